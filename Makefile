@@ -1,0 +1,101 @@
+# TSL build. `make` builds bin/tsl, installing missing Debian packages first.
+# `make test` runs every test; `make demo` runs the showcase; `make asan` / `make test-asan`
+# build and test with AddressSanitizer + UBSan.
+
+CC      ?= gcc
+BUILD   ?= build
+BIN     ?= bin
+CSTD    := -std=c11 -D_GNU_SOURCE
+WARN    := -Wall -Wextra -Werror -Wformat=2 -Wformat-nonliteral -Wno-unused-parameter
+# -ffp-contract=off: eager and static must compute identical bits, so the compiler
+# may never fuse a*b+c into an FMA in one place and not in another.
+OPT     ?= -O2 -g
+CFLAGS  += $(CSTD) $(WARN) $(OPT) -ffp-contract=off -fno-strict-aliasing -Ilang -Iops -Ivm -I$(BUILD) \
+           -I/usr/include/x86_64-linux-gnu
+BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
+BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
+LDLIBS  := $(BLAS_LIBS) -lsleef -lreadline -lm -lpthread
+
+DEB_PKGS := libreadline-dev libopenblas-dev re2c check pkg-config libsleef-dev
+STAMP    := $(BUILD)/.deps-ok
+
+LANG_SRC := $(wildcard lang/*.c) $(BUILD)/lex.c
+OPS_SRC  := $(wildcard ops/*.c) $(wildcard ops/cpu/*.c)
+VM_SRC   := $(wildcard vm/*.c)
+CORE_SRC := $(LANG_SRC) $(OPS_SRC) $(VM_SRC)
+CORE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(patsubst $(BUILD)/%,%,$(CORE_SRC)))
+REPL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard repl/*.c))
+UNIT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/unit/*.c))
+
+.PHONY: all deps test unit scripts demo asan test-asan bench bench-quick clean
+all: $(BIN)/tsl
+
+# Install what the build needs, once. Root installs with apt; others are told what is missing.
+$(STAMP):
+	@mkdir -p $(BUILD)
+	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null \
+	    || { echo "error: could not install:$$missing"; exit 1; }; \
+	fi
+	@touch $@
+deps: $(STAMP)
+
+$(BUILD)/lex.c: lang/lex.re lang/token.h | $(STAMP)
+	@mkdir -p $(dir $@)
+	re2c -W --no-generation-date --no-version -o $@ $<
+
+$(BUILD)/%.o: %.c | $(STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(BLAS_CFLAGS) -MMD -MP -c $< -o $@
+
+# SIMD math kernels (SLEEF's AVX2 entry points) need AVX2 code generation.
+$(BUILD)/ops/cpu/math.o: CFLAGS += -mavx2
+
+$(BUILD)/lex.o: $(BUILD)/lex.c
+	$(CC) $(CFLAGS) -Wno-unused-const-variable -MMD -MP -c $< -o $@
+
+$(BIN)/tsl: $(CORE_OBJ) $(REPL_OBJ)
+	@mkdir -p $(BIN)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(LDFLAGS)
+
+$(BIN)/unit: $(CORE_OBJ) $(UNIT_OBJ)
+	@mkdir -p $(BIN)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(CHECK_LIBS) $(LDFLAGS)
+
+test: $(BIN)/tsl $(BIN)/unit
+	@echo "== unit tests (check)"
+	@CK_VERBOSITY=normal $(BIN)/unit
+	@echo "== script, error and REPL tests"
+	@sh tests/run.sh $(BIN)/tsl
+
+unit: $(BIN)/unit
+	$(BIN)/unit
+
+demo: $(BIN)/tsl
+	$(BIN)/tsl examples/demo.tsl
+
+# Sanitizer build lives in its own tree so it never mixes with the normal objects.
+asan:
+	$(MAKE) CC=clang BUILD=build-asan BIN=bin-asan OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
+	  LDFLAGS="-fsanitize=address,undefined" bin-asan/tsl bin-asan/unit
+
+test-asan: asan
+	@echo "== unit tests under ASan/UBSan"
+	@CK_FORK=no ASAN_OPTIONS=detect_leaks=1 bin-asan/unit
+	@echo "== script tests under ASan/UBSan"
+	@ASAN_OPTIONS=detect_leaks=1 sh tests/run.sh bin-asan/tsl
+
+bench: $(BIN)/tsl
+	sh bench/run.sh
+
+bench-quick: $(BIN)/tsl
+	QUICK=1 sh bench/run.sh
+
+clean:
+	rm -rf build build-asan bin bin-asan
+
+-include $(CORE_OBJ:.o=.d) $(REPL_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)

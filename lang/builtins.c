@@ -1,0 +1,362 @@
+/* builtins.c - built-in functions that are not about tensors (spec section 5, "Other"
+ * and "Conversion"), argument binding, and installation into module globals.
+ * The tensor built-ins live in tbuiltins.c. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "interp.h"
+#include "mem.h"
+#include "tops.h"
+#include "builtins.h"
+
+ObjBuiltin *builtin_range_obj;
+
+bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *params, int nreq, Value *out) {
+    int np = 0;
+    while (params[np]) np++;
+    if (a->npos > np) {
+        interp_error(I, "%s() takes at most %d argument%s but %d were given", fname, np, np == 1 ? "" : "s", a->npos);
+        return false;
+    }
+    for (int i = 0; i < np; i++) out[i] = i < a->npos ? a->pos[i] : UNDEF_VAL;
+    for (int k = 0; k < a->nkw; k++) {
+        int i = 0;
+        while (i < np && strcmp(params[i], a->kwnames[k])) i++;
+        if (i == np) {
+            interp_error(I, "%s() got an unknown keyword argument '%s'", fname, a->kwnames[k]);
+            return false;
+        }
+        if (out[i].type != VAL_UNDEF) {
+            interp_error(I, "%s() got multiple values for parameter '%s'", fname, params[i]);
+            return false;
+        }
+        out[i] = a->kw[k];
+    }
+    for (int i = 0; i < nreq; i++)
+        if (out[i].type == VAL_UNDEF) {
+            interp_error(I, "%s() missing argument '%s'", fname, params[i]);
+            return false;
+        }
+    return true;
+}
+
+bool arg_number(Interp *I, const char *fname, const char *pname, Value v, double *out) {
+    if (v.type == VAL_NUM) { *out = v.as.n; return true; }
+    if (v.type == VAL_BOOL) { *out = v.as.b; return true; }
+    if (v.type == VAL_TENSOR && v.as.t->size == 1) { *out = tensor_get(v.as.t, 0); return true; }
+    interp_error(I, "%s(): '%s' must be a number, got a %s", fname, pname, val_type_name(v));
+    return false;
+}
+
+bool arg_int(Interp *I, const char *fname, const char *pname, Value v, int64_t *out) {
+    double x;
+    if (!arg_number(I, fname, pname, v, &x)) return false;
+    if (x != floor(x) || fabs(x) > 9.2e18) {
+        interp_error(I, "%s(): '%s' must be an integer, got %g", fname, pname, x);
+        return false;
+    }
+    *out = (int64_t)x;
+    return true;
+}
+
+/* ---- printing ---- */
+
+static Value bi_print(Interp *I, CallArgs *a) {
+    if (a->nkw) return interp_error(I, "print() takes no keyword arguments");
+    StrBuf b = { 0 };
+    sb_putn(&b, "", 0);
+    for (int i = 0; i < a->npos; i++) {
+        if (i) sb_putn(&b, " ", 1);
+        fmt_value(&b, a->pos[i], false);
+    }
+    sb_putn(&b, "\n", 1);
+    fwrite(b.s, 1, b.len, stdout);
+    if (I->repl) fflush(stdout);
+    sb_free(&b);
+    return NIL_VAL;
+}
+
+static Value bi_str(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "x", NULL };
+    Value v[1];
+    if (!args_bind(I, a, "str", p, 1, v)) return ERR_VAL;
+    if (v[0].type == VAL_STR) return val_retain(v[0]);
+    StrBuf b = { 0 };
+    sb_putn(&b, "", 0);
+    fmt_value(&b, v[0], false);
+    Value r = val_str(b.s, (int)b.len);
+    sb_free(&b);
+    return r;
+}
+
+static Value bi_type(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "v", NULL };
+    Value v[1];
+    if (!args_bind(I, a, "type", p, 1, v)) return ERR_VAL;
+    return val_cstr(val_type_name(v[0]));
+}
+
+static Value bi_len(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "x", NULL };
+    Value v[1];
+    if (!args_bind(I, a, "len", p, 1, v)) return ERR_VAL;
+    switch (v[0].type) {
+    case VAL_STR: return NUM_VAL((double)utf8_length(AS_STR(v[0])->chars, AS_STR(v[0])->len));
+    case VAL_LIST: return NUM_VAL(AS_LIST(v[0])->len);
+    case VAL_DICT: return NUM_VAL(AS_DICT(v[0])->len);
+    case VAL_TENSOR:
+        if (v[0].as.t->ndim == 0) return interp_error(I, "len() of a 0-d tensor");
+        return NUM_VAL((double)v[0].as.t->shape[0]);
+    default: return interp_error(I, "len() of a %s", val_type_name(v[0]));
+    }
+}
+
+Value builtins_range_list(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "a", "b", "step", NULL };
+    Value v[3];
+    if (!args_bind(I, a, "range", p, 1, v)) return ERR_VAL;
+    int64_t x[3] = { 0, 0, 1 };
+    for (int i = 0; i < 3; i++)
+        if (v[i].type != VAL_UNDEF && !arg_int(I, "range", p[i], v[i], &x[i])) return ERR_VAL;
+    int64_t start = 0, stop = x[0], step = x[2];
+    if (v[1].type != VAL_UNDEF) { start = x[0]; stop = x[1]; }
+    if (step == 0) return interp_error(I, "range() step must not be zero");
+    int64_t n = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
+                         : (start > stop ? (start - stop - step - 1) / -step : 0);
+    if (n > 100000000) return interp_error(I, "range() of %lld elements is too large for a list", (long long)n);
+    ObjList *l = list_new((int)n);
+    for (int64_t i = 0; i < n; i++) l->items[l->len++] = NUM_VAL((double)(start + i * step));
+    return OBJ_VAL(VAL_LIST, l);
+}
+
+static Value bi_push(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "list", "x", NULL };
+    Value v[2];
+    if (!args_bind(I, a, "push", p, 2, v)) return ERR_VAL;
+    if (v[0].type != VAL_LIST) return interp_error(I, "push() needs a list, got a %s", val_type_name(v[0]));
+    list_push(AS_LIST(v[0]), v[1]);
+    return NIL_VAL;
+}
+
+static Value bi_pop(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "list", NULL };
+    Value v[1];
+    if (!args_bind(I, a, "pop", p, 1, v)) return ERR_VAL;
+    if (v[0].type != VAL_LIST) return interp_error(I, "pop() needs a list, got a %s", val_type_name(v[0]));
+    ObjList *l = AS_LIST(v[0]);
+    if (l->len == 0) return interp_error(I, "pop() from an empty list");
+    return l->items[--l->len];
+}
+
+static Value bi_keys(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "dict", NULL };
+    Value v[1];
+    if (!args_bind(I, a, "keys", p, 1, v)) return ERR_VAL;
+    if (v[0].type != VAL_DICT) return interp_error(I, "keys() needs a dict, got a %s", val_type_name(v[0]));
+    ObjDict *d = AS_DICT(v[0]);
+    ObjList *l = list_new(d->len);
+    for (int i = 0; i < d->len; i++) list_push(l, OBJ_VAL(VAL_STR, d->entries[i].key));
+    return OBJ_VAL(VAL_LIST, l);
+}
+
+static Value bi_get(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "dict", "key", "default", NULL };
+    Value v[3];
+    if (!args_bind(I, a, "get", p, 2, v)) return ERR_VAL;
+    if (v[0].type != VAL_DICT) return interp_error(I, "get() needs a dict, got a %s", val_type_name(v[0]));
+    if (v[1].type != VAL_STR) return interp_error(I, "get(): dict keys are strings");
+    Value *x = dict_get(AS_DICT(v[0]), AS_STR(v[1])->chars, AS_STR(v[1])->len);
+    if (x) return val_retain(*x);
+    return v[2].type == VAL_UNDEF ? NIL_VAL : val_retain(v[2]);
+}
+
+static Value bi_assert(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "cond", "message", NULL };
+    Value v[2];
+    if (!args_bind(I, a, "assert", p, 1, v)) return ERR_VAL;
+    int t = interp_truthy(I, v[0]);
+    if (t < 0) return ERR_VAL;
+    if (t) return NIL_VAL;
+    if (v[1].type == VAL_UNDEF) return interp_error(I, "assertion failed");
+    StrBuf b = { 0 };
+    sb_putn(&b, "", 0);
+    fmt_value(&b, v[1], false);
+    interp_error(I, "assertion failed: %s", b.s);
+    sb_free(&b);
+    return ERR_VAL;
+}
+
+static Value bi_error(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "message", NULL };
+    Value v[1];
+    if (!args_bind(I, a, "error", p, 1, v)) return ERR_VAL;
+    StrBuf b = { 0 };
+    sb_putn(&b, "", 0);
+    fmt_value(&b, v[0], false);
+    interp_error(I, "%s", b.s);
+    sb_free(&b);
+    return ERR_VAL;
+}
+
+static Value bi_clock(Interp *I, CallArgs *a) {
+    if (a->npos || a->nkw) return interp_error(I, "clock() takes no arguments");
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return NUM_VAL((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
+}
+
+static Value bi_args(Interp *I, CallArgs *a) {
+    if (a->npos || a->nkw) return interp_error(I, "args() takes no arguments");
+    ObjList *l = list_new(I->nargs);
+    for (int i = 0; i < I->nargs; i++) {
+        Value s = val_cstr(I->args[i]);
+        list_push(l, s);
+        val_release(s);
+    }
+    return OBJ_VAL(VAL_LIST, l);
+}
+
+/* Numbers from a number, a one-element tensor, a bool, or (for int/float) a string. */
+static bool number_of(Interp *I, const char *fname, Value v, double *out) {
+    if (v.type == VAL_TENSOR) {
+        if (v.as.t->size != 1)
+            return interp_error(I, "%s(): only a one-element tensor converts to a number", fname), false;
+        *out = tensor_get(v.as.t, 0);
+        return true;
+    }
+    if (v.type == VAL_NUM || v.type == VAL_BOOL) { *out = v.type == VAL_NUM ? v.as.n : v.as.b; return true; }
+    interp_error(I, "%s() cannot convert a %s", fname, val_type_name(v));
+    return false;
+}
+
+static bool parse_int_string(const char *s, double *out) {
+    while (*s == ' ' || *s == '\t') s++;
+    const char *p = s;
+    if (*p == '+' || *p == '-') p++;
+    if (!(*p >= '0' && *p <= '9')) return false;
+    while (*p >= '0' && *p <= '9') p++;
+    const char *end = p;
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p) return false;
+    char buf[64];
+    size_t n = (size_t)(end - s);
+    if (n >= sizeof buf) { *out = strtod(s, NULL); return true; }
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    *out = strtod(buf, NULL);
+    return true;
+}
+
+static Value bi_int(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "x", NULL };
+    Value v[1];
+    if (!args_bind(I, a, "int", p, 1, v)) return ERR_VAL;
+    double x;
+    if (v[0].type == VAL_STR) {
+        if (!parse_int_string(AS_STR(v[0])->chars, &x))
+            return interp_error(I, "int(): invalid integer literal \"%s\"", AS_STR(v[0])->chars);
+        return NUM_VAL(x);
+    }
+    if (!number_of(I, "int", v[0], &x)) return ERR_VAL;
+    if (isnan(x) || isinf(x)) return interp_error(I, "int(): cannot convert %s to an integer", isnan(x) ? "nan" : "inf");
+    return NUM_VAL(trunc(x));
+}
+
+static Value bi_float(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "x", NULL };
+    Value v[1];
+    if (!args_bind(I, a, "float", p, 1, v)) return ERR_VAL;
+    double x;
+    if (v[0].type == VAL_STR) {
+        const char *s = AS_STR(v[0])->chars;
+        char *end;
+        while (*s == ' ' || *s == '\t') s++;
+        errno = 0;
+        x = strtod(s, &end);
+        while (*end == ' ' || *end == '\t') end++;
+        if (end == s || *end || (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')))
+            return interp_error(I, "float(): invalid number \"%s\"", AS_STR(v[0])->chars);
+        return NUM_VAL(x);
+    }
+    if (!number_of(I, "float", v[0], &x)) return ERR_VAL;
+    return NUM_VAL(x);
+}
+
+static Value bi_bool(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "x", NULL };
+    Value v[1];
+    if (!args_bind(I, a, "bool", p, 1, v)) return ERR_VAL;
+    int t = interp_truthy(I, v[0]);
+    return t < 0 ? ERR_VAL : BOOL_VAL(t);
+}
+
+/* Built-ins of later milestones exist so programs can name them, and say plainly
+ * that they are not available yet rather than doing something else. */
+static Value not_built(Interp *I, const char *what, const char *issue) {
+    return interp_error(I, "%s is not implemented in this build yet (%s)", what, issue);
+}
+static Value bi_dis(Interp *I, CallArgs *a) { (void)a; return not_built(I, "dis() (the static compiler)", "static blocks currently run eagerly"); }
+static Value bi_grad(Interp *I, CallArgs *a) { (void)a; return not_built(I, "grad()", "automatic differentiation"); }
+static Value bi_vgrad(Interp *I, CallArgs *a) { (void)a; return not_built(I, "value_and_grad()", "automatic differentiation"); }
+static Value bi_export(Interp *I, CallArgs *a) { (void)a; return not_built(I, "export()", "graph export"); }
+static Value bi_load(Interp *I, CallArgs *a) { (void)a; return not_built(I, "load()", "graph export"); }
+
+const BuiltinDef core_builtins[] = {
+    { "print", bi_print }, { "str", bi_str }, { "type", bi_type }, { "len", bi_len },
+    { "range", builtins_range_list }, { "push", bi_push }, { "pop", bi_pop }, { "keys", bi_keys },
+    { "get", bi_get }, { "assert", bi_assert }, { "error", bi_error }, { "clock", bi_clock },
+    { "args", bi_args }, { "int", bi_int }, { "float", bi_float }, { "bool", bi_bool },
+    { "dis", bi_dis }, { "grad", bi_grad }, { "value_and_grad", bi_vgrad }, { "export", bi_export },
+    { "load", bi_load }, { NULL, NULL },
+};
+
+/* One ObjBuiltin per name, shared by every module of the interpreter. */
+static ObjBuiltin **table;
+static const char **table_names;
+static int table_len;
+
+static void build_table(void) {
+    const BuiltinDef *groups[] = { core_builtins, tensor_builtins };
+    for (int g = 0; g < 2; g++)
+        for (const BuiltinDef *d = groups[g]; d->name; d++) {
+            table = mem_realloc(table, sizeof *table * (size_t)(table_len + 1));
+            table_names = mem_realloc(table_names, sizeof *table_names * (size_t)(table_len + 1));
+            table[table_len] = builtin_new(d->name, d->fn);
+            table_names[table_len] = d->name;
+            if (!strcmp(d->name, "range")) builtin_range_obj = table[table_len];
+            table_len++;
+        }
+}
+
+void builtins_install(Interp *I, Module *m) {
+    (void)I;
+    if (!table) build_table();
+    for (int i = 0; i < table_len; i++) {
+        int slot = globals_slot(&m->g, table_names[i]);
+        table[i]->h.rc++;
+        m->g.vals[slot] = OBJ_VAL(VAL_FUNC, table[i]);
+    }
+}
+
+bool builtin_is(Value v, const char *name) {
+    if (v.type != VAL_FUNC || v.as.o->kind != OBJ_BUILTIN) return false;
+    return !strcmp(AS_BUILTIN(v)->name, name);
+}
+
+int builtins_names(const char ***names) {
+    if (!table) build_table();
+    *names = table_names;
+    return table_len;
+}
+
+/* The objects themselves are swept by val_free_all; only the table goes here. */
+void builtins_free(void) {
+    mem_free(table);
+    mem_free(table_names);
+    table = NULL;
+    table_names = NULL;
+    table_len = 0;
+    builtin_range_obj = NULL;
+}

@@ -1,0 +1,1071 @@
+/* interp.c - the tree-walking evaluator.
+ *
+ * eval() returns an owned Value or ERR_VAL; exec() returns an Exec status. Both keep
+ * every temporary on the C stack or the value stack and release it on every path.
+ * Numbers take a fast path in arithmetic and comparisons; everything else goes
+ * through value_binary and the ops library. */
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+#include "interp.h"
+#include "mem.h"
+#include "tops.h"
+
+volatile sig_atomic_t tsl_interrupt_flag = 0;
+
+static Value eval(Interp *I, Frame *f, Node *n);
+static Exec exec(Interp *I, Frame *f, Node *n);
+static Exec exec_block(Interp *I, Frame *f, Node *b);
+
+/* ---------- errors ---------- */
+
+static Value error_v(Interp *I, const SrcLoc *loc, const char *fmt, va_list ap) {
+    if (I->err_set) return ERR_VAL;
+    I->err_set = true;
+    vsnprintf(I->err_msg, sizeof I->err_msg, fmt, ap);
+    if (loc) interp_attach_loc(I, *loc);
+    return ERR_VAL;
+}
+
+Value interp_error(Interp *I, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    Value v = error_v(I, NULL, fmt, ap);
+    va_end(ap);
+    return v;
+}
+
+Value interp_error_at(Interp *I, SrcLoc loc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    Value v = error_v(I, &loc, fmt, ap);
+    va_end(ap);
+    return v;
+}
+
+void interp_attach_loc(Interp *I, SrcLoc loc) {
+    if (!I->err_set || I->err_has_loc) return;
+    I->err_has_loc = true;
+    I->err_loc = loc;
+    I->err_src = I->cur_src;
+}
+
+void interp_clear_error(Interp *I) {
+    I->err_set = I->err_has_loc = false;
+    I->interrupted = false;
+    I->err_msg[0] = 0;
+    I->traceback.len = 0;
+    if (I->traceback.s) I->traceback.s[0] = 0;
+}
+
+/* Poll Ctrl-C, the operation budget and the time limit. */
+bool interp_check_limits(Interp *I) {
+    if (tsl_interrupt_flag) {
+        tsl_interrupt_flag = 0;
+        interp_error(I, "interrupted");
+        I->interrupted = true;
+        return false;
+    }
+    if (I->max_ops && ++I->ops > I->max_ops) {
+        interp_error(I, "operation budget exceeded (--max-ops %lld)", (long long)I->max_ops);
+        return false;
+    }
+    if (I->deadline > 0 && (I->ops & 1023) == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if (ts.tv_sec + ts.tv_nsec * 1e-9 > I->deadline) {
+            interp_error(I, "time limit exceeded (--timeout)");
+            return false;
+        }
+    }
+    return true;
+}
+
+#define POLL(I) (!(tsl_interrupt_flag | (I)->max_ops | (I->deadline > 0)) || interp_check_limits(I))
+
+/* ---------- truthiness ---------- */
+
+int interp_truthy(Interp *I, Value v) {
+    if (v.type == VAL_BOOL) return v.as.b;
+    if (v.type != VAL_TENSOR) return val_truthy_simple(v);
+    Tensor *t = v.as.t;
+    if (t->size != 1) {
+        interp_error(I, "ambiguous truth value of a tensor with %lld elements; use any/all", (long long)t->size);
+        return -1;
+    }
+    return tensor_get(t, 0) != 0;
+}
+
+/* ---------- variables ---------- */
+
+static Value undefined_name(Interp *I, Node *n) {
+    return interp_error_at(I, n->loc, "undefined variable '%s'", n->str);
+}
+
+static inline Value *name_ref(Frame *f, Node *n) {
+    switch (n->scope) {
+    case SCOPE_LOCAL: return &f->slots[n->slot];
+    case SCOPE_CELL: return &((ObjCell *)f->slots[n->slot].as.o)->v;
+    case SCOPE_UPVAL: return &f->closure->upvals[n->slot]->v;
+    default: return &f->mod->g.vals[n->slot];
+    }
+}
+
+static inline void assign_name(Frame *f, Node *n, Value v) {
+    Value *ref = name_ref(f, n);
+    Value old = *ref;
+    *ref = v;
+    val_release(old);
+}
+
+/* ---------- calls ---------- */
+
+static bool c_stack_ok(Interp *I) {
+    char here;
+    return I->c_stack_base - &here < (ptrdiff_t)(900L << 20);
+}
+
+static Value call_builtin(Interp *I, ObjBuiltin *b, CallArgs *a) {
+    Value r = b->fn(I, a);
+    return r;
+}
+
+/* Calls a closure whose positional arguments are already at `base` on the value stack
+ * (they become its first slots). Keywords come separately. Consumes base[0..npos). */
+static Value call_closure(Interp *I, ObjClosure *c, Value *base, int npos, CallArgs *kw) {
+    FnProto *p = c->proto;
+    const char *fname = p->name[0] ? p->name : "<fn>";
+    Value result = ERR_VAL;
+    int nslots = p->nlocals;
+    if (base + nslots + 8 > I->stack_end || !c_stack_ok(I)) {
+        for (int i = 0; i < npos; i++) val_release(base[i]);
+        return interp_error(I, "stack overflow (recursion too deep)");
+    }
+    if (I->depth >= I->max_depth) {
+        for (int i = 0; i < npos; i++) val_release(base[i]);
+        return interp_error(I, "maximum call depth exceeded (%d frames, see --max-depth)", I->max_depth);
+    }
+    for (int i = npos; i < nslots; i++) base[i] = UNDEF_VAL;
+    I->sp = base + nslots;
+    Frame fr = { base, c, c->module };
+    if (npos > p->nparams) {
+        interp_error(I, "%s() takes %d argument%s but %d were given", fname, p->nparams,
+                     p->nparams == 1 ? "" : "s", npos);
+        goto out;
+    }
+    for (int k = 0; kw && k < kw->nkw; k++) {
+        int i = 0;
+        while (i < p->nparams && strcmp(p->params[i], kw->kwnames[k])) i++;
+        if (i == p->nparams) {
+            interp_error(I, "%s() got an unknown keyword argument '%s'", fname, kw->kwnames[k]);
+            goto out;
+        }
+        if (base[i].type != VAL_UNDEF) {
+            interp_error(I, "%s() got multiple values for parameter '%s'", fname, p->params[i]);
+            goto out;
+        }
+        base[i] = val_retain(kw->kw[k]);
+    }
+    Source *saved_src = I->cur_src;
+    I->cur_src = c->module->src;
+    I->depth++;
+    for (int i = 0; i < p->nparams; i++) {
+        if (base[i].type != VAL_UNDEF) continue;
+        if (!p->defaults[i]) {
+            I->cur_src = saved_src;
+            I->depth--;
+            interp_error(I, "%s() missing argument '%s'", fname, p->params[i]);
+            goto out;
+        }
+        Value d = eval(I, &fr, p->defaults[i]);
+        if (IS_ERR(d)) { I->cur_src = saved_src; I->depth--; goto out; }
+        base[i] = d;
+    }
+    for (int i = 0; i < nslots; i++)
+        if (p->is_cell[i]) {
+            ObjCell *cell = cell_new(base[i]);
+            val_release(base[i]);
+            base[i] = OBJ_VAL(VAL_CELL, cell);
+        }
+    Exec st = exec_block(I, &fr, p->body);
+    I->depth--;
+    I->cur_src = saved_src;
+    if (st == EX_RETURN) { result = I->ret; I->ret = NIL_VAL; }
+    else if (st == EX_ERR) result = ERR_VAL;
+    else if (st != EX_OK) result = interp_error(I, "'break' or 'continue' outside a loop");
+    else result = NIL_VAL;
+out:
+    for (int i = 0; i < nslots; i++) val_release(base[i]);
+    I->sp = base;
+    return result;
+}
+
+static Value call_value_at(Interp *I, Value fn, Value *base, int npos, CallArgs *kw);
+
+/* Calls fn with args at base[0..npos) on the value stack; consumes them. */
+static Value call_value_at(Interp *I, Value fn, Value *base, int npos, CallArgs *kw) {
+    if (fn.type == VAL_FUNC && fn.as.o->kind == OBJ_CLOSURE)
+        return call_closure(I, AS_CLOSURE(fn), base, npos, kw);
+    if (fn.type == VAL_FUNC) {
+        CallArgs a = { base, npos, kw ? kw->kwnames : NULL, kw ? kw->kw : NULL, kw ? kw->nkw : 0 };
+        I->sp = base + npos;
+        Value r = call_builtin(I, AS_BUILTIN(fn), &a);
+        for (int i = 0; i < npos; i++) val_release(base[i]);
+        I->sp = base;
+        return r;
+    }
+    if (fn.type == VAL_DICT) {
+        /* m(x) == m.forward(m, x) */
+        Value *fwd = dict_get(AS_DICT(fn), "forward", 7);
+        if (!fwd) {
+            for (int i = 0; i < npos; i++) val_release(base[i]);
+            return interp_error(I, "dict is not callable: it has no 'forward' field");
+        }
+        if (base + npos + 1 >= I->stack_end) {
+            for (int i = 0; i < npos; i++) val_release(base[i]);
+            return interp_error(I, "stack overflow (recursion too deep)");
+        }
+        memmove(base + 1, base, sizeof(Value) * (size_t)npos);
+        base[0] = val_retain(fn);
+        Value f2 = val_retain(*fwd);
+        Value r = call_value_at(I, f2, base, npos + 1, kw);
+        val_release(f2);
+        return r;
+    }
+    for (int i = 0; i < npos; i++) val_release(base[i]);
+    return interp_error(I, "a %s is not callable", val_type_name(fn));
+}
+
+Value interp_call_args(Interp *I, Value fn, CallArgs *a) {
+    Value *base = I->sp;
+    if (base + a->npos + 1 >= I->stack_end) return interp_error(I, "stack overflow");
+    for (int i = 0; i < a->npos; i++) base[i] = val_retain(a->pos[i]);
+    I->sp = base + a->npos;
+    return call_value_at(I, fn, base, a->npos, a->nkw ? a : NULL);
+}
+
+Value interp_call(Interp *I, Value fn, Value *args, int nargs) {
+    CallArgs a = { args, nargs, NULL, NULL, 0 };
+    return interp_call_args(I, fn, &a);
+}
+
+static void add_traceback(Interp *I, Node *call, ObjClosure *c) {
+    if (!I->err_set || I->traceback.len > 2000) return;
+    sb_printf(&I->traceback, "  in %s() called from %s:%d:%d\n",
+              c->proto->name[0] ? c->proto->name : "<fn>", I->cur_src ? I->cur_src->name : "?",
+              call->loc.line, call->loc.col);
+}
+
+static Value eval_call(Interp *I, Frame *f, Node *n) {
+    if (!POLL(I)) return interp_error_at(I, n->loc, "interrupted");
+    Value fn = eval(I, f, n->a);
+    if (IS_ERR(fn)) return fn;
+    Value *base = I->sp;
+    if (base + n->n + n->nk + 2 >= I->stack_end) {
+        val_release(fn);
+        return interp_error_at(I, n->loc, "stack overflow (recursion too deep)");
+    }
+    int i;
+    for (i = 0; i < n->n; i++) {
+        Value v = eval(I, f, n->kids[i]);
+        if (IS_ERR(v)) goto fail;
+        base[i] = v;
+        I->sp = base + i + 1;
+    }
+    CallArgs kw = { NULL, 0, n->names, base + n->n, n->nk };
+    for (int k = 0; k < n->nk; k++) {
+        Value v = eval(I, f, n->kw[k]);
+        if (IS_ERR(v)) { i = n->n + k; goto fail; }
+        base[n->n + k] = v;
+        I->sp = base + n->n + k + 1;
+    }
+    /* keyword values sit above the positional ones; the callee's frame starts at base, so
+     * move them out of the way first */
+    Value kwbuf[16];
+    Value *kwv = n->nk <= 16 ? kwbuf : mem_alloc(sizeof(Value) * (size_t)n->nk);
+    memcpy(kwv, base + n->n, sizeof(Value) * (size_t)n->nk);
+    kw.kw = kwv;
+    I->sp = base + n->n;
+    Value r = call_value_at(I, fn, base, n->n, n->nk ? &kw : NULL);
+    for (int k = 0; k < n->nk; k++) val_release(kwv[k]);
+    if (kwv != kwbuf) mem_free(kwv);
+    if (IS_ERR(r)) {
+        interp_attach_loc(I, n->loc);
+        if (fn.type == VAL_FUNC && fn.as.o->kind == OBJ_CLOSURE) add_traceback(I, n, AS_CLOSURE(fn));
+    }
+    val_release(fn);
+    return r;
+fail:
+    for (int k = 0; k < i; k++) val_release(base[k]);
+    I->sp = base;
+    val_release(fn);
+    return ERR_VAL;
+}
+
+/* ---------- operators ---------- */
+
+static double num_mod(double a, double b) {
+    if (b == 0) return NAN;
+    double r = fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+
+static const char *op_symbol(int op) {
+    switch (op) {
+    case TOK_PLUS: return "+"; case TOK_MINUS: return "-"; case TOK_STAR: return "*";
+    case TOK_SLASH: return "/"; case TOK_PERCENT: return "%"; case TOK_AT: return "@";
+    case TOK_POW: return "**"; case TOK_EQ: return "=="; case TOK_NE: return "!=";
+    case TOK_LT: return "<"; case TOK_LE: return "<="; case TOK_GT: return ">"; case TOK_GE: return ">=";
+    default: return "?";
+    }
+}
+
+static OpCode tensor_op_of(int tok) {
+    switch (tok) {
+    case TOK_PLUS: return OP_ADD; case TOK_MINUS: return OP_SUB; case TOK_STAR: return OP_MUL;
+    case TOK_SLASH: return OP_DIV; case TOK_PERCENT: return OP_MOD; case TOK_POW: return OP_POW;
+    case TOK_EQ: return OP_EQ; case TOK_NE: return OP_NE; case TOK_LT: return OP_LT;
+    case TOK_LE: return OP_LE; case TOK_GT: return OP_GT; default: return OP_GE;
+    }
+}
+
+static Value tensor_result(Interp *I, Tensor *t) {
+    if (!t) return interp_error(I, "%s", op_error());
+    return TENSOR_VAL(t);
+}
+
+static Value concat_lists(ObjList *a, ObjList *b) {
+    ObjList *l = list_new(a->len + b->len);
+    for (int i = 0; i < a->len; i++) list_push(l, a->items[i]);
+    for (int i = 0; i < b->len; i++) list_push(l, b->items[i]);
+    return OBJ_VAL(VAL_LIST, l);
+}
+
+/* a (op) b for every pair of kinds; both borrowed. */
+Value value_binary(Interp *I, int op, Value a, Value b) {
+    if (a.type == VAL_NUM && b.type == VAL_NUM) {
+        double x = a.as.n, y = b.as.n;
+        switch (op) {
+        case TOK_PLUS: return NUM_VAL(x + y);
+        case TOK_MINUS: return NUM_VAL(x - y);
+        case TOK_STAR: return NUM_VAL(x * y);
+        case TOK_SLASH: return NUM_VAL(x / y);
+        case TOK_PERCENT: return NUM_VAL(num_mod(x, y));
+        case TOK_POW: return NUM_VAL(pow(x, y));
+        case TOK_LT: return BOOL_VAL(x < y);
+        case TOK_LE: return BOOL_VAL(x <= y);
+        case TOK_GT: return BOOL_VAL(x > y);
+        case TOK_GE: return BOOL_VAL(x >= y);
+        case TOK_EQ: return BOOL_VAL(x == y);
+        case TOK_NE: return BOOL_VAL(x != y);
+        default: break;
+        }
+    }
+    bool at = a.type == VAL_TENSOR, bt = b.type == VAL_TENSOR;
+    if (op == TOK_AT) {
+        if (at && bt) return tensor_result(I, op_matmul(a.as.t, b.as.t));
+        return interp_error(I, "'@' needs two tensors, got %s and %s", val_type_name(a), val_type_name(b));
+    }
+    if ((at && (bt || b.type == VAL_NUM || b.type == VAL_BOOL)) || (bt && (a.type == VAL_NUM || a.type == VAL_BOOL))) {
+        OpCode code = tensor_op_of(op);
+        if (at && bt) return tensor_result(I, op_binary(code, a.as.t, b.as.t));
+        if (at) {
+            if (b.type == VAL_BOOL) {
+                Tensor *s = tensor_scalar(DT_BOOL, b.as.b);
+                Tensor *r = op_binary(code, a.as.t, s);
+                tensor_release(s);
+                return tensor_result(I, r);
+            }
+            return tensor_result(I, op_binary_scalar(code, a.as.t, b.as.n, false));
+        }
+        if (a.type == VAL_BOOL) {
+            Tensor *s = tensor_scalar(DT_BOOL, a.as.b);
+            Tensor *r = op_binary(code, s, b.as.t);
+            tensor_release(s);
+            return tensor_result(I, r);
+        }
+        return tensor_result(I, op_binary_scalar(code, b.as.t, a.as.n, true));
+    }
+    if (op == TOK_EQ) return BOOL_VAL(val_equal(a, b));
+    if (op == TOK_NE) return BOOL_VAL(!val_equal(a, b));
+    if (a.type == VAL_STR && b.type == VAL_STR) {
+        ObjString *x = AS_STR(a), *y = AS_STR(b);
+        if (op == TOK_PLUS) {
+            char *buf = mem_alloc((size_t)x->len + (size_t)y->len + 1);
+            memcpy(buf, x->chars, (size_t)x->len);
+            memcpy(buf + x->len, y->chars, (size_t)y->len);
+            Value r = val_str(buf, x->len + y->len);
+            mem_free(buf);
+            return r;
+        }
+        int c = memcmp(x->chars, y->chars, (size_t)(x->len < y->len ? x->len : y->len));
+        if (c == 0) c = (x->len > y->len) - (x->len < y->len);
+        switch (op) {
+        case TOK_LT: return BOOL_VAL(c < 0);
+        case TOK_LE: return BOOL_VAL(c <= 0);
+        case TOK_GT: return BOOL_VAL(c > 0);
+        case TOK_GE: return BOOL_VAL(c >= 0);
+        default: break;
+        }
+    }
+    if (op == TOK_PLUS && a.type == VAL_LIST && b.type == VAL_LIST) return concat_lists(AS_LIST(a), AS_LIST(b));
+    return interp_error(I, "unsupported operand types for '%s': %s and %s", op_symbol(op), val_type_name(a),
+                        val_type_name(b));
+}
+
+static Value eval_binary(Interp *I, Frame *f, Node *n) {
+    Value a = eval(I, f, n->a);
+    if (IS_ERR(a)) return a;
+    Value b = eval(I, f, n->b);
+    if (IS_ERR(b)) { val_release(a); return b; }
+    if (a.type == VAL_NUM && b.type == VAL_NUM) {
+        double x = a.as.n, y = b.as.n;
+        switch (n->op) {
+        case TOK_PLUS: return NUM_VAL(x + y);
+        case TOK_MINUS: return NUM_VAL(x - y);
+        case TOK_STAR: return NUM_VAL(x * y);
+        case TOK_LT: return BOOL_VAL(x < y);
+        case TOK_LE: return BOOL_VAL(x <= y);
+        case TOK_GT: return BOOL_VAL(x > y);
+        case TOK_GE: return BOOL_VAL(x >= y);
+        case TOK_EQ: return BOOL_VAL(x == y);
+        default: break;
+        }
+    }
+    Value r = value_binary(I, n->op, a, b);
+    val_release(a);
+    val_release(b);
+    if (IS_ERR(r)) interp_attach_loc(I, n->loc);
+    return r;
+}
+
+static Value eval_unary(Interp *I, Frame *f, Node *n) {
+    Value a = eval(I, f, n->a);
+    if (IS_ERR(a)) return a;
+    if (a.type == VAL_NUM) return NUM_VAL(-a.as.n);
+    if (a.type == VAL_TENSOR) {
+        Value r = tensor_result(I, op_unary(OP_NEG, a.as.t));
+        val_release(a);
+        if (IS_ERR(r)) interp_attach_loc(I, n->loc);
+        return r;
+    }
+    Value r = interp_error_at(I, n->loc, "unsupported operand type for unary '-': %s", val_type_name(a));
+    val_release(a);
+    return r;
+}
+
+/* ---------- indexing ---------- */
+
+/* Python-style index normalisation for lists and strings. */
+static bool norm_index(Interp *I, double x, int64_t len, int64_t *out, const char *what) {
+    if (x != floor(x) || isnan(x)) { interp_error(I, "%s index must be an integer, got %g", what, x); return false; }
+    if (x < 0) x += (double)len;
+    if (x < 0 || x >= (double)len) {
+        interp_error(I, "%s index out of range", what);
+        return false;
+    }
+    *out = (int64_t)x;
+    return true;
+}
+
+/* Slice bounds for a sequence of length len (Python semantics). */
+static bool slice_bounds(Interp *I, Node *s, Frame *f, int64_t len, int64_t *start, int64_t *stop,
+                         int64_t *step, Value *vals) {
+    (void)s; (void)f;
+    double st = 1;
+    if (vals[2].type == VAL_NUM) st = vals[2].as.n;
+    else if (vals[2].type != VAL_NIL && vals[2].type != VAL_UNDEF) { interp_error(I, "slice step must be a number"); return false; }
+    if (st == 0) { interp_error(I, "slice step cannot be zero"); return false; }
+    if (st != floor(st)) { interp_error(I, "slice step must be an integer"); return false; }
+    *step = (int64_t)st;
+    for (int k = 0; k < 2; k++) {
+        int64_t *dst = k ? stop : start;
+        Value v = vals[k];
+        if (v.type == VAL_NIL || v.type == VAL_UNDEF) {
+            if (*step > 0) *dst = k ? len : 0;
+            else *dst = k ? -1 : len - 1;
+            continue;
+        }
+        if (v.type != VAL_NUM || v.as.n != floor(v.as.n)) { interp_error(I, "slice bounds must be integers"); return false; }
+        double x = v.as.n;
+        if (x < 0) x += (double)len;
+        if (*step > 0) x = x < 0 ? 0 : x > (double)len ? (double)len : x;
+        else x = x < -1 ? -1 : x > (double)(len - 1) ? (double)(len - 1) : x;
+        *dst = (int64_t)x;
+    }
+    return true;
+}
+
+/* Byte offset of code point i in a UTF-8 string. */
+static int utf8_offset(const char *s, int len, int64_t i) {
+    int b = 0;
+    for (int64_t k = 0; k < i && b < len; k++) {
+        b++;
+        while (b < len && ((unsigned char)s[b] & 0xC0) == 0x80) b++;
+    }
+    return b;
+}
+
+int64_t utf8_length(const char *s, int len) {
+    int64_t n = 0;
+    for (int i = 0; i < len; i++) n += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return n;
+}
+
+/* Converts evaluated index items (numbers, slices as 3-lists, tensors, ellipsis) into
+ * IndexItems for the tensor op. The slice triples arrive as a marker list. */
+typedef struct {
+    int kind;        /* 0 value, 1 slice, 2 ellipsis */
+    Value v[3];
+} IdxVal;
+
+static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setval, bool set) {
+    IndexItem items[TSL_MAX_RANK + 8];
+    Tensor *owned[TSL_MAX_RANK + 8];
+    int nowned = 0;
+    Value r = ERR_VAL;
+    if (n > TSL_MAX_RANK + 8) return interp_error(I, "too many indices");
+    for (int k = 0; k < n; k++) {
+        IndexItem *it = &items[k];
+        memset(it, 0, sizeof *it);
+        if (iv[k].kind == 2) { it->kind = IDX_ELLIPSIS; continue; }
+        if (iv[k].kind == 1) {
+            it->kind = IDX_SLICE;
+            it->step = 1;
+            for (int j = 0; j < 3; j++) {
+                Value v = iv[k].v[j];
+                if (v.type == VAL_NIL || v.type == VAL_UNDEF) continue;
+                if (v.type != VAL_NUM || v.as.n != floor(v.as.n) || fabs(v.as.n) > 9.2e18) {
+                    interp_error(I, "slice bounds must be integers");
+                    goto out;
+                }
+                int64_t x = (int64_t)v.as.n;
+                if (j == 0) { it->has_start = true; it->start = x; }
+                else if (j == 1) { it->has_stop = true; it->stop = x; }
+                else it->step = x;
+            }
+            continue;
+        }
+        Value v = iv[k].v[0];
+        if (v.type == VAL_NUM) {
+            if (v.as.n != floor(v.as.n) || isnan(v.as.n)) { interp_error(I, "tensor index must be an integer, got %g", v.as.n); goto out; }
+            if (fabs(v.as.n) >= 9.3e18) { interp_error(I, "index %g is out of range", v.as.n); goto out; }
+            it->kind = IDX_INT;
+            it->i = (int64_t)v.as.n;
+        } else if (v.type == VAL_BOOL) {
+            Tensor *bt = tensor_scalar(DT_BOOL, v.as.b);
+            owned[nowned++] = bt;
+            it->kind = IDX_TENSOR;
+            it->t = bt;
+        } else if (v.type == VAL_TENSOR) {
+            it->kind = IDX_TENSOR;
+            it->t = v.as.t;
+        } else if (v.type == VAL_LIST) {
+            Value tv = interp_to_tensor(I, v, DT_I64);
+            if (IS_ERR(tv)) goto out;
+            owned[nowned++] = tv.as.t;
+            if (tv.as.t->size == 0) { /* [] indexes nothing: i64 */ }
+            it->kind = IDX_TENSOR;
+            it->t = tv.as.t;
+        } else {
+            interp_error(I, "cannot index a tensor with a %s", val_type_name(v));
+            goto out;
+        }
+    }
+    {
+        Tensor *res = set ? op_index_set(t, items, n, setval) : op_index(t, items, n);
+        r = tensor_result(I, res);
+    }
+out:
+    for (int k = 0; k < nowned; k++) tensor_release(owned[k]);
+    return r;
+}
+
+static Value index_sequence(Interp *I, Value obj, IdxVal *iv) {
+    bool is_list = obj.type == VAL_LIST;
+    const char *what = is_list ? "list" : "string";
+    ObjString *s = is_list ? NULL : AS_STR(obj);
+    int64_t len = is_list ? AS_LIST(obj)->len : utf8_length(s->chars, s->len);
+    if (iv->kind == 1) {
+        int64_t start, stop, step;
+        if (!slice_bounds(I, NULL, NULL, len, &start, &stop, &step, iv->v)) return ERR_VAL;
+        if (is_list) {
+            ObjList *src = AS_LIST(obj), *l = list_new(0);
+            for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) list_push(l, src->items[i]);
+            return OBJ_VAL(VAL_LIST, l);
+        }
+        StrBuf b = { 0 };
+        sb_putn(&b, "", 0);
+        for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+            int o = utf8_offset(s->chars, s->len, i), e = utf8_offset(s->chars, s->len, i + 1);
+            sb_putn(&b, s->chars + o, (size_t)(e - o));
+        }
+        Value r = val_str(b.s, (int)b.len);
+        sb_free(&b);
+        return r;
+    }
+    if (iv->kind != 0 || iv->v[0].type != VAL_NUM)
+        return interp_error(I, "%s index must be a number", what);
+    int64_t i;
+    if (!norm_index(I, iv->v[0].as.n, len, &i, what)) return ERR_VAL;
+    if (is_list) return val_retain(AS_LIST(obj)->items[i]);
+    int o = utf8_offset(s->chars, s->len, i), e = utf8_offset(s->chars, s->len, i + 1);
+    return val_str(s->chars + o, e - o);
+}
+
+static Value index_dict(Interp *I, ObjDict *d, Value key) {
+    if (key.type != VAL_STR) return interp_error(I, "dict keys are strings, got a %s", val_type_name(key));
+    Value *v = dict_get(d, AS_STR(key)->chars, AS_STR(key)->len);
+    if (!v) return interp_error(I, "key '%s' not found in dict", AS_STR(key)->chars);
+    return val_retain(*v);
+}
+
+static Value index_values(Interp *I, Value obj, IdxVal *iv, int n) {
+    if (obj.type == VAL_TENSOR) return index_tensor(I, obj.as.t, iv, n, NULL, false);
+    if (n != 1) return interp_error(I, "a %s takes exactly one index", val_type_name(obj));
+    if (obj.type == VAL_LIST || obj.type == VAL_STR) return index_sequence(I, obj, iv);
+    if (obj.type == VAL_DICT && iv->kind == 0) return index_dict(I, AS_DICT(obj), iv->v[0]);
+    return interp_error(I, "a %s cannot be indexed", val_type_name(obj));
+}
+
+Value value_index(Interp *I, Value obj, Value *idx, int n) {
+    IdxVal iv[TSL_MAX_RANK];
+    if (n > TSL_MAX_RANK) return interp_error(I, "too many indices");
+    for (int k = 0; k < n; k++) iv[k] = (IdxVal){ 0, { idx[k], NIL_VAL, NIL_VAL } };
+    return index_values(I, obj, iv, n);
+}
+
+static void idx_release(IdxVal *iv, int n) {
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < 3; j++) val_release(iv[k].v[j]);
+}
+
+static bool eval_index_items(Interp *I, Frame *f, Node *n, IdxVal *iv) {
+    for (int k = 0; k < n->n; k++) {
+        Node *it = n->kids[k];
+        iv[k] = (IdxVal){ 0, { NIL_VAL, NIL_VAL, NIL_VAL } };
+        if (it->kind == AST_ELLIPSIS) { iv[k].kind = 2; continue; }
+        Node *parts[3] = { it, NULL, NULL };
+        int np = 1;
+        if (it->kind == AST_SLICE) {
+            iv[k].kind = 1;
+            parts[0] = it->a; parts[1] = it->b; parts[2] = it->c;
+            np = 3;
+        }
+        for (int j = 0; j < np; j++) {
+            if (!parts[j]) continue;
+            Value v = eval(I, f, parts[j]);
+            if (IS_ERR(v)) { idx_release(iv, k + 1); return false; }
+            iv[k].v[j] = v;
+        }
+    }
+    return true;
+}
+
+static Value eval_index(Interp *I, Frame *f, Node *n) {
+    if (n->n > TSL_MAX_RANK + 8) return interp_error_at(I, n->loc, "too many indices");
+    Value obj = eval(I, f, n->a);
+    if (IS_ERR(obj)) return obj;
+    IdxVal iv[TSL_MAX_RANK + 8];
+    if (!eval_index_items(I, f, n, iv)) { val_release(obj); return ERR_VAL; }
+    Value r = index_values(I, obj, iv, n->n);
+    idx_release(iv, n->n);
+    val_release(obj);
+    if (IS_ERR(r)) interp_attach_loc(I, n->loc);
+    return r;
+}
+
+/* ---------- fields ---------- */
+
+static Value shape_list(const Tensor *t) {
+    ObjList *l = list_new(t->ndim);
+    for (int i = 0; i < t->ndim; i++) list_push(l, NUM_VAL((double)t->shape[i]));
+    return OBJ_VAL(VAL_LIST, l);
+}
+
+static Value tensor_field(Interp *I, Tensor *t, const char *name) {
+    if (!strcmp(name, "shape")) return shape_list(t);
+    if (!strcmp(name, "dtype")) return val_cstr(dtype_name(t->dtype));
+    if (!strcmp(name, "ndim")) return NUM_VAL(t->ndim);
+    if (!strcmp(name, "size")) return NUM_VAL((double)t->size);
+    if (!strcmp(name, "device")) return val_cstr(t->device == DEV_GPU ? "gpu" : "cpu");
+    if (!strcmp(name, "T")) return tensor_result(I, op_transpose(t, NULL, -1));
+    return interp_error(I, "tensor has no attribute '%s'", name);
+}
+
+static Value field_of(Interp *I, Value obj, const char *name) {
+    if (obj.type == VAL_DICT) {
+        Value *v = dict_get(AS_DICT(obj), name, (int)strlen(name));
+        if (!v) return interp_error(I, "key '%s' not found in dict", name);
+        return val_retain(*v);
+    }
+    if (obj.type == VAL_TENSOR) return tensor_field(I, obj.as.t, name);
+    return interp_error(I, "a %s has no field '%s'", val_type_name(obj), name);
+}
+
+static Value eval_field(Interp *I, Frame *f, Node *n) {
+    Value obj = eval(I, f, n->a);
+    if (IS_ERR(obj)) return obj;
+    Value r = field_of(I, obj, n->str);
+    val_release(obj);
+    if (IS_ERR(r)) interp_attach_loc(I, n->loc);
+    return r;
+}
+
+/* ---------- literals and closures ---------- */
+
+static Value eval_list(Interp *I, Frame *f, Node *n) {
+    ObjList *l = list_new(n->n);
+    for (int i = 0; i < n->n; i++) {
+        Value v = eval(I, f, n->kids[i]);
+        if (IS_ERR(v)) { val_release(OBJ_VAL(VAL_LIST, l)); return v; }
+        l->items[l->len++] = v;
+    }
+    return OBJ_VAL(VAL_LIST, l);
+}
+
+static Value eval_dict(Interp *I, Frame *f, Node *n) {
+    ObjDict *d = dict_new();
+    for (int i = 0; i < n->n; i++) {
+        Value v = eval(I, f, n->kids[i]);
+        if (IS_ERR(v)) { val_release(OBJ_VAL(VAL_DICT, d)); return v; }
+        dict_set_cstr(d, n->names[i], v);
+        val_release(v);
+    }
+    return OBJ_VAL(VAL_DICT, d);
+}
+
+static Value make_closure(Frame *f, FnProto *p) {
+    ObjClosure *c = closure_new(p, f->mod);
+    for (int i = 0; i < p->nupvals; i++) {
+        ObjCell *cell = p->upvals[i].from_local ? (ObjCell *)f->slots[p->upvals[i].index].as.o
+                                                 : f->closure->upvals[p->upvals[i].index];
+        cell->h.rc++;
+        c->upvals[i] = cell;
+    }
+    return OBJ_VAL(VAL_FUNC, c);
+}
+
+static Value eval_and_or(Interp *I, Frame *f, Node *n) {
+    Value a = eval(I, f, n->a);
+    if (IS_ERR(a)) return a;
+    int t = interp_truthy(I, a);
+    if (t < 0) { val_release(a); interp_attach_loc(I, n->a->loc); return ERR_VAL; }
+    if ((n->kind == AST_AND) != (t != 0)) return a;   /* this operand decided */
+    val_release(a);
+    return eval(I, f, n->b);
+}
+
+static Value eval(Interp *I, Frame *f, Node *n) {
+    switch (n->kind) {
+    case AST_NUM: return NUM_VAL(n->num);
+    case AST_STR: return val_str(n->str, n->str_len);
+    case AST_TRUE: return BOOL_VAL(true);
+    case AST_FALSE: return BOOL_VAL(false);
+    case AST_NIL: return NIL_VAL;
+    case AST_NAME: {
+        Value v = *name_ref(f, n);
+        if (v.type == VAL_UNDEF) return undefined_name(I, n);
+        return val_retain(v);
+    }
+    case AST_BINARY: return eval_binary(I, f, n);
+    case AST_UNARY: return eval_unary(I, f, n);
+    case AST_CALL: return eval_call(I, f, n);
+    case AST_AND:
+    case AST_OR: return eval_and_or(I, f, n);
+    case AST_NOT: {
+        Value a = eval(I, f, n->a);
+        if (IS_ERR(a)) return a;
+        int t = interp_truthy(I, a);
+        val_release(a);
+        if (t < 0) { interp_attach_loc(I, n->a->loc); return ERR_VAL; }
+        return BOOL_VAL(!t);
+    }
+    case AST_INDEX: return eval_index(I, f, n);
+    case AST_FIELD: return eval_field(I, f, n);
+    case AST_LIST: return eval_list(I, f, n);
+    case AST_DICT: return eval_dict(I, f, n);
+    case AST_FN: return make_closure(f, n->proto);
+    default: return interp_error_at(I, n->loc, "internal error: not an expression");
+    }
+}
+
+/* ---------- assignment ---------- */
+
+static Exec assign_to(Interp *I, Frame *f, Node *target, Value v);
+
+/* obj[idx] = v: lists and dicts change in place; a tensor is rebound to a new tensor. */
+static Exec assign_index(Interp *I, Frame *f, Node *target, Value v) {
+    Value obj = eval(I, f, target->a);
+    if (IS_ERR(obj)) { val_release(v); return EX_ERR; }
+    IdxVal iv[TSL_MAX_RANK + 8];
+    if (target->n > TSL_MAX_RANK + 8 || !eval_index_items(I, f, target, iv)) {
+        if (target->n > TSL_MAX_RANK + 8) interp_error_at(I, target->loc, "too many indices");
+        val_release(obj);
+        val_release(v);
+        return EX_ERR;
+    }
+    Exec st = EX_OK;
+    if (obj.type == VAL_LIST && target->n == 1 && iv[0].kind == 0 && iv[0].v[0].type == VAL_NUM) {
+        ObjList *l = AS_LIST(obj);
+        int64_t i;
+        if (norm_index(I, iv[0].v[0].as.n, l->len, &i, "list")) {
+            Value old = l->items[i];
+            l->items[i] = v;
+            v = NIL_VAL;
+            val_release(old);
+        } else st = EX_ERR;
+    } else if (obj.type == VAL_DICT && target->n == 1 && iv[0].kind == 0 && iv[0].v[0].type == VAL_STR) {
+        dict_set(AS_DICT(obj), AS_STR(iv[0].v[0]), v);
+    } else if (obj.type == VAL_TENSOR) {
+        Value tv = interp_to_tensor(I, v, -1);
+        if (IS_ERR(tv)) st = EX_ERR;
+        else {
+            Value nt = index_tensor(I, obj.as.t, iv, target->n, tv.as.t, true);
+            val_release(tv);
+            if (IS_ERR(nt)) st = EX_ERR;
+            else {
+                idx_release(iv, target->n);
+                val_release(obj);
+                val_release(v);
+                return assign_to(I, f, target->a, nt);
+            }
+        }
+    } else {
+        interp_error(I, "cannot assign into a %s with this index", val_type_name(obj));
+        st = EX_ERR;
+    }
+    if (st == EX_ERR) interp_attach_loc(I, target->loc);
+    idx_release(iv, target->n);
+    val_release(obj);
+    val_release(v);
+    return st;
+}
+
+/* Takes ownership of v. */
+static Exec assign_to(Interp *I, Frame *f, Node *target, Value v) {
+    switch (target->kind) {
+    case AST_NAME: assign_name(f, target, v); return EX_OK;
+    case AST_INDEX: return assign_index(I, f, target, v);
+    case AST_FIELD: {
+        Value obj = eval(I, f, target->a);
+        if (IS_ERR(obj)) { val_release(v); return EX_ERR; }
+        Exec st = EX_OK;
+        if (obj.type == VAL_DICT) dict_set_cstr(AS_DICT(obj), target->str, v);
+        else {
+            interp_error_at(I, target->loc, "cannot set field '%s' on a %s", target->str, val_type_name(obj));
+            st = EX_ERR;
+        }
+        val_release(obj);
+        val_release(v);
+        return st;
+    }
+    default:
+        val_release(v);
+        interp_error_at(I, target->loc, "cannot assign to this expression");
+        return EX_ERR;
+    }
+}
+
+/* ---------- statements ---------- */
+
+static Exec exec_for_range(Interp *I, Frame *f, Node *n, double start, double stop, double step) {
+    for (double i = start; step > 0 ? i < stop : i > stop; i += step) {
+        if (!POLL(I)) { interp_attach_loc(I, n->loc); return EX_ERR; }
+        assign_name(f, n->a, NUM_VAL(i));
+        Exec st = exec_block(I, f, n->c);
+        if (st == EX_BREAK) break;
+        if (st == EX_RETURN || st == EX_ERR) return st;
+    }
+    return EX_OK;
+}
+
+/* for x in range(...) loops over numbers without building the list. */
+static bool range_args(Interp *I, Frame *f, Node *call, double *a, double *b, double *s, Exec *st) {
+    if (call->kind != AST_CALL || call->a->kind != AST_NAME || call->nk || call->n < 1 || call->n > 3) return false;
+    Value fn = *name_ref(f, call->a);
+    if (fn.type != VAL_FUNC || fn.as.o != (Obj *)builtin_range_obj) return false;
+    double v[3] = { 0, 0, 1 };
+    for (int i = 0; i < call->n; i++) {
+        Value x = eval(I, f, call->kids[i]);
+        if (IS_ERR(x)) { *st = EX_ERR; return true; }
+        if (x.type != VAL_NUM || x.as.n != floor(x.as.n)) {
+            val_release(x);
+            interp_error_at(I, call->kids[i]->loc, "range() arguments must be integers");
+            *st = EX_ERR;
+            return true;
+        }
+        v[i] = x.as.n;
+    }
+    if (call->n == 1) { *a = 0; *b = v[0]; *s = 1; }
+    else { *a = v[0]; *b = v[1]; *s = call->n == 3 ? v[2] : 1; }
+    if (*s == 0) {
+        interp_error_at(I, call->loc, "range() step must not be zero");
+        *st = EX_ERR;
+    } else *st = EX_OK;
+    return true;
+}
+
+static Exec exec_for(Interp *I, Frame *f, Node *n) {
+    double a, b, s;
+    Exec st = EX_OK;
+    if (range_args(I, f, n->b, &a, &b, &s, &st))
+        return st == EX_ERR ? st : exec_for_range(I, f, n, a, b, s);
+    Value it = eval(I, f, n->b);
+    if (IS_ERR(it)) return EX_ERR;
+    if (it.type == VAL_DICT) {
+        /* iterate over a snapshot of the keys */
+        ObjDict *d = AS_DICT(it);
+        ObjList *keys = list_new(d->len);
+        for (int i = 0; i < d->len; i++) list_push(keys, OBJ_VAL(VAL_STR, d->entries[i].key));
+        val_release(it);
+        it = OBJ_VAL(VAL_LIST, keys);
+    }
+    int64_t len;
+    switch (it.type) {
+    case VAL_LIST: len = AS_LIST(it)->len; break;
+    case VAL_STR: len = utf8_length(AS_STR(it)->chars, AS_STR(it)->len); break;
+    case VAL_TENSOR:
+        if (it.as.t->ndim == 0) {
+            val_release(it);
+            interp_error_at(I, n->b->loc, "cannot iterate over a 0-d tensor");
+            return EX_ERR;
+        }
+        len = it.as.t->shape[0];
+        break;
+    default:
+        interp_error_at(I, n->b->loc, "cannot iterate over a %s", val_type_name(it));
+        val_release(it);
+        return EX_ERR;
+    }
+    for (int64_t i = 0; i < len; i++) {
+        if (!POLL(I)) { st = EX_ERR; interp_attach_loc(I, n->loc); break; }
+        Value x;
+        if (it.type == VAL_LIST) {
+            if (i >= AS_LIST(it)->len) break;   /* the list shrank while we looped */
+            x = val_retain(AS_LIST(it)->items[i]);
+        } else {
+            IdxVal iv = { 0, { NUM_VAL((double)i), NIL_VAL, NIL_VAL } };
+            x = index_values(I, it, &iv, 1);
+            if (IS_ERR(x)) { st = EX_ERR; interp_attach_loc(I, n->loc); break; }
+        }
+        assign_name(f, n->a, x);
+        st = exec_block(I, f, n->c);
+        if (st == EX_BREAK) { st = EX_OK; break; }
+        if (st == EX_CONTINUE) st = EX_OK;
+        if (st != EX_OK) break;
+    }
+    val_release(it);
+    return st;
+}
+
+static Exec exec_cond(Interp *I, Frame *f, Node *cond, int *out) {
+    Value c = eval(I, f, cond);
+    if (IS_ERR(c)) return EX_ERR;
+    *out = c.type == VAL_BOOL ? c.as.b : interp_truthy(I, c);
+    val_release(c);
+    if (*out < 0) { interp_attach_loc(I, cond->loc); return EX_ERR; }
+    return EX_OK;
+}
+
+static Exec exec(Interp *I, Frame *f, Node *n) {
+    switch (n->kind) {
+    case AST_EXPR: {
+        Value v = eval(I, f, n->a);
+        if (IS_ERR(v)) return EX_ERR;
+        if (I->repl && !f->closure) {
+            val_release(I->last_value);
+            I->last_value = v;
+        } else val_release(v);
+        return EX_OK;
+    }
+    case AST_ASSIGN: {
+        Value v = eval(I, f, n->b);
+        if (IS_ERR(v)) return EX_ERR;
+        return assign_to(I, f, n->a, v);
+    }
+    case AST_IF: {
+        int c;
+        while (n && n->kind == AST_IF) {
+            if (exec_cond(I, f, n->a, &c) == EX_ERR) return EX_ERR;
+            if (c) return exec_block(I, f, n->b);
+            n = n->c;
+        }
+        return n ? exec_block(I, f, n) : EX_OK;
+    }
+    case AST_WHILE:
+        for (;;) {
+            int c;
+            if (!POLL(I)) { interp_attach_loc(I, n->loc); return EX_ERR; }
+            if (exec_cond(I, f, n->a, &c) == EX_ERR) return EX_ERR;
+            if (!c) return EX_OK;
+            Exec st = exec_block(I, f, n->b);
+            if (st == EX_BREAK) return EX_OK;
+            if (st == EX_RETURN || st == EX_ERR) return st;
+        }
+    case AST_FOR: return exec_for(I, f, n);
+    case AST_BREAK: return EX_BREAK;
+    case AST_CONTINUE: return EX_CONTINUE;
+    case AST_RETURN: {
+        if (!f->closure) {
+            interp_error_at(I, n->loc, "'return' outside a function");
+            return EX_ERR;
+        }
+        Value v = n->a ? eval(I, f, n->a) : NIL_VAL;
+        if (IS_ERR(v)) return EX_ERR;
+        val_release(I->ret);
+        I->ret = v;
+        return EX_RETURN;
+    }
+    case AST_BLOCK: return exec_block(I, f, n);
+    case AST_FNDECL: return assign_to(I, f, n->a, make_closure(f, n->b->proto));
+    case AST_IMPORT: {
+        Value m = module_import(I, f->mod, n->str);
+        if (IS_ERR(m)) { interp_attach_loc(I, n->loc); return EX_ERR; }
+        return assign_to(I, f, n->a, m);
+    }
+    case AST_STATIC: {
+        /* The static compiler (vm/) is not built yet: the block runs eagerly, which is
+         * what --no-static does too. See docs/static.md. */
+        Exec st = exec_block(I, f, n->a);
+        if (st == EX_BREAK || st == EX_CONTINUE || (st == EX_RETURN)) {
+            val_release(I->ret);
+            I->ret = NIL_VAL;
+            interp_error_at(I, n->loc, "'%s' cannot leave a static block",
+                            st == EX_BREAK ? "break" : st == EX_CONTINUE ? "continue" : "return");
+            return EX_ERR;
+        }
+        return st;
+    }
+    default: {
+        Value v = eval(I, f, n);
+        if (IS_ERR(v)) return EX_ERR;
+        val_release(v);
+        return EX_OK;
+    }
+    }
+}
+
+static Exec exec_block(Interp *I, Frame *f, Node *b) {
+    for (int i = 0; i < b->n; i++) {
+        Exec st = exec(I, f, b->kids[i]);
+        if (st != EX_OK) return st;
+    }
+    return EX_OK;
+}
+
+/* Runs a resolved program at the top level of module m. */
+Exec interp_exec_module(Interp *I, Module *m, Node *prog) {
+    Frame f = { NULL, NULL, m };
+    Source *saved = I->cur_src;
+    I->cur_src = m->src;
+    Exec st = exec_block(I, &f, prog);
+    I->cur_src = saved;
+    if (st == EX_BREAK || st == EX_CONTINUE) {
+        interp_error_at(I, prog->loc, "'break' or 'continue' outside a loop");
+        return EX_ERR;
+    }
+    return st;
+}

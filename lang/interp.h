@@ -1,0 +1,145 @@
+/* interp.h - the eager interpreter: modules, frames, calls, errors, entry points.
+ *
+ * The REPL and `tsl FILE` use the same entry points (interp_run_source). Evaluation
+ * walks the resolved AST: names are slots (locals, cells, upvalues, module globals),
+ * never hashed on the hot path. Errors do not longjmp: every eval_* returns ERR_VAL
+ * (and every exec_* EX_ERR) with the message pending in the Interp, so each frame
+ * releases what it holds on the way out. */
+#ifndef TSL_INTERP_H
+#define TSL_INTERP_H
+#include <signal.h>
+#include <stdio.h>
+#include "value.h"
+
+typedef struct Source {
+    char *name;   /* as shown in messages: path, "<string>" or "<stdin>" */
+    char *dir;    /* folder that imports search first */
+    char *text;
+    size_t len;
+    struct Source *next;
+} Source;
+
+/* A module's globals: name -> slot, values in a growable array. */
+typedef struct {
+    int count, cap;
+    char **names;
+    Value *vals;
+    int32_t *index;
+    int index_cap;
+} Globals;
+
+typedef enum { MOD_LOADING, MOD_READY } ModState;
+
+typedef struct Module {
+    char *name;
+    Source *src;
+    Globals g;
+    ModState state;
+    Value exports;            /* dict of the module's globals, built when it finishes */
+    struct Module *next;
+} Module;
+
+typedef struct CallArgs {
+    Value *pos;
+    int npos;
+    char **kwnames;
+    Value *kw;
+    int nkw;
+} CallArgs;
+
+typedef enum { EX_OK, EX_BREAK, EX_CONTINUE, EX_RETURN, EX_ERR } Exec;
+
+typedef struct Frame {
+    Value *slots;
+    ObjClosure *closure;      /* NULL at module top level */
+    Module *mod;
+} Frame;
+
+typedef struct Interp {
+    /* value stack: locals and call arguments */
+    Value *stack, *sp, *stack_end;
+    int depth;
+    char *c_stack_base;
+    /* options and limits (spec section 1) */
+    int max_depth, max_nesting;
+    int64_t max_ops, ops;
+    double deadline;          /* monotonic seconds; 0 = none */
+    bool no_static, verify_static, repl, time_inputs;
+    int nargs;
+    char **args;
+    /* modules, sources and parsed programs live as long as the interpreter */
+    Module *modules;
+    Module *main;
+    Source *sources;
+    Node **programs;
+    int nprograms;
+    Source *cur_src;          /* source of the code now running (error locations) */
+    /* pending error */
+    bool err_set, err_has_loc, interrupted;
+    char err_msg[512];
+    SrcLoc err_loc;
+    Source *err_src;
+    StrBuf traceback;
+    Value ret;                /* value carried by EX_RETURN */
+    Value last_value;         /* REPL: value of the last expression statement */
+} Interp;
+
+extern volatile sig_atomic_t tsl_interrupt_flag;
+
+Interp *interp_new(void);
+void interp_free(Interp *I);
+
+/* Parse, resolve and run `text` as code of module `m` (the main module when NULL).
+ * Returns 0, or 1 on error (printed to stderr), or 2 when `incomplete` is non-NULL
+ * and the input ended inside an open construct (*incomplete set). */
+int interp_run_source(Interp *I, const char *name, const char *text, size_t len, bool echo,
+                      bool *incomplete);
+int interp_run_file(Interp *I, const char *path);
+
+/* Errors. The message is recorded once (innermost wins); the location is attached by
+ * the innermost expression that has one. */
+Value interp_error(Interp *I, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+Value interp_error_at(Interp *I, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void interp_attach_loc(Interp *I, SrcLoc loc);
+void interp_print_error(Interp *I, FILE *out);
+void interp_clear_error(Interp *I);
+
+/* Calls a function value (closure, builtin, or dict with forward). Args borrowed. */
+Value interp_call(Interp *I, Value fn, Value *args, int nargs);
+Value interp_call_args(Interp *I, Value fn, CallArgs *a);
+
+/* Truthiness (spec section 3); -1 on error (ambiguous tensor). */
+int interp_truthy(Interp *I, Value v);
+
+/* Globals. */
+int globals_slot(Globals *g, const char *name);          /* creates an unbound slot */
+int globals_find(const Globals *g, const char *name);    /* -1 when absent */
+void globals_free(Globals *g);
+
+Exec interp_exec_module(Interp *I, Module *m, Node *prog);
+int64_t utf8_length(const char *s, int len);
+
+/* resolve.c */
+int resolve_program(Interp *I, Module *m, Node *prog);
+
+/* builtins.c / tbuiltins.c: built-in functions */
+void builtins_install(Interp *I, Module *m);
+Value builtins_range_list(Interp *I, CallArgs *a);
+extern ObjBuiltin *builtin_range_obj;
+void builtins_free(void);
+/* Argument binding for built-ins: fills out[i] (borrowed; UNDEF when omitted and optional).
+ * `params` lists names; the first `nreq` are required. */
+bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *params, int nreq, Value *out);
+
+/* module.c */
+Module *module_new(Interp *I, const char *name, Source *src);
+Value module_import(Interp *I, Module *from, const char *name);
+Source *source_new(Interp *I, const char *name, const char *dir, char *text, size_t len);
+
+/* interp.c helpers used by builtins */
+Value value_index(Interp *I, Value obj, Value *idx, int n);
+Value value_binary(Interp *I, int tok_op, Value a, Value b);
+Value interp_to_tensor(Interp *I, Value v, int dtype_or_minus1);
+bool interp_check_limits(Interp *I);
+
+#endif

@@ -1,0 +1,189 @@
+/* module.c - module globals, sources and `import` (spec section 8).
+ *
+ * `import name` searches the importing module's folder, each folder of TSL_PATH, then
+ * the stdlib (<folder of bin/tsl>/../stdlib or TSL_STDLIB). A module runs once; later
+ * imports share its exports dict; importing a module that is still loading is a cycle. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "interp.h"
+#include "mem.h"
+#include "parse.h"
+#include "builtins.h"
+
+char *tsl_stdlib_dir;   /* set by main() from the executable's path */
+
+static uint32_t name_hash(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static void globals_reindex(Globals *g, int cap) {
+    mem_free(g->index);
+    g->index = mem_alloc(sizeof(int32_t) * (size_t)cap);
+    g->index_cap = cap;
+    for (int i = 0; i < cap; i++) g->index[i] = -1;
+    for (int k = 0; k < g->count; k++) {
+        uint32_t i = name_hash(g->names[k]) & (uint32_t)(cap - 1);
+        while (g->index[i] >= 0) i = (i + 1) & (uint32_t)(cap - 1);
+        g->index[i] = k;
+    }
+}
+
+int globals_find(const Globals *g, const char *name) {
+    if (!g->index_cap) return -1;
+    uint32_t mask = (uint32_t)g->index_cap - 1;
+    for (uint32_t i = name_hash(name) & mask; g->index[i] >= 0; i = (i + 1) & mask)
+        if (!strcmp(g->names[g->index[i]], name)) return g->index[i];
+    return -1;
+}
+
+int globals_slot(Globals *g, const char *name) {
+    int k = globals_find(g, name);
+    if (k >= 0) return k;
+    if (g->count == g->cap) {
+        g->cap = g->cap ? g->cap * 2 : 256;
+        g->names = mem_realloc(g->names, sizeof(char *) * (size_t)g->cap);
+        g->vals = mem_realloc(g->vals, sizeof(Value) * (size_t)g->cap);
+    }
+    g->names[g->count] = mem_strndup(name, strlen(name));
+    g->vals[g->count] = UNDEF_VAL;
+    g->count++;
+    if (g->count * 2 > g->index_cap) globals_reindex(g, g->index_cap ? g->index_cap * 2 : 512);
+    else {
+        uint32_t mask = (uint32_t)g->index_cap - 1, i = name_hash(name) & mask;
+        while (g->index[i] >= 0) i = (i + 1) & mask;
+        g->index[i] = g->count - 1;
+    }
+    return g->count - 1;
+}
+
+void globals_free(Globals *g) {
+    for (int i = 0; i < g->count; i++) {
+        mem_free(g->names[i]);
+        val_release(g->vals[i]);
+    }
+    mem_free(g->names);
+    mem_free(g->vals);
+    mem_free(g->index);
+    memset(g, 0, sizeof *g);
+}
+
+Source *source_new(Interp *I, const char *name, const char *dir, char *text, size_t len) {
+    Source *s = mem_calloc(1, sizeof *s);
+    s->name = mem_strndup(name, strlen(name));
+    s->dir = mem_strndup(dir, strlen(dir));
+    s->text = text;
+    s->len = len;
+    s->next = I->sources;
+    I->sources = s;
+    return s;
+}
+
+Module *module_new(Interp *I, const char *name, Source *src) {
+    Module *m = mem_calloc(1, sizeof *m);
+    m->name = mem_strndup(name, strlen(name));
+    m->src = src;
+    m->exports = NIL_VAL;
+    m->next = I->modules;
+    I->modules = m;
+    builtins_install(I, m);
+    return m;
+}
+
+/* Reads a whole file, NUL-terminated. NULL if unreadable. */
+char *read_file(const char *path, size_t *len) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n + 65536 + 1 > cap) {
+            cap = (n + 65536 + 1) * 2;
+            buf = mem_realloc(buf, cap);
+        }
+        size_t got = fread(buf + n, 1, 65536, fp);
+        n += got;
+        if (got < 65536) break;
+    }
+    int bad = ferror(fp);
+    fclose(fp);
+    if (bad) { mem_free(buf); return NULL; }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+static char *find_module(const char *dir, const char *name) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s.tsl", dir, name);
+    return access(path, R_OK) == 0 ? mem_strndup(path, strlen(path)) : NULL;
+}
+
+static char *search_module(Module *from, const char *name) {
+    char *p = find_module(from->src ? from->src->dir : ".", name);
+    const char *tp = getenv("TSL_PATH");
+    if (!p && tp) {
+        char *copy = mem_strndup(tp, strlen(tp)), *save = NULL;
+        for (char *d = strtok_r(copy, ":", &save); d && !p; d = strtok_r(NULL, ":", &save)) p = find_module(d, name);
+        mem_free(copy);
+    }
+    const char *std = getenv("TSL_STDLIB");
+    if (!p) p = find_module(std ? std : tsl_stdlib_dir ? tsl_stdlib_dir : "stdlib", name);
+    return p;
+}
+
+static char *dir_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return slash ? mem_strndup(path, (size_t)(slash - path)) : mem_strndup(".", 1);
+}
+
+/* The exports of a finished module: every global it bound that is not a built-in. */
+static Value module_exports(Module *m) {
+    ObjDict *d = dict_new();
+    for (int i = 0; i < m->g.count; i++) {
+        Value v = m->g.vals[i];
+        if (v.type == VAL_UNDEF || builtin_is(v, m->g.names[i])) continue;
+        dict_set_cstr(d, m->g.names[i], v);
+    }
+    return OBJ_VAL(VAL_DICT, d);
+}
+
+Node *interp_parse(Interp *I, Source *src, bool *incomplete);
+
+Value module_import(Interp *I, Module *from, const char *name) {
+    for (Module *m = I->modules; m; m = m->next) {
+        if (m == I->main || strcmp(m->name, name)) continue;
+        if (m->state == MOD_LOADING) return interp_error(I, "cyclic import of module '%s'", name);
+        return val_retain(m->exports);
+    }
+    char *path = search_module(from, name);
+    if (!path) return interp_error(I, "module '%s' not found", name);
+    size_t len;
+    char *text = read_file(path, &len);
+    if (!text) {
+        Value e = interp_error(I, "cannot read module '%s' (%s)", name, path);
+        mem_free(path);
+        return e;
+    }
+    char *dir = dir_of(path);
+    Source *src = source_new(I, path, dir, text, len);
+    mem_free(dir);
+    mem_free(path);
+    Module *m = module_new(I, name, src);
+    m->state = MOD_LOADING;
+    Node *prog = interp_parse(I, src, NULL);
+    if (!prog) return ERR_VAL;
+    Exec st = interp_exec_module(I, m, prog);
+    if (st == EX_ERR) {
+        m->state = MOD_READY;
+        m->exports = OBJ_VAL(VAL_DICT, dict_new());
+        return ERR_VAL;
+    }
+    m->exports = module_exports(m);
+    m->state = MOD_READY;
+    return val_retain(m->exports);
+}

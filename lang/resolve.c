@@ -1,0 +1,149 @@
+/* resolve.c - binds every name to a slot before anything runs.
+ *
+ * Scope rules (spec section 4): blocks make no scope; top-level assignment binds a
+ * module global; inside a function an assignment rebinds the variable of the nearest
+ * enclosing function that binds the name, else makes a local. So for each function we
+ * first collect the names it binds (parameters always; assigned names unless an
+ * enclosing function binds them), then resolve every NAME to LOCAL, CELL (a local some
+ * inner function captures), UPVAL or GLOBAL. */
+#include <string.h>
+#include "interp.h"
+#include "mem.h"
+
+typedef struct Scope {
+    FnProto *proto;
+    struct Scope *parent;
+    Node **local_refs;   /* NAME nodes resolved to LOCAL; turned into CELL if captured */
+    int nrefs;
+} FnScope;
+
+static int find_local(FnProto *p, const char *name) {
+    for (int i = 0; i < p->nlocals; i++)
+        if (!strcmp(p->local_names[i], name)) return i;
+    return -1;
+}
+
+static int add_local(FnProto *p, const char *name) {
+    int i = find_local(p, name);
+    if (i >= 0) return i;
+    p->local_names = mem_realloc(p->local_names, sizeof(char *) * (size_t)(p->nlocals + 1));
+    p->is_cell = mem_realloc(p->is_cell, (size_t)(p->nlocals + 1));
+    p->local_names[p->nlocals] = mem_strndup(name, strlen(name));
+    p->is_cell[p->nlocals] = 0;
+    return p->nlocals++;
+}
+
+static bool bound_by_ancestor(FnScope *s, const char *name) {
+    for (FnScope *a = s->parent; a; a = a->parent)
+        if (find_local(a->proto, name) >= 0) return true;
+    return false;
+}
+
+/* Collect the names a function body binds, not descending into nested functions. */
+static void collect_bindings(FnScope *s, Node *n) {
+    if (!n) return;
+    switch (n->kind) {
+    case AST_ASSIGN:
+        if (n->a->kind == AST_NAME && !bound_by_ancestor(s, n->a->str)) add_local(s->proto, n->a->str);
+        collect_bindings(s, n->b);
+        return;
+    case AST_FOR:
+        if (!bound_by_ancestor(s, n->a->str)) add_local(s->proto, n->a->str);
+        collect_bindings(s, n->b);
+        collect_bindings(s, n->c);
+        return;
+    case AST_FNDECL:
+    case AST_IMPORT:
+        if (!bound_by_ancestor(s, n->a->str)) add_local(s->proto, n->a->str);
+        return;
+    case AST_FN:
+        return;
+    default: break;
+    }
+    collect_bindings(s, n->a);
+    collect_bindings(s, n->b);
+    collect_bindings(s, n->c);
+    for (int i = 0; i < n->n; i++) collect_bindings(s, n->kids[i]);
+    for (int i = 0; i < n->nk; i++) collect_bindings(s, n->kw[i]);
+}
+
+static int add_upval(FnProto *p, int from_local, int index, const char *name) {
+    for (int i = 0; i < p->nupvals; i++)
+        if (p->upvals[i].from_local == from_local && p->upvals[i].index == index) return i;
+    p->upvals = mem_realloc(p->upvals, sizeof(UpvalDesc) * (size_t)(p->nupvals + 1));
+    p->upval_names = mem_realloc(p->upval_names, sizeof(char *) * (size_t)(p->nupvals + 1));
+    p->upvals[p->nupvals] = (UpvalDesc){ from_local, index };
+    p->upval_names[p->nupvals] = mem_strndup(name, strlen(name));
+    return p->nupvals++;
+}
+
+/* Upvalue index of `name` in scope s, or -1 when no enclosing function binds it. */
+static int resolve_upval(FnScope *s, const char *name) {
+    if (!s->parent) return -1;
+    int local = find_local(s->parent->proto, name);
+    if (local >= 0) {
+        s->parent->proto->is_cell[local] = 1;
+        return add_upval(s->proto, 1, local, name);
+    }
+    int up = resolve_upval(s->parent, name);
+    return up < 0 ? -1 : add_upval(s->proto, 0, up, name);
+}
+
+typedef struct {
+    Interp *I;
+    Module *m;
+} Ctx;
+
+static void resolve_fn(Ctx *c, FnScope *parent, Node *fn);
+
+static void resolve_name(Ctx *c, FnScope *s, Node *n) {
+    if (s) {
+        int local = find_local(s->proto, n->str);
+        if (local >= 0) {
+            n->scope = SCOPE_LOCAL;
+            n->slot = local;
+            ast_push(&s->local_refs, &s->nrefs, n);
+            return;
+        }
+        int up = resolve_upval(s, n->str);
+        if (up >= 0) {
+            n->scope = SCOPE_UPVAL;
+            n->slot = up;
+            return;
+        }
+    }
+    n->scope = SCOPE_GLOBAL;
+    n->slot = globals_slot(&c->m->g, n->str);
+}
+
+static void resolve_node(Ctx *c, FnScope *s, Node *n) {
+    if (!n) return;
+    switch (n->kind) {
+    case AST_NAME: resolve_name(c, s, n); return;
+    case AST_FN: resolve_fn(c, s, n); return;
+    default: break;
+    }
+    resolve_node(c, s, n->a);
+    resolve_node(c, s, n->b);
+    resolve_node(c, s, n->c);
+    for (int i = 0; i < n->n; i++) resolve_node(c, s, n->kids[i]);
+    for (int i = 0; i < n->nk; i++) resolve_node(c, s, n->kw[i]);
+}
+
+static void resolve_fn(Ctx *c, FnScope *parent, Node *fn) {
+    FnProto *p = fn->proto;
+    FnScope s = { p, parent, NULL, 0 };
+    for (int i = 0; i < p->nparams; i++) add_local(p, p->params[i]);
+    collect_bindings(&s, p->body);
+    for (int i = 0; i < p->nparams; i++) resolve_node(c, &s, p->defaults[i]);
+    resolve_node(c, &s, p->body);
+    for (int i = 0; i < s.nrefs; i++)
+        if (p->is_cell[s.local_refs[i]->slot]) s.local_refs[i]->scope = SCOPE_CELL;
+    mem_free(s.local_refs);
+}
+
+int resolve_program(Interp *I, Module *m, Node *prog) {
+    Ctx c = { I, m };
+    resolve_node(&c, NULL, prog);
+    return 0;
+}

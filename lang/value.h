@@ -1,0 +1,169 @@
+/* value.h - TSL values and heap objects.
+ *
+ * A Value is a 16-byte tagged union: nil, bool and number are unboxed; everything else
+ * points to a reference-counted object (strings, lists, dicts, functions, cells) or to
+ * a Tensor (which the ops layer reference-counts itself).
+ *
+ * Ownership rules (read these before touching a Value):
+ *  - A Value stored in a variable slot, list, dict, cell or closure OWNS one reference.
+ *  - Functions named *_new / val_* constructors and every eval_* function return an
+ *    OWNED value: the caller must val_release it or store it.
+ *  - Arguments passed to functions are BORROWED unless the name says "take".
+ *  - list_push / dict_set / cell stores TAKE nothing: they retain what they store.
+ *  - VAL_ERR is a marker, not a value: it owns nothing and means "an error is pending
+ *    in the interpreter"; VAL_UNDEF marks an unbound variable slot.
+ * Reference cycles (a closure that captures itself) are reclaimed at interpreter exit:
+ * every object sits on one list, which val_free_all sweeps. */
+#ifndef TSL_VALUE_H
+#define TSL_VALUE_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "tensor.h"
+#include "ast.h"
+
+typedef enum {
+    VAL_NIL, VAL_BOOL, VAL_NUM, VAL_STR, VAL_LIST, VAL_DICT, VAL_FUNC,
+    VAL_CELL,      /* internal: a captured local's slot holds its cell */
+    VAL_TENSOR, VAL_UNDEF, VAL_ERR
+} ValType;
+
+typedef enum { OBJ_STR, OBJ_LIST, OBJ_DICT, OBJ_CLOSURE, OBJ_BUILTIN, OBJ_CELL } ObjKind;
+
+typedef struct Obj {
+    int rc;
+    ObjKind kind;
+    struct Obj *next, *prev;   /* the all-objects list */
+} Obj;
+
+typedef struct Value {
+    ValType type;
+    union {
+        bool b;
+        double n;
+        Obj *o;
+        Tensor *t;
+    } as;
+} Value;
+
+typedef struct {
+    Obj h;
+    int len;          /* bytes */
+    uint32_t hash;
+    char chars[];     /* NUL-terminated */
+} ObjString;
+
+typedef struct {
+    Obj h;
+    int len, cap;
+    Value *items;
+} ObjList;
+
+typedef struct {
+    ObjString *key;
+    Value val;
+} DictEntry;
+
+typedef struct {
+    Obj h;
+    int len, cap;         /* entries, in insertion order */
+    DictEntry *entries;
+    int32_t *index;       /* open-addressing table of entry positions, -1 empty */
+    int index_cap;        /* power of two */
+} ObjDict;
+
+typedef struct {
+    Obj h;
+    Value v;
+} ObjCell;
+
+struct Module;
+typedef struct ObjClosure {
+    Obj h;
+    FnProto *proto;
+    struct Module *module;    /* globals this function reads */
+    ObjCell **upvals;
+} ObjClosure;
+
+struct Interp;
+struct CallArgs;
+typedef Value (*BuiltinFn)(struct Interp *I, struct CallArgs *a);
+typedef struct {
+    Obj h;
+    const char *name;
+    BuiltinFn fn;
+} ObjBuiltin;
+
+#define NIL_VAL ((Value){VAL_NIL, {.n = 0}})
+#define UNDEF_VAL ((Value){VAL_UNDEF, {.n = 0}})
+#define ERR_VAL ((Value){VAL_ERR, {.n = 0}})
+#define BOOL_VAL(x) ((Value){VAL_BOOL, {.b = (x)}})
+#define NUM_VAL(x) ((Value){VAL_NUM, {.n = (x)}})
+#define OBJ_VAL(ty, p) ((Value){(ty), {.o = (Obj *)(p)}})
+#define TENSOR_VAL(p) ((Value){VAL_TENSOR, {.t = (p)}})
+
+#define IS_ERR(v) ((v).type == VAL_ERR)
+#define IS_NUM(v) ((v).type == VAL_NUM)
+#define IS_STR(v) ((v).type == VAL_STR)
+#define IS_LIST(v) ((v).type == VAL_LIST)
+#define IS_DICT(v) ((v).type == VAL_DICT)
+#define IS_TENSOR(v) ((v).type == VAL_TENSOR)
+#define IS_FUNC(v) ((v).type == VAL_FUNC)
+#define AS_STR(v) ((ObjString *)(v).as.o)
+#define AS_LIST(v) ((ObjList *)(v).as.o)
+#define AS_DICT(v) ((ObjDict *)(v).as.o)
+#define AS_CLOSURE(v) ((ObjClosure *)(v).as.o)
+#define AS_BUILTIN(v) ((ObjBuiltin *)(v).as.o)
+
+static inline bool val_is_heap(Value v) { return v.type >= VAL_STR && v.type <= VAL_TENSOR; }
+
+void val_obj_free(Obj *o);
+static inline Value val_retain(Value v) {
+    if (v.type == VAL_TENSOR) tensor_retain(v.as.t);
+    else if (val_is_heap(v)) v.as.o->rc++;
+    return v;
+}
+static inline void val_release(Value v) {
+    if (v.type == VAL_TENSOR) tensor_release(v.as.t);
+    else if (val_is_heap(v) && --v.as.o->rc == 0) val_obj_free(v.as.o);
+}
+
+/* Objects. */
+ObjString *str_new(const char *s, int len);
+Value val_str(const char *s, int len);
+Value val_cstr(const char *s);
+Value val_str_take_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+ObjList *list_new(int cap);
+void list_push(ObjList *l, Value v);
+ObjDict *dict_new(void);
+/* Returns a pointer to the stored value, or NULL. */
+Value *dict_get(ObjDict *d, const char *key, int len);
+void dict_set(ObjDict *d, ObjString *key, Value v);
+void dict_set_cstr(ObjDict *d, const char *key, Value v);
+ObjCell *cell_new(Value v);
+ObjClosure *closure_new(FnProto *p, struct Module *m);
+ObjBuiltin *builtin_new(const char *name, BuiltinFn fn);
+Value val_tensor(Tensor *t);   /* takes the reference */
+
+/* Sweep every object left at exit (cycles), so leak checkers stay quiet. */
+void val_free_all(void);
+
+const char *val_type_name(Value v);
+bool val_truthy_simple(Value v);       /* non-tensor truthiness */
+
+/* Formatting (print/str): appends to a growable buffer. */
+typedef struct {
+    char *s;
+    size_t len, cap;
+} StrBuf;
+void sb_putn(StrBuf *b, const char *s, size_t n);
+void sb_puts(StrBuf *b, const char *s);
+void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_free(StrBuf *b);
+void fmt_number(StrBuf *b, double x);
+/* quote: strings inside containers are quoted */
+void fmt_value(StrBuf *b, Value v, bool quote);
+
+/* Deep equality as spec section 3 ('==' on non-tensors; tensors inside containers use equal). */
+bool val_equal(Value a, Value b);
+
+#endif

@@ -1,0 +1,280 @@
+/* index.c - NumPy indexing: integers, slices, ellipsis, i64 gather arrays and bool masks.
+ *
+ * An index is planned into "iteration dims": each is a slice of one source axis
+ * (size, stride) or the single block of advanced (array) indices, whose broadcast
+ * shape B is walked flat with a precomputed table of source offsets. Integers join the
+ * advanced block when there is one (NumPy's rule), else they fix an axis. The block
+ * sits where the advanced indices are when they are adjacent, else first. Gather and
+ * scatter (index_set) share the plan: both walk the same list of source offsets. */
+#include <string.h>
+#include "cpu.h"
+#include "mem.h"
+
+typedef struct {
+    int nd;                       /* iteration dims */
+    int64_t size[TSL_MAX_RANK + 1], stride[TSL_MAX_RANK + 1];
+    int adv_pos;                  /* which iteration dim is the advanced block, or -1 */
+    int64_t *adv_off;             /* |B| source offsets */
+    int64_t base;                 /* offset from fixed integer indices */
+    Shape out;                    /* result shape */
+} Plan;
+
+static void plan_free(Plan *p) { mem_free(p->adv_off); }
+
+static int64_t slice_count(int64_t len, const IndexItem *it, int64_t *start_out, int64_t *step_out) {
+    int64_t step = it->step == INT64_MIN ? -INT64_MAX : it->step, start, stop;
+    if (step > 0) {
+        start = it->has_start ? it->start : 0;
+        stop = it->has_stop ? it->stop : len;
+        if (start < 0) start = start + len < 0 ? 0 : start + len;
+        if (stop < 0) stop = stop + len < 0 ? 0 : stop + len;
+        if (start > len) start = len;
+        if (stop > len) stop = len;
+        *start_out = start;
+        *step_out = step;
+        return stop > start ? (stop - start - 1) / step + 1 : 0;
+    }
+    start = it->has_start ? it->start : len - 1;
+    stop = it->has_stop ? it->stop : -1;
+    if (it->has_start && start < 0) start = start + len < -1 ? -1 : start + len;
+    if (it->has_stop && stop < 0) stop = stop + len < -1 ? -1 : stop + len;
+    if (start > len - 1) start = len - 1;
+    if (stop > len - 1) stop = len - 1;
+    *start_out = start;
+    *step_out = step;
+    return start > stop ? (start - stop - 1) / (-step) + 1 : 0;
+}
+
+static int bad_index(int64_t i, int axis, int64_t len) {
+    op_fail("index %lld is out of bounds for axis %d with size %lld", (long long)i, axis, (long long)len);
+    return -1;
+}
+
+/* Expands the user's items into one entry per source axis (masks become arrays). */
+typedef struct {
+    int kind;                /* IDX_INT, IDX_SLICE, IDX_TENSOR */
+    IndexItem item;
+    Tensor *arr;             /* i64 index array (owned) for IDX_TENSOR */
+} AxisIdx;
+
+static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *ax) {
+    int consumed = 0, ellipsis = -1;
+    for (int k = 0; k < n; k++) {
+        if (idx[k].kind == IDX_ELLIPSIS) {
+            if (ellipsis >= 0) { op_fail("an index can only have a single ellipsis ('...')"); return -1; }
+            ellipsis = k;
+        } else if (idx[k].kind == IDX_TENSOR && idx[k].t->dtype == DT_BOOL) {
+            if (idx[k].t->ndim == 0) { op_fail("a 0-d bool index is not supported"); return -1; }
+            consumed += idx[k].t->ndim;
+        } else {
+            consumed++;
+        }
+    }
+    if (consumed > a->ndim) {
+        op_fail("too many indices for tensor: tensor is %d-dimensional, but %d were indexed", a->ndim, consumed);
+        return -1;
+    }
+    int d = 0;
+    for (int k = 0; k <= n; k++) {
+        if (k == n || idx[k].kind == IDX_ELLIPSIS) {
+            int fill = k == n ? (ellipsis >= 0 ? 0 : a->ndim - d) : a->ndim - consumed;
+            for (int j = 0; j < fill; j++, d++) {
+                memset(&ax[d], 0, sizeof ax[d]);
+                ax[d].kind = IDX_SLICE;
+                ax[d].item.kind = IDX_SLICE;
+                ax[d].item.step = 1;
+            }
+            continue;
+        }
+        const IndexItem *it = &idx[k];
+        if (it->kind == IDX_TENSOR && it->t->dtype == DT_BOOL) {
+            const Tensor *m = it->t;
+            for (int j = 0; j < m->ndim; j++)
+                if (m->shape[j] != a->shape[d + j]) {
+                    op_fail("boolean index did not match the indexed tensor along axis %d: size %lld vs %lld", d + j,
+                            (long long)a->shape[d + j], (long long)m->shape[j]);
+                    return -1;
+                }
+            int64_t cnt = 0;
+            const uint8_t *mv = m->data;
+            for (int64_t i = 0; i < m->size; i++) cnt += mv[i] != 0;
+            Shape s = { 1, { cnt } };
+            for (int j = 0; j < m->ndim; j++) {
+                memset(&ax[d + j], 0, sizeof ax[d + j]);
+                ax[d + j].kind = IDX_TENSOR;
+                if (!(ax[d + j].arr = tensor_new(DT_I64, &s))) return -1;
+            }
+            int64_t pos = 0;
+            for (int64_t i = 0; i < m->size; i++) {
+                if (!mv[i]) continue;
+                int64_t rem = i;
+                for (int j = m->ndim - 1; j >= 0; j--) {
+                    ((int64_t *)ax[d + j].arr->data)[pos] = rem % m->shape[j];
+                    rem /= m->shape[j];
+                }
+                pos++;
+            }
+            d += m->ndim;
+            continue;
+        }
+        memset(&ax[d], 0, sizeof ax[d]);
+        ax[d].kind = it->kind;
+        ax[d].item = *it;
+        if (it->kind == IDX_TENSOR) {
+            if (it->t->dtype != DT_I64) {
+                op_fail("tensors used as indices must be i64 or bool, not %s", dtype_name(it->t->dtype));
+                return -1;
+            }
+            ax[d].arr = tensor_retain((Tensor *)it->t);
+        }
+        d++;
+    }
+    return 0;
+}
+
+static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p) {
+    AxisIdx ax[TSL_MAX_RANK];
+    memset(p, 0, sizeof *p);
+    memset(ax, 0, sizeof ax);
+    p->adv_pos = -1;
+    int rc = -1;
+    if (expand_items(a, idx, n, ax)) goto out;
+    int64_t stride[TSL_MAX_RANK], s = 1;
+    for (int d = a->ndim - 1; d >= 0; d--) { stride[d] = s; s *= a->shape[d]; }
+    int nadv = 0, first_adv = -1, last_adv = -1;
+    for (int d = 0; d < a->ndim; d++)
+        if (ax[d].kind == IDX_TENSOR) { nadv++; if (first_adv < 0) first_adv = d; last_adv = d; }
+    /* integers join the advanced block when there is one */
+    if (nadv)
+        for (int d = 0; d < a->ndim; d++)
+            if (ax[d].kind == IDX_INT) { if (d < first_adv) first_adv = d; if (d > last_adv) last_adv = d; nadv++; }
+    bool adjacent = true;
+    for (int d = first_adv; nadv && d <= last_adv; d++)
+        if (ax[d].kind == IDX_SLICE) adjacent = false;
+    /* the broadcast shape B of the advanced indices */
+    Shape B = { 0, { 0 } };
+    for (int d = 0; nadv && d < a->ndim; d++) {
+        if (ax[d].kind != IDX_TENSOR) continue;
+        Shape sa;
+        shape_of(ax[d].arr, &sa);
+        if (shape_broadcast(&B, &sa, &B, "indexing")) {
+            op_fail("shape mismatch: indexing arrays could not be broadcast together");
+            goto out;
+        }
+    }
+    int64_t nb = 1;
+    if (nadv) {
+        if ((nb = shape_count(&B)) < 0) goto out;
+        if (!(p->adv_off = mem_try_alloc(sizeof(int64_t) * (size_t)(nb + 1)))) { op_fail("out of memory"); goto out; }
+        memset(p->adv_off, 0, sizeof(int64_t) * (size_t)(nb + 1));
+    }
+    for (int d = 0; d < a->ndim; d++) {
+        int64_t len = a->shape[d];
+        if (ax[d].kind == IDX_INT) {
+            int64_t i = ax[d].item.i;
+            if (i < 0) i += len;
+            if (i < 0 || i >= len) { bad_index(ax[d].item.i, d, len); goto out; }
+            if (nadv) for (int64_t b = 0; b < nb; b++) p->adv_off[b] += i * stride[d];
+            else p->base += i * stride[d];
+        } else if (ax[d].kind == IDX_TENSOR) {
+            Shape sa, sb;
+            shape_of(ax[d].arr, &sa);
+            Tensor *bt = op_broadcast_to(ax[d].arr, &B);
+            (void)sb;
+            if (!bt) goto out;
+            const int64_t *iv = bt->data;
+            for (int64_t b = 0; b < nb; b++) {
+                int64_t i = iv[b] < 0 ? iv[b] + len : iv[b];
+                if (i < 0 || i >= len) { bad_index(iv[b], d, len); tensor_release(bt); goto out; }
+                p->adv_off[b] += i * stride[d];
+            }
+            tensor_release(bt);
+        }
+    }
+    /* iteration dims and the result shape */
+    for (int d = 0; d <= a->ndim; d++) {
+        bool place_block = nadv && p->adv_pos < 0 && (adjacent ? d == first_adv : true);
+        if (place_block) {
+            p->adv_pos = p->nd;
+            p->size[p->nd] = nb;
+            p->stride[p->nd++] = 0;
+            for (int j = 0; j < B.ndim; j++) {
+                if (p->out.ndim >= TSL_MAX_RANK) { op_fail("indexing result would exceed rank %d", TSL_MAX_RANK); goto out; }
+                p->out.d[p->out.ndim++] = B.d[j];
+            }
+        }
+        if (d == a->ndim) break;
+        if (ax[d].kind != IDX_SLICE) continue;
+        if (ax[d].item.step == 0) { op_fail("slice step cannot be zero"); goto out; }
+        int64_t start, step, cnt = slice_count(a->shape[d], &ax[d].item, &start, &step);
+        p->base += cnt ? start * stride[d] : 0;
+        p->size[p->nd] = cnt;
+        p->stride[p->nd++] = step * stride[d];
+        if (p->out.ndim >= TSL_MAX_RANK) { op_fail("indexing result would exceed rank %d", TSL_MAX_RANK); goto out; }
+        p->out.d[p->out.ndim++] = cnt;
+    }
+    rc = 0;
+out:
+    for (int d = 0; d < TSL_MAX_RANK; d++) tensor_release(ax[d].arr);
+    if (rc) plan_free(p);
+    return rc;
+}
+
+/* Calls visit(k, src_offset) for every result element k in order. */
+#define PLAN_WALK(p, total, BODY)                                                   \
+    do {                                                                            \
+        int64_t ix_[TSL_MAX_RANK + 1] = { 0 }, off_ = (p)->base;                    \
+        for (int64_t k = 0; k < (total); k++) {                                     \
+            int64_t src = off_ + ((p)->adv_pos >= 0 ? (p)->adv_off[ix_[(p)->adv_pos]] : 0); \
+            BODY;                                                                   \
+            for (int d_ = (p)->nd - 1; d_ >= 0; d_--) {                             \
+                ix_[d_]++;                                                          \
+                off_ += (p)->stride[d_];                                            \
+                if (ix_[d_] < (p)->size[d_]) break;                                 \
+                off_ -= (p)->stride[d_] * (p)->size[d_];                            \
+                ix_[d_] = 0;                                                        \
+            }                                                                       \
+        }                                                                           \
+    } while (0)
+
+Tensor *op_index(const Tensor *a, const IndexItem *idx, int n) {
+    Plan p;
+    if (make_plan(a, idx, n, &p)) return NULL;
+    Tensor *r = tensor_new(a->dtype, &p.out);
+    if (r) {
+        size_t esz = dtype_size(a->dtype);
+        char *out = r->data;
+        const char *in = a->data;
+        if (esz == 4) PLAN_WALK(&p, r->size, ((int32_t *)out)[k] = ((const int32_t *)in)[src]);
+        else if (esz == 8) PLAN_WALK(&p, r->size, ((int64_t *)out)[k] = ((const int64_t *)in)[src]);
+        else PLAN_WALK(&p, r->size, out[k] = in[src]);
+    }
+    plan_free(&p);
+    return r;
+}
+
+Tensor *op_index_set(const Tensor *a, const IndexItem *idx, int n, const Tensor *v) {
+    Plan p;
+    if (make_plan(a, idx, n, &p)) return NULL;
+    Tensor *r = NULL, *cv = NULL, *bv = NULL;
+    if (!(cv = v->dtype == a->dtype ? tensor_retain((Tensor *)v) : op_astype(v, a->dtype))) goto out;
+    if (!(bv = op_broadcast_to(cv, &p.out))) {
+        char b1[600], b2[600];
+        Shape sv;
+        shape_of(v, &sv);
+        op_fail("cannot assign a value of shape %s to an index of shape %s", shape_str(&sv, b1, sizeof b1),
+                shape_str(&p.out, b2, sizeof b2));
+        goto out;
+    }
+    if (!(r = tensor_copy(a))) goto out;
+    size_t esz = dtype_size(a->dtype);
+    char *dst = r->data;
+    const char *src_v = bv->data;
+    int64_t total = bv->size;
+    PLAN_WALK(&p, total, memcpy(dst + src * (int64_t)esz, src_v + k * (int64_t)esz, esz));
+out:
+    tensor_release(cv);
+    tensor_release(bv);
+    plan_free(&p);
+    return r;
+}

@@ -1,0 +1,111 @@
+/* linalg.c - matmul (NumPy rules: 1-D operands, batched broadcasting) and outer.
+ *
+ * Float matmul goes to OpenBLAS: cblas_?gemv when the left operand has one row (batch-1
+ * inference, memory-bound), cblas_?gemm otherwise. The choice depends only on shapes, so
+ * eager and static pick the same routine and get the same bits. Integer matmul has no
+ * BLAS routine; it is a plain triple loop (exact, so order does not matter). */
+#include <cblas.h>
+#include <string.h>
+#include "cpu.h"
+
+static void mm_f32(const float *a, const float *b, float *c, int64_t m, int64_t k, int64_t n) {
+    if (k == 0) { memset(c, 0, sizeof(float) * (size_t)(m * n)); return; }
+    if (m == 1)
+        cblas_sgemv(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1.0f, b, (blasint)n, a, 1, 0.0f, c, 1);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m, (blasint)n, (blasint)k, 1.0f, a,
+                    (blasint)k, b, (blasint)n, 0.0f, c, (blasint)n);
+}
+
+static void mm_f64(const double *a, const double *b, double *c, int64_t m, int64_t k, int64_t n) {
+    if (k == 0) { memset(c, 0, sizeof(double) * (size_t)(m * n)); return; }
+    if (m == 1)
+        cblas_dgemv(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1.0, b, (blasint)n, a, 1, 0.0, c, 1);
+    else
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m, (blasint)n, (blasint)k, 1.0, a,
+                    (blasint)k, b, (blasint)n, 0.0, c, (blasint)n);
+}
+
+static void mm_i64(const int64_t *a, const int64_t *b, int64_t *c, int64_t m, int64_t k, int64_t n) {
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            uint64_t s = 0;
+            for (int64_t p = 0; p < k; p++) s += (uint64_t)a[i * k + p] * (uint64_t)b[p * n + j];
+            c[i * n + j] = (int64_t)s;
+        }
+}
+
+Tensor *op_matmul(const Tensor *a, const Tensor *b) {
+    char s1[600], s2[600];
+    Shape sa, sb;
+    shape_of(a, &sa);
+    shape_of(b, &sb);
+    if (a->ndim == 0 || b->ndim == 0) {
+        op_fail("matmul: operands must have at least one dimension, got %s and %s", shape_str(&sa, s1, sizeof s1),
+                shape_str(&sb, s2, sizeof s2));
+        return NULL;
+    }
+    /* 1-D operands become matrices, and the added axis is dropped from the result */
+    Shape ma = sa, mb = sb;
+    if (a->ndim == 1) { ma.ndim = 2; ma.d[0] = 1; ma.d[1] = sa.d[0]; }
+    if (b->ndim == 1) { mb.ndim = 2; mb.d[0] = sb.d[0]; mb.d[1] = 1; }
+    int64_t m = ma.d[ma.ndim - 2], k = ma.d[ma.ndim - 1], k2 = mb.d[mb.ndim - 2], n = mb.d[mb.ndim - 1];
+    if (k != k2) {
+        op_fail("shape mismatch for '@': %s and %s", shape_str(&sa, s1, sizeof s1), shape_str(&sb, s2, sizeof s2));
+        return NULL;
+    }
+    Shape ba = { ma.ndim - 2, { 0 } }, bb = { mb.ndim - 2, { 0 } }, bo;
+    memcpy(ba.d, ma.d, sizeof(int64_t) * (size_t)ba.ndim);
+    memcpy(bb.d, mb.d, sizeof(int64_t) * (size_t)bb.ndim);
+    if (shape_broadcast(&ba, &bb, &bo, "@")) {
+        op_fail("shape mismatch for '@': %s and %s", shape_str(&sa, s1, sizeof s1), shape_str(&sb, s2, sizeof s2));
+        return NULL;
+    }
+    Shape so = bo;
+    if (a->ndim > 1) so.d[so.ndim++] = m;
+    if (b->ndim > 1) so.d[so.ndim++] = n;
+    DType dt = a->dtype > b->dtype ? a->dtype : b->dtype;
+    DType ct = dt == DT_BOOL ? DT_I64 : dt;
+    Tensor *ca = a->dtype == ct ? tensor_retain((Tensor *)a) : op_astype(a, ct);
+    Tensor *cb = b->dtype == ct ? tensor_retain((Tensor *)b) : op_astype(b, ct);
+    Tensor *r = ca && cb ? tensor_new(ct, &so) : NULL;
+    if (!r) goto out;
+    /* walk the broadcast batch: each batch index maps to one matrix of a and of b */
+    int64_t nbatch = shape_count(&bo), esz = (int64_t)dtype_size(ct);
+    for (int64_t bi = 0; bi < nbatch; bi++) {
+        int64_t rem = bi, oa = 0, ob = 0, stra = 1, strb = 1;
+        for (int d = bo.ndim - 1; d >= 0; d--) {
+            int64_t idx = rem % bo.d[d];
+            rem /= bo.d[d];
+            int ja = ba.ndim - bo.ndim + d, jb = bb.ndim - bo.ndim + d;
+            if (ja >= 0) { if (ba.d[ja] != 1) oa += idx * stra; stra *= ba.d[ja]; }
+            if (jb >= 0) { if (bb.d[jb] != 1) ob += idx * strb; strb *= bb.d[jb]; }
+        }
+        const char *pa = (const char *)ca->data + oa * m * k * esz, *pb = (const char *)cb->data + ob * k * n * esz;
+        char *pc = (char *)r->data + bi * m * n * esz;
+        if (m * n == 0) continue;
+        if (ct == DT_F32) mm_f32((const float *)pa, (const float *)pb, (float *)pc, m, k, n);
+        else if (ct == DT_F64) mm_f64((const double *)pa, (const double *)pb, (double *)pc, m, k, n);
+        else mm_i64((const int64_t *)pa, (const int64_t *)pb, (int64_t *)pc, m, k, n);
+    }
+    if (dt == DT_BOOL) {
+        Tensor *c = op_astype(r, DT_BOOL);
+        tensor_release(r);
+        r = c;
+    }
+out:
+    tensor_release(ca);
+    tensor_release(cb);
+    return r;
+}
+
+/* outer(a, b)[i, j] = a.flat[i] * b.flat[j] */
+Tensor *op_outer(const Tensor *a, const Tensor *b) {
+    Shape sa = { 2, { a->size, 1 } }, sb = { 2, { 1, b->size } };
+    Tensor *x = tensor_view((Tensor *)a, &sa);
+    Tensor *y = x ? tensor_view((Tensor *)b, &sb) : NULL;
+    Tensor *r = y ? op_binary(OP_MUL, x, y) : NULL;
+    tensor_release(x);
+    tensor_release(y);
+    return r;
+}

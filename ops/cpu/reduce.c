@@ -1,0 +1,284 @@
+/* reduce.c - reductions (sum mean max min prod var std argmax argmin all any logsumexp)
+ * and softmax / log_softmax.
+ *
+ * The reduced axes are moved last (a transposed copy when they are not already), so
+ * every reduction is over contiguous rows. Float sums use NumPy's pairwise summation
+ * (8 accumulators per 128-element block), one fixed order for eager and static. */
+#include <math.h>
+#include <string.h>
+#include "cpu.h"
+#include "mem.h"
+
+#define PAIRWISE(NAME, T)                                                          \
+    static T NAME(const T *x, int64_t n) {                                         \
+        if (n < 8) {                                                               \
+            T s = 0;                                                               \
+            for (int64_t i = 0; i < n; i++) s += x[i];                             \
+            return s;                                                              \
+        }                                                                          \
+        if (n <= 128) {                                                            \
+            T r[8];                                                                \
+            for (int k = 0; k < 8; k++) r[k] = x[k];                               \
+            int64_t i;                                                             \
+            for (i = 8; i < n - n % 8; i += 8)                                     \
+                for (int k = 0; k < 8; k++) r[k] += x[i + k];                      \
+            T s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])); \
+            for (; i < n; i++) s += x[i];                                          \
+            return s;                                                              \
+        }                                                                          \
+        int64_t h = n / 2;                                                         \
+        h -= h % 8;                                                                \
+        return NAME(x, h) + NAME(x + h, n - h);                                    \
+    }
+PAIRWISE(pairwise_f32, float)
+PAIRWISE(pairwise_f64, double)
+
+float cpu_sum_f32(const float *x, int64_t n, int64_t stride) { (void)stride; return pairwise_f32(x, n); }
+double cpu_sum_f64(const double *x, int64_t n, int64_t stride) { (void)stride; return pairwise_f64(x, n); }
+
+/* Normalises axes into a mask; -1 with an error on a bad or repeated axis. */
+static int axes_mask(const Tensor *a, const int *axes, int n, const char *name, bool *mask) {
+    memset(mask, 0, sizeof(bool) * TSL_MAX_RANK);
+    if (n < 0) {
+        for (int i = 0; i < a->ndim; i++) mask[i] = true;
+        return 0;
+    }
+    for (int k = 0; k < n; k++) {
+        int ax = axes[k] < 0 ? axes[k] + a->ndim : axes[k];
+        if (ax < 0 || ax >= a->ndim) {
+            op_fail("%s: axis %d is out of range for a tensor of rank %d", name, axes[k], a->ndim);
+            return -1;
+        }
+        if (mask[ax]) {
+            op_fail("%s: axis %d is repeated", name, axes[k]);
+            return -1;
+        }
+        mask[ax] = true;
+    }
+    return 0;
+}
+
+/* A copy (or a new reference) of a with the masked axes moved last, in order. */
+static Tensor *move_axes_last(const Tensor *a, const bool *mask, int64_t *outer, int64_t *inner) {
+    int perm[TSL_MAX_RANK], np = 0;
+    *outer = 1;
+    *inner = 1;
+    for (int i = 0; i < a->ndim; i++)
+        if (!mask[i]) { perm[np++] = i; *outer *= a->shape[i]; }
+    for (int i = 0; i < a->ndim; i++)
+        if (mask[i]) { perm[np++] = i; *inner *= a->shape[i]; }
+    bool identity = true;
+    for (int i = 0; i < a->ndim; i++) identity &= perm[i] == i;
+    if (identity) return tensor_retain((Tensor *)a);
+    return op_transpose(a, perm, a->ndim);
+}
+
+static DType reduce_dtype(OpCode op, DType in) {
+    switch (op) {
+    case OP_SUM: case OP_PROD: return dtype_is_float(in) ? in : DT_I64;
+    case OP_MEAN: case OP_VAR: case OP_STD: case OP_LOGSUMEXP: return dtype_is_float(in) ? in : DT_F32;
+    case OP_ARGMAX: case OP_ARGMIN: return DT_I64;
+    case OP_ALL: case OP_ANY: return DT_BOOL;
+    default: return in;
+    }
+}
+
+/* The dtype the row kernels read: float ops on ints read f64, all/any read bool. */
+static DType input_dtype(OpCode op, DType in) {
+    switch (op) {
+    case OP_MEAN: case OP_VAR: case OP_STD: case OP_LOGSUMEXP: return dtype_is_float(in) ? in : DT_F64;
+    case OP_SUM: case OP_PROD: return in == DT_BOOL ? DT_I64 : in;
+    case OP_ALL: case OP_ANY: return DT_BOOL;
+    default: return in;
+    }
+}
+
+#define ROW_FLOAT(T, SUM, EXP, LOGF)                                                    \
+    static double row_##T(OpCode op, const T *x, int64_t n, T *tmp) {                   \
+        switch (op) {                                                                   \
+        case OP_SUM: return SUM(x, n);                                                  \
+        case OP_MEAN: return (T)(SUM(x, n) / (T)n);                                     \
+        case OP_PROD: { T p = 1; for (int64_t i = 0; i < n; i++) p *= x[i]; return p; } \
+        case OP_VAR: case OP_STD: {                                                     \
+            T m = (T)(SUM(x, n) / (T)n);                                                \
+            for (int64_t i = 0; i < n; i++) { T d = x[i] - m; tmp[i] = d * d; }        \
+            T v = (T)(SUM(tmp, n) / (T)n);                                              \
+            return op == OP_VAR ? v : (T)sqrt(v);                                       \
+        }                                                                               \
+        case OP_MAX: case OP_MIN: {                                                     \
+            T m = x[0];                                                                 \
+            for (int64_t i = 1; i < n && m == m; i++)                                   \
+                if (x[i] != x[i] || (op == OP_MAX ? x[i] > m : x[i] < m)) m = x[i];     \
+            return m;                                                                   \
+        }                                                                               \
+        case OP_ARGMAX: case OP_ARGMIN: {                                               \
+            int64_t k = 0;                                                              \
+            for (int64_t i = 1; i < n && x[k] == x[k]; i++)                             \
+                if (x[i] != x[i] || (op == OP_ARGMAX ? x[i] > x[k] : x[i] < x[k])) k = i; \
+            return (double)k;                                                           \
+        }                                                                               \
+        case OP_LOGSUMEXP: {                                                            \
+            T m = x[0];                                                                 \
+            for (int64_t i = 1; i < n; i++) if (x[i] > m || x[i] != x[i]) m = x[i];     \
+            if (n == 0) return -INFINITY;                                               \
+            if (m != m) return m;                                                       \
+            if (isinf(m)) return m;                                                     \
+            for (int64_t i = 0; i < n; i++) tmp[i] = x[i] - m;                          \
+            EXP(tmp, tmp, n);                                                           \
+            return (T)(m + LOGF(SUM(tmp, n)));                                          \
+        }                                                                               \
+        default: return 0;                                                              \
+        }                                                                               \
+    }
+ROW_FLOAT(float, pairwise_f32, vm_exp_f32, logf)
+ROW_FLOAT(double, pairwise_f64, vm_exp_f64, log)
+
+static void reduce_rows(OpCode op, const Tensor *x, Tensor *r, int64_t outer, int64_t inner, void *tmp) {
+    for (int64_t o = 0; o < outer; o++) {
+        double v = 0;
+        if (x->dtype == DT_F32) v = row_float(op, (const float *)x->data + o * inner, inner, tmp);
+        else if (x->dtype == DT_F64) v = row_double(op, (const double *)x->data + o * inner, inner, tmp);
+        else if (x->dtype == DT_I64) {
+            const int64_t *p = (const int64_t *)x->data + o * inner;
+            if (op == OP_SUM || op == OP_PROD) {
+                uint64_t acc = op == OP_SUM ? 0 : 1;
+                for (int64_t i = 0; i < inner; i++) acc = op == OP_SUM ? acc + (uint64_t)p[i] : acc * (uint64_t)p[i];
+                ((int64_t *)r->data)[o] = (int64_t)acc;
+                continue;
+            }
+            int64_t k = 0;
+            for (int64_t i = 1; i < inner; i++)
+                if (op == OP_MAX || op == OP_ARGMAX ? p[i] > p[k] : p[i] < p[k]) k = i;
+            if (op == OP_ARGMAX || op == OP_ARGMIN) ((int64_t *)r->data)[o] = k;
+            else ((int64_t *)r->data)[o] = p[k];
+            continue;
+        } else {
+            const uint8_t *p = (const uint8_t *)x->data + o * inner;
+            int64_t k = 0;
+            bool all = true, any = false;
+            for (int64_t i = 0; i < inner; i++) { all &= p[i] != 0; any |= p[i] != 0; }
+            for (int64_t i = 1; i < inner; i++)
+                if (op == OP_MAX || op == OP_ARGMAX ? p[i] > p[k] : p[i] < p[k]) k = i;
+            v = op == OP_ALL ? all : op == OP_ANY ? any : (op == OP_ARGMAX || op == OP_ARGMIN) ? (double)k : p[k];
+        }
+        tensor_set(r, o, v);
+    }
+}
+
+Tensor *op_reduce(OpCode op, const Tensor *a, const int *axes, int n, bool keepdims) {
+    const char *name = op_info[op].name;
+    bool mask[TSL_MAX_RANK];
+    if (axes_mask(a, axes, n, name, mask)) return NULL;
+    Shape so = { 0, { 0 } };
+    for (int i = 0; i < a->ndim; i++) {
+        if (!mask[i]) so.d[so.ndim++] = a->shape[i];
+        else if (keepdims) so.d[so.ndim++] = 1;
+    }
+    int64_t outer, inner;
+    DType in = input_dtype(op, a->dtype);
+    Tensor *conv = in == a->dtype ? tensor_retain((Tensor *)a) : op_astype(a, in);
+    if (!conv) return NULL;
+    Tensor *x = move_axes_last(conv, mask, &outer, &inner);
+    tensor_release(conv);
+    if (!x) return NULL;
+    if (inner == 0 && outer > 0 && (op == OP_MAX || op == OP_MIN || op == OP_ARGMAX || op == OP_ARGMIN)) {
+        tensor_release(x);
+        op_fail("%s of an empty axis (zero-size reduction)", name);
+        return NULL;
+    }
+    DType rt = reduce_dtype(op, a->dtype);
+    DType cd = dtype_is_float(rt) && in == DT_F64 ? DT_F64 : rt;   /* compute dtype of the result */
+    Tensor *r = tensor_new(cd, &so);
+    void *tmp = (op == OP_VAR || op == OP_STD || op == OP_LOGSUMEXP) ? mem_try_alloc(sizeof(double) * (size_t)(inner + 1)) : NULL;
+    if (r && (op == OP_VAR || op == OP_STD || op == OP_LOGSUMEXP) && !tmp) {
+        tensor_release(r);
+        r = NULL;
+        op_fail("out of memory");
+    }
+    if (r) {
+        if (inner == 0) {
+            for (int64_t o = 0; o < outer; o++)
+                tensor_set(r, o, op == OP_PROD || op == OP_ALL ? 1 : op == OP_LOGSUMEXP ? -INFINITY : (op == OP_SUM || op == OP_ANY) ? 0 : NAN);
+        } else {
+            reduce_rows(op, x, r, outer, inner, tmp);
+        }
+    }
+    mem_free(tmp);
+    tensor_release(x);
+    if (r && r->dtype != rt) {   /* integer inputs to float reductions computed in f64 */
+        Tensor *c = op_astype(r, rt);
+        tensor_release(r);
+        r = c;
+    }
+    return r;
+}
+
+/* softmax(x) = exp(x - max) / sum(exp(x - max)); log_softmax(x) = x - max - log(sum). */
+Tensor *op_softmax(const Tensor *a, int axis, bool want_log) {
+    const char *name = want_log ? "log_softmax" : "softmax";
+    if (a->ndim == 0) {
+        op_fail("%s needs a tensor of rank 1 or more", name);
+        return NULL;
+    }
+    int ax = axis < 0 ? axis + a->ndim : axis;
+    if (ax < 0 || ax >= a->ndim) {
+        op_fail("%s: axis %d is out of range for a tensor of rank %d", name, axis, a->ndim);
+        return NULL;
+    }
+    DType dt = dtype_is_float(a->dtype) ? a->dtype : DT_F32;
+    bool mask[TSL_MAX_RANK] = { false };
+    mask[ax] = true;
+    Tensor *conv = dt == a->dtype ? tensor_retain((Tensor *)a) : op_astype(a, dt);
+    if (!conv) return NULL;
+    int64_t outer, inner;
+    Tensor *x = move_axes_last(conv, mask, &outer, &inner);
+    tensor_release(conv);
+    if (!x) return NULL;
+    Tensor *y = tensor_copy(x);
+    if (!y) { tensor_release(x); return NULL; }
+    for (int64_t o = 0; o < outer && inner > 0; o++) {
+        if (dt == DT_F32) {
+            const float *p = (const float *)x->data + o * inner;
+            float *q = (float *)y->data + o * inner, m = p[0];
+            for (int64_t i = 1; i < inner; i++) if (p[i] > m) m = p[i];
+            if (isinf(m)) m = 0;
+            for (int64_t i = 0; i < inner; i++) q[i] = p[i] - m;
+            if (want_log) {
+                float *e = mem_alloc(sizeof(float) * (size_t)inner);
+                vm_exp_f32(q, e, inner);
+                float ls = logf(pairwise_f32(e, inner));
+                for (int64_t i = 0; i < inner; i++) q[i] = q[i] - ls;
+                mem_free(e);
+            } else {
+                vm_exp_f32(q, q, inner);
+                float s = pairwise_f32(q, inner);
+                for (int64_t i = 0; i < inner; i++) q[i] = q[i] / s;
+            }
+        } else {
+            const double *p = (const double *)x->data + o * inner;
+            double *q = (double *)y->data + o * inner, m = p[0];
+            for (int64_t i = 1; i < inner; i++) if (p[i] > m) m = p[i];
+            if (isinf(m)) m = 0;
+            for (int64_t i = 0; i < inner; i++) q[i] = p[i] - m;
+            if (want_log) {
+                double *e = mem_alloc(sizeof(double) * (size_t)inner);
+                vm_exp_f64(q, e, inner);
+                double ls = log(pairwise_f64(e, inner));
+                for (int64_t i = 0; i < inner; i++) q[i] = q[i] - ls;
+                mem_free(e);
+            } else {
+                vm_exp_f64(q, q, inner);
+                double s = pairwise_f64(q, inner);
+                for (int64_t i = 0; i < inner; i++) q[i] = q[i] / s;
+            }
+        }
+    }
+    tensor_release(x);
+    if (ax == a->ndim - 1) return y;
+    /* move the axis back where it was */
+    int perm[TSL_MAX_RANK];
+    for (int i = 0, k = 0; i < a->ndim; i++) perm[i] = i == ax ? a->ndim - 1 : k++;
+    Tensor *r = op_transpose(y, perm, a->ndim);
+    tensor_release(y);
+    return r;
+}

@@ -1,0 +1,198 @@
+/* tensor.c - tensor allocation, dtypes, shapes, limits and the op error buffer. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tensor.h"
+#include "tops.h"
+#include "mem.h"
+
+int64_t tensor_max_bytes = (int64_t)1 << 30;
+int64_t tensor_max_live = 0;     /* 0: no limit */
+int64_t tensor_live_bytes = 0;
+
+static char err_buf[512];
+
+void op_fail(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err_buf, sizeof err_buf, fmt, ap);
+    va_end(ap);
+}
+
+const char *op_error(void) { return err_buf; }
+
+const OpInfo op_info[OP__COUNT] = {
+#define OP(id, nm, ar, kd, fl) { nm, ar, kd, fl },
+#include "ops.def"
+#undef OP
+};
+
+const char *dtype_name(DType t) {
+    static const char *names[] = { "bool", "i64", "f32", "f64" };
+    return names[t];
+}
+
+int dtype_parse(const char *s, DType *out) {
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, dtype_name((DType)i))) { *out = (DType)i; return 0; }
+    return -1;
+}
+
+size_t dtype_size(DType t) {
+    static const size_t sizes[] = { 1, 8, 4, 8 };
+    return sizes[t];
+}
+
+int dtype_is_float(DType t) { return t == DT_F32 || t == DT_F64; }
+
+int64_t shape_count(const Shape *s) {
+    int64_t n = 1;
+    if (s->ndim > TSL_MAX_RANK || s->ndim < 0) {
+        op_fail("rank %d is above the limit of %d", s->ndim, TSL_MAX_RANK);
+        return -1;
+    }
+    for (int i = 0; i < s->ndim; i++) {
+        if (s->d[i] < 0) {
+            op_fail("negative dimension %lld in shape", (long long)s->d[i]);
+            return -1;
+        }
+    }
+    for (int i = 0; i < s->ndim; i++) {
+        if (s->d[i] == 0) return 0;
+        if (__builtin_mul_overflow(n, s->d[i], &n)) {
+            char buf[600];
+            op_fail("shape %s is too large (element count overflows)", shape_str(s, buf, sizeof buf));
+            return -1;
+        }
+    }
+    return n;
+}
+
+int shape_equal(const Shape *a, const Shape *b) {
+    return a->ndim == b->ndim && !memcmp(a->d, b->d, sizeof(int64_t) * (size_t)a->ndim);
+}
+
+void shape_of(const Tensor *t, Shape *s) {
+    s->ndim = t->ndim;
+    memcpy(s->d, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+}
+
+const char *shape_str(const Shape *s, char *buf, size_t n) {
+    size_t len = 0;
+    len += (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < s->ndim && len < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, i ? ", %lld" : "%lld", (long long)s->d[i]);
+    if (len < n) snprintf(buf + len, n - len, "]");
+    return buf;
+}
+
+Tensor *tensor_new(DType dt, const Shape *s) {
+    int64_t count = shape_count(s);
+    if (count < 0) return NULL;
+    int64_t bytes;
+    if (__builtin_mul_overflow(count, (int64_t)dtype_size(dt), &bytes) || bytes > tensor_max_bytes) {
+        char buf[600];
+        op_fail("tensor of shape %s (%s) needs more than the limit of %lld bytes (--max-tensor-bytes)",
+                shape_str(s, buf, sizeof buf), dtype_name(dt), (long long)tensor_max_bytes);
+        return NULL;
+    }
+    if (tensor_max_live && tensor_live_bytes + bytes > tensor_max_live) {
+        op_fail("out of memory: live tensors would exceed --max-memory (%lld bytes)", (long long)tensor_max_live);
+        return NULL;
+    }
+    /* 64-byte aligned data so SIMD kernels see aligned rows */
+    TBuf *b = mem_try_alloc(sizeof(TBuf));
+    void *data = NULL;
+    if (!b || posix_memalign(&data, 64, (size_t)(bytes ? bytes : 64))) {
+        mem_free(b);
+        op_fail("out of memory allocating a tensor of %lld bytes", (long long)bytes);
+        return NULL;
+    }
+    Tensor *t = mem_try_alloc(sizeof(Tensor));
+    if (!t) {
+        mem_free(b);
+        free(data);
+        op_fail("out of memory");
+        return NULL;
+    }
+    b->rc = 1;
+    b->bytes = (size_t)bytes;
+    b->data = data;
+    tensor_live_bytes += bytes;
+    t->rc = 1;
+    t->dtype = dt;
+    t->device = DEV_CPU;
+    t->ndim = s->ndim;
+    memcpy(t->shape, s->d, sizeof(int64_t) * (size_t)s->ndim);
+    t->size = count;
+    t->buf = b;
+    t->data = data;
+    return t;
+}
+
+Tensor *tensor_zeros(DType dt, const Shape *s) {
+    Tensor *t = tensor_new(dt, s);
+    if (t) memset(t->data, 0, t->buf->bytes);
+    return t;
+}
+
+Tensor *tensor_scalar(DType dt, double v) {
+    Shape s = { 0, { 0 } };
+    Tensor *t = tensor_new(dt, &s);
+    if (t) tensor_set(t, 0, v);
+    return t;
+}
+
+Tensor *tensor_view(Tensor *t, const Shape *s) {
+    Tensor *v = mem_try_alloc(sizeof(Tensor));
+    if (!v) { op_fail("out of memory"); return NULL; }
+    *v = *t;
+    v->rc = 1;
+    v->ndim = s->ndim;
+    memcpy(v->shape, s->d, sizeof(int64_t) * (size_t)s->ndim);
+    t->buf->rc++;
+    return v;
+}
+
+Tensor *tensor_copy(const Tensor *t) {
+    Shape s;
+    shape_of(t, &s);
+    Tensor *c = tensor_new(t->dtype, &s);
+    if (c) memcpy(c->data, t->data, (size_t)t->size * dtype_size(t->dtype));
+    return c;
+}
+
+Tensor *tensor_retain(Tensor *t) {
+    t->rc++;
+    return t;
+}
+
+void tensor_release(Tensor *t) {
+    if (!t || --t->rc > 0) return;
+    if (--t->buf->rc == 0) {
+        tensor_live_bytes -= (int64_t)t->buf->bytes;
+        free(t->buf->data);
+        mem_free(t->buf);
+    }
+    mem_free(t);
+}
+
+double tensor_get(const Tensor *t, int64_t i) {
+    switch (t->dtype) {
+    case DT_BOOL: return ((const uint8_t *)t->data)[i];
+    case DT_I64: return (double)((const int64_t *)t->data)[i];
+    case DT_F32: return ((const float *)t->data)[i];
+    default: return ((const double *)t->data)[i];
+    }
+}
+
+void tensor_set(Tensor *t, int64_t i, double v) {
+    switch (t->dtype) {
+    case DT_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
+    case DT_I64: ((int64_t *)t->data)[i] = (v >= -9.2233720368547758e18 && v < 9.2233720368547758e18) ? (int64_t)v : INT64_MIN; break;
+    case DT_F32: ((float *)t->data)[i] = (float)v; break;
+    default: ((double *)t->data)[i] = v; break;
+    }
+}

@@ -1,0 +1,76 @@
+/* tensor.h - the n-dimensional array every op works on.
+ *
+ * A Tensor is an immutable value once built: ops never write into a tensor that was
+ * handed to them; they return new ones. Data is contiguous, C order, in a reference-
+ * counted buffer, so shape-only ops (reshape, squeeze, expand_dims) share the buffer.
+ *
+ * Ownership: functions returning Tensor* return a NEW reference (rc already 1 or
+ * retained); arguments are BORROWED. tensor_release(NULL) is a no-op.
+ * Errors: functions that can fail return NULL and leave the message in op_error(). */
+#ifndef TSL_TENSOR_H
+#define TSL_TENSOR_H
+#include <stdint.h>
+#include <stddef.h>
+
+#define TSL_MAX_RANK 32
+
+/* Ordered for promotion: the larger of two dtypes wins (bool < i64 < f32 < f64). */
+typedef enum { DT_BOOL, DT_I64, DT_F32, DT_F64 } DType;
+typedef enum { DEV_CPU, DEV_GPU } Device;
+
+typedef struct {
+    int rc;
+    size_t bytes;
+    void *data;
+} TBuf;
+
+typedef struct Tensor {
+    int rc;
+    DType dtype;
+    Device device;
+    int ndim;
+    int64_t size;                   /* product of shape */
+    int64_t shape[TSL_MAX_RANK];
+    TBuf *buf;
+    void *data;                     /* == buf->data */
+} Tensor;
+
+typedef struct {
+    int ndim;
+    int64_t d[TSL_MAX_RANK];
+} Shape;
+
+/* Limits, set from the command line (--max-tensor-bytes, --max-memory). */
+extern int64_t tensor_max_bytes;
+extern int64_t tensor_max_live;
+extern int64_t tensor_live_bytes;
+
+const char *dtype_name(DType t);
+int dtype_parse(const char *s, DType *out);   /* 0 ok, -1 unknown */
+size_t dtype_size(DType t);
+int dtype_is_float(DType t);
+
+/* Errors: a message buffer shared by the ops layer (set by op_fail, read by callers). */
+void op_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *op_error(void);
+
+/* Checked element count of a shape; -1 (error set) on a negative dim or overflow. */
+int64_t shape_count(const Shape *s);
+int shape_equal(const Shape *a, const Shape *b);
+void shape_of(const Tensor *t, Shape *s);
+/* Writes "[2, 3]" into buf. */
+const char *shape_str(const Shape *s, char *buf, size_t n);
+
+Tensor *tensor_new(DType dt, const Shape *s);          /* uninitialised data */
+Tensor *tensor_zeros(DType dt, const Shape *s);
+Tensor *tensor_scalar(DType dt, double v);              /* 0-d */
+Tensor *tensor_view(Tensor *t, const Shape *s);         /* same buffer, new shape (same count) */
+Tensor *tensor_copy(const Tensor *t);
+Tensor *tensor_retain(Tensor *t);
+void tensor_release(Tensor *t);
+
+/* Element access through double (used by printing, conversion and small helpers). */
+double tensor_get(const Tensor *t, int64_t i);
+void tensor_set(Tensor *t, int64_t i, double v);
+
+#endif

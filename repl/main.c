@@ -1,0 +1,164 @@
+/* main.c - the `tsl` command: options, then a script, `-e CODE`, or the REPL.
+ *
+ * The interpreter runs on a thread with a large stack so deep (but legal) recursion up to
+ * --max-depth fits; a guard in the evaluator turns anything deeper into an error.
+ * SIGINT only sets a flag that the evaluator polls. */
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "interp.h"
+#include "mem.h"
+#include "repl.h"
+
+#define TSL_VERSION "0.1.0"
+
+extern char *tsl_stdlib_dir;
+
+typedef struct {
+    int argc;
+    char **argv;
+    int rc;
+} MainArgs;
+
+static void usage(FILE *out) {
+    fputs("usage: tsl [options] [FILE.tsl [ARGS...]]\n"
+          "       tsl [options] -e CODE [ARGS...]\n"
+          "With no FILE, starts the interactive REPL.\n\n"
+          "options:\n"
+          "  --no-static            run static blocks and static fns eagerly\n"
+          "  --verify-static        run each static block eagerly and statically, compare\n"
+          "  --device cpu|gpu       default device for new tensors (default cpu)\n"
+          "  --max-depth N          call depth limit (default 10000)\n"
+          "  --max-nesting N        syntactic nesting limit (default 1000)\n"
+          "  --max-tensor-bytes N   largest tensor (default 1 GiB)\n"
+          "  --max-memory N         all live tensors together (default: no limit)\n"
+          "  --max-ops N            operation budget (loop iterations and calls)\n"
+          "  --timeout S            wall-time limit in seconds\n"
+          "  --version, --help\n",
+          out);
+}
+
+static bool parse_count(const char *opt, const char *s, int64_t *out) {
+    char *end;
+    long long v = strtoll(s ? s : "", &end, 10);
+    if (!s || !*s || *end || v < 0) {
+        fprintf(stderr, "tsl: error: %s needs a non-negative integer\n", opt);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+static void on_sigint(int sig) {
+    (void)sig;
+    tsl_interrupt_flag = 1;
+}
+
+static void find_stdlib(const char *argv0) {
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        snprintf(exe, sizeof exe, "%s", argv0);
+        n = (ssize_t)strlen(exe);
+    }
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;
+    else snprintf(exe, sizeof exe, ".");
+    size_t len = strlen(exe) + 16;
+    tsl_stdlib_dir = mem_alloc(len);
+    snprintf(tsl_stdlib_dir, len, "%s/../stdlib", exe);
+}
+
+static int run_main(int argc, char **argv) {
+    Interp *I = interp_new();
+    const char *code = NULL, *file = NULL;
+    int i = 1, rc = 0;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        int64_t n;
+        if (a[0] != '-' || !strcmp(a, "-")) break;
+        if (!strcmp(a, "--")) { i++; break; }
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); goto done; }
+        else if (!strcmp(a, "--version")) { printf("tsl %s\n", TSL_VERSION); goto done; }
+        else if (!strcmp(a, "--no-static")) I->no_static = true;
+        else if (!strcmp(a, "--verify-static")) I->verify_static = true;
+        else if (!strcmp(a, "-e")) {
+            if (i + 1 >= argc) { fputs("tsl: error: -e needs CODE\n", stderr); rc = 2; goto done; }
+            code = argv[++i];
+            i++;
+            break;
+        } else if (!strcmp(a, "--device")) {
+            const char *d = i + 1 < argc ? argv[++i] : "";
+            if (!strcmp(d, "gpu")) {
+                fputs("tsl: error: device 'gpu' is not available (this build has no GPU backend yet)\n", stderr);
+                rc = 1;
+                goto done;
+            }
+            if (strcmp(d, "cpu")) { fprintf(stderr, "tsl: error: --device takes cpu or gpu, not '%s'\n", d); rc = 2; goto done; }
+        } else if (!strcmp(a, "--timeout")) {
+            char *end;
+            const char *s = i + 1 < argc ? argv[++i] : "";
+            double t = strtod(s, &end);
+            if (!*s || *end || t <= 0) { fputs("tsl: error: --timeout needs a positive number of seconds\n", stderr); rc = 2; goto done; }
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            I->deadline = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + t;
+        } else if (!strcmp(a, "--max-depth") || !strcmp(a, "--max-nesting") || !strcmp(a, "--max-tensor-bytes") ||
+                   !strcmp(a, "--max-memory") || !strcmp(a, "--max-ops")) {
+            if (!parse_count(a, i + 1 < argc ? argv[++i] : NULL, &n)) { rc = 2; goto done; }
+            if (!strcmp(a, "--max-depth")) I->max_depth = n > 1000000 ? 1000000 : (int)n;
+            else if (!strcmp(a, "--max-nesting")) I->max_nesting = n > 100000 ? 100000 : (int)n;
+            else if (!strcmp(a, "--max-tensor-bytes")) tensor_max_bytes = n;
+            else if (!strcmp(a, "--max-memory")) tensor_max_live = n;
+            else I->max_ops = n;
+        } else {
+            fprintf(stderr, "tsl: error: unknown option '%s' (see tsl --help)\n", a);
+            rc = 2;
+            goto done;
+        }
+    }
+    if (!code && i < argc) file = argv[i++];
+    I->nargs = argc - i;
+    I->args = argv + i;
+    if (code) rc = interp_run_source(I, "<string>", code, strlen(code), false, NULL);
+    else if (file) rc = interp_run_file(I, file);
+    else rc = repl_run(I);
+done:
+    fflush(stdout);
+    interp_free(I);
+    return rc;
+}
+
+static void *thread_main(void *p) {
+    MainArgs *m = p;
+    m->rc = run_main(m->argc, m->argv);
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);   /* no SA_RESTART: the REPL's select() wakes up */
+    find_stdlib(argv[0]);
+    MainArgs m = { argc, argv, 0 };
+    pthread_attr_t attr;
+    pthread_t th;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, (size_t)1 << 30);
+    if (pthread_create(&th, &attr, thread_main, &m)) {
+        thread_main(&m);
+    } else {
+        pthread_join(th, NULL);
+    }
+    pthread_attr_destroy(&attr);
+    mem_free(tsl_stdlib_dir);
+    return m.rc;
+}

@@ -1,0 +1,228 @@
+/* repl.c - the REPL: readline editing, persistent history (~/.tsl_history), multi-line
+ * input while the parser says the input is incomplete, tab completion, `:` commands.
+ * Everything else is the same entry point as `tsl FILE` (interp_run_source).
+ * Ctrl-C at the prompt clears the line; while code runs, the evaluator sees the flag,
+ * stops with "interrupted" and we are back at the prompt. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <time.h>
+#include <unistd.h>
+#include <readline/history.h>
+#include <readline/readline.h>
+#include "builtins.h"
+#include "interp.h"
+#include "mem.h"
+#include "repl.h"
+
+static Interp *repl_I;
+static char *pending_line;
+static bool got_line, got_eof;
+
+static const char *const commands[] = {
+    ":help", ":quit", ":time", ":static", ":dis", ":load", ":vars", ":device", NULL,
+};
+static const char *const keywords[] = {
+    "fn", "return", "if", "else", "while", "for", "in", "break", "continue", "static", "import",
+    "and", "or", "not", "true", "false", "nil", NULL,
+};
+
+static void print_help(void) {
+    puts("TSL REPL. Type code; an unfinished input continues on the next line.\n"
+         "  :help              this text\n"
+         "  :quit              leave (Ctrl-D too)\n"
+         "  :time on|off       time each input\n"
+         "  :static on|off     run static blocks compiled (on) or eagerly (off)\n"
+         "  :dis               show the bytecode of the last static block\n"
+         "  :load FILE         run a script in this session\n"
+         "  :vars              list the variables you defined\n"
+         "  :device cpu|gpu    default device for new tensors\n"
+         "Ctrl-C interrupts running code; Tab completes names.");
+}
+
+static void show_vars(Interp *I) {
+    Globals *g = &I->main->g;
+    for (int i = 0; i < g->count; i++) {
+        Value v = g->vals[i];
+        if (v.type == VAL_UNDEF || builtin_is(v, g->names[i])) continue;
+        StrBuf b = { 0 };
+        sb_putn(&b, "", 0);
+        fmt_value(&b, v, true);
+        if (b.len > 70) { b.s[67] = 0; strcat(b.s, "..."); }
+        printf("  %-16s %-9s %s\n", g->names[i], val_type_name(v), b.s);
+        sb_free(&b);
+    }
+}
+
+/* Returns true when the line was a command (handled here). */
+static bool run_command(Interp *I, char *line, bool *quit) {
+    while (*line == ' ') line++;
+    if (line[0] != ':') return false;
+    char *arg = strchr(line, ' ');
+    if (arg) { *arg++ = 0; while (*arg == ' ') arg++; }
+    else arg = line + strlen(line);
+    if (!strcmp(line, ":quit") || !strcmp(line, ":q")) *quit = true;
+    else if (!strcmp(line, ":help")) print_help();
+    else if (!strcmp(line, ":vars")) show_vars(I);
+    else if (!strcmp(line, ":time")) {
+        if (!strcmp(arg, "on") || !strcmp(arg, "off")) I->time_inputs = !strcmp(arg, "on");
+        else puts(":time takes on or off");
+    } else if (!strcmp(line, ":static")) {
+        if (!strcmp(arg, "on") || !strcmp(arg, "off")) I->no_static = !strcmp(arg, "off");
+        else puts(":static takes on or off");
+    } else if (!strcmp(line, ":dis")) {
+        fputs("<stdin>: error: dis is not available: static blocks run eagerly in this build\n", stderr);
+    } else if (!strcmp(line, ":load")) {
+        if (!*arg) puts(":load takes a file name");
+        else interp_run_file(I, arg);
+        I->sp = I->stack;
+        I->depth = 0;
+    } else if (!strcmp(line, ":device")) {
+        if (!strcmp(arg, "cpu")) ;
+        else if (!strcmp(arg, "gpu")) fputs("<stdin>: error: device 'gpu' is not available (this build has no GPU backend yet)\n", stderr);
+        else puts(":device takes cpu or gpu");
+    } else {
+        fprintf(stderr, "unknown command '%s' (try :help)\n", line);
+    }
+    return true;
+}
+
+/* ---- completion ---- */
+
+static char *complete_next(const char *text, int state) {
+    static int phase, idx;
+    static size_t len;
+    if (!state) { phase = 0; idx = 0; len = strlen(text); }
+    if (text[0] == ':') {
+        while (commands[idx])
+            if (!strncmp(commands[idx++], text, len)) return strdup(commands[idx - 1]);
+        return NULL;
+    }
+    Globals *g = &repl_I->main->g;
+    for (; phase == 0; idx++) {
+        if (idx >= g->count) { phase = 1; idx = 0; break; }
+        if (g->vals[idx].type != VAL_UNDEF && !strncmp(g->names[idx], text, len)) return strdup(g->names[idx++]);
+    }
+    while (keywords[idx])
+        if (!strncmp(keywords[idx++], text, len)) return strdup(keywords[idx - 1]);
+    return NULL;
+}
+
+static char **complete(const char *text, int start, int end) {
+    (void)start; (void)end;
+    rl_attempted_completion_over = 1;
+    return rl_completion_matches(text, complete_next);
+}
+
+/* ---- reading ---- */
+
+static void on_line(char *line) {
+    if (!line) got_eof = true;
+    pending_line = line;
+    got_line = true;
+    rl_callback_handler_remove();
+}
+
+/* Reads one line with readline's callback interface, so Ctrl-C can clear it.
+ * Returns NULL at end of input; sets *interrupted on Ctrl-C. */
+static char *read_line_tty(const char *prompt, bool *interrupted) {
+    got_line = got_eof = false;
+    pending_line = NULL;
+    *interrupted = false;
+    rl_callback_handler_install(prompt, on_line);
+    while (!got_line) {
+        fd_set fds;
+        FD_ZERO(&fds);
+        FD_SET(0, &fds);
+        int r = select(1, &fds, NULL, NULL, NULL);
+        if (tsl_interrupt_flag) {
+            tsl_interrupt_flag = 0;
+            rl_free_line_state();
+            rl_callback_sigcleanup();
+            rl_callback_handler_remove();
+            fputs("^C\n", stdout);
+            *interrupted = true;
+            return NULL;
+        }
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return NULL;
+        rl_callback_read_char();
+    }
+    return pending_line;
+}
+
+static char *read_line_pipe(void) {
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, stdin);
+    if (n < 0) { free(line); return NULL; }
+    if (n > 0 && line[n - 1] == '\n') line[n - 1] = 0;
+    return line;
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int repl_run(Interp *I) {
+    repl_I = I;
+    bool tty = isatty(0);
+    char hist[4096] = "";
+    const char *home = getenv("HOME");
+    if (home) snprintf(hist, sizeof hist, "%s/.tsl_history", home);
+    if (tty) {
+        rl_catch_signals = 0;
+        rl_attempted_completion_function = complete;
+        rl_readline_name = "tsl";
+        stifle_history(1000);
+        if (hist[0]) read_history(hist);
+    }
+    StrBuf input = { 0 };
+    sb_putn(&input, "", 0);
+    bool quit = false;
+    int last_rc = 0;
+    while (!quit) {
+        bool interrupted = false;
+        char *line = tty ? read_line_tty(input.len ? "... " : ">>> ", &interrupted) : read_line_pipe();
+        if (interrupted) { input.len = 0; input.s[0] = 0; continue; }
+        if (!line) { if (tty) putchar('\n'); break; }
+        if (input.len == 0 && run_command(I, line, &quit)) {
+            if (tty && *line) { add_history(line); if (hist[0]) { write_history(hist); } }
+            free(line);
+            continue;
+        }
+        if (input.len) sb_putn(&input, "\n", 1);
+        sb_puts(&input, line);
+        free(line);
+        double t0 = now();
+        bool incomplete = false;
+        int rc = interp_run_source(I, "<stdin>", input.s, input.len, true, &incomplete);
+        if (rc == 2 && incomplete) continue;
+        last_rc = rc;
+        if (tty && input.len) {
+            add_history(input.s);
+            if (hist[0]) write_history(hist);
+        }
+        if (rc == 0 && I->last_value.type != VAL_NIL) {
+            StrBuf b = { 0 };
+            sb_putn(&b, "", 0);
+            fmt_value(&b, I->last_value, true);
+            puts(b.s);
+            sb_free(&b);
+        }
+        val_release(I->last_value);
+        I->last_value = NIL_VAL;
+        if (I->time_inputs) fprintf(stderr, "time: %.3f ms\n", (now() - t0) * 1e3);
+        fflush(stdout);
+        input.len = 0;
+        input.s[0] = 0;
+    }
+    sb_free(&input);
+    if (tty) rl_callback_handler_remove();
+    (void)last_rc;
+    return 0;
+}
