@@ -12,12 +12,15 @@ WARN    := -Wall -Wextra -Werror -Wformat=2 -Wformat-nonliteral -Wno-unused-para
 OPT     ?= -O2 -g
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -ffp-contract=off -fno-strict-aliasing -Ilang -Iops -Ivm -I$(BUILD) \
            -I/usr/include/x86_64-linux-gnu
-BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
-BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+# The serial OpenBLAS: one thread, one summation order, and no worker threads spinning
+# on a core the interpreter needs (the pthread build's workers sched_yield constantly).
+BLAS_DIR    := /usr/lib/x86_64-linux-gnu/openblas-serial
+BLAS_CFLAGS := -I/usr/include/x86_64-linux-gnu/openblas-serial
+BLAS_LIBS   := -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 LDLIBS  := $(BLAS_LIBS) -lsleef -lreadline -lm -lpthread
 
-DEB_PKGS := libreadline-dev libopenblas-dev re2c check pkg-config libsleef-dev
+DEB_PKGS := libreadline-dev libopenblas-serial-dev re2c check pkg-config libsleef-dev
 STAMP    := $(BUILD)/.deps-ok
 
 LANG_SRC := $(wildcard lang/*.c) $(BUILD)/lex.c

@@ -81,6 +81,7 @@ struct FnProto {
     int nlocals;
     char **local_names;  /* nlocals */
     unsigned char *is_cell; /* nlocals: slot holds a Cell because an inner fn captures it */
+    int has_cells;          /* any is_cell set: the call path skips the cell loop otherwise */
     int nupvals;
     UpvalDesc *upvals;
     char **upval_names;

@@ -170,7 +170,7 @@ static Value call_closure(Interp *I, ObjClosure *c, Value *base, int npos, CallA
     Source *saved_src = I->cur_src;
     I->cur_src = c->module->src;
     I->depth++;
-    for (int i = 0; i < p->nparams; i++) {
+    for (int i = npos; i < p->nparams; i++) {
         if (base[i].type != VAL_UNDEF) continue;
         if (!p->defaults[i]) {
             I->cur_src = saved_src;
@@ -182,7 +182,7 @@ static Value call_closure(Interp *I, ObjClosure *c, Value *base, int npos, CallA
         if (IS_ERR(d)) { I->cur_src = saved_src; I->depth--; goto out; }
         base[i] = d;
     }
-    for (int i = 0; i < nslots; i++)
+    for (int i = 0; i < nslots && p->has_cells; i++)
         if (p->is_cell[i]) {
             ObjCell *cell = cell_new(base[i]);
             val_release(base[i]);
@@ -415,10 +415,20 @@ Value value_binary(Interp *I, int op, Value a, Value b) {
                         val_type_name(b));
 }
 
+/* Operands are most often numbers or names: fetch those without a full eval dispatch. */
+static inline Value eval_operand(Interp *I, Frame *f, Node *n) {
+    if (n->kind == AST_NUM) return NUM_VAL(n->num);
+    if (n->kind == AST_NAME) {
+        Value v = *name_ref(f, n);
+        if (v.type == VAL_NUM) return v;
+    }
+    return eval(I, f, n);
+}
+
 static Value eval_binary(Interp *I, Frame *f, Node *n) {
-    Value a = eval(I, f, n->a);
+    Value a = eval_operand(I, f, n->a);
     if (IS_ERR(a)) return a;
-    Value b = eval(I, f, n->b);
+    Value b = eval_operand(I, f, n->b);
     if (IS_ERR(b)) { val_release(a); return b; }
     if (a.type == VAL_NUM && b.type == VAL_NUM) {
         double x = a.as.n, y = b.as.n;
@@ -984,6 +994,10 @@ static Exec exec(Interp *I, Frame *f, Node *n) {
     case AST_ASSIGN: {
         Value v = eval(I, f, n->b);
         if (IS_ERR(v)) return EX_ERR;
+        if (n->a->kind == AST_NAME) {
+            assign_name(f, n->a, v);
+            return EX_OK;
+        }
         return assign_to(I, f, n->a, v);
     }
     case AST_IF: {

@@ -139,6 +139,7 @@ static void resolve_fn(Ctx *c, FnScope *parent, Node *fn) {
     resolve_node(c, &s, p->body);
     for (int i = 0; i < s.nrefs; i++)
         if (p->is_cell[s.local_refs[i]->slot]) s.local_refs[i]->scope = SCOPE_CELL;
+    for (int i = 0; i < p->nlocals; i++) p->has_cells |= p->is_cell[i];
     mem_free(s.local_refs);
 }
 
