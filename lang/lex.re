@@ -21,8 +21,8 @@ const char *tok_name(TokKind k) {
 typedef struct {
     const unsigned char *base, *line_start;
     int line;
-    char brackets[1024];   /* open ( [ { ; newlines inside ( [ are not statement ends */
-    int depth;
+    char *brackets;        /* open ( [ { ; newlines inside ( [ are not statement ends */
+    int depth, cap;
 } LexState;
 
 static int lex_fail(TokenList *tl, LexState *s, const unsigned char *at, const char *msg) {
@@ -147,15 +147,12 @@ static void note_newlines(LexState *s, const unsigned char *p, const unsigned ch
         if (*p == '\n') { s->line++; s->line_start = p + 1; }
 }
 
-/* src must be followed by a NUL byte (the sentinel) at src[len]. */
-int lex_source(const char *src, size_t len, TokenList *tl) {
-    memset(tl, 0, sizeof *tl);
-    LexState s = { (const unsigned char *)src, (const unsigned char *)src, 1, {0}, 0 };
-    const unsigned char *YYCURSOR = s.base, *YYLIMIT = s.base + len, *YYMARKER = NULL;
-    long bad = utf8_invalid_at(s.base, len);
+static int lex_scan(LexState *s, size_t len, TokenList *tl) {
+    const unsigned char *YYCURSOR = s->base, *YYLIMIT = s->base + len, *YYMARKER = NULL;
+    long bad = utf8_invalid_at(s->base, len);
     if (bad >= 0) {
-        note_newlines(&s, s.base, s.base + bad);
-        return lex_fail(tl, &s, s.base + bad, "invalid UTF-8 in source");
+        note_newlines(s, s->base, s->base + bad);
+        return lex_fail(tl, s, s->base + bad, "invalid UTF-8 in source");
     }
     for (;;) {
         const unsigned char *tok = YYCURSOR;
@@ -174,17 +171,17 @@ int lex_source(const char *src, size_t len, TokenList *tl) {
         dq_open = "\"" ([^"\\\n\x00] | "\\" [^\n\x00])* "\\"?;
         sq_open = "'" ([^'\\\n\x00] | "\\" [^\n\x00])* "\\"?;
 
-        $               { push_token(tl, TOK_EOF, &s, tok, tok); return 0; }
+        $               { push_token(tl, TOK_EOF, s, tok, tok); return 0; }
         [ \t\r]+        { continue; }
         "#" [^\n\x00]*  { continue; }
         "\n"            { k = TOK_NEWLINE; goto newline; }
-        number          { Token *t = push_token(tl, TOK_NUMBER, &s, tok, YYCURSOR);
+        number          { Token *t = push_token(tl, TOK_NUMBER, s, tok, YYCURSOR);
                           t->num = decode_number(tok, YYCURSOR); continue; }
-        number ident    { return lex_fail(tl, &s, tok, "malformed number"); }
-        dq | sq         { Token *t = push_token(tl, TOK_STRING, &s, tok, YYCURSOR);
-                          if (decode_string(tl, &s, t, tok + 1, YYCURSOR - 1)) return -1;
+        number ident    { return lex_fail(tl, s, tok, "malformed number"); }
+        dq | sq         { Token *t = push_token(tl, TOK_STRING, s, tok, YYCURSOR);
+                          if (decode_string(tl, s, t, tok + 1, YYCURSOR - 1)) return -1;
                           continue; }
-        dq_open | sq_open { return lex_fail(tl, &s, tok, "unterminated string"); }
+        dq_open | sq_open { return lex_fail(tl, s, tok, "unterminated string"); }
         "fn"       { k = TOK_FN; goto emit; }
         "return"   { k = TOK_RETURN; goto emit; }
         "if"       { k = TOK_IF; goto emit; }
@@ -228,28 +225,39 @@ int lex_source(const char *src, size_t len, TokenList *tl) {
         "<"  { k = TOK_LT; goto emit; }
         ">"  { k = TOK_GT; goto emit; }
         "="  { k = TOK_ASSIGN; goto emit; }
-        "\x00" { return lex_fail(tl, &s, tok, "NUL byte in source"); }
-        *      { return lex_fail(tl, &s, tok, "unexpected character"); }
+        "\x00" { return lex_fail(tl, s, tok, "NUL byte in source"); }
+        *      { return lex_fail(tl, s, tok, "unexpected character"); }
         */
     open:
-        if (s.depth >= (int)sizeof s.brackets)
-            return lex_fail(tl, &s, tok, "brackets nested too deeply");
-        s.brackets[s.depth++] = (char)k;
-        push_token(tl, k, &s, tok, YYCURSOR);
+        if (s->depth == s->cap) {
+            s->cap = s->cap ? s->cap * 2 : 64;
+            s->brackets = mem_realloc(s->brackets, (size_t)s->cap);
+        }
+        s->brackets[s->depth++] = (char)k;
+        push_token(tl, k, s, tok, YYCURSOR);
         continue;
     close:
-        if (s.depth > 0) s.depth--;
-        push_token(tl, k, &s, tok, YYCURSOR);
+        if (s->depth > 0) s->depth--;
+        push_token(tl, k, s, tok, YYCURSOR);
         continue;
     newline:
-        if (s.depth == 0 || s.brackets[s.depth - 1] == TOK_LBRACE)
-            push_token(tl, k, &s, tok, YYCURSOR);
-        s.line++;
-        s.line_start = YYCURSOR;
+        if (s->depth == 0 || s->brackets[s->depth - 1] == TOK_LBRACE)
+            push_token(tl, k, s, tok, YYCURSOR);
+        s->line++;
+        s->line_start = YYCURSOR;
         continue;
     emit:
-        push_token(tl, k, &s, tok, YYCURSOR);
+        push_token(tl, k, s, tok, YYCURSOR);
     }
+}
+
+/* src must be followed by a NUL byte (the sentinel) at src[len]. */
+int lex_source(const char *src, size_t len, TokenList *tl) {
+    memset(tl, 0, sizeof *tl);
+    LexState s = { (const unsigned char *)src, (const unsigned char *)src, 1, NULL, 0, 0 };
+    int rc = lex_scan(&s, len, tl);
+    mem_free(s.brackets);
+    return rc;
 }
 
 void lex_free(TokenList *tl) {

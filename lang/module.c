@@ -146,7 +146,8 @@ static Value module_exports(Module *m) {
     ObjDict *d = dict_new();
     for (int i = 0; i < m->g.count; i++) {
         Value v = m->g.vals[i];
-        if (v.type == VAL_UNDEF || builtin_is(v, m->g.names[i])) continue;
+        /* names starting with _ are private to the module */
+        if (v.type == VAL_UNDEF || builtin_is(v, m->g.names[i]) || m->g.names[i][0] == '_') continue;
         dict_set_cstr(d, m->g.names[i], v);
     }
     return OBJ_VAL(VAL_DICT, d);
@@ -176,7 +177,12 @@ Value module_import(Interp *I, Module *from, const char *name) {
     Module *m = module_new(I, name, src);
     m->state = MOD_LOADING;
     Node *prog = interp_parse(I, src, NULL);
-    if (!prog) return ERR_VAL;
+    if (!prog) {
+        m->state = MOD_READY;
+        m->exports = OBJ_VAL(VAL_DICT, dict_new());
+        return ERR_VAL;
+    }
+    resolve_program(I, m, prog);
     Exec st = interp_exec_module(I, m, prog);
     if (st == EX_ERR) {
         m->state = MOD_READY;

@@ -131,6 +131,7 @@ static Node *parse_dict(Parser *p, Token *open) {
     Node *n = node(p, AST_DICT, open);
     skip_newlines(p);
     while (!check(p, TOK_RBRACE)) {
+        if (check(p, TOK_EOF)) fail_expected(p, "dict key");
         Token *k = advance(p);
         char *key;
         if (k->kind == TOK_IDENT) key = mem_strndup(k->start, (size_t)k->len);
@@ -153,6 +154,7 @@ static Node *parse_dict(Parser *p, Token *open) {
 /* primary := NUMBER | STRING | IDENT | true | false | nil | '(' expr ')' | list | dict
  *          | 'fn' fn_rest */
 static Node *parse_primary(Parser *p) {
+    if (check(p, TOK_EOF)) fail_expected(p, "an expression");
     Token *t = advance(p);
     Node *n;
     switch (t->kind) {

@@ -77,10 +77,10 @@ static void put_dim(Fmt *f, int dim, int64_t off) {
     put(&f->b, "[");
     for (int64_t i = 0; i < n; i++) {
         if (f->summarize && n > 6 && i == 3) {
-            put(&f->b, "..., ");
+            put(&f->b, ", ...");
             i = n - 3;
         }
-        if (i && !(f->summarize && n > 6 && i == n - 3)) put(&f->b, ", ");
+        if (i) put(&f->b, ", ");
         put_dim(f, dim + 1, off + i * stride);
     }
     put(&f->b, "]");

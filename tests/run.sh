@@ -1,0 +1,82 @@
+#!/bin/sh
+# tests/run.sh TSL - the script-level test suite:
+#   tests/scripts/*.tsl  self-asserting scripts, run eagerly and with --verify-static
+#                        (a NAME.out beside one, written by hand, must match its stdout)
+#   tests/errors/*.tsl   each must fail with exit 1 and print the `# error: L:C: MSG` it names
+#   command-line behaviour, the examples, and the REPL through a pty (tests/repl_pty.py)
+# Prints one line per failure and ends with "N passed, N failed".
+TSL=${1:-bin/tsl}
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+for f in tests/scripts/*.tsl; do
+    for mode in "" --verify-static; do
+        if $TSL $mode "$f" >"$tmp/out" 2>"$tmp/err"; then
+            if [ -f "${f%.tsl}.out" ] && ! cmp -s "$tmp/out" "${f%.tsl}.out"; then
+                bad "$f $mode: output differs from ${f%.tsl}.out"
+            else ok; fi
+        else
+            bad "$f $mode: exit $?: $(head -3 "$tmp/err")"
+        fi
+    done
+done
+
+for f in tests/errors/*.tsl; do
+    want="$f:$(sed -n 's/^# error: \([0-9]*:[0-9]*\): /\1: error: /p' "$f")"
+    $TSL "$f" >/dev/null 2>"$tmp/err"
+    rc=$?
+    got=$(head -1 "$tmp/err")
+    if [ $rc -eq 1 ] && [ "$got" = "$want" ]; then ok; else bad "$f: exit $rc, got '$got', want '$want'"; fi
+done
+
+# command line (spec section 1)
+check() {  # check NAME EXPECTED_RC EXPECTED_STDOUT -- command...
+    name=$1 want_rc=$2 want_out=$3
+    shift 4
+    out=$("$@" 2>"$tmp/err")
+    rc=$?
+    if [ $rc -eq "$want_rc" ] && [ "$out" = "$want_out" ]; then ok; else bad "$name: exit $rc (want $want_rc), stdout '$out' (want '$want_out')"; fi
+}
+check "print 0.1+0.2" 0 "0.30000000000000004" -- $TSL -e 'print(0.1 + 0.2)'
+check "args()" 0 '["a", "b c"]' -- $TSL -e 'print(args())' a "b c"
+check "expression statements print nothing" 0 "" -- $TSL -e '1 + 2'
+check "bad option" 2 "" -- $TSL --no-such-option
+check "unreadable script" 2 "" -- $TSL /nonexistent/script.tsl
+check "runtime error exit" 1 "" -- $TSL -e 'error("x")'
+check "version" 0 "tsl 0.1.0" -- $TSL --version
+check "max-ops" 1 "" -- $TSL --max-ops 1000 -e 'while true { }'
+check "timeout" 1 "" -- $TSL --timeout 0.2 -e 'while true { }'
+check "max-tensor-bytes" 1 "" -- $TSL --max-tensor-bytes 1000 -e 'x = zeros([1000])'
+check "max-nesting" 1 "" -- $TSL --max-nesting 10 -e 'x = ((((((((((((1))))))))))))'
+check "string location" 1 "" -- $TSL -e 'x = nope'
+if grep -q '^<string>:1:5: error: undefined variable' "$tmp/err"; then ok; else bad "-e errors name <string>: $(cat "$tmp/err")"; fi
+if grep -q '^    x = nope$' "$tmp/err" && grep -q '^        \^$' "$tmp/err"; then ok; else bad "caret line: $(cat "$tmp/err")"; fi
+
+# a script interrupted by Ctrl-C exits 130
+$TSL -e 'while true { }' 2>/dev/null &
+pid=$!
+sleep 0.3
+kill -INT $pid
+wait $pid
+rc=$?
+if [ $rc -eq 130 ]; then ok; else bad "SIGINT exit status $rc, want 130"; fi
+
+# the examples run
+for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3"; do
+    if $TSL $ex >/dev/null 2>"$tmp/err"; then ok; else bad "example $ex: $(head -3 "$tmp/err")"; fi
+done
+
+# the REPL through a pseudo-terminal
+if command -v python3 >/dev/null 2>&1; then
+    if python3 tests/repl_pty.py "$TSL" >"$tmp/repl" 2>&1; then ok; else bad "REPL pty test: $(tail -5 "$tmp/repl")"; fi
+else
+    echo "SKIP: REPL pty test needs python3"
+fi
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

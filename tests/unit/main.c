@@ -1,0 +1,14 @@
+/* main.c - runs every check suite; exit status is the number of failures (capped). */
+#include <stdlib.h>
+#include "suites.h"
+
+int main(void) {
+    SRunner *sr = srunner_create(lex_suite());
+    srunner_add_suite(sr, parse_suite());
+    srunner_add_suite(sr, ops_suite());
+    srunner_add_suite(sr, interp_suite());
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,11 @@
+/* suites.h - the registry of check suites: one per module, run by main.c. */
+#ifndef TSL_TEST_SUITES_H
+#define TSL_TEST_SUITES_H
+#include <check.h>
+
+Suite *lex_suite(void);
+Suite *parse_suite(void);
+Suite *ops_suite(void);
+Suite *interp_suite(void);
+
+#endif

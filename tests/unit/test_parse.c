@@ -1,0 +1,114 @@
+/* test_parse.c - the parser: precedence, statements, locations and syntax errors. */
+#include <string.h>
+#include "suites.h"
+#include "parse.h"
+
+static Node *parse(const char *src, ParseError *e) { return parse_program(src, strlen(src), 1000, e); }
+
+START_TEST(parse_precedence) {
+    ParseError e;
+    Node *p = parse("1 + 2 * 3 ** -1", &e);
+    ck_assert_ptr_nonnull(p);
+    Node *add = p->kids[0]->a;
+    ck_assert_int_eq(add->kind, AST_BINARY);
+    ck_assert_int_eq(add->op, TOK_PLUS);
+    ck_assert_int_eq(add->b->op, TOK_STAR);
+    Node *pow = add->b->b;
+    ck_assert_int_eq(pow->op, TOK_POW);
+    ck_assert_int_eq(pow->b->kind, AST_UNARY);
+    ast_free(p);
+    /* -2 ** 2 is -(2 ** 2); not binds looser than comparison */
+    p = parse("-2 ** 2\nnot a == b\na or b and c", &e);
+    ck_assert_int_eq(p->kids[0]->a->kind, AST_UNARY);
+    ck_assert_int_eq(p->kids[0]->a->a->op, TOK_POW);
+    ck_assert_int_eq(p->kids[1]->a->kind, AST_NOT);
+    ck_assert_int_eq(p->kids[1]->a->a->op, TOK_EQ);
+    ck_assert_int_eq(p->kids[2]->a->kind, AST_OR);
+    ck_assert_int_eq(p->kids[2]->a->b->kind, AST_AND);
+    ast_free(p);
+}
+END_TEST
+
+START_TEST(parse_statements) {
+    ParseError e;
+    Node *p = parse("fn f(a, b=2) { a + b }\nif a { return 1 } return 2\nx[1, 2:3, ...] = d.k\n"
+                    "for i in range(3) { continue }; while x { break }\nstatic { y = 1 }\nimport nn\n"
+                    "if c {\n}\nelse { z = {a: 1, \"b c\": 2} }",
+                    &e);
+    ck_assert_msg(p != NULL, "%s", e.msg);
+    ck_assert_int_eq(p->n, 9);
+    ck_assert_int_eq(p->kids[0]->kind, AST_FNDECL);
+    FnProto *f = p->kids[0]->b->proto;
+    ck_assert_int_eq(f->nparams, 2);
+    ck_assert_ptr_nonnull(f->defaults[1]);
+    ck_assert_int_eq(f->body->kids[0]->kind, AST_RETURN);   /* final expression returns */
+    ck_assert_int_eq(p->kids[1]->kind, AST_IF);
+    ck_assert_int_eq(p->kids[2]->kind, AST_RETURN);
+    ck_assert_int_eq(p->kids[3]->kind, AST_ASSIGN);
+    ck_assert_int_eq(p->kids[3]->a->n, 3);
+    ck_assert_int_eq(p->kids[3]->a->kids[1]->kind, AST_SLICE);
+    ck_assert_int_eq(p->kids[3]->a->kids[2]->kind, AST_ELLIPSIS);
+    ck_assert_int_eq(p->kids[6]->kind, AST_STATIC);
+    ck_assert_int_eq(p->kids[7]->kind, AST_IMPORT);
+    ck_assert_ptr_nonnull(p->kids[8]->c);
+    ast_free(p);
+}
+END_TEST
+
+START_TEST(parse_brace_after_condition_opens_block) {
+    ParseError e;
+    Node *p = parse("if x {a: 1}", &e);
+    /* `{a: 1}` is the block (a statement `a` followed by ':' is an error), never a dict */
+    ck_assert_ptr_null(p);
+    p = parse("if f({a: 1}) { y = 1 }", &e);
+    ck_assert_ptr_nonnull(p);
+    ast_free(p);
+}
+END_TEST
+
+START_TEST(parse_errors) {
+    ParseError e;
+    ck_assert_ptr_null(parse("a < b < c", &e));
+    ck_assert_str_eq(e.msg, "comparison operators do not chain; use 'and'");
+    ck_assert_int_eq(e.loc.col, 7);
+    ck_assert_ptr_null(parse("x = (1 +", &e));
+    ck_assert_int_eq(e.incomplete, 1);
+    ck_assert_ptr_null(parse("fn f() {\n  x = 1\n", &e));
+    ck_assert_int_eq(e.incomplete, 1);
+    ck_assert_ptr_null(parse("1 + = 2", &e));
+    ck_assert_int_eq(e.incomplete, 0);
+    ck_assert_ptr_null(parse("f(a=1, 2)", &e));
+    ck_assert_str_eq(e.msg, "positional argument after keyword argument");
+    ck_assert_ptr_null(parse("1 = 2", &e));
+    ck_assert_str_eq(e.msg, "cannot assign to this expression");
+    ck_assert_ptr_null(parse("x = 1 y = 2", &e));
+}
+END_TEST
+
+START_TEST(parse_nesting_limit) {
+    char src[5000];
+    int n = 0;
+    for (int i = 0; i < 2000; i++) src[n++] = '(';
+    src[n++] = '1';
+    for (int i = 0; i < 2000; i++) src[n++] = ')';
+    src[n] = 0;
+    ParseError e;
+    ck_assert_ptr_null(parse_program(src, (size_t)n, 1000, &e));
+    ck_assert_msg(strstr(e.msg, "nesting too deep") != NULL, "%s", e.msg);
+    Node *p = parse_program(src, (size_t)n, 5000, &e);
+    ck_assert_ptr_nonnull(p);
+    ast_free(p);
+}
+END_TEST
+
+Suite *parse_suite(void) {
+    Suite *s = suite_create("parser");
+    TCase *tc = tcase_create("grammar");
+    tcase_add_test(tc, parse_precedence);
+    tcase_add_test(tc, parse_statements);
+    tcase_add_test(tc, parse_brace_after_condition_opens_block);
+    tcase_add_test(tc, parse_errors);
+    tcase_add_test(tc, parse_nesting_limit);
+    suite_add_tcase(s, tc);
+    return s;
+}
