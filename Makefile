@@ -86,11 +86,14 @@ asan:
 	$(MAKE) CC=clang BUILD=build-asan BIN=bin-asan OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 	  LDFLAGS="-fsanitize=address,undefined" bin-asan/tsl bin-asan/unit
 
+# A sanitizer report exits with its own status, so it can never pass for an expected error.
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1:exitcode=86 UBSAN_OPTIONS=halt_on_error=1:exitcode=87:print_stacktrace=1
+
 test-asan: asan
 	@echo "== unit tests under ASan/UBSan"
-	@CK_FORK=no ASAN_OPTIONS=detect_leaks=1 bin-asan/unit
+	@CK_FORK=no $(SAN_ENV) bin-asan/unit
 	@echo "== script tests under ASan/UBSan"
-	@ASAN_OPTIONS=detect_leaks=1 sh tests/run.sh bin-asan/tsl
+	@$(SAN_ENV) sh tests/run.sh bin-asan/tsl
 
 bench: $(BIN)/tsl
 	sh bench/run.sh

@@ -20,6 +20,7 @@ static Exec exec_block(Interp *I, Frame *f, Node *b);
 
 /* ---------- errors ---------- */
 
+__attribute__((format(printf, 3, 0)))
 static Value error_v(Interp *I, const SrcLoc *loc, const char *fmt, va_list ap) {
     if (I->err_set) return ERR_VAL;
     I->err_set = true;
@@ -123,7 +124,7 @@ static inline void assign_name(Frame *f, Node *n, Value v) {
 
 static bool c_stack_ok(Interp *I) {
     char here;
-    return I->c_stack_base - &here < (ptrdiff_t)(900L << 20);
+    return I->c_stack_base - &here < (ptrdiff_t)I->c_stack_limit;
 }
 
 static Value call_builtin(Interp *I, ObjBuiltin *b, CallArgs *a) {

@@ -60,6 +60,7 @@ typedef struct Interp {
     Value *stack, *sp, *stack_end;
     int depth;
     char *c_stack_base;
+    size_t c_stack_limit;     /* bytes of C stack the evaluator may use */
     /* options and limits (spec section 1) */
     int max_depth, max_nesting;
     int64_t max_ops, ops;

@@ -80,11 +80,11 @@ static Node *parse_block(Parser *p);
 static Node *parse_unary(Parser *p);
 
 /* fn_rest := '(' [param (',' param)*] ')' block ; param := IDENT ['=' expr] */
-static Node *parse_fn_rest(Parser *p, Token *fn_tok, const char *name, int is_static) {
+static Node *parse_fn_rest(Parser *p, Token *fn_tok, const Token *name, int is_static) {
     Node *n = node(p, AST_FN, fn_tok);
     FnProto *f = mem_calloc(1, sizeof *f);
     n->proto = f;
-    f->name = mem_strndup(name, strlen(name));
+    f->name = name ? mem_strndup(name->start, (size_t)name->len) : mem_strndup("", 0);
     f->loc = fn_tok->loc;
     f->is_static = is_static;
     int saved = p->no_brace;
@@ -189,7 +189,7 @@ static Node *parse_primary(Parser *p) {
     case TOK_LBRACE:
         if (p->no_brace) break;
         return parse_dict(p, t);
-    case TOK_FN: return parse_fn_rest(p, t, "", 0);
+    case TOK_FN: return parse_fn_rest(p, t, NULL, 0);
     default: break;
     }
     p->pos--;
@@ -459,9 +459,7 @@ static Node *parse_fn_decl(Parser *p, Token *fn_tok, int is_static) {
     Token *name = expect(p, TOK_IDENT, "function name");
     Node *decl = node(p, AST_FNDECL, name);
     decl->a = name_node(p, name);
-    char *nm = mem_strndup(name->start, (size_t)name->len);
-    decl->b = parse_fn_rest(p, fn_tok, nm, is_static);
-    mem_free(nm);
+    decl->b = parse_fn_rest(p, fn_tok, name, is_static);
     return decl;
 }
 

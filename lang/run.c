@@ -3,6 +3,7 @@
  * `tsl FILE`, `tsl -e` and the REPL all come through interp_run_source: parse, resolve
  * against the main module's globals, execute, print any error as
  * FILE:LINE:COL: error: MESSAGE, the source line and a caret. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,14 @@ Interp *interp_new(void) {
     I->last_value = NIL_VAL;
     char here;
     I->c_stack_base = &here;
+    /* the guard leaves a margin for the deepest single evaluation step (sanitizers widen frames) */
+    size_t size = 8u << 20;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        pthread_attr_getstacksize(&attr, &size);
+        pthread_attr_destroy(&attr);
+    }
+    I->c_stack_limit = size > (4u << 20) ? size - (2u << 20) : size / 2;
     return I;
 }
 

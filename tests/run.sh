@@ -12,12 +12,16 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 ok() { pass=$((pass + 1)); }
+# a sanitizer report anywhere in a run's stderr is a failure, whatever the exit status
+sanitized() { ! grep -q 'Sanitizer' "$tmp/err"; }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 for f in tests/scripts/*.tsl; do
     for mode in "" --verify-static; do
         if $TSL $mode "$f" >"$tmp/out" 2>"$tmp/err"; then
-            if [ -f "${f%.tsl}.out" ] && ! cmp -s "$tmp/out" "${f%.tsl}.out"; then
+            if ! sanitized; then
+                bad "$f $mode: sanitizer report: $(grep -m1 Sanitizer "$tmp/err")"
+            elif [ -f "${f%.tsl}.out" ] && ! cmp -s "$tmp/out" "${f%.tsl}.out"; then
                 bad "$f $mode: output differs from ${f%.tsl}.out"
             else ok; fi
         else
@@ -31,7 +35,7 @@ for f in tests/errors/*.tsl; do
     $TSL "$f" >/dev/null 2>"$tmp/err"
     rc=$?
     got=$(head -1 "$tmp/err")
-    if [ $rc -eq 1 ] && [ "$got" = "$want" ]; then ok; else bad "$f: exit $rc, got '$got', want '$want'"; fi
+    if [ $rc -eq 1 ] && [ "$got" = "$want" ] && sanitized; then ok; else bad "$f: exit $rc, got '$got', want '$want'"; fi
 done
 
 # command line (spec section 1)
@@ -40,7 +44,7 @@ check() {  # check NAME EXPECTED_RC EXPECTED_STDOUT -- command...
     shift 4
     out=$("$@" 2>"$tmp/err")
     rc=$?
-    if [ $rc -eq "$want_rc" ] && [ "$out" = "$want_out" ]; then ok; else bad "$name: exit $rc (want $want_rc), stdout '$out' (want '$want_out')"; fi
+    if [ $rc -eq "$want_rc" ] && [ "$out" = "$want_out" ] && sanitized; then ok; else bad "$name: exit $rc (want $want_rc), stdout '$out' (want '$want_out')"; fi
 }
 check "print 0.1+0.2" 0 "0.30000000000000004" -- $TSL -e 'print(0.1 + 0.2)'
 check "args()" 0 '["a", "b c"]' -- $TSL -e 'print(args())' a "b c"

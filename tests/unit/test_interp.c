@@ -109,6 +109,10 @@ START_TEST(interp_recursion_limit) {
     I->max_depth = 200;
     ck_assert_int_eq(run("fn r(n) { return r(n + 1) }\nr(0)"), 1);
     ck_assert_msg(strstr(I->err_msg, "maximum call depth exceeded") != NULL, "%s", I->err_msg);
+    /* on the test's own (8 MiB) stack, the C-stack guard stops runaway recursion first */
+    I->max_depth = 1000000;
+    ck_assert_int_eq(run("fn r2(n) { return r2(n + 1) + 1 }\nr2(0)"), 1);
+    ck_assert_msg(strstr(I->err_msg, "stack overflow") != NULL, "%s", I->err_msg);
     /* and the interpreter is usable afterwards */
     ck_assert_int_eq(run("ok = 1"), 0);
     ck_assert_double_eq(num("ok"), 1);
