@@ -55,8 +55,10 @@ $(BUILD)/%.o: %.c | $(STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(BLAS_CFLAGS) -MMD -MP -c $< -o $@
 
-# SIMD math kernels (SLEEF's AVX2 entry points) need AVX2 code generation.
-$(BUILD)/ops/cpu/math.o: CFLAGS += -mavx2
+# CPU kernels: AVX2 code generation (the build's baseline) and -O3 so loops vectorise;
+# math512.c holds the AVX-512 paths, used only when the processor has AVX-512F.
+$(BUILD)/ops/cpu/%.o: CFLAGS += -mavx2 -O3
+$(BUILD)/ops/cpu/math512.o: CFLAGS += -mavx512f
 
 $(BUILD)/lex.o: $(BUILD)/lex.c
 	$(CC) $(CFLAGS) -Wno-unused-const-variable -MMD -MP -c $< -o $@

@@ -19,6 +19,7 @@ void vm_sin_f64(const double *x, double *y, int64_t n);
 void vm_cos_f64(const double *x, double *y, int64_t n);
 void vm_sqrt_f64(const double *x, double *y, int64_t n);
 void vm_sigmoid_f64(const double *x, double *y, int64_t n);
+void vm_force_avx2(int on);   /* tests: compare the AVX2 and AVX-512 paths */
 
 /* Broadcast iteration: output shape with per-input strides (in elements, 0 where the
  * input is broadcast), adjacent dimensions merged where possible. */

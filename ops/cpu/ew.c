@@ -288,8 +288,8 @@ static double min_d(double a, double b) { return a != a ? a : b != b ? b : a < b
 /* Three loop shapes (both contiguous, left scalar, right scalar) so each vectorises. */
 #define BIN(TI, TO, EXPR)                                                        \
     {                                                                            \
-        const TI *pa = a, *pb = b;                                               \
-        TO *o = out;                                                             \
+        const TI *restrict pa = a, *restrict pb = b;                             \
+        TO *restrict o = out;                                                    \
         if (sa && sb) for (int64_t i = 0; i < n; i++) { TI x = pa[i], y = pb[i]; o[i] = (EXPR); } \
         else if (sa) { TI y = pb[0]; for (int64_t i = 0; i < n; i++) { TI x = pa[i]; o[i] = (EXPR); } } \
         else if (sb) { TI x = pa[0]; for (int64_t i = 0; i < n; i++) { TI y = pb[i]; o[i] = (EXPR); } } \

@@ -4,34 +4,61 @@
  * The reduced axes are moved last (a transposed copy when they are not already), so
  * every reduction is over contiguous rows. Float sums use NumPy's pairwise summation
  * (8 accumulators per 128-element block), one fixed order for eager and static. */
+#include <immintrin.h>
 #include <math.h>
 #include <string.h>
 #include "cpu.h"
 #include "mem.h"
 
-#define PAIRWISE(NAME, T)                                                          \
-    static T NAME(const T *x, int64_t n) {                                         \
-        if (n < 8) {                                                               \
-            T s = 0;                                                               \
-            for (int64_t i = 0; i < n; i++) s += x[i];                             \
-            return s;                                                              \
-        }                                                                          \
-        if (n <= 128) {                                                            \
-            T r[8];                                                                \
-            for (int k = 0; k < 8; k++) r[k] = x[k];                               \
-            int64_t i;                                                             \
-            for (i = 8; i < n - n % 8; i += 8)                                     \
-                for (int k = 0; k < 8; k++) r[k] += x[i + k];                      \
-            T s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])); \
-            for (; i < n; i++) s += x[i];                                          \
-            return s;                                                              \
-        }                                                                          \
-        int64_t h = n / 2;                                                         \
-        h -= h % 8;                                                                \
-        return NAME(x, h) + NAME(x + h, n - h);                                    \
+/* NumPy's pairwise sum: below 8 elements a plain loop; up to 128, 8 accumulators (lane k
+ * sums x[k], x[k+8], ...) combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)); above, split at
+ * a multiple of 8 and recurse. The 8 accumulators are exactly one AVX2 register of f32 (two
+ * of f64), so the vector code below computes the scalar scheme's bits. */
+static float pairwise_f32(const float *x, int64_t n) {
+    if (n < 8) {
+        float s = 0;
+        for (int64_t i = 0; i < n; i++) s += x[i];
+        return s;
     }
-PAIRWISE(pairwise_f32, float)
-PAIRWISE(pairwise_f64, double)
+    if (n <= 128) {
+        __m256 acc = _mm256_loadu_ps(x);
+        int64_t i;
+        for (i = 8; i < n - n % 8; i += 8) acc = _mm256_add_ps(acc, _mm256_loadu_ps(x + i));
+        float r[8];
+        _mm256_storeu_ps(r, acc);
+        float s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) s += x[i];
+        return s;
+    }
+    int64_t h = n / 2;
+    h -= h % 8;
+    return pairwise_f32(x, h) + pairwise_f32(x + h, n - h);
+}
+
+static double pairwise_f64(const double *x, int64_t n) {
+    if (n < 8) {
+        double s = 0;
+        for (int64_t i = 0; i < n; i++) s += x[i];
+        return s;
+    }
+    if (n <= 128) {
+        __m256d lo = _mm256_loadu_pd(x), hi = _mm256_loadu_pd(x + 4);
+        int64_t i;
+        for (i = 8; i < n - n % 8; i += 8) {
+            lo = _mm256_add_pd(lo, _mm256_loadu_pd(x + i));
+            hi = _mm256_add_pd(hi, _mm256_loadu_pd(x + i + 4));
+        }
+        double r[8];
+        _mm256_storeu_pd(r, lo);
+        _mm256_storeu_pd(r + 4, hi);
+        double s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) s += x[i];
+        return s;
+    }
+    int64_t h = n / 2;
+    h -= h % 8;
+    return pairwise_f64(x, h) + pairwise_f64(x + h, n - h);
+}
 
 float cpu_sum_f32(const float *x, int64_t n, int64_t stride) { (void)stride; return pairwise_f32(x, n); }
 double cpu_sum_f64(const double *x, int64_t n, int64_t stride) { (void)stride; return pairwise_f64(x, n); }
@@ -93,6 +120,39 @@ static DType input_dtype(OpCode op, DType in) {
     }
 }
 
+/* max/min in vector lanes with NaN tracked apart: any NaN makes the result NaN (NumPy).
+ * _mm256_max_ps(v, m) is (v > m ? v : m), the scalar rule, so lanes agree with the tail.
+ * Ties between -0 and +0 may resolve either way. */
+#define MAXMIN(NAME, T, V, LOAD, SET1, MAXV, MINV, CMPU, OR, MASK, STORE, W)            \
+    static T NAME(const T *x, int64_t n, int want_max) {                               \
+        V m = SET1(x[0]), m2 = m, nan = CMPU(m, m);                                    \
+        int64_t i = 0;                                                                 \
+        /* two accumulators: the order of max/min does not change the result */        \
+        for (; i + 2 * W <= n; i += 2 * W) {                                           \
+            V v = LOAD(x + i), v2 = LOAD(x + i + W);                                   \
+            m = want_max ? MAXV(v, m) : MINV(v, m);                                    \
+            m2 = want_max ? MAXV(v2, m2) : MINV(v2, m2);                               \
+            nan = OR(nan, OR(CMPU(v, v), CMPU(v2, v2)));                               \
+        }                                                                              \
+        m = want_max ? MAXV(m2, m) : MINV(m2, m);                                      \
+        T lane[W], r;                                                                  \
+        STORE(lane, m);                                                                \
+        r = lane[0];                                                                   \
+        for (int k = 1; k < W; k++) r = (want_max ? lane[k] > r : lane[k] < r) ? lane[k] : r; \
+        int any_nan = MASK(nan) != 0;                                                  \
+        for (; i < n; i++) {                                                           \
+            any_nan |= x[i] != x[i];                                                   \
+            r = (want_max ? x[i] > r : x[i] < r) ? x[i] : r;                           \
+        }                                                                              \
+        return any_nan ? (T)NAN : r;                                                   \
+    }
+#define CMPU_PS(a, b) _mm256_cmp_ps(a, b, _CMP_UNORD_Q)
+#define CMPU_PD(a, b) _mm256_cmp_pd(a, b, _CMP_UNORD_Q)
+MAXMIN(MAXMINfloat, float, __m256, _mm256_loadu_ps, _mm256_set1_ps, _mm256_max_ps, _mm256_min_ps, CMPU_PS,
+       _mm256_or_ps, _mm256_movemask_ps, _mm256_storeu_ps, 8)
+MAXMIN(MAXMINdouble, double, __m256d, _mm256_loadu_pd, _mm256_set1_pd, _mm256_max_pd, _mm256_min_pd, CMPU_PD,
+       _mm256_or_pd, _mm256_movemask_pd, _mm256_storeu_pd, 4)
+
 #define ROW_FLOAT(T, SUM, EXP, LOGF)                                                    \
     static double row_##T(OpCode op, const T *x, int64_t n, T *tmp) {                   \
         switch (op) {                                                                   \
@@ -105,12 +165,8 @@ static DType input_dtype(OpCode op, DType in) {
             T v = (T)(SUM(tmp, n) / (T)n);                                              \
             return op == OP_VAR ? v : (T)sqrt(v);                                       \
         }                                                                               \
-        case OP_MAX: case OP_MIN: {                                                     \
-            T m = x[0];                                                                 \
-            for (int64_t i = 1; i < n && m == m; i++)                                   \
-                if (x[i] != x[i] || (op == OP_MAX ? x[i] > m : x[i] < m)) m = x[i];     \
-            return m;                                                                   \
-        }                                                                               \
+        case OP_MAX: return MAXMIN##T(x, n, 1);                                         \
+        case OP_MIN: return MAXMIN##T(x, n, 0);                                         \
         case OP_ARGMAX: case OP_ARGMIN: {                                               \
             int64_t k = 0;                                                              \
             for (int64_t i = 1; i < n && x[k] == x[k]; i++)                             \

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""peers.py - the Python side of `make bench`: CPython, NumPy and PyTorch on the same
+workloads as workloads.tsl, one thread, warm-up first, median of the repetitions.
+Prints JSON lines like workloads.tsl. Usage: peers.py [quick]"""
+import json, os, statistics, sys, time
+
+quick = len(sys.argv) > 1 and sys.argv[1] == "quick"
+reps = 5 if quick else 7
+
+def measure(workload, impl, f, per=1):
+    f()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f()
+        times.append((time.perf_counter() - t0) * 1000 / per)
+    times.sort()
+    print(json.dumps({"workload": workload, "impl": impl, "ms": statistics.median(times),
+                      "min": times[0], "max": times[-1], "reps": reps}), flush=True)
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+def loop():
+    s = 0.0
+    for i in range(3000000):
+        s = s + 1.5
+    return s
+
+measure("fib(27)", "cpython", lambda: fib(27))
+measure("loop 3M float adds", "cpython", loop)
+
+try:
+    import numpy as np
+except ImportError:
+    np = None
+    print("numpy not available", file=sys.stderr)
+
+n_gelu = 1000000 if quick else 4000000
+steps = 2000 if quick else 10000
+passes = 100 if quick else 1000
+
+if np is not None:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(1000000, dtype=np.float32)
+    b = rng.standard_normal(1000000, dtype=np.float32)
+    measure("add 1M f32", "numpy", lambda: a + b)
+    measure("mul 1M f32", "numpy", lambda: a * b)
+    measure("exp 1M f32", "numpy", lambda: np.exp(a))
+    measure("tanh 1M f32", "numpy", lambda: np.tanh(a))
+    measure("sum 1M f32", "numpy", lambda: a.sum())
+    measure("max 1M f32", "numpy", lambda: a.max())
+    m1 = rng.standard_normal((512, 512), dtype=np.float32)
+    m2 = rng.standard_normal((512, 512), dtype=np.float32)
+    measure("matmul 512x512", "numpy", lambda: m1 @ m2)
+    x = rng.standard_normal(n_gelu, dtype=np.float32)
+    gelu = lambda x: 0.5 * x * (1 + np.tanh(np.float32(0.7978845608) * (x + np.float32(0.044715) * x * x * x)))
+    measure("tanh-GELU %dM" % (n_gelu // 1000000), "numpy", lambda: gelu(x))
+    W = (rng.standard_normal((16, 16), dtype=np.float32) * np.float32(0.1))
+    xs = rng.standard_normal((steps, 16), dtype=np.float32)
+    def rnn():
+        h = np.zeros((1, 16), np.float32)
+        for t in range(steps):
+            h = np.tanh(h @ W + xs[t])
+        return h
+    measure("RNN cell 16 x %d" % steps, "numpy", rnn)
+    k = 1 / np.sqrt(512)
+    def lin(i, o):
+        k = np.float32(1 / np.sqrt(i))
+        return (rng.uniform(-k, k, (i, o)).astype(np.float32), rng.uniform(-k, k, o).astype(np.float32))
+    layers = [lin(512, 512) for _ in range(42)] + [lin(512, 256), lin(256, 128), lin(128, 2)]
+    def mlp_np():
+        for _ in range(passes):
+            h = rng.standard_normal((1, 512), dtype=np.float32)
+            for j, (w, bb) in enumerate(layers):
+                h = h @ w + bb
+                if j in (42, 43):
+                    h = np.maximum(h, 0)
+    measure("MLP 45 layers, batch 1 (per pass)", "numpy", mlp_np, passes)
+
+try:
+    import torch
+except ImportError:
+    torch = None
+    print("torch not available", file=sys.stderr)
+
+if torch is not None:
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        x = torch.randn(n_gelu)
+        gelu = lambda x: 0.5 * x * (1 + torch.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
+        measure("tanh-GELU %dM" % (n_gelu // 1000000), "torch-eager", lambda: gelu(x))
+        W = torch.randn(16, 16) * 0.1
+        xs = torch.randn(steps, 16)
+        def rnn_t(W, xs):
+            h = torch.zeros(1, 16)
+            for t in range(xs.shape[0]):
+                h = torch.tanh(h @ W + xs[t])
+            return h
+        measure("RNN cell 16 x %d" % steps, "torch-eager", lambda: rnn_t(W, xs))
+        rnn_s = torch.jit.script(rnn_t)
+        measure("RNN cell 16 x %d" % steps, "torch-jit-script", lambda: rnn_s(W, xs))
+        mods = [torch.nn.Linear(512, 512) for _ in range(42)]
+        mods += [torch.nn.Linear(512, 256), torch.nn.ReLU(), torch.nn.Linear(256, 128), torch.nn.ReLU(),
+                 torch.nn.Linear(128, 2)]
+        net = torch.nn.Sequential(*mods).eval()
+        def mlp_t(model):
+            for _ in range(passes):
+                model(torch.randn(1, 512))
+        measure("MLP 45 layers, batch 1 (per pass)", "torch-eager", lambda: mlp_t(net), passes)
+        traced = torch.jit.freeze(torch.jit.trace(net, torch.randn(1, 512)))
+        measure("MLP 45 layers, batch 1 (per pass)", "torch-jit-trace-freeze", lambda: mlp_t(traced), passes)

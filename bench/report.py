@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""report.py RAW.jsonl MACHINE.txt OUTDIR - turns the JSON lines of one `make bench` run into
+OUTDIR/results.md (a table of medians, spreads and ratios against TSL), OUTDIR/results.json
+and OUTDIR/results.png (a gnuplot bar chart of time relative to TSL, log scale)."""
+import json, os, shutil, subprocess, sys
+
+raw, machine_file, outdir = sys.argv[1:4]
+rows = [json.loads(l) for l in open(raw) if l.strip().startswith("{")]
+machine = open(machine_file).read().strip()
+order = []
+for r in rows:
+    if r["workload"] not in order:
+        order.append(r["workload"])
+ref_impl = "tsl-eager"
+
+def ref(w):
+    for r in rows:
+        if r["workload"] == w and r["impl"] == ref_impl:
+            return r["ms"]
+    return None
+
+lines = ["# Benchmark results", "", "```", machine, "```", "",
+         "Median of the repetitions (one thread everywhere, warm-up excluded); spread is min..max.",
+         "**ratio** = that implementation's time / TSL eager's time: above 1 means TSL is faster.", "",
+         "| workload | implementation | median ms | spread ms | ratio |", "|---|---|---:|---:|---:|"]
+for w in order:
+    base = ref(w)
+    for r in sorted((r for r in rows if r["workload"] == w), key=lambda r: r["ms"]):
+        ratio = "%.2f" % (r["ms"] / base) if base else "-"
+        lines.append("| %s | %s | %.4g | %.4g..%.4g | %s |" % (w, r["impl"], r["ms"], r["min"], r["max"], ratio))
+open(os.path.join(outdir, "results.md"), "w").write("\n".join(lines) + "\n")
+json.dump({"machine": machine, "results": rows}, open(os.path.join(outdir, "results.json"), "w"), indent=1)
+print("\n".join(lines))
+
+if shutil.which("gnuplot"):
+    impls = []
+    for r in rows:
+        if r["impl"] not in impls:
+            impls.append(r["impl"])
+    dat = os.path.join(outdir, "out", "chart.dat")
+    with open(dat, "w") as f:
+        f.write("workload " + " ".join(impls) + "\n")
+        for w in order:
+            base = ref(w)
+            vals = []
+            for i in impls:
+                m = [r["ms"] for r in rows if r["workload"] == w and r["impl"] == i]
+                vals.append("%.5g" % (m[0] / base) if m and base else "NaN")
+            f.write('"%s" %s\n' % (w.replace(" (per pass)", ""), " ".join(vals)))
+    script = """
+set terminal pngcairo size 1400,700 noenhanced font ',10'
+set output '%s'
+set title 'Time relative to TSL eager (lower is faster; log scale)'
+set style data histogram
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set logscale y
+set yrange [0.05:100]
+set ylabel 'time / TSL eager time'
+set xtics rotate by -25 scale 0
+set key outside right top
+set grid ytics
+plot for [i=2:%d] '%s' using i:xtic(1) title columnhead(i)
+""" % (os.path.join(outdir, "results.png"), len(impls) + 1, dat)
+    try:
+        subprocess.run(["gnuplot"], input=script.encode(), check=True)
+        print("chart: %s" % os.path.join(outdir, "results.png"))
+    except (subprocess.CalledProcessError, OSError) as e:
+        print("chart not drawn: %s" % e, file=sys.stderr)
+else:
+    print("gnuplot not found: no chart", file=sys.stderr)

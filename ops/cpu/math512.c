@@ -1,0 +1,56 @@
+/* math512.c - the AVX-512 versions of math.c's array functions (same SLEEF algorithms,
+ * 16-wide f32 / 8-wide f64, tails padded into a vector). Built with -mavx512f and only
+ * called after math.c has checked the processor supports it. */
+#include <immintrin.h>
+#include <string.h>
+#include <sleef.h>
+#include "math512.h"
+
+#define VEC_F32(NAME, SLEEF)                                                  \
+    void NAME(const float *x, float *y, int64_t n) {                         \
+        int64_t i = 0;                                                        \
+        for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, SLEEF(_mm512_loadu_ps(x + i))); \
+        if (i < n) {                                                          \
+            float buf[16] = { 0 };                                            \
+            memcpy(buf, x + i, sizeof(float) * (size_t)(n - i));              \
+            _mm512_storeu_ps(buf, SLEEF(_mm512_loadu_ps(buf)));               \
+            memcpy(y + i, buf, sizeof(float) * (size_t)(n - i));              \
+        }                                                                     \
+    }
+#define VEC_F64(NAME, SLEEF)                                                  \
+    void NAME(const double *x, double *y, int64_t n) {                       \
+        int64_t i = 0;                                                        \
+        for (; i + 8 <= n; i += 8) _mm512_storeu_pd(y + i, SLEEF(_mm512_loadu_pd(x + i))); \
+        if (i < n) {                                                          \
+            double buf[8] = { 0 };                                            \
+            memcpy(buf, x + i, sizeof(double) * (size_t)(n - i));             \
+            _mm512_storeu_pd(buf, SLEEF(_mm512_loadu_pd(buf)));               \
+            memcpy(y + i, buf, sizeof(double) * (size_t)(n - i));             \
+        }                                                                     \
+    }
+
+static __m512 sigmoid16(__m512 x) {
+    __m512 one = _mm512_set1_ps(1.0f);
+    __m512 e = Sleef_expf16_u10avx512f(_mm512_sub_ps(_mm512_setzero_ps(), x));
+    return _mm512_div_ps(one, _mm512_add_ps(one, e));
+}
+static __m512d sigmoid8(__m512d x) {
+    __m512d one = _mm512_set1_pd(1.0);
+    __m512d e = Sleef_expd8_u10avx512f(_mm512_sub_pd(_mm512_setzero_pd(), x));
+    return _mm512_div_pd(one, _mm512_add_pd(one, e));
+}
+
+VEC_F32(avx512_exp_f32, Sleef_expf16_u10avx512f)
+VEC_F32(avx512_log_f32, Sleef_logf16_u10avx512f)
+VEC_F32(avx512_tanh_f32, Sleef_tanhf16_u35avx512f)
+VEC_F32(avx512_sin_f32, Sleef_sinf16_u10avx512f)
+VEC_F32(avx512_cos_f32, Sleef_cosf16_u10avx512f)
+VEC_F32(avx512_sqrt_f32, _mm512_sqrt_ps)
+VEC_F32(avx512_sigmoid_f32, sigmoid16)
+VEC_F64(avx512_exp_f64, Sleef_expd8_u10avx512f)
+VEC_F64(avx512_log_f64, Sleef_logd8_u10avx512f)
+VEC_F64(avx512_tanh_f64, Sleef_tanhd8_u35avx512f)
+VEC_F64(avx512_sin_f64, Sleef_sind8_u10avx512f)
+VEC_F64(avx512_cos_f64, Sleef_cosd8_u10avx512f)
+VEC_F64(avx512_sqrt_f64, _mm512_sqrt_pd)
+VEC_F64(avx512_sigmoid_f64, sigmoid8)
