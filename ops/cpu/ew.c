@@ -8,17 +8,9 @@
 #include <string.h>
 #include "cpu.h"
 #include "mem.h"
+#include "infer.h"
 
 /* ---------- broadcasting ---------- */
-
-static const char *op_symbol(OpCode op) {
-    switch (op) {
-    case OP_ADD: return "+"; case OP_SUB: return "-"; case OP_MUL: return "*"; case OP_DIV: return "/";
-    case OP_MOD: return "%"; case OP_POW: return "**"; case OP_EQ: return "=="; case OP_NE: return "!=";
-    case OP_LT: return "<"; case OP_LE: return "<="; case OP_GT: return ">"; case OP_GE: return ">=";
-    default: return op_info[op].name;
-    }
-}
 
 int shape_broadcast(const Shape *a, const Shape *b, Shape *out, const char *opname) {
     int n = a->ndim > b->ndim ? a->ndim : b->ndim;
@@ -232,12 +224,8 @@ int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n) {
 }
 
 Tensor *op_unary(OpCode op, const Tensor *a) {
-    DType dt = a->dtype;
-    if ((op_info[op].flags & F_FLOAT) && !dtype_is_float(dt)) dt = DT_F32;
-    if (op == OP_NEG && dt == DT_BOOL) {
-        op_fail("unary '-' is not supported for bool tensors; use 'not' or '==' false");
-        return NULL;
-    }
+    DType dt;
+    if (infer_unary(op, a->dtype, &dt)) return NULL;
     Tensor *r = dt == a->dtype ? NULL : op_astype(a, dt);
     const Tensor *src = r ? r : a;
     Shape s;
@@ -371,20 +359,6 @@ int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, in
     return -1;
 }
 
-/* Compute and result dtypes of a binary op on tensors of dtypes a and b. */
-static int binary_types(OpCode op, DType a, DType b, DType *ct, DType *rt) {
-    DType p = a > b ? a : b;
-    if (op == OP_DIV && !dtype_is_float(p)) p = DT_F32;
-    if (p == DT_BOOL && (op == OP_MOD || op == OP_POW)) p = DT_I64;
-    if (p == DT_BOOL && op == OP_SUB) {
-        op_fail("'-' is not supported for bool tensors; use 'xor' logic with '!=' instead");
-        return -1;
-    }
-    *ct = p;
-    *rt = op_info[op].kind == K_COMPARE ? DT_BOOL : p;
-    return 0;
-}
-
 int op_binary_dtype(OpCode op, DType a, DType b, DType *out) {
     DType ct;
     return binary_types(op, a, b, &ct, out);
@@ -440,11 +414,7 @@ out:
  * (PyTorch's rule, spec section 5); comparisons with a non-integral number compare
  * integer tensors in f64, mathematically. */
 Tensor *op_binary_scalar(OpCode op, const Tensor *t, double x, bool num_left) {
-    DType sd = t->dtype;
-    bool integral = x == floor(x) && fabs(x) < 9.2233720368547758e18;
-    if (!dtype_is_float(t->dtype))
-        sd = integral ? DT_I64 : op_info[op].kind == K_COMPARE ? DT_F64 : DT_F32;
-    Tensor *s = tensor_scalar(sd, x);
+    Tensor *s = tensor_scalar(scalar_dtype(op, t->dtype, x), x);
     if (!s) return NULL;
     Tensor *r = num_left ? op_binary(op, s, t) : op_binary(op, t, s);
     tensor_release(s);

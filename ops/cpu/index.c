@@ -9,6 +9,7 @@
 #include <string.h>
 #include "cpu.h"
 #include "mem.h"
+#include "infer.h"
 
 typedef struct {
     int nd;                       /* iteration dims */
@@ -277,4 +278,41 @@ out:
     tensor_release(bv);
     plan_free(&p);
     return r;
+}
+
+/* The result shape of an index, without data: integer values and index-array contents do
+ * not change it, so the plan is made with zeros standing in for them (bounds are checked
+ * when the index runs). A bool mask's result size depends on its data, so it has none. */
+int infer_index(const Shape *s, const IndexItem *idx, int n, Shape *out) {
+    Tensor a;
+    memset(&a, 0, sizeof a);
+    a.ndim = s->ndim;
+    memcpy(a.shape, s->d, sizeof(int64_t) * (size_t)s->ndim);
+    IndexItem items[TSL_MAX_RANK + 8];
+    Tensor *zeros[TSL_MAX_RANK + 8];
+    int nz = 0, rc = -1;
+    memset(items, 0, sizeof items);
+    if (n > TSL_MAX_RANK + 8) { op_fail("too many indices"); return -1; }
+    for (int k = 0; k < n; k++) {
+        items[k] = idx[k];
+        if (idx[k].kind == IDX_INT) items[k].i = 0;
+        if (idx[k].kind != IDX_TENSOR) continue;
+        if (idx[k].t->dtype == DT_BOOL) {
+            op_fail("indexing with a bool mask has a data-dependent shape");
+            goto out;
+        }
+        Shape is;
+        shape_of(idx[k].t, &is);
+        if (!(zeros[nz++] = tensor_zeros(DT_I64, &is))) goto out;
+        items[k].t = zeros[nz - 1];
+    }
+    Plan p;
+    if (make_plan(&a, items, n, &p) == 0) {
+        *out = p.out;
+        plan_free(&p);
+        rc = 0;
+    }
+out:
+    for (int k = 0; k < nz; k++) tensor_release(zeros[k]);
+    return rc;
 }

@@ -7,6 +7,7 @@
 #include <cblas.h>
 #include <string.h>
 #include "cpu.h"
+#include "infer.h"
 
 static void mm_f32(const float *a, const float *b, float *c, int64_t m, int64_t k, int64_t n) {
     if (k == 0) { memset(c, 0, sizeof(float) * (size_t)(m * n)); return; }
@@ -36,35 +37,20 @@ static void mm_i64(const int64_t *a, const int64_t *b, int64_t *c, int64_t m, in
 }
 
 Tensor *op_matmul(const Tensor *a, const Tensor *b) {
-    char s1[600], s2[600];
-    Shape sa, sb;
+    Shape sa, sb, so;
+    DType dt;
     shape_of(a, &sa);
     shape_of(b, &sb);
-    if (a->ndim == 0 || b->ndim == 0) {
-        op_fail("matmul: operands must have at least one dimension, got %s and %s", shape_str(&sa, s1, sizeof s1),
-                shape_str(&sb, s2, sizeof s2));
-        return NULL;
-    }
+    if (infer_matmul(&sa, a->dtype, &sb, b->dtype, &so, &dt)) return NULL;
     /* 1-D operands become matrices, and the added axis is dropped from the result */
     Shape ma = sa, mb = sb;
     if (a->ndim == 1) { ma.ndim = 2; ma.d[0] = 1; ma.d[1] = sa.d[0]; }
     if (b->ndim == 1) { mb.ndim = 2; mb.d[0] = sb.d[0]; mb.d[1] = 1; }
-    int64_t m = ma.d[ma.ndim - 2], k = ma.d[ma.ndim - 1], k2 = mb.d[mb.ndim - 2], n = mb.d[mb.ndim - 1];
-    if (k != k2) {
-        op_fail("shape mismatch for '@': %s and %s", shape_str(&sa, s1, sizeof s1), shape_str(&sb, s2, sizeof s2));
-        return NULL;
-    }
+    int64_t m = ma.d[ma.ndim - 2], k = ma.d[ma.ndim - 1], n = mb.d[mb.ndim - 1];
     Shape ba = { ma.ndim - 2, { 0 } }, bb = { mb.ndim - 2, { 0 } }, bo;
     memcpy(ba.d, ma.d, sizeof(int64_t) * (size_t)ba.ndim);
     memcpy(bb.d, mb.d, sizeof(int64_t) * (size_t)bb.ndim);
-    if (shape_broadcast(&ba, &bb, &bo, "@")) {
-        op_fail("shape mismatch for '@': %s and %s", shape_str(&sa, s1, sizeof s1), shape_str(&sb, s2, sizeof s2));
-        return NULL;
-    }
-    Shape so = bo;
-    if (a->ndim > 1) so.d[so.ndim++] = m;
-    if (b->ndim > 1) so.d[so.ndim++] = n;
-    DType dt = a->dtype > b->dtype ? a->dtype : b->dtype;
+    shape_broadcast(&ba, &bb, &bo, "@");
     DType ct = dt == DT_BOOL ? DT_I64 : dt;
     Tensor *ca = a->dtype == ct ? tensor_retain((Tensor *)a) : op_astype(a, ct);
     Tensor *cb = b->dtype == ct ? tensor_retain((Tensor *)b) : op_astype(b, ct);

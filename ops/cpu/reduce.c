@@ -9,6 +9,7 @@
 #include <string.h>
 #include "cpu.h"
 #include "mem.h"
+#include "infer.h"
 
 /* NumPy's pairwise sum: below 8 elements a plain loop; up to 128, 8 accumulators (lane k
  * sums x[k], x[k+8], ...) combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)); above, split at
@@ -63,28 +64,6 @@ static double pairwise_f64(const double *x, int64_t n) {
 float cpu_sum_f32(const float *x, int64_t n, int64_t stride) { (void)stride; return pairwise_f32(x, n); }
 double cpu_sum_f64(const double *x, int64_t n, int64_t stride) { (void)stride; return pairwise_f64(x, n); }
 
-/* Normalises axes into a mask; -1 with an error on a bad or repeated axis. */
-static int axes_mask(const Tensor *a, const int *axes, int n, const char *name, bool *mask) {
-    memset(mask, 0, sizeof(bool) * TSL_MAX_RANK);
-    if (n < 0) {
-        for (int i = 0; i < a->ndim; i++) mask[i] = true;
-        return 0;
-    }
-    for (int k = 0; k < n; k++) {
-        int ax = axes[k] < 0 ? axes[k] + a->ndim : axes[k];
-        if (ax < 0 || ax >= a->ndim) {
-            op_fail("%s: axis %d is out of range for a tensor of rank %d", name, axes[k], a->ndim);
-            return -1;
-        }
-        if (mask[ax]) {
-            op_fail("%s: axis %d is repeated", name, axes[k]);
-            return -1;
-        }
-        mask[ax] = true;
-    }
-    return 0;
-}
-
 /* A copy (or a new reference) of a with the masked axes moved last, in order. */
 static Tensor *move_axes_last(const Tensor *a, const bool *mask, int64_t *outer, int64_t *inner) {
     int perm[TSL_MAX_RANK], np = 0;
@@ -98,16 +77,6 @@ static Tensor *move_axes_last(const Tensor *a, const bool *mask, int64_t *outer,
     for (int i = 0; i < a->ndim; i++) identity &= perm[i] == i;
     if (identity) return tensor_retain((Tensor *)a);
     return op_transpose(a, perm, a->ndim);
-}
-
-static DType reduce_dtype(OpCode op, DType in) {
-    switch (op) {
-    case OP_SUM: case OP_PROD: return dtype_is_float(in) ? in : DT_I64;
-    case OP_MEAN: case OP_VAR: case OP_STD: case OP_LOGSUMEXP: return dtype_is_float(in) ? in : DT_F32;
-    case OP_ARGMAX: case OP_ARGMIN: return DT_I64;
-    case OP_ALL: case OP_ANY: return DT_BOOL;
-    default: return in;
-    }
 }
 
 /* The dtype the row kernels read: float ops on ints read f64, all/any read bool. */
@@ -222,14 +191,12 @@ static void reduce_rows(OpCode op, const Tensor *x, Tensor *r, int64_t outer, in
 }
 
 Tensor *op_reduce(OpCode op, const Tensor *a, const int *axes, int n, bool keepdims) {
-    const char *name = op_info[op].name;
     bool mask[TSL_MAX_RANK];
-    if (axes_mask(a, axes, n, name, mask)) return NULL;
-    Shape so = { 0, { 0 } };
-    for (int i = 0; i < a->ndim; i++) {
-        if (!mask[i]) so.d[so.ndim++] = a->shape[i];
-        else if (keepdims) so.d[so.ndim++] = 1;
-    }
+    Shape sa, so;
+    DType rt;
+    shape_of(a, &sa);
+    if (infer_reduce(op, &sa, a->dtype, axes, n, keepdims, &so, &rt)) return NULL;
+    axes_mask(a->ndim, axes, n, op_info[op].name, mask);
     int64_t outer, inner;
     DType in = input_dtype(op, a->dtype);
     Tensor *conv = in == a->dtype ? tensor_retain((Tensor *)a) : op_astype(a, in);
@@ -237,12 +204,6 @@ Tensor *op_reduce(OpCode op, const Tensor *a, const int *axes, int n, bool keepd
     Tensor *x = move_axes_last(conv, mask, &outer, &inner);
     tensor_release(conv);
     if (!x) return NULL;
-    if (inner == 0 && outer > 0 && (op == OP_MAX || op == OP_MIN || op == OP_ARGMAX || op == OP_ARGMIN)) {
-        tensor_release(x);
-        op_fail("%s of an empty axis (zero-size reduction)", name);
-        return NULL;
-    }
-    DType rt = reduce_dtype(op, a->dtype);
     DType cd = dtype_is_float(rt) && in == DT_F64 ? DT_F64 : rt;   /* compute dtype of the result */
     Tensor *r = tensor_new(cd, &so);
     void *tmp = (op == OP_VAR || op == OP_STD || op == OP_LOGSUMEXP) ? mem_try_alloc(sizeof(double) * (size_t)(inner + 1)) : NULL;
@@ -271,17 +232,11 @@ Tensor *op_reduce(OpCode op, const Tensor *a, const int *axes, int n, bool keepd
 
 /* softmax(x) = exp(x - max) / sum(exp(x - max)); log_softmax(x) = x - max - log(sum). */
 Tensor *op_softmax(const Tensor *a, int axis, bool want_log) {
-    const char *name = want_log ? "log_softmax" : "softmax";
-    if (a->ndim == 0) {
-        op_fail("%s needs a tensor of rank 1 or more", name);
-        return NULL;
-    }
-    int ax = axis < 0 ? axis + a->ndim : axis;
-    if (ax < 0 || ax >= a->ndim) {
-        op_fail("%s: axis %d is out of range for a tensor of rank %d", name, axis, a->ndim);
-        return NULL;
-    }
-    DType dt = dtype_is_float(a->dtype) ? a->dtype : DT_F32;
+    int ax;
+    DType dt;
+    Shape sa;
+    shape_of(a, &sa);
+    if (infer_softmax(&sa, a->dtype, axis, want_log, &ax, &dt)) return NULL;
     bool mask[TSL_MAX_RANK] = { false };
     mask[ax] = true;
     Tensor *conv = dt == a->dtype ? tensor_retain((Tensor *)a) : op_astype(a, dt);

@@ -5,73 +5,22 @@
 #include <string.h>
 #include "cpu.h"
 #include "mem.h"
-
-static int norm_axis(int axis, int ndim, const char *name) {
-    int ax = axis < 0 ? axis + ndim : axis;
-    if (ax < 0 || ax >= ndim) {
-        op_fail("%s: axis %d is out of range for rank %d", name, axis, ndim);
-        return -1;
-    }
-    return ax;
-}
+#include "infer.h"
 
 Tensor *op_reshape(Tensor *a, const Shape *s) {
-    Shape t = *s;
-    int infer = -1;
-    int64_t known = 1;
-    char b1[600], b2[600];
-    if (t.ndim > TSL_MAX_RANK) { op_fail("reshape: rank %d is above the limit of %d", t.ndim, TSL_MAX_RANK); return NULL; }
-    for (int i = 0; i < t.ndim; i++) {
-        if (t.d[i] == -1) {
-            if (infer >= 0) { op_fail("reshape: only one dimension can be -1"); return NULL; }
-            infer = i;
-        } else if (t.d[i] < 0) {
-            op_fail("reshape: negative dimension %lld", (long long)t.d[i]);
-            return NULL;
-        } else if (__builtin_mul_overflow(known, t.d[i], &known)) {
-            op_fail("reshape: shape %s is too large (element count overflows)", shape_str(&t, b1, sizeof b1));
-            return NULL;
-        }
-    }
-    if (infer >= 0) {
-        if (known == 0 || a->size % known) {
-            Shape sa;
-            shape_of(a, &sa);
-            op_fail("cannot reshape a tensor of shape %s into %s", shape_str(&sa, b1, sizeof b1), shape_str(&t, b2, sizeof b2));
-            return NULL;
-        }
-        t.d[infer] = a->size / known;
-        known = a->size;
-    }
-    if (known != a->size) {
-        Shape sa;
-        shape_of(a, &sa);
-        op_fail("cannot reshape a tensor of shape %s (%lld elements) into %s", shape_str(&sa, b1, sizeof b1),
-                (long long)a->size, shape_str(&t, b2, sizeof b2));
-        return NULL;
-    }
+    Shape sa, t;
+    shape_of(a, &sa);
+    if (infer_reshape(&sa, s, &t)) return NULL;
     return tensor_view(a, &t);
 }
 
 Tensor *op_transpose(const Tensor *a, const int *perm_in, int n) {
     int perm[TSL_MAX_RANK];
-    bool seen[TSL_MAX_RANK] = { false };
-    if (!perm_in) {
-        for (int i = 0; i < a->ndim; i++) perm[i] = a->ndim - 1 - i;
-    } else {
-        if (n != a->ndim) { op_fail("transpose: axes has %d entries for a tensor of rank %d", n, a->ndim); return NULL; }
-        for (int i = 0; i < n; i++) {
-            int ax = norm_axis(perm_in[i], a->ndim, "transpose");
-            if (ax < 0) return NULL;
-            if (seen[ax]) { op_fail("transpose: axis %d is repeated", perm_in[i]); return NULL; }
-            seen[ax] = true;
-            perm[i] = ax;
-        }
-    }
-    Shape so = { a->ndim, { 0 } };
+    Shape sa, so;
+    shape_of(a, &sa);
+    if (infer_transpose(&sa, perm_in, n, perm, &so)) return NULL;
     int64_t src_stride[TSL_MAX_RANK], s = 1;
     for (int i = a->ndim - 1; i >= 0; i--) { src_stride[i] = s; s *= a->shape[i]; }
-    for (int i = 0; i < a->ndim; i++) so.d[i] = a->shape[perm[i]];
     Tensor *r = tensor_new(a->dtype, &so);
     if (!r || r->size == 0) return r;
     size_t esz = dtype_size(a->dtype);
@@ -96,63 +45,39 @@ Tensor *op_transpose(const Tensor *a, const int *perm_in, int n) {
 }
 
 Tensor *op_expand_dims(Tensor *a, int axis) {
-    int ax = norm_axis(axis, a->ndim + 1, "expand_dims");
-    if (ax < 0) return NULL;
-    if (a->ndim + 1 > TSL_MAX_RANK) { op_fail("expand_dims: rank would exceed %d", TSL_MAX_RANK); return NULL; }
-    Shape s = { a->ndim + 1, { 0 } };
-    for (int i = 0, k = 0; i < s.ndim; i++) s.d[i] = i == ax ? 1 : a->shape[k++];
+    Shape sa, s;
+    shape_of(a, &sa);
+    if (infer_expand_dims(&sa, axis, &s)) return NULL;
     return tensor_view(a, &s);
 }
 
 Tensor *op_squeeze(Tensor *a, const int *axes, int n) {
-    bool drop[TSL_MAX_RANK] = { false };
-    if (n < 0) {
-        for (int i = 0; i < a->ndim; i++) drop[i] = a->shape[i] == 1;
-    } else {
-        for (int k = 0; k < n; k++) {
-            int ax = norm_axis(axes[k], a->ndim, "squeeze");
-            if (ax < 0) return NULL;
-            if (a->shape[ax] != 1) {
-                op_fail("squeeze: axis %d has size %lld, not 1", axes[k], (long long)a->shape[ax]);
-                return NULL;
-            }
-            drop[ax] = true;
-        }
-    }
-    Shape s = { 0, { 0 } };
-    for (int i = 0; i < a->ndim; i++)
-        if (!drop[i]) s.d[s.ndim++] = a->shape[i];
+    Shape sa, s;
+    shape_of(a, &sa);
+    if (infer_squeeze(&sa, axes, n, &s)) return NULL;
     return tensor_view(a, &s);
 }
 
-Tensor *op_concat(Tensor *const *ts, int n, int axis) {
-    if (n == 0) { op_fail("concat needs at least one tensor"); return NULL; }
-    const Tensor *f = ts[0];
-    if (f->ndim == 0) { op_fail("concat: zero-dimensional tensors cannot be concatenated"); return NULL; }
-    int ax = norm_axis(axis, f->ndim, "concat");
-    if (ax < 0) return NULL;
-    DType dt = f->dtype;
-    Shape so;
-    shape_of(f, &so);
-    so.d[ax] = 0;
+/* Shapes and dtypes of a list of tensors, for inference. */
+static void shapes_of(Tensor *const *ts, int n, Shape *shapes, const Shape **ptrs, DType *dts) {
     for (int k = 0; k < n; k++) {
-        if (ts[k]->ndim != f->ndim) {
-            op_fail("concat: all tensors must have the same rank (got %d and %d)", f->ndim, ts[k]->ndim);
-            return NULL;
-        }
-        for (int i = 0; i < f->ndim; i++)
-            if (i != ax && ts[k]->shape[i] != f->shape[i]) {
-                char b1[600], b2[600];
-                Shape s1, s2;
-                shape_of(f, &s1);
-                shape_of(ts[k], &s2);
-                op_fail("concat: shapes %s and %s differ outside axis %d", shape_str(&s1, b1, sizeof b1),
-                        shape_str(&s2, b2, sizeof b2), axis);
-                return NULL;
-            }
-        if (ts[k]->dtype > dt) dt = ts[k]->dtype;
-        so.d[ax] += ts[k]->shape[ax];
+        shape_of(ts[k], &shapes[k]);
+        ptrs[k] = &shapes[k];
+        dts[k] = ts[k]->dtype;
     }
+}
+
+Tensor *op_concat(Tensor *const *ts, int n, int axis) {
+    Shape *shapes = mem_alloc(sizeof(Shape) * (size_t)(n + 1)), so;
+    const Shape **ptrs = mem_alloc(sizeof(Shape *) * (size_t)(n + 1));
+    DType *dts = mem_alloc(sizeof(DType) * (size_t)(n + 1)), dt;
+    shapes_of(ts, n, shapes, ptrs, dts);
+    int rc = infer_concat(ptrs, dts, n, axis, &so, &dt);
+    mem_free(shapes);
+    mem_free(ptrs);
+    mem_free(dts);
+    if (rc) return NULL;
+    int ax = axis < 0 ? axis + ts[0]->ndim : axis;
     Tensor *r = tensor_new(dt, &so);
     if (!r) return NULL;
     int64_t outer = 1;
@@ -173,20 +98,16 @@ Tensor *op_concat(Tensor *const *ts, int n, int axis) {
 }
 
 Tensor *op_stack(Tensor *const *ts, int n, int axis) {
-    if (n == 0) { op_fail("stack needs at least one tensor"); return NULL; }
-    for (int k = 1; k < n; k++) {
-        Shape s0, sk;
-        shape_of(ts[0], &s0);
-        shape_of(ts[k], &sk);
-        if (!shape_equal(&s0, &sk)) {
-            char b1[600], b2[600];
-            op_fail("stack: all tensors must have the same shape (got %s and %s)", shape_str(&s0, b1, sizeof b1),
-                    shape_str(&sk, b2, sizeof b2));
-            return NULL;
-        }
-    }
-    int ax = norm_axis(axis, ts[0]->ndim + 1, "stack");
-    if (ax < 0) return NULL;
+    Shape *shapes = mem_alloc(sizeof(Shape) * (size_t)(n + 1)), so;
+    const Shape **ptrs = mem_alloc(sizeof(Shape *) * (size_t)(n + 1));
+    DType *dts = mem_alloc(sizeof(DType) * (size_t)(n + 1)), dt;
+    shapes_of(ts, n, shapes, ptrs, dts);
+    int rc = infer_stack(ptrs, dts, n, axis, &so, &dt);
+    mem_free(shapes);
+    mem_free(ptrs);
+    mem_free(dts);
+    if (rc) return NULL;
+    int ax = axis < 0 ? axis + ts[0]->ndim + 1 : axis;
     Tensor **ex = mem_alloc(sizeof(Tensor *) * (size_t)n);
     int made = 0;
     Tensor *r = NULL;
@@ -200,13 +121,9 @@ out:
 }
 
 Tensor *op_broadcast_to(const Tensor *a, const Shape *s) {
-    Shape sa, so;
+    Shape sa;
     shape_of(a, &sa);
-    char b1[600], b2[600];
-    if (shape_broadcast(&sa, s, &so, "broadcast_to") || !shape_equal(&so, s) || sa.ndim > s->ndim) {
-        op_fail("cannot broadcast a tensor of shape %s to %s", shape_str(&sa, b1, sizeof b1), shape_str(s, b2, sizeof b2));
-        return NULL;
-    }
+    if (infer_broadcast_to(&sa, s)) return NULL;
     if (shape_equal(&sa, s)) return tensor_retain((Tensor *)a);
     Tensor *r = tensor_new(a->dtype, s);
     if (!r || r->size == 0) return r;

@@ -1,0 +1,295 @@
+/* infer.c - shape and dtype inference, one function per op family.
+ *
+ * The kernels call these before computing, and the static compiler calls them instead of
+ * computing, so both modes agree on every result shape, dtype and error message. Each
+ * returns 0, or -1 with the message in op_error(). */
+#include <math.h>
+#include <string.h>
+#include "infer.h"
+
+int infer_unary(OpCode op, DType in, DType *out) {
+    if (op == OP_NEG && in == DT_BOOL) {
+        op_fail("unary '-' is not supported for bool tensors; use 'not' or '==' false");
+        return -1;
+    }
+    *out = (op_info[op].flags & F_FLOAT) && !dtype_is_float(in) ? DT_F32 : in;
+    return 0;
+}
+
+const char *op_symbol(OpCode op) {
+    switch (op) {
+    case OP_ADD: return "+"; case OP_SUB: return "-"; case OP_MUL: return "*"; case OP_DIV: return "/";
+    case OP_MOD: return "%"; case OP_POW: return "**"; case OP_EQ: return "=="; case OP_NE: return "!=";
+    case OP_LT: return "<"; case OP_LE: return "<="; case OP_GT: return ">"; case OP_GE: return ">=";
+    case OP_MATMUL: return "@";
+    default: return op_info[op].name;
+    }
+}
+
+int binary_types(OpCode op, DType a, DType b, DType *ct, DType *rt) {
+    DType p = a > b ? a : b;
+    if (op == OP_DIV && !dtype_is_float(p)) p = DT_F32;
+    if (p == DT_BOOL && (op == OP_MOD || op == OP_POW)) p = DT_I64;
+    if (p == DT_BOOL && op == OP_SUB) {
+        op_fail("'-' is not supported for bool tensors; use 'xor' logic with '!=' instead");
+        return -1;
+    }
+    *ct = p;
+    *rt = op_info[op].kind == K_COMPARE ? DT_BOOL : p;
+    return 0;
+}
+
+int infer_binary(OpCode op, const Shape *a, DType da, const Shape *b, DType db, Shape *out, DType *dt) {
+    DType ct;
+    if (shape_broadcast(a, b, out, op_symbol(op))) return -1;
+    return binary_types(op, da, db, &ct, dt);
+}
+
+/* PyTorch's rule for a number beside a tensor (spec section 5). */
+DType scalar_dtype(OpCode op, DType t, double x) {
+    if (dtype_is_float(t)) return t;
+    bool integral = x == floor(x) && fabs(x) < 9.2233720368547758e18;
+    return integral ? DT_I64 : op_info[op].kind == K_COMPARE ? DT_F64 : DT_F32;
+}
+
+int infer_matmul(const Shape *sa, DType da, const Shape *sb, DType db, Shape *out, DType *dt) {
+    char s1[600], s2[600];
+    if (sa->ndim == 0 || sb->ndim == 0) {
+        op_fail("matmul: operands must have at least one dimension, got %s and %s", shape_str(sa, s1, sizeof s1),
+                shape_str(sb, s2, sizeof s2));
+        return -1;
+    }
+    Shape ma = *sa, mb = *sb;
+    if (sa->ndim == 1) { ma.ndim = 2; ma.d[0] = 1; ma.d[1] = sa->d[0]; }
+    if (sb->ndim == 1) { mb.ndim = 2; mb.d[0] = sb->d[0]; mb.d[1] = 1; }
+    int64_t m = ma.d[ma.ndim - 2], k = ma.d[ma.ndim - 1], k2 = mb.d[mb.ndim - 2], n = mb.d[mb.ndim - 1];
+    Shape ba = { ma.ndim - 2, { 0 } }, bb = { mb.ndim - 2, { 0 } };
+    memcpy(ba.d, ma.d, sizeof(int64_t) * (size_t)ba.ndim);
+    memcpy(bb.d, mb.d, sizeof(int64_t) * (size_t)bb.ndim);
+    if (k != k2 || shape_broadcast(&ba, &bb, out, "@")) {
+        op_fail("shape mismatch for '@': %s and %s", shape_str(sa, s1, sizeof s1), shape_str(sb, s2, sizeof s2));
+        return -1;
+    }
+    if (sa->ndim > 1) out->d[out->ndim++] = m;
+    if (sb->ndim > 1) out->d[out->ndim++] = n;
+    *dt = da > db ? da : db;
+    return 0;
+}
+
+int axes_mask(int ndim, const int *axes, int n, const char *name, bool *mask) {
+    memset(mask, 0, sizeof(bool) * TSL_MAX_RANK);
+    if (n < 0) {
+        for (int i = 0; i < ndim; i++) mask[i] = true;
+        return 0;
+    }
+    for (int k = 0; k < n; k++) {
+        int ax = axes[k] < 0 ? axes[k] + ndim : axes[k];
+        if (ax < 0 || ax >= ndim) {
+            op_fail("%s: axis %d is out of range for a tensor of rank %d", name, axes[k], ndim);
+            return -1;
+        }
+        if (mask[ax]) {
+            op_fail("%s: axis %d is repeated", name, axes[k]);
+            return -1;
+        }
+        mask[ax] = true;
+    }
+    return 0;
+}
+
+DType reduce_dtype(OpCode op, DType in) {
+    switch (op) {
+    case OP_SUM: case OP_PROD: return dtype_is_float(in) ? in : DT_I64;
+    case OP_MEAN: case OP_VAR: case OP_STD: case OP_LOGSUMEXP: return dtype_is_float(in) ? in : DT_F32;
+    case OP_ARGMAX: case OP_ARGMIN: return DT_I64;
+    case OP_ALL: case OP_ANY: return DT_BOOL;
+    default: return in;
+    }
+}
+
+int infer_reduce(OpCode op, const Shape *a, DType da, const int *axes, int n, bool keepdims, Shape *out, DType *dt) {
+    bool mask[TSL_MAX_RANK];
+    if (axes_mask(a->ndim, axes, n, op_info[op].name, mask)) return -1;
+    out->ndim = 0;
+    int64_t inner = 1, outer = 1;
+    for (int i = 0; i < a->ndim; i++) {
+        if (!mask[i]) { out->d[out->ndim++] = a->d[i]; outer *= a->d[i]; }
+        else {
+            inner *= a->d[i];
+            if (keepdims) out->d[out->ndim++] = 1;
+        }
+    }
+    if (inner == 0 && outer > 0 && (op == OP_MAX || op == OP_MIN || op == OP_ARGMAX || op == OP_ARGMIN)) {
+        op_fail("%s of an empty axis (zero-size reduction)", op_info[op].name);
+        return -1;
+    }
+    *dt = reduce_dtype(op, da);
+    return 0;
+}
+
+int infer_softmax(const Shape *a, DType da, int axis, bool log, int *ax, DType *dt) {
+    const char *name = log ? "log_softmax" : "softmax";
+    if (a->ndim == 0) {
+        op_fail("%s needs a tensor of rank 1 or more", name);
+        return -1;
+    }
+    *ax = axis < 0 ? axis + a->ndim : axis;
+    if (*ax < 0 || *ax >= a->ndim) {
+        op_fail("%s: axis %d is out of range for a tensor of rank %d", name, axis, a->ndim);
+        return -1;
+    }
+    *dt = dtype_is_float(da) ? da : DT_F32;
+    return 0;
+}
+
+int norm_axis(int axis, int ndim, const char *name) {
+    int ax = axis < 0 ? axis + ndim : axis;
+    if (ax < 0 || ax >= ndim) {
+        op_fail("%s: axis %d is out of range for rank %d", name, axis, ndim);
+        return -1;
+    }
+    return ax;
+}
+
+int infer_reshape(const Shape *a, const Shape *req, Shape *out) {
+    Shape t = *req;
+    int infer = -1;
+    int64_t known = 1, size = shape_count(a);
+    char b1[600], b2[600];
+    if (t.ndim > TSL_MAX_RANK) { op_fail("reshape: rank %d is above the limit of %d", t.ndim, TSL_MAX_RANK); return -1; }
+    for (int i = 0; i < t.ndim; i++) {
+        if (t.d[i] == -1) {
+            if (infer >= 0) { op_fail("reshape: only one dimension can be -1"); return -1; }
+            infer = i;
+        } else if (t.d[i] < 0) {
+            op_fail("reshape: negative dimension %lld", (long long)t.d[i]);
+            return -1;
+        } else if (__builtin_mul_overflow(known, t.d[i], &known)) {
+            op_fail("reshape: shape %s is too large (element count overflows)", shape_str(&t, b1, sizeof b1));
+            return -1;
+        }
+    }
+    if (infer >= 0) {
+        if (known == 0 || size % known) {
+            op_fail("cannot reshape a tensor of shape %s into %s", shape_str(a, b1, sizeof b1), shape_str(&t, b2, sizeof b2));
+            return -1;
+        }
+        t.d[infer] = size / known;
+        known = size;
+    }
+    if (known != size) {
+        op_fail("cannot reshape a tensor of shape %s (%lld elements) into %s", shape_str(a, b1, sizeof b1),
+                (long long)size, shape_str(&t, b2, sizeof b2));
+        return -1;
+    }
+    *out = t;
+    return 0;
+}
+
+int infer_transpose(const Shape *a, const int *perm_in, int n, int *perm, Shape *out) {
+    bool seen[TSL_MAX_RANK] = { false };
+    if (!perm_in) {
+        for (int i = 0; i < a->ndim; i++) perm[i] = a->ndim - 1 - i;
+    } else {
+        if (n != a->ndim) { op_fail("transpose: axes has %d entries for a tensor of rank %d", n, a->ndim); return -1; }
+        for (int i = 0; i < n; i++) {
+            int ax = norm_axis(perm_in[i], a->ndim, "transpose");
+            if (ax < 0) return -1;
+            if (seen[ax]) { op_fail("transpose: axis %d is repeated", perm_in[i]); return -1; }
+            seen[ax] = true;
+            perm[i] = ax;
+        }
+    }
+    out->ndim = a->ndim;
+    for (int i = 0; i < a->ndim; i++) out->d[i] = a->d[perm[i]];
+    return 0;
+}
+
+int infer_expand_dims(const Shape *a, int axis, Shape *out) {
+    int ax = norm_axis(axis, a->ndim + 1, "expand_dims");
+    if (ax < 0) return -1;
+    if (a->ndim + 1 > TSL_MAX_RANK) { op_fail("expand_dims: rank would exceed %d", TSL_MAX_RANK); return -1; }
+    out->ndim = a->ndim + 1;
+    for (int i = 0, k = 0; i < out->ndim; i++) out->d[i] = i == ax ? 1 : a->d[k++];
+    return 0;
+}
+
+int infer_squeeze(const Shape *a, const int *axes, int n, Shape *out) {
+    bool drop[TSL_MAX_RANK] = { false };
+    if (n < 0) {
+        for (int i = 0; i < a->ndim; i++) drop[i] = a->d[i] == 1;
+    } else {
+        for (int k = 0; k < n; k++) {
+            int ax = norm_axis(axes[k], a->ndim, "squeeze");
+            if (ax < 0) return -1;
+            if (a->d[ax] != 1) {
+                op_fail("squeeze: axis %d has size %lld, not 1", axes[k], (long long)a->d[ax]);
+                return -1;
+            }
+            drop[ax] = true;
+        }
+    }
+    out->ndim = 0;
+    for (int i = 0; i < a->ndim; i++)
+        if (!drop[i]) out->d[out->ndim++] = a->d[i];
+    return 0;
+}
+
+int infer_concat(const Shape *const *s, const DType *dts, int n, int axis, Shape *out, DType *dt) {
+    if (n == 0) { op_fail("concat needs at least one tensor"); return -1; }
+    if (s[0]->ndim == 0) { op_fail("concat: zero-dimensional tensors cannot be concatenated"); return -1; }
+    int ax = norm_axis(axis, s[0]->ndim, "concat");
+    if (ax < 0) return -1;
+    *out = *s[0];
+    out->d[ax] = 0;
+    *dt = dts[0];
+    for (int k = 0; k < n; k++) {
+        if (s[k]->ndim != s[0]->ndim) {
+            op_fail("concat: all tensors must have the same rank (got %d and %d)", s[0]->ndim, s[k]->ndim);
+            return -1;
+        }
+        for (int i = 0; i < s[0]->ndim; i++)
+            if (i != ax && s[k]->d[i] != s[0]->d[i]) {
+                char b1[600], b2[600];
+                op_fail("concat: shapes %s and %s differ outside axis %d", shape_str(s[0], b1, sizeof b1),
+                        shape_str(s[k], b2, sizeof b2), axis);
+                return -1;
+            }
+        if (dts[k] > *dt) *dt = dts[k];
+        out->d[ax] += s[k]->d[ax];
+    }
+    return 0;
+}
+
+int infer_stack(const Shape *const *s, const DType *dts, int n, int axis, Shape *out, DType *dt) {
+    if (n == 0) { op_fail("stack needs at least one tensor"); return -1; }
+    for (int k = 1; k < n; k++)
+        if (!shape_equal(s[0], s[k])) {
+            char b1[600], b2[600];
+            op_fail("stack: all tensors must have the same shape (got %s and %s)", shape_str(s[0], b1, sizeof b1),
+                    shape_str(s[k], b2, sizeof b2));
+            return -1;
+        }
+    Shape ex;
+    if (infer_expand_dims(s[0], axis, &ex)) {
+        op_fail("stack: axis %d is out of range for rank %d", axis, s[0]->ndim + 1);
+        return -1;
+    }
+    int ax = axis < 0 ? axis + s[0]->ndim + 1 : axis;
+    *out = ex;
+    out->d[ax] = n;
+    *dt = dts[0];
+    for (int k = 1; k < n; k++)
+        if (dts[k] > *dt) *dt = dts[k];
+    return 0;
+}
+
+int infer_broadcast_to(const Shape *a, const Shape *s) {
+    Shape so;
+    char b1[600], b2[600];
+    if (shape_broadcast(a, s, &so, "broadcast_to") || !shape_equal(&so, s) || a->ndim > s->ndim) {
+        op_fail("cannot broadcast a tensor of shape %s to %s", shape_str(a, b1, sizeof b1), shape_str(s, b2, sizeof b2));
+        return -1;
+    }
+    return 0;
+}

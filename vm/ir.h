@@ -1,0 +1,132 @@
+/* ir.h - the static graph: instructions over number and tensor registers.
+ *
+ * A compiled static block (or static fn) is a Graph: a flat instruction array with
+ * forward/backward jumps for branches and loops, typed registers (numbers, or tensors of
+ * a fixed shape and dtype), constants, the inputs it reads with their guards, and the
+ * outputs it writes back. Every instruction keeps the source location it came from.
+ * A Graph is plain data: it holds no pointers into the interpreter's frames. */
+#ifndef TSL_IR_H
+#define TSL_IR_H
+#include "interp.h"
+#include "tops.h"
+
+typedef enum {
+#define OPC(name, text, effect) I_##name,
+#include "opcodes.def"
+#undef OPC
+    I__COUNT
+} InsOp;
+
+typedef enum { R_NUM, R_TENSOR } RegKind;
+
+typedef struct {
+    RegKind kind;
+    bool is_bool;          /* a number register holding a truth value */
+    DType dtype;           /* tensors */
+    Shape shape;
+    int slot;              /* memory plan: buffer slot, -1 none (see opt.c) */
+} RegInfo;
+
+/* A value the VM must build at run time (print arguments, stores, outputs):
+ * a constant, a register, or a list/dict of operands. */
+typedef enum { OPND_CONST, OPND_NUM, OPND_TENSOR, OPND_LIST, OPND_DICT, OPND_OBJ } OpndKind;
+typedef struct Opnd {
+    OpndKind kind;
+    int reg;               /* NUM/TENSOR register, or OBJ container index */
+    Value k;               /* CONST (owned) */
+    int n;                 /* LIST/DICT */
+    struct Opnd *items;
+    char **keys;           /* DICT */
+} Opnd;
+
+/* One elementwise step inside a FUSED group: t[dst] := op(t[a], t[b] or scalar). */
+typedef struct {
+    OpCode op;
+    int dst, a, b;         /* group-local temporaries; negative: external register -(r+1) */
+    int scalar_reg;        /* number register for scalar operands, -1 none */
+    bool num_left;
+} FusedStep;
+
+typedef struct Ins {
+    InsOp op;
+    int dst, a, b, c;
+    int aux;
+    double imm;
+    int *args;
+    int nargs;
+    Shape shape;           /* RESHAPE/BCAST/RANDOM */
+    IndexItem *idx;        /* INDEX/INDEX_SET template (ints may come from registers) */
+    int nidx;
+    Opnd *opnds;           /* PRINT/ASSERT/STORE */
+    int nopnds;
+    char *key;             /* STORE into a dict */
+    FusedStep *steps;      /* FUSED */
+    int nsteps;
+    SrcLoc loc;
+    Source *src;
+} Ins;
+
+/* Where an input comes from at run time, relative to the block's frame. */
+typedef enum { SRC_LOCAL, SRC_CELL, SRC_UPVAL, SRC_GLOBAL, SRC_CELLPTR, SRC_ARG, SRC_LEAF } SrcKind;
+typedef struct {
+    SrcKind kind;
+    int slot;              /* frame slot / upvalue / global slot / arg index / leaf: parent input */
+    Module *mod;           /* SRC_GLOBAL */
+    ObjCell *cell;         /* SRC_CELLPTR (retained) */
+    int path;              /* SRC_LEAF: index into the parent structure's flattening */
+    char *name;            /* for messages */
+} InputSrc;
+
+/* Guard on one input: what the value must be for this graph to apply. */
+typedef enum { G_TENSOR, G_NUMBER, G_NUMBER_EQ, G_CONST, G_LIST, G_DICT } GuardKind;
+typedef struct {
+    GuardKind kind;
+    int input;             /* index into inputs */
+    DType dtype;
+    Shape shape;
+    double num;            /* G_NUMBER_EQ */
+    Value k;               /* G_CONST (owned): nil/bool/string by value, functions by identity */
+    int n;                 /* G_LIST/G_DICT length */
+    char **keys;           /* G_DICT keys in order */
+    int reg;               /* register the input binds (tensors, numbers), -1 none */
+    int obj;               /* container index (lists/dicts), -1 none */
+} Guard;
+
+/* An output: after the graph runs, a variable is set to an operand. */
+typedef struct {
+    SrcKind kind;          /* LOCAL/CELL/UPVAL/GLOBAL of the block's frame */
+    int slot;
+    Module *mod;
+    char *name;
+    Opnd val;
+} Output;
+
+typedef struct Graph {
+    Ins *code;
+    int ncode, capcode;
+    RegInfo *regs;
+    int nregs;
+    Tensor **consts;
+    int nconsts;
+    InputSrc *inputs;
+    int ninputs;
+    Guard *guards;
+    int nguards;
+    int nobjs;             /* containers read from inputs (for stores) */
+    Output *outputs;
+    int noutputs;
+    Opnd result;           /* static fn: the return value */
+    bool has_result;
+    /* statistics for dis and TSL_EXPLAIN */
+    int ops_before, fused_groups;
+    int64_t bytes_saved;
+    double compile_ms;
+} Graph;
+
+void graph_free(Graph *g);
+void opnd_free(Opnd *o);
+int graph_emit(Graph *g, InsOp op, SrcLoc loc, Source *src);
+int graph_reg(Graph *g, RegKind kind);
+const char *ins_name(InsOp op);
+
+#endif
