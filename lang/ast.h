@@ -63,6 +63,7 @@ struct Node {
     Scope scope;     /* NAME */
     int slot;
     FnProto *proto;  /* FN */
+    void *vm_cache;  /* STATIC: compiled graphs (vm/static.c) */
 };
 
 /* Upvalue i of a closure comes from the enclosing frame's cell slot `index`
@@ -82,6 +83,7 @@ struct FnProto {
     char **local_names;  /* nlocals */
     unsigned char *is_cell; /* nlocals: slot holds a Cell because an inner fn captures it */
     int has_cells;          /* any is_cell set: the call path skips the cell loop otherwise */
+    void *vm_cache;         /* static fn: compiled graphs (vm/static.c) */
     int nupvals;
     UpvalDesc *upvals;
     char **upval_names;

@@ -10,6 +10,7 @@
 #include "mem.h"
 #include "tops.h"
 #include "builtins.h"
+#include "vm.h"
 
 ObjBuiltin *builtin_range_obj;
 
@@ -297,7 +298,14 @@ static Value bi_bool(Interp *I, CallArgs *a) {
 static Value not_built(Interp *I, const char *what, const char *issue) {
     return interp_error(I, "%s is not implemented in this build yet (%s)", what, issue);
 }
-static Value bi_dis(Interp *I, CallArgs *a) { (void)a; return not_built(I, "dis() (the static compiler)", "static blocks currently run eagerly"); }
+static Value bi_dis(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "f", "format", NULL };
+    Value v[2];
+    if (!args_bind(I, a, "dis", p, 0, v)) return ERR_VAL;
+    bool dot = v[1].type == VAL_STR && !strcmp(AS_STR(v[1])->chars, "dot");
+    if (v[1].type != VAL_UNDEF && !dot) return interp_error(I, "dis(): format must be \"dot\"");
+    return static_dis(I, v[0], dot);
+}
 static Value bi_grad(Interp *I, CallArgs *a) { (void)a; return not_built(I, "grad()", "automatic differentiation"); }
 static Value bi_vgrad(Interp *I, CallArgs *a) { (void)a; return not_built(I, "value_and_grad()", "automatic differentiation"); }
 static Value bi_export(Interp *I, CallArgs *a) { (void)a; return not_built(I, "export()", "graph export"); }

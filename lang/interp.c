@@ -11,6 +11,7 @@
 #include "interp.h"
 #include "mem.h"
 #include "tops.h"
+#include "vm.h"
 
 volatile sig_atomic_t tsl_interrupt_flag = 0;
 
@@ -134,7 +135,27 @@ static Value call_builtin(Interp *I, ObjBuiltin *b, CallArgs *a) {
 
 /* Calls a closure whose positional arguments are already at `base` on the value stack
  * (they become its first slots). Keywords come separately. Consumes base[0..npos). */
+static Value call_closure_eager(Interp *I, ObjClosure *c, Value *base, int npos, CallArgs *kw);
+
+/* A static fn runs compiled (vm/static.c) unless static code is switched off. */
 static Value call_closure(Interp *I, ObjClosure *c, Value *base, int npos, CallArgs *kw) {
+    if (!c->proto->is_static || I->no_static) return call_closure_eager(I, c, base, npos, kw);
+    I->sp = base + npos;
+    Value r = static_call(I, c, base, npos, kw);
+    for (int i = 0; i < npos; i++) val_release(base[i]);
+    I->sp = base;
+    return r;
+}
+
+Value interp_call_eager(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw) {
+    Value *base = I->sp;
+    if (base + nargs + 1 >= I->stack_end) return interp_error(I, "stack overflow");
+    for (int i = 0; i < nargs; i++) base[i] = val_retain(args[i]);
+    I->sp = base + nargs;
+    return call_closure_eager(I, fn, base, nargs, kw);
+}
+
+static Value call_closure_eager(Interp *I, ObjClosure *c, Value *base, int npos, CallArgs *kw) {
     FnProto *p = c->proto;
     const char *fname = p->name[0] ? p->name : "<fn>";
     Value result = ERR_VAL;
@@ -306,7 +327,7 @@ fail:
 
 /* ---------- operators ---------- */
 
-static double num_mod(double a, double b) {
+double num_floor_mod(double a, double b) {
     if (b == 0) return NAN;
     double r = fmod(a, b);
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
@@ -353,7 +374,7 @@ Value value_binary(Interp *I, int op, Value a, Value b) {
         case TOK_MINUS: return NUM_VAL(x - y);
         case TOK_STAR: return NUM_VAL(x * y);
         case TOK_SLASH: return NUM_VAL(x / y);
-        case TOK_PERCENT: return NUM_VAL(num_mod(x, y));
+        case TOK_PERCENT: return NUM_VAL(num_floor_mod(x, y));
         case TOK_POW: return NUM_VAL(pow(x, y));
         case TOK_LT: return BOOL_VAL(x < y);
         case TOK_LE: return BOOL_VAL(x <= y);
@@ -1042,9 +1063,7 @@ static Exec exec(Interp *I, Frame *f, Node *n) {
         return assign_to(I, f, n->a, m);
     }
     case AST_STATIC: {
-        /* The static compiler (vm/) is not built yet: the block runs eagerly, which is
-         * what --no-static does too. See docs/static.md. */
-        Exec st = exec_block(I, f, n->a);
+        Exec st = static_exec_block(I, f, n);
         if (st == EX_BREAK || st == EX_CONTINUE || (st == EX_RETURN)) {
             val_release(I->ret);
             I->ret = NIL_VAL;
@@ -1070,6 +1089,8 @@ static Exec exec_block(Interp *I, Frame *f, Node *b) {
     }
     return EX_OK;
 }
+
+Exec interp_exec_block_eager(Interp *I, Frame *f, Node *b) { return exec_block(I, f, b); }
 
 /* Runs a resolved program at the top level of module m. */
 Exec interp_exec_module(Interp *I, Module *m, Node *prog) {

@@ -83,6 +83,7 @@ typedef struct Interp {
     StrBuf traceback;
     Value ret;                /* value carried by EX_RETURN */
     Value last_value;         /* REPL: value of the last expression statement */
+    void *vm;                 /* static-code state: caches, last graph (vm/static.c) */
 } Interp;
 
 extern volatile sig_atomic_t tsl_interrupt_flag;
@@ -118,7 +119,11 @@ int globals_find(const Globals *g, const char *name);    /* -1 when absent */
 void globals_free(Globals *g);
 
 Exec interp_exec_module(Interp *I, Module *m, Node *prog);
+/* Eager execution that never goes through the static VM (--no-static, verify, fallback). */
+Exec interp_exec_block_eager(Interp *I, Frame *f, Node *block);
+Value interp_call_eager(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw);
 int64_t utf8_length(const char *s, int len);
+double num_floor_mod(double a, double b);   /* % on numbers: floor modulo, x % 0 is nan */
 
 /* resolve.c */
 int resolve_program(Interp *I, Module *m, Node *prog);

@@ -10,6 +10,7 @@
 #include "interp.h"
 #include "mem.h"
 #include "parse.h"
+#include "vm.h"
 
 #define STACK_VALUES (1 << 21)
 
@@ -36,6 +37,7 @@ Interp *interp_new(void) {
 }
 
 void interp_free(Interp *I) {
+    static_free_all(I);
     val_release(I->ret);
     val_release(I->last_value);
     for (Module *m = I->modules; m;) {

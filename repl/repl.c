@@ -16,6 +16,7 @@
 #include "interp.h"
 #include "mem.h"
 #include "repl.h"
+#include "vm.h"
 
 static Interp *repl_I;
 static char *pending_line;
@@ -73,7 +74,8 @@ static bool run_command(Interp *I, char *line, bool *quit) {
         if (!strcmp(arg, "on") || !strcmp(arg, "off")) I->no_static = !strcmp(arg, "off");
         else puts(":static takes on or off");
     } else if (!strcmp(line, ":dis")) {
-        fputs("<stdin>: error: dis is not available: static blocks run eagerly in this build\n", stderr);
+        interp_clear_error(I);
+        if (IS_ERR(static_dis(I, NIL_VAL, false))) interp_print_error(I, stderr);
     } else if (!strcmp(line, ":load")) {
         if (!*arg) puts(":load takes a file name");
         else interp_run_file(I, arg);

@@ -94,9 +94,10 @@ typedef struct {
 
 /* An output: after the graph runs, a variable is set to an operand. */
 typedef struct {
-    SrcKind kind;          /* LOCAL/CELL/UPVAL/GLOBAL of the block's frame */
+    SrcKind kind;          /* LOCAL/CELL/UPVAL/GLOBAL/CELLPTR of the block's frame */
     int slot;
     Module *mod;
+    ObjCell *cell;         /* SRC_CELLPTR (retained) */
     char *name;
     Opnd val;
 } Output;

@@ -1,0 +1,111 @@
+/* dis.c - the disassembler: one instruction a line with its source line, registers with
+ * their shapes, fused groups, buffer slots, and a summary; or Graphviz DOT. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "vm.h"
+
+static void reg_str(Graph *g, int r, char *buf, size_t n) {
+    if (r < 0) { snprintf(buf, n, "-"); return; }
+    RegInfo *ri = &g->regs[r];
+    if (ri->kind == R_NUM) { snprintf(buf, n, "n%d", r); return; }
+    char sh[128];
+    shape_str(&ri->shape, sh, sizeof sh);
+    if (ri->slot >= 0) snprintf(buf, n, "t%d:%s%s@b%d", r, dtype_name(ri->dtype), sh, ri->slot);
+    else snprintf(buf, n, "t%d:%s%s", r, dtype_name(ri->dtype), sh);
+}
+
+static const char *tok_text(int tok) {
+    switch (tok) {
+    case TOK_PLUS: return "+"; case TOK_MINUS: return "-"; case TOK_STAR: return "*"; case TOK_SLASH: return "/";
+    case TOK_PERCENT: return "%"; case TOK_POW: return "**"; case TOK_LT: return "<"; case TOK_LE: return "<=";
+    case TOK_GT: return ">"; case TOK_GE: return ">="; case TOK_EQ: return "=="; case TOK_NE: return "!=";
+    default: return "?";
+    }
+}
+
+static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
+    char d[160], a[160], b[160];
+    reg_str(g, in->dst, d, sizeof d);
+    reg_str(g, in->a, a, sizeof a);
+    reg_str(g, in->b, b, sizeof b);
+    switch (in->op) {
+    case I_NCONST: snprintf(buf, n, "%s = %g", d, in->imm); break;
+    case I_NBIN: snprintf(buf, n, "%s = %s %s %s", d, a, tok_text(in->aux), b); break;
+    case I_NMATH: case I_UNARY: case I_REDUCE: snprintf(buf, n, "%s = %s(%s)", d, op_info[in->aux].name, a); break;
+    case I_BINARY: snprintf(buf, n, "%s = %s(%s, %s)", d, op_info[in->aux].name, a, b); break;
+    case I_BINARY_S:
+        if (in->c) snprintf(buf, n, "%s = %s(%s, %s)", d, op_info[in->aux].name, b, a);
+        else snprintf(buf, n, "%s = %s(%s, %s)", d, op_info[in->aux].name, a, b);
+        break;
+    case I_TCONST: snprintf(buf, n, "%s = const k%d", d, in->aux); break;
+    case I_JUMP: snprintf(buf, n, "-> %d", in->aux); break;
+    case I_JUMPF: snprintf(buf, n, "if not %s -> %d", a, in->aux); break;
+    case I_PRINT: snprintf(buf, n, "(%d values)", in->nopnds); break;
+    case I_ASSERT: snprintf(buf, n, "%s", a); break;
+    case I_STORE: snprintf(buf, n, "o%d%s%s", in->a, in->key ? "." : "[..]", in->key ? in->key : ""); break;
+    case I_FUSED: {
+        size_t len = (size_t)snprintf(buf, n, "%s = fused group %d: ", d, in->aux);
+        for (int i = 0; i < in->nsteps && len < n; i++)
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? " -> " : "", op_info[in->steps[i].op].name);
+        break;
+    }
+    default:
+        if (in->b >= 0 && in->op != I_SOFTMAX && in->op != I_CONCAT) snprintf(buf, n, "%s = %s, %s", d, a, b);
+        else snprintf(buf, n, "%s = %s", d, a);
+    }
+}
+
+void dis_graph(FILE *out, Graph *g, const char *title) {
+    fprintf(out, "== %s: %d instructions, %d registers, %d inputs, %d guards, %d outputs ==\n", title, g->ncode,
+            g->nregs, g->ninputs, g->nguards, g->noutputs);
+    for (int i = 0; i < g->ninputs; i++) {
+        if (g->inputs[i].kind == SRC_LEAF && g->ninputs > 24 && i > 20) {
+            fprintf(out, "  ... %d more inputs\n", g->ninputs - i);
+            break;
+        }
+    }
+    int last_line = -1;
+    for (int i = 0; i < g->ncode; i++) {
+        Ins *in = &g->code[i];
+        char text[1024];
+        ins_text(g, in, text, sizeof text);
+        char where[64] = "";
+        if (in->loc.line != last_line) {
+            snprintf(where, sizeof where, "line %d", in->loc.line);
+            last_line = in->loc.line;
+        }
+        fprintf(out, "%4d  %-9s %-12s %s\n", i, where, ins_name(in->op), text);
+    }
+    int tensors = 0;
+    for (int i = 0; i < g->nregs; i++) tensors += g->regs[i].kind == R_TENSOR;
+    fprintf(out, "summary: %d instructions (%d before optimisation), %d fused groups, %lld bytes of intermediates saved, "
+                 "%d tensor registers, compiled in %.2f ms\n",
+            g->ncode, g->ops_before ? g->ops_before : g->ncode, g->fused_groups, (long long)g->bytes_saved, tensors,
+            g->compile_ms);
+}
+
+void dis_dot(FILE *out, Graph *g, const char *title) {
+    fprintf(out, "digraph \"%s\" {\n  rankdir=TB;\n  node [shape=box, fontname=monospace];\n", title);
+    /* the instruction that last wrote each register feeds the readers after it */
+    int *writer = calloc((size_t)g->nregs + 1, sizeof(int));
+    for (int r = 0; r < g->nregs; r++) writer[r] = -1;
+    for (int i = 0; i < g->ncode; i++) {
+        Ins *in = &g->code[i];
+        char text[1024];
+        ins_text(g, in, text, sizeof text);
+        for (char *p = text; *p; p++)
+            if (*p == '"') *p = '\'';
+        fprintf(out, "  i%d [label=\"%d: %s\\n%s\\nline %d\"%s];\n", i, i, ins_name(in->op), text, in->loc.line,
+                in->op == I_FUSED ? ", style=filled, fillcolor=lightblue" : "");
+        int srcs[3] = { in->a, in->b, in->c };
+        for (int k = 0; k < 3; k++)
+            if (srcs[k] >= 0 && srcs[k] < g->nregs && writer[srcs[k]] >= 0 && in->op != I_STORE && in->op != I_SOFTMAX &&
+                !(in->op == I_CONCAT && k > 0))
+                fprintf(out, "  i%d -> i%d;\n", writer[srcs[k]], i);
+        if (in->dst >= 0 && in->dst < g->nregs) writer[in->dst] = i;
+        if (in->op == I_JUMP || in->op == I_JUMPF) fprintf(out, "  i%d -> i%d [style=dashed];\n", i, in->aux);
+    }
+    free(writer);
+    fprintf(out, "}\n");
+}

@@ -1,0 +1,83 @@
+/* graph.c - building and freeing Graphs; names of instructions. */
+#include <string.h>
+#include "ir.h"
+#include "mem.h"
+
+const char *ins_name(InsOp op) {
+    static const char *names[] = {
+#define OPC(name, text, effect) text,
+#include "opcodes.def"
+#undef OPC
+    };
+    return op < I__COUNT ? names[op] : "?";
+}
+
+int graph_emit(Graph *g, InsOp op, SrcLoc loc, Source *src) {
+    if (g->ncode == g->capcode) {
+        g->capcode = g->capcode ? g->capcode * 2 : 64;
+        g->code = mem_realloc(g->code, sizeof(Ins) * (size_t)g->capcode);
+    }
+    Ins *in = &g->code[g->ncode];
+    memset(in, 0, sizeof *in);
+    in->op = op;
+    in->dst = in->a = in->b = in->c = -1;
+    in->loc = loc;
+    in->src = src;
+    return g->ncode++;
+}
+
+int graph_reg(Graph *g, RegKind kind) {
+    g->regs = mem_realloc(g->regs, sizeof(RegInfo) * (size_t)(g->nregs + 1));
+    RegInfo *r = &g->regs[g->nregs];
+    memset(r, 0, sizeof *r);
+    r->kind = kind;
+    r->slot = -1;
+    return g->nregs++;
+}
+
+void opnd_free(Opnd *o) {
+    if (o->kind == OPND_CONST) val_release(o->k);
+    for (int i = 0; i < o->n; i++) {
+        opnd_free(&o->items[i]);
+        if (o->keys) mem_free(o->keys[i]);
+    }
+    mem_free(o->items);
+    mem_free(o->keys);
+    memset(o, 0, sizeof *o);
+}
+
+void graph_free(Graph *g) {
+    if (!g) return;
+    for (int i = 0; i < g->ncode; i++) {
+        Ins *in = &g->code[i];
+        for (int k = 0; k < in->nopnds; k++) opnd_free(&in->opnds[k]);
+        mem_free(in->opnds);
+        mem_free(in->args);
+        mem_free(in->idx);
+        mem_free(in->key);
+        mem_free(in->steps);
+    }
+    mem_free(g->code);
+    mem_free(g->regs);
+    for (int i = 0; i < g->nconsts; i++) tensor_release(g->consts[i]);
+    mem_free(g->consts);
+    for (int i = 0; i < g->ninputs; i++) {
+        if (g->inputs[i].cell) val_release(OBJ_VAL(VAL_CELL, g->inputs[i].cell));
+        mem_free(g->inputs[i].name);
+    }
+    mem_free(g->inputs);
+    for (int i = 0; i < g->nguards; i++) {
+        val_release(g->guards[i].k);
+        for (int k = 0; g->guards[i].keys && k < g->guards[i].n; k++) mem_free(g->guards[i].keys[k]);
+        mem_free(g->guards[i].keys);
+    }
+    mem_free(g->guards);
+    for (int i = 0; i < g->noutputs; i++) {
+        if (g->outputs[i].cell) val_release(OBJ_VAL(VAL_CELL, g->outputs[i].cell));
+        mem_free(g->outputs[i].name);
+        opnd_free(&g->outputs[i].val);
+    }
+    mem_free(g->outputs);
+    if (g->has_result) opnd_free(&g->result);
+    mem_free(g);
+}

@@ -1,0 +1,498 @@
+/* static.c - running static code: the compiled-code cache, guards, inputs and outputs,
+ * --no-static, --verify-static and TSL_EXPLAIN.
+ *
+ * Each static block (and static fn) keeps up to CACHE_MAX graphs, one per signature. On
+ * entry the inputs are fetched from the frame and every graph's guards are checked, most
+ * recent first; a hit runs it, a miss compiles a new graph for the current values. Code
+ * the compiler does not support yet runs eagerly (TSL_EXPLAIN=1 says why). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "compile.h"
+#include "mem.h"
+#include "vm.h"
+
+#define CACHE_MAX 8
+
+typedef struct Cache {
+    Graph *graphs[CACHE_MAX];
+    int n;
+    bool eager_only;          /* the compiler does not support this code */
+    struct Cache *next;       /* all caches, for freeing */
+} Cache;
+
+typedef struct {
+    Cache *caches;
+    Graph *last;              /* the most recently run graph (for :dis) */
+    int explain;              /* TSL_EXPLAIN set */
+} StaticState;
+
+static StaticState *state(Interp *I) {
+    if (!I->vm) {
+        StaticState *s = mem_calloc(1, sizeof *s);
+        const char *e = getenv("TSL_EXPLAIN");
+        s->explain = e && *e && strcmp(e, "0");
+        I->vm = s;
+    }
+    return I->vm;
+}
+
+static Cache *cache_new(Interp *I) {
+    Cache *c = mem_calloc(1, sizeof *c);
+    c->next = state(I)->caches;
+    state(I)->caches = c;
+    return c;
+}
+
+void static_free_all(Interp *I) {
+    StaticState *s = I->vm;
+    if (!s) return;
+    for (Cache *c = s->caches; c;) {
+        Cache *next = c->next;
+        for (int i = 0; i < c->n; i++) graph_free(c->graphs[i]);
+        mem_free(c);
+        c = next;
+    }
+    mem_free(s);
+    I->vm = NULL;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* ---------- inputs and guards ---------- */
+
+typedef struct {
+    Frame *f;
+    ObjClosure *fn;
+    Value *params;
+} Env;
+
+static Value fetch_one(Graph *g, Env *e, Value *vals, int i) {
+    InputSrc *s = &g->inputs[i];
+    switch (s->kind) {
+    case SRC_LOCAL: return e->f->slots[s->slot];
+    case SRC_CELL: return ((ObjCell *)e->f->slots[s->slot].as.o)->v;
+    case SRC_UPVAL: return (e->fn ? e->fn : e->f->closure)->upvals[s->slot]->v;
+    case SRC_GLOBAL: return s->slot < s->mod->g.count ? s->mod->g.vals[s->slot] : UNDEF_VAL;
+    case SRC_CELLPTR: return s->cell->v;
+    case SRC_ARG: return e->params[s->slot];
+    case SRC_LEAF: {
+        Value p = vals[s->slot];
+        if (p.type == VAL_LIST) return s->path < AS_LIST(p)->len ? AS_LIST(p)->items[s->path] : UNDEF_VAL;
+        if (p.type == VAL_DICT) return s->path < AS_DICT(p)->len ? AS_DICT(p)->entries[s->path].val : UNDEF_VAL;
+        return UNDEF_VAL;
+    }
+    }
+    return UNDEF_VAL;
+}
+
+static void fetch_inputs(Graph *g, Env *e, Value *vals) {
+    for (int i = 0; i < g->ninputs; i++) vals[i] = fetch_one(g, e, vals, i);
+}
+
+static const char *kind_word(Value v) { return val_type_name(v); }
+
+/* Whether v passes guard gd; when it does not and why != NULL, says what changed. */
+static bool guard_ok(Graph *g, Guard *gd, Value v, char *why, size_t n) {
+    const char *name = g->inputs[gd->input].name ? g->inputs[gd->input].name : "?";
+    char b1[600], b2[600];
+    switch (gd->kind) {
+    case G_TENSOR: {
+        if (v.type != VAL_TENSOR) {
+            if (why) snprintf(why, n, "'%s' was a tensor, now a %s", name, kind_word(v));
+            return false;
+        }
+        Tensor *t = v.as.t;
+        Shape s;
+        shape_of(t, &s);
+        if (t->dtype == gd->dtype && shape_equal(&s, &gd->shape)) return true;
+        if (why)
+            snprintf(why, n, "'%s' changed from %s %s to %s %s", name, dtype_name(gd->dtype),
+                     shape_str(&gd->shape, b1, sizeof b1), dtype_name(t->dtype), shape_str(&s, b2, sizeof b2));
+        return false;
+    }
+    case G_NUMBER:
+        if (v.type == VAL_NUM) return true;
+        if (why) snprintf(why, n, "'%s' was a number, now a %s", name, kind_word(v));
+        return false;
+    case G_NUMBER_EQ:
+        if (v.type == VAL_NUM && memcmp(&v.as.n, &gd->num, sizeof(double)) == 0) return true;
+        if (why) {
+            if (v.type == VAL_NUM) snprintf(why, n, "guard '%s' == %g failed: it is now %g", name, gd->num, v.as.n);
+            else snprintf(why, n, "'%s' was a number, now a %s", name, kind_word(v));
+        }
+        return false;
+    case G_CONST:
+        if (gd->k.type == VAL_UNDEF && v.type == VAL_UNDEF) return true;   /* an omitted argument */
+        if (v.type == gd->k.type &&
+            (v.type == VAL_FUNC ? v.as.o == gd->k.as.o : val_equal(v, gd->k)))
+            return true;
+        if (why) snprintf(why, n, "guard on '%s' failed: a different %s", name, kind_word(v));
+        return false;
+    case G_LIST:
+        if (v.type == VAL_LIST && AS_LIST(v)->len == gd->n) return true;
+        if (why) snprintf(why, n, "the structure of '%s' changed (list of %d)", name, gd->n);
+        return false;
+    case G_DICT:
+        if (v.type == VAL_DICT && AS_DICT(v)->len == gd->n) {
+            ObjDict *d = AS_DICT(v);
+            int k = 0;
+            while (k < gd->n && !strcmp(d->entries[k].key->chars, gd->keys[k])) k++;
+            if (k == gd->n) return true;
+        }
+        if (why) snprintf(why, n, "the keys of '%s' changed", name);
+        return false;
+    }
+    return false;
+}
+
+static bool guards_pass(Graph *g, Value *vals, char *why, size_t n) {
+    for (int i = 0; i < g->nguards; i++)
+        if (!guard_ok(g, &g->guards[i], vals[g->guards[i].input], why, n)) return false;
+    return true;
+}
+
+/* ---------- running a graph ---------- */
+
+static void regs_free(VmRegs *r, Graph *g) {
+    for (int i = 0; i < g->nregs; i++) tensor_release(r->ten[i]);
+    mem_free(r->num);
+    mem_free(r->ten);
+    mem_free(r->objs);
+}
+
+static void bind_inputs(Graph *g, Value *vals, VmRegs *r) {
+    r->num = mem_calloc((size_t)g->nregs + 1, sizeof(double));
+    r->ten = mem_calloc((size_t)g->nregs + 1, sizeof(Tensor *));
+    r->objs = mem_calloc((size_t)g->nobjs + 1, sizeof(Obj *));
+    for (int i = 0; i < g->nguards; i++) {
+        Guard *gd = &g->guards[i];
+        Value v = vals[gd->input];
+        if (gd->reg >= 0) {
+            if (v.type == VAL_TENSOR) r->ten[gd->reg] = tensor_retain(v.as.t);
+            else if (v.type == VAL_NUM) r->num[gd->reg] = v.as.n;
+        }
+        if (gd->obj >= 0) r->objs[gd->obj] = v.as.o;
+    }
+}
+
+static void write_output(Env *e, Output *o, Value v) {
+    Value *slot;
+    switch (o->kind) {
+    case SRC_LOCAL: slot = &e->f->slots[o->slot]; break;
+    case SRC_CELL: slot = &((ObjCell *)e->f->slots[o->slot].as.o)->v; break;
+    case SRC_UPVAL: slot = &(e->fn ? e->fn : e->f->closure)->upvals[o->slot]->v; break;
+    case SRC_GLOBAL: slot = &o->mod->g.vals[o->slot]; break;
+    case SRC_CELLPTR: slot = &o->cell->v; break;
+    default: val_release(v); return;
+    }
+    Value old = *slot;
+    *slot = v;
+    val_release(old);
+}
+
+/* Runs g; writes its outputs; returns the static fn result (or NIL_VAL), ERR_VAL on error. */
+static Value run_graph(Interp *I, Graph *g, Env *e, Value *vals, bool quiet) {
+    VmRegs r = { 0 };
+    bind_inputs(g, vals, &r);
+    r.quiet = quiet;
+    state(I)->last = g;
+    Value result = NIL_VAL;
+    if (vm_exec(I, g, &r) == 0) {
+        /* materialise every output before writing any: outputs may read each other's inputs */
+        Value *outs = mem_alloc(sizeof(Value) * (size_t)(g->noutputs + 1));
+        int made = 0;
+        for (; made < g->noutputs; made++) {
+            outs[made] = vm_operand(I, g, &r, &g->outputs[made].val);
+            if (IS_ERR(outs[made])) break;
+        }
+        if (made == g->noutputs) {
+            for (int i = 0; i < g->noutputs; i++) write_output(e, &g->outputs[i], outs[i]);
+            if (g->has_result) result = vm_operand(I, g, &r, &g->result);
+        } else {
+            for (int i = 0; i < made; i++) val_release(outs[i]);
+            result = ERR_VAL;
+        }
+        mem_free(outs);
+    } else {
+        result = ERR_VAL;
+    }
+    regs_free(&r, g);
+    return result;
+}
+
+/* ---------- the cache ---------- */
+
+static void explain(Interp *I, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void explain(Interp *I, SrcLoc loc, const char *fmt, ...) {
+    if (!state(I)->explain) return;
+    char msg[800];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "explain: %s:%d:%d: %s\n", I->cur_src ? I->cur_src->name : "?", loc.line, loc.col, msg);
+}
+
+/* Finds (or compiles) the graph for the current inputs. NULL with *eager when the code must
+ * run eagerly; NULL otherwise means an error is pending. *vals_out: fetched inputs. */
+static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const char *what, Value **vals_out,
+                     bool *eager) {
+    *eager = false;
+    char why[512] = "";
+    for (int i = 0; i < c->n; i++) {
+        Graph *g = c->graphs[i];
+        Value *vals = mem_alloc(sizeof(Value) * (size_t)(g->ninputs + 1));
+        fetch_inputs(g, e, vals);
+        if (guards_pass(g, vals, i == 0 ? why : NULL, sizeof why)) {
+            if (i > 0) {   /* most recently used first */
+                memmove(c->graphs + 1, c->graphs, sizeof(Graph *) * (size_t)i);
+                c->graphs[0] = g;
+            }
+            *vals_out = vals;
+            return g;
+        }
+        mem_free(vals);
+    }
+    double t0 = now_ms();
+    Graph *g = NULL;
+    char reason[512] = "";
+    CompileStatus st = e->fn ? compile_fn(I, e->fn, e->params, &g, reason, sizeof reason)
+                             : compile_block(I, e->f, blk, &g, reason, sizeof reason);
+    if (st == COMPILE_UNSUPPORTED) {
+        c->eager_only = true;
+        explain(I, loc, "%s runs eagerly: %s", what, reason);
+        *eager = true;
+        return NULL;
+    }
+    if (st == COMPILE_ERROR) return NULL;
+    g->compile_ms = now_ms() - t0;
+    if (c->n == 0)
+        explain(I, loc, "compiled %s in %.2f ms (%d instructions, %d inputs, %d guards)", what, g->compile_ms,
+                g->ncode, g->ninputs, g->nguards);
+    else
+        explain(I, loc, "recompiled %s in %.2f ms: %s", what, g->compile_ms, why);
+    if (c->n == CACHE_MAX) graph_free(c->graphs[--c->n]);
+    memmove(c->graphs + 1, c->graphs, sizeof(Graph *) * (size_t)c->n);
+    c->graphs[0] = g;
+    c->n++;
+    Value *vals = mem_alloc(sizeof(Value) * (size_t)(g->ninputs + 1));
+    fetch_inputs(g, e, vals);
+    *vals_out = vals;
+    return g;
+}
+
+/* ---------- --verify-static ---------- */
+
+/* Reports the first place a and b differ (bitwise), or returns false. */
+static bool differ(Value a, Value b, char *where, size_t n) {
+    if (a.type != b.type) {
+        snprintf(where, n, "eager gives a %s, static a %s", val_type_name(a), val_type_name(b));
+        return true;
+    }
+    switch (a.type) {
+    case VAL_NUM:
+        if (memcmp(&a.as.n, &b.as.n, sizeof(double)) == 0) return false;
+        snprintf(where, n, "eager %.17g, static %.17g", a.as.n, b.as.n);
+        return true;
+    case VAL_TENSOR: {
+        Tensor *x = a.as.t, *y = b.as.t;
+        Shape sx, sy;
+        shape_of(x, &sx);
+        shape_of(y, &sy);
+        char b1[600], b2[600];
+        if (x->dtype != y->dtype || !shape_equal(&sx, &sy)) {
+            snprintf(where, n, "eager %s %s, static %s %s", dtype_name(x->dtype), shape_str(&sx, b1, sizeof b1),
+                     dtype_name(y->dtype), shape_str(&sy, b2, sizeof b2));
+            return true;
+        }
+        size_t esz = dtype_size(x->dtype);
+        for (int64_t i = 0; i < x->size; i++)
+            if (memcmp((char *)x->data + i * (int64_t)esz, (char *)y->data + i * (int64_t)esz, esz)) {
+                snprintf(where, n, "element %lld: eager %.9g, static %.9g", (long long)i, tensor_get(x, i), tensor_get(y, i));
+                return true;
+            }
+        return false;
+    }
+    case VAL_LIST:
+        if (AS_LIST(a)->len != AS_LIST(b)->len) { snprintf(where, n, "list lengths differ"); return true; }
+        for (int i = 0; i < AS_LIST(a)->len; i++)
+            if (differ(AS_LIST(a)->items[i], AS_LIST(b)->items[i], where, n)) return true;
+        return false;
+    case VAL_DICT:
+        if (AS_DICT(a)->len != AS_DICT(b)->len) { snprintf(where, n, "dict sizes differ"); return true; }
+        for (int i = 0; i < AS_DICT(a)->len; i++)
+            if (differ(AS_DICT(a)->entries[i].val, AS_DICT(b)->entries[i].val, where, n)) return true;
+        return false;
+    default:
+        if (val_equal(a, b)) return false;
+        snprintf(where, n, "values differ");
+        return true;
+    }
+}
+
+/* Values of the graph's outputs as they are now (new references). */
+static Value *read_outputs(Graph *g, Env *e) {
+    Value *v = mem_alloc(sizeof(Value) * (size_t)(g->noutputs + 1));
+    for (int i = 0; i < g->noutputs; i++) {
+        Output *o = &g->outputs[i];
+        Value x = UNDEF_VAL;
+        switch (o->kind) {
+        case SRC_LOCAL: x = e->f->slots[o->slot]; break;
+        case SRC_CELL: x = ((ObjCell *)e->f->slots[o->slot].as.o)->v; break;
+        case SRC_UPVAL: x = (e->fn ? e->fn : e->f->closure)->upvals[o->slot]->v; break;
+        case SRC_GLOBAL: x = o->mod->g.vals[o->slot]; break;
+        case SRC_CELLPTR: x = o->cell->v; break;
+        default: break;
+        }
+        v[i] = val_retain(x);
+    }
+    return v;
+}
+
+static void release_all(Value *v, int n) {
+    for (int i = 0; i < n; i++) val_release(v[i]);
+    mem_free(v);
+}
+
+static Exec exec_eager(Interp *I, Frame *f, Node *blk);
+
+/* Runs the block eagerly, then statically from the same state, and compares. */
+static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
+    Value *vals = NULL;
+    bool eager;
+    Graph *g = lookup(I, c, e, n->a, n->loc, "static block", &vals, &eager);
+    if (!g) return eager ? exec_eager(I, f, n->a) : EX_ERR;
+    uint64_t seed, ctr;
+    rng_get_state(&seed, &ctr);
+    Value *before = read_outputs(g, e);
+    Exec st = exec_eager(I, f, n->a);
+    if (st != EX_OK) {
+        release_all(before, g->noutputs);
+        mem_free(vals);
+        return st;
+    }
+    Value *eager_vals = read_outputs(g, e);
+    uint64_t seed_e, ctr_e;
+    rng_get_state(&seed_e, &ctr_e);
+    for (int i = 0; i < g->noutputs; i++) write_output(e, &g->outputs[i], val_retain(before[i]));
+    rng_set_state(seed, ctr);
+    fetch_inputs(g, e, vals);
+    Value r = run_graph(I, g, e, vals, true);
+    mem_free(vals);
+    release_all(before, g->noutputs);
+    if (IS_ERR(r)) {
+        release_all(eager_vals, g->noutputs);
+        return EX_ERR;
+    }
+    Value *static_vals = read_outputs(g, e);
+    uint64_t seed_s, ctr_s;
+    rng_get_state(&seed_s, &ctr_s);
+    Exec result = EX_OK;
+    char where[700];
+    for (int i = 0; i < g->noutputs; i++)
+        if (differ(eager_vals[i], static_vals[i], where, sizeof where)) {
+            interp_error_at(I, n->loc, "verify-static: variable '%s' (line %d) differs: %s", g->outputs[i].name,
+                            n->loc.line, where);
+            result = EX_ERR;
+            break;
+        }
+    if (result == EX_OK && (seed_s != seed_e || ctr_s != ctr_e)) {
+        interp_error_at(I, n->loc, "verify-static: the random generator ends in a different state");
+        result = EX_ERR;
+    }
+    release_all(eager_vals, g->noutputs);
+    release_all(static_vals, g->noutputs);
+    return result;
+}
+
+/* ---------- entry points ---------- */
+
+Exec interp_exec_block_eager(Interp *I, Frame *f, Node *blk);
+
+static Exec exec_eager(Interp *I, Frame *f, Node *blk) { return interp_exec_block_eager(I, f, blk); }
+
+Exec static_exec_block(Interp *I, Frame *f, Node *n) {
+    if (I->no_static) return exec_eager(I, f, n->a);
+    Cache *c = n->vm_cache;
+    if (!c) c = n->vm_cache = cache_new(I);
+    if (c->eager_only) return exec_eager(I, f, n->a);
+    Env e = { f, NULL, NULL };
+    if (I->verify_static) return verify_block(I, f, n, c, &e);
+    Value *vals = NULL;
+    bool eager;
+    Graph *g = lookup(I, c, &e, n->a, n->loc, "static block", &vals, &eager);
+    if (!g) return eager ? exec_eager(I, f, n->a) : EX_ERR;
+    Value r = run_graph(I, g, &e, vals, false);
+    mem_free(vals);
+    return IS_ERR(r) ? EX_ERR : EX_OK;
+}
+
+Value interp_call_eager(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw);
+
+Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw) {
+    FnProto *p = fn->proto;
+    const char *fname = p->name[0] ? p->name : "<fn>";
+    Cache *c = p->vm_cache;
+    if (!c) c = p->vm_cache = cache_new(I);
+    if (I->no_static || c->eager_only || I->verify_static) return interp_call_eager(I, fn, args, nargs, kw);
+    if (nargs > p->nparams)
+        return interp_error(I, "%s() takes %d argument%s but %d were given", fname, p->nparams, p->nparams == 1 ? "" : "s", nargs);
+    Value *params = mem_alloc(sizeof(Value) * (size_t)(p->nparams + 1));
+    for (int i = 0; i < p->nparams; i++) params[i] = i < nargs ? args[i] : UNDEF_VAL;
+    for (int k = 0; kw && k < kw->nkw; k++) {
+        int i = 0;
+        while (i < p->nparams && strcmp(p->params[i], kw->kwnames[k])) i++;
+        if (i == p->nparams || params[i].type != VAL_UNDEF) {
+            mem_free(params);
+            return i == p->nparams ? interp_error(I, "%s() got an unknown keyword argument '%s'", fname, kw->kwnames[k])
+                                   : interp_error(I, "%s() got multiple values for parameter '%s'", fname, p->params[i]);
+        }
+        params[i] = kw->kw[k];
+    }
+    Env e = { NULL, fn, params };
+    Value *vals = NULL;
+    bool eager;
+    Source *saved = I->cur_src;
+    I->cur_src = fn->module->src;
+    Graph *g = lookup(I, c, &e, NULL, p->loc, "static fn", &vals, &eager);
+    I->cur_src = saved;
+    Value r;
+    if (!g) r = eager ? interp_call_eager(I, fn, args, nargs, kw) : ERR_VAL;
+    else r = run_graph(I, g, &e, vals, false);
+    mem_free(vals);
+    mem_free(params);
+    return r;
+}
+
+Value static_dis(Interp *I, Value fn, bool dot) {
+    Graph *g = NULL;
+    const char *title = "last static block";
+    if (fn.type == VAL_FUNC && fn.as.o->kind == OBJ_CLOSURE) {
+        FnProto *p = AS_CLOSURE(fn)->proto;
+        Cache *c = p->vm_cache;
+        if (!p->is_static) return interp_error(I, "dis: %s is not a static fn", p->name[0] ? p->name : "<fn>");
+        if (!c || c->n == 0) {
+            if (c && c->eager_only) return interp_error(I, "dis: %s runs eagerly (TSL_EXPLAIN=1 says why)", p->name);
+            return interp_error(I, "dis: %s has not been compiled yet: call it first", p->name[0] ? p->name : "<fn>");
+        }
+        g = c->graphs[0];
+        title = p->name[0] ? p->name : "<fn>";
+    } else if (fn.type == VAL_NIL || fn.type == VAL_UNDEF) {
+        g = I->vm ? state(I)->last : NULL;
+        if (!g) return interp_error(I, "dis: no static code has run yet");
+    } else {
+        return interp_error(I, "dis() takes a static fn");
+    }
+    if (dot) dis_dot(stdout, g, title);
+    else dis_graph(stdout, g, title);
+    fflush(stdout);
+    return NIL_VAL;
+}

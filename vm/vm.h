@@ -1,0 +1,29 @@
+/* vm.h - runs a Graph (vm/vm.c) and the static-code entry points (vm/static.c). */
+#ifndef TSL_VM_H
+#define TSL_VM_H
+#include "ir.h"
+
+/* Run-time state of one graph execution: registers and the containers it stores into. */
+typedef struct {
+    double *num;
+    Tensor **ten;
+    Obj **objs;
+    bool quiet;              /* --verify-static's second run: prints are suppressed */
+} VmRegs;
+
+/* Executes g with inputs bound in r. 0, or -1 with an error pending in I. */
+int vm_exec(Interp *I, Graph *g, VmRegs *r);
+/* Builds the run-time Value of an operand (a new reference), or ERR_VAL. */
+Value vm_operand(Interp *I, Graph *g, VmRegs *r, const Opnd *o);
+
+/* static.c: what the interpreter calls. */
+Exec static_exec_block(Interp *I, Frame *f, Node *block_stmt);
+Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw);
+Value static_dis(Interp *I, Value fn, bool dot);
+void static_free_all(Interp *I);
+
+/* dis.c */
+void dis_graph(FILE *out, Graph *g, const char *title);
+void dis_dot(FILE *out, Graph *g, const char *title);
+
+#endif
