@@ -37,11 +37,26 @@ int op_binary_dtype(OpCode op, DType a, DType b, DType *out);
 /* Broadcast two shapes (NumPy rules); -1 with an error naming `opname` on mismatch. */
 int shape_broadcast(const Shape *a, const Shape *b, Shape *out, const char *opname);
 
+/* The elementwise kernels themselves, on contiguous runs (the static VM's fused groups
+ * call them on chunks; the results are the same bits as over the whole tensor).
+ * cpu_binary: a and b in dtype ct with strides 0 (a scalar) or 1. */
+int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n);
+int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, int64_t sb, void *out, int64_t n);
+
 /* Reductions: axes[n] (n == -1: all axes). Negative axes count from the end. */
 Tensor *op_reduce(OpCode op, const Tensor *a, const int *axes, int n, bool keepdims);
 Tensor *op_softmax(const Tensor *a, int axis, bool log);
 
 Tensor *op_matmul(const Tensor *a, const Tensor *b);
+
+/* The same ops writing into a tensor the caller provides, which already has the result's
+ * dtype and shape (the static VM's reused buffers). For elementwise ops out may be an
+ * input of the same shape; for matmul and index it must not alias an input.
+ * 0, or -1 with the message in op_error(). */
+int op_unary_into(OpCode op, const Tensor *a, Tensor *out);
+int op_binary_into(OpCode op, const Tensor *a, const Tensor *b, Tensor *out);
+int op_binary_scalar_into(OpCode op, const Tensor *t, double x, bool num_left, Tensor *out);
+int op_matmul_into(const Tensor *a, const Tensor *b, Tensor *out);
 Tensor *op_outer(const Tensor *a, const Tensor *b);
 Tensor *op_where(const Tensor *c, const Tensor *a, const Tensor *b);
 Tensor *op_clip(const Tensor *a, double lo, double hi);
@@ -66,6 +81,7 @@ typedef struct {
     const Tensor *t;               /* IDX_TENSOR: i64 gather or bool mask */
 } IndexItem;
 Tensor *op_index(const Tensor *a, const IndexItem *idx, int n);
+int op_index_into(const Tensor *a, const IndexItem *idx, int n, Tensor *out);   /* out must not be a */
 /* A copy of `a` with the indexed elements set from `v` (broadcast to the indexed shape). */
 Tensor *op_index_set(const Tensor *a, const IndexItem *idx, int n, const Tensor *v);
 

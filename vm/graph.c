@@ -1,6 +1,6 @@
 /* graph.c - building and freeing Graphs; names of instructions. */
 #include <string.h>
-#include "ir.h"
+#include "vm.h"
 #include "mem.h"
 
 const char *ins_name(InsOp op) {
@@ -79,5 +79,14 @@ void graph_free(Graph *g) {
     }
     mem_free(g->outputs);
     if (g->has_result) opnd_free(&g->result);
+    if (g->rf) {
+        for (int i = 0; i < g->nregs; i++) tensor_release(g->rf->ten[i]);
+        mem_free(g->rf->num);
+        mem_free(g->rf->ten);
+        mem_free(g->rf->objs);
+        mem_free(g->rf);
+    }
+    mem_free(g->vals);
+    mem_free(g->scratch);
     mem_free(g);
 }

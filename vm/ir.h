@@ -122,6 +122,12 @@ typedef struct Graph {
     int ops_before, fused_groups;
     int64_t bytes_saved;
     double compile_ms;
+    /* run-time state kept between runs, so a hot graph allocates nothing */
+    struct VmRegs *rf;       /* register file (tensors stay for reuse) */
+    Value *vals;             /* fetched inputs */
+    bool busy;               /* rf/vals in use (a nested run uses its own) */
+    void *scratch;           /* chunk buffers of fused groups */
+    size_t scratch_bytes;
 } Graph;
 
 void graph_free(Graph *g);

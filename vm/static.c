@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "compile.h"
+#include "opt.h"
 #include "mem.h"
 #include "vm.h"
 
@@ -161,17 +162,34 @@ static bool guards_pass(Graph *g, Value *vals, char *why, size_t n) {
 
 /* ---------- running a graph ---------- */
 
+static VmRegs *regs_new(Graph *g) {
+    VmRegs *r = mem_calloc(1, sizeof *r);
+    r->num = mem_calloc((size_t)g->nregs + 1, sizeof(double));
+    r->ten = mem_calloc((size_t)g->nregs + 1, sizeof(Tensor *));
+    r->objs = mem_calloc((size_t)g->nobjs + 1, sizeof(Obj *));
+    return r;
+}
+
 static void regs_free(VmRegs *r, Graph *g) {
     for (int i = 0; i < g->nregs; i++) tensor_release(r->ten[i]);
     mem_free(r->num);
     mem_free(r->ten);
     mem_free(r->objs);
+    mem_free(r);
+}
+
+/* After a run: drop the references to the program's input tensors (the graph must not keep
+ * them alive); intermediate tensors stay for the next run to reuse. */
+static void unbind_inputs(Graph *g, VmRegs *r) {
+    for (int i = 0; i < g->nguards; i++)
+        if (g->guards[i].reg >= 0 && g->regs[g->guards[i].reg].kind == R_TENSOR) {
+            tensor_release(r->ten[g->guards[i].reg]);
+            r->ten[g->guards[i].reg] = NULL;
+        }
+    memset(r->objs, 0, sizeof(Obj *) * (size_t)g->nobjs);
 }
 
 static void bind_inputs(Graph *g, Value *vals, VmRegs *r) {
-    r->num = mem_calloc((size_t)g->nregs + 1, sizeof(double));
-    r->ten = mem_calloc((size_t)g->nregs + 1, sizeof(Tensor *));
-    r->objs = mem_calloc((size_t)g->nobjs + 1, sizeof(Obj *));
     for (int i = 0; i < g->nguards; i++) {
         Guard *gd = &g->guards[i];
         Value v = vals[gd->input];
@@ -200,7 +218,11 @@ static void write_output(Env *e, Output *o, Value v) {
 
 /* Runs g; writes its outputs; returns the static fn result (or NIL_VAL), ERR_VAL on error. */
 static Value run_graph(Interp *I, Graph *g, Env *e, Value *vals, bool quiet) {
-    VmRegs r = { 0 };
+    bool own = !g->busy;
+    if (own && !g->rf) g->rf = regs_new(g);
+    VmRegs *rp = own ? g->rf : regs_new(g);
+    VmRegs r = *rp;
+    g->busy = true;
     bind_inputs(g, vals, &r);
     r.quiet = quiet;
     state(I)->last = g;
@@ -224,7 +246,9 @@ static Value run_graph(Interp *I, Graph *g, Env *e, Value *vals, bool quiet) {
     } else {
         result = ERR_VAL;
     }
-    regs_free(&r, g);
+    unbind_inputs(g, &r);
+    if (own) g->busy = false;
+    else regs_free(rp, g);
     return result;
 }
 
@@ -241,6 +265,20 @@ static void explain(Interp *I, SrcLoc loc, const char *fmt, ...) {
     fprintf(stderr, "explain: %s:%d:%d: %s\n", I->cur_src ? I->cur_src->name : "?", loc.line, loc.col, msg);
 }
 
+/* The fetched inputs are borrowed Values: a graph keeps one buffer for them; a nested run
+ * of the same graph gets its own. */
+static Value *input_buffer(Graph *g) {
+    if (!g->busy) {
+        if (!g->vals) g->vals = mem_alloc(sizeof(Value) * (size_t)(g->ninputs + 1));
+        return g->vals;
+    }
+    return mem_alloc(sizeof(Value) * (size_t)(g->ninputs + 1));
+}
+
+static void release_input_buffer(Graph *g, Value *vals) {
+    if (vals != g->vals) mem_free(vals);
+}
+
 /* Finds (or compiles) the graph for the current inputs. NULL with *eager when the code must
  * run eagerly; NULL otherwise means an error is pending. *vals_out: fetched inputs. */
 static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const char *what, Value **vals_out,
@@ -249,7 +287,7 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
     char why[512] = "";
     for (int i = 0; i < c->n; i++) {
         Graph *g = c->graphs[i];
-        Value *vals = mem_alloc(sizeof(Value) * (size_t)(g->ninputs + 1));
+        Value *vals = input_buffer(g);
         fetch_inputs(g, e, vals);
         if (guards_pass(g, vals, i == 0 ? why : NULL, sizeof why)) {
             if (i > 0) {   /* most recently used first */
@@ -259,7 +297,7 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
             *vals_out = vals;
             return g;
         }
-        mem_free(vals);
+        release_input_buffer(g, vals);
     }
     double t0 = now_ms();
     Graph *g = NULL;
@@ -273,17 +311,18 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
         return NULL;
     }
     if (st == COMPILE_ERROR) return NULL;
+    opt_run(g);
     g->compile_ms = now_ms() - t0;
     if (c->n == 0)
-        explain(I, loc, "compiled %s in %.2f ms (%d instructions, %d inputs, %d guards)", what, g->compile_ms,
-                g->ncode, g->ninputs, g->nguards);
+        explain(I, loc, "compiled %s in %.2f ms (%d instructions, %d before optimisation, %d fused groups, %d inputs, "
+                "%d guards)", what, g->compile_ms, g->ncode, g->ops_before, g->fused_groups, g->ninputs, g->nguards);
     else
         explain(I, loc, "recompiled %s in %.2f ms: %s", what, g->compile_ms, why);
     if (c->n == CACHE_MAX) graph_free(c->graphs[--c->n]);
     memmove(c->graphs + 1, c->graphs, sizeof(Graph *) * (size_t)c->n);
     c->graphs[0] = g;
     c->n++;
-    Value *vals = mem_alloc(sizeof(Value) * (size_t)(g->ninputs + 1));
+    Value *vals = input_buffer(g);
     fetch_inputs(g, e, vals);
     *vals_out = vals;
     return g;
@@ -376,7 +415,7 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
     Exec st = exec_eager(I, f, n->a);
     if (st != EX_OK) {
         release_all(before, g->noutputs);
-        mem_free(vals);
+        release_input_buffer(g, vals);
         return st;
     }
     Value *eager_vals = read_outputs(g, e);
@@ -386,7 +425,7 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
     rng_set_state(seed, ctr);
     fetch_inputs(g, e, vals);
     Value r = run_graph(I, g, e, vals, true);
-    mem_free(vals);
+    release_input_buffer(g, vals);
     release_all(before, g->noutputs);
     if (IS_ERR(r)) {
         release_all(eager_vals, g->noutputs);
@@ -431,7 +470,7 @@ Exec static_exec_block(Interp *I, Frame *f, Node *n) {
     Graph *g = lookup(I, c, &e, n->a, n->loc, "static block", &vals, &eager);
     if (!g) return eager ? exec_eager(I, f, n->a) : EX_ERR;
     Value r = run_graph(I, g, &e, vals, false);
-    mem_free(vals);
+    release_input_buffer(g, vals);
     return IS_ERR(r) ? EX_ERR : EX_OK;
 }
 
@@ -466,8 +505,10 @@ Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *k
     I->cur_src = saved;
     Value r;
     if (!g) r = eager ? interp_call_eager(I, fn, args, nargs, kw) : ERR_VAL;
-    else r = run_graph(I, g, &e, vals, false);
-    mem_free(vals);
+    else {
+        r = run_graph(I, g, &e, vals, false);
+        release_input_buffer(g, vals);
+    }
     mem_free(params);
     return r;
 }

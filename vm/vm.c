@@ -10,6 +10,7 @@
 #include "vm.h"
 #include "mem.h"
 #include "infer.h"
+#include "opt.h"
 
 #define vmdispatch(op) switch (op)
 #define vmcase(l) case l:
@@ -26,6 +27,20 @@ static int fail_at(Interp *I, Ins *in, const char *msg) {
 static void set_t(VmRegs *r, int reg, Tensor *t) {
     tensor_release(r->ten[reg]);
     r->ten[reg] = t;
+}
+
+/* The tensor an instruction writes its result into: the register's own tensor when nothing
+ * else refers to it (so no other variable can see it change) and it has the register's dtype
+ * and shape; otherwise a new one. In steady state a graph allocates nothing. */
+static Tensor *dst_tensor(Graph *g, VmRegs *r, int reg, const Tensor *in1, const Tensor *in2) {
+    Tensor *t = r->ten[reg];
+    RegInfo *ri = &g->regs[reg];
+    if (t && t->rc == 1 && t->buf->rc == 1 && t != in1 && t != in2 && t->dtype == ri->dtype &&
+        t->ndim == ri->shape.ndim && !memcmp(t->shape, ri->shape.d, sizeof(int64_t) * (size_t)t->ndim))
+        return t;
+    Tensor *n = tensor_new(ri->dtype, &ri->shape);
+    if (n) set_t(r, reg, n);
+    return n;
 }
 
 static double num_op(int tok, double x, double y) {
@@ -128,7 +143,7 @@ static int exec_store(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     return 0;
 }
 
-static Tensor *exec_index(Interp *I, VmRegs *r, Ins *in, Tensor *setval, int *failed) {
+static Tensor *exec_index(Interp *I, Graph *g, VmRegs *r, Ins *in, Tensor *setval, int *failed) {
     IndexItem items[TSL_MAX_RANK + 8];
     memcpy(items, in->idx, sizeof(IndexItem) * (size_t)in->nidx);
     for (int k = 0; k < in->nidx; k++) {
@@ -146,7 +161,67 @@ static Tensor *exec_index(Interp *I, VmRegs *r, Ins *in, Tensor *setval, int *fa
         }
         items[k].i = (int64_t)x;
     }
-    return setval ? op_index_set(r->ten[in->a], items, in->nidx, setval) : op_index(r->ten[in->a], items, in->nidx);
+    if (setval) return op_index_set(r->ten[in->a], items, in->nidx, setval);
+    Tensor *out = dst_tensor(g, r, in->dst, r->ten[in->a], NULL);
+    if (!out || op_index_into(r->ten[in->a], items, in->nidx, out)) {
+        *failed = fail_at(I, in, op_error());
+        return NULL;
+    }
+    return tensor_retain(out);
+}
+
+/* A fused elementwise group, evaluated FUSED_CHUNK elements at a time: each step runs the
+ * ordinary kernel on a chunk, reading earlier steps' chunks from the scratch area (which
+ * stays in cache) and writing its own there, or into its register when something outside
+ * the group reads it. Elementwise kernels give each element the same bits in any chunk. */
+#define FUSED_CHUNK 2048
+
+static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+    RegInfo *d = &g->regs[in->dst];
+    DType dt = d->dtype;
+    size_t esz = dtype_size(dt);
+    int64_t total = shape_count(&d->shape);
+    for (int k = 0; k < in->nsteps; k++)
+        if (in->steps[k].dst < 0 && !dst_tensor(g, r, -in->steps[k].dst - 1, NULL, NULL)) return fail_at(I, in, op_error());
+    size_t need = (size_t)in->nsteps * FUSED_CHUNK * esz;
+    if (g->scratch_bytes < need) {
+        mem_free(g->scratch);
+        g->scratch = mem_alloc(need);
+        g->scratch_bytes = need;
+    }
+    char *scratch = g->scratch;
+    for (int k = 0; k < in->nsteps; k++) {
+        FusedStep *st = &in->steps[k];
+        int regs[2] = { st->a < 0 ? -st->a - 1 : -1, st->b < 0 && st->b != FUSED_NONE ? -st->b - 1 : -1 };
+        for (int q = 0; q < 2; q++)
+            if (regs[q] >= 0 && !r->ten[regs[q]]) return fail_at(I, in, "undefined variable");
+    }
+    for (int64_t o = 0; o < total; o += FUSED_CHUNK) {
+        int64_t len = total - o < FUSED_CHUNK ? total - o : FUSED_CHUNK;
+        for (int k = 0; k < in->nsteps; k++) {
+            FusedStep *st = &in->steps[k];
+            char *out = st->dst >= 0 ? scratch + (size_t)st->dst * FUSED_CHUNK * esz
+                                     : (char *)r->ten[-st->dst - 1]->data + o * (int64_t)esz;
+            const char *pa = st->a >= 0 ? scratch + (size_t)st->a * FUSED_CHUNK * esz
+                                        : (const char *)r->ten[-st->a - 1]->data + o * (int64_t)esz;
+            int rc;
+            if (st->scalar_reg >= 0) {
+                /* the number in the tensor's dtype, as op_binary_scalar makes it */
+                float xf = (float)r->num[st->scalar_reg];
+                double xd = r->num[st->scalar_reg];
+                const void *px = dt == DT_F32 ? (const void *)&xf : (const void *)&xd;
+                rc = st->num_left ? cpu_binary(st->op, dt, px, 0, pa, 1, out, len) : cpu_binary(st->op, dt, pa, 1, px, 0, out, len);
+            } else if (st->b == FUSED_NONE) {
+                rc = cpu_unary(st->op, dt, pa, out, len);
+            } else {
+                const char *pb = st->b >= 0 ? scratch + (size_t)st->b * FUSED_CHUNK * esz
+                                            : (const char *)r->ten[-st->b - 1]->data + o * (int64_t)esz;
+                rc = cpu_binary(st->op, dt, pa, 1, pb, 1, out, len);
+            }
+            if (rc) return fail_at(I, in, op_error());
+        }
+    }
+    return 0;
 }
 
 int vm_exec(Interp *I, Graph *g, VmRegs *r) {
@@ -166,16 +241,45 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             vmcase(I_NNOT) N[in->dst] = N[in->a] == 0; vmbreak;
             vmcase(I_NMATH) N[in->dst] = op_unary_number((OpCode)in->aux, N[in->a]); vmbreak;
             vmcase(I_TCONST) set_t(r, in->dst, tensor_retain(g->consts[in->aux])); vmbreak;
-            vmcase(I_SCALAR) t = tensor_scalar((DType)in->aux, N[in->a]); goto tensor_out;
-            vmcase(I_TMOVE) {
-                if (!T[in->a]) return fail_at(I, in, "undefined variable");
-                set_t(r, in->dst, tensor_retain(T[in->a]));
+            vmcase(I_SCALAR) {
+                if (!(t = dst_tensor(g, r, in->dst, NULL, NULL))) return fail_at(I, in, op_error());
+                tensor_set(t, 0, N[in->a]);
                 vmbreak;
             }
-            vmcase(I_UNARY) t = op_unary((OpCode)in->aux, T[in->a]); goto tensor_out;
-            vmcase(I_BINARY) t = op_binary((OpCode)in->aux, T[in->a], T[in->b]); goto tensor_out;
-            vmcase(I_BINARY_S) t = op_binary_scalar((OpCode)in->aux, T[in->a], N[in->b], in->c); goto tensor_out;
-            vmcase(I_MATMUL) t = op_matmul(T[in->a], T[in->b]); goto tensor_out;
+            vmcase(I_TMOVE) {
+                Tensor *src = T[in->a], *home = T[in->dst];
+                if (!src) return fail_at(I, in, "undefined variable");
+                /* copy into the home's own buffer when it is private, so the source register
+                 * keeps its buffer for the next iteration; otherwise share the tensor */
+                if (home && home != src && home->rc == 1 && home->buf->rc == 1 && home->dtype == src->dtype &&
+                    home->size == src->size && home->ndim == src->ndim &&
+                    !memcmp(home->shape, src->shape, sizeof(int64_t) * (size_t)src->ndim))
+                    memcpy(home->data, src->data, (size_t)src->size * dtype_size(src->dtype));
+                else
+                    set_t(r, in->dst, tensor_retain(src));
+                vmbreak;
+            }
+            vmcase(I_UNARY) {
+                if (!(t = dst_tensor(g, r, in->dst, NULL, NULL)) || op_unary_into((OpCode)in->aux, T[in->a], t))
+                    return fail_at(I, in, op_error());
+                vmbreak;
+            }
+            vmcase(I_BINARY) {
+                if (!(t = dst_tensor(g, r, in->dst, NULL, NULL)) || op_binary_into((OpCode)in->aux, T[in->a], T[in->b], t))
+                    return fail_at(I, in, op_error());
+                vmbreak;
+            }
+            vmcase(I_BINARY_S) {
+                if (!(t = dst_tensor(g, r, in->dst, NULL, NULL)) ||
+                    op_binary_scalar_into((OpCode)in->aux, T[in->a], N[in->b], in->c, t))
+                    return fail_at(I, in, op_error());
+                vmbreak;
+            }
+            vmcase(I_MATMUL) {
+                if (!(t = dst_tensor(g, r, in->dst, T[in->a], T[in->b])) || op_matmul_into(T[in->a], T[in->b], t))
+                    return fail_at(I, in, op_error());
+                vmbreak;
+            }
             vmcase(I_REDUCE) t = op_reduce((OpCode)in->aux, T[in->a], in->args, in->nargs, in->c); goto tensor_out;
             vmcase(I_SOFTMAX) t = op_softmax(T[in->a], in->b, in->c); goto tensor_out;
             vmcase(I_WHERE) t = op_where(T[in->a], T[in->b], T[in->c]); goto tensor_out;
@@ -192,13 +296,13 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             }
             vmcase(I_INDEX) {
                 int failed = 0;
-                t = exec_index(I, r, in, NULL, &failed);
+                t = exec_index(I, g, r, in, NULL, &failed);
                 if (failed) return -1;
                 goto tensor_out;
             }
             vmcase(I_INDEX_SET) {
                 int failed = 0;
-                t = exec_index(I, r, in, T[in->b], &failed);
+                t = exec_index(I, g, r, in, T[in->b], &failed);
                 if (failed) return -1;
                 goto tensor_out;
             }
@@ -233,13 +337,14 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             vmcase(I_PRINT) if (exec_print(I, g, r, in)) return -1; vmbreak;
             vmcase(I_ASSERT) if (exec_assert(I, g, r, in)) return -1; vmbreak;
             vmcase(I_STORE) if (exec_store(I, g, r, in)) return -1; vmbreak;
-            vmcase(I_FUSED) return fail_at(I, in, "internal error: fused group not lowered");
+            vmcase(I_FUSED) if (exec_fused(I, g, r, in)) return -1; vmbreak;
             default: return fail_at(I, in, "internal error: unknown instruction");
         }
         continue;
     tensor_out:
         if (!t) return fail_at(I, in, op_error());
-        set_t(r, in->dst, t);
+        if (t == r->ten[in->dst]) tensor_release(t);   /* written in place (exec_index) */
+        else set_t(r, in->dst, t);
     }
     return 0;
 }

@@ -4,7 +4,7 @@
 #include "ir.h"
 
 /* Run-time state of one graph execution: registers and the containers it stores into. */
-typedef struct {
+typedef struct VmRegs {
     double *num;
     Tensor **ten;
     Obj **objs;

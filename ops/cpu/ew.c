@@ -223,6 +223,14 @@ int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n) {
     return -1;
 }
 
+int op_unary_into(OpCode op, const Tensor *a, Tensor *out) {
+    if (a->dtype == out->dtype) return cpu_unary(op, out->dtype, a->data, out->data, a->size);
+    Tensor *conv = op_astype(a, out->dtype);
+    int rc = conv ? cpu_unary(op, out->dtype, conv->data, out->data, a->size) : -1;
+    tensor_release(conv);
+    return rc;
+}
+
 Tensor *op_unary(OpCode op, const Tensor *a) {
     DType dt;
     if (infer_unary(op, a->dtype, &dt)) return NULL;
@@ -379,23 +387,26 @@ static int bin_run(void *ctx, const int64_t *off, int64_t out_off, int64_t n) {
                       c->out + out_off * (int64_t)c->osz, n);
 }
 
-Tensor *op_binary(OpCode op, const Tensor *a, const Tensor *b) {
+/* The kernel part of a binary op: `out` already has the result's dtype and shape. */
+int op_binary_into(OpCode op, const Tensor *a, const Tensor *b, Tensor *out) {
     DType ct, rt;
-    Shape sa, sb, so;
+    Shape sa, sb;
     shape_of(a, &sa);
     shape_of(b, &sb);
-    if (shape_broadcast(&sa, &sb, &so, op_symbol(op)) || binary_types(op, a->dtype, b->dtype, &ct, &rt)) return NULL;
+    if (binary_types(op, a->dtype, b->dtype, &ct, &rt)) return -1;
+    if (out->size == 0) return 0;
     Tensor *ca = a->dtype == ct ? NULL : op_astype(a, ct);
     Tensor *cb = b->dtype == ct ? NULL : op_astype(b, ct);
-    Tensor *r = NULL;
+    int rc = -1;
     if ((a->dtype != ct && !ca) || (b->dtype != ct && !cb)) goto out;
-    r = tensor_new(rt, &so);
-    if (!r || r->size == 0) goto out;
     const Tensor *xa = ca ? ca : a, *xb = cb ? cb : b;
-    BinCtx c = { op, ct, xa->data, xb->data, r->data, dtype_size(ct), dtype_size(rt), 1, 1 };
-    int rc;
-    if (shape_equal(&sa, &sb)) rc = cpu_binary(op, ct, xa->data, 1, xb->data, 1, r->data, r->size);
+    if (shape_equal(&sa, &sb)) rc = cpu_binary(op, ct, xa->data, 1, xb->data, 1, out->data, out->size);
+    else if (a->size == 1 && out->size == b->size) rc = cpu_binary(op, ct, xa->data, 0, xb->data, 1, out->data, out->size);
+    else if (b->size == 1 && out->size == a->size) rc = cpu_binary(op, ct, xa->data, 1, xb->data, 0, out->data, out->size);
     else {
+        Shape so;
+        shape_of(out, &so);
+        BinCtx c = { op, ct, xa->data, xb->data, out->data, dtype_size(ct), dtype_size(rt), 1, 1 };
         BIter it;
         const Shape *ins[2] = { &sa, &sb };
         biter_init(&it, &so, ins, 2);
@@ -403,10 +414,23 @@ Tensor *op_binary(OpCode op, const Tensor *a, const Tensor *b) {
         c.sb = it.stride[1][it.nd - 1];
         rc = biter_run(&it, 2, bin_run, &c);
     }
-    if (rc) { tensor_release(r); r = NULL; }
 out:
     tensor_release(ca);
     tensor_release(cb);
+    return rc;
+}
+
+Tensor *op_binary(OpCode op, const Tensor *a, const Tensor *b) {
+    DType rt;
+    Shape sa, sb, so;
+    shape_of(a, &sa);
+    shape_of(b, &sb);
+    if (infer_binary(op, &sa, a->dtype, &sb, b->dtype, &so, &rt)) return NULL;
+    Tensor *r = tensor_new(rt, &so);
+    if (r && op_binary_into(op, a, b, r)) {
+        tensor_release(r);
+        r = NULL;
+    }
     return r;
 }
 
@@ -419,6 +443,25 @@ Tensor *op_binary_scalar(OpCode op, const Tensor *t, double x, bool num_left) {
     Tensor *r = num_left ? op_binary(op, s, t) : op_binary(op, t, s);
     tensor_release(s);
     return r;
+}
+
+/* The scalar is built on the stack: no allocation (the static VM's hot path). */
+int op_binary_scalar_into(OpCode op, const Tensor *t, double x, bool num_left, Tensor *out) {
+    DType sd = scalar_dtype(op, t->dtype, x);
+    Tensor s;
+    TBuf buf;
+    double storage;
+    memset(&s, 0, sizeof s);
+    buf.rc = 1;
+    buf.bytes = sizeof storage;
+    buf.data = &storage;
+    s.rc = 1;
+    s.dtype = sd;
+    s.size = 1;
+    s.buf = &buf;
+    s.data = &storage;
+    tensor_set(&s, 0, x);
+    return num_left ? op_binary_into(op, &s, t, out) : op_binary_into(op, t, &s, out);
 }
 
 /* ---------- clip, where, comparison ---------- */

@@ -238,18 +238,53 @@ out:
         }                                                                           \
     } while (0)
 
+static void gather(const Tensor *a, Plan *pp, Tensor *r) {
+    Plan p = *pp;
+    size_t esz = dtype_size(a->dtype);
+    char *out = r->data;
+    const char *in = a->data;
+    if (esz == 4) PLAN_WALK(&p, r->size, ((int32_t *)out)[k] = ((const int32_t *)in)[src]);
+    else if (esz == 8) PLAN_WALK(&p, r->size, ((int64_t *)out)[k] = ((const int64_t *)in)[src]);
+    else PLAN_WALK(&p, r->size, out[k] = in[src]);
+}
+
+/* Integers on the leading axes (t[i], t[i, j], ...) select one contiguous block: a single
+ * copy, no plan. Returns 1 when it handled the index, 0 when the general path must, -1 on a
+ * bad index. */
+static int index_int_prefix(const Tensor *a, const IndexItem *idx, int n, Tensor *out) {
+    if (n > a->ndim) return 0;
+    for (int k = 0; k < n; k++)
+        if (idx[k].kind != IDX_INT) return 0;
+    int64_t off = 0, block = 1;
+    for (int d = a->ndim - 1; d >= n; d--) block *= a->shape[d];
+    int64_t stride = block;
+    for (int d = n - 1; d >= 0; d--) {
+        int64_t i = idx[d].i < 0 ? idx[d].i + a->shape[d] : idx[d].i;
+        if (i < 0 || i >= a->shape[d]) return bad_index(idx[d].i, d, a->shape[d]);
+        off += i * stride;
+        stride *= a->shape[d];
+    }
+    size_t esz = dtype_size(a->dtype);
+    memcpy(out->data, (const char *)a->data + off * (int64_t)esz, (size_t)block * esz);
+    return 1;
+}
+
+/* `out` has the result's dtype and shape and is not a. */
+int op_index_into(const Tensor *a, const IndexItem *idx, int n, Tensor *out) {
+    int fast = index_int_prefix(a, idx, n, out);
+    if (fast) return fast < 0 ? -1 : 0;
+    Plan p;
+    if (make_plan(a, idx, n, &p)) return -1;
+    gather(a, &p, out);
+    plan_free(&p);
+    return 0;
+}
+
 Tensor *op_index(const Tensor *a, const IndexItem *idx, int n) {
     Plan p;
     if (make_plan(a, idx, n, &p)) return NULL;
     Tensor *r = tensor_new(a->dtype, &p.out);
-    if (r) {
-        size_t esz = dtype_size(a->dtype);
-        char *out = r->data;
-        const char *in = a->data;
-        if (esz == 4) PLAN_WALK(&p, r->size, ((int32_t *)out)[k] = ((const int32_t *)in)[src]);
-        else if (esz == 8) PLAN_WALK(&p, r->size, ((int64_t *)out)[k] = ((const int64_t *)in)[src]);
-        else PLAN_WALK(&p, r->size, out[k] = in[src]);
-    }
+    if (r) gather(a, &p, r);
     plan_free(&p);
     return r;
 }

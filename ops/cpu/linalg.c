@@ -42,6 +42,27 @@ Tensor *op_matmul(const Tensor *a, const Tensor *b) {
     shape_of(a, &sa);
     shape_of(b, &sb);
     if (infer_matmul(&sa, a->dtype, &sb, b->dtype, &so, &dt)) return NULL;
+    Tensor *r = tensor_new(dt, &so);
+    if (r && op_matmul_into(a, b, r)) {
+        tensor_release(r);
+        r = NULL;
+    }
+    return r;
+}
+
+/* `out` has the result's dtype and shape and is neither a nor b. */
+int op_matmul_into(const Tensor *a, const Tensor *b, Tensor *out) {
+    /* plain float matrices (the common case): straight to BLAS */
+    if (a->ndim == 2 && b->ndim == 2 && a->dtype == b->dtype && a->dtype == out->dtype && dtype_is_float(a->dtype) &&
+        a->shape[1] == b->shape[0] && a->shape[0] * b->shape[1] > 0) {
+        if (a->dtype == DT_F32) mm_f32(a->data, b->data, out->data, a->shape[0], a->shape[1], b->shape[1]);
+        else mm_f64(a->data, b->data, out->data, a->shape[0], a->shape[1], b->shape[1]);
+        return 0;
+    }
+    Shape sa, sb;
+    DType dt = out->dtype;
+    shape_of(a, &sa);
+    shape_of(b, &sb);
     /* 1-D operands become matrices, and the added axis is dropped from the result */
     Shape ma = sa, mb = sb;
     if (a->ndim == 1) { ma.ndim = 2; ma.d[0] = 1; ma.d[1] = sa.d[0]; }
@@ -54,7 +75,11 @@ Tensor *op_matmul(const Tensor *a, const Tensor *b) {
     DType ct = dt == DT_BOOL ? DT_I64 : dt;
     Tensor *ca = a->dtype == ct ? tensor_retain((Tensor *)a) : op_astype(a, ct);
     Tensor *cb = b->dtype == ct ? tensor_retain((Tensor *)b) : op_astype(b, ct);
-    Tensor *r = ca && cb ? tensor_new(ct, &so) : NULL;
+    int rc = -1;
+    Shape so;
+    shape_of(out, &so);
+    /* bool matmul computes in i64 and converts at the end */
+    Tensor *r = ca && cb ? (ct == dt ? tensor_retain(out) : tensor_new(ct, &so)) : NULL;
     if (!r) goto out;
     /* walk the broadcast batch: each batch index maps to one matrix of a and of b */
     int64_t nbatch = shape_count(&bo), esz = (int64_t)dtype_size(ct);
@@ -76,13 +101,16 @@ Tensor *op_matmul(const Tensor *a, const Tensor *b) {
     }
     if (dt == DT_BOOL) {
         Tensor *c = op_astype(r, DT_BOOL);
-        tensor_release(r);
-        r = c;
+        if (c) memcpy(out->data, c->data, (size_t)out->size);
+        tensor_release(c);
+        if (!c) goto out;
     }
+    rc = 0;
 out:
+    tensor_release(r);
     tensor_release(ca);
     tensor_release(cb);
-    return r;
+    return rc;
 }
 
 /* outer(a, b)[i, j] = a.flat[i] * b.flat[j] */

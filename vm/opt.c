@@ -1,0 +1,412 @@
+/* opt.c - optimizer passes over a compiled Graph. Each can be switched off for debugging
+ * with TSL_OPT, e.g. TSL_OPT=-fuse,-cse (names: fold, cse, dce, fuse).
+ *
+ *   fold  constant folding: elementwise ops on constant tensors, run now by the same kernels
+ *   cse   common-subexpression elimination of pure instructions with identical operands
+ *   dce   removal of pure instructions whose results nobody reads
+ *   fuse  elementwise fusion: a run of elementwise instructions of one shape and float dtype
+ *         becomes one FUSED instruction, evaluated in cache-sized chunks by the same kernels
+ *         (so results stay bit-identical); intermediates that nothing else reads never
+ *         exist as whole tensors
+ * None of them changes the arithmetic of any element. */
+#include <stdlib.h>
+#include <string.h>
+#include "opt.h"
+#include "mem.h"
+
+static bool pass_on(const char *name) {
+    const char *s = getenv("TSL_OPT");
+    if (!s) return true;
+    char pat[32];
+    snprintf(pat, sizeof pat, "-%s", name);
+    const char *p = strstr(s, pat);
+    return !(p && (p[strlen(pat)] == 0 || p[strlen(pat)] == ','));
+}
+
+static bool is_pure(InsOp op) {
+    switch (op) {
+    case I_PRINT: case I_ASSERT: case I_STORE: case I_RANDOM: case I_JUMP: case I_JUMPF: case I_TRUTH:
+        return false;
+    default: return true;
+    }
+}
+
+/* Registers an instruction reads (up to 3 fixed operands plus args). */
+static int reads(const Ins *in, int *out) {
+    int n = 0;
+    switch (in->op) {
+    case I_NCONST: case I_TCONST: case I_RANDOM: case I_JUMP: return 0;
+    case I_REDUCE: case I_TRANSPOSE: case I_SOFTMAX:
+        out[n++] = in->a;
+        return n;
+    case I_CONCAT:
+        for (int k = 0; k < in->nargs; k++) out[n++] = in->args[k];
+        return n;
+    case I_INDEX: case I_INDEX_SET:
+        out[n++] = in->a;
+        if (in->op == I_INDEX_SET) out[n++] = in->b;
+        for (int k = 0; k < in->nargs; k++)
+            if (in->args[k] >= 0) out[n++] = in->args[k];
+        return n;
+    case I_STORE: case I_PRINT: return 0;   /* operands counted separately */
+    case I_FUSED:
+        for (int k = 0; k < in->nsteps; k++) {
+            const FusedStep *s = &in->steps[k];
+            if (s->a < 0) out[n++] = -s->a - 1;
+            if (s->b < 0 && s->b != FUSED_NONE) out[n++] = -s->b - 1;
+            if (s->scalar_reg >= 0) out[n++] = s->scalar_reg;
+        }
+        return n;
+    default:
+        if (in->a >= 0) out[n++] = in->a;
+        if (in->b >= 0) out[n++] = in->b;
+        if (in->c >= 0 && in->op != I_SOFTMAX && in->op != I_REDUCE) out[n++] = in->c;
+        return n;
+    }
+}
+
+static void count_opnd(const Opnd *o, int *uses) {
+    if (o->kind == OPND_NUM || o->kind == OPND_TENSOR) uses[o->reg]++;
+    for (int i = 0; i < o->n; i++) count_opnd(&o->items[i], uses);
+}
+
+static void count_uses(Graph *g, int *uses, int *defs) {
+    memset(uses, 0, sizeof(int) * (size_t)g->nregs);
+    memset(defs, 0, sizeof(int) * (size_t)g->nregs);
+    int r[600];
+    for (int i = 0; i < g->ncode; i++) {
+        Ins *in = &g->code[i];
+        if (in->nargs > 500 || in->nsteps > 150) {   /* huge instructions: treat as using everything */
+            for (int k = 0; k < g->nregs; k++) uses[k]++;
+        } else {
+            int n = reads(in, r);
+            for (int k = 0; k < n; k++) uses[r[k]]++;
+        }
+        for (int k = 0; k < in->nopnds; k++) count_opnd(&in->opnds[k], uses);
+        if (in->op == I_FUSED)
+            for (int k = 0; k < in->nsteps; k++) {
+                if (in->steps[k].dst < 0) defs[-in->steps[k].dst - 1]++;
+            }
+        else if (in->dst >= 0) defs[in->dst]++;
+    }
+    for (int i = 0; i < g->noutputs; i++) count_opnd(&g->outputs[i].val, uses);
+    if (g->has_result) count_opnd(&g->result, uses);
+    for (int i = 0; i < g->nguards; i++)
+        if (g->guards[i].reg >= 0) { defs[g->guards[i].reg]++; uses[g->guards[i].reg]++; }
+}
+
+/* Instructions that are targets of jumps start a new basic block. */
+static bool *jump_targets(Graph *g) {
+    bool *t = mem_calloc((size_t)g->ncode + 1, sizeof(bool));
+    for (int i = 0; i < g->ncode; i++)
+        if (g->code[i].op == I_JUMP || g->code[i].op == I_JUMPF) t[g->code[i].aux] = true;
+    return t;
+}
+
+static void ins_free(Ins *in) {
+    for (int k = 0; k < in->nopnds; k++) opnd_free(&in->opnds[k]);
+    mem_free(in->opnds);
+    mem_free(in->args);
+    mem_free(in->idx);
+    mem_free(in->key);
+    mem_free(in->steps);
+}
+
+/* Removes the instructions marked dead, remapping jump targets. */
+static void compact(Graph *g, bool *dead) {
+    int *newpos = mem_alloc(sizeof(int) * (size_t)(g->ncode + 1));
+    int n = 0;
+    for (int i = 0; i < g->ncode; i++) {
+        newpos[i] = n;
+        if (!dead[i]) n++;
+    }
+    newpos[g->ncode] = n;
+    int w = 0;
+    for (int i = 0; i < g->ncode; i++) {
+        if (dead[i]) { ins_free(&g->code[i]); continue; }
+        g->code[w++] = g->code[i];
+    }
+    g->ncode = w;
+    for (int i = 0; i < g->ncode; i++)
+        if (g->code[i].op == I_JUMP || g->code[i].op == I_JUMPF) g->code[i].aux = newpos[g->code[i].aux];
+    mem_free(newpos);
+}
+
+/* ---------- dead code ---------- */
+
+static int pass_dce(Graph *g) {
+    int *uses = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1)), *defs = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));
+    bool *dead = mem_calloc((size_t)g->ncode + 1, sizeof(bool));
+    int removed = 0;
+    for (bool again = true; again;) {
+        again = false;
+        count_uses(g, uses, defs);
+        for (int i = 0; i < g->ncode; i++) {
+            Ins *in = &g->code[i];
+            if (dead[i] || !is_pure(in->op) || in->op == I_FUSED || in->dst < 0 || uses[in->dst] > 0) continue;
+            dead[i] = true;
+            /* its operands lose a use */
+            int r[600];
+            int n = in->nargs > 500 ? 0 : reads(in, r);
+            for (int k = 0; k < n; k++) uses[r[k]]--;
+            in->op = I_NCONST;   /* neutral until compacted; reads nothing */
+            in->dst = -1;
+            removed++;
+            again = true;
+        }
+        if (again) {
+            /* recount with dead instructions neutralised */
+            for (int i = 0; i < g->ncode; i++)
+                if (dead[i]) { g->code[i].a = g->code[i].b = g->code[i].c = -1; g->code[i].nargs = 0; }
+        }
+    }
+    compact(g, dead);
+    mem_free(dead);
+    mem_free(uses);
+    mem_free(defs);
+    return removed;
+}
+
+/* ---------- common subexpressions ---------- */
+
+static bool same_ins(const Ins *a, const Ins *b) {
+    if (a->op != b->op || a->aux != b->aux || a->a != b->a || a->b != b->b || a->c != b->c || a->imm != b->imm)
+        return false;
+    if (a->nargs != b->nargs || (a->nargs > 0 && memcmp(a->args, b->args, sizeof(int) * (size_t)a->nargs))) return false;
+    if (a->op == I_RESHAPE || a->op == I_BCAST) return a->shape.ndim == b->shape.ndim &&
+        !memcmp(a->shape.d, b->shape.d, sizeof(int64_t) * (size_t)a->shape.ndim);
+    if (a->op == I_INDEX) return a->nidx == b->nidx && !memcmp(a->idx, b->idx, sizeof(IndexItem) * (size_t)a->nidx);
+    return true;
+}
+
+static void rename_opnd(Opnd *o, const int *map) {
+    if (o->kind == OPND_NUM || o->kind == OPND_TENSOR) o->reg = map[o->reg];
+    for (int i = 0; i < o->n; i++) rename_opnd(&o->items[i], map);
+}
+
+static void rename_all(Graph *g, const int *map) {
+    for (int i = 0; i < g->ncode; i++) {
+        Ins *in = &g->code[i];
+        if (in->op != I_NCONST && in->op != I_TCONST && in->op != I_JUMP && in->op != I_RANDOM) {
+            if (in->a >= 0 && in->op != I_STORE) in->a = map[in->a];
+            if (in->b >= 0 && in->op != I_SOFTMAX && in->op != I_CONCAT) in->b = map[in->b];
+            if (in->c >= 0 && in->op != I_SOFTMAX && in->op != I_REDUCE && in->op != I_CONCAT && in->op != I_BINARY_S) in->c = map[in->c];
+        }
+        if (in->op == I_CONCAT || in->op == I_INDEX || in->op == I_INDEX_SET)
+            for (int k = 0; k < in->nargs; k++)
+                if (in->args[k] >= 0) in->args[k] = map[in->args[k]];
+        for (int k = 0; k < in->nopnds; k++) rename_opnd(&in->opnds[k], map);
+    }
+    for (int i = 0; i < g->noutputs; i++) rename_opnd(&g->outputs[i].val, map);
+    if (g->has_result) rename_opnd(&g->result, map);
+}
+
+static int pass_cse(Graph *g) {
+    int *uses = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1)), *defs = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));
+    int *map = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));
+    bool *starts = jump_targets(g), *dead = mem_calloc((size_t)g->ncode + 1, sizeof(bool));
+    count_uses(g, uses, defs);
+    for (int r = 0; r < g->nregs; r++) map[r] = r;
+    int found = 0, block_start = 0;
+    for (int i = 0; i < g->ncode; i++) {
+        Ins *in = &g->code[i];
+        if (starts[i]) block_start = i;
+        if (in->op == I_JUMP || in->op == I_JUMPF) block_start = i + 1;
+        if (!is_pure(in->op) || in->dst < 0 || defs[in->dst] != 1 || in->op == I_NMOVE || in->op == I_TMOVE) continue;
+        /* operands must be single-definition registers (not loop homes) */
+        int r[600], n = in->nargs > 500 ? -1 : reads(in, r);
+        bool ok = n >= 0;
+        for (int k = 0; ok && k < n; k++) ok = defs[r[k]] <= 1;
+        if (!ok) continue;
+        for (int j = block_start; j < i; j++) {
+            Ins *prev = &g->code[j];
+            if (dead[j] || prev->dst < 0 || defs[prev->dst] != 1 || !same_ins(prev, in)) continue;
+            map[in->dst] = prev->dst;
+            dead[i] = true;
+            found++;
+            break;
+        }
+    }
+    if (found) {
+        rename_all(g, map);
+        compact(g, dead);
+    }
+    mem_free(starts);
+    mem_free(dead);
+    mem_free(map);
+    mem_free(uses);
+    mem_free(defs);
+    return found;
+}
+
+/* ---------- constant folding ---------- */
+
+static int pass_fold(Graph *g) {
+    int *defs = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1)), *uses = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));
+    int *kof = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));   /* register -> constant index */
+    count_uses(g, uses, defs);
+    for (int r = 0; r < g->nregs; r++) kof[r] = -1;
+    int folded = 0;
+    for (int i = 0; i < g->ncode; i++) {
+        Ins *in = &g->code[i];
+        if (in->op == I_TCONST && defs[in->dst] == 1) { kof[in->dst] = in->aux; continue; }
+        Tensor *t = NULL;
+        if (in->op == I_UNARY && kof[in->a] >= 0) t = op_unary((OpCode)in->aux, g->consts[kof[in->a]]);
+        else if (in->op == I_BINARY && kof[in->a] >= 0 && kof[in->b] >= 0)
+            t = op_binary((OpCode)in->aux, g->consts[kof[in->a]], g->consts[kof[in->b]]);
+        if (!t || defs[in->dst] != 1) { tensor_release(t); continue; }
+        g->consts = mem_realloc(g->consts, sizeof(Tensor *) * (size_t)(g->nconsts + 1));
+        g->consts[g->nconsts] = t;
+        in->op = I_TCONST;
+        in->aux = g->nconsts++;
+        in->a = in->b = in->c = -1;
+        kof[in->dst] = in->aux;
+        folded++;
+    }
+    mem_free(defs);
+    mem_free(uses);
+    mem_free(kof);
+    return folded;
+}
+
+/* ---------- elementwise fusion ---------- */
+
+/* Whether instruction i can join a group producing tensors of (dt, shape). */
+static bool fusable(Graph *g, Ins *in, DType *dt, Shape *shape) {
+    if (in->op != I_UNARY && in->op != I_BINARY && in->op != I_BINARY_S) return false;
+    if (!(op_info[in->aux].flags & F_FUSE) || op_info[in->aux].kind == K_COMPARE) return false;
+    RegInfo *d = &g->regs[in->dst];
+    if (!dtype_is_float(d->dtype)) return false;
+    int64_t n = shape_count(&d->shape);
+    if (n < 1) return false;
+    /* every tensor operand has the result's dtype and its element layout */
+    int ops[2] = { in->a, in->op == I_BINARY ? in->b : -1 };
+    for (int k = 0; k < 2; k++) {
+        if (ops[k] < 0) continue;
+        RegInfo *o = &g->regs[ops[k]];
+        if (o->dtype != d->dtype || shape_count(&o->shape) != n) return false;
+        Shape bs;
+        if (shape_broadcast(&o->shape, &d->shape, &bs, "fuse") || !shape_equal(&bs, &d->shape)) return false;
+    }
+    *dt = d->dtype;
+    *shape = d->shape;
+    return true;
+}
+
+static int pass_fuse(Graph *g) {
+    int *uses = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1)), *defs = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));
+    bool *starts = jump_targets(g), *dead = mem_calloc((size_t)g->ncode + 1, sizeof(bool));
+    count_uses(g, uses, defs);
+    int groups = 0;
+    for (int i = 0; i < g->ncode; i++) {
+        DType dt, dt2;
+        Shape sh, sh2;
+        if (!fusable(g, &g->code[i], &dt, &sh)) continue;
+        int j = i + 1;
+        while (j < g->ncode && !starts[j] && fusable(g, &g->code[j], &dt2, &sh2) && dt2 == dt &&
+               shape_count(&sh2) == shape_count(&sh) && shape_equal(&sh2, &sh))
+            j++;
+        int n = j - i;
+        if (n < 2) continue;
+        /* a step's result stays in a chunk buffer when only later steps of the group read it */
+        int *local_uses = mem_calloc((size_t)g->nregs + 1, sizeof(int));
+        for (int k = i; k < j; k++) {
+            int r[4], m = reads(&g->code[k], r);
+            for (int q = 0; q < m; q++) local_uses[r[q]]++;
+        }
+        FusedStep *steps = mem_calloc((size_t)n, sizeof(FusedStep));
+        int *step_of = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));
+        for (int r = 0; r < g->nregs; r++) step_of[r] = -1;
+        int last_dst = g->code[j - 1].dst;
+        int64_t saved = 0;
+        for (int k = i; k < j; k++) {
+            Ins *in = &g->code[k];
+            FusedStep *s = &steps[k - i];
+            s->op = (OpCode)in->aux;
+            s->scalar_reg = in->op == I_BINARY_S ? in->b : -1;
+            s->num_left = in->op == I_BINARY_S && in->c;
+            /* operands: an earlier step's chunk, or an outside register (-(r+1)) */
+            s->a = step_of[in->a] >= 0 ? step_of[in->a] : -in->a - 1;
+            s->b = in->op == I_BINARY ? (step_of[in->b] >= 0 ? step_of[in->b] : -in->b - 1) : FUSED_NONE;
+            bool internal = in->dst != last_dst && defs[in->dst] == 1 && uses[in->dst] == local_uses[in->dst];
+            if (internal) {
+                s->dst = k - i;
+                step_of[in->dst] = k - i;
+                saved += (int64_t)shape_count(&sh) * (int64_t)dtype_size(dt);
+            } else {
+                s->dst = -in->dst - 1;
+                step_of[in->dst] = -1;
+            }
+        }
+        Ins *first = &g->code[i];
+        SrcLoc loc = g->code[j - 1].loc;
+        Source *src = g->code[j - 1].src;
+        for (int k = i + 1; k < j; k++) dead[k] = true;
+        for (int k = i; k < j; k++) {
+            Ins *in = &g->code[k];
+            in->op = I_NCONST;   /* neutralised before compaction */
+        }
+        first->op = I_FUSED;
+        first->dst = last_dst;
+        first->a = first->b = first->c = -1;
+        first->aux = groups;
+        first->steps = steps;
+        first->nsteps = n;
+        first->loc = loc;
+        first->src = src;
+        g->bytes_saved += saved;
+        groups++;
+        mem_free(local_uses);
+        mem_free(step_of);
+        i = j - 1;
+    }
+    compact(g, dead);
+    mem_free(starts);
+    mem_free(dead);
+    mem_free(uses);
+    mem_free(defs);
+    g->fused_groups += groups;
+    return groups;
+}
+
+/* Number constants move to the top of the graph (each register has one definition), so
+ * they do not split runs of elementwise instructions. */
+static void hoist_constants(Graph *g) {
+    int *uses = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1)), *defs = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));
+    count_uses(g, uses, defs);
+    Ins *code = mem_alloc(sizeof(Ins) * (size_t)(g->ncode + 1));
+    int *newpos = mem_alloc(sizeof(int) * (size_t)(g->ncode + 1));
+    bool *hoisted = mem_calloc((size_t)g->ncode + 1, sizeof(bool));
+    int n = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < g->ncode; i++) {
+            Ins *in = &g->code[i];
+            hoisted[i] = in->op == I_NCONST && in->dst >= 0 && defs[in->dst] == 1;
+            if (hoisted[i] == (pass == 0)) {
+                newpos[i] = n;
+                code[n++] = *in;
+            }
+        }
+    /* a jump to a hoisted constant lands on the next instruction that stayed */
+    newpos[g->ncode] = n;
+    for (int i = g->ncode - 1; i >= 0; i--)
+        if (hoisted[i]) newpos[i] = newpos[i + 1];
+    for (int i = 0; i < n; i++)
+        if (code[i].op == I_JUMP || code[i].op == I_JUMPF) code[i].aux = newpos[code[i].aux];
+    mem_free(hoisted);
+    mem_free(g->code);
+    g->code = code;
+    g->capcode = g->ncode + 1;
+    mem_free(newpos);
+    mem_free(uses);
+    mem_free(defs);
+}
+
+void opt_run(Graph *g) {
+    g->ops_before = g->ncode;
+    hoist_constants(g);
+    if (pass_on("fold")) pass_fold(g);
+    if (pass_on("cse")) pass_cse(g);
+    if (pass_on("dce")) pass_dce(g);
+    if (pass_on("fuse")) pass_fuse(g);
+}
