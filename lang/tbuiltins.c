@@ -366,7 +366,7 @@ static Value binary_builtin(Interp *I, CallArgs *a, OpCode op) {
     if (!args_bind(I, a, fname, p, 2, v)) return ERR_VAL;
     if (v[0].type == VAL_NUM && v[1].type == VAL_NUM) {
         double x = v[0].as.n, y = v[1].as.n;
-        if (isnan(x) || isnan(y)) return NUM_VAL(NAN);
+        if (x != x || y != y) return NUM_VAL(x != x ? x : y);   /* NaN wins */
         return NUM_VAL(op == OP_MAXIMUM ? (x > y ? x : y) : (x < y ? x : y));
     }
     if (v[0].type == VAL_NUM && v[1].type == VAL_TENSOR) return tresult(I, op_binary_scalar(op, v[1].as.t, v[0].as.n, true));

@@ -13,6 +13,7 @@
 int64_t tensor_max_bytes = (int64_t)1 << 30;
 int64_t tensor_max_live = 0;     /* 0: no limit */
 int64_t tensor_live_bytes = 0;
+int64_t tensor_alloc_count = 0;   /* tensors allocated so far (tests count steady-state allocations) */
 
 static char err_buf[512];
 
@@ -131,6 +132,7 @@ Tensor *tensor_new(DType dt, const Shape *s) {
         op_fail("out of memory");
         return NULL;
     }
+    tensor_alloc_count++;
     b->rc = 1;
     b->bytes = (size_t)bytes;
     b->data = data;

@@ -44,6 +44,7 @@ typedef struct {
 extern int64_t tensor_max_bytes;
 extern int64_t tensor_max_live;
 extern int64_t tensor_live_bytes;
+extern int64_t tensor_alloc_count;
 
 const char *dtype_name(DType t);
 int dtype_parse(const char *s, DType *out);   /* 0 ok, -1 unknown */

@@ -70,6 +70,22 @@ wait $pid
 rc=$?
 if [ $rc -eq 130 ]; then ok; else bad "SIGINT exit status $rc, want 130"; fi
 
+# differential test: random programs, eager and static compared bit for bit
+DIFF_COUNT=${DIFF_COUNT:-3000}
+if command -v python3 >/dev/null 2>&1; then
+    python3 tests/difftest.py --count "$DIFF_COUNT" --seed "${DIFF_SEED:-1}" >"$tmp/diff.tsl"
+    if TSL_EXPLAIN=1 $TSL --verify-static "$tmp/diff.tsl" >/dev/null 2>"$tmp/err" && sanitized &&
+       ! grep -q 'runs eagerly' "$tmp/err"; then ok; else bad "differential test ($DIFF_COUNT programs): $(grep -v 'compiled static' "$tmp/err" | head -3)"; fi
+else
+    echo "SKIP: differential test needs python3"
+fi
+
+# TSL_EXPLAIN names what changed when a block recompiles
+printf 'x = zeros([3])\nfor n in [3, 4] {\n  x = zeros([n])\n  static { y = x + 1 }\n}\n' >"$tmp/explain.tsl"
+TSL_EXPLAIN=1 $TSL "$tmp/explain.tsl" 2>"$tmp/err" >/dev/null
+if grep -q "explain: .*explain.tsl:4:3: recompiled static block in .* ms: 'x' changed from f32 \[3\] to f32 \[4\]" "$tmp/err"; then ok
+else bad "TSL_EXPLAIN recompile line: $(cat "$tmp/err")"; fi
+
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3"; do
     if $TSL $ex >/dev/null 2>"$tmp/err"; then ok; else bad "example $ex: $(head -3 "$tmp/err")"; fi

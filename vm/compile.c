@@ -671,6 +671,7 @@ static AVal tensor_scalar_op(Comp *c, OpCode op, AVal t, AVal x, bool num_left) 
 }
 
 static double fold_num(int op, double x, double y) {
+    if (op >= NBIN_OP_BASE) return num_minmax((OpCode)(op - NBIN_OP_BASE), x, y);
     switch (op) {
     case TOK_PLUS: return x + y;
     case TOK_MINUS: return x - y;
@@ -1275,9 +1276,34 @@ static OpCode op_by_name(const char *name) {
     return OP__COUNT;
 }
 
+/* Built-ins whose first argument eager code turns into a tensor (interp_to_tensor). */
+static bool takes_tensor(const char *name, OpCode op) {
+    static const char *const names[] = { "clip", "astype", "reshape", "flatten", "transpose", "expand_dims", "squeeze",
+                                         "broadcast_to", NULL };
+    if (op < OP__COUNT && (op_info[op].kind == K_REDUCE || op == OP_SOFTMAX || op == OP_LOG_SOFTMAX)) return true;
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(names[i], name)) return true;
+    return false;
+}
+
+/* A number where eager code makes a tensor: a 0-d f32 tensor, as interp_to_tensor does. */
+static AVal number_tensor(Comp *c, AVal v) {
+    Shape s0 = { 0, { 0 } };
+    int xr = num_reg(c, &v);
+    AVal t = tensor_av(c, DT_F32, &s0);
+    Ins *in = emit(c, I_SCALAR);
+    in->dst = t.reg;
+    in->a = xr;
+    in->aux = DT_F32;
+    return t;
+}
+
 static AVal compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, int nargs, char **kwn, AVal *kw,
                             int nkw, SrcLoc loc) {
     c->loc = loc;
+    if (nargs >= 1 && args[0].kind == AV_NUM && !args[0].is_bool && takes_tensor(name, op_by_name(name)) &&
+        !is_pure_builtin(name))
+        args[0] = number_tensor(c, args[0]);
     if (!strcmp(name, "print")) return builtin_print(c, args, nargs, nkw);
     if (!strcmp(name, "assert")) return builtin_assert(c, args, nargs, kwn, kw, nkw);
     OpCode op = op_by_name(name);
@@ -1301,6 +1327,21 @@ static AVal compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args
             in->aux = op;
             return r;
         }
+    }
+    if ((op == OP_MAXIMUM || op == OP_MINIMUM) && nargs == 2 && nkw == 0 && args[0].kind == AV_NUM &&
+        args[1].kind == AV_NUM) {
+        /* two numbers: as the eager built-in, NaN wins */
+        AVal a = args[0], b2 = args[1];
+        AVal r = { .kind = AV_NUM, .known = a.known && b2.known, .deps = a.deps | b2.deps, .reg = -1 };
+        if (r.known) r.num = num_minmax(op, a.num, b2.num);
+        if (r.known && !r.deps) return r;
+        int ra = num_reg(c, &a), rb = num_reg(c, &b2);
+        Ins *in = emit(c, I_NBIN);
+        in->dst = r.reg = new_num(c, false);
+        in->a = ra;
+        in->b = rb;
+        in->aux = NBIN_OP_BASE + op;
+        return r;
     }
     if ((op == OP_MAXIMUM || op == OP_MINIMUM) && nargs == 2 && nkw == 0 && tensor_arg) {
         if (args[0].kind == AV_TENSOR && args[1].kind == AV_TENSOR) return tensor_binary(c, op, args[0], args[1]);

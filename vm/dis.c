@@ -31,7 +31,10 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
     reg_str(g, in->b, b, sizeof b);
     switch (in->op) {
     case I_NCONST: snprintf(buf, n, "%s = %g", d, in->imm); break;
-    case I_NBIN: snprintf(buf, n, "%s = %s %s %s", d, a, tok_text(in->aux), b); break;
+    case I_NBIN:
+        if (in->aux >= NBIN_OP_BASE) snprintf(buf, n, "%s = %s(%s, %s)", d, op_info[in->aux - NBIN_OP_BASE].name, a, b);
+        else snprintf(buf, n, "%s = %s %s %s", d, a, tok_text(in->aux), b);
+        break;
     case I_NMATH: case I_UNARY: case I_REDUCE: snprintf(buf, n, "%s = %s(%s)", d, op_info[in->aux].name, a); break;
     case I_BINARY: snprintf(buf, n, "%s = %s(%s, %s)", d, op_info[in->aux].name, a, b); break;
     case I_BINARY_S:

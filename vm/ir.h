@@ -19,6 +19,13 @@ typedef enum {
 
 typedef enum { R_NUM, R_TENSOR } RegKind;
 
+/* NBIN's aux is a token (TOK_PLUS...), or NBIN_OP_BASE + OP_MAXIMUM/OP_MINIMUM. */
+#define NBIN_OP_BASE 1000
+static inline double num_minmax(OpCode op, double x, double y) {
+    if (x != x || y != y) return x != x ? x : y;
+    return op == OP_MAXIMUM ? (x > y ? x : y) : (x < y ? x : y);
+}
+
 typedef struct {
     RegKind kind;
     bool is_bool;          /* a number register holding a truth value */

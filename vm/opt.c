@@ -170,7 +170,9 @@ static int pass_dce(Graph *g) {
 /* ---------- common subexpressions ---------- */
 
 static bool same_ins(const Ins *a, const Ins *b) {
-    if (a->op != b->op || a->aux != b->aux || a->a != b->a || a->b != b->b || a->c != b->c || a->imm != b->imm)
+    /* constants compare by bits: 0 and -0 are different constants */
+    if (a->op != b->op || a->aux != b->aux || a->a != b->a || a->b != b->b || a->c != b->c ||
+        memcmp(&a->imm, &b->imm, sizeof a->imm))
         return false;
     if (a->nargs != b->nargs || (a->nargs > 0 && memcmp(a->args, b->args, sizeof(int) * (size_t)a->nargs))) return false;
     if (a->op == I_RESHAPE || a->op == I_BCAST) return a->shape.ndim == b->shape.ndim &&
@@ -244,16 +246,21 @@ static int pass_cse(Graph *g) {
 static int pass_fold(Graph *g) {
     int *defs = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1)), *uses = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));
     int *kof = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));   /* register -> constant index */
+    bool *numk = mem_calloc((size_t)g->nregs + 1, sizeof(bool));    /* number register is a constant */
+    double *numv = mem_calloc((size_t)g->nregs + 1, sizeof(double));
     count_uses(g, uses, defs);
     for (int r = 0; r < g->nregs; r++) kof[r] = -1;
     int folded = 0;
     for (int i = 0; i < g->ncode; i++) {
         Ins *in = &g->code[i];
         if (in->op == I_TCONST && defs[in->dst] == 1) { kof[in->dst] = in->aux; continue; }
+        if (in->op == I_NCONST && defs[in->dst] == 1) { numk[in->dst] = true; numv[in->dst] = in->imm; continue; }
         Tensor *t = NULL;
         if (in->op == I_UNARY && kof[in->a] >= 0) t = op_unary((OpCode)in->aux, g->consts[kof[in->a]]);
         else if (in->op == I_BINARY && kof[in->a] >= 0 && kof[in->b] >= 0)
             t = op_binary((OpCode)in->aux, g->consts[kof[in->a]], g->consts[kof[in->b]]);
+        else if (in->op == I_BINARY_S && kof[in->a] >= 0 && numk[in->b])
+            t = op_binary_scalar((OpCode)in->aux, g->consts[kof[in->a]], numv[in->b], in->c);
         if (!t || defs[in->dst] != 1) { tensor_release(t); continue; }
         g->consts = mem_realloc(g->consts, sizeof(Tensor *) * (size_t)(g->nconsts + 1));
         g->consts[g->nconsts] = t;
@@ -263,6 +270,8 @@ static int pass_fold(Graph *g) {
         kof[in->dst] = in->aux;
         folded++;
     }
+    mem_free(numk);
+    mem_free(numv);
     mem_free(defs);
     mem_free(uses);
     mem_free(kof);

@@ -403,6 +403,53 @@ static void release_all(Value *v, int n) {
 
 static Exec exec_eager(Interp *I, Frame *f, Node *blk);
 
+/* The containers a graph stores into, and their contents (so --verify-static can undo the
+ * eager run's stores and compare the static run's). */
+typedef struct {
+    Obj *obj;
+    Value *items;
+    int n;
+} Saved;
+
+static int stored_containers(Graph *g, Value *vals, Saved *out, int max) {
+    int n = 0;
+    for (int i = 0; i < g->ncode; i++) {
+        if (g->code[i].op != I_STORE) continue;
+        int obj = g->code[i].a;
+        for (int k = 0; k < g->nguards && n < max; k++) {
+            if (g->guards[k].obj != obj) continue;
+            Obj *o = vals[g->guards[k].input].as.o;
+            bool seen = false;
+            for (int q = 0; q < n; q++) seen |= out[q].obj == o;
+            if (!seen) out[n++] = (Saved){ o, NULL, 0 };
+        }
+    }
+    return n;
+}
+
+static void save_contents(Saved *s) {
+    bool dict = s->obj->kind == OBJ_DICT;
+    s->n = dict ? ((ObjDict *)s->obj)->len : ((ObjList *)s->obj)->len;
+    s->items = mem_alloc(sizeof(Value) * (size_t)(s->n + 1));
+    for (int i = 0; i < s->n; i++)
+        s->items[i] = val_retain(dict ? ((ObjDict *)s->obj)->entries[i].val : ((ObjList *)s->obj)->items[i]);
+}
+
+static void restore_contents(Saved *s) {
+    bool dict = s->obj->kind == OBJ_DICT;
+    int len = dict ? ((ObjDict *)s->obj)->len : ((ObjList *)s->obj)->len;
+    for (int i = 0; i < s->n && i < len; i++) {
+        Value *slot = dict ? &((ObjDict *)s->obj)->entries[i].val : &((ObjList *)s->obj)->items[i];
+        Value old = *slot;
+        *slot = val_retain(s->items[i]);
+        val_release(old);
+    }
+}
+
+static void free_contents(Saved *s, int n) {
+    for (int k = 0; k < n; k++) release_all(s[k].items, s[k].n);
+}
+
 /* Runs the block eagerly, then statically from the same state, and compares. */
 static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
     Value *vals = NULL;
@@ -412,13 +459,22 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
     uint64_t seed, ctr;
     rng_get_state(&seed, &ctr);
     Value *before = read_outputs(g, e);
+    Saved orig[64], eager_c[64];
+    int nc = stored_containers(g, vals, orig, 64);
+    for (int k = 0; k < nc; k++) save_contents(&orig[k]);
     Exec st = exec_eager(I, f, n->a);
     if (st != EX_OK) {
         release_all(before, g->noutputs);
+        free_contents(orig, nc);
         release_input_buffer(g, vals);
         return st;
     }
     Value *eager_vals = read_outputs(g, e);
+    for (int k = 0; k < nc; k++) {
+        eager_c[k] = orig[k];
+        save_contents(&eager_c[k]);
+        restore_contents(&orig[k]);
+    }
     uint64_t seed_e, ctr_e;
     rng_get_state(&seed_e, &ctr_e);
     for (int i = 0; i < g->noutputs; i++) write_output(e, &g->outputs[i], val_retain(before[i]));
@@ -427,8 +483,10 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
     Value r = run_graph(I, g, e, vals, true);
     release_input_buffer(g, vals);
     release_all(before, g->noutputs);
+    free_contents(orig, nc);
     if (IS_ERR(r)) {
         release_all(eager_vals, g->noutputs);
+        free_contents(eager_c, nc);
         return EX_ERR;
     }
     Value *static_vals = read_outputs(g, e);
@@ -443,6 +501,18 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
             result = EX_ERR;
             break;
         }
+    for (int k = 0; k < nc && result == EX_OK; k++) {
+        Saved now = { eager_c[k].obj, NULL, 0 };
+        save_contents(&now);
+        for (int i = 0; i < now.n && i < eager_c[k].n && result == EX_OK; i++)
+            if (differ(eager_c[k].items[i], now.items[i], where, sizeof where)) {
+                interp_error_at(I, n->loc, "verify-static: a container changed by the block (line %d) differs: %s",
+                                n->loc.line, where);
+                result = EX_ERR;
+            }
+        free_contents(&now, 1);
+    }
+    free_contents(eager_c, nc);
     if (result == EX_OK && (seed_s != seed_e || ctr_s != ctr_e)) {
         interp_error_at(I, n->loc, "verify-static: the random generator ends in a different state");
         result = EX_ERR;
@@ -512,6 +582,10 @@ Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *k
     mem_free(params);
     return r;
 }
+
+Graph *static_last_graph(Interp *I) { return I->vm ? state(I)->last : NULL; }
+
+int static_cache_count(const void *cache) { return cache ? ((const Cache *)cache)->n : 0; }
 
 Value static_dis(Interp *I, Value fn, bool dot) {
     Graph *g = NULL;

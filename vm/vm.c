@@ -44,6 +44,7 @@ static Tensor *dst_tensor(Graph *g, VmRegs *r, int reg, const Tensor *in1, const
 }
 
 static double num_op(int tok, double x, double y) {
+    if (tok >= NBIN_OP_BASE) return num_minmax((OpCode)(tok - NBIN_OP_BASE), x, y);
     switch (tok) {
     case TOK_PLUS: return x + y;
     case TOK_MINUS: return x - y;

@@ -7,6 +7,7 @@ int main(void) {
     srunner_add_suite(sr, parse_suite());
     srunner_add_suite(sr, ops_suite());
     srunner_add_suite(sr, interp_suite());
+    srunner_add_suite(sr, vm_suite());
     srunner_run_all(sr, CK_ENV);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

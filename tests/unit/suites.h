@@ -7,5 +7,6 @@ Suite *lex_suite(void);
 Suite *parse_suite(void);
 Suite *ops_suite(void);
 Suite *interp_suite(void);
+Suite *vm_suite(void);
 
 #endif

@@ -1,0 +1,142 @@
+/* test_vm.c - the static compiler, optimizer passes and VM, through the interpreter:
+ * each test runs a static block and inspects the graph that ran (or its effects). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "suites.h"
+#include "vm.h"
+
+static Interp *I;
+
+static void setup(void) {
+    unsetenv("TSL_OPT");
+    I = interp_new();
+}
+static void teardown(void) {
+    interp_free(I);
+    unsetenv("TSL_OPT");
+}
+
+static int run(const char *code) {
+    FILE *saved = stderr;
+    stderr = fopen("/dev/null", "w");
+    int rc = interp_run_source(I, "<test>", code, strlen(code), false, NULL);
+    fclose(stderr);
+    stderr = saved;
+    return rc;
+}
+
+static int count_op(Graph *g, InsOp op) {
+    int n = 0;
+    for (int i = 0; i < g->ncode; i++) n += g->code[i].op == op;
+    return n;
+}
+
+static const char *GELU = "x = reshape(arange(24, dtype=\"f32\"), [4, 6]) / 10\n"
+                          "static { y = 0.5 * x * (1 + tanh(0.7978845608 * (x + 0.044715 * x * x * x))) }\n";
+
+START_TEST(vm_fuses_elementwise_chain) {
+    ck_assert_int_eq(run(GELU), 0);
+    Graph *g = static_last_graph(I);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_int_eq(count_op(g, I_FUSED), 1);
+    ck_assert_int_eq(count_op(g, I_BINARY_S) + count_op(g, I_BINARY) + count_op(g, I_UNARY), 0);
+    ck_assert_int_eq(g->fused_groups, 1);
+    ck_assert(g->bytes_saved > 0);
+}
+END_TEST
+
+START_TEST(vm_fusion_switch_off) {
+    setenv("TSL_OPT", "-fuse", 1);
+    ck_assert_int_eq(run(GELU), 0);
+    Graph *g = static_last_graph(I);
+    ck_assert_int_eq(count_op(g, I_FUSED), 0);
+    ck_assert_int_eq(count_op(g, I_UNARY), 1);   /* the tanh */
+}
+END_TEST
+
+START_TEST(vm_cse_and_dce) {
+    setenv("TSL_OPT", "-fuse", 1);
+    ck_assert_int_eq(run("x = ones([3])\nfn f(v) { unused = tanh(v); return exp(v) + exp(v) }\nstatic { y = f(x) }\n"), 0);
+    Graph *g = static_last_graph(I);
+    ck_assert_int_eq(count_op(g, I_UNARY), 1);   /* one exp: the second is the same; tanh is dead */
+    ck_assert_int_eq(count_op(g, I_BINARY), 1);
+    ck_assert(g->ops_before > g->ncode);
+}
+END_TEST
+
+START_TEST(vm_constant_folding) {
+    setenv("TSL_OPT", "-fuse", 1);
+    ck_assert_int_eq(run("x = ones([2])\nstatic { y = tensor([1, 2]) * 2 + x }\nok = equal(y, tensor([3, 5]))\n"), 0);
+    Graph *g = static_last_graph(I);
+    ck_assert_int_eq(count_op(g, I_BINARY_S), 0);
+    ck_assert_int_eq(count_op(g, I_BINARY), 1);
+    int k = globals_find(&I->main->g, "ok");
+    ck_assert(I->main->g.vals[k].as.b);
+}
+END_TEST
+
+START_TEST(vm_loops_stay_loops) {
+    ck_assert_int_eq(run("acc = 0\nstatic { for i in range(100000) { acc = acc + i } }\n"), 0);
+    Graph *g = static_last_graph(I);
+    ck_assert(g->ncode < 20);
+    int k = globals_find(&I->main->g, "acc");
+    ck_assert_double_eq(I->main->g.vals[k].as.n, 4999950000.0);
+}
+END_TEST
+
+START_TEST(vm_guards_and_recompiles) {
+    /* a number only computed with is a run-time input: one graph for every value */
+    ck_assert_int_eq(run("x = ones([3])\nfor i in range(5) { lr = i * 0.1\n static { x = x - lr } }\n"), 0);
+    Node *prog = I->programs[I->nprograms - 1];
+    Node *loop = prog->kids[1];
+    Node *st = loop->c->kids[1];
+    ck_assert_int_eq(st->kind, AST_STATIC);
+    ck_assert_int_eq(static_cache_count(st->vm_cache), 1);
+    /* a shape change recompiles; a loop bound is a guard */
+    ck_assert_int_eq(run("for n in [2, 3, 2] { z = zeros([n])\n static { w = z + 1 } }\n"), 0);
+    prog = I->programs[I->nprograms - 1];
+    st = prog->kids[0]->c->kids[1];
+    ck_assert_int_eq(static_cache_count(st->vm_cache), 2);
+}
+END_TEST
+
+START_TEST(vm_error_location_inside_static) {
+    ck_assert_int_eq(run("x = ones([3])\nstatic {\n  y = 1\n  z = x + zeros([5])\n}\n"), 1);
+    ck_assert_str_eq(I->err_msg, "shape mismatch for '+': [3] and [5]");
+    ck_assert_int_eq(I->err_loc.line, 4);
+    ck_assert_int_eq(I->err_loc.col, 7);
+    ck_assert_int_eq(run("t = zeros([2, 2])\ni = 5\nstatic { for k in range(1) { v = t[i] } }\n"), 1);
+    ck_assert_str_eq(I->err_msg, "index 5 is out of bounds for axis 0 with size 2");
+    ck_assert_int_eq(I->err_loc.line, 3);
+}
+END_TEST
+
+START_TEST(vm_no_allocation_in_steady_state) {
+    ck_assert_int_eq(run("W = ones([16, 16]) / 16\nxs = ones([50, 16])\n"
+                         "fn run() { h = zeros([1, 16])\n static { for t in range(50) { h = tanh(h @ W + xs[t]) } }\n return h }\n"
+                         "h1 = run()\n"),
+                     0);
+    int64_t before = tensor_alloc_count;
+    ck_assert_int_eq(run("h2 = run()\n"), 0);
+    /* one zeros() outside the block, one output; nothing per step */
+    ck_assert_int_le(tensor_alloc_count - before, 3);
+    ck_assert_int_eq(run("ok = equal(h1, h2)\n"), 0);
+}
+END_TEST
+
+Suite *vm_suite(void) {
+    Suite *s = suite_create("vm");
+    TCase *tc = tcase_create("static");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, vm_fuses_elementwise_chain);
+    tcase_add_test(tc, vm_fusion_switch_off);
+    tcase_add_test(tc, vm_cse_and_dce);
+    tcase_add_test(tc, vm_constant_folding);
+    tcase_add_test(tc, vm_loops_stay_loops);
+    tcase_add_test(tc, vm_guards_and_recompiles);
+    tcase_add_test(tc, vm_error_location_inside_static);
+    tcase_add_test(tc, vm_no_allocation_in_steady_state);
+    suite_add_tcase(s, tc);
+    return s;
+}
