@@ -62,10 +62,24 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
 void dis_graph(FILE *out, Graph *g, const char *title) {
     fprintf(out, "== %s: %d instructions, %d registers, %d inputs, %d guards, %d outputs ==\n", title, g->ncode,
             g->nregs, g->ninputs, g->nguards, g->noutputs);
-    for (int i = 0; i < g->ninputs; i++) {
-        if (g->inputs[i].kind == SRC_LEAF && g->ninputs > 24 && i > 20) {
-            fprintf(out, "  ... %d more inputs\n", g->ninputs - i);
+    for (int i = 0; i < g->nguards; i++) {
+        Guard *gd = &g->guards[i];
+        if (i == 12 && g->nguards > 16) {
+            fprintf(out, "  ... %d more inputs\n", g->nguards - i);
             break;
+        }
+        const char *name = g->inputs[gd->input].name ? g->inputs[gd->input].name : "?";
+        char r[160], sh[128];
+        reg_str(g, gd->reg, r, sizeof r);
+        switch (gd->kind) {
+        case G_TENSOR:
+            fprintf(out, "  input %-14s tensor %s%s -> %s\n", name, dtype_name(gd->dtype), shape_str(&gd->shape, sh, sizeof sh), r);
+            break;
+        case G_NUMBER: fprintf(out, "  input %-14s number (run time) -> %s\n", name, r); break;
+        case G_NUMBER_EQ: fprintf(out, "  guard %-14s number == %g -> %s\n", name, gd->num, r); break;
+        case G_LIST: fprintf(out, "  guard %-14s list of %d\n", name, gd->n); break;
+        case G_DICT: fprintf(out, "  guard %-14s dict with %d keys\n", name, gd->n); break;
+        default: fprintf(out, "  guard %-14s %s\n", name, gd->k.type == VAL_UNDEF ? "omitted" : val_type_name(gd->k)); break;
         }
     }
     int last_line = -1;
@@ -82,10 +96,10 @@ void dis_graph(FILE *out, Graph *g, const char *title) {
     }
     int tensors = 0;
     for (int i = 0; i < g->nregs; i++) tensors += g->regs[i].kind == R_TENSOR;
-    fprintf(out, "summary: %d instructions (%d before optimisation), %d fused groups, %lld bytes of intermediates saved, "
-                 "%d tensor registers, compiled in %.2f ms\n",
-            g->ncode, g->ops_before ? g->ops_before : g->ncode, g->fused_groups, (long long)g->bytes_saved, tensors,
-            g->compile_ms);
+    fprintf(out, "summary: %d instructions (%d before optimisation), %d fused groups, %d shared buffers, "
+                 "%lld bytes of intermediates saved, %d tensor registers, compiled in %.2f ms\n",
+            g->ncode, g->ops_before ? g->ops_before : g->ncode, g->fused_groups, g->nslots, (long long)g->bytes_saved,
+            tensors, g->compile_ms);
 }
 
 void dis_dot(FILE *out, Graph *g, const char *title) {

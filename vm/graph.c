@@ -81,6 +81,9 @@ void graph_free(Graph *g) {
     if (g->has_result) opnd_free(&g->result);
     if (g->rf) {
         for (int i = 0; i < g->nregs; i++) tensor_release(g->rf->ten[i]);
+        for (int i = 0; i < g->nslots; i++) tensor_release(g->rf->slots[i]);
+        mem_free(g->rf->slots);
+        mem_free(g->rf->slot_owner);
         mem_free(g->rf->num);
         mem_free(g->rf->ten);
         mem_free(g->rf->objs);

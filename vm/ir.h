@@ -121,6 +121,7 @@ typedef struct Graph {
     Guard *guards;
     int nguards;
     int nobjs;             /* containers read from inputs (for stores) */
+    int nslots;            /* buffers shared by intermediates (opt.c's memory plan) */
     Output *outputs;
     int noutputs;
     Opnd result;           /* static fn: the return value */

@@ -8,6 +8,7 @@
  *         becomes one FUSED instruction, evaluated in cache-sized chunks by the same kernels
  *         (so results stay bit-identical); intermediates that nothing else reads never
  *         exist as whole tensors
+ *   mem   memory planning: intermediates whose lifetimes do not overlap share buffers
  * None of them changes the arithmetic of any element. */
 #include <stdlib.h>
 #include <string.h>
@@ -411,6 +412,103 @@ static void hoist_constants(Graph *g) {
     mem_free(defs);
 }
 
+/* ---------- memory planning ---------- */
+
+/* Last instruction that needs each register. A register used inside a loop but defined
+ * before it, or written more than once (a loop home), lives to the loop's closing jump. */
+static void live_ranges(Graph *g, int *first, int *last, const int *defs) {
+    for (int r = 0; r < g->nregs; r++) { first[r] = -1; last[r] = -1; }
+    int rr[600];
+    for (int i = 0; i < g->ncode; i++) {
+        Ins *in = &g->code[i];
+        int n = in->nargs > 500 || in->nsteps > 150 ? 0 : reads(in, rr);
+        for (int k = 0; k < n; k++) last[rr[k]] = i;
+        int dst = in->op == I_FUSED ? in->dst : in->dst;
+        if (dst >= 0 && first[dst] < 0) first[dst] = i;
+        if (in->op == I_FUSED)
+            for (int k = 0; k < in->nsteps; k++)
+                if (in->steps[k].dst < 0) {
+                    int d = -in->steps[k].dst - 1;
+                    if (first[d] < 0) first[d] = i;
+                    if (last[d] < i) last[d] = i;
+                }
+    }
+    for (int i = 0; i < g->ncode; i++) {
+        Ins *in = &g->code[i];
+        if (in->op != I_JUMP || in->aux > i) continue;
+        int top = in->aux;
+        for (int r = 0; r < g->nregs; r++) {
+            bool used_inside = last[r] >= top && last[r] <= i;
+            bool from_outside = first[r] < top;
+            if ((used_inside || (first[r] >= top && first[r] <= i)) && (from_outside || defs[r] > 1) && last[r] < i)
+                last[r] = i;
+        }
+    }
+}
+
+static bool elementwise(InsOp op) { return op == I_UNARY || op == I_BINARY || op == I_BINARY_S; }
+
+/* Gives every intermediate tensor register a buffer slot; registers whose lives do not
+ * overlap share a slot of the same dtype and shape. An elementwise instruction may take
+ * the slot of an operand that dies there (in place). Inputs, loop homes and values the
+ * block hands back keep buffers of their own. */
+static int pass_memplan(Graph *g) {
+    int n = g->nregs;
+    int *uses = mem_alloc(sizeof(int) * (size_t)(n + 1)), *defs = mem_alloc(sizeof(int) * (size_t)(n + 1));
+    int *first = mem_alloc(sizeof(int) * (size_t)(n + 1)), *last = mem_alloc(sizeof(int) * (size_t)(n + 1));
+    count_uses(g, uses, defs);
+    live_ranges(g, first, last, defs);
+    bool *pinned = mem_calloc((size_t)n + 1, sizeof(bool));
+    for (int i = 0; i < g->nguards; i++)
+        if (g->guards[i].reg >= 0) pinned[g->guards[i].reg] = true;
+    /* values handed back live past the end */
+    int *outs = mem_calloc((size_t)n + 1, sizeof(int));
+    for (int i = 0; i < g->noutputs; i++) count_opnd(&g->outputs[i].val, outs);
+    if (g->has_result) count_opnd(&g->result, outs);
+    for (int i = 0; i < g->ncode; i++)
+        for (int k = 0; k < g->code[i].nopnds; k++) count_opnd(&g->code[i].opnds[k], outs);
+    int *slot_owner = mem_alloc(sizeof(int) * (size_t)(n + 1));   /* last register given each slot */
+    int nslots = 0, shared = 0;
+    for (int i = 0; i < g->ncode; i++) {
+        Ins *in = &g->code[i];
+        int d = in->dst;
+        if (d < 0 || g->regs[d].kind != R_TENSOR || in->op == I_TMOVE || in->op == I_FUSED) continue;
+        if (pinned[d] || defs[d] != 1 || outs[d] || first[d] != i) continue;
+        RegInfo *ri = &g->regs[d];
+        int pick = -1;
+        for (int s = 0; s < nslots && pick < 0; s++) {
+            int o = slot_owner[s];
+            RegInfo *ro = &g->regs[o];
+            if (ro->dtype != ri->dtype || !shape_equal(&ro->shape, &ri->shape)) continue;
+            bool dies_here = last[o] == i && elementwise(in->op) && (in->a == o || (in->op == I_BINARY && in->b == o));
+            if (last[o] < i || dies_here) pick = s;
+        }
+        if (pick < 0) pick = nslots++;
+        else shared++;
+        slot_owner[pick] = d;
+        ri->slot = pick;
+    }
+    g->nslots = nslots;
+    /* bytes that did not need buffers of their own */
+    int64_t own = 0;
+    for (int s = 0; s < nslots; s++) {
+        RegInfo *ri = &g->regs[slot_owner[s]];
+        own += shape_count(&ri->shape) * (int64_t)dtype_size(ri->dtype);
+    }
+    int64_t all = 0;
+    for (int r = 0; r < n; r++)
+        if (g->regs[r].slot >= 0) all += shape_count(&g->regs[r].shape) * (int64_t)dtype_size(g->regs[r].dtype);
+    g->bytes_saved += all - own;
+    mem_free(uses);
+    mem_free(defs);
+    mem_free(first);
+    mem_free(last);
+    mem_free(pinned);
+    mem_free(outs);
+    mem_free(slot_owner);
+    return shared;
+}
+
 void opt_run(Graph *g) {
     g->ops_before = g->ncode;
     hoist_constants(g);
@@ -418,4 +516,5 @@ void opt_run(Graph *g) {
     if (pass_on("cse")) pass_cse(g);
     if (pass_on("dce")) pass_dce(g);
     if (pass_on("fuse")) pass_fuse(g);
+    if (pass_on("mem")) pass_memplan(g);
 }

@@ -167,11 +167,17 @@ static VmRegs *regs_new(Graph *g) {
     r->num = mem_calloc((size_t)g->nregs + 1, sizeof(double));
     r->ten = mem_calloc((size_t)g->nregs + 1, sizeof(Tensor *));
     r->objs = mem_calloc((size_t)g->nobjs + 1, sizeof(Obj *));
+    r->slots = mem_calloc((size_t)g->nslots + 1, sizeof(Tensor *));
+    r->slot_owner = mem_alloc(sizeof(int) * (size_t)(g->nslots + 1));
+    for (int i = 0; i < g->nslots; i++) r->slot_owner[i] = -1;
     return r;
 }
 
 static void regs_free(VmRegs *r, Graph *g) {
     for (int i = 0; i < g->nregs; i++) tensor_release(r->ten[i]);
+    for (int i = 0; i < g->nslots; i++) tensor_release(r->slots[i]);
+    mem_free(r->slots);
+    mem_free(r->slot_owner);
     mem_free(r->num);
     mem_free(r->ten);
     mem_free(r->objs);

@@ -32,7 +32,37 @@ static void set_t(VmRegs *r, int reg, Tensor *t) {
 /* The tensor an instruction writes its result into: the register's own tensor when nothing
  * else refers to it (so no other variable can see it change) and it has the register's dtype
  * and shape; otherwise a new one. In steady state a graph allocates nothing. */
+static bool fits(const Tensor *t, const RegInfo *ri) {
+    return t->dtype == ri->dtype && t->ndim == ri->shape.ndim &&
+           !memcmp(t->shape, ri->shape.d, sizeof(int64_t) * (size_t)t->ndim);
+}
+
+/* A register with a slot in the memory plan takes the slot's buffer; the register that held
+ * it before is dead by then (liveness), so it lets go first. The buffer is reused when no
+ * one else (a variable the program kept) holds it. */
+static Tensor *slot_tensor(Graph *g, VmRegs *r, int reg, int s, const Tensor *in1, const Tensor *in2) {
+    Tensor *t = r->slots[s];
+    int owner = r->slot_owner[s];
+    if (owner >= 0 && owner != reg && r->ten[owner] == t) {
+        tensor_release(r->ten[owner]);
+        r->ten[owner] = NULL;
+    }
+    int mine = r->ten[reg] == t ? 1 : 0;
+    if (t && t->rc == 1 + mine && t->buf->rc == 1 && t != in1 && t != in2 && fits(t, &g->regs[reg])) {
+        if (!mine) set_t(r, reg, tensor_retain(t));
+    } else {
+        t = tensor_new(g->regs[reg].dtype, &g->regs[reg].shape);
+        if (!t) return NULL;
+        tensor_release(r->slots[s]);
+        r->slots[s] = tensor_retain(t);
+        set_t(r, reg, t);
+    }
+    r->slot_owner[s] = reg;
+    return t;
+}
+
 static Tensor *dst_tensor(Graph *g, VmRegs *r, int reg, const Tensor *in1, const Tensor *in2) {
+    if (g->regs[reg].slot >= 0) return slot_tensor(g, r, reg, g->regs[reg].slot, in1, in2);
     Tensor *t = r->ten[reg];
     RegInfo *ri = &g->regs[reg];
     if (t && t->rc == 1 && t->buf->rc == 1 && t != in1 && t != in2 && t->dtype == ri->dtype &&
@@ -162,9 +192,10 @@ static Tensor *exec_index(Interp *I, Graph *g, VmRegs *r, Ins *in, Tensor *setva
         }
         items[k].i = (int64_t)x;
     }
-    if (setval) return op_index_set(r->ten[in->a], items, in->nidx, setval);
-    Tensor *out = dst_tensor(g, r, in->dst, r->ten[in->a], NULL);
-    if (!out || op_index_into(r->ten[in->a], items, in->nidx, out)) {
+    Tensor *src = r->ten[in->a];
+    if (setval) return op_index_set(src, items, in->nidx, setval);
+    Tensor *out = dst_tensor(g, r, in->dst, src, NULL);
+    if (!out || op_index_into(src, items, in->nidx, out)) {
         *failed = fail_at(I, in, op_error());
         return NULL;
     }
@@ -260,25 +291,29 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
                     set_t(r, in->dst, tensor_retain(src));
                 vmbreak;
             }
+            /* operands are read before the destination is chosen: an elementwise result may
+             * take the buffer of an operand that dies here (the slot keeps it alive) */
             vmcase(I_UNARY) {
-                if (!(t = dst_tensor(g, r, in->dst, NULL, NULL)) || op_unary_into((OpCode)in->aux, T[in->a], t))
+                Tensor *x = T[in->a];
+                if (!(t = dst_tensor(g, r, in->dst, NULL, NULL)) || op_unary_into((OpCode)in->aux, x, t))
                     return fail_at(I, in, op_error());
                 vmbreak;
             }
             vmcase(I_BINARY) {
-                if (!(t = dst_tensor(g, r, in->dst, NULL, NULL)) || op_binary_into((OpCode)in->aux, T[in->a], T[in->b], t))
+                Tensor *x = T[in->a], *y = T[in->b];
+                if (!(t = dst_tensor(g, r, in->dst, NULL, NULL)) || op_binary_into((OpCode)in->aux, x, y, t))
                     return fail_at(I, in, op_error());
                 vmbreak;
             }
             vmcase(I_BINARY_S) {
-                if (!(t = dst_tensor(g, r, in->dst, NULL, NULL)) ||
-                    op_binary_scalar_into((OpCode)in->aux, T[in->a], N[in->b], in->c, t))
+                Tensor *x = T[in->a];
+                if (!(t = dst_tensor(g, r, in->dst, NULL, NULL)) || op_binary_scalar_into((OpCode)in->aux, x, N[in->b], in->c, t))
                     return fail_at(I, in, op_error());
                 vmbreak;
             }
             vmcase(I_MATMUL) {
-                if (!(t = dst_tensor(g, r, in->dst, T[in->a], T[in->b])) || op_matmul_into(T[in->a], T[in->b], t))
-                    return fail_at(I, in, op_error());
+                Tensor *x = T[in->a], *y = T[in->b];
+                if (!(t = dst_tensor(g, r, in->dst, x, y)) || op_matmul_into(x, y, t)) return fail_at(I, in, op_error());
                 vmbreak;
             }
             vmcase(I_REDUCE) t = op_reduce((OpCode)in->aux, T[in->a], in->args, in->nargs, in->c); goto tensor_out;

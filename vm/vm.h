@@ -8,6 +8,8 @@ typedef struct VmRegs {
     double *num;
     Tensor **ten;
     Obj **objs;
+    Tensor **slots;          /* the memory plan's buffers */
+    int *slot_owner;         /* register that last took each slot */
     bool quiet;              /* --verify-static's second run: prints are suppressed */
 } VmRegs;
 

@@ -55,6 +55,20 @@ START_TEST(vm_fusion_switch_off) {
 }
 END_TEST
 
+START_TEST(vm_memory_plan_shares_buffers) {
+    setenv("TSL_OPT", "-fuse", 1);
+    ck_assert_int_eq(run(GELU), 0);
+    Graph *g = static_last_graph(I);
+    int planned = 0;
+    for (int r = 0; r < g->nregs; r++) planned += g->regs[r].slot >= 0;
+    /* nine intermediates of one shape, each dead after the next step: two buffers suffice */
+    ck_assert_int_ge(planned, 8);
+    ck_assert_int_le(g->nslots, 2);
+    ck_assert_int_eq(run("ok = equal(y, 0.5 * x * (1 + tanh(0.7978845608 * (x + 0.044715 * x * x * x))))\n"), 0);
+    ck_assert(I->main->g.vals[globals_find(&I->main->g, "ok")].as.b);
+}
+END_TEST
+
 START_TEST(vm_cse_and_dce) {
     setenv("TSL_OPT", "-fuse", 1);
     ck_assert_int_eq(run("x = ones([3])\nfn f(v) { unused = tanh(v); return exp(v) + exp(v) }\nstatic { y = f(x) }\n"), 0);
@@ -131,6 +145,7 @@ Suite *vm_suite(void) {
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, vm_fuses_elementwise_chain);
     tcase_add_test(tc, vm_fusion_switch_off);
+    tcase_add_test(tc, vm_memory_plan_shares_buffers);
     tcase_add_test(tc, vm_cse_and_dce);
     tcase_add_test(tc, vm_constant_folding);
     tcase_add_test(tc, vm_loops_stay_loops);
