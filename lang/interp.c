@@ -12,6 +12,7 @@
 #include "mem.h"
 #include "tops.h"
 #include "vm.h"
+#include "infer.h"
 
 volatile sig_atomic_t tsl_interrupt_flag = 0;
 
@@ -279,10 +280,60 @@ static void add_traceback(Interp *I, Node *call, ObjClosure *c) {
               call->loc.line, call->loc.col);
 }
 
+/* The common call: a plain closure, positional arguments matching its parameters, no
+ * keywords, no captured locals. Arguments are evaluated straight into the new frame. */
+static Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c) {
+    FnProto *p = c->proto;
+    Value *base = I->sp;
+    int nslots = p->nlocals;
+    if (base + nslots + 8 > I->stack_end || !c_stack_ok(I)) return interp_error_at(I, n->loc, "stack overflow (recursion too deep)");
+    if (I->depth >= I->max_depth)
+        return interp_error_at(I, n->loc, "maximum call depth exceeded (%d frames, see --max-depth)", I->max_depth);
+    for (int i = 0; i < n->n; i++) {
+        Value v = eval(I, f, n->kids[i]);
+        if (IS_ERR(v)) {
+            for (int k = 0; k < i; k++) val_release(base[k]);
+            I->sp = base;
+            return v;
+        }
+        base[i] = v;
+        I->sp = base + i + 1;
+    }
+    for (int i = n->n; i < nslots; i++) base[i] = UNDEF_VAL;
+    I->sp = base + nslots;
+    Frame fr = { base, c, c->module };
+    Source *saved_src = I->cur_src;
+    I->cur_src = c->module->src;
+    I->depth++;
+    Exec st = exec_block(I, &fr, p->body);
+    I->depth--;
+    I->cur_src = saved_src;
+    Value result;
+    if (st == EX_RETURN) { result = I->ret; I->ret = NIL_VAL; }
+    else if (st == EX_OK) result = NIL_VAL;
+    else if (st == EX_ERR) result = ERR_VAL;
+    else result = interp_error(I, "'break' or 'continue' outside a loop");
+    for (int i = 0; i < nslots; i++) val_release(base[i]);
+    I->sp = base;
+    if (IS_ERR(result)) {
+        interp_attach_loc(I, n->loc);
+        add_traceback(I, n, c);
+    }
+    return result;
+}
+
 static Value eval_call(Interp *I, Frame *f, Node *n) {
     if (!POLL(I)) return interp_error_at(I, n->loc, "interrupted");
     Value fn = eval(I, f, n->a);
     if (IS_ERR(fn)) return fn;
+    if (fn.type == VAL_FUNC && fn.as.o->kind == OBJ_CLOSURE && n->nk == 0) {
+        FnProto *p = AS_CLOSURE(fn)->proto;
+        if (n->n == p->nparams && !p->has_cells && (!p->is_static || I->no_static)) {
+            Value r = fast_call(I, f, n, AS_CLOSURE(fn));
+            val_release(fn);
+            return r;
+        }
+    }
     Value *base = I->sp;
     if (base + n->n + n->nk + 2 >= I->stack_end) {
         val_release(fn);
@@ -334,7 +385,7 @@ double num_floor_mod(double a, double b) {
     return r;
 }
 
-static const char *op_symbol(int op) {
+static const char *tok_symbol(int op) {
     switch (op) {
     case TOK_PLUS: return "+"; case TOK_MINUS: return "-"; case TOK_STAR: return "*";
     case TOK_SLASH: return "/"; case TOK_PERCENT: return "%"; case TOK_AT: return "@";
@@ -433,8 +484,52 @@ Value value_binary(Interp *I, int op, Value a, Value b) {
         }
     }
     if (op == TOK_PLUS && a.type == VAL_LIST && b.type == VAL_LIST) return concat_lists(AS_LIST(a), AS_LIST(b));
-    return interp_error(I, "unsupported operand types for '%s': %s and %s", op_symbol(op), val_type_name(a),
+    return interp_error(I, "unsupported operand types for '%s': %s and %s", tok_symbol(op), val_type_name(a),
                         val_type_name(b));
+}
+
+/* A tensor nothing else refers to: a temporary that an operation may overwrite. */
+static bool is_temporary(Value v) {
+    return v.type == VAL_TENSOR && v.as.t->rc == 1 && v.as.t->buf->rc == 1;
+}
+
+/* Temporary elision (as NumPy's): when an operand is a temporary of the result's dtype and
+ * shape, the result is computed into it by the same kernel (elementwise kernels allow their
+ * output to be an input). Takes a and b; returns UNDEF_VAL (owning nothing) when it does
+ * not apply. */
+static Value binary_in_place(Interp *I, int op, Value a, Value b) {
+    if (op == TOK_AT || op == TOK_EQ || op == TOK_NE || op == TOK_LT || op == TOK_LE || op == TOK_GT || op == TOK_GE)
+        return UNDEF_VAL;
+    bool left = is_temporary(a);
+    if (!left && !is_temporary(b)) return UNDEF_VAL;
+    Value tv = left ? a : b, other = left ? b : a;
+    Tensor *t = tv.as.t;
+    OpCode code = tensor_op_of(op);
+    Shape st, so2, so;
+    DType dt;
+    shape_of(t, &st);
+    int rc;
+    if (other.type == VAL_TENSOR) {
+        shape_of(other.as.t, &so2);
+        int bad = left ? infer_binary(code, &st, t->dtype, &so2, other.as.t->dtype, &so, &dt)
+                       : infer_binary(code, &so2, other.as.t->dtype, &st, t->dtype, &so, &dt);
+        if (bad || dt != t->dtype || !shape_equal(&so, &st)) return UNDEF_VAL;
+        rc = left ? op_binary_into(code, t, other.as.t, t) : op_binary_into(code, other.as.t, t, t);
+    } else if (other.type == VAL_NUM) {
+        Shape s0 = { 0, { 0 } };
+        DType sd = scalar_dtype(code, t->dtype, other.as.n);
+        int bad = left ? infer_binary(code, &st, t->dtype, &s0, sd, &so, &dt) : infer_binary(code, &s0, sd, &st, t->dtype, &so, &dt);
+        if (bad || dt != t->dtype || !shape_equal(&so, &st)) return UNDEF_VAL;
+        rc = op_binary_scalar_into(code, t, other.as.n, !left, t);
+    } else {
+        return UNDEF_VAL;
+    }
+    val_release(other);
+    if (rc) {
+        val_release(tv);
+        return interp_error(I, "%s", op_error());
+    }
+    return tv;
 }
 
 /* Operands are most often numbers or names: fetch those without a full eval dispatch. */
@@ -466,7 +561,12 @@ static Value eval_binary(Interp *I, Frame *f, Node *n) {
         default: break;
         }
     }
-    Value r = value_binary(I, n->op, a, b);
+    Value r = binary_in_place(I, n->op, a, b);
+    if (r.type != VAL_UNDEF) {
+        if (IS_ERR(r)) interp_attach_loc(I, n->loc);
+        return r;
+    }
+    r = value_binary(I, n->op, a, b);
     val_release(a);
     val_release(b);
     if (IS_ERR(r)) interp_attach_loc(I, n->loc);

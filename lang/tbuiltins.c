@@ -8,6 +8,7 @@
 #include "mem.h"
 #include "tops.h"
 #include "builtins.h"
+#include "infer.h"
 
 /* ---------- conversions ---------- */
 
@@ -354,6 +355,17 @@ static Value unary_builtin(Interp *I, CallArgs *a, OpCode op) {
     if (v[0].type == VAL_NUM) return NUM_VAL(op_unary_number(op, v[0].as.n));
     Value t = interp_to_tensor(I, v[0], -1);
     if (IS_ERR(t)) return t;
+    /* a temporary argument (only the call's argument slot and t refer to it) of the result's
+     * dtype is overwritten in place: the same kernel, no new buffer */
+    DType dt;
+    if (v[0].type == VAL_TENSOR && t.as.t->rc == 2 && t.as.t->buf->rc == 1 && !infer_unary(op, t.as.t->dtype, &dt) &&
+        dt == t.as.t->dtype) {
+        if (op_unary_into(op, t.as.t, t.as.t)) {
+            val_release(t);
+            return interp_error(I, "%s", op_error());
+        }
+        return t;
+    }
     Value r = tresult(I, op_unary(op, t.as.t));
     val_release(t);
     return r;

@@ -4,6 +4,7 @@
  * --max-depth fits; a guard in the evaluator turns anything deeper into an error.
  * SIGINT only sets a flag that the evaluator polls. */
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -142,6 +143,9 @@ static void *thread_main(void *p) {
 }
 
 int main(int argc, char **argv) {
+    /* One malloc arena: the interpreter thread would otherwise get its own, made of 64 MiB
+     * mmap'd heaps that glibc unmaps when empty, so every large tensor would page-fault. */
+    mallopt(M_ARENA_MAX, 1);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;
