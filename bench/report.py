@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""report.py RAW.jsonl MACHINE.txt OUTDIR - turns the JSON lines of one `make bench` run into
+"""report.py RAW.jsonl MACHINE.txt OUTDIR [EXPLAIN.txt] - turns the JSON lines of one `make bench` run into
 OUTDIR/results.md (a table of medians, spreads and ratios against TSL), OUTDIR/results.json
 and OUTDIR/results.png (a gnuplot bar chart of time relative to TSL, log scale)."""
 import json, os, shutil, subprocess, sys
 
 raw, machine_file, outdir = sys.argv[1:4]
+explain_file = sys.argv[4] if len(sys.argv) > 4 else None
 rows = [json.loads(l) for l in open(raw) if l.strip().startswith("{")]
 machine = open(machine_file).read().strip()
 order = []
@@ -31,10 +32,10 @@ for w in order:
     for r in sorted((r for r in rows if r["workload"] == w), key=lambda r: r["ms"]):
         ratio = "%.2f" % (r["ms"] / base) if base else "-"
         lines.append("| %s | %s | %.4g | %.4g..%.4g | %s |" % (w, r["impl"], r["ms"], r["min"], r["max"], ratio))
-lines += ["", "Compile time of static blocks (first run minus a steady-state run):", ""]
-for r in rows:
-    if r["workload"].startswith("compile:"):
-        lines.append("- %s: %.3f ms" % (r["workload"][len("compile: "):], r["ms"]))
+if explain_file and os.path.exists(explain_file):
+    lines += ["", "Compile time of each static block (TSL_EXPLAIN=1, bench/workloads.tsl):", "", "```"]
+    lines += [l.rstrip() for l in open(explain_file) if "compiled static" in l]
+    lines += ["```"]
 open(os.path.join(outdir, "results.md"), "w").write("\n".join(lines) + "\n")
 json.dump({"machine": machine, "results": rows}, open(os.path.join(outdir, "results.json"), "w"), indent=1)
 print("\n".join(lines))

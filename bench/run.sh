@@ -32,9 +32,9 @@ cat $out/machine.txt
 
 : > $out/raw.jsonl
 echo "running TSL workloads..."
-bin/tsl bench/workloads.tsl $Q | tee -a $out/raw.jsonl
+TSL_EXPLAIN=1 bin/tsl bench/workloads.tsl $Q 2>$out/explain.txt | tee -a $out/raw.jsonl
 echo "running Python peers..."
 $PY bench/peers.py $Q | tee -a $out/raw.jsonl || echo "python peers failed"
 if command -v lua5.4 >/dev/null; then lua5.4 bench/scalar.lua $Q | tee -a $out/raw.jsonl; fi
 $out/floor $Q | tee -a $out/raw.jsonl
-$PY bench/report.py $out/raw.jsonl $out/machine.txt bench
+$PY bench/report.py $out/raw.jsonl $out/machine.txt bench $out/explain.txt
