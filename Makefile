@@ -31,7 +31,7 @@ CORE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(patsubst $(BUILD)/%,%,$(CORE_SRC)))
 REPL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard repl/*.c))
 UNIT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/unit/*.c))
 
-.PHONY: all deps test unit scripts demo asan test-asan bench bench-quick clean
+.PHONY: all deps test unit scripts demo asan test-asan bench bench-quick fuzz fuzz-smoke clean
 all: $(BIN)/tsl
 
 # Install what the build needs, once. Root installs with apt; others are told what is missing.
@@ -97,6 +97,30 @@ test-asan: asan
 	@echo "== script tests under ASan/UBSan"
 	@$(SAN_ENV) sh tests/run.sh bin-asan/tsl
 
+# libFuzzer targets (clang): tests/fuzz/fuzz_*.c, each linked with the whole library.
+FUZZ_TARGETS := lex parse eval static npy
+FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+fuzz:
+	$(MAKE) CC=clang BUILD=build-fuzz BIN=bin-fuzz OPT="$(FUZZ_FLAGS)" $(patsubst %,bin-fuzz/fuzz_%,$(FUZZ_TARGETS))
+
+bin-fuzz/fuzz_%: $(CORE_OBJ) tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h
+	@mkdir -p $(BIN)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ tests/fuzz/fuzz_$*.c $(CORE_OBJ) $(LDLIBS)
+
+# Each target for FUZZ_SECONDS (default 60), seeded from the tests, crashes saved to
+# build-fuzz/crash-*; minimise and commit real findings to tests/fuzz-regress/.
+FUZZ_SECONDS ?= 60
+fuzz-smoke: fuzz
+	@mkdir -p build-fuzz/corpus
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build-fuzz/corpus/$$t; \
+	  if [ $$t = npy ]; then seeds=""; else seeds="tests/scripts tests/errors tests/hostile tests/fuzz-regress"; fi; \
+	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	  bin-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -max_len=4096 -timeout=10 \
+	    -dict=tests/fuzz/tsl.dict -artifact_prefix=build-fuzz/ -print_final_stats=1 \
+	    build-fuzz/corpus/$$t $$seeds 2>&1 | grep -E "stat::number_of_executed_units|ERROR|SUMMARY|crash-" || exit 1; \
+	done
+
 bench: $(BIN)/tsl
 	sh bench/run.sh
 
@@ -104,6 +128,6 @@ bench-quick: $(BIN)/tsl
 	QUICK=1 sh bench/run.sh
 
 clean:
-	rm -rf build build-asan bin bin-asan
+	rm -rf build build-asan build-fuzz bin bin-asan bin-fuzz
 
 -include $(CORE_OBJ:.o=.d) $(REPL_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)

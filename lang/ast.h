@@ -62,6 +62,7 @@ struct Node {
     int nk;
     Scope scope;     /* NAME */
     int slot;
+    int chain;       /* BINARY/AND/OR: length of the operator chain ending here */
     FnProto *proto;  /* FN */
     void *vm_cache;  /* STATIC: compiled graphs (vm/static.c) */
 };

@@ -54,7 +54,7 @@ bool arg_number(Interp *I, const char *fname, const char *pname, Value v, double
 bool arg_int(Interp *I, const char *fname, const char *pname, Value v, int64_t *out) {
     double x;
     if (!arg_number(I, fname, pname, v, &x)) return false;
-    if (x != floor(x) || fabs(x) > 9.2e18) {
+    if (x != floor(x) || !double_fits_i64(x)) {
         interp_error(I, "%s(): '%s' must be an integer, got %g", fname, pname, x);
         return false;
     }

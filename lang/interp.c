@@ -216,7 +216,7 @@ static Value call_closure_eager(Interp *I, ObjClosure *c, Value *base, int npos,
     I->cur_src = saved_src;
     if (st == EX_RETURN) { result = I->ret; I->ret = NIL_VAL; }
     else if (st == EX_ERR) result = ERR_VAL;
-    else if (st != EX_OK) result = interp_error(I, "'break' or 'continue' outside a loop");
+    else if (st != EX_OK) result = interp_error_at(I, I->jump_loc, "'break' or 'continue' outside a loop");
     else result = NIL_VAL;
 out:
     for (int i = 0; i < nslots; i++) val_release(base[i]);
@@ -312,7 +312,7 @@ static Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c) {
     if (st == EX_RETURN) { result = I->ret; I->ret = NIL_VAL; }
     else if (st == EX_OK) result = NIL_VAL;
     else if (st == EX_ERR) result = ERR_VAL;
-    else result = interp_error(I, "'break' or 'continue' outside a loop");
+    else result = interp_error_at(I, I->jump_loc, "'break' or 'continue' outside a loop");
     for (int i = 0; i < nslots; i++) val_release(base[i]);
     I->sp = base;
     if (IS_ERR(result)) {
@@ -669,7 +669,7 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
             for (int j = 0; j < 3; j++) {
                 Value v = iv[k].v[j];
                 if (v.type == VAL_NIL || v.type == VAL_UNDEF) continue;
-                if (v.type != VAL_NUM || v.as.n != floor(v.as.n) || fabs(v.as.n) > 9.2e18) {
+                if (v.type != VAL_NUM || v.as.n != floor(v.as.n) || !double_fits_i64(v.as.n)) {
                     interp_error(I, "slice bounds must be integers");
                     goto out;
                 }
@@ -683,7 +683,7 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
         Value v = iv[k].v[0];
         if (v.type == VAL_NUM) {
             if (v.as.n != floor(v.as.n) || isnan(v.as.n)) { interp_error(I, "tensor index must be an integer, got %g", v.as.n); goto out; }
-            if (fabs(v.as.n) >= 9.3e18) { interp_error(I, "index %g is out of range", v.as.n); goto out; }
+            if (!double_fits_i64(v.as.n)) { interp_error(I, "index %g is out of range", v.as.n); goto out; }
             it->kind = IDX_INT;
             it->i = (int64_t)v.as.n;
         } else if (v.type == VAL_BOOL) {
@@ -1142,8 +1142,10 @@ static Exec exec(Interp *I, Frame *f, Node *n) {
             if (st == EX_RETURN || st == EX_ERR) return st;
         }
     case AST_FOR: return exec_for(I, f, n);
-    case AST_BREAK: return EX_BREAK;
-    case AST_CONTINUE: return EX_CONTINUE;
+    case AST_BREAK:
+    case AST_CONTINUE:
+        I->jump_loc = n->loc;   /* where a break/continue that finds no loop is reported */
+        return n->kind == AST_BREAK ? EX_BREAK : EX_CONTINUE;
     case AST_RETURN: {
         if (!f->closure) {
             interp_error_at(I, n->loc, "'return' outside a function");
@@ -1198,10 +1200,10 @@ Exec interp_exec_module(Interp *I, Module *m, Node *prog) {
     Source *saved = I->cur_src;
     I->cur_src = m->src;
     Exec st = exec_block(I, &f, prog);
-    I->cur_src = saved;
     if (st == EX_BREAK || st == EX_CONTINUE) {
-        interp_error_at(I, prog->loc, "'break' or 'continue' outside a loop");
-        return EX_ERR;
+        interp_error_at(I, I->jump_loc, "'break' or 'continue' outside a loop");
+        st = EX_ERR;
     }
+    I->cur_src = saved;
     return st;
 }

@@ -66,6 +66,7 @@ typedef struct Interp {
     int64_t max_ops, ops;
     double deadline;          /* monotonic seconds; 0 = none */
     bool no_static, verify_static, repl, time_inputs;
+    bool sandbox;             /* fuzzing: built-ins that touch files are disabled */
     int nargs;
     char **args;
     /* modules, sources and parsed programs live as long as the interpreter */
@@ -79,6 +80,7 @@ typedef struct Interp {
     bool err_set, err_has_loc, interrupted;
     char err_msg[512];
     SrcLoc err_loc;
+    SrcLoc jump_loc;          /* the last break/continue executed */
     Source *err_src;
     StrBuf traceback;
     Value ret;                /* value carried by EX_RETURN */

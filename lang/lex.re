@@ -150,6 +150,12 @@ static void note_newlines(LexState *s, const unsigned char *p, const unsigned ch
 static int lex_scan(LexState *s, size_t len, TokenList *tl) {
     const unsigned char *YYCURSOR = s->base, *YYLIMIT = s->base + len, *YYMARKER = NULL;
     long bad = utf8_invalid_at(s->base, len);
+    const unsigned char *nul = memchr(s->base, 0, len);
+    if (nul && (bad < 0 || nul - s->base < bad)) {
+        /* reported where it is, even inside a string or a comment */
+        note_newlines(s, s->base, nul);
+        return lex_fail(tl, s, nul, "NUL byte in source");
+    }
     if (bad >= 0) {
         note_newlines(s, s->base, s->base + bad);
         return lex_fail(tl, s, s->base + bad, "invalid UTF-8 in source");

@@ -132,17 +132,18 @@ static Node *parse_dict(Parser *p, Token *open) {
     skip_newlines(p);
     while (!check(p, TOK_RBRACE)) {
         if (check(p, TOK_EOF)) fail_expected(p, "dict key");
-        Token *k = advance(p);
-        char *key;
-        if (k->kind == TOK_IDENT) key = mem_strndup(k->start, (size_t)k->len);
-        else if (k->kind == TOK_STRING) key = mem_strndup(k->str, (size_t)k->str_len);
-        else { p->pos--; fail_expected(p, "dict key (a name or a string)"); return NULL; }
-        n->names = mem_realloc(n->names, sizeof(char *) * (size_t)(n->n + 1));
-        n->names[n->n] = key;
+        Token *k = peek(p);
+        if (k->kind != TOK_IDENT && k->kind != TOK_STRING) fail_expected(p, "dict key (a name or a string)");
+        advance(p);
         expect(p, TOK_COLON, "':' after dict key");
+        /* key and a placeholder value join the node before anything else can fail, so the
+         * error path frees them with it */
+        n->names = mem_realloc(n->names, sizeof(char *) * (size_t)(n->n + 1));
+        n->names[n->n] = k->kind == TOK_IDENT ? mem_strndup(k->start, (size_t)k->len) : mem_strndup(k->str, (size_t)k->str_len);
+        int at = n->n;
+        ast_push(&n->kids, &n->n, NULL);
         skip_newlines(p);
-        Node *v = parse_expr(p);
-        ast_push(&n->kids, &n->n, v);
+        n->kids[at] = parse_expr(p);
         skip_newlines(p);
         if (!match(p, TOK_COMMA)) break;
         skip_newlines(p);
@@ -302,8 +303,21 @@ static Node *parse_unary(Parser *p) {
     return n;
 }
 
+/* A chain `a + b + c ...` builds a left-deep tree as deep as it is long; evaluating it
+ * recurses that deep, so long chains count against the nesting limit (10 links a level). */
+static void chain_link(Parser *p, Node *left, Node *n) {
+    n->chain = left->chain + 1;
+    if (n->chain > p->max_depth * 10) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "expression too deeply nested: a chain of %d operators (limit %d, see --max-nesting)",
+                 n->chain, p->max_depth * 10);
+        fail_at(p, peek(p), msg);
+    }
+}
+
 static Node *binary(Parser *p, Token *op, Node *a, Node *b) {
     Node *n = node(p, AST_BINARY, op);
+    chain_link(p, a, n);
     n->loc = a->loc;   /* an expression is located where it begins */
     n->op = op->kind;
     n->a = a;
@@ -372,6 +386,7 @@ static Node *parse_and(Parser *p) {
         skip_newlines(p);
         Node *x = node(p, AST_AND, t);
         x->loc = n->loc;
+        chain_link(p, n, x);
         x->a = n;
         x->b = parse_not(p);
         n = x;
@@ -387,6 +402,7 @@ static Node *parse_expr(Parser *p) {
         skip_newlines(p);
         Node *x = node(p, AST_OR, t);
         x->loc = n->loc;
+        chain_link(p, n, x);
         x->a = n;
         x->b = parse_and(p);
         n = x;

@@ -19,7 +19,8 @@ static Value tresult(Interp *I, Tensor *t) {
 
 /* Shape of a nested list of numbers/bools/tensors; false on a ragged list. */
 static bool nested_shape(Interp *I, Value v, Shape *s, int depth, bool *all_bool) {
-    if (depth > TSL_MAX_RANK) return interp_error(I, "tensor(): nesting deeper than rank %d", TSL_MAX_RANK), false;
+    if (depth > TSL_MAX_RANK || (depth == TSL_MAX_RANK && v.type == VAL_LIST))
+        return interp_error(I, "tensor(): nesting deeper than rank %d", TSL_MAX_RANK), false;
     if (v.type == VAL_NUM) { *all_bool = false; s->ndim = depth; return true; }
     if (v.type == VAL_BOOL) { s->ndim = depth; return true; }
     if (v.type == VAL_TENSOR) {
@@ -605,6 +606,10 @@ static Value bi_device(Interp *I, CallArgs *a) {
 /* ---------- I/O ---------- */
 
 static bool path_arg(Interp *I, const char *fname, Value v) {
+    if (I->sandbox) {
+        interp_error(I, "%s() is disabled in this sandbox", fname);
+        return false;
+    }
     if (v.type == VAL_STR) return true;
     interp_error(I, "%s(): path must be a string", fname);
     return false;

@@ -48,7 +48,7 @@ int infer_binary(OpCode op, const Shape *a, DType da, const Shape *b, DType db, 
 /* PyTorch's rule for a number beside a tensor (spec section 5). */
 DType scalar_dtype(OpCode op, DType t, double x) {
     if (dtype_is_float(t)) return t;
-    bool integral = x == floor(x) && fabs(x) < 9.2233720368547758e18;
+    bool integral = x == floor(x) && double_fits_i64(x);
     return integral ? DT_I64 : op_info[op].kind == K_COMPARE ? DT_F64 : DT_F32;
 }
 

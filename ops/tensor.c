@@ -207,7 +207,7 @@ double tensor_get(const Tensor *t, int64_t i) {
 void tensor_set(Tensor *t, int64_t i, double v) {
     switch (t->dtype) {
     case DT_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
-    case DT_I64: ((int64_t *)t->data)[i] = (v >= -9.2233720368547758e18 && v < 9.2233720368547758e18) ? (int64_t)v : INT64_MIN; break;
+    case DT_I64: ((int64_t *)t->data)[i] = double_fits_i64(v) ? (int64_t)v : INT64_MIN; break;
     case DT_F32: ((float *)t->data)[i] = (float)v; break;
     default: ((double *)t->data)[i] = v; break;
     }

@@ -40,6 +40,9 @@ typedef struct {
     int64_t d[TSL_MAX_RANK];
 } Shape;
 
+/* Whether a double converts to int64_t without overflow (2^63 is exact as a double). */
+static inline int double_fits_i64(double x) { return x >= -9223372036854775808.0 && x < 9223372036854775808.0; }
+
 /* Limits, set from the command line (--max-tensor-bytes, --max-memory). */
 extern int64_t tensor_max_bytes;
 extern int64_t tensor_max_live;

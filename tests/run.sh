@@ -38,6 +38,23 @@ for f in tests/errors/*.tsl; do
     if [ $rc -eq 1 ] && [ "$got" = "$want" ] && sanitized; then ok; else bad "$f: exit $rc, got '$got', want '$want'"; fi
 done
 
+# hostile inputs: each must fail cleanly with the error its '# expect:' line names,
+# within 5 s (and 256 MiB where no sanitizer needs its shadow memory)
+case "$TSL" in *asan*|*fuzz*) memcap="" ;; *) memcap="ulimit -v 262144;" ;; esac
+for f in tests/hostile/*.tsl; do
+    want=$(sed -n '1s/^# expect: //p' "$f")
+    flags=$(sed -n '2s/^# flags: //p' "$f")
+    (eval "$memcap" TSL_PATH=tests/hostile/mods timeout 5 $TSL $flags "$f" >/dev/null 2>"$tmp/err")
+    rc=$?
+    first=$(head -1 "$tmp/err")
+    case "$first" in
+        *.tsl:[0-9]*:[0-9]*": error: "*) located=1 ;;   # this file, or a module it imports
+        *) located=0 ;;
+    esac
+    if [ $rc -eq 1 ] && [ $located -eq 1 ] && printf '%s' "$first" | grep -qF -- "$want" && sanitized; then ok
+    else bad "$f: exit $rc, got '$(printf '%s' "$first" | cut -c1-200)', want '$want'"; fi
+done
+
 # command line (spec section 1)
 check() {  # check NAME EXPECTED_RC EXPECTED_STDOUT -- command...
     name=$1 want_rc=$2 want_out=$3

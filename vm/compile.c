@@ -550,7 +550,7 @@ static bool need_const(Comp *c, AVal *v, double *out, const char *what) {
 static bool need_int(Comp *c, AVal *v, int64_t *out, const char *what) {
     double x;
     if (!need_const(c, v, &x, what)) return false;
-    if (x != floor(x) || fabs(x) > 9.2e18) {
+    if (x != floor(x) || !double_fits_i64(x)) {
         error_at(c, c->loc, "%s must be an integer, got %g", what, x);
         return false;
     }

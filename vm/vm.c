@@ -184,7 +184,7 @@ static Tensor *exec_index(Interp *I, Graph *g, VmRegs *r, Ins *in, Tensor *setva
             continue;
         }
         double x = r->num[in->args[k]];
-        if (x != floor(x) || fabs(x) >= 9.3e18) {
+        if (x != floor(x) || !double_fits_i64(x)) {
             char msg[96];
             snprintf(msg, sizeof msg, "tensor index must be an integer, got %g", x);
             *failed = fail_at(I, in, msg);

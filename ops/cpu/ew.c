@@ -98,7 +98,7 @@ Tensor *op_astype(const Tensor *a, DType dt) {
         int64_t *o = r->data;
         for (int64_t i = 0; i < n; i++) {
             double x = tensor_get(a, i);
-            if (!(x >= -9.2233720368547758e18 && x < 9.2233720368547758e18)) {
+            if (!double_fits_i64(x)) {
                 tensor_release(r);
                 op_fail("cannot convert %s to i64", isnan(x) ? "nan" : isinf(x) ? (x > 0 ? "inf" : "-inf") : "an out-of-range value");
                 return NULL;
