@@ -7,6 +7,7 @@
  * A Node tree is owned by its Program; ast_free releases all of it. */
 #ifndef TSL_AST_H
 #define TSL_AST_H
+#include <stdbool.h>
 #include "token.h"
 
 typedef enum {
@@ -85,6 +86,7 @@ struct FnProto {
     unsigned char *is_cell; /* nlocals: slot holds a Cell because an inner fn captures it */
     int has_cells;          /* any is_cell set: the call path skips the cell loop otherwise */
     void *vm_cache;         /* static fn: compiled graphs (vm/static.c) */
+    bool made;              /* a closure was made from it: its program must stay */
     int nupvals;
     UpvalDesc *upvals;
     char **upval_names;

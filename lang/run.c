@@ -114,6 +114,40 @@ static void ensure_main(Interp *I, Source *src) {
     I->main->src = src;
 }
 
+/* Whether anything can still refer to a program after it ran: a closure made from one of its
+ * functions, or the compiled code of a static block in it. */
+static bool still_referenced(const Node *n) {
+    if (!n) return false;
+    if (n->kind == AST_STATIC) return true;
+    if (n->proto && (n->proto->made || n->proto->is_static || still_referenced(n->proto->body))) return true;
+    if (n->proto)
+        for (int i = 0; i < n->proto->nparams; i++)
+            if (still_referenced(n->proto->defaults[i])) return true;
+    if (still_referenced(n->a) || still_referenced(n->b) || still_referenced(n->c)) return true;
+    for (int i = 0; i < n->n; i++)
+        if (still_referenced(n->kids[i])) return true;
+    for (int i = 0; i < n->nk; i++)
+        if (still_referenced(n->kw[i])) return true;
+    return false;
+}
+
+/* Frees the latest program and its source when nothing refers to them any more, so running
+ * the same code again and again (the REPL, a host program) does not grow memory. */
+static void forget_program(Interp *I, Node *prog, Source *src) {
+    if (I->nprograms == 0 || I->programs[I->nprograms - 1] != prog || still_referenced(prog)) return;
+    if (I->sources != src) return;
+    for (Module *m = I->modules; m; m = m->next)
+        if (m->src == src && m != I->main) return;
+    I->nprograms--;
+    ast_free(prog);
+    I->sources = src->next;
+    if (I->main && I->main->src == src) I->main->src = NULL;
+    mem_free(src->name);
+    mem_free(src->dir);
+    mem_free(src->text);
+    mem_free(src);
+}
+
 int interp_run_source(Interp *I, const char *name, const char *text, size_t len, bool echo, bool *incomplete) {
     char *copy = mem_alloc(len + 1);
     memcpy(copy, text, len);
@@ -133,13 +167,15 @@ int interp_run_source(Interp *I, const char *name, const char *text, size_t len,
     Exec st = interp_exec_module(I, I->main, prog);
     I->sp = I->stack;
     I->depth = 0;
+    int rc = 0;
     if (st == EX_ERR) {
         interp_print_error(I, stderr);
         val_release(I->last_value);
         I->last_value = NIL_VAL;
-        return I->interrupted ? 130 : 1;
+        rc = I->interrupted ? 130 : 1;
     }
-    return 0;
+    forget_program(I, prog, src);
+    return rc;
 }
 
 int interp_run_file(Interp *I, const char *path) {

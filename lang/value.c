@@ -199,6 +199,7 @@ ObjCell *cell_new(Value v) {
 
 ObjClosure *closure_new(FnProto *p, struct Module *m) {
     ObjClosure *c = obj_alloc(sizeof(ObjClosure), OBJ_CLOSURE);
+    p->made = true;
     c->proto = p;
     c->module = m;
     if (p->nupvals) c->upvals = mem_calloc((size_t)p->nupvals, sizeof(ObjCell *));

@@ -55,6 +55,24 @@ for f in tests/hostile/*.tsl; do
     else bad "$f: exit $rc, got '$(printf '%s' "$first" | cut -c1-200)', want '$want'"; fi
 done
 
+# out-of-memory injection: fail the Nth tensor allocation, for every N the workload reaches
+n=1
+while [ $n -le 60 ]; do
+    TSL_FAIL_ALLOC=$n timeout 10 $TSL tests/oom/workload.tsl >/dev/null 2>"$tmp/err"
+    rc=$?
+    if { [ $rc -eq 0 ] || { [ $rc -eq 1 ] && grep -q 'out of memory' "$tmp/err"; }; } && sanitized; then ok
+    else bad "TSL_FAIL_ALLOC=$n: exit $rc: $(head -2 "$tmp/err")"; fi
+    n=$((n + 1))
+done
+
+# inputs the fuzzers once broke: each must now end cleanly (exit 0 or 1, no sanitizer report)
+for f in tests/fuzz-regress/*; do
+    [ -f "$f" ] || continue
+    timeout 10 $TSL --max-ops 100000 --max-depth 200 --max-tensor-bytes 1048576 "$f" >/dev/null 2>"$tmp/err"
+    rc=$?
+    if { [ $rc -eq 0 ] || [ $rc -eq 1 ]; } && sanitized; then ok; else bad "$f (fuzz regression): exit $rc: $(head -2 "$tmp/err")"; fi
+done
+
 # command line (spec section 1)
 check() {  # check NAME EXPECTED_RC EXPECTED_STDOUT -- command...
     name=$1 want_rc=$2 want_out=$3

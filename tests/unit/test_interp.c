@@ -146,6 +146,27 @@ START_TEST(interp_operation_budget) {
 }
 END_TEST
 
+/* Running the same code many times in one interpreter does not grow live allocations:
+ * tensors, heap objects, kept programs. */
+START_TEST(interp_no_growth_across_runs) {
+    const char *code = "x = zeros([10, 10]) * 2 + 1\ny = sum(x, axis=0)\nl = [x, {k: y}]\nfn f(v) { return v * 2 }\nz = f(3)\n";
+    ck_assert_int_eq(run(code), 0);
+    ck_assert_int_eq(run(code), 0);
+    int64_t live = tensor_live_bytes;
+    int programs = I->nprograms;
+    for (int i = 0; i < 200; i++) ck_assert_int_eq(run(code), 0);
+    ck_assert_int_eq(tensor_live_bytes, live);
+    ck_assert_int_le(I->nprograms, programs + 200);   /* f's closure keeps each run's program */
+    const char *plain = "a = ones(5) * 3\nb = tolist(a)\nc = {n: len(b)}\n";
+    run(plain);
+    programs = I->nprograms;
+    live = tensor_live_bytes;
+    for (int i = 0; i < 200; i++) ck_assert_int_eq(run(plain), 0);
+    ck_assert_int_eq(I->nprograms, programs);
+    ck_assert_int_eq(tensor_live_bytes, live);
+}
+END_TEST
+
 Suite *interp_suite(void) {
     Suite *s = suite_create("interp");
     TCase *tc = tcase_create("eval");
@@ -158,6 +179,7 @@ Suite *interp_suite(void) {
     tcase_add_test(tc, interp_equality_and_truthiness);
     tcase_add_test(tc, interp_tensor_assignment_rebinds);
     tcase_add_test(tc, interp_operation_budget);
+    tcase_add_test(tc, interp_no_growth_across_runs);
     suite_add_tcase(s, tc);
     return s;
 }
