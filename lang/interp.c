@@ -395,7 +395,8 @@ static const char *tok_symbol(int op) {
     }
 }
 
-static OpCode tensor_op_of(int tok) {
+/* The tensor op of a binary operator token (shared with the static compiler). */
+int tensor_op_of(int tok) {
     switch (tok) {
     case TOK_PLUS: return OP_ADD; case TOK_MINUS: return OP_SUB; case TOK_STAR: return OP_MUL;
     case TOK_SLASH: return OP_DIV; case TOK_PERCENT: return OP_MOD; case TOK_POW: return OP_POW;
@@ -416,25 +417,34 @@ static Value concat_lists(ObjList *a, ObjList *b) {
     return OBJ_VAL(VAL_LIST, l);
 }
 
+/* Arithmetic and comparison on two numbers: the one definition eager code, the static
+ * compiler's folding and the static VM all use (comparisons give 0 or 1). */
+double num_binary(int op, double x, double y) {
+    switch (op) {
+    case TOK_PLUS: return x + y;
+    case TOK_MINUS: return x - y;
+    case TOK_STAR: return x * y;
+    case TOK_SLASH: return x / y;
+    case TOK_PERCENT: return num_floor_mod(x, y);
+    case TOK_POW: return pow(x, y);
+    case TOK_LT: return x < y;
+    case TOK_LE: return x <= y;
+    case TOK_GT: return x > y;
+    case TOK_GE: return x >= y;
+    case TOK_EQ: return x == y;
+    default: return x != y;
+    }
+}
+
+static bool is_comparison_tok(int op) {
+    return op == TOK_EQ || op == TOK_NE || op == TOK_LT || op == TOK_LE || op == TOK_GT || op == TOK_GE;
+}
+
 /* a (op) b for every pair of kinds; both borrowed. */
 Value value_binary(Interp *I, int op, Value a, Value b) {
-    if (a.type == VAL_NUM && b.type == VAL_NUM) {
-        double x = a.as.n, y = b.as.n;
-        switch (op) {
-        case TOK_PLUS: return NUM_VAL(x + y);
-        case TOK_MINUS: return NUM_VAL(x - y);
-        case TOK_STAR: return NUM_VAL(x * y);
-        case TOK_SLASH: return NUM_VAL(x / y);
-        case TOK_PERCENT: return NUM_VAL(num_floor_mod(x, y));
-        case TOK_POW: return NUM_VAL(pow(x, y));
-        case TOK_LT: return BOOL_VAL(x < y);
-        case TOK_LE: return BOOL_VAL(x <= y);
-        case TOK_GT: return BOOL_VAL(x > y);
-        case TOK_GE: return BOOL_VAL(x >= y);
-        case TOK_EQ: return BOOL_VAL(x == y);
-        case TOK_NE: return BOOL_VAL(x != y);
-        default: break;
-        }
+    if (a.type == VAL_NUM && b.type == VAL_NUM && op != TOK_AT) {
+        double r = num_binary(op, a.as.n, b.as.n);
+        return is_comparison_tok(op) ? BOOL_VAL(r != 0) : NUM_VAL(r);
     }
     bool at = a.type == VAL_TENSOR, bt = b.type == VAL_TENSOR;
     if (op == TOK_AT) {
@@ -442,7 +452,7 @@ Value value_binary(Interp *I, int op, Value a, Value b) {
         return interp_error(I, "'@' needs two tensors, got %s and %s", val_type_name(a), val_type_name(b));
     }
     if ((at && (bt || b.type == VAL_NUM || b.type == VAL_BOOL)) || (bt && (a.type == VAL_NUM || a.type == VAL_BOOL))) {
-        OpCode code = tensor_op_of(op);
+        OpCode code = (OpCode)tensor_op_of(op);
         if (at && bt) return tensor_result(I, op_binary(code, a.as.t, b.as.t));
         if (at) {
             if (b.type == VAL_BOOL) {
@@ -504,7 +514,7 @@ static Value binary_in_place(Interp *I, int op, Value a, Value b) {
     if (!left && !is_temporary(b)) return UNDEF_VAL;
     Value tv = left ? a : b, other = left ? b : a;
     Tensor *t = tv.as.t;
-    OpCode code = tensor_op_of(op);
+    OpCode code = (OpCode)tensor_op_of(op);
     Shape st, so2, so;
     DType dt;
     shape_of(t, &st);

@@ -126,6 +126,8 @@ Exec interp_exec_block_eager(Interp *I, Frame *f, Node *block);
 Value interp_call_eager(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw);
 int64_t utf8_length(const char *s, int len);
 double num_floor_mod(double a, double b);   /* % on numbers: floor modulo, x % 0 is nan */
+double num_binary(int tok, double x, double y);   /* + - * / % ** and comparisons (0/1) on numbers */
+int tensor_op_of(int tok);                       /* the OpCode of a binary operator token */
 
 /* resolve.c */
 int resolve_program(Interp *I, Module *m, Node *prog);

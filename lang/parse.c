@@ -227,8 +227,11 @@ static void parse_call_args(Parser *p, Node *call) {
                     fail_at(p, name, "keyword argument repeated");
             call->names = mem_realloc(call->names, sizeof(char *) * (size_t)(call->nk + 1));
             call->kw = mem_realloc(call->kw, sizeof(Node *) * (size_t)(call->nk + 1));
-            call->names[call->nk] = mem_strndup(name->start, (size_t)name->len);
-            call->kw[call->nk++] = parse_expr(p);
+            /* counted before the value is parsed, so an error there frees the name */
+            int at = call->nk++;
+            call->names[at] = mem_strndup(name->start, (size_t)name->len);
+            call->kw[at] = NULL;
+            call->kw[at] = parse_expr(p);
         } else {
             if (call->nk > 0) fail_at(p, peek(p), "positional argument after keyword argument");
             ast_push(&call->kids, &call->n, parse_expr(p));

@@ -623,15 +623,6 @@ static void stmt(Comp *c, Node *n);
 static void block(Comp *c, Node *b);
 static AVal call_value(Comp *c, AVal fn, AVal *args, int nargs, char **kwnames, AVal *kw, int nkw, SrcLoc loc);
 
-static OpCode tensor_op_of(int tok) {
-    switch (tok) {
-    case TOK_PLUS: return OP_ADD; case TOK_MINUS: return OP_SUB; case TOK_STAR: return OP_MUL;
-    case TOK_SLASH: return OP_DIV; case TOK_PERCENT: return OP_MOD; case TOK_POW: return OP_POW;
-    case TOK_EQ: return OP_EQ; case TOK_NE: return OP_NE; case TOK_LT: return OP_LT;
-    case TOK_LE: return OP_LE; case TOK_GT: return OP_GT; default: return OP_GE;
-    }
-}
-
 static bool is_cmp(int tok) {
     return tok == TOK_EQ || tok == TOK_NE || tok == TOK_LT || tok == TOK_LE || tok == TOK_GT || tok == TOK_GE;
 }
@@ -671,24 +662,10 @@ static AVal tensor_scalar_op(Comp *c, OpCode op, AVal t, AVal x, bool num_left) 
 }
 
 static double fold_num(int op, double x, double y) {
-    if (op >= NBIN_OP_BASE) return num_minmax((OpCode)(op - NBIN_OP_BASE), x, y);
-    switch (op) {
-    case TOK_PLUS: return x + y;
-    case TOK_MINUS: return x - y;
-    case TOK_STAR: return x * y;
-    case TOK_SLASH: return x / y;
-    case TOK_PERCENT: return num_floor_mod(x, y);
-    case TOK_POW: return pow(x, y);
-    case TOK_LT: return x < y;
-    case TOK_LE: return x <= y;
-    case TOK_GT: return x > y;
-    case TOK_GE: return x >= y;
-    case TOK_EQ: return x == y;
-    default: return x != y;
-    }
+    return op >= NBIN_OP_BASE ? num_minmax((OpCode)(op - NBIN_OP_BASE), x, y) : num_binary(op, x, y);
 }
 
-static AVal num_binary(Comp *c, int op, AVal a, AVal b) {
+static AVal num_binary_av(Comp *c, int op, AVal a, AVal b) {
     AVal r = { .kind = AV_NUM, .reg = -1 };
     r.is_bool = is_cmp(op);
     r.known = a.known && b.known;
@@ -711,8 +688,8 @@ static AVal binary(Comp *c, Node *n) {
     c->loc = n->loc;
     int op = n->op;
     if (a.kind == AV_NUM && b.kind == AV_NUM && !(a.is_bool && b.is_bool && op != TOK_EQ && op != TOK_NE))
-        return num_binary(c, op, a, b);
-    if (a.kind == AV_NUM && b.kind == AV_NUM) return num_binary(c, op, a, b);
+        return num_binary_av(c, op, a, b);
+    if (a.kind == AV_NUM && b.kind == AV_NUM) return num_binary_av(c, op, a, b);
     if (op == TOK_AT) {
         if (a.kind != AV_TENSOR || b.kind != AV_TENSOR) return error_at(c, n->loc, "'@' needs two tensors");
         Shape so;
@@ -725,9 +702,9 @@ static AVal binary(Comp *c, Node *n) {
         in->b = b.reg;
         return r;
     }
-    if (a.kind == AV_TENSOR && b.kind == AV_TENSOR) return tensor_binary(c, tensor_op_of(op), a, b);
-    if (a.kind == AV_TENSOR && b.kind == AV_NUM && !b.is_bool) return tensor_scalar_op(c, tensor_op_of(op), a, b, false);
-    if (b.kind == AV_TENSOR && a.kind == AV_NUM && !a.is_bool) return tensor_scalar_op(c, tensor_op_of(op), b, a, true);
+    if (a.kind == AV_TENSOR && b.kind == AV_TENSOR) return tensor_binary(c, (OpCode)tensor_op_of(op), a, b);
+    if (a.kind == AV_TENSOR && b.kind == AV_NUM && !b.is_bool) return tensor_scalar_op(c, (OpCode)tensor_op_of(op), a, b, false);
+    if (b.kind == AV_TENSOR && a.kind == AV_NUM && !a.is_bool) return tensor_scalar_op(c, (OpCode)tensor_op_of(op), b, a, true);
     if (a.kind == AV_TENSOR || b.kind == AV_TENSOR) {
         if (op == TOK_EQ || op == TOK_NE) {
             AVal o = a.kind == AV_TENSOR ? b : a;
@@ -1731,18 +1708,7 @@ static Snap snapshot(Comp *c) {
 
 /* Throws away what a dry run emitted and changed. */
 static void rollback(Comp *c, Snap *s) {
-    for (int i = s->ncode; i < c->g->ncode; i++) {
-        Ins *in = &c->g->code[i];
-        for (int k = 0; k < in->nopnds; k++) opnd_free(&in->opnds[k]);
-        mem_free(in->opnds);
-        mem_free(in->args);
-        if (in->idx)
-            for (int k = 0; k < in->nidx; k++)
-                if (in->idx[k].kind == IDX_TENSOR && in->idx[k].t) tensor_release((Tensor *)in->idx[k].t);
-        mem_free(in->idx);
-        mem_free(in->key);
-        mem_free(in->steps);
-    }
+    for (int i = s->ncode; i < c->g->ncode; i++) ins_free(&c->g->code[i]);
     c->g->ncode = s->ncode;
     c->nenv = s->nenv;
     if (s->nenv) memcpy(c->env, s->env, sizeof(Binding) * (size_t)s->nenv);

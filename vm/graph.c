@@ -46,17 +46,28 @@ void opnd_free(Opnd *o) {
     memset(o, 0, sizeof *o);
 }
 
+/* Frees what an instruction owns (operands, arguments, index template, steps). */
+void ins_free(Ins *in) {
+    for (int k = 0; k < in->nopnds; k++) opnd_free(&in->opnds[k]);
+    mem_free(in->opnds);
+    if (in->idx)
+        for (int k = 0; k < in->nidx; k++)
+            if (in->idx[k].kind == IDX_TENSOR && in->idx[k].t) tensor_release((Tensor *)in->idx[k].t);
+    mem_free(in->args);
+    mem_free(in->idx);
+    mem_free(in->key);
+    mem_free(in->steps);
+    in->opnds = NULL;
+    in->args = NULL;
+    in->idx = NULL;
+    in->key = NULL;
+    in->steps = NULL;
+    in->nopnds = in->nargs = in->nidx = in->nsteps = 0;
+}
+
 void graph_free(Graph *g) {
     if (!g) return;
-    for (int i = 0; i < g->ncode; i++) {
-        Ins *in = &g->code[i];
-        for (int k = 0; k < in->nopnds; k++) opnd_free(&in->opnds[k]);
-        mem_free(in->opnds);
-        mem_free(in->args);
-        mem_free(in->idx);
-        mem_free(in->key);
-        mem_free(in->steps);
-    }
+    for (int i = 0; i < g->ncode; i++) ins_free(&g->code[i]);
     mem_free(g->code);
     mem_free(g->regs);
     for (int i = 0; i < g->nconsts; i++) tensor_release(g->consts[i]);

@@ -140,6 +140,7 @@ typedef struct Graph {
 
 void graph_free(Graph *g);
 void opnd_free(Opnd *o);
+void ins_free(Ins *in);
 int graph_emit(Graph *g, InsOp op, SrcLoc loc, Source *src);
 int graph_reg(Graph *g, RegKind kind);
 const char *ins_name(InsOp op);

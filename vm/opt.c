@@ -104,15 +104,6 @@ static bool *jump_targets(Graph *g) {
     return t;
 }
 
-static void ins_free(Ins *in) {
-    for (int k = 0; k < in->nopnds; k++) opnd_free(&in->opnds[k]);
-    mem_free(in->opnds);
-    mem_free(in->args);
-    mem_free(in->idx);
-    mem_free(in->key);
-    mem_free(in->steps);
-}
-
 /* Removes the instructions marked dead, remapping jump targets. */
 static void compact(Graph *g, bool *dead) {
     int *newpos = mem_alloc(sizeof(int) * (size_t)(g->ncode + 1));

@@ -74,21 +74,7 @@ static Tensor *dst_tensor(Graph *g, VmRegs *r, int reg, const Tensor *in1, const
 }
 
 static double num_op(int tok, double x, double y) {
-    if (tok >= NBIN_OP_BASE) return num_minmax((OpCode)(tok - NBIN_OP_BASE), x, y);
-    switch (tok) {
-    case TOK_PLUS: return x + y;
-    case TOK_MINUS: return x - y;
-    case TOK_STAR: return x * y;
-    case TOK_SLASH: return x / y;
-    case TOK_PERCENT: return num_floor_mod(x, y);
-    case TOK_POW: return pow(x, y);
-    case TOK_LT: return x < y;
-    case TOK_LE: return x <= y;
-    case TOK_GT: return x > y;
-    case TOK_GE: return x >= y;
-    case TOK_EQ: return x == y;
-    default: return x != y;
-    }
+    return tok >= NBIN_OP_BASE ? num_minmax((OpCode)(tok - NBIN_OP_BASE), x, y) : num_binary(tok, x, y);
 }
 
 Value vm_operand(Interp *I, Graph *g, VmRegs *r, const Opnd *o) {
