@@ -40,6 +40,10 @@ open(os.path.join(outdir, "results.md"), "w").write("\n".join(lines) + "\n")
 json.dump({"machine": machine, "results": rows}, open(os.path.join(outdir, "results.json"), "w"), indent=1)
 print("\n".join(lines))
 
+COLORS = {"tsl-static": "#1b9e77", "tsl-eager": "#66c2a5", "numpy": "#e6ab02", "torch-eager": "#d95f02",
+          "torch-jit-script": "#7570b3", "torch-jit-trace-freeze": "#a6761d", "cpython": "#1f78b4",
+          "lua5.4": "#333333", "c-floor": "#e7298a"}
+
 if shutil.which("gnuplot"):
     impls = []
     for r in rows:
@@ -67,11 +71,13 @@ set style fill solid 0.85 border -1
 set logscale y
 set yrange [0.05:100]
 set ylabel 'time / TSL time'
-set xtics rotate by -25 scale 0
+set xtics rotate by 30 right scale 0 offset 0,0
 set key outside right top
 set grid ytics
-plot for [i=2:%d] '%s' using i:xtic(1) title columnhead(i)
-""" % (os.path.join(outdir, "results.png"), len(impls) + 1, dat)
+plot %s
+""" % (os.path.join(outdir, "results.png"),
+       ", ".join("'%s' using %d:xtic(1) title columnhead(%d) lc rgb '%s'" % (dat, i + 2, i + 2, COLORS.get(impl, "#888888"))
+                 for i, impl in enumerate(impls)))
     try:
         subprocess.run(["gnuplot"], input=script.encode(), check=True)
         print("chart: %s" % os.path.join(outdir, "results.png"))
