@@ -6,7 +6,9 @@ import json, os, shutil, subprocess, sys
 
 raw, machine_file, outdir = sys.argv[1:4]
 explain_file = sys.argv[4] if len(sys.argv) > 4 else None
-rows = [json.loads(l) for l in open(raw) if l.strip().startswith("{")]
+allrows = [json.loads(l) for l in open(raw) if l.strip().startswith("{")]
+rows = [r for r in allrows if "stat" not in r]
+stats = [r for r in allrows if "stat" in r]
 machine = open(machine_file).read().strip()
 order = []
 for r in rows:
@@ -32,12 +34,16 @@ for w in order:
     for r in sorted((r for r in rows if r["workload"] == w), key=lambda r: r["ms"]):
         ratio = "%.2f" % (r["ms"] / base) if base else "-"
         lines.append("| %s | %s | %.4g | %.4g..%.4g | %s |" % (w, r["impl"], r["ms"], r["min"], r["max"], ratio))
+if stats:
+    lines += ["", "| statistic | workload | implementation | value |", "|---|---|---|---:|"]
+    for r in stats:
+        lines.append("| %s | %s | %s | %g |" % (r["stat"], r["workload"], r["impl"], r["value"]))
 if explain_file and os.path.exists(explain_file):
     lines += ["", "Compile time of each static block (TSL_EXPLAIN=1, bench/workloads.tsl):", "", "```"]
     lines += [l.rstrip() for l in open(explain_file) if "compiled static" in l]
     lines += ["```"]
 open(os.path.join(outdir, "results.md"), "w").write("\n".join(lines) + "\n")
-json.dump({"machine": machine, "results": rows}, open(os.path.join(outdir, "results.json"), "w"), indent=1)
+json.dump({"machine": machine, "results": rows, "stats": stats}, open(os.path.join(outdir, "results.json"), "w"), indent=1)
 print("\n".join(lines))
 
 COLORS = {"tsl-static": "#1b9e77", "tsl-eager": "#66c2a5", "numpy": "#e6ab02", "torch-eager": "#d95f02",

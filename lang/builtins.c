@@ -293,6 +293,17 @@ static Value bi_bool(Interp *I, CallArgs *a) {
     return t < 0 ? ERR_VAL : BOOL_VAL(t);
 }
 
+/* memstats(): {allocations, live_bytes, peak_bytes} of tensor memory so far (a TSL extension,
+ * for measuring steady-state allocation). */
+static Value bi_memstats(Interp *I, CallArgs *a) {
+    if (a->npos || a->nkw) return interp_error(I, "memstats() takes no arguments");
+    ObjDict *d = dict_new();
+    dict_set_cstr(d, "allocations", NUM_VAL((double)tensor_alloc_count));
+    dict_set_cstr(d, "live_bytes", NUM_VAL((double)tensor_live_bytes));
+    dict_set_cstr(d, "peak_bytes", NUM_VAL((double)tensor_peak_bytes));
+    return OBJ_VAL(VAL_DICT, d);
+}
+
 /* Built-ins of later milestones exist so programs can name them, and say plainly
  * that they are not available yet rather than doing something else. */
 static Value not_built(Interp *I, const char *what, const char *issue) {
@@ -317,7 +328,7 @@ const BuiltinDef core_builtins[] = {
     { "get", bi_get }, { "assert", bi_assert }, { "error", bi_error }, { "clock", bi_clock },
     { "args", bi_args }, { "int", bi_int }, { "float", bi_float }, { "bool", bi_bool },
     { "dis", bi_dis }, { "grad", bi_grad }, { "value_and_grad", bi_vgrad }, { "export", bi_export },
-    { "load", bi_load }, { NULL, NULL },
+    { "load", bi_load }, { "memstats", bi_memstats }, { NULL, NULL },
 };
 
 /* One ObjBuiltin per name, shared by every module of the interpreter. */

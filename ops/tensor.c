@@ -14,6 +14,7 @@ int64_t tensor_max_bytes = (int64_t)1 << 30;
 int64_t tensor_max_live = 0;     /* 0: no limit */
 int64_t tensor_live_bytes = 0;
 int64_t tensor_alloc_count = 0;   /* tensors allocated so far (tests count steady-state allocations) */
+int64_t tensor_peak_bytes = 0;    /* the most tensor memory live at once */
 
 static char err_buf[512];
 
@@ -137,6 +138,7 @@ Tensor *tensor_new(DType dt, const Shape *s) {
     b->bytes = (size_t)bytes;
     b->data = data;
     tensor_live_bytes += bytes;
+    if (tensor_live_bytes > tensor_peak_bytes) tensor_peak_bytes = tensor_live_bytes;
     t->rc = 1;
     t->dtype = dt;
     t->device = DEV_CPU;

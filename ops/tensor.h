@@ -48,6 +48,7 @@ extern int64_t tensor_max_bytes;
 extern int64_t tensor_max_live;
 extern int64_t tensor_live_bytes;
 extern int64_t tensor_alloc_count;
+extern int64_t tensor_peak_bytes;
 
 const char *dtype_name(DType t);
 int dtype_parse(const char *s, DType *out);   /* 0 ok, -1 unknown */

@@ -468,7 +468,10 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
     Saved orig[64], eager_c[64];
     int nc = stored_containers(g, vals, orig, 64);
     for (int k = 0; k < nc; k++) save_contents(&orig[k]);
+    bool no_static = I->no_static;
+    I->no_static = true;   /* the reference run is eager all the way down */
     Exec st = exec_eager(I, f, n->a);
+    I->no_static = no_static;
     if (st != EX_OK) {
         release_all(before, g->noutputs);
         free_contents(orig, nc);
@@ -528,6 +531,71 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
     return result;
 }
 
+/* --verify-static for a static fn: eagerly, then compiled from the same state (arguments,
+ * the containers it stores into, the generator); results and stores must agree. */
+static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args, int nargs, CallArgs *kw, Value *vals) {
+    uint64_t seed, ctr;
+    rng_get_state(&seed, &ctr);
+    Saved orig[64], eager_c[64];
+    int nc = stored_containers(g, vals, orig, 64);
+    for (int k = 0; k < nc; k++) save_contents(&orig[k]);
+    /* the reference run is eager all the way down: nested static code must not reuse (or
+     * evict) the graph being verified */
+    bool no_static = I->no_static;
+    I->no_static = true;
+    Value re = interp_call_eager(I, fn, args, nargs, kw);
+    I->no_static = no_static;
+    if (IS_ERR(re)) {
+        free_contents(orig, nc);
+        release_input_buffer(g, vals);
+        return re;
+    }
+    for (int k = 0; k < nc; k++) {
+        eager_c[k] = orig[k];
+        save_contents(&eager_c[k]);
+        restore_contents(&orig[k]);
+    }
+    free_contents(orig, nc);
+    uint64_t seed_e, ctr_e;
+    rng_get_state(&seed_e, &ctr_e);
+    rng_set_state(seed, ctr);
+    fetch_inputs(g, e, vals);
+    Value rs = run_graph(I, g, e, vals, false);
+    release_input_buffer(g, vals);
+    char where[700];
+    const char *name = fn->proto->name[0] ? fn->proto->name : "<fn>";
+    Source *saved = I->cur_src;
+    I->cur_src = fn->module->src;
+    if (!IS_ERR(rs) && differ(re, rs, where, sizeof where)) {
+        interp_error_at(I, fn->proto->loc, "verify-static: the result of %s() differs: %s", name, where);
+        val_release(rs);
+        rs = ERR_VAL;
+    }
+    for (int k = 0; k < nc && !IS_ERR(rs); k++) {
+        Saved now = { eager_c[k].obj, NULL, 0 };
+        save_contents(&now);
+        for (int i = 0; i < now.n && i < eager_c[k].n; i++)
+            if (differ(eager_c[k].items[i], now.items[i], where, sizeof where)) {
+                interp_error_at(I, fn->proto->loc, "verify-static: a container %s() changed differs: %s", name, where);
+                val_release(rs);
+                rs = ERR_VAL;
+                break;
+            }
+        free_contents(&now, 1);
+    }
+    uint64_t seed_s, ctr_s;
+    rng_get_state(&seed_s, &ctr_s);
+    if (!IS_ERR(rs) && (seed_s != seed_e || ctr_s != ctr_e)) {
+        interp_error_at(I, fn->proto->loc, "verify-static: %s() leaves the random generator in a different state", name);
+        val_release(rs);
+        rs = ERR_VAL;
+    }
+    I->cur_src = saved;
+    free_contents(eager_c, nc);
+    val_release(re);
+    return rs;
+}
+
 /* ---------- entry points ---------- */
 
 Exec interp_exec_block_eager(Interp *I, Frame *f, Node *blk);
@@ -557,7 +625,7 @@ Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *k
     const char *fname = p->name[0] ? p->name : "<fn>";
     Cache *c = p->vm_cache;
     if (!c) c = p->vm_cache = cache_new(I);
-    if (I->no_static || c->eager_only || I->verify_static) return interp_call_eager(I, fn, args, nargs, kw);
+    if (I->no_static || c->eager_only) return interp_call_eager(I, fn, args, nargs, kw);
     if (nargs > p->nparams)
         return interp_error(I, "%s() takes %d argument%s but %d were given", fname, p->nparams, p->nparams == 1 ? "" : "s", nargs);
     Value *params = mem_alloc(sizeof(Value) * (size_t)(p->nparams + 1));
@@ -581,6 +649,7 @@ Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *k
     I->cur_src = saved;
     Value r;
     if (!g) r = eager ? interp_call_eager(I, fn, args, nargs, kw) : ERR_VAL;
+    else if (I->verify_static) r = verify_fn(I, g, &e, fn, args, nargs, kw, vals);
     else {
         r = run_graph(I, g, &e, vals, false);
         release_input_buffer(g, vals);
