@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "suites.h"
+#include "helpers.h"
 #include "interp.h"
 
 static Interp *I;
@@ -10,14 +11,7 @@ static Interp *I;
 static void setup(void) { I = interp_new(); }
 static void teardown(void) { interp_free(I); }
 
-static int run(const char *code) {
-    FILE *saved = stderr;
-    stderr = fopen("/dev/null", "w");
-    int rc = interp_run_source(I, "<test>", code, strlen(code), false, NULL);
-    fclose(stderr);
-    stderr = saved;
-    return rc;
-}
+static int run(const char *code) { return run_in(I, code); }
 
 static Value global(const char *name) {
     int k = globals_find(&I->main->g, name);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "suites.h"
+#include "helpers.h"
 #include "vm.h"
 
 static Interp *I;
@@ -17,14 +18,7 @@ static void teardown(void) {
     unsetenv("TSL_OPT");
 }
 
-static int run(const char *code) {
-    FILE *saved = stderr;
-    stderr = fopen("/dev/null", "w");
-    int rc = interp_run_source(I, "<test>", code, strlen(code), false, NULL);
-    fclose(stderr);
-    stderr = saved;
-    return rc;
-}
+static int run(const char *code) { return run_in(I, code); }
 
 static int count_op(Graph *g, InsOp op) {
     int n = 0;
