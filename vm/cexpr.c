@@ -1,0 +1,577 @@
+/* cexpr.c - the static compiler's expressions: operators, truth values, literals,
+ * indexing, calls (inlined), and the operands the VM builds at run time. */
+#include "comp.h"
+
+/* ---------- expressions ---------- */
+
+AVal cc_expr(Comp *c, Node *n);
+void cc_stmt(Comp *c, Node *n);
+void cc_block(Comp *c, Node *b);
+AVal cc_call_value(Comp *c, AVal fn, AVal *args, int nargs, char **kwnames, AVal *kw, int nkw, SrcLoc loc);
+
+static bool is_cmp(int tok) {
+    return tok == TOK_EQ || tok == TOK_NE || tok == TOK_LT || tok == TOK_LE || tok == TOK_GT || tok == TOK_GE;
+}
+
+AVal cc_tensor_binary(Comp *c, OpCode op, AVal a, AVal b) {
+    Shape so;
+    DType dt;
+    if (infer_binary(op, &a.shape, a.dtype, &b.shape, b.dtype, &so, &dt)) return cc_op_failed(c);
+    AVal r = cc_tensor_av(c, dt, &so);
+    Ins *in = cc_emit(c, I_BINARY);
+    in->dst = r.reg;
+    in->a = a.reg;
+    in->b = b.reg;
+    in->aux = op;
+    return r;
+}
+
+/* tensor (op) number, or number (op) tensor when num_left. */
+AVal cc_tensor_scalar_op(Comp *c, OpCode op, AVal t, AVal x, bool num_left) {
+    double sample = x.num;
+    if (!dtype_is_float(t.dtype) && !cc_need_const(c, &x, &sample, "a number combined with an integer tensor"))
+        return FAILV;
+    DType sd = scalar_dtype(op, t.dtype, sample), dt;
+    Shape s0 = { 0, { 0 } }, so;
+    int rc = num_left ? infer_binary(op, &s0, sd, &t.shape, t.dtype, &so, &dt)
+                      : infer_binary(op, &t.shape, t.dtype, &s0, sd, &so, &dt);
+    if (rc) return cc_op_failed(c);
+    int xr = cc_num_reg(c, &x);
+    AVal r = cc_tensor_av(c, dt, &so);
+    Ins *in = cc_emit(c, I_BINARY_S);
+    in->dst = r.reg;
+    in->a = t.reg;
+    in->b = xr;
+    in->c = num_left;
+    in->aux = op;
+    return r;
+}
+
+double cc_fold_num(int op, double x, double y) {
+    return op >= NBIN_OP_BASE ? num_minmax((OpCode)(op - NBIN_OP_BASE), x, y) : num_binary(op, x, y);
+}
+
+static AVal num_binary_av(Comp *c, int op, AVal a, AVal b) {
+    AVal r = { .kind = AV_NUM, .reg = -1 };
+    r.is_bool = is_cmp(op);
+    r.known = a.known && b.known;
+    r.deps = a.deps | b.deps;
+    if (r.known) r.num = cc_fold_num(op, a.num, b.num);
+    if (r.known && !r.deps) return r;   /* a pure constant */
+    int ra = cc_num_reg(c, &a), rb = cc_num_reg(c, &b);
+    Ins *in = cc_emit(c, I_NBIN);
+    in->dst = r.reg = cc_new_num(c, r.is_bool);
+    in->a = ra;
+    in->b = rb;
+    in->aux = op;
+    return r;
+}
+
+static AVal binary(Comp *c, Node *n) {
+    AVal a, b;
+    TRY(a = cc_expr(c, n->a));
+    TRY(b = cc_expr(c, n->b));
+    c->loc = n->loc;
+    int op = n->op;
+    if (a.kind == AV_NUM && b.kind == AV_NUM && !(a.is_bool && b.is_bool && op != TOK_EQ && op != TOK_NE))
+        return num_binary_av(c, op, a, b);
+    if (a.kind == AV_NUM && b.kind == AV_NUM) return num_binary_av(c, op, a, b);
+    if (op == TOK_AT) {
+        if (a.kind != AV_TENSOR || b.kind != AV_TENSOR) return cc_error_at(c, n->loc, "'@' needs two tensors");
+        Shape so;
+        DType dt;
+        if (infer_matmul(&a.shape, a.dtype, &b.shape, b.dtype, &so, &dt)) return cc_op_failed(c);
+        AVal r = cc_tensor_av(c, dt, &so);
+        Ins *in = cc_emit(c, I_MATMUL);
+        in->dst = r.reg;
+        in->a = a.reg;
+        in->b = b.reg;
+        return r;
+    }
+    if (a.kind == AV_TENSOR && b.kind == AV_TENSOR) return cc_tensor_binary(c, (OpCode)tensor_op_of(op), a, b);
+    if (a.kind == AV_TENSOR && b.kind == AV_NUM && !b.is_bool) return cc_tensor_scalar_op(c, (OpCode)tensor_op_of(op), a, b, false);
+    if (b.kind == AV_TENSOR && a.kind == AV_NUM && !a.is_bool) return cc_tensor_scalar_op(c, (OpCode)tensor_op_of(op), b, a, true);
+    if (a.kind == AV_TENSOR || b.kind == AV_TENSOR) {
+        if (op == TOK_EQ || op == TOK_NE) {
+            AVal o = a.kind == AV_TENSOR ? b : a;
+            if (o.kind == AV_CONST || o.kind == AV_LIST || o.kind == AV_DICT || o.kind == AV_CLOSURE)
+                return cc_bool_const(op == TOK_NE);
+        }
+        return cc_unsupported(c, "this mix of a tensor and a %s", a.kind == AV_TENSOR ? "non-number" : "non-number");
+    }
+    Value x, y;
+    if (cc_pure_value(c, &a, &x) && cc_pure_value(c, &b, &y)) {
+        Value r = value_binary(c->I, op, x, y);
+        if (IS_ERR(r)) {
+            c->failed = true;
+            c->status = COMPILE_ERROR;
+            Source *saved = c->I->cur_src;
+            c->I->cur_src = c->src;
+            interp_attach_loc(c->I, n->loc);
+            c->I->cur_src = saved;
+            return FAILV;
+        }
+        cc_keep_value(c, r);
+        return cc_from_value(c, r);
+    }
+    if ((op == TOK_EQ || op == TOK_NE) && a.kind != b.kind && a.kind != AV_NUM && b.kind != AV_NUM)
+        return cc_bool_const(op == TOK_NE);
+    return cc_unsupported(c, "operator '%s' on these values", op == TOK_PLUS ? "+" : "this");
+}
+
+/* Truth value of a condition: known (returns 0/1) or a bool register (returns -1, *reg). */
+int cc_truth(Comp *c, AVal v, int *reg, SrcLoc loc) {
+    switch (v.kind) {
+    case AV_CONST: return val_truthy_simple(v.k);
+    case AV_NUM:
+        if (!v.is_bool) return 1;   /* every number is true, 0 included */
+        if (v.known && !v.deps) return v.num != 0;
+        if (v.known) {
+            double x;
+            cc_need_const(c, &v, &x, "a condition");
+            return x != 0;
+        }
+        *reg = v.reg;
+        return -1;
+    case AV_TENSOR: {
+        c->loc = loc;
+        Ins *in = cc_emit(c, I_TRUTH);
+        in->dst = cc_new_num(c, true);
+        in->a = v.reg;
+        *reg = in->dst;
+        return -1;
+    }
+    default: return 1;
+    }
+}
+
+static AVal not_expr(Comp *c, Node *n) {
+    AVal a;
+    TRY(a = cc_expr(c, n->a));
+    int reg, t = cc_truth(c, a, &reg, n->a->loc);
+    if (c->failed) return FAILV;
+    if (t >= 0) return cc_bool_const(!t);
+    c->loc = n->loc;
+    Ins *in = cc_emit(c, I_NNOT);
+    in->dst = cc_new_num(c, true);
+    in->a = reg;
+    AVal r = { .kind = AV_NUM, .is_bool = true, .reg = in->dst };
+    return r;
+}
+
+static AVal and_or(Comp *c, Node *n) {
+    AVal a;
+    TRY(a = cc_expr(c, n->a));
+    int reg, t = cc_truth(c, a, &reg, n->a->loc);
+    if (c->failed) return FAILV;
+    bool is_and = n->kind == AST_AND;
+    if (t >= 0) return (is_and == (t != 0)) ? cc_expr(c, n->b) : a;
+    return cc_unsupported(c, "'and'/'or' on a value known only at run time");
+}
+
+static AVal make_list(Comp *c, Node *n) {
+    AStruct *st = cc_astruct_new(c, false);
+    for (int i = 0; i < n->n; i++) {
+        AVal v;
+        TRY(v = cc_expr(c, n->kids[i]));
+        cc_astruct_push(c, st, NULL, v);
+    }
+    return (AVal){ .kind = AV_LIST, .st = st, .reg = -1 };
+}
+
+static AVal make_dict(Comp *c, Node *n) {
+    AStruct *st = cc_astruct_new(c, true);
+    for (int i = 0; i < n->n; i++) {
+        AVal v;
+        TRY(v = cc_expr(c, n->kids[i]));
+        int at = cc_astruct_find(st, n->names[i]);
+        if (at >= 0) st->items[at] = v;
+        else cc_astruct_push(c, st, n->names[i], v);
+    }
+    return (AVal){ .kind = AV_DICT, .st = st, .reg = -1 };
+}
+
+AVal cc_make_closure(Comp *c, FnProto *p) {
+    CClosure *cl = cc_arena_alloc(c, sizeof *cl);
+    cl->proto = p;
+    cl->mod = c->ictx ? c->ictx->mod : c->mod;
+    cl->caps = cc_arena_alloc(c, sizeof(VarKey) * (size_t)(p->nupvals + 1));
+    for (int i = 0; i < p->nupvals; i++) {
+        Node fake = { .kind = AST_NAME, .scope = p->upvals[i].from_local ? SCOPE_LOCAL : SCOPE_UPVAL,
+                      .slot = p->upvals[i].index };
+        cl->caps[i] = cc_name_key(c, &fake);
+        if (p->upvals[i].from_local && !c->ictx && !c->fn) {
+            /* a local of the block's frame captured by a closure is a cell there */
+            cl->caps[i].kind = K_CELL;
+            cl->caps[i].ptr = c->frame->slots[p->upvals[i].index].as.o;
+        }
+    }
+    return (AVal){ .kind = AV_CLOSURE, .cl = cl, .reg = -1 };
+}
+
+/* ---------- indexing ---------- */
+
+AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
+    IndexItem *items = mem_calloc((size_t)n->n + 1, sizeof(IndexItem));
+    int *regs = mem_alloc(sizeof(int) * (size_t)(n->n + 1));
+    AVal r = FAILV;
+    for (int k = 0; k < n->n; k++) {
+        Node *it = n->kids[k];
+        regs[k] = -1;
+        if (it->kind == AST_ELLIPSIS) { items[k].kind = IDX_ELLIPSIS; continue; }
+        if (it->kind == AST_SLICE) {
+            items[k].kind = IDX_SLICE;
+            items[k].step = 1;
+            Node *parts[3] = { it->a, it->b, it->c };
+            for (int j = 0; j < 3; j++) {
+                if (!parts[j]) continue;
+                AVal v = cc_expr(c, parts[j]);
+                if (c->failed) goto out;
+                if (v.kind == AV_CONST && v.k.type == VAL_NIL) continue;
+                int64_t x;
+                c->loc = parts[j]->loc;
+                if (!cc_need_int(c, &v, &x, "a slice bound")) goto out;
+                if (j == 0) { items[k].has_start = true; items[k].start = x; }
+                else if (j == 1) { items[k].has_stop = true; items[k].stop = x; }
+                else items[k].step = x;
+            }
+            if (items[k].step == 0) { cc_error_at(c, n->loc, "slice step cannot be zero"); goto out; }
+            continue;
+        }
+        AVal v = cc_expr(c, it);
+        if (c->failed) goto out;
+        if (v.kind == AV_NUM && !v.is_bool) {
+            if (v.known && v.num != floor(v.num)) {
+                cc_error_at(c, n->loc, "tensor index must be an integer, got %g", v.num);
+                goto out;
+            }
+            items[k].kind = IDX_INT;
+            if (v.known && !v.deps) items[k].i = (int64_t)v.num;
+            else regs[k] = cc_num_reg(c, &v);
+        } else if (v.kind == AV_TENSOR && v.dtype == DT_I64) {
+            items[k].kind = IDX_TENSOR;
+            regs[k] = v.reg;
+            /* a stand-in with the index's shape for inference */
+            items[k].t = NULL;
+            Tensor *stand = tensor_zeros(DT_I64, &v.shape);
+            if (!stand) { cc_op_failed(c); goto out; }
+            items[k].t = stand;
+        } else {
+            cc_unsupported(c, "this kind of tensor index (only integers, slices, ... and i64 tensors)");
+            goto out;
+        }
+    }
+    Shape so;
+    c->loc = n->loc;
+    if (infer_index(&t.shape, items, n->n, &so)) {
+        cc_op_failed(c);
+        goto out;
+    }
+    for (int k = 0; k < n->n; k++)
+        if (items[k].kind == IDX_TENSOR) { tensor_release((Tensor *)items[k].t); items[k].t = NULL; }
+    if (set_value) {
+        AVal v = *set_value;
+        if (v.kind == AV_NUM && !v.is_bool) {
+            /* a number assigned into a tensor: a 0-d tensor of the tensor's dtype, as eagerly */
+            Shape s0 = { 0, { 0 } };
+            int xr = cc_num_reg(c, &v);
+            v = cc_tensor_av(c, t.dtype, &s0);
+            Ins *sc = cc_emit(c, I_SCALAR);
+            sc->dst = v.reg;
+            sc->a = xr;
+            sc->aux = t.dtype;
+        }
+        if (v.kind != AV_TENSOR) { cc_unsupported(c, "assigning a non-tensor into a tensor"); goto out; }
+        if (infer_broadcast_to(&v.shape, &so)) {
+            char b1[600], b2[600];
+            cc_error_at(c, n->loc, "cannot assign a value of shape %s to an index of shape %s",
+                     shape_str(&v.shape, b1, sizeof b1), shape_str(&so, b2, sizeof b2));
+            goto out;
+        }
+        r = cc_tensor_av(c, t.dtype, &t.shape);
+        Ins *in = cc_emit(c, I_INDEX_SET);
+        in->dst = r.reg;
+        in->a = t.reg;
+        in->b = v.reg;
+        in->idx = items;
+        in->nidx = n->n;
+        in->args = regs;
+        in->nargs = n->n;
+        return r;
+    }
+    r = cc_tensor_av(c, t.dtype, &so);
+    Ins *in = cc_emit(c, I_INDEX);
+    in->dst = r.reg;
+    in->a = t.reg;
+    in->idx = items;
+    in->nidx = n->n;
+    in->args = regs;
+    in->nargs = n->n;
+    return r;
+out:
+    for (int k = 0; k < n->n; k++)
+        if (items[k].kind == IDX_TENSOR && items[k].t) tensor_release((Tensor *)items[k].t);
+    mem_free(items);
+    mem_free(regs);
+    return FAILV;
+}
+
+static AVal index_struct(Comp *c, AVal obj, AVal key, SrcLoc loc) {
+    if (obj.kind == AV_DICT) {
+        if (key.kind != AV_CONST || key.k.type != VAL_STR) return cc_error_at(c, loc, "dict keys are strings");
+        int at = cc_astruct_find(obj.st, AS_STR(key.k)->chars);
+        if (at < 0) return cc_error_at(c, loc, "key '%s' not found in dict", AS_STR(key.k)->chars);
+        return obj.st->items[at];
+    }
+    int64_t i;
+    c->loc = loc;
+    if (!cc_need_int(c, &key, &i, "a list index")) return FAILV;
+    if (i < 0) i += obj.st->n;
+    if (i < 0 || i >= obj.st->n) return cc_error_at(c, loc, "list index out of range");
+    return obj.st->items[i];
+}
+
+static AVal index_expr(Comp *c, Node *n) {
+    AVal obj;
+    TRY(obj = cc_expr(c, n->a));
+    c->loc = n->loc;
+    if (obj.kind == AV_TENSOR) return cc_index_tensor(c, obj, n, NULL);
+    if ((obj.kind == AV_LIST || obj.kind == AV_DICT) && n->n == 1 && n->kids[0]->kind != AST_SLICE &&
+        n->kids[0]->kind != AST_ELLIPSIS) {
+        AVal key;
+        TRY(key = cc_expr(c, n->kids[0]));
+        return index_struct(c, obj, key, n->loc);
+    }
+    Value o;
+    if (cc_pure_value(c, &obj, &o) && n->n == 1 && n->kids[0]->kind != AST_SLICE && n->kids[0]->kind != AST_ELLIPSIS) {
+        AVal key;
+        Value kv;
+        TRY(key = cc_expr(c, n->kids[0]));
+        if (cc_pure_value(c, &key, &kv)) {
+            Value r = value_index(c->I, o, &kv, 1);
+            if (IS_ERR(r)) { c->failed = true; c->status = COMPILE_ERROR; interp_attach_loc(c->I, n->loc); return FAILV; }
+            cc_keep_value(c, r);
+            return cc_from_value(c, r);
+        }
+    }
+    return cc_unsupported(c, "this kind of indexing");
+}
+
+static AVal field_expr(Comp *c, Node *n) {
+    AVal obj;
+    TRY(obj = cc_expr(c, n->a));
+    c->loc = n->loc;
+    if (obj.kind == AV_DICT) {
+        int at = cc_astruct_find(obj.st, n->str);
+        if (at < 0) return cc_error_at(c, n->loc, "key '%s' not found in dict", n->str);
+        return obj.st->items[at];
+    }
+    if (obj.kind == AV_TENSOR) {
+        if (!strcmp(n->str, "shape")) {
+            AStruct *st = cc_astruct_new(c, false);
+            for (int i = 0; i < obj.shape.ndim; i++) cc_astruct_push(c, st, NULL, cc_num_const((double)obj.shape.d[i]));
+            return (AVal){ .kind = AV_LIST, .st = st, .reg = -1 };
+        }
+        if (!strcmp(n->str, "ndim")) return cc_num_const(obj.shape.ndim);
+        if (!strcmp(n->str, "size")) return cc_num_const((double)shape_count(&obj.shape));
+        if (!strcmp(n->str, "dtype")) return cc_const_av(cc_keep_value(c, val_cstr(dtype_name(obj.dtype))));
+        if (!strcmp(n->str, "device")) return cc_const_av(cc_keep_value(c, val_cstr("cpu")));
+        if (!strcmp(n->str, "T")) {
+            int perm[TSL_MAX_RANK];
+            Shape so;
+            infer_transpose(&obj.shape, NULL, -1, perm, &so);
+            AVal r = cc_tensor_av(c, obj.dtype, &so);
+            Ins *in = cc_emit(c, I_TRANSPOSE);
+            in->dst = r.reg;
+            in->a = obj.reg;
+            in->nargs = -1;
+            return r;
+        }
+        return cc_error_at(c, n->loc, "tensor has no attribute '%s'", n->str);
+    }
+    return cc_error_at(c, n->loc, "a %s has no field '%s'", obj.kind == AV_LIST ? "list" : "value", n->str);
+}
+
+/* ---------- calls ---------- */
+
+static AVal call_expr(Comp *c, Node *n) {
+    AVal fn;
+    TRY(fn = cc_expr(c, n->a));
+    AVal *args = mem_alloc(sizeof(AVal) * (size_t)(n->n + n->nk + 1));
+    AVal r = FAILV;
+    for (int i = 0; i < n->n + n->nk; i++) {
+        args[i] = cc_expr(c, i < n->n ? n->kids[i] : n->kw[i - n->n]);
+        if (c->failed) goto out;
+    }
+    c->loc = n->loc;
+    r = cc_call_value(c, fn, args, n->n, n->names, args + n->n, n->nk, n->loc);
+out:
+    mem_free(args);
+    return r;
+}
+
+AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, int nargs, char **kwn, AVal *kw,
+                            int nkw, SrcLoc loc);
+
+/* Inlines a call of a TSL function. */
+static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClosure *cc, AVal *args, int nargs,
+                        char **kwn, AVal *kw, int nkw, SrcLoc loc) {
+    const char *fname = p->name[0] ? p->name : "<fn>";
+    if (c->inline_depth > 64) return cc_unsupported(c, "calls nested more than 64 deep (recursion?)");
+    if (nargs > p->nparams)
+        return cc_error_at(c, loc, "%s() takes %d argument%s but %d were given", fname, p->nparams,
+                        p->nparams == 1 ? "" : "s", nargs);
+    Inline ic = { c->ictx, ++c->next_inline, p, mod, real, cc, false, FAILV, c->branch_depth };
+    AVal *bound = mem_calloc((size_t)p->nparams + 1, sizeof(AVal));
+    AVal r = FAILV;
+    for (int i = 0; i < nargs; i++) bound[i] = args[i];
+    for (int k = 0; k < nkw; k++) {
+        int i = 0;
+        while (i < p->nparams && strcmp(p->params[i], kwn[k])) i++;
+        if (i == p->nparams) { cc_error_at(c, loc, "%s() got an unknown keyword argument '%s'", fname, kwn[k]); goto out; }
+        if (bound[i].kind != AV_NONE) { cc_error_at(c, loc, "%s() got multiple values for parameter '%s'", fname, p->params[i]); goto out; }
+        bound[i] = kw[k];
+    }
+    Source *saved_src = c->src;
+    Inline *saved_ctx = c->ictx;
+    c->ictx = &ic;
+    c->src = mod->src;
+    c->inline_depth++;
+    for (int i = 0; i < p->nparams; i++) {
+        VarKey key = { K_INLINE, ic.id * 65536 + i, NULL };
+        if (bound[i].kind == AV_NONE) {
+            if (!p->defaults[i]) {
+                c->ictx = saved_ctx;
+                c->src = saved_src;
+                c->inline_depth--;
+                cc_error_at(c, loc, "%s() missing argument '%s'", fname, p->params[i]);
+                goto out;
+            }
+            bound[i] = cc_expr(c, p->defaults[i]);
+            if (c->failed) break;
+        }
+        cc_env_set(c, key, bound[i], p->params[i], false);
+    }
+    if (!c->failed) cc_block(c, p->body);
+    c->ictx = saved_ctx;
+    c->src = saved_src;
+    c->inline_depth--;
+    if (!c->failed) r = ic.returned ? ic.result : cc_const_av(NIL_VAL);
+out:
+    mem_free(bound);
+    return r;
+}
+
+AVal cc_call_value(Comp *c, AVal fn, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, SrcLoc loc) {
+    if (fn.kind == AV_CONST && fn.k.type == VAL_FUNC) {
+        Obj *o = fn.k.as.o;
+        if (o->kind == OBJ_BUILTIN)
+            return cc_compile_builtin(c, ((ObjBuiltin *)o)->name, (ObjBuiltin *)o, args, nargs, kwn, kw, nkw, loc);
+        ObjClosure *cl = (ObjClosure *)o;
+        return inline_call(c, cl->proto, cl->module, cl, NULL, args, nargs, kwn, kw, nkw, loc);
+    }
+    if (fn.kind == AV_CLOSURE)
+        return inline_call(c, fn.cl->proto, fn.cl->mod, NULL, fn.cl, args, nargs, kwn, kw, nkw, loc);
+    if (fn.kind == AV_DICT) {
+        int at = cc_astruct_find(fn.st, "forward");
+        if (at < 0) return cc_error_at(c, loc, "dict is not callable: it has no 'forward' field");
+        AVal *with_self = mem_alloc(sizeof(AVal) * (size_t)(nargs + 1));
+        with_self[0] = fn;
+        memcpy(with_self + 1, args, sizeof(AVal) * (size_t)nargs);
+        AVal r = cc_call_value(c, fn.st->items[at], with_self, nargs + 1, kwn, kw, nkw, loc);
+        mem_free(with_self);
+        return r;
+    }
+    const char *what = fn.kind == AV_TENSOR ? "tensor" : fn.kind == AV_NUM ? "number" : fn.kind == AV_LIST ? "list" : "value";
+    if (fn.kind == AV_CONST) what = val_type_name(fn.k);
+    return cc_error_at(c, loc, "a %s is not callable", what);
+}
+
+/* The expression dispatcher. */
+AVal cc_expr(Comp *c, Node *n) {
+    if (c->failed) return FAILV;
+    c->loc = n->loc;
+    switch (n->kind) {
+    case AST_NUM: return cc_num_const(n->num);
+    case AST_STR: return cc_const_av(cc_keep_value(c, val_str(n->str, n->str_len)));
+    case AST_TRUE: return cc_bool_const(true);
+    case AST_FALSE: return cc_bool_const(false);
+    case AST_NIL: return cc_const_av(NIL_VAL);
+    case AST_NAME: return cc_read_key(c, cc_name_key(c, n), n->str);
+    case AST_BINARY: return binary(c, n);
+    case AST_UNARY: {
+        AVal a;
+        TRY(a = cc_expr(c, n->a));
+        c->loc = n->loc;
+        if (a.kind == AV_TENSOR) return cc_emit_unary(c, OP_NEG, a);
+        if (a.kind == AV_NUM && !a.is_bool) {
+            AVal r = { .kind = AV_NUM, .known = a.known, .num = -a.num, .deps = a.deps, .reg = -1 };
+            if (r.known && !r.deps) return r;
+            int ar = cc_num_reg(c, &a);
+            Ins *in = cc_emit(c, I_NNEG);
+            in->dst = r.reg = cc_new_num(c, false);
+            in->a = ar;
+            return r;
+        }
+        return cc_error_at(c, n->loc, "unsupported operand type for unary '-'");
+    }
+    case AST_NOT: return not_expr(c, n);
+    case AST_AND:
+    case AST_OR: return and_or(c, n);
+    case AST_CALL: return call_expr(c, n);
+    case AST_INDEX: return index_expr(c, n);
+    case AST_FIELD: return field_expr(c, n);
+    case AST_LIST: return make_list(c, n);
+    case AST_DICT: return make_dict(c, n);
+    case AST_FN: return cc_make_closure(c, n->proto);
+    default: return cc_unsupported(c, "this expression");
+    }
+}
+
+/* ---------- operands the VM builds at run time ---------- */
+
+Opnd cc_opnd_of(Comp *c, AVal v) {
+    Opnd o;
+    memset(&o, 0, sizeof o);
+    o.k = NIL_VAL;
+    switch (v.kind) {
+    case AV_NUM:
+        if (v.reg < 0 && !v.deps) {
+            o.kind = OPND_CONST;
+            o.k = v.is_bool ? BOOL_VAL(v.num != 0) : NUM_VAL(v.num);
+        } else {
+            o.kind = OPND_NUM;
+            o.reg = cc_num_reg(c, &v);
+        }
+        return o;
+    case AV_TENSOR:
+        o.kind = OPND_TENSOR;
+        o.reg = v.reg;
+        return o;
+    case AV_LIST:
+    case AV_DICT:
+        if (v.st->obj >= 0 && !c->failed) {
+            o.kind = OPND_OBJ;   /* the very container the program passed in */
+            o.reg = v.st->obj;
+            return o;
+        }
+        o.kind = v.kind == AV_LIST ? OPND_LIST : OPND_DICT;
+        o.n = v.st->n;
+        o.items = mem_calloc((size_t)o.n + 1, sizeof(Opnd));
+        if (v.kind == AV_DICT) o.keys = mem_calloc((size_t)o.n + 1, sizeof(char *));
+        for (int i = 0; i < o.n; i++) {
+            o.items[i] = cc_opnd_of(c, v.st->items[i]);
+            if (o.keys) o.keys[i] = mem_strndup(v.st->keys[i], strlen(v.st->keys[i]));
+        }
+        return o;
+    case AV_CLOSURE:
+        cc_unsupported(c, "a function made in static code cannot leave it");
+        o.kind = OPND_CONST;
+        return o;
+    default:
+        o.kind = OPND_CONST;
+        o.k = val_retain(v.k);
+        return o;
+    }
+}
+

@@ -1,0 +1,197 @@
+/* comp.h - the static compiler's private interface, shared by its files:
+ *   vm/cvalue.c         compile-time values, failure reporting, emission, inputs and guards
+ *   vm/cexpr.c          expressions, indexing, calls, operands the VM builds
+ *   vm/cbuiltins.c      built-in functions in static code
+ *   vm/compile.c        statements, loops and branches, the driver
+ * See vm/compile.c for how the compiler works. */
+#ifndef TSL_COMP_H
+#define TSL_COMP_H
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "compile.h"
+#include "builtins.h"
+#include "infer.h"
+#include "mem.h"
+
+/* ---------- compile-time values ---------- */
+
+typedef enum { AV_NONE, AV_CONST, AV_NUM, AV_TENSOR, AV_LIST, AV_DICT, AV_CLOSURE } AVKind;
+
+typedef enum { K_LOCAL, K_GLOBAL, K_CELL, K_INLINE } KeyKind;
+typedef struct {
+    KeyKind kind;
+    int slot;        /* local slot; K_INLINE: activation id * 65536 + slot */
+    void *ptr;       /* Module* (K_GLOBAL), ObjCell* (K_CELL) */
+} VarKey;
+
+typedef struct AStruct AStruct;
+typedef struct {
+    FnProto *proto;
+    Module *mod;
+    VarKey *caps;
+} CClosure;
+
+typedef struct {
+    AVKind kind;
+    Value k;
+    int reg;
+    bool known, is_bool;
+    double num;
+    uint64_t deps;   /* number inputs this value depends on (bit i: c->numguards[i]) */
+    DType dtype;
+    Shape shape;
+    AStruct *st;
+    CClosure *cl;
+} AVal;
+
+struct AStruct {
+    bool dict;
+    int n, cap;
+    AVal *items;
+    char **keys;
+    int obj;          /* container index when the structure is an input, else -1 */
+};
+
+typedef struct {
+    VarKey key;
+    AVal v;
+    bool assigned;    /* written by the static code: written back when it ends */
+    const char *name;
+} Binding;
+
+typedef struct Home {
+    VarKey key;
+    AVal home;
+    const char *name;
+} Home;
+
+typedef struct Loop {
+    struct Loop *outer;
+    Home *homes;
+    int nhomes;
+    int *breaks, nbreaks;
+    int *conts, nconts;
+} Loop;
+
+/* An inlined function activation. */
+typedef struct Inline {
+    struct Inline *outer;
+    int id;
+    FnProto *proto;
+    Module *mod;
+    ObjClosure *closure;   /* a real closure (its upvalues are cells), or NULL */
+    CClosure *cclosure;    /* a closure made by static code, or NULL */
+    bool returned;
+    AVal result;
+    int depth_at_entry;    /* runtime-branch depth when the function was entered */
+} Inline;
+
+typedef struct {
+    AStruct *st;
+    int n;
+    AVal *items;
+    char **keys;
+} Undo;
+
+typedef struct {
+    Interp *I;
+    Graph *g;
+    Frame *frame;            /* the block's live frame (static block) */
+    ObjClosure *fn;          /* the static fn (static fn) */
+    Value *params;
+    Module *mod;
+    Source *src;
+    SrcLoc loc;
+    Binding *env;
+    int nenv, capenv;
+    Binding *inputs;         /* lifted inputs by source, so a source is read once */
+    int ninputs, capinputs;
+    int numguards[64];
+    int nnum;
+    Inline *ictx;
+    int next_inline;
+    int inline_depth;
+    Loop *loop;
+    int branch_depth;        /* inside a run-time branch or loop */
+    int dry;
+    Undo *undo;
+    int nundo, capundo;
+    void **arena;
+    int narena, caparena;
+    Value *vals;             /* values the compiler made (strings, folded results) */
+    int nvals, capvals;
+    bool failed;
+    CompileStatus status;
+    char *why;
+    size_t whylen;
+} Comp;
+
+extern const AVal FAILV;
+
+#define GROW(arr, n, cap)                                                          \
+    do {                                                                           \
+        if ((n) == (cap)) {                                                        \
+            (cap) = (cap) ? (cap) * 2 : 16;                                        \
+            (arr) = mem_realloc((arr), sizeof *(arr) * (size_t)(cap));             \
+        }                                                                          \
+    } while (0)
+
+
+
+
+AVal cc_unsupported(Comp *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+AVal cc_op_failed(Comp *c);
+Ins *cc_emit(Comp *c, InsOp op);
+int cc_new_num(Comp *c, bool is_bool);
+int cc_new_tensor(Comp *c, DType dt, const Shape *s);
+AVal cc_tensor_av(Comp *c, DType dt, const Shape *s);
+AVal cc_num_const(double x);
+AVal cc_bool_const(bool b);
+AVal cc_const_av(Value k);
+int cc_num_reg(Comp *c, AVal *v);
+AVal cc_tensor_const(Comp *c, Tensor *t);
+AStruct *cc_astruct_new(Comp *c, bool dict);
+void cc_undo_save(Comp *c, AStruct *s);
+void cc_astruct_push(Comp *c, AStruct *s, const char *key, AVal v);
+int cc_astruct_find(AStruct *s, const char *key);
+bool cc_key_eq(VarKey a, VarKey b);
+Binding *cc_find_binding(Binding *b, int n, VarKey k);
+void cc_env_set(Comp *c, VarKey k, AVal v, const char *name, bool assigned);
+int cc_add_guard(Comp *c, GuardKind kind, int input);
+int cc_add_input(Comp *c, InputSrc src);
+AVal cc_lift(Comp *c, Value v, int in, const char *name);
+bool cc_key_source(Comp *c, VarKey k, Value *val, InputSrc *src);
+AVal cc_read_key(Comp *c, VarKey k, const char *name);
+VarKey cc_name_key(Comp *c, Node *n);
+bool cc_need_const(Comp *c, AVal *v, double *out, const char *what);
+bool cc_need_int(Comp *c, AVal *v, int64_t *out, const char *what);
+bool cc_pure_value(Comp *c, AVal *v, Value *out);
+AVal cc_from_value(Comp *c, Value v);
+AVal cc_expr(Comp *c, Node *n);
+void cc_stmt(Comp *c, Node *n);
+void cc_block(Comp *c, Node *b);
+AVal cc_call_value(Comp *c, AVal fn, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, SrcLoc loc);
+AVal cc_tensor_binary(Comp *c, OpCode op, AVal a, AVal b);
+AVal cc_tensor_scalar_op(Comp *c, OpCode op, AVal t, AVal x, bool num_left);
+int cc_truth(Comp *c, AVal v, int *reg, SrcLoc loc);
+Opnd cc_opnd_of(Comp *c, AVal v);
+AVal cc_emit_unary(Comp *c, OpCode op, AVal t);
+AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, SrcLoc loc);
+AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value);
+AVal cc_make_closure(Comp *c, FnProto *p);
+bool cc_is_pure_builtin(const char *name);
+double cc_fold_num(int op, double x, double y);
+/* Runs x and returns FAILV from the enclosing function if compilation has failed. */
+#define TRY(x)                                                                     \
+    do {                                                                           \
+        x;                                                                         \
+        if (c->failed) return FAILV;                                               \
+    } while (0)
+
+void *cc_arena_alloc(Comp *c, size_t n);
+Value cc_keep_value(Comp *c, Value v);
+
+#endif
