@@ -599,34 +599,31 @@ static CompileStatus finish(Comp *c, Graph **out) {
     return st;
 }
 
+static void comp_init(Comp *c, Interp *I, Module *mod, Source *src, SrcLoc loc, char *why, size_t whylen) {
+    memset(c, 0, sizeof *c);
+    c->I = I;
+    c->g = mem_calloc(1, sizeof(Graph));
+    c->mod = mod;
+    c->src = src;
+    c->loc = loc;
+    c->why = why;
+    c->whylen = whylen;
+}
+
 CompileStatus compile_block(Interp *I, Frame *f, Node *blk, Graph **out, char *why, size_t whylen) {
     Comp c;
-    memset(&c, 0, sizeof c);
-    c.I = I;
-    c.g = mem_calloc(1, sizeof(Graph));
+    comp_init(&c, I, f->mod, I->cur_src, blk->loc, why, whylen);
     c.frame = f;
-    c.mod = f->mod;
-    c.src = I->cur_src;
-    c.why = why;
-    c.whylen = whylen;
-    c.loc = blk->loc;
     cc_block(&c, blk);
     return finish(&c, out);
 }
 
 CompileStatus compile_fn(Interp *I, ObjClosure *fn, Value *params, Graph **out, char *why, size_t whylen) {
     Comp c;
-    memset(&c, 0, sizeof c);
-    c.I = I;
-    c.g = mem_calloc(1, sizeof(Graph));
+    FnProto *p = fn->proto;
+    comp_init(&c, I, fn->module, fn->module->src, p->loc, why, whylen);
     c.fn = fn;
     c.params = params;
-    c.mod = fn->module;
-    c.src = fn->module->src;
-    c.why = why;
-    c.whylen = whylen;
-    FnProto *p = fn->proto;
-    c.loc = p->loc;
     /* the body compiles as a call at depth 0: its parameters are the inputs (K_LOCAL) */
     Inline top = { NULL, 0, p, fn->module, fn, NULL, false, FAILV, 0 };
     c.ictx = &top;

@@ -58,25 +58,27 @@ Tensor *op_squeeze(Tensor *a, const int *axes, int n) {
     return tensor_view(a, &s);
 }
 
-/* Shapes and dtypes of a list of tensors, for inference. */
-static void shapes_of(Tensor *const *ts, int n, Shape *shapes, const Shape **ptrs, DType *dts) {
+/* The result shape and dtype of concat (stack == false) or stack of n tensors. */
+static int infer_joined(Tensor *const *ts, int n, int axis, bool stack, Shape *so, DType *dt) {
+    Shape *shapes = mem_alloc(sizeof(Shape) * (size_t)(n + 1));
+    const Shape **ptrs = mem_alloc(sizeof(Shape *) * (size_t)(n + 1));
+    DType *dts = mem_alloc(sizeof(DType) * (size_t)(n + 1));
     for (int k = 0; k < n; k++) {
         shape_of(ts[k], &shapes[k]);
         ptrs[k] = &shapes[k];
         dts[k] = ts[k]->dtype;
     }
-}
-
-Tensor *op_concat(Tensor *const *ts, int n, int axis) {
-    Shape *shapes = mem_alloc(sizeof(Shape) * (size_t)(n + 1)), so;
-    const Shape **ptrs = mem_alloc(sizeof(Shape *) * (size_t)(n + 1));
-    DType *dts = mem_alloc(sizeof(DType) * (size_t)(n + 1)), dt;
-    shapes_of(ts, n, shapes, ptrs, dts);
-    int rc = infer_concat(ptrs, dts, n, axis, &so, &dt);
+    int rc = stack ? infer_stack(ptrs, dts, n, axis, so, dt) : infer_concat(ptrs, dts, n, axis, so, dt);
     mem_free(shapes);
     mem_free(ptrs);
     mem_free(dts);
-    if (rc) return NULL;
+    return rc;
+}
+
+Tensor *op_concat(Tensor *const *ts, int n, int axis) {
+    Shape so;
+    DType dt;
+    if (infer_joined(ts, n, axis, false, &so, &dt)) return NULL;
     int ax = axis < 0 ? axis + ts[0]->ndim : axis;
     Tensor *r = tensor_new(dt, &so);
     if (!r) return NULL;
@@ -98,15 +100,9 @@ Tensor *op_concat(Tensor *const *ts, int n, int axis) {
 }
 
 Tensor *op_stack(Tensor *const *ts, int n, int axis) {
-    Shape *shapes = mem_alloc(sizeof(Shape) * (size_t)(n + 1)), so;
-    const Shape **ptrs = mem_alloc(sizeof(Shape *) * (size_t)(n + 1));
-    DType *dts = mem_alloc(sizeof(DType) * (size_t)(n + 1)), dt;
-    shapes_of(ts, n, shapes, ptrs, dts);
-    int rc = infer_stack(ptrs, dts, n, axis, &so, &dt);
-    mem_free(shapes);
-    mem_free(ptrs);
-    mem_free(dts);
-    if (rc) return NULL;
+    Shape so;
+    DType dt;
+    if (infer_joined(ts, n, axis, true, &so, &dt)) return NULL;
     int ax = axis < 0 ? axis + ts[0]->ndim + 1 : axis;
     Tensor **ex = mem_alloc(sizeof(Tensor *) * (size_t)n);
     int made = 0;
