@@ -613,9 +613,7 @@ static bool norm_index(Interp *I, double x, int64_t len, int64_t *out, const cha
 }
 
 /* Slice bounds for a sequence of length len (Python semantics). */
-static bool slice_bounds(Interp *I, Node *s, Frame *f, int64_t len, int64_t *start, int64_t *stop,
-                         int64_t *step, Value *vals) {
-    (void)s; (void)f;
+static bool slice_bounds(Interp *I, int64_t len, int64_t *start, int64_t *stop, int64_t *step, Value *vals) {
     double st = 1;
     if (vals[2].type == VAL_NUM) st = vals[2].as.n;
     else if (vals[2].type != VAL_NIL && vals[2].type != VAL_UNDEF) { interp_error(I, "slice step must be a number"); return false; }
@@ -732,7 +730,7 @@ static Value index_sequence(Interp *I, Value obj, IdxVal *iv) {
     int64_t len = is_list ? AS_LIST(obj)->len : utf8_length(s->chars, s->len);
     if (iv->kind == 1) {
         int64_t start, stop, step;
-        if (!slice_bounds(I, NULL, NULL, len, &start, &stop, &step, iv->v)) return ERR_VAL;
+        if (!slice_bounds(I, len, &start, &stop, &step, iv->v)) return ERR_VAL;
         if (is_list) {
             ObjList *src = AS_LIST(obj), *l = list_new(0);
             for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) list_push(l, src->items[i]);

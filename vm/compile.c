@@ -213,7 +213,7 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
             continue;
         }
         if (b) move_into(c, &home, b->v, changed[i].name);
-        cc_env_set(c, changed[i].key, home, changed[i].name, !b || b->assigned || true);
+        cc_env_set(c, changed[i].key, home, changed[i].name, true);   /* written back after the region */
         *homes = mem_realloc(*homes, sizeof(Home) * (size_t)(*nhomes + 1));
         (*homes)[*nhomes] = (Home){ changed[i].key, home, changed[i].name };
         (*nhomes)++;
@@ -292,7 +292,6 @@ static void compile_loop(Comp *c, LoopArg *la) {
         /* the counter is a run-time register from the start */
         la->counter = (AVal){ .kind = AV_NUM, .reg = cc_new_num(c, false) };
         AVal st = cc_num_const(la->start);
-        if (la->iter.kind != AV_TENSOR && la->stop.kind == AV_NUM && la->stop.reg < 0 && !la->stop.deps) {}
         Ins *in = cc_emit(c, I_NMOVE);
         in->dst = la->counter.reg;
         in->a = cc_num_reg(c, &st);
@@ -399,7 +398,6 @@ static void for_stmt(Comp *c, Node *n) {
     if (v.kind == AV_LIST || v.kind == AV_DICT) {
         /* the structure is known: one copy of the body per item */
         for (int i = 0; i < v.st->n && !c->failed; i++) {
-            if (c->loop && c->branch_depth) {}
             AVal item = v.kind == AV_LIST ? v.st->items[i] : cc_const_av(cc_keep_value(c, val_cstr(v.st->keys[i])));
             cc_env_set(c, cc_name_key(c, n->a), item, n->a->str, true);
             Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0 };
