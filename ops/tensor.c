@@ -9,6 +9,7 @@
 #include "tensor.h"
 #include "tops.h"
 #include "mem.h"
+#include "cpu/cpu.h"
 
 int64_t tensor_max_bytes = (int64_t)1 << 30;
 int64_t tensor_max_live = 0;     /* 0: no limit */
@@ -28,10 +29,19 @@ void op_fail(const char *fmt, ...) {
 const char *op_error(void) { return err_buf; }
 
 const OpInfo op_info[OP__COUNT] = {
-#define OP(id, nm, ar, kd, fl) { nm, ar, kd, fl },
+#define OP(id, nm, ar, kd, fl) { nm, ar, kd, fl, NULL },
 #include "ops.def"
 #undef OP
 };
+
+static const DeviceKernels cpu_kernels = { "cpu", cpu_unary, cpu_binary };
+const DeviceKernels *const device_kernels[2] = { &cpu_kernels, NULL };
+
+const DeviceKernels *kernels_for(Device d) {
+    const DeviceKernels *k = device_kernels[d];
+    if (!k) op_fail("device '%s' is not available (this build has no GPU backend yet)", d == DEV_GPU ? "gpu" : "?");
+    return k;
+}
 
 const char *dtype_name(DType t) {
     static const char *names[] = { "bool", "i64", "f32", "f64" };

@@ -20,11 +20,27 @@ typedef enum {
 enum { K_UNARY, K_BINARY, K_COMPARE, K_REDUCE, K_OTHER };
 enum { F_FUSE = 1, F_COMM = 2, F_FLOAT = 4, F_NUM = 8 };
 
+/* The backward rule of an op (spec section 7): given the forward inputs, output and the
+ * gradient of the output, the gradients of the inputs. Filled in by autograd. */
+typedef int (*BackwardFn)(OpCode op, const Tensor *const *in, const Tensor *out, const Tensor *gout, Tensor **gin);
+
 typedef struct {
     const char *name;
     int arity, kind, flags;
+    BackwardFn backward;   /* NULL until autograd provides it */
 } OpInfo;
 extern const OpInfo op_info[OP__COUNT];
+
+/* Kernels per device: elementwise ops run on a tensor's device through its table. The CPU
+ * table (ops/cpu/) is the reference; the CUDA table joins when the GPU backend exists. */
+typedef struct {
+    const char *name;
+    int (*unary)(OpCode op, DType dt, const void *src, void *dst, int64_t n);
+    int (*binary)(OpCode op, DType ct, const void *a, int64_t sa, const void *b, int64_t sb, void *out, int64_t n);
+} DeviceKernels;
+extern const DeviceKernels *const device_kernels[2];   /* indexed by Device */
+/* The kernel table for a device, or NULL (error set) when that device is not available. */
+const DeviceKernels *kernels_for(Device d);
 
 /* Elementwise. */
 Tensor *op_unary(OpCode op, const Tensor *a);

@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/run.sh TSL - the script-level test suite:
-#   tests/scripts/*.tsl  self-asserting scripts, run eagerly and with --verify-static
+#   tests/scripts/*.tsl  self-asserting scripts, run three ways: eagerly (--no-static), with
+#                        static code compiled (the default) and with --verify-static
 #                        (a NAME.out beside one, written by hand, must match its stdout)
 #   tests/errors/*.tsl   each must fail with exit 1 and print the `# error: L:C: MSG` it names
 #   command-line behaviour, the examples, and the REPL through a pty (tests/repl_pty.py)
@@ -17,7 +18,7 @@ sanitized() { ! grep -q 'Sanitizer' "$tmp/err"; }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 for f in tests/scripts/*.tsl; do
-    for mode in "" --verify-static; do
+    for mode in --no-static "" --verify-static; do
         if $TSL $mode "$f" >"$tmp/out" 2>"$tmp/err"; then
             if ! sanitized; then
                 bad "$f $mode: sanitizer report: $(grep -m1 Sanitizer "$tmp/err")"

@@ -196,6 +196,7 @@ static Tensor *exec_index(Interp *I, Graph *g, VmRegs *r, Ins *in, Tensor *setva
 
 static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     RegInfo *d = &g->regs[in->dst];
+    const DeviceKernels *kern = kernels_for(DEV_CPU);   /* fused groups run on the CPU */
     DType dt = d->dtype;
     size_t esz = dtype_size(dt);
     int64_t total = shape_count(&d->shape);
@@ -228,13 +229,13 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
                 float xf = (float)r->num[st->scalar_reg];
                 double xd = r->num[st->scalar_reg];
                 const void *px = dt == DT_F32 ? (const void *)&xf : (const void *)&xd;
-                rc = st->num_left ? cpu_binary(st->op, dt, px, 0, pa, 1, out, len) : cpu_binary(st->op, dt, pa, 1, px, 0, out, len);
+                rc = st->num_left ? kern->binary(st->op, dt, px, 0, pa, 1, out, len) : kern->binary(st->op, dt, pa, 1, px, 0, out, len);
             } else if (st->b == FUSED_NONE) {
-                rc = cpu_unary(st->op, dt, pa, out, len);
+                rc = kern->unary(st->op, dt, pa, out, len);
             } else {
                 const char *pb = st->b >= 0 ? scratch + (size_t)st->b * FUSED_CHUNK * esz
                                             : (const char *)r->ten[-st->b - 1]->data + o * (int64_t)esz;
-                rc = cpu_binary(st->op, dt, pa, 1, pb, 1, out, len);
+                rc = kern->binary(st->op, dt, pa, 1, pb, 1, out, len);
             }
             if (rc) return fail_at(I, in, op_error());
         }

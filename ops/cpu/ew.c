@@ -224,9 +224,11 @@ int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n) {
 }
 
 int op_unary_into(OpCode op, const Tensor *a, Tensor *out) {
-    if (a->dtype == out->dtype) return cpu_unary(op, out->dtype, a->data, out->data, a->size);
+    const DeviceKernels *k = kernels_for(out->device);
+    if (!k) return -1;
+    if (a->dtype == out->dtype) return k->unary(op, out->dtype, a->data, out->data, a->size);
     Tensor *conv = op_astype(a, out->dtype);
-    int rc = conv ? cpu_unary(op, out->dtype, conv->data, out->data, a->size) : -1;
+    int rc = conv ? k->unary(op, out->dtype, conv->data, out->data, a->size) : -1;
     tensor_release(conv);
     return rc;
 }
@@ -395,14 +397,16 @@ int op_binary_into(OpCode op, const Tensor *a, const Tensor *b, Tensor *out) {
     shape_of(b, &sb);
     if (binary_types(op, a->dtype, b->dtype, &ct, &rt)) return -1;
     if (out->size == 0) return 0;
+    const DeviceKernels *kern = kernels_for(out->device);
+    if (!kern) return -1;
     Tensor *ca = a->dtype == ct ? NULL : op_astype(a, ct);
     Tensor *cb = b->dtype == ct ? NULL : op_astype(b, ct);
     int rc = -1;
     if ((a->dtype != ct && !ca) || (b->dtype != ct && !cb)) goto out;
     const Tensor *xa = ca ? ca : a, *xb = cb ? cb : b;
-    if (shape_equal(&sa, &sb)) rc = cpu_binary(op, ct, xa->data, 1, xb->data, 1, out->data, out->size);
-    else if (a->size == 1 && out->size == b->size) rc = cpu_binary(op, ct, xa->data, 0, xb->data, 1, out->data, out->size);
-    else if (b->size == 1 && out->size == a->size) rc = cpu_binary(op, ct, xa->data, 1, xb->data, 0, out->data, out->size);
+    if (shape_equal(&sa, &sb)) rc = kern->binary(op, ct, xa->data, 1, xb->data, 1, out->data, out->size);
+    else if (a->size == 1 && out->size == b->size) rc = kern->binary(op, ct, xa->data, 0, xb->data, 1, out->data, out->size);
+    else if (b->size == 1 && out->size == a->size) rc = kern->binary(op, ct, xa->data, 1, xb->data, 0, out->data, out->size);
     else {
         Shape so;
         shape_of(out, &so);
