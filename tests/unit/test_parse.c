@@ -2,6 +2,7 @@
 #include <string.h>
 #include "suites.h"
 #include "parse.h"
+#include "ast_print.h"
 
 static Node *parse(const char *src, ParseError *e) { return parse_program(src, strlen(src), 1000, e); }
 
@@ -101,6 +102,30 @@ START_TEST(parse_nesting_limit) {
 }
 END_TEST
 
+/* print(parse(s)) parses back to the same tree: printing it again gives the same text. */
+START_TEST(parse_print_round_trip) {
+    const char *src = "import nn\nfn f(a, b=2 ** -1) { if a < b { return -a } else if not a { return {k: [1, \"x\\n\"]} }\n b }\n"
+                      "static fn g(t) { return t[1:, ..., ::-1] @ t.T }\nfor i in range(3) { while i { break } }\n"
+                      "x = f(1, b=3)(2)[0].y and nil or 1e999\nstatic { z = fn(q) { q % 2 } }\nd.k = 0x1F\n";
+    ParseError e;
+    Node *a = parse_program(src, strlen(src), 1000, &e);
+    ck_assert_msg(a != NULL, "%s", e.msg);
+    StrBuf p1 = { 0 }, p2 = { 0 };
+    sb_putn(&p1, "", 0);
+    sb_putn(&p2, "", 0);
+    ast_print_program(&p1, a);
+    Node *b = parse_program(p1.s, p1.len, 1000, &e);
+    ck_assert_msg(b != NULL, "%s: %s", e.msg, p1.s);
+    ast_print_program(&p2, b);
+    ck_assert_str_eq(p1.s, p2.s);
+    ck_assert_int_eq(a->n, b->n);
+    sb_free(&p1);
+    sb_free(&p2);
+    ast_free(a);
+    ast_free(b);
+}
+END_TEST
+
 Suite *parse_suite(void) {
     Suite *s = suite_create("parser");
     TCase *tc = tcase_create("grammar");
@@ -109,6 +134,7 @@ Suite *parse_suite(void) {
     tcase_add_test(tc, parse_brace_after_condition_opens_block);
     tcase_add_test(tc, parse_errors);
     tcase_add_test(tc, parse_nesting_limit);
+    tcase_add_test(tc, parse_print_round_trip);
     suite_add_tcase(s, tc);
     return s;
 }
