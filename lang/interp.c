@@ -85,7 +85,7 @@ bool interp_check_limits(Interp *I) {
     return true;
 }
 
-#define POLL(I) (!(tsl_interrupt_flag | (I)->max_ops | (I->deadline > 0)) || interp_check_limits(I))
+#define POLL(I) (!(tsl_interrupt_flag | (I)->limits_on) || interp_check_limits(I))
 
 /* ---------- truthiness ---------- */
 
@@ -1102,6 +1102,16 @@ static Exec exec_for(Interp *I, Frame *f, Node *n) {
 }
 
 static Exec exec_cond(Interp *I, Frame *f, Node *cond, int *out) {
+    /* the usual condition, a comparison of two numbers, without making a Value */
+    if (cond->kind == AST_BINARY && cond->op >= TOK_EQ && cond->op <= TOK_GE) {
+        Node *l = cond->a, *r = cond->b;
+        Value a = l->kind == AST_NAME ? *name_ref(f, l) : l->kind == AST_NUM ? NUM_VAL(l->num) : UNDEF_VAL;
+        Value b = r->kind == AST_NAME ? *name_ref(f, r) : r->kind == AST_NUM ? NUM_VAL(r->num) : UNDEF_VAL;
+        if (a.type == VAL_NUM && b.type == VAL_NUM) {
+            *out = num_binary(cond->op, a.as.n, b.as.n) != 0;
+            return EX_OK;
+        }
+    }
     Value c = eval(I, f, cond);
     if (IS_ERR(c)) return EX_ERR;
     *out = c.type == VAL_BOOL ? c.as.b : interp_truthy(I, c);

@@ -65,6 +65,7 @@ typedef struct Interp {
     int max_depth, max_nesting;
     int64_t max_ops, ops;
     double deadline;          /* monotonic seconds; 0 = none */
+    bool limits_on;           /* max_ops or deadline set: the evaluator polls them */
     bool no_static, verify_static, repl, time_inputs;
     bool sandbox;             /* fuzzing: built-ins that touch files are disabled */
     int nargs;
