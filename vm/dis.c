@@ -42,6 +42,13 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
         else snprintf(buf, n, "%s = %s(%s, %s)", d, op_info[in->aux].name, a, b);
         break;
     case I_TCONST: snprintf(buf, n, "%s = const k%d", d, in->aux); break;
+    case I_RANDOM: {
+        char sh[128];
+        shape_str(&in->shape, sh, sizeof sh);
+        if (in->aux == 2) snprintf(buf, n, "%s = randint(%g, %g, %s)", d, in->imm, in->imm + in->b, sh);
+        else snprintf(buf, n, "%s = %s(%s)", d, in->aux ? "randn" : "rand", sh);
+        break;
+    }
     case I_JUMP: snprintf(buf, n, "-> %d", in->aux); break;
     case I_JUMPF: snprintf(buf, n, "if not %s -> %d", a, in->aux); break;
     case I_PRINT: snprintf(buf, n, "(%d values)", in->nopnds); break;
@@ -83,16 +90,23 @@ void dis_graph(FILE *out, Graph *g, const char *title) {
         }
     }
     int last_line = -1;
+    Source *last_src = g->ncode ? g->code[0].src : NULL;
     for (int i = 0; i < g->ncode; i++) {
         Ins *in = &g->code[i];
         char text[1024];
         ins_text(g, in, text, sizeof text);
         char where[64] = "";
-        if (in->loc.line != last_line) {
+        if (in->src != last_src && in->src) {
+            /* inlined from another file (a module's function): name it */
+            const char *base = strrchr(in->src->name, '/');
+            snprintf(where, sizeof where, "%s:%d", base ? base + 1 : in->src->name, in->loc.line);
+            last_src = in->src;
+            last_line = in->loc.line;
+        } else if (in->loc.line != last_line) {
             snprintf(where, sizeof where, "line %d", in->loc.line);
             last_line = in->loc.line;
         }
-        fprintf(out, "%4d  %-9s %-12s %s\n", i, where, ins_name(in->op), text);
+        fprintf(out, "%4d  %-12s %-12s %s\n", i, where, ins_name(in->op), text);
     }
     int tensors = 0;
     for (int i = 0; i < g->nregs; i++) tensors += g->regs[i].kind == R_TENSOR;
