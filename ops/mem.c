@@ -1,4 +1,5 @@
 /* mem.c - allocation with a single failure policy (see mem.h). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,35 +7,40 @@
 
 static long fail_countdown = -2;  /* -2: not read yet; -1: disabled */
 
+/* Out-of-memory injection: with TSL_FAIL_ALLOC=N the Nth allocation through this file fails. */
+static bool inject_failure(void) {
+    if (fail_countdown == -2) {
+        const char *s = getenv("TSL_FAIL_ALLOC");
+        fail_countdown = s ? atol(s) : -1;
+    }
+    return fail_countdown > 0 && --fail_countdown == 0;
+}
+
 static void out_of_memory(void) {
     fputs("tsl: error: out of memory\n", stderr);
     exit(1);
 }
 
 void *mem_alloc(size_t n) {
-    void *p = malloc(n ? n : 1);
+    void *p = inject_failure() ? NULL : malloc(n ? n : 1);
     if (!p) out_of_memory();
     return p;
 }
 
 void *mem_calloc(size_t n, size_t sz) {
-    void *p = calloc(n ? n : 1, sz ? sz : 1);
+    void *p = inject_failure() ? NULL : calloc(n ? n : 1, sz ? sz : 1);
     if (!p) out_of_memory();
     return p;
 }
 
 void *mem_realloc(void *p, size_t n) {
-    void *q = realloc(p, n ? n : 1);
+    void *q = inject_failure() ? NULL : realloc(p, n ? n : 1);
     if (!q) out_of_memory();
     return q;
 }
 
 void *mem_try_alloc(size_t n) {
-    if (fail_countdown == -2) {
-        const char *s = getenv("TSL_FAIL_ALLOC");
-        fail_countdown = s ? atol(s) : -1;
-    }
-    if (fail_countdown > 0 && --fail_countdown == 0) return NULL;
+    if (inject_failure()) return NULL;
     return malloc(n ? n : 1);
 }
 

@@ -2,8 +2,8 @@
  *
  * Small allocations (objects, tokens, AST) that fail end the process with a clean
  * "out of memory" message; tensor data uses mem_try_alloc, which returns NULL so the
- * caller can raise a TSL error instead. Test builds honour TSL_FAIL_ALLOC=N (the Nth
- * mem_try_alloc fails) for out-of-memory injection. */
+ * caller can raise a TSL error instead. TSL_FAIL_ALLOC=N makes the Nth allocation through
+ * this file fail (out-of-memory injection for the tests). */
 #ifndef TSL_MEM_H
 #define TSL_MEM_H
 #include <stddef.h>

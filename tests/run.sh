@@ -56,14 +56,15 @@ for f in tests/hostile/*.tsl; do
     else bad "$f: exit $rc, got '$(printf '%s' "$first" | cut -c1-200)', want '$want'"; fi
 done
 
-# out-of-memory injection: fail the Nth tensor allocation, for every N the workload reaches
+# out-of-memory injection: fail the Nth allocation, for N = 1..60 and then every 23rd up to
+# past the workload's last allocation
 n=1
-while [ $n -le 60 ]; do
+while [ $n -le 3100 ]; do
     TSL_FAIL_ALLOC=$n timeout 10 $TSL tests/oom/workload.tsl >/dev/null 2>"$tmp/err"
     rc=$?
     if { [ $rc -eq 0 ] || { [ $rc -eq 1 ] && grep -q 'out of memory' "$tmp/err"; }; } && sanitized; then ok
     else bad "TSL_FAIL_ALLOC=$n: exit $rc: $(head -2 "$tmp/err")"; fi
-    n=$((n + 1))
+    if [ $n -lt 60 ]; then n=$((n + 1)); else n=$((n + 23)); fi
 done
 
 # inputs the fuzzers once broke: each must now end cleanly (exit 0 or 1, no sanitizer report)
