@@ -418,6 +418,9 @@ static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClo
                         char **kwn, AVal *kw, int nkw, SrcLoc loc) {
     const char *fname = p->name[0] ? p->name : "<fn>";
     if (c->inline_depth > 64) return cc_unsupported(c, "calls nested more than 64 deep (recursion?)");
+    /* a compile budget: recursion fixed by guards can still inline exponentially many calls */
+    if (++c->inlined > 5000 || c->g->ncode > 100000)
+        return cc_unsupported(c, "more than 5000 calls to inline (recursion?); the code runs eagerly");
     if (nargs > p->nparams)
         return cc_error_at(c, loc, "%s() takes %d argument%s but %d were given", fname, p->nparams,
                         p->nparams == 1 ? "" : "s", nargs);

@@ -113,6 +113,7 @@ typedef struct {
     Inline *ictx;
     int next_inline;
     int inline_depth;
+    int inlined;             /* calls inlined so far (a compile budget) */
     Loop *loop;
     int branch_depth;        /* inside a run-time branch or loop */
     int dry;

@@ -498,6 +498,10 @@ static void jump_out(Comp *c, Node *n, bool is_break) {
 
 void cc_stmt(Comp *c, Node *n) {
     if (c->failed) return;
+    if (c->g->ncode > 100000) {   /* e.g. a loop over a huge list, unrolled */
+        cc_unsupported(c, "more than 100000 instructions; the code runs eagerly");
+        return;
+    }
     if (c->ictx && c->ictx->returned) return;
     c->loc = n->loc;
     switch (n->kind) {
