@@ -190,6 +190,11 @@ static void changed_since(Comp *c, Snap *s, Home **out, int *n) {
 /* Gives every variable that `compile_region` may change a home register, by running it
  * once as a dry run. Emits the moves of the current values into the homes. */
 static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void *arg, Home **homes, int *nhomes) {
+    /* each nested region is compiled twice (dry run, then for real): keep the depth bounded */
+    if (c->branch_depth > 10) {
+        cc_unsupported(c, "loops and run-time branches nested more than 10 deep");
+        return;
+    }
     Snap s = snapshot(c);
     Loop *saved_loop = c->loop;
     compile_region(c, arg);
