@@ -60,6 +60,13 @@ static void skip_newlines(Parser *p) {
     while (check(p, TOK_NEWLINE)) advance(p);
 }
 
+/* Grows an array that holds n elements to fit one more, doubling at powers of two (the
+ * convention ast_push uses for kids), so long lists of keys or parameters stay linear. */
+static void *grow_for(void *arr, int n, size_t elem) {
+    if (n && (n & (n - 1))) return arr;
+    return mem_realloc(arr, elem * (size_t)(n ? n * 2 : 1));
+}
+
 static Node *node(Parser *p, NodeKind k, Token *t) {
     Node *n = ast_new(k, t->loc);
     ast_push(&p->pending, &p->npending, n);
@@ -99,8 +106,8 @@ static Node *parse_fn_rest(Parser *p, Token *fn_tok, const Token *name, int is_s
         if (match(p, TOK_ASSIGN)) def = parse_expr(p);
         else if (f->nparams > 0 && f->defaults[f->nparams - 1])
             fail_at(p, t, "parameter without default follows one with a default");
-        f->params = mem_realloc(f->params, sizeof(char *) * (size_t)(f->nparams + 1));
-        f->defaults = mem_realloc(f->defaults, sizeof(Node *) * (size_t)(f->nparams + 1));
+        f->params = grow_for(f->params, f->nparams, sizeof(char *));
+        f->defaults = grow_for(f->defaults, f->nparams, sizeof(Node *));
         f->params[f->nparams] = mem_strndup(t->start, (size_t)t->len);
         f->defaults[f->nparams++] = def;
         if (!match(p, TOK_COMMA)) break;
@@ -138,7 +145,7 @@ static Node *parse_dict(Parser *p, Token *open) {
         expect(p, TOK_COLON, "':' after dict key");
         /* key and a placeholder value join the node before anything else can fail, so the
          * error path frees them with it */
-        n->names = mem_realloc(n->names, sizeof(char *) * (size_t)(n->n + 1));
+        n->names = grow_for(n->names, n->n, sizeof(char *));
         n->names[n->n] = k->kind == TOK_IDENT ? mem_strndup(k->start, (size_t)k->len) : mem_strndup(k->str, (size_t)k->str_len);
         int at = n->n;
         ast_push(&n->kids, &n->n, NULL);
@@ -225,8 +232,8 @@ static void parse_call_args(Parser *p, Node *call) {
             for (int i = 0; i < call->nk; i++)
                 if ((int)strlen(call->names[i]) == name->len && !memcmp(call->names[i], name->start, (size_t)name->len))
                     fail_at(p, name, "keyword argument repeated");
-            call->names = mem_realloc(call->names, sizeof(char *) * (size_t)(call->nk + 1));
-            call->kw = mem_realloc(call->kw, sizeof(Node *) * (size_t)(call->nk + 1));
+            call->names = grow_for(call->names, call->nk, sizeof(char *));
+            call->kw = grow_for(call->kw, call->nk, sizeof(Node *));
             /* counted before the value is parsed, so an error there frees the name */
             int at = call->nk++;
             call->names[at] = mem_strndup(name->start, (size_t)name->len);

@@ -131,13 +131,6 @@ typedef struct {
 
 extern const AVal FAILV;
 
-#define GROW(arr, n, cap)                                                          \
-    do {                                                                           \
-        if ((n) == (cap)) {                                                        \
-            (cap) = (cap) ? (cap) * 2 : 16;                                        \
-            (arr) = mem_realloc((arr), sizeof *(arr) * (size_t)(cap));             \
-        }                                                                          \
-    } while (0)
 
 
 

@@ -587,7 +587,7 @@ static void collect_outputs(Comp *c) {
         o.name = mem_strndup(b->name, strlen(b->name));
         o.val = cc_opnd_of(c, b->v);
         Graph *g = c->g;
-        g->outputs = mem_realloc(g->outputs, sizeof(Output) * (size_t)(g->noutputs + 1));
+        GROW(g->outputs, g->noutputs, g->capoutputs);
         g->outputs[g->noutputs++] = o;
     }
 }

@@ -102,7 +102,7 @@ int cc_num_reg(Comp *c, AVal *v) {
 /* A constant tensor computed now, with the run-time kernels (constant folding). */
 AVal cc_tensor_const(Comp *c, Tensor *t) {
     Graph *g = c->g;
-    g->consts = mem_realloc(g->consts, sizeof(Tensor *) * (size_t)(g->nconsts + 1));
+    GROW(g->consts, g->nconsts, g->capconsts);
     g->consts[g->nconsts] = t;
     Shape s;
     shape_of(t, &s);
@@ -189,7 +189,7 @@ void cc_env_set(Comp *c, VarKey k, AVal v, const char *name, bool assigned) {
 
 int cc_add_guard(Comp *c, GuardKind kind, int input) {
     Graph *g = c->g;
-    g->guards = mem_realloc(g->guards, sizeof(Guard) * (size_t)(g->nguards + 1));
+    GROW(g->guards, g->nguards, g->capguards);
     Guard *gd = &g->guards[g->nguards];
     memset(gd, 0, sizeof *gd);
     gd->kind = kind;
@@ -202,7 +202,7 @@ int cc_add_guard(Comp *c, GuardKind kind, int input) {
 
 int cc_add_input(Comp *c, InputSrc src) {
     Graph *g = c->g;
-    g->inputs = mem_realloc(g->inputs, sizeof(InputSrc) * (size_t)(g->ninputs + 1));
+    GROW(g->inputs, g->ninputs, g->capinputs);
     g->inputs[g->ninputs] = src;
     return g->ninputs++;
 }

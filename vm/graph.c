@@ -27,7 +27,7 @@ int graph_emit(Graph *g, InsOp op, SrcLoc loc, Source *src) {
 }
 
 int graph_reg(Graph *g, RegKind kind) {
-    g->regs = mem_realloc(g->regs, sizeof(RegInfo) * (size_t)(g->nregs + 1));
+    GROW(g->regs, g->nregs, g->capregs);
     RegInfo *r = &g->regs[g->nregs];
     memset(r, 0, sizeof *r);
     r->kind = kind;

@@ -9,6 +9,7 @@
 #define TSL_IR_H
 #include "interp.h"
 #include "tops.h"
+#include "mem.h"
 
 typedef enum {
 #define OPC(name, text, effect) I_##name,
@@ -16,6 +17,16 @@ typedef enum {
 #undef OPC
     I__COUNT
 } InsOp;
+
+/* Room for one more element in arr (n used, cap allocated), doubling: graphs can reach
+ * 10^5 instructions and registers, so growth must not be one element at a time. */
+#define GROW(arr, n, cap)                                                          \
+    do {                                                                           \
+        if ((n) == (cap)) {                                                        \
+            (cap) = (cap) ? (cap) * 2 : 16;                                        \
+            (arr) = mem_realloc((arr), sizeof *(arr) * (size_t)(cap));             \
+        }                                                                          \
+    } while (0)
 
 typedef enum { R_NUM, R_TENSOR } RegKind;
 
@@ -113,17 +124,17 @@ typedef struct Graph {
     Ins *code;
     int ncode, capcode;
     RegInfo *regs;
-    int nregs;
+    int nregs, capregs;
     Tensor **consts;
-    int nconsts;
+    int nconsts, capconsts;
     InputSrc *inputs;
-    int ninputs;
+    int ninputs, capinputs;
     Guard *guards;
-    int nguards;
+    int nguards, capguards;
     int nobjs;             /* containers read from inputs (for stores) */
     int nslots;            /* buffers shared by intermediates (opt.c's memory plan) */
     Output *outputs;
-    int noutputs;
+    int noutputs, capoutputs;
     Opnd result;           /* static fn: the return value */
     bool has_result;
     /* statistics for dis and TSL_EXPLAIN */

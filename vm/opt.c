@@ -254,7 +254,7 @@ static int pass_fold(Graph *g) {
         else if (in->op == I_BINARY_S && kof[in->a] >= 0 && numk[in->b])
             t = op_binary_scalar((OpCode)in->aux, g->consts[kof[in->a]], numv[in->b], in->c);
         if (!t || defs[in->dst] != 1) { tensor_release(t); continue; }
-        g->consts = mem_realloc(g->consts, sizeof(Tensor *) * (size_t)(g->nconsts + 1));
+        GROW(g->consts, g->nconsts, g->capconsts);
         g->consts[g->nconsts] = t;
         in->op = I_TCONST;
         in->aux = g->nconsts++;
