@@ -70,6 +70,28 @@ def program(rng, n):
         lines.append("      if i % 2 == 0 { acc = acc - 0.25 }")
         lines.append("    }")
         outs.append("acc")
+    r = rng.random()
+    if r < 0.2:
+        # integer tensors: wrap-around arithmetic, floor modulo, comparisons into where()
+        lines.append('    ia = astype(floor(a * 10), "i64")')
+        lines.append("    ib = ia * %d - %d" % (rng.randint(-5, 5), rng.randint(0, 9)))
+        lines.append("    im = ia %% %d" % rng.choice([2, 3, 7, -4]))
+        lines.append("    w = where(ia > ib, a, 0.5)")
+        outs += ["ib", "im", "w"]
+    elif r < 0.4:
+        # a run-time branch on a tensor's value, and a while loop on a number
+        lines.append("    flag = 0")
+        lines.append("    if sum(y) > %r { flag = 1; y = y * 2 } else { y = y - 1 }" % round(rng.uniform(-3, 3), 2))
+        lines.append("    k = 0")
+        lines.append("    while k < %d { y = tanh(y) + s; k = k + 1 }" % rng.randint(0, 4))
+        outs += ["flag", "k", "y"]
+    elif r < 0.6:
+        # a closure over a tensor, called in a loop; a dict and a list built in the block
+        lines.append("    f = fn(v) { return v * a + b }")
+        lines.append("    parts = [f(a), f(b)]")
+        lines.append("    st = {first: parts[0], n: len(parts)}")
+        lines.append("    for j in range(2) { st.first = f(st.first) * 0.5 }")
+        outs += ["st"]
     lines.append("  }")
     lines.append("  return [%s]" % ", ".join(outs))
     lines.append("}")

@@ -165,16 +165,38 @@ static bool takes_tensor(const char *name, OpCode op) {
     return false;
 }
 
-/* A number where eager code makes a tensor: a 0-d f32 tensor, as interp_to_tensor does. */
-static AVal number_tensor(Comp *c, AVal v) {
+/* A number where eager code makes a tensor: a 0-d tensor of dtype dt (f32 unless the
+ * built-in says otherwise), as interp_to_tensor does. */
+static AVal number_tensor(Comp *c, AVal v, DType dt) {
     Shape s0 = { 0, { 0 } };
     int xr = cc_num_reg(c, &v);
-    AVal t = cc_tensor_av(c, DT_F32, &s0);
+    AVal t = cc_tensor_av(c, dt, &s0);
     Ins *in = cc_emit(c, I_SCALAR);
     in->dst = t.reg;
     in->a = xr;
-    in->aux = DT_F32;
+    in->aux = dt;
     return t;
+}
+
+/* where()'s numbers become tensors as the eager built-in makes them: a number beside a float
+ * tensor takes its dtype, an integral one beside an i64 tensor is i64, otherwise f32; bools
+ * are bool. */
+static bool where_operands(Comp *c, AVal *args) {
+    for (int i = 0; i < 3; i++) {
+        if (args[i].kind != AV_NUM) continue;
+        DType dt = args[i].is_bool ? DT_BOOL : DT_F32;
+        AVal *other = i > 0 ? &args[3 - i] : NULL;
+        if (!args[i].is_bool && other && other->kind == AV_TENSOR) {
+            if (dtype_is_float(other->dtype)) dt = other->dtype;
+            else if (other->dtype == DT_I64) {
+                double x;
+                if (!cc_need_const(c, &args[i], &x, "a number in where() beside an integer tensor")) return false;
+                if (x == floor(x)) dt = DT_I64;
+            }
+        }
+        args[i] = number_tensor(c, args[i], dt);
+    }
+    return true;
 }
 
 AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, int nargs, char **kwn, AVal *kw,
@@ -182,7 +204,7 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
     c->loc = loc;
     if (nargs >= 1 && args[0].kind == AV_NUM && !args[0].is_bool && takes_tensor(name, op_by_name(name)) &&
         !cc_is_pure_builtin(name))
-        args[0] = number_tensor(c, args[0]);
+        args[0] = number_tensor(c, args[0], DT_F32);
     if (!strcmp(name, "print")) return builtin_print(c, args, nargs, nkw);
     if (!strcmp(name, "assert")) return builtin_assert(c, args, nargs, kwn, kw, nkw);
     OpCode op = op_by_name(name);
@@ -286,7 +308,10 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
         in->b = args[1].reg;
         return r;
     }
-    if (op == OP_WHERE && nargs == 3 && args[0].kind == AV_TENSOR && args[1].kind == AV_TENSOR && args[2].kind == AV_TENSOR) {
+    if (op == OP_WHERE && nargs == 3 && nkw == 0 && (args[1].kind == AV_TENSOR || args[2].kind == AV_TENSOR ||
+                                                     args[0].kind == AV_TENSOR) &&
+        args[0].kind != AV_CONST && args[1].kind != AV_CONST && args[2].kind != AV_CONST && where_operands(c, args) &&
+        args[0].kind == AV_TENSOR && args[1].kind == AV_TENSOR && args[2].kind == AV_TENSOR) {
         Shape s1, so;
         DType dt = args[1].dtype > args[2].dtype ? args[1].dtype : args[2].dtype;
         if (shape_broadcast(&args[1].shape, &args[2].shape, &s1, "where") ||

@@ -568,8 +568,22 @@ Opnd cc_opnd_of(Comp *c, AVal v) {
         }
         return o;
     case AV_CLOSURE:
-        cc_unsupported(c, "a function made in static code cannot leave it");
-        o.kind = OPND_CONST;
+        /* it can leave the static code when what it captures lives in real cells */
+        for (int i = 0; i < v.cl->proto->nupvals; i++)
+            if (v.cl->caps[i].kind != K_CELL) {
+                cc_unsupported(c, "a function made in static code that captures its locals cannot leave it");
+                o.kind = OPND_CONST;
+                return o;
+            }
+        o.kind = OPND_CLOSURE;
+        o.proto = v.cl->proto;
+        o.mod = v.cl->mod;
+        o.n = v.cl->proto->nupvals;
+        o.cells = mem_calloc((size_t)o.n + 1, sizeof(ObjCell *));
+        for (int i = 0; i < o.n; i++) {
+            o.cells[i] = v.cl->caps[i].ptr;
+            o.cells[i]->h.rc++;
+        }
         return o;
     default:
         o.kind = OPND_CONST;

@@ -52,6 +52,7 @@ struct AStruct {
     AVal *items;
     char **keys;
     int obj;          /* container index when the structure is an input, else -1 */
+    int born;         /* Comp.nsnaps when it was made: dry runs tell their own structures */
 };
 
 typedef struct {
@@ -61,10 +62,14 @@ typedef struct {
     const char *name;
 } Binding;
 
+/* Where a value that changes inside a loop or run-time branch lives: a variable (st NULL)
+ * or item `slot` of a compile-time list or dict. */
 typedef struct Home {
     VarKey key;
     AVal home;
     const char *name;
+    AStruct *st;
+    int slot;
 } Home;
 
 typedef struct Loop {
@@ -119,6 +124,9 @@ typedef struct {
     int dry;
     Undo *undo;
     int nundo, capundo;
+    int undo_base;           /* first entry of the innermost dry run */
+    int nsnaps;              /* dry runs started so far */
+    int snap_id;             /* the innermost dry run's number, 0 outside */
     void **arena;
     int narena, caparena;
     Value *vals;             /* values the compiler made (strings, folded results) */

@@ -89,12 +89,16 @@ typedef struct {
     int ncode;
     Binding *env;
     int nenv;
-    int nundo;
+    int nundo, undo_base;
+    int id;           /* structures born at or after it were made by the dry run */
+    int outer_id;
 } Snap;
 
 static Snap snapshot(Comp *c) {
-    Snap s = { c->g->ncode, mem_alloc(sizeof(Binding) * (size_t)(c->nenv + 1)), c->nenv, c->nundo };
+    Snap s = { c->g->ncode, mem_alloc(sizeof(Binding) * (size_t)(c->nenv + 1)), c->nenv, c->nundo, c->undo_base, ++c->nsnaps, c->snap_id };
+    c->snap_id = s.id;
     if (c->nenv) memcpy(s.env, c->env, sizeof(Binding) * (size_t)c->nenv);
+    c->undo_base = c->nundo;
     c->dry++;
     return s;
 }
@@ -114,6 +118,8 @@ static void rollback(Comp *c, Snap *s) {
         mem_free(u->keys);
     }
     c->nundo = s->nundo;
+    c->undo_base = s->undo_base;
+    c->snap_id = s->outer_id;
     mem_free(s->env);
     c->dry--;
 }
@@ -182,9 +188,46 @@ static void changed_since(Comp *c, Snap *s, Home **out, int *n) {
         if (before && same_av(&before->v, &now->v)) continue;
         if (now->v.kind == AV_NONE) continue;
         *out = mem_realloc(*out, sizeof(Home) * (size_t)(*n + 1));
-        (*out)[*n] = (Home){ now->key, now->v, now->name };
+        (*out)[*n] = (Home){ now->key, now->v, now->name, NULL, 0 };
         (*n)++;
     }
+}
+
+/* List and dict items changed since the snapshot (their value now), from the dry run's
+ * undo log; a list or dict that grows there cannot be compiled. */
+static void changed_items(Comp *c, Snap *s, Home **out, int *n) {
+    for (int i = s->nundo; i < c->nundo && !c->failed; i++) {
+        Undo *u = &c->undo[i];
+        if (u->st->born >= s->id) continue;   /* made inside the region */
+        if (u->st->n != u->n) {
+            cc_unsupported(c, "a list or dict grows inside a loop or run-time branch");
+            return;
+        }
+        for (int j = 0; j < u->n; j++) {
+            if (same_av(&u->items[j], &u->st->items[j])) continue;
+            *out = mem_realloc(*out, sizeof(Home) * (size_t)(*n + 1));
+            const char *name = u->st->keys ? u->st->keys[j] : "a list item";
+            (*out)[*n] = (Home){ { 0 }, u->st->items[j], name, u->st, j };
+            (*n)++;
+        }
+    }
+}
+
+/* Gives item `slot` of st a home register for the region, starting at its current value. */
+static void home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
+    AStruct *st = changed->st;
+    AVal before = st->items[changed->slot], home;
+    if (!make_home(c, &before, &home)) {
+        if (!same_av(&before, &changed->home))
+            cc_unsupported(c, "item '%s' changes its kind inside a loop or run-time branch", changed->name);
+        return;
+    }
+    move_into(c, &home, before, changed->name);
+    cc_undo_save(c, st);
+    st->items[changed->slot] = home;
+    *homes = mem_realloc(*homes, sizeof(Home) * (size_t)(*nhomes + 1));
+    (*homes)[*nhomes] = (Home){ { 0 }, home, changed->name, st, changed->slot };
+    (*nhomes)++;
 }
 
 /* Gives every variable that `compile_region` may change a home register, by running it
@@ -198,13 +241,17 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
     Snap s = snapshot(c);
     Loop *saved_loop = c->loop;
     compile_region(c, arg);
-    Home *changed = NULL;
-    int nchanged = 0;
+    Home *changed = NULL, *items = NULL;
+    int nchanged = 0, nitems = 0;
     if (!c->failed) changed_since(c, &s, &changed, &nchanged);
+    if (!c->failed) changed_items(c, &s, &items, &nitems);
     bool failed = c->failed;
     c->loop = saved_loop;
     rollback(c, &s);
-    if (failed) { mem_free(changed); return; }
+    if (failed) { mem_free(changed); mem_free(items); return; }
+    for (int i = 0; i < nitems && !c->failed; i++) home_item(c, &items[i], homes, nhomes);
+    mem_free(items);
+    if (c->failed) { mem_free(changed); return; }
     for (int i = 0; i < nchanged; i++) {
         AVal home;
         Binding *b = cc_find_binding(c->env, c->nenv, changed[i].key);
@@ -220,7 +267,7 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
         if (b) move_into(c, &home, b->v, changed[i].name);
         cc_env_set(c, changed[i].key, home, changed[i].name, true);   /* written back after the region */
         *homes = mem_realloc(*homes, sizeof(Home) * (size_t)(*nhomes + 1));
-        (*homes)[*nhomes] = (Home){ changed[i].key, home, changed[i].name };
+        (*homes)[*nhomes] = (Home){ changed[i].key, home, changed[i].name, NULL, 0 };
         (*nhomes)++;
     }
     mem_free(changed);
@@ -228,13 +275,24 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
 
 static void home_moves(Comp *c, Home *homes, int n) {
     for (int i = 0; i < n && !c->failed; i++) {
+        if (homes[i].st) {
+            move_into(c, &homes[i].home, homes[i].st->items[homes[i].slot], homes[i].name);
+            continue;
+        }
         Binding *b = cc_find_binding(c->env, c->nenv, homes[i].key);
         if (b) move_into(c, &homes[i].home, b->v, homes[i].name);
     }
 }
 
 static void restore_homes(Comp *c, Home *homes, int n) {
-    for (int i = 0; i < n; i++) cc_env_set(c, homes[i].key, homes[i].home, homes[i].name, true);
+    for (int i = 0; i < n; i++) {
+        if (homes[i].st) {
+            cc_undo_save(c, homes[i].st);
+            homes[i].st->items[homes[i].slot] = homes[i].home;
+        } else {
+            cc_env_set(c, homes[i].key, homes[i].home, homes[i].name, true);
+        }
+    }
 }
 
 static void patch(Comp *c, int at, int target) { c->g->code[at].aux = target; }
@@ -437,16 +495,19 @@ static void both_branches(Comp *c, void *arg) {
     Snap s = snapshot(c);
     BranchArg t = { ba->n, 0 };
     branch_once(c, &t);
-    Home *changed = NULL;
-    int n = 0;
+    Home *changed = NULL, *items = NULL;
+    int n = 0, nitems = 0;
     if (!c->failed) changed_since(c, &s, &changed, &n);
+    if (!c->failed) changed_items(c, &s, &items, &nitems);
     /* keep then-branch results visible to the caller's diff, then run else from the start */
     rollback(c, &s);
     BranchArg e = { ba->n, 1 };
     if (!c->failed) branch_once(c, &e);
     /* what the then-branch changed stays visible to prepare_homes' comparison */
     for (int i = 0; i < n; i++) cc_env_set(c, changed[i].key, changed[i].home, changed[i].name, true);
+    restore_homes(c, items, nitems);
     mem_free(changed);
+    mem_free(items);
 }
 
 static void if_stmt(Comp *c, Node *n) {

@@ -119,13 +119,14 @@ AStruct *cc_astruct_new(Comp *c, bool dict) {
     AStruct *s = cc_arena_alloc(c, sizeof *s);
     s->dict = dict;
     s->obj = -1;
+    s->born = c->nsnaps;
     return s;
 }
 
 /* Before a dry run changes a structure, remember how it was. */
 void cc_undo_save(Comp *c, AStruct *s) {
-    if (!c->dry) return;
-    for (int i = 0; i < c->nundo; i++)
+    if (!c->dry || s->born >= c->snap_id) return;   /* made by this dry run: nobody else sees it */
+    for (int i = c->undo_base; i < c->nundo; i++)   /* saved once per dry run */
         if (c->undo[i].st == s) return;
     GROW(c->undo, c->nundo, c->capundo);
     Undo *u = &c->undo[c->nundo++];
@@ -265,6 +266,7 @@ AVal cc_lift(Comp *c, Value v, int in, const char *name) {
             AVal a = cc_lift(c, item, leaf, c->g->inputs[leaf].name);
             cc_astruct_push(c, st, dict ? AS_DICT(v)->entries[i].key->chars : NULL, a);
         }
+        st->born = 0;   /* an input exists before any dry run, even when one lifts it */
         AVal a = { .kind = dict ? AV_DICT : AV_LIST, .st = st, .reg = -1 };
         return a;
     }

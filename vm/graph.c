@@ -37,6 +37,11 @@ int graph_reg(Graph *g, RegKind kind) {
 
 void opnd_free(Opnd *o) {
     if (o->kind == OPND_CONST) val_release(o->k);
+    if (o->kind == OPND_CLOSURE) {
+        for (int i = 0; i < o->n; i++) val_release(OBJ_VAL(VAL_CELL, o->cells[i]));
+        mem_free(o->cells);
+        o->n = 0;
+    }
     for (int i = 0; i < o->n; i++) {
         opnd_free(&o->items[i]);
         if (o->keys) mem_free(o->keys[i]);

@@ -47,7 +47,7 @@ typedef struct {
 
 /* A value the VM must build at run time (print arguments, stores, outputs):
  * a constant, a register, or a list/dict of operands. */
-typedef enum { OPND_CONST, OPND_NUM, OPND_TENSOR, OPND_LIST, OPND_DICT, OPND_OBJ } OpndKind;
+typedef enum { OPND_CONST, OPND_NUM, OPND_TENSOR, OPND_LIST, OPND_DICT, OPND_OBJ, OPND_CLOSURE } OpndKind;
 typedef struct Opnd {
     OpndKind kind;
     int reg;               /* NUM/TENSOR register, or OBJ container index */
@@ -55,6 +55,9 @@ typedef struct Opnd {
     int n;                 /* LIST/DICT */
     struct Opnd *items;
     char **keys;           /* DICT */
+    FnProto *proto;        /* CLOSURE: a function made in static code, built at run time */
+    Module *mod;
+    ObjCell **cells;       /* its captured variables (retained), n of them */
 } Opnd;
 
 /* One elementwise step inside a FUSED group: t[dst] := op(t[a], t[b] or scalar). */

@@ -336,6 +336,16 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
 
 /* ---------- --verify-static ---------- */
 
+/* Two closures behave alike when they run the same code over the same captured
+ * variables: static code makes its own closure object where eager code makes another. */
+static bool same_closure(const ObjClosure *a, const ObjClosure *b) {
+    if (a == b) return true;
+    if (a->proto != b->proto || a->module != b->module) return false;
+    for (int i = 0; i < a->proto->nupvals; i++)
+        if (a->upvals[i] != b->upvals[i]) return false;
+    return true;
+}
+
 /* Reports the first place a and b differ (bitwise), or returns false. */
 static bool differ(Value a, Value b, char *where, size_t n) {
     if (a.type != b.type) {
@@ -376,6 +386,11 @@ static bool differ(Value a, Value b, char *where, size_t n) {
         for (int i = 0; i < AS_DICT(a)->len; i++)
             if (differ(AS_DICT(a)->entries[i].val, AS_DICT(b)->entries[i].val, where, n)) return true;
         return false;
+    case VAL_FUNC:
+        if (a.as.o->kind == OBJ_CLOSURE && b.as.o->kind == OBJ_CLOSURE && same_closure(AS_CLOSURE(a), AS_CLOSURE(b)))
+            return false;
+        snprintf(where, n, "different functions");
+        return true;
     default:
         if (val_equal(a, b)) return false;
         snprintf(where, n, "values differ");

@@ -89,6 +89,14 @@ Value vm_operand(Interp *I, Graph *g, VmRegs *r, const Opnd *o) {
         ob->rc++;
         return OBJ_VAL(ob->kind == OBJ_LIST ? VAL_LIST : VAL_DICT, ob);
     }
+    case OPND_CLOSURE: {
+        ObjClosure *cl = closure_new(o->proto, o->mod);
+        for (int i = 0; i < o->n; i++) {
+            o->cells[i]->h.rc++;
+            cl->upvals[i] = o->cells[i];
+        }
+        return OBJ_VAL(VAL_FUNC, cl);
+    }
     case OPND_LIST: {
         ObjList *l = list_new(o->n);
         for (int i = 0; i < o->n; i++) {
