@@ -117,6 +117,17 @@ else
     echo "SKIP: differential test needs python3"
 fi
 
+# ... and with every optimizer pass off (the passes must not be what makes them agree)
+if command -v python3 >/dev/null 2>&1; then
+    python3 tests/difftest.py --count 300 --seed 7 >"$tmp/diff.tsl"
+    if TSL_OPT=-fold,-cse,-dce,-fuse,-mem TSL_EXPLAIN=1 $TSL --verify-static "$tmp/diff.tsl" >/dev/null 2>"$tmp/err" &&
+       sanitized && ! grep -q 'runs eagerly\|TSL_OPT' "$tmp/err"; then ok; else bad "differential test, passes off: $(grep -v 'compiled static' "$tmp/err" | head -3)"; fi
+fi
+
+# a TSL_OPT that names no pass is reported, not silently ignored
+TSL_OPT=-fusion $TSL -e 'static { y = 1 }' 2>"$tmp/err" >/dev/null
+if grep -q "TSL_OPT: ignoring '-fusion'" "$tmp/err"; then ok; else bad "TSL_OPT typo not reported: $(cat "$tmp/err")"; fi
+
 # TSL_EXPLAIN names what changed when a block recompiles
 printf 'x = zeros([3])\nfor n in [3, 4] {\n  x = zeros([n])\n  static { y = x + 1 }\n}\n' >"$tmp/explain.tsl"
 TSL_EXPLAIN=1 $TSL "$tmp/explain.tsl" 2>"$tmp/err" >/dev/null

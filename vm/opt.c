@@ -1,5 +1,5 @@
 /* opt.c - optimizer passes over a compiled Graph. Each can be switched off for debugging
- * with TSL_OPT, e.g. TSL_OPT=-fuse,-cse (names: fold, cse, dce, fuse).
+ * with TSL_OPT, e.g. TSL_OPT=-fuse,-cse (names: fold, cse, dce, fuse, mem).
  *
  *   fold  constant folding: elementwise ops on constant tensors, run now by the same kernels
  *   cse   common-subexpression elimination of pure instructions with identical operands
@@ -10,10 +10,31 @@
  *         exist as whole tensors
  *   mem   memory planning: intermediates whose lifetimes do not overlap share buffers
  * None of them changes the arithmetic of any element. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "opt.h"
 #include "mem.h"
+
+static const char *const pass_names[] = { "fold", "cse", "dce", "fuse", "mem" };
+
+/* Says once on stderr when TSL_OPT names no pass (a typo would otherwise look like a no-op). */
+static void check_opt_env(void) {
+    static bool checked;
+    const char *s = getenv("TSL_OPT");
+    if (checked || !s) return;
+    checked = true;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        const char *name = tok[0] == '-' ? tok + 1 : tok;
+        bool known = false;
+        for (size_t i = 0; i < sizeof pass_names / sizeof pass_names[0]; i++)
+            if (!strcmp(name, pass_names[i])) known = true;
+        if (!known || tok[0] != '-')
+            fprintf(stderr, "tsl: TSL_OPT: ignoring '%s' (write -PASS to switch a pass off; passes: fold, cse, dce, fuse, mem)\n", tok);
+    }
+}
 
 static bool pass_on(const char *name) {
     const char *s = getenv("TSL_OPT");
@@ -504,6 +525,7 @@ static int pass_memplan(Graph *g) {
 
 void opt_run(Graph *g) {
     g->ops_before = g->ncode;
+    check_opt_env();
     hoist_constants(g);
     if (pass_on("fold")) pass_fold(g);
     if (pass_on("cse")) pass_cse(g);
