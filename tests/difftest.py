@@ -45,7 +45,8 @@ def program(rng, n):
     bshape = broadcastable(rng, shape)
     lines = ["fn prog_%d() {" % n, "  seed(%d)" % n,
              "  a = randn(%s)" % shape_str(shape), "  b = randn(%s)" % shape_str(bshape),
-             "  s = %r" % round(rng.uniform(-2, 2), 3), "  static {"]
+             "  s = %r" % round(rng.uniform(-2, 2), 3),
+             "  model = {w: randn([%d, 3]), bias: randn([3])}" % shape[-1], "  static {"]
     leaves = ["a", "b", "s", "a", "0.5", "2"]
     lines.append("    y = a + %s" % expr(rng, leaves, 3))
     outs = ["y"]
@@ -92,6 +93,22 @@ def program(rng, n):
         lines.append("    st = {first: parts[0], n: len(parts)}")
         lines.append("    for j in range(2) { st.first = f(st.first) * 0.5 }")
         outs += ["st"]
+    elif r < 0.8:
+        # a training-like loop: matmul + bias + activation, updating the program's own dict;
+        # concat, stack, argmax and an indexed store
+        act = rng.choice(["relu", "tanh", "sigmoid"])
+        lines.append("    x2 = reshape(y, [-1, %d])" % shape[-1])
+        lines.append("    for e in range(%d) {" % rng.randint(1, 3))
+        lines.append("      h = %s(x2 @ model.w + model.bias)" % act)
+        lines.append("      model.w = model.w - 0.01 * (transpose(x2) @ h)")
+        lines.append("      model.bias = model.bias - 0.01 * sum(h, axis=0)")
+        lines.append("    }")
+        lines.append("    cat = concat([x2, x2 * 2], axis=%d)" % rng.randint(0, 1))
+        lines.append("    stk = stack([x2, exp(clip(x2, -5, 5))])")
+        lines.append("    am = argmax(x2, axis=-1)")
+        lines.append("    x2[0] = x2[0] * 3")
+        lines.append("    ls = log_softmax(x2, axis=-1)")
+        outs += ["h", "cat", "stk", "am", "x2", "ls", "model"]
     lines.append("  }")
     lines.append("  return [%s]" % ", ".join(outs))
     lines.append("}")
