@@ -109,6 +109,19 @@ def program(rng, n):
         lines.append("    x2[0] = x2[0] * 3")
         lines.append("    ls = log_softmax(x2, axis=-1)")
         outs += ["h", "cat", "stk", "am", "x2", "ls", "model"]
+    else:
+        # break and continue, on the counter and on a tensor's value, in nested loops
+        lines.append("    cnt = 0")
+        lines.append("    v = a * 1")
+        lines.append("    for i in range(%d) {" % rng.randint(1, 7))
+        lines.append("      if i == %d { continue }" % rng.randint(0, 4))
+        lines.append("      v = v * 0.9 + s")
+        lines.append("      if sum(v) > %r { break }" % round(rng.uniform(-4, 4), 2))
+        lines.append("      j = 0")
+        lines.append("      while true { j = j + 1; if j >= %d { break } }" % rng.randint(1, 3))
+        lines.append("      cnt = cnt + j")
+        lines.append("    }")
+        outs += ["cnt", "v"]
     lines.append("  }")
     lines.append("  return [%s]" % ", ".join(outs))
     lines.append("}")

@@ -545,11 +545,13 @@ Opnd cc_opnd_of(Comp *c, AVal v) {
         } else {
             o.kind = OPND_NUM;
             o.reg = cc_num_reg(c, &v);
+            o.bound = v.unset;
         }
         return o;
     case AV_TENSOR:
         o.kind = OPND_TENSOR;
         o.reg = v.reg;
+        o.bound = v.unset;
         return o;
     case AV_LIST:
     case AV_DICT:

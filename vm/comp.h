@@ -44,6 +44,7 @@ typedef struct {
     Shape shape;
     AStruct *st;
     CClosure *cl;
+    int unset;       /* a home that may be unbound: its run-time flag register + 1 (0: bound) */
 } AVal;
 
 struct AStruct {

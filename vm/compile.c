@@ -149,6 +149,25 @@ static bool make_home(Comp *c, const AVal *v, AVal *home) {
     return false;
 }
 
+/* A home that may be unbound learns, at run time, whether v is bound. */
+static void set_bound_flag(Comp *c, const AVal *home, const AVal *v) {
+    if (!home->unset) return;
+    AVal one = cc_bool_const(true);
+    int src = v->unset ? v->unset - 1 : cc_num_reg(c, &one);
+    Ins *in = cc_emit(c, I_NMOVE);
+    in->dst = home->unset - 1;
+    in->a = src;
+}
+
+/* Whether the variable has a value in the frame the static code runs in. */
+static bool has_value_outside(Comp *c, VarKey k) {
+    Value v;
+    InputSrc src;
+    if (!cc_key_source(c, k, &v, &src)) return false;
+    if (src.kind == SRC_CELLPTR) src.cell->h.rc--;   /* cc_key_source took a reference */
+    return v.type != VAL_UNDEF;
+}
+
 static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
     if (c->failed) return;
     if (v.kind != home->kind) {
@@ -161,6 +180,7 @@ static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
         Ins *in = cc_emit(c, I_NMOVE);
         in->dst = home->reg;
         in->a = r;
+        set_bound_flag(c, home, &v);
         return;
     }
     if (home->kind == AV_TENSOR) {
@@ -175,6 +195,7 @@ static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
         Ins *in = cc_emit(c, I_TMOVE);
         in->dst = home->reg;
         in->a = v.reg;
+        set_bound_flag(c, home, &v);
         return;
     }
     if (!same_av(home, &v)) cc_unsupported(c, "variable '%s' changes inside a loop or branch", name);
@@ -256,6 +277,11 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
         AVal home;
         Binding *b = cc_find_binding(c->env, c->nenv, changed[i].key);
         if (!b) b = cc_find_binding(c->inputs, c->ninputs, changed[i].key);
+        if (!b && has_value_outside(c, changed[i].key)) {   /* bound before, not read yet */
+            cc_read_key(c, changed[i].key, changed[i].name);
+            if (c->failed) break;
+            b = cc_find_binding(c->inputs, c->ninputs, changed[i].key);
+        }
         const AVal *shape_src = b ? &b->v : &changed[i].home;
         if (!make_home(c, shape_src, &home)) {
             if (b && !same_av(&b->v, &changed[i].home)) {
@@ -263,6 +289,16 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
                 break;
             }
             continue;
+        }
+        if (!b || b->v.unset) {   /* the region may leave it unbound, as eager code would */
+            home.unset = cc_new_num(c, true) + 1;
+            if (!b) {
+                AVal zero = cc_bool_const(false);
+                int r = cc_num_reg(c, &zero);
+                Ins *in = cc_emit(c, I_NMOVE);
+                in->dst = home.unset - 1;
+                in->a = r;
+            }
         }
         if (b) move_into(c, &home, b->v, changed[i].name);
         cc_env_set(c, changed[i].key, home, changed[i].name, true);   /* written back after the region */
@@ -398,8 +434,8 @@ static void compile_loop(Comp *c, LoopArg *la) {
     cc_block(c, n->kind == AST_FOR ? n->c : n->b);
     c->branch_depth--;
     c->loop = lp.outer;
-    int cont_target = c->g->ncode;
     home_moves(c, homes, nhomes);
+    int cont_target = c->g->ncode;   /* `continue` made its own moves (jump_out) */
     if (la->counted && !c->failed) {
         AVal step = cc_num_const(la->step);
         int sr = cc_num_reg(c, &step);

@@ -333,7 +333,14 @@ AVal cc_read_key(Comp *c, VarKey k, const char *name) {
     Binding *b = cc_find_binding(c->env, c->nenv, k);
     if (b) {
         if (b->v.kind == AV_NONE) return cc_error_at(c, c->loc, "undefined variable '%s'", name);
-        return b->v;
+        AVal v = b->v;
+        if (v.unset) {   /* first assigned in a loop or branch that may not have run */
+            Ins *in = cc_emit(c, I_ASSERT);
+            in->a = v.unset - 1;
+            in->key = mem_strndup(name, strlen(name));
+            v.unset = 0;
+        }
+        return v;
     }
     b = cc_find_binding(c->inputs, c->ninputs, k);
     if (b) return b->v;

@@ -52,7 +52,10 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
     case I_JUMP: snprintf(buf, n, "-> %d", in->aux); break;
     case I_JUMPF: snprintf(buf, n, "if not %s -> %d", a, in->aux); break;
     case I_PRINT: snprintf(buf, n, "(%d values)", in->nopnds); break;
-    case I_ASSERT: snprintf(buf, n, "%s", a); break;
+    case I_ASSERT:
+        if (in->key) snprintf(buf, n, "%s   (else: undefined variable '%s')", a, in->key);
+        else snprintf(buf, n, "%s", a);
+        break;
     case I_STORE: snprintf(buf, n, "o%d%s%s", in->a, in->key ? "." : "[..]", in->key ? in->key : ""); break;
     case I_FUSED: {
         size_t len = (size_t)snprintf(buf, n, "%s = fused group %d: ", d, in->aux);

@@ -58,6 +58,7 @@ typedef struct Opnd {
     FnProto *proto;        /* CLOSURE: a function made in static code, built at run time */
     Module *mod;
     ObjCell **cells;       /* its captured variables (retained), n of them */
+    int bound;             /* NUM/TENSOR: flag register + 1; flag 0 means "unbound" (0: always bound) */
 } Opnd;
 
 /* One elementwise step inside a FUSED group: t[dst] := op(t[a], t[b] or scalar). */

@@ -89,6 +89,7 @@ static int reads(const Ins *in, int *out) {
 
 static void count_opnd(const Opnd *o, int *uses) {
     if (o->kind == OPND_NUM || o->kind == OPND_TENSOR) uses[o->reg]++;
+    if (o->bound) uses[o->bound - 1]++;
     if (o->kind == OPND_CLOSURE) return;   /* n counts cells there, not items */
     for (int i = 0; i < o->n; i++) count_opnd(&o->items[i], uses);
 }
@@ -197,6 +198,7 @@ static bool same_ins(const Ins *a, const Ins *b) {
 
 static void rename_opnd(Opnd *o, const int *map) {
     if (o->kind == OPND_NUM || o->kind == OPND_TENSOR) o->reg = map[o->reg];
+    if (o->bound) o->bound = map[o->bound - 1] + 1;
     if (o->kind == OPND_CLOSURE) return;
     for (int i = 0; i < o->n; i++) rename_opnd(&o->items[i], map);
 }

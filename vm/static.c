@@ -391,6 +391,8 @@ static bool differ(Value a, Value b, char *where, size_t n) {
             return false;
         snprintf(where, n, "different functions");
         return true;
+    case VAL_UNDEF:
+        return false;
     default:
         if (val_equal(a, b)) return false;
         snprintf(where, n, "values differ");

@@ -78,6 +78,7 @@ static double num_op(int tok, double x, double y) {
 }
 
 Value vm_operand(Interp *I, Graph *g, VmRegs *r, const Opnd *o) {
+    if (o->bound && r->num[o->bound - 1] == 0) return UNDEF_VAL;   /* left unbound, as eagerly */
     switch (o->kind) {
     case OPND_CONST: return val_retain(o->k);
     case OPND_NUM: return g->regs[o->reg].is_bool ? BOOL_VAL(r->num[o->reg] != 0) : NUM_VAL(r->num[o->reg]);
@@ -141,6 +142,11 @@ static int exec_print(Interp *I, Graph *g, VmRegs *r, Ins *in) {
 
 static int exec_assert(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     if (r->num[in->a] != 0) return 0;
+    if (in->key) {   /* a variable first assigned in a loop or branch that did not assign it */
+        char msg[300];
+        snprintf(msg, sizeof msg, "undefined variable '%s'", in->key);
+        return fail_at(I, in, msg);
+    }
     if (!in->nopnds) return fail_at(I, in, "assertion failed");
     Value m = vm_operand(I, g, r, &in->opnds[0]);
     StrBuf b = { 0 };
