@@ -93,7 +93,7 @@ def program(rng, n):
         lines.append("    st = {first: parts[0], n: len(parts)}")
         lines.append("    for j in range(2) { st.first = f(st.first) * 0.5 }")
         outs += ["st"]
-    elif r < 0.8:
+    elif r < 0.75:
         # a training-like loop: matmul + bias + activation, updating the program's own dict;
         # concat, stack, argmax and an indexed store
         act = rng.choice(["relu", "tanh", "sigmoid"])
@@ -109,6 +109,19 @@ def program(rng, n):
         lines.append("    x2[0] = x2[0] * 3")
         lines.append("    ls = log_softmax(x2, axis=-1)")
         outs += ["h", "cat", "stk", "am", "x2", "ls", "model"]
+    elif r < 0.9:
+        # stores into a tensor at a run-time index, a while on a tensor's value and a counter,
+        # a loop over a tensor's rows
+        k = rng.randint(1, 4)
+        lines.append("    x3 = reshape(y, [-1, %d])" % shape[-1])
+        lines.append("    buf = zeros([%d, %d])" % (k, shape[-1]))
+        lines.append("    for i in range(%d) { buf[i] = x3[i %% len(x3)] * (i + 1) }" % k)
+        lines.append("    buf[0, 0] = buf[0, 0] - s")
+        lines.append("    w2 = 0")
+        lines.append("    while sum(buf) < %r and w2 < 5 { buf = buf + 0.5; w2 = w2 + 1 }" % round(rng.uniform(-3, 6), 2))
+        lines.append("    cum = zeros([])")
+        lines.append("    for row in buf { cum = cum + sum(row * row) }")
+        outs += ["buf", "w2", "cum"]
     else:
         # break and continue, on the counter and on a tensor's value, in nested loops
         lines.append("    cnt = 0")

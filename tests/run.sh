@@ -2,7 +2,9 @@
 # tests/run.sh TSL - the script-level test suite:
 #   tests/scripts/*.tsl  self-asserting scripts, run three ways: eagerly (--no-static), with
 #                        static code compiled (the default) and with --verify-static
-#                        (a NAME.out beside one, written by hand, must match its stdout)
+#                        (a NAME.out beside one, written by hand, must match its stdout);
+#                        their static code must compile (no eager fallback) unless a line
+#                        starts with `# allows-eager`
 #   tests/errors/*.tsl   each must fail with exit 1 and print the `# error: L:C: MSG` it names
 #   command-line behaviour, the examples, and the REPL through a pty (tests/repl_pty.py)
 # Prints one line per failure and ends with "N passed, N failed".
@@ -18,6 +20,11 @@ sanitized() { ! grep -q 'Sanitizer' "$tmp/err"; }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 for f in tests/scripts/*.tsl; do
+    # all their static code compiles, unless the script says it tests the eager fallback
+    if ! grep -q '^# allows-eager' "$f"; then
+        TSL_EXPLAIN=1 $TSL "$f" >/dev/null 2>"$tmp/err"
+        if grep -q 'runs eagerly' "$tmp/err"; then bad "$f: $(grep -m1 'runs eagerly' "$tmp/err")"; else ok; fi
+    fi
     for mode in --no-static "" --verify-static; do
         if $TSL $mode "$f" >"$tmp/out" 2>"$tmp/err"; then
             if ! sanitized; then

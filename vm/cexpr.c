@@ -147,7 +147,7 @@ int cc_truth(Comp *c, AVal v, int *reg, SrcLoc loc) {
 
 static AVal not_expr(Comp *c, Node *n) {
     AVal a;
-    TRY(a = cc_expr(c, n->a));
+    TRY(a = cc_cond(c, n->a));   /* only its truth matters */
     int reg, t = cc_truth(c, a, &reg, n->a->loc);
     if (c->failed) return FAILV;
     if (t >= 0) return cc_bool_const(!t);
@@ -166,7 +166,9 @@ static AVal and_or(Comp *c, Node *n) {
     if (c->failed) return FAILV;
     bool is_and = n->kind == AST_AND;
     if (t >= 0) return (is_and == (t != 0)) ? cc_expr(c, n->b) : a;
-    return cc_unsupported(c, "'and'/'or' on a value known only at run time");
+    if (a.kind != AV_NUM || !a.is_bool)   /* its value would be a or b, of different kinds */
+        return cc_unsupported(c, "'and'/'or' on a value known only at run time, used as a value, with an operand that is not true/false");
+    return cc_and_or_runtime(c, n, reg, true);
 }
 
 static AVal make_list(Comp *c, Node *n) {

@@ -174,6 +174,8 @@ bool cc_need_int(Comp *c, AVal *v, int64_t *out, const char *what);
 bool cc_pure_value(Comp *c, AVal *v, Value *out);
 AVal cc_from_value(Comp *c, Value v);
 AVal cc_expr(Comp *c, Node *n);
+AVal cc_cond(Comp *c, Node *n);
+AVal cc_and_or_runtime(Comp *c, Node *n, int ra, bool value);
 void cc_stmt(Comp *c, Node *n);
 void cc_block(Comp *c, Node *b);
 AVal cc_call_value(Comp *c, AVal fn, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, SrcLoc loc);

@@ -369,7 +369,7 @@ static void loop_body_once(Comp *c, void *arg) {
     Node *n = la->n;
     if (la->counted) cc_env_set(c, cc_name_key(c, n->a), loop_var(c, la), n->a->str, true);
     if (n->kind == AST_WHILE) {
-        AVal cond = cc_expr(c, n->a);
+        AVal cond = cc_cond(c, n->a);
         if (!c->failed) {
             int reg;
             cc_truth(c, cond, &reg, n->a->loc);
@@ -391,9 +391,10 @@ static void compile_loop(Comp *c, LoopArg *la) {
         /* the counter is a run-time register from the start */
         la->counter = (AVal){ .kind = AV_NUM, .reg = cc_new_num(c, false) };
         AVal st = cc_num_const(la->start);
+        int start = cc_num_reg(c, &st);   /* may emit: before cc_emit, which may move the code */
         Ins *in = cc_emit(c, I_NMOVE);
         in->dst = la->counter.reg;
-        in->a = cc_num_reg(c, &st);
+        in->a = start;
     }
     prepare_homes(c, loop_body_once, la, &homes, &nhomes);
     if (c->failed) { mem_free(homes); return; }
@@ -403,17 +404,18 @@ static void compile_loop(Comp *c, LoopArg *la) {
     if (la->counted) {
         AVal i = la->counter;
         int stop = cc_num_reg(c, &la->stop);
+        int more = cc_new_num(c, true);
         Ins *cmp = cc_emit(c, I_NBIN);
-        cmp->dst = cc_new_num(c, true);
+        cmp->dst = more;
         cmp->a = i.reg;
         cmp->b = stop;
         cmp->aux = la->step > 0 ? TOK_LT : TOK_GT;
-        Ins *jf = cc_emit(c, I_JUMPF);
-        jf->a = cmp->dst;
+        Ins *jf = cc_emit(c, I_JUMPF);   /* may move the code: cmp is stale from here */
+        jf->a = more;
         exit_jump = (int)(jf - c->g->code);
         cc_env_set(c, cc_name_key(c, n->a), loop_var(c, la), n->a->str, true);
     } else {
-        AVal cond = cc_expr(c, n->a);
+        AVal cond = cc_cond(c, n->a);
         if (c->failed) { mem_free(homes); return; }
         int reg, t = cc_truth(c, cond, &reg, n->a->loc);
         if (c->failed) { mem_free(homes); return; }
@@ -546,8 +548,78 @@ static void both_branches(Comp *c, void *arg) {
     mem_free(items);
 }
 
+/* ---------- `and` / `or` on run-time values ---------- */
+
+typedef struct {
+    Node *n;          /* the and/or node */
+    int dst;          /* its truth */
+    bool value;       /* its value is used, not only its truth: operands must be true/false */
+} RhsArg;
+
+/* The right operand, compiled where the left one did not decide: a run-time branch. */
+static void and_or_rhs(Comp *c, void *arg) {
+    RhsArg *ra = arg;
+    c->branch_depth++;
+    AVal b = ra->value ? cc_expr(c, ra->n->b) : cc_cond(c, ra->n->b);
+    if (!c->failed && ra->value && !(b.kind == AV_NUM && b.is_bool))
+        cc_unsupported(c, "'and'/'or' on a value known only at run time, used as a value, with an operand that is not true/false");
+    int reg = -1, t = c->failed ? 0 : cc_truth(c, b, &reg, ra->n->b->loc);
+    if (!c->failed) {
+        if (t >= 0) {
+            AVal k = cc_bool_const(t != 0);
+            reg = cc_num_reg(c, &k);
+        }
+        Ins *in = cc_emit(c, I_NMOVE);
+        in->dst = ra->dst;
+        in->a = reg;
+    }
+    c->branch_depth--;
+}
+
+/* `a and b` / `a or b` where a's truth (register ra) is known only at run time: b is
+ * evaluated only when a does not decide, as eagerly. The result is a true/false register. */
+AVal cc_and_or_runtime(Comp *c, Node *n, int ra, bool value) {
+    int dst = cc_new_num(c, true);
+    Ins *in = cc_emit(c, I_NMOVE);
+    in->dst = dst;
+    in->a = ra;
+    RhsArg arg = { n, dst, value };
+    Home *homes = NULL;
+    int nhomes = 0;
+    prepare_homes(c, and_or_rhs, &arg, &homes, &nhomes);
+    if (c->failed) { mem_free(homes); return FAILV; }
+    int test = ra;
+    if (n->kind == AST_OR) {   /* b runs when a is false */
+        int nr = cc_new_num(c, true);
+        in = cc_emit(c, I_NNOT);
+        in->dst = nr;
+        in->a = ra;
+        test = nr;
+    }
+    in = cc_emit(c, I_JUMPF);
+    in->a = test;
+    int at = (int)(in - c->g->code);
+    and_or_rhs(c, &arg);
+    home_moves(c, homes, nhomes);
+    patch(c, at, c->g->ncode);
+    restore_homes(c, homes, nhomes);
+    mem_free(homes);
+    return c->failed ? FAILV : (AVal){ .kind = AV_NUM, .is_bool = true, .reg = dst };
+}
+
+/* A condition: like cc_expr, but `and`/`or` only need to give the right truth. */
+AVal cc_cond(Comp *c, Node *n) {
+    if (n->kind != AST_AND && n->kind != AST_OR) return cc_expr(c, n);
+    AVal a = cc_cond(c, n->a);
+    if (c->failed) return FAILV;
+    int reg = -1, t = cc_truth(c, a, &reg, n->a->loc);
+    if (c->failed) return FAILV;
+    if (t >= 0) return ((n->kind == AST_AND) == (t != 0)) ? cc_cond(c, n->b) : a;
+    return cc_and_or_runtime(c, n, reg, false);
+}
+
 static void if_stmt(Comp *c, Node *n) {
-    AVal cond = cc_expr(c, n->a);
+    AVal cond = cc_cond(c, n->a);
     if (c->failed) return;
     int reg, t = cc_truth(c, cond, &reg, n->a->loc);
     if (c->failed) return;
