@@ -4,7 +4,11 @@ function, for `tsl --verify-static` to run eagerly and statically and compare bi
 
 Usage: difftest.py [--count N] [--seed S] > programs.tsl
 Programs mix elementwise chains with broadcasting and scalars, unary math, reductions over
-random axes, matmul, slicing and small loops with loop-carried tensors."""
+random axes, matmul, slicing and small loops with loop-carried tensors; then one of: integer
+tensors and where(), run-time branches and while loops, closures and dict/list updates in
+loops, a training-like loop updating the program's own dict, stores at run-time indices with
+`while ... and ...`, or break/continue in nested loops. Some add a static fn called with
+other shapes and loop counts (guards, recompiles)."""
 import argparse, random
 
 BIN = ["+", "-", "*", "/"]
@@ -139,6 +143,18 @@ def program(rng, n):
     lines.append("  return [%s]" % ", ".join(outs))
     lines.append("}")
     lines.append("results = prog_%d()" % n)
+    if rng.random() < 0.3:
+        # a static fn called with other shapes and loop counts: guards and recompiles
+        lines.append("static fn sf_%d(x, k) {" % n)
+        lines.append("  acc = x")
+        lines.append("  for i in range(k) { acc = tanh(acc) * 0.9 + %s }" % expr(rng, ["x", "acc", "0.5"], 2))
+        lines.append("  if k > 1 { acc = acc - 1 }")
+        lines.append("  if sum(acc) > 0 { acc = acc * 2 }")
+        lines.append("  return [acc, sum(acc, axis=-1)]")
+        lines.append("}")
+        other = [rng.randint(1, 4) for _ in range(rng.randint(1, 3))]
+        lines.append("sres_%d = [sf_%d(randn(%s), 2), sf_%d(randn(%s), %d), sf_%d(randn(%s), 2)]"
+                     % (n, n, shape_str(shape), n, shape_str(other), rng.randint(0, 3), n, shape_str(shape)))
     return "\n".join(lines)
 
 def main():
