@@ -1,6 +1,7 @@
 /* fuzz_parse.c - the parser on arbitrary text: a tree or a located error, never a crash.
  * A tree printed back as source parses again to a tree that prints the same (round trip). */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ast_print.h"
