@@ -87,18 +87,7 @@ static bool fold_builtin(Comp *c, ObjBuiltin *b, AVal *args, int nargs, char **k
     for (int i = 0; i < nargs + nkw; i++)
         if (!cc_pure_value(c, i < nargs ? &args[i] : &kw[i - nargs], &vals[i])) return false;
     CallArgs ca = { vals, nargs, kwn, vals + nargs, nkw };
-    Value r = b->fn(c->I, &ca);
-    if (IS_ERR(r)) {
-        c->failed = true;
-        c->status = COMPILE_ERROR;
-        Source *saved = c->I->cur_src;
-        c->I->cur_src = c->src;
-        interp_attach_loc(c->I, c->loc);
-        c->I->cur_src = saved;
-        return true;
-    }
-    cc_keep_value(c, r);
-    *out = cc_from_value(c, r);
+    *out = cc_folded(c, b->fn(c->I, &ca), c->loc);
     return true;
 }
 

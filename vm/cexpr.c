@@ -97,22 +97,11 @@ static AVal binary(Comp *c, Node *n) {
             if (o.kind == AV_CONST || o.kind == AV_LIST || o.kind == AV_DICT || o.kind == AV_CLOSURE)
                 return cc_bool_const(op == TOK_NE);
         }
-        return cc_unsupported(c, "this mix of a tensor and a %s", a.kind == AV_TENSOR ? "non-number" : "non-number");
+        return cc_unsupported(c, "this mix of a tensor and a non-number");
     }
     Value x, y;
     if (cc_pure_value(c, &a, &x) && cc_pure_value(c, &b, &y)) {
-        Value r = value_binary(c->I, op, x, y);
-        if (IS_ERR(r)) {
-            c->failed = true;
-            c->status = COMPILE_ERROR;
-            Source *saved = c->I->cur_src;
-            c->I->cur_src = c->src;
-            interp_attach_loc(c->I, n->loc);
-            c->I->cur_src = saved;
-            return FAILV;
-        }
-        cc_keep_value(c, r);
-        return cc_from_value(c, r);
+        return cc_folded(c, value_binary(c->I, op, x, y), n->loc);
     }
     if ((op == TOK_EQ || op == TOK_NE) && a.kind != b.kind && a.kind != AV_NUM && b.kind != AV_NUM)
         return cc_bool_const(op == TOK_NE);
@@ -350,10 +339,7 @@ static AVal index_expr(Comp *c, Node *n) {
         Value kv;
         TRY(key = cc_expr(c, n->kids[0]));
         if (cc_pure_value(c, &key, &kv)) {
-            Value r = value_index(c->I, o, &kv, 1);
-            if (IS_ERR(r)) { c->failed = true; c->status = COMPILE_ERROR; interp_attach_loc(c->I, n->loc); return FAILV; }
-            cc_keep_value(c, r);
-            return cc_from_value(c, r);
+            return cc_folded(c, value_index(c->I, o, &kv, 1), n->loc);
         }
     }
     return cc_unsupported(c, "this kind of indexing");

@@ -147,6 +147,7 @@ extern const AVal FAILV;
 AVal cc_unsupported(Comp *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 AVal cc_op_failed(Comp *c);
+AVal cc_folded(Comp *c, Value r, SrcLoc loc);
 Ins *cc_emit(Comp *c, InsOp op);
 int cc_new_num(Comp *c, bool is_bool);
 int cc_new_tensor(Comp *c, DType dt, const Shape *s);

@@ -54,6 +54,22 @@ AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) {
 
 AVal cc_op_failed(Comp *c) { return cc_error_at(c, c->loc, "%s", op_error()); }
 
+/* The result of running an operation on compile-time values now (folding): an error it
+ * raised is the program's error, at loc; a value becomes a compile-time AVal. */
+AVal cc_folded(Comp *c, Value r, SrcLoc loc) {
+    if (IS_ERR(r)) {
+        c->failed = true;
+        c->status = COMPILE_ERROR;
+        Source *saved = c->I->cur_src;
+        c->I->cur_src = c->src;
+        interp_attach_loc(c->I, loc);
+        c->I->cur_src = saved;
+        return FAILV;
+    }
+    cc_keep_value(c, r);
+    return cc_from_value(c, r);
+}
+
 
 /* ---------- emission ---------- */
 

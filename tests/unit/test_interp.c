@@ -71,30 +71,18 @@ START_TEST(interp_calls_and_keywords) {
     ck_assert_double_eq(num("y"), 3);
     ck_assert_double_eq(num("z"), 3);
     ck_assert_double_eq(num("w"), 6);
-    ck_assert_int_eq(run("f(1, 2, 3, 4)"), 1);
-    ck_assert_str_eq(I->err_msg, "f() takes 3 arguments but 4 were given");
-    ck_assert_int_eq(run("f(1, q=2)"), 1);
-    ck_assert_str_eq(I->err_msg, "f() got an unknown keyword argument 'q'");
-    ck_assert_int_eq(run("fn g(a) { return a }\ng()"), 1);
-    ck_assert_str_eq(I->err_msg, "g() missing argument 'a'");
+    ck_assert_fails_with(I, "f(1, 2, 3, 4)", "f() takes 3 arguments but 4 were given", 0, 0);
+    ck_assert_fails_with(I, "f(1, q=2)", "f() got an unknown keyword argument 'q'", 0, 0);
+    ck_assert_fails_with(I, "fn g(a) { return a }\ng()", "g() missing argument 'a'", 0, 0);
 }
 END_TEST
 
 START_TEST(interp_errors_have_locations) {
-    ck_assert_int_eq(run("x = 1\ny = x + zz"), 1);
-    ck_assert_str_eq(I->err_msg, "undefined variable 'zz'");
-    ck_assert_int_eq(I->err_loc.line, 2);
-    ck_assert_int_eq(I->err_loc.col, 9);
-    ck_assert_int_eq(run("\n  assert(1 == 2, \"nope\")"), 1);
-    ck_assert_str_eq(I->err_msg, "assertion failed: nope");
-    ck_assert_int_eq(I->err_loc.line, 2);
-    ck_assert_int_eq(I->err_loc.col, 3);
-    ck_assert_int_eq(run("d = {a: 1}\nd.b"), 1);
-    ck_assert_str_eq(I->err_msg, "key 'b' not found in dict");
-    ck_assert_int_eq(run("if tensor([1, 2]) { }"), 1);
-    ck_assert_str_eq(I->err_msg, "ambiguous truth value of a tensor with 2 elements; use any/all");
-    ck_assert_int_eq(run("l = [1]\nl[5]"), 1);
-    ck_assert_str_eq(I->err_msg, "list index out of range");
+    ck_assert_fails_with(I, "x = 1\ny = x + zz", "undefined variable 'zz'", 2, 9);
+    ck_assert_fails_with(I, "\n  assert(1 == 2, \"nope\")", "assertion failed: nope", 2, 3);
+    ck_assert_fails_with(I, "d = {a: 1}\nd.b", "key 'b' not found in dict", 0, 0);
+    ck_assert_fails_with(I, "if tensor([1, 2]) { }", "ambiguous truth value of a tensor with 2 elements; use any/all", 0, 0);
+    ck_assert_fails_with(I, "l = [1]\nl[5]", "list index out of range", 0, 0);
     ck_assert_int_eq(run("fn f() { break }\nf()"), 1);
 }
 END_TEST
