@@ -16,11 +16,14 @@ CFLAGS  += $(CSTD) $(WARN) $(OPT) -ffp-contract=off -fno-strict-aliasing -Ilang 
 # on a core the interpreter needs (the pthread build's workers sched_yield constantly).
 BLAS_DIR    := /usr/lib/x86_64-linux-gnu/openblas-serial
 BLAS_CFLAGS := -I/usr/include/x86_64-linux-gnu/openblas-serial
+# LAPACK (ops/cpu/lapack.c) is the one libopenblas exports (dgesv_, ...), called through
+# lapack.h from liblapacke-dev; no -llapacke, which would resolve LAPACK through the
+# system's liblapack.so.3 alternative instead of this serial build.
 BLAS_LIBS   := -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 LDLIBS  := $(BLAS_LIBS) -lsleef -lreadline -lm -lpthread
 
-DEB_PKGS := libreadline-dev libopenblas-serial-dev re2c check pkg-config libsleef-dev
+DEB_PKGS := libreadline-dev libopenblas-serial-dev liblapacke-dev re2c check pkg-config libsleef-dev
 STAMP    := $(BUILD)/.deps-ok
 
 LANG_SRC := $(wildcard lang/*.c) $(BUILD)/lex.c

@@ -336,17 +336,21 @@ static ObjBuiltin **table;
 static const char **table_names;
 static int table_len;
 
+static void table_add(const char *name, BuiltinFn fn) {
+    table = mem_realloc(table, sizeof *table * (size_t)(table_len + 1));
+    table_names = mem_realloc(table_names, sizeof *table_names * (size_t)(table_len + 1));
+    table[table_len] = builtin_new(name, fn);
+    table_names[table_len] = name;
+    if (!strcmp(name, "range")) builtin_range_obj = table[table_len];
+    table_len++;
+}
+
 static void build_table(void) {
     const BuiltinDef *groups[] = { core_builtins, tensor_builtins };
     for (int g = 0; g < 2; g++)
-        for (const BuiltinDef *d = groups[g]; d->name; d++) {
-            table = mem_realloc(table, sizeof *table * (size_t)(table_len + 1));
-            table_names = mem_realloc(table_names, sizeof *table_names * (size_t)(table_len + 1));
-            table[table_len] = builtin_new(d->name, d->fn);
-            table_names[table_len] = d->name;
-            if (!strcmp(d->name, "range")) builtin_range_obj = table[table_len];
-            table_len++;
-        }
+        for (const BuiltinDef *d = groups[g]; d->name; d++) table_add(d->name, d->fn);
+    for (int op = 0; op < OP__COUNT; op++)
+        if (!(op_def((OpCode)op)->flags & F_SYNTAX)) table_add(op_info[op].name, op_builtins[op]);
 }
 
 void builtins_install(Interp *I, Module *m) {

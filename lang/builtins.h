@@ -10,6 +10,7 @@ typedef struct {
 
 extern const BuiltinDef core_builtins[];
 extern const BuiltinDef tensor_builtins[];
+extern const BuiltinFn op_builtins[];   /* indexed by OpCode (tbuiltins.c) */
 
 bool arg_number(Interp *I, const char *fname, const char *pname, Value v, double *out);
 bool arg_int(Interp *I, const char *fname, const char *pname, Value v, int64_t *out);

@@ -395,15 +395,9 @@ static const char *tok_symbol(int op) {
     }
 }
 
-/* The tensor op of a binary operator token (shared with the static compiler). */
-int tensor_op_of(int tok) {
-    switch (tok) {
-    case TOK_PLUS: return OP_ADD; case TOK_MINUS: return OP_SUB; case TOK_STAR: return OP_MUL;
-    case TOK_SLASH: return OP_DIV; case TOK_PERCENT: return OP_MOD; case TOK_POW: return OP_POW;
-    case TOK_EQ: return OP_EQ; case TOK_NE: return OP_NE; case TOK_LT: return OP_LT;
-    case TOK_LE: return OP_LE; case TOK_GT: return OP_GT; default: return OP_GE;
-    }
-}
+/* The tensor op of a binary operator token (shared with the static compiler): the op
+ * whose symbol in ops.def is the token's text. */
+int tensor_op_of(int tok) { return op_by_symbol(tok_symbol(tok), 2); }
 
 static Value tensor_result(Interp *I, Tensor *t) {
     if (!t) return interp_error(I, "%s", op_error());

@@ -6,37 +6,27 @@
 #include <math.h>
 #include <string.h>
 #include "infer.h"
+#include "mem.h"
 
+/* The dtype rules of one- and two-operand elementwise ops on tensors of the given dtypes
+ * (the older entry points; ew_types below is the rule). */
 int infer_unary(OpCode op, DType in, DType *out) {
-    if (op == OP_NEG && in == DT_BOOL) {
-        op_fail("unary '-' is not supported for bool tensors; use 'not' or '==' false");
-        return -1;
-    }
-    *out = (op_info[op].flags & F_FLOAT) && !dtype_is_float(in) ? DT_F32 : in;
-    return 0;
+    Shape s0 = { 0, { 0 } };
+    OpArg x = op_arg_meta(in, &s0);
+    OpAttrs at = { 0 };
+    OpCall c = { op, 1, &x, &at };
+    DType ct;
+    return ew_types(&c, &ct, out);
 }
 
-const char *op_symbol(OpCode op) {
-    switch (op) {
-    case OP_ADD: return "+"; case OP_SUB: return "-"; case OP_MUL: return "*"; case OP_DIV: return "/";
-    case OP_MOD: return "%"; case OP_POW: return "**"; case OP_EQ: return "=="; case OP_NE: return "!=";
-    case OP_LT: return "<"; case OP_LE: return "<="; case OP_GT: return ">"; case OP_GE: return ">=";
-    case OP_MATMUL: return "@";
-    default: return op_info[op].name;
-    }
-}
+const char *op_symbol(OpCode op) { return op_info[op].symbol ? op_info[op].symbol : op_info[op].name; }
 
 int binary_types(OpCode op, DType a, DType b, DType *ct, DType *rt) {
-    DType p = a > b ? a : b;
-    if (op == OP_DIV && !dtype_is_float(p)) p = DT_F32;
-    if (p == DT_BOOL && (op == OP_MOD || op == OP_POW)) p = DT_I64;
-    if (p == DT_BOOL && op == OP_SUB) {
-        op_fail("'-' is not supported for bool tensors; use 'xor' logic with '!=' instead");
-        return -1;
-    }
-    *ct = p;
-    *rt = op_info[op].kind == K_COMPARE ? DT_BOOL : p;
-    return 0;
+    Shape s0 = { 0, { 0 } };
+    OpArg x[2] = { op_arg_meta(a, &s0), op_arg_meta(b, &s0) };
+    OpAttrs at = { 0 };
+    OpCall c = { op, 2, x, &at };
+    return ew_types(&c, ct, rt);
 }
 
 int infer_binary(OpCode op, const Shape *a, DType da, const Shape *b, DType db, Shape *out, DType *dt) {
@@ -52,7 +42,7 @@ DType scalar_dtype(OpCode op, DType t, double x) {
     return integral ? DT_I64 : op_info[op].kind == K_COMPARE ? DT_F64 : DT_F32;
 }
 
-int infer_matmul(const Shape *sa, DType da, const Shape *sb, DType db, Shape *out, DType *dt) {
+int shape_matmul(const Shape *sa, DType da, const Shape *sb, DType db, Shape *out, DType *dt) {
     char s1[600], s2[600];
     if (sa->ndim == 0 || sb->ndim == 0) {
         op_fail("matmul: operands must have at least one dimension, got %s and %s", shape_str(sa, s1, sizeof s1),
@@ -107,7 +97,7 @@ DType reduce_dtype(OpCode op, DType in) {
     }
 }
 
-int infer_reduce(OpCode op, const Shape *a, DType da, const int *axes, int n, bool keepdims, Shape *out, DType *dt) {
+int shape_reduce(OpCode op, const Shape *a, DType da, const int *axes, int n, bool keepdims, Shape *out, DType *dt) {
     bool mask[TSL_MAX_RANK];
     if (axes_mask(a->ndim, axes, n, op_info[op].name, mask)) return -1;
     out->ndim = 0;
@@ -127,7 +117,7 @@ int infer_reduce(OpCode op, const Shape *a, DType da, const int *axes, int n, bo
     return 0;
 }
 
-int infer_softmax(const Shape *a, DType da, int axis, bool log, int *ax, DType *dt) {
+int shape_softmax(const Shape *a, DType da, int axis, bool log, int *ax, DType *dt) {
     const char *name = log ? "log_softmax" : "softmax";
     if (a->ndim == 0) {
         op_fail("%s needs a tensor of rank 1 or more", name);
@@ -151,7 +141,7 @@ int norm_axis(int axis, int ndim, const char *name) {
     return ax;
 }
 
-int infer_reshape(const Shape *a, const Shape *req, Shape *out) {
+int shape_reshape(const Shape *a, const Shape *req, Shape *out) {
     Shape t = *req;
     int infer = -1;
     int64_t known = 1, size = shape_count(a);
@@ -186,7 +176,7 @@ int infer_reshape(const Shape *a, const Shape *req, Shape *out) {
     return 0;
 }
 
-int infer_transpose(const Shape *a, const int *perm_in, int n, int *perm, Shape *out) {
+int shape_transpose(const Shape *a, const int *perm_in, int n, int *perm, Shape *out) {
     bool seen[TSL_MAX_RANK] = { false };
     if (!perm_in) {
         for (int i = 0; i < a->ndim; i++) perm[i] = a->ndim - 1 - i;
@@ -284,7 +274,7 @@ int infer_stack(const Shape *const *s, const DType *dts, int n, int axis, Shape 
     return 0;
 }
 
-int infer_broadcast_to(const Shape *a, const Shape *s) {
+int shape_broadcast_to(const Shape *a, const Shape *s) {
     Shape so;
     char b1[600], b2[600];
     if (shape_broadcast(a, s, &so, "broadcast_to") || !shape_equal(&so, s) || a->ndim > s->ndim) {
@@ -292,4 +282,213 @@ int infer_broadcast_to(const Shape *a, const Shape *s) {
         return -1;
     }
     return 0;
+}
+
+/* ---------- op families (the impl column of ops.def) ----------
+ * Each infer_<impl> reads only operand dtypes and shapes (c->in[k].t may be NULL). */
+
+static Shape arg_shape(const OpCall *c, int k) {
+    Shape s;
+    op_arg_shape(&c->in[k], &s);
+    return s;
+}
+
+/* The dtype an elementwise op computes in (*ct) and returns (*rt), from its operands:
+ * promotion first (spec section 5), then the op's dtype rule. */
+int ew_types(const OpCall *c, DType *ct, DType *rt) {
+    OpCode op = c->op;
+    const OpDef *d = &op_info[op];
+    DType p = op_promote(c->in, c->nin);
+    char name[32];
+    switch (d->dtype_rule) {
+    case DR_FLOAT: *ct = *rt = dtype_is_float(p) ? p : DT_F32; return 0;
+    case DR_BOOL: *ct = c->nin == 2 ? DT_BOOL : p; *rt = DT_BOOL; return 0;
+    case DR_CMP: *ct = p; *rt = DT_BOOL; return 0;
+    case DR_INT:
+        if (dtype_is_float(p)) {
+            op_fail("%s is not supported for %s tensors (it needs i64 or bool)", op_display(op, name, sizeof name), dtype_name(p));
+            return -1;
+        }
+        *ct = *rt = p;
+        return 0;
+    default: break;
+    }
+    if (p == DT_BOOL && (op == OP_NEG || op == OP_SUB)) {
+        op_fail(op == OP_NEG ? "unary '-' is not supported for bool tensors; use 'not' or '==' false"
+                             : "'-' is not supported for bool tensors; use 'xor' logic with '!=' instead");
+        return -1;
+    }
+    if (p == DT_BOOL && (op == OP_MOD || op == OP_POW || op == OP_FLOOR_DIVIDE)) p = DT_I64;
+    *ct = *rt = p;
+    return 0;
+}
+
+int infer_ew1(const OpCall *c, Shape *out, DType *dt) {
+    DType ct;
+    out[0] = arg_shape(c, 0);
+    return ew_types(c, &ct, dt);
+}
+
+int infer_ew2(const OpCall *c, Shape *out, DType *dt) {
+    Shape a = arg_shape(c, 0), b = arg_shape(c, 1);
+    if (shape_broadcast(&a, &b, out, op_symbol(c->op))) return -1;
+    DType ct;
+    return ew_types(c, &ct, dt);
+}
+
+/* Broadcast every present operand's shape together (errors name the op). */
+static int broadcast_all(const OpCall *c, int from, Shape *out) {
+    out->ndim = 0;
+    for (int k = from; k < c->nin; k++) {
+        if (c->in[k].kind == ARG_NONE) continue;
+        Shape s = arg_shape(c, k), r;
+        if (shape_broadcast(&s, out, &r, op_info[c->op].name)) return -1;
+        *out = r;
+    }
+    return 0;
+}
+
+int infer_clip(const OpCall *c, Shape *out, DType *dt) {
+    *dt = op_promote(c->in, c->nin);
+    return broadcast_all(c, 0, out);
+}
+
+int infer_where(const OpCall *c, Shape *out, DType *dt) {
+    *dt = op_promote(c->in + 1, 2);
+    Shape s1, s2 = arg_shape(c, 1), s3 = arg_shape(c, 2), s0 = arg_shape(c, 0);
+    return shape_broadcast(&s2, &s3, &s1, "where") || shape_broadcast(&s0, &s1, out, "where") ? -1 : 0;
+}
+
+int infer_astype(const OpCall *c, Shape *out, DType *dt) {
+    out[0] = arg_shape(c, 0);
+    *dt = (DType)c->at->dtype;
+    return 0;
+}
+
+int infer_reduce(const OpCall *c, Shape *out, DType *dt) {
+    OpCode op = c->op;
+    if ((op == OP_ARGMAX || op == OP_ARGMIN) && c->at->naxes > 1) {
+        op_fail("%s(): axis must be a single number or nil", op_info[op].name);
+        return -1;
+    }
+    Shape a = arg_shape(c, 0);
+    return shape_reduce(op, &a, c->in[0].dtype, c->at->axes, c->at->naxes, c->at->flag, out, dt);
+}
+
+int infer_softmax(const OpCall *c, Shape *out, DType *dt) {
+    int ax;
+    out[0] = arg_shape(c, 0);
+    return shape_softmax(&out[0], c->in[0].dtype, c->at->axis, c->op == OP_LOG_SOFTMAX, &ax, dt);
+}
+
+int infer_matmul(const OpCall *c, Shape *out, DType *dt) {
+    Shape a = arg_shape(c, 0), b = arg_shape(c, 1);
+    if (c->op == OP_DOT && (a.ndim == 0 || b.ndim == 0)) {
+        *dt = op_promote(c->in, 2);
+        return shape_broadcast(&a, &b, out, "*");
+    }
+    if (c->op == OP_DOT && (a.ndim > 2 || b.ndim > 2)) {
+        op_fail("dot: operands of rank above 2 are not supported; use matmul");
+        return -1;
+    }
+    if (shape_matmul(&a, c->in[0].dtype, &b, c->in[1].dtype, out, dt)) return -1;
+    *dt = op_promote(c->in, 2);
+    return 0;
+}
+
+int infer_outer(const OpCall *c, Shape *out, DType *dt) {
+    Shape a = arg_shape(c, 0), b = arg_shape(c, 1);
+    *out = (Shape){ 2, { shape_count(&a), shape_count(&b) } };
+    *dt = op_promote(c->in, 2);
+    return 0;
+}
+
+int infer_reshape(const OpCall *c, Shape *out, DType *dt) {
+    Shape a = arg_shape(c, 0);
+    *dt = c->in[0].dtype;
+    switch (c->op) {
+    case OP_RESHAPE: return shape_reshape(&a, &c->at->shape, out);
+    case OP_FLATTEN: *out = (Shape){ 1, { shape_count(&a) } }; return 0;
+    case OP_EXPAND_DIMS: return infer_expand_dims(&a, c->at->axis, out);
+    default: return infer_squeeze(&a, c->at->axes, c->at->naxes, out);
+    }
+}
+
+int infer_transpose(const OpCall *c, Shape *out, DType *dt) {
+    Shape a = arg_shape(c, 0);
+    int perm[TSL_MAX_RANK];
+    *dt = c->in[0].dtype;
+    return shape_transpose(&a, c->at->naxes < 0 ? NULL : c->at->axes, c->at->naxes, perm, out);
+}
+
+int infer_broadcast_to(const OpCall *c, Shape *out, DType *dt) {
+    Shape a = arg_shape(c, 0);
+    *dt = c->in[0].dtype;
+    *out = c->at->shape;
+    return shape_broadcast_to(&a, &c->at->shape);
+}
+
+int infer_join(const OpCall *c, Shape *out, DType *dt) {
+    Shape *shapes = mem_alloc(sizeof(Shape) * (size_t)(c->nin + 1));
+    const Shape **ptrs = mem_alloc(sizeof(Shape *) * (size_t)(c->nin + 1));
+    DType *dts = mem_alloc(sizeof(DType) * (size_t)(c->nin + 1));
+    for (int k = 0; k < c->nin; k++) {
+        shapes[k] = arg_shape(c, k);
+        ptrs[k] = &shapes[k];
+        dts[k] = c->in[k].dtype;
+    }
+    int rc = c->op == OP_STACK ? infer_stack(ptrs, dts, c->nin, c->at->axis, out, dt)
+                               : infer_concat(ptrs, dts, c->nin, c->at->axis, out, dt);
+    mem_free(shapes);
+    mem_free(ptrs);
+    mem_free(dts);
+    return rc;
+}
+
+int infer_full(const OpCall *c, Shape *out, DType *dt) {
+    *out = c->at->shape;
+    if (c->at->dtype >= 0) *dt = (DType)c->at->dtype;
+    else *dt = c->op == OP_FULL && c->in[0].kind == ARG_NUM && c->in[0].is_bool ? DT_BOOL : DT_F32;
+    if (*dt == DT_I64 && c->op == OP_FULL && c->in[0].kind == ARG_NUM && !double_fits_i64(c->in[0].x)) {
+        double x = c->in[0].x;
+        op_fail("cannot convert %s to i64", isnan(x) ? "nan" : isinf(x) ? (x > 0 ? "inf" : "-inf") : "an out-of-range value");
+        return -1;
+    }
+    return shape_count(out) < 0 ? -1 : 0;
+}
+
+/* arange(n) / arange(a, b, step); linspace(a, b, n); eye(n). */
+int infer_arange(const OpCall *c, Shape *out, DType *dt) {
+    const OpAttrs *at = c->at;
+    *dt = DT_F32;
+    if (c->op == OP_EYE || c->op == OP_LINSPACE) {
+        int64_t n = at->i[0];
+        if (n < 0) {
+            op_fail(c->op == OP_EYE ? "eye: size %lld must be non-negative" : "linspace: number of samples %lld must be non-negative",
+                    (long long)n);
+            return -1;
+        }
+        *out = c->op == OP_EYE ? (Shape){ 2, { n, n } } : (Shape){ 1, { n } };
+        return shape_count(out) < 0 ? -1 : 0;
+    }
+    double start = 0, stop = at->f[0], step = at->f[2];
+    if (op_given(c, 1)) { start = at->f[0]; stop = at->f[1]; }
+    if (step == 0 || isnan(step) || isnan(start) || isnan(stop)) { op_fail("arange: step must be a non-zero number"); return -1; }
+    double count = ceil((stop - start) / step);
+    if (count < 0) count = 0;
+    if (count > 9e15) { op_fail("arange: %g elements is too many", count); return -1; }
+    *out = (Shape){ 1, { (int64_t)count } };
+    if (at->dtype >= 0) *dt = (DType)at->dtype;
+    else *dt = start == floor(start) && stop == floor(stop) && step == floor(step) ? DT_I64 : DT_F32;
+    return shape_count(out) < 0 ? -1 : 0;
+}
+
+int infer_random(const OpCall *c, Shape *out, DType *dt) {
+    *out = c->at->shape;
+    *dt = c->op == OP_RANDINT ? DT_I64 : DT_F32;
+    if (c->op == OP_RANDINT && c->at->i[1] <= c->at->i[0]) {
+        op_fail("randint: high (%lld) must be greater than low (%lld)", (long long)c->at->i[1], (long long)c->at->i[0]);
+        return -1;
+    }
+    return shape_count(out) < 0 ? -1 : 0;
 }

@@ -28,12 +28,6 @@ void op_fail(const char *fmt, ...) {
 
 const char *op_error(void) { return err_buf; }
 
-const OpInfo op_info[OP__COUNT] = {
-#define OP(id, nm, ar, kd, fl) { nm, ar, kd, fl, NULL },
-#include "ops.def"
-#undef OP
-};
-
 static const DeviceKernels cpu_kernels = { "cpu", cpu_unary, cpu_binary };
 const DeviceKernels *const device_kernels[2] = { &cpu_kernels, NULL };
 

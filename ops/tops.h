@@ -10,26 +10,7 @@
 #include <stdbool.h>
 #include "tensor.h"
 
-typedef enum {
-#define OP(id, name, arity, kind, flags) OP_##id,
-#include "ops.def"
-#undef OP
-    OP__COUNT
-} OpCode;
-
-enum { K_UNARY, K_BINARY, K_COMPARE, K_REDUCE, K_OTHER };
-enum { F_FUSE = 1, F_COMM = 2, F_FLOAT = 4, F_NUM = 8 };
-
-/* The backward rule of an op (spec section 7): given the forward inputs, output and the
- * gradient of the output, the gradients of the inputs. Filled in by autograd. */
-typedef int (*BackwardFn)(OpCode op, const Tensor *const *in, const Tensor *out, const Tensor *gout, Tensor **gin);
-
-typedef struct {
-    const char *name;
-    int arity, kind, flags;
-    BackwardFn backward;   /* NULL until autograd provides it */
-} OpInfo;
-extern const OpInfo op_info[OP__COUNT];
+#include "opcall.h"
 
 /* Kernels per device: elementwise ops run on a tensor's device through its table. The CPU
  * table (ops/cpu/) is the reference; the CUDA table joins when the GPU backend exists. */
@@ -45,6 +26,7 @@ const DeviceKernels *kernels_for(Device d);
 /* Elementwise. */
 Tensor *op_unary(OpCode op, const Tensor *a);
 double op_unary_number(OpCode op, double x);          /* the same op on a number */
+double op_binary_number(OpCode op, double x, double y);   /* K_BINARY/K_COMPARE on numbers (NumPy f64) */
 Tensor *op_binary(OpCode op, const Tensor *a, const Tensor *b);
 /* tensor (op) number, or number (op) tensor when num_left; PyTorch scalar promotion. */
 Tensor *op_binary_scalar(OpCode op, const Tensor *a, double x, bool num_left);
@@ -114,6 +96,10 @@ void rng_set_state(uint64_t seed, uint64_t counter);
 Tensor *op_rand(const Shape *s);
 Tensor *op_randn(const Shape *s);
 Tensor *op_randint(int64_t lo, int64_t hi, const Shape *s);
+/* The same draws into a tensor of the right dtype (f32; i64 for ints, hi > lo). */
+void rng_fill_uniform(Tensor *r);
+void rng_fill_normal(Tensor *r);
+void rng_fill_int(Tensor *r, int64_t lo, int64_t hi);
 
 /* Comparison. */
 bool tensor_equal(const Tensor *a, const Tensor *b);          /* dtype, shape, bits */

@@ -13,42 +13,8 @@ static bool is_cmp(int tok) {
     return tok == TOK_EQ || tok == TOK_NE || tok == TOK_LT || tok == TOK_LE || tok == TOK_GT || tok == TOK_GE;
 }
 
-AVal cc_tensor_binary(Comp *c, OpCode op, AVal a, AVal b) {
-    Shape so;
-    DType dt;
-    if (infer_binary(op, &a.shape, a.dtype, &b.shape, b.dtype, &so, &dt)) return cc_op_failed(c);
-    AVal r = cc_tensor_av(c, dt, &so);
-    Ins *in = cc_emit(c, I_BINARY);
-    in->dst = r.reg;
-    in->a = a.reg;
-    in->b = b.reg;
-    in->aux = op;
-    return r;
-}
-
-/* tensor (op) number, or number (op) tensor when num_left. */
-AVal cc_tensor_scalar_op(Comp *c, OpCode op, AVal t, AVal x, bool num_left) {
-    double sample = x.num;
-    if (!dtype_is_float(t.dtype) && !cc_need_const(c, &x, &sample, "a number combined with an integer tensor"))
-        return FAILV;
-    DType sd = scalar_dtype(op, t.dtype, sample), dt;
-    Shape s0 = { 0, { 0 } }, so;
-    int rc = num_left ? infer_binary(op, &s0, sd, &t.shape, t.dtype, &so, &dt)
-                      : infer_binary(op, &t.shape, t.dtype, &s0, sd, &so, &dt);
-    if (rc) return cc_op_failed(c);
-    int xr = cc_num_reg(c, &x);
-    AVal r = cc_tensor_av(c, dt, &so);
-    Ins *in = cc_emit(c, I_BINARY_S);
-    in->dst = r.reg;
-    in->a = t.reg;
-    in->b = xr;
-    in->c = num_left;
-    in->aux = op;
-    return r;
-}
-
 double cc_fold_num(int op, double x, double y) {
-    return op >= NBIN_OP_BASE ? num_minmax((OpCode)(op - NBIN_OP_BASE), x, y) : num_binary(op, x, y);
+    return op >= NBIN_OP_BASE ? op_binary_number((OpCode)(op - NBIN_OP_BASE), x, y) : num_binary(op, x, y);
 }
 
 static AVal num_binary_av(Comp *c, int op, AVal a, AVal b) {
@@ -76,21 +42,9 @@ static AVal binary(Comp *c, Node *n) {
     if (a.kind == AV_NUM && b.kind == AV_NUM && !(a.is_bool && b.is_bool && op != TOK_EQ && op != TOK_NE))
         return num_binary_av(c, op, a, b);
     if (a.kind == AV_NUM && b.kind == AV_NUM) return num_binary_av(c, op, a, b);
-    if (op == TOK_AT) {
-        if (a.kind != AV_TENSOR || b.kind != AV_TENSOR) return cc_error_at(c, n->loc, "'@' needs two tensors");
-        Shape so;
-        DType dt;
-        if (infer_matmul(&a.shape, a.dtype, &b.shape, b.dtype, &so, &dt)) return cc_op_failed(c);
-        AVal r = cc_tensor_av(c, dt, &so);
-        Ins *in = cc_emit(c, I_MATMUL);
-        in->dst = r.reg;
-        in->a = a.reg;
-        in->b = b.reg;
-        return r;
-    }
-    if (a.kind == AV_TENSOR && b.kind == AV_TENSOR) return cc_tensor_binary(c, (OpCode)tensor_op_of(op), a, b);
-    if (a.kind == AV_TENSOR && b.kind == AV_NUM && !b.is_bool) return cc_tensor_scalar_op(c, (OpCode)tensor_op_of(op), a, b, false);
-    if (b.kind == AV_TENSOR && a.kind == AV_NUM && !a.is_bool) return cc_tensor_scalar_op(c, (OpCode)tensor_op_of(op), b, a, true);
+    if (op == TOK_AT && (a.kind != AV_TENSOR || b.kind != AV_TENSOR)) return cc_error_at(c, n->loc, "'@' needs two tensors");
+    if ((a.kind == AV_TENSOR && (b.kind == AV_TENSOR || b.kind == AV_NUM)) || (b.kind == AV_TENSOR && a.kind == AV_NUM))
+        return cc_emit_op(c, (OpCode)tensor_op_of(op), (AVal[]){ a, b }, 2, NULL);
     if (a.kind == AV_TENSOR || b.kind == AV_TENSOR) {
         if (op == TOK_EQ || op == TOK_NE) {
             AVal o = a.kind == AV_TENSOR ? b : a;
@@ -273,7 +227,7 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
             sc->aux = t.dtype;
         }
         if (v.kind != AV_TENSOR) { cc_unsupported(c, "assigning a non-tensor into a tensor"); goto out; }
-        if (infer_broadcast_to(&v.shape, &so)) {
+        if (shape_broadcast_to(&v.shape, &so)) {
             char b1[600], b2[600];
             cc_error_at(c, n->loc, "cannot assign a value of shape %s to an index of shape %s",
                      shape_str(&v.shape, b1, sizeof b1), shape_str(&so, b2, sizeof b2));
@@ -365,15 +319,7 @@ static AVal field_expr(Comp *c, Node *n) {
         if (!strcmp(n->str, "dtype")) return cc_const_av(cc_keep_value(c, val_cstr(dtype_name(obj.dtype))));
         if (!strcmp(n->str, "device")) return cc_const_av(cc_keep_value(c, val_cstr("cpu")));
         if (!strcmp(n->str, "T")) {
-            int perm[TSL_MAX_RANK];
-            Shape so;
-            infer_transpose(&obj.shape, NULL, -1, perm, &so);
-            AVal r = cc_tensor_av(c, obj.dtype, &so);
-            Ins *in = cc_emit(c, I_TRANSPOSE);
-            in->dst = r.reg;
-            in->a = obj.reg;
-            in->nargs = -1;
-            return r;
+            return cc_emit_op(c, OP_TRANSPOSE, &obj, 1, NULL);
         }
         return cc_error_at(c, n->loc, "tensor has no attribute '%s'", n->str);
     }
@@ -494,7 +440,7 @@ AVal cc_expr(Comp *c, Node *n) {
         AVal a;
         TRY(a = cc_expr(c, n->a));
         c->loc = n->loc;
-        if (a.kind == AV_TENSOR) return cc_emit_unary(c, OP_NEG, a);
+        if (a.kind == AV_TENSOR) return cc_emit_op(c, OP_NEG, &a, 1, NULL);
         if (a.kind == AV_NUM && !a.is_bool) {
             AVal r = { .kind = AV_NUM, .known = a.known, .num = -a.num, .deps = a.deps, .reg = -1 };
             if (r.known && !r.deps) return r;

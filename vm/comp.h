@@ -180,11 +180,12 @@ AVal cc_and_or_runtime(Comp *c, Node *n, int ra, bool value);
 void cc_stmt(Comp *c, Node *n);
 void cc_block(Comp *c, Node *b);
 AVal cc_call_value(Comp *c, AVal fn, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, SrcLoc loc);
-AVal cc_tensor_binary(Comp *c, OpCode op, AVal a, AVal b);
-AVal cc_tensor_scalar_op(Comp *c, OpCode op, AVal t, AVal x, bool num_left);
+/* One OP instruction over operands (tensors, numbers, or absent: kind AV_NONE); attrs NULL
+ * for the op's defaults. cc_call_op binds a built-in call's arguments first. */
+AVal cc_emit_op(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *attrs);
+AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw, int nkw);
 int cc_truth(Comp *c, AVal v, int *reg, SrcLoc loc);
 Opnd cc_opnd_of(Comp *c, AVal v);
-AVal cc_emit_unary(Comp *c, OpCode op, AVal t);
 AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, SrcLoc loc);
 AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value);
 AVal cc_make_closure(Comp *c, FnProto *p);

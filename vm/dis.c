@@ -24,6 +24,56 @@ static const char *tok_text(int tok) {
     }
 }
 
+/* The attributes a call passed, by their signature names: "axis=[1], keepdims=true". */
+static size_t attrs_text(const Ins *in, char *buf, size_t n) {
+    const OpDef *d = op_def((OpCode)in->aux);
+    const OpAttrs *at = in->attrs;
+    size_t len = 0;
+    for (int p = 0; p < d->nparams && len < n; p++) {
+        const OpParam *pp = &d->params[p];
+        if (pp->type <= P_N || !((at->given >> p) & 1u)) continue;
+        len += (size_t)snprintf(buf + len, n - len, ", %s=", pp->name);
+        if (len >= n) break;
+        char sh[600];
+        switch (pp->type) {
+        case P_AXIS: len += (size_t)snprintf(buf + len, n - len, "%d", at->axis); break;
+        case P_AXES:
+            if (at->naxes < 0) { len += (size_t)snprintf(buf + len, n - len, "nil"); break; }
+            for (int k = 0; k < at->naxes && len < n; k++)
+                len += (size_t)snprintf(buf + len, n - len, "%s%d%s", k ? ", " : "[", at->axes[k], k == at->naxes - 1 ? "]" : "");
+            break;
+        case P_BOOL: len += (size_t)snprintf(buf + len, n - len, "%s", at->flag ? "true" : "false"); break;
+        case P_INT: len += (size_t)snprintf(buf + len, n - len, "%lld", (long long)at->i[pp->slot]); break;
+        case P_F: len += (size_t)snprintf(buf + len, n - len, "%g", at->f[pp->slot]); break;
+        case P_SHAPE: case P_SHAPE_M1: len += (size_t)snprintf(buf + len, n - len, "%s", shape_str(&at->shape, sh, sizeof sh)); break;
+        case P_DTYPE: len += (size_t)snprintf(buf + len, n - len, "%s", at->dtype < 0 ? "nil" : dtype_name((DType)at->dtype)); break;
+        default: len += (size_t)snprintf(buf + len, n - len, "..."); break;
+        }
+    }
+    return len;
+}
+
+/* "t5:f32[2] = add(t1:f32[2], n3)", results and operands from the table's signature. */
+static void op_text(Graph *g, const Ins *in, char *buf, size_t n) {
+    size_t len = 0;
+    char r[160];
+    for (int k = 0; k < in->nres && len < n; k++) {
+        reg_str(g, in->res[k], r, sizeof r);
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", k ? ", " : "", r);
+    }
+    if (len < n) len += (size_t)snprintf(buf + len, n - len, " = %s(", op_info[in->aux].name);
+    for (int k = 0; k < in->nargs && len < n; k++) {
+        if (k == 12 && in->nargs > 14) {
+            len += (size_t)snprintf(buf + len, n - len, ", ... %d more", in->nargs - k);
+            break;
+        }
+        reg_str(g, in->args[k], r, sizeof r);
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", k ? ", " : "", in->args[k] < 0 ? "nil" : r);
+    }
+    if (len < n) len += attrs_text(in, buf + len, n - len);
+    if (len < n) snprintf(buf + len, n - len, ")");
+}
+
 static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
     char d[160], a[160], b[160];
     reg_str(g, in->dst, d, sizeof d);
@@ -35,20 +85,9 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
         if (in->aux >= NBIN_OP_BASE) snprintf(buf, n, "%s = %s(%s, %s)", d, op_info[in->aux - NBIN_OP_BASE].name, a, b);
         else snprintf(buf, n, "%s = %s %s %s", d, a, tok_text(in->aux), b);
         break;
-    case I_NMATH: case I_UNARY: case I_REDUCE: snprintf(buf, n, "%s = %s(%s)", d, op_info[in->aux].name, a); break;
-    case I_BINARY: snprintf(buf, n, "%s = %s(%s, %s)", d, op_info[in->aux].name, a, b); break;
-    case I_BINARY_S:
-        if (in->c) snprintf(buf, n, "%s = %s(%s, %s)", d, op_info[in->aux].name, b, a);
-        else snprintf(buf, n, "%s = %s(%s, %s)", d, op_info[in->aux].name, a, b);
-        break;
+    case I_NMATH: snprintf(buf, n, "%s = %s(%s)", d, op_info[in->aux].name, a); break;
+    case I_OP: op_text(g, in, buf, n); break;
     case I_TCONST: snprintf(buf, n, "%s = const k%d", d, in->aux); break;
-    case I_RANDOM: {
-        char sh[128];
-        shape_str(&in->shape, sh, sizeof sh);
-        if (in->aux == 2) snprintf(buf, n, "%s = randint(%g, %g, %s)", d, in->imm, in->imm + in->b, sh);
-        else snprintf(buf, n, "%s = %s(%s)", d, in->aux ? "randn" : "rand", sh);
-        break;
-    }
     case I_JUMP: snprintf(buf, n, "-> %d", in->aux); break;
     case I_JUMPF: snprintf(buf, n, "if not %s -> %d", a, in->aux); break;
     case I_PRINT: snprintf(buf, n, "(%d values)", in->nopnds); break;
@@ -64,7 +103,7 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
         break;
     }
     default:
-        if (in->b >= 0 && in->op != I_SOFTMAX && in->op != I_CONCAT) snprintf(buf, n, "%s = %s, %s", d, a, b);
+        if (in->b >= 0) snprintf(buf, n, "%s = %s, %s", d, a, b);
         else snprintf(buf, n, "%s = %s", d, a);
     }
 }
@@ -132,12 +171,13 @@ void dis_dot(FILE *out, Graph *g, const char *title) {
             if (*p == '"') *p = '\'';
         fprintf(out, "  i%d [label=\"%d: %s\\n%s\\nline %d\"%s];\n", i, i, ins_name(in->op), text, in->loc.line,
                 in->op == I_FUSED ? ", style=filled, fillcolor=lightblue" : "");
-        int srcs[3] = { in->a, in->b, in->c };
-        for (int k = 0; k < 3; k++)
-            if (srcs[k] >= 0 && srcs[k] < g->nregs && writer[srcs[k]] >= 0 && in->op != I_STORE && in->op != I_SOFTMAX &&
-                !(in->op == I_CONCAT && k > 0))
-                fprintf(out, "  i%d -> i%d;\n", writer[srcs[k]], i);
+        int fixed[3] = { in->a, in->b, in->c };
+        const int *srcs = in->op == I_OP ? in->args : fixed;
+        int nsrc = in->op == I_OP ? in->nargs : in->op == I_STORE ? 0 : 3;
+        for (int k = 0; k < nsrc; k++)
+            if (srcs[k] >= 0 && srcs[k] < g->nregs && writer[srcs[k]] >= 0) fprintf(out, "  i%d -> i%d;\n", writer[srcs[k]], i);
         if (in->dst >= 0 && in->dst < g->nregs) writer[in->dst] = i;
+        for (int k = 1; in->op == I_OP && k < in->nres; k++) writer[in->res[k]] = i;
         if (in->op == I_JUMP || in->op == I_JUMPF) fprintf(out, "  i%d -> i%d [style=dashed];\n", i, in->aux);
     }
     free(writer);

@@ -62,6 +62,8 @@ void ins_free(Ins *in) {
     mem_free(in->idx);
     mem_free(in->key);
     mem_free(in->steps);
+    mem_free(in->attrs);
+    in->attrs = NULL;
     in->opnds = NULL;
     in->args = NULL;
     in->idx = NULL;

@@ -30,12 +30,8 @@ typedef enum {
 
 typedef enum { R_NUM, R_TENSOR } RegKind;
 
-/* NBIN's aux is a token (TOK_PLUS...), or NBIN_OP_BASE + OP_MAXIMUM/OP_MINIMUM. */
+/* NBIN's aux is a token (TOK_PLUS...), or NBIN_OP_BASE + an OpCode (op_binary_number). */
 #define NBIN_OP_BASE 1000
-static inline double num_minmax(OpCode op, double x, double y) {
-    if (x != x || y != y) return x != x ? x : y;
-    return op == OP_MAXIMUM ? (x > y ? x : y) : (x < y ? x : y);
-}
 
 typedef struct {
     RegKind kind;
@@ -76,12 +72,15 @@ typedef struct Ins {
     double imm;
     int *args;
     int nargs;
-    Shape shape;           /* RESHAPE/BCAST/RANDOM */
+    Shape shape;
     IndexItem *idx;        /* INDEX/INDEX_SET template (ints may come from registers) */
     int nidx;
     Opnd *opnds;           /* PRINT/ASSERT/STORE */
     int nopnds;
     char *key;             /* STORE into a dict */
+    OpAttrs *attrs;        /* OP: the call's attributes (owned) */
+    int res[OP_MAX_OUT];   /* OP: result registers (res[0] == dst) */
+    int nres;
     FusedStep *steps;      /* FUSED */
     int nsteps;
     SrcLoc loc;

@@ -47,22 +47,25 @@ static bool pass_on(const char *name) {
 
 static bool is_pure(InsOp op) {
     switch (op) {
-    case I_PRINT: case I_ASSERT: case I_STORE: case I_RANDOM: case I_JUMP: case I_JUMPF: case I_TRUTH:
+    case I_PRINT: case I_ASSERT: case I_STORE: case I_JUMP: case I_JUMPF: case I_TRUTH:
         return false;
     default: return true;
     }
+}
+
+/* An instruction whose result depends only on its operands (not the generator's state). */
+static bool ins_pure(const Ins *in) {
+    return is_pure(in->op) && !(in->op == I_OP && (op_info[in->aux].flags & F_RANDOM));
 }
 
 /* Registers an instruction reads (up to 3 fixed operands plus args). */
 static int reads(const Ins *in, int *out) {
     int n = 0;
     switch (in->op) {
-    case I_NCONST: case I_TCONST: case I_RANDOM: case I_JUMP: return 0;
-    case I_REDUCE: case I_TRANSPOSE: case I_SOFTMAX:
-        out[n++] = in->a;
-        return n;
-    case I_CONCAT:
-        for (int k = 0; k < in->nargs; k++) out[n++] = in->args[k];
+    case I_NCONST: case I_TCONST: case I_JUMP: return 0;
+    case I_OP:
+        for (int k = 0; k < in->nargs; k++)
+            if (in->args[k] >= 0) out[n++] = in->args[k];
         return n;
     case I_INDEX: case I_INDEX_SET:
         out[n++] = in->a;
@@ -82,7 +85,7 @@ static int reads(const Ins *in, int *out) {
     default:
         if (in->a >= 0) out[n++] = in->a;
         if (in->b >= 0) out[n++] = in->b;
-        if (in->c >= 0 && in->op != I_SOFTMAX && in->op != I_REDUCE) out[n++] = in->c;
+        if (in->c >= 0) out[n++] = in->c;
         return n;
     }
 }
@@ -111,6 +114,8 @@ static void count_uses(Graph *g, int *uses, int *defs) {
             for (int k = 0; k < in->nsteps; k++) {
                 if (in->steps[k].dst < 0) defs[-in->steps[k].dst - 1]++;
             }
+        else if (in->op == I_OP)
+            for (int k = 0; k < in->nres; k++) defs[in->res[k]]++;
         else if (in->dst >= 0) defs[in->dst]++;
     }
     for (int i = 0; i < g->noutputs; i++) count_opnd(&g->outputs[i].val, uses);
@@ -158,7 +163,7 @@ static int pass_dce(Graph *g) {
         count_uses(g, uses, defs);
         for (int i = 0; i < g->ncode; i++) {
             Ins *in = &g->code[i];
-            if (dead[i] || !is_pure(in->op) || in->op == I_FUSED || in->dst < 0 || uses[in->dst] > 0) continue;
+            if (dead[i] || !ins_pure(in) || in->op == I_FUSED || in->dst < 0 || uses[in->dst] > 0 || in->nres > 1) continue;
             dead[i] = true;
             /* its operands lose a use */
             int r[600];
@@ -166,6 +171,7 @@ static int pass_dce(Graph *g) {
             for (int k = 0; k < n; k++) uses[r[k]]--;
             in->op = I_NCONST;   /* neutral until compacted; reads nothing */
             in->dst = -1;
+            in->nres = 0;
             removed++;
             again = true;
         }
@@ -190,8 +196,7 @@ static bool same_ins(const Ins *a, const Ins *b) {
         memcmp(&a->imm, &b->imm, sizeof a->imm))
         return false;
     if (a->nargs != b->nargs || (a->nargs > 0 && memcmp(a->args, b->args, sizeof(int) * (size_t)a->nargs))) return false;
-    if (a->op == I_RESHAPE || a->op == I_BCAST) return a->shape.ndim == b->shape.ndim &&
-        !memcmp(a->shape.d, b->shape.d, sizeof(int64_t) * (size_t)a->shape.ndim);
+    if (a->op == I_OP) return !memcmp(a->attrs, b->attrs, sizeof *a->attrs);
     if (a->op == I_INDEX) return a->nidx == b->nidx && !memcmp(a->idx, b->idx, sizeof(IndexItem) * (size_t)a->nidx);
     return true;
 }
@@ -206,12 +211,12 @@ static void rename_opnd(Opnd *o, const int *map) {
 static void rename_all(Graph *g, const int *map) {
     for (int i = 0; i < g->ncode; i++) {
         Ins *in = &g->code[i];
-        if (in->op != I_NCONST && in->op != I_TCONST && in->op != I_JUMP && in->op != I_RANDOM) {
+        if (in->op != I_NCONST && in->op != I_TCONST && in->op != I_JUMP && in->op != I_OP) {
             if (in->a >= 0 && in->op != I_STORE) in->a = map[in->a];
-            if (in->b >= 0 && in->op != I_SOFTMAX && in->op != I_CONCAT) in->b = map[in->b];
-            if (in->c >= 0 && in->op != I_SOFTMAX && in->op != I_REDUCE && in->op != I_CONCAT && in->op != I_BINARY_S) in->c = map[in->c];
+            if (in->b >= 0) in->b = map[in->b];
+            if (in->c >= 0) in->c = map[in->c];
         }
-        if (in->op == I_CONCAT || in->op == I_INDEX || in->op == I_INDEX_SET)
+        if (in->op == I_OP || in->op == I_INDEX || in->op == I_INDEX_SET)
             for (int k = 0; k < in->nargs; k++)
                 if (in->args[k] >= 0) in->args[k] = map[in->args[k]];
         for (int k = 0; k < in->nopnds; k++) rename_opnd(&in->opnds[k], map);
@@ -231,7 +236,7 @@ static int pass_cse(Graph *g) {
         Ins *in = &g->code[i];
         if (starts[i]) block_start = i;
         if (in->op == I_JUMP || in->op == I_JUMPF) block_start = i + 1;
-        if (!is_pure(in->op) || in->dst < 0 || defs[in->dst] != 1 || in->op == I_NMOVE || in->op == I_TMOVE) continue;
+        if (!ins_pure(in) || in->dst < 0 || defs[in->dst] != 1 || in->op == I_NMOVE || in->op == I_TMOVE || in->nres > 1) continue;
         /* operands must be single-definition registers (not loop homes) */
         int r[600], n = in->nargs > 500 ? -1 : reads(in, r);
         bool ok = n >= 0;
@@ -260,6 +265,25 @@ static int pass_cse(Graph *g) {
 
 /* ---------- constant folding ---------- */
 
+/* An op whose operands are all constants, run now by the same kernels (NULL: not foldable,
+ * or it failed, and then it fails again at run time, where the error belongs). Random
+ * draws and ops without operands (constructors: large constants) stay. */
+static Tensor *fold_op(Graph *g, const Ins *in, const int *kof, const bool *numk, const double *numv) {
+    const OpDef *d = op_def((OpCode)in->aux);
+    if (in->nres != 1 || in->nargs < 1 || in->nargs > 8 || (d->flags & (F_RANDOM | F_DYNAMIC))) return NULL;
+    OpArg args[8];
+    for (int k = 0; k < in->nargs; k++) {
+        int r = in->args[k];
+        if (r < 0) args[k] = (OpArg){ .kind = ARG_NONE };
+        else if (kof[r] >= 0) args[k] = op_arg_tensor(g->consts[kof[r]]);
+        else if (numk[r]) args[k] = op_arg_num(numv[r], g->regs[r].is_bool);
+        else return NULL;
+    }
+    OpCall call = { (OpCode)in->aux, in->nargs, args, in->attrs };
+    Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
+    return op_run(&call, out) ? NULL : out[0];
+}
+
 static int pass_fold(Graph *g) {
     int *defs = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1)), *uses = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));
     int *kof = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));   /* register -> constant index */
@@ -272,18 +296,17 @@ static int pass_fold(Graph *g) {
         Ins *in = &g->code[i];
         if (in->op == I_TCONST && defs[in->dst] == 1) { kof[in->dst] = in->aux; continue; }
         if (in->op == I_NCONST && defs[in->dst] == 1) { numk[in->dst] = true; numv[in->dst] = in->imm; continue; }
-        Tensor *t = NULL;
-        if (in->op == I_UNARY && kof[in->a] >= 0) t = op_unary((OpCode)in->aux, g->consts[kof[in->a]]);
-        else if (in->op == I_BINARY && kof[in->a] >= 0 && kof[in->b] >= 0)
-            t = op_binary((OpCode)in->aux, g->consts[kof[in->a]], g->consts[kof[in->b]]);
-        else if (in->op == I_BINARY_S && kof[in->a] >= 0 && numk[in->b])
-            t = op_binary_scalar((OpCode)in->aux, g->consts[kof[in->a]], numv[in->b], in->c);
-        if (!t || defs[in->dst] != 1) { tensor_release(t); continue; }
+        Tensor *t = in->op == I_OP && defs[in->dst] == 1 ? fold_op(g, in, kof, numk, numv) : NULL;
+        if (!t) continue;
         GROW(g->consts, g->nconsts, g->capconsts);
         g->consts[g->nconsts] = t;
         in->op = I_TCONST;
         in->aux = g->nconsts++;
         in->a = in->b = in->c = -1;
+        mem_free(in->args);
+        in->args = NULL;
+        in->nargs = 0;
+        in->nres = 0;
         kof[in->dst] = in->aux;
         folded++;
     }
@@ -297,16 +320,41 @@ static int pass_fold(Graph *g) {
 
 /* ---------- elementwise fusion ---------- */
 
+/* The operands of an elementwise OP: tensor registers *ta and *tb (-1 none) and a number
+ * register *scalar (-1 none), which is the left operand when *num_left. */
+static bool ew_operands(const Graph *g, const Ins *in, int *ta, int *tb, int *scalar, bool *num_left) {
+    const OpDef *d = &op_info[in->aux];
+    if (in->op != I_OP || (d->kind != K_UNARY && d->kind != K_BINARY && d->kind != K_COMPARE)) return false;
+    *ta = *tb = *scalar = -1;
+    *num_left = false;
+    for (int k = 0; k < in->nargs; k++) {
+        int r = in->args[k];
+        if (r < 0) return false;
+        if (g->regs[r].kind == R_NUM) {
+            *scalar = r;
+            *num_left = k == 0;
+        } else if (*ta < 0) {
+            *ta = r;
+        } else {
+            *tb = r;
+        }
+    }
+    return *ta >= 0;
+}
+
 /* Whether instruction i can join a group producing tensors of (dt, shape). */
 static bool fusable(Graph *g, Ins *in, DType *dt, Shape *shape) {
-    if (in->op != I_UNARY && in->op != I_BINARY && in->op != I_BINARY_S) return false;
+    int ta, tb, scalar;
+    bool num_left;
+    if (!ew_operands(g, in, &ta, &tb, &scalar, &num_left)) return false;
     if (!(op_info[in->aux].flags & F_FUSE) || op_info[in->aux].kind == K_COMPARE) return false;
+    if (in->attrs && in->attrs->i[0] != 0) return false;   /* round(x, decimals): not a plain kernel */
     RegInfo *d = &g->regs[in->dst];
     if (!dtype_is_float(d->dtype)) return false;
     int64_t n = shape_count(&d->shape);
     if (n < 1) return false;
     /* every tensor operand has the result's dtype and its element layout */
-    int ops[2] = { in->a, in->op == I_BINARY ? in->b : -1 };
+    int ops[2] = { ta, tb };
     for (int k = 0; k < 2; k++) {
         if (ops[k] < 0) continue;
         RegInfo *o = &g->regs[ops[k]];
@@ -348,12 +396,12 @@ static int pass_fuse(Graph *g) {
         for (int k = i; k < j; k++) {
             Ins *in = &g->code[k];
             FusedStep *s = &steps[k - i];
+            int ta, tb;
             s->op = (OpCode)in->aux;
-            s->scalar_reg = in->op == I_BINARY_S ? in->b : -1;
-            s->num_left = in->op == I_BINARY_S && in->c;
+            ew_operands(g, in, &ta, &tb, &s->scalar_reg, &s->num_left);
             /* operands: an earlier step's chunk, or an outside register (-(r+1)) */
-            s->a = step_of[in->a] >= 0 ? step_of[in->a] : -in->a - 1;
-            s->b = in->op == I_BINARY ? (step_of[in->b] >= 0 ? step_of[in->b] : -in->b - 1) : FUSED_NONE;
+            s->a = step_of[ta] >= 0 ? step_of[ta] : -ta - 1;
+            s->b = tb >= 0 ? (step_of[tb] >= 0 ? step_of[tb] : -tb - 1) : FUSED_NONE;
             bool internal = in->dst != last_dst && defs[in->dst] == 1 && uses[in->dst] == local_uses[in->dst];
             if (internal) {
                 s->dst = k - i;
@@ -372,6 +420,11 @@ static int pass_fuse(Graph *g) {
             Ins *in = &g->code[k];
             in->op = I_NCONST;   /* neutralised before compaction */
         }
+        mem_free(first->args);
+        mem_free(first->attrs);
+        first->args = NULL;
+        first->attrs = NULL;
+        first->nargs = first->nres = 0;
         first->op = I_FUSED;
         first->dst = last_dst;
         first->a = first->b = first->c = -1;
@@ -462,7 +515,11 @@ static void live_ranges(Graph *g, int *first, int *last, const int *defs) {
     }
 }
 
-static bool elementwise(InsOp op) { return op == I_UNARY || op == I_BINARY || op == I_BINARY_S; }
+static bool elementwise(const Graph *g, const Ins *in) {
+    int ta, tb, scalar;
+    bool num_left;
+    return ew_operands(g, in, &ta, &tb, &scalar, &num_left);
+}
 
 /* Gives every intermediate tensor register a buffer slot; registers whose lives do not
  * overlap share a slot of the same dtype and shape. An elementwise instruction may take
@@ -496,7 +553,7 @@ static int pass_memplan(Graph *g) {
             int o = slot_owner[s];
             RegInfo *ro = &g->regs[o];
             if (ro->dtype != ri->dtype || !shape_equal(&ro->shape, &ri->shape)) continue;
-            bool dies_here = last[o] == i && elementwise(in->op) && (in->a == o || (in->op == I_BINARY && in->b == o));
+            bool dies_here = last[o] == i && elementwise(g, in) && (in->args[0] == o || (in->nargs > 1 && in->args[1] == o));
             if (last[o] < i || dies_here) pick = s;
         }
         if (pick < 0) pick = nslots++;

@@ -74,7 +74,7 @@ static Tensor *dst_tensor(Graph *g, VmRegs *r, int reg, const Tensor *in1, const
 }
 
 static double num_op(int tok, double x, double y) {
-    return tok >= NBIN_OP_BASE ? num_minmax((OpCode)(tok - NBIN_OP_BASE), x, y) : num_binary(tok, x, y);
+    return tok >= NBIN_OP_BASE ? op_binary_number((OpCode)(tok - NBIN_OP_BASE), x, y) : num_binary(tok, x, y);
 }
 
 Value vm_operand(Interp *I, Graph *g, VmRegs *r, const Opnd *o) {
@@ -257,6 +257,49 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     return 0;
 }
 
+/* An op of the table: operands from registers (number registers are weak scalars), results
+ * into the registers' reused buffers, so a warm graph allocates nothing for ops whose kernel
+ * writes into a given buffer. Operands are read before a destination is chosen: an
+ * elementwise result may take the buffer of an operand that dies here (the slot keeps it). */
+static int exec_op(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+    OpArg args[260];
+    OpCode op = (OpCode)in->aux;
+    const OpDef *d = op_def(op);
+    for (int k = 0; k < in->nargs; k++) {
+        int reg = in->args[k];
+        if (reg < 0) args[k] = (OpArg){ .kind = ARG_NONE };
+        else if (g->regs[reg].kind == R_NUM) args[k] = op_arg_num(r->num[reg], g->regs[reg].is_bool);
+        else if (!r->ten[reg]) return fail_at(I, in, "undefined variable");
+        else args[k] = op_arg_tensor(r->ten[reg]);
+    }
+    OpCall call = { op, in->nargs, args, in->attrs };
+    Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
+    const DeviceImpl *dev = op_device(DEV_CPU);
+    bool given = !(d->flags & (F_VIEW | F_DYNAMIC)) && !(dev->allocates && dev->allocates(op));
+    bool elementwise = d->kind == K_UNARY || d->kind == K_BINARY || d->kind == K_COMPARE;
+    for (int k = 0; given && k < in->nres; k++) {
+        /* only elementwise kernels may write over an operand */
+        const Tensor *a0 = !elementwise && in->nargs > 0 ? args[0].t : NULL;
+        const Tensor *a1 = !elementwise && in->nargs > 1 ? args[1].t : NULL;
+        if (!(out[k] = dst_tensor(g, r, in->res[k], a0, a1))) return fail_at(I, in, op_error());
+        for (int j = 2; !elementwise && j < in->nargs; j++)
+            if (args[j].t == out[k]) {
+                if (!(out[k] = tensor_new(g->regs[in->res[k]].dtype, &g->regs[in->res[k]].shape))) return fail_at(I, in, op_error());
+                set_t(r, in->res[k], out[k]);
+            }
+        tensor_retain(out[k]);
+    }
+    if (op_run(&call, out)) {
+        for (int k = 0; given && k < in->nres; k++) tensor_release(out[k]);
+        return fail_at(I, in, op_error());
+    }
+    for (int k = 0; k < in->nres; k++) {
+        if (given) tensor_release(out[k]);   /* the register holds it already */
+        else set_t(r, in->res[k], out[k]);
+    }
+    return 0;
+}
+
 int vm_exec(Interp *I, Graph *g, VmRegs *r) {
     double *N = r->num;
     Tensor **T = r->ten;
@@ -292,45 +335,7 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
                     set_t(r, in->dst, tensor_retain(src));
                 vmbreak;
             }
-            /* operands are read before the destination is chosen: an elementwise result may
-             * take the buffer of an operand that dies here (the slot keeps it alive) */
-            vmcase(I_UNARY) {
-                Tensor *x = T[in->a];
-                if (!(t = dst_tensor(g, r, in->dst, NULL, NULL)) || op_unary_into((OpCode)in->aux, x, t))
-                    return fail_at(I, in, op_error());
-                vmbreak;
-            }
-            vmcase(I_BINARY) {
-                Tensor *x = T[in->a], *y = T[in->b];
-                if (!(t = dst_tensor(g, r, in->dst, NULL, NULL)) || op_binary_into((OpCode)in->aux, x, y, t))
-                    return fail_at(I, in, op_error());
-                vmbreak;
-            }
-            vmcase(I_BINARY_S) {
-                Tensor *x = T[in->a];
-                if (!(t = dst_tensor(g, r, in->dst, NULL, NULL)) || op_binary_scalar_into((OpCode)in->aux, x, N[in->b], in->c, t))
-                    return fail_at(I, in, op_error());
-                vmbreak;
-            }
-            vmcase(I_MATMUL) {
-                Tensor *x = T[in->a], *y = T[in->b];
-                if (!(t = dst_tensor(g, r, in->dst, x, y)) || op_matmul_into(x, y, t)) return fail_at(I, in, op_error());
-                vmbreak;
-            }
-            vmcase(I_REDUCE) t = op_reduce((OpCode)in->aux, T[in->a], in->args, in->nargs, in->c); goto tensor_out;
-            vmcase(I_SOFTMAX) t = op_softmax(T[in->a], in->b, in->c); goto tensor_out;
-            vmcase(I_WHERE) t = op_where(T[in->a], T[in->b], T[in->c]); goto tensor_out;
-            vmcase(I_CLIP) t = op_clip(T[in->a], N[in->b], N[in->c]); goto tensor_out;
-            vmcase(I_ASTYPE) t = op_astype(T[in->a], (DType)in->aux); goto tensor_out;
-            vmcase(I_RESHAPE) t = op_reshape(T[in->a], &in->shape); goto tensor_out;
-            vmcase(I_TRANSPOSE) t = op_transpose(T[in->a], in->nargs < 0 ? NULL : in->args, in->nargs); goto tensor_out;
-            vmcase(I_BCAST) t = op_broadcast_to(T[in->a], &in->shape); goto tensor_out;
-            vmcase(I_CONCAT) {
-                Tensor *ts[256];
-                for (int k = 0; k < in->nargs; k++) ts[k] = T[in->args[k]];
-                t = in->c ? op_stack(ts, in->nargs, in->b) : op_concat(ts, in->nargs, in->b);
-                goto tensor_out;
-            }
+            vmcase(I_OP) if (exec_op(I, g, r, in)) return -1; vmbreak;
             vmcase(I_INDEX) {
                 int failed = 0;
                 t = exec_index(I, g, r, in, NULL, &failed);
@@ -341,12 +346,6 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
                 int failed = 0;
                 t = exec_index(I, g, r, in, T[in->b], &failed);
                 if (failed) return -1;
-                goto tensor_out;
-            }
-            vmcase(I_RANDOM) {
-                if (in->aux == 0) t = op_rand(&in->shape);
-                else if (in->aux == 1) t = op_randn(&in->shape);
-                else t = op_randint((int64_t)in->imm, (int64_t)in->imm + in->b, &in->shape);
                 goto tensor_out;
             }
             vmcase(I_ITEM) N[in->dst] = tensor_get(T[in->a], 0); vmbreak;

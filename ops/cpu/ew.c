@@ -137,28 +137,69 @@ static double relu_d(double x) { return x > 0 ? x : (x != x ? x : 0.0); }
 static float sign_f(float x) { return x != x ? x : (float)((x > 0) - (x < 0)); }
 static double sign_d(double x) { return x != x ? x : (double)((x > 0) - (x < 0)); }
 
+/* ~x for a number that is an integer in i64's range (the op layer checks); NaN otherwise,
+ * never undefined behaviour. */
+static double bitwise_not_number(double x) {
+    if (x != floor(x) || !double_fits_i64(x)) return NAN;
+    return (double)~(int64_t)x;
+}
+
 double op_unary_number(OpCode op, double x) {
     switch (op) {
     case OP_NEG: return -x;
     case OP_ABS: return fabs(x);
     case OP_EXP: return exp(x);
+    case OP_EXP2: return exp2(x);
+    case OP_EXPM1: return expm1(x);
     case OP_LOG: return log(x);
+    case OP_LOG2: return log2(x);
+    case OP_LOG10: return log10(x);
+    case OP_LOG1P: return log1p(x);
     case OP_SQRT: return sqrt(x);
     case OP_SIN: return sin(x);
     case OP_COS: return cos(x);
+    case OP_TAN: return tan(x);
+    case OP_ASIN: return asin(x);
+    case OP_ACOS: return acos(x);
+    case OP_ATAN: return atan(x);
+    case OP_SINH: return sinh(x);
+    case OP_COSH: return cosh(x);
     case OP_TANH: return tanh(x);
+    case OP_ASINH: return asinh(x);
+    case OP_ACOSH: return acosh(x);
+    case OP_ATANH: return atanh(x);
     case OP_SIGMOID: return 1.0 / (1.0 + exp(-x));
     case OP_RELU: return relu_d(x);
     case OP_FLOOR: return floor(x);
     case OP_CEIL: return ceil(x);
     case OP_ROUND: return nearbyint(x);
     case OP_SIGN: return sign_d(x);
+    case OP_ISNAN: return isnan(x) ? 1 : 0;
+    case OP_ISINF: return isinf(x) ? 1 : 0;
+    case OP_ISFINITE: return isfinite(x) ? 1 : 0;
+    case OP_LOGICAL_NOT: return x == 0 ? 1 : 0;   /* NaN is true, as in NumPy */
+    case OP_BITWISE_NOT: return bitwise_not_number(x);
     default: return NAN;
     }
 }
 
-/* Runs a unary op on contiguous data of dtype dt (float kernels may run in place). */
-int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n) {
+/* The ops computed by math.c's SLEEF array functions, by op; a row with no functions is
+ * an op computed here. */
+typedef void (*VmF32)(const float *x, float *y, int64_t n);
+typedef void (*VmF64)(const double *x, double *y, int64_t n);
+static const struct {
+    VmF32 f32;
+    VmF64 f64;
+} vm_math[OP__COUNT] = {
+#define VM_ROW(ID, NAME) [OP_##ID] = { vm_##NAME##_f32, vm_##NAME##_f64 },
+    VM_ROW(EXP, exp) VM_ROW(EXP2, exp2) VM_ROW(EXPM1, expm1) VM_ROW(LOG, log) VM_ROW(LOG2, log2)
+    VM_ROW(LOG10, log10) VM_ROW(LOG1P, log1p) VM_ROW(SQRT, sqrt) VM_ROW(SIN, sin) VM_ROW(COS, cos)
+    VM_ROW(TAN, tan) VM_ROW(ASIN, asin) VM_ROW(ACOS, acos) VM_ROW(ATAN, atan) VM_ROW(SINH, sinh)
+    VM_ROW(COSH, cosh) VM_ROW(TANH, tanh) VM_ROW(ASINH, asinh) VM_ROW(ACOSH, acosh) VM_ROW(ATANH, atanh)
+    VM_ROW(SIGMOID, sigmoid)
+#undef VM_ROW
+};
+
 #define LOOP(T, EXPR)                                   \
     {                                                   \
         const T *x = src;                               \
@@ -166,6 +207,59 @@ int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n) {
         for (int64_t i = 0; i < n; i++) y[i] = EXPR;    \
     }                                                   \
     return 0;
+/* A predicate of each element of dtype T, written as bool bytes. dst may be src: byte i
+ * is written after every byte of element i was read. */
+#define TEST(T, EXPR)                                   \
+    {                                                   \
+        const T *x = src;                               \
+        uint8_t *y = dst;                               \
+        for (int64_t i = 0; i < n; i++) y[i] = (uint8_t)(EXPR); \
+    }                                                   \
+    return 0;
+
+static int unsupported(OpCode op, DType dt) {
+    op_fail("%s is not supported for %s tensors", op_info[op].name, dtype_name(dt));
+    return -1;
+}
+
+/* isnan, isinf, isfinite, logical_not: any input dtype, a bool result. */
+static int unary_test(OpCode op, DType dt, const void *src, void *dst, int64_t n) {
+    if (dt == DT_F32) {
+        switch (op) {
+        case OP_ISNAN: TEST(float, isnan(x[i]))
+        case OP_ISINF: TEST(float, isinf(x[i]))
+        case OP_ISFINITE: TEST(float, isfinite(x[i]))
+        case OP_LOGICAL_NOT: TEST(float, x[i] == 0)   /* NaN is true, as in NumPy */
+        default: break;
+        }
+    } else if (dt == DT_F64) {
+        switch (op) {
+        case OP_ISNAN: TEST(double, isnan(x[i]))
+        case OP_ISINF: TEST(double, isinf(x[i]))
+        case OP_ISFINITE: TEST(double, isfinite(x[i]))
+        case OP_LOGICAL_NOT: TEST(double, x[i] == 0)
+        default: break;
+        }
+    } else if (op == OP_LOGICAL_NOT && dt == DT_I64) {
+        TEST(int64_t, x[i] == 0)
+    } else if (op == OP_LOGICAL_NOT) {
+        TEST(uint8_t, x[i] == 0)
+    } else {   /* i64 and bool are never NaN or infinite */
+        switch (op) {
+        case OP_ISNAN: case OP_ISINF: memset(dst, 0, (size_t)n); return 0;
+        case OP_ISFINITE: memset(dst, 1, (size_t)n); return 0;
+        default: break;
+        }
+    }
+    return unsupported(op, dt);
+}
+
+/* Runs a unary op on contiguous data of dtype dt (float kernels may run in place). The
+ * bool-result ops (isnan, isinf, isfinite, logical_not) read dt and write bool bytes. */
+int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n) {
+    if (dt == DT_F32 && vm_math[op].f32) { vm_math[op].f32(src, dst, n); return 0; }
+    if (dt == DT_F64 && vm_math[op].f64) { vm_math[op].f64(src, dst, n); return 0; }
+    if (op == OP_ISNAN || op == OP_ISINF || op == OP_ISFINITE || op == OP_LOGICAL_NOT) return unary_test(op, dt, src, dst, n);
     if (dt == DT_F32) {
         switch (op) {
         case OP_NEG: LOOP(float, -x[i])
@@ -175,13 +269,6 @@ int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n) {
         case OP_CEIL: LOOP(float, ceilf(x[i]))
         case OP_ROUND: LOOP(float, nearbyintf(x[i]))
         case OP_SIGN: LOOP(float, sign_f(x[i]))
-        case OP_EXP: vm_exp_f32(src, dst, n); return 0;
-        case OP_LOG: vm_log_f32(src, dst, n); return 0;
-        case OP_SQRT: vm_sqrt_f32(src, dst, n); return 0;
-        case OP_SIN: vm_sin_f32(src, dst, n); return 0;
-        case OP_COS: vm_cos_f32(src, dst, n); return 0;
-        case OP_TANH: vm_tanh_f32(src, dst, n); return 0;
-        case OP_SIGMOID: vm_sigmoid_f32(src, dst, n); return 0;
         default: break;
         }
     } else if (dt == DT_F64) {
@@ -193,13 +280,6 @@ int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n) {
         case OP_CEIL: LOOP(double, ceil(x[i]))
         case OP_ROUND: LOOP(double, nearbyint(x[i]))
         case OP_SIGN: LOOP(double, sign_d(x[i]))
-        case OP_EXP: vm_exp_f64(src, dst, n); return 0;
-        case OP_LOG: vm_log_f64(src, dst, n); return 0;
-        case OP_SQRT: vm_sqrt_f64(src, dst, n); return 0;
-        case OP_SIN: vm_sin_f64(src, dst, n); return 0;
-        case OP_COS: vm_cos_f64(src, dst, n); return 0;
-        case OP_TANH: vm_tanh_f64(src, dst, n); return 0;
-        case OP_SIGMOID: vm_sigmoid_f64(src, dst, n); return 0;
         default: break;
         }
     } else if (dt == DT_I64) {
@@ -209,18 +289,72 @@ int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n) {
         case OP_RELU: LOOP(int64_t, x[i] > 0 ? x[i] : 0)
         case OP_FLOOR: case OP_CEIL: case OP_ROUND: LOOP(int64_t, x[i])
         case OP_SIGN: LOOP(int64_t, (x[i] > 0) - (x[i] < 0))
+        case OP_BITWISE_NOT: LOOP(int64_t, ~x[i])
         default: break;
         }
     } else {
         switch (op) {
         case OP_ABS: case OP_RELU: case OP_FLOOR: case OP_CEIL: case OP_ROUND: case OP_SIGN:
             LOOP(uint8_t, x[i])
+        case OP_BITWISE_NOT: LOOP(uint8_t, x[i] == 0)
         default: break;
         }
     }
+    return unsupported(op, dt);
+}
 #undef LOOP
-    op_fail("%s is not supported for %s tensors", op_info[op].name, dtype_name(dt));
-    return -1;
+#undef TEST
+
+/* NumPy's power_of_ten (used by np.around): exact up to 10^22, then repeated
+ * multiplication by 10, which from 10^25 on is not the correctly rounded 10^n; rounding
+ * multiplies by this very number, so it is reproduced. Stops once infinite. */
+static double numpy_power_of_ten(uint64_t n) {
+    static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8 };
+    if (n < 9) return p10[n];
+    double r = 1e9;
+    for (uint64_t k = 9; k < n && !isinf(r); k++) r *= 10.0;
+    return r;
+}
+
+/* x rounded to a multiple of 10^k, ties to the even multiple, exactly (NumPy goes through
+ * f64 and loses integers past 2^53); a result past i64's range wraps, as i64 overflow does. */
+static int64_t round_i64(int64_t x, uint64_t k) {
+    if (k >= 20) return 0;   /* 10^20 > 2 * 2^63: every x is nearer 0 */
+    uint64_t q = 1;
+    for (uint64_t i = 0; i < k; i++) q *= 10;
+    uint64_t m = x < 0 ? 0 - (uint64_t)x : (uint64_t)x, quo = m / q, rem = m % q;
+    if (rem > q - rem || (rem == q - rem && (quo & 1))) quo++;
+    uint64_t r = quo * q;
+    return x < 0 ? (int64_t)(0 - r) : (int64_t)r;
+}
+
+/* NumPy's around: decimals >= 0: rint(x * 10^d) / 10^d, else rint(x / 10^-d) * 10^-d, in
+ * the float dtype itself (f32 multiplies by 10^d rounded to f32, inf past 1e38, as NumPy
+ * does); i64 rounds to a multiple of 10^-d; bool is unchanged (all false for d < 0: 0 and
+ * 1 both round to 0). */
+int cpu_round_decimals(DType dt, const void *src, void *dst, int64_t n, int64_t decimals) {
+    uint64_t k = decimals < 0 ? 0 - (uint64_t)decimals : (uint64_t)decimals;
+    bool up = decimals >= 0;
+    if (dt == DT_F32) {
+        const float *x = src;
+        float *y = dst, p = (float)numpy_power_of_ten(k);
+        if (up) for (int64_t i = 0; i < n; i++) y[i] = rintf(x[i] * p) / p;
+        else for (int64_t i = 0; i < n; i++) y[i] = rintf(x[i] / p) * p;
+    } else if (dt == DT_F64) {
+        const double *x = src;
+        double *y = dst, p = numpy_power_of_ten(k);
+        if (up) for (int64_t i = 0; i < n; i++) y[i] = rint(x[i] * p) / p;
+        else for (int64_t i = 0; i < n; i++) y[i] = rint(x[i] / p) * p;
+    } else if (up) {
+        if (dst != src) memmove(dst, src, (size_t)n * dtype_size(dt));
+    } else if (dt == DT_I64) {
+        const int64_t *x = src;
+        int64_t *y = dst;
+        for (int64_t i = 0; i < n; i++) y[i] = round_i64(x[i], k);
+    } else {
+        memset(dst, 0, (size_t)n);
+    }
+    return 0;
 }
 
 int op_unary_into(OpCode op, const Tensor *a, Tensor *out) {
@@ -257,17 +391,48 @@ static int64_t mod_i64(int64_t a, int64_t b) {
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
 }
+/* Floor modulo as NumPy's npy_remainder: the sign of b, a zero result included (3 % -1
+ * is -0.0, -3 % 1 is 0.0); x % 0 is NaN. */
 static double mod_d(double a, double b) {
     if (b == 0) return NAN;
     double r = fmod(a, b);
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    if (r == 0) return copysign(0.0, b);
+    if ((r < 0) != (b < 0)) r += b;
     return r;
 }
 static float mod_f(float a, float b) {
     if (b == 0) return NAN;
     float r = fmodf(a, b);
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    if (r == 0) return copysignf(0.0f, b);
+    if ((r < 0) != (b < 0)) r += b;
     return r;
+}
+/* NumPy's npy_floor_divide (npy_divmod): a // 0 is a / 0 (+-inf or NaN); otherwise the
+ * quotient of a - fmod(a, b), one less where the remainder's sign was wrong, snapped to the
+ * nearest integer; a zero quotient takes the sign of a / b. NaN never compares, so the
+ * tests written with < and > let it through as NumPy's isless/isgreater do. */
+static double floordiv_d(double a, double b) {
+    if (b == 0) return a / b;
+    double mod = fmod(a, b), div = (a - mod) / b;
+    if (mod != 0 && (b < 0) != (mod < 0)) div -= 1.0;
+    if (div == 0) return copysign(0.0, a / b);
+    double f = floor(div);
+    return div - f > 0.5 ? f + 1.0 : f;
+}
+static float floordiv_f(float a, float b) {
+    if (b == 0) return a / b;
+    float mod = fmodf(a, b), div = (a - mod) / b;
+    if (mod != 0 && (b < 0) != (mod < 0)) div -= 1.0f;
+    if (div == 0) return copysignf(0.0f, a / b);
+    float f = floorf(div);
+    return div - f > 0.5f ? f + 1.0f : f;
+}
+/* b != 0 (checked first); INT64_MIN // -1 wraps to INT64_MIN, as in NumPy. */
+static int64_t floordiv_i64(int64_t a, int64_t b) {
+    if (b == -1) return (int64_t)(0 - (uint64_t)a);
+    int64_t q = a / b;
+    if (q * b != a && (a < 0) != (b < 0)) q--;
+    return q;
 }
 static int64_t pow_i64(int64_t a, int64_t e) {
     uint64_t r = 1, b = (uint64_t)a;
@@ -282,6 +447,42 @@ static float max_f(float a, float b) { return a != a ? a : b != b ? b : a > b ? 
 static float min_f(float a, float b) { return a != a ? a : b != b ? b : a < b ? a : b; }
 static double max_d(double a, double b) { return a != a ? a : b != b ? b : a > b ? a : b; }
 static double min_d(double a, double b) { return a != a ? a : b != b ? b : a < b ? a : b; }
+
+/* Bitwise ops on numbers: both must be integers in i64's range (the op layer checks);
+ * NaN otherwise, never undefined behaviour. */
+static double bitwise_number(OpCode op, double x, double y) {
+    if (x != floor(x) || y != floor(y) || !double_fits_i64(x) || !double_fits_i64(y)) return NAN;
+    int64_t a = (int64_t)x, b = (int64_t)y;
+    return (double)(op == OP_BITWISE_AND ? a & b : op == OP_BITWISE_OR ? a | b : a ^ b);
+}
+
+/* The same ops as cpu_binary on two numbers, with NumPy's float64 semantics (and the same
+ * helpers, so a folded constant matches the tensor kernel's bits); bool results are 0/1. */
+double op_binary_number(OpCode op, double x, double y) {
+    switch (op) {
+    case OP_ADD: return x + y;
+    case OP_SUB: return x - y;
+    case OP_MUL: return x * y;
+    case OP_DIV: return x / y;
+    case OP_FLOOR_DIVIDE: return floordiv_d(x, y);
+    case OP_MOD: return mod_d(x, y);
+    case OP_POW: return pow(x, y);
+    case OP_MAXIMUM: return max_d(x, y);
+    case OP_MINIMUM: return min_d(x, y);
+    case OP_ATAN2: return atan2(x, y);
+    case OP_LOGICAL_AND: return (x != 0) && (y != 0);
+    case OP_LOGICAL_OR: return (x != 0) || (y != 0);
+    case OP_LOGICAL_XOR: return (x != 0) != (y != 0);
+    case OP_BITWISE_AND: case OP_BITWISE_OR: case OP_BITWISE_XOR: return bitwise_number(op, x, y);
+    case OP_EQ: return x == y;
+    case OP_NE: return x != y;
+    case OP_LT: return x < y;
+    case OP_LE: return x <= y;
+    case OP_GT: return x > y;
+    case OP_GE: return x >= y;
+    default: return NAN;
+    }
+}
 
 /* Three loop shapes (both contiguous, left scalar, right scalar) so each vectorises. */
 #define BIN(TI, TO, EXPR)                                                        \
@@ -306,12 +507,14 @@ static double min_d(double a, double b) { return a != a ? a : b != b ? b : a < b
 static int check_i64_operands(OpCode op, const int64_t *b, int64_t sb, int64_t n) {
     for (int64_t i = 0; i < (sb ? n : 1); i++) {
         if (op == OP_MOD && b[i] == 0) { op_fail("integer modulo by zero"); return -1; }
+        if (op == OP_FLOOR_DIVIDE && b[i] == 0) { op_fail("integer division by zero"); return -1; }
         if (op == OP_POW && b[i] < 0) { op_fail("integers to negative integer powers are not allowed"); return -1; }
     }
     return 0;
 }
 
-/* Kernel over one run: a and b in compute dtype ct, strides sa/sb in {0, 1}. */
+/* Kernel over one run: a and b in compute dtype ct, strides sa/sb in {0, 1}. Comparisons
+ * and the logical ops (ct bool) write bool bytes. */
 int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, int64_t sb, void *out, int64_t n) {
     switch (ct) {
     case DT_F32:
@@ -320,10 +523,12 @@ int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, in
         case OP_SUB: BIN(float, float, x - y)
         case OP_MUL: BIN(float, float, x * y)
         case OP_DIV: BIN(float, float, x / y)
+        case OP_FLOOR_DIVIDE: BIN(float, float, floordiv_f(x, y))
         case OP_MOD: BIN(float, float, mod_f(x, y))
         case OP_POW: BIN(float, float, powf(x, y))
         case OP_MAXIMUM: BIN(float, float, max_f(x, y))
         case OP_MINIMUM: BIN(float, float, min_f(x, y))
+        case OP_ATAN2: vm_atan2_f32(a, sa, b, sb, out, n); return 0;
         CMP_CASES(float)
         default: break;
         }
@@ -334,10 +539,12 @@ int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, in
         case OP_SUB: BIN(double, double, x - y)
         case OP_MUL: BIN(double, double, x * y)
         case OP_DIV: BIN(double, double, x / y)
+        case OP_FLOOR_DIVIDE: BIN(double, double, floordiv_d(x, y))
         case OP_MOD: BIN(double, double, mod_d(x, y))
         case OP_POW: BIN(double, double, pow(x, y))
         case OP_MAXIMUM: BIN(double, double, max_d(x, y))
         case OP_MINIMUM: BIN(double, double, min_d(x, y))
+        case OP_ATAN2: vm_atan2_f64(a, sa, b, sb, out, n); return 0;
         CMP_CASES(double)
         default: break;
         }
@@ -348,10 +555,14 @@ int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, in
         case OP_ADD: BIN(int64_t, int64_t, (int64_t)((uint64_t)x + (uint64_t)y))
         case OP_SUB: BIN(int64_t, int64_t, (int64_t)((uint64_t)x - (uint64_t)y))
         case OP_MUL: BIN(int64_t, int64_t, (int64_t)((uint64_t)x * (uint64_t)y))
+        case OP_FLOOR_DIVIDE: BIN(int64_t, int64_t, floordiv_i64(x, y))
         case OP_MOD: BIN(int64_t, int64_t, mod_i64(x, y))
         case OP_POW: BIN(int64_t, int64_t, pow_i64(x, y))
         case OP_MAXIMUM: BIN(int64_t, int64_t, x > y ? x : y)
         case OP_MINIMUM: BIN(int64_t, int64_t, x < y ? x : y)
+        case OP_BITWISE_AND: BIN(int64_t, int64_t, x & y)
+        case OP_BITWISE_OR: BIN(int64_t, int64_t, x | y)
+        case OP_BITWISE_XOR: BIN(int64_t, int64_t, x ^ y)
         CMP_CASES(int64_t)
         default: break;
         }
@@ -360,6 +571,13 @@ int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, in
         switch (op) {
         case OP_ADD: case OP_MAXIMUM: BIN(uint8_t, uint8_t, x | y)
         case OP_MUL: case OP_MINIMUM: BIN(uint8_t, uint8_t, x & y)
+        case OP_BITWISE_AND: BIN(uint8_t, uint8_t, x & y)
+        case OP_BITWISE_OR: BIN(uint8_t, uint8_t, x | y)
+        case OP_BITWISE_XOR: BIN(uint8_t, uint8_t, x ^ y)
+        /* any non-zero byte is true, so a caller's raw bytes cannot leak into the result */
+        case OP_LOGICAL_AND: BIN(uint8_t, uint8_t, (x != 0) & (y != 0))
+        case OP_LOGICAL_OR: BIN(uint8_t, uint8_t, (x != 0) | (y != 0))
+        case OP_LOGICAL_XOR: BIN(uint8_t, uint8_t, (x != 0) ^ (y != 0))
         CMP_CASES(uint8_t)
         default: break;
         }
@@ -367,6 +585,49 @@ int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, in
     }
     op_fail("'%s' is not supported for %s tensors", op_symbol(op), dtype_name(ct));
     return -1;
+}
+
+/* How an i64 element compares with a number x that is NaN, outside i64's range, or
+ * between two integers: a[i] (op) x is a[i] (op') k for the integer k = floor(x), or a
+ * constant. Exact: nothing is rounded. */
+typedef enum { CMP_FALSE, CMP_TRUE, CMP_LE_K, CMP_GT_K, CMP_EXACT } CmpPlan;
+static CmpPlan compare_plan(OpCode op, double x, int64_t *k) {
+    bool eq_ne = op == OP_EQ || op == OP_NE, less = op == OP_LT || op == OP_LE;
+    if (isnan(x)) return op == OP_NE ? CMP_TRUE : CMP_FALSE;
+    if (x >= 9223372036854775808.0 || x < -9223372036854775808.0)   /* every a[i] below / above */
+        return eq_ne ? (op == OP_NE ? CMP_TRUE : CMP_FALSE) : (less == (x > 0) ? CMP_TRUE : CMP_FALSE);
+    double f = floor(x);
+    *k = (int64_t)f;
+    if (f == x) return CMP_EXACT;
+    /* k < x < k + 1: a < x and a <= x mean a <= k; a > x and a >= x mean a > k */
+    return eq_ne ? (op == OP_NE ? CMP_TRUE : CMP_FALSE) : less ? CMP_LE_K : CMP_GT_K;
+}
+
+static OpCode swap_compare(OpCode op) {
+    switch (op) {
+    case OP_LT: return OP_GT;
+    case OP_LE: return OP_GE;
+    case OP_GT: return OP_LT;
+    case OP_GE: return OP_LE;
+    default: return op;
+    }
+}
+
+int cpu_compare_i64_number(OpCode op, const int64_t *a, double x, bool num_left, uint8_t *out, int64_t n) {
+    if (op_info[op].kind != K_COMPARE) {
+        op_fail("%s is not a comparison", op_info[op].name);
+        return -1;
+    }
+    if (num_left) op = swap_compare(op);   /* x < a[i] is a[i] > x */
+    int64_t k = 0;
+    switch (compare_plan(op, x, &k)) {
+    case CMP_FALSE: memset(out, 0, (size_t)n); return 0;
+    case CMP_TRUE: memset(out, 1, (size_t)n); return 0;
+    case CMP_LE_K: for (int64_t i = 0; i < n; i++) out[i] = a[i] <= k; return 0;
+    case CMP_GT_K: for (int64_t i = 0; i < n; i++) out[i] = a[i] > k; return 0;
+    case CMP_EXACT: return cpu_binary(op, DT_I64, a, 1, &k, 0, out, n);
+    }
+    return 0;
 }
 
 int op_binary_dtype(OpCode op, DType a, DType b, DType *out) {

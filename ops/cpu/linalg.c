@@ -41,7 +41,7 @@ Tensor *op_matmul(const Tensor *a, const Tensor *b) {
     DType dt;
     shape_of(a, &sa);
     shape_of(b, &sb);
-    if (infer_matmul(&sa, a->dtype, &sb, b->dtype, &so, &dt)) return NULL;
+    if (shape_matmul(&sa, a->dtype, &sb, b->dtype, &so, &dt)) return NULL;
     Tensor *r = tensor_new(dt, &so);
     if (r && op_matmul_into(a, b, r)) {
         tensor_release(r);

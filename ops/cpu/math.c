@@ -4,7 +4,8 @@
  * included (it is padded into a vector), so a whole tensor and any chunk of it give
  * identical bits: fused and unfused execution agree. math512.c has the AVX-512 versions;
  * cpu.h's vm_* dispatch to them when the processor has AVX-512F (SLEEF computes the same
- * bits with either; tests/unit checks it). tanh uses SLEEF's 3.5-ULP variant. */
+ * bits with either, given the same accuracy variant, which cpu.h's VM_SLEEF_UNARY fixes
+ * for both; tests/unit checks it). */
 #include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
@@ -36,17 +37,11 @@
         }                                                                     \
     }
 
-VEC_F32(avx2_exp_f32, Sleef_expf8_u10avx2)
-VEC_F32(avx2_log_f32, Sleef_logf8_u10avx2)
-VEC_F32(avx2_tanh_f32, Sleef_tanhf8_u35avx2)
-VEC_F32(avx2_sin_f32, Sleef_sinf8_u10avx2)
-VEC_F32(avx2_cos_f32, Sleef_cosf8_u10avx2)
+#define AVX2_SLEEF(NAME, ULP)                                         \
+    VEC_F32(avx2_##NAME##_f32, Sleef_##NAME##f8_##ULP##avx2)          \
+    VEC_F64(avx2_##NAME##_f64, Sleef_##NAME##d4_##ULP##avx2)
+VM_SLEEF_UNARY(AVX2_SLEEF)
 VEC_F32(avx2_sqrt_f32, _mm256_sqrt_ps)
-VEC_F64(avx2_exp_f64, Sleef_expd4_u10avx2)
-VEC_F64(avx2_log_f64, Sleef_logd4_u10avx2)
-VEC_F64(avx2_tanh_f64, Sleef_tanhd4_u35avx2)
-VEC_F64(avx2_sin_f64, Sleef_sind4_u10avx2)
-VEC_F64(avx2_cos_f64, Sleef_cosd4_u10avx2)
 VEC_F64(avx2_sqrt_f64, _mm256_sqrt_pd)
 
 /* sigmoid(x) = 1 / (1 + exp(-x)), with the same exp as above. */
@@ -63,6 +58,28 @@ static __m256d sigmoid4(__m256d x) {
 VEC_F32(avx2_sigmoid_f32, sigmoid8)
 VEC_F64(avx2_sigmoid_f64, sigmoid4)
 
+/* Two operands, each with stride 0 (one value, broadcast) or 1; the tail is padded with
+ * zeros into one more vector call, as above. */
+#define VEC2(NAME, T, W, VT, LOAD, SET1, STORE, SLEEF)                                       \
+    static void NAME(const T *a, int64_t sa, const T *b, int64_t sb, T *y, int64_t n) {       \
+        if (n <= 0) return;                                                                \
+        VT va = SET1(a[0]), vb = SET1(b[0]);                                               \
+        int64_t i = 0;                                                                     \
+        for (; i + W <= n; i += W) {                                                       \
+            if (sa) va = LOAD(a + i);                                                      \
+            if (sb) vb = LOAD(b + i);                                                      \
+            STORE(y + i, SLEEF(va, vb));                                                   \
+        }                                                                                  \
+        if (i < n) {                                                                       \
+            T ba[W] = { 0 }, bb[W] = { 0 };                                                \
+            for (int64_t k = 0; k < n - i; k++) ba[k] = a[sa ? i + k : 0], bb[k] = b[sb ? i + k : 0]; \
+            STORE(ba, SLEEF(LOAD(ba), LOAD(bb)));                                          \
+            memcpy(y + i, ba, sizeof(T) * (size_t)(n - i));                                \
+        }                                                                                  \
+    }
+VEC2(avx2_atan2_f32, float, 8, __m256, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, Sleef_atan2f8_u10avx2)
+VEC2(avx2_atan2_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_set1_pd, _mm256_storeu_pd, Sleef_atan2d4_u10avx2)
+
 /* Dispatch: AVX-512 when the processor has it, decided once. */
 static int use_avx512 = -1;
 static int has_avx512(void) {
@@ -74,20 +91,18 @@ static int has_avx512(void) {
         if (has_avx512()) avx512_##NAME(x, y, n);                                \
         else avx2_##NAME(x, y, n);                                               \
     }
-DISPATCH(exp_f32, float)
-DISPATCH(log_f32, float)
-DISPATCH(tanh_f32, float)
-DISPATCH(sin_f32, float)
-DISPATCH(cos_f32, float)
-DISPATCH(sqrt_f32, float)
-DISPATCH(sigmoid_f32, float)
-DISPATCH(exp_f64, double)
-DISPATCH(log_f64, double)
-DISPATCH(tanh_f64, double)
-DISPATCH(sin_f64, double)
-DISPATCH(cos_f64, double)
-DISPATCH(sqrt_f64, double)
-DISPATCH(sigmoid_f64, double)
+#define DISPATCH_BOTH(NAME, ULP) DISPATCH(NAME##_f32, float) DISPATCH(NAME##_f64, double)
+VM_SLEEF_UNARY(DISPATCH_BOTH)
+DISPATCH_BOTH(sqrt, exact)
+DISPATCH_BOTH(sigmoid, u10)
+
+#define DISPATCH2(NAME, T)                                                                   \
+    void vm_##NAME(const T *a, int64_t sa, const T *b, int64_t sb, T *y, int64_t n) {        \
+        if (has_avx512()) avx512_##NAME(a, sa, b, sb, y, n);                                 \
+        else avx2_##NAME(a, sa, b, sb, y, n);                                                \
+    }
+DISPATCH2(atan2_f32, float)
+DISPATCH2(atan2_f64, double)
 
 /* Forces the AVX2 path (tests compare the two). */
 void vm_force_avx2(int on) { use_avx512 = on ? 0 : -1; }

@@ -1,6 +1,6 @@
-/* math512.c - the AVX-512 versions of math.c's array functions (same SLEEF algorithms,
- * 16-wide f32 / 8-wide f64, tails padded into a vector). Built with -mavx512f and only
- * called after math.c has checked the processor supports it. */
+/* math512.c - the AVX-512 versions of math.c's array functions (same SLEEF algorithms and
+ * accuracy variants, 16-wide f32 / 8-wide f64, tails padded into a vector). Built with
+ * -mavx512f and only called after math.c has checked the processor supports it. */
 #include <immintrin.h>
 #include <string.h>
 #include <sleef.h>
@@ -40,17 +40,32 @@ static __m512d sigmoid8(__m512d x) {
     return _mm512_div_pd(one, _mm512_add_pd(one, e));
 }
 
-VEC_F32(avx512_exp_f32, Sleef_expf16_u10avx512f)
-VEC_F32(avx512_log_f32, Sleef_logf16_u10avx512f)
-VEC_F32(avx512_tanh_f32, Sleef_tanhf16_u35avx512f)
-VEC_F32(avx512_sin_f32, Sleef_sinf16_u10avx512f)
-VEC_F32(avx512_cos_f32, Sleef_cosf16_u10avx512f)
+#define AVX512_SLEEF(NAME, ULP)                                        \
+    VEC_F32(avx512_##NAME##_f32, Sleef_##NAME##f16_##ULP##avx512f)     \
+    VEC_F64(avx512_##NAME##_f64, Sleef_##NAME##d8_##ULP##avx512f)
+VM_SLEEF_UNARY(AVX512_SLEEF)
 VEC_F32(avx512_sqrt_f32, _mm512_sqrt_ps)
 VEC_F32(avx512_sigmoid_f32, sigmoid16)
-VEC_F64(avx512_exp_f64, Sleef_expd8_u10avx512f)
-VEC_F64(avx512_log_f64, Sleef_logd8_u10avx512f)
-VEC_F64(avx512_tanh_f64, Sleef_tanhd8_u35avx512f)
-VEC_F64(avx512_sin_f64, Sleef_sind8_u10avx512f)
-VEC_F64(avx512_cos_f64, Sleef_cosd8_u10avx512f)
 VEC_F64(avx512_sqrt_f64, _mm512_sqrt_pd)
 VEC_F64(avx512_sigmoid_f64, sigmoid8)
+
+/* Two operands with strides 0 or 1, as math.c's VEC2. */
+#define VEC2(NAME, T, W, VT, LOAD, SET1, STORE, SLEEF)                                       \
+    void NAME(const T *a, int64_t sa, const T *b, int64_t sb, T *y, int64_t n) {              \
+        if (n <= 0) return;                                                                \
+        VT va = SET1(a[0]), vb = SET1(b[0]);                                               \
+        int64_t i = 0;                                                                     \
+        for (; i + W <= n; i += W) {                                                       \
+            if (sa) va = LOAD(a + i);                                                      \
+            if (sb) vb = LOAD(b + i);                                                      \
+            STORE(y + i, SLEEF(va, vb));                                                   \
+        }                                                                                  \
+        if (i < n) {                                                                       \
+            T ba[W] = { 0 }, bb[W] = { 0 };                                                \
+            for (int64_t k = 0; k < n - i; k++) ba[k] = a[sa ? i + k : 0], bb[k] = b[sb ? i + k : 0]; \
+            STORE(ba, SLEEF(LOAD(ba), LOAD(bb)));                                          \
+            memcpy(y + i, ba, sizeof(T) * (size_t)(n - i));                                \
+        }                                                                                  \
+    }
+VEC2(avx512_atan2_f32, float, 16, __m512, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, Sleef_atan2f16_u10avx512f)
+VEC2(avx512_atan2_f64, double, 8, __m512d, _mm512_loadu_pd, _mm512_set1_pd, _mm512_storeu_pd, Sleef_atan2d8_u10avx512f)

@@ -2,22 +2,16 @@
 #ifndef TSL_MATH512_H
 #define TSL_MATH512_H
 #include <stdint.h>
+#include "cpu.h"
 
-#define MATH512(NAME, T) void avx512_##NAME(const T *x, T *y, int64_t n);
-MATH512(exp_f32, float)
-MATH512(log_f32, float)
-MATH512(tanh_f32, float)
-MATH512(sin_f32, float)
-MATH512(cos_f32, float)
-MATH512(sqrt_f32, float)
-MATH512(sigmoid_f32, float)
-MATH512(exp_f64, double)
-MATH512(log_f64, double)
-MATH512(tanh_f64, double)
-MATH512(sin_f64, double)
-MATH512(cos_f64, double)
-MATH512(sqrt_f64, double)
-MATH512(sigmoid_f64, double)
+#define MATH512(NAME, ULP)                                           \
+    void avx512_##NAME##_f32(const float *x, float *y, int64_t n);   \
+    void avx512_##NAME##_f64(const double *x, double *y, int64_t n);
+VM_SLEEF_UNARY(MATH512)
+MATH512(sqrt, exact)
+MATH512(sigmoid, u10)
 #undef MATH512
+void avx512_atan2_f32(const float *y, int64_t sy, const float *x, int64_t sx, float *out, int64_t n);
+void avx512_atan2_f64(const double *y, int64_t sy, const double *x, int64_t sx, double *out, int64_t n);
 
 #endif

@@ -35,7 +35,11 @@ static double unit24(uint32_t w) { return (double)(w >> 8) * (1.0 / 16777216.0);
 
 Tensor *op_rand(const Shape *s) {
     Tensor *r = tensor_new(DT_F32, s);
-    if (!r) return NULL;
+    if (r) rng_fill_uniform(r);
+    return r;
+}
+
+void rng_fill_uniform(Tensor *r) {
     float *o = r->data;
     for (int64_t i = 0; i < r->size; i++) {
         uint32_t w[4];
@@ -43,13 +47,16 @@ Tensor *op_rand(const Shape *s) {
         o[i] = (float)unit24(w[0]);
     }
     rng_counter += (uint64_t)r->size;
-    return r;
 }
 
 /* Box-Muller: u1 in (0, 1], u2 in [0, 1); z = sqrt(-2 ln u1) cos(2 pi u2). */
 Tensor *op_randn(const Shape *s) {
     Tensor *r = tensor_new(DT_F32, s);
-    if (!r) return NULL;
+    if (r) rng_fill_normal(r);
+    return r;
+}
+
+void rng_fill_normal(Tensor *r) {
     float *o = r->data;
     for (int64_t i = 0; i < r->size; i++) {
         uint32_t w[4];
@@ -59,7 +66,6 @@ Tensor *op_randn(const Shape *s) {
         o[i] = (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
     }
     rng_counter += (uint64_t)r->size;
-    return r;
 }
 
 Tensor *op_randint(int64_t lo, int64_t hi, const Shape *s) {
@@ -68,7 +74,11 @@ Tensor *op_randint(int64_t lo, int64_t hi, const Shape *s) {
         return NULL;
     }
     Tensor *r = tensor_new(DT_I64, s);
-    if (!r) return NULL;
+    if (r) rng_fill_int(r, lo, hi);
+    return r;
+}
+
+void rng_fill_int(Tensor *r, int64_t lo, int64_t hi) {
     uint64_t range = (uint64_t)hi - (uint64_t)lo;
     int64_t *o = r->data;
     for (int64_t i = 0; i < r->size; i++) {
@@ -78,5 +88,4 @@ Tensor *op_randint(int64_t lo, int64_t hi, const Shape *s) {
         o[i] = (int64_t)((uint64_t)lo + x % range);
     }
     rng_counter += (uint64_t)r->size;
-    return r;
 }

@@ -1,4 +1,4 @@
-/* reduce.c - reductions (sum mean max min prod var std argmax argmin all any logsumexp)
+/* reduce.c - reductions (sum mean max min prod var std argmax argmin all any logsumexp norm)
  * and softmax / log_softmax.
  *
  * The reduced axes are moved last (a transposed copy when they are not already), so
@@ -82,7 +82,7 @@ static Tensor *move_axes_last(const Tensor *a, const bool *mask, int64_t *outer,
 /* The dtype the row kernels read: float ops on ints read f64, all/any read bool. */
 static DType input_dtype(OpCode op, DType in) {
     switch (op) {
-    case OP_MEAN: case OP_VAR: case OP_STD: case OP_LOGSUMEXP: return dtype_is_float(in) ? in : DT_F64;
+    case OP_MEAN: case OP_VAR: case OP_STD: case OP_LOGSUMEXP: case OP_NORM: return dtype_is_float(in) ? in : DT_F64;
     case OP_SUM: case OP_PROD: return in == DT_BOOL ? DT_I64 : in;
     case OP_ALL: case OP_ANY: return DT_BOOL;
     default: return in;
@@ -133,6 +133,10 @@ MAXMIN(MAXMINdouble, double, __m256d, _mm256_loadu_pd, _mm256_set1_pd, _mm256_ma
             for (int64_t i = 0; i < n; i++) { T d = x[i] - m; tmp[i] = d * d; }        \
             T v = (T)(SUM(tmp, n) / (T)n);                                              \
             return op == OP_VAR ? v : (T)sqrt(v);                                       \
+        }                                                                               \
+        case OP_NORM: { /* sqrt(sum(x * x)): the squares in T, summed as sum does */    \
+            for (int64_t i = 0; i < n; i++) tmp[i] = x[i] * x[i];                       \
+            return (T)sqrt(SUM(tmp, n));                                                \
         }                                                                               \
         case OP_MAX: return MAXMIN##T(x, n, 1);                                         \
         case OP_MIN: return MAXMIN##T(x, n, 0);                                         \
@@ -195,7 +199,8 @@ Tensor *op_reduce(OpCode op, const Tensor *a, const int *axes, int n, bool keepd
     Shape sa, so;
     DType rt;
     shape_of(a, &sa);
-    if (infer_reduce(op, &sa, a->dtype, axes, n, keepdims, &so, &rt)) return NULL;
+    if (shape_reduce(op, &sa, a->dtype, axes, n, keepdims, &so, &rt)) return NULL;
+    if (op == OP_NORM) rt = dtype_is_float(a->dtype) ? a->dtype : DT_F32;   /* as mean (DR_MEAN) */
     axes_mask(a->ndim, axes, n, op_info[op].name, mask);
     int64_t outer, inner;
     DType in = input_dtype(op, a->dtype);
@@ -206,8 +211,9 @@ Tensor *op_reduce(OpCode op, const Tensor *a, const int *axes, int n, bool keepd
     if (!x) return NULL;
     DType cd = dtype_is_float(rt) && in == DT_F64 ? DT_F64 : rt;   /* compute dtype of the result */
     Tensor *r = tensor_new(cd, &so);
-    void *tmp = (op == OP_VAR || op == OP_STD || op == OP_LOGSUMEXP) ? mem_try_alloc(sizeof(double) * (size_t)(inner + 1)) : NULL;
-    if (r && (op == OP_VAR || op == OP_STD || op == OP_LOGSUMEXP) && !tmp) {
+    bool needs_tmp = op == OP_VAR || op == OP_STD || op == OP_LOGSUMEXP || op == OP_NORM;
+    void *tmp = needs_tmp ? mem_try_alloc(sizeof(double) * (size_t)(inner + 1)) : NULL;
+    if (r && needs_tmp && !tmp) {
         tensor_release(r);
         r = NULL;
         op_fail("out of memory");
@@ -215,7 +221,7 @@ Tensor *op_reduce(OpCode op, const Tensor *a, const int *axes, int n, bool keepd
     if (r) {
         if (inner == 0) {
             for (int64_t o = 0; o < outer; o++)
-                tensor_set(r, o, op == OP_PROD || op == OP_ALL ? 1 : op == OP_LOGSUMEXP ? -INFINITY : (op == OP_SUM || op == OP_ANY) ? 0 : NAN);
+                tensor_set(r, o, op == OP_PROD || op == OP_ALL ? 1 : op == OP_LOGSUMEXP ? -INFINITY : (op == OP_SUM || op == OP_ANY || op == OP_NORM) ? 0 : NAN);
         } else {
             reduce_rows(op, x, r, outer, inner, tmp);
         }
@@ -236,7 +242,7 @@ Tensor *op_softmax(const Tensor *a, int axis, bool want_log) {
     DType dt;
     Shape sa;
     shape_of(a, &sa);
-    if (infer_softmax(&sa, a->dtype, axis, want_log, &ax, &dt)) return NULL;
+    if (shape_softmax(&sa, a->dtype, axis, want_log, &ax, &dt)) return NULL;
     bool mask[TSL_MAX_RANK] = { false };
     mask[ax] = true;
     Tensor *conv = dt == a->dtype ? tensor_retain((Tensor *)a) : op_astype(a, dt);

@@ -10,7 +10,7 @@
 Tensor *op_reshape(Tensor *a, const Shape *s) {
     Shape sa, t;
     shape_of(a, &sa);
-    if (infer_reshape(&sa, s, &t)) return NULL;
+    if (shape_reshape(&sa, s, &t)) return NULL;
     return tensor_view(a, &t);
 }
 
@@ -18,7 +18,7 @@ Tensor *op_transpose(const Tensor *a, const int *perm_in, int n) {
     int perm[TSL_MAX_RANK];
     Shape sa, so;
     shape_of(a, &sa);
-    if (infer_transpose(&sa, perm_in, n, perm, &so)) return NULL;
+    if (shape_transpose(&sa, perm_in, n, perm, &so)) return NULL;
     int64_t src_stride[TSL_MAX_RANK], s = 1;
     for (int i = a->ndim - 1; i >= 0; i--) { src_stride[i] = s; s *= a->shape[i]; }
     Tensor *r = tensor_new(a->dtype, &so);
@@ -119,7 +119,7 @@ out:
 Tensor *op_broadcast_to(const Tensor *a, const Shape *s) {
     Shape sa;
     shape_of(a, &sa);
-    if (infer_broadcast_to(&sa, s)) return NULL;
+    if (shape_broadcast_to(&sa, s)) return NULL;
     if (shape_equal(&sa, s)) return tensor_retain((Tensor *)a);
     Tensor *r = tensor_new(a->dtype, s);
     if (!r || r->size == 0) return r;

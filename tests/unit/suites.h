@@ -8,5 +8,8 @@ Suite *parse_suite(void);
 Suite *ops_suite(void);
 Suite *interp_suite(void);
 Suite *vm_suite(void);
+Suite *axis_suite(void);     /* test_axis.c: cumsum ... trace kernels */
+Suite *linalg_suite(void);   /* test_linalg.c: LAPACK ops */
+Suite *ew_suite(void);       /* test_ew.c: v2 elementwise kernels */
 
 #endif

@@ -1,0 +1,301 @@
+/* kernels.c - the CPU device: the kernel of every op family of ops.def, and the CPU's
+ * entry in the device registry (ops/op.c dispatches here).
+ *
+ * Operands arrive validated and inferred (op_infer ran); numbers are weak scalars that are
+ * converted straight into the compute dtype, so `i64 / -0.0` divides by -0.0, not by 0.
+ * Families marked "allocates" below build their result with the ops of this directory and
+ * hand it over (copied when the caller gave a buffer of its own). */
+#include <math.h>
+#include <string.h>
+#include "cpu.h"
+#include "infer.h"
+#include "mem.h"
+
+int cpu_round_decimals(DType dt, const void *src, void *dst, int64_t n, int64_t decimals);
+int cpu_compare_i64_number(OpCode op, const int64_t *a, double x, bool num_left, uint8_t *out, int64_t n);
+
+/* Hands a freshly made result to the caller: as out[k], or copied into the caller's own. */
+static int take(Tensor **out, int k, Tensor *r) {
+    if (!r) return -1;
+    if (!out[k]) { out[k] = r; return 0; }
+    memcpy(out[k]->data, r->data, (size_t)r->size * dtype_size(r->dtype));
+    tensor_release(r);
+    return 0;
+}
+
+/* Operand k as a tensor of dtype dt: the operand itself, a converted copy (*tmp, released
+ * by the caller), or a 0-d scalar built in *box (no allocation). */
+typedef struct {
+    Tensor t;
+    TBuf buf;
+    double storage;
+} ScalarBox;
+
+static const Tensor *operand_as(const OpArg *a, DType dt, Tensor **tmp, ScalarBox *box) {
+    *tmp = NULL;
+    if (a->kind == ARG_NUM) {
+        memset(box, 0, sizeof *box);
+        box->buf = (TBuf){ 1, sizeof box->storage, &box->storage };
+        box->t.rc = 1;
+        box->t.dtype = dt;
+        box->t.size = 1;
+        box->t.buf = &box->buf;
+        box->t.data = &box->storage;
+        tensor_set(&box->t, 0, a->x);
+        return &box->t;
+    }
+    if (a->t->dtype == dt) return a->t;
+    return *tmp = op_astype(a->t, dt);
+}
+
+/* ---------- elementwise ---------- */
+
+int cpu_ew1(const OpCall *c, Tensor **out) {
+    DType ct, rt;
+    if (ew_types(c, &ct, &rt)) return -1;
+    Tensor *tmp;
+    ScalarBox box;
+    const Tensor *x = operand_as(&c->in[0], ct, &tmp, &box);
+    if (!x) return -1;
+    int rc = c->op == OP_ROUND && c->at->i[0] != 0 ? cpu_round_decimals(ct, x->data, out[0]->data, x->size, c->at->i[0])
+                                                   : cpu_unary(c->op, ct, x->data, out[0]->data, x->size);
+    tensor_release(tmp);
+    return rc;
+}
+
+typedef struct {
+    OpCode op;
+    DType ct;
+    const char *a, *b;
+    char *out;
+    size_t esz, osz;
+    int64_t sa, sb;
+} BinCtx;
+
+static int bin_run(void *ctx, const int64_t *off, int64_t out_off, int64_t n) {
+    BinCtx *c = ctx;
+    return cpu_binary(c->op, c->ct, c->a + off[0] * (int64_t)c->esz, c->sa, c->b + off[1] * (int64_t)c->esz, c->sb,
+                      c->out + out_off * (int64_t)c->osz, n);
+}
+
+/* a (op) b into out, a and b already in the compute dtype ct, broadcast to out's shape. */
+int cpu_binary_broadcast(OpCode op, DType ct, const Tensor *a, const Tensor *b, Tensor *out) {
+    if (out->size == 0) return 0;
+    if (a->size == out->size && b->size == out->size) return cpu_binary(op, ct, a->data, 1, b->data, 1, out->data, out->size);
+    if (a->size == 1 && b->size == out->size) return cpu_binary(op, ct, a->data, 0, b->data, 1, out->data, out->size);
+    if (b->size == 1 && a->size == out->size) return cpu_binary(op, ct, a->data, 1, b->data, 0, out->data, out->size);
+    Shape sa, sb, so;
+    shape_of(a, &sa);
+    shape_of(b, &sb);
+    shape_of(out, &so);
+    BinCtx x = { op, ct, a->data, b->data, out->data, dtype_size(ct), dtype_size(out->dtype), 1, 1 };
+    BIter it;
+    const Shape *ins[2] = { &sa, &sb };
+    biter_init(&it, &so, ins, 2);
+    x.sa = it.stride[0][it.nd - 1];
+    x.sb = it.stride[1][it.nd - 1];
+    return biter_run(&it, 2, bin_run, &x);
+}
+
+/* An i64/bool tensor compared with a number outside its kind compares mathematically. */
+static bool exact_compare(const OpCall *c, int *num) {
+    if (op_info[c->op].kind != K_COMPARE) return false;
+    for (int k = 0; k < 2; k++) {
+        const OpArg *n = &c->in[k], *t = &c->in[1 - k];
+        if (n->kind == ARG_NUM && !n->is_bool && t->kind == ARG_TENSOR && !dtype_is_float(t->dtype) &&
+            !(n->x == floor(n->x) && double_fits_i64(n->x))) {
+            *num = k;
+            return true;
+        }
+    }
+    return false;
+}
+
+int cpu_ew2(const OpCall *c, Tensor **out) {
+    DType ct, rt;
+    int num;
+    if (exact_compare(c, &num)) {
+        Tensor *t = op_astype(c->in[1 - num].t, DT_I64);
+        int rc = t ? cpu_compare_i64_number(c->op, t->data, c->in[num].x, num == 0, out[0]->data, t->size) : -1;
+        tensor_release(t);
+        return rc;
+    }
+    if (ew_types(c, &ct, &rt)) return -1;
+    Tensor *ta, *tb;
+    ScalarBox ba, bb;
+    const Tensor *a = operand_as(&c->in[0], ct, &ta, &ba);
+    const Tensor *b = a ? operand_as(&c->in[1], ct, &tb, &bb) : NULL;
+    int rc = a && b ? cpu_binary_broadcast(c->op, ct, a, b, out[0]) : -1;
+    tensor_release(ta);
+    if (a) tensor_release(tb);
+    return rc;
+}
+
+/* clip = minimum(maximum(t, lo), hi), NaN winning as in NumPy; nil bounds are skipped. */
+int cpu_clip(const OpCall *c, Tensor **out) {
+    DType dt = out[0]->dtype;
+    Tensor *tt;
+    ScalarBox bt;
+    const Tensor *t = operand_as(&c->in[0], dt, &tt, &bt);
+    if (!t) return -1;
+    int rc = 0;
+    Shape so;
+    shape_of(out[0], &so);
+    Tensor *full = t->size == out[0]->size ? NULL : op_broadcast_to(t, &so);
+    const Tensor *src = full ? full : t;
+    if (t->size != out[0]->size && !full) rc = -1;
+    else memcpy(out[0]->data, src->data, (size_t)out[0]->size * dtype_size(dt));
+    for (int k = 1; k < 3 && rc == 0; k++) {
+        if (c->in[k].kind == ARG_NONE) continue;
+        Tensor *tb;
+        ScalarBox bb;
+        const Tensor *b = operand_as(&c->in[k], dt, &tb, &bb);
+        rc = b ? cpu_binary_broadcast(k == 1 ? OP_MAXIMUM : OP_MINIMUM, dt, out[0], b, out[0]) : -1;
+        tensor_release(tb);
+    }
+    tensor_release(full);
+    tensor_release(tt);
+    return rc;
+}
+
+int cpu_where(const OpCall *c, Tensor **out) {
+    DType dt = op_promote(c->in + 1, 2);
+    Tensor *tmp[3] = { NULL, NULL, NULL };
+    ScalarBox box[3];
+    const Tensor *x[3];
+    int rc = -1;
+    for (int k = 0; k < 3; k++)
+        if (!(x[k] = operand_as(&c->in[k], k ? dt : DT_BOOL, &tmp[k], &box[k]))) goto done;
+    rc = take(out, 0, op_where(x[0], x[1], x[2]));
+done:
+    for (int k = 0; k < 3; k++) tensor_release(tmp[k]);
+    return rc;
+}
+
+int cpu_astype(const OpCall *c, Tensor **out) { return take(out, 0, op_astype(c->in[0].t, (DType)c->at->dtype)); }
+
+/* ---------- reductions, softmax, matmul ---------- */
+
+int cpu_reduce(const OpCall *c, Tensor **out) {
+    return take(out, 0, op_reduce(c->op, c->in[0].t, c->at->axes, c->at->naxes, c->at->flag));
+}
+
+int cpu_softmax(const OpCall *c, Tensor **out) {
+    return take(out, 0, op_softmax(c->in[0].t, c->at->axis, c->op == OP_LOG_SOFTMAX));
+}
+
+int cpu_matmul(const OpCall *c, Tensor **out) {
+    DType dt = out[0]->dtype;
+    Tensor *ta, *tb;
+    ScalarBox ba, bb;
+    const Tensor *a = operand_as(&c->in[0], dt, &ta, &ba);
+    const Tensor *b = a ? operand_as(&c->in[1], dt, &tb, &bb) : NULL;
+    int rc = -1;
+    if (a && b) rc = a->ndim == 0 || b->ndim == 0 ? cpu_binary_broadcast(OP_MUL, dt, a, b, out[0]) : op_matmul_into(a, b, out[0]);
+    tensor_release(ta);
+    if (a) tensor_release(tb);
+    return rc;
+}
+
+int cpu_outer(const OpCall *c, Tensor **out) {
+    DType dt = op_promote(c->in, 2);
+    Tensor *ta, *tb;
+    ScalarBox ba, bb;
+    const Tensor *a = operand_as(&c->in[0], dt, &ta, &ba);
+    const Tensor *b = a ? operand_as(&c->in[1], dt, &tb, &bb) : NULL;
+    int rc = a && b ? take(out, 0, op_outer(a, b)) : -1;
+    tensor_release(ta);
+    if (a) tensor_release(tb);
+    return rc;
+}
+
+/* ---------- shape ---------- */
+
+int cpu_reshape(const OpCall *c, Tensor **out) {   /* F_VIEW: shares the buffer */
+    Shape s;
+    DType dt;
+    if (infer_reshape(c, &s, &dt)) return -1;
+    return (out[0] = tensor_view((Tensor *)c->in[0].t, &s)) ? 0 : -1;
+}
+
+int cpu_transpose(const OpCall *c, Tensor **out) {
+    return take(out, 0, op_transpose(c->in[0].t, c->at->naxes < 0 ? NULL : c->at->axes, c->at->naxes));
+}
+
+int cpu_broadcast_to(const OpCall *c, Tensor **out) { return take(out, 0, op_broadcast_to(c->in[0].t, &c->at->shape)); }
+
+int cpu_join(const OpCall *c, Tensor **out) {
+    Tensor **ts = mem_alloc(sizeof(Tensor *) * (size_t)(c->nin + 1));
+    for (int k = 0; k < c->nin; k++) ts[k] = (Tensor *)c->in[k].t;
+    Tensor *r = c->op == OP_STACK ? op_stack(ts, c->nin, c->at->axis) : op_concat(ts, c->nin, c->at->axis);
+    mem_free(ts);
+    return take(out, 0, r);
+}
+
+/* ---------- construction ---------- */
+
+static void fill(Tensor *r, double v) {
+    if (r->dtype == DT_F32) {
+        float x = (float)v;
+        for (int64_t i = 0; i < r->size; i++) ((float *)r->data)[i] = x;
+    } else {
+        for (int64_t i = 0; i < r->size; i++) tensor_set(r, i, v);
+    }
+}
+
+int cpu_full(const OpCall *c, Tensor **out) {
+    double v = c->op == OP_ONES;
+    if (c->op == OP_FULL) v = c->in[0].kind == ARG_NUM ? c->in[0].x : tensor_get(c->in[0].t, 0);
+    fill(out[0], v);
+    return 0;
+}
+
+int cpu_arange(const OpCall *c, Tensor **out) {
+    Tensor *r = out[0];
+    const OpAttrs *at = c->at;
+    if (c->op == OP_EYE) {
+        int64_t n = at->i[0];
+        memset(r->data, 0, (size_t)r->size * sizeof(float));
+        for (int64_t i = 0; i < n; i++) ((float *)r->data)[i * n + i] = 1;
+        return 0;
+    }
+    if (c->op == OP_LINSPACE) {   /* as NumPy: a + i*step, the last element exactly b */
+        int64_t n = at->i[0];
+        double step = n > 1 ? (at->f[1] - at->f[0]) / (double)(n - 1) : 0;
+        for (int64_t i = 0; i < n; i++) tensor_set(r, i, at->f[0] + (double)i * step);
+        if (n > 1) tensor_set(r, n - 1, at->f[1]);
+        return 0;
+    }
+    double start = op_given(c, 1) ? at->f[0] : 0, step = at->f[2];
+    for (int64_t i = 0; i < r->size; i++) tensor_set(r, i, start + (double)i * step);
+    return 0;
+}
+
+int cpu_random(const OpCall *c, Tensor **out) {
+    if (c->op == OP_RAND) rng_fill_uniform(out[0]);
+    else if (c->op == OP_RANDN) rng_fill_normal(out[0]);
+    else rng_fill_int(out[0], c->at->i[0], c->at->i[1]);
+    return 0;
+}
+
+/* ---------- the CPU in the device registry ---------- */
+
+typedef int (*KernelFn)(const OpCall *c, Tensor **out);
+static const KernelFn cpu_kernel[OP__COUNT] = {
+#define OP(id, name, sig, nout, kind, flags, rule, impl, sym, doc) [OP_##id] = cpu_##impl,
+#include "ops.def"
+#undef OP
+};
+
+static int cpu_run(const OpCall *c, Tensor **out) { return cpu_kernel[c->op](c, out); }
+
+/* Families whose kernel makes its result itself (take() above): op_run leaves out[k] NULL. */
+static bool cpu_allocates(OpCode op) {
+    static const KernelFn own[] = { cpu_where, cpu_astype, cpu_reduce, cpu_softmax, cpu_outer, cpu_transpose,
+                                    cpu_broadcast_to, cpu_join };
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (cpu_kernel[op] == own[i]) return true;
+    return false;
+}
+
+const DeviceImpl cpu_device = { "cpu", NULL, cpu_run, cpu_allocates, NULL };

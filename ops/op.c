@@ -1,0 +1,267 @@
+/* op.c - the op table and the one way to call an op.
+ *
+ * op_info[] is generated from ops.def; op_table_init() parses each row's signature into
+ * typed parameters. op_bind() maps a call's arguments onto them (eager built-ins and the
+ * static compiler both use it, so both say the same thing about a bad call), op_infer()
+ * gives result shapes and dtypes through the row's infer_<impl>, and op_run() allocates
+ * the results and hands the call to the device that holds the operands. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "opcall.h"
+#include "infer.h"
+
+OpDef op_info[OP__COUNT] = {
+#define OP(id, nm, sig, no, kd, fl, rule, impl, sym, dc) \
+    { .name = nm, .signature = sig, .symbol = sym, .doc = dc, .nout = no, .kind = kd, .flags = fl, .dtype_rule = rule },
+#include "ops.def"
+#undef OP
+};
+
+typedef int (*InferFn)(const OpCall *c, Shape *out, DType *dt);
+static const InferFn infer_of[OP__COUNT] = {
+#define OP(id, nm, sig, no, kd, fl, rule, impl, sym, dc) infer_##impl,
+#include "ops.def"
+#undef OP
+};
+
+/* ---------- signatures ---------- */
+
+static const struct { const char *name; ParamType type; } param_types[] = {
+    { "T", P_T }, { "T?", P_TOPT }, { "Ts", P_TS }, { "N", P_N }, { "axis", P_AXIS }, { "axes", P_AXES },
+    { "bool", P_BOOL }, { "int", P_INT }, { "f", P_F }, { "shape", P_SHAPE }, { "shape-", P_SHAPE_M1 },
+    { "pairs", P_PAIRS }, { "dtype", P_DTYPE },
+};
+
+static bool is_operand(ParamType t) { return t <= P_N; }
+
+static void table_abort(const OpDef *d, const char *why) {
+    fprintf(stderr, "tsl: ops.def: row '%s': %s\n", d->name, why);
+    abort();
+}
+
+/* "name:type" or "name:type=default" */
+static void parse_param(OpDef *d, const char *text, size_t len, int *nint, int *nf) {
+    char buf[64];
+    if (len >= sizeof buf || d->nparams == OP_MAX_PARAMS) table_abort(d, "parameter too long or too many");
+    memcpy(buf, text, len);
+    buf[len] = 0;
+    char *colon = strchr(buf, ':'), *eq = strchr(buf, '=');
+    if (!colon) table_abort(d, "parameter without a type");
+    *colon = 0;
+    if (eq) *eq = 0;
+    OpParam *p = &d->params[d->nparams++];
+    p->name = strdup(buf);   /* lives as long as the process: the table is static */
+    size_t i = 0, n = sizeof param_types / sizeof param_types[0];
+    while (i < n && strcmp(param_types[i].name, colon + 1)) i++;
+    if (i == n) table_abort(d, "unknown parameter type");
+    p->type = param_types[i].type;
+    p->required = !eq && p->type != P_TOPT;
+    p->default_nil = p->type == P_TOPT || (eq && !strcmp(eq + 1, "nil"));
+    if (eq && !p->default_nil) p->default_num = !strcmp(eq + 1, "true") ? 1 : !strcmp(eq + 1, "false") ? 0 : atof(eq + 1);
+    if (is_operand(p->type)) p->slot = d->noperands++;
+    else if (p->type == P_INT) p->slot = (*nint)++;
+    else if (p->type == P_F) p->slot = (*nf)++;
+    if (*nint > 3 || *nf > 3) table_abort(d, "more than 3 int or f parameters");
+}
+
+void op_table_init(void) {
+    static bool done;
+    if (done) return;
+    done = true;
+    for (int op = 0; op < OP__COUNT; op++) {
+        OpDef *d = &op_info[op];
+        int nint = 0, nf = 0;
+        for (const char *s = d->signature; *s;) {
+            const char *end = strchr(s, ',');
+            size_t len = end ? (size_t)(end - s) : strlen(s);
+            parse_param(d, s, len, &nint, &nf);
+            s += len;
+            while (*s == ',' || *s == ' ') s++;
+        }
+        if (d->nout < 1 || d->nout > OP_MAX_OUT) table_abort(d, "bad result count");
+    }
+}
+
+const OpDef *op_def(OpCode op) {
+    op_table_init();
+    return &op_info[op];
+}
+
+OpCode op_by_name(const char *name) {
+    for (int i = 0; i < OP__COUNT; i++)
+        if (!(op_info[i].flags & F_SYNTAX) && !strcmp(op_info[i].name, name)) return (OpCode)i;
+    return OP__COUNT;
+}
+
+OpCode op_by_symbol(const char *sym, int nin) {
+    for (int i = 0; i < OP__COUNT; i++) {
+        const OpDef *d = &op_info[i];
+        bool arity_ok = (d->kind == K_UNARY) == (nin == 1);
+        if (d->symbol && arity_ok && !strcmp(d->symbol, sym)) return (OpCode)i;
+    }
+    return OP__COUNT;
+}
+
+const char *op_display(OpCode op, char *buf, size_t n) {
+    if (op_info[op].symbol) snprintf(buf, n, "'%s'", op_info[op].symbol);
+    else snprintf(buf, n, "%s", op_info[op].name);
+    return buf;
+}
+
+void op_arg_shape(const OpArg *a, Shape *s) {
+    s->ndim = a->kind == ARG_TENSOR ? a->ndim : 0;
+    for (int i = 0; i < s->ndim; i++) s->d[i] = a->dims[i];
+}
+
+/* ---------- binding ---------- */
+
+int op_bind(OpCode op, int nargs, const char *const *kwnames, int nkw, int *which) {
+    const OpDef *d = op_def(op);
+    int np = d->nparams;
+    if (nargs > np) {
+        op_fail("%s() takes at most %d argument%s but %d were given", d->name, np, np == 1 ? "" : "s", nargs);
+        return -1;
+    }
+    for (int p = 0; p < np; p++) which[p] = p < nargs ? p : -1;
+    for (int k = 0; k < nkw; k++) {
+        int p = 0;
+        while (p < np && strcmp(d->params[p].name, kwnames[k])) p++;
+        if (p == np) {
+            op_fail("%s() got an unknown keyword argument '%s'", d->name, kwnames[k]);
+            return -1;
+        }
+        if (which[p] >= 0) {
+            op_fail("%s() got multiple values for parameter '%s'", d->name, d->params[p].name);
+            return -1;
+        }
+        which[p] = nargs + k;
+    }
+    for (int p = 0; p < np; p++)
+        if (d->params[p].required && which[p] < 0) {
+            op_fail("%s() missing argument '%s'", d->name, d->params[p].name);
+            return -1;
+        }
+    return 0;
+}
+
+/* ---------- promotion ---------- */
+
+/* Whether number x keeps dtype dt beside a tensor of that dtype (spec section 5). */
+static bool number_fits(DType dt, double x, bool is_bool) {
+    if (is_bool || dtype_is_float(dt)) return true;
+    bool integral = x == floor(x) && double_fits_i64(x);
+    return dt == DT_I64 && integral;
+}
+
+DType op_promote(const OpArg *in, int n) {
+    bool any_tensor = false;
+    DType dt = DT_BOOL;
+    for (int i = 0; i < n; i++)
+        if (in[i].kind == ARG_TENSOR) {
+            if (!any_tensor || in[i].dtype > dt) dt = in[i].dtype;
+            any_tensor = true;
+        }
+    for (int i = 0; i < n; i++) {
+        if (in[i].kind != ARG_NUM) continue;
+        if (!any_tensor) {
+            dt = in[i].is_bool && (i == 0 || dt == DT_BOOL) ? DT_BOOL : DT_F32;
+            any_tensor = !in[i].is_bool;   /* later numbers weigh against f32 */
+            continue;
+        }
+        if (number_fits(dt, in[i].x, in[i].is_bool)) continue;
+        bool integral = in[i].x == floor(in[i].x) && double_fits_i64(in[i].x);
+        dt = dt == DT_BOOL && integral ? DT_I64 : DT_F32;
+    }
+    return dt;
+}
+
+/* ---------- inference and execution ---------- */
+
+int op_infer(const OpCall *c, Shape *out, DType *dt) {
+    op_table_init();
+    return infer_of[c->op](c, out, dt);
+}
+
+static const DeviceImpl *devices[2];
+
+void op_device_register(Device d, const DeviceImpl *impl) { devices[d] = impl; }
+
+const DeviceImpl *op_device(Device d) {
+    if (!devices[DEV_CPU]) devices[DEV_CPU] = &cpu_device;
+    if (!devices[d]) op_fail("device 'gpu' is not available (this build has no GPU backend yet)");
+    return devices[d];
+}
+
+/* The device of the call's tensor operands; mixing devices is an error naming both. */
+static int call_device(const OpCall *c, Device *d) {
+    *d = DEV_CPU;
+    bool seen = false;
+    for (int i = 0; i < c->nin; i++) {
+        if (c->in[i].kind != ARG_TENSOR || !c->in[i].t) continue;
+        Device x = c->in[i].t->device;
+        if (seen && x != *d) {
+            op_fail("%s(): operands are on different devices (%s and %s)", op_info[c->op].name,
+                    *d == DEV_GPU ? "gpu" : "cpu", x == DEV_GPU ? "gpu" : "cpu");
+            return -1;
+        }
+        *d = x;
+        seen = true;
+    }
+    return 0;
+}
+
+int op_run(const OpCall *c, Tensor **out) {
+    const OpDef *d = op_def(c->op);
+    Shape s[OP_MAX_OUT];
+    DType dt[OP_MAX_OUT];
+    Device dev;
+    if (op_infer(c, s, dt) || call_device(c, &dev)) return -1;
+    const DeviceImpl *impl = op_device(dev);
+    if (!impl) return -1;
+    if (impl->supports_op && !impl->supports_op(c)) {
+        op_fail("%s() is not supported on device '%s'", d->name, impl->name);
+        return -1;
+    }
+    /* results that are ours (not the caller's buffers) are dropped on failure */
+    bool views = d->flags & (F_VIEW | F_DYNAMIC), kernel_makes = impl->allocates && impl->allocates(c->op);
+    bool ours[OP_MAX_OUT] = { false };
+    for (int k = 0; k < d->nout; k++) {
+        if (views) {
+            tensor_release(out[k]);
+            out[k] = NULL;
+        }
+        ours[k] = !out[k];
+        if (!out[k] && !views && !kernel_makes && !(out[k] = tensor_new(dt[k], &s[k]))) goto fail;
+    }
+    if (impl->run(c, out) == 0) return 0;
+fail:
+    for (int k = 0; k < d->nout; k++)
+        if (ours[k]) {
+            tensor_release(out[k]);
+            out[k] = NULL;
+        }
+    return -1;
+}
+
+int op_run_number(OpCode op, const OpArg *in, int n, const OpAttrs *at, double *r) {
+    const OpDef *d = op_def(op);
+    if (!(d->flags & F_NUM) || d->noperands != n) return -1;
+    for (int i = 0; i < n; i++)
+        if (in[i].kind != ARG_NUM) return -1;
+    if (d->dtype_rule == DR_INT)
+        for (int i = 0; i < n; i++)
+            if (!in[i].is_bool && (in[i].x != floor(in[i].x) || !double_fits_i64(in[i].x))) {
+                char name[32];
+                op_fail("%s is not supported for non-integral numbers (%g)", op_display(op, name, sizeof name), in[i].x);
+                return -2;
+            }
+    if (op == OP_ROUND && at && at->i[0] != 0) {   /* NumPy's around, in f64 */
+        double p = pow(10.0, (double)llabs(at->i[0]));
+        *r = at->i[0] > 0 ? rint(in[0].x * p) / p : rint(in[0].x / p) * p;
+        return 0;
+    }
+    *r = n == 1 ? op_unary_number(op, in[0].x) : op_binary_number(op, in[0].x, in[1].x);
+    return 0;
+}

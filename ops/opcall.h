@@ -1,0 +1,179 @@
+/* opcall.h - one op call: the unit that eager code, the static compiler, the VM and every
+ * device share.
+ *
+ * An OpCall names an op of ops.def, its operands (tensors, or numbers that are weak
+ * scalars as in PyTorch) and its attributes (axes, shapes, dtypes... typed by the op's
+ * signature). The same call is
+ *   - inferred:  op_infer() gives every result's shape and dtype, from operand shapes and
+ *                dtypes only (the static compiler calls it with no data), and raises every
+ *                error that does not depend on values, with the message eager code gives;
+ *   - run:       op_run() validates, infers, allocates (or writes into outputs the caller
+ *                provides: the VM's reused buffers) and dispatches to the kernel of the
+ *                operands' device through the device registry.
+ * Argument binding (positional, keywords, defaults) is op_bind(); converting argument
+ * values into OpArgs and OpAttrs is the language's side (lang/opargs.c), used by the
+ * eager built-ins and the static compiler alike.
+ *
+ * Ownership: op_run's outputs are NEW references (or the caller's own tensors when it
+ * passed them in); operands are BORROWED. Errors: -1 with the message in op_error(). */
+#ifndef TSL_OPCALL_H
+#define TSL_OPCALL_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "tensor.h"
+
+typedef enum {
+#define OP(id, name, sig, nout, kind, flags, rule, impl, sym, doc) OP_##id,
+#include "ops.def"
+#undef OP
+    OP__COUNT
+} OpCode;
+
+enum { K_UNARY, K_BINARY, K_COMPARE, K_REDUCE, K_OTHER };
+enum { F_FUSE = 1, F_COMM = 2, F_NUM = 4, F_SYNTAX = 8, F_RANDOM = 16, F_VIEW = 32, F_DYNAMIC = 64, F_WEAK = 128 };
+
+/* The backward rule of an op (spec section 7); filled in by autograd. */
+typedef int (*BackwardFn)(OpCode op, const Tensor *const *in, const Tensor *out, const Tensor *gout, Tensor **gin);
+
+#define OP_MAX_OUT 3
+#define OP_MAX_PARAMS 6
+
+/* ---------- the table ---------- */
+
+typedef enum { DR_SAME, DR_FLOAT, DR_BOOL, DR_PROMOTE, DR_CMP, DR_INT, DR_SUM, DR_MEAN, DR_I64, DR_F32, DR_ATTR, DR_IMPL } DtypeRule;
+
+typedef enum {
+    P_T, P_TOPT, P_TS, P_N,                         /* operands */
+    P_AXIS, P_AXES, P_BOOL, P_INT, P_F, P_SHAPE, P_SHAPE_M1, P_PAIRS, P_DTYPE   /* attributes */
+} ParamType;
+
+typedef struct {
+    const char *name;
+    ParamType type;
+    bool required;
+    bool default_nil;     /* the default is nil */
+    double default_num;   /* numeric/bool default */
+    int slot;             /* P_INT: OpAttrs.i[slot]; P_F: f[slot]; operands: operand index */
+} OpParam;
+
+/* Everything the table says about one op (op_info[op]). */
+typedef struct {
+    const char *name, *signature, *symbol, *doc;
+    int nout, kind, flags;
+    DtypeRule dtype_rule;
+    int nparams;
+    OpParam params[OP_MAX_PARAMS];   /* parsed from signature by op_table_init() */
+    int noperands;                   /* operand parameters (T, T?, Ts, N) */
+    BackwardFn backward;             /* NULL until autograd provides it */
+} OpDef;
+extern OpDef op_info[OP__COUNT];
+
+
+/* Parses every signature once; called by op_def(), so callers need not. Aborts on a
+ * malformed table row (a programming error, caught by the first test run). */
+void op_table_init(void);
+const OpDef *op_def(OpCode op);
+/* The op with this built-in name (F_SYNTAX ops have none), or OP__COUNT. */
+OpCode op_by_name(const char *name);
+/* The op an operator symbol stands for with `nin` operands ("-" is NEG or SUB), or OP__COUNT. */
+OpCode op_by_symbol(const char *sym, int nin);
+/* What errors call the op: its symbol in quotes for operators ("'+'"), else its name. */
+const char *op_display(OpCode op, char *buf, size_t n);
+
+/* ---------- a call ---------- */
+
+typedef enum { ARG_NONE, ARG_TENSOR, ARG_NUM } ArgKind;
+
+/* One operand. At run time a tensor operand has t; while compiling only its dtype and
+ * shape (t NULL). A number is a weak scalar: it takes the tensors' dtype when it fits. */
+typedef struct {
+    ArgKind kind;
+    const Tensor *t;
+    DType dtype;
+    int ndim;
+    const int64_t *dims;
+    double x;             /* ARG_NUM */
+    bool is_bool;         /* ARG_NUM: a truth value */
+} OpArg;
+
+static inline OpArg op_arg_tensor(const Tensor *t) {
+    return (OpArg){ .kind = ARG_TENSOR, .t = t, .dtype = t->dtype, .ndim = t->ndim, .dims = t->shape };
+}
+static inline OpArg op_arg_meta(DType dt, const Shape *s) {
+    return (OpArg){ .kind = ARG_TENSOR, .dtype = dt, .ndim = s->ndim, .dims = s->d };
+}
+static inline OpArg op_arg_num(double x, bool is_bool) {
+    return (OpArg){ .kind = ARG_NUM, .x = x, .is_bool = is_bool, .dtype = is_bool ? DT_BOOL : DT_F64 };
+}
+void op_arg_shape(const OpArg *a, Shape *s);
+
+/* Attribute values, typed by the signature. Zero-initialise (memset) so that two calls with
+ * the same attributes compare equal byte for byte (the optimizer's CSE does). */
+typedef struct {
+    uint32_t given;          /* bit p: parameter p was passed, not defaulted */
+    int naxes;               /* P_AXES: -1 nil (all axes) */
+    int axes[TSL_MAX_RANK];
+    int axis;                /* P_AXIS (given bit clear and default nil: none) */
+    bool flag;               /* P_BOOL */
+    int64_t i[3];            /* P_INT, in signature order */
+    double f[3];             /* P_F, in signature order */
+    Shape shape;             /* P_SHAPE / P_SHAPE_M1 */
+    int npairs;              /* P_PAIRS */
+    int64_t pairs[TSL_MAX_RANK][2];
+    int dtype;               /* P_DTYPE: -1 nil */
+} OpAttrs;
+
+typedef struct {
+    OpCode op;
+    int nin;
+    const OpArg *in;         /* operands, in signature order (a Ts list expands here) */
+    const OpAttrs *at;
+} OpCall;
+
+/* Whether parameter p of the call's op was given. */
+static inline bool op_given(const OpCall *c, int p) { return (c->at->given >> p) & 1u; }
+
+/* ---------- binding (shared by eager built-ins and the static compiler) ---------- */
+
+/* Maps a call's arguments onto op's parameters: which[p] is the positional argument index,
+ * nargs + k for keyword k, or -1 when the parameter takes its default. 0, or -1 with the
+ * message ("NAME() missing argument 'P'", "... got an unknown keyword argument 'K'", ...). */
+int op_bind(OpCode op, int nargs, const char *const *kwnames, int nkw, int *which);
+
+/* ---------- inference and execution ---------- */
+
+/* The dtype operands promote to (spec section 5: tensors by bool < i64 < f32 < f64, numbers
+ * weakly). With no tensor operand, a number alone is f32 and a bool alone is bool. */
+DType op_promote(const OpArg *in, int n);
+
+/* Shapes and dtypes of the results; every error that does not depend on the data. */
+int op_infer(const OpCall *c, Shape *out, DType *dt);
+/* Runs the call. out[k] NULL: allocated; otherwise written into (it has the inferred dtype
+ * and shape, and does not alias an operand unless the op is elementwise). F_VIEW and
+ * F_DYNAMIC ops always allocate their results (out[k] is replaced, the old one released). */
+int op_run(const OpCall *c, Tensor **out);
+/* An F_NUM op on numbers only: 0 with *r, or -1 when the op does not map numbers. */
+int op_run_number(OpCode op, const OpArg *in, int n, const OpAttrs *at, double *r);
+
+/* ---------- devices ---------- */
+
+/* A device's kernels, registered at start-up (the CPU) or when a plugin loads (CUDA). */
+typedef struct {
+    const char *name;
+    bool (*supports_op)(const OpCall *c);
+    int (*run)(const OpCall *c, Tensor **out);   /* out[] allocated with the inferred types */
+    bool (*allocates)(OpCode op);   /* run() makes the results itself when out[k] is NULL */
+    void (*synchronize)(void);
+} DeviceImpl;
+void op_device_register(Device d, const DeviceImpl *impl);
+/* The registered device, or NULL (error set) when it is not available. */
+const DeviceImpl *op_device(Device d);
+extern const DeviceImpl cpu_device;
+
+/* Shape/dtype inference of each op family (ops/infer.c and beside it), named by the impl
+ * column of ops.def: int infer_<impl>(const OpCall *c, Shape *out, DType *dt). */
+#define OP(id, name, sig, nout, kind, flags, rule, impl, sym, doc) int infer_##impl(const OpCall *c, Shape *out, DType *dt);
+#include "ops.def"
+#undef OP
+
+#endif
