@@ -9,14 +9,7 @@
 static void print_stmt(StrBuf *b, const Node *n, int indent);
 static void print_block(StrBuf *b, const Node *blk, int indent);
 
-static const char *op_text(int tok) {
-    switch (tok) {
-    case TOK_PLUS: return "+"; case TOK_MINUS: return "-"; case TOK_STAR: return "*"; case TOK_SLASH: return "/";
-    case TOK_PERCENT: return "%"; case TOK_AT: return "@"; case TOK_POW: return "**"; case TOK_EQ: return "==";
-    case TOK_NE: return "!="; case TOK_LT: return "<"; case TOK_LE: return "<="; case TOK_GT: return ">";
-    default: return ">=";
-    }
-}
+static const char *op_text(int tok) { return tok_symbol((TokKind)tok); }
 
 static void print_string(StrBuf *b, const char *s, int len) {
     sb_puts(b, "\"");

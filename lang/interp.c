@@ -378,26 +378,21 @@ fail:
 
 /* ---------- operators ---------- */
 
-double num_floor_mod(double a, double b) {
-    if (b == 0) return NAN;
-    double r = fmod(a, b);
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
-    return r;
-}
+/* Floor modulo with NumPy's signs (the zero of 3 % -1 is -0): the op table's rule. */
+double num_floor_mod(double a, double b) { return op_binary_number(OP_MOD, a, b); }
 
-static const char *tok_symbol(int op) {
-    switch (op) {
-    case TOK_PLUS: return "+"; case TOK_MINUS: return "-"; case TOK_STAR: return "*";
-    case TOK_SLASH: return "/"; case TOK_PERCENT: return "%"; case TOK_AT: return "@";
-    case TOK_POW: return "**"; case TOK_EQ: return "=="; case TOK_NE: return "!=";
-    case TOK_LT: return "<"; case TOK_LE: return "<="; case TOK_GT: return ">"; case TOK_GE: return ">=";
-    default: return "?";
-    }
-}
 
 /* The tensor op of a binary operator token (shared with the static compiler): the op
  * whose symbol in ops.def is the token's text. */
-int tensor_op_of(int tok) { return op_by_symbol(tok_symbol(tok), 2); }
+int tensor_op_of(int tok) {
+    static OpCode of[TOK__COUNT];
+    static bool made;
+    if (!made) {
+        for (int t = 0; t < TOK__COUNT; t++) of[t] = op_by_symbol(tok_symbol((TokKind)t), 2);
+        made = true;
+    }
+    return tok >= 0 && tok < TOK__COUNT ? (int)of[tok] : OP__COUNT;
+}
 
 static Value tensor_result(Interp *I, Tensor *t) {
     if (!t) return interp_error(I, "%s", op_error());
@@ -409,6 +404,22 @@ static Value concat_lists(ObjList *a, ObjList *b) {
     for (int i = 0; i < a->len; i++) list_push(l, a->items[i]);
     for (int i = 0; i < b->len; i++) list_push(l, b->items[i]);
     return OBJ_VAL(VAL_LIST, l);
+}
+
+/* A tensor, number or bool as an operand of an op (numbers and bools are weak scalars). */
+static OpArg value_arg(Value v) {
+    if (v.type == VAL_TENSOR) return op_arg_tensor(v.as.t);
+    return op_arg_num(v.type == VAL_BOOL ? v.as.b : v.as.n, v.type == VAL_BOOL);
+}
+
+/* a (op) b through the op core, into `into` when given (a temporary of the result's type). */
+static Value tensor_binary(Interp *I, OpCode op, Value a, Value b, Tensor *into) {
+    OpArg in[2] = { value_arg(a), value_arg(b) };
+    OpAttrs at = { 0 };
+    OpCall c = { op, 2, in, &at };
+    Tensor *out[OP_MAX_OUT] = { into, NULL, NULL };
+    if (op_run(&c, out)) return interp_error(I, "%s", op_error());
+    return TENSOR_VAL(out[0]);
 }
 
 /* Arithmetic and comparison on two numbers: the one definition eager code, the static
@@ -441,30 +452,10 @@ Value value_binary(Interp *I, int op, Value a, Value b) {
         return is_comparison_tok(op) ? BOOL_VAL(r != 0) : NUM_VAL(r);
     }
     bool at = a.type == VAL_TENSOR, bt = b.type == VAL_TENSOR;
-    if (op == TOK_AT) {
-        if (at && bt) return tensor_result(I, op_matmul(a.as.t, b.as.t));
+    if (op == TOK_AT && !(at && bt))
         return interp_error(I, "'@' needs two tensors, got %s and %s", val_type_name(a), val_type_name(b));
-    }
-    if ((at && (bt || b.type == VAL_NUM || b.type == VAL_BOOL)) || (bt && (a.type == VAL_NUM || a.type == VAL_BOOL))) {
-        OpCode code = (OpCode)tensor_op_of(op);
-        if (at && bt) return tensor_result(I, op_binary(code, a.as.t, b.as.t));
-        if (at) {
-            if (b.type == VAL_BOOL) {
-                Tensor *s = tensor_scalar(DT_BOOL, b.as.b);
-                Tensor *r = op_binary(code, a.as.t, s);
-                tensor_release(s);
-                return tensor_result(I, r);
-            }
-            return tensor_result(I, op_binary_scalar(code, a.as.t, b.as.n, false));
-        }
-        if (a.type == VAL_BOOL) {
-            Tensor *s = tensor_scalar(DT_BOOL, a.as.b);
-            Tensor *r = op_binary(code, s, b.as.t);
-            tensor_release(s);
-            return tensor_result(I, r);
-        }
-        return tensor_result(I, op_binary_scalar(code, b.as.t, a.as.n, true));
-    }
+    if ((at && (bt || b.type == VAL_NUM || b.type == VAL_BOOL)) || (bt && (a.type == VAL_NUM || a.type == VAL_BOOL)))
+        return tensor_binary(I, (OpCode)tensor_op_of(op), a, b, NULL);
     if (op == TOK_EQ) return BOOL_VAL(val_equal(a, b));
     if (op == TOK_NE) return BOOL_VAL(!val_equal(a, b));
     if (a.type == VAL_STR && b.type == VAL_STR) {
@@ -488,7 +479,7 @@ Value value_binary(Interp *I, int op, Value a, Value b) {
         }
     }
     if (op == TOK_PLUS && a.type == VAL_LIST && b.type == VAL_LIST) return concat_lists(AS_LIST(a), AS_LIST(b));
-    return interp_error(I, "unsupported operand types for '%s': %s and %s", tok_symbol(op), val_type_name(a),
+    return interp_error(I, "unsupported operand types for '%s': %s and %s", tok_symbol((TokKind)op), val_type_name(a),
                         val_type_name(b));
 }
 
@@ -507,31 +498,20 @@ static Value binary_in_place(Interp *I, int op, Value a, Value b) {
     bool left = is_temporary(a);
     if (!left && !is_temporary(b)) return UNDEF_VAL;
     Value tv = left ? a : b, other = left ? b : a;
+    if (other.type != VAL_TENSOR && other.type != VAL_NUM) return UNDEF_VAL;
     Tensor *t = tv.as.t;
-    OpCode code = (OpCode)tensor_op_of(op);
-    Shape st, so2, so;
+    OpArg in[2] = { value_arg(a), value_arg(b) };
+    OpAttrs at = { 0 };
+    OpCall c = { (OpCode)tensor_op_of(op), 2, in, &at };
+    Shape st, so;
     DType dt;
     shape_of(t, &st);
-    int rc;
-    if (other.type == VAL_TENSOR) {
-        shape_of(other.as.t, &so2);
-        int bad = left ? infer_binary(code, &st, t->dtype, &so2, other.as.t->dtype, &so, &dt)
-                       : infer_binary(code, &so2, other.as.t->dtype, &st, t->dtype, &so, &dt);
-        if (bad || dt != t->dtype || !shape_equal(&so, &st)) return UNDEF_VAL;
-        rc = left ? op_binary_into(code, t, other.as.t, t) : op_binary_into(code, other.as.t, t, t);
-    } else if (other.type == VAL_NUM) {
-        Shape s0 = { 0, { 0 } };
-        DType sd = scalar_dtype(code, t->dtype, other.as.n);
-        int bad = left ? infer_binary(code, &st, t->dtype, &s0, sd, &so, &dt) : infer_binary(code, &s0, sd, &st, t->dtype, &so, &dt);
-        if (bad || dt != t->dtype || !shape_equal(&so, &st)) return UNDEF_VAL;
-        rc = op_binary_scalar_into(code, t, other.as.n, !left, t);
-    } else {
-        return UNDEF_VAL;
-    }
+    if (op_infer(&c, &so, &dt) || dt != t->dtype || !shape_equal(&so, &st)) return UNDEF_VAL;
+    Value r = tensor_binary(I, c.op, a, b, t);   /* writes into t, and returns it */
     val_release(other);
-    if (rc) {
+    if (IS_ERR(r)) {
         val_release(tv);
-        return interp_error(I, "%s", op_error());
+        return r;
     }
     return tv;
 }
@@ -582,7 +562,11 @@ static Value eval_unary(Interp *I, Frame *f, Node *n) {
     if (IS_ERR(a)) return a;
     if (a.type == VAL_NUM) return NUM_VAL(-a.as.n);
     if (a.type == VAL_TENSOR) {
-        Value r = tensor_result(I, op_unary(OP_NEG, a.as.t));
+        OpArg in = op_arg_tensor(a.as.t);
+        OpAttrs at = { 0 };
+        OpCall c = { OP_NEG, 1, &in, &at };
+        Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
+        Value r = op_run(&c, out) ? interp_error(I, "%s", op_error()) : TENSOR_VAL(out[0]);
         val_release(a);
         if (IS_ERR(r)) interp_attach_loc(I, n->loc);
         return r;

@@ -18,6 +18,19 @@ const char *tok_name(TokKind k) {
     return k < TOK__COUNT ? names[k] : "?";
 }
 
+/* An operator's text as written ("+" for TOK_PLUS): its spelling without the quotes. */
+const char *tok_symbol(TokKind k) {
+    static char text[TOK__COUNT][8];
+    if (k >= TOK__COUNT) return "?";
+    if (!text[k][0]) {
+        const char *s = tok_name(k);
+        size_t n = strlen(s);
+        if (n >= 3 && s[0] == '\'' && n - 2 < sizeof text[k]) memcpy(text[k], s + 1, n - 2);
+        else snprintf(text[k], sizeof text[k], "?");
+    }
+    return text[k];
+}
+
 typedef struct {
     const unsigned char *base, *line_start;
     int line;

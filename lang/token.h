@@ -56,6 +56,7 @@ typedef struct {
 } TokenList;
 
 const char *tok_name(TokKind k);
+const char *tok_symbol(TokKind k);   /* "+" for TOK_PLUS: how an operator is written */
 /* Tokenize src[0..len). Returns 0 on success, -1 with tl->err set. */
 int lex_source(const char *src, size_t len, TokenList *tl);
 void lex_free(TokenList *tl);

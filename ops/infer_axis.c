@@ -169,7 +169,8 @@ int infer_pad(const OpCall *c, Shape *out, DType *dt) {
     Shape s = in_shape(c, 0);
     const OpAttrs *at = c->at;
     if (at->npairs != s.ndim && at->npairs != 1) {
-        op_fail("pad(): widths has %d pair%s for a tensor of rank %d (give one [before, after] per axis, or one for all)",
+        op_fail("pad(): widths has %d pair%s for a tensor of rank %d "
+                "(give one [before, after] per axis, or one for all)",
                 at->npairs, at->npairs == 1 ? "" : "s", s.ndim);
         return -1;
     }

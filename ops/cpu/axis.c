@@ -273,7 +273,8 @@ static void tile_level(const TilePlan *p, int l, const char *src, char *dst) {
     }
     if (l == p->nd - 1) memcpy(dst, src, (size_t)p->dim[l] * p->es);
     else
-        for (int64_t j = 0; j < p->dim[l]; j++) tile_level(p, l + 1, src + (size_t)j * p->sstride[l], dst + (size_t)j * p->dstride[l]);
+        for (int64_t j = 0; j < p->dim[l]; j++)
+            tile_level(p, l + 1, src + (size_t)j * p->sstride[l], dst + (size_t)j * p->dstride[l]);
     size_t block = (size_t)p->dim[l] * p->dstride[l];
     for (int64_t r = 1; r < p->reps[l]; r++) memcpy(dst + (size_t)r * block, dst, block);
 }
@@ -351,7 +352,8 @@ static int pad_value(const OpCall *c, DType dt, unsigned char *v) {
     }
     if (!is_exact) {
         if (!double_fits_i64(x)) {
-            op_fail("pad(): cannot convert %s to i64", isnan(x) ? "nan" : isinf(x) ? (x > 0 ? "inf" : "-inf") : "an out-of-range value");
+            op_fail("pad(): cannot convert %s to i64",
+                    isnan(x) ? "nan" : isinf(x) ? (x > 0 ? "inf" : "-inf") : "an out-of-range value");
             return -1;
         }
         if (x != floor(x)) {

@@ -38,8 +38,8 @@
     }
 
 #define AVX2_SLEEF(NAME, ULP)                                         \
-    VEC_F32(avx2_##NAME##_f32, Sleef_##NAME##f8_##ULP##avx2)          \
-    VEC_F64(avx2_##NAME##_f64, Sleef_##NAME##d4_##ULP##avx2)
+    VEC_F32(avx2_##NAME##_f32, Sleef_finz_##NAME##f8_##ULP##avx2)          \
+    VEC_F64(avx2_##NAME##_f64, Sleef_finz_##NAME##d4_##ULP##avx2)
 VM_SLEEF_UNARY(AVX2_SLEEF)
 VEC_F32(avx2_sqrt_f32, _mm256_sqrt_ps)
 VEC_F64(avx2_sqrt_f64, _mm256_sqrt_pd)
@@ -47,12 +47,12 @@ VEC_F64(avx2_sqrt_f64, _mm256_sqrt_pd)
 /* sigmoid(x) = 1 / (1 + exp(-x)), with the same exp as above. */
 static __m256 sigmoid8(__m256 x) {
     __m256 one = _mm256_set1_ps(1.0f);
-    __m256 e = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_setzero_ps(), x));
+    __m256 e = Sleef_finz_expf8_u10avx2(_mm256_sub_ps(_mm256_setzero_ps(), x));
     return _mm256_div_ps(one, _mm256_add_ps(one, e));
 }
 static __m256d sigmoid4(__m256d x) {
     __m256d one = _mm256_set1_pd(1.0);
-    __m256d e = Sleef_expd4_u10avx2(_mm256_sub_pd(_mm256_setzero_pd(), x));
+    __m256d e = Sleef_finz_expd4_u10avx2(_mm256_sub_pd(_mm256_setzero_pd(), x));
     return _mm256_div_pd(one, _mm256_add_pd(one, e));
 }
 VEC_F32(avx2_sigmoid_f32, sigmoid8)
@@ -77,8 +77,8 @@ VEC_F64(avx2_sigmoid_f64, sigmoid4)
             memcpy(y + i, ba, sizeof(T) * (size_t)(n - i));                                \
         }                                                                                  \
     }
-VEC2(avx2_atan2_f32, float, 8, __m256, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, Sleef_atan2f8_u10avx2)
-VEC2(avx2_atan2_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_set1_pd, _mm256_storeu_pd, Sleef_atan2d4_u10avx2)
+VEC2(avx2_atan2_f32, float, 8, __m256, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, Sleef_finz_atan2f8_u10avx2)
+VEC2(avx2_atan2_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_set1_pd, _mm256_storeu_pd, Sleef_finz_atan2d4_u10avx2)
 
 /* Dispatch: AVX-512 when the processor has it, decided once. */
 static int use_avx512 = -1;

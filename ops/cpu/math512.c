@@ -31,18 +31,18 @@
 
 static __m512 sigmoid16(__m512 x) {
     __m512 one = _mm512_set1_ps(1.0f);
-    __m512 e = Sleef_expf16_u10avx512f(_mm512_sub_ps(_mm512_setzero_ps(), x));
+    __m512 e = Sleef_finz_expf16_u10avx512f(_mm512_sub_ps(_mm512_setzero_ps(), x));
     return _mm512_div_ps(one, _mm512_add_ps(one, e));
 }
 static __m512d sigmoid8(__m512d x) {
     __m512d one = _mm512_set1_pd(1.0);
-    __m512d e = Sleef_expd8_u10avx512f(_mm512_sub_pd(_mm512_setzero_pd(), x));
+    __m512d e = Sleef_finz_expd8_u10avx512f(_mm512_sub_pd(_mm512_setzero_pd(), x));
     return _mm512_div_pd(one, _mm512_add_pd(one, e));
 }
 
 #define AVX512_SLEEF(NAME, ULP)                                        \
-    VEC_F32(avx512_##NAME##_f32, Sleef_##NAME##f16_##ULP##avx512f)     \
-    VEC_F64(avx512_##NAME##_f64, Sleef_##NAME##d8_##ULP##avx512f)
+    VEC_F32(avx512_##NAME##_f32, Sleef_finz_##NAME##f16_##ULP##avx512f)     \
+    VEC_F64(avx512_##NAME##_f64, Sleef_finz_##NAME##d8_##ULP##avx512f)
 VM_SLEEF_UNARY(AVX512_SLEEF)
 VEC_F32(avx512_sqrt_f32, _mm512_sqrt_ps)
 VEC_F32(avx512_sigmoid_f32, sigmoid16)
@@ -67,5 +67,5 @@ VEC_F64(avx512_sigmoid_f64, sigmoid8)
             memcpy(y + i, ba, sizeof(T) * (size_t)(n - i));                                \
         }                                                                                  \
     }
-VEC2(avx512_atan2_f32, float, 16, __m512, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, Sleef_atan2f16_u10avx512f)
-VEC2(avx512_atan2_f64, double, 8, __m512d, _mm512_loadu_pd, _mm512_set1_pd, _mm512_storeu_pd, Sleef_atan2d8_u10avx512f)
+VEC2(avx512_atan2_f32, float, 16, __m512, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, Sleef_finz_atan2f16_u10avx512f)
+VEC2(avx512_atan2_f64, double, 8, __m512d, _mm512_loadu_pd, _mm512_set1_pd, _mm512_storeu_pd, Sleef_finz_atan2d8_u10avx512f)

@@ -397,16 +397,19 @@ END_TEST
 START_TEST(cpu_one_hot_errors) {
     Tensor *l = tens(DT_I64, SH(3), V(0, 3, 1));
     OpAttrs at = n_attrs(3);
-    expect_fail(run1(OP_ONE_HOT, l, &at), "one_hot(): label 3 is out of range for n = 3 (labels must be in [0, n))");
+    expect_fail(run1(OP_ONE_HOT, l, &at),
+                "one_hot(): label 3 is out of range for n = 3 (labels must be in [0, n))");
     tensor_release(l);
     l = tens(DT_I64, SH(2), V(-1, 0));
-    expect_fail(run1(OP_ONE_HOT, l, &at), "one_hot(): label -1 is out of range for n = 3 (labels must be in [0, n))");
+    expect_fail(run1(OP_ONE_HOT, l, &at),
+                "one_hot(): label -1 is out of range for n = 3 (labels must be in [0, n))");
     at = n_attrs(-1);
     expect_fail_both(OP_ONE_HOT, l, &at, "one_hot(): n must be non-negative, got -1");
     tensor_release(l);
     Tensor *f = tens(DT_F32, SH(2), V(0, 1));
     at = n_attrs(2);
-    expect_fail_both(OP_ONE_HOT, f, &at, "one_hot(): labels must be i64, got f32 (use astype(labels, \"i64\"))");
+    expect_fail_both(OP_ONE_HOT, f, &at,
+                     "one_hot(): labels must be i64, got f32 (use astype(labels, \"i64\"))");
     tensor_release(f);
 }
 END_TEST
@@ -529,7 +532,8 @@ START_TEST(cpu_pad_values) {
     /* NumPy: np.pad(f32 [[1, 2], [3, 4]], [[1, 1]], constant_values=np.nan): one pair for every axis */
     Tensor *f = tens(DT_F32, SH(2, 2), V(1, 2, 3, 4));
     at = pad_attrs(1, (const int64_t[][2]){ { 1, 1 } });
-    expect(pad(f, &at, op_arg_num(NAN, false)), DT_F32, SH(4, 4), V(NAN, NAN, NAN, NAN, NAN, 1, 2, NAN, NAN, 3, 4, NAN, NAN, NAN, NAN, NAN));
+    expect(pad(f, &at, op_arg_num(NAN, false)), DT_F32, SH(4, 4),
+           V(NAN, NAN, NAN, NAN, NAN, 1, 2, NAN, NAN, 3, 4, NAN, NAN, NAN, NAN, NAN));
     tensor_release(f);
     /* NumPy: np.pad(np.zeros((0, 2), np.float32), 1, constant_values=5) */
     Tensor *e = tens(DT_F32, SH(0, 2), V(0));
@@ -560,14 +564,17 @@ END_TEST
 START_TEST(cpu_pad_errors) {
     Tensor *m = tens(DT_I64, SH(2, 2), V(1, 2, 3, 4));
     OpAttrs at = pad_attrs(1, (const int64_t[][2]){ { 1, 1 } });
-    expect_fail(pad(m, &at, op_arg_num(1.5, false)), "pad(): cannot convert 1.5 to i64 (the value must be an integer for an i64 tensor)");
+    expect_fail(pad(m, &at, op_arg_num(1.5, false)),
+                "pad(): cannot convert 1.5 to i64 (the value must be an integer for an i64 tensor)");
     expect_fail(pad(m, &at, op_arg_num(NAN, false)), "pad(): cannot convert nan to i64");
     expect_fail(pad(m, &at, op_arg_num(-INFINITY, false)), "pad(): cannot convert -inf to i64");
     Tensor *two = tens(DT_F32, SH(2), V(1, 2));
-    expect_fail(pad(m, &at, op_arg_tensor(two)), "pad(): value must be a number or a one-element tensor, got a tensor of shape [2]");
+    expect_fail(pad(m, &at, op_arg_tensor(two)),
+                "pad(): value must be a number or a one-element tensor, got a tensor of shape [2]");
     tensor_release(two);
     at = pad_attrs(3, (const int64_t[][2]){ { 1, 1 }, { 1, 1 }, { 1, 1 } });
-    expect_fail_both(OP_PAD, m, &at, "pad(): widths has 3 pairs for a tensor of rank 2 (give one [before, after] per axis, or one for all)");
+    expect_fail_both(OP_PAD, m, &at,
+                     "pad(): widths has 3 pairs for a tensor of rank 2 (give one [before, after] per axis, or one for all)");
     at = pad_attrs(2, (const int64_t[][2]){ { 1, 1 }, { 0, -1 } });
     expect_fail_both(OP_PAD, m, &at, "pad(): widths must be non-negative, got -1");
     tensor_release(m);
