@@ -23,7 +23,7 @@ BLAS_LIBS   := -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 LDLIBS  := $(BLAS_LIBS) -lsleef -lreadline -lm -lpthread
 
-DEB_PKGS := libreadline-dev libopenblas-serial-dev liblapacke-dev re2c check pkg-config libsleef-dev
+DEB_PKGS := libreadline-dev libopenblas-serial-dev liblapacke-dev re2c check pkg-config libsleef-dev python3-numpy
 STAMP    := $(BUILD)/.deps-ok
 
 LANG_SRC := $(wildcard lang/*.c) $(BUILD)/lex.c
@@ -38,7 +38,7 @@ UNIT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/unit/*.c))
 all: $(BIN)/tsl
 
 # Install what the build needs, once. Root installs with apt; others are told what is missing.
-$(STAMP):
+$(STAMP): Makefile
 	@mkdir -p $(BUILD)
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \

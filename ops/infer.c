@@ -90,7 +90,7 @@ int axes_mask(int ndim, const int *axes, int n, const char *name, bool *mask) {
 DType reduce_dtype(OpCode op, DType in) {
     switch (op) {
     case OP_SUM: case OP_PROD: return dtype_is_float(in) ? in : DT_I64;
-    case OP_MEAN: case OP_VAR: case OP_STD: case OP_LOGSUMEXP: return dtype_is_float(in) ? in : DT_F32;
+    case OP_MEAN: case OP_VAR: case OP_STD: case OP_LOGSUMEXP: case OP_NORM: return dtype_is_float(in) ? in : DT_F32;
     case OP_ARGMAX: case OP_ARGMIN: return DT_I64;
     case OP_ALL: case OP_ANY: return DT_BOOL;
     default: return in;
@@ -109,7 +109,8 @@ int shape_reduce(OpCode op, const Shape *a, DType da, const int *axes, int n, bo
             if (keepdims) out->d[out->ndim++] = 1;
         }
     }
-    if (inner == 0 && outer > 0 && (op == OP_MAX || op == OP_MIN || op == OP_ARGMAX || op == OP_ARGMIN)) {
+    /* an empty axis has no largest element, even when the result itself is empty */
+    if (inner == 0 && (op == OP_MAX || op == OP_MIN || op == OP_ARGMAX || op == OP_ARGMIN)) {
         op_fail("%s of an empty axis (zero-size reduction)", op_info[op].name);
         return -1;
     }

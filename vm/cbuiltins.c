@@ -162,7 +162,7 @@ static AVal number_op(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at) {
     in2->dst = r.reg = cc_new_num(c, r.is_bool);
     in2->a = ra;
     in2->b = rb;
-    in2->aux = n == 1 ? (int)op : NBIN_OP_BASE + (int)op;
+    in2->aux = (int)op;
     r.known = false;
     return r;
 }

@@ -13,16 +13,14 @@ static bool is_cmp(int tok) {
     return tok == TOK_EQ || tok == TOK_NE || tok == TOK_LT || tok == TOK_LE || tok == TOK_GT || tok == TOK_GE;
 }
 
-double cc_fold_num(int op, double x, double y) {
-    return op >= NBIN_OP_BASE ? op_binary_number((OpCode)(op - NBIN_OP_BASE), x, y) : num_binary(op, x, y);
-}
-
-static AVal num_binary_av(Comp *c, int op, AVal a, AVal b) {
+/* Two numbers under an op of the table (NBIN's aux is that op). */
+static AVal num_binary_av(Comp *c, int tok, AVal a, AVal b) {
+    OpCode op = (OpCode)tensor_op_of(tok);
     AVal r = { .kind = AV_NUM, .reg = -1 };
-    r.is_bool = is_cmp(op);
+    r.is_bool = is_cmp(tok);
     r.known = a.known && b.known;
     r.deps = a.deps | b.deps;
-    if (r.known) r.num = cc_fold_num(op, a.num, b.num);
+    if (r.known) r.num = op_binary_number(op, a.num, b.num);
     if (r.known && !r.deps) return r;   /* a pure constant */
     int ra = cc_num_reg(c, &a), rb = cc_num_reg(c, &b);
     Ins *in = cc_emit(c, I_NBIN);

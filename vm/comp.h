@@ -190,7 +190,6 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
 AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value);
 AVal cc_make_closure(Comp *c, FnProto *p);
 bool cc_is_pure_builtin(const char *name);
-double cc_fold_num(int op, double x, double y);
 /* Runs x and returns FAILV from the enclosing function if compilation has failed. */
 #define TRY(x)                                                                     \
     do {                                                                           \

@@ -409,7 +409,7 @@ static void compile_loop(Comp *c, LoopArg *la) {
         cmp->dst = more;
         cmp->a = i.reg;
         cmp->b = stop;
-        cmp->aux = la->step > 0 ? TOK_LT : TOK_GT;
+        cmp->aux = la->step > 0 ? OP_LT : OP_GT;
         Ins *jf = cc_emit(c, I_JUMPF);   /* may move the code: cmp is stale from here */
         jf->a = more;
         exit_jump = (int)(jf - c->g->code);
@@ -445,7 +445,7 @@ static void compile_loop(Comp *c, LoopArg *la) {
         inc->dst = la->counter.reg;
         inc->a = la->counter.reg;
         inc->b = sr;
-        inc->aux = TOK_PLUS;
+        inc->aux = OP_ADD;
     }
     Ins *back = cc_emit(c, I_JUMP);
     back->aux = top;

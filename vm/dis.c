@@ -15,14 +15,6 @@ static void reg_str(Graph *g, int r, char *buf, size_t n) {
     else snprintf(buf, n, "t%d:%s%s", r, dtype_name(ri->dtype), sh);
 }
 
-static const char *tok_text(int tok) {
-    switch (tok) {
-    case TOK_PLUS: return "+"; case TOK_MINUS: return "-"; case TOK_STAR: return "*"; case TOK_SLASH: return "/";
-    case TOK_PERCENT: return "%"; case TOK_POW: return "**"; case TOK_LT: return "<"; case TOK_LE: return "<=";
-    case TOK_GT: return ">"; case TOK_GE: return ">="; case TOK_EQ: return "=="; case TOK_NE: return "!=";
-    default: return "?";
-    }
-}
 
 /* The attributes a call passed, by their signature names: "axis=[1], keepdims=true". */
 static size_t attrs_text(const Ins *in, char *buf, size_t n) {
@@ -82,8 +74,8 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
     switch (in->op) {
     case I_NCONST: snprintf(buf, n, "%s = %g", d, in->imm); break;
     case I_NBIN:
-        if (in->aux >= NBIN_OP_BASE) snprintf(buf, n, "%s = %s(%s, %s)", d, op_info[in->aux - NBIN_OP_BASE].name, a, b);
-        else snprintf(buf, n, "%s = %s %s %s", d, a, tok_text(in->aux), b);
+        if (op_info[in->aux].symbol) snprintf(buf, n, "%s = %s %s %s", d, a, op_info[in->aux].symbol, b);
+        else snprintf(buf, n, "%s = %s(%s, %s)", d, op_info[in->aux].name, a, b);
         break;
     case I_NMATH: snprintf(buf, n, "%s = %s(%s)", d, op_info[in->aux].name, a); break;
     case I_OP: op_text(g, in, buf, n); break;

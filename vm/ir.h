@@ -30,8 +30,6 @@ typedef enum {
 
 typedef enum { R_NUM, R_TENSOR } RegKind;
 
-/* NBIN's aux is a token (TOK_PLUS...), or NBIN_OP_BASE + an OpCode (op_binary_number). */
-#define NBIN_OP_BASE 1000
 
 typedef struct {
     RegKind kind;

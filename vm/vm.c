@@ -73,9 +73,6 @@ static Tensor *dst_tensor(Graph *g, VmRegs *r, int reg, const Tensor *in1, const
     return n;
 }
 
-static double num_op(int tok, double x, double y) {
-    return tok >= NBIN_OP_BASE ? op_binary_number((OpCode)(tok - NBIN_OP_BASE), x, y) : num_binary(tok, x, y);
-}
 
 Value vm_operand(Interp *I, Graph *g, VmRegs *r, const Opnd *o) {
     if (o->bound && r->num[o->bound - 1] == 0) return UNDEF_VAL;   /* left unbound, as eagerly */
@@ -312,7 +309,7 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
         vmdispatch(in->op) {
             vmcase(I_NCONST) N[in->dst] = in->imm; vmbreak;
             vmcase(I_NMOVE) N[in->dst] = N[in->a]; vmbreak;
-            vmcase(I_NBIN) N[in->dst] = num_op(in->aux, N[in->a], N[in->b]); vmbreak;
+            vmcase(I_NBIN) N[in->dst] = op_binary_number((OpCode)in->aux, N[in->a], N[in->b]); vmbreak;
             vmcase(I_NNEG) N[in->dst] = -N[in->a]; vmbreak;
             vmcase(I_NNOT) N[in->dst] = N[in->a] == 0; vmbreak;
             vmcase(I_NMATH) N[in->dst] = op_unary_number((OpCode)in->aux, N[in->a]); vmbreak;

@@ -5,22 +5,33 @@
 #include "tops.h"
 
 /* math.c: array math through SLEEF vectors (x and y may alias). VM_SLEEF_UNARY lists the
- * functions that come straight from SLEEF, with the accuracy variant (u10: 1.0 ULP, u35:
- * 3.5 ULP) that both the AVX2 and the AVX-512 path call: one list, so the two paths cannot
- * drift apart and give different bits. u10 wherever SLEEF has it; tanh keeps u35. */
-#define VM_SLEEF_UNARY(F)                                                          \
-    F(exp, u10) F(exp2, u10) F(expm1, u10) F(log, u10) F(log2, u10) F(log10, u10) \
-    F(log1p, u10) F(sin, u10) F(cos, u10) F(tan, u10) F(asin, u10) F(acos, u10)   \
-    F(atan, u10) F(sinh, u10) F(cosh, u10) F(tanh, u35) F(asinh, u10)             \
-    F(acosh, u10) F(atanh, u10)
-#define VM_DECLARE(NAME, ULP)                                      \
+ * functions that come from SLEEF: F(name, accuracy, nan bits, range). Both the AVX2 and the
+ * AVX-512 path call SLEEF's deterministic (finz) variant with the accuracy given here (u10:
+ * 1.0 ULP, where SLEEF has it; tanh u35), so each element's bits depend on its value only,
+ * not on the vector width or its neighbours (the plain variants pick sin/cos/tan's range
+ * reduction for the whole vector). nan_canon: SLEEF's AVX-512 log leaves other NaN bits
+ * than its AVX2 log (always +NaN), so that path writes +NaN for every NaN. libm_past: SLEEF
+ * returns inf where the result is still finite (sinh, cosh past |x| 88.7 / 709.8, asinh and
+ * acosh past sqrt(max), log1p past 1e38 / 1e307); math.c computes those elements with libm. */
+#define VM_SLEEF_UNARY(F)                                                                    \
+    F(exp, u10, nan_keep, sleef_only) F(exp2, u10, nan_keep, sleef_only)                    \
+    F(expm1, u10, nan_keep, sleef_only) F(log, u10, nan_canon, sleef_only)                  \
+    F(log2, u10, nan_canon, sleef_only) F(log10, u10, nan_canon, sleef_only)                \
+    F(log1p, u10, nan_keep, libm_past) F(sin, u10, nan_keep, sleef_only)                    \
+    F(cos, u10, nan_keep, sleef_only) F(tan, u10, nan_keep, sleef_only)                     \
+    F(asin, u10, nan_keep, sleef_only) F(acos, u10, nan_keep, sleef_only)                   \
+    F(atan, u10, nan_keep, sleef_only) F(sinh, u10, nan_keep, libm_past)                    \
+    F(cosh, u10, nan_keep, libm_past) F(tanh, u35, nan_keep, sleef_only)                    \
+    F(asinh, u10, nan_keep, libm_past) F(acosh, u10, nan_keep, libm_past)                   \
+    F(atanh, u10, nan_keep, sleef_only)
+#define VM_DECLARE(NAME, ULP, NANBITS, RANGE)                      \
     void vm_##NAME##_f32(const float *x, float *y, int64_t n);     \
     void vm_##NAME##_f64(const double *x, double *y, int64_t n);
 VM_SLEEF_UNARY(VM_DECLARE)
-VM_DECLARE(sqrt, exact)
-VM_DECLARE(sigmoid, u10)   /* 1 / (1 + exp(-x)) with the exp above */
+VM_DECLARE(sqrt, exact, nan_keep, sleef_only)
+VM_DECLARE(sigmoid, u10, nan_keep, sleef_only)   /* 1 / (1 + exp(-x)) with the exp above */
 #undef VM_DECLARE
-/* out[i] = atan2(y[i*sy], x[i*sx]), strides 0 or 1 (out may alias y or x); SLEEF u10. */
+/* out[i] = atan2(y[i*sy], x[i*sx]), strides 0 or 1 (out may alias y or x); SLEEF finz u10. */
 void vm_atan2_f32(const float *y, int64_t sy, const float *x, int64_t sx, float *out, int64_t n);
 void vm_atan2_f64(const double *y, int64_t sy, const double *x, int64_t sx, double *out, int64_t n);
 void vm_force_avx2(int on);   /* tests: compare the AVX2 and AVX-512 paths */

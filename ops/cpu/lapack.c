@@ -322,7 +322,8 @@ static int run_svd(const Tensor *a, Tensor *u, Tensor *sv, Tensor *vt) {
     int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], k = m < n ? m : n, count = batch_count(a, 2);
     if (k == 0 || count == 0) return 0;
     Scratch s = { 0 };
-    void *am = scratch(&s, m * n, es), *sm = scratch(&s, k, es), *um = scratch(&s, m * k, es), *vm = scratch(&s, k * n, es);
+    void *am = scratch(&s, m * n, es), *sm = scratch(&s, k, es);
+    void *um = scratch(&s, m * k, es), *vm = scratch(&s, k * n, es);
     lapack_int *iw = scratch(&s, 8 * k, sizeof(lapack_int));
     if (scratch_check(&s)) return scratch_done(&s, -1);
     double q = 0;   /* the size query writes one float or double */

@@ -4,8 +4,9 @@
  * included (it is padded into a vector), so a whole tensor and any chunk of it give
  * identical bits: fused and unfused execution agree. math512.c has the AVX-512 versions;
  * cpu.h's vm_* dispatch to them when the processor has AVX-512F (SLEEF computes the same
- * bits with either, given the same accuracy variant, which cpu.h's VM_SLEEF_UNARY fixes
- * for both; tests/unit checks it). */
+ * bits with either, given the same deterministic variant, which cpu.h's VM_SLEEF_UNARY
+ * fixes for both; tests/unit checks it). This file is the reference: where SLEEF's
+ * AVX-512 code differs (NaN bits), math512.c adjusts its results to these. */
 #include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@
         }                                                                     \
     }
 
-#define AVX2_SLEEF(NAME, ULP)                                         \
+#define AVX2_SLEEF(NAME, ULP, NANBITS, RANGE)                                     \
     VEC_F32(avx2_##NAME##_f32, Sleef_finz_##NAME##f8_##ULP##avx2)          \
     VEC_F64(avx2_##NAME##_f64, Sleef_finz_##NAME##d4_##ULP##avx2)
 VM_SLEEF_UNARY(AVX2_SLEEF)
@@ -87,14 +88,57 @@ static int has_avx512(void) {
     return use_avx512;
 }
 #define DISPATCH(NAME, T)                                                        \
-    void vm_##NAME(const T *x, T *y, int64_t n) {                                \
+    static void sleef_##NAME(const T *x, T *y, int64_t n) {                      \
         if (has_avx512()) avx512_##NAME(x, y, n);                                \
         else avx2_##NAME(x, y, n);                                               \
     }
-#define DISPATCH_BOTH(NAME, ULP) DISPATCH(NAME##_f32, float) DISPATCH(NAME##_f64, double)
-VM_SLEEF_UNARY(DISPATCH_BOTH)
-DISPATCH_BOTH(sqrt, exact)
-DISPATCH_BOTH(sigmoid, u10)
+
+/* Past these |x| (f32, f64), safely inside SLEEF's good range, libm computes the elements
+ * of the libm_past functions (cpu.h): SLEEF gives inf a little further on where the result
+ * is finite. Rare, and a function of the value alone, so chunks and paths still agree. */
+#define LIBM_PAST_sinh 88.5f, 709.0
+#define LIBM_PAST_cosh 88.5f, 709.0
+#define LIBM_PAST_asinh 1e18f, 1e150
+#define LIBM_PAST_acosh 1e18f, 1e150
+#define LIBM_PAST_log1p 1e30f, 1e300
+
+/* sleef(x) into y, then libm(x[i]) where |x[i]| > bound; blocks, since y may be x. */
+#define RANGED(NAME, T, ARR)                                                                  \
+    static void NAME(ARR sleef, T (*libm)(T), T bound, const T *x, T *y, int64_t n) {          \
+        enum { B = 512 };                                                                      \
+        T big[B];                                                                              \
+        int at[B];                                                                             \
+        for (int64_t i = 0; i < n; i += B) {                                                   \
+            int m = n - i < B ? (int)(n - i) : B, nbig = 0;                                    \
+            for (int j = 0; j < m; j++)                                                        \
+                if (x[i + j] > bound || x[i + j] < -bound) big[nbig] = x[i + j], at[nbig++] = j; \
+            sleef(x + i, y + i, m);                                                            \
+            for (int k = 0; k < nbig; k++) y[i + at[k]] = libm(big[k]);                        \
+        }                                                                                      \
+    }
+typedef void (*ArrF32)(const float *x, float *y, int64_t n);
+typedef void (*ArrF64)(const double *x, double *y, int64_t n);
+RANGED(ranged_f32, float, ArrF32)
+RANGED(ranged_f64, double, ArrF64)
+#define BOUND_F32(F32, F64) F32
+#define BOUND_F64(F32, F64) F64
+#define CALL(M, ...) M(__VA_ARGS__)
+
+#define PUBLIC_sleef_only(NAME)                                                                      \
+    void vm_##NAME##_f32(const float *x, float *y, int64_t n) { sleef_##NAME##_f32(x, y, n); }       \
+    void vm_##NAME##_f64(const double *x, double *y, int64_t n) { sleef_##NAME##_f64(x, y, n); }
+#define PUBLIC_libm_past(NAME)                                                                       \
+    void vm_##NAME##_f32(const float *x, float *y, int64_t n) {                                      \
+        ranged_f32(sleef_##NAME##_f32, NAME##f, CALL(BOUND_F32, LIBM_PAST_##NAME), x, y, n);         \
+    }                                                                                                \
+    void vm_##NAME##_f64(const double *x, double *y, int64_t n) {                                    \
+        ranged_f64(sleef_##NAME##_f64, NAME, CALL(BOUND_F64, LIBM_PAST_##NAME), x, y, n);            \
+    }
+#define PUBLIC(NAME, ULP, NANBITS, RANGE)                                        \
+    DISPATCH(NAME##_f32, float) DISPATCH(NAME##_f64, double) PUBLIC_##RANGE(NAME)
+VM_SLEEF_UNARY(PUBLIC)
+PUBLIC(sqrt, exact, nan_keep, sleef_only)
+PUBLIC(sigmoid, u10, nan_keep, sleef_only)
 
 #define DISPATCH2(NAME, T)                                                                   \
     void vm_##NAME(const T *a, int64_t sa, const T *b, int64_t sb, T *y, int64_t n) {        \

@@ -1,6 +1,7 @@
-/* math512.c - the AVX-512 versions of math.c's array functions (same SLEEF algorithms and
- * accuracy variants, 16-wide f32 / 8-wide f64, tails padded into a vector). Built with
- * -mavx512f and only called after math.c has checked the processor supports it. */
+/* math512.c - the AVX-512 versions of math.c's array functions (the same deterministic
+ * SLEEF variants, 16-wide f32 / 8-wide f64, tails padded into a vector), giving math.c's
+ * bits exactly. Built with -mavx512f and only called after math.c has checked the
+ * processor supports it. */
 #include <immintrin.h>
 #include <string.h>
 #include <sleef.h>
@@ -40,9 +41,21 @@ static __m512d sigmoid8(__m512d x) {
     return _mm512_div_pd(one, _mm512_add_pd(one, e));
 }
 
-#define AVX512_SLEEF(NAME, ULP)                                        \
-    VEC_F32(avx512_##NAME##_f32, Sleef_finz_##NAME##f16_##ULP##avx512f)     \
-    VEC_F64(avx512_##NAME##_f64, Sleef_finz_##NAME##d8_##ULP##avx512f)
+/* NaN bits as math.c's AVX2 path leaves them (see cpu.h's VM_SLEEF_UNARY). */
+static inline __m512 nan_keep_ps(__m512 v) { return v; }
+static inline __m512d nan_keep_pd(__m512d v) { return v; }
+static inline __m512 nan_canon_ps(__m512 v) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v, _mm512_set1_ps(__builtin_nanf("")));
+}
+static inline __m512d nan_canon_pd(__m512d v) {
+    return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q), v, _mm512_set1_pd(__builtin_nan("")));
+}
+
+#define AVX512_SLEEF(NAME, ULP, NANBITS, RANGE)                                                              \
+    static __m512 NAME##_16(__m512 x) { return NANBITS##_ps(Sleef_finz_##NAME##f16_##ULP##avx512f(x)); }     \
+    static __m512d NAME##_8(__m512d x) { return NANBITS##_pd(Sleef_finz_##NAME##d8_##ULP##avx512f(x)); }     \
+    VEC_F32(avx512_##NAME##_f32, NAME##_16)                                                               \
+    VEC_F64(avx512_##NAME##_f64, NAME##_8)
 VM_SLEEF_UNARY(AVX512_SLEEF)
 VEC_F32(avx512_sqrt_f32, _mm512_sqrt_ps)
 VEC_F32(avx512_sigmoid_f32, sigmoid16)

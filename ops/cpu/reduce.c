@@ -200,7 +200,6 @@ Tensor *op_reduce(OpCode op, const Tensor *a, const int *axes, int n, bool keepd
     DType rt;
     shape_of(a, &sa);
     if (shape_reduce(op, &sa, a->dtype, axes, n, keepdims, &so, &rt)) return NULL;
-    if (op == OP_NORM) rt = dtype_is_float(a->dtype) ? a->dtype : DT_F32;   /* as mean (DR_MEAN) */
     axes_mask(a->ndim, axes, n, op_info[op].name, mask);
     int64_t outer, inner;
     DType in = input_dtype(op, a->dtype);

@@ -475,7 +475,12 @@ START_TEST(linalg_batched) {
     /* two 3 x 2 and two 3 x 3 matrices */
     double t2[12], g2[18], s2[18];
     for (int i = 0; i < 6; i++) { t2[i] = T32[i]; t2[6 + i] = T32[i] * T32[i] - 3; }
-    for (int i = 0; i < 9; i++) { g2[i] = G[i]; g2[9 + i] = G[8 - i] + (i % 4 == 0); s2[i] = A3[i]; s2[9 + i] = 2 * A3[i] + (i % 4 == 0); }
+    for (int i = 0; i < 9; i++) {
+        g2[i] = G[i];
+        g2[9 + i] = G[8 - i] + (i % 4 == 0);
+        s2[i] = A3[i];
+        s2[9 + i] = 2 * A3[i] + (i % 4 == 0);   /* still positive definite */
+    }
     Tensor *t = make(DT_F64, 3, (int64_t[]){ 2, 3, 2 }, t2), *g = make(DT_F32, 3, (int64_t[]){ 2, 3, 3 }, g2);
     Tensor *s = make(DT_F64, 3, (int64_t[]){ 2, 3, 3 }, s2);
     expect_batch_matches(OP_QR, t);
