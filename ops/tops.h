@@ -44,6 +44,9 @@ int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, in
 /* Reductions: axes[n] (n == -1: all axes). Negative axes count from the end. */
 Tensor *op_reduce(OpCode op, const Tensor *a, const int *axes, int n, bool keepdims);
 Tensor *op_softmax(const Tensor *a, int axis, bool log);
+/* The same into r, which has the result's dtype and shape (and is not a). */
+int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keepdims, Tensor *r);
+int op_softmax_into(const Tensor *a, int axis, bool log, Tensor *r);
 
 Tensor *op_matmul(const Tensor *a, const Tensor *b);
 
@@ -68,6 +71,9 @@ Tensor *op_squeeze(Tensor *a, const int *axes, int n);  /* n == -1: every size-1
 Tensor *op_concat(Tensor *const *ts, int n, int axis);
 Tensor *op_stack(Tensor *const *ts, int n, int axis);
 Tensor *op_broadcast_to(const Tensor *a, const Shape *s);
+/* The same into r (the result's dtype and shape; not a). */
+int op_transpose_into(const Tensor *a, const int *perm, int n, Tensor *r);
+void op_broadcast_into(const Tensor *a, Tensor *r);
 
 /* Indexing (NumPy basic and advanced). */
 typedef enum { IDX_INT, IDX_SLICE, IDX_ELLIPSIS, IDX_TENSOR } IndexKind;

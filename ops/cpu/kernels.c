@@ -158,15 +158,45 @@ int cpu_clip(const OpCall *c, Tensor **out) {
     return rc;
 }
 
+typedef struct {
+    const char *cond, *a, *b;
+    char *out;
+    size_t esz;
+    int64_t sc, sa, sb;
+} WhereCtx;
+
+static int where_run(void *ctx, const int64_t *off, int64_t out_off, int64_t n) {
+    WhereCtx *w = ctx;
+    const uint8_t *m = (const uint8_t *)w->cond + off[0];
+    const char *pa = w->a + off[1] * (int64_t)w->esz, *pb = w->b + off[2] * (int64_t)w->esz;
+    char *o = w->out + out_off * (int64_t)w->esz;
+    for (int64_t j = 0; j < n; j++)
+        memcpy(o + j * (int64_t)w->esz, m[j * w->sc] ? pa + j * w->sa * (int64_t)w->esz : pb + j * w->sb * (int64_t)w->esz,
+               w->esz);
+    return 0;
+}
+
+/* where(cond, a, b): a and b in the result dtype, cond as bool, broadcast to out. */
 int cpu_where(const OpCall *c, Tensor **out) {
-    DType dt = op_promote(c->in + 1, 2);
+    DType dt = out[0]->dtype;
     Tensor *tmp[3] = { NULL, NULL, NULL };
     ScalarBox box[3];
     const Tensor *x[3];
     int rc = -1;
     for (int k = 0; k < 3; k++)
         if (!(x[k] = operand_as(&c->in[k], k ? dt : DT_BOOL, &tmp[k], &box[k]))) goto done;
-    rc = take(out, 0, op_where(x[0], x[1], x[2]));
+    rc = 0;
+    if (out[0]->size > 0) {
+        Shape s[3], so;
+        for (int k = 0; k < 3; k++) shape_of(x[k], &s[k]);
+        shape_of(out[0], &so);
+        const Shape *ins[3] = { &s[0], &s[1], &s[2] };
+        BIter it;
+        biter_init(&it, &so, ins, 3);
+        WhereCtx w = { x[0]->data, x[1]->data, x[2]->data, out[0]->data, dtype_size(dt),
+                       it.stride[0][it.nd - 1], it.stride[1][it.nd - 1], it.stride[2][it.nd - 1] };
+        rc = biter_run(&it, 3, where_run, &w);
+    }
 done:
     for (int k = 0; k < 3; k++) tensor_release(tmp[k]);
     return rc;
@@ -177,11 +207,11 @@ int cpu_astype(const OpCall *c, Tensor **out) { return take(out, 0, op_astype(c-
 /* ---------- reductions, softmax, matmul ---------- */
 
 int cpu_reduce(const OpCall *c, Tensor **out) {
-    return take(out, 0, op_reduce(c->op, c->in[0].t, c->at->axes, c->at->naxes, c->at->flag));
+    return op_reduce_into(c->op, c->in[0].t, c->at->axes, c->at->naxes, c->at->flag, out[0]);
 }
 
 int cpu_softmax(const OpCall *c, Tensor **out) {
-    return take(out, 0, op_softmax(c->in[0].t, c->at->axis, c->op == OP_LOG_SOFTMAX));
+    return op_softmax_into(c->in[0].t, c->at->axis, c->op == OP_LOG_SOFTMAX, out[0]);
 }
 
 int cpu_matmul(const OpCall *c, Tensor **out) {
@@ -197,13 +227,23 @@ int cpu_matmul(const OpCall *c, Tensor **out) {
     return rc;
 }
 
+/* outer(a, b)[i, j] = a.flat[i] * b.flat[j]: a column times a row, broadcast. */
 int cpu_outer(const OpCall *c, Tensor **out) {
-    DType dt = op_promote(c->in, 2);
+    DType dt = out[0]->dtype;
     Tensor *ta, *tb;
     ScalarBox ba, bb;
     const Tensor *a = operand_as(&c->in[0], dt, &ta, &ba);
     const Tensor *b = a ? operand_as(&c->in[1], dt, &tb, &bb) : NULL;
-    int rc = a && b ? take(out, 0, op_outer(a, b)) : -1;
+    int rc = -1;
+    if (a && b) {
+        Tensor col = *a, row = *b;   /* headers only: the same data seen as [n, 1] and [1, m] */
+        col.ndim = row.ndim = 2;
+        col.shape[0] = a->size;
+        col.shape[1] = 1;
+        row.shape[0] = 1;
+        row.shape[1] = b->size;
+        rc = cpu_binary_broadcast(OP_MUL, dt, &col, &row, out[0]);
+    }
     tensor_release(ta);
     if (a) tensor_release(tb);
     return rc;
@@ -219,17 +259,37 @@ int cpu_reshape(const OpCall *c, Tensor **out) {   /* F_VIEW: shares the buffer 
 }
 
 int cpu_transpose(const OpCall *c, Tensor **out) {
-    return take(out, 0, op_transpose(c->in[0].t, c->at->naxes < 0 ? NULL : c->at->axes, c->at->naxes));
+    return op_transpose_into(c->in[0].t, c->at->naxes < 0 ? NULL : c->at->axes, c->at->naxes, out[0]);
 }
 
-int cpu_broadcast_to(const OpCall *c, Tensor **out) { return take(out, 0, op_broadcast_to(c->in[0].t, &c->at->shape)); }
+int cpu_broadcast_to(const OpCall *c, Tensor **out) {
+    op_broadcast_into(c->in[0].t, out[0]);
+    return 0;
+}
 
+/* concat/stack: for each index before the axis, each operand's block in turn (a stacked
+ * operand is a block of extent 1 on the new axis). Operands of another dtype convert once. */
 int cpu_join(const OpCall *c, Tensor **out) {
-    Tensor **ts = mem_alloc(sizeof(Tensor *) * (size_t)(c->nin + 1));
-    for (int k = 0; k < c->nin; k++) ts[k] = (Tensor *)c->in[k].t;
-    Tensor *r = c->op == OP_STACK ? op_stack(ts, c->nin, c->at->axis) : op_concat(ts, c->nin, c->at->axis);
-    mem_free(ts);
-    return take(out, 0, r);
+    Tensor *r = out[0];
+    int ax = c->at->axis < 0 ? c->at->axis + r->ndim : c->at->axis;
+    int64_t outer = 1, row = (int64_t)dtype_size(r->dtype);
+    for (int i = 0; i < ax; i++) outer *= r->shape[i];
+    for (int i = ax + 1; i < r->ndim; i++) row *= r->shape[i];
+    Tensor **conv = mem_calloc((size_t)c->nin + 1, sizeof(Tensor *));
+    int rc = 0;
+    for (int k = 0; k < c->nin && rc == 0; k++)
+        if (c->in[k].t->dtype != r->dtype && !(conv[k] = op_astype(c->in[k].t, r->dtype))) rc = -1;
+    char *dst = r->data;
+    for (int64_t o = 0; o < outer && rc == 0 && r->size > 0; o++)
+        for (int k = 0; k < c->nin; k++) {
+            const Tensor *t = conv[k] ? conv[k] : c->in[k].t;
+            int64_t bytes = row * (c->op == OP_STACK ? 1 : t->shape[ax]);
+            memcpy(dst, (const char *)t->data + o * bytes, (size_t)bytes);
+            dst += bytes;
+        }
+    for (int k = 0; k < c->nin; k++) tensor_release(conv[k]);
+    mem_free(conv);
+    return rc;
 }
 
 /* ---------- construction ---------- */
@@ -291,8 +351,7 @@ static int cpu_run(const OpCall *c, Tensor **out) { return cpu_kernel[c->op](c, 
 
 /* Families whose kernel makes its result itself (take() above): op_run leaves out[k] NULL. */
 static bool cpu_allocates(OpCode op) {
-    static const KernelFn own[] = { cpu_where, cpu_astype, cpu_reduce, cpu_softmax, cpu_outer, cpu_transpose,
-                                    cpu_broadcast_to, cpu_join };
+    static const KernelFn own[] = { cpu_astype };
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
         if (cpu_kernel[op] == own[i]) return true;
     return false;

@@ -195,44 +195,56 @@ static void reduce_rows(OpCode op, const Tensor *x, Tensor *r, int64_t outer, in
 }
 
 Tensor *op_reduce(OpCode op, const Tensor *a, const int *axes, int n, bool keepdims) {
-    bool mask[TSL_MAX_RANK];
     Shape sa, so;
     DType rt;
     shape_of(a, &sa);
     if (shape_reduce(op, &sa, a->dtype, axes, n, keepdims, &so, &rt)) return NULL;
+    Tensor *r = tensor_new(rt, &so);
+    if (r && op_reduce_into(op, a, axes, n, keepdims, r)) {
+        tensor_release(r);
+        r = NULL;
+    }
+    return r;
+}
+
+/* The reduction into r (the result's dtype and shape). Reducing trailing axes of a tensor
+ * in its compute dtype allocates no tensor; other cases move the axes last first. */
+int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keepdims, Tensor *r) {
+    bool mask[TSL_MAX_RANK];
+    Shape sa, so;
+    DType rt;
+    shape_of(a, &sa);
+    if (shape_reduce(op, &sa, a->dtype, axes, n, keepdims, &so, &rt)) return -1;
     axes_mask(a->ndim, axes, n, op_info[op].name, mask);
     int64_t outer, inner;
     DType in = input_dtype(op, a->dtype);
     Tensor *conv = in == a->dtype ? tensor_retain((Tensor *)a) : op_astype(a, in);
-    if (!conv) return NULL;
+    if (!conv) return -1;
     Tensor *x = move_axes_last(conv, mask, &outer, &inner);
     tensor_release(conv);
-    if (!x) return NULL;
+    if (!x) return -1;
     DType cd = dtype_is_float(rt) && in == DT_F64 ? DT_F64 : rt;   /* compute dtype of the result */
-    Tensor *r = tensor_new(cd, &so);
+    Tensor *acc = cd == r->dtype ? r : tensor_new(cd, &so);         /* integer inputs: f64, then rt */
     bool needs_tmp = op == OP_VAR || op == OP_STD || op == OP_LOGSUMEXP || op == OP_NORM;
     void *tmp = needs_tmp ? mem_try_alloc(sizeof(double) * (size_t)(inner + 1)) : NULL;
-    if (r && needs_tmp && !tmp) {
-        tensor_release(r);
-        r = NULL;
-        op_fail("out of memory");
-    }
-    if (r) {
+    int rc = -1;
+    if (!acc || (needs_tmp && !tmp)) {
+        if (acc) op_fail("out of memory");
+    } else {
         if (inner == 0) {
-            for (int64_t o = 0; o < outer; o++)
-                tensor_set(r, o, op == OP_PROD || op == OP_ALL ? 1 : op == OP_LOGSUMEXP ? -INFINITY : (op == OP_SUM || op == OP_ANY || op == OP_NORM) ? 0 : NAN);
+            double empty = op == OP_PROD || op == OP_ALL ? 1 : op == OP_LOGSUMEXP ? -INFINITY
+                           : (op == OP_SUM || op == OP_ANY || op == OP_NORM) ? 0 : NAN;
+            for (int64_t o = 0; o < outer; o++) tensor_set(acc, o, empty);
         } else {
-            reduce_rows(op, x, r, outer, inner, tmp);
+            reduce_rows(op, x, acc, outer, inner, tmp);
         }
+        for (int64_t o = 0; acc != r && o < r->size; o++) tensor_set(r, o, tensor_get(acc, o));
+        rc = 0;
     }
+    if (acc != r) tensor_release(acc);
     mem_free(tmp);
     tensor_release(x);
-    if (r && r->dtype != rt) {   /* integer inputs to float reductions computed in f64 */
-        Tensor *c = op_astype(r, rt);
-        tensor_release(r);
-        r = c;
-    }
-    return r;
+    return rc;
 }
 
 /* softmax(x) = exp(x - max) / sum(exp(x - max)); log_softmax(x) = x - max - log(sum). */
@@ -242,16 +254,35 @@ Tensor *op_softmax(const Tensor *a, int axis, bool want_log) {
     Shape sa;
     shape_of(a, &sa);
     if (shape_softmax(&sa, a->dtype, axis, want_log, &ax, &dt)) return NULL;
+    Tensor *r = tensor_new(dt, &sa);
+    if (r && op_softmax_into(a, axis, want_log, r)) {
+        tensor_release(r);
+        r = NULL;
+    }
+    return r;
+}
+
+/* (log_)softmax into r (a's shape, the result dtype). Along the last axis of a float
+ * tensor nothing is allocated but log_softmax's row of exponentials. */
+int op_softmax_into(const Tensor *a, int axis, bool want_log, Tensor *r) {
+    int ax;
+    DType dt;
+    Shape sa;
+    shape_of(a, &sa);
+    if (shape_softmax(&sa, a->dtype, axis, want_log, &ax, &dt)) return -1;
     bool mask[TSL_MAX_RANK] = { false };
     mask[ax] = true;
     Tensor *conv = dt == a->dtype ? tensor_retain((Tensor *)a) : op_astype(a, dt);
-    if (!conv) return NULL;
+    if (!conv) return -1;
     int64_t outer, inner;
     Tensor *x = move_axes_last(conv, mask, &outer, &inner);
     tensor_release(conv);
-    if (!x) return NULL;
-    Tensor *y = tensor_copy(x);
-    if (!y) { tensor_release(x); return NULL; }
+    if (!x) return -1;
+    bool last = ax == a->ndim - 1;
+    Shape sx;
+    shape_of(x, &sx);
+    Tensor *y = last ? r : tensor_new(dt, &sx);
+    if (!y) { tensor_release(x); return -1; }
     for (int64_t o = 0; o < outer && inner > 0; o++) {
         if (dt == DT_F32) {
             const float *p = (const float *)x->data + o * inner;
@@ -290,11 +321,11 @@ Tensor *op_softmax(const Tensor *a, int axis, bool want_log) {
         }
     }
     tensor_release(x);
-    if (ax == a->ndim - 1) return y;
+    if (last) return 0;
     /* move the axis back where it was */
     int perm[TSL_MAX_RANK];
     for (int i = 0, k = 0; i < a->ndim; i++) perm[i] = i == ax ? a->ndim - 1 : k++;
-    Tensor *r = op_transpose(y, perm, a->ndim);
+    int rc = op_transpose_into(y, perm, a->ndim, r);
     tensor_release(y);
-    return r;
+    return rc;
 }

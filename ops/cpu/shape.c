@@ -19,10 +19,23 @@ Tensor *op_transpose(const Tensor *a, const int *perm_in, int n) {
     Shape sa, so;
     shape_of(a, &sa);
     if (shape_transpose(&sa, perm_in, n, perm, &so)) return NULL;
+    Tensor *r = tensor_new(a->dtype, &so);
+    if (r && op_transpose_into(a, perm_in, n, r)) {
+        tensor_release(r);
+        r = NULL;
+    }
+    return r;
+}
+
+/* The permuted copy into r, which has the result's dtype and shape (and is not a). */
+int op_transpose_into(const Tensor *a, const int *perm_in, int n, Tensor *r) {
+    int perm[TSL_MAX_RANK];
+    Shape sa, so;
+    shape_of(a, &sa);
+    if (shape_transpose(&sa, perm_in, n, perm, &so)) return -1;
     int64_t src_stride[TSL_MAX_RANK], s = 1;
     for (int i = a->ndim - 1; i >= 0; i--) { src_stride[i] = s; s *= a->shape[i]; }
-    Tensor *r = tensor_new(a->dtype, &so);
-    if (!r || r->size == 0) return r;
+    if (r->size == 0) return 0;
     size_t esz = dtype_size(a->dtype);
     int nd = a->ndim;
     int64_t idx[TSL_MAX_RANK] = { 0 }, off = 0;
@@ -41,7 +54,7 @@ Tensor *op_transpose(const Tensor *a, const int *perm_in, int n) {
             idx[d] = 0;
         }
     }
-    return r;
+    return 0;
 }
 
 Tensor *op_expand_dims(Tensor *a, int axis) {
@@ -122,7 +135,21 @@ Tensor *op_broadcast_to(const Tensor *a, const Shape *s) {
     if (shape_broadcast_to(&sa, s)) return NULL;
     if (shape_equal(&sa, s)) return tensor_retain((Tensor *)a);
     Tensor *r = tensor_new(a->dtype, s);
-    if (!r || r->size == 0) return r;
+    if (r) op_broadcast_into(a, r);
+    return r;
+}
+
+/* a repeated over r's shape (a broadcasts to it; r has a's dtype and is not a). */
+void op_broadcast_into(const Tensor *a, Tensor *r) {
+    Shape sa, so;
+    shape_of(a, &sa);
+    shape_of(r, &so);
+    const Shape *s = &so;
+    if (r->size == 0) return;
+    if (a->size == r->size) {
+        memcpy(r->data, a->data, (size_t)r->size * dtype_size(a->dtype));
+        return;
+    }
     BIter it;
     const Shape *ins[1] = { &sa };
     biter_init(&it, s, ins, 1);
@@ -140,7 +167,6 @@ Tensor *op_broadcast_to(const Tensor *a, const Shape *s) {
             idx[d] = 0;
         }
     }
-    return r;
 }
 
 /* ---------- construction ---------- */
