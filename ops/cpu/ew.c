@@ -226,17 +226,17 @@ static int unsupported(OpCode op, DType dt) {
 static int unary_test(OpCode op, DType dt, const void *src, void *dst, int64_t n) {
     if (dt == DT_F32) {
         switch (op) {
-        case OP_ISNAN: TEST(float, isnan(x[i]))
-        case OP_ISINF: TEST(float, isinf(x[i]))
-        case OP_ISFINITE: TEST(float, isfinite(x[i]))
+        case OP_ISNAN: TEST(float, isnan(x[i]) != 0)
+        case OP_ISINF: TEST(float, isinf(x[i]) != 0)   /* glibc's isinf is -1 at -inf */
+        case OP_ISFINITE: TEST(float, isfinite(x[i]) != 0)
         case OP_LOGICAL_NOT: TEST(float, x[i] == 0)   /* NaN is true, as in NumPy */
         default: break;
         }
     } else if (dt == DT_F64) {
         switch (op) {
-        case OP_ISNAN: TEST(double, isnan(x[i]))
-        case OP_ISINF: TEST(double, isinf(x[i]))
-        case OP_ISFINITE: TEST(double, isfinite(x[i]))
+        case OP_ISNAN: TEST(double, isnan(x[i]) != 0)
+        case OP_ISINF: TEST(double, isinf(x[i]) != 0)   /* glibc's isinf is -1 at -inf */
+        case OP_ISFINITE: TEST(double, isfinite(x[i]) != 0)
         case OP_LOGICAL_NOT: TEST(double, x[i] == 0)
         default: break;
         }

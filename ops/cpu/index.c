@@ -54,11 +54,14 @@ static int bad_index(int64_t i, int axis, int64_t len) {
 /* Expands the user's items into one entry per source axis (masks become arrays). */
 typedef struct {
     int kind;                /* IDX_INT, IDX_SLICE, IDX_TENSOR */
-    IndexItem item;
+    int item;                /* which user item it came from; -1 for the axes an ellipsis or the end fills */
+    bool from_mask;          /* an array made from a bool mask: in bounds by construction */
+    IndexItem item_v;
     Tensor *arr;             /* i64 index array (owned) for IDX_TENSOR */
 } AxisIdx;
 
-static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *ax) {
+/* `data`: index contents may be read (false when only the shape is wanted: infer_index). */
+static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *ax, bool data) {
     int consumed = 0, ellipsis = -1;
     for (int k = 0; k < n; k++) {
         if (idx[k].kind == IDX_ELLIPSIS) {
@@ -82,8 +85,9 @@ static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *a
             for (int j = 0; j < fill; j++, d++) {
                 memset(&ax[d], 0, sizeof ax[d]);
                 ax[d].kind = IDX_SLICE;
-                ax[d].item.kind = IDX_SLICE;
-                ax[d].item.step = 1;
+                ax[d].item = -1;
+                ax[d].item_v.kind = IDX_SLICE;
+                ax[d].item_v.step = 1;
             }
             continue;
         }
@@ -103,6 +107,8 @@ static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *a
             for (int j = 0; j < m->ndim; j++) {
                 memset(&ax[d + j], 0, sizeof ax[d + j]);
                 ax[d + j].kind = IDX_TENSOR;
+                ax[d + j].item = k;
+                ax[d + j].from_mask = true;
                 if (!(ax[d + j].arr = tensor_new(DT_I64, &s))) return -1;
             }
             int64_t pos = 0;
@@ -120,41 +126,72 @@ static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *a
         }
         memset(&ax[d], 0, sizeof ax[d]);
         ax[d].kind = it->kind;
-        ax[d].item = *it;
+        ax[d].item = k;
+        ax[d].item_v = *it;
         if (it->kind == IDX_TENSOR) {
             if (it->t->dtype != DT_I64) {
                 op_fail("tensors used as indices must be i64 or bool, not %s", dtype_name(it->t->dtype));
                 return -1;
             }
-            ax[d].arr = tensor_retain((Tensor *)it->t);
+            if (it->t->ndim == 0) {
+                /* a 0-d integer tensor is an integer index (NumPy): always bounds-checked */
+                ax[d].kind = IDX_INT;
+                ax[d].item_v.kind = IDX_INT;
+                ax[d].item_v.t = NULL;
+                ax[d].item_v.i = data ? ((const int64_t *)it->t->data)[0] : 0;
+            } else {
+                ax[d].arr = tensor_retain((Tensor *)it->t);
+            }
         }
         d++;
     }
     return 0;
 }
 
-static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p) {
+/* Plans an index. `data` false: only p->out is wanted (no bounds checks, no offsets).
+ *
+ * NumPy's rules: index arrays (i64 tensors, masks as their nonzero() arrays) and, when
+ * there is at least one, the integers too (as 0-d arrays) form the advanced indices; they
+ * broadcast together to a shape B. When they are adjacent in the index as written, B
+ * replaces them in place; when a slice or an ellipsis stands between two of them (even an
+ * ellipsis that expands to no axes), B goes first. Errors come in NumPy's order: the
+ * index's structure, then integers and slice steps as written, then the arrays' shapes,
+ * then the arrays' entries, which are all checked unless B is empty (NumPy does not look
+ * at them then), even when slices make the result empty. */
+static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p, bool data) {
     AxisIdx ax[TSL_MAX_RANK];
     memset(p, 0, sizeof *p);
     memset(ax, 0, sizeof ax);
     p->adv_pos = -1;
     int rc = -1;
-    if (expand_items(a, idx, n, ax)) goto out;
+    if (expand_items(a, idx, n, ax, data)) goto out;
     int64_t stride[TSL_MAX_RANK], s = 1;
     for (int d = a->ndim - 1; d >= 0; d--) { stride[d] = s; s *= a->shape[d]; }
-    int nadv = 0, first_adv = -1, last_adv = -1;
-    for (int d = 0; d < a->ndim; d++)
-        if (ax[d].kind == IDX_TENSOR) { nadv++; if (first_adv < 0) first_adv = d; last_adv = d; }
-    /* integers join the advanced block when there is one */
-    if (nadv)
-        for (int d = 0; d < a->ndim; d++)
-            if (ax[d].kind == IDX_INT) { if (d < first_adv) first_adv = d; if (d > last_adv) last_adv = d; nadv++; }
+    int narr = 0;
+    for (int d = 0; d < a->ndim; d++) narr += ax[d].kind == IDX_TENSOR;
+    /* integers and slice steps, in the order written */
+    for (int d = 0; d < a->ndim; d++) {
+        if (ax[d].kind == IDX_SLICE && ax[d].item_v.step == 0) { op_fail("slice step cannot be zero"); goto out; }
+        if (ax[d].kind != IDX_INT) continue;
+        int64_t len = a->shape[d], i = ax[d].item_v.i;
+        if (i < 0) i += len;
+        if (data && (i < 0 || i >= len)) { bad_index(ax[d].item_v.i, d, len); goto out; }
+        if (data) p->base += i * stride[d];
+    }
+    /* adjacency of the advanced indices, judged on the items as written */
+    int first_item = -1, last_item = -1, first_adv = -1;
+    for (int d = 0; narr && d < a->ndim; d++) {
+        if (ax[d].kind == IDX_SLICE) continue;
+        if (first_adv < 0) first_adv = d;
+        if (first_item < 0) first_item = ax[d].item;
+        last_item = ax[d].item;
+    }
     bool adjacent = true;
-    for (int d = first_adv; nadv && d <= last_adv; d++)
-        if (ax[d].kind == IDX_SLICE) adjacent = false;
-    /* the broadcast shape B of the advanced indices */
+    for (int k = first_item + 1; narr && k < last_item; k++)
+        if (idx[k].kind == IDX_SLICE || idx[k].kind == IDX_ELLIPSIS) adjacent = false;
+    /* the broadcast shape B of the index arrays */
     Shape B = { 0, { 0 } };
-    for (int d = 0; nadv && d < a->ndim; d++) {
+    for (int d = 0; d < a->ndim; d++) {
         if (ax[d].kind != IDX_TENSOR) continue;
         Shape sa;
         shape_of(ax[d].arr, &sa);
@@ -164,37 +201,19 @@ static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p) {
         }
     }
     int64_t nb = 1;
-    if (nadv) {
-        if ((nb = shape_count(&B)) < 0) goto out;
-        if (!(p->adv_off = mem_try_alloc(sizeof(int64_t) * (size_t)(nb + 1)))) { op_fail("out of memory"); goto out; }
-        memset(p->adv_off, 0, sizeof(int64_t) * (size_t)(nb + 1));
-    }
-    for (int d = 0; d < a->ndim; d++) {
+    if (narr && (nb = shape_count(&B)) < 0) goto out;
+    /* the arrays' entries: every one is checked unless B is empty */
+    for (int d = 0; data && nb > 0 && d < a->ndim; d++) {
+        if (ax[d].kind != IDX_TENSOR || ax[d].from_mask) continue;
+        const int64_t *iv = ax[d].arr->data;
         int64_t len = a->shape[d];
-        if (ax[d].kind == IDX_INT) {
-            int64_t i = ax[d].item.i;
-            if (i < 0) i += len;
-            if (i < 0 || i >= len) { bad_index(ax[d].item.i, d, len); goto out; }
-            if (nadv) for (int64_t b = 0; b < nb; b++) p->adv_off[b] += i * stride[d];
-            else p->base += i * stride[d];
-        } else if (ax[d].kind == IDX_TENSOR) {
-            Shape sa, sb;
-            shape_of(ax[d].arr, &sa);
-            Tensor *bt = op_broadcast_to(ax[d].arr, &B);
-            (void)sb;
-            if (!bt) goto out;
-            const int64_t *iv = bt->data;
-            for (int64_t b = 0; b < nb; b++) {
-                int64_t i = iv[b] < 0 ? iv[b] + len : iv[b];
-                if (i < 0 || i >= len) { bad_index(iv[b], d, len); tensor_release(bt); goto out; }
-                p->adv_off[b] += i * stride[d];
-            }
-            tensor_release(bt);
-        }
+        for (int64_t k = 0; k < ax[d].arr->size; k++)
+            if (iv[k] < -len || iv[k] >= len) { bad_index(iv[k], d, len); goto out; }
     }
     /* iteration dims and the result shape */
+    bool empty = narr && nb == 0;
     for (int d = 0; d <= a->ndim; d++) {
-        bool place_block = nadv && p->adv_pos < 0 && (adjacent ? d == first_adv : true);
+        bool place_block = narr && p->adv_pos < 0 && (adjacent ? d == first_adv : true);
         if (place_block) {
             p->adv_pos = p->nd;
             p->size[p->nd] = nb;
@@ -206,13 +225,41 @@ static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p) {
         }
         if (d == a->ndim) break;
         if (ax[d].kind != IDX_SLICE) continue;
-        if (ax[d].item.step == 0) { op_fail("slice step cannot be zero"); goto out; }
-        int64_t start, step, cnt = slice_count(a->shape[d], &ax[d].item, &start, &step);
+        int64_t start, step, cnt = slice_count(a->shape[d], &ax[d].item_v, &start, &step);
         p->base += cnt ? start * stride[d] : 0;
         p->size[p->nd] = cnt;
         p->stride[p->nd++] = step * stride[d];
         if (p->out.ndim >= TSL_MAX_RANK) { op_fail("indexing result would exceed rank %d", TSL_MAX_RANK); goto out; }
         p->out.d[p->out.ndim++] = cnt;
+        empty |= cnt == 0;
+    }
+    /* the source offset of every point of B (not needed when nothing is read or written) */
+    if (data && narr && !empty) {
+        if (!(p->adv_off = mem_try_alloc(sizeof(int64_t) * (size_t)nb))) { op_fail("out of memory"); goto out; }
+        memset(p->adv_off, 0, sizeof(int64_t) * (size_t)nb);
+        for (int d = 0; d < a->ndim; d++) {
+            if (ax[d].kind != IDX_TENSOR) continue;
+            const Tensor *t = ax[d].arr;
+            const int64_t *iv = t->data;
+            int64_t len = a->shape[d], bst[TSL_MAX_RANK], cnt[TSL_MAX_RANK], pos = 0, es = 1;
+            /* t's strides over B: right-aligned, 0 where t has size 1 */
+            for (int j = B.ndim - 1; j >= 0; j--) {
+                int tj = j - (B.ndim - t->ndim);
+                bst[j] = tj >= 0 && t->shape[tj] != 1 ? es : 0;
+                if (tj >= 0) es *= t->shape[tj];
+                cnt[j] = 0;
+            }
+            for (int64_t b = 0; b < nb; b++) {
+                int64_t i = iv[pos] < 0 ? iv[pos] + len : iv[pos];
+                p->adv_off[b] += i * stride[d];
+                for (int j = B.ndim - 1; j >= 0; j--) {
+                    pos += bst[j];
+                    if (++cnt[j] < B.d[j]) break;
+                    pos -= bst[j] * B.d[j];
+                    cnt[j] = 0;
+                }
+            }
+        }
     }
     rc = 0;
 out:
@@ -274,7 +321,7 @@ int op_index_into(const Tensor *a, const IndexItem *idx, int n, Tensor *out) {
     int fast = index_int_prefix(a, idx, n, out);
     if (fast) return fast < 0 ? -1 : 0;
     Plan p;
-    if (make_plan(a, idx, n, &p)) return -1;
+    if (make_plan(a, idx, n, &p, true)) return -1;
     gather(a, &p, out);
     plan_free(&p);
     return 0;
@@ -282,7 +329,7 @@ int op_index_into(const Tensor *a, const IndexItem *idx, int n, Tensor *out) {
 
 Tensor *op_index(const Tensor *a, const IndexItem *idx, int n) {
     Plan p;
-    if (make_plan(a, idx, n, &p)) return NULL;
+    if (make_plan(a, idx, n, &p, true)) return NULL;
     Tensor *r = tensor_new(a->dtype, &p.out);
     if (r) gather(a, &p, r);
     plan_free(&p);
@@ -291,7 +338,7 @@ Tensor *op_index(const Tensor *a, const IndexItem *idx, int n) {
 
 Tensor *op_index_set(const Tensor *a, const IndexItem *idx, int n, const Tensor *v) {
     Plan p;
-    if (make_plan(a, idx, n, &p)) return NULL;
+    if (make_plan(a, idx, n, &p, true)) return NULL;
     Tensor *r = NULL, *cv = NULL, *bv = NULL;
     if (!(cv = v->dtype == a->dtype ? tensor_retain((Tensor *)v) : op_astype(v, a->dtype))) goto out;
     if (!(bv = op_broadcast_to(cv, &p.out))) {
