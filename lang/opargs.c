@@ -236,6 +236,11 @@ Value interp_call_op(Interp *I, OpCode op, CallArgs *a) {
     OpCall call = { op, o.nin, o.in, &at };
     Tensor *res[OP_MAX_OUT] = { reusable_operand(&call, a), NULL, NULL };
     if (op_run(&call, res)) { tensor_release(res[0]); interp_error(I, "%s", op_error()); goto out; }
+    if (d->flags & F_ITEM) {
+        r = res[0]->dtype == DT_BOOL ? BOOL_VAL(tensor_get(res[0], 0) != 0) : NUM_VAL(tensor_get(res[0], 0));
+        tensor_release(res[0]);
+        goto out;
+    }
     if (d->nout == 1) { r = TENSOR_VAL(res[0]); goto out; }
     ObjList *l = list_new(d->nout);
     for (int k = 0; k < d->nout; k++) l->items[l->len++] = TENSOR_VAL(res[k]);

@@ -179,32 +179,6 @@ static Value bi_tolist(Interp *I, CallArgs *a) {
     return tolist_rec(v[0].as.t, 0, &pos);
 }
 
-static Value bi_equal(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "a", "b", NULL };
-    Value v[2];
-    if (!args_bind(I, a, "equal", p, 2, v)) return ERR_VAL;
-    if (v[0].type != VAL_TENSOR || v[1].type != VAL_TENSOR) return BOOL_VAL(val_equal(v[0], v[1]));
-    return BOOL_VAL(tensor_equal(v[0].as.t, v[1].as.t));
-}
-
-static Value bi_allclose(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "a", "b", "rtol", "atol", NULL };
-    Value v[4];
-    double rtol = 1e-5, atol = 1e-8;
-    if (!args_bind(I, a, "allclose", p, 2, v)) return ERR_VAL;
-    if ((v[2].type != VAL_UNDEF && !arg_number(I, "allclose", "rtol", v[2], &rtol)) ||
-        (v[3].type != VAL_UNDEF && !arg_number(I, "allclose", "atol", v[3], &atol)))
-        return ERR_VAL;
-    Value x = interp_to_tensor(I, v[0], -1);
-    if (IS_ERR(x)) return x;
-    Value y = interp_to_tensor(I, v[1], -1);
-    if (IS_ERR(y)) { val_release(x); return y; }
-    int r = op_allclose(x.as.t, y.as.t, rtol, atol);
-    val_release(x);
-    val_release(y);
-    return r < 0 ? interp_error(I, "%s", op_error()) : BOOL_VAL(r);
-}
-
 /* ---------- devices ---------- */
 
 static bool device_ok(Interp *I, Value v, const char *fname) {
@@ -268,8 +242,7 @@ static Value bi_save_npy(Interp *I, CallArgs *a) {
 
 const BuiltinDef tensor_builtins[] = {
     { "tensor", bi_tensor }, { "seed", bi_seed },
-    { "item", bi_item }, { "tolist", bi_tolist }, { "equal", bi_equal }, { "allclose", bi_allclose },
-    { "to", bi_to }, { "device", bi_device },
+    { "item", bi_item }, { "tolist", bi_tolist },     { "to", bi_to }, { "device", bi_device },
     { "load_csv", bi_load_csv }, { "load_npy", bi_load_npy }, { "save_npy", bi_save_npy },
     { NULL, NULL },
 };

@@ -493,3 +493,13 @@ int infer_random(const OpCall *c, Shape *out, DType *dt) {
     }
     return shape_count(out) < 0 ? -1 : 0;
 }
+
+/* equal() and allclose(): one bool. allclose broadcasts its operands (equal does not: other
+ * shapes are simply not equal). */
+int infer_equal(const OpCall *c, Shape *out, DType *dt) {
+    *out = (Shape){ 0, { 0 } };
+    *dt = DT_BOOL;
+    if (c->op != OP_ALLCLOSE) return 0;
+    Shape a = arg_shape(c, 0), b = arg_shape(c, 1), s;
+    return shape_broadcast(&a, &b, &s, "allclose");
+}

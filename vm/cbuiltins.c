@@ -91,7 +91,7 @@ static AVal number_tensor(Comp *c, AVal v, DType dt) {
 /* Built-ins that are not ops and fold at compile time when their arguments are known. */
 bool cc_is_pure_builtin(const char *name) {
     static const char *const pure[] = { "tensor", "range", "str", "int", "float", "bool", "type", "len", "keys",
-                                        "get", "equal", "allclose", NULL };
+                                        "get", NULL };
     for (int i = 0; pure[i]; i++)
         if (!strcmp(pure[i], name)) return true;
     return false;
@@ -222,6 +222,14 @@ AVal cc_emit_op(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at_in) {
     ins->dst = res[0].reg;
     ins->nres = d->nout;
     for (int k = 0; k < d->nout; k++) ins->res[k] = res[k].reg;
+    if (d->flags & F_ITEM) {   /* the built-in gives the one element as a number or bool */
+        AVal r = { .kind = AV_NUM, .reg = cc_new_num(c, dt[0] == DT_BOOL) };
+        Ins *it = cc_emit(c, I_ITEM);
+        it->dst = r.reg;
+        it->a = res[0].reg;
+        r.is_bool = dt[0] == DT_BOOL;
+        return r;
+    }
     if (d->nout == 1) return res[0];
     AStruct *st = cc_astruct_new(c, false);
     for (int k = 0; k < d->nout; k++) cc_astruct_push(c, st, NULL, res[k]);

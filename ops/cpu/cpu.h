@@ -41,7 +41,8 @@ void vm_force_avx2(int on);   /* tests: compare the AVX2 and AVX-512 paths */
 int cpu_round_decimals(DType dt, const void *src, void *dst, int64_t n, int64_t decimals);
 /* a[i] (op) x for a comparison op, exactly (no rounding of x or a[i]); num_left: x (op)
  * a[i]. 0, or -1 (error set) for an op that is not a comparison. */
-int cpu_compare_i64_number(OpCode op, const int64_t *a, double x, bool num_left, uint8_t *out, int64_t n);
+int cpu_compare_i64_number(OpCode op, const int64_t *a, double x, bool num_left, uint8_t *out,
+                           int64_t n);
 
 /* Broadcast iteration: output shape with per-input strides (in elements, 0 where the
  * input is broadcast), adjacent dimensions merged where possible. */

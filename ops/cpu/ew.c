@@ -192,11 +192,11 @@ static const struct {
     VmF64 f64;
 } vm_math[OP__COUNT] = {
 #define VM_ROW(ID, NAME) [OP_##ID] = { vm_##NAME##_f32, vm_##NAME##_f64 },
-    VM_ROW(EXP, exp) VM_ROW(EXP2, exp2) VM_ROW(EXPM1, expm1) VM_ROW(LOG, log) VM_ROW(LOG2, log2)
-    VM_ROW(LOG10, log10) VM_ROW(LOG1P, log1p) VM_ROW(SQRT, sqrt) VM_ROW(SIN, sin) VM_ROW(COS, cos)
-    VM_ROW(TAN, tan) VM_ROW(ASIN, asin) VM_ROW(ACOS, acos) VM_ROW(ATAN, atan) VM_ROW(SINH, sinh)
-    VM_ROW(COSH, cosh) VM_ROW(TANH, tanh) VM_ROW(ASINH, asinh) VM_ROW(ACOSH, acosh) VM_ROW(ATANH, atanh)
-    VM_ROW(SIGMOID, sigmoid)
+    VM_ROW(EXP, exp) VM_ROW(EXP2, exp2) VM_ROW(EXPM1, expm1) VM_ROW(LOG, log)
+    VM_ROW(LOG2, log2) VM_ROW(LOG10, log10) VM_ROW(LOG1P, log1p) VM_ROW(SQRT, sqrt)
+    VM_ROW(SIN, sin) VM_ROW(COS, cos) VM_ROW(TAN, tan) VM_ROW(ASIN, asin) VM_ROW(ACOS, acos)
+    VM_ROW(ATAN, atan) VM_ROW(SINH, sinh) VM_ROW(COSH, cosh) VM_ROW(TANH, tanh)
+    VM_ROW(ASINH, asinh) VM_ROW(ACOSH, acosh) VM_ROW(ATANH, atanh) VM_ROW(SIGMOID, sigmoid)
 #undef VM_ROW
 };
 
@@ -235,7 +235,7 @@ static int unary_test(OpCode op, DType dt, const void *src, void *dst, int64_t n
     } else if (dt == DT_F64) {
         switch (op) {
         case OP_ISNAN: TEST(double, isnan(x[i]) != 0)
-        case OP_ISINF: TEST(double, isinf(x[i]) != 0)   /* glibc's isinf is -1 at -inf */
+        case OP_ISINF: TEST(double, isinf(x[i]) != 0)
         case OP_ISFINITE: TEST(double, isfinite(x[i]) != 0)
         case OP_LOGICAL_NOT: TEST(double, x[i] == 0)
         default: break;
@@ -259,7 +259,8 @@ static int unary_test(OpCode op, DType dt, const void *src, void *dst, int64_t n
 int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n) {
     if (dt == DT_F32 && vm_math[op].f32) { vm_math[op].f32(src, dst, n); return 0; }
     if (dt == DT_F64 && vm_math[op].f64) { vm_math[op].f64(src, dst, n); return 0; }
-    if (op == OP_ISNAN || op == OP_ISINF || op == OP_ISFINITE || op == OP_LOGICAL_NOT) return unary_test(op, dt, src, dst, n);
+    if (op == OP_ISNAN || op == OP_ISINF || op == OP_ISFINITE || op == OP_LOGICAL_NOT)
+        return unary_test(op, dt, src, dst, n);
     if (dt == DT_F32) {
         switch (op) {
         case OP_NEG: LOOP(float, -x[i])
@@ -594,8 +595,10 @@ typedef enum { CMP_FALSE, CMP_TRUE, CMP_LE_K, CMP_GT_K, CMP_EXACT } CmpPlan;
 static CmpPlan compare_plan(OpCode op, double x, int64_t *k) {
     bool eq_ne = op == OP_EQ || op == OP_NE, less = op == OP_LT || op == OP_LE;
     if (isnan(x)) return op == OP_NE ? CMP_TRUE : CMP_FALSE;
-    if (x >= 9223372036854775808.0 || x < -9223372036854775808.0)   /* every a[i] below / above */
-        return eq_ne ? (op == OP_NE ? CMP_TRUE : CMP_FALSE) : (less == (x > 0) ? CMP_TRUE : CMP_FALSE);
+    if (x >= 9223372036854775808.0 || x < -9223372036854775808.0) {   /* past every a[i] */
+        if (eq_ne) return op == OP_NE ? CMP_TRUE : CMP_FALSE;
+        return less == (x > 0) ? CMP_TRUE : CMP_FALSE;
+    }
     double f = floor(x);
     *k = (int64_t)f;
     if (f == x) return CMP_EXACT;

@@ -2,10 +2,11 @@
  *
  * An index is planned into "iteration dims": each is a slice of one source axis
  * (size, stride) or the single block of advanced (array) indices, whose broadcast
- * shape B is walked flat with a precomputed table of source offsets. Integers join the
- * advanced block when there is one (NumPy's rule), else they fix an axis. The block
- * sits where the advanced indices are when they are adjacent, else first. Gather and
- * scatter (index_set) share the plan: both walk the same list of source offsets. */
+ * shape B is walked flat with a precomputed table of source offsets. Integers (and 0-d
+ * i64 tensors) fix an axis; when there are index arrays they also count as 0-d advanced
+ * indices for placement: the block sits where the advanced indices are when they are
+ * adjacent as written, else first (see make_plan). Gather and scatter (index_set) share
+ * the plan: both walk the same list of source offsets. */
 #include <string.h>
 #include "cpu.h"
 #include "mem.h"
@@ -15,8 +16,8 @@ typedef struct {
     int nd;                       /* iteration dims */
     int64_t size[TSL_MAX_RANK + 1], stride[TSL_MAX_RANK + 1];
     int adv_pos;                  /* which iteration dim is the advanced block, or -1 */
-    int64_t *adv_off;             /* |B| source offsets */
-    int64_t base;                 /* offset from fixed integer indices */
+    int64_t *adv_off;             /* |B| source offsets; NULL when the result is empty */
+    int64_t base;                 /* offset from integer indices and slice starts */
     Shape out;                    /* result shape */
 } Plan;
 
@@ -193,12 +194,13 @@ static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p, bool
     Shape B = { 0, { 0 } };
     for (int d = 0; d < a->ndim; d++) {
         if (ax[d].kind != IDX_TENSOR) continue;
-        Shape sa;
+        Shape sa, nb_;
         shape_of(ax[d].arr, &sa);
-        if (shape_broadcast(&B, &sa, &B, "indexing")) {
+        if (shape_broadcast(&B, &sa, &nb_, "indexing")) {   /* into a copy: out must not alias B */
             op_fail("shape mismatch: indexing arrays could not be broadcast together");
             goto out;
         }
+        B = nb_;
     }
     int64_t nb = 1;
     if (narr && (nb = shape_count(&B)) < 0) goto out;
@@ -363,38 +365,23 @@ out:
 }
 
 /* The result shape of an index, without data: integer values and index-array contents do
- * not change it, so the plan is made with zeros standing in for them (bounds are checked
- * when the index runs). A bool mask's result size depends on its data, so it has none. */
+ * not change it, so the plan is made without reading them and without bounds checks (they
+ * happen when the index runs, with the real values). A bool mask's result size depends on
+ * its data, so it has none. */
 int infer_index(const Shape *s, const IndexItem *idx, int n, Shape *out) {
     Tensor a;
     memset(&a, 0, sizeof a);
     a.ndim = s->ndim;
     memcpy(a.shape, s->d, sizeof(int64_t) * (size_t)s->ndim);
-    IndexItem items[TSL_MAX_RANK + 8];
-    Tensor *zeros[TSL_MAX_RANK + 8];
-    int nz = 0, rc = -1;
-    memset(items, 0, sizeof items);
     if (n > TSL_MAX_RANK + 8) { op_fail("too many indices"); return -1; }
-    for (int k = 0; k < n; k++) {
-        items[k] = idx[k];
-        if (idx[k].kind == IDX_INT) items[k].i = 0;
-        if (idx[k].kind != IDX_TENSOR) continue;
-        if (idx[k].t->dtype == DT_BOOL) {
+    for (int k = 0; k < n; k++)
+        if (idx[k].kind == IDX_TENSOR && idx[k].t->dtype == DT_BOOL) {
             op_fail("indexing with a bool mask has a data-dependent shape");
-            goto out;
+            return -1;
         }
-        Shape is;
-        shape_of(idx[k].t, &is);
-        if (!(zeros[nz++] = tensor_zeros(DT_I64, &is))) goto out;
-        items[k].t = zeros[nz - 1];
-    }
     Plan p;
-    if (make_plan(&a, items, n, &p) == 0) {
-        *out = p.out;
-        plan_free(&p);
-        rc = 0;
-    }
-out:
-    for (int k = 0; k < nz; k++) tensor_release(zeros[k]);
-    return rc;
+    if (make_plan(&a, idx, n, &p, false)) return -1;
+    *out = p.out;
+    plan_free(&p);
+    return 0;
 }

@@ -204,6 +204,14 @@ done:
 
 int cpu_astype(const OpCall *c, Tensor **out) { return take(out, 0, op_astype(c->in[0].t, (DType)c->at->dtype)); }
 
+int cpu_equal(const OpCall *c, Tensor **out) {
+    int r = c->op == OP_EQUAL ? tensor_equal(c->in[0].t, c->in[1].t)
+                              : op_allclose(c->in[0].t, c->in[1].t, c->at->f[0], c->at->f[1]);
+    if (r < 0) return -1;
+    *(uint8_t *)out[0]->data = (uint8_t)r;
+    return 0;
+}
+
 /* ---------- reductions, softmax, matmul ---------- */
 
 int cpu_reduce(const OpCall *c, Tensor **out) {

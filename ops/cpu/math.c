@@ -1,12 +1,13 @@
 /* math.c - vectorised math functions over arrays, through SLEEF's AVX2 entry points.
  *
  * Every element goes through the same 8-wide (f32) or 4-wide (f64) function, the tail
- * included (it is padded into a vector), so a whole tensor and any chunk of it give
+ * included (it is padded into a vector), and SLEEF's deterministic (finz) variants make
+ * each lane's bits a function of its own value, so a whole tensor and any chunk of it give
  * identical bits: fused and unfused execution agree. math512.c has the AVX-512 versions;
- * cpu.h's vm_* dispatch to them when the processor has AVX-512F (SLEEF computes the same
- * bits with either, given the same deterministic variant, which cpu.h's VM_SLEEF_UNARY
- * fixes for both; tests/unit checks it). This file is the reference: where SLEEF's
- * AVX-512 code differs (NaN bits), math512.c adjusts its results to these. */
+ * the vm_* functions dispatch to them when the processor has AVX-512F. Both call the
+ * variants cpu.h's VM_SLEEF_UNARY names, and this file is the reference: where SLEEF's
+ * AVX-512 code leaves other bits (NaNs), math512.c adjusts its results to these
+ * (tests/unit/test_ew.c checks both paths agree). */
 #include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
@@ -15,31 +16,31 @@
 #include "cpu.h"
 #include "math512.h"
 
-#define VEC_F32(NAME, SLEEF)                                                  \
-    static void NAME(const float *x, float *y, int64_t n) {                         \
-        int64_t i = 0;                                                        \
+#define VEC_F32(NAME, SLEEF)                                                              \
+    static void NAME(const float *x, float *y, int64_t n) {                               \
+        int64_t i = 0;                                                                    \
         for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, SLEEF(_mm256_loadu_ps(x + i))); \
-        if (i < n) {                                                          \
-            float buf[8] = { 0 };                                             \
-            memcpy(buf, x + i, sizeof(float) * (size_t)(n - i));              \
-            _mm256_storeu_ps(buf, SLEEF(_mm256_loadu_ps(buf)));               \
-            memcpy(y + i, buf, sizeof(float) * (size_t)(n - i));              \
-        }                                                                     \
+        if (i < n) {                                                                      \
+            float buf[8] = { 0 };                                                         \
+            memcpy(buf, x + i, sizeof(float) * (size_t)(n - i));                          \
+            _mm256_storeu_ps(buf, SLEEF(_mm256_loadu_ps(buf)));                           \
+            memcpy(y + i, buf, sizeof(float) * (size_t)(n - i));                          \
+        }                                                                                 \
     }
-#define VEC_F64(NAME, SLEEF)                                                  \
-    static void NAME(const double *x, double *y, int64_t n) {                       \
-        int64_t i = 0;                                                        \
+#define VEC_F64(NAME, SLEEF)                                                              \
+    static void NAME(const double *x, double *y, int64_t n) {                             \
+        int64_t i = 0;                                                                    \
         for (; i + 4 <= n; i += 4) _mm256_storeu_pd(y + i, SLEEF(_mm256_loadu_pd(x + i))); \
-        if (i < n) {                                                          \
-            double buf[4] = { 0 };                                            \
-            memcpy(buf, x + i, sizeof(double) * (size_t)(n - i));             \
-            _mm256_storeu_pd(buf, SLEEF(_mm256_loadu_pd(buf)));               \
-            memcpy(y + i, buf, sizeof(double) * (size_t)(n - i));             \
-        }                                                                     \
+        if (i < n) {                                                                      \
+            double buf[4] = { 0 };                                                        \
+            memcpy(buf, x + i, sizeof(double) * (size_t)(n - i));                         \
+            _mm256_storeu_pd(buf, SLEEF(_mm256_loadu_pd(buf)));                           \
+            memcpy(y + i, buf, sizeof(double) * (size_t)(n - i));                         \
+        }                                                                                 \
     }
 
-#define AVX2_SLEEF(NAME, ULP, NANBITS, RANGE)                                     \
-    VEC_F32(avx2_##NAME##_f32, Sleef_finz_##NAME##f8_##ULP##avx2)          \
+#define AVX2_SLEEF(NAME, ULP, NANBITS, RANGE)                         \
+    VEC_F32(avx2_##NAME##_f32, Sleef_finz_##NAME##f8_##ULP##avx2)     \
     VEC_F64(avx2_##NAME##_f64, Sleef_finz_##NAME##d4_##ULP##avx2)
 VM_SLEEF_UNARY(AVX2_SLEEF)
 VEC_F32(avx2_sqrt_f32, _mm256_sqrt_ps)
@@ -60,26 +61,31 @@ VEC_F32(avx2_sigmoid_f32, sigmoid8)
 VEC_F64(avx2_sigmoid_f64, sigmoid4)
 
 /* Two operands, each with stride 0 (one value, broadcast) or 1; the tail is padded with
- * zeros into one more vector call, as above. */
-#define VEC2(NAME, T, W, VT, LOAD, SET1, STORE, SLEEF)                                       \
-    static void NAME(const T *a, int64_t sa, const T *b, int64_t sb, T *y, int64_t n) {       \
-        if (n <= 0) return;                                                                \
-        VT va = SET1(a[0]), vb = SET1(b[0]);                                               \
-        int64_t i = 0;                                                                     \
-        for (; i + W <= n; i += W) {                                                       \
-            if (sa) va = LOAD(a + i);                                                      \
-            if (sb) vb = LOAD(b + i);                                                      \
-            STORE(y + i, SLEEF(va, vb));                                                   \
-        }                                                                                  \
-        if (i < n) {                                                                       \
-            T ba[W] = { 0 }, bb[W] = { 0 };                                                \
-            for (int64_t k = 0; k < n - i; k++) ba[k] = a[sa ? i + k : 0], bb[k] = b[sb ? i + k : 0]; \
-            STORE(ba, SLEEF(LOAD(ba), LOAD(bb)));                                          \
-            memcpy(y + i, ba, sizeof(T) * (size_t)(n - i));                                \
-        }                                                                                  \
+ * zeros into one more vector call, as above. y may be a or b (loads come first). */
+#define VEC2(NAME, T, W, VT, LOAD, SET1, STORE, SLEEF)                                 \
+    static void NAME(const T *a, int64_t sa, const T *b, int64_t sb, T *y, int64_t n) { \
+        if (n <= 0) return;                                                          \
+        VT va = SET1(a[0]), vb = SET1(b[0]);                                         \
+        int64_t i = 0;                                                               \
+        for (; i + W <= n; i += W) {                                                 \
+            if (sa) va = LOAD(a + i);                                                \
+            if (sb) vb = LOAD(b + i);                                                \
+            STORE(y + i, SLEEF(va, vb));                                             \
+        }                                                                            \
+        if (i < n) {                                                                 \
+            T ba[W] = { 0 }, bb[W] = { 0 };                                          \
+            for (int64_t k = 0; k < n - i; k++) {                                    \
+                ba[k] = a[sa ? i + k : 0];                                           \
+                bb[k] = b[sb ? i + k : 0];                                           \
+            }                                                                        \
+            STORE(ba, SLEEF(LOAD(ba), LOAD(bb)));                                    \
+            memcpy(y + i, ba, sizeof(T) * (size_t)(n - i));                          \
+        }                                                                            \
     }
-VEC2(avx2_atan2_f32, float, 8, __m256, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, Sleef_finz_atan2f8_u10avx2)
-VEC2(avx2_atan2_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_set1_pd, _mm256_storeu_pd, Sleef_finz_atan2d4_u10avx2)
+VEC2(avx2_atan2_f32, float, 8, __m256, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps,
+     Sleef_finz_atan2f8_u10avx2)
+VEC2(avx2_atan2_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_set1_pd, _mm256_storeu_pd,
+     Sleef_finz_atan2d4_u10avx2)
 
 /* Dispatch: AVX-512 when the processor has it, decided once. */
 static int use_avx512 = -1;
@@ -94,56 +100,55 @@ static int has_avx512(void) {
     }
 
 /* Past these |x| (f32, f64), safely inside SLEEF's good range, libm computes the elements
- * of the libm_past functions (cpu.h): SLEEF gives inf a little further on where the result
+ * of the libm_past functions (cpu.h): a little further on SLEEF gives inf where the result
  * is finite. Rare, and a function of the value alone, so chunks and paths still agree. */
 #define LIBM_PAST_sinh 88.5f, 709.0
 #define LIBM_PAST_cosh 88.5f, 709.0
 #define LIBM_PAST_asinh 1e18f, 1e150
 #define LIBM_PAST_acosh 1e18f, 1e150
 #define LIBM_PAST_log1p 1e30f, 1e300
-
-/* sleef(x) into y, then libm(x[i]) where |x[i]| > bound; blocks, since y may be x. */
-#define RANGED(NAME, T, ARR)                                                                  \
-    static void NAME(ARR sleef, T (*libm)(T), T bound, const T *x, T *y, int64_t n) {          \
-        enum { B = 512 };                                                                      \
-        T big[B];                                                                              \
-        int at[B];                                                                             \
-        for (int64_t i = 0; i < n; i += B) {                                                   \
-            int m = n - i < B ? (int)(n - i) : B, nbig = 0;                                    \
-            for (int j = 0; j < m; j++)                                                        \
-                if (x[i + j] > bound || x[i + j] < -bound) big[nbig] = x[i + j], at[nbig++] = j; \
-            sleef(x + i, y + i, m);                                                            \
-            for (int k = 0; k < nbig; k++) y[i + at[k]] = libm(big[k]);                        \
-        }                                                                                      \
-    }
-typedef void (*ArrF32)(const float *x, float *y, int64_t n);
-typedef void (*ArrF64)(const double *x, double *y, int64_t n);
-RANGED(ranged_f32, float, ArrF32)
-RANGED(ranged_f64, double, ArrF64)
 #define BOUND_F32(F32, F64) F32
 #define BOUND_F64(F32, F64) F64
 #define CALL(M, ...) M(__VA_ARGS__)
 
-#define PUBLIC_sleef_only(NAME)                                                                      \
-    void vm_##NAME##_f32(const float *x, float *y, int64_t n) { sleef_##NAME##_f32(x, y, n); }       \
-    void vm_##NAME##_f64(const double *x, double *y, int64_t n) { sleef_##NAME##_f64(x, y, n); }
-#define PUBLIC_libm_past(NAME)                                                                       \
-    void vm_##NAME##_f32(const float *x, float *y, int64_t n) {                                      \
-        ranged_f32(sleef_##NAME##_f32, NAME##f, CALL(BOUND_F32, LIBM_PAST_##NAME), x, y, n);         \
-    }                                                                                                \
-    void vm_##NAME##_f64(const double *x, double *y, int64_t n) {                                    \
-        ranged_f64(sleef_##NAME##_f64, NAME, CALL(BOUND_F64, LIBM_PAST_##NAME), x, y, n);            \
+/* sleef(x) into y, then libm(x[i]) where |x[i]| > bound; in blocks, since y may be x. */
+#define RANGED(NAME, T)                                                                          \
+    static void NAME(void (*sleef)(const T *, T *, int64_t), T (*libm)(T), T bound, const T *x, \
+                     T *y, int64_t n) {                                                         \
+        enum { B = 512 };                                                                       \
+        T big[B];                                                                               \
+        int at[B];                                                                              \
+        for (int64_t i = 0; i < n; i += B) {                                                    \
+            int m = n - i < B ? (int)(n - i) : B, nbig = 0;                                     \
+            for (int j = 0; j < m; j++)                                                         \
+                if (x[i + j] > bound || x[i + j] < -bound) big[nbig] = x[i + j], at[nbig++] = j; \
+            sleef(x + i, y + i, m);                                                             \
+            for (int k = 0; k < nbig; k++) y[i + at[k]] = libm(big[k]);                         \
+        }                                                                                       \
     }
-#define PUBLIC(NAME, ULP, NANBITS, RANGE)                                        \
+RANGED(ranged_f32, float)
+RANGED(ranged_f64, double)
+
+#define PUBLIC_sleef_only(NAME)                                                                 \
+    void vm_##NAME##_f32(const float *x, float *y, int64_t n) { sleef_##NAME##_f32(x, y, n); }  \
+    void vm_##NAME##_f64(const double *x, double *y, int64_t n) { sleef_##NAME##_f64(x, y, n); }
+#define PUBLIC_libm_past(NAME)                                                              \
+    void vm_##NAME##_f32(const float *x, float *y, int64_t n) {                             \
+        ranged_f32(sleef_##NAME##_f32, NAME##f, CALL(BOUND_F32, LIBM_PAST_##NAME), x, y, n); \
+    }                                                                                       \
+    void vm_##NAME##_f64(const double *x, double *y, int64_t n) {                           \
+        ranged_f64(sleef_##NAME##_f64, NAME, CALL(BOUND_F64, LIBM_PAST_##NAME), x, y, n);    \
+    }
+#define PUBLIC(NAME, ULP, NANBITS, RANGE) \
     DISPATCH(NAME##_f32, float) DISPATCH(NAME##_f64, double) PUBLIC_##RANGE(NAME)
 VM_SLEEF_UNARY(PUBLIC)
 PUBLIC(sqrt, exact, nan_keep, sleef_only)
 PUBLIC(sigmoid, u10, nan_keep, sleef_only)
 
-#define DISPATCH2(NAME, T)                                                                   \
-    void vm_##NAME(const T *a, int64_t sa, const T *b, int64_t sb, T *y, int64_t n) {        \
-        if (has_avx512()) avx512_##NAME(a, sa, b, sb, y, n);                                 \
-        else avx2_##NAME(a, sa, b, sb, y, n);                                                \
+#define DISPATCH2(NAME, T)                                                            \
+    void vm_##NAME(const T *a, int64_t sa, const T *b, int64_t sb, T *y, int64_t n) { \
+        if (has_avx512()) avx512_##NAME(a, sa, b, sb, y, n);                          \
+        else avx2_##NAME(a, sa, b, sb, y, n);                                         \
     }
 DISPATCH2(atan2_f32, float)
 DISPATCH2(atan2_f64, double)

@@ -4,14 +4,16 @@
 #include <stdint.h>
 #include "cpu.h"
 
-#define MATH512(NAME, ULP, NANBITS, RANGE)                                        \
+#define MATH512(NAME, ULP, NANBITS, RANGE)                           \
     void avx512_##NAME##_f32(const float *x, float *y, int64_t n);   \
     void avx512_##NAME##_f64(const double *x, double *y, int64_t n);
 VM_SLEEF_UNARY(MATH512)
 MATH512(sqrt, exact, nan_keep, sleef_only)
 MATH512(sigmoid, u10, nan_keep, sleef_only)
 #undef MATH512
-void avx512_atan2_f32(const float *y, int64_t sy, const float *x, int64_t sx, float *out, int64_t n);
-void avx512_atan2_f64(const double *y, int64_t sy, const double *x, int64_t sx, double *out, int64_t n);
+void avx512_atan2_f32(const float *y, int64_t sy, const float *x, int64_t sx, float *out,
+                      int64_t n);
+void avx512_atan2_f64(const double *y, int64_t sy, const double *x, int64_t sx, double *out,
+                      int64_t n);
 
 #endif
