@@ -233,7 +233,7 @@ int op_run(const OpCall *c, Tensor **out) {
             out[k] = NULL;
         }
         ours[k] = !out[k];
-        if (!out[k] && !views && !kernel_makes && !(out[k] = tensor_new(dt[k], &s[k]))) goto fail;
+        if (!out[k] && !views && !kernel_makes && !(out[k] = impl->alloc(dt[k], &s[k]))) goto fail;
     }
     if (impl->run(c, out) == 0) return 0;
 fail:

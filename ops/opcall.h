@@ -161,6 +161,7 @@ int op_run_number(OpCode op, const OpArg *in, int n, const OpAttrs *at, double *
 typedef struct {
     const char *name;
     bool (*supports_op)(const OpCall *c);
+    Tensor *(*alloc)(DType dt, const Shape *s);  /* a result's buffer on this device */
     int (*run)(const OpCall *c, Tensor **out);   /* out[] allocated with the inferred types */
     bool (*allocates)(OpCode op);   /* run() makes the results itself when out[k] is NULL */
     void (*synchronize)(void);

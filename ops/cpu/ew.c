@@ -358,12 +358,19 @@ int cpu_round_decimals(DType dt, const void *src, void *dst, int64_t n, int64_t 
     return 0;
 }
 
+/* The dtype a unary op computes in, given its result's: the bool-result ops (isnan, ...)
+ * read their operand as it is; the others compute in the result's dtype. */
+static DType unary_compute_dtype(OpCode op, DType in, DType out) {
+    return op_info[op].dtype_rule == DR_BOOL ? in : out;
+}
+
 int op_unary_into(OpCode op, const Tensor *a, Tensor *out) {
     const DeviceKernels *k = kernels_for(out->device);
     if (!k) return -1;
-    if (a->dtype == out->dtype) return k->unary(op, out->dtype, a->data, out->data, a->size);
-    Tensor *conv = op_astype(a, out->dtype);
-    int rc = conv ? k->unary(op, out->dtype, conv->data, out->data, a->size) : -1;
+    DType ct = unary_compute_dtype(op, a->dtype, out->dtype);
+    if (a->dtype == ct) return k->unary(op, ct, a->data, out->data, a->size);
+    Tensor *conv = op_astype(a, ct);
+    int rc = conv ? k->unary(op, ct, conv->data, out->data, a->size) : -1;
     tensor_release(conv);
     return rc;
 }
@@ -371,13 +378,14 @@ int op_unary_into(OpCode op, const Tensor *a, Tensor *out) {
 Tensor *op_unary(OpCode op, const Tensor *a) {
     DType dt;
     if (infer_unary(op, a->dtype, &dt)) return NULL;
-    Tensor *r = dt == a->dtype ? NULL : op_astype(a, dt);
+    DType ct = unary_compute_dtype(op, a->dtype, dt);
+    Tensor *r = ct == a->dtype ? NULL : op_astype(a, ct);
     const Tensor *src = r ? r : a;
     Shape s;
     shape_of(a, &s);
     Tensor *out = r ? r : tensor_new(dt, &s);   /* float kernels run in place on a conversion */
     if (!out) return NULL;
-    if (cpu_unary(op, dt, src->data, out->data, a->size)) {
+    if (cpu_unary(op, ct, src->data, out->data, a->size)) {
         tensor_release(out);
         return NULL;
     }

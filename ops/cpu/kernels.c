@@ -365,4 +365,4 @@ static bool cpu_allocates(OpCode op) {
     return false;
 }
 
-const DeviceImpl cpu_device = { "cpu", NULL, cpu_run, cpu_allocates, NULL };
+const DeviceImpl cpu_device = { "cpu", NULL, tensor_new, cpu_run, cpu_allocates, NULL };

@@ -675,6 +675,23 @@ START_TEST(ew_unary_bool_results) {
 }
 END_TEST
 
+/* op_unary reads a bool-result op's operand in its own dtype (no conversion to bool). */
+START_TEST(ew_op_unary_bool_result) {
+    Shape sh = { 1, { 3 } };
+    Tensor *t = tensor_new(DT_F32, &sh);
+    tensor_set(t, 0, 0.5);
+    tensor_set(t, 1, NAN);
+    tensor_set(t, 2, -INFINITY);
+    Tensor *r = op_unary(OP_ISNAN, t);
+    ck_assert_int_eq(r->dtype, DT_BOOL);
+    ck_assert_mem_eq(r->data, ((uint8_t[]){ 0, 1, 0 }), 3);
+    ck_assert_int_eq(op_unary_into(OP_ISINF, t, r), 0);
+    ck_assert_mem_eq(r->data, ((uint8_t[]){ 0, 0, 1 }), 3);
+    tensor_release(r);
+    tensor_release(t);
+}
+END_TEST
+
 START_TEST(ew_bitwise_not) {
     /* NumPy: np.invert on int64 and bool */
     int64_t y[NB];
@@ -970,6 +987,7 @@ Suite *ew_suite(void) {
     tcase_add_loop_test(tc, ew_unary_math, 0, (int)(sizeof unary_cases / sizeof unary_cases[0]));
     tcase_add_loop_test(tc, ew_unary_paths_agree, 0, (int)(sizeof vm_ops / sizeof vm_ops[0]));
     tcase_add_test(tc, ew_unary_bool_results);
+    tcase_add_test(tc, ew_op_unary_bool_result);
     tcase_add_test(tc, ew_bitwise_not);
     tcase_add_test(tc, ew_round_decimals_float);
     tcase_add_test(tc, ew_round_decimals_int);

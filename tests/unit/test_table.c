@@ -54,8 +54,19 @@ typedef struct {
     const char *why;
 } Known;
 
-/* Each entry: a real disagreement between eager and static code found by this suite. */
+/* Each entry: a real problem found by this suite, not fixed yet (see the report of the
+ * session that wrote it). Removing an entry makes its cases fail again. */
 static const Known KNOWN[] = {
+    /* The spec's v2 operators `~ & | ^` (LANGUAGE.md section 2) are not in the lexer yet
+     * (lang/lex.re: "unexpected character"), so these F_SYNTAX ops, which have no built-in
+     * name, cannot be reached from TSL at all: none of their cases can run. */
+    { "bitwise_not", "*", FK_PARSE, "'~' is not lexed yet" },
+    { "bitwise_and", "*", FK_PARSE, "'&' is not lexed yet" },
+    { "bitwise_or", "*", FK_PARSE, "'|' is not lexed yet" },
+    { "bitwise_xor", "*", FK_PARSE, "'^' is not lexed yet" },
+    /* `x // y` does not parse ("expected an expression, got '/'"): the v2 operator `//` is
+     * not in the lexer yet; floor_divide(x, y) itself is covered by the other forms. */
+    { "floor_divide", "*/*/op", FK_PARSE, "'//' is not lexed yet" },
     { NULL, NULL, FK_NONE, NULL },
 };
 
@@ -287,6 +298,7 @@ typedef struct {
     bool fallback;     /* the static block ran eagerly (TSL_EXPLAIN said so) */
     int graphs;        /* graphs in the static block's cache afterwards */
     bool has_op;       /* the graph that ran holds an instruction of the op */
+    bool fused;        /* ... in a fused group */
     char explain[600];
     Value result;      /* borrowed from the globals; UNDEF when unset */
 } Outcome;
@@ -301,6 +313,13 @@ static bool graph_has_op(const Graph *g, OpCode op) {
             for (int k = 0; k < in->nsteps; k++)
                 if (in->steps[k].op == op) return true;
     }
+    return false;
+}
+
+static bool graph_fuses_op(const Graph *g, OpCode op) {
+    for (int i = 0; g && i < g->ncode; i++)
+        for (int k = 0; g->code[i].op == I_FUSED && k < g->code[i].nsteps; k++)
+            if (g->code[i].steps[k].op == op) return true;
     return false;
 }
 
@@ -329,7 +348,10 @@ static void run_capture(const char *code, const char *result_var, bool is_static
         Node *prog = I->nprograms ? I->programs[I->nprograms - 1] : NULL;
         /* program: seed(7); static { ... } */
         if (prog && prog->n >= 2 && prog->kids[1]->kind == AST_STATIC) o->graphs = static_cache_count(prog->kids[1]->vm_cache);
-        if (o->rc == 0 && o->graphs > 0) o->has_op = graph_has_op(static_last_graph(I), op);
+        if (o->rc == 0 && o->graphs > 0) {
+            o->has_op = graph_has_op(static_last_graph(I), op);
+            o->fused = graph_fuses_op(static_last_graph(I), op);
+        }
     }
     int k = globals_find(&I->main->g, result_var);
     o->result = k >= 0 ? I->main->g.vals[k] : UNDEF_VAL;
@@ -460,8 +482,8 @@ static FailKind check_case(OpCode op, const char *setup_src, const char *expr, b
     }
     if (getenv("TSL_TABLE_VERBOSE"))
         fprintf(stderr, "table: %-60s eager %s | static %s%s%s | -fuse %s%s%s -> %s\n", expr, o[0].rc ? o[0].msg : "ok",
-                o[1].rc ? o[1].msg : "ok", o[1].fallback ? " (eager)" : "", o[1].has_op ? " (op in graph)" : "",
-                o[2].rc ? o[2].msg : "ok", o[2].fallback ? " (eager)" : "", o[2].has_op ? " (op in graph)" : "",
+                o[1].rc ? o[1].msg : "ok", o[1].fallback ? " (eager)" : "", o[1].fused ? " (fused)" : o[1].has_op ? " (op in graph)" : "",
+                o[2].rc ? o[2].msg : "ok", o[2].fallback ? " (eager)" : "", o[2].fused ? " (fused)" : o[2].has_op ? " (op in graph)" : "",
                 fail_kind_name[verdict]);
     interp_free(I);
     I = NULL;

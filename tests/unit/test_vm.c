@@ -140,6 +140,50 @@ START_TEST(vm_no_allocation_in_steady_state) {
 }
 END_TEST
 
+/* The golden `dis` of tests/dis/passes.tsl with every pass on and with each one off: the
+ * optimizer's decisions (what folds, merges, dies, fuses, shares a buffer) are visible and
+ * any change to them shows up here. The compile time at the end of the summary is cut. */
+static char *dis_of_last(void) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    dis_graph(f, static_last_graph(I), "last static block");
+    fclose(f);
+    char *cut = strstr(text, ", compiled in ");
+    if (cut) strcpy(cut, "\n");
+    return text;
+}
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    static char buf[16384];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+static const char *const golden_passes[] = { "all", "-fold", "-cse", "-dce", "-fuse", "-mem" };
+
+START_TEST(vm_golden_dis_per_pass) {
+    const char *pass = golden_passes[_i];
+    if (strcmp(pass, "all")) setenv("TSL_OPT", pass, 1);
+    char *src = read_file("tests/dis/passes.tsl");
+    ck_assert_msg(src != NULL, "tests/dis/passes.tsl not found (run from the repository root)");
+    char *prog = strdup(src);
+    *strstr(prog, "dis()") = 0;   /* run the block; the test prints the graph itself */
+    ck_assert_int_eq(run(prog), 0);
+    free(prog);
+    char *got = dis_of_last(), path[64];
+    snprintf(path, sizeof path, "tests/dis/passes.%s.out", pass);
+    char *want = read_file(path);
+    ck_assert_msg(want != NULL, "%s not found", path);
+    ck_assert_msg(!strcmp(got, want), "dis with TSL_OPT=%s differs from %s:\n%s", pass, path, got);
+    free(got);
+}
+END_TEST
+
 Suite *vm_suite(void) {
     Suite *s = suite_create("vm");
     TCase *tc = tcase_create("static");
@@ -153,6 +197,7 @@ Suite *vm_suite(void) {
     tcase_add_test(tc, vm_guards_and_recompiles);
     tcase_add_test(tc, vm_error_location_inside_static);
     tcase_add_test(tc, vm_no_allocation_in_steady_state);
+    tcase_add_loop_test(tc, vm_golden_dis_per_pass, 0, (int)(sizeof golden_passes / sizeof golden_passes[0]));
     suite_add_tcase(s, tc);
     return s;
 }
