@@ -406,6 +406,14 @@ static Value concat_lists(ObjList *a, ObjList *b) {
     return OBJ_VAL(VAL_LIST, l);
 }
 
+/* A number as a 0-d tensor of dtype dt, converted as astype converts. */
+static Value scalar_as(Interp *I, double x, DType dt) {
+    Tensor *f = tensor_scalar(DT_F64, x);
+    Tensor *t = f ? op_astype(f, dt) : NULL;
+    tensor_release(f);
+    return t ? TENSOR_VAL(t) : interp_error(I, "%s", op_error());
+}
+
 /* A tensor, number or bool as an operand of an op (numbers and bools are weak scalars). */
 static OpArg value_arg(Value v) {
     if (v.type == VAL_TENSOR) return op_arg_tensor(v.as.t);
@@ -938,7 +946,9 @@ static Exec assign_index(Interp *I, Frame *f, Node *target, Value v) {
     } else if (obj.type == VAL_DICT && target->n == 1 && iv[0].kind == 0 && iv[0].v[0].type == VAL_STR) {
         dict_set(AS_DICT(obj), AS_STR(iv[0].v[0]), v);
     } else if (obj.type == VAL_TENSOR) {
-        Value tv = interp_to_tensor(I, v, -1);
+        /* a number takes the tensor's dtype through astype's rule: every bit into f64, an
+         * error for NaN or out-of-range into i64 */
+        Value tv = v.type == VAL_NUM ? scalar_as(I, v.as.n, obj.as.t->dtype) : interp_to_tensor(I, v, -1);
         if (IS_ERR(tv)) st = EX_ERR;
         else {
             Value nt = index_tensor(I, obj.as.t, iv, target->n, tv.as.t, true);

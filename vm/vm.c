@@ -315,8 +315,13 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             vmcase(I_NMATH) N[in->dst] = op_unary_number((OpCode)in->aux, N[in->a]); vmbreak;
             vmcase(I_TCONST) set_t(r, in->dst, tensor_retain(g->consts[in->aux])); vmbreak;
             vmcase(I_SCALAR) {
+                double x = N[in->a];
+                if (in->aux == DT_I64 && !double_fits_i64(x))   /* as astype: never a wrapped integer */
+                    return fail_at(I, in, isnan(x) ? "cannot convert nan to i64"
+                                          : isinf(x) ? (x > 0 ? "cannot convert inf to i64" : "cannot convert -inf to i64")
+                                                     : "cannot convert an out-of-range value to i64");
                 if (!(t = dst_tensor(g, r, in->dst, NULL, NULL))) return fail_at(I, in, op_error());
-                tensor_set(t, 0, N[in->a]);
+                tensor_set(t, 0, in->aux == DT_I64 ? trunc(x) : x);
                 vmbreak;
             }
             vmcase(I_TMOVE) {
