@@ -101,16 +101,16 @@ int shape_reduce(OpCode op, const Shape *a, DType da, const int *axes, int n, bo
     bool mask[TSL_MAX_RANK];
     if (axes_mask(a->ndim, axes, n, op_info[op].name, mask)) return -1;
     out->ndim = 0;
-    int64_t inner = 1, outer = 1;
+    bool empty = false;   /* a reduced axis of length 0 */
     for (int i = 0; i < a->ndim; i++) {
-        if (!mask[i]) { out->d[out->ndim++] = a->d[i]; outer *= a->d[i]; }
+        if (!mask[i]) { out->d[out->ndim++] = a->d[i]; }
         else {
-            inner *= a->d[i];
+            empty |= a->d[i] == 0;
             if (keepdims) out->d[out->ndim++] = 1;
         }
     }
     /* an empty axis has no largest element, even when the result itself is empty */
-    if (inner == 0 && (op == OP_MAX || op == OP_MIN || op == OP_ARGMAX || op == OP_ARGMIN)) {
+    if (empty && (op == OP_MAX || op == OP_MIN || op == OP_ARGMAX || op == OP_ARGMIN)) {
         op_fail("%s of an empty axis (zero-size reduction)", op_info[op].name);
         return -1;
     }

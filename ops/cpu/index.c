@@ -95,8 +95,10 @@ static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *a
         const IndexItem *it = &idx[k];
         if (it->kind == IDX_TENSOR && it->t->dtype == DT_BOOL) {
             const Tensor *m = it->t;
+            /* NumPy checks only the mask's nonzero sizes: a size-0 mask dimension selects
+             * nothing from an axis of any size (np.zeros(3)[np.array([], bool)] has shape (0,)) */
             for (int j = 0; j < m->ndim; j++)
-                if (m->shape[j] != a->shape[d + j]) {
+                if (m->shape[j] != 0 && m->shape[j] != a->shape[d + j]) {
                     op_fail("boolean index did not match the indexed tensor along axis %d: size %lld vs %lld", d + j,
                             (long long)a->shape[d + j], (long long)m->shape[j]);
                     return -1;

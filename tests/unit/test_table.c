@@ -4,7 +4,7 @@
  * op has an operator symbol (and op_by_symbol finds it), op_by_name finds every other op.
  *
  * table_op (one loop iteration per op): for each input dtype (f32, f64, i64, bool), each
- * input shape ([3, 4], and [3, 3] for the ops that want square matrices) and each way of
+ * input shape ([3, 4], and [3, 3] so that the linear algebra ops can succeed) and each way of
  * calling the op, a call is synthesised from the op's parsed signature alone:
  *   call  required parameters only, positionally
  *   full  every parameter, optional ones as keywords
@@ -14,14 +14,18 @@
  *         so that elementwise ops fuse with it and the others read an intermediate;
  *         chainw / chainl: the same with the second / first operand a weak scalar
  *   num   F_NUM ops on number (or bool) variables only
- * Each call runs three ways, on fresh variables of one interpreter:
+ * Each call runs three ways, in a fresh interpreter (random ops after the same seed):
  *   eager                     `r_eager = CALL`
  *   static                    `static { r_fused = CALL }`
  *   static with TSL_OPT=-fuse `static { r_nofus = CALL }`
  * and the three must either all fail with the same message at the same place, or all
  * succeed with bit-identical results (dtype, shape and bits of tensors; bits of numbers;
  * lists item by item). The static blocks must compile (no eager fallback, seen through
- * TSL_EXPLAIN and the block's graph cache) except for F_DYNAMIC ops.
+ * TSL_EXPLAIN and the block's graph cache) except for F_DYNAMIC ops, and the graph must
+ * hold the op itself (an OP instruction, a fused step or a number op). Then each of the
+ * three runs again as a loop of three runs on rotated operands (the static graph warm, its
+ * buffers reused): the lists of results must be identical after the last run, with one
+ * compiled graph; and no operand tensor may have changed.
  *
  * Disagreements that are known and not fixed yet are listed in KNOWN below: a case that
  * fails and matches an entry is tolerated; an entry that matches no failing case of its op
@@ -43,9 +47,11 @@
 
 /* FK_PARSE the synthesised call is not valid TSL; FK_FALLBACK a static block ran eagerly (or
  * its graph does not compute the op); FK_RC one way fails and another succeeds; FK_MSG all
- * fail, not with the same message at the same place; FK_DIFF results differ. */
-typedef enum { FK_NONE, FK_PARSE, FK_FALLBACK, FK_RC, FK_MSG, FK_DIFF, FK_ANY } FailKind;
-static const char *const fail_kind_name[] = { "none", "parse", "fallback", "rc", "msg", "diff", "any" };
+ * fail, not with the same message at the same place; FK_DIFF results differ; FK_WARM a
+ * block run again (its graph warm, buffers reused) gives another result, changes an earlier
+ * result, or recompiles; FK_INPUT an operand tensor changed. */
+typedef enum { FK_NONE, FK_PARSE, FK_FALLBACK, FK_RC, FK_MSG, FK_DIFF, FK_WARM, FK_INPUT, FK_ANY } FailKind;
+static const char *const fail_kind_name[] = { "none", "parse", "fallback", "rc", "msg", "diff", "warm", "input", "any" };
 
 typedef struct {
     const char *op;        /* exact op name */
@@ -54,8 +60,8 @@ typedef struct {
     const char *why;
 } Known;
 
-/* Each entry: a real problem found by this suite, not fixed yet (see the report of the
- * session that wrote it). Removing an entry makes its cases fail again. */
+/* Each entry: a real problem found by this suite, not fixed yet. Removing an entry makes its
+ * cases fail again. */
 static const Known KNOWN[] = {
     /* The spec's v2 operators `~ & | ^` (LANGUAGE.md section 2) are not in the lexer yet
      * (lang/lex.re: "unexpected character"), so these F_SYNTAX ops, which have no built-in
@@ -323,6 +329,24 @@ static bool graph_fuses_op(const Graph *g, OpCode op) {
     return false;
 }
 
+/* The static block of a program (the one each snippet has). */
+static Node *find_static(Node *n) {
+    if (!n) return NULL;
+    if (n->kind == AST_STATIC) return n;
+    Node *r = NULL;
+    if (!r) r = find_static(n->a);
+    if (!r) r = find_static(n->b);
+    if (!r) r = find_static(n->c);
+    for (int i = 0; !r && i < n->n; i++) r = find_static(n->kids[i]);
+    return r;
+}
+
+/* A global's value (borrowed), UNDEF when unset. */
+static Value global(const char *name) {
+    int k = globals_find(&I->main->g, name);
+    return k >= 0 ? I->main->g.vals[k] : UNDEF_VAL;
+}
+
 /* Runs code with stderr captured (the explain lines and the printed error). */
 static void run_capture(const char *code, const char *result_var, bool is_static, OpCode op, Outcome *o) {
     memset(o, 0, sizeof *o);
@@ -345,16 +369,14 @@ static void run_capture(const char *code, const char *result_var, bool is_static
     o->fallback = cap && strstr(cap, "runs eagerly");
     free(cap);
     if (is_static) {
-        Node *prog = I->nprograms ? I->programs[I->nprograms - 1] : NULL;
-        /* program: seed(7); static { ... } */
-        if (prog && prog->n >= 2 && prog->kids[1]->kind == AST_STATIC) o->graphs = static_cache_count(prog->kids[1]->vm_cache);
+        Node *st = find_static(I->nprograms ? I->programs[I->nprograms - 1] : NULL);
+        if (st) o->graphs = static_cache_count(st->vm_cache);
         if (o->rc == 0 && o->graphs > 0) {
             o->has_op = graph_has_op(static_last_graph(I), op);
             o->fused = graph_fuses_op(static_last_graph(I), op);
         }
     }
-    int k = globals_find(&I->main->g, result_var);
-    o->result = k >= 0 ? I->main->g.vals[k] : UNDEF_VAL;
+    o->result = global(result_var);
 }
 
 /* The first place a and b differ, bitwise (as --verify-static compares), or false. */
@@ -437,6 +459,10 @@ static FailKind check_case(OpCode op, const char *setup_src, const char *expr, b
         interp_free(I);
         return FK_ANY;
     }
+    /* the operands, to check that nothing writes into them */
+    static const char *const inputs[3] = { "x", "y", "z" };
+    Tensor *before[3];
+    for (int i = 0; i < 3; i++) before[i] = tensor_copy(global(inputs[i]).as.t);
     /* the same columns in all three: `r_eager` is indented like `static { r_fused` */
     snprintf(code, sizeof code, "seed(7)\n         r_eager = %s\n", expr);
     run_capture(code, var[0], false, op, &o[0]);
@@ -480,6 +506,45 @@ static FailKind check_case(OpCode op, const char *setup_src, const char *expr, b
             }
         }
     }
+    /* warm runs: the same block three times in a loop, on other operands each time (the
+     * graph's buffers are reused from the second run on); every result must still be what
+     * the same loop gives eagerly, after the last run */
+    Outcome w[3];
+    for (int s = 0; s < 3 && verdict == FK_NONE && o[0].rc == 0; s++) {
+        if (s == 2) setenv("TSL_OPT", "-fuse", 1);
+        snprintf(code, sizeof code,
+                 "r_runs%d = []\nfor i_ in range(3) {\n  x = [x0, y0, z0][i_]\n  y = [y0, z0, x0][i_]\n  z = [z0, x0, y0][i_]\n"
+                 "  seed(7 + i_)\n  %s r_w = %s %s\n  push(r_runs%d, r_w)\n}\n",
+                 s, s ? "static {" : "        ", expr, s ? "}" : "", s);
+        run_in(I, "x0 = x\ny0 = y\nz0 = z\n");
+        char rv[16];
+        snprintf(rv, sizeof rv, "r_runs%d", s);
+        run_capture(code, rv, s > 0, op, &w[s]);
+        run_in(I, "x = x0\ny = y0\nz = z0\n");
+        unsetenv("TSL_OPT");
+        char where[500];
+        if (s == 0) continue;
+        if (w[s].rc != w[0].rc || strcmp(w[s].msg, w[0].msg)) {
+            snprintf(why, n, "in a loop, eager %s, %s %s", w[0].rc ? w[0].msg : "succeeds", who[s],
+                     w[s].rc ? w[s].msg : "succeeds");
+            verdict = FK_WARM;
+        } else if (!dynamic && w[s].graphs != 1) {
+            snprintf(why, n, "%s run in a loop compiled %d graphs, not 1 (explain: %s)", who[s], w[s].graphs, w[s].explain);
+            verdict = FK_WARM;
+        } else if (w[s].rc == 0 && differ(w[0].result, w[s].result, where, sizeof where)) {
+            snprintf(why, n, "in a loop (after the third run), eager and %s differ: %s", who[s], where);
+            verdict = FK_WARM;
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        char where[500];
+        Value now = global(inputs[i]);
+        if (verdict == FK_NONE && (now.type != VAL_TENSOR || differ(TENSOR_VAL(before[i]), now, where, sizeof where))) {
+            snprintf(why, n, "operand %s changed: %s", inputs[i], now.type == VAL_TENSOR ? where : "not a tensor any more");
+            verdict = FK_INPUT;
+        }
+        tensor_release(before[i]);
+    }
     if (getenv("TSL_TABLE_VERBOSE"))
         fprintf(stderr, "table: %-60s eager %s | static %s%s%s | -fuse %s%s%s -> %s\n", expr, o[0].rc ? o[0].msg : "ok",
                 o[1].rc ? o[1].msg : "ok", o[1].fallback ? " (eager)" : "", o[1].fused ? " (fused)" : o[1].has_op ? " (op in graph)" : "",
@@ -498,7 +563,7 @@ static int known_match(const char *op, const char *key, FailKind k) {
     return -1;
 }
 
-/* Cases run (passing or known) across the whole suite, for the report. */
+/* Every case of one op (the loop index); all of its failures are reported together. */
 START_TEST(table_op) {
     OpCode op = (OpCode)_i;
     const OpDef *d = op_def(op);
@@ -506,7 +571,8 @@ START_TEST(table_op) {
     bool dynamic = d->flags & F_DYNAMIC;
     Buf report = { 0 };
     int nfail = 0, ncases = 0;
-    bool used[64] = { false };
+    bool used[64] = { false };   /* KNOWN entries that matched a failing case */
+    for (int i = 0; KNOWN[i].op; i++) ck_assert_msg(i < 63, "KNOWN has more than 63 entries: enlarge used[]");
     Buf done = { 0 };   /* snippets already run, for ops that read no tensor operand */
     bputs(&done, "\n");
     for (int dt = 0; dt < NDT; dt++)
@@ -558,7 +624,7 @@ START_TEST(table_op) {
     if (getenv("TSL_TABLE_VERBOSE")) fprintf(stderr, "table: op %s: %d cases\n", d->name, ncases);
     if (nfail) fprintf(stderr, "table: op '%s': %d failing case(s):\n%s", d->name, nfail, report.s);
     ck_assert_msg(ncases > 0, "op '%s': no case could be synthesised from '%s'", d->name, d->signature);
-    ck_assert_msg(nfail == 0, "op '%s': %d case(s) disagree between eager and static:\n%.1500s", d->name, nfail,
+    ck_assert_msg(nfail == 0, "op '%s': %d failing case(s) (eager against static, see stderr):\n%.1500s", d->name, nfail,
                   report.s);
     free(report.s);
     free(done.s);

@@ -1,0 +1,2419 @@
+#!/usr/bin/python3
+"""numpy_diff.py - differential test of every tensor op of ops/ops.def against NumPy.
+
+Usage: /usr/bin/python3 tests/numpy_diff.py [--tsl bin/tsl] [--count N] [--seed S]
+                                            [--ops REGEX] [--keep DIR] [-v]
+
+The op list, signatures, kinds, flags, dtype rules and operator symbols are read from
+ops/ops.def (a regex over its OP(...) rows); nothing here lists the ops except REF, the
+NumPy reference of each op (an op of ops.def without an entry in REF makes the run FAIL).
+For each op, --count random cases (default $NUMPY_DIFF_COUNT or 6) are built from the
+signature's parameter types: shapes up to rank 5 with size-0 and size-1 axes, negative
+axes, axis lists, keepdims both ways, values with NaN, +-inf and -0.0 where the op takes
+them, every dtype pair of f32 f64 i64 bool for the elementwise ops and numbers (weak
+scalars) on either side. The expected dtype follows spec section 5 (PyTorch's promotion),
+not NumPy's: NumPy computes the value (in the compute dtype, or in float64 and rounded) and
+the result must have exactly the spec's dtype; values are compared exactly (bits, with the
+sign of zero where NumPy defines it) for exact ops, within a few ULP for the math functions
+(SLEEF u10), within an error bound computed from the inputs for reductions, matmul and
+LAPACK.
+
+Transport: the inputs are written as .npy files; ONE TSL program per run loads them
+(load_npy), calls each op (a third of the calls inside `static { }`, some with run-time
+number inputs) and save_npy's each result; it is run twice: plainly and with
+--verify-static (eager and static compared bit for bit by TSL; the two runs' files are
+compared too). An unexpected error stops the program: the case at the error's line is
+recorded and the program reruns from the next case. Cases where NumPy raises or the spec
+says "error" (i64 // 0, max over an empty axis, NaN to i64, singular matrices, shape
+mismatches...) are run as separate tiny programs, eagerly and in a static block: each must
+fail with exit status 1, a located error, and the same message both ways.
+
+rand/randn/randint have no NumPy counterpart: they are not compared (their dtype, shape and
+range are checked), and counted as skipped.
+
+Differences TSL is known to have are listed in KNOWN_DIFFERENCES, one entry per issue with
+a comment and a pinned reproducer that runs every time: a difference no entry explains fails
+the run, and so does an entry whose reproducer stops reproducing (the bug was fixed: remove
+the entry).
+"""
+import argparse
+import math
+import os
+import re
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+try:
+    import numpy as np
+except ImportError:
+    print("FAIL: numpy_diff: %s has no numpy: install python3-numpy (`make` installs it as root)" % sys.executable)
+    sys.exit(2)
+
+warnings.simplefilter("ignore")
+np.seterr(all="ignore")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# ---------------------------------------------------------------------------------------
+# ops/ops.def
+
+OP_RE = re.compile(
+    r'^OP\(\s*(\w+)\s*,\s*"([^"]*)"\s*,\s*"([^"]*)"\s*,\s*(\d+)\s*,\s*(\w+)\s*,\s*([\w |]+?)\s*,'
+    r'\s*(\w+)\s*,\s*(\w+)\s*,\s*(NULL|"[^"]*")\s*,\s*"((?:[^"\\]|\\.)*)"\s*\)\s*$', re.M)
+PARAM_TYPES = {"T", "T?", "Ts", "N", "axis", "axes", "bool", "int", "f", "shape", "shape-", "pairs", "dtype"}
+
+
+class Param:
+    def __init__(self, text):
+        m = re.fullmatch(r"(\w+):([\w?-]+)(?:=(.*))?", text.strip())
+        if not m or m.group(2) not in PARAM_TYPES:
+            raise SystemExit("FAIL: numpy_diff: cannot parse parameter %r of ops.def" % text)
+        self.name, self.type, self.default = m.group(1), m.group(2), m.group(3)
+        self.required = self.default is None
+
+
+class Op:
+    def __init__(self, m):
+        self.id, self.name, sig, nout, self.kind, flags, self.rule, self.impl, sym, self.doc = m.groups()
+        self.params = [Param(p) for p in sig.split(",")] if sig.strip() else []
+        self.nout = int(nout)
+        self.flags = set(f.strip() for f in flags.split("|")) - {"0"}
+        self.symbol = None if sym == "NULL" else sym.strip('"')
+        self.syntax_only = "F_SYNTAX" in self.flags
+
+    def operands(self):
+        return [p for p in self.params if p.type in ("T", "T?", "Ts")]
+
+
+def parse_opsdef(path):
+    text = open(path).read()
+    rows = [l for l in text.splitlines() if l.startswith("OP(")]
+    ops = [Op(m) for m in OP_RE.finditer(text)]
+    if len(ops) != len(rows) or not ops:
+        raise SystemExit("FAIL: numpy_diff: parsed %d of the %d OP( rows of %s; update OP_RE" % (len(ops), len(rows), path))
+    return ops
+
+# ---------------------------------------------------------------------------------------
+# dtypes and spec section 5 promotion
+
+DTYPES = ["f32", "f64", "i64", "bool"]
+NPT = {"f32": np.float32, "f64": np.float64, "i64": np.int64, "bool": np.bool_}
+ORDER = ["bool", "i64", "f32", "f64"]
+I64MIN, I64MAX = -2**63, 2**63 - 1
+
+
+def dt_of(a):
+    return {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
+            np.dtype(np.int64): "i64", np.dtype(np.bool_): "bool"}[a.dtype]
+
+
+class Num:
+    """A TSL number or bool (a weak scalar when it meets a tensor)."""
+    def __init__(self, v):
+        self.v = v
+
+    def integral(self):
+        v = self.v
+        return isinstance(v, bool) or (math.isfinite(v) and v == math.floor(v))
+
+    def __repr__(self):
+        return "Num(%r)" % (self.v,)
+
+
+def is_num(x):
+    return isinstance(x, Num)
+
+
+def promote(vals):
+    """The dtype spec section 5 gives tensors and numbers combined; 'number' when no tensor."""
+    ts = [dt_of(v) for v in vals if isinstance(v, np.ndarray)]
+    if not ts:
+        return "number"
+    d = max(ts, key=ORDER.index)
+    for v in vals:
+        if is_num(v) and d in ("bool", "i64") and not isinstance(v.v, bool):
+            d = "i64" if v.integral() and abs(v.v) < 2.0**63 else "f32"
+    return d
+
+
+def floatify(d):
+    return "f32" if d in ("bool", "i64") else d
+
+
+def cast(v, d):
+    """A tensor or number as an array of dtype d (numbers round to nearest)."""
+    if d == "number":
+        d = "f64"
+    if is_num(v):
+        return np.array(v.v, dtype=NPT[d])
+    return v.astype(NPT[d])
+
+
+def f64(v):
+    return cast(v, "f64")
+
+
+class Raise(Exception):
+    """The spec (or NumPy) says this call is an error."""
+
+# ---------------------------------------------------------------------------------------
+# random inputs
+
+
+class Gen:
+    def __init__(self, seed):
+        self.r = random.Random(seed)
+        self.n = np.random.default_rng(seed)
+
+    def chance(self, p):
+        return self.r.random() < p
+
+    def pick(self, xs):
+        return xs[self.r.randrange(len(xs))]
+
+    def dim(self, zero=True):
+        return self.pick([0, 1, 1, 2, 2, 3, 3, 4, 5] if zero else [1, 1, 2, 2, 3, 3, 4, 5])
+
+    def shape(self, rmin=0, rmax=5, maxsize=96, zero=True):
+        rank = self.pick([r for r in [0, 1, 1, 2, 2, 2, 3, 3, 4, 5] if rmin <= r <= rmax] or [rmin])
+        s = [self.dim(zero and self.chance(0.35)) for _ in range(rank)]
+        while int(np.prod(s)) > maxsize:
+            i = int(np.argmax(s))
+            s[i] -= 1
+        return tuple(s)
+
+    def bshape(self, s):
+        """A shape that broadcasts with s (maybe of higher rank)."""
+        out = list(s[len(s) - self.r.randint(0, len(s)):]) if s else []
+        for i in range(len(out)):
+            if self.chance(0.3):
+                out[i] = 1
+        if len(out) == len(s) and len(s) < 5 and self.chance(0.2):
+            out = [self.pick([1, 2, 3])] + out
+        return tuple(out)
+
+    def dtype(self, choices=DTYPES):
+        return self.pick(list(choices))
+
+    def floats(self, n, dtype, vk):
+        big = {"f32": [1e30, 3.0e38, 1.5e38], "f64": [1e200, 1.7e308, 1e30]}[dtype]
+        tiny = {"f32": [1e-40, 3e-39, 1e-30], "f64": [1e-310, 3e-320, 1e-200]}[dtype]
+        out = np.empty(n, dtype=np.float64)
+        for i in range(n):
+            c = self.r.random()
+            if vk == "moderate":
+                c = c * 0.7
+            if c < 0.30:
+                x = self.n.normal() * self.pick([1, 1, 3, 10, 100])
+            elif c < 0.45:
+                x = float(self.r.randint(-6, 6))
+            elif c < 0.55:
+                x = self.r.randint(-6, 6) + 0.5
+            elif c < 0.70:
+                x = self.r.uniform(-1, 1)
+            elif c < 0.80:
+                x = self.pick([0.0, -0.0, 1.0, -1.0, 0.5, 2.0])
+            elif c < 0.88 or vk in ("finite", "moderate"):
+                x = self.pick(big) * self.pick([1, -1]) if vk != "moderate" and self.chance(0.5) else \
+                    self.pick(tiny) * self.pick([1, -1])
+            else:
+                x = self.pick([math.nan, math.inf, -math.inf, -0.0, 0.0])
+            out[i] = x
+        return out.astype(NPT[dtype])
+
+    def values(self, shape, dtype, vk="any"):
+        n = int(np.prod(shape)) if shape else 1
+        if dtype == "bool":
+            a = self.n.random(n) < self.pick([0.5, 0.5, 0.1, 0.9])
+        elif dtype == "i64":
+            if vk == "moderate":
+                a = self.n.integers(-5, 6, n)
+            else:
+                a = self.n.integers(-12, 13, n)
+                for i in range(n):
+                    c = self.r.random()
+                    if c < 0.06:
+                        a[i] = self.r.randint(-10**6, 10**6)
+                    elif c < 0.10 and vk == "any":
+                        a[i] = self.pick([I64MIN, I64MAX, 2**62, -2**62, 2**31, -2**53 - 1])
+            a = a.astype(np.int64)
+        else:
+            a = self.floats(n, dtype, "any" if vk == "any" and self.chance(0.8) else
+                            ("finite" if vk == "any" else vk))
+        return a.reshape(shape)
+
+    def tensor(self, shape=None, dtype=None, vk="any", **kw):
+        if shape is None:
+            shape = self.shape(**kw)
+        return self.values(shape, dtype or self.dtype(), vk)
+
+    def number(self, kind="any"):
+        if kind == "float":
+            v = self.number("any")
+            return Num(float(v.v)) if isinstance(v.v, bool) else v
+        if kind == "int":
+            return Num(float(self.pick([0, 1, 2, 3, -1, -4, 7, 100])))
+        if kind == "bool":
+            return Num(self.pick([True, False]))
+        pool = [0.0, -0.0, 1.0, -1.0, 2.0, 3.0, -7.0, 0.5, 2.5, -3.5, 0.1, -0.3, 1e10, 1e300, -3e38,
+                math.nan, math.inf, -math.inf, True, False, 123456789.0, 4.0e9]
+        v = self.pick(pool) if self.chance(0.8) else round(self.n.normal() * 5, self.r.randint(0, 4))
+        return Num(v)
+
+    def axis(self, ndim, extra=0):
+        return self.r.randint(-ndim - extra, ndim - 1 + extra)
+
+    def axes(self, ndim, single=False):
+        c = self.r.random()
+        if c < 0.25 or ndim == 0:
+            return None if ndim else self.pick([None, None, []])
+        if c < 0.6 or single:
+            return self.axis(ndim)
+        k = self.r.randint(0, ndim)
+        ax = self.r.sample(range(ndim), k)
+        return [a - ndim if self.chance(0.4) else a for a in ax]
+
+# ---------------------------------------------------------------------------------------
+# tolerances
+
+
+class Tol:
+    """exact: bits (sign of zero too, unless zsign is off); ulp: k units in the last place
+    of the expected value; bound: |got - want| <= k * eps * bound, the bound computed by the
+    reference from the inputs (plus k ULP)."""
+    def __init__(self, kind, k=0, zsign=True):
+        self.kind, self.k, self.zsign = kind, k, zsign
+
+
+EXACT = Tol("exact")
+EXACT_NOZ = Tol("exact", zsign=False)
+
+
+def ULP(k, zsign=False):
+    return Tol("ulp", k, zsign)
+
+
+def BOUND(k):
+    return Tol("bound", k, False)
+
+
+def compare(got, want, tol, bound=None):
+    """None when got matches want, else a short description of the first difference."""
+    if got.shape != want.shape:
+        return "shape %s, want %s" % (list(got.shape), list(want.shape))
+    if got.size == 0:
+        return None
+    if got.dtype.kind != "f":
+        bad = got != want
+    else:
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        gn, wn = np.isnan(g), np.isnan(w)
+        if tol.kind == "exact":
+            bad = (g != w) & ~(gn & wn)
+        else:
+            if tol.kind == "ulp":
+                allow = tol.k * np.spacing(np.abs(want)).astype(np.float64)
+            else:
+                eps = float(np.finfo(want.dtype).eps)
+                allow = tol.k * eps * np.broadcast_to(bound, want.shape) + 4 * np.spacing(np.abs(want)).astype(np.float64)
+            with np.errstate(all="ignore"):
+                diff = np.abs(g - w)
+                bad = ~(diff <= allow) & ~(g == w)
+            bad |= gn != wn
+            bad &= ~(gn & wn)
+        if tol.zsign:
+            bad |= (w == 0) & (g == 0) & (np.signbit(g) != np.signbit(w))
+    if not bad.any():
+        return None
+    idx = tuple(int(i) for i in np.argwhere(bad)[0])
+    return "%d of %d elements differ, first at %s: got %s, want %s" % (
+        int(bad.sum()), got.size, list(idx), fmt_elem(got[idx]), fmt_elem(want[idx]))
+
+
+def fmt_elem(x):
+    x = x.item() if hasattr(x, "item") else x
+    if isinstance(x, float):
+        return "-0.0" if x == 0 and math.copysign(1, x) < 0 else repr(x)
+    return repr(x)
+
+# ---------------------------------------------------------------------------------------
+# argument plans (which arguments a case passes) - per family of ops
+
+
+def P(op):
+    return {p.name: p for p in op.params}
+
+
+def plan_unary(g, op, ref):
+    x = op.params[0].name
+    if "F_NUM" in op.flags and g.chance(0.12):
+        v = g.number("int" if op.rule == "DR_INT" else "float")
+        if op.rule in ("DR_INT", "DR_BOOL") and g.chance(0.3):
+            v = g.number("bool")
+        args = {x: v}
+    else:
+        args = {x: g.tensor(dtype=g.dtype(ref.dtypes), vk=ref.vk)}
+    for p in op.params[1:]:
+        if p.type == "int" and g.chance(0.5):
+            args[p.name] = g.r.randint(-2, 3)
+    return args
+
+
+def plan_binary(g, op, ref):
+    a, b = [p.name for p in op.params[:2]]
+    s = g.shape()
+    s2 = g.bshape(s)
+    if g.chance(0.5):
+        s, s2 = s2, s
+    if g.chance(0.015) and s and s[-1] > 1:
+        s2 = s2[:-1] + (s[-1] + 1,) if s2 else (s[-1] + 1,)   # a shape mismatch
+    da, db = g.dtype(ref.dtypes), g.dtype(ref.dtypes)
+    numk = "int" if op.rule == "DR_INT" else "any"
+    c = g.r.random()
+    if c < 0.62:
+        args = {a: g.tensor(s, da, ref.vk), b: g.tensor(s2, db, ref.bvk or ref.vk)}
+    elif c < 0.78:
+        args = {a: g.tensor(s, da, ref.vk), b: g.number(numk)}
+    elif c < 0.94 or not ("F_NUM" in op.flags or op.symbol):
+        args = {a: g.number(numk), b: g.tensor(s, da, ref.bvk or ref.vk)}
+    else:
+        args = {a: g.number(numk), b: g.number(numk)}
+        if any(isinstance(v.v, bool) for v in args.values()) and op.rule not in ("DR_BOOL", "DR_INT"):
+            args = {a: Num(float(args[a].v)), b: Num(float(args[b].v))}
+    return args
+
+
+def plan_clip(g, op, ref):
+    t, lo, hi = [p.name for p in op.params]
+    s = g.shape()
+    args = {t: g.tensor(s, g.dtype(), "any")}
+    for k in (lo, hi):
+        c = g.r.random()
+        if c < 0.25:
+            args[k] = None if g.chance(0.5) else "omit"
+        elif c < 0.65:
+            args[k] = g.number()
+        else:
+            args[k] = g.tensor(g.bshape(s), g.dtype(), "any")
+    return {k: v for k, v in args.items() if not (isinstance(v, str) and v == "omit")}
+
+
+def plan_where(g, op, ref):
+    c, a, b = [p.name for p in op.params]
+    s = g.shape()
+    args = {c: g.tensor(g.bshape(s), "bool" if g.chance(0.85) else g.dtype())}
+    if g.chance(0.08):
+        args[c] = g.number("bool")
+    for k in (a, b):
+        args[k] = g.number() if g.chance(0.3) else g.tensor(g.bshape(s), g.dtype())
+    if is_num(args[a]) and is_num(args[b]):
+        args[a] = g.tensor(s, g.dtype())
+    return args
+
+
+def plan_astype(g, op, ref):
+    t, d = [p.name for p in op.params]
+    src, dst = g.dtype(), g.dtype()
+    vk = "any"
+    a = g.tensor(dtype=src, vk=vk)
+    if dst == "i64" and src in ("f32", "f64") and not g.chance(0.08):
+        a = np.where(np.isfinite(a) & (np.abs(a) < 2.0**62), a, np.array(0.5, a.dtype)).astype(a.dtype)
+    return {t: a, d: dst}
+
+
+def plan_reduce(g, op, ref):
+    t, ax, kd = [p.name for p in op.params]
+    dt = g.dtype()
+    vk = "any" if (ref.specials and g.chance(0.3)) else "moderate"
+    if dt == "i64" and ref.intext and g.chance(0.3):
+        vk = "any"
+    a = g.tensor(dtype=dt, vk=vk)
+    args = {t: a}
+    axes = g.axes(a.ndim, single=ref.single_axis)
+    if ref.single_axis and isinstance(axes, list):
+        axes = (axes[:1] or None) if not g.chance(0.1) else axes
+    if axes is not None or g.chance(0.5):
+        args[ax] = axes
+    if g.chance(0.6):
+        args[kd] = g.chance(0.5)
+    return args
+
+
+def plan_axis_op(g, op, ref):
+    """softmax, cumsum, sort, diff...: a tensor and one axis (plus the op's other params)."""
+    pm = P(op)
+    t = op.params[0].name
+    a = g.tensor(dtype=g.dtype(ref.dtypes), vk=ref.vk, rmin=1)
+    if ref.dups and g.chance(0.6) and a.dtype != np.bool_:
+        pool = g.values((4,), dt_of(a), ref.vk)
+        a = pool[g.n.integers(0, 4, a.shape)] if a.size else a
+    args = {t: a}
+    for p in op.params[1:]:
+        if p.type == "axis":
+            if p.default is None or g.chance(0.7):
+                args[p.name] = g.axis(a.ndim)
+        elif p.type == "bool":
+            if g.chance(0.7):
+                args[p.name] = g.chance(0.5)
+        elif p.type == "int" and p.name == "k":
+            pass
+    if "k" in pm:
+        ax = args.get("axis", -1)
+        n = a.shape[ax]
+        args["k"] = g.r.randint(0, n) if not g.chance(0.03) else n + 1
+    return args
+
+
+def plan_unique(g, op, ref):
+    a = g.tensor(vk="any")
+    if a.size and g.chance(0.7) and a.dtype != np.bool_:
+        pool = g.values((4,), dt_of(a), "any")
+        a = pool[g.n.integers(0, 4, a.shape)]
+    return {op.params[0].name: a}
+
+
+def plan_one_hot(g, op, ref):
+    lab, n = [p.name for p in op.params]
+    k = g.r.randint(0, 5)
+    s = g.shape(rmax=3) if k else (0,)
+    a = g.n.integers(0, max(k, 1), s).astype(np.int64)
+    if g.chance(0.03) and a.size:
+        a.flat[0] = g.pick([k, -1])
+    return {lab: a, n: k}
+
+
+def plan_tile(g, op, ref):
+    t, reps = [p.name for p in op.params]
+    a = g.tensor(maxsize=24)
+    r = [g.r.randint(0, 3) for _ in range(g.r.randint(1, a.ndim + 1))]
+    return {t: a, reps: r if len(r) > 1 or g.chance(0.5) else r[0]}
+
+
+def plan_repeat(g, op, ref):
+    t, n, ax = [p.name for p in op.params]
+    a = g.tensor(maxsize=40)
+    args = {t: a, n: g.r.randint(0, 3)}
+    if a.ndim and g.chance(0.6):
+        args[ax] = g.axis(a.ndim)
+    elif g.chance(0.3):
+        args[ax] = None
+    return args
+
+
+def plan_pad(g, op, ref):
+    t, w, v = [p.name for p in op.params]
+    a = g.tensor(rmin=1, rmax=4, maxsize=40)
+    args = {t: a, w: [[g.r.randint(0, 2), g.r.randint(0, 2)] for _ in range(a.ndim)]}
+    if g.chance(0.6):
+        d = dt_of(a)
+        args[v] = g.number() if d in ("f32", "f64") else \
+            (Num(float(g.r.randint(-3, 3))) if d == "i64" else Num(float(g.r.randint(0, 1))))
+    return args
+
+
+def plan_matmul(g, op, ref):
+    a, b = [p.name for p in op.params]
+    m, k, n = g.dim(), g.dim(), g.dim()
+    form = g.pick(["vv", "mv", "vm", "mm", "mm", "bb"] if ref.batched else ["vv", "mv", "vm", "mm", "mm", "sv"])
+    if form == "vv":
+        sa, sb = (k,), (k,)
+    elif form == "mv":
+        sa, sb = (m, k), (k,)
+    elif form == "vm":
+        sa, sb = (k,), (k, n)
+    elif form == "mm":
+        sa, sb = (m, k), (k, n)
+    elif form == "sv":
+        sa, sb = (), g.shape(rmax=2)
+    else:
+        ba = g.shape(rmin=1, rmax=2, maxsize=6)
+        bb = g.bshape(ba)
+        sa, sb = ba + (m, k), bb + (k, n)
+        if g.chance(0.3):
+            sa = (m, k)
+        if g.chance(0.2):
+            sa = (k,)
+    if g.chance(0.5):
+        sa, sb = (sb, sa) if form == "sv" else (sa, sb)
+    if g.chance(0.02) and len(sb) >= 1:
+        sb = (sb[0] + 1,) + sb[1:]
+    vk = "any" if g.chance(0.15) else "moderate"
+    args = {a: g.tensor(sa, g.dtype(), vk), b: g.tensor(sb, g.dtype(), vk)}
+    if form == "sv" and g.chance(0.5):
+        args[a if sa == () else b] = g.number("int" if g.chance(0.5) else "any")
+    return args
+
+
+def plan_equal(g, op, ref):
+    a, b = [p.name for p in op.params[:2]]
+    x = g.tensor(vk="any")
+    c = g.r.random()
+    if c < 0.4:
+        y = x.copy()
+    elif c < 0.55:
+        y = x.astype(NPT[g.dtype()])
+    elif c < 0.7 and x.size:
+        y = x.copy()
+        y.flat[g.r.randrange(x.size)] = g.values((), dt_of(x))
+    elif c < 0.8:
+        y = g.tensor(g.bshape(x.shape), dt_of(x))
+    elif c < 0.9 and x.dtype.kind == "f":
+        y = np.where(x == 0, -x, x).astype(x.dtype)   # zeros of the other sign
+    else:
+        y = g.tensor(x.shape, dt_of(x))
+    args = {a: x, b: y}
+    if len(op.params) > 2:   # allclose: b near a, a tolerance or two apart
+        rt = g.pick([1e-5, 1e-3, 0.0, 0.1]) if g.chance(0.5) else None
+        at = g.pick([1e-8, 1e-3, 0.0, 1.0]) if g.chance(0.5) else None
+        rtol, atol = (rt if rt is not None else 1e-5), (at if at is not None else 1e-8)
+        x = g.tensor(dtype=g.pick(["f32", "f64", "f64", "i64"]), vk="finite" if g.chance(0.85) else "any")
+        y = g.tensor(g.bshape(x.shape) if g.chance(0.3) else x.shape, g.pick(["f32", "f64", dt_of(x)]), "moderate")
+        xb = np.broadcast_to(x.astype(np.float64), np.broadcast_shapes(x.shape, y.shape))
+        u = g.n.choice([0, 0, 0.5, -0.5, 2, -2, 10], size=y.shape if y.size else (0,)) if y.size else np.zeros(y.shape)
+        if g.chance(0.6):
+            yf = x.astype(np.float64) if x.shape == y.shape else y.astype(np.float64)
+            y = (yf + u * (atol + rtol * np.abs(yf))).astype(y.dtype) if y.dtype.kind == "f" else y
+        args = {a: x, b: y}
+        if rt is not None:
+            args["rtol"] = Num(rt)
+        if at is not None:
+            args["atol"] = Num(at)
+    return args
+
+
+def r_equal(A):
+    a, b = A["a"], A["b"]
+    return np.array(a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes())
+
+
+def r_allclose(A):
+    d = promote([A["a"], A["b"]])
+    a, b = A.c("a", d).astype(np.float64), A.c("b", d).astype(np.float64)
+    np.broadcast_shapes(a.shape, b.shape)
+    rt = A["rtol"].v if A.has("rtol") else 1e-5
+    at = A["atol"].v if A.has("atol") else 1e-8
+    return np.array(bool(np.all(np.abs(a - b) <= at + rt * np.abs(b))))
+
+
+def plan_outer(g, op, ref):
+    a, b = [p.name for p in op.params]
+    args = {a: g.tensor(vk="any", maxsize=12), b: g.tensor(vk="any", maxsize=12)}
+    if g.chance(0.15):
+        args[g.pick([a, b])] = g.number()
+    return args
+
+
+def plan_trace(g, op, ref):
+    return {op.params[0].name: g.tensor((g.dim(), g.dim()), g.dtype(), "moderate" if g.chance(0.8) else "any")}
+
+
+def well_conditioned(g, n, batch, dtype):
+    m = g.n.normal(size=batch + (n, n)) + n * np.eye(n) * g.pick([1, -1])
+    if dtype == "i64":
+        m = np.round(m * 2)
+    return m.astype(NPT[dtype]) if dtype != "bool" else (np.abs(m) > 0.5)
+
+
+def plan_lapack(g, op, ref):
+    pm = op.params
+    n = g.r.randint(0 if ref.zero_ok else 1, 5)
+    batch = () if g.chance(0.7) else g.shape(rmin=1, rmax=2, maxsize=6, zero=False)
+    dt = g.pick(["f32", "f64", "f32", "f64", "i64"])
+    kind = ref.matrix
+    if kind == "general":
+        a = well_conditioned(g, n, batch, dt)
+    elif kind == "any":
+        a = g.values(batch + (n, n), g.dtype(), "moderate")
+    elif kind == "spd":
+        m = g.n.normal(size=batch + (n, n))
+        a = (m @ np.swapaxes(m, -1, -2) + n * np.eye(n)).astype(NPT[dt if dt != "i64" else "f64"])
+        if dt == "i64":
+            a = np.round(a * 3).astype(np.int64) + 2 * np.eye(n, dtype=np.int64)
+    elif kind == "sym":
+        m = g.n.normal(size=batch + (n, n)) * 3
+        a = ((m + np.swapaxes(m, -1, -2)) / 2).astype(NPT[dt if dt != "i64" else "f64"])
+        if dt == "i64":
+            a = np.round(a).astype(np.int64)
+    else:   # rect
+        r, c = g.r.randint(1, 5), g.r.randint(1, 5)
+        a = g.n.normal(size=batch + (r, c)).astype(NPT[dt if dt != "i64" else "f64"])
+        if dt == "i64":
+            a = np.round(a * 3).astype(np.int64)
+    args = {pm[0].name: a}
+    if g.chance(0.04) and kind in ("general", "spd") and n >= 2:
+        a2 = a.copy()
+        if kind == "general":
+            a2[..., 1, :] = a2[..., 0, :]   # singular
+        else:
+            a2 = -a2   # not positive definite
+        args[pm[0].name] = a2
+    if len(pm) > 1:   # solve: b is a vector, or a stack of [n, k] matrices
+        db = g.pick(["f32", "f64", dt])
+        if g.chance(0.4):
+            bs = (n,)
+        else:
+            bs = (g.bshape(batch) if batch and g.chance(0.5) else batch) + (n, g.r.randint(1, 3))
+        args[pm[1].name] = g.values(bs, db, "moderate")
+    return args
+
+
+def plan_reshape(g, op, ref):
+    pm = op.params
+    a = g.tensor()
+    args = {pm[0].name: a}
+    for p in pm[1:]:
+        if p.type in ("shape", "shape-"):
+            args[p.name] = random_reshape(g, a.shape, p.type == "shape-")
+        elif p.type == "axis":
+            args[p.name] = g.axis(a.ndim + 1) if not g.chance(0.03) else a.ndim + 1
+        elif p.type == "axes":   # squeeze: some of the length-1 axes
+            ones = [i for i, d in enumerate(a.shape) if d == 1]
+            if g.chance(0.4):
+                if g.chance(0.5):
+                    args[p.name] = None
+            elif ones and g.chance(0.7):
+                sel = g.r.sample(ones, g.r.randint(1, len(ones)))
+                sel = [i - a.ndim if g.chance(0.4) else i for i in sel]
+                args[p.name] = sel[0] if len(sel) == 1 and g.chance(0.5) else sel
+            elif a.ndim and g.chance(0.3):
+                args[p.name] = g.axis(a.ndim)   # maybe not of length 1: an error
+    return args
+
+
+def random_reshape(g, shape, minus):
+    n = int(np.prod(shape)) if shape else 1
+    dims = []
+    rest = n
+    for _ in range(g.r.randint(0, 4)):
+        divs = [d for d in range(1, 7) if rest % d == 0] if rest else [0, 1, 2]
+        d = g.pick(divs)
+        dims.append(d)
+        rest = rest // d if d else rest
+    if n == 0 and 0 not in dims:
+        dims.append(0)
+    elif n and int(np.prod(dims or [1])) != n:
+        dims.append(n // int(np.prod(dims or [1])))
+    if minus and dims and g.chance(0.4) and (n != 0):
+        dims[g.r.randrange(len(dims))] = -1
+    if g.chance(0.03):
+        dims.append(2)   # wrong size: an error (unless it happens to fit)
+    g.r.shuffle(dims)
+    if len(dims) == 1 and g.chance(0.3):
+        return dims[0]
+    return dims
+
+
+def plan_transpose(g, op, ref):
+    t, ax = [p.name for p in op.params]
+    a = g.tensor()
+    args = {t: a}
+    c = g.r.random()
+    if c < 0.3:
+        pass
+    elif c < 0.4:
+        args[ax] = None
+    else:
+        perm = list(range(a.ndim))
+        g.r.shuffle(perm)
+        args[ax] = [p - a.ndim if g.chance(0.3) else p for p in perm]
+    return args
+
+
+def plan_broadcast_to(g, op, ref):
+    t, sh = [p.name for p in op.params]
+    s = g.shape(rmax=4)
+    a = g.tensor(g.bshape(s))
+    return {t: a, sh: list(s) if s or g.chance(0.5) else []}
+
+
+def plan_join(g, op, ref):
+    ts, ax = [p.name for p in op.params]
+    stack = op.name == "stack"
+    s = list(g.shape(rmin=0 if stack else 1, rmax=4))
+    axis = g.axis(len(s) + (1 if stack else 0))
+    k = g.r.randint(1, 4)
+    parts = []
+    for _ in range(k):
+        si = list(s)
+        if not stack:
+            si[axis] = g.dim()
+        parts.append(g.tensor(tuple(si), g.dtype() if g.chance(0.4) else None))
+    dts = set(dt_of(p) for p in parts)
+    if len(dts) > 1 and g.chance(0.5):
+        d = g.dtype()
+        parts = [p.astype(NPT[d]) for p in parts]
+    if g.chance(0.03) and k > 1 and s and s[-1] > 0:
+        p = parts[1]
+        parts[1] = np.zeros(p.shape[:-1] + (p.shape[-1] + 1,), p.dtype)   # a mismatch
+    args = {ts: parts}
+    if axis != 0 or g.chance(0.5):
+        args[ax] = axis
+    return args
+
+
+def plan_full(g, op, ref):
+    pm = P(op)
+    args = {"shape": list(g.shape(rmax=4))}
+    if g.chance(0.2) and len(args["shape"]) == 1:
+        args["shape"] = args["shape"][0]
+    dt = g.pick([None, None, "f32", "f64", "i64", "bool"])
+    if "value" in pm:
+        if dt == "i64":
+            v = Num(float(g.r.randint(-5, 5))) if not g.chance(0.05) else Num(math.nan)
+        elif dt == "bool" or (dt is None and g.chance(0.2)):
+            v = g.number("bool") if g.chance(0.7) else Num(float(g.r.randint(0, 2)))
+        else:
+            v = g.number()
+        args["value"] = v
+    if dt is not None or g.chance(0.3):
+        args["dtype"] = dt
+    return args
+
+
+def plan_arange(g, op, ref):
+    pm = P(op)
+    if op.name == "eye":
+        return {"n": g.r.randint(0, 5)}
+    if op.name == "linspace":
+        return {"a": Num(g.pick([0.0, -1.0, 2.5, 1e3, -0.5])), "b": Num(g.pick([1.0, 0.0, -3.0, 10.0, 0.1])),
+                "n": g.r.randint(0, 7)}
+    c = g.r.random()
+    ints = c < 0.5
+    def num():
+        return Num(float(g.r.randint(-10, 10))) if ints else Num(round(g.r.uniform(-5, 5), g.r.randint(0, 2)))
+    args = {"a": num()}
+    if g.chance(0.6):
+        args["b"] = num()
+        if g.chance(0.5):
+            st = num()
+            if st.v == 0 and not g.chance(0.05):
+                st = Num(1.0)
+            args["step"] = st
+    else:
+        args["a"] = Num(abs(args["a"].v))
+    if g.chance(0.2):
+        args["dtype"] = g.pick(["f32", "f64", "i64"])
+    return args
+
+
+def plan_random(g, op, ref):
+    pm = P(op)
+    args = {"shape": list(g.shape(rmax=3))}
+    if "lo" in pm:
+        lo = g.r.randint(-5, 5)
+        args.update({"lo": lo, "hi": lo + g.r.randint(1, 9)})
+    return args
+
+# ---------------------------------------------------------------------------------------
+# references: op name -> how to call it and what NumPy says
+
+
+class Ref:
+    def __init__(self, fn, plan, tol=EXACT, dtype=None, vk="any", bvk=None, dtypes=DTYPES, fix=None,
+                 specials=True, intext=False, single_axis=False, dups=False, zero_ok=True, matrix=None,
+                 check=None, batched=True, static=True, skip=None):
+        self.fn, self.plan, self.tol, self.dtype, self.vk, self.bvk = fn, plan, tol, dtype, vk, bvk
+        self.dtypes, self.fix, self.specials, self.intext = dtypes, fix, specials, intext
+        self.single_axis, self.dups, self.zero_ok, self.matrix = single_axis, dups, zero_ok, matrix
+        self.check, self.batched, self.static, self.skip = check, batched, static, skip
+
+
+class A:
+    """What a reference function sees: the case's arguments, the compute dtype `cd`, the
+    result dtype `rd` and helpers."""
+    def __init__(self, case, cd, rd):
+        self.args, self.cd, self.rd, self.case = case.args, cd, rd, case
+
+    def __getitem__(self, k):
+        return self.args.get(k)
+
+    def has(self, k):
+        return k in self.args
+
+    def c(self, k, d=None):
+        return cast(self.args[k], d or self.cd)
+
+    def f(self, k):
+        return f64(self.args[k])
+
+
+def need(cond, why):
+    if not cond:
+        raise Raise(why)
+
+
+def int_like(d):
+    return d in ("i64", "bool")
+
+
+def unary(npf, tol=ULP(4), **kw):
+    """A float math function: computed in float64 from the operand's values, rounded."""
+    return Ref(lambda A: npf(A.f("x")), plan_unary, tol, **kw)
+
+
+def exact_unary(npf, **kw):
+    return Ref(lambda A: npf(A.c("x")), plan_unary, kw.pop("tol", EXACT), **kw)
+
+
+def int_same(npf):
+    """Rounding functions leave integers as they are (NumPy would go through float64)."""
+    return lambda x: x if x.dtype.kind in "bi" else npf(x)
+
+
+def round_int(x, d):
+    """Integers rounded to 10^-d (d < 0), half to even, exactly."""
+    q = 10 ** (-d)
+    def one(v):
+        fl, rem = divmod(int(v), q)
+        if 2 * rem > q or (2 * rem == q and fl % 2):
+            fl += 1
+        r = (fl * q) & (2**64 - 1)
+        return r - 2**64 if r >= 2**63 else r
+    return np.asarray(np.frompyfunc(one, 1, 1)(x)).astype(np.int64).reshape(x.shape)
+
+
+def r_neg(A):
+    need(A.rd != "bool", "unary - of a bool tensor (NumPy and PyTorch refuse)")
+    return np.negative(A.c("x"))
+
+
+def r_sign(A):
+    x = A.c("x")
+    return x if A.rd == "bool" else np.sign(x)
+
+
+def r_round(A):
+    x, d = A.c("x"), A["decimals"] or 0
+    if int_like(A.rd):
+        if d >= 0:
+            return x
+        return round_int(x.astype(np.int64), d).astype(x.dtype)
+    return np.around(x, d)
+
+
+def r_bitnot(A):
+    need(int_like(A.rd) or A.rd == "number" and A["x"].integral(), "~ of a float")
+    if A.rd == "number":
+        v = A["x"].v
+        return np.array(not v) if isinstance(v, bool) else np.array(float(~int(v)))
+    return np.invert(A.c("x"))
+
+
+def binary_exact(npf, boolf=None, **kw):
+    def fn(A):
+        if A.rd == "bool" and boolf is not None:
+            return boolf(A)
+        return npf(A.c("a"), A.c("b"))
+    return Ref(fn, plan_binary, kw.pop("tol", EXACT), **kw)
+
+
+def r_sub_bool(A):
+    raise Raise("- of two bool operands (NumPy and PyTorch refuse)")
+
+
+def used(A, k):
+    """Operand k broadcast to the result's shape (so an empty result uses none of it)."""
+    shp = np.broadcast_shapes(*[np.shape(A.c(n)) for n in ("a", "b")])
+    return np.broadcast_to(A.c(k), shp)
+
+
+def int_divisor_ok(A, op):
+    if int_like(A.cd):
+        need(not (used(A, "b") == 0).any(), "integer %s by zero" % op)
+
+
+def r_floordiv(A):
+    int_divisor_ok(A, "division")
+    if A.rd == "bool":
+        return np.floor_divide(A.c("a", "i64"), A.c("b", "i64")).astype(bool)
+    return np.floor_divide(A.c("a"), A.c("b"))
+
+
+def r_mod(A):
+    int_divisor_ok(A, "modulo")
+    if A.rd == "bool":
+        return np.remainder(A.c("a", "i64"), A.c("b", "i64")).astype(bool)
+    return np.remainder(A.c("a"), A.c("b"))
+
+
+def r_pow(A):
+    if int_like(A.rd):
+        b = A.c("b", "i64")
+        need(not (used(A, "b") < 0).any(), "integers to negative integer powers")
+        return np.power(A.c("a", "i64"), b)
+    return np.power(A.f("a"), A.f("b"))
+
+
+def pow_tol(A):
+    return EXACT if int_like(A.rd) else ULP(4)
+
+
+def fix_pow(args, rd):
+    """Integer powers: mostly small non-negative exponents (a negative one is an error case)."""
+    b = args["b"]
+    if int_like(rd):
+        if isinstance(b, np.ndarray) and b.dtype == np.int64 and b.size and not (b.size == 1 and b.flat[0] < 0):
+            args["b"] = np.abs(b) % 7
+    return args
+
+
+def fix_intdiv(args, rd):
+    """Integer // and %: no zero divisor (a zero divisor is an error case), rarely min // -1."""
+    b = args["b"]
+    if int_like(rd) and isinstance(b, np.ndarray) and b.size > 1:
+        b = b.copy()
+        b[b == 0] = 3 if b.dtype == np.int64 else True
+        args["b"] = b
+    return args
+
+
+def cmp_ref(npf, pyop):
+    """Comparisons: promote (an f32 tensor meets the number rounded to f32); an i64 or bool
+    tensor against a number compares mathematically."""
+    def fn(A):
+        a, b = A["a"], A["b"]
+        for x, y, swapped in ((a, b, False), (b, a, True)):
+            if isinstance(x, np.ndarray) and is_num(y) and int_like(dt_of(x)):
+                yv = y.v
+                def one(e):
+                    e = int(e)
+                    return pyop(yv, e) if swapped else pyop(e, yv)
+                return np.asarray(np.frompyfunc(one, 1, 1)(x)).astype(bool).reshape(x.shape)
+        return npf(A.c("a"), A.c("b"))
+    return Ref(fn, plan_binary, EXACT)
+
+
+def logical(npf):
+    return Ref(lambda A: npf(A.c("a", "bool") if not is_num(A["a"]) else bool(A["a"].v),
+                             A.c("b", "bool") if not is_num(A["b"]) else bool(A["b"].v)), plan_binary, EXACT)
+
+
+def r_logical_not(A):
+    x = A["x"]
+    return np.logical_not(bool(x.v) if is_num(x) else x.astype(bool))
+
+
+def bitwise(npf):
+    def fn(A):
+        need(A.rd in ("i64", "bool") or A.rd == "number", "bitwise op on a float")
+        if A.rd == "number":
+            need(A["a"].integral() and A["b"].integral(), "bitwise op on a non-integral number")
+            if isinstance(A["a"].v, bool) and isinstance(A["b"].v, bool):
+                return np.array(bool(npf(A["a"].v, A["b"].v)))
+            return np.array(float(npf(int(A["a"].v), int(A["b"].v))))
+        return npf(A.c("a"), A.c("b"))
+    return Ref(fn, plan_binary, EXACT)
+
+
+def r_clip(A):
+    x = A.c("t")
+    if A["lo"] is not None and A.has("lo"):
+        x = np.maximum(x, A.c("lo"))
+    if A["hi"] is not None and A.has("hi"):
+        x = np.minimum(x, A.c("hi"))
+    return x
+
+
+def r_where(A):
+    cnd = A["cond"]
+    cnd = np.array(bool(cnd.v)) if is_num(cnd) else cnd.astype(bool)
+    return np.where(cnd, A.c("a"), A.c("b"))
+
+
+def r_astype(A):
+    x, d = A["t"], A["dtype"]
+    if d == "i64" and x.dtype.kind == "f":
+        need(np.isfinite(x).all(), "NaN or inf to i64")
+        need((np.abs(x.astype(np.float64)) < 2.0**63).all(), "out of range for i64")
+        return np.trunc(x.astype(np.float64)).astype(np.int64)
+    return x.astype(NPT[d])
+
+# reductions: results in float64 from the values, with an error bound
+
+
+def red_args(A):
+    ax = A["axis"]
+    ax = tuple(ax) if isinstance(ax, list) else ax
+    return ax, bool(A["keepdims"])
+
+
+def check_axes(A, empty_error=False):
+    t = A["t"]
+    ax, kd = red_args(A)
+    axl = list(range(t.ndim)) if ax is None else ([ax] if isinstance(ax, int) else list(ax))
+    for a in axl:
+        need(-t.ndim <= a < t.ndim, "axis %d out of range for rank %d" % (a, t.ndim))
+    norm = [a % t.ndim for a in axl] if t.ndim else []
+    need(len(set(norm)) == len(norm), "repeated axis")
+    if empty_error:
+        need(all(t.shape[a] for a in norm), "%s over an empty axis" % A.case.op.name)
+    n = 1
+    for a in norm:
+        n *= t.shape[a]
+    return ax, kd, n
+
+
+def native(A, f):
+    """The same reduction done by NumPy in the result's dtype: an intermediate overflow
+    there (x * x of 1e30 in f32) is an accepted outcome too."""
+    A.alt = f(A["t"].astype(NPT[A.rd]))
+
+
+def r_sum(A):
+    ax, kd, n = check_axes(A)
+    if int_like(A.rd):
+        return np.sum(A.c("t", "i64"), axis=ax, keepdims=kd)
+    native(A, lambda x: np.sum(x, axis=ax, keepdims=kd))
+    x = A.f("t")
+    A.bound = np.sum(np.abs(x), axis=ax, keepdims=kd) * (2 + math.log2(max(n, 1)))
+    return np.sum(x, axis=ax, keepdims=kd)
+
+
+def r_prod(A):
+    ax, kd, n = check_axes(A)
+    if int_like(A.rd):
+        return np.prod(A.c("t", "i64"), axis=ax, keepdims=kd)
+    native(A, lambda x: np.prod(x, axis=ax, keepdims=kd))
+    x = A.f("t")
+    r = np.prod(x, axis=ax, keepdims=kd)
+    A.bound = np.abs(r) * (n + 2)
+    return r
+
+
+def r_mean(A):
+    ax, kd, n = check_axes(A)
+    native(A, lambda x: np.mean(x, axis=ax, keepdims=kd))
+    x = A.f("t")
+    A.bound = np.mean(np.abs(x), axis=ax, keepdims=kd) * (2 + math.log2(max(n, 1))) if n else 0
+    return np.mean(x, axis=ax, keepdims=kd)
+
+
+def r_var(A, sq=False):
+    ax, kd, n = check_axes(A)
+    native(A, lambda x: (np.std if sq else np.var)(x, axis=ax, keepdims=kd))
+    x = A.f("t")
+    v = np.var(x, axis=ax, keepdims=kd)
+    m2 = np.max(np.abs(x), axis=ax, keepdims=kd, initial=0) ** 2 if x.size else np.zeros(np.shape(v))
+    b = m2 * (4 + 2 * n)
+    if sq:
+        s = np.sqrt(v)
+        A.bound = np.sqrt(b / float(np.finfo(NPT[A.rd]).eps)) * np.ones_like(s) + s * 4
+        return s
+    A.bound = b
+    return v
+
+
+def r_maxmin(npf):
+    def fn(A):
+        ax, kd, n = check_axes(A, empty_error=True)
+        return npf(A.c("t"), axis=ax, keepdims=kd)
+    return fn
+
+
+def r_arg(npf):
+    def fn(A):
+        ax, kd, n = check_axes(A, empty_error=True)
+        need(not isinstance(ax, tuple) or len(ax) <= 1, "argmax/argmin take one axis")
+        if isinstance(ax, tuple):
+            ax = ax[0] if ax else None
+            need(ax is not None, "argmax with axis=[]")
+        x = A["t"]
+        r = npf(x, axis=ax)
+        if kd:
+            r = np.expand_dims(r, ax) if ax is not None else np.reshape(r, (1,) * x.ndim)
+        return r
+    return fn
+
+
+def r_allany(npf):
+    def fn(A):
+        ax, kd, n = check_axes(A)
+        return npf(A["t"].astype(bool), axis=ax, keepdims=kd)
+    return fn
+
+
+def r_logsumexp(A):
+    ax, kd, n = check_axes(A)
+    x = A.f("t")
+    m = np.max(x, axis=ax, keepdims=True, initial=-np.inf)
+    ms = np.where(np.isfinite(m), m, 0)
+    r = np.log(np.sum(np.exp(x - ms), axis=ax, keepdims=True)) + ms
+    r = np.where(np.isnan(m), np.nan, r)
+    if not kd:
+        r = np.squeeze(r, axis=ax) if ax is not None else r.reshape(())
+    A.bound = (np.abs(r) + 2 + math.log2(max(n, 1))) * 4
+    return r
+
+
+def r_norm(A):
+    ax, kd, n = check_axes(A)
+    native(A, lambda x: np.sqrt(np.sum(x * x, axis=ax, keepdims=kd)))
+    x = A.f("t")
+    r = np.sqrt(np.sum(x * x, axis=ax, keepdims=kd))
+    A.bound = r * (4 + math.log2(max(n, 1)))
+    return r
+
+
+def r_softmax(log):
+    def fn(A):
+        x = A.f("t")
+        ax = A["axis"] if A.has("axis") else -1
+        need(-x.ndim <= ax < x.ndim, "axis out of range")
+        m = np.max(x, axis=ax, keepdims=True, initial=-np.inf)
+        e = np.exp(x - m)
+        s = np.sum(e, axis=ax, keepdims=True)
+        if log:   # the doc's definition: t - logsumexp(t) (logsumexp of a +inf is +inf)
+            ms = np.where(np.isfinite(m), m, 0)
+            lse = np.where(np.isnan(m), np.nan, np.log(np.sum(np.exp(x - ms), axis=ax, keepdims=True)) + ms)
+            r = x - lse
+            A.bound = (np.abs(r) + np.abs(x) + np.abs(m) + 4) * 4
+        else:
+            r = e / s
+            A.bound = np.ones_like(r) * 8
+        return r
+    return fn
+
+
+def axis_of(A, default=-1):
+    t = A["t"]
+    ax = A["axis"] if A.has("axis") else default
+    need(-t.ndim <= ax < t.ndim, "axis %d out of range for rank %d" % (ax, t.ndim))
+    return ax
+
+
+def r_cum(npf):
+    def fn(A):
+        ax = axis_of(A)
+        if int_like(A.rd):
+            return npf(A.c("t", "i64"), axis=ax)
+        native(A, lambda x: npf(x, axis=ax))
+        x = A.f("t")
+        r = npf(x, axis=ax)
+        A.bound = (np.cumsum(np.abs(x), axis=ax) if npf is np.cumsum else np.abs(r) * (x.shape[ax] + 2)) * \
+            (2 + x.shape[ax])
+        return r
+    return fn
+
+
+def stable_argsort(x, ax, desc):
+    """Stable argsort, NaN last; descending is the stable flip (ties keep index order, NaN first)."""
+    if not desc:
+        return np.argsort(x, axis=ax, kind="stable")
+    n = x.shape[ax]
+    s = np.argsort(np.flip(x, ax), axis=ax, kind="stable")
+    return (n - 1) - np.flip(s, ax)
+
+
+def r_sort(arg):
+    def fn(A):
+        ax = axis_of(A)
+        x = A["t"]
+        i = stable_argsort(x, ax, bool(A["descending"]))
+        return i if arg else np.take_along_axis(x, i, ax)
+    return fn
+
+
+def r_topk(A):
+    ax = axis_of(A)
+    x, k = A["t"], A["k"]
+    need(0 <= k <= x.shape[ax], "k out of range")
+    i = np.take(stable_argsort(x, ax, True), np.arange(k), axis=ax)
+    return [np.take_along_axis(x, i, ax), i]
+
+
+def r_unique(A):
+    x = A["t"].ravel()
+    return np.unique(x)
+
+
+def r_one_hot(A):
+    lab, n = A["labels"], A["n"]
+    need(((lab >= 0) & (lab < n)).all(), "label out of range")
+    return (lab[..., None] == np.arange(n)).astype(np.float32)
+
+
+def r_repeat(A):
+    t = A["t"]
+    ax = A["axis"]
+    if ax is not None:
+        need(-t.ndim <= ax < t.ndim, "axis out of range")
+    return np.repeat(t, A["n"], axis=ax)
+
+
+def r_pad(A):
+    t = A["t"]
+    v = A["value"] if A.has("value") else Num(0.0)
+    if A.rd == "i64":
+        need(v.integral(), "non-integral pad value for i64")
+    return np.pad(t, [tuple(w) for w in A["widths"]], constant_values=cast(v, A.rd))
+
+
+def r_diff(A):
+    ax = axis_of(A)
+    return np.diff(A["t"], axis=ax)
+
+
+def mm_bound(a, b, f):
+    return f(np.abs(a), np.abs(b)) * (4 + max(a.shape[-1] if a.ndim else 1, 1))
+
+
+def r_matmul(A):
+    a, b = A["a"], A["b"]
+    need(not is_num(a) and not is_num(b) and a.ndim and b.ndim, "matmul of a 0-d operand")
+    ca, cb = A.c("a"), A.c("b")
+    if int_like(A.rd):
+        if A.rd == "bool":
+            return np.matmul(ca.astype(np.int64), cb.astype(np.int64)) != 0
+        return np.matmul(ca, cb)
+    fa, fb = ca.astype(np.float64), cb.astype(np.float64)
+    r = np.matmul(fa, fb)
+    A.bound = mm_bound(fa, fb, np.matmul)
+    return r
+
+
+def r_dot(A):
+    a, b = A["a"], A["b"]
+    if is_num(a) or is_num(b) or a.ndim == 0 or b.ndim == 0:
+        if A.rd == "bool":
+            return np.logical_and(A.c("a"), A.c("b"))
+        return np.multiply(A.c("a"), A.c("b"))
+    need(a.ndim <= 2 and b.ndim <= 2, "dot of rank > 2")
+    return r_matmul(A)
+
+
+def r_outer(A):
+    a, b = A.c("a").ravel(), A.c("b").ravel()
+    if A.rd == "bool":
+        return np.logical_and.outer(a, b)
+    return np.multiply.outer(a, b)
+
+
+def r_trace(A):
+    t = A["t"]
+    if int_like(A.rd):
+        return np.trace(t.astype(np.int64))
+    x = t.astype(np.float64)
+    A.bound = np.trace(np.abs(x)) * 4
+    return np.trace(x)
+
+
+def lin_in(A, k="a"):
+    """LAPACK operands: bool/i64 compute in f32 (values rounded to f32 first), f64 stays."""
+    x = A[k]
+    d = "f64" if x.dtype == np.float64 else "f32"
+    return x.astype(NPT[d]).astype(np.float64)
+
+
+def lin_tol(A):
+    return 1e-11 if A.rd == "f64" else 2e-4
+
+
+def lin_close(got, want, scale, tol):
+    if got.shape != want.shape:
+        return "shape %s, want %s" % (list(got.shape), list(want.shape))
+    if got.size == 0:
+        return None
+    err = np.abs(got.astype(np.float64) - want)
+    lim = tol * (scale + 1)
+    if (err <= lim).all():
+        return None
+    i = tuple(int(j) for j in np.argwhere(~(err <= lim))[0])
+    return "element %s: got %r, want %r (tolerance %.3g)" % (list(i), float(got[i]), float(want[i]), float(np.broadcast_to(lim, err.shape)[i]))
+
+
+def maxabs(x, axes=(-2, -1)):
+    return np.max(np.abs(x), axis=axes, keepdims=True, initial=0) if x.size else 0
+
+
+def r_solve(A):
+    a, b = lin_in(A, "a"), lin_in(A, "b")
+    need(a.ndim >= 2 and a.shape[-1] == a.shape[-2], "solve needs square matrices")
+    n = a.shape[-1]
+    need(abs(np.linalg.det(a)).min(initial=1) > 1e-6 if a.size else True, "singular matrix")
+    if b.ndim == 1:
+        need(b.shape[0] == n, "shape mismatch")
+        return np.linalg.solve(a, np.broadcast_to(b[:, None], a.shape[:-2] + (n, 1)))[..., 0]
+    need(b.ndim >= 2 and b.shape[-2] == n, "shape mismatch")
+    bs = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return np.linalg.solve(np.broadcast_to(a, bs + a.shape[-2:]), np.broadcast_to(b, bs + b.shape[-2:]))
+
+
+def check_solve(A, got):
+    a, b = lin_in(A, "a"), lin_in(A, "b")
+    want = A.want[0]
+    return lin_close(got[0], want, np.max(np.abs(want)) if want.size else 0, lin_tol(A) * 10)
+
+
+def r_inv(A):
+    a = lin_in(A)
+    need(abs(np.linalg.det(a)).min(initial=1) > 1e-6 if a.size else True, "singular matrix")
+    return np.linalg.inv(a)
+
+
+def check_plain(rtol_mult=1.0):
+    def check(A, got):
+        out = []
+        for g_, w in zip(got, A.want):
+            e = lin_close(g_, w, maxabs(w) if w.ndim >= 2 else np.max(np.abs(w), initial=0), lin_tol(A) * rtol_mult)
+            if e:
+                return e
+        return None
+    return check
+
+
+def r_det(A):
+    return np.linalg.det(lin_in(A))
+
+
+def check_det(A, got):
+    w = A.want[0]
+    a = lin_in(A)
+    n = a.shape[-1]
+    scale = np.prod(np.linalg.norm(a, axis=-1), axis=-1) if a.size else np.ones(a.shape[:-2])
+    return lin_close(got[0], w, scale, lin_tol(A) * (n + 1))
+
+
+def r_cholesky(A):
+    a = lin_in(A)
+    if a.size:
+        need(np.all(np.linalg.eigvalsh(a) > 1e-6 * np.max(np.abs(a))), "not positive definite")
+    return np.linalg.cholesky(a)
+
+
+def signfix(cols_of, rows_of=None, ref_vec=None):
+    """Flip columns of cols_of (and the rows of rows_of) so each column's largest entry is positive."""
+    if cols_of.size == 0:
+        return cols_of, rows_of
+    idx = np.argmax(np.abs(ref_vec if ref_vec is not None else cols_of), axis=-2)
+    sgn = np.sign(np.take_along_axis(ref_vec if ref_vec is not None else cols_of, idx[..., None, :], axis=-2))
+    sgn[sgn == 0] = 1
+    c = cols_of * sgn
+    r = rows_of * np.swapaxes(sgn, -1, -2) if rows_of is not None else None
+    return c, r
+
+
+def r_qr(A):
+    q, r = np.linalg.qr(lin_in(A))
+    return [q, r]
+
+
+def check_qr(A, got):
+    a = lin_in(A)
+    q, r = [x.astype(np.float64) for x in got]
+    wq, wr = A.want
+    if q.shape != wq.shape or r.shape != wr.shape:
+        return "shapes %s %s, want %s %s" % (list(q.shape), list(r.shape), list(wq.shape), list(wr.shape))
+    tol = lin_tol(A) * 4
+    s = maxabs(a)
+    if np.abs(q @ r - a).max(initial=0) > tol * (np.max(s) + 1):
+        return "q @ r differs from a by %g" % np.abs(q @ r - a).max()
+    k = q.shape[-1]
+    if np.abs(np.swapaxes(q, -1, -2) @ q - np.eye(k)).max(initial=0) > tol:
+        return "q is not orthonormal"
+    if np.abs(np.tril(r, -1)).max(initial=0) > 0:
+        return "r is not upper triangular"
+    # the factorization is unique up to the sign of each of r's rows, when a has full rank
+    dg = np.abs(np.diagonal(wr, axis1=-2, axis2=-1))
+    if dg.size and dg.min() > 1e-3 * (np.max(s) + 1):
+        sg = np.sign(np.diagonal(r, axis1=-2, axis2=-1)) * np.sign(np.diagonal(wr, axis1=-2, axis2=-1))
+        e = lin_close(r * sg[..., :, None], wr, np.max(s), tol)
+        if e:
+            return "r: " + e
+    return None
+
+
+def r_svd(A):
+    u, s, vt = np.linalg.svd(lin_in(A), full_matrices=False)
+    return [u, s, vt]
+
+
+def check_svd(A, got):
+    a = lin_in(A)
+    u, s, vt = [x.astype(np.float64) for x in got]
+    wu, ws, wvt = A.want
+    if (u.shape, s.shape, vt.shape) != (wu.shape, ws.shape, wvt.shape):
+        return "shapes %s %s %s, want %s %s %s" % tuple(list(x.shape) for x in (u, s, vt, wu, ws, wvt))
+    tol = lin_tol(A) * 4
+    sc = np.max(ws, initial=0)
+    e = lin_close(s, ws, sc, tol)
+    if e:
+        return "singular values: " + e
+    if np.abs((u * s[..., None, :]) @ vt - a).max(initial=0) > tol * (sc + 1):
+        return "u @ diag(s) @ vt differs from a by %g" % np.abs((u * s[..., None, :]) @ vt - a).max()
+    k = s.shape[-1]
+    if np.abs(np.swapaxes(u, -1, -2) @ u - np.eye(k)).max(initial=0) > tol or \
+            np.abs(vt @ np.swapaxes(vt, -1, -2) - np.eye(k)).max(initial=0) > tol:
+        return "u or vt is not orthonormal"
+    return None
+
+
+def r_eigh(A):
+    w, v = np.linalg.eigh(lin_in(A))
+    return [w, v]
+
+
+def check_eigh(A, got):
+    a = lin_in(A)
+    w, v = [x.astype(np.float64) for x in got]
+    ww, wv = A.want
+    if (w.shape, v.shape) != (ww.shape, wv.shape):
+        return "shapes %s %s, want %s %s" % (list(w.shape), list(v.shape), list(ww.shape), list(wv.shape))
+    tol = lin_tol(A) * 4
+    sc = np.max(np.abs(ww), initial=0)
+    e = lin_close(w, ww, sc, tol)
+    if e:
+        return "eigenvalues: " + e
+    if np.abs(a @ v - v * w[..., None, :]).max(initial=0) > tol * (sc + 1):
+        return "a @ v differs from v * w by %g" % np.abs(a @ v - v * w[..., None, :]).max()
+    n = w.shape[-1]
+    if np.abs(np.swapaxes(v, -1, -2) @ v - np.eye(n)).max(initial=0) > tol:
+        return "the eigenvectors are not orthonormal"
+    return None
+
+
+def r_reshape(A):
+    t, sh = A["t"], A["shape"]
+    sh = [sh] if isinstance(sh, int) else sh
+    need(sh.count(-1) <= 1, "more than one -1")
+    return np.reshape(t, sh)
+
+
+def r_expand_dims(A):
+    t, ax = A["t"], A["axis"]
+    need(-t.ndim - 1 <= ax <= t.ndim, "axis out of range")
+    return np.expand_dims(t, ax)
+
+
+def r_squeeze(A):
+    t, ax = A["t"], A["axis"]
+    if isinstance(ax, list):
+        ax = tuple(ax)
+    return np.squeeze(t, ax)
+
+
+def r_transpose(A):
+    t, ax = A["t"], A["axes"]
+    return np.transpose(t, ax)
+
+
+def r_broadcast_to(A):
+    return np.broadcast_to(A["t"], tuple(A["shape"])).copy()
+
+
+def r_join(stack):
+    def fn(A):
+        parts = [cast(p, A.rd) for p in A["tensors"]]
+        ax = A["axis"] if A.has("axis") else 0
+        return np.stack(parts, ax) if stack else np.concatenate(parts, ax)
+    return fn
+
+
+def shape_of(A):
+    s = A["shape"]
+    return (s,) if isinstance(s, int) else tuple(s)
+
+
+def r_full(A):
+    name = A.case.op.name
+    s = shape_of(A)
+    if name == "full":
+        v = A["value"]
+        if A.rd == "i64":
+            need(v.integral() and abs(v.v) < 2.0**63, "cannot convert to i64")
+        return np.full(s, cast(v, A.rd))
+    return (np.zeros if name == "zeros" else np.ones)(s, NPT[A.rd])
+
+
+def dt_full(A):
+    if A["dtype"] is not None:
+        return A["dtype"]
+    return "bool" if A.case.op.name == "full" and isinstance(A["value"].v, bool) else "f32"
+
+
+def r_arange(A):
+    a = A["a"].v
+    if A.has("b"):
+        lo, hi = a, A["b"].v
+    else:
+        lo, hi = 0.0, a
+    st = A["step"].v if A.has("step") else 1.0
+    need(st != 0, "step 0")
+    n = max(int(math.ceil((hi - lo) / st)), 0)
+    r = lo + np.arange(n, dtype=np.float64) * st
+    A.bound = np.maximum(np.abs(r), abs(st)) * 2
+    return r
+
+
+def dt_arange(A):
+    if A["dtype"] is not None:
+        return A["dtype"]
+    vals = [A[k].v for k in ("a", "b", "step") if A.has(k)]
+    return "i64" if all(float(v).is_integer() for v in vals) else "f32"
+
+
+def r_linspace(A):
+    a, b, n = A["a"].v, A["b"].v, A["n"]
+    r = np.linspace(a, b, n)
+    A.bound = np.maximum(abs(a), abs(b)) * np.ones(n) * 2
+    return r
+
+
+def no_ref(A):
+    raise AssertionError("not compared")
+
+
+def dt_topk(A):
+    return [dt_of(A["t"]), "i64"]
+
+
+def dt_lapack(A):
+    d = "f64" if A["a"].dtype == np.float64 else "f32"
+    if A.case.op.name == "solve" and A["b"].dtype == np.float64:
+        d = "f64"
+    return [d] * A.case.op.nout
+
+
+def dt_where(A):
+    return promote([A["a"], A["b"]])
+
+
+def dt_join(A):
+    return promote(list(A["tensors"]))
+
+
+# The reference of each op of ops.def. (The op list itself comes from ops.def.)
+REF = {
+    # elementwise, one operand
+    "neg": Ref(r_neg, plan_unary, EXACT),
+    "abs": exact_unary(np.abs),
+    "exp": unary(np.exp), "exp2": unary(np.exp2), "expm1": unary(np.expm1),
+    "log": unary(np.log), "log2": unary(np.log2), "log10": unary(np.log10), "log1p": unary(np.log1p),
+    "sqrt": unary(np.sqrt, tol=ULP(1, zsign=True)),
+    "sin": unary(np.sin), "cos": unary(np.cos), "tan": unary(np.tan),
+    "asin": unary(np.arcsin), "acos": unary(np.arccos), "atan": unary(np.arctan),
+    "sinh": unary(np.sinh), "cosh": unary(np.cosh), "tanh": unary(np.tanh),
+    "asinh": unary(np.arcsinh), "acosh": unary(np.arccosh), "atanh": unary(np.arctanh),
+    "sigmoid": unary(lambda x: 1 / (1 + np.exp(-x))),
+    "relu": Ref(lambda A: np.where(A.c("x") > 0, A.c("x"), np.where(np.isnan(A.c("x")), A.c("x"), np.zeros_like(A.c("x")))),
+                plan_unary, EXACT_NOZ),
+    "floor": exact_unary(int_same(np.floor)), "ceil": exact_unary(int_same(np.ceil)),
+    "round": Ref(r_round, plan_unary, EXACT),
+    "sign": Ref(r_sign, plan_unary, EXACT),
+    "isnan": exact_unary(np.isnan), "isinf": exact_unary(np.isinf), "isfinite": exact_unary(np.isfinite),
+    "logical_not": Ref(r_logical_not, plan_unary, EXACT),
+    "bitwise_not": Ref(r_bitnot, plan_unary, EXACT),
+    # elementwise, two operands
+    "add": binary_exact(np.add, lambda A: np.logical_or(A.c("a"), A.c("b"))),
+    "sub": binary_exact(np.subtract, r_sub_bool),
+    "mul": binary_exact(np.multiply, lambda A: np.logical_and(A.c("a"), A.c("b"))),
+    "div": binary_exact(np.true_divide),
+    "floor_divide": Ref(r_floordiv, plan_binary, EXACT, fix=fix_intdiv),
+    "mod": Ref(r_mod, plan_binary, EXACT, fix=fix_intdiv),
+    "pow": Ref(r_pow, plan_binary, pow_tol, fix=fix_pow),
+    "maximum": binary_exact(np.maximum, tol=EXACT_NOZ),
+    "minimum": binary_exact(np.minimum, tol=EXACT_NOZ),
+    "atan2": Ref(lambda A: np.arctan2(A.f("y"), A.f("x")), plan_binary, ULP(4, zsign=True)),
+    "logical_and": logical(np.logical_and), "logical_or": logical(np.logical_or),
+    "logical_xor": logical(np.logical_xor),
+    "bitwise_and": bitwise(lambda a, b: a & b), "bitwise_or": bitwise(lambda a, b: a | b),
+    "bitwise_xor": bitwise(lambda a, b: a ^ b),
+    "eq": cmp_ref(np.equal, lambda a, b: a == b), "ne": cmp_ref(np.not_equal, lambda a, b: a != b),
+    "lt": cmp_ref(np.less, lambda a, b: a < b), "le": cmp_ref(np.less_equal, lambda a, b: a <= b),
+    "gt": cmp_ref(np.greater, lambda a, b: a > b), "ge": cmp_ref(np.greater_equal, lambda a, b: a >= b),
+    "clip": Ref(r_clip, plan_clip, EXACT_NOZ),
+    "where": Ref(r_where, plan_where, EXACT, dtype=dt_where),
+    "astype": Ref(r_astype, plan_astype, EXACT),
+    # reductions
+    "sum": Ref(r_sum, plan_reduce, lambda A: EXACT if int_like(A.rd) else BOUND(2), intext=True),
+    "mean": Ref(r_mean, plan_reduce, BOUND(2)),
+    "max": Ref(r_maxmin(np.max), plan_reduce, EXACT_NOZ),
+    "min": Ref(r_maxmin(np.min), plan_reduce, EXACT_NOZ),
+    "prod": Ref(r_prod, plan_reduce, lambda A: EXACT if int_like(A.rd) else BOUND(2), intext=True),
+    "var": Ref(r_var, plan_reduce, BOUND(2)),
+    "std": Ref(lambda A: r_var(A, True), plan_reduce, BOUND(2)),
+    "argmax": Ref(r_arg(np.argmax), plan_reduce, EXACT, single_axis=True),
+    "argmin": Ref(r_arg(np.argmin), plan_reduce, EXACT, single_axis=True),
+    "all": Ref(r_allany(np.all), plan_reduce, EXACT),
+    "any": Ref(r_allany(np.any), plan_reduce, EXACT),
+    "logsumexp": Ref(r_logsumexp, plan_reduce, BOUND(2)),
+    "norm": Ref(r_norm, plan_reduce, BOUND(2)),
+    "softmax": Ref(r_softmax(False), plan_axis_op, BOUND(2)),
+    "log_softmax": Ref(r_softmax(True), plan_axis_op, BOUND(2)),
+    # along an axis
+    "cumsum": Ref(r_cum(np.cumsum), plan_axis_op, lambda A: EXACT if int_like(A.rd) else BOUND(2)),
+    "cumprod": Ref(r_cum(np.cumprod), plan_axis_op, lambda A: EXACT if int_like(A.rd) else BOUND(2), vk="moderate"),
+    "sort": Ref(r_sort(False), plan_axis_op, EXACT, dups=True),
+    "argsort": Ref(r_sort(True), plan_axis_op, EXACT, dups=True),
+    "topk": Ref(r_topk, plan_axis_op, EXACT, dtype=dt_topk, dups=True),
+    "unique": Ref(r_unique, plan_unique, EXACT_NOZ),
+    "one_hot": Ref(r_one_hot, plan_one_hot, EXACT),
+    "tile": Ref(lambda A: np.tile(A["t"], A["reps"]), plan_tile, EXACT),
+    "repeat": Ref(r_repeat, plan_repeat, EXACT),
+    "pad": Ref(r_pad, plan_pad, EXACT),
+    "diff": Ref(r_diff, plan_axis_op, EXACT),
+    "equal": Ref(r_equal, plan_equal, EXACT),
+    "allclose": Ref(r_allclose, plan_equal, EXACT),
+    # linear algebra
+    "matmul": Ref(r_matmul, plan_matmul, lambda A: EXACT if int_like(A.rd) else BOUND(2)),
+    "dot": Ref(r_dot, plan_matmul, lambda A: EXACT if int_like(A.rd) or A.args["a"] is None or
+               is_num(A["a"]) or is_num(A["b"]) or A["a"].ndim == 0 or A["b"].ndim == 0 else BOUND(2), batched=False),
+    "outer": Ref(r_outer, plan_outer, EXACT),
+    "trace": Ref(r_trace, plan_trace, lambda A: EXACT if int_like(A.rd) else BOUND(2)),
+    "solve": Ref(r_solve, plan_lapack, None, dtype=dt_lapack, matrix="general", check=check_solve),
+    "inv": Ref(r_inv, plan_lapack, None, dtype=dt_lapack, matrix="general", check=check_plain(10)),
+    "det": Ref(r_det, plan_lapack, None, dtype=dt_lapack, matrix="any", check=check_det),
+    "cholesky": Ref(r_cholesky, plan_lapack, None, dtype=dt_lapack, matrix="spd", check=check_plain(10)),
+    "qr": Ref(r_qr, plan_lapack, None, dtype=dt_lapack, matrix="rect", check=check_qr),
+    "svd": Ref(r_svd, plan_lapack, None, dtype=dt_lapack, matrix="rect", check=check_svd),
+    "eigh": Ref(r_eigh, plan_lapack, None, dtype=dt_lapack, matrix="sym", check=check_eigh),
+    # shape
+    "reshape": Ref(r_reshape, plan_reshape, EXACT),
+    "flatten": Ref(lambda A: A["t"].ravel(), plan_reshape, EXACT),
+    "expand_dims": Ref(r_expand_dims, plan_reshape, EXACT),
+    "squeeze": Ref(r_squeeze, plan_reshape, EXACT),
+    "transpose": Ref(r_transpose, plan_transpose, EXACT),
+    "broadcast_to": Ref(r_broadcast_to, plan_broadcast_to, EXACT),
+    "concat": Ref(r_join(False), plan_join, EXACT, dtype=dt_join),
+    "stack": Ref(r_join(True), plan_join, EXACT, dtype=dt_join),
+    # construction
+    "zeros": Ref(r_full, plan_full, EXACT, dtype=dt_full),
+    "ones": Ref(r_full, plan_full, EXACT, dtype=dt_full),
+    "full": Ref(r_full, plan_full, EXACT, dtype=dt_full),
+    "arange": Ref(r_arange, plan_arange, lambda A: EXACT if A.rd == "i64" else BOUND(2), dtype=dt_arange),
+    "linspace": Ref(r_linspace, plan_arange, BOUND(2)),
+    "eye": Ref(lambda A: np.eye(A["n"], dtype=np.float32), plan_arange, EXACT),
+    # random: no NumPy counterpart; dtype, shape and range are checked instead
+    "rand": Ref(no_ref, plan_random, skip=lambda x, A: ((x >= 0) & (x < 1)).all()),
+    "randn": Ref(no_ref, plan_random, skip=lambda x, A: np.isfinite(x).all()),
+    "randint": Ref(no_ref, plan_random, skip=lambda x, A: ((x >= A["lo"]) & (x < A["hi"])).all()),
+}
+
+# ---------------------------------------------------------------------------------------
+# expected dtype (spec section 5) from the op's dtype rule
+
+
+def expected_dtypes(op, case, ref):
+    args = case.args
+    opnds = []
+    for p in op.operands():
+        if p.name in args:
+            v = args[p.name]
+            if p.type == "Ts":
+                opnds += list(v)
+            elif v is not None:
+                opnds.append(v)
+    tdts = [dt_of(v) for v in opnds if isinstance(v, np.ndarray)]
+    first = opnds[0] if opnds else None
+    allnum = bool(opnds) and not tdts
+    rule = op.rule
+    if ref.dtype is not None:
+        d = ref.dtype(A(case, None, None))
+        return d if isinstance(d, list) else [d]
+    if "F_ITEM" in op.flags:   # the built-in returns the 0-d result's element
+        return ["boolnum" if rule in ("DR_BOOL", "DR_CMP") else "number"]
+    if allnum:   # numbers map to numbers (F_NUM), bools where the op gives bools
+        if rule in ("DR_BOOL", "DR_CMP"):
+            return ["boolnum"]
+        if rule == "DR_INT" and all(isinstance(v.v, bool) for v in opnds):
+            return ["boolnum"]
+        return ["number"]
+    p = promote(opnds)
+    d = {
+        "DR_SAME": lambda: dt_of(first) if isinstance(first, np.ndarray) else p,
+        "DR_FLOAT": lambda: floatify(p),
+        "DR_BOOL": lambda: "bool",
+        "DR_PROMOTE": lambda: p,
+        "DR_CMP": lambda: "bool",
+        "DR_INT": lambda: p,
+        "DR_SUM": lambda: "i64" if int_like(p) else p,
+        "DR_MEAN": lambda: "f32" if int_like(p) else p,
+        "DR_I64": lambda: "i64",
+        "DR_F32": lambda: "f32",
+        "DR_ATTR": lambda: args.get("dtype") or "f32",
+    }.get(rule)
+    if d is None:
+        raise SystemExit("FAIL: numpy_diff: dtype rule %s of op %s is new: teach expected_dtypes() about it" % (rule, op.name))
+    return [d()] * op.nout
+
+
+def compute_dtype(op, case, rd):
+    """The dtype a reference computes exactly in: the promoted operands' for comparisons and
+    logical ops, else the result's."""
+    if op.rule in ("DR_CMP", "DR_BOOL", "DR_INT") or op.kind == "K_COMPARE":
+        opnds = [case.args[p.name] for p in op.operands() if case.args.get(p.name) is not None]
+        p = promote(opnds)
+        return "f64" if p == "number" else p
+    return "f64" if rd in ("number", "boolnum") else rd
+
+# ---------------------------------------------------------------------------------------
+# cases and the TSL program
+
+
+class Case:
+    def __init__(self, op, args, ref):
+        self.op, self.args, self.ref = op, args, ref
+        self.static = False
+        self.runtime_nums = False
+        self.form = "call"
+        self.kwstyle = 0
+        self.error = None     # the reason NumPy/the spec raise
+        self.want = None
+        self.rd = None
+        self.tol = None
+        self.bound = None
+        self.pinned = None    # the KNOWN_DIFFERENCES entry it reproduces
+        self.idx = -1
+
+    def operand_dtypes(self):
+        out = []
+        for p in self.op.operands():
+            v = self.args.get(p.name)
+            if p.type == "Ts" and v is not None:
+                out += [dt_of(x) for x in v]
+            elif isinstance(v, np.ndarray):
+                out.append(dt_of(v))
+            elif is_num(v):
+                out.append("bool#" if isinstance(v.v, bool) else "num")
+        return out
+
+    def describe(self):
+        parts = []
+        for p in self.op.params:
+            if p.name not in self.args:
+                continue
+            v = self.args[p.name]
+            parts.append("%s=%s" % (p.name, describe_val(v)))
+        mode = "static" if self.static else "eager"
+        return "%s(%s) [%s, %s form]" % (self.op.name, ", ".join(parts), mode, self.form)
+
+
+def describe_val(v):
+    if isinstance(v, np.ndarray):
+        s = "%s%s" % (dt_of(v), list(v.shape))
+        if v.size <= 8:
+            s += " " + np.array2string(v.ravel(), separator=",", threshold=10).replace("\n", "")
+        return s
+    if is_num(v):
+        return "num " + (repr(v.v) if not (isinstance(v.v, float) and v.v == 0 and math.copysign(1, v.v) < 0) else "-0.0")
+    if isinstance(v, list) and v and isinstance(v[0], np.ndarray):
+        return "[" + ", ".join(describe_val(x) for x in v) + "]"
+    return repr(v)
+
+
+def num_lit(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    v = float(v)
+    if math.isnan(v):
+        return "_nan"
+    if math.isinf(v):
+        return "_inf" if v > 0 else "(-_inf)"
+    if v == 0:
+        return "(-0.0)" if math.copysign(1, v) < 0 else "0"
+    r = repr(v)
+    if r.endswith(".0"):
+        r = r[:-2]
+    return "(" + r + ")" if v < 0 else r
+
+
+def lit(p, v):
+    """A non-tensor argument as TSL text, by the parameter's type."""
+    if v is None:
+        return "nil"
+    if is_num(v):
+        return num_lit(v.v)
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return '"%s"' % v
+    if isinstance(v, (int, np.integer)):
+        return str(int(v)) if v >= 0 else "(%d)" % v
+    if isinstance(v, float):
+        return num_lit(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(lit(p, x) for x in v) + "]"
+    raise AssertionError("cannot write %r" % (v,))
+
+
+class Program:
+    """One TSL program: the cases in order; maps each source line back to its case."""
+    PRE = [
+        'D = args()[0]',
+        'I = args()[1]',
+        '_nan = float("nan")',
+        '_inf = float("inf")',
+        'fn _sv(p, x) {',
+        '  k = type(x)',
+        '  if k == "tensor" { save_npy(D + "/" + p + ".t.npy", x) }',
+        '  else if k == "number" { save_npy(D + "/" + p + ".n.npy", tensor(x, "f64")) }',
+        '  else if k == "bool" { save_npy(D + "/" + p + ".b.npy", tensor(x)) }',
+        '  else if k == "list" {',
+        '    save_npy(D + "/" + p + ".l.npy", tensor(len(x), "i64"))',
+        '    for i in range(len(x)) { _sv(p + "_" + str(i), x[i]) }',
+        '  } else { save_npy(D + "/" + p + ".o.npy", tensor(0, "i64")) }',
+        '}',
+    ]
+
+    def __init__(self, cases, indir):
+        self.lines = list(self.PRE)
+        self.line_case = {}
+        for c in cases:
+            first = len(self.lines) + 1
+            self.lines += case_lines(c, indir)
+            for ln in range(first, len(self.lines) + 1):
+                self.line_case[ln] = c
+
+    def text(self):
+        return "\n".join(self.lines) + "\n"
+
+
+def call_text(c, names):
+    """The op applied to its arguments: operator form or a call with positional and keyword
+    arguments (keywords for a random tail, defaults sometimes left out)."""
+    op = c.op
+    if c.form == "sym":
+        vals = [names[p.name] for p in op.operands()]
+        if len(vals) == 1:
+            return "(%s%s)" % (op.symbol, vals[0])
+        return "(%s %s %s)" % (vals[0], op.symbol, vals[1])
+    parts = []
+    kw = False
+    present = [p for p in op.params if p.name in c.args]
+    cut = len(present) - c.kwstyle if c.kwstyle else len(present)
+    for i, p in enumerate(op.params):
+        if p.name not in c.args:
+            kw = True    # after a left-out default, the rest go by keyword
+            continue
+        if i >= cut:
+            kw = True
+        parts.append(("%s=%s" % (p.name, names[p.name])) if kw else names[p.name])
+    return "%s(%s)" % (op.name, ", ".join(parts))
+
+
+def case_lines(c, indir):
+    i = c.idx
+    lines = ["# case %d: %s" % (i, c.op.name)]
+    names = {}
+    for p in c.op.params:
+        if p.name not in c.args:
+            continue
+        v = c.args[p.name]
+        if p.type == "Ts":
+            vs = []
+            for j, t in enumerate(v):
+                vn = "a%d_%s%d" % (i, p.name, j)
+                lines.append('%s = load_npy(I + "/%d_%s%d.npy")' % (vn, i, p.name, j))
+                vs.append(vn)
+            names[p.name] = "[" + ", ".join(vs) + "]"
+        elif isinstance(v, np.ndarray):
+            vn = "a%d_%s" % (i, p.name)
+            lines.append('%s = load_npy(I + "/%d_%s.npy")' % (vn, i, p.name))
+            names[p.name] = vn
+        elif is_num(v) and c.runtime_nums:
+            vn = "a%d_%s" % (i, p.name)
+            lines.append("%s = %s" % (vn, num_lit(v.v)))
+            names[p.name] = vn
+        else:
+            names[p.name] = lit(p, v)
+    call = call_text(c, names)
+    if c.static:
+        lines.append("static { r%d = %s }" % (i, call))
+    else:
+        lines.append("r%d = %s" % (i, call))
+    lines.append('_sv("%d", r%d)' % (i, i))
+    return lines
+
+
+def write_inputs(c, indir):
+    for p in c.op.params:
+        v = c.args.get(p.name)
+        if p.type == "Ts" and v is not None:
+            for j, t in enumerate(v):
+                np.save(os.path.join(indir, "%d_%s%d.npy" % (c.idx, p.name, j)), t)
+        elif isinstance(v, np.ndarray):
+            np.save(os.path.join(indir, "%d_%s.npy" % (c.idx, p.name)), v)
+
+# ---------------------------------------------------------------------------------------
+# building cases
+
+
+def finish_case(c, g=None):
+    """Fill in the expected result (or the expected error) of a case."""
+    op, ref = c.op, c.ref
+    try:
+        rds = expected_dtypes(op, c, ref)
+    except Raise as e:
+        c.error = str(e)
+        return c
+    rd = rds[0]
+    if ref.fix is not None:
+        c.args = ref.fix(dict(c.args), rd)
+    if ref.skip is not None:
+        c.rd, c.rds = rd, rds
+        return c
+    cd = compute_dtype(op, c, rd)
+    acc = A(c, cd, rd)
+    acc.bound = None
+    try:
+        with np.errstate(all="ignore"):
+            want = ref.fn(acc)
+    except Raise as e:
+        c.error = str(e)
+        return c
+    except (ValueError, IndexError, TypeError, np.AxisError, np.linalg.LinAlgError) as e:
+        c.error = "NumPy raises %s: %s" % (type(e).__name__, e)
+        return c
+    wants = want if isinstance(want, list) else [want]
+    c.want = []
+    for w, d in zip(wants, rds):
+        w = np.asarray(w)
+        nd = "f64" if d == "number" else ("bool" if d == "boolnum" else d)
+        c.want.append(w.astype(NPT[nd]))
+    c.rd, c.rds = rd, rds
+    tol = ref.tol(acc) if callable(ref.tol) else ref.tol
+    c.tol = tol
+    c.bound = acc.bound
+    c.alt = getattr(acc, "alt", None)
+    if c.alt is not None:
+        c.alt = np.asarray(c.alt).astype(c.want[0].dtype)
+    c.acc = acc
+    acc.want = c.want
+    return c
+
+
+def make_case(g, op, ref):
+    args = ref.plan(g, op, ref)
+    for k, v in args.items():   # numpy scalars (from indexing) are 0-d tensors here
+        if isinstance(v, np.generic):
+            args[k] = np.asarray(v)
+    c = Case(op, args, ref)
+    finish_case(c, g)
+    return c
+
+
+def style_case(g, c, symbols_ok):
+    op = c.op
+    if op.symbol and symbols_ok.get(op.symbol) and (op.syntax_only or g.chance(0.5)):
+        c.form = "sym"
+    elif op.syntax_only:
+        c.form = "sym"
+    c.kwstyle = g.r.randint(0, 2) if g.chance(0.4) else 0
+    c.static = "F_DYNAMIC" not in op.flags and g.chance(0.35)
+    c.runtime_nums = g.chance(0.5)
+    if c.form == "sym" and any(p.name not in c.args for p in op.operands()):
+        c.form = "call"
+
+# ---------------------------------------------------------------------------------------
+# running TSL
+
+
+LOC_RE = re.compile(r"^(.*?):(\d+):(\d+): error: (.*)$")
+
+
+def run_tsl(tsl, flags, prog_path, outdir, indir, timeout=300, env=None):
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    try:
+        p = subprocess.run([tsl] + flags + [prog_path, outdir, indir], capture_output=True, text=True,
+                           timeout=timeout, env=e, errors="replace")
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as ex:
+        return 124, "", "timeout after %d s" % timeout
+
+
+def first_error(stderr):
+    for line in stderr.splitlines():
+        m = LOC_RE.match(line)
+        if m:
+            return m
+    return None
+
+
+def case_done(outdir, c):
+    i = c.idx
+    for suf in (".t.npy", ".n.npy", ".b.npy", ".l.npy", ".o.npy"):
+        if os.path.exists(os.path.join(outdir, "%d%s" % (i, suf))):
+            return True
+    return False
+
+
+class Finding:
+    def __init__(self, case, kind, msg):
+        self.case, self.kind, self.msg = case, kind, msg
+        self.known = None
+
+    def text(self):
+        return "%s: %s: %s\n      case: %s" % (self.case.op.name if self.case else "-", self.kind, self.msg,
+                                             self.case.describe() if self.case else "-")
+
+
+def run_batch(tsl, cases, workdir, tag, flags, findings, sanitizer, env=None):
+    """Runs the cases as one program (rerunning from the next case after each unexpected
+    error); returns the output folder."""
+    outdir = os.path.join(workdir, "out-" + tag)
+    indir = os.path.join(workdir, "in")
+    os.makedirs(outdir, exist_ok=True)
+    todo = list(cases)
+    failed = set()
+    reruns = 0
+    explain = []
+    while todo:
+        prog = Program(todo, indir)
+        path = os.path.join(workdir, "prog-%s-%d.tsl" % (tag, reruns))
+        with open(path, "w") as f:
+            f.write(prog.text())
+        rc, out, err = run_tsl(tsl, flags, path, outdir, indir, env=env)
+        if "Sanitizer" in err:
+            sanitizer.append("%s: %s" % (tag, [l for l in err.splitlines() if "Sanitizer" in l][0]))
+        explain += [l for l in err.splitlines() if "runs eagerly" in l]
+        if rc == 0:
+            break
+        m = first_error(err)
+        c = None
+        for lm in re.finditer(re.escape(path) + r":(\d+):", err):   # the error, or the call that led to it
+            c = prog.line_case.get(int(lm.group(1)))
+            if c is not None:
+                break
+        if c is None:   # a crash or an error without a location: the first case not done
+            c = next((x for x in todo if not case_done(outdir, x)), None)
+            if c is None:
+                findings.append(Finding(None, "harness", "%s run failed after every case: exit %d: %s" % (tag, rc, err[-500:])))
+                break
+            what = "crash" if rc not in (0, 1) else "error"
+            msg = "exit %d: %s" % (rc, (err.strip().splitlines() or ["(no message)"])[-1][:300])
+        else:
+            what = "static" if "verify-static" in m.group(4) else "error"
+            msg = m.group(4)[:400]
+        if c.error is None or what in ("static", "crash"):
+            findings.append(Finding(c, what if tag == "plain" or what in ("static", "crash") else "static-error",
+                                    ("%s run: " % tag if tag != "plain" else "") + msg))
+        failed.add(c.idx)
+        pos = todo.index(c)
+        todo = [x for x in todo[pos + 1:]]
+        reruns += 1
+        if reruns > 400:
+            findings.append(Finding(None, "harness", "too many reruns in the %s run" % tag))
+            break
+    return outdir, failed, explain, reruns
+
+
+def load_result(outdir, i):
+    """What case i left: ('tensor'|'number'|'bool'|'list'|'other', value)."""
+    base = os.path.join(outdir, str(i))
+    if os.path.exists(base + ".t.npy"):
+        return "tensor", np.load(base + ".t.npy")
+    if os.path.exists(base + ".n.npy"):
+        return "number", np.load(base + ".n.npy")
+    if os.path.exists(base + ".b.npy"):
+        return "bool", np.load(base + ".b.npy")
+    if os.path.exists(base + ".l.npy"):
+        n = int(np.load(base + ".l.npy"))
+        return "list", [load_result(outdir, "%s_%d" % (i, k)) for k in range(n)]
+    if os.path.exists(base + ".o.npy"):
+        return "other", "not a tensor, number, bool or list"
+    return None, None
+
+
+def check_case(c, res, findings):
+    kind, val = res
+    op = c.op
+    want_kind = "list" if op.nout > 1 else {"number": "number", "boolnum": "bool"}.get(c.rd, "tensor")
+    if kind != want_kind:
+        findings.append(Finding(c, "kind", "TSL returned a %s, want a %s" % (kind, want_kind)))
+        return
+    gots = [v for k, v in val] if kind == "list" else [val]
+    if kind == "list" and len(gots) != op.nout:
+        findings.append(Finding(c, "kind", "a list of %d, want %d" % (len(gots), op.nout)))
+        return
+    for k, (g_, d) in enumerate(zip(gots, c.rds)):
+        nd = {"number": "f64", "boolnum": "bool"}.get(d, d)
+        if kind == "list" and not isinstance(g_, np.ndarray):
+            findings.append(Finding(c, "kind", "result %d is not a tensor" % k))
+            return
+        if dt_of(g_) != nd:
+            findings.append(Finding(c, "dtype", "result%s dtype %s, want %s" % (
+                " %d" % k if op.nout > 1 else "", dt_of(g_), nd)))
+            return
+    if c.ref.skip is not None:
+        g_ = gots[0]
+        if g_.shape != tuple(shape_of(c.acc_or_new())):
+            findings.append(Finding(c, "shape", "shape %s" % list(g_.shape)))
+        elif not c.ref.skip(g_, c.acc_or_new()):
+            findings.append(Finding(c, "value", "values out of range"))
+        return
+    if c.ref.check is not None:
+        e = c.ref.check(c.acc, gots)
+        if e:
+            findings.append(Finding(c, "value", e))
+        return
+    for k, (g_, w) in enumerate(zip(gots, c.want)):
+        e = compare(g_, w, c.tol, c.bound)
+        if e and k == 0 and c.alt is not None and compare(g_, c.alt, c.tol, c.bound) is None:
+            e = None
+        if e:
+            findings.append(Finding(c, "shape" if e.startswith("shape") else "value",
+                                    ("result %d: " % k if op.nout > 1 else "") + e))
+            return
+
+
+def _acc_or_new(self):
+    return A(self, None, None)
+
+
+Case.acc_or_new = _acc_or_new
+
+
+def same_bits(a, b):
+    ka, va = a
+    kb, vb = b
+    if ka != kb:
+        return False
+    if ka == "list":
+        return len(va) == len(vb) and all(same_bits(x, y) for x, y in zip(va, vb))
+    if ka == "other":
+        return va == vb
+    return va.dtype == vb.dtype and va.shape == vb.shape and va.tobytes() == vb.tobytes()
+
+# ---------------------------------------------------------------------------------------
+# error cases: tiny programs, eagerly and in a static block
+
+
+def error_program(c, static):
+    """The case alone: its inputs, then the call (in a static block or not); the call's line."""
+    c.static = static
+    lines = Program.PRE[:4] + [l for l in case_lines(c, "I") if not l.startswith("_sv(")]
+    return "\n".join(lines) + "\n", len(lines)
+
+
+def run_error_case(tsl, c, workdir, sanitizer):
+    indir = os.path.join(workdir, "in")
+    res = []
+    for static in (False, True):
+        text, line = error_program(c, static)
+        path = os.path.join(workdir, "err-%d-%s.tsl" % (c.idx, "s" if static else "e"))
+        with open(path, "w") as f:
+            f.write(text)
+        rc, out, err = run_tsl(tsl, [], path, workdir, indir, timeout=60)
+        if "Sanitizer" in err:
+            sanitizer.append("error case %d: %s" % (c.idx, [l for l in err.splitlines() if "Sanitizer" in l][0]))
+        m = first_error(err)
+        res.append((rc, m, line, err))
+    out = []
+    (rc0, m0, l0, e0), (rc1, m1, l1, e1) = res
+    if rc0 == 0:
+        out.append(Finding(c, "noerror", "TSL gives no error; want one (%s)" % c.error))
+        return out
+    if rc0 != 1 or not m0:
+        out.append(Finding(c, "crash", "exit %d, want 1 with a located error (%s): %s" % (rc0, c.error, e0.strip()[-300:])))
+        return out
+    if int(m0.group(2)) != l0:
+        out.append(Finding(c, "errloc", "error at line %s, want the call's line %d: %s" % (m0.group(2), l0, m0.group(4))))
+    if rc1 != 1 or not m1:
+        out.append(Finding(c, "static-error", "in a static block: exit %d: %s" % (rc1, e1.strip()[-300:])))
+    elif m1.group(4) != m0.group(4) or m1.group(2) != m0.group(2):
+        out.append(Finding(c, "static-error", "static message %s:%s '%s' differs from eager %s:%s '%s'" % (
+            m1.group(2), m1.group(3), m1.group(4), m0.group(2), m0.group(3), m0.group(4))))
+    return out
+
+# ---------------------------------------------------------------------------------------
+# operator symbols: does each one parse?
+
+
+def probe_symbols(tsl, ops, workdir):
+    syms = {}
+    for op in ops:
+        if op.symbol:
+            syms[op.symbol] = len(op.operands())
+    def prog(sym, n):
+        return "a = tensor([1], \"i64\")\nb = %s\n" % (("(%sa)" % sym) if n == 1 else ("(a %s a)" % sym))
+    path = os.path.join(workdir, "probe.tsl")
+    with open(path, "w") as f:
+        f.write("".join(prog(s, n) for s, n in syms.items()))
+    rc, _, _ = run_tsl(tsl, [], path, workdir, workdir, timeout=30)
+    if rc == 0:
+        return {s: True for s in syms}, {}
+    ok, why = {}, {}
+    for s, n in syms.items():
+        with open(path, "w") as f:
+            f.write(prog(s, n))
+        rc, _, err = run_tsl(tsl, [], path, workdir, workdir, timeout=30)
+        ok[s] = rc == 0
+        if rc:
+            m = first_error(err)
+            why[s] = m.group(4) if m else err.strip()[-200:]
+    return ok, why
+
+# ---------------------------------------------------------------------------------------
+# differences TSL is known to have: each entry explains findings and has a reproducer that
+# runs every time (when it stops reproducing, the entry must go)
+
+
+def T(*rows, dtype="f32"):
+    return np.array(rows[0] if len(rows) == 1 else rows, dtype=NPT[dtype])
+
+
+class Known:
+    def __init__(self, id, op, kind, when, repro, why):
+        self.id, self.op, self.kind, self.when, self.repro, self.why = id, op, kind, when, repro, why
+        self.hits = 0
+        self.reproduced = False
+
+    def matches(self, f):
+        return f.case is not None and f.case.op.name == self.op and f.kind == self.kind and self.when(f.case)
+
+
+KNOWN_DIFFERENCES = [
+]
+
+# ---------------------------------------------------------------------------------------
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tsl", default=os.path.join(ROOT, "bin", "tsl"))
+    ap.add_argument("--count", type=int, default=int(os.environ.get("NUMPY_DIFF_COUNT", "6")),
+                    help="random cases per op (default $NUMPY_DIFF_COUNT or 6)")
+    ap.add_argument("--seed", type=int, default=int(os.environ.get("NUMPY_DIFF_SEED", "1")))
+    ap.add_argument("--ops", default=None, help="only the ops whose name matches this regex")
+    ap.add_argument("--keep", default=None, help="write the programs and files here and keep them")
+    ap.add_argument("--max-errors", type=int, default=None, help="error cases per op (default 2)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every finding, known ones too")
+    opt = ap.parse_args()
+    t0 = time.time()
+    tsl = os.path.abspath(opt.tsl)
+    if not os.access(tsl, os.X_OK):
+        print("FAIL: numpy_diff: no TSL binary at %s" % tsl)
+        return 2
+    ops = parse_opsdef(os.path.join(ROOT, "ops", "ops.def"))
+    names = [op.name for op in ops]
+    missing = [n for n in names if n not in REF]
+    stale = [n for n in REF if n not in names]
+    if missing or stale:
+        if missing:
+            print("FAIL: numpy_diff: ops.def has op(s) with no NumPy reference in REF: %s" % ", ".join(missing))
+        if stale:
+            print("FAIL: numpy_diff: REF has entries for ops that ops.def no longer has: %s" % ", ".join(stale))
+        return 1
+    if opt.ops:
+        ops = [op for op in ops if re.search(opt.ops, op.name)]
+    workdir = opt.keep or tempfile.mkdtemp(prefix="numpy_diff.")
+    if opt.keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+    os.makedirs(os.path.join(workdir, "in"), exist_ok=True)
+    try:
+        return run(opt, tsl, ops, workdir, t0)
+    finally:
+        if not opt.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run(opt, tsl, ops, workdir, t0):
+    g = Gen(opt.seed)
+    symbols_ok, symbols_why = probe_symbols(tsl, ops, workdir)
+    findings = []
+    for op in ops:
+        if op.symbol and not symbols_ok.get(op.symbol):
+            findings.append(Finding(Case(op, {}, REF[op.name]), "syntax", "operator '%s' does not parse: %s" % (
+                op.symbol, symbols_why.get(op.symbol))))
+    max_err = opt.max_errors if opt.max_errors is not None else max(2, opt.count // 3)
+    cases, err_cases, skipped = [], [], {}
+    for op in ops:
+        ref = REF[op.name]
+        if op.syntax_only and not symbols_ok.get(op.symbol):
+            skipped[op.name] = "operator does not parse"
+            continue
+        nerr = 0
+        tries = 0
+        made = 0
+        while made < opt.count and tries < opt.count * 8:
+            tries += 1
+            c = make_case(g, op, ref)
+            style_case(g, c, symbols_ok)
+            if c.error is not None:
+                if nerr >= max_err:
+                    continue
+                nerr += 1
+                err_cases.append(c)
+            else:
+                cases.append(c)
+            made += 1
+        if ref.skip is not None:
+            skipped[op.name] = "random: dtype, shape and range checked only"
+    # the reproducers of the known differences run every time
+    known = [k for k in KNOWN_DIFFERENCES if any(op.name == k.op for op in ops)]
+    for k in known:
+        if k.repro is None:
+            continue
+        op = next(o for o in ops if o.name == k.op)
+        c = Case(op, k.repro(), REF[op.name])
+        finish_case(c)
+        c.pinned = k
+        (err_cases if c.error is not None else cases).append(c)
+    for i, c in enumerate(cases + err_cases):
+        c.idx = i
+        write_inputs(c, os.path.join(workdir, "in"))
+    sanitizer = []
+    out_a, failed_a, explain, reruns_a = run_batch(tsl, cases, workdir, "plain", [], findings, sanitizer,
+                                                   env={"TSL_EXPLAIN": "1"})
+    out_b, failed_b, _, reruns_b = run_batch(tsl, [c for c in cases if c.idx not in failed_a], workdir, "verify", ["--verify-static"], findings, sanitizer)
+    for c in cases:
+        if c.idx in failed_a:
+            continue
+        res = load_result(out_a, c.idx)
+        if res[0] is None:
+            findings.append(Finding(c, "harness", "no result file"))
+            continue
+        check_case(c, res, findings)
+        if c.idx not in failed_b:
+            rb = load_result(out_b, c.idx)
+            if not same_bits(res, rb):
+                findings.append(Finding(c, "static", "the --verify-static run's result differs from the plain run's"))
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as ex:
+        for fs in ex.map(lambda c: run_error_case(tsl, c, workdir, sanitizer), err_cases):
+            findings += fs
+    # static blocks that did not compile
+    eager_static = len(explain)
+    # classify
+    for f in findings:
+        for k in known:
+            if k.matches(f):
+                f.known = k
+                k.hits += 1
+                if f.case is not None and f.case.pinned is k:
+                    k.reproduced = True
+                break
+    for k in known:
+        if k.repro is None and k.hits:
+            k.reproduced = True
+    unknown = [f for f in findings if f.known is None]
+    stale = [k for k in known if not k.reproduced]
+    # report
+    nstatic = sum(1 for c in cases if c.static)
+    for f in (findings if opt.verbose else unknown):
+        print(("known (%s): " % f.known.id if f.known else "FAIL: ") + f.text())
+    for k in stale:
+        print("FAIL: KNOWN_DIFFERENCES entry '%s' (%s) no longer reproduces: if it is fixed, remove the entry" % (k.id, k.op))
+    for s in sanitizer:
+        print("FAIL: sanitizer report: " + s)
+    if eager_static:
+        print("note: %d static blocks ran eagerly: %s" % (eager_static, explain[0]))
+    nops = len(ops)
+    summary = ("numpy_diff: seed %d, %d ops, %d cases (%d in static blocks, %d operator form), %d error cases, "
+               "%d reruns; skipped %d (%s); %d known differences (%d entries); %.1f s" % (
+                   opt.seed, nops, len(cases), nstatic, sum(1 for c in cases if c.form == "sym"), len(err_cases),
+                   reruns_a + reruns_b, len(skipped), ", ".join(sorted(skipped)), sum(1 for f in findings if f.known),
+                   len(known), time.time() - t0))
+    bad = unknown or stale or sanitizer
+    print(("FAIL: " if bad else "ok: ") + summary)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
