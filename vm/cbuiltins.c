@@ -302,6 +302,49 @@ AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw,
     }
     return cc_emit_op(c, op, ops, n, &at);
 }
+/* Built-ins that are not ops, on values known only at run time: tensor() of a tensor,
+ * bool() of a tensor (its truth value), to(t, "cpu"), seed(n). true with the result in *r. */
+static bool builtin_on_runtime_values(Comp *c, const char *name, ObjBuiltin *b, AVal *args, int nargs, char **kwn,
+                                      AVal *kw, int nkw, AVal *r) {
+    if (!strcmp(name, "tensor") && nargs >= 1 && args[0].kind == AV_TENSOR) {
+        bool with_dtype = nargs == 2 || nkw == 1;
+        *r = with_dtype ? cc_call_op(c, OP_ASTYPE, args, nargs, kwn, kw, nkw) : args[0];   /* tensors are immutable */
+        return true;
+    }
+    if (!strcmp(name, "bool") && nargs == 1 && nkw == 0 && args[0].kind == AV_TENSOR) {
+        int reg;
+        int t = cc_truth(c, args[0], &reg, c->loc);
+        *r = c->failed ? FAILV : t >= 0 ? cc_bool_const(t) : (AVal){ .kind = AV_NUM, .reg = reg, .is_bool = true };
+        return true;
+    }
+    if (!strcmp(name, "to") && nargs == 2 && nkw == 0 && args[0].kind == AV_TENSOR && args[1].kind == AV_CONST) {
+        /* the eager built-in on a stand-in tensor says whether the device is available */
+        Value probe[2] = { TENSOR_VAL(tensor_scalar(DT_F32, 0)), args[1].k };
+        CallArgs ca = { probe, 2, NULL, NULL, 0 };
+        Value v = b->fn(c->I, &ca);
+        val_release(probe[0]);
+        if (IS_ERR(v)) {
+            *r = cc_folded(c, v, c->loc);
+            return true;
+        }
+        val_release(v);
+        *r = args[0];
+        return true;
+    }
+    if (!strcmp(name, "seed") && nargs == 1 && nkw == 0) {
+        int64_t n;
+        if (!cc_need_int(c, &args[0], &n, "seed()'s argument")) {
+            *r = FAILV;
+            return true;
+        }
+        Ins *in = cc_emit(c, I_SEED);
+        in->imm = (double)n;
+        *r = cc_const_av(NIL_VAL);
+        return true;
+    }
+    return false;
+}
+
 AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, int nargs, char **kwn, AVal *kw,
                             int nkw, SrcLoc loc) {
     c->loc = loc;
@@ -313,6 +356,8 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
         AVal r;
         if (fold_builtin(c, b, args, nargs, kwn, kw, nkw, &r)) return c->failed ? FAILV : r;
     }
+    AVal r;
+    if (builtin_on_runtime_values(c, name, b, args, nargs, kwn, kw, nkw, &r)) return r;
     if ((!strcmp(name, "item") || !strcmp(name, "float")) && nargs == 1 && args[0].kind == AV_TENSOR) {
         if (shape_count(&args[0].shape) != 1)
             return !strcmp(name, "item")

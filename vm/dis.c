@@ -79,6 +79,7 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
         break;
     case I_NMATH: snprintf(buf, n, "%s = %s(%s)", d, op_info[in->aux].name, a); break;
     case I_OP: op_text(g, in, buf, n); break;
+    case I_SEED: snprintf(buf, n, "%.17g", in->imm); break;
     case I_TCONST: snprintf(buf, n, "%s = const k%d", d, in->aux); break;
     case I_JUMP: snprintf(buf, n, "-> %d", in->aux); break;
     case I_JUMPF: snprintf(buf, n, "if not %s -> %d", a, in->aux); break;

@@ -47,7 +47,7 @@ static bool pass_on(const char *name) {
 
 static bool is_pure(InsOp op) {
     switch (op) {
-    case I_PRINT: case I_ASSERT: case I_STORE: case I_JUMP: case I_JUMPF: case I_TRUTH:
+    case I_PRINT: case I_ASSERT: case I_STORE: case I_JUMP: case I_JUMPF: case I_TRUTH: case I_SEED:
         return false;
     default: return true;
     }
@@ -62,7 +62,7 @@ static bool ins_pure(const Ins *in) {
 static int reads(const Ins *in, int *out) {
     int n = 0;
     switch (in->op) {
-    case I_NCONST: case I_TCONST: case I_JUMP: return 0;
+    case I_NCONST: case I_TCONST: case I_JUMP: case I_SEED: return 0;
     case I_OP:
         for (int k = 0; k < in->nargs; k++)
             if (in->args[k] >= 0) out[n++] = in->args[k];

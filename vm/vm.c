@@ -350,6 +350,7 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
                 if (failed) return -1;
                 goto tensor_out;
             }
+            vmcase(I_SEED) rng_seed((uint64_t)(int64_t)in->imm); vmbreak;
             vmcase(I_ITEM) N[in->dst] = tensor_get(T[in->a], 0); vmbreak;
             vmcase(I_TRUTH) {
                 Tensor *x = T[in->a];
