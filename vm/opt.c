@@ -323,8 +323,9 @@ static int pass_fold(Graph *g) {
 /* The operands of an elementwise OP: tensor registers *ta and *tb (-1 none) and a number
  * register *scalar (-1 none), which is the left operand when *num_left. */
 static bool ew_operands(const Graph *g, const Ins *in, int *ta, int *tb, int *scalar, bool *num_left) {
+    if (in->op != I_OP) return false;
     const OpDef *d = &op_info[in->aux];
-    if (in->op != I_OP || (d->kind != K_UNARY && d->kind != K_BINARY && d->kind != K_COMPARE)) return false;
+    if (d->kind != K_UNARY && d->kind != K_BINARY && d->kind != K_COMPARE) return false;
     *ta = *tb = *scalar = -1;
     *num_left = false;
     for (int k = 0; k < in->nargs; k++) {
