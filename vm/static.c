@@ -347,7 +347,7 @@ static bool same_closure(const ObjClosure *a, const ObjClosure *b) {
 }
 
 /* Reports the first place a and b differ (bitwise), or returns false. */
-static bool differ(Value a, Value b, char *where, size_t n) {
+bool static_values_differ(Value a, Value b, char *where, size_t n) {
     if (a.type != b.type) {
         snprintf(where, n, "eager gives a %s, static a %s", val_type_name(a), val_type_name(b));
         return true;
@@ -379,12 +379,12 @@ static bool differ(Value a, Value b, char *where, size_t n) {
     case VAL_LIST:
         if (AS_LIST(a)->len != AS_LIST(b)->len) { snprintf(where, n, "list lengths differ"); return true; }
         for (int i = 0; i < AS_LIST(a)->len; i++)
-            if (differ(AS_LIST(a)->items[i], AS_LIST(b)->items[i], where, n)) return true;
+            if (static_values_differ(AS_LIST(a)->items[i], AS_LIST(b)->items[i], where, n)) return true;
         return false;
     case VAL_DICT:
         if (AS_DICT(a)->len != AS_DICT(b)->len) { snprintf(where, n, "dict sizes differ"); return true; }
         for (int i = 0; i < AS_DICT(a)->len; i++)
-            if (differ(AS_DICT(a)->entries[i].val, AS_DICT(b)->entries[i].val, where, n)) return true;
+            if (static_values_differ(AS_DICT(a)->entries[i].val, AS_DICT(b)->entries[i].val, where, n)) return true;
         return false;
     case VAL_FUNC:
         if (a.as.o->kind == OBJ_CLOSURE && b.as.o->kind == OBJ_CLOSURE && same_closure(AS_CLOSURE(a), AS_CLOSURE(b)))
@@ -521,7 +521,7 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
     Exec result = EX_OK;
     char where[700];
     for (int i = 0; i < g->noutputs; i++)
-        if (differ(eager_vals[i], static_vals[i], where, sizeof where)) {
+        if (static_values_differ(eager_vals[i], static_vals[i], where, sizeof where)) {
             interp_error_at(I, n->loc, "verify-static: variable '%s' (line %d) differs: %s", g->outputs[i].name,
                             n->loc.line, where);
             result = EX_ERR;
@@ -531,7 +531,7 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
         Saved now = { eager_c[k].obj, NULL, 0 };
         save_contents(&now);
         for (int i = 0; i < now.n && i < eager_c[k].n && result == EX_OK; i++)
-            if (differ(eager_c[k].items[i], now.items[i], where, sizeof where)) {
+            if (static_values_differ(eager_c[k].items[i], now.items[i], where, sizeof where)) {
                 interp_error_at(I, n->loc, "verify-static: a container changed by the block (line %d) differs: %s",
                                 n->loc.line, where);
                 result = EX_ERR;
@@ -583,7 +583,7 @@ static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args,
     const char *name = fn->proto->name[0] ? fn->proto->name : "<fn>";
     Source *saved = I->cur_src;
     I->cur_src = fn->module->src;
-    if (!IS_ERR(rs) && differ(re, rs, where, sizeof where)) {
+    if (!IS_ERR(rs) && static_values_differ(re, rs, where, sizeof where)) {
         interp_error_at(I, fn->proto->loc, "verify-static: the result of %s() differs: %s", name, where);
         val_release(rs);
         rs = ERR_VAL;
@@ -592,7 +592,7 @@ static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args,
         Saved now = { eager_c[k].obj, NULL, 0 };
         save_contents(&now);
         for (int i = 0; i < now.n && i < eager_c[k].n; i++)
-            if (differ(eager_c[k].items[i], now.items[i], where, sizeof where)) {
+            if (static_values_differ(eager_c[k].items[i], now.items[i], where, sizeof where)) {
                 interp_error_at(I, fn->proto->loc, "verify-static: a container %s() changed differs: %s", name, where);
                 val_release(rs);
                 rs = ERR_VAL;

@@ -22,6 +22,9 @@ Value vm_operand(Interp *I, Graph *g, VmRegs *r, const Opnd *o);
 Exec static_exec_block(Interp *I, Frame *f, Node *block_stmt);
 Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw);
 Value static_dis(Interp *I, Value fn, bool dot);
+/* Where an eager value and a static one first differ, bit for bit (--verify-static's test),
+ * written into where; false when they are the same. */
+bool static_values_differ(Value eager, Value stat, char *where, size_t n);
 Graph *static_last_graph(Interp *I);   /* the graph that ran last (tests, :dis) */
 int static_cache_count(const void *cache);   /* graphs cached for a block or static fn */
 void static_free_all(Interp *I);

@@ -48,6 +48,25 @@ static const Tensor *operand_as(const OpArg *a, DType dt, Tensor **tmp, ScalarBo
     return *tmp = op_astype(a->t, dt);
 }
 
+/* The first two operands in dtype dt (pair.a, pair.b; NULL if a conversion failed). */
+typedef struct {
+    const Tensor *a, *b;
+    Tensor *tmp[2];
+    ScalarBox box[2];
+} Pair;
+
+static bool pair_as(const OpCall *c, DType dt, Pair *p) {
+    p->a = operand_as(&c->in[0], dt, &p->tmp[0], &p->box[0]);
+    p->tmp[1] = NULL;
+    p->b = p->a ? operand_as(&c->in[1], dt, &p->tmp[1], &p->box[1]) : NULL;
+    return p->a && p->b;
+}
+
+static void pair_free(Pair *p) {
+    tensor_release(p->tmp[0]);
+    tensor_release(p->tmp[1]);
+}
+
 /* ---------- elementwise ---------- */
 
 int cpu_ew1(const OpCall *c, Tensor **out) {
@@ -121,13 +140,9 @@ int cpu_ew2(const OpCall *c, Tensor **out) {
         return rc;
     }
     if (ew_types(c, &ct, &rt)) return -1;
-    Tensor *ta, *tb;
-    ScalarBox ba, bb;
-    const Tensor *a = operand_as(&c->in[0], ct, &ta, &ba);
-    const Tensor *b = a ? operand_as(&c->in[1], ct, &tb, &bb) : NULL;
-    int rc = a && b ? cpu_binary_broadcast(c->op, ct, a, b, out[0]) : -1;
-    tensor_release(ta);
-    if (a) tensor_release(tb);
+    Pair p;
+    int rc = pair_as(c, ct, &p) ? cpu_binary_broadcast(c->op, ct, p.a, p.b, out[0]) : -1;
+    pair_free(&p);
     return rc;
 }
 
@@ -224,36 +239,29 @@ int cpu_softmax(const OpCall *c, Tensor **out) {
 
 int cpu_matmul(const OpCall *c, Tensor **out) {
     DType dt = out[0]->dtype;
-    Tensor *ta, *tb;
-    ScalarBox ba, bb;
-    const Tensor *a = operand_as(&c->in[0], dt, &ta, &ba);
-    const Tensor *b = a ? operand_as(&c->in[1], dt, &tb, &bb) : NULL;
+    Pair p;
     int rc = -1;
-    if (a && b) rc = a->ndim == 0 || b->ndim == 0 ? cpu_binary_broadcast(OP_MUL, dt, a, b, out[0]) : op_matmul_into(a, b, out[0]);
-    tensor_release(ta);
-    if (a) tensor_release(tb);
+    if (pair_as(c, dt, &p))
+        rc = p.a->ndim == 0 || p.b->ndim == 0 ? cpu_binary_broadcast(OP_MUL, dt, p.a, p.b, out[0]) : op_matmul_into(p.a, p.b, out[0]);
+    pair_free(&p);
     return rc;
 }
 
 /* outer(a, b)[i, j] = a.flat[i] * b.flat[j]: a column times a row, broadcast. */
 int cpu_outer(const OpCall *c, Tensor **out) {
     DType dt = out[0]->dtype;
-    Tensor *ta, *tb;
-    ScalarBox ba, bb;
-    const Tensor *a = operand_as(&c->in[0], dt, &ta, &ba);
-    const Tensor *b = a ? operand_as(&c->in[1], dt, &tb, &bb) : NULL;
+    Pair p;
     int rc = -1;
-    if (a && b) {
-        Tensor col = *a, row = *b;   /* headers only: the same data seen as [n, 1] and [1, m] */
+    if (pair_as(c, dt, &p)) {
+        Tensor col = *p.a, row = *p.b;   /* headers only: the same data seen as [n, 1] and [1, m] */
         col.ndim = row.ndim = 2;
-        col.shape[0] = a->size;
+        col.shape[0] = p.a->size;
         col.shape[1] = 1;
         row.shape[0] = 1;
-        row.shape[1] = b->size;
+        row.shape[1] = p.b->size;
         rc = cpu_binary_broadcast(OP_MUL, dt, &col, &row, out[0]);
     }
-    tensor_release(ta);
-    if (a) tensor_release(tb);
+    pair_free(&p);
     return rc;
 }
 

@@ -379,61 +379,8 @@ static void run_capture(const char *code, const char *result_var, bool is_static
     o->result = global(result_var);
 }
 
-/* The first place a and b differ, bitwise (as --verify-static compares), or false. */
-static bool differ(Value a, Value b, char *where, size_t n) {
-    if (a.type != b.type) {
-        snprintf(where, n, "a %s against a %s", val_type_name(a), val_type_name(b));
-        return true;
-    }
-    switch (a.type) {
-    case VAL_NUM:
-        if (memcmp(&a.as.n, &b.as.n, sizeof(double)) == 0) return false;
-        snprintf(where, n, "%.17g against %.17g", a.as.n, b.as.n);
-        return true;
-    case VAL_BOOL:
-        if (a.as.b == b.as.b) return false;
-        snprintf(where, n, "%s against %s", a.as.b ? "true" : "false", b.as.b ? "true" : "false");
-        return true;
-    case VAL_TENSOR: {
-        Tensor *x = a.as.t, *y = b.as.t;
-        Shape sx, sy;
-        shape_of(x, &sx);
-        shape_of(y, &sy);
-        char b1[200], b2[200];
-        if (x->dtype != y->dtype || !shape_equal(&sx, &sy)) {
-            snprintf(where, n, "%s %s against %s %s", dtype_name(x->dtype), shape_str(&sx, b1, sizeof b1),
-                     dtype_name(y->dtype), shape_str(&sy, b2, sizeof b2));
-            return true;
-        }
-        size_t esz = dtype_size(x->dtype);
-        for (int64_t i = 0; i < x->size; i++)
-            if (memcmp((char *)x->data + i * (int64_t)esz, (char *)y->data + i * (int64_t)esz, esz)) {
-                snprintf(where, n, "element %lld: %.9g against %.9g", (long long)i, tensor_get(x, i), tensor_get(y, i));
-                return true;
-            }
-        return false;
-    }
-    case VAL_LIST:
-        if (AS_LIST(a)->len != AS_LIST(b)->len) {
-            snprintf(where, n, "lists of %d and %d items", AS_LIST(a)->len, AS_LIST(b)->len);
-            return true;
-        }
-        for (int i = 0; i < AS_LIST(a)->len; i++)
-            if (differ(AS_LIST(a)->items[i], AS_LIST(b)->items[i], where, n)) {
-                char tmp[400];
-                snprintf(tmp, sizeof tmp, "%s", where);
-                snprintf(where, n, "item %d: %s", i, tmp);
-                return true;
-            }
-        return false;
-    case VAL_NIL:
-        return false;
-    default:
-        if (val_equal(a, b)) return false;
-        snprintf(where, n, "%s values differ", val_type_name(a));
-        return true;
-    }
-}
+/* The first place a and b differ, bitwise: the comparison --verify-static makes. */
+static bool differ(Value a, Value b, char *where, size_t n) { return static_values_differ(a, b, where, n); }
 
 /* One case's verdict: FK_NONE, or the first thing that went wrong (why says what). */
 static FailKind check_case(OpCode op, const char *setup_src, const char *expr, bool dynamic, bool op_in_graph,
