@@ -273,7 +273,13 @@ AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw,
     if (op_bind(op, nargs, (const char *const *)kwn, nkw, which)) return cc_error_at(c, c->loc, "%s", op_error());
     OpAttrs at;
     opargs_attrs_init(op, &at);
-    AVal *ops = cc_arena_alloc(c, sizeof(AVal) * 258);
+    int cap = d->noperands;
+    for (int p = 0; p < d->nparams; p++)   /* a list of tensors is that many operands */
+        if (d->params[p].type == P_TS && which[p] >= 0) {
+            AVal *v = which[p] < nargs ? &args[which[p]] : &kw[which[p] - nargs];
+            if (v->kind == AV_LIST) cap += v->st->n;
+        }
+    AVal *ops = cc_arena_alloc(c, sizeof(AVal) * (size_t)(cap + 1));
     int n = 0;
     for (int p = 0; p < d->nparams; p++) {
         const OpParam *pp = &d->params[p];
