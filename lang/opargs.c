@@ -206,10 +206,6 @@ static bool bind_call(Interp *I, OpCode op, CallArgs *a, Operands *o, OpAttrs *a
     return true;
 }
 
-static Value number_result(const OpDef *d, double r) {
-    bool boolean = d->dtype_rule == DR_BOOL || d->dtype_rule == DR_CMP;
-    return boolean ? BOOL_VAL(r != 0) : NUM_VAL(r);
-}
 
 /* A temporary tensor operand (only the argument slot and nobody else holds it) whose dtype
  * and shape the result has: an elementwise op writes into it, as NumPy's elision does. */
@@ -231,7 +227,7 @@ Value interp_call_op(Interp *I, OpCode op, CallArgs *a) {
     if (!bind_call(I, op, a, &o, &at)) goto out;
     double x;
     int rc = op_run_number(op, o.in, o.nin, &at, &x);
-    if (rc == 0) { r = number_result(d, x); goto out; }
+    if (rc == 0) { r = op_number_is_bool(op, o.in, o.nin) ? BOOL_VAL(x != 0) : NUM_VAL(x); goto out; }
     if (rc == -2) { interp_error(I, "%s", op_error()); goto out; }
     OpCall call = { op, o.nin, o.in, &at };
     Tensor *res[OP_MAX_OUT] = { reusable_operand(&call, a), NULL, NULL };

@@ -450,11 +450,6 @@ int infer_full(const OpCall *c, Shape *out, DType *dt) {
     *out = c->at->shape;
     if (c->at->dtype >= 0) *dt = (DType)c->at->dtype;
     else *dt = c->op == OP_FULL && c->in[0].kind == ARG_NUM && c->in[0].is_bool ? DT_BOOL : DT_F32;
-    if (*dt == DT_I64 && c->op == OP_FULL && c->in[0].kind == ARG_NUM && !double_fits_i64(c->in[0].x)) {
-        double x = c->in[0].x;
-        op_fail("cannot convert %s to i64", isnan(x) ? "nan" : isinf(x) ? (x > 0 ? "inf" : "-inf") : "an out-of-range value");
-        return -1;
-    }
     return shape_count(out) < 0 ? -1 : 0;
 }
 

@@ -250,6 +250,13 @@ int op_run_number(OpCode op, const OpArg *in, int n, const OpAttrs *at, double *
     if (!(d->flags & F_NUM) || d->noperands != n) return -1;
     for (int i = 0; i < n; i++)
         if (in[i].kind != ARG_NUM) return -1;
+    bool bools = true;
+    for (int i = 0; i < n; i++) bools &= in[i].is_bool;
+    if (d->dtype_rule == DR_INT && bools) {   /* ~ & | ^ on truth values are logical */
+        bool x = in[0].x != 0, y = n > 1 && in[1].x != 0;
+        *r = op == OP_BITWISE_NOT ? !x : op == OP_BITWISE_AND ? x && y : op == OP_BITWISE_OR ? x || y : x != y;
+        return 0;
+    }
     if (d->dtype_rule == DR_INT)
         for (int i = 0; i < n; i++)
             if (!in[i].is_bool && (in[i].x != floor(in[i].x) || !double_fits_i64(in[i].x))) {
@@ -257,11 +264,16 @@ int op_run_number(OpCode op, const OpArg *in, int n, const OpAttrs *at, double *
                 op_fail("%s is not supported for non-integral numbers (%g)", op_display(op, name, sizeof name), in[i].x);
                 return -2;
             }
-    if (op == OP_ROUND && at && at->i[0] != 0) {   /* NumPy's around, in f64 */
-        double p = pow(10.0, (double)llabs(at->i[0]));
-        *r = at->i[0] > 0 ? rint(in[0].x * p) / p : rint(in[0].x / p) * p;
-        return 0;
-    }
+    if (op == OP_ROUND && at && at->i[0] != 0)   /* NumPy's around, in f64, as on tensors */
+        return cpu_round_decimals(DT_F64, &in[0].x, r, 1, at->i[0]) ? -2 : 0;
     *r = n == 1 ? op_unary_number(op, in[0].x) : op_binary_number(op, in[0].x, in[1].x);
     return 0;
+}
+
+/* Comparisons, logical ops and the bitwise ones on truth values give truth values. */
+bool op_number_is_bool(OpCode op, const OpArg *in, int n) {
+    DtypeRule rule = op_def(op)->dtype_rule;
+    bool bools = n > 0;
+    for (int i = 0; i < n; i++) bools &= in[i].is_bool;
+    return rule == DR_BOOL || rule == DR_CMP || (rule == DR_INT && bools);
 }

@@ -152,8 +152,10 @@ int op_infer(const OpCall *c, Shape *out, DType *dt);
  * and shape, and does not alias an operand unless the op is elementwise). F_VIEW and
  * F_DYNAMIC ops always allocate their results (out[k] is replaced, the old one released). */
 int op_run(const OpCall *c, Tensor **out);
-/* An F_NUM op on numbers only: 0 with *r, or -1 when the op does not map numbers. */
+/* An F_NUM op on numbers only: 0 with *r, -1 when the op does not map numbers, -2 on an
+ * error (message set). The result is a bool when op_number_is_bool says so. */
 int op_run_number(OpCode op, const OpArg *in, int n, const OpAttrs *at, double *r);
+bool op_number_is_bool(OpCode op, const OpArg *in, int n);
 
 /* ---------- devices ---------- */
 

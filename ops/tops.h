@@ -27,6 +27,8 @@ const DeviceKernels *kernels_for(Device d);
 Tensor *op_unary(OpCode op, const Tensor *a);
 double op_unary_number(OpCode op, double x);          /* the same op on a number */
 double op_binary_number(OpCode op, double x, double y);   /* K_BINARY/K_COMPARE on numbers (NumPy f64) */
+/* NumPy around(x, decimals) over n elements of dtype dt (the kernel of round with decimals). */
+int cpu_round_decimals(DType dt, const void *src, void *dst, int64_t n, int64_t decimals);
 Tensor *op_binary(OpCode op, const Tensor *a, const Tensor *b);
 /* tensor (op) number, or number (op) tensor when num_left; PyTorch scalar promotion. */
 Tensor *op_binary_scalar(OpCode op, const Tensor *a, double x, bool num_left);

@@ -143,13 +143,13 @@ static bool number_decides_dtype(OpCall *call, int k) {
 static AVal number_op(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at) {
     AVal r = { .kind = AV_NUM, .known = true, .reg = -1 };
     const OpDef *d = op_def(op);
-    r.is_bool = d->dtype_rule == DR_BOOL || d->dtype_rule == DR_CMP;
     OpArg in[2];
     for (int k = 0; k < n; k++) {
         r.known &= ops[k].known;
         r.deps |= ops[k].deps;
         in[k] = op_arg_num(ops[k].num, ops[k].is_bool);
     }
+    r.is_bool = op_number_is_bool(op, in, n);
     bool has_attr = op == OP_ROUND && at->i[0] != 0;
     if (r.known) {
         int rc = op_run_number(op, in, n, at, &r.num);

@@ -322,6 +322,10 @@ static void fill(Tensor *r, double v) {
 int cpu_full(const OpCall *c, Tensor **out) {
     double v = c->op == OP_ONES;
     if (c->op == OP_FULL) v = c->in[0].kind == ARG_NUM ? c->in[0].x : tensor_get(c->in[0].t, 0);
+    if (out[0]->dtype == DT_I64 && !double_fits_i64(v)) {   /* as astype: never a wrapped integer */
+        op_fail("cannot convert %s to i64", isnan(v) ? "nan" : isinf(v) ? (v > 0 ? "inf" : "-inf") : "an out-of-range value");
+        return -1;
+    }
     fill(out[0], v);
     return 0;
 }
