@@ -87,23 +87,23 @@ typedef enum { ARG_NONE, ARG_TENSOR, ARG_NUM } ArgKind;
 /* One operand. At run time a tensor operand has t; while compiling only its dtype and
  * shape (t NULL). A number is a weak scalar: it takes the tensors' dtype when it fits. */
 typedef struct {
-    ArgKind kind;
+    uint8_t kind;         /* ArgKind (small: the VM builds these for every instruction) */
+    uint8_t dtype;        /* DType */
+    uint8_t ndim;
+    bool is_bool;         /* ARG_NUM: a truth value */
     const Tensor *t;
-    DType dtype;
-    int ndim;
     const int64_t *dims;
     double x;             /* ARG_NUM */
-    bool is_bool;         /* ARG_NUM: a truth value */
 } OpArg;
 
 static inline OpArg op_arg_tensor(const Tensor *t) {
-    return (OpArg){ .kind = ARG_TENSOR, .t = t, .dtype = t->dtype, .ndim = t->ndim, .dims = t->shape };
+    return (OpArg){ .kind = ARG_TENSOR, .t = t, .dtype = (uint8_t)t->dtype, .ndim = (uint8_t)t->ndim, .dims = t->shape };
 }
 static inline OpArg op_arg_meta(DType dt, const Shape *s) {
-    return (OpArg){ .kind = ARG_TENSOR, .dtype = dt, .ndim = s->ndim, .dims = s->d };
+    return (OpArg){ .kind = ARG_TENSOR, .dtype = (uint8_t)dt, .ndim = (uint8_t)s->ndim, .dims = s->d };
 }
 static inline OpArg op_arg_num(double x, bool is_bool) {
-    return (OpArg){ .kind = ARG_NUM, .x = x, .is_bool = is_bool, .dtype = is_bool ? DT_BOOL : DT_F64 };
+    return (OpArg){ .kind = ARG_NUM, .x = x, .is_bool = is_bool, .dtype = (uint8_t)(is_bool ? DT_BOOL : DT_F64) };
 }
 void op_arg_shape(const OpArg *a, Shape *s);
 
@@ -160,12 +160,14 @@ bool op_number_is_bool(OpCode op, const OpArg *in, int n);
 /* ---------- devices ---------- */
 
 /* A device's kernels, registered at start-up (the CPU) or when a plugin loads (CUDA). */
+typedef int (*OpKernelFn)(const OpCall *c, Tensor **out);
 typedef struct {
     const char *name;
     bool (*supports_op)(const OpCall *c);
     Tensor *(*alloc)(DType dt, const Shape *s);  /* a result's buffer on this device */
     int (*run)(const OpCall *c, Tensor **out);   /* out[] allocated with the inferred types */
     bool (*allocates)(OpCode op);   /* run() makes the results itself when out[k] is NULL */
+    OpKernelFn (*kernel)(OpCode op); /* run()'s kernel for op, for callers that look it up once */
     void (*synchronize)(void);
 } DeviceImpl;
 void op_device_register(Device d, const DeviceImpl *impl);

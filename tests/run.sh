@@ -131,6 +131,17 @@ if command -v python3 >/dev/null 2>&1; then
        sanitized && ! grep -q 'runs eagerly\|TSL_OPT' "$tmp/err"; then ok; else bad "differential test, passes off: $(grep -v 'compiled static' "$tmp/err" | head -3)"; fi
 fi
 
+# differential test against NumPy: every op of ops/ops.def on random inputs (dtype pairs,
+# weak scalars, NaN/inf/-0.0, size-0 axes), eagerly, in static blocks and with --verify-static
+# (tests/numpy_diff.py; NUMPY_DIFF_COUNT=N NUMPY_DIFF_SEED=S for longer runs by hand)
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+    if /usr/bin/python3 tests/numpy_diff.py --tsl "$TSL" --count "${NUMPY_DIFF_COUNT:-16}" --seed "${NUMPY_DIFF_SEED:-1}" \
+        >"$tmp/npdiff" 2>&1; then ok
+    else bad "numpy differential test: $(grep -m4 'FAIL\|Error' "$tmp/npdiff" || tail -3 "$tmp/npdiff")"; fi
+else
+    bad "numpy differential test: /usr/bin/python3 has no numpy (apt-get install python3-numpy; make installs it)"
+fi
+
 # a TSL_OPT that names no pass is reported, not silently ignored
 TSL_OPT=-fusion $TSL -e 'static { y = 1 }' 2>"$tmp/err" >/dev/null
 if grep -q "TSL_OPT: ignoring '-fusion'" "$tmp/err"; then ok; else bad "TSL_OPT typo not reported: $(cat "$tmp/err")"; fi

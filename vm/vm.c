@@ -258,45 +258,80 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
  * into the registers' reused buffers, so a warm graph allocates nothing for ops whose kernel
  * writes into a given buffer. Operands are read before a destination is chosen: an
  * elementwise result may take the buffer of an operand that dies here (the slot keeps it). */
+static int run_op(Interp *I, Graph *g, VmRegs *r, Ins *in, OpArg *args);
+
 static int exec_op(Interp *I, Graph *g, VmRegs *r, Ins *in) {
-    OpArg args[260];
+    OpArg few[4];   /* most ops have up to 4 operands; concat/stack may have many */
+    OpArg *args = in->nargs <= 4 ? few : mem_alloc(sizeof(OpArg) * (size_t)in->nargs);
+    int rc = run_op(I, g, r, in, args);
+    if (args != few) mem_free(args);
+    return rc;
+}
+
+/* What the VM needs to know of an op, once: whether it writes into the buffers it is given
+ * (else it makes its results), and whether it may write over an operand (elementwise). */
+enum { VM_GIVEN = 1, VM_ELEMENTWISE = 2 };
+static const DeviceImpl *cpu;
+static uint8_t op_mode[OP__COUNT];
+static OpKernelFn op_kernel[OP__COUNT];
+
+static void op_modes_init(void) {
+    cpu = op_device(DEV_CPU);   /* static graphs run on the CPU */
+    for (int op = 0; op < OP__COUNT; op++) {
+        const OpDef *d = op_def((OpCode)op);
+        bool makes = (d->flags & (F_VIEW | F_DYNAMIC)) || (cpu->allocates && cpu->allocates((OpCode)op));
+        bool ew = d->kind == K_UNARY || d->kind == K_BINARY || d->kind == K_COMPARE;
+        op_mode[op] = (uint8_t)((makes ? 0 : VM_GIVEN) | (ew ? VM_ELEMENTWISE : 0));
+        op_kernel[op] = cpu->kernel((OpCode)op);
+    }
+}
+
+/* The destination of result k: the register's reused buffer. Only an elementwise kernel may
+ * write over an operand, so for other ops a buffer that is an operand is replaced. */
+static Tensor *op_dst(Graph *g, VmRegs *r, Ins *in, int k, const OpArg *args, bool elementwise) {
+    int reg = in->res[k];
+    if (elementwise) return dst_tensor(g, r, reg, NULL, NULL);
+    Tensor *t = dst_tensor(g, r, reg, in->nargs > 0 ? args[0].t : NULL, in->nargs > 1 ? args[1].t : NULL);
+    for (int j = 2; t && j < in->nargs; j++)
+        if (args[j].t == t) {
+            if (!(t = tensor_new(g->regs[reg].dtype, &g->regs[reg].shape))) return NULL;
+            set_t(r, reg, t);
+        }
+    return t;
+}
+
+static int run_op(Interp *I, Graph *g, VmRegs *r, Ins *in, OpArg *args) {
     OpCode op = (OpCode)in->aux;
-    const OpDef *d = op_def(op);
+    if (!cpu) op_modes_init();
     for (int k = 0; k < in->nargs; k++) {
         int reg = in->args[k];
-        if (reg < 0) args[k] = (OpArg){ .kind = ARG_NONE };
-        else if (g->regs[reg].kind == R_NUM) args[k] = op_arg_num(r->num[reg], g->regs[reg].is_bool);
-        else if (!r->ten[reg]) return fail_at(I, in, "undefined variable");
-        else args[k] = op_arg_tensor(r->ten[reg]);
+        OpArg *a = &args[k];
+        if (reg < 0) {
+            a->kind = ARG_NONE;
+        } else if (g->regs[reg].kind == R_NUM) {
+            *a = op_arg_num(r->num[reg], g->regs[reg].is_bool);
+        } else {
+            const Tensor *t = r->ten[reg];
+            if (!t) return fail_at(I, in, "undefined variable");
+            a->kind = ARG_TENSOR;   /* field by field: this runs for every operand of every op */
+            a->t = t;
+            a->dtype = (uint8_t)t->dtype;
+            a->ndim = (uint8_t)t->ndim;
+            a->dims = t->shape;
+        }
     }
     OpCall call = { op, in->nargs, args, in->attrs };
     Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
-    const DeviceImpl *dev = op_device(DEV_CPU);
-    bool given = !(d->flags & (F_VIEW | F_DYNAMIC)) && !(dev->allocates && dev->allocates(op));
-    bool elementwise = d->kind == K_UNARY || d->kind == K_BINARY || d->kind == K_COMPARE;
-    for (int k = 0; given && k < in->nres; k++) {
-        /* only elementwise kernels may write over an operand */
-        const Tensor *a0 = !elementwise && in->nargs > 0 ? args[0].t : NULL;
-        const Tensor *a1 = !elementwise && in->nargs > 1 ? args[1].t : NULL;
-        if (!(out[k] = dst_tensor(g, r, in->res[k], a0, a1))) return fail_at(I, in, op_error());
-        for (int j = 2; !elementwise && j < in->nargs; j++)
-            if (args[j].t == out[k]) {
-                if (!(out[k] = tensor_new(g->regs[in->res[k]].dtype, &g->regs[in->res[k]].shape))) return fail_at(I, in, op_error());
-                set_t(r, in->res[k], out[k]);
-            }
-        tensor_retain(out[k]);
+    if (!(op_mode[op] & VM_GIVEN)) {   /* views and results the kernel makes itself */
+        if (op_run(&call, out)) return fail_at(I, in, op_error());
+        for (int k = 0; k < in->nres; k++) set_t(r, in->res[k], out[k]);
+        return 0;
     }
     /* The compiler inferred every shape and dtype, and the guards hold them: with its
-     * buffers given, the call goes straight to the device's kernel (no second inference). */
-    if (given ? dev->run(&call, out) : op_run(&call, out)) {
-        for (int k = 0; given && k < in->nres; k++) tensor_release(out[k]);
-        return fail_at(I, in, op_error());
-    }
-    for (int k = 0; k < in->nres; k++) {
-        if (given) tensor_release(out[k]);   /* the register holds it already */
-        else set_t(r, in->res[k], out[k]);
-    }
-    return 0;
+     * buffers given (owned by the registers), the call goes straight to the kernel. */
+    for (int k = 0; k < in->nres; k++)
+        if (!(out[k] = op_dst(g, r, in, k, args, op_mode[op] & VM_ELEMENTWISE))) return fail_at(I, in, op_error());
+    return op_kernel[op](&call, out) ? fail_at(I, in, op_error()) : 0;
 }
 
 int vm_exec(Interp *I, Graph *g, VmRegs *r) {

@@ -239,6 +239,9 @@ int cpu_softmax(const OpCall *c, Tensor **out) {
 
 int cpu_matmul(const OpCall *c, Tensor **out) {
     DType dt = out[0]->dtype;
+    const OpArg *a = &c->in[0], *b = &c->in[1];
+    if (a->kind == ARG_TENSOR && b->kind == ARG_TENSOR && a->dtype == dt && b->dtype == dt && a->ndim && b->ndim)
+        return op_matmul_into(a->t, b->t, out[0]);   /* the common case: nothing to convert */
     Pair p;
     int rc = -1;
     if (pair_as(c, dt, &p))
@@ -360,7 +363,7 @@ int cpu_random(const OpCall *c, Tensor **out) {
 
 /* ---------- the CPU in the device registry ---------- */
 
-typedef int (*KernelFn)(const OpCall *c, Tensor **out);
+typedef OpKernelFn KernelFn;
 static const KernelFn cpu_kernel[OP__COUNT] = {
 #define OP(id, name, sig, nout, kind, flags, rule, impl, sym, doc) [OP_##id] = cpu_##impl,
 #include "ops.def"
@@ -368,6 +371,7 @@ static const KernelFn cpu_kernel[OP__COUNT] = {
 };
 
 static int cpu_run(const OpCall *c, Tensor **out) { return cpu_kernel[c->op](c, out); }
+static OpKernelFn cpu_kernel_of(OpCode op) { return cpu_kernel[op]; }
 
 /* Families whose kernel makes its result itself (take() above): op_run leaves out[k] NULL. */
 static bool cpu_allocates(OpCode op) {
@@ -377,4 +381,4 @@ static bool cpu_allocates(OpCode op) {
     return false;
 }
 
-const DeviceImpl cpu_device = { "cpu", NULL, tensor_new, cpu_run, cpu_allocates, NULL };
+const DeviceImpl cpu_device = { "cpu", NULL, tensor_new, cpu_run, cpu_allocates, cpu_kernel_of, NULL };
