@@ -1,46 +1,17 @@
-/* infer.c - shape and dtype inference, one function per op family.
+/* infer.c - shape and dtype inference: the shape rules (shape_*) and the infer_<impl>
+ * function of each op family of ops.def that ops/ owns (infer_axis.c and infer_linalg.c
+ * hold the others).
  *
- * The kernels call these before computing, and the static compiler calls them instead of
- * computing, so both modes agree on every result shape, dtype and error message. Each
- * returns 0, or -1 with the message in op_error(). */
+ * op_run calls these before the kernel, and the static compiler calls them instead of
+ * running anything, so both modes agree on every result shape, dtype and error message.
+ * Each returns 0, or -1 with the message in op_error(). */
 #include <math.h>
 #include <string.h>
 #include "infer.h"
 #include "mem.h"
 
-/* The dtype rules of one- and two-operand elementwise ops on tensors of the given dtypes
- * (the older entry points; ew_types below is the rule). */
-int infer_unary(OpCode op, DType in, DType *out) {
-    Shape s0 = { 0, { 0 } };
-    OpArg x = op_arg_meta(in, &s0);
-    OpAttrs at = { 0 };
-    OpCall c = { op, 1, &x, &at };
-    DType ct;
-    return ew_types(&c, &ct, out);
-}
-
+/* What errors call an op: its operator symbol, else its name. */
 const char *op_symbol(OpCode op) { return op_info[op].symbol ? op_info[op].symbol : op_info[op].name; }
-
-int binary_types(OpCode op, DType a, DType b, DType *ct, DType *rt) {
-    Shape s0 = { 0, { 0 } };
-    OpArg x[2] = { op_arg_meta(a, &s0), op_arg_meta(b, &s0) };
-    OpAttrs at = { 0 };
-    OpCall c = { op, 2, x, &at };
-    return ew_types(&c, ct, rt);
-}
-
-int infer_binary(OpCode op, const Shape *a, DType da, const Shape *b, DType db, Shape *out, DType *dt) {
-    DType ct;
-    if (shape_broadcast(a, b, out, op_symbol(op))) return -1;
-    return binary_types(op, da, db, &ct, dt);
-}
-
-/* PyTorch's rule for a number beside a tensor (spec section 5). */
-DType scalar_dtype(OpCode op, DType t, double x) {
-    if (dtype_is_float(t)) return t;
-    bool integral = x == floor(x) && double_fits_i64(x);
-    return integral ? DT_I64 : op_info[op].kind == K_COMPARE ? DT_F64 : DT_F32;
-}
 
 int shape_matmul(const Shape *sa, DType da, const Shape *sb, DType db, Shape *out, DType *dt) {
     char s1[600], s2[600];
@@ -196,7 +167,7 @@ int shape_transpose(const Shape *a, const int *perm_in, int n, int *perm, Shape 
     return 0;
 }
 
-int infer_expand_dims(const Shape *a, int axis, Shape *out) {
+int shape_expand_dims(const Shape *a, int axis, Shape *out) {
     int ax = norm_axis(axis, a->ndim + 1, "expand_dims");
     if (ax < 0) return -1;
     if (a->ndim + 1 > TSL_MAX_RANK) { op_fail("expand_dims: rank would exceed %d", TSL_MAX_RANK); return -1; }
@@ -205,7 +176,7 @@ int infer_expand_dims(const Shape *a, int axis, Shape *out) {
     return 0;
 }
 
-int infer_squeeze(const Shape *a, const int *axes, int n, Shape *out) {
+int shape_squeeze(const Shape *a, const int *axes, int n, Shape *out) {
     bool drop[TSL_MAX_RANK] = { false };
     if (n < 0) {
         for (int i = 0; i < a->ndim; i++) drop[i] = a->d[i] == 1;
@@ -226,7 +197,7 @@ int infer_squeeze(const Shape *a, const int *axes, int n, Shape *out) {
     return 0;
 }
 
-int infer_concat(const Shape *const *s, const DType *dts, int n, int axis, Shape *out, DType *dt) {
+int shape_concat(const Shape *const *s, const DType *dts, int n, int axis, Shape *out, DType *dt) {
     if (n == 0) { op_fail("concat needs at least one tensor"); return -1; }
     if (s[0]->ndim == 0) { op_fail("concat: zero-dimensional tensors cannot be concatenated"); return -1; }
     int ax = norm_axis(axis, s[0]->ndim, "concat");
@@ -252,7 +223,7 @@ int infer_concat(const Shape *const *s, const DType *dts, int n, int axis, Shape
     return 0;
 }
 
-int infer_stack(const Shape *const *s, const DType *dts, int n, int axis, Shape *out, DType *dt) {
+int shape_stack(const Shape *const *s, const DType *dts, int n, int axis, Shape *out, DType *dt) {
     if (n == 0) { op_fail("stack needs at least one tensor"); return -1; }
     for (int k = 1; k < n; k++)
         if (!shape_equal(s[0], s[k])) {
@@ -262,7 +233,7 @@ int infer_stack(const Shape *const *s, const DType *dts, int n, int axis, Shape 
             return -1;
         }
     Shape ex;
-    if (infer_expand_dims(s[0], axis, &ex)) {
+    if (shape_expand_dims(s[0], axis, &ex)) {
         op_fail("stack: axis %d is out of range for rank %d", axis, s[0]->ndim + 1);
         return -1;
     }
@@ -410,8 +381,8 @@ int infer_reshape(const OpCall *c, Shape *out, DType *dt) {
     switch (c->op) {
     case OP_RESHAPE: return shape_reshape(&a, &c->at->shape, out);
     case OP_FLATTEN: *out = (Shape){ 1, { shape_count(&a) } }; return 0;
-    case OP_EXPAND_DIMS: return infer_expand_dims(&a, c->at->axis, out);
-    default: return infer_squeeze(&a, c->at->axes, c->at->naxes, out);
+    case OP_EXPAND_DIMS: return shape_expand_dims(&a, c->at->axis, out);
+    default: return shape_squeeze(&a, c->at->axes, c->at->naxes, out);
     }
 }
 
@@ -438,8 +409,8 @@ int infer_join(const OpCall *c, Shape *out, DType *dt) {
         ptrs[k] = &shapes[k];
         dts[k] = c->in[k].dtype;
     }
-    int rc = c->op == OP_STACK ? infer_stack(ptrs, dts, c->nin, c->at->axis, out, dt)
-                               : infer_concat(ptrs, dts, c->nin, c->at->axis, out, dt);
+    int rc = c->op == OP_STACK ? shape_stack(ptrs, dts, c->nin, c->at->axis, out, dt)
+                               : shape_concat(ptrs, dts, c->nin, c->at->axis, out, dt);
     mem_free(shapes);
     mem_free(ptrs);
     mem_free(dts);

@@ -8,10 +8,6 @@
 int ew_types(const OpCall *c, DType *ct, DType *rt);
 
 const char *op_symbol(OpCode op);
-int infer_unary(OpCode op, DType in, DType *out);
-int binary_types(OpCode op, DType a, DType b, DType *compute, DType *result);
-int infer_binary(OpCode op, const Shape *a, DType da, const Shape *b, DType db, Shape *out, DType *dt);
-DType scalar_dtype(OpCode op, DType tensor_dtype, double x);
 int shape_matmul(const Shape *a, DType da, const Shape *b, DType db, Shape *out, DType *dt);
 int axes_mask(int ndim, const int *axes, int n, const char *name, bool *mask);
 DType reduce_dtype(OpCode op, DType in);
@@ -20,10 +16,10 @@ int shape_softmax(const Shape *a, DType da, int axis, bool log, int *ax, DType *
 int norm_axis(int axis, int ndim, const char *name);
 int shape_reshape(const Shape *a, const Shape *req, Shape *out);
 int shape_transpose(const Shape *a, const int *perm_in, int n, int *perm, Shape *out);
-int infer_expand_dims(const Shape *a, int axis, Shape *out);
-int infer_squeeze(const Shape *a, const int *axes, int n, Shape *out);
-int infer_concat(const Shape *const *s, const DType *dts, int n, int axis, Shape *out, DType *dt);
-int infer_stack(const Shape *const *s, const DType *dts, int n, int axis, Shape *out, DType *dt);
+int shape_expand_dims(const Shape *a, int axis, Shape *out);
+int shape_squeeze(const Shape *a, const int *axes, int n, Shape *out);
+int shape_concat(const Shape *const *s, const DType *dts, int n, int axis, Shape *out, DType *dt);
+int shape_stack(const Shape *const *s, const DType *dts, int n, int axis, Shape *out, DType *dt);
 int shape_broadcast_to(const Shape *a, const Shape *s);
 /* Result shape of NumPy indexing; values of integer indices and index arrays are not
  * looked at (bounds are checked when the index runs). */

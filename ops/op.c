@@ -277,3 +277,76 @@ bool op_number_is_bool(OpCode op, const OpArg *in, int n) {
     for (int i = 0; i < n; i++) bools &= in[i].is_bool;
     return rule == DR_BOOL || rule == DR_CMP || (rule == DR_INT && bools);
 }
+
+/* ---------- conveniences (tops.h): one call each through op_run ---------- */
+
+static Tensor *call(OpCode op, const OpArg *in, int n, const OpAttrs *at) {
+    OpAttrs none;
+    if (!at) {
+        memset(&none, 0, sizeof none);
+        none.naxes = -1;
+        none.dtype = -1;
+        at = &none;
+    }
+    OpCall c = { op, n, in, at };
+    Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
+    return op_run(&c, out) ? NULL : out[0];
+}
+
+Tensor *op_unary(OpCode op, const Tensor *a) {
+    OpArg in = op_arg_tensor(a);
+    return call(op, &in, 1, NULL);
+}
+
+Tensor *op_binary(OpCode op, const Tensor *a, const Tensor *b) {
+    OpArg in[2] = { op_arg_tensor(a), op_arg_tensor(b) };
+    return call(op, in, 2, NULL);
+}
+
+Tensor *op_binary_scalar(OpCode op, const Tensor *a, double x, bool num_left) {
+    OpArg in[2] = { op_arg_tensor(a), op_arg_num(x, false) };
+    if (num_left) {
+        in[1] = in[0];
+        in[0] = op_arg_num(x, false);
+    }
+    return call(op, in, 2, NULL);
+}
+
+Tensor *op_reduce(OpCode op, const Tensor *a, const int *axes, int n, bool keepdims) {
+    OpArg in = op_arg_tensor(a);
+    OpAttrs at = { .naxes = n, .flag = keepdims, .dtype = -1 };
+    if (n > TSL_MAX_RANK) {
+        op_fail("%s: too many axes", op_info[op].name);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) at.axes[i] = axes[i];
+    return call(op, &in, 1, &at);
+}
+
+Tensor *op_softmax(const Tensor *a, int axis, bool log) {
+    OpArg in = op_arg_tensor(a);
+    OpAttrs at = { .naxes = -1, .axis = axis, .dtype = -1 };
+    return call(log ? OP_LOG_SOFTMAX : OP_SOFTMAX, &in, 1, &at);
+}
+
+Tensor *op_matmul(const Tensor *a, const Tensor *b) { return op_binary(OP_MATMUL, a, b); }
+
+Tensor *op_reshape(Tensor *a, const Shape *s) {
+    OpArg in = op_arg_tensor(a);
+    OpAttrs at = { .naxes = -1, .shape = *s, .dtype = -1 };
+    return call(OP_RESHAPE, &in, 1, &at);
+}
+
+Tensor *op_full(const Shape *s, double v, DType dt) {
+    OpArg in = op_arg_num(v, false);
+    OpAttrs at = { .naxes = -1, .shape = *s, .dtype = (int)dt };
+    return call(OP_FULL, &in, 1, &at);
+}
+
+static Tensor *draw(OpCode op, const Shape *s, int64_t lo, int64_t hi) {
+    OpAttrs at = { .naxes = -1, .shape = *s, .dtype = -1, .i = { lo, hi } };
+    return call(op, NULL, 0, &at);
+}
+Tensor *op_rand(const Shape *s) { return draw(OP_RAND, s, 0, 0); }
+Tensor *op_randn(const Shape *s) { return draw(OP_RANDN, s, 0, 0); }
+Tensor *op_randint(int64_t lo, int64_t hi, const Shape *s) { return draw(OP_RANDINT, s, lo, hi); }

@@ -168,6 +168,9 @@ typedef struct {
     int (*run)(const OpCall *c, Tensor **out);   /* out[] allocated with the inferred types */
     bool (*allocates)(OpCode op);   /* run() makes the results itself when out[k] is NULL */
     OpKernelFn (*kernel)(OpCode op); /* run()'s kernel for op, for callers that look it up once */
+    /* elementwise kernels on contiguous chunks, for fused groups (see cpu_unary/cpu_binary) */
+    int (*unary)(OpCode op, DType dt, const void *src, void *dst, int64_t n);
+    int (*binary)(OpCode op, DType ct, const void *a, int64_t sa, const void *b, int64_t sb, void *out, int64_t n);
     void (*synchronize)(void);
 } DeviceImpl;
 void op_device_register(Device d, const DeviceImpl *impl);

@@ -28,14 +28,6 @@ void op_fail(const char *fmt, ...) {
 
 const char *op_error(void) { return err_buf; }
 
-static const DeviceKernels cpu_kernels = { "cpu", cpu_unary, cpu_binary };
-const DeviceKernels *const device_kernels[2] = { &cpu_kernels, NULL };
-
-const DeviceKernels *kernels_for(Device d) {
-    const DeviceKernels *k = device_kernels[d];
-    if (!k) op_fail("device '%s' is not available (this build has no GPU backend yet)", d == DEV_GPU ? "gpu" : "?");
-    return k;
-}
 
 const char *dtype_name(DType t) {
     static const char *names[] = { "bool", "i64", "f32", "f64" };

@@ -207,7 +207,7 @@ static Tensor *exec_index(Interp *I, Graph *g, VmRegs *r, Ins *in, Tensor *setva
 
 static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     RegInfo *d = &g->regs[in->dst];
-    const DeviceKernels *kern = kernels_for(DEV_CPU);   /* fused groups run on the CPU */
+    const DeviceImpl *kern = op_device(DEV_CPU);   /* fused groups run on the CPU */
     DType dt = d->dtype;
     size_t esz = dtype_size(dt);
     int64_t total = shape_count(&d->shape);
@@ -236,7 +236,7 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
                                         : (const char *)r->ten[-st->a - 1]->data + o * (int64_t)esz;
             int rc;
             if (st->scalar_reg >= 0) {
-                /* the number in the tensor's dtype, as op_binary_scalar makes it */
+                /* the number in the tensor's dtype, as the kernel of a weak scalar makes it */
                 float xf = (float)r->num[st->scalar_reg];
                 double xd = r->num[st->scalar_reg];
                 const void *px = dt == DT_F32 ? (const void *)&xf : (const void *)&xd;

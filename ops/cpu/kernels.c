@@ -381,4 +381,7 @@ static bool cpu_allocates(OpCode op) {
     return false;
 }
 
-const DeviceImpl cpu_device = { "cpu", NULL, tensor_new, cpu_run, cpu_allocates, cpu_kernel_of, NULL };
+const DeviceImpl cpu_device = {
+    .name = "cpu", .alloc = tensor_new, .run = cpu_run, .allocates = cpu_allocates, .kernel = cpu_kernel_of,
+    .unary = cpu_unary, .binary = cpu_binary,
+};

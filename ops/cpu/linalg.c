@@ -36,20 +36,6 @@ static void mm_i64(const int64_t *a, const int64_t *b, int64_t *c, int64_t m, in
         }
 }
 
-Tensor *op_matmul(const Tensor *a, const Tensor *b) {
-    Shape sa, sb, so;
-    DType dt;
-    shape_of(a, &sa);
-    shape_of(b, &sb);
-    if (shape_matmul(&sa, a->dtype, &sb, b->dtype, &so, &dt)) return NULL;
-    Tensor *r = tensor_new(dt, &so);
-    if (r && op_matmul_into(a, b, r)) {
-        tensor_release(r);
-        r = NULL;
-    }
-    return r;
-}
-
 /* `out` has the result's dtype and shape and is neither a nor b. */
 int op_matmul_into(const Tensor *a, const Tensor *b, Tensor *out) {
     /* plain float matrices (the common case): straight to BLAS */
@@ -113,13 +99,3 @@ out:
     return rc;
 }
 
-/* outer(a, b)[i, j] = a.flat[i] * b.flat[j] */
-Tensor *op_outer(const Tensor *a, const Tensor *b) {
-    Shape sa = { 2, { a->size, 1 } }, sb = { 2, { 1, b->size } };
-    Tensor *x = tensor_view((Tensor *)a, &sa);
-    Tensor *y = x ? tensor_view((Tensor *)b, &sb) : NULL;
-    Tensor *r = y ? op_binary(OP_MUL, x, y) : NULL;
-    tensor_release(x);
-    tensor_release(y);
-    return r;
-}

@@ -33,11 +33,6 @@ static void philox(uint64_t ctr, uint64_t key, uint32_t out[4]) {
 /* Uniform in [0, 1) with 24 bits: exactly representable in f32, never 1.0. */
 static double unit24(uint32_t w) { return (double)(w >> 8) * (1.0 / 16777216.0); }
 
-Tensor *op_rand(const Shape *s) {
-    Tensor *r = tensor_new(DT_F32, s);
-    if (r) rng_fill_uniform(r);
-    return r;
-}
 
 void rng_fill_uniform(Tensor *r) {
     float *o = r->data;
@@ -50,11 +45,6 @@ void rng_fill_uniform(Tensor *r) {
 }
 
 /* Box-Muller: u1 in (0, 1], u2 in [0, 1); z = sqrt(-2 ln u1) cos(2 pi u2). */
-Tensor *op_randn(const Shape *s) {
-    Tensor *r = tensor_new(DT_F32, s);
-    if (r) rng_fill_normal(r);
-    return r;
-}
 
 void rng_fill_normal(Tensor *r) {
     float *o = r->data;
@@ -68,15 +58,6 @@ void rng_fill_normal(Tensor *r) {
     rng_counter += (uint64_t)r->size;
 }
 
-Tensor *op_randint(int64_t lo, int64_t hi, const Shape *s) {
-    if (hi <= lo) {
-        op_fail("randint: high (%lld) must be greater than low (%lld)", (long long)hi, (long long)lo);
-        return NULL;
-    }
-    Tensor *r = tensor_new(DT_I64, s);
-    if (r) rng_fill_int(r, lo, hi);
-    return r;
-}
 
 void rng_fill_int(Tensor *r, int64_t lo, int64_t hi) {
     uint64_t range = (uint64_t)hi - (uint64_t)lo;

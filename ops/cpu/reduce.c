@@ -194,18 +194,6 @@ static void reduce_rows(OpCode op, const Tensor *x, Tensor *r, int64_t outer, in
     }
 }
 
-Tensor *op_reduce(OpCode op, const Tensor *a, const int *axes, int n, bool keepdims) {
-    Shape sa, so;
-    DType rt;
-    shape_of(a, &sa);
-    if (shape_reduce(op, &sa, a->dtype, axes, n, keepdims, &so, &rt)) return NULL;
-    Tensor *r = tensor_new(rt, &so);
-    if (r && op_reduce_into(op, a, axes, n, keepdims, r)) {
-        tensor_release(r);
-        r = NULL;
-    }
-    return r;
-}
 
 /* The reduction into r (the result's dtype and shape). Reducing trailing axes of a tensor
  * in its compute dtype allocates no tensor; other cases move the axes last first. */
@@ -248,19 +236,6 @@ int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keep
 }
 
 /* softmax(x) = exp(x - max) / sum(exp(x - max)); log_softmax(x) = x - max - log(sum). */
-Tensor *op_softmax(const Tensor *a, int axis, bool want_log) {
-    int ax;
-    DType dt;
-    Shape sa;
-    shape_of(a, &sa);
-    if (shape_softmax(&sa, a->dtype, axis, want_log, &ax, &dt)) return NULL;
-    Tensor *r = tensor_new(dt, &sa);
-    if (r && op_softmax_into(a, axis, want_log, r)) {
-        tensor_release(r);
-        r = NULL;
-    }
-    return r;
-}
 
 /* (log_)softmax into r (a's shape, the result dtype). Along the last axis of a float
  * tensor nothing is allocated but log_softmax's row of exponentials. */

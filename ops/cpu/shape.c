@@ -1,18 +1,10 @@
-/* shape.c - shape ops: reshape, transpose, expand_dims, squeeze, concat, stack,
- * broadcast_to; and construction: full, arange, linspace, eye.
- * Ops that only change the shape share the input's buffer (tensors are immutable). */
+/* shape.c - the data movement of transpose and broadcast_to, used by their kernels
+ * (kernels.c) and by other kernels that need a permuted or broadcast copy. */
 #include <math.h>
 #include <string.h>
 #include "cpu.h"
 #include "mem.h"
 #include "infer.h"
-
-Tensor *op_reshape(Tensor *a, const Shape *s) {
-    Shape sa, t;
-    shape_of(a, &sa);
-    if (shape_reshape(&sa, s, &t)) return NULL;
-    return tensor_view(a, &t);
-}
 
 Tensor *op_transpose(const Tensor *a, const int *perm_in, int n) {
     int perm[TSL_MAX_RANK];
@@ -57,77 +49,11 @@ int op_transpose_into(const Tensor *a, const int *perm_in, int n, Tensor *r) {
     return 0;
 }
 
-Tensor *op_expand_dims(Tensor *a, int axis) {
-    Shape sa, s;
-    shape_of(a, &sa);
-    if (infer_expand_dims(&sa, axis, &s)) return NULL;
-    return tensor_view(a, &s);
-}
 
-Tensor *op_squeeze(Tensor *a, const int *axes, int n) {
-    Shape sa, s;
-    shape_of(a, &sa);
-    if (infer_squeeze(&sa, axes, n, &s)) return NULL;
-    return tensor_view(a, &s);
-}
 
 /* The result shape and dtype of concat (stack == false) or stack of n tensors. */
-static int infer_joined(Tensor *const *ts, int n, int axis, bool stack, Shape *so, DType *dt) {
-    Shape *shapes = mem_alloc(sizeof(Shape) * (size_t)(n + 1));
-    const Shape **ptrs = mem_alloc(sizeof(Shape *) * (size_t)(n + 1));
-    DType *dts = mem_alloc(sizeof(DType) * (size_t)(n + 1));
-    for (int k = 0; k < n; k++) {
-        shape_of(ts[k], &shapes[k]);
-        ptrs[k] = &shapes[k];
-        dts[k] = ts[k]->dtype;
-    }
-    int rc = stack ? infer_stack(ptrs, dts, n, axis, so, dt) : infer_concat(ptrs, dts, n, axis, so, dt);
-    mem_free(shapes);
-    mem_free(ptrs);
-    mem_free(dts);
-    return rc;
-}
 
-Tensor *op_concat(Tensor *const *ts, int n, int axis) {
-    Shape so;
-    DType dt;
-    if (infer_joined(ts, n, axis, false, &so, &dt)) return NULL;
-    int ax = axis < 0 ? axis + ts[0]->ndim : axis;
-    Tensor *r = tensor_new(dt, &so);
-    if (!r) return NULL;
-    int64_t outer = 1;
-    for (int i = 0; i < ax; i++) outer *= so.d[i];
-    size_t esz = dtype_size(dt);
-    int64_t row = (int64_t)esz * (r->size / (outer ? outer : 1) / (so.d[ax] ? so.d[ax] : 1));
-    char *dst = r->data;
-    for (int64_t o = 0; o < outer; o++)
-        for (int k = 0; k < n; k++) {
-            Tensor *c = ts[k]->dtype == dt ? tensor_retain(ts[k]) : op_astype(ts[k], dt);
-            if (!c) { tensor_release(r); return NULL; }
-            int64_t bytes = row * ts[k]->shape[ax];
-            memcpy(dst, (const char *)c->data + o * bytes, (size_t)bytes);
-            dst += bytes;
-            tensor_release(c);
-        }
-    return r;
-}
 
-Tensor *op_stack(Tensor *const *ts, int n, int axis) {
-    Shape so;
-    DType dt;
-    if (infer_joined(ts, n, axis, true, &so, &dt)) return NULL;
-    int ax = axis < 0 ? axis + ts[0]->ndim + 1 : axis;
-    Tensor **ex = mem_alloc(sizeof(Tensor *) * (size_t)n);
-    int made = 0;
-    Tensor *r = NULL;
-    for (; made < n; made++)
-        if (!(ex[made] = op_expand_dims(ts[made], ax))) goto out;
-    r = op_concat(ex, n, ax);
-out:
-    for (int k = 0; k < made; k++) tensor_release(ex[k]);
-    mem_free(ex);
-    return r;
-}
 
 Tensor *op_broadcast_to(const Tensor *a, const Shape *s) {
     Shape sa;
@@ -169,45 +95,7 @@ void op_broadcast_into(const Tensor *a, Tensor *r) {
     }
 }
 
-/* ---------- construction ---------- */
 
-Tensor *op_full(const Shape *s, double v, DType dt) {
-    Tensor *r = tensor_new(dt, s);
-    if (!r) return NULL;
-    if (dt == DT_F32) { float x = (float)v; for (int64_t i = 0; i < r->size; i++) ((float *)r->data)[i] = x; }
-    else for (int64_t i = 0; i < r->size; i++) tensor_set(r, i, v);
-    return r;
-}
 
-Tensor *op_arange(double start, double stop, double step, DType dt) {
-    if (step == 0 || isnan(step) || isnan(start) || isnan(stop)) { op_fail("arange: step must be a non-zero number"); return NULL; }
-    double count = ceil((stop - start) / step);
-    if (count < 0) count = 0;
-    if (count > 9e15) { op_fail("arange: %g elements is too many", count); return NULL; }
-    Shape s = { 1, { (int64_t)count } };
-    Tensor *r = tensor_new(dt, &s);
-    if (!r) return NULL;
-    for (int64_t i = 0; i < r->size; i++) tensor_set(r, i, start + (double)i * step);
-    return r;
-}
 
-/* As NumPy: start + i*step, with the last element exactly b. */
-Tensor *op_linspace(double a, double b, int64_t n) {
-    if (n < 0) { op_fail("linspace: number of samples %lld must be non-negative", (long long)n); return NULL; }
-    Shape s = { 1, { n } };
-    Tensor *r = tensor_new(DT_F32, &s);
-    if (!r) return NULL;
-    double step = n > 1 ? (b - a) / (double)(n - 1) : 0;
-    for (int64_t i = 0; i < n; i++) tensor_set(r, i, a + (double)i * step);
-    if (n > 1) tensor_set(r, n - 1, b);
-    return r;
-}
 
-Tensor *op_eye(int64_t n) {
-    if (n < 0) { op_fail("eye: size %lld must be non-negative", (long long)n); return NULL; }
-    Shape s = { 2, { n, n } };
-    Tensor *r = tensor_zeros(DT_F32, &s);
-    if (!r) return NULL;
-    for (int64_t i = 0; i < n; i++) ((float *)r->data)[i * n + i] = 1;
-    return r;
-}

@@ -253,7 +253,7 @@ START_TEST(ops_matmul) {
     ck_assert_str_eq(op_error(), "shape mismatch for '@': [2, 3] and [2, 3]");
     /* NumPy: outer([1, 2], [3, 4, 5]) = [[3, 4, 5], [6, 8, 10]] */
     Tensor *p = vec(DT_I64, 2, (double[]){ 1, 2 }), *q = vec(DT_I64, 3, (double[]){ 3, 4, 5 });
-    Tensor *o = op_outer(p, q);
+    Tensor *o = op_binary(OP_OUTER, p, q);
     expect_values(o, 6, (double[]){ 3, 4, 5, 6, 8, 10 }, 0);
     tensor_release(o);
     tensor_release(p);
