@@ -55,6 +55,7 @@ int op_matmul_into(const Tensor *a, const Tensor *b, Tensor *out);
 Tensor *op_astype(const Tensor *a, DType dt);
 Tensor *op_transpose(const Tensor *a, const int *perm, int n);
 Tensor *op_broadcast_to(const Tensor *a, const Shape *s);
+int op_astype_into(const Tensor *a, Tensor *r);
 int op_transpose_into(const Tensor *a, const int *perm, int n, Tensor *r);
 void op_broadcast_into(const Tensor *a, Tensor *r);
 

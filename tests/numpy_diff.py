@@ -12,9 +12,9 @@ signature's parameter types: shapes up to rank 5 with size-0 and size-1 axes (no
 a few thousand elements), negative axes, axis lists, keepdims both ways, keyword and
 positional arguments, operands that are views (reversed, strided, transposed), values with
 NaN, +-inf, -0.0, subnormals and overflow edges where the op takes them; the binary
-elementwise ops get at least 28 cases: every dtype pair of f32 f64 i64 bool, then each
+elementwise ops get at least 31 cases: every dtype pair of f32 f64 i64 bool, then each
 dtype against an integral, a non-integral and a bool number (weak scalars, either side),
-plus number-number cases for the ops that map numbers to numbers. The expected dtype follows spec section 5 (PyTorch's promotion),
+and three number-number cases (for the ops that map numbers to numbers). The expected dtype follows spec section 5 (PyTorch's promotion),
 not NumPy's: NumPy computes the value (in the compute dtype, or in float64 and rounded) and
 the result must have exactly the spec's dtype; values are compared exactly (bits, with the
 sign of zero where NumPy defines it) for exact ops, within a few ULP for the math functions
@@ -411,6 +411,8 @@ def plan_binary(g, op, ref):
         da = ref.dtypes[j % len(ref.dtypes)]
         numk = ["int", "float", "bool"][j // len(ref.dtypes)]
         c = 0.7 if g.chance(0.5) else 0.85
+    elif k < len(pairs) + 3 * len(ref.dtypes) + 3:
+        c = 0.97   # two numbers
     if c < 0.62:
         args = {a: g.tensor(s, da, ref.vk), b: g.tensor(s2, db, ref.bvk or ref.vk)}
     elif c < 0.78:
@@ -2102,7 +2104,7 @@ def style_case(g, c, symbols_ok):
 LOC_RE = re.compile(r"^(.*?):(\d+):(\d+): error: (.*)$")
 
 
-def run_tsl(tsl, flags, prog_path, outdir, indir, timeout=300, env=None):
+def run_tsl(tsl, flags, prog_path, outdir, indir, timeout=120, env=None):
     e = dict(os.environ)
     if env:
         e.update(env)
@@ -2149,6 +2151,7 @@ def run_batch(tsl, cases, workdir, tag, flags, findings, sanitizer, env=None):
     todo = list(cases)
     failed = set()
     reruns = 0
+    unlocated = 0
     explain = []
     while todo:
         prog = Program(todo, indir)
@@ -2175,6 +2178,10 @@ def run_batch(tsl, cases, workdir, tag, flags, findings, sanitizer, env=None):
                 break
             what = "crash" if rc not in (0, 1) else "error"
             msg = "exit %d: %s" % (rc, (err.strip().splitlines() or ["(no message)"])[-1][:300])
+            unlocated += 1
+            if unlocated >= 20 and not any(case_done(outdir, x) for x in cases):
+                findings.append(Finding(None, "harness", "%s run: TSL fails on every program: %s" % (tag, msg)))
+                break
         else:
             what = "static" if "verify-static" in m.group(4) else "error"
             msg = m.group(4)[:400]
@@ -2429,6 +2436,43 @@ KNOWN_DIFFERENCES = [
 # ---------------------------------------------------------------------------------------
 
 
+def print_stats(cases, err_cases):
+    def forms(c):
+        k = ["t" if isinstance(c.args.get(p.name), np.ndarray) else "n" for p in c.op.operands()
+             if p.name in c.args and c.args[p.name] is not None and p.type != "Ts"]
+        return "".join(k)
+    tally = {}
+    def add(k):
+        tally[k] = tally.get(k, 0) + 1
+    pairs = set()
+    for c in cases:
+        add("cases")
+        if c.op.kind in ("K_BINARY", "K_COMPARE"):
+            f = forms(c)
+            add("binary " + {"tt": "tensor-tensor", "tn": "tensor-number", "nt": "number-tensor",
+                             "nn": "number-number"}.get(f, f))
+            if f == "tt":
+                pairs.add((c.op.name, tuple(c.operand_dtypes())))
+        add("static" if c.static else "eager")
+        if c.form == "sym":
+            add("operator form")
+        if c.layout:
+            add("with a view operand")
+        if any(isinstance(v, np.ndarray) and v.size == 0 for v in c.args.values()):
+            add("with a size-0 operand")
+        if any(isinstance(v, np.ndarray) and v.size > 1000 for v in c.args.values()):
+            add("with a >1000-element operand")
+        if any(isinstance(v, np.ndarray) and v.dtype.kind == "f" and not np.isfinite(v).all() for v in c.args.values()):
+            add("with NaN/inf inputs")
+    nbin = len(set(n for n, _ in pairs))
+    print("stats: " + ", ".join("%s %d" % (k, v) for k, v in sorted(tally.items())))
+    print("stats: %d (op, dtype pair) tensor-tensor combinations over %d binary ops" % (len(pairs), nbin))
+    errs = {}
+    for c in err_cases:
+        errs[c.error.split(":")[0][:40]] = errs.get(c.error.split(":")[0][:40], 0) + 1
+    print("stats: %d error cases: %s" % (len(err_cases), "; ".join("%s %d" % kv for kv in sorted(errs.items()))))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tsl", default=os.path.join(ROOT, "bin", "tsl"))
@@ -2439,6 +2483,7 @@ def main():
     ap.add_argument("--keep", default=None, help="write the programs and files here and keep them")
     ap.add_argument("--max-errors", type=int, default=None, help="error cases per op (default count / 3)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every finding, known ones too")
+    ap.add_argument("--stats", action="store_true", help="print what the cases cover")
     opt = ap.parse_args()
     t0 = time.time()
     tsl = os.path.abspath(opt.tsl)
@@ -2486,7 +2531,7 @@ def run(opt, tsl, ops, workdir, t0):
         nerr = 0
         tries = 0
         made = 0
-        quota = max(opt.count, 28) if op.kind in ("K_BINARY", "K_COMPARE") else opt.count
+        quota = max(opt.count, 31) if op.kind in ("K_BINARY", "K_COMPARE") else opt.count
         while made < quota and tries < quota * 8:
             tries += 1
             g.k = tries - 1
@@ -2574,6 +2619,8 @@ def run(opt, tsl, ops, workdir, t0):
                    opt.seed, nops, len(cases), nstatic, sum(1 for c in cases if c.form == "sym"), len(err_cases),
                    reruns_a + reruns_b, len(skipped), ", ".join(sorted(skipped)), sum(1 for f in findings if f.known),
                    len(known), time.time() - t0))
+    if opt.stats:
+        print_stats(cases, err_cases)
     bad = unknown or stale or sanitizer
     print(("FAIL: " if bad else "ok: ") + summary)
     return 1 if bad else 0

@@ -92,20 +92,32 @@ Tensor *op_astype(const Tensor *a, DType dt) {
     Shape s;
     shape_of(a, &s);
     Tensor *r = tensor_new(dt, &s);
-    if (!r) return NULL;
+    if (r && op_astype_into(a, r)) {
+        tensor_release(r);
+        r = NULL;
+    }
+    return r;
+}
+
+/* a converted into r (a's shape, r's dtype; r may not be a unless the dtypes are equal). */
+int op_astype_into(const Tensor *a, Tensor *r) {
+    DType dt = r->dtype;
     int64_t n = a->size;
+    if (a->dtype == dt) {
+        if (r != a) memcpy(r->data, a->data, (size_t)n * dtype_size(dt));
+        return 0;
+    }
     if (dt == DT_I64 && dtype_is_float(a->dtype)) {
         int64_t *o = r->data;
         for (int64_t i = 0; i < n; i++) {
             double x = tensor_get(a, i);
             if (!double_fits_i64(x)) {
-                tensor_release(r);
                 op_fail("cannot convert %s to i64", isnan(x) ? "nan" : isinf(x) ? (x > 0 ? "inf" : "-inf") : "an out-of-range value");
-                return NULL;
+                return -1;
             }
             o[i] = (int64_t)x;
         }
-        return r;
+        return 0;
     }
 #define CONVERT(TI, TO, EXPR)                                    \
     {                                                            \
@@ -127,7 +139,7 @@ Tensor *op_astype(const Tensor *a, DType dt) {
     default: break;
     }
 #undef CONVERT
-    return r;
+    return 0;
 }
 
 /* ---------- unary ---------- */
