@@ -163,14 +163,13 @@ DType op_promote(const OpArg *in, int n) {
             if (!any_tensor || in[i].dtype > dt) dt = in[i].dtype;
             any_tensor = true;
         }
+    if (!any_tensor) {   /* numbers alone: f32, as tensor() makes them; bools alone: bool */
+        for (int i = 0; i < n; i++)
+            if (in[i].kind == ARG_NUM && !in[i].is_bool) return DT_F32;
+        return DT_BOOL;
+    }
     for (int i = 0; i < n; i++) {
-        if (in[i].kind != ARG_NUM) continue;
-        if (!any_tensor) {
-            dt = in[i].is_bool && (i == 0 || dt == DT_BOOL) ? DT_BOOL : DT_F32;
-            any_tensor = !in[i].is_bool;   /* later numbers weigh against f32 */
-            continue;
-        }
-        if (number_fits(dt, in[i].x, in[i].is_bool)) continue;
+        if (in[i].kind != ARG_NUM || number_fits(dt, in[i].x, in[i].is_bool)) continue;
         bool integral = in[i].x == floor(in[i].x) && double_fits_i64(in[i].x);
         dt = dt == DT_BOOL && integral ? DT_I64 : DT_F32;
     }
