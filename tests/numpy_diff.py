@@ -1771,7 +1771,9 @@ def expected_dtypes(op, case, ref):
         "DR_SAME": lambda: dt_of(first) if isinstance(first, np.ndarray) else p,
         "DR_FLOAT": lambda: floatify(p),
         "DR_BOOL": lambda: "bool",
-        "DR_PROMOTE": lambda: p,
+        # TSL's rule (docs/language.md): bool % bool, bool ** bool and bool // bool compute
+        # in i64 (NumPy gives int8, PyTorch refuses them); other promoted ops keep bool
+        "DR_PROMOTE": lambda: "i64" if p == "bool" and op.name in ("mod", "pow", "floor_divide") else p,
         "DR_CMP": lambda: "bool",
         "DR_INT": lambda: p,
         "DR_SUM": lambda: "i64" if int_like(p) else p,
@@ -2392,12 +2394,6 @@ def has_posinf(c, f=None):
 B = lambda *v: np.array(v, dtype=np.bool_)
 F32 = lambda *v: np.array(v, dtype=np.float32)
 
-EIGH_5X5 = ("[[0.2764309619120212, -0.8264130076504441, -0.7725439486610615, -0.9001587179720629, -0.29080607731244523], "
-            "[-0.8264130076504441, 5.724015576818034, 2.4111400045818474, -1.1283784545489433, -1.2660550692089378], "
-            "[-0.7725439486610615, 2.4111400045818474, -0.8109864306956382, -2.698090825712905, 2.466622282414317], "
-            "[-0.9001587179720629, -1.1283784545489433, -2.698090825712905, 1.2391049057386723, 1.7561747270305976], "
-            "[-0.29080607731244523, -1.2660550692089378, 2.466622282414317, 1.7561747270305976, -5.62818873043857]]")
-
 KNOWN_DIFFERENCES = [
     # Spec section 2 lists `//` (and ops.def gives floor_divide the symbol "//"), but the
     # lexer has no such token: `a // b` is a syntax error. floor_divide(a, b) works.
@@ -2407,36 +2403,6 @@ KNOWN_DIFFERENCES = [
     # bitwise_and/or/xor/not cannot be reached at all.
     Known("bitwise-symbols", "bitwise_and bitwise_or bitwise_xor bitwise_not", "syntax",
           "the operators & | ^ ~ do not parse"),
-    # bool // bool, bool % bool and bool ** bool (tensors, or a bool tensor with true/false)
-    # give i64; ops.def says DR_PROMOTE and spec section 5's rule keeps two bools bool.
-    # (PyTorch refuses these three on bool tensors; NumPy gives int8.)
-    Known("bool-floordiv-dtype", "floor_divide", "dtype", "bool // bool gives i64, want bool", all_bool,
-          repro=lambda: {"a": B(True, False), "b": B(True, True)}),
-    Known("bool-mod-dtype", "mod", "dtype", "bool % bool gives i64, want bool", all_bool,
-          repro=lambda: {"a": B(True, False), "b": B(True, True)}),
-    Known("bool-pow-dtype", "pow", "dtype", "bool ** bool gives i64, want bool", all_bool,
-          repro=lambda: {"a": B(True, False), "b": B(True, False)}),
-    # softmax along an axis that holds +inf: its doc (and NumPy, PyTorch) say
-    # exp(t - max) / sum(exp(t - max)): inf - inf is NaN, so the sum is NaN and every element
-    # of that slice is NaN; TSL gives NaN only at the +inf and 0 at the finite elements.
-    Known("softmax-posinf", "softmax", "value", "softmax of a slice with +inf: finite elements give 0, want NaN",
-          has_posinf, repro=lambda: {"t": F32(2.5, np.inf)}),
-    # sigmoid in f32 for x < about -87.3: exp(-x) overflows f32 and 1 / (1 + inf) gives 0;
-    # the true value (down to about x = -103) is a subnormal f32 (sigmoid(-97) = 7.5e-43).
-    # The same in f64 (and for numbers) below about x = -709.8: sigmoid(-720) is 2.0e-313.
-    Known("sigmoid-tail", "sigmoid", "value", "sigmoid(x) flushes to 0 where exp(-x) overflows, want the subnormal",
-          lambda c, f: "got 0.0" in f.msg and bool((f64(c.args["x"]) < (-87 if dt_of_arg(c.args["x"]) == "f32" else -709)).any()),
-          repro=lambda: {"x": F32(-97.0, -90.0, 1.0)}),
-    # eigh of a valid 3x3 f32 matrix fails with "eigh: did not converge" when the same
-    # process ran eigh on a certain 5x5 f64 matrix first (each call alone is fine, and so is
-    # the f64 version of the 3x3). The state is OpenBLAS's, not TSL's: with Debian's
-    # libopenblas0-serial 0.3.21, LAPACK dsyevd on that matrix and then ssyevd on the 3x3
-    # returns info = 2 and NaNs from plain C too. (A workaround in ops/cpu/lapack.c could
-    # compute f32 eigh through dsyevd.)
-    Known("eigh-after-f64", "eigh", "error static-error", "eigh: did not converge after an earlier f64 eigh",
-          lambda c, f: "did not converge" in f.msg,
-          tsl="r = eigh(tensor(%s, \"f64\"))\nr = eigh(tensor([[1, -1, -1], [-1, 2, -1], [-1, -1, -8]]))\n" % EIGH_5X5,
-          expect="eigh: did not converge"),
 ]
 
 # ---------------------------------------------------------------------------------------

@@ -142,7 +142,6 @@ static bool number_decides_dtype(OpCall *call, int k) {
 /* A number operand where the op takes numbers as numbers (F_NUM ops on numbers only). */
 static AVal number_op(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at) {
     AVal r = { .kind = AV_NUM, .known = true, .reg = -1 };
-    const OpDef *d = op_def(op);
     OpArg in[2];
     for (int k = 0; k < n; k++) {
         r.known &= ops[k].known;
@@ -150,19 +149,18 @@ static AVal number_op(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at) {
         in[k] = op_arg_num(ops[k].num, ops[k].is_bool);
     }
     r.is_bool = op_number_is_bool(op, in, n);
-    bool has_attr = op == OP_ROUND && at->i[0] != 0;
     if (r.known) {
         int rc = op_run_number(op, in, n, at, &r.num);
         if (rc == -2) return cc_op_failed(c);
         if (!r.deps) return r;
     }
-    if (has_attr) return cc_unsupported(c, "%s() of a run-time number with decimals", d->name);
     int ra = cc_num_reg(c, &ops[0]), rb = n > 1 ? cc_num_reg(c, &ops[1]) : -1;
     Ins *in2 = cc_emit(c, n == 1 ? I_NMATH : I_NBIN);
     in2->dst = r.reg = cc_new_num(c, r.is_bool);
     in2->a = ra;
     in2->b = rb;
     in2->aux = (int)op;
+    in2->imm = op == OP_ROUND ? (double)at->i[0] : 0;   /* round(x, decimals) */
     r.known = false;
     return r;
 }

@@ -349,7 +349,11 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             vmcase(I_NBIN) N[in->dst] = op_binary_number((OpCode)in->aux, N[in->a], N[in->b]); vmbreak;
             vmcase(I_NNEG) N[in->dst] = -N[in->a]; vmbreak;
             vmcase(I_NNOT) N[in->dst] = N[in->a] == 0; vmbreak;
-            vmcase(I_NMATH) N[in->dst] = op_unary_number((OpCode)in->aux, N[in->a]); vmbreak;
+            vmcase(I_NMATH) {
+                if (in->imm != 0) cpu_round_decimals(DT_F64, &N[in->a], &N[in->dst], 1, (int64_t)in->imm);
+                else N[in->dst] = op_unary_number((OpCode)in->aux, N[in->a]);
+                vmbreak;
+            }
             vmcase(I_TCONST) set_t(r, in->dst, tensor_retain(g->consts[in->aux])); vmbreak;
             vmcase(I_SCALAR) {
                 double x = N[in->a];

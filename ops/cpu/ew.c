@@ -180,7 +180,10 @@ double op_unary_number(OpCode op, double x) {
     case OP_ASINH: return asinh(x);
     case OP_ACOSH: return acosh(x);
     case OP_ATANH: return atanh(x);
-    case OP_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case OP_SIGMOID: {   /* as the kernels: exp(-|x|) never overflows */
+        double e = exp(-fabs(x));
+        return x < 0 ? e / (1.0 + e) : 1.0 / (1.0 + e);
+    }
     case OP_RELU: return relu_d(x);
     case OP_FLOOR: return floor(x);
     case OP_CEIL: return ceil(x);

@@ -53,6 +53,16 @@ static void store_vec(Tensor *t, int64_t off, const void *src, int64_t n) {
     for (int64_t i = 0; i < n; i++) elem_put(t->data, t->dtype, off + i, src, t->dtype, i);
 }
 
+/* The same from f64 scratch into a tensor of either float dtype. */
+static void store_rm_f64(Tensor *t, int64_t off, const double *src, int64_t m, int64_t n, int64_t ld) {
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) elem_put(t->data, t->dtype, off + i * n + j, src, DT_F64, j * ld + i);
+}
+
+static void store_vec_f64(Tensor *t, int64_t off, const double *src, int64_t n) {
+    for (int64_t i = 0; i < n; i++) elem_put(t->data, t->dtype, off + i, src, DT_F64, i);
+}
+
 /* LAPACK wants a leading dimension of at least 1 even for empty matrices. */
 static lapack_int ld_of(int64_t rows) { return rows > 1 ? (lapack_int)rows : 1; }
 
@@ -345,8 +355,11 @@ static int run_svd(const Tensor *a, Tensor *u, Tensor *sv, Tensor *vt) {
     return scratch_done(&s, 0);
 }
 
+/* Computed in f64 for f32 too, then rounded: ssyevd of OpenBLAS 0.3.21 (Debian) fails to
+ * converge on some valid matrices after a dsyevd call in the same process (found by
+ * tests/numpy_diff.py; reproduced from plain C). */
 static int run_eigh(const Tensor *a, Tensor *vals, Tensor *vecs) {
-    DType t = vals->dtype;
+    DType t = DT_F64;
     size_t es = dtype_size(t);
     int64_t n = a->shape[a->ndim - 1], count = batch_count(a, 2);
     if (n == 0 || count == 0) return 0;
@@ -365,8 +378,8 @@ static int run_eigh(const Tensor *a, Tensor *vals, Tensor *vecs) {
         load_cm(am, t, a, i * n * n, n, n);
         info = la_syevd(t, n, am, wv, w, lw, iw, liw);
         if (info) return scratch_done(&s, lapack_failed("eigh", info, "did not converge"));
-        store_vec(vals, i * n, wv, n);
-        store_rm(vecs, i * n * n, am, n, n, n);   /* eigenvectors stay columns */
+        store_vec_f64(vals, i * n, wv, n);
+        store_rm_f64(vecs, i * n * n, am, n, n, n);   /* eigenvectors stay columns */
     }
     return scratch_done(&s, 0);
 }

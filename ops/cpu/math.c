@@ -46,16 +46,21 @@ VM_SLEEF_UNARY(AVX2_SLEEF)
 VEC_F32(avx2_sqrt_f32, _mm256_sqrt_ps)
 VEC_F64(avx2_sqrt_f64, _mm256_sqrt_pd)
 
-/* sigmoid(x) = 1 / (1 + exp(-x)), with the same exp as above. */
+/* sigmoid(x) = 1 / (1 + e) for x >= 0 and e / (1 + e) below, with e = exp(-|x|) from the
+ * same exp as above: exp never overflows, so sigmoid(-100) is tiny, not 0. */
 static __m256 sigmoid8(__m256 x) {
-    __m256 one = _mm256_set1_ps(1.0f);
-    __m256 e = Sleef_finz_expf8_u10avx2(_mm256_sub_ps(_mm256_setzero_ps(), x));
-    return _mm256_div_ps(one, _mm256_add_ps(one, e));
+    __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+    __m256 nabs = _mm256_min_ps(x, _mm256_sub_ps(zero, x));   /* -|x| (NaN passes through) */
+    __m256 e = Sleef_finz_expf8_u10avx2(nabs), d = _mm256_add_ps(one, e);
+    __m256 neg = _mm256_cmp_ps(x, zero, _CMP_LT_OQ);
+    return _mm256_blendv_ps(_mm256_div_ps(one, d), _mm256_div_ps(e, d), neg);
 }
 static __m256d sigmoid4(__m256d x) {
-    __m256d one = _mm256_set1_pd(1.0);
-    __m256d e = Sleef_finz_expd4_u10avx2(_mm256_sub_pd(_mm256_setzero_pd(), x));
-    return _mm256_div_pd(one, _mm256_add_pd(one, e));
+    __m256d one = _mm256_set1_pd(1.0), zero = _mm256_setzero_pd();
+    __m256d nabs = _mm256_min_pd(x, _mm256_sub_pd(zero, x));
+    __m256d e = Sleef_finz_expd4_u10avx2(nabs), d = _mm256_add_pd(one, e);
+    __m256d neg = _mm256_cmp_pd(x, zero, _CMP_LT_OQ);
+    return _mm256_blendv_pd(_mm256_div_pd(one, d), _mm256_div_pd(e, d), neg);
 }
 VEC_F32(avx2_sigmoid_f32, sigmoid8)
 VEC_F64(avx2_sigmoid_f64, sigmoid4)

@@ -30,15 +30,20 @@
         }                                                                                  \
     }
 
+/* sigmoid as in math.c: 1 / (1 + e) for x >= 0, e / (1 + e) below, e = exp(-|x|). */
 static __m512 sigmoid16(__m512 x) {
-    __m512 one = _mm512_set1_ps(1.0f);
-    __m512 e = Sleef_finz_expf16_u10avx512f(_mm512_sub_ps(_mm512_setzero_ps(), x));
-    return _mm512_div_ps(one, _mm512_add_ps(one, e));
+    __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
+    __m512 nabs = _mm512_min_ps(x, _mm512_sub_ps(zero, x));
+    __m512 e = Sleef_finz_expf16_u10avx512f(nabs), d = _mm512_add_ps(one, e);
+    __mmask16 neg = _mm512_cmp_ps_mask(x, zero, _CMP_LT_OQ);
+    return _mm512_mask_blend_ps(neg, _mm512_div_ps(one, d), _mm512_div_ps(e, d));
 }
 static __m512d sigmoid8(__m512d x) {
-    __m512d one = _mm512_set1_pd(1.0);
-    __m512d e = Sleef_finz_expd8_u10avx512f(_mm512_sub_pd(_mm512_setzero_pd(), x));
-    return _mm512_div_pd(one, _mm512_add_pd(one, e));
+    __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
+    __m512d nabs = _mm512_min_pd(x, _mm512_sub_pd(zero, x));
+    __m512d e = Sleef_finz_expd8_u10avx512f(nabs), d = _mm512_add_pd(one, e);
+    __mmask8 neg = _mm512_cmp_pd_mask(x, zero, _CMP_LT_OQ);
+    return _mm512_mask_blend_pd(neg, _mm512_div_pd(one, d), _mm512_div_pd(e, d));
 }
 
 /* NaN bits as math.c's AVX2 path leaves them (cpu.h's VM_SLEEF_UNARY says which). */

@@ -263,7 +263,6 @@ int op_softmax_into(const Tensor *a, int axis, bool want_log, Tensor *r) {
             const float *p = (const float *)x->data + o * inner;
             float *q = (float *)y->data + o * inner, m = p[0];
             for (int64_t i = 1; i < inner; i++) if (p[i] > m) m = p[i];
-            if (isinf(m)) m = 0;
             for (int64_t i = 0; i < inner; i++) q[i] = p[i] - m;
             if (want_log) {
                 float *e = mem_alloc(sizeof(float) * (size_t)inner);
@@ -280,7 +279,6 @@ int op_softmax_into(const Tensor *a, int axis, bool want_log, Tensor *r) {
             const double *p = (const double *)x->data + o * inner;
             double *q = (double *)y->data + o * inner, m = p[0];
             for (int64_t i = 1; i < inner; i++) if (p[i] > m) m = p[i];
-            if (isinf(m)) m = 0;
             for (int64_t i = 0; i < inner; i++) q[i] = p[i] - m;
             if (want_log) {
                 double *e = mem_alloc(sizeof(double) * (size_t)inner);
