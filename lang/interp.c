@@ -420,12 +420,14 @@ static OpArg value_arg(Value v) {
     return op_arg_num(v.type == VAL_BOOL ? v.as.b : v.as.n, v.type == VAL_BOOL);
 }
 
-/* a (op) b through the op core, into `into` when given (a temporary of the result's type). */
-static Value tensor_binary(Interp *I, OpCode op, Value a, Value b, Tensor *into) {
+/* Operators take no attributes. */
+static const OpAttrs no_attrs = { .naxes = -1, .dtype = -1 };
+
+/* a (op) b through the op core. */
+static Value tensor_binary(Interp *I, OpCode op, Value a, Value b) {
     OpArg in[2] = { value_arg(a), value_arg(b) };
-    OpAttrs at = { 0 };
-    OpCall c = { op, 2, in, &at };
-    Tensor *out[OP_MAX_OUT] = { into, NULL, NULL };
+    OpCall c = { op, 2, in, &no_attrs };
+    Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
     if (op_run(&c, out)) return interp_error(I, "%s", op_error());
     return TENSOR_VAL(out[0]);
 }
@@ -463,7 +465,7 @@ Value value_binary(Interp *I, int op, Value a, Value b) {
     if (op == TOK_AT && !(at && bt))
         return interp_error(I, "'@' needs two tensors, got %s and %s", val_type_name(a), val_type_name(b));
     if ((at && (bt || b.type == VAL_NUM || b.type == VAL_BOOL)) || (bt && (a.type == VAL_NUM || a.type == VAL_BOOL)))
-        return tensor_binary(I, (OpCode)tensor_op_of(op), a, b, NULL);
+        return tensor_binary(I, (OpCode)tensor_op_of(op), a, b);
     if (op == TOK_EQ) return BOOL_VAL(val_equal(a, b));
     if (op == TOK_NE) return BOOL_VAL(!val_equal(a, b));
     if (a.type == VAL_STR && b.type == VAL_STR) {
@@ -509,17 +511,16 @@ static Value binary_in_place(Interp *I, int op, Value a, Value b) {
     if (other.type != VAL_TENSOR && other.type != VAL_NUM) return UNDEF_VAL;
     Tensor *t = tv.as.t;
     OpArg in[2] = { value_arg(a), value_arg(b) };
-    OpAttrs at = { 0 };
-    OpCall c = { (OpCode)tensor_op_of(op), 2, in, &at };
+    OpCall c = { (OpCode)tensor_op_of(op), 2, in, &no_attrs };
     Shape st, so;
     DType dt;
     shape_of(t, &st);
     if (op_infer(&c, &so, &dt) || dt != t->dtype || !shape_equal(&so, &st)) return UNDEF_VAL;
-    Value r = tensor_binary(I, c.op, a, b, t);   /* writes into t, and returns it */
+    int rc = op_exec(&c, &t);   /* inferred: straight to the kernel, into t */
     val_release(other);
-    if (IS_ERR(r)) {
+    if (rc) {
         val_release(tv);
-        return r;
+        return interp_error(I, "%s", op_error());
     }
     return tv;
 }
@@ -571,8 +572,7 @@ static Value eval_unary(Interp *I, Frame *f, Node *n) {
     if (a.type == VAL_NUM) return NUM_VAL(-a.as.n);
     if (a.type == VAL_TENSOR) {
         OpArg in = op_arg_tensor(a.as.t);
-        OpAttrs at = { 0 };
-        OpCall c = { OP_NEG, 1, &in, &at };
+        OpCall c = { OP_NEG, 1, &in, &no_attrs };
         Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
         Value r = op_run(&c, out) ? interp_error(I, "%s", op_error()) : TENSOR_VAL(out[0]);
         val_release(a);

@@ -7,11 +7,15 @@
 #include "opargs.h"
 #include "builtins.h"
 #include "mem.h"
+#include "infer.h"
 
 void opargs_attrs_init(OpCode op, OpAttrs *at) {
     const OpDef *d = op_def(op);
-    memset(at, 0, sizeof *at);
+    /* field by field, not memset: this runs at every eager call (the static compiler, which
+     * compares attributes byte for byte, zeroes them first) */
+    at->given = 0;
     at->naxes = -1;
+    at->npairs = 0;
     at->dtype = -1;
     for (int p = 0; p < d->nparams; p++) {
         const OpParam *pp = &d->params[p];
@@ -113,26 +117,39 @@ bool opargs_attr(Interp *I, OpCode op, int p, Value v, OpAttrs *at) {
 
 /* ---------- eager calls ---------- */
 
+/* A call's operands: on the stack for up to 8 (every op but a long concat/stack). */
 typedef struct {
     OpArg *in;
     int nin, cap;
     Value *owned;        /* tensors made from lists, released after the call */
     int nowned;
+    OpArg few_in[8];
+    Value few_owned[8];
 } Operands;
+
+static void operands_init(Operands *o) {
+    o->in = o->few_in;
+    o->owned = o->few_owned;
+    o->nin = o->nowned = 0;
+    o->cap = 8;
+}
 
 static void operands_push(Operands *o, OpArg a) {
     if (o->nin == o->cap) {
-        o->cap = o->cap ? o->cap * 2 : 8;
-        o->in = mem_realloc(o->in, sizeof(OpArg) * (size_t)o->cap);
-        o->owned = mem_realloc(o->owned, sizeof(Value) * (size_t)o->cap);
+        bool first = o->in == o->few_in;
+        o->cap *= 2;
+        o->in = first ? memcpy(mem_alloc(sizeof(OpArg) * (size_t)o->cap), o->few_in, sizeof o->few_in)
+                      : mem_realloc(o->in, sizeof(OpArg) * (size_t)o->cap);
+        o->owned = first ? memcpy(mem_alloc(sizeof(Value) * (size_t)o->cap), o->few_owned, sizeof o->few_owned)
+                         : mem_realloc(o->owned, sizeof(Value) * (size_t)o->cap);
     }
     o->in[o->nin++] = a;
 }
 
 static void operands_free(Operands *o) {
     for (int i = 0; i < o->nowned; i++) val_release(o->owned[i]);
-    mem_free(o->in);
-    mem_free(o->owned);
+    if (o->in != o->few_in) mem_free(o->in);
+    if (o->owned != o->few_owned) mem_free(o->owned);
 }
 
 /* A tensor operand from any value that makes one; numbers stay weak scalars when the op
@@ -213,25 +230,36 @@ static Tensor *reusable_operand(const OpCall *c, CallArgs *a) {
     if (op_info[c->op].kind != K_UNARY || c->in[0].kind != ARG_TENSOR || a->npos < 1) return NULL;
     Tensor *t = (Tensor *)c->in[0].t;
     if (a->pos[0].type != VAL_TENSOR || t->rc != 1 || t->buf->rc != 1) return NULL;
-    Shape s;
-    DType dt;
-    if (op_infer(c, &s, &dt) || dt != t->dtype) return NULL;
+    DType ct, dt;   /* a unary result has its operand's shape: only the dtype can differ */
+    if (ew_types(c, &ct, &dt) || dt != t->dtype) return NULL;
     return tensor_retain(t);
 }
 
 Value interp_call_op(Interp *I, OpCode op, CallArgs *a) {
     const OpDef *d = op_def(op);
-    Operands o = { 0 };
+    Operands o;
+    operands_init(&o);
     OpAttrs at;
     Value r = ERR_VAL;
-    if (!bind_call(I, op, a, &o, &at)) goto out;
+    if (a->npos == 1 && a->nkw == 0 && d->nparams == 1 && d->params[0].type == P_T && a->pos[0].type == VAL_TENSOR) {
+        /* one tensor for the one parameter (exp(t), flatten(t)...): nothing to bind */
+        opargs_attrs_init(op, &at);
+        operands_push(&o, op_arg_tensor(a->pos[0].as.t));
+    } else if (!bind_call(I, op, a, &o, &at)) {
+        goto out;
+    }
     double x;
     int rc = op_run_number(op, o.in, o.nin, &at, &x);
     if (rc == 0) { r = op_number_is_bool(op, o.in, o.nin) ? BOOL_VAL(x != 0) : NUM_VAL(x); goto out; }
     if (rc == -2) { interp_error(I, "%s", op_error()); goto out; }
     OpCall call = { op, o.nin, o.in, &at };
     Tensor *res[OP_MAX_OUT] = { reusable_operand(&call, a), NULL, NULL };
-    if (op_run(&call, res)) { tensor_release(res[0]); interp_error(I, "%s", op_error()); goto out; }
+    /* a reused operand was inferred already: straight to the kernel */
+    if (res[0] ? op_exec(&call, res) : op_run(&call, res)) {
+        tensor_release(res[0]);
+        interp_error(I, "%s", op_error());
+        goto out;
+    }
     if (d->flags & F_ITEM) {
         r = res[0]->dtype == DT_BOOL ? BOOL_VAL(tensor_get(res[0], 0) != 0) : NUM_VAL(tensor_get(res[0], 0));
         tensor_release(res[0]);

@@ -7,8 +7,8 @@
 #include "interp.h"
 #include "opcall.h"
 
-/* Attributes at their defaults (nil axes, no dtype...), zeroed so that equal attributes are
- * equal bytes. */
+/* Attributes at their defaults (nil axes, no dtype...). Fields no parameter of op uses are
+ * left as they are: zero the struct first where byte-equal attributes matter. */
 void opargs_attrs_init(OpCode op, OpAttrs *at);
 /* Sets parameter p of op (an attribute, not an operand) from v; UNDEF_VAL leaves the
  * default. false with the error set in I. */

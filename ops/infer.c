@@ -13,6 +13,9 @@
 /* What errors call an op: its operator symbol, else its name. */
 const char *op_symbol(OpCode op) { return op_info[op].symbol ? op_info[op].symbol : op_info[op].name; }
 
+/* NumPy matmul: a 1-D left operand is a row, a 1-D right one a column (both dropped from
+ * the result); leading axes are batches that broadcast. No Shape is copied whole: this runs
+ * for every eager `@`. */
 int shape_matmul(const Shape *sa, DType da, const Shape *sb, DType db, Shape *out, DType *dt) {
     char s1[600], s2[600];
     if (sa->ndim == 0 || sb->ndim == 0) {
@@ -20,13 +23,13 @@ int shape_matmul(const Shape *sa, DType da, const Shape *sb, DType db, Shape *ou
                 shape_str(sb, s2, sizeof s2));
         return -1;
     }
-    Shape ma = *sa, mb = *sb;
-    if (sa->ndim == 1) { ma.ndim = 2; ma.d[0] = 1; ma.d[1] = sa->d[0]; }
-    if (sb->ndim == 1) { mb.ndim = 2; mb.d[0] = sb->d[0]; mb.d[1] = 1; }
-    int64_t m = ma.d[ma.ndim - 2], k = ma.d[ma.ndim - 1], k2 = mb.d[mb.ndim - 2], n = mb.d[mb.ndim - 1];
-    Shape ba = { ma.ndim - 2, { 0 } }, bb = { mb.ndim - 2, { 0 } };
-    memcpy(ba.d, ma.d, sizeof(int64_t) * (size_t)ba.ndim);
-    memcpy(bb.d, mb.d, sizeof(int64_t) * (size_t)bb.ndim);
+    int64_t m = sa->ndim > 1 ? sa->d[sa->ndim - 2] : 1, k = sa->d[sa->ndim - 1];
+    int64_t k2 = sb->ndim > 1 ? sb->d[sb->ndim - 2] : sb->d[0], n = sb->ndim > 1 ? sb->d[sb->ndim - 1] : 1;
+    Shape ba, bb;
+    ba.ndim = sa->ndim > 2 ? sa->ndim - 2 : 0;
+    bb.ndim = sb->ndim > 2 ? sb->ndim - 2 : 0;
+    memcpy(ba.d, sa->d, sizeof(int64_t) * (size_t)ba.ndim);
+    memcpy(bb.d, sb->d, sizeof(int64_t) * (size_t)bb.ndim);
     if (k != k2 || shape_broadcast(&ba, &bb, out, "@")) {
         op_fail("shape mismatch for '@': %s and %s", shape_str(sa, s1, sizeof s1), shape_str(sb, s2, sizeof s2));
         return -1;
@@ -259,11 +262,8 @@ int shape_broadcast_to(const Shape *a, const Shape *s) {
 /* ---------- op families (the impl column of ops.def) ----------
  * Each infer_<impl> reads only operand dtypes and shapes (c->in[k].t may be NULL). */
 
-static Shape arg_shape(const OpCall *c, int k) {
-    Shape s;
-    op_arg_shape(&c->in[k], &s);
-    return s;
-}
+/* Operand k's shape into *s (inference runs for every eager op: no Shape is copied by value). */
+static void arg_shape(const OpCall *c, int k, Shape *s) { op_arg_shape(&c->in[k], s); }
 
 /* The dtype an elementwise op computes in (*ct) and returns (*rt), from its operands:
  * promotion first (spec section 5), then the op's dtype rule. */
@@ -297,12 +297,14 @@ int ew_types(const OpCall *c, DType *ct, DType *rt) {
 
 int infer_ew1(const OpCall *c, Shape *out, DType *dt) {
     DType ct;
-    out[0] = arg_shape(c, 0);
+    arg_shape(c, 0, &out[0]);
     return ew_types(c, &ct, dt);
 }
 
 int infer_ew2(const OpCall *c, Shape *out, DType *dt) {
-    Shape a = arg_shape(c, 0), b = arg_shape(c, 1);
+    Shape a, b;
+    arg_shape(c, 0, &a);
+    arg_shape(c, 1, &b);
     if (shape_broadcast(&a, &b, out, op_symbol(c->op))) return -1;
     DType ct;
     return ew_types(c, &ct, dt);
@@ -313,7 +315,8 @@ static int broadcast_all(const OpCall *c, int from, Shape *out) {
     out->ndim = 0;
     for (int k = from; k < c->nin; k++) {
         if (c->in[k].kind == ARG_NONE) continue;
-        Shape s = arg_shape(c, k), r;
+        Shape s, r;
+        arg_shape(c, k, &s);
         if (shape_broadcast(&s, out, &r, op_info[c->op].name)) return -1;
         *out = r;
     }
@@ -327,12 +330,15 @@ int infer_clip(const OpCall *c, Shape *out, DType *dt) {
 
 int infer_where(const OpCall *c, Shape *out, DType *dt) {
     *dt = op_promote(c->in + 1, 2);
-    Shape s1, s2 = arg_shape(c, 1), s3 = arg_shape(c, 2), s0 = arg_shape(c, 0);
+    Shape s0, s1, s2, s3;
+    arg_shape(c, 0, &s0);
+    arg_shape(c, 1, &s2);
+    arg_shape(c, 2, &s3);
     return shape_broadcast(&s2, &s3, &s1, "where") || shape_broadcast(&s0, &s1, out, "where") ? -1 : 0;
 }
 
 int infer_astype(const OpCall *c, Shape *out, DType *dt) {
-    out[0] = arg_shape(c, 0);
+    arg_shape(c, 0, &out[0]);
     *dt = (DType)c->at->dtype;
     return 0;
 }
@@ -343,18 +349,21 @@ int infer_reduce(const OpCall *c, Shape *out, DType *dt) {
         op_fail("%s(): axis must be a single number or nil", op_info[op].name);
         return -1;
     }
-    Shape a = arg_shape(c, 0);
+    Shape a;
+    arg_shape(c, 0, &a);
     return shape_reduce(op, &a, c->in[0].dtype, c->at->axes, c->at->naxes, c->at->flag, out, dt);
 }
 
 int infer_softmax(const OpCall *c, Shape *out, DType *dt) {
     int ax;
-    out[0] = arg_shape(c, 0);
+    arg_shape(c, 0, &out[0]);
     return shape_softmax(&out[0], c->in[0].dtype, c->at->axis, c->op == OP_LOG_SOFTMAX, &ax, dt);
 }
 
 int infer_matmul(const OpCall *c, Shape *out, DType *dt) {
-    Shape a = arg_shape(c, 0), b = arg_shape(c, 1);
+    Shape a, b;
+    arg_shape(c, 0, &a);
+    arg_shape(c, 1, &b);
     if (c->op == OP_DOT && (a.ndim == 0 || b.ndim == 0)) {
         *dt = op_promote(c->in, 2);
         return shape_broadcast(&a, &b, out, "*");
@@ -369,14 +378,17 @@ int infer_matmul(const OpCall *c, Shape *out, DType *dt) {
 }
 
 int infer_outer(const OpCall *c, Shape *out, DType *dt) {
-    Shape a = arg_shape(c, 0), b = arg_shape(c, 1);
+    Shape a, b;
+    arg_shape(c, 0, &a);
+    arg_shape(c, 1, &b);
     *out = (Shape){ 2, { shape_count(&a), shape_count(&b) } };
     *dt = op_promote(c->in, 2);
     return 0;
 }
 
 int infer_reshape(const OpCall *c, Shape *out, DType *dt) {
-    Shape a = arg_shape(c, 0);
+    Shape a;
+    arg_shape(c, 0, &a);
     *dt = c->in[0].dtype;
     switch (c->op) {
     case OP_RESHAPE: return shape_reshape(&a, &c->at->shape, out);
@@ -387,14 +399,16 @@ int infer_reshape(const OpCall *c, Shape *out, DType *dt) {
 }
 
 int infer_transpose(const OpCall *c, Shape *out, DType *dt) {
-    Shape a = arg_shape(c, 0);
+    Shape a;
+    arg_shape(c, 0, &a);
     int perm[TSL_MAX_RANK];
     *dt = c->in[0].dtype;
     return shape_transpose(&a, c->at->naxes < 0 ? NULL : c->at->axes, c->at->naxes, perm, out);
 }
 
 int infer_broadcast_to(const OpCall *c, Shape *out, DType *dt) {
-    Shape a = arg_shape(c, 0);
+    Shape a;
+    arg_shape(c, 0, &a);
     *dt = c->in[0].dtype;
     *out = c->at->shape;
     return shape_broadcast_to(&a, &c->at->shape);
@@ -405,7 +419,7 @@ int infer_join(const OpCall *c, Shape *out, DType *dt) {
     const Shape **ptrs = mem_alloc(sizeof(Shape *) * (size_t)(c->nin + 1));
     DType *dts = mem_alloc(sizeof(DType) * (size_t)(c->nin + 1));
     for (int k = 0; k < c->nin; k++) {
-        shapes[k] = arg_shape(c, k);
+        arg_shape(c, k, &shapes[k]);
         ptrs[k] = &shapes[k];
         dts[k] = c->in[k].dtype;
     }
@@ -466,6 +480,8 @@ int infer_equal(const OpCall *c, Shape *out, DType *dt) {
     *out = (Shape){ 0, { 0 } };
     *dt = DT_BOOL;
     if (c->op != OP_ALLCLOSE) return 0;
-    Shape a = arg_shape(c, 0), b = arg_shape(c, 1), s;
+    Shape a, b, s;
+    arg_shape(c, 0, &a);
+    arg_shape(c, 1, &b);
     return shape_broadcast(&a, &b, &s, "allclose");
 }

@@ -156,13 +156,16 @@ static bool number_fits(DType dt, double x, bool is_bool) {
 }
 
 DType op_promote(const OpArg *in, int n) {
-    bool any_tensor = false;
+    bool any_tensor = false, any_number = false;
     DType dt = DT_BOOL;
     for (int i = 0; i < n; i++)
         if (in[i].kind == ARG_TENSOR) {
-            if (!any_tensor || in[i].dtype > dt) dt = in[i].dtype;
+            if (!any_tensor || in[i].dtype > dt) dt = (DType)in[i].dtype;
             any_tensor = true;
+        } else {
+            any_number |= in[i].kind == ARG_NUM;
         }
+    if (!any_number) return dt;   /* tensors only: the larger dtype */
     if (!any_tensor) {   /* numbers alone: f32, as tensor() makes them; bools alone: bool */
         for (int i = 0; i < n; i++)
             if (in[i].kind == ARG_NUM && !in[i].is_bool) return DT_F32;
@@ -242,6 +245,13 @@ fail:
             out[k] = NULL;
         }
     return -1;
+}
+
+int op_exec(const OpCall *c, Tensor **out) {
+    Device dev;
+    if (call_device(c, &dev)) return -1;
+    const DeviceImpl *impl = op_device(dev);
+    return impl ? impl->run(c, out) : -1;
 }
 
 int op_run_number(OpCode op, const OpArg *in, int n, const OpAttrs *at, double *r) {

@@ -152,6 +152,9 @@ int op_infer(const OpCall *c, Shape *out, DType *dt);
  * and shape, and does not alias an operand unless the op is elementwise). F_VIEW and
  * F_DYNAMIC ops always allocate their results (out[k] is replaced, the old one released). */
 int op_run(const OpCall *c, Tensor **out);
+/* Runs a call op_infer already accepted, into out[] buffers of the inferred dtypes and
+ * shapes (no second inference: the eager fast paths and the VM know them). */
+int op_exec(const OpCall *c, Tensor **out);
 /* An F_NUM op on numbers only: 0 with *r, -1 when the op does not map numbers, -2 on an
  * error (message set). The result is a bool when op_number_is_bool says so. */
 int op_run_number(OpCode op, const OpArg *in, int n, const OpAttrs *at, double *r);

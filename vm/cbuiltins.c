@@ -170,8 +170,12 @@ static AVal number_op(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at) {
 AVal cc_emit_op(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at_in) {
     const OpDef *d = op_def(op);
     OpAttrs at;
-    if (at_in) at = *at_in;
-    else opargs_attrs_init(op, &at);
+    if (at_in) {
+        at = *at_in;
+    } else {
+        memset(&at, 0, sizeof at);   /* byte-equal attributes compare equal (CSE) */
+        opargs_attrs_init(op, &at);
+    }
     bool all_numbers = n > 0;
     for (int k = 0; k < n; k++) all_numbers &= ops[k].kind == AV_NUM;
     if (all_numbers && (d->flags & F_NUM)) return number_op(c, op, ops, n, &at);
@@ -270,6 +274,7 @@ AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw,
     int which[OP_MAX_PARAMS];
     if (op_bind(op, nargs, (const char *const *)kwn, nkw, which)) return cc_error_at(c, c->loc, "%s", op_error());
     OpAttrs at;
+    memset(&at, 0, sizeof at);   /* byte-equal attributes compare equal (CSE) */
     opargs_attrs_init(op, &at);
     int cap = d->noperands;
     for (int p = 0; p < d->nparams; p++)   /* a list of tensors is that many operands */

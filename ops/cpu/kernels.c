@@ -60,9 +60,21 @@ static void pair_free(Pair *p) {
 
 /* ---------- elementwise ---------- */
 
+/* Whether an elementwise op computes in its result's dtype when its tensor operands already
+ * have that dtype (the common case, decided without the promotion rule). */
+static bool computes_in_result(const OpCall *c, DType rt) {
+    DtypeRule rule = op_info[c->op].dtype_rule;
+    if (rule != DR_SAME && rule != DR_PROMOTE && rule != DR_FLOAT && rule != DR_INT) return false;
+    if (rule == DR_FLOAT && !dtype_is_float(rt)) return false;
+    for (int k = 0; k < c->nin; k++)
+        if (c->in[k].kind != ARG_TENSOR || c->in[k].dtype != rt) return false;
+    return true;
+}
+
 int cpu_ew1(const OpCall *c, Tensor **out) {
     DType ct, rt;
-    if (ew_types(c, &ct, &rt)) return -1;
+    if (computes_in_result(c, out[0]->dtype)) ct = out[0]->dtype;
+    else if (ew_types(c, &ct, &rt)) return -1;
     Tensor *tmp;
     ScalarBox box;
     const Tensor *x = operand_as(&c->in[0], ct, &tmp, &box);
@@ -130,7 +142,8 @@ int cpu_ew2(const OpCall *c, Tensor **out) {
         tensor_release(t);
         return rc;
     }
-    if (ew_types(c, &ct, &rt)) return -1;
+    if (computes_in_result(c, out[0]->dtype)) ct = out[0]->dtype;
+    else if (ew_types(c, &ct, &rt)) return -1;
     Pair p;
     int rc = pair_as(c, ct, &p) ? cpu_binary_broadcast(c->op, ct, p.a, p.b, out[0]) : -1;
     pair_free(&p);
