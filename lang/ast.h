@@ -18,8 +18,8 @@ typedef enum {
     AST_NAME,     /* str = name; scope, slot */
     AST_LIST,     /* kids[n] */
     AST_DICT,     /* names[n] keys, kids[n] values */
-    AST_UNARY,    /* op (TOK_MINUS), a */
-    AST_BINARY,   /* op, a, b */
+    AST_UNARY,    /* op (TOK_MINUS or TOK_TILDE), a */
+    AST_BINARY,   /* op (TOK_NOT_IN for 'not in'), a, b */
     AST_AND, AST_OR, /* a, b */
     AST_NOT,      /* a */
     AST_CALL,     /* a = callee, kids[n] positional, names[nk] + kw[nk] keywords */
@@ -30,7 +30,7 @@ typedef enum {
     AST_FN,       /* proto */
     /* statements */
     AST_EXPR,     /* a */
-    AST_ASSIGN,   /* a = target, b = value */
+    AST_ASSIGN,   /* a = target, b = value; op: TOK_EOF for '=', else the binary operator of 'op=' */
     AST_IF,       /* a = cond, b = then block, c = else (block or IF) or NULL */
     AST_WHILE,    /* a = cond, b = body */
     AST_FOR,      /* a = loop variable (NAME), b = iterable, c = body */

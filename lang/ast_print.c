@@ -74,7 +74,7 @@ void ast_print_expr(StrBuf *b, const Node *n) {
         }
         sb_puts(b, "})");
         break;
-    case AST_UNARY: sb_puts(b, "(-"); ast_print_expr(b, n->a); sb_puts(b, ")"); break;
+    case AST_UNARY: sb_printf(b, "(%s", op_text(n->op)); ast_print_expr(b, n->a); sb_puts(b, ")"); break;
     case AST_NOT: sb_puts(b, "(not "); ast_print_expr(b, n->a); sb_puts(b, ")"); break;
     case AST_BINARY:
     case AST_AND:
@@ -132,7 +132,11 @@ static void print_stmt(StrBuf *b, const Node *n, int indent) {
     sb_printf(b, "%*s", indent * 2, "");
     switch (n->kind) {
     case AST_EXPR: ast_print_expr(b, n->a); break;
-    case AST_ASSIGN: ast_print_expr(b, n->a); sb_puts(b, " = "); ast_print_expr(b, n->b); break;
+    case AST_ASSIGN:   /* op: the binary operator of an augmented assignment, TOK_EOF for '=' */
+        ast_print_expr(b, n->a);
+        sb_printf(b, " %s= ", n->op != TOK_EOF ? op_text(n->op) : "");
+        ast_print_expr(b, n->b);
+        break;
     case AST_IF:
         sb_puts(b, "if ");
         ast_print_expr(b, n->a);

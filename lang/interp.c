@@ -441,6 +441,7 @@ double num_binary(int op, double x, double y) {
     case TOK_STAR: return x * y;
     case TOK_SLASH: return x / y;
     case TOK_PERCENT: return num_floor_mod(x, y);
+    case TOK_SLASHSLASH: return op_binary_number(OP_FLOOR_DIVIDE, x, y);
     case TOK_POW: return pow(x, y);
     case TOK_LT: return x < y;
     case TOK_LE: return x <= y;
@@ -455,8 +456,51 @@ static bool is_comparison_tok(int op) {
     return op == TOK_EQ || op == TOK_NE || op == TOK_LT || op == TOK_LE || op == TOK_GT || op == TOK_GE;
 }
 
+/* The bitwise operators: on numbers and bools through the op table's number rule. */
+static bool is_bitwise_tok(int op) { return op == TOK_AMP || op == TOK_PIPE || op == TOK_CARET || op == TOK_TILDE; }
+
+/* An F_NUM op on numbers and bools (n operands, each VAL_NUM or VAL_BOOL): a number, or a
+ * bool where the op says so (& | ^ ~ on two bools), or an error (& of 1.5). */
+static Value number_op_values(Interp *I, OpCode op, const Value *v, int n) {
+    OpArg in[2];
+    for (int i = 0; i < n; i++) in[i] = value_arg(v[i]);
+    double r;
+    if (op_run_number(op, in, n, NULL, &r)) return interp_error(I, "%s", op_error());
+    return op_number_is_bool(op, in, n) ? BOOL_VAL(r != 0) : NUM_VAL(r);
+}
+
+/* `x in c`: an element of a list (by ==; a tensor is equal only to itself), a key of a
+ * dict, a substring of a string. Both borrowed. */
+static Value value_in(Interp *I, Value x, Value c, bool negate) {
+    bool found = false;
+    if (c.type == VAL_LIST) {
+        ObjList *l = AS_LIST(c);
+        for (int i = 0; i < l->len && !found; i++) {
+            Value y = l->items[i];
+            if (x.type == VAL_TENSOR || y.type == VAL_TENSOR) found = x.type == y.type && x.as.t == y.as.t;
+            else found = val_equal(x, y);
+        }
+    } else if (c.type == VAL_DICT) {
+        found = x.type == VAL_STR && dict_get(AS_DICT(c), AS_STR(x)->chars, AS_STR(x)->len) != NULL;
+    } else if (c.type == VAL_STR) {
+        if (x.type != VAL_STR)
+            return interp_error(I, "'in' on a string needs a string on the left, got %s", val_type_name(x));
+        ObjString *h = AS_STR(c), *nd = AS_STR(x);
+        if (nd->len == 0) found = true;
+        for (int i = 0; !found && i + nd->len <= h->len; i++)
+            found = !memcmp(h->chars + i, nd->chars, (size_t)nd->len);
+    } else {
+        return interp_error(I, "'%s' needs a list, dict or string on the right, got %s", negate ? "not in" : "in",
+                            val_type_name(c));
+    }
+    return BOOL_VAL(found != negate);
+}
+
 /* a (op) b for every pair of kinds; both borrowed. */
 Value value_binary(Interp *I, int op, Value a, Value b) {
+    if (op == TOK_IN || op == TOK_NOT_IN) return value_in(I, a, b, op == TOK_NOT_IN);
+    if (is_bitwise_tok(op) && (a.type == VAL_NUM || a.type == VAL_BOOL) && (b.type == VAL_NUM || b.type == VAL_BOOL))
+        return number_op_values(I, (OpCode)tensor_op_of(op), (Value[]){ a, b }, 2);
     if (a.type == VAL_NUM && b.type == VAL_NUM && op != TOK_AT) {
         double r = num_binary(op, a.as.n, b.as.n);
         return is_comparison_tok(op) ? BOOL_VAL(r != 0) : NUM_VAL(r);
@@ -503,6 +547,7 @@ static bool is_temporary(Value v) {
  * output to be an input). Takes a and b; returns UNDEF_VAL (owning nothing) when it does
  * not apply. */
 static Value binary_in_place(Interp *I, int op, Value a, Value b) {
+    if (tensor_op_of(op) == OP__COUNT) return UNDEF_VAL;   /* in, not in */
     if (op == TOK_AT || op == TOK_EQ || op == TOK_NE || op == TOK_LT || op == TOK_LE || op == TOK_GT || op == TOK_GE)
         return UNDEF_VAL;
     bool left = is_temporary(a);
@@ -569,17 +614,24 @@ static Value eval_binary(Interp *I, Frame *f, Node *n) {
 static Value eval_unary(Interp *I, Frame *f, Node *n) {
     Value a = eval(I, f, n->a);
     if (IS_ERR(a)) return a;
-    if (a.type == VAL_NUM) return NUM_VAL(-a.as.n);
+    bool tilde = n->op == TOK_TILDE;
+    if (a.type == VAL_NUM && !tilde) return NUM_VAL(-a.as.n);
+    if (tilde && (a.type == VAL_NUM || a.type == VAL_BOOL)) {
+        Value r = number_op_values(I, OP_BITWISE_NOT, &a, 1);
+        if (IS_ERR(r)) interp_attach_loc(I, n->loc);
+        return r;
+    }
     if (a.type == VAL_TENSOR) {
         OpArg in = op_arg_tensor(a.as.t);
-        OpCall c = { OP_NEG, 1, &in, &no_attrs };
+        OpCall c = { tilde ? OP_BITWISE_NOT : OP_NEG, 1, &in, &no_attrs };
         Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
         Value r = op_run(&c, out) ? interp_error(I, "%s", op_error()) : TENSOR_VAL(out[0]);
         val_release(a);
         if (IS_ERR(r)) interp_attach_loc(I, n->loc);
         return r;
     }
-    Value r = interp_error_at(I, n->loc, "unsupported operand type for unary '-': %s", val_type_name(a));
+    Value r = interp_error_at(I, n->loc, "unsupported operand type for unary '%s': %s", tilde ? "~" : "-",
+                              val_type_name(a));
     val_release(a);
     return r;
 }
@@ -922,17 +974,9 @@ static Value eval(Interp *I, Frame *f, Node *n) {
 
 static Exec assign_to(Interp *I, Frame *f, Node *target, Value v);
 
-/* obj[idx] = v: lists and dicts change in place; a tensor is rebound to a new tensor. */
-static Exec assign_index(Interp *I, Frame *f, Node *target, Value v) {
-    Value obj = eval(I, f, target->a);
-    if (IS_ERR(obj)) { val_release(v); return EX_ERR; }
-    IdxVal iv[TSL_MAX_RANK + 8];
-    if (target->n > TSL_MAX_RANK + 8 || !eval_index_items(I, f, target, iv)) {
-        if (target->n > TSL_MAX_RANK + 8) interp_error_at(I, target->loc, "too many indices");
-        val_release(obj);
-        val_release(v);
-        return EX_ERR;
-    }
+/* obj[idx] = v with obj and the index items already evaluated: lists and dicts change in
+ * place; a tensor is rebound to a new tensor. Takes obj, iv and v. */
+static Exec store_index(Interp *I, Frame *f, Node *target, Value obj, IdxVal *iv, Value v) {
     Exec st = EX_OK;
     if (obj.type == VAL_LIST && target->n == 1 && iv[0].kind == 0 && iv[0].v[0].type == VAL_NUM) {
         ObjList *l = AS_LIST(obj);
@@ -970,6 +1014,73 @@ static Exec assign_index(Interp *I, Frame *f, Node *target, Value v) {
     val_release(obj);
     val_release(v);
     return st;
+}
+
+/* obj[idx] = v. Takes v. */
+static Exec assign_index(Interp *I, Frame *f, Node *target, Value v) {
+    Value obj = eval(I, f, target->a);
+    if (IS_ERR(obj)) { val_release(v); return EX_ERR; }
+    IdxVal iv[TSL_MAX_RANK + 8];
+    if (target->n > TSL_MAX_RANK + 8 || !eval_index_items(I, f, target, iv)) {
+        if (target->n > TSL_MAX_RANK + 8) interp_error_at(I, target->loc, "too many indices");
+        val_release(obj);
+        val_release(v);
+        return EX_ERR;
+    }
+    return store_index(I, f, target, obj, iv, v);
+}
+
+/* `target op= e`: exactly `target = target op e`, the target's container and index
+ * evaluated once (then the current value is read, e evaluated, and the result stored). */
+static Exec assign_augmented(Interp *I, Frame *f, Node *n) {
+    Node *target = n->a;
+    Value obj = UNDEF_VAL, cur;
+    IdxVal iv[TSL_MAX_RANK + 8];
+    if (target->kind == AST_NAME) {
+        cur = eval(I, f, target);
+        if (IS_ERR(cur)) return EX_ERR;
+    } else {
+        if (target->kind == AST_INDEX && target->n > TSL_MAX_RANK + 8) {
+            interp_error_at(I, target->loc, "too many indices");
+            return EX_ERR;
+        }
+        obj = eval(I, f, target->a);
+        if (IS_ERR(obj)) return EX_ERR;
+        if (target->kind == AST_INDEX) {
+            if (!eval_index_items(I, f, target, iv)) { val_release(obj); return EX_ERR; }
+            cur = index_values(I, obj, iv, target->n);
+        } else {
+            cur = field_of(I, obj, target->str);
+        }
+        if (IS_ERR(cur)) {
+            interp_attach_loc(I, target->loc);
+            goto fail;
+        }
+    }
+    Value rhs = eval(I, f, n->b);
+    if (IS_ERR(rhs)) { val_release(cur); goto fail; }
+    Value v = value_binary(I, n->op, cur, rhs);
+    val_release(cur);
+    val_release(rhs);
+    if (IS_ERR(v)) { interp_attach_loc(I, target->loc); goto fail; }
+    if (target->kind == AST_NAME) {
+        assign_name(f, target, v);
+        return EX_OK;
+    }
+    if (target->kind == AST_INDEX) return store_index(I, f, target, obj, iv, v);
+    Exec st = EX_OK;
+    if (obj.type == VAL_DICT) dict_set_cstr(AS_DICT(obj), target->str, v);
+    else {
+        interp_error_at(I, target->loc, "cannot set field '%s' on a %s", target->str, val_type_name(obj));
+        st = EX_ERR;
+    }
+    val_release(obj);
+    val_release(v);
+    return st;
+fail:
+    if (target->kind == AST_INDEX) idx_release(iv, target->n);
+    val_release(obj);
+    return EX_ERR;
 }
 
 /* Takes ownership of v. */
@@ -1120,6 +1231,7 @@ static Exec exec(Interp *I, Frame *f, Node *n) {
         return EX_OK;
     }
     case AST_ASSIGN: {
+        if (n->op != TOK_EOF) return assign_augmented(I, f, n);
         Value v = eval(I, f, n->b);
         if (IS_ERR(v)) return EX_ERR;
         if (n->a->kind == AST_NAME) {

@@ -230,6 +230,22 @@ static int lex_scan(LexState *s, size_t len, TokenList *tl) {
         "."  { k = TOK_DOT; goto emit; }
         ":"  { k = TOK_COLON; goto emit; }
         ";"  { k = TOK_SEMI; goto emit; }
+        "+=" { k = TOK_PLUS_ASSIGN; goto emit; }
+        "-=" { k = TOK_MINUS_ASSIGN; goto emit; }
+        "*=" { k = TOK_STAR_ASSIGN; goto emit; }
+        "/=" { k = TOK_SLASH_ASSIGN; goto emit; }
+        "//=" { k = TOK_SLASHSLASH_ASSIGN; goto emit; }
+        "%=" { k = TOK_PERCENT_ASSIGN; goto emit; }
+        "**=" { k = TOK_POW_ASSIGN; goto emit; }
+        "@=" { k = TOK_AT_ASSIGN; goto emit; }
+        "&=" { k = TOK_AMP_ASSIGN; goto emit; }
+        "|=" { k = TOK_PIPE_ASSIGN; goto emit; }
+        "^=" { k = TOK_CARET_ASSIGN; goto emit; }
+        "//" { k = TOK_SLASHSLASH; goto emit; }
+        "&"  { k = TOK_AMP; goto emit; }
+        "|"  { k = TOK_PIPE; goto emit; }
+        "^"  { k = TOK_CARET; goto emit; }
+        "~"  { k = TOK_TILDE; goto emit; }
         "+"  { k = TOK_PLUS; goto emit; }
         "-"  { k = TOK_MINUS; goto emit; }
         "**" { k = TOK_POW; goto emit; }

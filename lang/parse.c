@@ -301,13 +301,14 @@ static Node *parse_power(Parser *p) {
     return n;
 }
 
-/* unary := '-' unary | power */
+/* unary := ('-' | '~') unary | power */
 static Node *parse_unary(Parser *p) {
     Token *t = peek(p);
-    if (!match(p, TOK_MINUS)) return parse_power(p);
+    if (t->kind != TOK_MINUS && t->kind != TOK_TILDE) return parse_power(p);
+    advance(p);
     enter(p);
     Node *n = node(p, AST_UNARY, t);
-    n->op = TOK_MINUS;
+    n->op = t->kind;
     n->a = parse_unary(p);
     leave(p);
     return n;
@@ -335,12 +336,13 @@ static Node *binary(Parser *p, Token *op, Node *a, Node *b) {
     return n;
 }
 
-/* mul := unary (('*' | '/' | '%' | '@') unary)* */
+/* mul := unary (('*' | '/' | '//' | '%' | '@') unary)* */
 static Node *parse_mul(Parser *p) {
     Node *n = parse_unary(p);
     for (;;) {
         Token *t = peek(p);
-        if (t->kind != TOK_STAR && t->kind != TOK_SLASH && t->kind != TOK_PERCENT && t->kind != TOK_AT)
+        if (t->kind != TOK_STAR && t->kind != TOK_SLASH && t->kind != TOK_SLASHSLASH && t->kind != TOK_PERCENT &&
+            t->kind != TOK_AT)
             return n;
         advance(p);
         skip_newlines(p);
@@ -361,26 +363,68 @@ static Node *parse_add(Parser *p) {
 }
 
 static int is_comparison(TokKind k) {
-    return k == TOK_EQ || k == TOK_NE || k == TOK_LT || k == TOK_LE || k == TOK_GT || k == TOK_GE;
+    return k == TOK_EQ || k == TOK_NE || k == TOK_LT || k == TOK_LE || k == TOK_GT || k == TOK_GE || k == TOK_IN;
 }
 
-/* cmp := add [cmp_op add]   (non-associative) */
+/* The comparison operator at the parser's position, or TOK_EOF: 'not' 'in' is TOK_NOT_IN. */
+static TokKind comparison_at(Parser *p) {
+    TokKind k = peek(p)->kind;
+    if (is_comparison(k)) return k;
+    if (k == TOK_NOT && peek_at(p, 1)->kind == TOK_IN) return TOK_NOT_IN;
+    return TOK_EOF;
+}
+
+/* cmp := add [cmp_op add]   (non-associative) ; cmp_op := '==' ... '>=' | 'in' | 'not' 'in' */
 static Node *parse_cmp(Parser *p) {
     Node *n = parse_add(p);
     Token *t = peek(p);
-    if (!is_comparison(t->kind)) return n;
+    TokKind k = comparison_at(p);
+    if (k == TOK_EOF) return n;
     advance(p);
+    if (k == TOK_NOT_IN) advance(p);
     skip_newlines(p);
     n = binary(p, t, n, parse_add(p));
-    if (is_comparison(peek(p)->kind))
+    n->op = k;
+    if (comparison_at(p) != TOK_EOF)
         fail_at(p, peek(p), "comparison operators do not chain; use 'and'");
     return n;
 }
 
-/* not := 'not' not | cmp */
+/* band := cmp ('&' cmp)* ; bxor := band ('^' band)* ; bor := bxor ('|' bxor)* */
+static Node *parse_band(Parser *p) {
+    Node *n = parse_cmp(p);
+    while (check(p, TOK_AMP)) {
+        Token *t = advance(p);
+        skip_newlines(p);
+        n = binary(p, t, n, parse_cmp(p));
+    }
+    return n;
+}
+
+static Node *parse_bxor(Parser *p) {
+    Node *n = parse_band(p);
+    while (check(p, TOK_CARET)) {
+        Token *t = advance(p);
+        skip_newlines(p);
+        n = binary(p, t, n, parse_band(p));
+    }
+    return n;
+}
+
+static Node *parse_bor(Parser *p) {
+    Node *n = parse_bxor(p);
+    while (check(p, TOK_PIPE)) {
+        Token *t = advance(p);
+        skip_newlines(p);
+        n = binary(p, t, n, parse_bxor(p));
+    }
+    return n;
+}
+
+/* not := 'not' not | bor */
 static Node *parse_not(Parser *p) {
     Token *t = peek(p);
-    if (!match(p, TOK_NOT)) return parse_cmp(p);
+    if (!match(p, TOK_NOT)) return parse_bor(p);
     enter(p);
     Node *n = node(p, AST_NOT, t);
     n->a = parse_not(p);
@@ -489,8 +533,26 @@ static Node *parse_fn_decl(Parser *p, Token *fn_tok, int is_static) {
     return decl;
 }
 
+/* The binary operator of an augmented assignment token ('+=' gives '+'), else TOK_EOF. */
+static TokKind augmented_op(TokKind k) {
+    switch (k) {
+    case TOK_PLUS_ASSIGN: return TOK_PLUS;
+    case TOK_MINUS_ASSIGN: return TOK_MINUS;
+    case TOK_STAR_ASSIGN: return TOK_STAR;
+    case TOK_SLASH_ASSIGN: return TOK_SLASH;
+    case TOK_SLASHSLASH_ASSIGN: return TOK_SLASHSLASH;
+    case TOK_PERCENT_ASSIGN: return TOK_PERCENT;
+    case TOK_POW_ASSIGN: return TOK_POW;
+    case TOK_AT_ASSIGN: return TOK_AT;
+    case TOK_AMP_ASSIGN: return TOK_AMP;
+    case TOK_PIPE_ASSIGN: return TOK_PIPE;
+    case TOK_CARET_ASSIGN: return TOK_CARET;
+    default: return TOK_EOF;
+    }
+}
+
 /* statement := fn_decl | 'static' (fn_decl | block) | if | while | for | break | continue
- *            | return | import | expr ['=' expr] */
+ *            | return | import | expr [('=' | aug_op) expr] ; aug_op := '+=' '-=' ... '^=' */
 static Node *parse_statement(Parser *p) {
     Token *t = peek(p);
     Node *n;
@@ -546,11 +608,13 @@ static Node *parse_statement(Parser *p) {
     expression: {
         Node *e = parse_expr(p);
         Token *eq = peek(p);
-        if (match(p, TOK_ASSIGN)) {
+        TokKind aug = augmented_op(eq->kind);
+        if (match(p, TOK_ASSIGN) || (aug != TOK_EOF && advance(p))) {
             if (e->kind != AST_NAME && e->kind != AST_INDEX && e->kind != AST_FIELD)
                 fail_at(p, eq, "cannot assign to this expression");
             skip_newlines(p);
             n = node(p, AST_ASSIGN, eq);
+            n->op = aug;   /* TOK_EOF (0) for a plain '=' */
             n->a = e;
             n->b = parse_expr(p);
         } else {

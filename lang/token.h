@@ -17,12 +17,18 @@
     X(SEMI, "';'") X(ELLIPSIS, "'...'")                                                    \
     X(PLUS, "'+'") X(MINUS, "'-'") X(STAR, "'*'") X(SLASH, "'/'") X(PERCENT, "'%'")       \
     X(AT, "'@'") X(POW, "'**'") X(ASSIGN, "'='")                                           \
+    X(SLASHSLASH, "'//'") X(AMP, "'&'") X(PIPE, "'|'") X(CARET, "'^'") X(TILDE, "'~'")     \
+    X(PLUS_ASSIGN, "'+='") X(MINUS_ASSIGN, "'-='") X(STAR_ASSIGN, "'*='")                 \
+    X(SLASH_ASSIGN, "'/='") X(SLASHSLASH_ASSIGN, "'//='") X(PERCENT_ASSIGN, "'%='")       \
+    X(POW_ASSIGN, "'**='") X(AT_ASSIGN, "'@='") X(AMP_ASSIGN, "'&='")                     \
+    X(PIPE_ASSIGN, "'|='") X(CARET_ASSIGN, "'^='")                                         \
     X(EQ, "'=='") X(NE, "'!='") X(LT, "'<'") X(LE, "'<='") X(GT, "'>'") X(GE, "'>='")      \
     X(FN, "'fn'") X(RETURN, "'return'") X(IF, "'if'") X(ELSE, "'else'")                   \
     X(WHILE, "'while'") X(FOR, "'for'") X(IN, "'in'") X(BREAK, "'break'")                \
     X(CONTINUE, "'continue'") X(STATIC, "'static'") X(IMPORT, "'import'")                \
     X(AND, "'and'") X(OR, "'or'") X(NOT, "'not'") X(TRUE, "'true'") X(FALSE, "'false'")   \
-    X(NIL, "'nil'")
+    X(NIL, "'nil'")                                                                         \
+    X(NOT_IN, "'not in'")  /* made by the parser from 'not' 'in', never by the lexer */
 
 typedef enum {
 #define X(name, text) TOK_##name,

@@ -949,8 +949,9 @@ def r_round(A):
 
 
 def r_bitnot(A):
-    need(int_like(A.rd) or A.rd == "number" and A["x"].integral(), "~ of a float")
-    if A.rd == "number":
+    # a bool alone is "boolnum": ~ of a truth value is logical (spec section 2)
+    need(int_like(A.rd) or A.rd == "boolnum" or A.rd == "number" and A["x"].integral(), "~ of a float")
+    if A.rd in ("number", "boolnum"):
         v = A["x"].v
         return np.array(not v) if isinstance(v, bool) else np.array(float(~int(v)))
     return np.invert(A.c("x"))
@@ -1052,8 +1053,8 @@ def r_logical_not(A):
 
 def bitwise(npf):
     def fn(A):
-        need(A.rd in ("i64", "bool") or A.rd == "number", "bitwise op on a float")
-        if A.rd == "number":
+        need(A.rd in ("i64", "bool", "number", "boolnum"), "bitwise op on a float")
+        if A.rd in ("number", "boolnum"):
             need(A["a"].integral() and A["b"].integral(), "bitwise op on a non-integral number")
             if isinstance(A["a"].v, bool) and isinstance(A["b"].v, bool):
                 return np.array(bool(npf(A["a"].v, A["b"].v)))
@@ -2395,14 +2396,6 @@ B = lambda *v: np.array(v, dtype=np.bool_)
 F32 = lambda *v: np.array(v, dtype=np.float32)
 
 KNOWN_DIFFERENCES = [
-    # Spec section 2 lists `//` (and ops.def gives floor_divide the symbol "//"), but the
-    # lexer has no such token: `a // b` is a syntax error. floor_divide(a, b) works.
-    Known("floordiv-symbol", "floor_divide", "syntax", "the operator // does not parse"),
-    # Spec section 2 (v2): `& | ^ ~` are elementwise on bool/i64 tensors. The lexer has none
-    # of them ("unexpected character"), and the four ops are F_SYNTAX (no built-in name), so
-    # bitwise_and/or/xor/not cannot be reached at all.
-    Known("bitwise-symbols", "bitwise_and bitwise_or bitwise_xor bitwise_not", "syntax",
-          "the operators & | ^ ~ do not parse"),
 ]
 
 # ---------------------------------------------------------------------------------------

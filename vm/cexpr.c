@@ -31,16 +31,31 @@ static AVal num_binary_av(Comp *c, int tok, AVal a, AVal b) {
     return r;
 }
 
-static AVal binary(Comp *c, Node *n) {
-    AVal a, b;
-    TRY(a = cc_expr(c, n->a));
-    TRY(b = cc_expr(c, n->b));
-    c->loc = n->loc;
-    int op = n->op;
+/* `x in c` / `x not in c` when compiling: a key of a dict structure is known from its
+ * keys; otherwise both sides must be known values, folded by the eager function. */
+static AVal in_values(Comp *c, int op, AVal a, AVal b, SrcLoc loc) {
+    if (b.kind == AV_DICT && a.kind == AV_CONST && a.k.type == VAL_STR)
+        return cc_bool_const((cc_astruct_find(b.st, AS_STR(a.k)->chars) >= 0) != (op == TOK_NOT_IN));
+    Value x, y;
+    if (cc_pure_value(c, &a, &x) && cc_pure_value(c, &b, &y)) return cc_folded(c, value_binary(c->I, op, x, y), loc);
+    return cc_unsupported(c, "'%s' on values not known when compiling (it is folded only for known lists, dicts and strings)",
+                          op == TOK_IN ? "in" : "not in");
+}
+
+/* A number operand of & | ^ ~: a non-integral one is an error, so a number computed at run
+ * time is checked there (the VM's NBIN/NMATH report it as eagerly). */
+static bool is_bitwise(int tok) { return tok == TOK_AMP || tok == TOK_PIPE || tok == TOK_CARET; }
+
+/* a (op) b on compiled values (the operator's node at loc). */
+AVal cc_binary_values(Comp *c, int op, AVal a, AVal b, SrcLoc loc) {
+    c->loc = loc;
+    if (op == TOK_IN || op == TOK_NOT_IN) return in_values(c, op, a, b, loc);
+    if (is_bitwise(op) && a.kind == AV_NUM && b.kind == AV_NUM)
+        return cc_emit_op(c, (OpCode)tensor_op_of(op), (AVal[]){ a, b }, 2, NULL);
     if (a.kind == AV_NUM && b.kind == AV_NUM && !(a.is_bool && b.is_bool && op != TOK_EQ && op != TOK_NE))
         return num_binary_av(c, op, a, b);
     if (a.kind == AV_NUM && b.kind == AV_NUM) return num_binary_av(c, op, a, b);
-    if (op == TOK_AT && (a.kind != AV_TENSOR || b.kind != AV_TENSOR)) return cc_error_at(c, n->loc, "'@' needs two tensors");
+    if (op == TOK_AT && (a.kind != AV_TENSOR || b.kind != AV_TENSOR)) return cc_error_at(c, loc, "'@' needs two tensors");
     if ((a.kind == AV_TENSOR && (b.kind == AV_TENSOR || b.kind == AV_NUM)) || (b.kind == AV_TENSOR && a.kind == AV_NUM))
         return cc_emit_op(c, (OpCode)tensor_op_of(op), (AVal[]){ a, b }, 2, NULL);
     if (a.kind == AV_TENSOR || b.kind == AV_TENSOR) {
@@ -53,11 +68,18 @@ static AVal binary(Comp *c, Node *n) {
     }
     Value x, y;
     if (cc_pure_value(c, &a, &x) && cc_pure_value(c, &b, &y)) {
-        return cc_folded(c, value_binary(c->I, op, x, y), n->loc);
+        return cc_folded(c, value_binary(c->I, op, x, y), loc);
     }
     if ((op == TOK_EQ || op == TOK_NE) && a.kind != b.kind && a.kind != AV_NUM && b.kind != AV_NUM)
         return cc_bool_const(op == TOK_NE);
-    return cc_unsupported(c, "operator '%s' on these values", op == TOK_PLUS ? "+" : "this");
+    return cc_unsupported(c, "operator '%s' on these values", tok_symbol((TokKind)op));
+}
+
+static AVal binary(Comp *c, Node *n) {
+    AVal a, b;
+    TRY(a = cc_expr(c, n->a));
+    TRY(b = cc_expr(c, n->b));
+    return cc_binary_values(c, n->op, a, b, n->loc);
 }
 
 /* Truth value of a condition: known (returns 0/1) or a bool register (returns -1, *reg). */
@@ -438,6 +460,18 @@ AVal cc_expr(Comp *c, Node *n) {
         AVal a;
         TRY(a = cc_expr(c, n->a));
         c->loc = n->loc;
+        if (n->op == TOK_TILDE) {
+            if (a.kind == AV_NUM && a.is_bool && !(a.known && !a.deps)) {
+                /* ~ of a truth value is logical: NNOT (NMATH's bitwise_not would give ~1 = -2) */
+                int ar = cc_num_reg(c, &a);
+                Ins *in = cc_emit(c, I_NNOT);
+                in->dst = cc_new_num(c, true);
+                in->a = ar;
+                return (AVal){ .kind = AV_NUM, .is_bool = true, .reg = in->dst, .deps = a.deps };
+            }
+            if (a.kind == AV_TENSOR || a.kind == AV_NUM) return cc_emit_op(c, OP_BITWISE_NOT, &a, 1, NULL);
+            return cc_unsupported(c, "unary '~' on this value");
+        }
         if (a.kind == AV_TENSOR) return cc_emit_op(c, OP_NEG, &a, 1, NULL);
         if (a.kind == AV_NUM && !a.is_bool) {
             AVal r = { .kind = AV_NUM, .known = a.known, .num = -a.num, .deps = a.deps, .reg = -1 };

@@ -175,6 +175,7 @@ bool cc_need_int(Comp *c, AVal *v, int64_t *out, const char *what);
 bool cc_pure_value(Comp *c, AVal *v, Value *out);
 AVal cc_from_value(Comp *c, Value v);
 AVal cc_expr(Comp *c, Node *n);
+AVal cc_binary_values(Comp *c, int op, AVal a, AVal b, SrcLoc loc);
 AVal cc_cond(Comp *c, Node *n);
 AVal cc_and_or_runtime(Comp *c, Node *n, int ra, bool value);
 void cc_stmt(Comp *c, Node *n);

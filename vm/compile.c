@@ -20,6 +20,7 @@
 /* ---------- statements ---------- */
 
 static void assign(Comp *c, Node *target, AVal v);
+static void assign_into(Comp *c, Node *target, AVal obj, AVal v);
 
 /* A container field/element store: compile-time structures change; containers that came
  * from the program are also changed at run time, in program order. */
@@ -65,6 +66,12 @@ static void assign(Comp *c, Node *target, AVal v) {
     }
     AVal obj = cc_expr(c, target->a);
     if (c->failed) return;
+    assign_into(c, target, obj, v);
+}
+
+/* target = v for an index or field target whose container target->a compiled to obj. */
+static void assign_into(Comp *c, Node *target, AVal obj, AVal v) {
+    c->loc = target->loc;
     if (target->kind == AST_FIELD) {
         if (obj.kind != AV_DICT) { cc_error_at(c, target->loc, "cannot set field '%s' on this value", target->str); return; }
         store_struct(c, obj, cc_const_av(cc_keep_value(c, val_cstr(target->str))), v, target->loc);
@@ -81,6 +88,51 @@ static void assign(Comp *c, Node *target, AVal v) {
         return;
     }
     cc_unsupported(c, "this kind of assignment");
+}
+
+/* Whether compiling n twice is the same as compiling it once: names, literals, and fields
+ * and indices of those (no calls, which could have effects or rebind names). */
+static bool is_simple(Node *n) {
+    if (!n) return true;
+    switch (n->kind) {
+    case AST_NAME: case AST_NUM: case AST_STR: case AST_TRUE: case AST_FALSE: case AST_NIL: case AST_ELLIPSIS:
+        return true;
+    case AST_UNARY: case AST_FIELD: return is_simple(n->a);
+    case AST_BINARY: return is_simple(n->a) && is_simple(n->b);
+    case AST_SLICE: return is_simple(n->a) && is_simple(n->b) && is_simple(n->c);
+    case AST_INDEX:
+        for (int i = 0; i < n->n; i++)
+            if (!is_simple(n->kids[i])) return false;
+        return is_simple(n->a);
+    default: return false;
+    }
+}
+
+/* target op= e: exactly target = target op e, the target's container compiled once (its
+ * current value is read through the same, simple, expressions). */
+static void assign_augmented(Comp *c, Node *n) {
+    Node *t = n->a;
+    if (t->kind == AST_NAME) {
+        AVal cur = cc_expr(c, t);
+        if (c->failed) return;
+        AVal v = cc_expr(c, n->b);
+        if (c->failed) return;
+        AVal r = cc_binary_values(c, n->op, cur, v, t->loc);
+        if (!c->failed) assign(c, t, r);
+        return;
+    }
+    if (!is_simple(t)) {
+        cc_unsupported(c, "augmented assignment to an index or field whose container or index has a call in it");
+        return;
+    }
+    AVal obj = cc_expr(c, t->a);
+    if (c->failed) return;
+    AVal cur = cc_expr(c, t);
+    if (c->failed) return;
+    AVal v = cc_expr(c, n->b);
+    if (c->failed) return;
+    AVal r = cc_binary_values(c, n->op, cur, v, t->loc);
+    if (!c->failed) assign_into(c, t, obj, r);
 }
 
 /* ---------- loops and branches ---------- */
@@ -681,6 +733,7 @@ void cc_stmt(Comp *c, Node *n) {
     switch (n->kind) {
     case AST_EXPR: cc_expr(c, n->a); return;
     case AST_ASSIGN: {
+        if (n->op != TOK_EOF) { assign_augmented(c, n); return; }
         AVal v = cc_expr(c, n->b);
         if (!c->failed) assign(c, n->a, v);
         return;

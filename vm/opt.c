@@ -190,8 +190,13 @@ static int pass_dce(Graph *g) {
 
 /* ---------- common subexpressions ---------- */
 
-static bool same_ins(const Ins *a, const Ins *b) {
-    /* constants compare by bits: 0 and -0 are different constants */
+static bool same_ins(const Graph *g, const Ins *a, const Ins *b) {
+    /* constants compare by bits: 0 and -0 are different constants; and a truth value is not
+     * the number 1 (a number register's bool-ness decides an op's dtype: m & true is bool,
+     * m & 1 is i64) */
+    if (a->dst >= 0 && b->dst >= 0 && g->regs[a->dst].kind == R_NUM && g->regs[b->dst].kind == R_NUM &&
+        g->regs[a->dst].is_bool != g->regs[b->dst].is_bool)
+        return false;
     if (a->op != b->op || a->aux != b->aux || a->a != b->a || a->b != b->b || a->c != b->c ||
         memcmp(&a->imm, &b->imm, sizeof a->imm))
         return false;
@@ -244,7 +249,7 @@ static int pass_cse(Graph *g) {
         if (!ok) continue;
         for (int j = block_start; j < i; j++) {
             Ins *prev = &g->code[j];
-            if (dead[j] || prev->dst < 0 || defs[prev->dst] != 1 || !same_ins(prev, in)) continue;
+            if (dead[j] || prev->dst < 0 || defs[prev->dst] != 1 || !same_ins(g, prev, in)) continue;
             map[in->dst] = prev->dst;
             dead[i] = true;
             found++;

@@ -24,6 +24,15 @@ static int fail_at(Interp *I, Ins *in, const char *msg) {
     return -1;
 }
 
+/* A number op whose result is NaN: whether it is an error eagerly (& | ^ ~ of a non-integral
+ * number), with the message set. Bool operands are 0/1 and never get here. */
+static bool number_op_failed(const Ins *in, double a, double b, int n) {
+    if (op_def((OpCode)in->aux)->dtype_rule != DR_INT) return false;
+    OpArg args[2] = { op_arg_num(a, false), op_arg_num(b, false) };
+    double r;
+    return op_run_number((OpCode)in->aux, args, n, NULL, &r) == -2;
+}
+
 static void set_t(VmRegs *r, int reg, Tensor *t) {
     tensor_release(r->ten[reg]);
     r->ten[reg] = t;
@@ -346,12 +355,21 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
         vmdispatch(in->op) {
             vmcase(I_NCONST) N[in->dst] = in->imm; vmbreak;
             vmcase(I_NMOVE) N[in->dst] = N[in->a]; vmbreak;
-            vmcase(I_NBIN) N[in->dst] = op_binary_number((OpCode)in->aux, N[in->a], N[in->b]); vmbreak;
+            vmcase(I_NBIN) {
+                double x = op_binary_number((OpCode)in->aux, N[in->a], N[in->b]);
+                if (x != x && number_op_failed(in, N[in->a], N[in->b], 2)) return fail_at(I, in, op_error());
+                N[in->dst] = x;
+                vmbreak;
+            }
             vmcase(I_NNEG) N[in->dst] = -N[in->a]; vmbreak;
             vmcase(I_NNOT) N[in->dst] = N[in->a] == 0; vmbreak;
             vmcase(I_NMATH) {
                 if (in->imm != 0) cpu_round_decimals(DT_F64, &N[in->a], &N[in->dst], 1, (int64_t)in->imm);
-                else N[in->dst] = op_unary_number((OpCode)in->aux, N[in->a]);
+                else {
+                    double x = op_unary_number((OpCode)in->aux, N[in->a]);
+                    if (x != x && number_op_failed(in, N[in->a], 0, 1)) return fail_at(I, in, op_error());
+                    N[in->dst] = x;
+                }
                 vmbreak;
             }
             vmcase(I_TCONST) set_t(r, in->dst, tensor_retain(g->consts[in->aux])); vmbreak;

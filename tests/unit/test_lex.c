@@ -19,6 +19,25 @@ START_TEST(lex_kinds_and_positions) {
 }
 END_TEST
 
+/* v2 operators: the longest match wins (// before /, //= before //, **= before **) */
+START_TEST(lex_operators_v2) {
+    TokenList tl;
+    ck_assert_int_eq(lex("a//b & c|d ^ ~e += -= *= /= //= %= **= @= &= |= ^= / * **", &tl), 0);
+    TokKind want[] = { TOK_IDENT, TOK_SLASHSLASH, TOK_IDENT, TOK_AMP, TOK_IDENT, TOK_PIPE, TOK_IDENT, TOK_CARET,
+                       TOK_TILDE, TOK_IDENT, TOK_PLUS_ASSIGN, TOK_MINUS_ASSIGN, TOK_STAR_ASSIGN, TOK_SLASH_ASSIGN,
+                       TOK_SLASHSLASH_ASSIGN, TOK_PERCENT_ASSIGN, TOK_POW_ASSIGN, TOK_AT_ASSIGN, TOK_AMP_ASSIGN,
+                       TOK_PIPE_ASSIGN, TOK_CARET_ASSIGN, TOK_SLASH, TOK_STAR, TOK_POW, TOK_EOF };
+    int n = (int)(sizeof want / sizeof want[0]);
+    ck_assert_int_eq(tl.count, n);
+    for (int i = 0; i < n; i++) ck_assert_int_eq(tl.toks[i].kind, want[i]);
+    lex_free(&tl);
+    /* an operator's text comes from its spelling */
+    ck_assert_str_eq(tok_symbol(TOK_SLASHSLASH), "//");
+    ck_assert_str_eq(tok_symbol(TOK_CARET_ASSIGN), "^=");
+    ck_assert_str_eq(tok_symbol(TOK_NOT_IN), "not in");
+}
+END_TEST
+
 START_TEST(lex_numbers) {
     TokenList tl;
     ck_assert_int_eq(lex("12 1.5 .5 1e-3 0x1F 1_000 2.", &tl), 0);
@@ -85,6 +104,7 @@ Suite *lex_suite(void) {
     Suite *s = suite_create("lexer");
     TCase *tc = tcase_create("tokens");
     tcase_add_test(tc, lex_kinds_and_positions);
+    tcase_add_test(tc, lex_operators_v2);
     tcase_add_test(tc, lex_numbers);
     tcase_add_test(tc, lex_strings_and_escapes);
     tcase_add_test(tc, lex_newlines_inside_brackets);

@@ -30,6 +30,90 @@ START_TEST(parse_precedence) {
 }
 END_TEST
 
+/* v2: or < and < not < | < ^ < & < comparisons and in / not in < + - < * / // % @ < unary - ~ < ** */
+START_TEST(parse_precedence_v2) {
+    ParseError e;
+    Node *p = parse("x > 0 & x < 5\na | b ^ c & d\nnot a | b\na + b in c\nx not in y == z", &e);
+    ck_assert_ptr_null(p);   /* 'in' does not chain with '==' */
+    ck_assert_str_eq(e.msg, "comparison operators do not chain; use 'and'");
+    ck_assert_int_eq(e.loc.line, 5);
+    ck_assert_int_eq(e.loc.col, 12);
+    p = parse("x > 0 & x < 5\na | b ^ c & d\nnot a | b\na + b in c\nx not in y\na or b | c", &e);
+    ck_assert_msg(p != NULL, "%s", e.msg);
+    Node *n = p->kids[0]->a;   /* (x > 0) & (x < 5) */
+    ck_assert_int_eq(n->op, TOK_AMP);
+    ck_assert_int_eq(n->a->op, TOK_GT);
+    ck_assert_int_eq(n->b->op, TOK_LT);
+    n = p->kids[1]->a;         /* a | (b ^ (c & d)) */
+    ck_assert_int_eq(n->op, TOK_PIPE);
+    ck_assert_int_eq(n->b->op, TOK_CARET);
+    ck_assert_int_eq(n->b->b->op, TOK_AMP);
+    n = p->kids[2]->a;         /* not (a | b) */
+    ck_assert_int_eq(n->kind, AST_NOT);
+    ck_assert_int_eq(n->a->op, TOK_PIPE);
+    n = p->kids[3]->a;         /* (a + b) in c */
+    ck_assert_int_eq(n->op, TOK_IN);
+    ck_assert_int_eq(n->a->op, TOK_PLUS);
+    ck_assert_int_eq(p->kids[4]->a->op, TOK_NOT_IN);
+    n = p->kids[5]->a;         /* a or (b | c) */
+    ck_assert_int_eq(n->kind, AST_OR);
+    ck_assert_int_eq(n->b->op, TOK_PIPE);
+    ast_free(p);
+    /* a // b * c is (a // b) * c; -a // b is (-a) // b; ~a ** b is ~(a ** b); a & b == c is a & (b == c) */
+    p = parse("a // b * c\n-a // b\n~a ** b\na & b == c\na - b | c + d\n~~a", &e);
+    ck_assert_msg(p != NULL, "%s", e.msg);
+    n = p->kids[0]->a;
+    ck_assert_int_eq(n->op, TOK_STAR);
+    ck_assert_int_eq(n->a->op, TOK_SLASHSLASH);
+    n = p->kids[1]->a;
+    ck_assert_int_eq(n->op, TOK_SLASHSLASH);
+    ck_assert_int_eq(n->a->kind, AST_UNARY);
+    n = p->kids[2]->a;
+    ck_assert_int_eq(n->kind, AST_UNARY);
+    ck_assert_int_eq(n->op, TOK_TILDE);
+    ck_assert_int_eq(n->a->op, TOK_POW);
+    n = p->kids[3]->a;
+    ck_assert_int_eq(n->op, TOK_AMP);
+    ck_assert_int_eq(n->b->op, TOK_EQ);
+    n = p->kids[4]->a;
+    ck_assert_int_eq(n->op, TOK_PIPE);
+    ck_assert_int_eq(n->a->op, TOK_MINUS);
+    ck_assert_int_eq(n->b->op, TOK_PLUS);
+    n = p->kids[5]->a;
+    ck_assert_int_eq(n->op, TOK_TILDE);
+    ck_assert_int_eq(n->a->op, TOK_TILDE);
+    ast_free(p);
+}
+END_TEST
+
+/* t op= e: an ASSIGN whose op is the binary operator; '=' alone has op TOK_EOF */
+START_TEST(parse_augmented_assignment) {
+    ParseError e;
+    static const struct { const char *src; int op; } cases[] = {
+        { "x += 1", TOK_PLUS }, { "x -= 1", TOK_MINUS }, { "x *= 1", TOK_STAR }, { "x /= 1", TOK_SLASH },
+        { "x //= 1", TOK_SLASHSLASH }, { "x %= 1", TOK_PERCENT }, { "x **= 1", TOK_POW }, { "x @= 1", TOK_AT },
+        { "x &= 1", TOK_AMP }, { "x |= 1", TOK_PIPE }, { "x ^= 1", TOK_CARET }, { "x = 1", TOK_EOF },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Node *p = parse(cases[i].src, &e);
+        ck_assert_msg(p != NULL, "%s: %s", cases[i].src, e.msg);
+        ck_assert_int_eq(p->kids[0]->kind, AST_ASSIGN);
+        ck_assert_int_eq(p->kids[0]->op, cases[i].op);
+        ast_free(p);
+    }
+    Node *p = parse("a[i, 1:] += b | c\nd.k //=\n  2", &e);
+    ck_assert_msg(p != NULL, "%s", e.msg);
+    ck_assert_int_eq(p->kids[0]->a->kind, AST_INDEX);
+    ck_assert_int_eq(p->kids[0]->b->op, TOK_PIPE);
+    ck_assert_int_eq(p->kids[1]->a->kind, AST_FIELD);
+    ck_assert_int_eq(p->kids[1]->op, TOK_SLASHSLASH);
+    ast_free(p);
+    ck_assert_ptr_null(parse("f(x) += 1", &e));
+    ck_assert_str_eq(e.msg, "cannot assign to this expression");
+    ck_assert_ptr_null(parse("x += y += 1", &e));
+}
+END_TEST
+
 START_TEST(parse_statements) {
     ParseError e;
     Node *p = parse("fn f(a, b=2) { a + b }\nif a { return 1 } return 2\nx[1, 2:3, ...] = d.k\n"
@@ -106,7 +190,9 @@ END_TEST
 START_TEST(parse_print_round_trip) {
     const char *src = "import nn\nfn f(a, b=2 ** -1) { if a < b { return -a } else if not a { return {k: [1, \"x\\n\"]} }\n b }\n"
                       "static fn g(t) { return t[1:, ..., ::-1] @ t.T }\nfor i in range(3) { while i { break } }\n"
-                      "x = f(1, b=3)(2)[0].y and nil or 1e999\nstatic { z = fn(q) { q % 2 } }\nd.k = 0x1F\n";
+                      "x = f(1, b=3)(2)[0].y and nil or 1e999\nstatic { z = fn(q) { q % 2 } }\nd.k = 0x1F\n"
+                      "m = x > 0 & x < 5 | ~y ^ a // b\nk = a in b and c not in d\nx += 1; t[0, :] //= 2; d.k **= -1\n"
+                      "x -= 1; x *= 2; x /= 3; x %= 4; x @= y; x &= y; x |= y; x ^= ~y\n";
     ParseError e;
     Node *a = parse_program(src, strlen(src), 1000, &e);
     ck_assert_msg(a != NULL, "%s", e.msg);
@@ -130,6 +216,8 @@ Suite *parse_suite(void) {
     Suite *s = suite_create("parser");
     TCase *tc = tcase_create("grammar");
     tcase_add_test(tc, parse_precedence);
+    tcase_add_test(tc, parse_precedence_v2);
+    tcase_add_test(tc, parse_augmented_assignment);
     tcase_add_test(tc, parse_statements);
     tcase_add_test(tc, parse_brace_after_condition_opens_block);
     tcase_add_test(tc, parse_errors);

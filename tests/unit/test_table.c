@@ -63,16 +63,6 @@ typedef struct {
 /* Each entry: a real problem found by this suite, not fixed yet. Removing an entry makes its
  * cases fail again. */
 static const Known KNOWN[] = {
-    /* The spec's v2 operators `~ & | ^` (LANGUAGE.md section 2) are not in the lexer yet
-     * (lang/lex.re: "unexpected character"), so these F_SYNTAX ops, which have no built-in
-     * name, cannot be reached from TSL at all: none of their cases can run. */
-    { "bitwise_not", "*", FK_PARSE, "'~' is not lexed yet" },
-    { "bitwise_and", "*", FK_PARSE, "'&' is not lexed yet" },
-    { "bitwise_or", "*", FK_PARSE, "'|' is not lexed yet" },
-    { "bitwise_xor", "*", FK_PARSE, "'^' is not lexed yet" },
-    /* `x // y` does not parse ("expected an expression, got '/'"): the v2 operator `//` is
-     * not in the lexer yet; floor_divide(x, y) itself is covered by the other forms. */
-    { "floor_divide", "*/*/op", FK_PARSE, "'//' is not lexed yet" },
     { NULL, NULL, FK_NONE, NULL },
 };
 
