@@ -1032,6 +1032,19 @@ static Exec assign_index(Interp *I, Frame *f, Node *target, Value v) {
 
 /* `target op= e`: exactly `target = target op e`, the target's container and index
  * evaluated once (then the current value is read, e evaluated, and the result stored). */
+/* d.k = v for target d.k; takes obj and v. */
+static Exec store_field(Interp *I, Node *target, Value obj, Value v) {
+    Exec st = EX_OK;
+    if (obj.type == VAL_DICT) dict_set_cstr(AS_DICT(obj), target->str, v);
+    else {
+        interp_error_at(I, target->loc, "cannot set field '%s' on a %s", target->str, val_type_name(obj));
+        st = EX_ERR;
+    }
+    val_release(obj);
+    val_release(v);
+    return st;
+}
+
 static Exec assign_augmented(Interp *I, Frame *f, Node *n) {
     Node *target = n->a;
     Value obj = UNDEF_VAL, cur;
@@ -1068,15 +1081,7 @@ static Exec assign_augmented(Interp *I, Frame *f, Node *n) {
         return EX_OK;
     }
     if (target->kind == AST_INDEX) return store_index(I, f, target, obj, iv, v);
-    Exec st = EX_OK;
-    if (obj.type == VAL_DICT) dict_set_cstr(AS_DICT(obj), target->str, v);
-    else {
-        interp_error_at(I, target->loc, "cannot set field '%s' on a %s", target->str, val_type_name(obj));
-        st = EX_ERR;
-    }
-    val_release(obj);
-    val_release(v);
-    return st;
+    return store_field(I, target, obj, v);
 fail:
     if (target->kind == AST_INDEX) idx_release(iv, target->n);
     val_release(obj);
@@ -1091,15 +1096,7 @@ static Exec assign_to(Interp *I, Frame *f, Node *target, Value v) {
     case AST_FIELD: {
         Value obj = eval(I, f, target->a);
         if (IS_ERR(obj)) { val_release(v); return EX_ERR; }
-        Exec st = EX_OK;
-        if (obj.type == VAL_DICT) dict_set_cstr(AS_DICT(obj), target->str, v);
-        else {
-            interp_error_at(I, target->loc, "cannot set field '%s' on a %s", target->str, val_type_name(obj));
-            st = EX_ERR;
-        }
-        val_release(obj);
-        val_release(v);
-        return st;
+        return store_field(I, target, obj, v);
     }
     default:
         val_release(v);
