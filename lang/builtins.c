@@ -54,11 +54,11 @@ bool arg_number(Interp *I, const char *fname, const char *pname, Value v, double
 bool arg_int(Interp *I, const char *fname, const char *pname, Value v, int64_t *out) {
     double x;
     if (!arg_number(I, fname, pname, v, &x)) return false;
-    if (x != floor(x) || !double_fits_i64(x)) {
-        interp_error(I, "%s(): '%s' must be an integer, got %g", fname, pname, x);
+    if (!num_to_i64(x, out)) {
+        interp_error(I, x == floor(x) ? "%s(): '%s' is out of the i64 range, got %g" : "%s(): '%s' must be an integer, got %g",
+                     fname, pname, x);
         return false;
     }
-    *out = (int64_t)x;
     return true;
 }
 

@@ -640,24 +640,27 @@ static Value eval_unary(Interp *I, Frame *f, Node *n) {
 
 /* Python-style index normalisation for lists and strings. */
 static bool norm_index(Interp *I, double x, int64_t len, int64_t *out, const char *what) {
-    if (x != floor(x) || isnan(x)) { interp_error(I, "%s index must be an integer, got %g", what, x); return false; }
-    if (x < 0) x += (double)len;
-    if (x < 0 || x >= (double)len) {
+    int64_t i;
+    if (isnan(x) || x != floor(x)) { interp_error(I, "%s index must be an integer, got %g", what, x); return false; }
+    if (!num_to_i64(x, &i) || (i < 0 ? i + len < 0 : i >= len)) {
         interp_error(I, "%s index out of range", what);
         return false;
     }
-    *out = (int64_t)x;
+    *out = i < 0 ? i + len : i;
     return true;
 }
 
-/* Slice bounds for a sequence of length len (Python semantics). */
+/* Slice bounds for a sequence of length len (Python's slice.indices: huge bounds and steps
+ * are clamped, not rejected). */
 static bool slice_bounds(Interp *I, int64_t len, int64_t *start, int64_t *stop, int64_t *step, Value *vals) {
-    double st = 1;
-    if (vals[2].type == VAL_NUM) st = vals[2].as.n;
-    else if (vals[2].type != VAL_NIL && vals[2].type != VAL_UNDEF) { interp_error(I, "slice step must be a number"); return false; }
-    if (st == 0) { interp_error(I, "slice step cannot be zero"); return false; }
-    if (st != floor(st)) { interp_error(I, "slice step must be an integer"); return false; }
-    *step = (int64_t)st;
+    *step = 1;
+    if (vals[2].type == VAL_NUM) {
+        if (!num_to_i64_clamped(vals[2].as.n, step)) { interp_error(I, "slice step must be an integer"); return false; }
+    } else if (vals[2].type != VAL_NIL && vals[2].type != VAL_UNDEF) {
+        interp_error(I, "slice step must be a number");
+        return false;
+    }
+    if (*step == 0) { interp_error(I, "slice step cannot be zero"); return false; }
     for (int k = 0; k < 2; k++) {
         int64_t *dst = k ? stop : start;
         Value v = vals[k];
@@ -666,12 +669,12 @@ static bool slice_bounds(Interp *I, int64_t len, int64_t *start, int64_t *stop, 
             else *dst = k ? -1 : len - 1;
             continue;
         }
-        if (v.type != VAL_NUM || v.as.n != floor(v.as.n)) { interp_error(I, "slice bounds must be integers"); return false; }
-        double x = v.as.n;
-        if (x < 0) x += (double)len;
-        if (*step > 0) x = x < 0 ? 0 : x > (double)len ? (double)len : x;
-        else x = x < -1 ? -1 : x > (double)(len - 1) ? (double)(len - 1) : x;
-        *dst = (int64_t)x;
+        int64_t x;
+        if (v.type != VAL_NUM || !num_to_i64_clamped(v.as.n, &x)) { interp_error(I, "slice bounds must be integers"); return false; }
+        if (x < 0) x += len;   /* x >= -(2^63-1) and len >= 0: no overflow */
+        if (*step > 0) x = x < 0 ? 0 : x > len ? len : x;
+        else x = x < -1 ? -1 : x > len - 1 ? len - 1 : x;
+        *dst = x;
     }
     return true;
 }
@@ -715,11 +718,11 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
             for (int j = 0; j < 3; j++) {
                 Value v = iv[k].v[j];
                 if (v.type == VAL_NIL || v.type == VAL_UNDEF) continue;
-                if (v.type != VAL_NUM || v.as.n != floor(v.as.n) || !double_fits_i64(v.as.n)) {
+                int64_t x;
+                if (v.type != VAL_NUM || !num_to_i64_clamped(v.as.n, &x)) {
                     interp_error(I, "slice bounds must be integers");
                     goto out;
                 }
-                int64_t x = (int64_t)v.as.n;
                 if (j == 0) { it->has_start = true; it->start = x; }
                 else if (j == 1) { it->has_stop = true; it->stop = x; }
                 else it->step = x;
@@ -729,9 +732,8 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
         Value v = iv[k].v[0];
         if (v.type == VAL_NUM) {
             if (v.as.n != floor(v.as.n) || isnan(v.as.n)) { interp_error(I, "tensor index must be an integer, got %g", v.as.n); goto out; }
-            if (!double_fits_i64(v.as.n)) { interp_error(I, "index %g is out of range", v.as.n); goto out; }
+            if (!num_to_i64(v.as.n, &it->i)) { interp_error(I, "index %g is out of range", v.as.n); goto out; }
             it->kind = IDX_INT;
-            it->i = (int64_t)v.as.n;
         } else if (v.type == VAL_BOOL) {
             Tensor *bt = tensor_scalar(DT_BOOL, v.as.b);
             owned[nowned++] = bt;
@@ -769,14 +771,16 @@ static Value index_sequence(Interp *I, Value obj, IdxVal *iv) {
     if (iv->kind == 1) {
         int64_t start, stop, step;
         if (!slice_bounds(I, len, &start, &stop, &step, iv->v)) return ERR_VAL;
+        /* i += step only while another index follows: a huge step never overflows i */
+        int64_t count = slice_length(start, stop, step);
         if (is_list) {
             ObjList *src = AS_LIST(obj), *l = list_new(0);
-            for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) list_push(l, src->items[i]);
+            for (int64_t k = 0, i = start; k < count; k++, i += k < count ? step : 0) list_push(l, src->items[i]);
             return OBJ_VAL(VAL_LIST, l);
         }
         StrBuf b = { 0 };
         sb_putn(&b, "", 0);
-        for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+        for (int64_t k = 0, i = start; k < count; k++, i += k < count ? step : 0) {
             int o = utf8_offset(s->chars, s->len, i), e = utf8_offset(s->chars, s->len, i + 1);
             sb_putn(&b, s->chars + o, (size_t)(e - o));
         }

@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include "value.h"
 
+/* The largest source file or module read (docs/language.md); anything bigger is an error. */
+#define TSL_MAX_SOURCE_BYTES (64 * 1024 * 1024)
+
 typedef struct Source {
     char *name;   /* as shown in messages: path, "<string>" or "<stdin>" */
     char *dir;    /* folder that imports search first */

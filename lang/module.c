@@ -12,6 +12,7 @@
 #include "mem.h"
 #include "parse.h"
 #include "builtins.h"
+#include "tops.h"
 
 char *tsl_stdlib_dir;   /* set by main() from the executable's path */
 
@@ -94,9 +95,11 @@ Module *module_new(Interp *I, const char *name, Source *src) {
     return m;
 }
 
-/* Reads a whole file, NUL-terminated. NULL if unreadable. */
+/* Reads a whole source file, NUL-terminated, without a leading UTF-8 byte-order mark.
+ * NULL if it is not a regular file of at most TSL_MAX_SOURCE_BYTES or cannot be read; the
+ * reason is then in op_error(). */
 char *read_file(const char *path, size_t *len) {
-    FILE *fp = fopen(path, "rb");
+    FILE *fp = io_open_regular(path, NULL, TSL_MAX_SOURCE_BYTES);
     if (!fp) return NULL;
     char *buf = NULL;
     size_t n = 0, cap = 0;
@@ -107,11 +110,19 @@ char *read_file(const char *path, size_t *len) {
         }
         size_t got = fread(buf + n, 1, 65536, fp);
         n += got;
-        if (got < 65536) break;
+        if (got < 65536 || n > TSL_MAX_SOURCE_BYTES) break;   /* it may have grown since it was opened */
     }
     int bad = ferror(fp);
     fclose(fp);
-    if (bad) { mem_free(buf); return NULL; }
+    if (bad || n > TSL_MAX_SOURCE_BYTES) {
+        op_fail(bad ? "cannot read '%s'" : "'%s' is larger than the limit of %d bytes", path, TSL_MAX_SOURCE_BYTES);
+        mem_free(buf);
+        return NULL;
+    }
+    if (n >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3)) {
+        memmove(buf, buf + 3, n - 3);
+        n -= 3;
+    }
     buf[n] = 0;
     *len = n;
     return buf;
@@ -166,7 +177,7 @@ Value module_import(Interp *I, Module *from, const char *name) {
     size_t len;
     char *text = read_file(path, &len);
     if (!text) {
-        Value e = interp_error(I, "cannot read module '%s' (%s)", name, path);
+        Value e = interp_error(I, "cannot read module '%s': %s", name, op_error());
         mem_free(path);
         return e;
     }

@@ -11,6 +11,7 @@
 #include "mem.h"
 #include "parse.h"
 #include "vm.h"
+#include "tops.h"
 
 #define STACK_VALUES (1 << 21)
 
@@ -184,7 +185,7 @@ int interp_run_file(Interp *I, const char *path) {
     extern char *read_file(const char *path, size_t *len);
     char *text = read_file(path, &len);
     if (!text) {
-        fprintf(stderr, "tsl: error: cannot read '%s'\n", path);
+        fprintf(stderr, "tsl: error: cannot read script: %s\n", op_error());
         return 2;
     }
     const char *slash = strrchr(path, '/');

@@ -147,6 +147,7 @@ int shape_reshape(const Shape *a, const Shape *req, Shape *out) {
                 (long long)size, shape_str(&t, b2, sizeof b2));
         return -1;
     }
+    if (shape_count(&t) < 0) return -1;   /* a 0 dim hid an overflow from `known`: [0, 2**40, 2**40] */
     *out = t;
     return 0;
 }
@@ -455,10 +456,12 @@ int infer_arange(const OpCall *c, Shape *out, DType *dt) {
     double start = 0, stop = at->f[0], step = at->f[2];
     if (op_given(c, 1)) { start = at->f[0]; stop = at->f[1]; }
     if (step == 0 || isnan(step) || isnan(start) || isnan(stop)) { op_fail("arange: step must be a non-zero number"); return -1; }
-    double count = ceil((stop - start) / step);
+    double count = ceil((stop - start) / step);   /* nan for arange(inf, inf) */
     if (count < 0) count = 0;
-    if (count > 9e15) { op_fail("arange: %g elements is too many", count); return -1; }
-    *out = (Shape){ 1, { (int64_t)count } };
+    int64_t n;
+    if (isnan(count)) { op_fail("arange: cannot compute the length from %g to %g", start, stop); return -1; }
+    if (count > 9e15 || !num_to_i64(count, &n)) { op_fail("arange: %g elements is too many", count); return -1; }
+    *out = (Shape){ 1, { n } };
     if (at->dtype >= 0) *dt = (DType)at->dtype;
     else *dt = start == floor(start) && stop == floor(stop) && step == floor(step) ? DT_I64 : DT_F32;
     return shape_count(out) < 0 ? -1 : 0;

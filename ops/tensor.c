@@ -59,15 +59,18 @@ int64_t shape_count(const Shape *s) {
             return -1;
         }
     }
+    /* the non-zero dims must multiply without overflow even when a 0 makes the count 0
+     * (NumPy's "array is too big"): strides and offsets are products of those dims */
+    bool empty = false;
     for (int i = 0; i < s->ndim; i++) {
-        if (s->d[i] == 0) return 0;
+        if (s->d[i] == 0) { empty = true; continue; }
         if (__builtin_mul_overflow(n, s->d[i], &n)) {
             char buf[600];
             op_fail("shape %s is too large (element count overflows)", shape_str(s, buf, sizeof buf));
             return -1;
         }
     }
-    return n;
+    return empty ? 0 : n;
 }
 
 int shape_equal(const Shape *a, const Shape *b) {
@@ -160,6 +163,7 @@ Tensor *tensor_scalar(DType dt, double v) {
 }
 
 Tensor *tensor_view(Tensor *t, const Shape *s) {
+    if (shape_count(s) < 0) return NULL;   /* every shape a tensor gets is checked, views too */
     Tensor *v = mem_try_alloc(sizeof(Tensor));
     if (!v) { op_fail("out of memory"); return NULL; }
     *v = *t;

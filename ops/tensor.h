@@ -11,6 +11,7 @@
 #define TSL_TENSOR_H
 #include <stdint.h>
 #include <stddef.h>
+#include "num.h"
 
 #define TSL_MAX_RANK 32
 

@@ -8,6 +8,7 @@
 #ifndef TSL_TOPS_H
 #define TSL_TOPS_H
 #include <stdbool.h>
+#include <stdio.h>
 #include "tensor.h"
 
 #include "opcall.h"
@@ -87,6 +88,10 @@ bool tensor_equal(const Tensor *a, const Tensor *b);          /* dtype, shape, b
 int op_allclose(const Tensor *a, const Tensor *b, double rtol, double atol);  /* 1/0, -1 err */
 
 /* I/O. */
+/* Opens path to read only when it is a regular file of at most max_bytes (0: any size):
+ * a FIFO, a device or a directory would block or read without end. NULL with the reason
+ * in op_error(), prefixed "who: " when who is not NULL. */
+FILE *io_open_regular(const char *path, const char *who, int64_t max_bytes);
 Tensor *npy_load(const char *path);
 int npy_save(const char *path, const Tensor *t);               /* 0 ok, -1 err */
 Tensor *csv_load(const char *path, bool skip_header);

@@ -194,8 +194,13 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
                 if (c->failed) goto out;
                 if (v.kind == AV_CONST && v.k.type == VAL_NIL) continue;
                 int64_t x;
+                double xd;
                 c->loc = parts[j]->loc;
-                if (!cc_need_int(c, &v, &x, "a slice bound")) goto out;
+                if (!cc_need_const(c, &v, &xd, "a slice bound")) goto out;
+                if (!num_to_i64_clamped(xd, &x)) {   /* clamped like eager's (Python's) bounds */
+                    cc_error_at(c, c->loc, "slice bounds must be integers");
+                    goto out;
+                }
                 if (j == 0) { items[k].has_start = true; items[k].start = x; }
                 else if (j == 1) { items[k].has_stop = true; items[k].stop = x; }
                 else items[k].step = x;
@@ -211,8 +216,14 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
                 goto out;
             }
             items[k].kind = IDX_INT;
-            if (v.known && !v.deps) items[k].i = (int64_t)v.num;
-            else regs[k] = cc_num_reg(c, &v);
+            if (v.known && !v.deps) {
+                if (!num_to_i64(v.num, &items[k].i)) {
+                    cc_error_at(c, n->loc, "index %g is out of range", v.num);
+                    goto out;
+                }
+            } else {
+                regs[k] = cc_num_reg(c, &v);
+            }
         } else if (v.kind == AV_TENSOR && v.dtype == DT_I64) {
             items[k].kind = IDX_TENSOR;
             regs[k] = v.reg;

@@ -45,6 +45,7 @@ AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) {
         Source *saved = c->I->cur_src;
         c->I->cur_src = c->src;
         interp_error_at(c->I, loc, "%s", msg);
+        interp_attach_loc(c->I, loc);   /* an error the interpreter's helpers set has none yet */
         c->I->cur_src = saved;
         c->failed = true;
         c->status = COMPILE_ERROR;
@@ -427,11 +428,10 @@ bool cc_need_const(Comp *c, AVal *v, double *out, const char *what) {
 bool cc_need_int(Comp *c, AVal *v, int64_t *out, const char *what) {
     double x;
     if (!cc_need_const(c, v, &x, what)) return false;
-    if (x != floor(x) || !double_fits_i64(x)) {
-        cc_error_at(c, c->loc, "%s must be an integer, got %g", what, x);
+    if (!num_to_i64(x, out)) {
+        cc_error_at(c, c->loc, x == floor(x) ? "%s is out of the i64 range, got %g" : "%s must be an integer, got %g", what, x);
         return false;
     }
-    *out = (int64_t)x;
     return true;
 }
 

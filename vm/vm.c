@@ -190,13 +190,12 @@ static Tensor *exec_index(Interp *I, Graph *g, VmRegs *r, Ins *in, Tensor *setva
             continue;
         }
         double x = r->num[in->args[k]];
-        if (x != floor(x) || !double_fits_i64(x)) {
+        if (!num_to_i64(x, &items[k].i)) {
             char msg[96];
-            snprintf(msg, sizeof msg, "tensor index must be an integer, got %g", x);
+            snprintf(msg, sizeof msg, x == floor(x) ? "index %g is out of range" : "tensor index must be an integer, got %g", x);
             *failed = fail_at(I, in, msg);
             return NULL;
         }
-        items[k].i = (int64_t)x;
     }
     Tensor *src = r->ten[in->a];
     if (setval) return op_index_set(src, items, in->nidx, setval);

@@ -34,7 +34,7 @@ static int64_t slice_count(int64_t len, const IndexItem *it, int64_t *start_out,
         if (stop > len) stop = len;
         *start_out = start;
         *step_out = step;
-        return stop > start ? (stop - start - 1) / step + 1 : 0;
+        return slice_length(start, stop, step);
     }
     start = it->has_start ? it->start : len - 1;
     stop = it->has_stop ? it->stop : -1;
@@ -44,7 +44,7 @@ static int64_t slice_count(int64_t len, const IndexItem *it, int64_t *start_out,
     if (stop > len - 1) stop = len - 1;
     *start_out = start;
     *step_out = step;
-    return start > stop ? (start - stop - 1) / (-step) + 1 : 0;
+    return slice_length(start, stop, step);
 }
 
 static int bad_index(int64_t i, int axis, int64_t len) {
@@ -232,7 +232,9 @@ static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p, bool
         int64_t start, step, cnt = slice_count(a->shape[d], &ax[d].item_v, &start, &step);
         p->base += cnt ? start * stride[d] : 0;
         p->size[p->nd] = cnt;
-        p->stride[p->nd++] = step * stride[d];
+        /* with two or more elements |step| < len, so step * stride stays inside the tensor;
+         * with one or none the stride is never applied (and a huge step would overflow it) */
+        p->stride[p->nd++] = cnt > 1 ? step * stride[d] : 0;
         if (p->out.ndim >= TSL_MAX_RANK) { op_fail("indexing result would exceed rank %d", TSL_MAX_RANK); goto out; }
         p->out.d[p->out.ndim++] = cnt;
         empty |= cnt == 0;

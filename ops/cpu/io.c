@@ -2,13 +2,41 @@
  * CSV of numbers. Every size read from a file is checked before anything is allocated:
  * a hostile or truncated file is an error, never a crash. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "cpu.h"
 #include "mem.h"
 
 static const char NPY_MAGIC[] = "\x93NUMPY";
+
+FILE *io_open_regular(const char *path, const char *who, int64_t max_bytes) {
+    const char *pre = who ? who : "", *sep = who ? ": " : "";
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer before we can look at it */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) { op_fail("%s%scannot open '%s': %s", pre, sep, path, strerror(errno)); return NULL; }
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        op_fail("%s%s'%s' is not a regular file", pre, sep, path);
+        close(fd);
+        return NULL;
+    }
+    if (max_bytes > 0 && st.st_size > max_bytes) {
+        op_fail("%s%s'%s' is larger than the limit of %lld bytes", pre, sep, path, (long long)max_bytes);
+        close(fd);
+        return NULL;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    FILE *fp = flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) ? NULL : fdopen(fd, "rb");
+    if (!fp) {
+        op_fail("%s%scannot open '%s': %s", pre, sep, path, strerror(errno));
+        close(fd);
+    }
+    return fp;
+}
 
 static const char *npy_descr(DType dt) {
     static const char *d[] = { "|b1", "<i8", "<f4", "<f8" };
@@ -30,6 +58,14 @@ static const char *header_value(const char *h, const char *key) {
 }
 
 static int parse_header(const char *h, const char *path, DType *dt, Shape *s) {
+    static const char *const keys[] = { "descr", "fortran_order", "shape" };
+    for (int k = 0; k < 3; k++) {   /* NumPy's header is a dict literal: a key given twice is ambiguous */
+        const char *first = header_value(h, keys[k]);
+        if (first && header_value(first, keys[k])) {
+            op_fail("load_npy: '%s' has a malformed header (duplicate key '%s')", path, keys[k]);
+            return -1;
+        }
+    }
     const char *d = header_value(h, "descr"), *f = header_value(h, "fortran_order"), *sh = header_value(h, "shape");
     if (!d || !f || !sh) { op_fail("load_npy: '%s' has a malformed header", path); return -1; }
     int found = 0;
@@ -68,8 +104,8 @@ static int parse_header(const char *h, const char *path, DType *dt, Shape *s) {
 }
 
 Tensor *npy_load(const char *path) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) { op_fail("load_npy: cannot open '%s': %s", path, strerror(errno)); return NULL; }
+    FILE *fp = io_open_regular(path, "load_npy", 0);
+    if (!fp) return NULL;
     Tensor *t = NULL;
     char *header = NULL;
     unsigned char pre[12];
@@ -144,8 +180,8 @@ int npy_save(const char *path, const Tensor *t) {
 
 /* CSV: numbers separated by commas, one row per line; every row the same length. */
 Tensor *csv_load(const char *path, bool skip_header) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) { op_fail("load_csv: cannot open '%s': %s", path, strerror(errno)); return NULL; }
+    FILE *fp = io_open_regular(path, "load_csv", 0);
+    if (!fp) return NULL;
     double *vals = NULL;
     int64_t nvals = 0, cap = 0, rows = 0, cols = -1, lineno = 0;
     char *line = NULL;
@@ -154,8 +190,16 @@ Tensor *csv_load(const char *path, bool skip_header) {
     ssize_t len;
     while ((len = getline(&line, &lcap, fp)) >= 0) {
         lineno++;
+        if (lineno == 1 && len >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3)) {   /* a UTF-8 byte-order mark */
+            memmove(line, line + 3, (size_t)len - 2);
+            len -= 3;
+        }
         if (lineno == 1 && skip_header) continue;
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+        if ((ssize_t)strlen(line) != len) {   /* the parser below would stop at the NUL: a silently short row */
+            op_fail("load_csv: '%s' line %lld contains a NUL byte", path, (long long)lineno);
+            goto out;
+        }
         if (len == 0) continue;
         int64_t c = 0;
         char *p = line;
