@@ -104,7 +104,7 @@ static Value bi_len(Interp *I, CallArgs *a) {
     Value v[1];
     if (!args_bind(I, a, "len", p, 1, v)) return ERR_VAL;
     switch (v[0].type) {
-    case VAL_STR: return NUM_VAL((double)utf8_length(AS_STR(v[0])->chars, AS_STR(v[0])->len));
+    case VAL_STR: return NUM_VAL((double)AS_STR(v[0])->ncp);
     case VAL_LIST: return NUM_VAL(AS_LIST(v[0])->len);
     case VAL_DICT: return NUM_VAL(AS_DICT(v[0])->len);
     case VAL_TENSOR:

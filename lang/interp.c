@@ -4,6 +4,7 @@
  * every temporary on the C stack or the value stack and release it on every path.
  * Numbers take a fast path in arithmetic and comparisons; everything else goes
  * through value_binary and the ops library. */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -496,6 +497,22 @@ static Value value_in(Interp *I, Value x, Value c, bool negate) {
     return BOOL_VAL(found != negate);
 }
 
+/* a + y for a string a. `unique`: a is a variable's only reference and the result replaces
+ * it (s = s + e, s += e), so y may go into a's spare room, and a new string gets room to
+ * double: a string built by appending in a loop costs linear time overall, not quadratic. */
+static Value str_concat(Interp *I, Value a, ObjString *y, bool unique) {
+    ObjString *x = AS_STR(a);
+    int64_t total = (int64_t)x->len + y->len;
+    if (total >= INT_MAX / 2) return interp_error(I, "string too long (%lld bytes)", (long long)total);
+    if (unique && x->cap - x->len >= y->len) {
+        str_append_in_place(x, y->chars, y->len);
+        return val_retain(a);
+    }
+    ObjString *r = str_new_room(x->chars, x->len, unique ? (int)total * 2 : (int)total);
+    str_append_in_place(r, y->chars, y->len);
+    return OBJ_VAL(VAL_STR, r);
+}
+
 /* a (op) b for every pair of kinds; both borrowed. */
 Value value_binary(Interp *I, int op, Value a, Value b) {
     if (op == TOK_IN || op == TOK_NOT_IN) return value_in(I, a, b, op == TOK_NOT_IN);
@@ -514,14 +531,7 @@ Value value_binary(Interp *I, int op, Value a, Value b) {
     if (op == TOK_NE) return BOOL_VAL(!val_equal(a, b));
     if (a.type == VAL_STR && b.type == VAL_STR) {
         ObjString *x = AS_STR(a), *y = AS_STR(b);
-        if (op == TOK_PLUS) {
-            char *buf = mem_alloc((size_t)x->len + (size_t)y->len + 1);
-            memcpy(buf, x->chars, (size_t)x->len);
-            memcpy(buf + x->len, y->chars, (size_t)y->len);
-            Value r = val_str(buf, x->len + y->len);
-            mem_free(buf);
-            return r;
-        }
+        if (op == TOK_PLUS) return str_concat(I, a, y, false);
         int c = memcmp(x->chars, y->chars, (size_t)(x->len < y->len ? x->len : y->len));
         if (c == 0) c = (x->len > y->len) - (x->len < y->len);
         switch (op) {
@@ -679,13 +689,23 @@ static bool slice_bounds(Interp *I, int64_t len, int64_t *start, int64_t *stop, 
     return true;
 }
 
-/* Byte offset of code point i in a UTF-8 string. */
-static int utf8_offset(const char *s, int len, int64_t i) {
-    int b = 0;
-    for (int64_t k = 0; k < i && b < len; k++) {
+/* Byte offset of code point i (0 <= i <= ncp) of a string: direct when it is all ASCII, else
+ * walked from the last offset looked up (or the start), so in-order access is O(1) a step. */
+static int str_offset(ObjString *s, int64_t i) {
+    if (s->ncp == s->len) return (int)i;
+    int64_t k = s->cur_cp;
+    int b = s->cur_byte;
+    if (i < k - i) { k = 0; b = 0; }   /* the start is nearer */
+    for (; k < i; k++) {
         b++;
-        while (b < len && ((unsigned char)s[b] & 0xC0) == 0x80) b++;
+        while (b < s->len && ((unsigned char)s->chars[b] & 0xC0) == 0x80) b++;
     }
+    for (; k > i; k--) {
+        b--;
+        while (b > 0 && ((unsigned char)s->chars[b] & 0xC0) == 0x80) b--;
+    }
+    s->cur_cp = (int)k;
+    s->cur_byte = b;
     return b;
 }
 
@@ -767,7 +787,7 @@ static Value index_sequence(Interp *I, Value obj, IdxVal *iv) {
     bool is_list = obj.type == VAL_LIST;
     const char *what = is_list ? "list" : "string";
     ObjString *s = is_list ? NULL : AS_STR(obj);
-    int64_t len = is_list ? AS_LIST(obj)->len : utf8_length(s->chars, s->len);
+    int64_t len = is_list ? AS_LIST(obj)->len : s->ncp;
     if (iv->kind == 1) {
         int64_t start, stop, step;
         if (!slice_bounds(I, len, &start, &stop, &step, iv->v)) return ERR_VAL;
@@ -781,7 +801,7 @@ static Value index_sequence(Interp *I, Value obj, IdxVal *iv) {
         StrBuf b = { 0 };
         sb_putn(&b, "", 0);
         for (int64_t k = 0, i = start; k < count; k++, i += k < count ? step : 0) {
-            int o = utf8_offset(s->chars, s->len, i), e = utf8_offset(s->chars, s->len, i + 1);
+            int o = str_offset(s, i), e = str_offset(s, i + 1);
             sb_putn(&b, s->chars + o, (size_t)(e - o));
         }
         Value r = val_str(b.s, (int)b.len);
@@ -793,7 +813,7 @@ static Value index_sequence(Interp *I, Value obj, IdxVal *iv) {
     int64_t i;
     if (!norm_index(I, iv->v[0].as.n, len, &i, what)) return ERR_VAL;
     if (is_list) return val_retain(AS_LIST(obj)->items[i]);
-    int o = utf8_offset(s->chars, s->len, i), e = utf8_offset(s->chars, s->len, i + 1);
+    int o = str_offset(s, i), e = str_offset(s, i + 1);
     return val_str(s->chars + o, e - o);
 }
 
@@ -1049,8 +1069,39 @@ static Exec store_field(Interp *I, Node *target, Value obj, Value v) {
     return st;
 }
 
+/* `s = s + e` or `s += e` with s a string variable (target a name, rhs the node of e):
+ * appends in place when the variable holds the only reference (str_concat). *done is false,
+ * with nothing evaluated, when s does not hold a string: the general path takes it. */
+static Exec append_to_string_var(Interp *I, Frame *f, Node *target, Node *rhs, SrcLoc loc, bool *done) {
+    *done = name_ref(f, target)->type == VAL_STR;
+    if (!*done) return EX_OK;
+    Value cur = val_retain(*name_ref(f, target));
+    Value b = eval(I, f, rhs);
+    if (IS_ERR(b)) { val_release(cur); return EX_ERR; }
+    Value *ref = name_ref(f, target);   /* again: evaluating e may have moved or rebound it */
+    bool unique = b.type == VAL_STR && ref->type == VAL_STR && AS_STR(*ref) == AS_STR(cur) && AS_STR(cur)->h.rc == 2;
+    Value r = unique ? str_concat(I, cur, AS_STR(b), true) : value_binary(I, TOK_PLUS, cur, b);
+    val_release(cur);
+    val_release(b);
+    if (IS_ERR(r)) { interp_attach_loc(I, loc); return EX_ERR; }
+    assign_name(f, target, r);
+    return EX_OK;
+}
+
+/* Whether assignment n is `name = name + e` (same variable on both sides). */
+static bool is_self_append(Node *n) {
+    Node *v = n->b;
+    return n->a->kind == AST_NAME && v->kind == AST_BINARY && v->op == TOK_PLUS && v->a->kind == AST_NAME &&
+           v->a->scope == n->a->scope && v->a->slot == n->a->slot && !strcmp(v->a->str, n->a->str);
+}
+
 static Exec assign_augmented(Interp *I, Frame *f, Node *n) {
     Node *target = n->a;
+    if (n->op == TOK_PLUS && target->kind == AST_NAME) {
+        bool done;
+        Exec st = append_to_string_var(I, f, target, n->b, target->loc, &done);
+        if (done) return st;
+    }
     Value obj = UNDEF_VAL, cur;
     IdxVal iv[TSL_MAX_RANK + 8];
     if (target->kind == AST_NAME) {
@@ -1166,7 +1217,7 @@ static Exec exec_for(Interp *I, Frame *f, Node *n) {
     int64_t len;
     switch (it.type) {
     case VAL_LIST: len = AS_LIST(it)->len; break;
-    case VAL_STR: len = utf8_length(AS_STR(it)->chars, AS_STR(it)->len); break;
+    case VAL_STR: len = AS_STR(it)->ncp; break;
     case VAL_TENSOR:
         if (it.as.t->ndim == 0) {
             val_release(it);
@@ -1233,6 +1284,11 @@ static Exec exec(Interp *I, Frame *f, Node *n) {
     }
     case AST_ASSIGN: {
         if (n->op != TOK_EOF) return assign_augmented(I, f, n);
+        if (is_self_append(n)) {
+            bool done;
+            Exec st = append_to_string_var(I, f, n->a, n->b->b, n->b->loc, &done);
+            if (done) return st;
+        }
         Value v = eval(I, f, n->b);
         if (IS_ERR(v)) return EX_ERR;
         if (n->a->kind == AST_NAME) {

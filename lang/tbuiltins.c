@@ -2,6 +2,7 @@
  * through one generic wrapper (interp_call_op, lang/opargs.c), so a row added to the table
  * is callable from TSL with no code here; what stays here are the built-ins that are not
  * ops: tensor() from nested lists, conversions, comparisons of whole tensors, devices, files. */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 #include "interp.h"
@@ -175,6 +176,20 @@ static Value bi_tolist(Interp *I, CallArgs *a) {
     Value v[1];
     if (!args_bind(I, a, "tolist", p, 1, v)) return ERR_VAL;
     if (v[0].type != VAL_TENSOR) return interp_error(I, "tolist() needs a tensor, got a %s", val_type_name(v[0]));
+    /* The lists cost a Value per item even where a 0 dim makes the tensor empty (zeros([2**40, 0])
+     * would be 2**40 empty lists): bound the items by the tensor limit, and each list by int. */
+    const Tensor *t = v[0].as.t;
+    int64_t items = 0, level = 1;
+    for (int d = 0; d < t->ndim && level; d++) {
+        if (t->shape[d] > INT_MAX || __builtin_mul_overflow(level, t->shape[d], &level) ||
+            __builtin_add_overflow(items, level, &items) || items > tensor_max_bytes / (int64_t)sizeof(Value)) {
+            char sh[600];
+            Shape s;
+            shape_of(t, &s);
+            return interp_error(I, "tolist(): a tensor of shape %s makes too many list items (limit %lld, --max-tensor-bytes)",
+                                shape_str(&s, sh, sizeof sh), (long long)(tensor_max_bytes / (int64_t)sizeof(Value)));
+        }
+    }
     int64_t pos = 0;
     return tolist_rec(v[0].as.t, 0, &pos);
 }

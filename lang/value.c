@@ -98,13 +98,28 @@ static uint32_t hash_bytes(const char *s, int len) {
     return h;
 }
 
-ObjString *str_new(const char *s, int len) {
-    ObjString *o = obj_alloc(sizeof(ObjString) + (size_t)len + 1, OBJ_STR);
-    memcpy(o->chars, s, (size_t)len);
-    o->chars[len] = 0;
-    o->len = len;
-    o->hash = hash_bytes(s, len);
+ObjString *str_new(const char *s, int len) { return str_new_room(s, len, len); }
+
+ObjString *str_new_room(const char *s, int len, int cap) {
+    ObjString *o = obj_alloc(sizeof(ObjString) + (size_t)cap + 1, OBJ_STR);
+    o->cap = cap;
+    o->hash = 2166136261u;
+    str_append_in_place(o, s, len);
     return o;
+}
+
+void str_append_in_place(ObjString *o, const char *s, int n) {
+    memcpy(o->chars + o->len, s, (size_t)n);
+    uint32_t h = o->hash;   /* FNV-1a runs byte by byte: the old hash is the state to go on from */
+    int ncp = o->ncp;
+    for (int i = 0; i < n; i++) {
+        h = (h ^ (unsigned char)s[i]) * 16777619u;
+        ncp += ((unsigned char)s[i] & 0xC0) != 0x80;
+    }
+    o->hash = h;
+    o->ncp = ncp;
+    o->len += n;
+    o->chars[o->len] = 0;
 }
 
 Value val_str(const char *s, int len) { return OBJ_VAL(VAL_STR, str_new(s, len)); }

@@ -48,7 +48,11 @@ typedef struct Value {
 typedef struct {
     Obj h;
     int len;          /* bytes */
-    uint32_t hash;
+    int cap;          /* bytes chars[] has room for (> len: spare room to append in place) */
+    int ncp;          /* code points; == len when the string is all ASCII (O(1) indexing) */
+    int cur_cp, cur_byte;   /* the last code point looked up and its byte offset, so walking a
+                               non-ASCII string in order is O(1) a step */
+    uint32_t hash;    /* FNV-1a of the bytes: appending continues it */
     char chars[];     /* NUL-terminated */
 } ObjString;
 
@@ -129,6 +133,10 @@ static inline void val_release(Value v) {
 
 /* Objects. */
 ObjString *str_new(const char *s, int len);
+/* A string of len bytes with room for cap (>= len) without reallocating. */
+ObjString *str_new_room(const char *s, int len, int cap);
+/* Appends n bytes in place: only for a string nothing else can see, with cap - len >= n. */
+void str_append_in_place(ObjString *o, const char *s, int n);
 Value val_str(const char *s, int len);
 Value val_cstr(const char *s);
 Value val_str_take_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
