@@ -124,9 +124,13 @@ Value builtins_range_list(Interp *I, CallArgs *a) {
     int64_t start = 0, stop = x[0], step = x[2];
     if (v[1].type != VAL_UNDEF) { start = x[0]; stop = x[1]; }
     if (step == 0) return interp_error(I, "range() step must not be zero");
-    int64_t n = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
-                         : (start > stop ? (start - stop - step - 1) / -step : 0);
-    if (n > 100000000) return interp_error(I, "range() of %lld elements is too large for a list", (long long)n);
+    /* the distance in u64: stop - start overflows i64 for range(-2**63, 2**62) */
+    uint64_t dist = step > 0 ? (stop > start ? (uint64_t)stop - (uint64_t)start : 0)
+                             : (start > stop ? (uint64_t)start - (uint64_t)stop : 0);
+    uint64_t mag = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
+    uint64_t count = dist ? (dist - 1) / mag + 1 : 0;
+    if (count > 100000000) return interp_error(I, "range() of %llu elements is too large for a list", (unsigned long long)count);
+    int64_t n = (int64_t)count;
     ObjList *l = list_new((int)n);
     for (int64_t i = 0; i < n; i++) l->items[l->len++] = NUM_VAL((double)(start + i * step));
     return OBJ_VAL(VAL_LIST, l);
