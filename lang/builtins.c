@@ -132,7 +132,8 @@ Value builtins_range_list(Interp *I, CallArgs *a) {
     if (count > 100000000) return interp_error(I, "range() of %llu elements is too large for a list", (unsigned long long)count);
     int64_t n = (int64_t)count;
     ObjList *l = list_new((int)n);
-    for (int64_t i = 0; i < n; i++) l->items[l->len++] = NUM_VAL((double)(start + i * step));
+    /* in u64: i * step may pass 2**63 on the way (range(-2**63, 2**62, 2**62)), the sum never does */
+    for (int64_t i = 0; i < n; i++) l->items[l->len++] = NUM_VAL((double)(int64_t)((uint64_t)start + (uint64_t)i * (uint64_t)step));
     return OBJ_VAL(VAL_LIST, l);
 }
 
