@@ -152,8 +152,8 @@ static double sign_d(double x) { return x != x ? x : (double)((x > 0) - (x < 0))
 /* ~x for a number that is an integer in i64's range (the op layer checks); NaN otherwise,
  * never undefined behaviour. */
 static double bitwise_not_number(double x) {
-    if (x != floor(x) || !double_fits_i64(x)) return NAN;
-    return (double)~(int64_t)x;
+    int64_t a;
+    return num_to_i64(x, &a) ? (double)~a : NAN;
 }
 
 double op_unary_number(OpCode op, double x) {
@@ -444,8 +444,8 @@ static double min_d(double a, double b) { return a != a ? a : b != b ? b : a < b
 /* Bitwise ops on numbers: both must be integers in i64's range (the op layer checks);
  * NaN otherwise, never undefined behaviour. */
 static double bitwise_number(OpCode op, double x, double y) {
-    if (x != floor(x) || y != floor(y) || !double_fits_i64(x) || !double_fits_i64(y)) return NAN;
-    int64_t a = (int64_t)x, b = (int64_t)y;
+    int64_t a, b;
+    if (!num_to_i64(x, &a) || !num_to_i64(y, &b)) return NAN;
     return (double)(op == OP_BITWISE_AND ? a & b : op == OP_BITWISE_OR ? a | b : a ^ b);
 }
 

@@ -265,6 +265,23 @@ io_cases = [
 for name, expect, body in io_cases:
     case("io_" + name, expect, body)
 
+# --- numbers to integers, zero-size shapes, files that are not regular (issue 10) ---------
+number_cases = [
+    ("num_zero_dim_huge", "too large", "x = zeros([0, 2**62, 2**62])\n"),
+    ("num_reshape_zero_dim_huge", "too large", "x = reshape(zeros([0]), [0, 2**40, 2**40])\n"),
+    ("num_arange_inf", "cannot compute the length", "x = arange(1e308 * 10, 1e308 * 10)\n"),
+    ("num_range_i64_span", "too large for a list", "x = range(-2**63, 2**62)\n"),
+    ("tolist_zero_dim_huge", "too many list items", "x = zeros([2**40, 0])\ny = tolist(x)\n"),
+    ("io_npy_zero_dim_huge", "too large", 'x = load_npy("tests/hostile/data/zero_dim_huge.npy")\n'),
+    ("io_npy_dup_key", "duplicate key", 'x = load_npy("tests/hostile/data/dup_key.npy")\n'),
+    ("io_csv_nul", "NUL byte", 'x = load_csv("tests/hostile/data/nul.csv")\n'),
+    ("io_csv_dev_zero", "not a regular file", 'x = load_csv("/dev/zero")\n'),
+    ("io_npy_dev_zero", "not a regular file", 'x = load_npy("/dev/zero")\n'),
+    ("import_dev_zero", "not a regular file", "import dev_zero\n"),   # mods/dev_zero.tsl -> /dev/zero
+]
+for name, expect, body in number_cases:
+    case(name, expect, body)
+
 def npy(header, data=b"", version=1):
     h = header.encode()
     if version == 1:
@@ -292,6 +309,12 @@ def main():
         "text.csv": b"1,2,3\n4,five,6\n",
         "ragged.csv": b"1,2,3\n4,5\n",
     }
+    files.update({   # issue 10: numbers, files
+        "zero_dim_huge.npy": npy("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4611686018427387904, 4611686018427387904), }"),
+        "dup_key.npy": npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'shape': (0,), }", b"\0" * 8),
+        "nul.csv": b"1,2,3\n4,5\x00,6\n",
+        "bom.csv": b"\xef\xbb\xbf1,2\n3,4\n",   # tests/run.sh: a leading BOM is skipped
+    })
     for name, data in files.items():
         with open(os.path.join(d, name), "wb") as f:
             f.write(data)
@@ -301,6 +324,9 @@ def main():
         f.write("import cyc_b\n")
     with open(os.path.join(mods, "cyc_b.tsl"), "w") as f:
         f.write("import cyc_a\n")
+    zero = os.path.join(mods, "dev_zero.tsl")
+    if not os.path.islink(zero):
+        os.symlink("/dev/zero", zero)
     print("%d hostile cases written" % len(cases))
 
 main()
