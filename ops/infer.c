@@ -222,9 +222,12 @@ int shape_concat(const Shape *const *s, const DType *dts, int n, int axis, Shape
                 return -1;
             }
         if (dts[k] > *dt) *dt = dts[k];
-        out->d[ax] += s[k]->d[ax];
+        if (__builtin_add_overflow(out->d[ax], s[k]->d[ax], &out->d[ax])) {   /* zero-size parts can be huge */
+            op_fail("concat: the result is too large (axis %d overflows)", axis);
+            return -1;
+        }
     }
-    return 0;
+    return shape_count(out) < 0 ? -1 : 0;
 }
 
 int shape_stack(const Shape *const *s, const DType *dts, int n, int axis, Shape *out, DType *dt) {
