@@ -124,16 +124,11 @@ Value builtins_range_list(Interp *I, CallArgs *a) {
     int64_t start = 0, stop = x[0], step = x[2];
     if (v[1].type != VAL_UNDEF) { start = x[0]; stop = x[1]; }
     if (step == 0) return interp_error(I, "range() step must not be zero");
-    /* the distance in u64: stop - start overflows i64 for range(-2**63, 2**62) */
-    uint64_t dist = step > 0 ? (stop > start ? (uint64_t)stop - (uint64_t)start : 0)
-                             : (start > stop ? (uint64_t)start - (uint64_t)stop : 0);
-    uint64_t mag = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
-    uint64_t count = dist ? (dist - 1) / mag + 1 : 0;
+    uint64_t count = range_count(start, stop, step);
     if (count > 100000000) return interp_error(I, "range() of %llu elements is too large for a list", (unsigned long long)count);
     int64_t n = (int64_t)count;
     ObjList *l = list_new((int)n);
-    /* in u64: i * step may pass 2**63 on the way (range(-2**63, 2**62, 2**62)), the sum never does */
-    for (int64_t i = 0; i < n; i++) l->items[l->len++] = NUM_VAL((double)(int64_t)((uint64_t)start + (uint64_t)i * (uint64_t)step));
+    for (int64_t i = 0; i < n; i++) l->items[l->len++] = NUM_VAL((double)range_at(start, step, (uint64_t)i));
     return OBJ_VAL(VAL_LIST, l);
 }
 

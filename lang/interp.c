@@ -1162,10 +1162,13 @@ static Exec assign_to(Interp *I, Frame *f, Node *target, Value v) {
 
 /* ---------- statements ---------- */
 
-static Exec exec_for_range(Interp *I, Frame *f, Node *n, double start, double stop, double step) {
-    for (double i = start; step > 0 ? i < stop : i > stop; i += step) {
+/* Counted in integers, as range()'s list is: a double counter would stop moving at 2**53
+ * (for i in range(2**53, 2**53 + 2) never ended). */
+static Exec exec_for_range(Interp *I, Frame *f, Node *n, int64_t start, int64_t stop, int64_t step) {
+    uint64_t count = range_count(start, stop, step);
+    for (uint64_t k = 0; k < count; k++) {
         if (!POLL(I)) { interp_attach_loc(I, n->loc); return EX_ERR; }
-        assign_name(f, n->a, NUM_VAL(i));
+        assign_name(f, n->a, NUM_VAL((double)range_at(start, step, k)));
         Exec st = exec_block(I, f, n->c);
         if (st == EX_BREAK) break;
         if (st == EX_RETURN || st == EX_ERR) return st;
@@ -1174,21 +1177,20 @@ static Exec exec_for_range(Interp *I, Frame *f, Node *n, double start, double st
 }
 
 /* for x in range(...) loops over numbers without building the list. */
-static bool range_args(Interp *I, Frame *f, Node *call, double *a, double *b, double *s, Exec *st) {
+static bool range_args(Interp *I, Frame *f, Node *call, int64_t *a, int64_t *b, int64_t *s, Exec *st) {
     if (call->kind != AST_CALL || call->a->kind != AST_NAME || call->nk || call->n < 1 || call->n > 3) return false;
     Value fn = *name_ref(f, call->a);
     if (fn.type != VAL_FUNC || fn.as.o != (Obj *)builtin_range_obj) return false;
-    double v[3] = { 0, 0, 1 };
+    int64_t v[3] = { 0, 0, 1 };
     for (int i = 0; i < call->n; i++) {
         Value x = eval(I, f, call->kids[i]);
         if (IS_ERR(x)) { *st = EX_ERR; return true; }
-        if (x.type != VAL_NUM || x.as.n != floor(x.as.n)) {
+        if (x.type != VAL_NUM || !num_to_i64(x.as.n, &v[i])) {
             val_release(x);
             interp_error_at(I, call->kids[i]->loc, "range() arguments must be integers");
             *st = EX_ERR;
             return true;
         }
-        v[i] = x.as.n;
     }
     if (call->n == 1) { *a = 0; *b = v[0]; *s = 1; }
     else { *a = v[0]; *b = v[1]; *s = call->n == 3 ? v[2] : 1; }
@@ -1200,7 +1202,7 @@ static bool range_args(Interp *I, Frame *f, Node *call, double *a, double *b, do
 }
 
 static Exec exec_for(Interp *I, Frame *f, Node *n) {
-    double a, b, s;
+    int64_t a, b, s;
     Exec st = EX_OK;
     if (range_args(I, f, n->b, &a, &b, &s, &st))
         return st == EX_ERR ? st : exec_for_range(I, f, n, a, b, s);

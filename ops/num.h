@@ -37,4 +37,18 @@ static inline int64_t slice_length(int64_t start, int64_t stop, int64_t step) {
     return start > stop ? (start - stop - 1) / (-step) + 1 : 0;
 }
 
+/* How many values range(start, stop, step) has (step != 0), in u64: stop - start overflows
+ * i64 for range(-2**63, 2**62). Value k is start + k*step, also computed in u64 (range_at). */
+static inline uint64_t range_count(int64_t start, int64_t stop, int64_t step) {
+    uint64_t dist = step > 0 ? (stop > start ? (uint64_t)stop - (uint64_t)start : 0)
+                             : (start > stop ? (uint64_t)start - (uint64_t)stop : 0);
+    uint64_t mag = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
+    return dist ? (dist - 1) / mag + 1 : 0;
+}
+
+/* Value k (< range_count) of a range: i * step may pass 2**63 on the way, the sum never does. */
+static inline int64_t range_at(int64_t start, int64_t step, uint64_t k) {
+    return (int64_t)((uint64_t)start + k * (uint64_t)step);
+}
+
 #endif

@@ -533,8 +533,20 @@ static void for_stmt(Comp *c, Node *n) {
                 la.stop = a[1];
             }
             if (it->n == 3 && !cc_need_const(c, &a[2], &la.step, "the step of a range")) return;
+            /* integers in i64, as eagerly (range_args): a fraction or nan was looped over here */
+            int64_t unused;
+            for (int i = 0; i < it->n; i++) {
+                bool is_stop = i == (it->n == 1 ? 0 : 1);
+                if (is_stop && !la.stop.known) continue;   /* a run-time stop only bounds the counter */
+                double x = is_stop ? la.stop.num : i == 0 ? la.start : la.step;
+                if (!num_to_i64(x, &unused)) { cc_error_at(c, it->kids[i]->loc, "range() arguments must be integers"); return; }
+            }
             if (la.step == 0) { cc_error_at(c, it->loc, "range() step must not be zero"); return; }
-            if (la.stop.known && la.stop.num != floor(la.stop.num)) { cc_error_at(c, it->kids[0]->loc, "range() arguments must be integers"); return; }
+            /* the counter is a double: past 2**53 it would stop moving; such a loop runs eagerly, counted exactly */
+            if (fabs(la.start) > 9007199254740992.0 || (la.stop.known && fabs(la.stop.num) > 9007199254740992.0)) {
+                cc_unsupported(c, "a range beyond 2**53");
+                return;
+            }
             compile_loop(c, &la);
             return;
         }
