@@ -164,6 +164,9 @@ if [ $rc -eq 2 ] && grep -q "not a regular file" "$tmp/err" && sanitized; then o
 timeout 5 $TSL -e "x = load_csv(\"$tmp/fifo.tsl\")" >/dev/null 2>"$tmp/err"; rc=$?
 if [ $rc -eq 1 ] && grep -q "^<string>:1:5: error: load_csv: .* is not a regular file" "$tmp/err" && sanitized; then ok
 else bad "load_csv of a FIFO: exit $rc: $(head -1 "$tmp/err")"; fi
+timeout 5 $TSL -e "save_npy(\"$tmp/fifo.tsl\", zeros(2))" >/dev/null 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && grep -q "^<string>:1:1: error: save_npy: cannot open" "$tmp/err" && sanitized; then ok
+else bad "save_npy to a FIFO nobody reads: exit $rc: $(head -1 "$tmp/err")"; fi
 truncate -s $((64 * 1024 * 1024 + 1)) "$tmp/big.tsl"
 timeout 5 $TSL "$tmp/big.tsl" >/dev/null 2>"$tmp/err"; rc=$?
 if [ $rc -eq 2 ] && grep -q "larger than the limit of 67108864 bytes" "$tmp/err" && sanitized; then ok; else bad "64 MiB + 1 script: exit $rc: $(head -1 "$tmp/err")"; fi

@@ -164,8 +164,14 @@ int npy_save(const char *path, const Tensor *t) {
     /* pad with spaces so that magic + header ends on a 64-byte boundary, then '\n' */
     int total = 10 + n + 1;
     int pad = (64 - total % 64) % 64;
-    FILE *fp = fopen(path, "wb");
-    if (!fp) { op_fail("save_npy: cannot open '%s': %s", path, strerror(errno)); return -1; }
+    /* O_NONBLOCK: a FIFO nobody reads fails (ENXIO) instead of blocking the open forever */
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666), flags = fd < 0 ? -1 : fcntl(fd, F_GETFL);
+    FILE *fp = flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) ? NULL : fdopen(fd, "wb");
+    if (!fp) {
+        op_fail("save_npy: cannot open '%s': %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
     uint16_t hlen = (uint16_t)(n + pad + 1);
     unsigned char pre[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xFF), (unsigned char)(hlen >> 8) };
     int ok = fwrite(pre, 1, 10, fp) == 10 && fwrite(dict, 1, (size_t)n, fp) == (size_t)n;
