@@ -722,6 +722,28 @@ typedef struct {
     Value v[3];
 } IdxVal;
 
+/* A list used as a tensor index, as an i64 tensor: every entry must be an integer in i64's
+ * range (it was cast: [1.5] picked element 1, [1e300] became INT64_MIN). */
+static Value list_index_tensor(Interp *I, Value list) {
+    Value fv = interp_to_tensor(I, list, DT_F64);   /* f64 holds every number exactly */
+    if (IS_ERR(fv)) return fv;
+    Shape s;
+    shape_of(fv.as.t, &s);
+    Tensor *r = tensor_new(DT_I64, &s);
+    if (!r) { val_release(fv); return interp_error(I, "%s", op_error()); }
+    const double *x = fv.as.t->data;
+    int64_t *o = r->data;
+    for (int64_t k = 0; k < r->size; k++)
+        if (!num_to_i64(x[k], &o[k])) {
+            Value e = interp_error(I, "tensor index must be an integer, got %g", x[k]);
+            tensor_release(r);
+            val_release(fv);
+            return e;
+        }
+    val_release(fv);
+    return TENSOR_VAL(r);
+}
+
 static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setval, bool set) {
     IndexItem items[TSL_MAX_RANK + 8];
     Tensor *owned[TSL_MAX_RANK + 8];
@@ -763,7 +785,7 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
             it->kind = IDX_TENSOR;
             it->t = v.as.t;
         } else if (v.type == VAL_LIST) {
-            Value tv = interp_to_tensor(I, v, DT_I64);
+            Value tv = list_index_tensor(I, v);
             if (IS_ERR(tv)) goto out;
             owned[nowned++] = tv.as.t;
             if (tv.as.t->size == 0) { /* [] indexes nothing: i64 */ }
