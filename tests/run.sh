@@ -175,6 +175,11 @@ printf '\357\273\277import bommod\nc = load_csv("tests/hostile/data/bom.csv")\na
 if [ "$(timeout 5 $TSL "$tmp/bom.tsl" 2>"$tmp/err")" = "bom" ] && sanitized; then ok; else bad "UTF-8 BOM: $(head -1 "$tmp/err")"; fi
 printf 's = ""\nt = ""\nfor i in range(200000) {\n  s = s + "x"\n  t += "\303\251"\n}\nn = 0\nfor c in t { n += 1 }\nfor i in range(200000) { if s[i] == "x" and t[-1 - i] == "\303\251" { n += 1 } }\nassert(n == 400000 and len(s) == 200000 and len(t) == 200000)\n' >"$tmp/append.tsl"
 if timeout 5 $TSL "$tmp/append.tsl" >/dev/null 2>"$tmp/err" && sanitized; then ok; else bad "string append loop (200k) not linear or wrong: exit $?: $(head -1 "$tmp/err")"; fi
+# zero-size tensors with huge other dimensions: no kernel walks the empty lines (a hang before)
+for mode in --no-static --verify-static; do
+    if [ "$(timeout 5 $TSL $mode tests/numbers/zero_size_huge.tsl 2>"$tmp/err")" = "ok" ] && sanitized; then ok
+    else bad "tests/numbers/zero_size_huge.tsl $mode: $(head -1 "$tmp/err")"; fi
+done
 
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3"; do

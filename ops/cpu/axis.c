@@ -60,7 +60,7 @@ CUM_KERNEL(cum_f64, double, double)
 int cpu_cum(const OpCall *c, Tensor **out) {
     const Tensor *t = c->in[0].t;
     Lines L = lines_of(t, norm_ax(c->at->axis, t->ndim));
-    if (L.n == 0) return 0;
+    if (t->size == 0) return 0;   /* also when outer is huge and inner 0: nothing to walk */
     bool prod = c->op == OP_CUMPROD;
     switch (t->dtype) {
     case DT_BOOL: cum_bool(t->data, out[0]->data, L, prod); break;
@@ -309,6 +309,7 @@ int cpu_repeat(const OpCall *c, Tensor **out) {
     Lines L = { 1, t->size, 1 };   /* no axis: the flattened tensor */
     if (op_given(c, AXIS_PARAM_REPEAT)) L = lines_of(t, norm_ax(c->at->axis, t->ndim));
     int64_t n = c->at->i[0];
+    if (out[0]->size == 0) return 0;   /* zeros([2**40, 2, 0]): 2**41 empty copies otherwise */
     size_t block = (size_t)L.inner * dtype_size(t->dtype);
     const char *src = t->data;
     char *dst = out[0]->data;

@@ -68,7 +68,8 @@ int op_matmul_into(const Tensor *a, const Tensor *b, Tensor *out) {
     Tensor *r = ca && cb ? (ct == dt ? tensor_retain(out) : tensor_new(ct, &so)) : NULL;
     if (!r) goto out;
     /* walk the broadcast batch: each batch index maps to one matrix of a and of b */
-    int64_t nbatch = shape_count(&bo), esz = (int64_t)dtype_size(ct);
+    /* an empty result has nothing to compute, however many (empty) batches it has */
+    int64_t nbatch = out->size ? shape_count(&bo) : 0, esz = (int64_t)dtype_size(ct);
     for (int64_t bi = 0; bi < nbatch; bi++) {
         int64_t rem = bi, oa = 0, ob = 0, stra = 1, strb = 1;
         for (int d = bo.ndim - 1; d >= 0; d--) {
