@@ -167,6 +167,10 @@ else bad "load_csv of a FIFO: exit $rc: $(head -1 "$tmp/err")"; fi
 timeout 5 $TSL -e "save_npy(\"$tmp/fifo.tsl\", zeros(2))" >/dev/null 2>"$tmp/err"; rc=$?
 if [ $rc -eq 1 ] && grep -q "^<string>:1:1: error: save_npy: cannot open" "$tmp/err" && sanitized; then ok
 else bad "save_npy to a FIFO nobody reads: exit $rc: $(head -1 "$tmp/err")"; fi
+ln -s /dev/zero "$tmp/zero_mod.tsl"   # made here, not committed: the fuzzers read the test folders
+TSL_PATH=$tmp timeout 5 $TSL -e "import zero_mod" >/dev/null 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && grep -q "^<string>:1:1: error: cannot read module 'zero_mod': .* is not a regular file" "$tmp/err" && sanitized; then ok
+else bad "import of a link to /dev/zero: exit $rc: $(head -1 "$tmp/err")"; fi
 truncate -s $((64 * 1024 * 1024 + 1)) "$tmp/big.tsl"
 timeout 5 $TSL "$tmp/big.tsl" >/dev/null 2>"$tmp/err"; rc=$?
 if [ $rc -eq 2 ] && grep -q "larger than the limit of 67108864 bytes" "$tmp/err" && sanitized; then ok; else bad "64 MiB + 1 script: exit $rc: $(head -1 "$tmp/err")"; fi
