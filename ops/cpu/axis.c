@@ -351,17 +351,13 @@ static int pad_value(const OpCall *c, DType dt, unsigned char *v) {
     case DT_F64: memcpy(v, &x, sizeof x); return 0;
     case DT_I64: break;
     }
-    if (!is_exact) {
-        if (!double_fits_i64(x)) {
+    if (!is_exact && !num_to_i64(x, &exact)) {
+        if (!double_fits_i64(x))
             op_fail("pad(): cannot convert %s to i64",
                     isnan(x) ? "nan" : isinf(x) ? (x > 0 ? "inf" : "-inf") : "an out-of-range value");
-            return -1;
-        }
-        if (x != floor(x)) {
+        else
             op_fail("pad(): cannot convert %g to i64 (the value must be an integer for an i64 tensor)", x);
-            return -1;
-        }
-        exact = (int64_t)x;
+        return -1;
     }
     memcpy(v, &exact, sizeof exact);
     return 0;
