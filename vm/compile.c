@@ -542,9 +542,12 @@ static void for_stmt(Comp *c, Node *n) {
                 if (!num_to_i64(x, &unused)) { cc_error_at(c, it->kids[i]->loc, "range() arguments must be integers"); return; }
             }
             if (la.step == 0) { cc_error_at(c, it->loc, "range() step must not be zero"); return; }
-            /* the counter is a double: past 2**53 it would stop moving; such a loop runs eagerly, counted exactly */
-            if (fabs(la.start) > 9007199254740992.0 || (la.stop.known && fabs(la.stop.num) > 9007199254740992.0)) {
-                cc_unsupported(c, "a range beyond 2**53");
+            /* The counter is a double: past 2**53, i + step may round back to i and the loop
+             * never ends. Such a range runs eagerly, counted exactly. A start within 2**52 needs
+             * at least 2**42 exact steps to get there (a step below 2**11 to stall below 2**63),
+             * so a stop known only at run time cannot make a static loop stall in practice. */
+            if (fabs(la.start) > 4503599627370496.0 || (la.stop.known && fabs(la.stop.num) > 9007199254740992.0)) {
+                cc_unsupported(c, "a range near or beyond 2**53");
                 return;
             }
             compile_loop(c, &la);
