@@ -77,6 +77,13 @@ check(elapsed < 0.2, "prompt is back within 200 ms (%.0f ms)" % (elapsed * 1000)
 send("1 + 1\r")
 check("2" in read_until(">>> "), "the REPL works after an interrupt")
 
+# issue 10 (files): :load of a device is refused at once, not read without end
+send(":load /dev/zero\r")
+out = read_until(">>> ", timeout=5.0)
+check("'/dev/zero' is not a regular file" in out, ":load of /dev/zero is refused")
+send("3 + 4\r")
+check("7" in read_until(">>> "), "the REPL works after a refused :load")
+
 send(":quit\r")
 os.waitpid(pid, 0)
 with open(os.path.join(home, ".tsl_history")) as f:
