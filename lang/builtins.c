@@ -70,7 +70,7 @@ static Value bi_print(Interp *I, CallArgs *a) {
     sb_putn(&b, "", 0);
     for (int i = 0; i < a->npos; i++) {
         if (i) sb_putn(&b, " ", 1);
-        fmt_value(&b, a->pos[i], false);
+        if (!fmt_value_in(I, &b, a->pos[i], false)) { sb_free(&b); return ERR_VAL; }
     }
     sb_putn(&b, "\n", 1);
     fwrite(b.s, 1, b.len, stdout);
@@ -86,7 +86,7 @@ static Value bi_str(Interp *I, CallArgs *a) {
     if (v[0].type == VAL_STR) return val_retain(v[0]);
     StrBuf b = { 0 };
     sb_putn(&b, "", 0);
-    fmt_value(&b, v[0], false);
+    if (!fmt_value_in(I, &b, v[0], false)) { sb_free(&b); return ERR_VAL; }
     Value r = val_str(b.s, (int)b.len);
     sb_free(&b);
     return r;

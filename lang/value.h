@@ -32,8 +32,13 @@ typedef enum { OBJ_STR, OBJ_LIST, OBJ_DICT, OBJ_CLOSURE, OBJ_BUILTIN, OBJ_CELL }
 typedef struct Obj {
     int rc;
     ObjKind kind;
+    int gc_refs;               /* cycle collector scratch (gc.c) */
+    uint32_t marks;            /* OBJ_PRINTING while printing is inside it; gc.c's marks */
     struct Obj *next, *prev;   /* the all-objects list */
 } Obj;
+
+#define OBJ_PRINTING 1u    /* fmt_value is inside this container */
+#define OBJ_LIFTING 2u     /* the static compiler is lifting this container (vm/cvalue.c) */
 
 typedef struct Value {
     ValType type;
@@ -160,10 +165,19 @@ void sb_puts(StrBuf *b, const char *s);
 void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_free(StrBuf *b);
 void fmt_number(StrBuf *b, double x);
-/* quote: strings inside containers are quoted */
-void fmt_value(StrBuf *b, Value v, bool quote);
+/* quote: strings inside containers are quoted. A container inside itself prints [...] /
+ * {...}; nesting past 200 levels prints "...". Text longer than TSL_MAX_TEXT stops the
+ * walk: false (the buffer holds a prefix); fmt_value_in then has an error pending in I,
+ * as it does when I is interrupted (Ctrl-C, --timeout) during the walk. */
+#define TSL_MAX_TEXT ((size_t)1 << 26)
+bool fmt_value(StrBuf *b, Value v, bool quote);
+bool fmt_value_in(struct Interp *I, StrBuf *b, Value v, bool quote);
 
-/* Deep equality as spec section 3 ('==' on non-tensors; tensors inside containers use equal). */
+/* Deep equality as spec section 3 ('==' on non-tensors; tensors inside containers use equal).
+ * Terminates on cycles (a pair of containers met again compares equal there) and visits
+ * each pair of containers once, so shared structure costs polynomial time. val_equal_in
+ * polls I for Ctrl-C and the limits: 1 equal, 0 not, -1 error pending in I. */
 bool val_equal(Value a, Value b);
+int val_equal_in(struct Interp *I, Value a, Value b);
 
 #endif
