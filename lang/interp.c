@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "interp.h"
+#include "gc.h"
 #include "mem.h"
 #include "tops.h"
 #include "vm.h"
@@ -1234,6 +1235,7 @@ static Exec exec_cond(Interp *I, Frame *f, Node *cond, int *out) {
 }
 
 static Exec exec(Interp *I, Frame *f, Node *n) {
+    if (gc_due) gc_collect();   /* a statement boundary is a safe point for the cycle collector */
     switch (n->kind) {
     case AST_EXPR: {
         Value v = eval(I, f, n->a);

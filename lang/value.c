@@ -7,6 +7,7 @@
 #include <string.h>
 #include "value.h"
 #include "interp.h"
+#include "gc.h"
 #include "mem.h"
 #include "tops.h"
 
@@ -27,8 +28,16 @@ static size_t obj_base_size(const Obj *o) {
     }
 }
 
+/* The cycle collector runs when this many containers (lists, dicts, closures, cells) were
+ * made since the last collection: at least GC_MIN_ALLOCS, and at least as many as were
+ * alive after the last one, so each collection (which visits every object) is paid for
+ * by as many allocations and the cost per allocation stays constant. */
+#define GC_MIN_ALLOCS 10000
+static long gc_allocs, gc_threshold = GC_MIN_ALLOCS;
+
 static void *obj_alloc(size_t size, ObjKind kind) {
     obj_live_bytes += (int64_t)size;
+    if (kind != OBJ_STR && kind != OBJ_BUILTIN && ++gc_allocs > gc_threshold) gc_due = true;
     Obj *o = mem_calloc(1, size);
     o->rc = 1;
     o->kind = kind;
@@ -42,6 +51,21 @@ static void *obj_alloc(size_t size, ObjKind kind) {
 static void obj_unlink(Obj *o) {
     o->prev->next = o->next;
     o->next->prev = o->prev;
+}
+
+Obj *val_objects_head(void) { return &all_objects; }
+
+void val_obj_move(Obj *o, Obj *list) {
+    obj_unlink(o);
+    o->next = list->next;
+    o->prev = list;
+    list->next->prev = o;
+    list->next = o;
+}
+
+void val_gc_done(long live_containers) {
+    gc_allocs = 0;
+    gc_threshold = live_containers > GC_MIN_ALLOCS ? live_containers : GC_MIN_ALLOCS;
 }
 
 /* Releases what the object refers to, leaving the object itself allocated. */
@@ -100,6 +124,14 @@ static void obj_clear(Obj *o) {
 /* Clears and frees an object already off the all-objects list. */
 static void obj_destroy(Obj *o) {
     obj_clear(o);
+    obj_live_bytes -= (int64_t)obj_base_size(o);
+    mem_free(o);
+}
+
+void val_obj_clear(Obj *o) { obj_clear(o); }
+
+void val_obj_release_storage(Obj *o) {
+    obj_unlink(o);
     obj_live_bytes -= (int64_t)obj_base_size(o);
     mem_free(o);
 }

@@ -12,8 +12,10 @@
  *  - list_push / dict_set / cell stores TAKE nothing: they retain what they store.
  *  - VAL_ERR is a marker, not a value: it owns nothing and means "an error is pending
  *    in the interpreter"; VAL_UNDEF marks an unbound variable slot.
- * Reference cycles (a closure that captures itself) are reclaimed at interpreter exit:
- * every object sits on one list, which val_free_all sweeps. */
+ * Every object sits on one all-objects list. Reference cycles (a dict that holds itself, a
+ * closure stored in the dict it captures) are reclaimed by the cycle collector (gc.c),
+ * which relies on every holder of a pointer to an object counting it in rc; whatever is
+ * left at exit is swept by val_free_all. */
 #ifndef TSL_VALUE_H
 #define TSL_VALUE_H
 #include <stdbool.h>
@@ -149,8 +151,18 @@ ObjClosure *closure_new(FnProto *p, struct Module *m);
 ObjBuiltin *builtin_new(const char *name, BuiltinFn fn);
 Value val_tensor(Tensor *t);   /* takes the reference */
 
-/* Sweep every object left at exit (cycles), so leak checkers stay quiet. */
+/* Sweep every object left at exit, so leak checkers stay quiet. */
 void val_free_all(void);
+
+/* For the cycle collector (gc.c): the all-objects list's sentinel; moving an object to
+ * another list; clearing its contents; freeing the storage of one whose contents are
+ * cleared; and, after a collection, the count of containers still alive, which sets when
+ * the next collection is due. */
+Obj *val_objects_head(void);
+void val_obj_move(Obj *o, Obj *list);
+void val_obj_clear(Obj *o);
+void val_obj_release_storage(Obj *o);
+void val_gc_done(long live_containers);
 
 const char *val_type_name(Value v);
 bool val_truthy_simple(Value v);       /* non-tensor truthiness */

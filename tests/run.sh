@@ -152,6 +152,16 @@ TSL_EXPLAIN=1 $TSL "$tmp/explain.tsl" 2>"$tmp/err" >/dev/null
 if grep -q "explain: .*explain.tsl:4:3: recompiled static block in .* ms: 'x' changed from f32 \[3\] to f32 \[4\]" "$tmp/err"; then ok
 else bad "TSL_EXPLAIN recompile line: $(cat "$tmp/err")"; fi
 
+# cyclic and shared values (issue 10): the cycle collector keeps a loop that makes cycles
+# flat (tests/soak/cycles.tsl asserts it; the 60 s soak is `tsl tests/soak/cycles.tsl 60`),
+# and a static block that reads a list containing itself runs eagerly, saying why
+if timeout 60 $TSL tests/soak/cycles.tsl 1 >"$tmp/out" 2>"$tmp/err" && sanitized; then ok
+else bad "cycle soak: $(cat "$tmp/out" "$tmp/err" | head -3)"; fi
+printf 'a = [1]\npush(a, a)\nstatic { n = len(a) }\nassert(n == 2)\n' >"$tmp/cyc.tsl"
+TSL_EXPLAIN=1 timeout 10 $TSL "$tmp/cyc.tsl" 2>"$tmp/err" >/dev/null
+if grep -q "cyc.tsl:3:1: static block runs eagerly: .*'a\[1\]' contains itself" "$tmp/err" && sanitized; then ok
+else bad "static block reading a cyclic list: $(head -3 "$tmp/err")"; fi
+
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3"; do
     if $TSL $ex >/dev/null 2>"$tmp/err"; then ok; else bad "example $ex: $(head -3 "$tmp/err")"; fi
