@@ -17,8 +17,6 @@
 #include "mem.h"
 #include "value.h"
 
-#define GC_REACHABLE 4u   /* Obj.marks: reached from a root in this collection */
-
 bool gc_due;
 
 static bool is_container(const Obj *o) {
@@ -70,8 +68,8 @@ typedef struct {
 } ObjStack;
 
 static void push_unmarked(Obj *child, void *ctx) {
-    if (child->marks & GC_REACHABLE) return;
-    child->marks |= GC_REACHABLE;
+    if (child->marks & OBJ_GC_REACHABLE) return;
+    child->marks |= OBJ_GC_REACHABLE;
     ObjStack *s = ctx;
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 256;
@@ -97,8 +95,8 @@ long gc_collect(void) {
     for (Obj *o = head->next, *next; o != head; o = next) {
         next = o->next;
         if (!is_container(o)) continue;
-        if (o->marks & GC_REACHABLE) {
-            o->marks &= ~GC_REACHABLE;
+        if (o->marks & OBJ_GC_REACHABLE) {
+            o->marks &= ~OBJ_GC_REACHABLE;
             live++;
             continue;
         }

@@ -41,6 +41,8 @@ typedef struct Obj {
 
 #define OBJ_PRINTING 1u    /* fmt_value is inside this container */
 #define OBJ_LIFTING 2u     /* the static compiler is lifting this container (vm/cvalue.c) */
+#define OBJ_GC_REACHABLE 4u  /* the cycle collector reached it from a root (gc.c) */
+#define OBJ_COMPARING 8u   /* --verify-static is comparing inside this container (vm/static.c) */
 
 typedef struct Value {
     ValType type;
