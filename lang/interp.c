@@ -71,7 +71,8 @@ bool interp_check_limits(Interp *I) {
         I->interrupted = true;
         return false;
     }
-    if (tensor_max_live && tensor_live_bytes + obj_live_bytes > tensor_max_live) {   /* objects count too; allocating them cannot fail */
+    /* objects count toward --max-memory as they are made (that cannot fail): check here */
+    if (tensor_max_live && tensor_live_bytes + obj_live_bytes > tensor_max_live) {
         interp_error(I, "out of memory: the program's memory would exceed --max-memory (%lld bytes)",
                      (long long)tensor_max_live);
         return false;

@@ -138,7 +138,10 @@ static int exec_print(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         val_release(v);
         if (!ok) {   /* text over the size limit, or interrupted: the error is set */
             sb_free(&b);
+            Source *saved = I->cur_src;
+            I->cur_src = in->src;
             interp_attach_loc(I, in->loc);
+            I->cur_src = saved;
             return -1;
         }
     }
