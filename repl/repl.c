@@ -213,8 +213,8 @@ int repl_run(Interp *I) {
             StrBuf b = { 0 };
             sb_putn(&b, "", 0);
             if (fmt_value_in(I, &b, I->last_value, true)) puts(b.s);
-            else {   /* too large to show, or Ctrl-C while printing */
-                interp_print_error(I, stderr);
+            else {   /* too large to show, or Ctrl-C while printing; the input's source is gone */
+                fprintf(stderr, "tsl: error: %s\n", I->err_msg);
                 interp_clear_error(I);
             }
             sb_free(&b);
