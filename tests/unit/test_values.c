@@ -101,6 +101,31 @@ START_TEST(values_memory_accounting_balances) {
 }
 END_TEST
 
+/* A million nested lists: comparing and freeing them must not recurse on the C stack
+ * (the unit tests run on the main thread's 8 MiB stack). */
+START_TEST(values_deep_nesting) {
+    Value x = NUM_VAL(0), y = NUM_VAL(0);
+    for (int i = 0; i < 1000000; i++) {
+        ObjList *nx = list_new(1), *ny = list_new(1);
+        list_push(nx, x);
+        list_push(ny, y);
+        val_release(x);
+        val_release(y);
+        x = OBJ_VAL(VAL_LIST, nx);
+        y = OBJ_VAL(VAL_LIST, ny);
+    }
+    ck_assert(val_equal(x, y));
+    StrBuf b = { 0 };
+    ck_assert(fmt_value(&b, x, true));   /* past 200 levels it prints "..." */
+    ck_assert_int_eq((int)b.len, 200 * 2 + 3);
+    sb_free(&b);
+    int64_t before = obj_live_bytes;
+    val_release(x);
+    val_release(y);
+    ck_assert(before - obj_live_bytes >= 2000000 * (int64_t)sizeof(ObjList));
+}
+END_TEST
+
 Suite *values_suite(void) {
     Suite *s = suite_create("values");
     TCase *tc = tcase_create("core");
@@ -109,6 +134,7 @@ Suite *values_suite(void) {
     tcase_add_test(tc, values_equal_shared_is_polynomial);
     tcase_add_test(tc, values_print_cycles);
     tcase_add_test(tc, values_memory_accounting_balances);
+    tcase_add_test(tc, values_deep_nesting);
     suite_add_tcase(s, tc);
     return s;
 }
