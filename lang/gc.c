@@ -11,8 +11,9 @@
  *  4. free the unmarked ones: pin them, clear their contents (tensors, strings and other
  *     objects they hold are released), then free their storage. Pinning keeps the
  *     releases inside the garbage from freeing a garbage object while it is being cleared.
- * Strings and built-ins refer to no object, so they cannot be part of a cycle; they are
- * freed by reference counting once the garbage that holds them lets go. */
+ * Strings and built-ins refer to no object, so they cannot be part of a cycle: they sit on
+ * a list of their own that a collection never walks, and are freed by reference counting
+ * once the garbage that holds them lets go. */
 #include "gc.h"
 #include "mem.h"
 #include "value.h"
@@ -30,32 +31,41 @@ static Obj *as_container(Value v) {
 
 typedef void (*Visit)(Obj *child, void *ctx);
 
-/* Calls visit for every container o refers to. */
-static void each_child(Obj *o, Visit visit, void *ctx) {
+/* Calls visit for every container o refers to; returns how many slots it looked at. With
+ * no visit, only counts them. */
+static long each_child(Obj *o, Visit visit, void *ctx) {
     Obj *c;
+    if (!visit) {
+        switch (o->kind) {
+        case OBJ_LIST: return ((ObjList *)o)->len;
+        case OBJ_DICT: return ((ObjDict *)o)->len;
+        case OBJ_CLOSURE: return ((ObjClosure *)o)->upvals ? ((ObjClosure *)o)->proto->nupvals : 0;
+        default: return 1;
+        }
+    }
     switch (o->kind) {
     case OBJ_LIST: {
         ObjList *l = (ObjList *)o;
         for (int i = 0; i < l->len; i++)
             if ((c = as_container(l->items[i]))) visit(c, ctx);
-        break;
+        return l->len;
     }
     case OBJ_DICT: {
         ObjDict *d = (ObjDict *)o;
         for (int i = 0; i < d->len; i++)
             if ((c = as_container(d->entries[i].val))) visit(c, ctx);
-        break;
+        return d->len;
     }
     case OBJ_CELL:
         if ((c = as_container(((ObjCell *)o)->v))) visit(c, ctx);
-        break;
+        return 1;
     case OBJ_CLOSURE: {
         ObjClosure *cl = (ObjClosure *)o;
         for (int i = 0; cl->upvals && i < cl->proto->nupvals; i++)
             if (cl->upvals[i]) visit(&cl->upvals[i]->h, ctx);
-        break;
+        return cl->upvals ? cl->proto->nupvals : 0;
     }
-    default: break;
+    default: return 0;
     }
 }
 
@@ -80,24 +90,22 @@ static void push_unmarked(Obj *child, void *ctx) {
 
 long gc_collect(void) {
     gc_due = false;
-    Obj *head = val_objects_head();
-    for (Obj *o = head->next; o != head; o = o->next)
-        if (is_container(o)) o->gc_refs = o->rc;
-    for (Obj *o = head->next; o != head; o = o->next)
-        if (is_container(o)) each_child(o, subtract_ref, NULL);
+    Obj *head = val_containers_head();
+    for (Obj *o = head->next; o != head; o = o->next) o->gc_refs = o->rc;
+    for (Obj *o = head->next; o != head; o = o->next) each_child(o, subtract_ref, NULL);
     ObjStack stack = { 0 };
     for (Obj *o = head->next; o != head; o = o->next)
-        if (is_container(o) && o->gc_refs > 0) push_unmarked(o, &stack);
+        if (o->gc_refs > 0) push_unmarked(o, &stack);
     while (stack.n) each_child(stack.items[--stack.n], push_unmarked, &stack);
-    /* what is left unmarked is garbage: move it off the all-objects list */
+    /* what is left unmarked is garbage: move it off the containers list */
     Obj garbage = { 0, OBJ_STR, 0, 0, &garbage, &garbage };
-    long freed = 0, live = 0;
+    long freed = 0;
+    long work = 0;   /* the live containers and their slots: what the next collection walks */
     for (Obj *o = head->next, *next; o != head; o = next) {
         next = o->next;
-        if (!is_container(o)) continue;
         if (o->marks & OBJ_GC_REACHABLE) {
             o->marks &= ~OBJ_GC_REACHABLE;
-            live++;
+            work += 1 + each_child(o, NULL, NULL);
             continue;
         }
         val_obj_move(o, &garbage);
@@ -107,6 +115,6 @@ long gc_collect(void) {
     for (Obj *o = garbage.next; o != &garbage; o = o->next) val_obj_clear(o);
     while (garbage.next != &garbage) val_obj_release_storage(garbage.next);
     mem_free(stack.items);
-    val_gc_done(live);
+    val_gc_done(work);
     return freed;
 }

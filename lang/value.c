@@ -11,7 +11,12 @@
 #include "mem.h"
 #include "tops.h"
 
+/* Two lists hold every object: containers (lists, dicts, closures, cells: what can form a
+ * cycle, and all the cycle collector walks) and the rest (strings, built-ins). */
 static Obj all_objects = { 0, OBJ_STR, 0, 0, &all_objects, &all_objects };
+static Obj all_containers = { 0, OBJ_LIST, 0, 0, &all_containers, &all_containers };
+
+static bool kind_is_container(ObjKind k) { return k != OBJ_STR && k != OBJ_BUILTIN; }
 
 /* --max-memory counts object memory too (obj_live_bytes, next to the tensor count in
  * ops/tensor.c): every byte allocated here for an object or its arrays is added, and
@@ -29,43 +34,52 @@ static size_t obj_base_size(const Obj *o) {
 }
 
 /* The cycle collector runs when this many containers (lists, dicts, closures, cells) were
- * made since the last collection: at least GC_MIN_ALLOCS, and at least as many as were
- * alive after the last one, so each collection (which visits every object) is paid for
- * by as many allocations and the cost per allocation stays constant. */
+ * made since the last collection: at least GC_MIN_ALLOCS, and at least as many as the
+ * live containers and slots in them that the next collection will walk, so each
+ * collection is paid for by as many allocations and the cost per allocation stays
+ * constant. */
 #define GC_MIN_ALLOCS 10000
 static long gc_allocs, gc_threshold = GC_MIN_ALLOCS;
+static long live_containers;   /* on the containers list */
 
 static void *obj_alloc(size_t size, ObjKind kind) {
     obj_live_bytes += (int64_t)size;
-    if (kind != OBJ_STR && kind != OBJ_BUILTIN && ++gc_allocs > gc_threshold) gc_due = true;
     Obj *o = mem_calloc(1, size);
     o->rc = 1;
     o->kind = kind;
-    o->next = all_objects.next;
-    o->prev = &all_objects;
-    all_objects.next->prev = o;
-    all_objects.next = o;
+    Obj *list = &all_objects;
+    if (kind_is_container(kind)) {
+        if (++gc_allocs > gc_threshold) gc_due = true;
+        live_containers++;
+        list = &all_containers;
+    }
+    o->next = list->next;
+    o->prev = list;
+    list->next->prev = o;
+    list->next = o;
     return o;
 }
 
 static void obj_unlink(Obj *o) {
     o->prev->next = o->next;
     o->next->prev = o->prev;
+    if (kind_is_container(o->kind)) live_containers--;
 }
 
-Obj *val_objects_head(void) { return &all_objects; }
+Obj *val_containers_head(void) { return &all_containers; }
 
 void val_obj_move(Obj *o, Obj *list) {
     obj_unlink(o);
+    live_containers++;   /* still counted until its storage is released */
     o->next = list->next;
     o->prev = list;
     list->next->prev = o;
     list->next = o;
 }
 
-void val_gc_done(long live_containers) {
+void val_gc_done(long work) {
     gc_allocs = 0;
-    gc_threshold = live_containers > GC_MIN_ALLOCS ? live_containers : GC_MIN_ALLOCS;
+    gc_threshold = work > GC_MIN_ALLOCS ? work : GC_MIN_ALLOCS;
 }
 
 /* Releases what the object refers to, leaving the object itself allocated. */
@@ -163,14 +177,17 @@ void val_obj_free(Obj *o) {
 
 void val_free_all(void) {
     /* Pin everything, drop all references between objects, then free the storage. */
-    for (Obj *o = all_objects.next; o != &all_objects; o = o->next) o->rc++;
-    for (Obj *o = all_objects.next; o != &all_objects; o = o->next) obj_clear(o);
-    while (all_objects.next != &all_objects) {
-        Obj *o = all_objects.next;
-        obj_unlink(o);
-        obj_live_bytes -= (int64_t)obj_base_size(o);
-        mem_free(o);
-    }
+    Obj *lists[2] = { &all_containers, &all_objects };
+    for (int k = 0; k < 2; k++)
+        for (Obj *o = lists[k]->next; o != lists[k]; o = o->next) o->rc++;
+    for (Obj *o = all_containers.next; o != &all_containers; o = o->next) obj_clear(o);
+    for (int k = 0; k < 2; k++)
+        while (lists[k]->next != lists[k]) {
+            Obj *o = lists[k]->next;
+            obj_unlink(o);
+            obj_live_bytes -= (int64_t)obj_base_size(o);
+            mem_free(o);
+        }
 }
 
 static uint32_t hash_bytes(const char *s, int len) {

@@ -12,7 +12,7 @@
  *  - list_push / dict_set / cell stores TAKE nothing: they retain what they store.
  *  - VAL_ERR is a marker, not a value: it owns nothing and means "an error is pending
  *    in the interpreter"; VAL_UNDEF marks an unbound variable slot.
- * Every object sits on one all-objects list. Reference cycles (a dict that holds itself, a
+ * Every object sits on one of two lists (containers, the rest). Reference cycles (a dict that holds itself, a
  * closure stored in the dict it captures) are reclaimed by the cycle collector (gc.c),
  * which relies on every holder of a pointer to an object counting it in rc; whatever is
  * left at exit is swept by val_free_all. */
@@ -156,15 +156,15 @@ Value val_tensor(Tensor *t);   /* takes the reference */
 /* Sweep every object left at exit, so leak checkers stay quiet. */
 void val_free_all(void);
 
-/* For the cycle collector (gc.c): the all-objects list's sentinel; moving an object to
- * another list; clearing its contents; freeing the storage of one whose contents are
- * cleared; and, after a collection, the count of containers still alive, which sets when
- * the next collection is due. */
-Obj *val_objects_head(void);
+/* For the cycle collector (gc.c): the sentinel of the list of all containers (lists,
+ * dicts, closures, cells); moving a container to another list; clearing its contents;
+ * freeing the storage of one whose contents are cleared; and the end of a collection,
+ * whose live containers and their slots (what the next walks) set when it is due. */
+Obj *val_containers_head(void);
 void val_obj_move(Obj *o, Obj *list);
 void val_obj_clear(Obj *o);
 void val_obj_release_storage(Obj *o);
-void val_gc_done(long live_containers);
+void val_gc_done(long work);
 
 const char *val_type_name(Value v);
 bool val_truthy_simple(Value v);       /* non-tensor truthiness */
