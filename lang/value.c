@@ -135,7 +135,7 @@ static void obj_clear(Obj *o) {
     }
 }
 
-/* Clears and frees an object already off the all-objects list. */
+/* Clears and frees an object already off its list. */
 static void obj_destroy(Obj *o) {
     obj_clear(o);
     obj_live_bytes -= (int64_t)obj_base_size(o);
@@ -154,7 +154,7 @@ void val_obj_release_storage(Obj *o) {
  * past FREE_MAX_DEPTH nested frees an object waits on a pending list that the outermost
  * free drains, so the C stack stays small (CPython's "trashcan"). */
 #define FREE_MAX_DEPTH 1000
-static Obj *free_pending;   /* linked through next; already off the all-objects list */
+static Obj *free_pending;   /* linked through next; already off their lists */
 static int free_depth;
 
 void val_obj_free(Obj *o) {
