@@ -36,7 +36,7 @@ typedef struct Obj {
     ObjKind kind;
     int gc_refs;               /* cycle collector scratch (gc.c) */
     uint32_t marks;            /* OBJ_PRINTING while printing is inside it; gc.c's marks */
-    struct Obj *next, *prev;   /* the all-objects list */
+    struct Obj *next, *prev;   /* the containers list or the other objects list (value.c) */
 } Obj;
 
 #define OBJ_PRINTING 1u    /* fmt_value is inside this container */
