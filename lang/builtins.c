@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "interp.h"
+#include "gc.h"
 #include "mem.h"
 #include "tops.h"
 #include "builtins.h"
@@ -70,7 +71,7 @@ static Value bi_print(Interp *I, CallArgs *a) {
     sb_putn(&b, "", 0);
     for (int i = 0; i < a->npos; i++) {
         if (i) sb_putn(&b, " ", 1);
-        fmt_value(&b, a->pos[i], false);
+        if (!fmt_value_in(I, &b, a->pos[i], false)) { sb_free(&b); return ERR_VAL; }
     }
     sb_putn(&b, "\n", 1);
     fwrite(b.s, 1, b.len, stdout);
@@ -86,7 +87,7 @@ static Value bi_str(Interp *I, CallArgs *a) {
     if (v[0].type == VAL_STR) return val_retain(v[0]);
     StrBuf b = { 0 };
     sb_putn(&b, "", 0);
-    fmt_value(&b, v[0], false);
+    if (!fmt_value_in(I, &b, v[0], false)) { sb_free(&b); return ERR_VAL; }
     Value r = val_str(b.s, (int)b.len);
     sb_free(&b);
     return r;
@@ -301,7 +302,14 @@ static Value bi_memstats(Interp *I, CallArgs *a) {
     dict_set_cstr(d, "allocations", NUM_VAL((double)tensor_alloc_count));
     dict_set_cstr(d, "live_bytes", NUM_VAL((double)tensor_live_bytes));
     dict_set_cstr(d, "peak_bytes", NUM_VAL((double)tensor_peak_bytes));
+    dict_set_cstr(d, "object_bytes", NUM_VAL((double)obj_live_bytes));
     return OBJ_VAL(VAL_DICT, d);
+}
+
+/* gc(): runs the cycle collector now (lang/gc.c); returns how many objects it freed. */
+static Value bi_gc(Interp *I, CallArgs *a) {
+    if (a->npos || a->nkw) return interp_error(I, "gc() takes no arguments");
+    return NUM_VAL((double)gc_collect());
 }
 
 /* Built-ins of later milestones exist so programs can name them, and say plainly
@@ -327,7 +335,7 @@ const BuiltinDef core_builtins[] = {
     { "range", builtins_range_list }, { "push", bi_push }, { "pop", bi_pop }, { "keys", bi_keys },
     { "get", bi_get }, { "assert", bi_assert }, { "error", bi_error }, { "clock", bi_clock },
     { "args", bi_args }, { "int", bi_int }, { "float", bi_float }, { "bool", bi_bool },
-    { "dis", bi_dis }, { "grad", bi_grad }, { "value_and_grad", bi_vgrad }, { "export", bi_export },
+    { "gc", bi_gc }, { "dis", bi_dis }, { "grad", bi_grad }, { "value_and_grad", bi_vgrad }, { "export", bi_export },
     { "load", bi_load }, { "memstats", bi_memstats }, { NULL, NULL },
 };
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include "interp.h"
+#include "gc.h"
 #include "mem.h"
 #include "tops.h"
 #include "vm.h"
@@ -71,6 +72,12 @@ bool interp_check_limits(Interp *I) {
         I->interrupted = true;
         return false;
     }
+    /* objects count toward --max-memory as they are made (that cannot fail): check here */
+    if (tensor_max_live && tensor_live_bytes + obj_live_bytes > tensor_max_live) {
+        interp_error(I, "out of memory: the program's memory would exceed --max-memory (%lld bytes)",
+                     (long long)tensor_max_live);
+        return false;
+    }
     if (I->max_ops && ++I->ops > I->max_ops) {
         interp_error(I, "operation budget exceeded (--max-ops %lld)", (long long)I->max_ops);
         return false;
@@ -87,6 +94,9 @@ bool interp_check_limits(Interp *I) {
 }
 
 #define POLL(I) (!(tsl_interrupt_flag | (I)->limits_on) || interp_check_limits(I))
+
+/* POLL for walks outside this file (value.c's equality and printing). */
+bool interp_poll(Interp *I) { return POLL(I); }
 
 /* ---------- truthiness ---------- */
 
@@ -324,7 +334,10 @@ static Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c) {
 }
 
 static Value eval_call(Interp *I, Frame *f, Node *n) {
-    if (!POLL(I)) return interp_error_at(I, n->loc, "interrupted");
+    if (!POLL(I)) {   /* the poll set the message; give it this call's location */
+        interp_attach_loc(I, n->loc);
+        return ERR_VAL;
+    }
     Value fn = eval(I, f, n->a);
     if (IS_ERR(fn)) return fn;
     if (fn.type == VAL_FUNC && fn.as.o->kind == OBJ_CLOSURE && n->nk == 0) {
@@ -479,7 +492,11 @@ static Value value_in(Interp *I, Value x, Value c, bool negate) {
         for (int i = 0; i < l->len && !found; i++) {
             Value y = l->items[i];
             if (x.type == VAL_TENSOR || y.type == VAL_TENSOR) found = x.type == y.type && x.as.t == y.as.t;
-            else found = val_equal(x, y);
+            else {
+                int eq = val_equal_in(I, x, y);
+                if (eq < 0) return ERR_VAL;
+                found = eq;
+            }
         }
     } else if (c.type == VAL_DICT) {
         found = x.type == VAL_STR && dict_get(AS_DICT(c), AS_STR(x)->chars, AS_STR(x)->len) != NULL;
@@ -527,8 +544,10 @@ Value value_binary(Interp *I, int op, Value a, Value b) {
         return interp_error(I, "'@' needs two tensors, got %s and %s", val_type_name(a), val_type_name(b));
     if ((at && (bt || b.type == VAL_NUM || b.type == VAL_BOOL)) || (bt && (a.type == VAL_NUM || a.type == VAL_BOOL)))
         return tensor_binary(I, (OpCode)tensor_op_of(op), a, b);
-    if (op == TOK_EQ) return BOOL_VAL(val_equal(a, b));
-    if (op == TOK_NE) return BOOL_VAL(!val_equal(a, b));
+    if (op == TOK_EQ || op == TOK_NE) {
+        int eq = val_equal_in(I, a, b);
+        return eq < 0 ? ERR_VAL : BOOL_VAL((eq == 1) == (op == TOK_EQ));
+    }
     if (a.type == VAL_STR && b.type == VAL_STR) {
         ObjString *x = AS_STR(a), *y = AS_STR(b);
         if (op == TOK_PLUS) return str_concat(I, a, y, false);
@@ -1296,6 +1315,7 @@ static Exec exec_cond(Interp *I, Frame *f, Node *cond, int *out) {
 }
 
 static Exec exec(Interp *I, Frame *f, Node *n) {
+    if (gc_due) gc_collect();   /* a statement boundary is a safe point for the cycle collector */
     switch (n->kind) {
     case AST_EXPR: {
         Value v = eval(I, f, n->a);

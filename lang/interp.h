@@ -155,5 +155,6 @@ Value value_index(Interp *I, Value obj, Value *idx, int n);
 Value value_binary(Interp *I, int tok_op, Value a, Value b);
 Value interp_to_tensor(Interp *I, Value v, int dtype_or_minus1);
 bool interp_check_limits(Interp *I);
+bool interp_poll(Interp *I);   /* cheap: checks only when Ctrl-C or a limit is pending */
 
 #endif

@@ -6,25 +6,80 @@
 #include <stdlib.h>
 #include <string.h>
 #include "value.h"
+#include "interp.h"
+#include "gc.h"
 #include "mem.h"
 #include "tops.h"
 
-static Obj all_objects = { 0, OBJ_STR, &all_objects, &all_objects };
+/* Two lists hold every object: containers (lists, dicts, closures, cells: what can form a
+ * cycle, and all the cycle collector walks) and the rest (strings, built-ins). */
+static Obj all_objects = { 0, OBJ_STR, 0, 0, &all_objects, &all_objects };
+static Obj all_containers = { 0, OBJ_LIST, 0, 0, &all_containers, &all_containers };
+
+static bool kind_is_container(ObjKind k) { return k != OBJ_STR && k != OBJ_BUILTIN; }
+
+/* --max-memory counts object memory too (obj_live_bytes, next to the tensor count in
+ * ops/tensor.c): every byte allocated here for an object or its arrays is added, and
+ * subtracted when freed. Allocation cannot fail here; the interpreter's limit polls see
+ * the total pass the limit and raise a located error (interp_check_limits). */
+static size_t obj_base_size(const Obj *o) {
+    switch (o->kind) {
+    case OBJ_STR: return sizeof(ObjString) + (size_t)((const ObjString *)o)->len + 1;
+    case OBJ_LIST: return sizeof(ObjList);
+    case OBJ_DICT: return sizeof(ObjDict);
+    case OBJ_CLOSURE: return sizeof(ObjClosure);
+    case OBJ_BUILTIN: return sizeof(ObjBuiltin);
+    default: return sizeof(ObjCell);
+    }
+}
+
+/* The cycle collector runs when this many containers (lists, dicts, closures, cells) were
+ * made since the last collection: at least GC_MIN_ALLOCS, and at least as many as the
+ * live containers and slots in them that the next collection will walk, so each
+ * collection is paid for by as many allocations and the cost per allocation stays
+ * constant. */
+#define GC_MIN_ALLOCS 10000
+static long gc_allocs, gc_threshold = GC_MIN_ALLOCS;
+static long live_containers;   /* on the containers list */
 
 static void *obj_alloc(size_t size, ObjKind kind) {
+    obj_live_bytes += (int64_t)size;
     Obj *o = mem_calloc(1, size);
     o->rc = 1;
     o->kind = kind;
-    o->next = all_objects.next;
-    o->prev = &all_objects;
-    all_objects.next->prev = o;
-    all_objects.next = o;
+    Obj *list = &all_objects;
+    if (kind_is_container(kind)) {
+        if (++gc_allocs > gc_threshold) gc_due = true;
+        live_containers++;
+        list = &all_containers;
+    }
+    o->next = list->next;
+    o->prev = list;
+    list->next->prev = o;
+    list->next = o;
     return o;
 }
 
 static void obj_unlink(Obj *o) {
     o->prev->next = o->next;
     o->next->prev = o->prev;
+    if (kind_is_container(o->kind)) live_containers--;
+}
+
+Obj *val_containers_head(void) { return &all_containers; }
+
+void val_obj_move(Obj *o, Obj *list) {
+    obj_unlink(o);
+    live_containers++;   /* still counted until its storage is released */
+    o->next = list->next;
+    o->prev = list;
+    list->next->prev = o;
+    list->next = o;
+}
+
+void val_gc_done(long work) {
+    gc_allocs = 0;
+    gc_threshold = work > GC_MIN_ALLOCS ? work : GC_MIN_ALLOCS;
 }
 
 /* Releases what the object refers to, leaving the object itself allocated. */
@@ -36,7 +91,9 @@ static void obj_clear(Obj *o) {
         l->len = 0;
         for (int i = 0; i < n; i++) val_release(l->items[i]);
         mem_free(l->items);
+        obj_live_bytes -= (int64_t)(sizeof(Value) * (size_t)l->cap);
         l->items = NULL;
+        l->cap = 0;
         break;
     }
     case OBJ_DICT: {
@@ -49,8 +106,10 @@ static void obj_clear(Obj *o) {
         }
         mem_free(d->entries);
         mem_free(d->index);
+        obj_live_bytes -= (int64_t)(sizeof(DictEntry) * (size_t)d->cap + sizeof(int32_t) * (size_t)d->index_cap);
         d->entries = NULL;
         d->index = NULL;
+        d->cap = d->index_cap = 0;
         break;
     }
     case OBJ_CELL: {
@@ -68,6 +127,7 @@ static void obj_clear(Obj *o) {
             for (int i = 0; i < c->proto->nupvals; i++)
                 if (up[i]) val_release(OBJ_VAL(VAL_CELL, up[i]));
             mem_free(up);
+            obj_live_bytes -= (int64_t)(sizeof(ObjCell *) * (size_t)c->proto->nupvals);
         }
         break;
     }
@@ -75,21 +135,59 @@ static void obj_clear(Obj *o) {
     }
 }
 
+/* Clears and frees an object already off its list. */
+static void obj_destroy(Obj *o) {
+    obj_clear(o);
+    obj_live_bytes -= (int64_t)obj_base_size(o);
+    mem_free(o);
+}
+
+void val_obj_clear(Obj *o) { obj_clear(o); }
+
+void val_obj_release_storage(Obj *o) {
+    obj_unlink(o);
+    obj_live_bytes -= (int64_t)obj_base_size(o);
+    mem_free(o);
+}
+
+/* Freeing a list nested a million deep releases its item, which frees the next list...:
+ * past FREE_MAX_DEPTH nested frees an object waits on a pending list that the outermost
+ * free drains, so the C stack stays small (CPython's "trashcan"). */
+#define FREE_MAX_DEPTH 1000
+static Obj *free_pending;   /* linked through next; already off their lists */
+static int free_depth;
+
 void val_obj_free(Obj *o) {
     obj_unlink(o);
-    obj_clear(o);
-    mem_free(o);
+    if (free_depth >= FREE_MAX_DEPTH) {
+        o->next = free_pending;
+        free_pending = o;
+        return;
+    }
+    free_depth++;
+    obj_destroy(o);
+    if (free_depth == 1)
+        while (free_pending) {
+            Obj *p = free_pending;
+            free_pending = p->next;
+            obj_destroy(p);
+        }
+    free_depth--;
 }
 
 void val_free_all(void) {
     /* Pin everything, drop all references between objects, then free the storage. */
-    for (Obj *o = all_objects.next; o != &all_objects; o = o->next) o->rc++;
-    for (Obj *o = all_objects.next; o != &all_objects; o = o->next) obj_clear(o);
-    while (all_objects.next != &all_objects) {
-        Obj *o = all_objects.next;
-        obj_unlink(o);
-        mem_free(o);
-    }
+    Obj *lists[2] = { &all_containers, &all_objects };
+    for (int k = 0; k < 2; k++)
+        for (Obj *o = lists[k]->next; o != lists[k]; o = o->next) o->rc++;
+    for (Obj *o = all_containers.next; o != &all_containers; o = o->next) obj_clear(o);
+    for (int k = 0; k < 2; k++)
+        while (lists[k]->next != lists[k]) {
+            Obj *o = lists[k]->next;
+            obj_unlink(o);
+            obj_live_bytes -= (int64_t)obj_base_size(o);
+            mem_free(o);
+        }
 }
 
 static uint32_t hash_bytes(const char *s, int len) {
@@ -139,11 +237,13 @@ ObjList *list_new(int cap) {
     ObjList *l = obj_alloc(sizeof(ObjList), OBJ_LIST);
     l->cap = cap;
     l->items = cap ? mem_alloc(sizeof(Value) * (size_t)cap) : NULL;
+    obj_live_bytes += (int64_t)(sizeof(Value) * (size_t)cap);
     return l;
 }
 
 void list_push(ObjList *l, Value v) {
     if (l->len == l->cap) {
+        obj_live_bytes += (int64_t)(sizeof(Value) * (size_t)(l->cap ? l->cap : 4));
         l->cap = l->cap ? l->cap * 2 : 4;
         l->items = mem_realloc(l->items, sizeof(Value) * (size_t)l->cap);
     }
@@ -154,6 +254,7 @@ ObjDict *dict_new(void) { return obj_alloc(sizeof(ObjDict), OBJ_DICT); }
 
 static void dict_reindex(ObjDict *d, int cap) {
     mem_free(d->index);
+    obj_live_bytes += (int64_t)(sizeof(int32_t) * (size_t)(cap - d->index_cap));
     d->index = mem_alloc(sizeof(int32_t) * (size_t)cap);
     d->index_cap = cap;
     for (int i = 0; i < cap; i++) d->index[i] = -1;
@@ -189,6 +290,7 @@ void dict_set(ObjDict *d, ObjString *key, Value v) {
         return;
     }
     if (d->len == d->cap) {
+        obj_live_bytes += (int64_t)(sizeof(DictEntry) * (size_t)(d->cap ? d->cap : 4));
         d->cap = d->cap ? d->cap * 2 : 4;
         d->entries = mem_realloc(d->entries, sizeof(DictEntry) * (size_t)d->cap);
     }
@@ -218,6 +320,7 @@ ObjClosure *closure_new(FnProto *p, struct Module *m) {
     c->proto = p;
     c->module = m;
     if (p->nupvals) c->upvals = mem_calloc((size_t)p->nupvals, sizeof(ObjCell *));
+    obj_live_bytes += (int64_t)(sizeof(ObjCell *) * (size_t)p->nupvals);
     return c;
 }
 
@@ -281,6 +384,15 @@ void fmt_number(StrBuf *b, double x) {
     if (isnan(x)) { sb_puts(b, "nan"); return; }
     if (isinf(x)) { sb_puts(b, x > 0 ? "inf" : "-inf"); return; }
     if (x == floor(x) && fabs(x) < 9007199254740992.0) {
+        if (!(x == 0 && signbit(x))) {   /* digits by hand: snprintf dominates printing big lists */
+            long long k = (long long)x;
+            unsigned long long u = k < 0 ? 0ull - (unsigned long long)k : (unsigned long long)k;
+            char *p = buf + sizeof buf;
+            do { *--p = (char)('0' + u % 10); u /= 10; } while (u);
+            if (k < 0) *--p = '-';
+            sb_putn(b, p, (size_t)(buf + sizeof buf - p));
+            return;
+        }
         snprintf(buf, sizeof buf, "%.0f", x);
         if (x == 0 && signbit(x)) snprintf(buf, sizeof buf, "-0");
         sb_puts(b, buf);
@@ -319,8 +431,67 @@ static void fmt_quoted(StrBuf *b, const char *s, int len) {
     sb_putn(b, "\"", 1);
 }
 
-static void fmt_value_depth(StrBuf *b, Value v, bool quote, int depth) {
-    if (depth > 200) { sb_puts(b, "..."); return; }
+/* Printing walks the value recursively but never further than FMT_MAX_DEPTH levels
+ * (deeper parts print as "..."), marks the containers on the current path (OBJ_PRINTING)
+ * so a container met again inside itself prints [...] / {...} as Python does, and stops
+ * with an error once the text passes the string size limit: a list shared n times prints
+ * 2^n elements, which no amount of memory holds. */
+#define FMT_MAX_DEPTH 200
+
+typedef struct {
+    struct Interp *I;         /* polled for Ctrl-C and limits; NULL: never interrupted */
+    size_t limit;             /* the most bytes of text */
+    unsigned long steps;
+    int depth;
+    bool failed;              /* text over the limit, or interrupted (error pending in I) */
+} Fmt;
+
+/* After each element: is there room and time for more? */
+static bool fmt_go_on(Fmt *f, StrBuf *b) {
+    if (f->failed) return false;
+    if (b->len > f->limit) {
+        f->failed = true;
+        if (f->I && f->limit < TSL_MAX_TEXT)
+            interp_error(f->I, "out of memory: the program's memory would exceed --max-memory (%lld bytes)",
+                         (long long)tensor_max_live);
+        else if (f->I)
+            interp_error(f->I, "text too large: printing this value would exceed %zu bytes (the string size limit)",
+                         f->limit);
+        return false;
+    }
+    if ((++f->steps & 1023) == 0 && f->I && !interp_poll(f->I)) f->failed = true;
+    return !f->failed;
+}
+
+static void fmt_rec(Fmt *f, StrBuf *b, Value v, bool quote);
+
+static void fmt_container(Fmt *f, StrBuf *b, Value v) {
+    bool dict = v.type == VAL_DICT;
+    if (f->depth >= FMT_MAX_DEPTH) { sb_puts(b, "..."); return; }
+    if (v.as.o->marks & OBJ_PRINTING) { sb_puts(b, dict ? "{...}" : "[...]"); return; }
+    v.as.o->marks |= OBJ_PRINTING;
+    f->depth++;
+    sb_puts(b, dict ? "{" : "[");
+    int n = dict ? AS_DICT(v)->len : AS_LIST(v)->len;
+    /* re-read the length each time: nothing here mutates, but stay within bounds anyway */
+    for (int i = 0; i < n && i < (dict ? AS_DICT(v)->len : AS_LIST(v)->len) && fmt_go_on(f, b); i++) {
+        if (i) sb_puts(b, ", ");
+        if (dict) {
+            ObjString *k = AS_DICT(v)->entries[i].key;
+            if (is_identifier(k->chars, k->len)) sb_putn(b, k->chars, (size_t)k->len);
+            else fmt_quoted(b, k->chars, k->len);
+            sb_puts(b, ": ");
+            fmt_rec(f, b, AS_DICT(v)->entries[i].val, true);
+        } else {
+            fmt_rec(f, b, AS_LIST(v)->items[i], true);
+        }
+    }
+    sb_puts(b, dict ? "}" : "]");
+    f->depth--;
+    v.as.o->marks &= ~OBJ_PRINTING;
+}
+
+static void fmt_rec(Fmt *f, StrBuf *b, Value v, bool quote) {
     switch (v.type) {
     case VAL_NIL: sb_puts(b, "nil"); break;
     case VAL_BOOL: sb_puts(b, v.as.b ? "true" : "false"); break;
@@ -329,30 +500,8 @@ static void fmt_value_depth(StrBuf *b, Value v, bool quote, int depth) {
         if (quote) fmt_quoted(b, AS_STR(v)->chars, AS_STR(v)->len);
         else sb_putn(b, AS_STR(v)->chars, (size_t)AS_STR(v)->len);
         break;
-    case VAL_LIST: {
-        ObjList *l = AS_LIST(v);
-        sb_puts(b, "[");
-        for (int i = 0; i < l->len; i++) {
-            if (i) sb_puts(b, ", ");
-            fmt_value_depth(b, l->items[i], true, depth + 1);
-        }
-        sb_puts(b, "]");
-        break;
-    }
-    case VAL_DICT: {
-        ObjDict *d = AS_DICT(v);
-        sb_puts(b, "{");
-        for (int i = 0; i < d->len; i++) {
-            if (i) sb_puts(b, ", ");
-            ObjString *k = d->entries[i].key;
-            if (is_identifier(k->chars, k->len)) sb_putn(b, k->chars, (size_t)k->len);
-            else fmt_quoted(b, k->chars, k->len);
-            sb_puts(b, ": ");
-            fmt_value_depth(b, d->entries[i].val, true, depth + 1);
-        }
-        sb_puts(b, "}");
-        break;
-    }
+    case VAL_LIST:
+    case VAL_DICT: fmt_container(f, b, v); break;
     case VAL_FUNC:
         if (v.as.o->kind == OBJ_BUILTIN) sb_printf(b, "<fn %s>", AS_BUILTIN(v)->name);
         else if (AS_CLOSURE(v)->proto->name[0]) sb_printf(b, "<fn %s>", AS_CLOSURE(v)->proto->name);
@@ -368,9 +517,84 @@ static void fmt_value_depth(StrBuf *b, Value v, bool quote, int depth) {
     }
 }
 
-void fmt_value(StrBuf *b, Value v, bool quote) { fmt_value_depth(b, v, quote, 0); }
+bool fmt_value_in(struct Interp *I, StrBuf *b, Value v, bool quote) {
+    /* the text becomes a string (or a copy on its way out): it counts against --max-memory */
+    int64_t left = mem_budget_left();
+    Fmt f = { .I = I, .limit = left < (int64_t)TSL_MAX_TEXT ? (size_t)left : TSL_MAX_TEXT };
+    fmt_rec(&f, b, v, quote);
+    if (!f.failed && b->len > f.limit) fmt_go_on(&f, b);
+    return !f.failed;
+}
 
-bool val_equal(Value a, Value b) {
+bool fmt_value(StrBuf *b, Value v, bool quote) { return fmt_value_in(NULL, b, v, quote); }
+
+/* ---- equality ----
+ * An explicit work list instead of C recursion (any nesting depth is safe), and a set of
+ * container pairs already expanded: a pair met again (a cycle, or structure shared many
+ * times) is not walked twice, so cycles terminate and shared structure costs polynomial
+ * time. Treating a pair met again as equal is what spec section 3 asks for cycles; it
+ * cannot hide a difference, because any difference anywhere makes the whole result false. */
+
+typedef struct { Value a, b; } ValPair;
+
+typedef struct {
+    struct Interp *I;       /* polled for Ctrl-C and limits; NULL: never interrupted */
+    ValPair *work;
+    int nwork, capwork;
+    ValPair inline_work[32];
+    const Obj **seen;       /* open addressing on pairs: seen[2i], seen[2i+1]; NULL empty */
+    size_t nseen, capseen;  /* capseen: number of pair slots, a power of two */
+    long expanded;          /* containers expanded so far */
+} EqWalk;
+
+/* Only after this many expansions does the walk start remembering pairs, so small
+ * comparisons allocate nothing; a cycle is then walked at most this many extra times. */
+#define EQ_MEMO_AFTER 32
+
+static void eq_push(EqWalk *w, Value a, Value b) {
+    if (w->nwork == w->capwork) {
+        int cap = w->capwork * 2;
+        ValPair *p = mem_alloc(sizeof(ValPair) * (size_t)cap);
+        memcpy(p, w->work, sizeof(ValPair) * (size_t)w->nwork);
+        if (w->work != w->inline_work) mem_free(w->work);
+        w->work = p;
+        w->capwork = cap;
+    }
+    w->work[w->nwork++] = (ValPair){ a, b };
+}
+
+static size_t pair_hash(const Obj *x, const Obj *y) {
+    uintptr_t h = (uintptr_t)x * 0x9E3779B97F4A7C15u ^ ((uintptr_t)y + 0x632BE59BD9B4E019u) * 0xBF58476D1CE4E5B9u;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* Adds the pair; false when it was already there. */
+static bool eq_remember(EqWalk *w, const Obj *x, const Obj *y) {
+    if ((w->nseen + 1) * 2 > w->capseen) {
+        size_t cap = w->capseen ? w->capseen * 2 : 64;
+        const Obj **old = w->seen;
+        size_t oldcap = w->capseen;
+        w->seen = mem_calloc(cap * 2, sizeof(Obj *));
+        w->capseen = cap;
+        w->nseen = 0;
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[2 * i]) eq_remember(w, old[2 * i], old[2 * i + 1]);
+        mem_free(old);
+    }
+    size_t mask = w->capseen - 1;
+    for (size_t i = pair_hash(x, y) & mask;; i = (i + 1) & mask) {
+        if (!w->seen[2 * i]) {
+            w->seen[2 * i] = x;
+            w->seen[2 * i + 1] = y;
+            w->nseen++;
+            return true;
+        }
+        if (w->seen[2 * i] == x && w->seen[2 * i + 1] == y) return false;
+    }
+}
+
+/* Compares one pair; containers push their element pairs. */
+static bool eq_step(EqWalk *w, Value a, Value b) {
     if (a.type != b.type) return false;
     switch (a.type) {
     case VAL_NIL: return true;
@@ -378,25 +602,49 @@ bool val_equal(Value a, Value b) {
     case VAL_NUM: return a.as.n == b.as.n;
     case VAL_STR:
         return AS_STR(a)->len == AS_STR(b)->len && !memcmp(AS_STR(a)->chars, AS_STR(b)->chars, (size_t)AS_STR(a)->len);
-    case VAL_LIST: {
-        ObjList *x = AS_LIST(a), *y = AS_LIST(b);
-        if (x->len != y->len) return false;
-        for (int i = 0; i < x->len; i++)
-            if (!val_equal(x->items[i], y->items[i])) return false;
-        return true;
-    }
-    case VAL_DICT: {
-        ObjDict *x = AS_DICT(a), *y = AS_DICT(b);
-        if (x->len != y->len) return false;
-        for (int i = 0; i < x->len; i++) {
-            ObjString *k = x->entries[i].key;
-            Value *o = dict_get(y, k->chars, k->len);
-            if (!o || !val_equal(x->entries[i].val, *o)) return false;
+    case VAL_LIST:
+    case VAL_DICT:
+        if (++w->expanded > EQ_MEMO_AFTER && !eq_remember(w, a.as.o, b.as.o)) return true;
+        if (a.type == VAL_LIST) {
+            ObjList *x = AS_LIST(a), *y = AS_LIST(b);
+            if (x->len != y->len) return false;
+            for (int i = x->len - 1; i >= 0; i--) eq_push(w, x->items[i], y->items[i]);
+        } else {
+            ObjDict *x = AS_DICT(a), *y = AS_DICT(b);
+            if (x->len != y->len) return false;
+            for (int i = x->len - 1; i >= 0; i--) {
+                ObjString *k = x->entries[i].key;
+                Value *o = dict_get(y, k->chars, k->len);
+                if (!o) return false;
+                eq_push(w, x->entries[i].val, *o);
+            }
         }
         return true;
-    }
     case VAL_FUNC: return a.as.o == b.as.o;
     case VAL_TENSOR: return tensor_equal(a.as.t, b.as.t);
     default: return false;
     }
 }
+
+int val_equal_in(struct Interp *I, Value a, Value b) {
+    if (a.type != b.type) return 0;
+    if (a.type != VAL_LIST && a.type != VAL_DICT) {
+        EqWalk w0 = { 0 };
+        return eq_step(&w0, a, b);
+    }
+    EqWalk w = { .I = I };
+    w.work = w.inline_work;
+    w.capwork = (int)(sizeof w.inline_work / sizeof w.inline_work[0]);
+    eq_push(&w, a, b);
+    int r = 1;
+    for (unsigned long steps = 1; w.nwork > 0; steps++) {
+        ValPair p = w.work[--w.nwork];
+        if (!eq_step(&w, p.a, p.b)) { r = 0; break; }
+        if ((steps & 1023) == 0 && I && !interp_poll(I)) { r = -1; break; }
+    }
+    if (w.work != w.inline_work) mem_free(w.work);
+    mem_free(w.seen);
+    return r;
+}
+
+bool val_equal(Value a, Value b) { return val_equal_in(NULL, a, b) == 1; }

@@ -12,8 +12,10 @@
  *  - list_push / dict_set / cell stores TAKE nothing: they retain what they store.
  *  - VAL_ERR is a marker, not a value: it owns nothing and means "an error is pending
  *    in the interpreter"; VAL_UNDEF marks an unbound variable slot.
- * Reference cycles (a closure that captures itself) are reclaimed at interpreter exit:
- * every object sits on one list, which val_free_all sweeps. */
+ * Every object sits on one of two lists (containers, the rest). Reference cycles (a dict that holds itself, a
+ * closure stored in the dict it captures) are reclaimed by the cycle collector (gc.c),
+ * which relies on every holder of a pointer to an object counting it in rc; whatever is
+ * left at exit is swept by val_free_all. */
 #ifndef TSL_VALUE_H
 #define TSL_VALUE_H
 #include <stdbool.h>
@@ -32,8 +34,15 @@ typedef enum { OBJ_STR, OBJ_LIST, OBJ_DICT, OBJ_CLOSURE, OBJ_BUILTIN, OBJ_CELL }
 typedef struct Obj {
     int rc;
     ObjKind kind;
-    struct Obj *next, *prev;   /* the all-objects list */
+    int gc_refs;               /* cycle collector scratch (gc.c) */
+    uint32_t marks;            /* OBJ_PRINTING while printing is inside it; gc.c's marks */
+    struct Obj *next, *prev;   /* the containers list or the other objects list (value.c) */
 } Obj;
+
+#define OBJ_PRINTING 1u    /* fmt_value is inside this container */
+#define OBJ_LIFTING 2u     /* the static compiler is lifting this container (vm/cvalue.c) */
+#define OBJ_GC_REACHABLE 4u  /* the cycle collector reached it from a root (gc.c) */
+#define OBJ_COMPARING 8u   /* --verify-static is comparing inside this container (vm/static.c) */
 
 typedef struct Value {
     ValType type;
@@ -152,8 +161,18 @@ ObjClosure *closure_new(FnProto *p, struct Module *m);
 ObjBuiltin *builtin_new(const char *name, BuiltinFn fn);
 Value val_tensor(Tensor *t);   /* takes the reference */
 
-/* Sweep every object left at exit (cycles), so leak checkers stay quiet. */
+/* Sweep every object left at exit, so leak checkers stay quiet. */
 void val_free_all(void);
+
+/* For the cycle collector (gc.c): the sentinel of the list of all containers (lists,
+ * dicts, closures, cells); moving a container to another list; clearing its contents;
+ * freeing the storage of one whose contents are cleared; and the end of a collection,
+ * whose live containers and their slots (what the next walks) set when it is due. */
+Obj *val_containers_head(void);
+void val_obj_move(Obj *o, Obj *list);
+void val_obj_clear(Obj *o);
+void val_obj_release_storage(Obj *o);
+void val_gc_done(long work);
 
 const char *val_type_name(Value v);
 bool val_truthy_simple(Value v);       /* non-tensor truthiness */
@@ -168,10 +187,19 @@ void sb_puts(StrBuf *b, const char *s);
 void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_free(StrBuf *b);
 void fmt_number(StrBuf *b, double x);
-/* quote: strings inside containers are quoted */
-void fmt_value(StrBuf *b, Value v, bool quote);
+/* quote: strings inside containers are quoted. A container inside itself prints [...] /
+ * {...}; nesting past 200 levels prints "...". Text longer than TSL_MAX_TEXT stops the
+ * walk: false (the buffer holds a prefix); fmt_value_in then has an error pending in I,
+ * as it does when I is interrupted (Ctrl-C, --timeout) during the walk. */
+#define TSL_MAX_TEXT ((size_t)1 << 26)
+bool fmt_value(StrBuf *b, Value v, bool quote);
+bool fmt_value_in(struct Interp *I, StrBuf *b, Value v, bool quote);
 
-/* Deep equality as spec section 3 ('==' on non-tensors; tensors inside containers use equal). */
+/* Deep equality as spec section 3 ('==' on non-tensors; tensors inside containers use equal).
+ * Terminates on cycles (a pair of containers met again compares equal there) and visits
+ * each pair of containers once, so shared structure costs polynomial time. val_equal_in
+ * polls I for Ctrl-C and the limits: 1 equal, 0 not, -1 error pending in I. */
 bool val_equal(Value a, Value b);
+int val_equal_in(struct Interp *I, Value a, Value b);
 
 #endif

@@ -14,10 +14,17 @@
 int64_t tensor_max_bytes = (int64_t)1 << 30;
 int64_t tensor_max_live = 0;     /* 0: no limit */
 int64_t tensor_live_bytes = 0;
+int64_t obj_live_bytes = 0;
 int64_t tensor_alloc_count = 0;   /* tensors allocated so far (tests count steady-state allocations) */
 int64_t tensor_peak_bytes = 0;    /* the most tensor memory live at once */
 
 static char err_buf[512];
+
+int64_t mem_budget_left(void) {
+    if (!tensor_max_live) return INT64_MAX;
+    int64_t left = tensor_max_live - tensor_live_bytes - obj_live_bytes;
+    return left > 0 ? left : 0;
+}
 
 void op_fail(const char *fmt, ...) {
     va_list ap;
@@ -113,8 +120,9 @@ Tensor *tensor_new(DType dt, const Shape *s) {
                 shape_str(s, buf, sizeof buf), dtype_name(dt), (long long)tensor_max_bytes);
         return NULL;
     }
-    if (tensor_max_live && tensor_live_bytes + bytes > tensor_max_live) {
-        op_fail("out of memory: live tensors would exceed --max-memory (%lld bytes)", (long long)tensor_max_live);
+    if (bytes > mem_budget_left()) {
+        op_fail("out of memory: the program's memory would exceed --max-memory (%lld bytes)",
+                (long long)tensor_max_live);
         return NULL;
     }
     /* 64-byte aligned data so SIMD kernels see aligned rows */

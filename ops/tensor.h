@@ -46,8 +46,11 @@ static inline int double_fits_i64(double x) { return x >= -9223372036854775808.0
 
 /* Limits, set from the command line (--max-tensor-bytes, --max-memory). */
 extern int64_t tensor_max_bytes;
-extern int64_t tensor_max_live;
+extern int64_t tensor_max_live;     /* --max-memory: tensors and objects together; 0 none */
 extern int64_t tensor_live_bytes;
+extern int64_t obj_live_bytes;      /* strings, lists, dicts, closures (lang/value.c counts them) */
+/* Bytes the program may still allocate under --max-memory (INT64_MAX when unlimited). */
+int64_t mem_budget_left(void);
 extern int64_t tensor_alloc_count;
 extern int64_t tensor_peak_bytes;
 

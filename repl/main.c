@@ -37,7 +37,7 @@ static void usage(FILE *out) {
           "  --max-depth N          call depth limit (default 10000)\n"
           "  --max-nesting N        syntactic nesting limit (default 1000)\n"
           "  --max-tensor-bytes N   largest tensor (default 1 GiB)\n"
-          "  --max-memory N         all live tensors together (default: no limit)\n"
+          "  --max-memory N         all memory held: tensors, strings, lists, dicts (default: no limit)\n"
           "  --max-ops N            operation budget (loop iterations and calls)\n"
           "  --timeout S            wall-time limit in seconds\n"
           "  --version, --help\n",

@@ -212,8 +212,11 @@ int repl_run(Interp *I) {
         if (rc == 0 && I->last_value.type != VAL_NIL) {
             StrBuf b = { 0 };
             sb_putn(&b, "", 0);
-            fmt_value(&b, I->last_value, true);
-            puts(b.s);
+            if (fmt_value_in(I, &b, I->last_value, true)) puts(b.s);
+            else {   /* too large to show, or Ctrl-C while printing; the input's source is gone */
+                fprintf(stderr, "tsl: error: %s\n", I->err_msg);
+                interp_clear_error(I);
+            }
             sb_free(&b);
         }
         val_release(I->last_value);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Drives the TSL REPL through a pseudo-terminal, as a person would: expression echo,
 multi-line input, an error followed by a working prompt, Tab completion, Ctrl-C
-interrupting `while true {}` (prompt back within 200 ms), and history in ~/.tsl_history."""
+interrupting `while true {}` (prompt back within 200 ms), cyclic and shared values, and
+history in ~/.tsl_history."""
 import os, pty, select, sys, tempfile, time
 
 tsl = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "bin/tsl")
@@ -83,6 +84,29 @@ out = read_until(">>> ", timeout=5.0)
 check("'/dev/zero' is not a regular file" in out, ":load of /dev/zero is refused")
 send("3 + 4\r")
 check("7" in read_until(">>> "), "the REPL works after a refused :load")
+# cyclic and shared values (issue 10): a list inside itself echoes as Python prints it, ==
+# on it terminates, and a list shared 40 times (2^40 elements) neither hangs nor crashes:
+# its echo stops at the text limit, and Ctrl-C interrupts str() of it
+send("a = [1]\r")
+read_until(">>> ")
+send("push(a, a)\r")
+read_until(">>> ")
+send("a\r")
+check("[1, [...]]" in read_until(">>> "), "a list that contains itself echoes as [1, [...]]")
+send("a == a\r")
+check("true" in read_until(">>> "), "== on a list that contains itself terminates")
+send("x = [1]\r")
+read_until(">>> ")
+send("for i in range(40) { x = [x, x] }\r")
+read_until(">>> ")
+send("x\r")
+check("error: text too large" in read_until(">>> ", timeout=30), "echoing 2^40 elements stops at the text limit")
+send("s = str(x)\r")
+time.sleep(0.1)
+send("\x03")
+check("interrupted" in read_until(">>> ", timeout=30), "Ctrl-C interrupts printing a huge value")
+send("len(a)\r")
+check("2" in read_until(">>> "), "the REPL works after that")
 
 send(":quit\r")
 os.waitpid(pid, 0)

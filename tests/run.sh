@@ -184,6 +184,15 @@ for mode in --no-static --verify-static; do
     if [ "$(timeout 5 $TSL $mode tests/numbers/zero_size_huge.tsl 2>"$tmp/err")" = "ok" ] && sanitized; then ok
     else bad "tests/numbers/zero_size_huge.tsl $mode: $(head -1 "$tmp/err")"; fi
 done
+# cyclic and shared values (issue 10): the cycle collector keeps a loop that makes cycles
+# flat (tests/soak/cycles.tsl asserts it; the 60 s soak is `tsl tests/soak/cycles.tsl 60`),
+# and a static block that reads a list containing itself runs eagerly, saying why
+if timeout 60 $TSL tests/soak/cycles.tsl 1 >"$tmp/out" 2>"$tmp/err" && sanitized; then ok
+else bad "cycle soak: $(cat "$tmp/out" "$tmp/err" | head -3)"; fi
+printf 'a = [1]\npush(a, a)\nstatic { n = len(a) }\nassert(n == 2)\n' >"$tmp/cyc.tsl"
+TSL_EXPLAIN=1 timeout 10 $TSL "$tmp/cyc.tsl" 2>"$tmp/err" >/dev/null
+if grep -q "cyc.tsl:3:1: static block runs eagerly: .*'a\[1\]' contains itself" "$tmp/err" && sanitized; then ok
+else bad "static block reading a cyclic list: $(head -3 "$tmp/err")"; fi
 
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3"; do

@@ -510,10 +510,28 @@ AVal cc_expr(Comp *c, Node *n) {
 
 /* ---------- operands the VM builds at run time ---------- */
 
+/* A list or dict made in static code becomes a tree of operands that the VM builds: one
+ * that contains itself has no such tree, and one shared n times has 2^n nodes, so past
+ * these bounds the block runs eagerly instead. */
+#define OPND_MAX_DEPTH 1000
+#define OPND_MAX_NODES 100000
+
+static Opnd opnd_of(Comp *c, AVal v, int depth, long *nodes);
+
 Opnd cc_opnd_of(Comp *c, AVal v) {
+    long nodes = 0;
+    return opnd_of(c, v, 0, &nodes);
+}
+
+static Opnd opnd_of(Comp *c, AVal v, int depth, long *nodes) {
     Opnd o;
     memset(&o, 0, sizeof o);
     o.k = NIL_VAL;
+    if ((v.kind == AV_LIST || v.kind == AV_DICT) && (depth > OPND_MAX_DEPTH || ++*nodes > OPND_MAX_NODES)) {
+        cc_unsupported(c, "a list or dict made in static code is nested too deeply, contains itself or is too large");
+        o.kind = OPND_CONST;
+        return o;
+    }
     switch (v.kind) {
     case AV_NUM:
         if (v.reg < 0 && !v.deps) {
@@ -542,7 +560,7 @@ Opnd cc_opnd_of(Comp *c, AVal v) {
         o.items = mem_calloc((size_t)o.n + 1, sizeof(Opnd));
         if (v.kind == AV_DICT) o.keys = mem_calloc((size_t)o.n + 1, sizeof(char *));
         for (int i = 0; i < o.n; i++) {
-            o.items[i] = cc_opnd_of(c, v.st->items[i]);
+            o.items[i] = opnd_of(c, v.st->items[i], depth + 1, nodes);
             if (o.keys) o.keys[i] = mem_strndup(v.st->keys[i], strlen(v.st->keys[i]));
         }
         return o;

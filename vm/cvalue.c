@@ -225,6 +225,9 @@ int cc_add_input(Comp *c, InputSrc src) {
     return g->ninputs++;
 }
 
+/* The most guards lifting may add (elements of the lists and dicts a block reads). */
+#define LIFT_MAX_GUARDS 10000
+
 /* Turns the current value of input `in` into an AVal, adding the guards it needs. */
 AVal cc_lift(Comp *c, Value v, int in, const char *name) {
     switch (v.type) {
@@ -260,6 +263,14 @@ AVal cc_lift(Comp *c, Value v, int in, const char *name) {
     case VAL_LIST:
     case VAL_DICT: {
         bool dict = v.type == VAL_DICT;
+        /* Each element becomes its own input and guard: a structure that contains itself
+         * would never end, and one shared n times would expand 2^n times. Such blocks
+         * run eagerly (correct, and eager == and printing handle cycles). */
+        if (v.as.o->marks & OBJ_LIFTING)
+            return cc_unsupported(c, "'%s' contains itself; static code reads only acyclic lists and dicts", name);
+        if (c->g->nguards >= LIFT_MAX_GUARDS)
+            return cc_unsupported(c, "the lists and dicts this block reads have more than %d elements in all",
+                                  LIFT_MAX_GUARDS);
         int gi = cc_add_guard(c, dict ? G_DICT : G_LIST, in);
         AStruct *st = cc_astruct_new(c, dict);
         st->obj = c->g->nobjs++;
@@ -273,6 +284,7 @@ AVal cc_lift(Comp *c, Value v, int in, const char *name) {
                 c->g->guards[gi].keys[i] = mem_strndup(k->chars, (size_t)k->len);
             }
         }
+        v.as.o->marks |= OBJ_LIFTING;
         for (int i = 0; i < n && !c->failed; i++) {
             char leafname[256];
             if (dict) snprintf(leafname, sizeof leafname, "%s.%s", name, AS_DICT(v)->entries[i].key->chars);
@@ -283,6 +295,7 @@ AVal cc_lift(Comp *c, Value v, int in, const char *name) {
             AVal a = cc_lift(c, item, leaf, c->g->inputs[leaf].name);
             cc_astruct_push(c, st, dict ? AS_DICT(v)->entries[i].key->chars : NULL, a);
         }
+        v.as.o->marks &= ~OBJ_LIFTING;
         st->born = 0;   /* an input exists before any dry run, even when one lifts it */
         AVal a = { .kind = dict ? AV_DICT : AV_LIST, .st = st, .reg = -1 };
         return a;
@@ -435,8 +448,22 @@ bool cc_need_int(Comp *c, AVal *v, int64_t *out, const char *what) {
     return true;
 }
 
-/* A compile-time Value for an AVal that is fully known (used to fold pure built-ins). */
+/* A compile-time Value for an AVal that is fully known (used to fold pure built-ins).
+ * Structures made in static code may contain themselves or be shared many times: past
+ * these bounds the value is simply not known when compiling. */
+#define PURE_MAX_DEPTH 1000
+#define PURE_MAX_NODES 100000
+
+static bool pure_value(Comp *c, AVal *v, Value *out, int depth, long *nodes);
+
 bool cc_pure_value(Comp *c, AVal *v, Value *out) {
+    long nodes = 0;
+    return pure_value(c, v, out, 0, &nodes);
+}
+
+static bool pure_value(Comp *c, AVal *v, Value *out, int depth, long *nodes) {
+    if ((v->kind == AV_LIST || v->kind == AV_DICT) && (depth > PURE_MAX_DEPTH || ++*nodes > PURE_MAX_NODES))
+        return false;
     switch (v->kind) {
     case AV_CONST: *out = v->k; return true;
     case AV_NUM:
@@ -452,7 +479,7 @@ bool cc_pure_value(Comp *c, AVal *v, Value *out) {
             r = cc_keep_value(c, OBJ_VAL(VAL_LIST, l));
             for (int i = 0; i < v->st->n; i++) {
                 Value x;
-                if (!cc_pure_value(c, &v->st->items[i], &x)) return false;
+                if (!pure_value(c, &v->st->items[i], &x, depth + 1, nodes)) return false;
                 list_push(l, x);
             }
         } else {
@@ -460,7 +487,7 @@ bool cc_pure_value(Comp *c, AVal *v, Value *out) {
             r = cc_keep_value(c, OBJ_VAL(VAL_DICT, d));
             for (int i = 0; i < v->st->n; i++) {
                 Value x;
-                if (!cc_pure_value(c, &v->st->items[i], &x)) return false;
+                if (!pure_value(c, &v->st->items[i], &x, depth + 1, nodes)) return false;
                 dict_set_cstr(d, v->st->keys[i], x);
             }
         }
@@ -471,8 +498,11 @@ bool cc_pure_value(Comp *c, AVal *v, Value *out) {
     }
 }
 
-/* A compile-time Value back into an AVal (results of folded built-ins). */
+/* A compile-time Value back into an AVal (results of folded built-ins). A folded value
+ * that contains itself has no AVal tree: OBJ_LIFTING marks the path, as cc_lift does. */
 AVal cc_from_value(Comp *c, Value v) {
+    if ((v.type == VAL_LIST || v.type == VAL_DICT) && (v.as.o->marks & OBJ_LIFTING))
+        return cc_unsupported(c, "a list or dict that contains itself");
     switch (v.type) {
     case VAL_NUM: return cc_num_const(v.as.n);
     case VAL_BOOL: return cc_bool_const(v.as.b);
@@ -482,11 +512,13 @@ AVal cc_from_value(Comp *c, Value v) {
         bool dict = v.type == VAL_DICT;
         AStruct *st = cc_astruct_new(c, dict);
         int n = dict ? AS_DICT(v)->len : AS_LIST(v)->len;
-        for (int i = 0; i < n; i++) {
+        v.as.o->marks |= OBJ_LIFTING;
+        for (int i = 0; i < n && !c->failed; i++) {
             AVal a = cc_from_value(c, dict ? AS_DICT(v)->entries[i].val : AS_LIST(v)->items[i]);
-            if (c->failed) return FAILV;
-            cc_astruct_push(c, st, dict ? AS_DICT(v)->entries[i].key->chars : NULL, a);
+            if (!c->failed) cc_astruct_push(c, st, dict ? AS_DICT(v)->entries[i].key->chars : NULL, a);
         }
+        v.as.o->marks &= ~OBJ_LIFTING;
+        if (c->failed) return FAILV;
         return (AVal){ .kind = dict ? AV_DICT : AV_LIST, .st = st, .reg = -1 };
     }
     default: return cc_const_av(cc_keep_value(c, val_retain(v)));

@@ -346,6 +346,19 @@ static bool same_closure(const ObjClosure *a, const ObjClosure *b) {
     return true;
 }
 
+static bool containers_differ(Value a, Value b, char *where, size_t n) {
+    if (a.type == VAL_LIST) {
+        if (AS_LIST(a)->len != AS_LIST(b)->len) { snprintf(where, n, "list lengths differ"); return true; }
+        for (int i = 0; i < AS_LIST(a)->len; i++)
+            if (static_values_differ(AS_LIST(a)->items[i], AS_LIST(b)->items[i], where, n)) return true;
+        return false;
+    }
+    if (AS_DICT(a)->len != AS_DICT(b)->len) { snprintf(where, n, "dict sizes differ"); return true; }
+    for (int i = 0; i < AS_DICT(a)->len; i++)
+        if (static_values_differ(AS_DICT(a)->entries[i].val, AS_DICT(b)->entries[i].val, where, n)) return true;
+    return false;
+}
+
 /* Reports the first place a and b differ (bitwise), or returns false. */
 bool static_values_differ(Value a, Value b, char *where, size_t n) {
     if (a.type != b.type) {
@@ -377,15 +390,15 @@ bool static_values_differ(Value a, Value b, char *where, size_t n) {
         return false;
     }
     case VAL_LIST:
-        if (AS_LIST(a)->len != AS_LIST(b)->len) { snprintf(where, n, "list lengths differ"); return true; }
-        for (int i = 0; i < AS_LIST(a)->len; i++)
-            if (static_values_differ(AS_LIST(a)->items[i], AS_LIST(b)->items[i], where, n)) return true;
-        return false;
-    case VAL_DICT:
-        if (AS_DICT(a)->len != AS_DICT(b)->len) { snprintf(where, n, "dict sizes differ"); return true; }
-        for (int i = 0; i < AS_DICT(a)->len; i++)
-            if (static_values_differ(AS_DICT(a)->entries[i].val, AS_DICT(b)->entries[i].val, where, n)) return true;
-        return false;
+    case VAL_DICT: {
+        /* the same container is bitwise the same; one met again inside itself (a cycle the
+         * code made) is being compared further up already */
+        if (a.as.o == b.as.o || (a.as.o->marks & OBJ_COMPARING)) return false;
+        a.as.o->marks |= OBJ_COMPARING;
+        bool differ = containers_differ(a, b, where, n);
+        a.as.o->marks &= ~OBJ_COMPARING;
+        return differ;
+    }
     case VAL_FUNC:
         if (a.as.o->kind == OBJ_CLOSURE && b.as.o->kind == OBJ_CLOSURE && same_closure(AS_CLOSURE(a), AS_CLOSURE(b)))
             return false;

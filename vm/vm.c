@@ -134,8 +134,16 @@ static int exec_print(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         Value v = vm_operand(I, g, r, &in->opnds[i]);
         if (IS_ERR(v)) { sb_free(&b); return fail_at(I, in, I->err_msg); }
         if (i) sb_putn(&b, " ", 1);
-        fmt_value(&b, v, false);
+        bool ok = fmt_value_in(I, &b, v, false);
         val_release(v);
+        if (!ok) {   /* text over the size limit, or interrupted: the error is set */
+            sb_free(&b);
+            Source *saved = I->cur_src;
+            I->cur_src = in->src;
+            interp_attach_loc(I, in->loc);
+            I->cur_src = saved;
+            return -1;
+        }
     }
     sb_putn(&b, "\n", 1);
     if (!r->quiet) {

@@ -11,7 +11,8 @@ Suite *vm_suite(void);
 Suite *axis_suite(void);     /* test_axis.c: cumsum ... trace kernels */
 Suite *linalg_suite(void);   /* test_linalg.c: LAPACK ops */
 Suite *ew_suite(void);       /* test_ew.c: v2 elementwise kernels */
-Suite *table_suite(void);
-Suite *num_suite(void);      /* test_num.c: ops/num.h conversions, slice/range lengths, shape_count */    /* test_table.c: every op of ops.def x dtype x {eager, static, -fuse} */
+Suite *table_suite(void);    /* test_table.c: every op of ops.def x dtype x {eager, static, -fuse} */
+Suite *num_suite(void);      /* test_num.c: ops/num.h conversions, slice/range lengths, shape_count */
+Suite *values_suite(void);   /* test_values.c: cycles, shared structure, gc, object memory */
 
 #endif

@@ -1,0 +1,15 @@
+/* gc.h - the cycle collector: reclaims lists, dicts, closures and cells that only refer
+ * to each other (reference counting alone never frees a cycle). */
+#ifndef TSL_GC_H
+#define TSL_GC_H
+#include <stdbool.h>
+
+/* Set by the allocator when enough containers were made since the last collection; the
+ * interpreter collects at its next statement boundary (a safe point: no C code holds a
+ * pointer it has not counted). */
+extern bool gc_due;
+
+/* Collects now; returns the number of objects freed. */
+long gc_collect(void);
+
+#endif
