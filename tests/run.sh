@@ -152,6 +152,50 @@ TSL_EXPLAIN=1 $TSL "$tmp/explain.tsl" 2>"$tmp/err" >/dev/null
 if grep -q "explain: .*explain.tsl:4:3: recompiled static block in .* ms: 'x' changed from f32 \[3\] to f32 \[4\]" "$tmp/err"; then ok
 else bad "TSL_EXPLAIN recompile line: $(cat "$tmp/err")"; fi
 
+# limits that always hold (issue 10): --timeout and Ctrl-C stop straight-line code, static
+# loops with slow bodies and static compilation; numeric options are checked strictly
+ms() { echo $(($(date +%s%N) / 1000000)); }
+mm8='a = randn([1200, 1200]) / 40
+b = a @ a
+b = b @ a
+b = b @ a
+b = b @ a
+b = b @ a
+b = b @ a
+b = b @ a
+b = b @ a'
+for code in "$mm8" "static {
+$mm8
+}"; do
+    t0=$(ms)
+    $TSL --timeout 0.3 -e "$code" >/dev/null 2>"$tmp/err"
+    rc=$? t=$(($(ms) - t0))
+    if [ $rc -eq 1 ] && [ $t -lt 1500 ] && grep -q '^<string>:[0-9]*:[0-9]*: error: time limit exceeded (--timeout)$' "$tmp/err"
+    then ok; else bad "--timeout 0.3 on straight-line matmuls: exit $rc after $t ms: $(head -1 "$tmp/err")"; fi
+done
+# Ctrl-C in a static loop whose body is slow (it used to poll every 256 iterations)
+$TSL -e 'a = randn([700, 700])
+static {
+  s = a
+  for i in range(100000) { s = s @ a }
+}' >/dev/null 2>"$tmp/err" &
+pid=$!
+sleep 0.5
+t0=$(ms)
+kill -INT $pid
+wait $pid
+rc=$? t=$(($(ms) - t0))
+if [ $rc -eq 130 ] && [ $t -lt 1000 ] && grep -q 'error: interrupted' "$tmp/err"; then ok
+else bad "SIGINT in a slow static loop: exit $rc after $t ms (want 130 within 1 s)"; fi
+for opt in "--timeout nan" "--timeout inf" "--timeout 1e400" "--timeout -1" "--timeout 1e-400" \
+           "--max-memory 1e23" "--max-memory 18446744073709551616" "--max-ops -5" "--max-depth +5" "--max-ops 10x"; do
+    # shellcheck disable=SC2086
+    check "usage error: $opt" 2 "" -- $TSL $opt -e 'print(1)'
+    if grep -q '^tsl: error: --' "$tmp/err"; then ok; else bad "$opt: message '$(cat "$tmp/err")'"; fi
+done
+check "--timeout 0.5 on quick code" 0 "1" -- $TSL --timeout 0.5 -e 'print(1)'
+check "--max-memory 2**63-1" 0 "1" -- $TSL --max-memory 9223372036854775807 -e 'print(1)'
+
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3"; do
     if $TSL $ex >/dev/null 2>"$tmp/err"; then ok; else bad "example $ex: $(head -3 "$tmp/err")"; fi

@@ -511,6 +511,33 @@ static void compile_loop(Comp *c, LoopArg *la) {
     mem_free(homes);
 }
 
+/* A run-time stop of a range beyond +-2**53 is an error when the loop starts (as eagerly):
+ * the counter would stop moving there. */
+static void check_range_stop(Comp *c, AVal *stop) {
+    int r = cc_num_reg(c, stop);
+    AVal hi = cc_num_const(RANGE_MAX_BOUND), lo = cc_num_const(-RANGE_MAX_BOUND);
+    int rhi = cc_num_reg(c, &hi), rlo = cc_num_reg(c, &lo);
+    int ok[2], ops[2] = { OP_LE, OP_GE }, lim[2] = { rhi, rlo };
+    for (int k = 0; k < 2; k++) {
+        ok[k] = cc_new_num(c, true);
+        Ins *in = cc_emit(c, I_NBIN);
+        in->dst = ok[k];
+        in->a = r;
+        in->b = lim[k];
+        in->aux = ops[k];
+    }
+    Ins *both = cc_emit(c, I_NBIN);
+    both->dst = cc_new_num(c, true);
+    both->a = ok[0];
+    both->b = ok[1];
+    both->aux = OP_MUL;
+    int cond = both->dst;
+    Ins *in = cc_emit(c, I_ASSERT);
+    in->a = cond;
+    in->aux = 1;   /* key is the whole message */
+    in->key = mem_strndup(RANGE_BOUND_MSG, strlen(RANGE_BOUND_MSG));
+}
+
 static void for_stmt(Comp *c, Node *n) {
     Node *it = n->b;
     LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV };
@@ -523,6 +550,7 @@ static void for_stmt(Comp *c, Node *n) {
                 a[i] = cc_expr(c, it->kids[i]);
                 if (c->failed) return;
                 if (a[i].kind != AV_NUM) { cc_error_at(c, it->kids[i]->loc, "range() arguments must be integers"); return; }
+                if (a[i].known && fabs(a[i].num) > RANGE_MAX_BOUND) { cc_error_at(c, it->kids[i]->loc, RANGE_BOUND_MSG); return; }
             }
             c->loc = it->loc;
             if (it->n == 1) { la.start = 0; la.stop = a[0]; }
@@ -535,6 +563,11 @@ static void for_stmt(Comp *c, Node *n) {
             if (it->n == 3 && !cc_need_const(c, &a[2], &la.step, "the step of a range")) return;
             if (la.step == 0) { cc_error_at(c, it->loc, "range() step must not be zero"); return; }
             if (la.stop.known && la.stop.num != floor(la.stop.num)) { cc_error_at(c, it->kids[0]->loc, "range() arguments must be integers"); return; }
+            if (!la.stop.known || la.stop.deps) {   /* may change at run time: located as eagerly */
+                c->loc = it->kids[it->n == 1 ? 0 : 1]->loc;
+                check_range_stop(c, &la.stop);
+                c->loc = it->loc;
+            }
             compile_loop(c, &la);
             return;
         }

@@ -148,6 +148,7 @@ static int exec_print(Interp *I, Graph *g, VmRegs *r, Ins *in) {
 
 static int exec_assert(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     if (r->num[in->a] != 0) return 0;
+    if (in->key && in->aux == 1) return fail_at(I, in, in->key);   /* a check with its own message */
     if (in->key) {   /* a variable first assigned in a loop or branch that did not assign it */
         char msg[300];
         snprintf(msg, sizeof msg, "undefined variable '%s'", in->key);
@@ -348,7 +349,6 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
     Tensor **T = r->ten;
     Ins *code = g->code;
     int pc = 0, n = g->ncode;
-    int64_t budget = 0;
     while (pc < n) {
         Ins *in = &code[pc++];
         Tensor *t = NULL;
@@ -396,7 +396,12 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
                     set_t(r, in->dst, tensor_retain(src));
                 vmbreak;
             }
-            vmcase(I_OP) if (exec_op(I, g, r, in)) return -1; vmbreak;
+            vmcase(I_OP) {
+                /* before each kernel: a run of slow ops without a loop stops too */
+                if (!interp_poll(I)) { interp_attach_loc(I, in->loc); return -1; }
+                if (exec_op(I, g, r, in)) return -1;
+                vmbreak;
+            }
             vmcase(I_INDEX) {
                 int failed = 0;
                 t = exec_index(I, g, r, in, NULL, &failed);
@@ -423,8 +428,8 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
                 vmbreak;
             }
             vmcase(I_JUMP) {
-                /* backward jumps close loops: poll Ctrl-C and the limits there */
-                if (in->aux < pc && ((++budget & 255) == 0 || I->max_ops) && !interp_check_limits(I)) {
+                /* backward jumps close loops: poll Ctrl-C, --timeout and --max-ops there */
+                if (in->aux < pc && (tsl_interrupt_flag || I->max_ops) && !interp_check_limits(I)) {
                     interp_attach_loc(I, in->loc);
                     return -1;
                 }
@@ -435,7 +440,11 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             vmcase(I_PRINT) if (exec_print(I, g, r, in)) return -1; vmbreak;
             vmcase(I_ASSERT) if (exec_assert(I, g, r, in)) return -1; vmbreak;
             vmcase(I_STORE) if (exec_store(I, g, r, in)) return -1; vmbreak;
-            vmcase(I_FUSED) if (exec_fused(I, g, r, in)) return -1; vmbreak;
+            vmcase(I_FUSED) {
+                if (!interp_poll(I)) { interp_attach_loc(I, in->loc); return -1; }
+                if (exec_fused(I, g, r, in)) return -1;
+                vmbreak;
+            }
             default: return fail_at(I, in, "internal error: unknown instruction");
         }
         continue;
