@@ -15,6 +15,7 @@
  * values become jumps. Variables that change inside a loop or a run-time branch live in a
  * "home" register, found by compiling the body once as a dry run.
  * Code the compiler does not handle yet returns COMPILE_UNSUPPORTED and runs eagerly. */
+#include <stdlib.h>
 #include "comp.h"
 
 /* ---------- statements ---------- */
@@ -139,17 +140,17 @@ static void assign_augmented(Comp *c, Node *n) {
 
 typedef struct {
     int ncode;
-    Binding *env;
-    int nenv;
+    int nenv;         /* bindings then; later ones were added by the dry run */
+    int nenvlog;      /* the environment's undo log then (cc_env_set logs what it overwrites) */
     int nundo, undo_base;
     int id;           /* structures born at or after it were made by the dry run */
     int outer_id;
 } Snap;
 
 static Snap snapshot(Comp *c) {
-    Snap s = { c->g->ncode, mem_alloc(sizeof(Binding) * (size_t)(c->nenv + 1)), c->nenv, c->nundo, c->undo_base, ++c->nsnaps, c->snap_id };
+    /* no copy of the environment: a dry run logs the bindings it overwrites */
+    Snap s = { c->g->ncode, c->nenv, c->nenvlog, c->nundo, c->undo_base, ++c->nsnaps, c->snap_id };
     c->snap_id = s.id;
-    if (c->nenv) memcpy(s.env, c->env, sizeof(Binding) * (size_t)c->nenv);
     c->undo_base = c->nundo;
     c->dry++;
     return s;
@@ -159,8 +160,9 @@ static Snap snapshot(Comp *c) {
 static void rollback(Comp *c, Snap *s) {
     for (int i = s->ncode; i < c->g->ncode; i++) ins_free(&c->g->code[i]);
     c->g->ncode = s->ncode;
+    for (int i = c->nenvlog - 1; i >= s->nenvlog; i--) c->env[c->envlog[i].pos] = c->envlog[i].old;
+    c->nenvlog = s->nenvlog;
     c->nenv = s->nenv;
-    if (s->nenv) memcpy(c->env, s->env, sizeof(Binding) * (size_t)s->nenv);
     for (int i = c->nundo - 1; i >= s->nundo; i--) {
         Undo *u = &c->undo[i];
         u->st->n = u->n;
@@ -172,7 +174,6 @@ static void rollback(Comp *c, Snap *s) {
     c->nundo = s->nundo;
     c->undo_base = s->undo_base;
     c->snap_id = s->outer_id;
-    mem_free(s->env);
     c->dry--;
 }
 
@@ -253,17 +254,35 @@ static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
     if (!same_av(home, &v)) cc_unsupported(c, "variable '%s' changes inside a loop or branch", name);
 }
 
-/* Variables whose binding differs between the environment now and the snapshot. */
+static void changed_one(Binding *now, const Binding *before, Home **out, int *n) {
+    if (before && same_av(&before->v, &now->v)) return;
+    if (now->v.kind == AV_NONE) return;
+    *out = mem_realloc(*out, sizeof(Home) * (size_t)(*n + 1));
+    (*out)[*n] = (Home){ now->key, now->v, now->name, NULL, 0 };
+    (*n)++;
+}
+
+static int by_pos_then_age(const void *a, const void *b) {
+    const EnvUndo *x = *(EnvUndo *const *)a, *y = *(EnvUndo *const *)b;
+    if (x->pos != y->pos) return x->pos < y->pos ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Variables whose binding differs between the environment now and the snapshot, in the
+ * order of the environment: the bindings the dry run overwrote (the oldest log entry of a
+ * position holds its value then), then those it added. Linear in what the run touched. */
 static void changed_since(Comp *c, Snap *s, Home **out, int *n) {
-    for (int i = 0; i < c->nenv; i++) {
-        Binding *now = &c->env[i];
-        Binding *before = cc_find_binding(s->env, s->nenv, now->key);
-        if (before && same_av(&before->v, &now->v)) continue;
-        if (now->v.kind == AV_NONE) continue;
-        *out = mem_realloc(*out, sizeof(Home) * (size_t)(*n + 1));
-        (*out)[*n] = (Home){ now->key, now->v, now->name, NULL, 0 };
-        (*n)++;
-    }
+    int nlog = c->nenvlog - s->nenvlog;
+    EnvUndo **log = mem_alloc(sizeof(EnvUndo *) * (size_t)(nlog + 1));
+    int m = 0;
+    for (int i = 0; i < nlog; i++)   /* bindings the run added are reported below, once */
+        if (c->envlog[s->nenvlog + i].pos < s->nenv) log[m++] = &c->envlog[s->nenvlog + i];
+    nlog = m;
+    qsort(log, (size_t)nlog, sizeof *log, by_pos_then_age);
+    for (int i = 0; i < nlog; i++)
+        if (i == 0 || log[i]->pos != log[i - 1]->pos) changed_one(&c->env[log[i]->pos], &log[i]->old, out, n);
+    mem_free(log);
+    for (int i = s->nenv; i < c->nenv; i++) changed_one(&c->env[i], NULL, out, n);
 }
 
 /* List and dict items changed since the snapshot (their value now), from the dry run's
@@ -327,12 +346,12 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
     if (c->failed) { mem_free(changed); return; }
     for (int i = 0; i < nchanged; i++) {
         AVal home;
-        Binding *b = cc_find_binding(c->env, c->nenv, changed[i].key);
-        if (!b) b = cc_find_binding(c->inputs, c->ninputs, changed[i].key);
+        Binding *b = cc_env_find(c, changed[i].key);
+        if (!b) b = cc_input_find(c, changed[i].key);
         if (!b && has_value_outside(c, changed[i].key)) {   /* bound before, not read yet */
             cc_read_key(c, changed[i].key, changed[i].name);
             if (c->failed) break;
-            b = cc_find_binding(c->inputs, c->ninputs, changed[i].key);
+            b = cc_input_find(c, changed[i].key);
         }
         const AVal *shape_src = b ? &b->v : &changed[i].home;
         if (!make_home(c, shape_src, &home)) {
@@ -367,7 +386,7 @@ static void home_moves(Comp *c, Home *homes, int n) {
             move_into(c, &homes[i].home, homes[i].st->items[homes[i].slot], homes[i].name);
             continue;
         }
-        Binding *b = cc_find_binding(c->env, c->nenv, homes[i].key);
+        Binding *b = cc_env_find(c, homes[i].key);
         if (b) move_into(c, &homes[i].home, b->v, homes[i].name);
     }
 }
@@ -808,6 +827,48 @@ void cc_block(Comp *c, Node *b) {
 }
 
 
+/* ---------- variable lookup ---------- */
+
+static size_t key_hash(VarKey k) {
+    uint64_t h = ((uint64_t)k.kind * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(uint32_t)k.slot * 0xff51afd7ed558ccdull) ^
+                 (uint64_t)(uintptr_t)k.ptr;
+    h ^= h >> 31;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* The slot of key k: its own, or the empty one where it would go. */
+static KeySlot *key_slot(KeyIndex *ix, VarKey k) {
+    size_t mask = (size_t)ix->cap - 1, at = key_hash(k) & mask;
+    while (ix->slots[at].pos >= 0 && !cc_key_eq(ix->slots[at].key, k)) at = (at + 1) & mask;
+    return &ix->slots[at];
+}
+
+void cc_key_indexed(KeyIndex *ix, VarKey k, int pos) {
+    if (2 * (ix->used + 1) > ix->cap) {   /* keep it at most half full */
+        KeyIndex old = *ix;
+        ix->cap = old.cap ? 2 * old.cap : 64;
+        ix->used = 0;
+        ix->slots = mem_alloc(sizeof(KeySlot) * (size_t)ix->cap);
+        for (int i = 0; i < ix->cap; i++) ix->slots[i].pos = -1;
+        for (int i = 0; i < old.cap; i++)
+            if (old.slots[i].pos >= 0) cc_key_indexed(ix, old.slots[i].key, old.slots[i].pos);
+        mem_free(old.slots);
+    }
+    KeySlot *s = key_slot(ix, k);
+    if (s->pos < 0) ix->used++;
+    *s = (KeySlot){ k, pos };
+}
+
+static Binding *indexed_find(KeyIndex *ix, Binding *b, int n, VarKey k) {
+    if (!ix->cap) return NULL;
+    KeySlot *s = key_slot(ix, k);
+    return s->pos >= 0 && s->pos < n && cc_key_eq(b[s->pos].key, k) ? &b[s->pos] : NULL;
+}
+
+Binding *cc_env_find(Comp *c, VarKey k) { return indexed_find(&c->envix, c->env, c->nenv, k); }
+Binding *cc_input_find(Comp *c, VarKey k) { return indexed_find(&c->inputix, c->inputs, c->ninputs, k); }
+
 /* ---------- driver ---------- */
 
 static void comp_free(Comp *c) {
@@ -817,6 +878,9 @@ static void comp_free(Comp *c) {
     mem_free(c->vals);
     mem_free(c->env);
     mem_free(c->inputs);
+    mem_free(c->envlog);
+    mem_free(c->envix.slots);
+    mem_free(c->inputix.slots);
     for (int i = 0; i < c->nundo; i++) {
         mem_free(c->undo[i].items);
         mem_free(c->undo[i].keys);
