@@ -193,6 +193,42 @@ for opt in "--timeout nan" "--timeout inf" "--timeout 1e400" "--timeout -1" "--t
     check "usage error: $opt" 2 "" -- $TSL $opt -e 'print(1)'
     if grep -q '^tsl: error: --' "$tmp/err"; then ok; else bad "$opt: message '$(cat "$tmp/err")'"; fi
 done
+# static compile time grows linearly: 20,000 statements, 5,000 loops, a 8,000-long dead chain
+# in a static fn (each took 9-14 s when compiling was quadratic), all compiled, not eager
+awk 'BEGIN { print "static {"; print " x0 = ones([4])"
+             for (i = 1; i < 20000; i++) printf " x%d = x%d * 0.5 + 1\n", i, i - 1
+             print "}"; print "assert(x19999[0] == 2)" }' >"$tmp/c20k.tsl"
+awk 'BEGIN { print "static {"; print " s = 0"
+             for (i = 0; i < 5000; i++) printf " x%d = %d\n for j in range(3) { s = s + x%d }\n", i, i, i
+             print "}"; print "assert(s == 3 * 4999 * 5000 / 2)" }' >"$tmp/l5k.tsl"
+awk 'BEGIN { print "static fn f(a) {"; print " x0 = a"
+             for (i = 1; i < 8000; i++) printf " x%d = x%d * 0.5 + 1\n", i, i - 1
+             print " return a"; print "}"; print "assert(f(ones([4]))[0] == 1)" }' >"$tmp/d8k.tsl"
+for f in c20k l5k d8k; do
+    t0=$(ms)
+    TSL_EXPLAIN=1 $TSL "$tmp/$f.tsl" >/dev/null 2>"$tmp/err"
+    rc=$? t=$(($(ms) - t0))
+    if [ $rc -eq 0 ] && [ $t -lt 4000 ] && grep -q 'compiled static' "$tmp/err" && ! grep -q 'runs eagerly' "$tmp/err"; then ok
+    else bad "compiling $f.tsl: exit $rc after $t ms: $(grep -v '^explain: .*compiled' "$tmp/err" | head -2)"; fi
+done
+# --timeout while compiling a big static block: an error located in the block before it is
+# compiled (the timeout grows until it lands after parsing, however loaded the machine is)
+for t in 0.1 0.15 0.2 0.3 0.4 0.6; do
+    TSL_EXPLAIN=1 timeout 5 $TSL --timeout $t "$tmp/c20k.tsl" >/dev/null 2>"$tmp/err"
+    rc=$?
+    if [ $rc -eq 1 ] && grep -q 'c20k.tsl:[0-9]*:[0-9]*: error: time limit exceeded (--timeout)$' "$tmp/err" &&
+       ! grep -q 'compiled static' "$tmp/err" && ! grep -q 'c20k.tsl:1:1: error' "$tmp/err"; then break; fi
+    rc=-1
+done
+if [ $rc -eq 1 ]; then ok; else bad "--timeout while compiling: never stopped inside the compiler: $(head -2 "$tmp/err")"; fi
+# ... and Ctrl-C there
+TSL_EXPLAIN=1 $TSL "$tmp/c20k.tsl" >/dev/null 2>"$tmp/err" &
+pid=$!
+sleep 0.2
+kill -INT $pid
+wait $pid
+rc=$?
+if [ $rc -eq 130 ] && grep -q 'error: interrupted' "$tmp/err"; then ok; else bad "SIGINT while compiling: exit $rc: $(head -2 "$tmp/err")"; fi
 check "--timeout 0.5 on quick code" 0 "1" -- $TSL --timeout 0.5 -e 'print(1)'
 check "--max-memory 2**63-1" 0 "1" -- $TSL --max-memory 9223372036854775807 -e 'print(1)'
 

@@ -63,6 +63,10 @@ typedef struct {
     const char *name;
 } Binding;
 
+/* The compile budget in time (docs/static.md): code whose compilation runs longer runs
+ * eagerly, like code past the instruction and inlining budgets. */
+#define COMPILE_BUDGET_MS 2000
+
 /* A hash index over a Binding array (the environment, the inputs): key -> its latest
  * position, so a lookup is one probe however many variables the code has. Entries are never
  * deleted: one whose position is past the array's end (a rollback) or holds another key is
@@ -141,6 +145,8 @@ typedef struct {
     int next_inline;
     int inline_depth;
     int inlined;             /* calls inlined so far (a compile budget) */
+    double give_up_ms;       /* the compile budget in time: monotonic ms when it runs out */
+    int nstmts;              /* statements compiled (the clock is read every 64) */
     Loop *loop;
     int branch_depth;        /* inside a run-time branch or loop */
     int dry;

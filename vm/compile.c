@@ -16,6 +16,7 @@
  * "home" register, found by compiling the body once as a dry run.
  * Code the compiler does not handle yet returns COMPILE_UNSUPPORTED and runs eagerly. */
 #include <stdlib.h>
+#include <time.h>
 #include "comp.h"
 
 /* ---------- statements ---------- */
@@ -774,8 +775,30 @@ static void jump_out(Comp *c, Node *n, bool is_break) {
     }
 }
 
+static double mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Ctrl-C and --timeout stop compiling too: an error at the statement being compiled. */
+static void compile_interrupted(Comp *c, SrcLoc loc) {
+    Source *saved = c->I->cur_src;
+    c->I->cur_src = c->src;
+    interp_attach_loc(c->I, loc);
+    c->I->cur_src = saved;
+    c->failed = true;
+    c->status = COMPILE_ERROR;
+}
+
 void cc_stmt(Comp *c, Node *n) {
     if (c->failed) return;
+    if (!interp_poll(c->I)) { compile_interrupted(c, n->loc); return; }
+    if ((++c->nstmts & 63) == 0 && mono_ms() > c->give_up_ms) {
+        c->loc = n->loc;
+        cc_unsupported(c, "compiling took more than %d ms; the code runs eagerly", COMPILE_BUDGET_MS);
+        return;
+    }
     if (c->g->ncode > 100000) {   /* e.g. a loop over a huge list, unrolled */
         cc_unsupported(c, "more than 100000 instructions; the code runs eagerly");
         return;
@@ -934,6 +957,7 @@ static void comp_init(Comp *c, Interp *I, Module *mod, Source *src, SrcLoc loc, 
     c->loc = loc;
     c->why = why;
     c->whylen = whylen;
+    c->give_up_ms = mono_ms() + COMPILE_BUDGET_MS;
 }
 
 CompileStatus compile_block(Interp *I, Frame *f, Node *blk, Graph **out, char *why, size_t whylen) {
