@@ -13,6 +13,7 @@
 
 int64_t tensor_max_bytes = (int64_t)1 << 30;
 int64_t tensor_max_live = 0;     /* 0: no limit */
+int64_t (*tensor_reclaim_hook)(void) = NULL;
 int64_t tensor_live_bytes = 0;
 int64_t tensor_alloc_count = 0;   /* tensors allocated so far (tests count steady-state allocations) */
 int64_t tensor_peak_bytes = 0;    /* the most tensor memory live at once */
@@ -110,7 +111,8 @@ Tensor *tensor_new(DType dt, const Shape *s) {
                 shape_str(s, buf, sizeof buf), dtype_name(dt), (long long)tensor_max_bytes);
         return NULL;
     }
-    if (tensor_max_live && tensor_live_bytes + bytes > tensor_max_live) {
+    if (tensor_max_live && tensor_live_bytes + bytes > tensor_max_live &&
+        !(tensor_reclaim_hook && tensor_reclaim_hook() > 0 && tensor_live_bytes + bytes <= tensor_max_live)) {
         op_fail("out of memory: live tensors would exceed --max-memory (%lld bytes)", (long long)tensor_max_live);
         return NULL;
     }

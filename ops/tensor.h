@@ -47,6 +47,9 @@ static inline int double_fits_i64(double x) { return x >= -9223372036854775808.0
 extern int64_t tensor_max_bytes;
 extern int64_t tensor_max_live;
 extern int64_t tensor_live_bytes;
+/* Called when --max-memory would fail an allocation: frees memory the program cannot reach
+ * (kept intermediate buffers of compiled code) and returns how many bytes it released. */
+extern int64_t (*tensor_reclaim_hook)(void);
 extern int64_t tensor_alloc_count;
 extern int64_t tensor_peak_bytes;
 

@@ -229,6 +229,25 @@ kill -INT $pid
 wait $pid
 rc=$?
 if [ $rc -eq 130 ] && grep -q 'error: interrupted' "$tmp/err"; then ok; else bad "SIGINT while compiling: exit $rc: $(head -2 "$tmp/err")"; fi
+# compiled code does not pin its intermediates: 30 static fns (about 2 MB of buffers each)
+# under a --max-memory that fits one at a time, and one static fn recompiled for 8 shapes
+awk 'BEGIN { print "x = ones([500, 500])"; print "total = 0"
+  for (k = 0; k < 30; k++) printf "static fn f%d(a) {\n  b = a * %d + 1\n  c = b * b - a\n  return sum(c)\n}\n", k, k + 2
+  for (k = 0; k < 30; k++) printf "total = total + item(f%d(x))\n", k
+  print "print(total)" }' >"$tmp/fns30.tsl"
+# sum over k of 250000 * ((k + 3)**2 - 1)
+check "30 static fns under --max-memory 12 MB" 0 "2851250000" -- $TSL --max-memory 12000000 "$tmp/fns30.tsl"
+check "a static fn recompiled for 8 shapes under --max-memory 8 MB" 0 "90630000" -- $TSL --max-memory 8000000 -e '
+static fn g(a) {
+  b = a * 3 + 1
+  c = b * b - a
+  return sum(c)
+}
+total = 0
+for r in range(3) {
+  for k in range(8) { total = total + item(g(ones([500, 500 + k]))) }
+}
+print(total)'
 check "--timeout 0.5 on quick code" 0 "1" -- $TSL --timeout 0.5 -e 'print(1)'
 check "--max-memory 2**63-1" 0 "1" -- $TSL --max-memory 9223372036854775807 -e 'print(1)'
 
