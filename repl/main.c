@@ -102,6 +102,8 @@ static void arm_timeout(double t) {
     it.it_value.tv_sec = (time_t)t;
     it.it_value.tv_usec = (suseconds_t)((t - (double)(time_t)t) * 1e6);
     if (!it.it_value.tv_sec && !it.it_value.tv_usec) it.it_value.tv_usec = 1;
+    /* then every 50 ms: the time stays up even where the REPL clears the flag at its prompt */
+    it.it_interval.tv_usec = 50000;
     setitimer(ITIMER_REAL, &it, NULL);
 }
 
