@@ -24,6 +24,16 @@ static int fail_at(Interp *I, Ins *in, const char *msg) {
     return -1;
 }
 
+/* Ctrl-C, --timeout or --max-ops stopped the run at `in` (the error is set): locate it in
+ * the instruction's own source, as fail_at does. */
+static int stopped_at(Interp *I, Ins *in) {
+    Source *saved = I->cur_src;
+    I->cur_src = in->src;
+    interp_attach_loc(I, in->loc);
+    I->cur_src = saved;
+    return -1;
+}
+
 /* A number op whose result is NaN: whether it is an error eagerly (& | ^ ~ of a non-integral
  * number), with the message set. Bool operands are 0/1 and never get here. */
 static bool number_op_failed(const Ins *in, double a, double b, int n) {
@@ -398,7 +408,7 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             }
             vmcase(I_OP) {
                 /* before each kernel: a run of slow ops without a loop stops too */
-                if (!interp_poll(I)) { interp_attach_loc(I, in->loc); return -1; }
+                if (!interp_poll(I)) return stopped_at(I, in);
                 if (exec_op(I, g, r, in)) return -1;
                 vmbreak;
             }
@@ -429,10 +439,8 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             }
             vmcase(I_JUMP) {
                 /* backward jumps close loops: poll Ctrl-C, --timeout and --max-ops there */
-                if (in->aux < pc && (tsl_interrupt_flag || I->max_ops) && !interp_check_limits(I)) {
-                    interp_attach_loc(I, in->loc);
-                    return -1;
-                }
+                if (in->aux < pc && (tsl_interrupt_flag || I->max_ops) && !interp_check_limits(I))
+                    return stopped_at(I, in);
                 pc = in->aux;
                 vmbreak;
             }
@@ -441,7 +449,7 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             vmcase(I_ASSERT) if (exec_assert(I, g, r, in)) return -1; vmbreak;
             vmcase(I_STORE) if (exec_store(I, g, r, in)) return -1; vmbreak;
             vmcase(I_FUSED) {
-                if (!interp_poll(I)) { interp_attach_loc(I, in->loc); return -1; }
+                if (!interp_poll(I)) return stopped_at(I, in);
                 if (exec_fused(I, g, r, in)) return -1;
                 vmbreak;
             }
