@@ -63,10 +63,6 @@ typedef struct {
     const char *name;
 } Binding;
 
-/* The compile budget in time (docs/static.md): code whose compilation runs longer runs
- * eagerly, like code past the instruction and inlining budgets. */
-#define COMPILE_BUDGET_MS 2000
-
 /* A hash index over a Binding array (the environment, the inputs): key -> its latest
  * position, so a lookup is one probe however many variables the code has. Entries are never
  * deleted: one whose position is past the array's end (a rollback) or holds another key is

@@ -775,6 +775,8 @@ static void jump_out(Comp *c, Node *n, bool is_break) {
     }
 }
 
+int compile_budget_ms = 2000;
+
 static double mono_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -796,7 +798,7 @@ void cc_stmt(Comp *c, Node *n) {
     if (!interp_poll(c->I)) { compile_interrupted(c, n->loc); return; }
     if ((++c->nstmts & 63) == 0 && mono_ms() > c->give_up_ms) {
         c->loc = n->loc;
-        cc_unsupported(c, "compiling took more than %d ms; the code runs eagerly", COMPILE_BUDGET_MS);
+        cc_unsupported(c, "compiling took more than %d ms; the code runs eagerly", compile_budget_ms);
         return;
     }
     if (c->g->ncode > 100000) {   /* e.g. a loop over a huge list, unrolled */
@@ -957,7 +959,7 @@ static void comp_init(Comp *c, Interp *I, Module *mod, Source *src, SrcLoc loc, 
     c->loc = loc;
     c->why = why;
     c->whylen = whylen;
-    c->give_up_ms = mono_ms() + COMPILE_BUDGET_MS;
+    c->give_up_ms = mono_ms() + compile_budget_ms;
 }
 
 CompileStatus compile_block(Interp *I, Frame *f, Node *blk, Graph **out, char *why, size_t whylen) {

@@ -11,6 +11,7 @@ Suite *vm_suite(void);
 Suite *axis_suite(void);     /* test_axis.c: cumsum ... trace kernels */
 Suite *linalg_suite(void);   /* test_linalg.c: LAPACK ops */
 Suite *ew_suite(void);       /* test_ew.c: v2 elementwise kernels */
-Suite *table_suite(void);    /* test_table.c: every op of ops.def x dtype x {eager, static, -fuse} */
+Suite *table_suite(void);
+Suite *limits_suite(void);   /* test_limits.c: polling, compile budget, kept buffers (issue 10) */    /* test_table.c: every op of ops.def x dtype x {eager, static, -fuse} */
 
 #endif
