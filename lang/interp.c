@@ -64,14 +64,28 @@ void interp_clear_error(Interp *I) {
     if (I->traceback.s) I->traceback.s[0] = 0;
 }
 
-/* Poll Ctrl-C, the operation budget and the time limit. */
-bool interp_check_limits(Interp *I) {
-    if (tsl_interrupt_flag) {
-        tsl_interrupt_flag = 0;
-        interp_error(I, "interrupted");
-        I->interrupted = true;
+/* Ctrl-C and --timeout arrive as signals (repl/main.c): the handlers only set flags, so the
+ * hot-path poll is one load of tsl_interrupt_flag. tsl_timeout_flag says which it was and stays
+ * set: once the time is up, every later poll fails too. The wake-up flag is cleared before
+ * the reason is read, so a signal that lands in between is reported now or at the next poll. */
+volatile sig_atomic_t tsl_timeout_flag = 0;
+
+bool interp_check_signals(Interp *I) {
+    if (!tsl_interrupt_flag) return true;
+    tsl_interrupt_flag = 0;
+    if (tsl_timeout_flag) {
+        tsl_interrupt_flag = 1;
+        interp_error(I, "time limit exceeded (--timeout)");
         return false;
     }
+    interp_error(I, "interrupted");
+    I->interrupted = true;
+    return false;
+}
+
+/* Poll Ctrl-C, the time limit and the operation budget (one operation counted). */
+bool interp_check_limits(Interp *I) {
+    if (!interp_check_signals(I)) return false;
     /* objects count toward --max-memory as they are made (that cannot fail): check here */
     if (tensor_max_live && tensor_live_bytes + obj_live_bytes > tensor_max_live) {
         interp_error(I, "out of memory: the program's memory would exceed --max-memory (%lld bytes)",
@@ -82,21 +96,10 @@ bool interp_check_limits(Interp *I) {
         interp_error(I, "operation budget exceeded (--max-ops %lld)", (long long)I->max_ops);
         return false;
     }
-    if (I->deadline > 0 && (I->ops & 1023) == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        if (ts.tv_sec + ts.tv_nsec * 1e-9 > I->deadline) {
-            interp_error(I, "time limit exceeded (--timeout)");
-            return false;
-        }
-    }
     return true;
 }
 
 #define POLL(I) (!(tsl_interrupt_flag | (I)->limits_on) || interp_check_limits(I))
-
-/* POLL for walks outside this file (value.c's equality and printing). */
-bool interp_poll(Interp *I) { return POLL(I); }
 
 /* ---------- truthiness ---------- */
 
@@ -439,6 +442,7 @@ static const OpAttrs no_attrs = { .naxes = -1, .dtype = -1 };
 
 /* a (op) b through the op core. */
 static Value tensor_binary(Interp *I, OpCode op, Value a, Value b) {
+    if (!interp_poll(I)) return ERR_VAL;   /* before the kernel, not after it */
     OpArg in[2] = { value_arg(a), value_arg(b) };
     OpCall c = { op, 2, in, &no_attrs };
     Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
@@ -1226,6 +1230,11 @@ static bool range_args(Interp *I, Frame *f, Node *call, int64_t *a, int64_t *b, 
     for (int i = 0; i < call->n; i++) {
         Value x = eval(I, f, call->kids[i]);
         if (IS_ERR(x)) { *st = EX_ERR; return true; }
+        if (x.type == VAL_NUM && fabs(x.as.n) > RANGE_MAX_BOUND) {   /* i + 1 == i there */
+            interp_error_at(I, call->kids[i]->loc, RANGE_BOUND_MSG);
+            *st = EX_ERR;
+            return true;
+        }
         if (x.type != VAL_NUM || !num_to_i64(x.as.n, &v[i])) {
             val_release(x);
             interp_error_at(I, call->kids[i]->loc, "range() arguments must be integers");
@@ -1405,6 +1414,8 @@ static Exec exec(Interp *I, Frame *f, Node *n) {
 
 static Exec exec_block(Interp *I, Frame *f, Node *b) {
     for (int i = 0; i < b->n; i++) {
+        /* every statement polls: straight-line code of slow kernels stops too */
+        if (!interp_poll(I)) { interp_attach_loc(I, b->kids[i]->loc); return EX_ERR; }
         Exec st = exec(I, f, b->kids[i]);
         if (st != EX_OK) return st;
     }

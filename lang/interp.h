@@ -67,8 +67,8 @@ typedef struct Interp {
     /* options and limits (spec section 1) */
     int max_depth, max_nesting;
     int64_t max_ops, ops;
-    double deadline;          /* monotonic seconds; 0 = none */
-    bool limits_on;           /* max_ops or deadline set: the evaluator polls them */
+    double deadline;          /* unused: --timeout arms a timer that sets tsl_timeout_flag */
+    bool limits_on;           /* max_ops set: the evaluator counts operations */
     bool no_static, verify_static, repl, time_inputs;
     bool sandbox;             /* fuzzing: built-ins that touch files are disabled */
     int nargs;
@@ -92,7 +92,8 @@ typedef struct Interp {
     void *vm;                 /* static-code state: caches, last graph (vm/static.c) */
 } Interp;
 
-extern volatile sig_atomic_t tsl_interrupt_flag;
+/* Set by the SIGINT and --timeout handlers (repl/main.c); tsl_timeout_flag says the time is up. */
+extern volatile sig_atomic_t tsl_interrupt_flag, tsl_timeout_flag;
 
 Interp *interp_new(void);
 void interp_free(Interp *I);
@@ -133,6 +134,11 @@ double num_floor_mod(double a, double b);   /* % on numbers: floor modulo, x % 0
 double num_binary(int tok, double x, double y);   /* + - * / % ** and comparisons (0/1) on numbers */
 int tensor_op_of(int tok);                       /* the OpCode of a binary operator token */
 
+/* A range's bounds stay within +-2**53, where every integer is a double and i + step moves
+ * i: beyond, i + 1 == i and a loop over range() would never end (also for infinities). */
+#define RANGE_MAX_BOUND 9007199254740992.0
+#define RANGE_BOUND_MSG "range() arguments must be integers between -2**53 and 2**53"
+
 /* resolve.c */
 int resolve_program(Interp *I, Module *m, Node *prog);
 
@@ -154,7 +160,10 @@ Source *source_new(Interp *I, const char *name, const char *dir, char *text, siz
 Value value_index(Interp *I, Value obj, Value *idx, int n);
 Value value_binary(Interp *I, int tok_op, Value a, Value b);
 Value interp_to_tensor(Interp *I, Value v, int dtype_or_minus1);
-bool interp_check_limits(Interp *I);
-bool interp_poll(Interp *I);   /* cheap: checks only when Ctrl-C or a limit is pending */
+bool interp_check_limits(Interp *I);      /* signals, then counts one op against --max-ops */
+bool interp_check_signals(Interp *I);     /* Ctrl-C and --timeout only; false with an error set */
+/* The cheap poll for any loop that can run long (value walks, compiler passes, kernels):
+ * one load of a volatile flag. False with an error set (the caller attaches a location). */
+static inline bool interp_poll(Interp *I) { return !tsl_interrupt_flag || interp_check_signals(I); }
 
 #endif

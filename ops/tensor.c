@@ -13,6 +13,7 @@
 
 int64_t tensor_max_bytes = (int64_t)1 << 30;
 int64_t tensor_max_live = 0;     /* 0: no limit */
+int64_t (*tensor_reclaim_hook)(void) = NULL;
 int64_t tensor_live_bytes = 0;
 int64_t obj_live_bytes = 0;
 int64_t tensor_alloc_count = 0;   /* tensors allocated so far (tests count steady-state allocations) */
@@ -120,7 +121,8 @@ Tensor *tensor_new(DType dt, const Shape *s) {
                 shape_str(s, buf, sizeof buf), dtype_name(dt), (long long)tensor_max_bytes);
         return NULL;
     }
-    if (bytes > mem_budget_left()) {
+    if (bytes > mem_budget_left() &&
+        !(tensor_reclaim_hook && tensor_reclaim_hook() > 0 && bytes <= mem_budget_left())) {
         op_fail("out of memory: the program's memory would exceed --max-memory (%lld bytes)",
                 (long long)tensor_max_live);
         return NULL;

@@ -51,6 +51,9 @@ extern int64_t tensor_live_bytes;
 extern int64_t obj_live_bytes;      /* strings, lists, dicts, closures (lang/value.c counts them) */
 /* Bytes the program may still allocate under --max-memory (INT64_MAX when unlimited). */
 int64_t mem_budget_left(void);
+/* Called when --max-memory would fail an allocation: frees memory the program cannot reach
+ * (kept intermediate buffers of compiled code) and returns how many bytes it released. */
+extern int64_t (*tensor_reclaim_hook)(void);
 extern int64_t tensor_alloc_count;
 extern int64_t tensor_peak_bytes;
 

@@ -2,14 +2,17 @@
  *
  * The interpreter runs on a thread with a large stack so deep (but legal) recursion up to
  * --max-depth fits; a guard in the evaluator turns anything deeper into an error.
- * SIGINT only sets a flag that the evaluator polls. */
+ * SIGINT and the --timeout timer (SIGALRM) only set a flag that the evaluator and the VM poll. */
+#include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 #include "interp.h"
@@ -44,20 +47,64 @@ static void usage(FILE *out) {
           out);
 }
 
+/* Numeric options take plain decimal digits: no sign, no exponent, no junk, no overflow. */
 static bool parse_count(const char *opt, const char *s, int64_t *out) {
-    char *end;
-    long long v = strtoll(s ? s : "", &end, 10);
-    if (!s || !*s || *end || v < 0) {
-        fprintf(stderr, "tsl: error: %s needs a non-negative integer\n", opt);
+    int64_t v = 0;
+    bool ok = s && *s;
+    for (const char *p = s; ok && *p; p++) {
+        if (*p < '0' || *p > '9' || v > (INT64_MAX - (*p - '0')) / 10) ok = false;
+        else v = v * 10 + (*p - '0');
+    }
+    if (!ok) {
+        fprintf(stderr, "tsl: error: %s needs a non-negative integer below 2**63, not '%s'\n", opt, s ? s : "");
         return false;
     }
     *out = v;
     return true;
 }
 
+/* --timeout: a finite number of seconds, above 0 and at most a year (setitimer's range). */
+static bool parse_seconds(const char *s, double *out) {
+    char *end;
+    errno = 0;
+    double t = s && *s ? strtod(s, &end) : NAN;
+    if (!(t > 0 && t <= 366 * 86400.0) || errno == ERANGE || *end) {
+        fprintf(stderr, "tsl: error: --timeout needs a number of seconds above 0 and at most 31622400, not '%s'\n",
+                s ? s : "");
+        return false;
+    }
+    *out = t;
+    return true;
+}
+
 static void on_sigint(int sig) {
     (void)sig;
     tsl_interrupt_flag = 1;
+}
+
+/* --timeout: the timer's handler raises the same flag the evaluator and the VM poll. */
+static void on_sigalrm(int sig) {
+    (void)sig;
+    tsl_timeout_flag = 1;
+    tsl_interrupt_flag = 1;
+}
+
+static void arm_timeout(double t) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigalrm;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval it;
+    memset(&it, 0, sizeof it);
+    it.it_value.tv_sec = (time_t)t;
+    it.it_value.tv_usec = (suseconds_t)((t - (double)(time_t)t) * 1e6);
+    if (!it.it_value.tv_sec && !it.it_value.tv_usec) it.it_value.tv_usec = 1;
+    /* then every 50 ms: the time stays up even where the REPL clears the flag at its prompt */
+    it.it_interval.tv_usec = 50000;
+    setitimer(ITIMER_REAL, &it, NULL);
 }
 
 static void find_stdlib(const char *argv0) {
@@ -80,6 +127,7 @@ static int run_main(int argc, char **argv) {
     Interp *I = interp_new();
     const char *code = NULL, *file = NULL;
     int i = 1, rc = 0;
+    double timeout = 0;
     for (; i < argc; i++) {
         const char *a = argv[i];
         int64_t n;
@@ -103,13 +151,7 @@ static int run_main(int argc, char **argv) {
             }
             if (strcmp(d, "cpu")) { fprintf(stderr, "tsl: error: --device takes cpu or gpu, not '%s'\n", d); rc = 2; goto done; }
         } else if (!strcmp(a, "--timeout")) {
-            char *end;
-            const char *s = i + 1 < argc ? argv[++i] : "";
-            double t = strtod(s, &end);
-            if (!*s || *end || t <= 0) { fputs("tsl: error: --timeout needs a positive number of seconds\n", stderr); rc = 2; goto done; }
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            I->deadline = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + t;
+            if (!parse_seconds(i + 1 < argc ? argv[++i] : NULL, &timeout)) { rc = 2; goto done; }
         } else if (!strcmp(a, "--max-depth") || !strcmp(a, "--max-nesting") || !strcmp(a, "--max-tensor-bytes") ||
                    !strcmp(a, "--max-memory") || !strcmp(a, "--max-ops")) {
             if (!parse_count(a, i + 1 < argc ? argv[++i] : NULL, &n)) { rc = 2; goto done; }
@@ -127,6 +169,7 @@ static int run_main(int argc, char **argv) {
     if (!code && i < argc) file = argv[i++];
     I->nargs = argc - i;
     I->args = argv + i;
+    if (timeout > 0) arm_timeout(timeout);
     if (code) rc = interp_run_source(I, "<string>", code, strlen(code), false, NULL);
     else if (file) rc = interp_run_file(I, file);
     else rc = repl_run(I);

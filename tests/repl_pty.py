@@ -107,6 +107,22 @@ send("\x03")
 check("interrupted" in read_until(">>> ", timeout=30), "Ctrl-C interrupts printing a huge value")
 send("len(a)\r")
 check("2" in read_until(">>> "), "the REPL works after that")
+# limits (issue 10): Ctrl-C in a static loop whose body is slow (it used to be polled only
+# every 256 iterations) is back at the prompt quickly too
+send("a = randn([700, 700])\r")
+read_until(">>> ")
+send("static { s = a\r")
+read_until("... ")
+send("for i in range(100000) { s = s @ a } }\r")
+time.sleep(0.8)
+t0 = time.time()
+send("\x03")
+out = read_until(">>> ", timeout=10)
+elapsed = time.time() - t0
+check("interrupted" in out, "Ctrl-C interrupts a slow static loop")
+check(elapsed < 1.0, "prompt is back within 1 s of Ctrl-C in static code (%.0f ms)" % (elapsed * 1000))
+send("1 + 1\r")
+check("2" in read_until(">>> "), "the REPL works after interrupting static code")
 
 send(":quit\r")
 os.waitpid(pid, 0)

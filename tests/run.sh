@@ -193,6 +193,109 @@ printf 'a = [1]\npush(a, a)\nstatic { n = len(a) }\nassert(n == 2)\n' >"$tmp/cyc
 TSL_EXPLAIN=1 timeout 10 $TSL "$tmp/cyc.tsl" 2>"$tmp/err" >/dev/null
 if grep -q "cyc.tsl:3:1: static block runs eagerly: .*'a\[1\]' contains itself" "$tmp/err" && sanitized; then ok
 else bad "static block reading a cyclic list: $(head -3 "$tmp/err")"; fi
+# limits that always hold (issue 10): --timeout and Ctrl-C stop straight-line code, static
+# loops with slow bodies and static compilation; numeric options are checked strictly
+ms() { echo $(($(date +%s%N) / 1000000)); }
+mm8='a = randn([1200, 1200]) / 40
+b = a @ a
+b = b @ a
+b = b @ a
+b = b @ a
+b = b @ a
+b = b @ a
+b = b @ a
+b = b @ a'
+for code in "$mm8" "static {
+$mm8
+}"; do
+    t0=$(ms)
+    $TSL --timeout 0.3 -e "$code" >/dev/null 2>"$tmp/err"
+    rc=$? t=$(($(ms) - t0))
+    if [ $rc -eq 1 ] && [ $t -lt 1500 ] && grep -q '^<string>:[0-9]*:[0-9]*: error: time limit exceeded (--timeout)$' "$tmp/err"
+    then ok; else bad "--timeout 0.3 on straight-line matmuls: exit $rc after $t ms: $(head -1 "$tmp/err")"; fi
+done
+# Ctrl-C in a static loop whose body is slow (it used to poll every 256 iterations)
+$TSL -e 'a = randn([700, 700])
+static {
+  s = a
+  for i in range(100000) { s = s @ a }
+}' >/dev/null 2>"$tmp/err" &
+pid=$!
+sleep 0.5
+t0=$(ms)
+kill -INT $pid
+wait $pid
+rc=$? t=$(($(ms) - t0))
+if [ $rc -eq 130 ] && [ $t -lt 1000 ] && grep -q 'error: interrupted' "$tmp/err"; then ok
+else bad "SIGINT in a slow static loop: exit $rc after $t ms (want 130 within 1 s)"; fi
+for opt in "--timeout nan" "--timeout inf" "--timeout 1e400" "--timeout -1" "--timeout 1e-400" \
+           "--max-memory 1e23" "--max-memory 18446744073709551616" "--max-ops -5" "--max-depth +5" "--max-ops 10x"; do
+    # shellcheck disable=SC2086
+    check "usage error: $opt" 2 "" -- $TSL $opt -e 'print(1)'
+    if grep -q '^tsl: error: --' "$tmp/err"; then ok; else bad "$opt: message '$(cat "$tmp/err")'"; fi
+done
+# static compile time grows linearly: 20,000 statements, 5,000 loops, a 8,000-long dead chain
+# in a static fn (each took 9-14 s when compiling was quadratic), all compiled, not eager
+awk 'BEGIN { print "static {"; print " x0 = ones([4])"
+             for (i = 1; i < 20000; i++) printf " x%d = x%d * 0.5 + 1\n", i, i - 1
+             print "}"; print "assert(x19999[0] == 2)" }' >"$tmp/c20k.tsl"
+awk 'BEGIN { print "static {"; print " s = 0"
+             for (i = 0; i < 5000; i++) printf " x%d = %d\n for j in range(3) { s = s + x%d }\n", i, i, i
+             print "}"; print "assert(s == 3 * 4999 * 5000 / 2)" }' >"$tmp/l5k.tsl"
+awk 'BEGIN { print "static fn f(a) {"; print " x0 = a"
+             for (i = 1; i < 8000; i++) printf " x%d = x%d * 0.5 + 1\n", i, i - 1
+             print " return a"; print "}"; print "assert(f(ones([4]))[0] == 1)" }' >"$tmp/d8k.tsl"
+for f in c20k l5k d8k; do
+    t0=$(ms)
+    TSL_EXPLAIN=1 $TSL "$tmp/$f.tsl" >/dev/null 2>"$tmp/err"
+    rc=$? t=$(($(ms) - t0))
+    if [ $rc -eq 0 ] && [ $t -lt 4000 ] && grep -q 'compiled static' "$tmp/err" && ! grep -q 'runs eagerly' "$tmp/err"; then ok
+    else bad "compiling $f.tsl: exit $rc after $t ms: $(grep -v '^explain: .*compiled' "$tmp/err" | head -2)"; fi
+done
+# --timeout while compiling a big static block: an error located in the block before it is
+# compiled (the timeout grows until it lands after parsing, however loaded the machine is)
+for t in 0.1 0.15 0.2 0.3 0.4 0.6; do
+    TSL_EXPLAIN=1 timeout 5 $TSL --timeout $t "$tmp/c20k.tsl" >/dev/null 2>"$tmp/err"
+    rc=$?
+    if [ $rc -eq 1 ] && grep -q 'c20k.tsl:[0-9]*:[0-9]*: error: time limit exceeded (--timeout)$' "$tmp/err" &&
+       ! grep -q 'compiled static' "$tmp/err" && ! grep -q 'c20k.tsl:1:1: error' "$tmp/err"; then break; fi
+    rc=-1
+done
+if [ $rc -eq 1 ]; then ok; else bad "--timeout while compiling: never stopped inside the compiler: $(head -2 "$tmp/err")"; fi
+# ... and Ctrl-C there (exit 130)
+for d in 0.1 0.15 0.2 0.3 0.4 0.6; do
+    TSL_EXPLAIN=1 timeout 10 $TSL "$tmp/c20k.tsl" >/dev/null 2>"$tmp/err" &
+    pid=$!
+    sleep $d
+    kill -INT $pid
+    wait $pid
+    rc=$?
+    if [ $rc -eq 130 ] && grep -q 'c20k.tsl:[0-9]*:[0-9]*: error: interrupted$' "$tmp/err" &&
+       ! grep -q 'compiled static' "$tmp/err" && ! grep -q 'c20k.tsl:1:1: error' "$tmp/err"; then break; fi
+    rc=-1
+done
+if [ $rc -eq 130 ]; then ok; else bad "SIGINT while compiling: never stopped inside the compiler: $(head -2 "$tmp/err")"; fi
+# compiled code does not pin its intermediates: 30 static fns (about 2 MB of buffers each)
+# under a --max-memory that fits one at a time, and one static fn recompiled for 8 shapes
+awk 'BEGIN { print "x = ones([500, 500])"; print "total = 0"
+  for (k = 0; k < 30; k++) printf "static fn f%d(a) {\n  b = a * %d + 1\n  c = b * b - a\n  return sum(c)\n}\n", k, k + 2
+  for (k = 0; k < 30; k++) printf "total = total + item(f%d(x))\n", k
+  print "print(total)" }' >"$tmp/fns30.tsl"
+# sum over k of 250000 * ((k + 3)**2 - 1)
+check "30 static fns under --max-memory 12 MB" 0 "2851250000" -- $TSL --max-memory 12000000 "$tmp/fns30.tsl"
+check "a static fn recompiled for 8 shapes under --max-memory 8 MB" 0 "90630000" -- $TSL --max-memory 8000000 -e '
+static fn g(a) {
+  b = a * 3 + 1
+  c = b * b - a
+  return sum(c)
+}
+total = 0
+for r in range(3) {
+  for k in range(8) { total = total + item(g(ones([500, 500 + k]))) }
+}
+print(total)'
+check "--timeout 0.5 on quick code" 0 "1" -- $TSL --timeout 0.5 -e 'print(1)'
+check "--max-memory 2**63-1" 0 "1" -- $TSL --max-memory 9223372036854775807 -e 'print(1)'
 
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3"; do

@@ -63,6 +63,24 @@ typedef struct {
     const char *name;
 } Binding;
 
+/* A hash index over a Binding array (the environment, the inputs): key -> its latest
+ * position, so a lookup is one probe however many variables the code has. Entries are never
+ * deleted: one whose position is past the array's end (a rollback) or holds another key is
+ * stale and reads as absent. */
+typedef struct {
+    VarKey key;
+    int pos;          /* -1: empty slot */
+} KeySlot;
+typedef struct {
+    KeySlot *slots;
+    int cap, used;
+} KeyIndex;
+
+typedef struct {
+    int pos;          /* a binding a dry run overwrote, and its value before */
+    Binding old;
+} EnvUndo;
+
 /* Where a value that changes inside a loop or run-time branch lives: a variable (st NULL)
  * or item `slot` of a compile-time list or dict. */
 typedef struct Home {
@@ -114,12 +132,17 @@ typedef struct {
     int nenv, capenv;
     Binding *inputs;         /* lifted inputs by source, so a source is read once */
     int ninputs, capinputs;
+    KeyIndex envix, inputix;  /* lookups into env and inputs (cc_env_find, cc_input_find) */
+    EnvUndo *envlog;          /* bindings overwritten in dry runs (rolled back by position) */
+    int nenvlog, capenvlog;
     int numguards[64];
     int nnum;
     Inline *ictx;
     int next_inline;
     int inline_depth;
     int inlined;             /* calls inlined so far (a compile budget) */
+    double give_up_ms;       /* the compile budget in time: monotonic ms when it runs out */
+    int nstmts;              /* statements compiled (the clock is read every 64) */
     Loop *loop;
     int branch_depth;        /* inside a run-time branch or loop */
     int dry;
@@ -163,6 +186,9 @@ void cc_astruct_push(Comp *c, AStruct *s, const char *key, AVal v);
 int cc_astruct_find(AStruct *s, const char *key);
 bool cc_key_eq(VarKey a, VarKey b);
 Binding *cc_find_binding(Binding *b, int n, VarKey k);
+Binding *cc_env_find(Comp *c, VarKey k);
+Binding *cc_input_find(Comp *c, VarKey k);
+void cc_key_indexed(KeyIndex *ix, VarKey k, int pos);   /* after appending a binding at pos */
 void cc_env_set(Comp *c, VarKey k, AVal v, const char *name, bool assigned);
 int cc_add_guard(Comp *c, GuardKind kind, int input);
 int cc_add_input(Comp *c, InputSrc src);

@@ -15,6 +15,8 @@
  * values become jumps. Variables that change inside a loop or a run-time branch live in a
  * "home" register, found by compiling the body once as a dry run.
  * Code the compiler does not handle yet returns COMPILE_UNSUPPORTED and runs eagerly. */
+#include <stdlib.h>
+#include <time.h>
 #include "comp.h"
 
 /* ---------- statements ---------- */
@@ -139,17 +141,17 @@ static void assign_augmented(Comp *c, Node *n) {
 
 typedef struct {
     int ncode;
-    Binding *env;
-    int nenv;
+    int nenv;         /* bindings then; later ones were added by the dry run */
+    int nenvlog;      /* the environment's undo log then (cc_env_set logs what it overwrites) */
     int nundo, undo_base;
     int id;           /* structures born at or after it were made by the dry run */
     int outer_id;
 } Snap;
 
 static Snap snapshot(Comp *c) {
-    Snap s = { c->g->ncode, mem_alloc(sizeof(Binding) * (size_t)(c->nenv + 1)), c->nenv, c->nundo, c->undo_base, ++c->nsnaps, c->snap_id };
+    /* no copy of the environment: a dry run logs the bindings it overwrites */
+    Snap s = { c->g->ncode, c->nenv, c->nenvlog, c->nundo, c->undo_base, ++c->nsnaps, c->snap_id };
     c->snap_id = s.id;
-    if (c->nenv) memcpy(s.env, c->env, sizeof(Binding) * (size_t)c->nenv);
     c->undo_base = c->nundo;
     c->dry++;
     return s;
@@ -159,8 +161,9 @@ static Snap snapshot(Comp *c) {
 static void rollback(Comp *c, Snap *s) {
     for (int i = s->ncode; i < c->g->ncode; i++) ins_free(&c->g->code[i]);
     c->g->ncode = s->ncode;
+    for (int i = c->nenvlog - 1; i >= s->nenvlog; i--) c->env[c->envlog[i].pos] = c->envlog[i].old;
+    c->nenvlog = s->nenvlog;
     c->nenv = s->nenv;
-    if (s->nenv) memcpy(c->env, s->env, sizeof(Binding) * (size_t)s->nenv);
     for (int i = c->nundo - 1; i >= s->nundo; i--) {
         Undo *u = &c->undo[i];
         u->st->n = u->n;
@@ -172,7 +175,6 @@ static void rollback(Comp *c, Snap *s) {
     c->nundo = s->nundo;
     c->undo_base = s->undo_base;
     c->snap_id = s->outer_id;
-    mem_free(s->env);
     c->dry--;
 }
 
@@ -253,17 +255,35 @@ static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
     if (!same_av(home, &v)) cc_unsupported(c, "variable '%s' changes inside a loop or branch", name);
 }
 
-/* Variables whose binding differs between the environment now and the snapshot. */
+static void changed_one(Binding *now, const Binding *before, Home **out, int *n) {
+    if (before && same_av(&before->v, &now->v)) return;
+    if (now->v.kind == AV_NONE) return;
+    *out = mem_realloc(*out, sizeof(Home) * (size_t)(*n + 1));
+    (*out)[*n] = (Home){ now->key, now->v, now->name, NULL, 0 };
+    (*n)++;
+}
+
+static int by_pos_then_age(const void *a, const void *b) {
+    const EnvUndo *x = *(EnvUndo *const *)a, *y = *(EnvUndo *const *)b;
+    if (x->pos != y->pos) return x->pos < y->pos ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Variables whose binding differs between the environment now and the snapshot, in the
+ * order of the environment: the bindings the dry run overwrote (the oldest log entry of a
+ * position holds its value then), then those it added. Linear in what the run touched. */
 static void changed_since(Comp *c, Snap *s, Home **out, int *n) {
-    for (int i = 0; i < c->nenv; i++) {
-        Binding *now = &c->env[i];
-        Binding *before = cc_find_binding(s->env, s->nenv, now->key);
-        if (before && same_av(&before->v, &now->v)) continue;
-        if (now->v.kind == AV_NONE) continue;
-        *out = mem_realloc(*out, sizeof(Home) * (size_t)(*n + 1));
-        (*out)[*n] = (Home){ now->key, now->v, now->name, NULL, 0 };
-        (*n)++;
-    }
+    int nlog = c->nenvlog - s->nenvlog;
+    EnvUndo **log = mem_alloc(sizeof(EnvUndo *) * (size_t)(nlog + 1));
+    int m = 0;
+    for (int i = 0; i < nlog; i++)   /* bindings the run added are reported below, once */
+        if (c->envlog[s->nenvlog + i].pos < s->nenv) log[m++] = &c->envlog[s->nenvlog + i];
+    nlog = m;
+    qsort(log, (size_t)nlog, sizeof *log, by_pos_then_age);
+    for (int i = 0; i < nlog; i++)
+        if (i == 0 || log[i]->pos != log[i - 1]->pos) changed_one(&c->env[log[i]->pos], &log[i]->old, out, n);
+    mem_free(log);
+    for (int i = s->nenv; i < c->nenv; i++) changed_one(&c->env[i], NULL, out, n);
 }
 
 /* List and dict items changed since the snapshot (their value now), from the dry run's
@@ -327,12 +347,12 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
     if (c->failed) { mem_free(changed); return; }
     for (int i = 0; i < nchanged; i++) {
         AVal home;
-        Binding *b = cc_find_binding(c->env, c->nenv, changed[i].key);
-        if (!b) b = cc_find_binding(c->inputs, c->ninputs, changed[i].key);
+        Binding *b = cc_env_find(c, changed[i].key);
+        if (!b) b = cc_input_find(c, changed[i].key);
         if (!b && has_value_outside(c, changed[i].key)) {   /* bound before, not read yet */
             cc_read_key(c, changed[i].key, changed[i].name);
             if (c->failed) break;
-            b = cc_find_binding(c->inputs, c->ninputs, changed[i].key);
+            b = cc_input_find(c, changed[i].key);
         }
         const AVal *shape_src = b ? &b->v : &changed[i].home;
         if (!make_home(c, shape_src, &home)) {
@@ -367,7 +387,7 @@ static void home_moves(Comp *c, Home *homes, int n) {
             move_into(c, &homes[i].home, homes[i].st->items[homes[i].slot], homes[i].name);
             continue;
         }
-        Binding *b = cc_find_binding(c->env, c->nenv, homes[i].key);
+        Binding *b = cc_env_find(c, homes[i].key);
         if (b) move_into(c, &homes[i].home, b->v, homes[i].name);
     }
 }
@@ -511,6 +531,33 @@ static void compile_loop(Comp *c, LoopArg *la) {
     mem_free(homes);
 }
 
+/* A run-time stop of a range beyond +-2**53 is an error when the loop starts (as eagerly):
+ * the counter would stop moving there. */
+static void check_range_stop(Comp *c, AVal *stop) {
+    int r = cc_num_reg(c, stop);
+    AVal hi = cc_num_const(RANGE_MAX_BOUND), lo = cc_num_const(-RANGE_MAX_BOUND);
+    int rhi = cc_num_reg(c, &hi), rlo = cc_num_reg(c, &lo);
+    int ok[2], ops[2] = { OP_LE, OP_GE }, lim[2] = { rhi, rlo };
+    for (int k = 0; k < 2; k++) {
+        ok[k] = cc_new_num(c, true);
+        Ins *in = cc_emit(c, I_NBIN);
+        in->dst = ok[k];
+        in->a = r;
+        in->b = lim[k];
+        in->aux = ops[k];
+    }
+    Ins *both = cc_emit(c, I_NBIN);
+    both->dst = cc_new_num(c, true);
+    both->a = ok[0];
+    both->b = ok[1];
+    both->aux = OP_MUL;
+    int cond = both->dst;
+    Ins *in = cc_emit(c, I_ASSERT);
+    in->a = cond;
+    in->aux = 1;   /* key is the whole message */
+    in->key = mem_strndup(RANGE_BOUND_MSG, strlen(RANGE_BOUND_MSG));
+}
+
 static void for_stmt(Comp *c, Node *n) {
     Node *it = n->b;
     LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV };
@@ -523,6 +570,7 @@ static void for_stmt(Comp *c, Node *n) {
                 a[i] = cc_expr(c, it->kids[i]);
                 if (c->failed) return;
                 if (a[i].kind != AV_NUM) { cc_error_at(c, it->kids[i]->loc, "range() arguments must be integers"); return; }
+                if (a[i].known && fabs(a[i].num) > RANGE_MAX_BOUND) { cc_error_at(c, it->kids[i]->loc, RANGE_BOUND_MSG); return; }
             }
             c->loc = it->loc;
             if (it->n == 1) { la.start = 0; la.stop = a[0]; }
@@ -542,13 +590,10 @@ static void for_stmt(Comp *c, Node *n) {
                 if (!num_to_i64(x, &unused)) { cc_error_at(c, it->kids[i]->loc, "range() arguments must be integers"); return; }
             }
             if (la.step == 0) { cc_error_at(c, it->loc, "range() step must not be zero"); return; }
-            /* The counter is a double: past 2**53, i + step may round back to i and the loop
-             * never ends. Such a range runs eagerly, counted exactly. A start within 2**52 needs
-             * at least 2**42 exact steps to get there (a step below 2**11 to stall below 2**63),
-             * so a stop known only at run time cannot make a static loop stall in practice. */
-            if (fabs(la.start) > 4503599627370496.0 || (la.stop.known && fabs(la.stop.num) > 9007199254740992.0)) {
-                cc_unsupported(c, "a range near or beyond 2**53");
-                return;
+            if (!la.stop.known || la.stop.deps) {   /* may change at run time: located as eagerly */
+                c->loc = it->kids[it->n == 1 ? 0 : 1]->loc;
+                check_range_stop(c, &la.stop);
+                c->loc = it->loc;
             }
             compile_loop(c, &la);
             return;
@@ -737,8 +782,32 @@ static void jump_out(Comp *c, Node *n, bool is_break) {
     }
 }
 
+int compile_budget_ms = 2000;
+
+static double mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Ctrl-C and --timeout stop compiling too: an error at the statement being compiled. */
+static void compile_interrupted(Comp *c, SrcLoc loc) {
+    Source *saved = c->I->cur_src;
+    c->I->cur_src = c->src;
+    interp_attach_loc(c->I, loc);
+    c->I->cur_src = saved;
+    c->failed = true;
+    c->status = COMPILE_ERROR;
+}
+
 void cc_stmt(Comp *c, Node *n) {
     if (c->failed) return;
+    if (!interp_poll(c->I)) { compile_interrupted(c, n->loc); return; }
+    if ((++c->nstmts & 63) == 0 && mono_ms() > c->give_up_ms) {
+        c->loc = n->loc;
+        cc_unsupported(c, "compiling took more than %d ms; the code runs eagerly", compile_budget_ms);
+        return;
+    }
     if (c->g->ncode > 100000) {   /* e.g. a loop over a huge list, unrolled */
         cc_unsupported(c, "more than 100000 instructions; the code runs eagerly");
         return;
@@ -790,6 +859,48 @@ void cc_block(Comp *c, Node *b) {
 }
 
 
+/* ---------- variable lookup ---------- */
+
+static size_t key_hash(VarKey k) {
+    uint64_t h = ((uint64_t)k.kind * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(uint32_t)k.slot * 0xff51afd7ed558ccdull) ^
+                 (uint64_t)(uintptr_t)k.ptr;
+    h ^= h >> 31;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* The slot of key k: its own, or the empty one where it would go. */
+static KeySlot *key_slot(KeyIndex *ix, VarKey k) {
+    size_t mask = (size_t)ix->cap - 1, at = key_hash(k) & mask;
+    while (ix->slots[at].pos >= 0 && !cc_key_eq(ix->slots[at].key, k)) at = (at + 1) & mask;
+    return &ix->slots[at];
+}
+
+void cc_key_indexed(KeyIndex *ix, VarKey k, int pos) {
+    if (2 * (ix->used + 1) > ix->cap) {   /* keep it at most half full */
+        KeyIndex old = *ix;
+        ix->cap = old.cap ? 2 * old.cap : 64;
+        ix->used = 0;
+        ix->slots = mem_alloc(sizeof(KeySlot) * (size_t)ix->cap);
+        for (int i = 0; i < ix->cap; i++) ix->slots[i].pos = -1;
+        for (int i = 0; i < old.cap; i++)
+            if (old.slots[i].pos >= 0) cc_key_indexed(ix, old.slots[i].key, old.slots[i].pos);
+        mem_free(old.slots);
+    }
+    KeySlot *s = key_slot(ix, k);
+    if (s->pos < 0) ix->used++;
+    *s = (KeySlot){ k, pos };
+}
+
+static Binding *indexed_find(KeyIndex *ix, Binding *b, int n, VarKey k) {
+    if (!ix->cap) return NULL;
+    KeySlot *s = key_slot(ix, k);
+    return s->pos >= 0 && s->pos < n && cc_key_eq(b[s->pos].key, k) ? &b[s->pos] : NULL;
+}
+
+Binding *cc_env_find(Comp *c, VarKey k) { return indexed_find(&c->envix, c->env, c->nenv, k); }
+Binding *cc_input_find(Comp *c, VarKey k) { return indexed_find(&c->inputix, c->inputs, c->ninputs, k); }
+
 /* ---------- driver ---------- */
 
 static void comp_free(Comp *c) {
@@ -799,6 +910,9 @@ static void comp_free(Comp *c) {
     mem_free(c->vals);
     mem_free(c->env);
     mem_free(c->inputs);
+    mem_free(c->envlog);
+    mem_free(c->envix.slots);
+    mem_free(c->inputix.slots);
     for (int i = 0; i < c->nundo; i++) {
         mem_free(c->undo[i].items);
         mem_free(c->undo[i].keys);
@@ -852,6 +966,7 @@ static void comp_init(Comp *c, Interp *I, Module *mod, Source *src, SrcLoc loc, 
     c->loc = loc;
     c->why = why;
     c->whylen = whylen;
+    c->give_up_ms = mono_ms() + compile_budget_ms;
 }
 
 CompileStatus compile_block(Interp *I, Frame *f, Node *blk, Graph **out, char *why, size_t whylen) {

@@ -193,13 +193,17 @@ Binding *cc_find_binding(Binding *b, int n, VarKey k) {
 }
 
 void cc_env_set(Comp *c, VarKey k, AVal v, const char *name, bool assigned) {
-    Binding *b = cc_find_binding(c->env, c->nenv, k);
+    Binding *b = cc_env_find(c, k);
     if (!b) {
         GROW(c->env, c->nenv, c->capenv);
+        cc_key_indexed(&c->envix, k, c->nenv);
         b = &c->env[c->nenv++];
         b->key = k;
         b->assigned = false;
         b->name = name;
+    } else if (c->dry) {   /* a dry run: log what it overwrites, for the rollback */
+        GROW(c->envlog, c->nenvlog, c->capenvlog);
+        c->envlog[c->nenvlog++] = (EnvUndo){ (int)(b - c->env), *b };
     }
     b->v = v;
     b->assigned |= assigned;
@@ -360,7 +364,7 @@ bool cc_key_source(Comp *c, VarKey k, Value *val, InputSrc *src) {
 }
 
 AVal cc_read_key(Comp *c, VarKey k, const char *name) {
-    Binding *b = cc_find_binding(c->env, c->nenv, k);
+    Binding *b = cc_env_find(c, k);
     if (b) {
         if (b->v.kind == AV_NONE) return cc_error_at(c, c->loc, "undefined variable '%s'", name);
         AVal v = b->v;
@@ -372,7 +376,7 @@ AVal cc_read_key(Comp *c, VarKey k, const char *name) {
         }
         return v;
     }
-    b = cc_find_binding(c->inputs, c->ninputs, k);
+    b = cc_input_find(c, k);
     if (b) return b->v;
     Value v;
     InputSrc src;
@@ -383,6 +387,7 @@ AVal cc_read_key(Comp *c, VarKey k, const char *name) {
     AVal a = cc_lift(c, v, in, name);
     if (c->failed) return FAILV;
     GROW(c->inputs, c->ninputs, c->capinputs);
+    cc_key_indexed(&c->inputix, k, c->ninputs);
     c->inputs[c->ninputs++] = (Binding){ k, a, false, name };
     return a;
 }

@@ -154,35 +154,64 @@ static void compact(Graph *g, bool *dead) {
 
 /* ---------- dead code ---------- */
 
+static bool dce_candidate(const Ins *in, const int *uses) {
+    return ins_pure(in) && in->op != I_FUSED && in->dst >= 0 && uses[in->dst] == 0 && in->nres <= 1;
+}
+
+/* Removes pure instructions whose result nobody reads, to a fixed point, with a worklist:
+ * when a register's last reader goes, the instructions that write it are looked at again
+ * (a dead chain of n instructions costs n steps, not n passes over the code). */
 static int pass_dce(Graph *g) {
-    int *uses = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1)), *defs = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));
-    bool *dead = mem_calloc((size_t)g->ncode + 1, sizeof(bool));
-    int removed = 0;
-    for (bool again = true; again;) {
-        again = false;
-        count_uses(g, uses, defs);
-        for (int i = 0; i < g->ncode; i++) {
-            Ins *in = &g->code[i];
-            if (dead[i] || !ins_pure(in) || in->op == I_FUSED || in->dst < 0 || uses[in->dst] > 0 || in->nres > 1) continue;
-            dead[i] = true;
-            /* its operands lose a use */
-            int r[600];
-            int n = in->nargs > 500 ? 0 : reads(in, r);
-            for (int k = 0; k < n; k++) uses[r[k]]--;
-            in->op = I_NCONST;   /* neutral until compacted; reads nothing */
-            in->dst = -1;
-            in->nres = 0;
-            removed++;
-            again = true;
+    int nregs = g->nregs;
+    int *uses = mem_alloc(sizeof(int) * (size_t)(nregs + 1)), *defs = mem_alloc(sizeof(int) * (size_t)(nregs + 1));
+    int *writer = mem_alloc(sizeof(int) * (size_t)(nregs + 1));     /* register -> last instruction writing it */
+    int *next = mem_alloc(sizeof(int) * (size_t)(g->ncode + 1));    /* -> the one before */
+    int *work = mem_alloc(sizeof(int) * (size_t)(g->ncode + 1));
+    bool *dead = mem_calloc((size_t)g->ncode + 1, sizeof(bool)), *queued = mem_calloc((size_t)g->ncode + 1, sizeof(bool));
+    int maxr = 3;
+    for (int i = 0; i < g->ncode; i++) {
+        int m = g->code[i].nargs + 3 > 3 * g->code[i].nsteps ? g->code[i].nargs + 3 : 3 * g->code[i].nsteps;
+        if (m > maxr) maxr = m;
+    }
+    int *r = mem_alloc(sizeof(int) * (size_t)maxr);
+    count_uses(g, uses, defs);
+    for (int k = 0; k < nregs; k++) writer[k] = -1;
+    int nwork = 0, removed = 0;
+    for (int i = 0; i < g->ncode; i++) {
+        Ins *in = &g->code[i];
+        next[i] = -1;
+        if (in->dst >= 0) { next[i] = writer[in->dst]; writer[in->dst] = i; }
+        if (dce_candidate(in, uses)) { work[nwork++] = i; queued[i] = true; }
+    }
+    while (nwork > 0) {
+        int i = work[--nwork];
+        queued[i] = false;
+        Ins *in = &g->code[i];
+        if (dead[i] || !dce_candidate(in, uses)) continue;
+        dead[i] = true;
+        removed++;
+        /* its operands lose a use (a huge instruction counted as using every register) */
+        bool huge = in->nargs > 500 || in->nsteps > 150;
+        int n = huge ? nregs : reads(in, r);
+        for (int k = 0; k < n; k++) {
+            int reg = huge ? k : r[k];
+            if (--uses[reg] != 0) continue;
+            for (int w = writer[reg]; w >= 0; w = next[w])
+                if (!dead[w] && !queued[w]) { work[nwork++] = w; queued[w] = true; }
         }
-        if (again) {
-            /* recount with dead instructions neutralised */
-            for (int i = 0; i < g->ncode; i++)
-                if (dead[i]) { g->code[i].a = g->code[i].b = g->code[i].c = -1; g->code[i].nargs = 0; }
-        }
+        in->op = I_NCONST;   /* neutral until compacted; reads nothing */
+        in->dst = -1;
+        in->nres = 0;
+        in->a = in->b = in->c = -1;
+        in->nargs = 0;
     }
     compact(g, dead);
+    mem_free(r);
+    mem_free(queued);
     mem_free(dead);
+    mem_free(work);
+    mem_free(next);
+    mem_free(writer);
     mem_free(uses);
     mem_free(defs);
     return removed;
@@ -230,6 +259,35 @@ static void rename_all(Graph *g, const int *map) {
     if (g->has_result) rename_opnd(&g->result, map);
 }
 
+/* A hash of what same_ins compares (equal instructions hash alike), so CSE finds an earlier
+ * twin in one probe instead of comparing with every instruction of the block before it. */
+static uint64_t mix(uint64_t h, uint64_t x) { return (h ^ x) * 0x100000001b3ull + (h >> 29); }
+
+static uint64_t bytes_hash(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = mix(h, w);
+    }
+    for (size_t i = n & ~(size_t)7; i < n; i++) h = mix(h, b[i]);
+    return h;
+}
+
+static uint64_t ins_hash(const Ins *in) {
+    uint64_t h = 0xcbf29ce484222325ull, imm;
+    memcpy(&imm, &in->imm, sizeof imm);
+    h = mix(mix(mix(mix(mix(mix(h, (uint64_t)in->op), (uint64_t)(uint32_t)in->aux), (uint64_t)(uint32_t)in->a),
+                    (uint64_t)(uint32_t)in->b), (uint64_t)(uint32_t)in->c), imm);
+    h = mix(h, (uint64_t)in->nargs);
+    if (in->nargs > 0) h = bytes_hash(h, in->args, sizeof(int) * (size_t)in->nargs);
+    if (in->op == I_OP && in->attrs) h = bytes_hash(h, in->attrs, sizeof *in->attrs);
+    if (in->op == I_INDEX) h = bytes_hash(h, in->idx, sizeof(IndexItem) * (size_t)in->nidx);
+    return h ? h : 1;
+}
+
+typedef struct { uint64_t h; int i; } CseSlot;   /* i: instruction index, -1 empty */
+
 static int pass_cse(Graph *g) {
     int *uses = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1)), *defs = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));
     int *map = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));
@@ -237,6 +295,11 @@ static int pass_cse(Graph *g) {
     count_uses(g, uses, defs);
     for (int r = 0; r < g->nregs; r++) map[r] = r;
     int found = 0, block_start = 0;
+    size_t cap = 16;
+    while (cap < 2 * (size_t)g->ncode) cap *= 2;
+    size_t mask = cap - 1;
+    CseSlot *table = mem_alloc(sizeof(CseSlot) * cap);
+    for (size_t k = 0; k < cap; k++) table[k].i = -1;
     for (int i = 0; i < g->ncode; i++) {
         Ins *in = &g->code[i];
         if (starts[i]) block_start = i;
@@ -247,15 +310,20 @@ static int pass_cse(Graph *g) {
         bool ok = n >= 0;
         for (int k = 0; ok && k < n; k++) ok = defs[r[k]] <= 1;
         if (!ok) continue;
-        for (int j = block_start; j < i; j++) {
-            Ins *prev = &g->code[j];
-            if (dead[j] || prev->dst < 0 || defs[prev->dst] != 1 || !same_ins(g, prev, in)) continue;
-            map[in->dst] = prev->dst;
+        /* the first earlier twin in this block: entries before block_start are stale */
+        uint64_t h = ins_hash(in);
+        size_t at = (size_t)h & mask;
+        for (; table[at].i >= 0; at = (at + 1) & mask) {
+            int j = table[at].i;
+            if (table[at].h != h || j < block_start || !same_ins(g, &g->code[j], in)) continue;
+            map[in->dst] = g->code[j].dst;
             dead[i] = true;
             found++;
             break;
         }
+        if (!dead[i]) table[at] = (CseSlot){ h, i };
     }
+    mem_free(table);
     if (found) {
         rename_all(g, map);
         compact(g, dead);
@@ -493,7 +561,7 @@ static void hoist_constants(Graph *g) {
  * before it, or written more than once (a loop home), lives to the loop's closing jump. */
 static void live_ranges(Graph *g, int *first, int *last, const int *defs) {
     for (int r = 0; r < g->nregs; r++) { first[r] = -1; last[r] = -1; }
-    int rr[600];
+    int rr[1024];   /* reads (at most 500 args or 3 x 150 fused steps), the dst, fused step dsts */
     for (int i = 0; i < g->ncode; i++) {
         Ins *in = &g->code[i];
         int n = in->nargs > 500 || in->nsteps > 150 ? 0 : reads(in, rr);
@@ -508,17 +576,34 @@ static void live_ranges(Graph *g, int *first, int *last, const int *defs) {
                     if (last[d] < i) last[d] = i;
                 }
     }
+    /* a value that lives across a loop's back jump lives to the jump. Only registers that an
+     * instruction of the loop reads or writes can qualify (an inner loop's extension is
+     * inside it too), so each loop visits its own instructions, not every register. */
+    int *seen = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));
+    for (int r = 0; r < g->nregs; r++) seen[r] = -1;
     for (int i = 0; i < g->ncode; i++) {
         Ins *in = &g->code[i];
         if (in->op != I_JUMP || in->aux > i) continue;
         int top = in->aux;
-        for (int r = 0; r < g->nregs; r++) {
-            bool used_inside = last[r] >= top && last[r] <= i;
-            bool from_outside = first[r] < top;
-            if ((used_inside || (first[r] >= top && first[r] <= i)) && (from_outside || defs[r] > 1) && last[r] < i)
-                last[r] = i;
+        for (int j = top; j <= i; j++) {
+            Ins *x = &g->code[j];
+            int n = x->nargs > 500 || x->nsteps > 150 ? 0 : reads(x, rr);
+            if (x->dst >= 0) rr[n++] = x->dst;
+            if (x->op == I_FUSED)
+                for (int k = 0; k < x->nsteps; k++)
+                    if (x->steps[k].dst < 0) rr[n++] = -x->steps[k].dst - 1;
+            for (int k = 0; k < n; k++) {
+                int r = rr[k];
+                if (seen[r] == i) continue;
+                seen[r] = i;
+                bool used_inside = last[r] >= top && last[r] <= i;
+                bool from_outside = first[r] < top;
+                if ((used_inside || (first[r] >= top && first[r] <= i)) && (from_outside || defs[r] > 1) && last[r] < i)
+                    last[r] = i;
+            }
         }
     }
+    mem_free(seen);
 }
 
 static bool elementwise(const Graph *g, const Ins *in) {

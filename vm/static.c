@@ -25,11 +25,24 @@ typedef struct Cache {
     struct Cache *next;       /* all caches, for freeing */
 } Cache;
 
+/* Graphs that keep their intermediate buffers between runs ("warm"), most recently run
+ * first. A block in a hot loop reuses its buffers (no allocation in steady state), but only
+ * the WARM_MAX most recent graphs keep theirs: 100 static fns or a block recompiled for new
+ * shapes do not pin 100 sets. Under --max-memory, an allocation that would fail first
+ * releases every warm graph's buffers (tensor_reclaim_hook). */
+#define WARM_MAX 8
+
 typedef struct {
     Cache *caches;
     Graph *last;              /* the most recently run graph (for :dis) */
     int explain;              /* TSL_EXPLAIN set */
+    Graph *warm[WARM_MAX];
+    int nwarm;
 } StaticState;
+
+static StaticState *reclaim_state;   /* the interpreter whose buffers the hook may release */
+
+static int64_t reclaim_buffers(void);
 
 static StaticState *state(Interp *I) {
     if (!I->vm) {
@@ -37,8 +50,52 @@ static StaticState *state(Interp *I) {
         const char *e = getenv("TSL_EXPLAIN");
         s->explain = e && *e && strcmp(e, "0");
         I->vm = s;
+        reclaim_state = s;
+        tensor_reclaim_hook = reclaim_buffers;
     }
     return I->vm;
+}
+
+/* Drops a graph's register file: its intermediates go; the next run allocates afresh. */
+static void regs_free(VmRegs *r, Graph *g);
+
+static void cool(Graph *g) {
+    if (!g->rf || g->busy) return;
+    regs_free(g->rf, g);
+    g->rf = NULL;
+}
+
+static void warm_forget(StaticState *s, Graph *g) {
+    for (int i = 0; i < s->nwarm; i++)
+        if (s->warm[i] == g) {
+            memmove(s->warm + i, s->warm + i + 1, sizeof(Graph *) * (size_t)(s->nwarm - i - 1));
+            s->nwarm--;
+            return;
+        }
+}
+
+/* g just ran and kept its buffers: it becomes the most recent; the least recent past
+ * WARM_MAX cools down. */
+static void warm_touch(StaticState *s, Graph *g) {
+    if (s->nwarm > 0 && s->warm[0] == g) return;   /* the hot loop: nothing to do */
+    warm_forget(s, g);
+    if (s->nwarm == WARM_MAX) cool(s->warm[--s->nwarm]);
+    memmove(s->warm + 1, s->warm, sizeof(Graph *) * (size_t)s->nwarm);
+    s->warm[0] = g;
+    s->nwarm++;
+}
+
+static int64_t reclaim_buffers(void) {
+    StaticState *s = reclaim_state;
+    if (!s) return 0;
+    int64_t before = tensor_live_bytes;
+    int kept = 0;
+    for (int i = 0; i < s->nwarm; i++) {   /* a running graph keeps its registers */
+        if (s->warm[i]->busy) s->warm[kept++] = s->warm[i];
+        else cool(s->warm[i]);
+    }
+    s->nwarm = kept;
+    return before - tensor_live_bytes;
 }
 
 static Cache *cache_new(Interp *I) {
@@ -56,6 +113,10 @@ void static_free_all(Interp *I) {
         for (int i = 0; i < c->n; i++) graph_free(c->graphs[i]);
         mem_free(c);
         c = next;
+    }
+    if (reclaim_state == s) {
+        reclaim_state = NULL;
+        tensor_reclaim_hook = NULL;
     }
     mem_free(s);
     I->vm = NULL;
@@ -253,8 +314,10 @@ static Value run_graph(Interp *I, Graph *g, Env *e, Value *vals, bool quiet) {
         result = ERR_VAL;
     }
     unbind_inputs(g, &r);
-    if (own) g->busy = false;
-    else regs_free(rp, g);
+    if (own) {
+        g->busy = false;
+        warm_touch(state(I), g);
+    } else regs_free(rp, g);
     return result;
 }
 
@@ -324,7 +387,10 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
                 "%d guards)", what, g->compile_ms, g->ncode, g->ops_before, g->fused_groups, g->ninputs, g->nguards);
     else
         explain(I, loc, "recompiled %s in %.2f ms: %s", what, g->compile_ms, why);
-    if (c->n == CACHE_MAX) graph_free(c->graphs[--c->n]);
+    if (c->n == CACHE_MAX) {
+        warm_forget(state(I), c->graphs[c->n - 1]);
+        graph_free(c->graphs[--c->n]);
+    }
     memmove(c->graphs + 1, c->graphs, sizeof(Graph *) * (size_t)c->n);
     c->graphs[0] = g;
     c->n++;

@@ -24,6 +24,16 @@ static int fail_at(Interp *I, Ins *in, const char *msg) {
     return -1;
 }
 
+/* Ctrl-C, --timeout or --max-ops stopped the run at `in` (the error is set): locate it in
+ * the instruction's own source, as fail_at does. */
+static int stopped_at(Interp *I, Ins *in) {
+    Source *saved = I->cur_src;
+    I->cur_src = in->src;
+    interp_attach_loc(I, in->loc);
+    I->cur_src = saved;
+    return -1;
+}
+
 /* A number op whose result is NaN: whether it is an error eagerly (& | ^ ~ of a non-integral
  * number), with the message set. Bool operands are 0/1 and never get here. */
 static bool number_op_failed(const Ins *in, double a, double b, int n) {
@@ -156,6 +166,7 @@ static int exec_print(Interp *I, Graph *g, VmRegs *r, Ins *in) {
 
 static int exec_assert(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     if (r->num[in->a] != 0) return 0;
+    if (in->key && in->aux == 1) return fail_at(I, in, in->key);   /* a check with its own message */
     if (in->key) {   /* a variable first assigned in a loop or branch that did not assign it */
         char msg[300];
         snprintf(msg, sizeof msg, "undefined variable '%s'", in->key);
@@ -355,7 +366,6 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
     Tensor **T = r->ten;
     Ins *code = g->code;
     int pc = 0, n = g->ncode;
-    int64_t budget = 0;
     while (pc < n) {
         Ins *in = &code[pc++];
         Tensor *t = NULL;
@@ -403,7 +413,12 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
                     set_t(r, in->dst, tensor_retain(src));
                 vmbreak;
             }
-            vmcase(I_OP) if (exec_op(I, g, r, in)) return -1; vmbreak;
+            vmcase(I_OP) {
+                /* before each kernel: a run of slow ops without a loop stops too */
+                if (!interp_poll(I)) return stopped_at(I, in);
+                if (exec_op(I, g, r, in)) return -1;
+                vmbreak;
+            }
             vmcase(I_INDEX) {
                 int failed = 0;
                 t = exec_index(I, g, r, in, NULL, &failed);
@@ -430,11 +445,9 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
                 vmbreak;
             }
             vmcase(I_JUMP) {
-                /* backward jumps close loops: poll Ctrl-C and the limits there */
-                if (in->aux < pc && ((++budget & 255) == 0 || I->max_ops) && !interp_check_limits(I)) {
-                    interp_attach_loc(I, in->loc);
-                    return -1;
-                }
+                /* backward jumps close loops: poll Ctrl-C, --timeout and --max-ops there */
+                if (in->aux < pc && (tsl_interrupt_flag || I->max_ops) && !interp_check_limits(I))
+                    return stopped_at(I, in);
                 pc = in->aux;
                 vmbreak;
             }
@@ -442,7 +455,11 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             vmcase(I_PRINT) if (exec_print(I, g, r, in)) return -1; vmbreak;
             vmcase(I_ASSERT) if (exec_assert(I, g, r, in)) return -1; vmbreak;
             vmcase(I_STORE) if (exec_store(I, g, r, in)) return -1; vmbreak;
-            vmcase(I_FUSED) if (exec_fused(I, g, r, in)) return -1; vmbreak;
+            vmcase(I_FUSED) {
+                if (!interp_poll(I)) return stopped_at(I, in);
+                if (exec_fused(I, g, r, in)) return -1;
+                vmbreak;
+            }
             default: return fail_at(I, in, "internal error: unknown instruction");
         }
         continue;

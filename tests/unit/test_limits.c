@@ -1,0 +1,126 @@
+/* test_limits.c - limits that always hold (issue 10): the per-statement poll of Ctrl-C and
+ * --timeout, the compile budget in time, and compiled code's intermediate buffers, which
+ * must not pile up across many static fns or count against --max-memory. */
+#include <stdio.h>
+#include <string.h>
+#include "suites.h"
+#include "helpers.h"
+#include "compile.h"
+#include "mem.h"
+#include "vm.h"
+
+static Interp *I;
+
+static void setup(void) { I = interp_new(); }
+static void teardown(void) {
+    interp_free(I);
+    tsl_interrupt_flag = tsl_timeout_flag = 0;
+    tensor_max_live = 0;
+    compile_budget_ms = 2000;
+}
+
+/* Straight-line code (no loop, no call) stops at its next statement. */
+START_TEST(limits_statement_polls_signals) {
+    tsl_interrupt_flag = 1;
+    ck_assert_int_eq(run_in(I, "x = 1\ny = 2"), 130);   /* a script's Ctrl-C status */
+    ck_assert_str_eq(I->err_msg, "interrupted");
+    ck_assert_int_eq(I->err_loc.line, 1);
+    ck_assert_int_eq(globals_find(&I->main->g, "y") >= 0 ? I->main->g.vals[globals_find(&I->main->g, "y")].type : VAL_UNDEF,
+                     VAL_UNDEF);
+    tsl_interrupt_flag = 1;
+    tsl_timeout_flag = 1;
+    ck_assert_fails_with(I, "x = 1", "time limit exceeded (--timeout)", 1, 0);
+    ck_assert(!I->interrupted);
+    /* the time stays up */
+    ck_assert_fails_with(I, "x = 1", "time limit exceeded (--timeout)", 1, 0);
+}
+END_TEST
+
+static char *many_statements(int n) {
+    size_t cap = (size_t)n * 32 + 64;
+    char *s = mem_alloc(cap);
+    size_t len = (size_t)snprintf(s, cap, "static {\n  x0 = 1\n");
+    for (int i = 1; i < n; i++) len += (size_t)snprintf(s + len, cap - len, "  x%d = x%d + 1\n", i, i - 1);
+    snprintf(s + len, cap - len, "}\n");
+    return s;
+}
+
+/* Past the compile budget in time the block runs eagerly, with the same result. */
+START_TEST(limits_compile_budget_in_time) {
+    char *code = many_statements(200);
+    compile_budget_ms = 0;
+    ck_assert_int_eq(run_in(I, code), 0);
+    ck_assert_ptr_null(static_last_graph(I));
+    int k = globals_find(&I->main->g, "x199");
+    ck_assert_double_eq(I->main->g.vals[k].as.n, 200);
+    interp_free(I);
+    I = interp_new();
+    compile_budget_ms = 2000;
+    ck_assert_int_eq(run_in(I, code), 0);
+    ck_assert_ptr_nonnull(static_last_graph(I));
+    mem_free(code);
+}
+END_TEST
+
+/* NFNS distinct static fns, each with two 256 KiB intermediates (a matmul and a product). */
+#define NFNS 20
+static char *many_fns(void) {
+    size_t cap = 200 * NFNS + 200;
+    char *s = mem_alloc(cap);
+    size_t len = (size_t)snprintf(s, cap, "a = ones([256, 256])\ntotal = 0\n");
+    for (int k = 0; k < NFNS; k++)
+        len += (size_t)snprintf(s + len, cap - len, "static fn f%d(x) {\n  b = x @ x\n  c = b * %d\n  return sum(c)\n}\n", k, k + 1);
+    return s;
+}
+
+static int call_fns(int from, int to) {
+    char code[4096];
+    size_t len = 0;
+    for (int k = from; k < to; k++) len += (size_t)snprintf(code + len, sizeof code - len, "total = total + item(f%d(a))\n", k);
+    return run_in(I, code);
+}
+
+/* Only the most recently run graphs keep their buffers: running 20 static fns does not pin
+ * 20 sets of intermediates. */
+START_TEST(limits_buffers_do_not_pile_up) {
+    char *defs = many_fns();
+    ck_assert_int_eq(run_in(I, defs), 0);
+    mem_free(defs);
+    int64_t base = tensor_live_bytes;
+    ck_assert_int_eq(call_fns(0, 1), 0);
+    int64_t one = tensor_live_bytes - base;   /* what one fn keeps between runs */
+    ck_assert(one >= 256 * 256 * 4);
+    ck_assert_int_eq(call_fns(1, NFNS), 0);
+    ck_assert_int_le(tensor_live_bytes - base, 8 * one);
+    int k = globals_find(&I->main->g, "total");
+    /* each element of a @ a is 256; sum(c) = 256 * 256 * 256 * (k + 1) */
+    ck_assert_double_eq(I->main->g.vals[k].as.n, 256.0 * 256 * 256 * (NFNS * (NFNS + 1) / 2));
+}
+END_TEST
+
+/* Under --max-memory, kept buffers are released before an allocation would fail. */
+START_TEST(limits_max_memory_releases_kept_buffers) {
+    char *defs = many_fns();
+    ck_assert_int_eq(run_in(I, defs), 0);
+    mem_free(defs);
+    int64_t base = tensor_live_bytes;
+    ck_assert_int_eq(call_fns(0, 1), 0);
+    int64_t one = tensor_live_bytes - base;
+    tensor_max_live = base + 2 * one + 256 * 256 * 4;
+    ck_assert_int_eq(call_fns(1, NFNS), 0);
+    ck_assert_int_eq(call_fns(0, NFNS), 0);
+}
+END_TEST
+
+Suite *limits_suite(void) {
+    Suite *s = suite_create("limits");
+    TCase *tc = tcase_create("limits");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, limits_statement_polls_signals);
+    tcase_add_test(tc, limits_compile_budget_in_time);
+    tcase_add_test(tc, limits_buffers_do_not_pile_up);
+    tcase_add_test(tc, limits_max_memory_releases_kept_buffers);
+    suite_add_tcase(s, tc);
+    return s;
+}
