@@ -120,8 +120,12 @@ Value builtins_range_list(Interp *I, CallArgs *a) {
     Value v[3];
     if (!args_bind(I, a, "range", p, 1, v)) return ERR_VAL;
     int64_t x[3] = { 0, 0, 1 };
-    for (int i = 0; i < 3; i++)
-        if (v[i].type != VAL_UNDEF && !arg_int(I, "range", p[i], v[i], &x[i])) return ERR_VAL;
+    for (int i = 0; i < 3; i++) {
+        if (v[i].type == VAL_UNDEF) continue;
+        /* one rule with for-range loops: past 2**53, i + 1 == i */
+        if (v[i].type == VAL_NUM && fabs(v[i].as.n) > RANGE_MAX_BOUND) return interp_error(I, RANGE_BOUND_MSG);
+        if (!arg_int(I, "range", p[i], v[i], &x[i])) return ERR_VAL;
+    }
     int64_t start = 0, stop = x[0], step = x[2];
     if (v[1].type != VAL_UNDEF) { start = x[0]; stop = x[1]; }
     if (step == 0) return interp_error(I, "range() step must not be zero");

@@ -196,16 +196,22 @@ int main(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);   /* no SA_RESTART: the REPL's select() wakes up */
     find_stdlib(argv[0]);
     MainArgs m = { argc, argv, 0 };
-    pthread_attr_t attr;
-    pthread_t th;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, (size_t)1 << 30);
-    if (pthread_create(&th, &attr, thread_main, &m)) {
-        thread_main(&m);
-    } else {
-        pthread_join(th, NULL);
+    /* Deep recursion needs a big C stack: 1 GiB when the address space allows, smaller
+     * under a `ulimit -v` (still room for --max-depth's default of 10,000 frames), and the
+     * main thread's own stack as the last resort. The evaluator measures what it got. */
+    bool started = false;
+    for (int shift = 30; shift >= 26 && !started; shift -= 2) {
+        pthread_attr_t attr;
+        pthread_t th;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, (size_t)1 << shift);
+        if (pthread_create(&th, &attr, thread_main, &m) == 0) {
+            pthread_join(th, NULL);
+            started = true;
+        }
+        pthread_attr_destroy(&attr);
     }
-    pthread_attr_destroy(&attr);
+    if (!started) thread_main(&m);
     mem_free(tsl_stdlib_dir);
     return m.rc;
 }
