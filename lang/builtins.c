@@ -73,10 +73,9 @@ static Value bi_print(Interp *I, CallArgs *a) {
         fmt_value(&b, a->pos[i], false);
     }
     sb_putn(&b, "\n", 1);
-    fwrite(b.s, 1, b.len, stdout);
-    if (I->repl) fflush(stdout);
+    bool ok = interp_write_out(I, b.s, b.len);
     sb_free(&b);
-    return NIL_VAL;
+    return ok ? NIL_VAL : ERR_VAL;
 }
 
 static Value bi_str(Interp *I, CallArgs *a) {

@@ -3,6 +3,7 @@
  * The interpreter runs on a thread with a large stack so deep (but legal) recursion up to
  * --max-depth fits; a guard in the evaluator turns anything deeper into an error.
  * SIGINT only sets a flag that the evaluator polls. */
+#include <errno.h>
 #include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -131,7 +132,11 @@ static int run_main(int argc, char **argv) {
     else if (file) rc = interp_run_file(I, file);
     else rc = repl_run(I);
 done:
-    fflush(stdout);
+    /* output still buffered fails only now (a full disk, a closed pipe): that is an error too */
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
+        fprintf(stderr, "tsl: error: cannot write to standard output: %s\n", strerror(errno));
+        rc = 1;
+    }
     interp_free(I);
     return rc;
 }

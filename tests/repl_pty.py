@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Drives the TSL REPL through a pseudo-terminal, as a person would: expression echo,
-multi-line input, an error followed by a working prompt, Tab completion, Ctrl-C
-interrupting `while true {}` (prompt back within 200 ms), and history in ~/.tsl_history."""
+"""Drives the TSL REPL through a pseudo-terminal, as a person would: Tab as the very first
+keystroke, expression echo, multi-line input, an error followed by a working prompt, error
+locations that count lines over the session (functions defined at the prompt or by :load
+keep theirs), Tab completion, Ctrl-C interrupting `while true {}` (prompt back within
+200 ms), and history in ~/.tsl_history."""
 import os, pty, select, sys, tempfile, time
 
 tsl = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "bin/tsl")
@@ -30,6 +32,8 @@ def read_until(pattern, timeout=5.0):
             if not data:
                 break
             buf += data
+    if pattern.encode() not in buf:
+        raise AssertionError("the REPL exited waiting for %r; got %r" % (pattern, buf[-400:]))
     i = buf.index(pattern.encode()) + len(pattern)
     out, buf = buf[:i].decode(errors="replace"), buf[i:]
     return out
@@ -43,6 +47,11 @@ def check(cond, what):
     print("ok -", what)
 
 read_until(">>> ")
+# Tab before any input has run: completes a built-in (this used to segfault)
+send("pri\t")
+time.sleep(0.3)
+send("(40 + 2)\r")
+check("42" in read_until(">>> "), "Tab as the first keystroke completes a built-in")
 send("1 + 2\r")
 check("3" in read_until(">>> "), "expression value is echoed")
 
@@ -57,7 +66,9 @@ check("42" in read_until(">>> "), "multi-line function works")
 
 send("undefined_name + 1\r")
 out = read_until(">>> ")
-check("<stdin>:1:1: error: undefined variable 'undefined_name'" in out, "errors show <stdin>:LINE:COL")
+# lines count over the session: this is its 7th line
+check("<stdin>:7:1: error: undefined variable 'undefined_name'" in out, "errors show <stdin>:LINE:COL")
+check("    undefined_name + 1" in out, "the error shows its source line")
 send("\"still alive\"\r")
 check("still alive" in read_until(">>> "), "the session goes on after an error")
 
@@ -65,6 +76,32 @@ send("twi\t")
 time.sleep(0.3)
 send("(1)\r")
 check("2" in read_until(">>> "), "Tab completes a global name")
+
+# a function typed on lines 10-12 fails when called on line 13: the error is on line 11,
+# with its own text, and the traceback names the call
+send("fn half(x) {\r")
+read_until("... ")
+send("  return x / missing_name\r")
+read_until("... ")
+send("}\r")
+read_until(">>> ")
+send("half(4)\r")
+out = read_until(">>> ")
+check("<stdin>:11:14: error: undefined variable 'missing_name'" in out, "a REPL function's error keeps its line")
+check("return x / missing_name" in out and "in half() called from <stdin>:13:1" in out,
+      "a REPL function's error shows its source line and the calling line")
+
+# :load (line 14) reports errors of the loaded file's functions in that file
+lib = os.path.join(home, "lib.tsl")
+with open(lib, "w") as f:
+    f.write("# helpers\nfn scale(v) {\n  return v * not_defined\n}\n")
+send(":load %s\r" % lib)
+read_until(">>> ")
+send("scale(3)\r")
+out = read_until(">>> ")
+check("%s:3:14: error: undefined variable 'not_defined'" % lib in out, ":load errors name the file and line")
+check("return v * not_defined" in out and "in scale() called from <stdin>:15:1" in out,
+      ":load errors show the file's line and the REPL call")
 
 send("while true { }\r")
 time.sleep(0.5)

@@ -319,9 +319,11 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
     if (st == COMPILE_ERROR) return NULL;
     opt_run(g);
     g->compile_ms = now_ms() - t0;
+    int ninputs, nguards;
+    graph_count_guards(g, 0, &ninputs, &nguards);
     if (c->n == 0)
         explain(I, loc, "compiled %s in %.2f ms (%d instructions, %d before optimisation, %d fused groups, %d inputs, "
-                "%d guards)", what, g->compile_ms, g->ncode, g->ops_before, g->fused_groups, g->ninputs, g->nguards);
+                "%d guards)", what, g->compile_ms, g->ncode, g->ops_before, g->fused_groups, ninputs, nguards);
     else
         explain(I, loc, "recompiled %s in %.2f ms: %s", what, g->compile_ms, why);
     if (c->n == CACHE_MAX) graph_free(c->graphs[--c->n]);
@@ -582,7 +584,7 @@ static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args,
     char where[700];
     const char *name = fn->proto->name[0] ? fn->proto->name : "<fn>";
     Source *saved = I->cur_src;
-    I->cur_src = fn->module->src;
+    I->cur_src = closure_src(fn);
     if (!IS_ERR(rs) && static_values_differ(re, rs, where, sizeof where)) {
         interp_error_at(I, fn->proto->loc, "verify-static: the result of %s() differs: %s", name, where);
         val_release(rs);
@@ -661,7 +663,7 @@ Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *k
     Value *vals = NULL;
     bool eager;
     Source *saved = I->cur_src;
-    I->cur_src = fn->module->src;
+    I->cur_src = closure_src(fn);
     Graph *g = lookup(I, c, &e, NULL, p->loc, "static fn", &vals, &eager);
     I->cur_src = saved;
     Value r;
