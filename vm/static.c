@@ -659,6 +659,13 @@ Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *k
         }
         params[i] = kw->kw[k];
     }
+    /* a missing argument is the caller's mistake: report it here, where the call attaches its
+     * location, as the eager call does (the compiler would point at the definition) */
+    for (int i = 0; i < p->nparams; i++)
+        if (params[i].type == VAL_UNDEF && !p->defaults[i]) {
+            mem_free(params);
+            return interp_error(I, "%s() missing argument '%s'", fname, p->params[i]);
+        }
     Env e = { NULL, fn, params };
     Value *vals = NULL;
     bool eager;
