@@ -56,6 +56,7 @@ void interp_attach_loc(Interp *I, SrcLoc loc) {
 
 void interp_clear_error(Interp *I) {
     I->err_set = I->err_has_loc = false;
+    I->err_src = NULL;   /* may be a REPL input freed since */
     I->interrupted = false;
     I->err_msg[0] = 0;
     I->traceback.ninner = I->traceback.nouter = I->traceback.outer_first = 0;

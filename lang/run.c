@@ -258,8 +258,8 @@ int interp_run_source(Interp *I, const char *name, const char *text, size_t len,
     return interp_run_source_at(I, name, text, len, 0, echo, incomplete);
 }
 
-/* Takes back the source of an input that turned out incomplete: the REPL tries again with one
- * more line, and each try would otherwise keep a copy of the whole input until exit. */
+/* Takes back the source of an input that did not parse (incomplete: the REPL tries again with
+ * one more line), so each try does not keep a copy of the whole input until exit. */
 static void drop_source(Interp *I, Source *src, Source *main_src) {
     if (I->sources != src) return;
     I->sources = src->next;
@@ -284,15 +284,14 @@ int interp_run_source_at(Interp *I, const char *name, const char *text, size_t l
     if (incomplete) *incomplete = false;
     Node *prog = interp_parse(I, src, incomplete);
     if (!prog) {
-        if (incomplete && *incomplete) {
-            drop_source(I, src, main_src);
-            return 2;
-        }
-        interp_print_error(I, stderr);
-        return 1;
+        bool more = incomplete && *incomplete;
+        if (!more) interp_print_error(I, stderr);
+        drop_source(I, src, main_src);
+        return more ? 2 : 1;
     }
     if (resolve_program(I, I->main, prog) < 0) {
         interp_print_error(I, stderr);
+        forget_program(I, prog, src);
         return 1;
     }
     I->repl = echo;

@@ -206,7 +206,13 @@ int repl_run(Interp *I) {
         bool interrupted = false;
         char *line = read_line_tty(input.len ? "... " : ">>> ", &interrupted);
         if (interrupted) { input.len = 0; input.s[0] = 0; continue; }
-        if (!line) { putchar('\n'); break; }
+        if (!line) {
+            putchar('\n');
+            if (!input.len) break;
+            input.len = 0;   /* Ctrl-D on a continuation line drops the unfinished input */
+            input.s[0] = 0;
+            continue;
+        }
         lines_read++;
         if (input.len == 0 && run_command(I, line, &quit)) {
             if (*line) { add_history(line); if (hist[0]) { write_history(hist); } }

@@ -114,8 +114,27 @@ check(elapsed < 0.2, "prompt is back within 200 ms (%.0f ms)" % (elapsed * 1000)
 send("1 + 1\r")
 check("2" in read_until(">>> "), "the REPL works after an interrupt")
 
+# Ctrl-D on a continuation line drops the unfinished input; the session goes on
+send("fn unfinished(x) {\r")
+read_until("... ")
+send("\x04")
+read_until(">>> ")
+send("1 + 5\r")
+check("6" in read_until(">>> "), "Ctrl-D on a continuation line returns to the prompt")
+
 send(":quit\r")
-os.waitpid(pid, 0)
+rest = b""
+while True:   # everything up to the exit (a sanitizer build reports leaks here)
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    rest += data
+_, status = os.waitpid(pid, 0)
+check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and b"Sanitizer" not in buf + rest,
+      "the session ends cleanly (exit 0, no sanitizer report)")
 with open(os.path.join(home, ".tsl_history")) as f:
     hist = f.read()
 check("1 + 2" in hist and "twice(21)" in hist, "history is saved to ~/.tsl_history")
