@@ -203,6 +203,16 @@ printf 'fn f(n) {\n  if n == 0 { return undefined_z }\n  return f(n - 1)\n}\nfn 
 printf '%s\n' "  in f() called from $f:3:10 (repeated 50 times)" "  in f() called from $f:5:17" "  in g() called from $f:6:1" >"$tmp/want"
 $TSL "$f" 2>"$tmp/err"; rc=$?
 if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want"; then ok; else bad "traceback repeats: $(tail -n +4 "$tmp/err" | head -5)"; fi
+# at the depth limit: 10000 frames, a(0) from line 3 then b and a alternating; and 10000
+# identical frames (tests/errors/deep_recursion.tsl) collapse into one line
+printf 'fn a(n) { return b(n + 1) }\nfn b(n) { return a(n + 1) }\na(0)\n' >"$f"
+$TSL "$f" 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 24 ] && [ "$(sed -n 14p "$tmp/err")" = "  ... 9980 more frames ..." ] &&
+   [ "$(sed -n 24p "$tmp/err")" = "  in a() called from $f:3:1" ]; then ok; else bad "traceback at the depth limit: $(sed -n '12,16p' "$tmp/err")"; fi
+f=tests/errors/deep_recursion.tsl
+printf '%s\n' "  in down() called from $f:1:21 (repeated 9999 times)" "  in down() called from $f:2:1" >"$tmp/want"
+$TSL "$f" 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want"; then ok; else bad "traceback of 10000 identical frames: $(tail -n +4 "$tmp/err" | head -3)"; fi
 # TSL_EXPLAIN counts inputs (x, read at each run) and guards (exp, a fixed function) apart
 printf 'x = zeros([3])\nstatic { y = exp(x) }\n' >"$tmp/count.tsl"
 TSL_EXPLAIN=1 $TSL "$tmp/count.tsl" 2>"$tmp/err" >/dev/null
