@@ -47,7 +47,9 @@ def check(cond, what):
     print("ok -", what)
 
 read_until(">>> ")
-# Tab before any input has run: completes a built-in (this used to segfault)
+# :vars and Tab before any input has run (both used to segfault: no main module yet)
+send(":vars\r")
+check(read_until(">>> ")[:-4].strip() == ":vars", ":vars before any input lists nothing")
 send("pri\t")
 time.sleep(0.3)
 send("(40 + 2)\r")
@@ -66,8 +68,8 @@ check("42" in read_until(">>> "), "multi-line function works")
 
 send("undefined_name + 1\r")
 out = read_until(">>> ")
-# lines count over the session: this is its 7th line
-check("<stdin>:7:1: error: undefined variable 'undefined_name'" in out, "errors show <stdin>:LINE:COL")
+# lines count over the session (commands too): this is its 8th line
+check("<stdin>:8:1: error: undefined variable 'undefined_name'" in out, "errors show <stdin>:LINE:COL")
 check("    undefined_name + 1" in out, "the error shows its source line")
 send("\"still alive\"\r")
 check("still alive" in read_until(">>> "), "the session goes on after an error")
@@ -77,7 +79,7 @@ time.sleep(0.3)
 send("(1)\r")
 check("2" in read_until(">>> "), "Tab completes a global name")
 
-# a function typed on lines 10-12 fails when called on line 13: the error is on line 11,
+# a function typed on lines 11-13 fails when called on line 14: the error is on line 12,
 # with its own text, and the traceback names the call
 send("fn half(x) {\r")
 read_until("... ")
@@ -87,11 +89,11 @@ send("}\r")
 read_until(">>> ")
 send("half(4)\r")
 out = read_until(">>> ")
-check("<stdin>:11:14: error: undefined variable 'missing_name'" in out, "a REPL function's error keeps its line")
-check("return x / missing_name" in out and "in half() called from <stdin>:13:1" in out,
+check("<stdin>:12:14: error: undefined variable 'missing_name'" in out, "a REPL function's error keeps its line")
+check("return x / missing_name" in out and "in half() called from <stdin>:14:1" in out,
       "a REPL function's error shows its source line and the calling line")
 
-# :load (line 14) reports errors of the loaded file's functions in that file
+# :load (line 15) reports errors of the loaded file's functions in that file
 lib = os.path.join(home, "lib.tsl")
 with open(lib, "w") as f:
     f.write("# helpers\nfn scale(v) {\n  return v * not_defined\n}\n")
@@ -100,7 +102,7 @@ read_until(">>> ")
 send("scale(3)\r")
 out = read_until(">>> ")
 check("%s:3:14: error: undefined variable 'not_defined'" % lib in out, ":load errors name the file and line")
-check("return v * not_defined" in out and "in scale() called from <stdin>:15:1" in out,
+check("return v * not_defined" in out and "in scale() called from <stdin>:16:1" in out,
       ":load errors show the file's line and the REPL call")
 
 send("while true { }\r")
