@@ -203,6 +203,11 @@ printf 'fn f(n) {\n  if n == 0 { return undefined_z }\n  return f(n - 1)\n}\nfn 
 printf '%s\n' "  in f() called from $f:3:10 (repeated 50 times)" "  in f() called from $f:5:17" "  in g() called from $f:6:1" >"$tmp/want"
 $TSL "$f" 2>"$tmp/err"; rc=$?
 if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want"; then ok; else bad "traceback repeats: $(tail -n +4 "$tmp/err" | head -5)"; fi
+# dis counts them apart too: 20 tensors and one function; the listing shows 12, then the rest
+python3 -c 'print("\n".join("x%d = ones([2])" % i for i in range(20)))
+print("static { y = " + " + ".join("x%d" % i for i in range(20)) + " + exp(x0) }\ndis()")' >"$tmp/many.tsl" 2>/dev/null &&
+if $TSL "$tmp/many.tsl" >"$tmp/out" 2>"$tmp/err" && head -1 "$tmp/out" | grep -q ", 20 inputs, 1 guards," &&
+   grep -qx "  ... 8 more inputs, 1 more guards" "$tmp/out"; then ok; else bad "dis input/guard counts: $(head -1 "$tmp/out")"; fi
 # at the depth limit: 10000 frames, a(0) from line 3 then b and a alternating; and 10000
 # identical frames (tests/errors/deep_recursion.tsl) collapse into one line
 printf 'fn a(n) { return b(n + 1) }\nfn b(n) { return a(n + 1) }\na(0)\n' >"$f"
