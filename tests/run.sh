@@ -184,6 +184,12 @@ if [ $rc -eq 1 ] && cmp -s "$tmp/err" "$tmp/want"; then ok; else bad "escaped er
 $TSL -e 'd = {}; y = d["\u{1b}[2J\u{7}"]' 2>"$tmp/err"; rc=$?
 if [ $rc -eq 1 ] && [ "$(head -1 "$tmp/err")" = "<string>:1:13: error: key '\x1b[2J\x07' not found in dict" ]; then ok
 else bad "escaped error message: $(head -1 "$tmp/err" | cat -A)"; fi
+# ... also in a file's name, in errors and TSL_EXPLAIN lines
+esc="$tmp/$(printf '\033')[2Jname.tsl"
+printf 'static { y = 1 }\nz = undefined_w\n' >"$esc"
+TSL_EXPLAIN=1 $TSL "$esc" 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && ! grep -q "$(printf '\033')" "$tmp/err" && grep -q '^explain: .*/\\x1b\[2Jname.tsl:1:1: compiled' "$tmp/err" &&
+   grep -q '/\\x1b\[2Jname.tsl:2:5: error: undefined variable' "$tmp/err"; then ok; else bad "escaped file name: $(cat -A "$tmp/err")"; fi
 # misplaced break is found before anything runs
 out=$($TSL -e 'print("ran"); break' 2>"$tmp/err"); rc=$?
 if [ $rc -eq 1 ] && [ -z "$out" ] && grep -q "^<string>:1:15: error: 'break' or 'continue' outside a loop" "$tmp/err"; then ok

@@ -268,7 +268,12 @@ static void explain(Interp *I, SrcLoc loc, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "explain: %s:%d:%d: %s\n", I->cur_src ? I->cur_src->name : "?", loc.line, loc.col, msg);
+    const char *file = I->cur_src ? I->cur_src->name : "?";
+    fputs("explain: ", stderr);   /* names and values in it are the program's: shown escaped */
+    fput_escaped(stderr, file, strlen(file));
+    fprintf(stderr, ":%d:%d: ", loc.line, loc.col);
+    fput_escaped(stderr, msg, strlen(msg));
+    fputc('\n', stderr);
 }
 
 /* The fetched inputs are borrowed Values: a graph keeps one buffer for them; a nested run
