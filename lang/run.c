@@ -79,14 +79,29 @@ static const char *escape_char(const char *p, size_t n, size_t *used, char buf[1
     if (c < 0x80) return NULL;
     /* a whole UTF-8 sequence prints as it is, except the C1 controls U+0080..U+009F
      * (U+009B is a CSI to some terminals); a stray byte is shown as \xNN */
-    size_t len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-    if (c >= 0xf5) len = 0;
+    size_t len = c >= 0xf5 ? 0 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
     bool ok = len > 0 && len <= n;
     for (size_t i = 1; ok && i < len; i++) ok = ((unsigned char)p[i] & 0xc0) == 0x80;
     if (!ok) { snprintf(buf, 16, "\\x%02x", c); return buf; }
     *used = len;
     if (c == 0xc2 && (unsigned char)p[1] < 0xa0) { snprintf(buf, 16, "\\u{%x}", (unsigned char)p[1]); return buf; }
     return NULL;
+}
+
+/* Terminal columns of the valid UTF-8 sequence p[0..len): 2 for the wide East Asian ranges
+ * and emoji, 0 for combining accents, else 1 (close enough to keep a caret in place). */
+static int char_width(const char *p, size_t len) {
+    if (len < 2) return 1;
+    const unsigned char *u = (const unsigned char *)p;
+    unsigned cp = len == 2 ? (u[0] & 0x1fu) << 6 | (u[1] & 0x3fu)
+                : len == 3 ? (u[0] & 0x0fu) << 12 | (u[1] & 0x3fu) << 6 | (u[2] & 0x3fu)
+                           : (u[0] & 0x07u) << 18 | (u[1] & 0x3fu) << 12 | (u[2] & 0x3fu) << 6 | (u[3] & 0x3fu);
+    if (cp >= 0x300 && cp < 0x370) return 0;
+    if ((cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf) || (cp >= 0xac00 && cp <= 0xd7a3) ||
+        (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) ||
+        (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1faff) || (cp >= 0x20000 && cp <= 0x3fffd))
+        return 2;
+    return 1;
 }
 
 void fput_escaped(FILE *out, const char *s, size_t n) {
@@ -102,7 +117,8 @@ static void fput_escaped_str(FILE *out, const char *s) { fput_escaped(out, s, st
 
 /* The source line of loc (loc.line counts from the start of the whole input, so a REPL
  * input subtracts the lines before it), escaped, and a caret under the column. Tabs stay
- * tabs in both lines so the caret lines up; an escaped byte takes its escape's width. */
+ * tabs in both lines so the caret lines up; an escaped byte takes its escape's width, a
+ * character its columns (not its bytes). */
 static void print_source_line(FILE *out, Source *src, SrcLoc loc) {
     if (!src || loc.line - src->line_base <= 0) return;
     const char *p = src->text, *end = src->text + src->len;
@@ -115,8 +131,9 @@ static void print_source_line(FILE *out, Source *src, SrcLoc loc) {
     fputs("    ", out);
     char buf[16];
     for (size_t i = 0, used; i < n; i += used) {
-        const char *esc = p[i] == '\t' ? NULL : escape_char(p + i, n - i, &used, buf);
-        if (p[i] == '\t') used = 1;
+        const char *esc = NULL;
+        if (p[i] == '\t') used = 1;   /* a tab stays a tab: the caret line repeats it */
+        else esc = escape_char(p + i, n - i, &used, buf);
         if (esc) fputs(esc, out);
         else fwrite(p + i, 1, used, out);
     }
@@ -124,7 +141,7 @@ static void print_source_line(FILE *out, Source *src, SrcLoc loc) {
     for (size_t i = 0, used; i < n && (int)i + 1 < loc.col; i += used) {
         if (p[i] == '\t') { fputc('\t', out); used = 1; continue; }
         const char *esc = escape_char(p + i, n - i, &used, buf);
-        for (size_t k = esc ? strlen(esc) : 1; k > 0; k--) fputc(' ', out);
+        for (size_t k = esc ? strlen(esc) : (size_t)char_width(p + i, used); k > 0; k--) fputc(' ', out);
     }
     fputs("^\n", out);
 }

@@ -184,6 +184,9 @@ if [ $rc -eq 1 ] && cmp -s "$tmp/err" "$tmp/want"; then ok; else bad "escaped er
 $TSL -e 'd = {}; y = d["\u{1b}[2J\u{7}"]' 2>"$tmp/err"; rc=$?
 if [ $rc -eq 1 ] && [ "$(head -1 "$tmp/err")" = "<string>:1:13: error: key '\x1b[2J\x07' not found in dict" ]; then ok
 else bad "escaped error message: $(head -1 "$tmp/err" | cat -A)"; fi
+# the caret counts columns, not bytes: é and € take one, 😀 and 漢 two (wide), a combining ring none
+$TSL -e 'x = "é€😀漢e̊" + missing_name' 2>"$tmp/err"
+if [ "$(sed -n 3p "$tmp/err")" = "$(printf '%20s^' '')" ]; then ok; else bad "caret under non-ASCII text: $(sed -n 2,3p "$tmp/err")"; fi
 # ... also in a file's name, in errors and TSL_EXPLAIN lines
 esc="$tmp/$(printf '\033')[2Jname.tsl"
 printf 'static { y = 1 }\nz = undefined_w\n' >"$esc"
