@@ -53,7 +53,11 @@ static void show_vars(Interp *I) {
         StrBuf b = { 0 };
         sb_putn(&b, "", 0);
         fmt_value(&b, v, true);
-        if (b.len > 70) { b.s[67] = 0; strcat(b.s, "..."); }
+        if (b.len > 70) {
+            size_t cut = 67;
+            while (cut > 0 && (b.s[cut] & 0xc0) == 0x80) cut--;   /* not inside a UTF-8 character */
+            memcpy(b.s + cut, "...", 4);
+        }
         printf("  %-16s %-9s %s\n", g->names[i], val_type_name(v), b.s);
         sb_free(&b);
     }

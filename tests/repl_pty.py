@@ -124,6 +124,13 @@ read_until(">>> ")
 send("1 + 5\r")
 check("6" in read_until(">>> "), "Ctrl-D on a continuation line returns to the prompt")
 
+# :vars shortens a long value without cutting a UTF-8 character in two
+send('long_text = "x' + "\u00e9" * 40 + '"\r')
+read_until(">>> ")
+send(":vars\r")
+out = read_until(">>> ")
+check("long_text" in out and "..." in out and "\ufffd" not in out, ":vars shortens on a character boundary")
+
 send(":quit\r")
 rest = b""
 while True:   # everything up to the exit (a sanitizer build reports leaks here)
