@@ -174,7 +174,7 @@ static int run_stdin_script(Interp *I) {
     int rc;
     if (ferror(stdin)) {
         fprintf(stderr, "tsl: error: cannot read standard input: %s\n", strerror(errno));
-        rc = 1;
+        rc = 2;   /* as for a script file that cannot be read */
     } else {
         rc = interp_run_source(I, "<stdin>", text.s, text.len, false, NULL);
     }

@@ -161,6 +161,9 @@ if [ $rc -eq 1 ] && [ "$(cat "$tmp/out")" = 1 ] && [ "$(head -1 "$tmp/err")" = "
 printf 'x = 1\ny = (x +\n' | $TSL >/dev/null 2>"$tmp/err"; rc=$?
 if [ $rc -eq 1 ] && head -1 "$tmp/err" | grep -q '^<stdin>:[0-9]*:[0-9]*: error: ' && sanitized; then ok
 else bad "piped stdin ending mid-statement: exit $rc, err '$(head -1 "$tmp/err")'"; fi
+# standard input that cannot be read is like a script file that cannot: exit 2
+$TSL </ 2>"$tmp/err"; rc=$?
+if [ $rc -eq 2 ] && grep -q "^tsl: error: cannot read standard input" "$tmp/err"; then ok; else bad "unreadable stdin: exit $rc: $(cat "$tmp/err")"; fi
 # a failed write to stdout is an error: at exit (buffered) or located at the print
 if [ -w /dev/full ]; then
     $TSL -e 'print(1)' >/dev/full 2>"$tmp/err"; rc=$?
