@@ -275,11 +275,7 @@ Value interp_call(Interp *I, Value fn, Value *args, int nargs) {
 }
 
 static void add_traceback(Interp *I, Node *call, ObjClosure *c) {
-    if (!I->err_set) return;
-    char text[sizeof I->traceback.inner[0].text];
-    snprintf(text, sizeof text, "in %s() called from %s:%d:%d", c->proto->name[0] ? c->proto->name : "<fn>",
-             I->cur_src ? I->cur_src->name : "?", call->loc.line, call->loc.col);
-    traceback_add(&I->traceback, text);
+    if (I->err_set) traceback_add(&I->traceback, c->proto->name[0] ? c->proto->name : "<fn>", I->cur_src, call->loc);
 }
 
 /* The common call: a plain closure, positional arguments matching its parameters, no

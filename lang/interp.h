@@ -53,8 +53,10 @@ typedef struct CallArgs {
  * 10 in a ring, and how many fell between; identical consecutive frames share one entry. */
 #define TRACE_SHOWN 10
 typedef struct {
-    char text[256];   /* "in f() called from FILE:LINE:COL" */
-    long count;       /* identical consecutive frames this entry stands for */
+    char name[64];            /* "in NAME() called from SRC:LINE:COL" */
+    const struct Source *src; /* alive until the error is printed (sources outlive their runs) */
+    SrcLoc loc;
+    long count;               /* identical consecutive frames this entry stands for */
 } TraceFrame;
 
 typedef struct {
@@ -134,7 +136,7 @@ Value interp_error_at(Interp *I, SrcLoc loc, const char *fmt, ...) __attribute__
 void interp_attach_loc(Interp *I, SrcLoc loc);
 void interp_print_error(Interp *I, FILE *out);
 void interp_clear_error(Interp *I);
-void traceback_add(Traceback *t, const char *text);
+void traceback_add(Traceback *t, const char *fn_name, const Source *src, SrcLoc loc);
 /* Writes s[0..n) with control bytes and terminal escapes shown escaped (\x1b, \n, \u{9b}). */
 void fput_escaped(FILE *out, const char *s, size_t n);
 

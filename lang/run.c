@@ -155,9 +155,13 @@ static TraceFrame *latest_frame(Traceback *t) {
 
 /* Records the next caller out. A repeat of the last one only counts; past the innermost
  * TRACE_SHOWN entries they go to the ring, whose oldest entry then falls into `hidden`. */
-void traceback_add(Traceback *t, const char *text) {
+void traceback_add(Traceback *t, const char *fn_name, const Source *src, SrcLoc loc) {
     TraceFrame *last = latest_frame(t);
-    if (last && !strcmp(last->text, text)) { last->count++; return; }
+    if (last && last->src == src && last->loc.line == loc.line && last->loc.col == loc.col &&
+        !strncmp(last->name, fn_name, sizeof last->name - 1)) {
+        last->count++;
+        return;
+    }
     TraceFrame *f;
     if (t->ninner < TRACE_SHOWN) f = &t->inner[t->ninner++];
     else if (t->nouter < TRACE_SHOWN) f = &t->outer[(t->outer_first + t->nouter++) % TRACE_SHOWN];
@@ -166,13 +170,17 @@ void traceback_add(Traceback *t, const char *text) {
         t->hidden += f->count;
         t->outer_first = (t->outer_first + 1) % TRACE_SHOWN;
     }
-    snprintf(f->text, sizeof f->text, "%s", text);
+    snprintf(f->name, sizeof f->name, "%s", fn_name);
+    f->src = src;
+    f->loc = loc;
     f->count = 1;
 }
 
 static void print_frame(FILE *out, const TraceFrame *f) {
-    fputs("  ", out);
-    fput_escaped(out, f->text, strlen(f->text));
+    fprintf(out, "  in %s() called from ", f->name);
+    const char *file = f->src ? f->src->name : "?";
+    fput_escaped(out, file, strlen(file));
+    fprintf(out, ":%d:%d", f->loc.line, f->loc.col);
     if (f->count > 1) fprintf(out, " (repeated %ld times)", f->count);
     fputc('\n', out);
 }
