@@ -47,6 +47,7 @@ typedef enum { SCOPE_NONE, SCOPE_LOCAL, SCOPE_CELL, SCOPE_UPVAL, SCOPE_GLOBAL } 
 
 typedef struct Node Node;
 typedef struct FnProto FnProto;
+struct Source;
 
 struct Node {
     NodeKind kind;
@@ -90,6 +91,7 @@ struct FnProto {
     int nupvals;
     UpvalDesc *upvals;
     char **upval_names;
+    struct Source *src;     /* the text it was read from (a REPL input, a file): its errors point there */
 };
 
 Node *ast_new(NodeKind k, SrcLoc loc);

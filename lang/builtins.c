@@ -74,10 +74,9 @@ static Value bi_print(Interp *I, CallArgs *a) {
         if (!fmt_value_in(I, &b, a->pos[i], false)) { sb_free(&b); return ERR_VAL; }
     }
     sb_putn(&b, "\n", 1);
-    fwrite(b.s, 1, b.len, stdout);
-    if (I->repl) fflush(stdout);
+    bool ok = interp_write_out(I, b.s, b.len);
     sb_free(&b);
-    return NIL_VAL;
+    return ok ? NIL_VAL : ERR_VAL;
 }
 
 static Value bi_str(Interp *I, CallArgs *a) {

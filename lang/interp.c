@@ -58,10 +58,11 @@ void interp_attach_loc(Interp *I, SrcLoc loc) {
 
 void interp_clear_error(Interp *I) {
     I->err_set = I->err_has_loc = false;
+    I->err_src = NULL;   /* may be a REPL input freed since */
     I->interrupted = false;
     I->err_msg[0] = 0;
-    I->traceback.len = 0;
-    if (I->traceback.s) I->traceback.s[0] = 0;
+    I->traceback.ninner = I->traceback.nouter = I->traceback.outer_first = 0;
+    I->traceback.hidden = 0;
 }
 
 /* Ctrl-C and --timeout arrive as signals (repl/main.c): the handlers only set flags, so the
@@ -205,7 +206,7 @@ static Value call_closure_eager(Interp *I, ObjClosure *c, Value *base, int npos,
         base[i] = val_retain(kw->kw[k]);
     }
     Source *saved_src = I->cur_src;
-    I->cur_src = c->module->src;
+    I->cur_src = closure_src(c);
     I->depth++;
     for (int i = npos; i < p->nparams; i++) {
         if (base[i].type != VAL_UNDEF) continue;
@@ -288,10 +289,7 @@ Value interp_call(Interp *I, Value fn, Value *args, int nargs) {
 }
 
 static void add_traceback(Interp *I, Node *call, ObjClosure *c) {
-    if (!I->err_set || I->traceback.len > 2000) return;
-    sb_printf(&I->traceback, "  in %s() called from %s:%d:%d\n",
-              c->proto->name[0] ? c->proto->name : "<fn>", I->cur_src ? I->cur_src->name : "?",
-              call->loc.line, call->loc.col);
+    if (I->err_set) traceback_add(&I->traceback, c->proto->name[0] ? c->proto->name : "<fn>", I->cur_src, call->loc);
 }
 
 /* The common call: a plain closure, positional arguments matching its parameters, no
@@ -317,7 +315,7 @@ static Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c) {
     I->sp = base + nslots;
     Frame fr = { base, c, c->module };
     Source *saved_src = I->cur_src;
-    I->cur_src = c->module->src;
+    I->cur_src = closure_src(c);
     I->depth++;
     Exec st = exec_block(I, &fr, p->body);
     I->depth--;

@@ -19,6 +19,7 @@ typedef struct Source {
     char *dir;    /* folder that imports search first */
     char *text;
     size_t len;
+    int line_base;  /* lines before this text: REPL inputs count lines over the whole session */
     struct Source *next;
 } Source;
 
@@ -49,6 +50,23 @@ typedef struct CallArgs {
     Value *kw;
     int nkw;
 } CallArgs;
+
+/* The callers of a failing call, recorded as the error unwinds (innermost first). Only what
+ * is shown is kept (spec section 1): the innermost 10 frames, the latest (outermost so far)
+ * 10 in a ring, and how many fell between; identical consecutive frames share one entry. */
+#define TRACE_SHOWN 10
+typedef struct {
+    char name[64];            /* "in NAME() called from SRC:LINE:COL" */
+    const struct Source *src; /* alive until the error is printed (sources outlive their runs) */
+    SrcLoc loc;
+    long count;               /* identical consecutive frames this entry stands for */
+} TraceFrame;
+
+typedef struct {
+    TraceFrame inner[TRACE_SHOWN], outer[TRACE_SHOWN];
+    int ninner, nouter, outer_first;   /* outer is a ring: outer_first is the oldest entry */
+    long hidden;                       /* frames between the two */
+} Traceback;
 
 typedef enum { EX_OK, EX_BREAK, EX_CONTINUE, EX_RETURN, EX_ERR } Exec;
 
@@ -86,7 +104,7 @@ typedef struct Interp {
     SrcLoc err_loc;
     SrcLoc jump_loc;          /* the last break/continue executed */
     Source *err_src;
-    StrBuf traceback;
+    Traceback traceback;
     Value ret;                /* value carried by EX_RETURN */
     Value last_value;         /* REPL: value of the last expression statement */
     void *vm;                 /* static-code state: caches, last graph (vm/static.c) */
@@ -103,7 +121,17 @@ void interp_free(Interp *I);
  * and the input ended inside an open construct (*incomplete set). */
 int interp_run_source(Interp *I, const char *name, const char *text, size_t len, bool echo,
                       bool *incomplete);
+/* The same, for text that starts after line `line_base` of a longer input (the REPL session). */
+int interp_run_source_at(Interp *I, const char *name, const char *text, size_t len, int line_base,
+                         bool echo, bool *incomplete);
 int interp_run_file(Interp *I, const char *path);
+/* Writes program output to stdout; a failed write is an error (pending), false returned. */
+bool interp_write_out(Interp *I, const char *s, size_t len);
+
+/* Where a function's locations point: the text it was defined in, not the module's latest. */
+static inline Source *closure_src(const ObjClosure *c) {
+    return c->proto->src ? c->proto->src : c->module->src;
+}
 
 /* Errors. The message is recorded once (innermost wins); the location is attached by
  * the innermost expression that has one. */
@@ -112,6 +140,9 @@ Value interp_error_at(Interp *I, SrcLoc loc, const char *fmt, ...) __attribute__
 void interp_attach_loc(Interp *I, SrcLoc loc);
 void interp_print_error(Interp *I, FILE *out);
 void interp_clear_error(Interp *I);
+void traceback_add(Traceback *t, const char *fn_name, const Source *src, SrcLoc loc);
+/* Writes s[0..n) with control bytes and terminal escapes shown escaped (\x1b, \n, \u{9b}). */
+void fput_escaped(FILE *out, const char *s, size_t n);
 
 /* Calls a function value (closure, builtin, or dict with forward). Args borrowed. */
 Value interp_call(Interp *I, Value fn, Value *args, int nargs);

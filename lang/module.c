@@ -188,12 +188,11 @@ Value module_import(Interp *I, Module *from, const char *name) {
     Module *m = module_new(I, name, src);
     m->state = MOD_LOADING;
     Node *prog = interp_parse(I, src, NULL);
-    if (!prog) {
+    if (!prog || resolve_program(I, m, prog) < 0) {
         m->state = MOD_READY;
         m->exports = OBJ_VAL(VAL_DICT, dict_new());
         return ERR_VAL;
     }
-    resolve_program(I, m, prog);
     Exec st = interp_exec_module(I, m, prog);
     if (st == EX_ERR) {
         m->state = MOD_READY;

@@ -5,7 +5,9 @@
  * enclosing function that binds the name, else makes a local. So for each function we
  * first collect the names it binds (parameters always; assigned names unless an
  * enclosing function binds them), then resolve every NAME to LOCAL, CELL (a local some
- * inner function captures), UPVAL or GLOBAL. */
+ * inner function captures), UPVAL or GLOBAL.
+ * It also reports, before anything runs, what can never run: `break`/`continue` outside a
+ * loop of their own function and `return` outside a function (spec section 4). */
 #include <string.h>
 #include "interp.h"
 #include "mem.h"
@@ -92,7 +94,19 @@ static int resolve_upval(FnScope *s, const char *name) {
 typedef struct {
     Interp *I;
     Module *m;
+    int loops;      /* loops around this point in the current function (a function body starts at 0) */
+    bool failed;
 } Ctx;
+
+/* Records the first misplaced-statement error, located in the module's source. */
+static void misplaced(Ctx *c, Node *n, const char *msg) {
+    if (c->failed) return;
+    c->failed = true;
+    Source *saved = c->I->cur_src;
+    c->I->cur_src = c->m->src;
+    interp_error_at(c->I, n->loc, "%s", msg);
+    c->I->cur_src = saved;
+}
 
 static void resolve_fn(Ctx *c, FnScope *parent, Node *fn);
 
@@ -121,6 +135,23 @@ static void resolve_node(Ctx *c, FnScope *s, Node *n) {
     switch (n->kind) {
     case AST_NAME: resolve_name(c, s, n); return;
     case AST_FN: resolve_fn(c, s, n); return;
+    case AST_BREAK:
+    case AST_CONTINUE:
+        if (c->loops == 0) misplaced(c, n, "'break' or 'continue' outside a loop");
+        return;
+    case AST_RETURN:
+        if (!s) misplaced(c, n, "'return' outside a function");
+        break;
+    case AST_WHILE:
+    case AST_FOR:
+        /* the condition / loop variable and iterable are outside the loop; the body (b of
+         * while, c of for) is inside */
+        resolve_node(c, s, n->a);
+        if (n->kind == AST_FOR) resolve_node(c, s, n->b);
+        c->loops++;
+        resolve_node(c, s, n->kind == AST_FOR ? n->c : n->b);
+        c->loops--;
+        return;
     default: break;
     }
     resolve_node(c, s, n->a);
@@ -133,6 +164,9 @@ static void resolve_node(Ctx *c, FnScope *s, Node *n) {
 static void resolve_fn(Ctx *c, FnScope *parent, Node *fn) {
     FnProto *p = fn->proto;
     FnScope s = { p, parent, NULL, 0 };
+    int outer_loops = c->loops;
+    c->loops = 0;   /* a loop around the definition is not a loop around the body */
+    p->src = c->m->src;
     for (int i = 0; i < p->nparams; i++) add_local(p, p->params[i]);
     collect_bindings(&s, p->body);
     for (int i = 0; i < p->nparams; i++) resolve_node(c, &s, p->defaults[i]);
@@ -141,10 +175,12 @@ static void resolve_fn(Ctx *c, FnScope *parent, Node *fn) {
         if (p->is_cell[s.local_refs[i]->slot]) s.local_refs[i]->scope = SCOPE_CELL;
     for (int i = 0; i < p->nlocals; i++) p->has_cells |= p->is_cell[i];
     mem_free(s.local_refs);
+    c->loops = outer_loops;
 }
 
+/* Returns 0, or -1 with the error pending when the program has a misplaced statement. */
 int resolve_program(Interp *I, Module *m, Node *prog) {
-    Ctx c = { I, m };
+    Ctx c = { I, m, 0, false };
     resolve_node(&c, NULL, prog);
-    return 0;
+    return c.failed ? -1 : 0;
 }

@@ -3,6 +3,7 @@
  * `tsl FILE`, `tsl -e` and the REPL all come through interp_run_source: parse, resolve
  * against the main module's globals, execute, print any error as
  * FILE:LINE:COL: error: MESSAGE, the source line and a caret. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,34 +61,162 @@ void interp_free(Interp *I) {
         mem_free(s);
         s = next;
     }
-    sb_free(&I->traceback);
     mem_free(I->stack);
     builtins_free();
     mem_free(I);
 }
 
+/* ---- escaping: an error message never sends the terminal a control byte from the program ---- */
+
+/* Renders the character at p[0..n) for a terminal: *used gets the bytes it takes. Returns
+ * NULL when it prints as it is, else its escaped form (\x1b, \n, \u{9b}...) in buf. */
+static const char *escape_char(const char *p, size_t n, size_t *used, char buf[16]) {
+    unsigned char c = (unsigned char)p[0];
+    *used = 1;
+    if (c == '\n') return "\\n";
+    if (c == '\t') return "\\t";
+    if (c == '\r') return "\\r";
+    if (c < 0x20 || c == 0x7f) { snprintf(buf, 16, "\\x%02x", c); return buf; }
+    if (c < 0x80) return NULL;
+    /* a whole UTF-8 sequence prints as it is, except the C1 controls U+0080..U+009F
+     * (U+009B is a CSI to some terminals); a stray byte is shown as \xNN */
+    size_t len = c >= 0xf5 ? 0 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+    bool ok = len > 0 && len <= n;
+    for (size_t i = 1; ok && i < len; i++) ok = ((unsigned char)p[i] & 0xc0) == 0x80;
+    if (!ok) { snprintf(buf, 16, "\\x%02x", c); return buf; }
+    *used = len;
+    if (c == 0xc2 && (unsigned char)p[1] < 0xa0) { snprintf(buf, 16, "\\u{%x}", (unsigned char)p[1]); return buf; }
+    return NULL;
+}
+
+/* Terminal columns of the valid UTF-8 sequence p[0..len): 2 for the wide East Asian ranges
+ * and emoji, 0 for combining accents, else 1 (close enough to keep a caret in place). */
+static int char_width(const char *p, size_t len) {
+    if (len < 2) return 1;
+    const unsigned char *u = (const unsigned char *)p;
+    unsigned cp = len == 2 ? (u[0] & 0x1fu) << 6 | (u[1] & 0x3fu)
+                : len == 3 ? (u[0] & 0x0fu) << 12 | (u[1] & 0x3fu) << 6 | (u[2] & 0x3fu)
+                           : (u[0] & 0x07u) << 18 | (u[1] & 0x3fu) << 12 | (u[2] & 0x3fu) << 6 | (u[3] & 0x3fu);
+    if (cp >= 0x300 && cp < 0x370) return 0;
+    if ((cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf) || (cp >= 0xac00 && cp <= 0xd7a3) ||
+        (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) ||
+        (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1faff) || (cp >= 0x20000 && cp <= 0x3fffd))
+        return 2;
+    return 1;
+}
+
+void fput_escaped(FILE *out, const char *s, size_t n) {
+    char buf[16];
+    for (size_t i = 0, used; i < n; i += used) {
+        const char *e = escape_char(s + i, n - i, &used, buf);
+        if (e) fputs(e, out);
+        else fwrite(s + i, 1, used, out);
+    }
+}
+
+static void fput_escaped_str(FILE *out, const char *s) { fput_escaped(out, s, strlen(s)); }
+
+/* The source line of loc (loc.line counts from the start of the whole input, so a REPL
+ * input subtracts the lines before it), escaped, and a caret under the column. Tabs stay
+ * tabs in both lines so the caret lines up; an escaped byte takes its escape's width, a
+ * character its columns (not its bytes). */
 static void print_source_line(FILE *out, Source *src, SrcLoc loc) {
-    if (!src || loc.line <= 0) return;
+    if (!src || loc.line - src->line_base <= 0) return;
     const char *p = src->text, *end = src->text + src->len;
-    for (int line = 1; line < loc.line && p < end; p++)
+    for (int line = 1; line < loc.line - src->line_base && p < end; p++)
         if (*p == '\n') line++;
     const char *e = p;
     while (e < end && *e != '\n') e++;
-    int n = (int)(e - p);
+    size_t n = (size_t)(e - p);
     if (n > 200) n = 200;
-    fprintf(out, "    %.*s\n    ", n, p);
-    for (int i = 1; i < loc.col && i <= n; i++) fputc(p[i - 1] == '\t' ? '\t' : ' ', out);
+    fputs("    ", out);
+    char buf[16];
+    for (size_t i = 0, used; i < n; i += used) {
+        const char *esc = NULL;
+        if (p[i] == '\t') used = 1;   /* a tab stays a tab: the caret line repeats it */
+        else esc = escape_char(p + i, n - i, &used, buf);
+        if (esc) fputs(esc, out);
+        else fwrite(p + i, 1, used, out);
+    }
+    fputs("\n    ", out);
+    for (size_t i = 0, used; i < n && (int)i + 1 < loc.col; i += used) {
+        if (p[i] == '\t') { fputc('\t', out); used = 1; continue; }
+        const char *esc = escape_char(p + i, n - i, &used, buf);
+        for (size_t k = esc ? strlen(esc) : (size_t)char_width(p + i, used); k > 0; k--) fputc(' ', out);
+    }
     fputs("^\n", out);
+}
+
+/* ---- tracebacks ---- */
+
+static TraceFrame *latest_frame(Traceback *t) {
+    if (t->nouter) return &t->outer[(t->outer_first + t->nouter - 1) % TRACE_SHOWN];
+    return t->ninner ? &t->inner[t->ninner - 1] : NULL;
+}
+
+/* Records the next caller out. A repeat of the last one only counts; past the innermost
+ * TRACE_SHOWN entries they go to the ring, whose oldest entry then falls into `hidden`. */
+void traceback_add(Traceback *t, const char *fn_name, const Source *src, SrcLoc loc) {
+    TraceFrame *last = latest_frame(t);
+    if (last && last->src == src && last->loc.line == loc.line && last->loc.col == loc.col &&
+        !strncmp(last->name, fn_name, sizeof last->name - 1)) {
+        last->count++;
+        return;
+    }
+    TraceFrame *f;
+    if (t->ninner < TRACE_SHOWN) f = &t->inner[t->ninner++];
+    else if (t->nouter < TRACE_SHOWN) f = &t->outer[(t->outer_first + t->nouter++) % TRACE_SHOWN];
+    else {
+        f = &t->outer[t->outer_first];
+        t->hidden += f->count;
+        t->outer_first = (t->outer_first + 1) % TRACE_SHOWN;
+    }
+    snprintf(f->name, sizeof f->name, "%s", fn_name);
+    f->src = src;
+    f->loc = loc;
+    f->count = 1;
+}
+
+static void print_frame(FILE *out, const TraceFrame *f) {
+    fprintf(out, "  in %s() called from ", f->name);
+    const char *file = f->src ? f->src->name : "?";
+    fput_escaped(out, file, strlen(file));
+    fprintf(out, ":%d:%d", f->loc.line, f->loc.col);
+    if (f->count > 1) fprintf(out, " (repeated %ld times)", f->count);
+    fputc('\n', out);
+}
+
+static void print_traceback(FILE *out, const Traceback *t) {
+    for (int i = 0; i < t->ninner; i++) print_frame(out, &t->inner[i]);
+    if (t->hidden) fprintf(out, "  ... %ld more frame%s ...\n", t->hidden, t->hidden == 1 ? "" : "s");
+    for (int i = 0; i < t->nouter; i++) print_frame(out, &t->outer[(t->outer_first + i) % TRACE_SHOWN]);
 }
 
 void interp_print_error(Interp *I, FILE *out) {
     Source *src = I->err_src ? I->err_src : I->cur_src;
-    if (I->err_has_loc && src)
-        fprintf(out, "%s:%d:%d: error: %s\n", src->name, I->err_loc.line, I->err_loc.col, I->err_msg);
-    else
-        fprintf(out, "%s: error: %s\n", src ? src->name : "tsl", I->err_msg);
+    fput_escaped_str(out, src ? src->name : "tsl");
+    if (I->err_has_loc && src) fprintf(out, ":%d:%d", I->err_loc.line, I->err_loc.col);
+    fputs(": error: ", out);
+    fput_escaped_str(out, I->err_msg);
+    fputc('\n', out);
     if (I->err_has_loc) print_source_line(out, src, I->err_loc);
-    if (I->traceback.len) fputs(I->traceback.s, out);
+    print_traceback(out, &I->traceback);
+}
+
+/* Moves every location in a parsed input down by `lines` (a REPL input after earlier ones). */
+static void shift_lines(Node *n, int lines) {
+    if (!n) return;
+    n->loc.line += lines;
+    if (n->proto) {
+        n->proto->loc.line += lines;
+        for (int i = 0; i < n->proto->nparams; i++) shift_lines(n->proto->defaults[i], lines);
+        shift_lines(n->proto->body, lines);
+    }
+    shift_lines(n->a, lines);
+    shift_lines(n->b, lines);
+    shift_lines(n->c, lines);
+    for (int i = 0; i < n->n; i++) shift_lines(n->kids[i], lines);
+    for (int i = 0; i < n->nk; i++) shift_lines(n->kw[i], lines);
 }
 
 /* Parses and resolves src into the current program list. NULL on error (pending). */
@@ -101,10 +230,12 @@ Node *interp_parse(Interp *I, Source *src, bool *incomplete) {
         }
         Source *saved = I->cur_src;
         I->cur_src = src;
+        pe.loc.line += src->line_base;
         interp_error_at(I, pe.loc, "%s", pe.msg);
         I->cur_src = saved;
         return NULL;
     }
+    if (src->line_base) shift_lines(prog, src->line_base);
     I->programs = mem_realloc(I->programs, sizeof(Node *) * (size_t)(I->nprograms + 1));
     I->programs[I->nprograms++] = prog;
     return prog;
@@ -150,21 +281,45 @@ static void forget_program(Interp *I, Node *prog, Source *src) {
 }
 
 int interp_run_source(Interp *I, const char *name, const char *text, size_t len, bool echo, bool *incomplete) {
+    return interp_run_source_at(I, name, text, len, 0, echo, incomplete);
+}
+
+/* Takes back the source of an input that did not parse (incomplete: the REPL tries again with
+ * one more line), so each try does not keep a copy of the whole input until exit. */
+static void drop_source(Interp *I, Source *src, Source *main_src) {
+    if (I->sources != src) return;
+    I->sources = src->next;
+    I->main->src = main_src;
+    mem_free(src->name);
+    mem_free(src->dir);
+    mem_free(src->text);
+    mem_free(src);
+}
+
+int interp_run_source_at(Interp *I, const char *name, const char *text, size_t len, int line_base, bool echo,
+                         bool *incomplete) {
     char *copy = mem_alloc(len + 1);
     memcpy(copy, text, len);
     copy[len] = 0;
+    Source *main_src = I->main ? I->main->src : NULL;
     Source *src = source_new(I, name, ".", copy, len);
+    src->line_base = line_base;
     ensure_main(I, src);
     interp_clear_error(I);
     I->limits_on = I->max_ops > 0 || I->deadline > 0 || tensor_max_live > 0;
     if (incomplete) *incomplete = false;
     Node *prog = interp_parse(I, src, incomplete);
     if (!prog) {
-        if (incomplete && *incomplete) return 2;
+        bool more = incomplete && *incomplete;
+        if (!more) interp_print_error(I, stderr);
+        drop_source(I, src, main_src);
+        return more ? 2 : 1;
+    }
+    if (resolve_program(I, I->main, prog) < 0) {
         interp_print_error(I, stderr);
+        forget_program(I, prog, src);
         return 1;
     }
-    resolve_program(I, I->main, prog);
     I->repl = echo;
     Exec st = interp_exec_module(I, I->main, prog);
     I->sp = I->stack;
@@ -200,11 +355,22 @@ int interp_run_file(Interp *I, const char *path) {
         interp_print_error(I, stderr);
         return 1;
     }
-    resolve_program(I, I->main, prog);
+    if (resolve_program(I, I->main, prog) < 0) {
+        interp_print_error(I, stderr);
+        return 1;
+    }
     Exec st = interp_exec_module(I, I->main, prog);
     if (st == EX_ERR) {
         interp_print_error(I, stderr);
         return I->interrupted ? 130 : 1;
     }
     return 0;
+}
+
+bool interp_write_out(Interp *I, const char *s, size_t len) {
+    /* stdout is buffered: a full disk or a closed pipe may only show at a later flush
+     * (then main reports it at exit); here we catch what the write itself sees */
+    if (fwrite(s, 1, len, stdout) == len && !(I->repl && fflush(stdout)) && !ferror(stdout)) return true;
+    interp_error(I, "cannot write to standard output: %s", strerror(errno));
+    return false;
 }

@@ -425,7 +425,17 @@ static void fmt_quoted(StrBuf *b, const char *s, int len) {
         case '\\': sb_puts(b, "\\\\"); break;
         case '\n': sb_puts(b, "\\n"); break;
         case '\t': sb_puts(b, "\\t"); break;
-        default: sb_putn(b, &c, 1);
+        default: {
+            /* other control characters (C0, DEL, C1 U+0080..U+009F) as \u{..} escapes, which read
+             * back as the same string: a value shown in the REPL never drives the terminal */
+            unsigned char u = (unsigned char)c;
+            char esc[16];
+            if (u < 0x20 || u == 0x7f) snprintf(esc, sizeof esc, "\\u{%x}", u);
+            else if (u == 0xc2 && i + 1 < len && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] < 0xa0)
+                snprintf(esc, sizeof esc, "\\u{%x}", (unsigned char)s[++i]);
+            else { sb_putn(b, &c, 1); break; }
+            sb_puts(b, esc);
+        }
         }
     }
     sb_putn(b, "\"", 1);

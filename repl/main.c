@@ -174,7 +174,11 @@ static int run_main(int argc, char **argv) {
     else if (file) rc = interp_run_file(I, file);
     else rc = repl_run(I);
 done:
-    fflush(stdout);
+    /* output still buffered fails only now (a full disk, a closed pipe): that is an error too */
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
+        fprintf(stderr, "tsl: error: cannot write to standard output: %s\n", strerror(errno));
+        rc = 1;
+    }
     interp_free(I);
     return rc;
 }

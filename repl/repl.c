@@ -2,7 +2,9 @@
  * input while the parser says the input is incomplete, tab completion, `:` commands.
  * Everything else is the same entry point as `tsl FILE` (interp_run_source).
  * Ctrl-C at the prompt clears the line; while code runs, the evaluator sees the flag,
- * stops with "interrupted" and we are back at the prompt. */
+ * stops with "interrupted" and we are back at the prompt.
+ * Locations count lines over the whole session, so a function keeps the line it was typed on.
+ * Standard input that is not a terminal is no session: it runs as one script (spec section 1). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +53,11 @@ static void show_vars(Interp *I) {
         StrBuf b = { 0 };
         sb_putn(&b, "", 0);
         fmt_value(&b, v, true);
-        if (b.len > 70) { b.s[67] = 0; strcat(b.s, "..."); }
+        if (b.len > 70) {
+            size_t cut = 67;
+            while (cut > 0 && (b.s[cut] & 0xc0) == 0x80) cut--;   /* not inside a UTF-8 character */
+            memcpy(b.s + cut, "...", 4);
+        }
         printf("  %-16s %-9s %s\n", g->names[i], val_type_name(v), b.s);
         sb_free(&b);
     }
@@ -86,7 +92,9 @@ static bool run_command(Interp *I, char *line, bool *quit) {
         else if (!strcmp(arg, "gpu")) fputs("<stdin>: error: device 'gpu' is not available (this build has no GPU backend yet)\n", stderr);
         else puts(":device takes cpu or gpu");
     } else {
-        fprintf(stderr, "unknown command '%s' (try :help)\n", line);
+        fputs("unknown command '", stderr);
+        fput_escaped(stderr, line, strlen(line));
+        fputs("' (try :help)\n", stderr);
     }
     return true;
 }
@@ -102,7 +110,7 @@ static char *complete_next(const char *text, int state) {
             if (!strncmp(commands[idx++], text, len)) return strdup(commands[idx - 1]);
         return NULL;
     }
-    Globals *g = &repl_I->main->g;
+    Globals *g = &repl_I->main->g;   /* repl_run makes the main module before the first prompt */
     for (; phase == 0; idx++) {
         if (idx >= g->count) { phase = 1; idx = 0; break; }
         if (g->vals[idx].type != VAL_UNDEF && !strncmp(g->names[idx], text, len)) return strdup(g->names[idx++]);
@@ -155,13 +163,23 @@ static char *read_line_tty(const char *prompt, bool *interrupted) {
     return pending_line;
 }
 
-static char *read_line_pipe(void) {
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n = getline(&line, &cap, stdin);
-    if (n < 0) { free(line); return NULL; }
-    if (n > 0 && line[n - 1] == '\n') line[n - 1] = 0;
-    return line;
+/* Standard input that is not a terminal: read it all and run it as a script named <stdin>,
+ * so the first error ends the run with status 1 and an unfinished statement is an error. */
+static int run_stdin_script(Interp *I) {
+    StrBuf text = { 0 };
+    sb_putn(&text, "", 0);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0) sb_putn(&text, chunk, n);
+    int rc;
+    if (ferror(stdin)) {
+        fprintf(stderr, "tsl: error: cannot read standard input: %s\n", strerror(errno));
+        rc = 2;   /* as for a script file that cannot be read */
+    } else {
+        rc = interp_run_source(I, "<stdin>", text.s, text.len, false, NULL);
+    }
+    sb_free(&text);
+    return rc;
 }
 
 static double now(void) {
@@ -172,40 +190,48 @@ static double now(void) {
 
 int repl_run(Interp *I) {
     repl_I = I;
-    bool tty = isatty(0);
+    if (!isatty(0)) return run_stdin_script(I);
+    /* completion lists the main module's names, built-ins included, even before any input */
+    if (!I->main) I->main = module_new(I, "__main__", NULL);
     char hist[4096] = "";
     const char *home = getenv("HOME");
     if (home) snprintf(hist, sizeof hist, "%s/.tsl_history", home);
-    if (tty) {
-        rl_catch_signals = 0;
-        rl_attempted_completion_function = complete;
-        rl_readline_name = "tsl";
-        stifle_history(1000);
-        if (hist[0]) read_history(hist);
-    }
+    rl_catch_signals = 0;
+    rl_attempted_completion_function = complete;
+    rl_readline_name = "tsl";
+    stifle_history(1000);
+    if (hist[0]) read_history(hist);
     StrBuf input = { 0 };
     sb_putn(&input, "", 0);
     bool quit = false;
-    int last_rc = 0;
+    int lines_read = 0;    /* over the session: an input starting on line L reports line L */
+    int input_base = 0;    /* lines read before the current input's first line */
     while (!quit) {
         bool interrupted = false;
-        char *line = tty ? read_line_tty(input.len ? "... " : ">>> ", &interrupted) : read_line_pipe();
+        char *line = read_line_tty(input.len ? "... " : ">>> ", &interrupted);
         if (interrupted) { input.len = 0; input.s[0] = 0; continue; }
-        if (!line) { if (tty) putchar('\n'); break; }
+        if (!line) {
+            putchar('\n');
+            if (!input.len) break;
+            input.len = 0;   /* Ctrl-D on a continuation line drops the unfinished input */
+            input.s[0] = 0;
+            continue;
+        }
+        lines_read++;
         if (input.len == 0 && run_command(I, line, &quit)) {
-            if (tty && *line) { add_history(line); if (hist[0]) { write_history(hist); } }
+            if (*line) { add_history(line); if (hist[0]) { write_history(hist); } }
             free(line);
             continue;
         }
+        if (input.len == 0) input_base = lines_read - 1;
         if (input.len) sb_putn(&input, "\n", 1);
         sb_puts(&input, line);
         free(line);
         double t0 = now();
         bool incomplete = false;
-        int rc = interp_run_source(I, "<stdin>", input.s, input.len, true, &incomplete);
+        int rc = interp_run_source_at(I, "<stdin>", input.s, input.len, input_base, true, &incomplete);
         if (rc == 2 && incomplete) continue;
-        last_rc = rc;
-        if (tty && input.len) {
+        if (input.len) {
             add_history(input.s);
             if (hist[0]) write_history(hist);
         }
@@ -227,7 +253,6 @@ int repl_run(Interp *I) {
         input.s[0] = 0;
     }
     sb_free(&input);
-    if (tty) rl_callback_handler_remove();
-    (void)last_rc;
+    rl_callback_handler_remove();
     return 0;
 }

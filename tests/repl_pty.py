@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Drives the TSL REPL through a pseudo-terminal, as a person would: expression echo,
-multi-line input, an error followed by a working prompt, Tab completion, Ctrl-C
-interrupting `while true {}` (prompt back within 200 ms), cyclic and shared values, and
-history in ~/.tsl_history."""
+"""Drives the TSL REPL through a pseudo-terminal, as a person would: Tab as the very first
+keystroke, expression echo, multi-line input, an error followed by a working prompt, error
+locations that count lines over the session (functions defined at the prompt or by :load
+keep theirs), Tab completion, Ctrl-C interrupting `while true {}` (prompt back within
+200 ms) and a slow static loop, cyclic and shared values, and history in ~/.tsl_history."""
 import os, pty, select, sys, tempfile, time
 
 tsl = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "bin/tsl")
@@ -31,6 +32,8 @@ def read_until(pattern, timeout=5.0):
             if not data:
                 break
             buf += data
+    if pattern.encode() not in buf:
+        raise AssertionError("the REPL exited waiting for %r; got %r" % (pattern, buf[-400:]))
     i = buf.index(pattern.encode()) + len(pattern)
     out, buf = buf[:i].decode(errors="replace"), buf[i:]
     return out
@@ -44,6 +47,13 @@ def check(cond, what):
     print("ok -", what)
 
 read_until(">>> ")
+# :vars and Tab before any input has run (both used to segfault: no main module yet)
+send(":vars\r")
+check(read_until(">>> ")[:-4].strip() == ":vars", ":vars before any input lists nothing")
+send("pri\t")
+time.sleep(0.3)
+send("(40 + 2)\r")
+check("42" in read_until(">>> "), "Tab as the first keystroke completes a built-in")
 send("1 + 2\r")
 check("3" in read_until(">>> "), "expression value is echoed")
 
@@ -58,7 +68,9 @@ check("42" in read_until(">>> "), "multi-line function works")
 
 send("undefined_name + 1\r")
 out = read_until(">>> ")
-check("<stdin>:1:1: error: undefined variable 'undefined_name'" in out, "errors show <stdin>:LINE:COL")
+# lines count over the session (commands too): this is its 8th line
+check("<stdin>:8:1: error: undefined variable 'undefined_name'" in out, "errors show <stdin>:LINE:COL")
+check("    undefined_name + 1" in out, "the error shows its source line")
 send("\"still alive\"\r")
 check("still alive" in read_until(">>> "), "the session goes on after an error")
 
@@ -66,6 +78,32 @@ send("twi\t")
 time.sleep(0.3)
 send("(1)\r")
 check("2" in read_until(">>> "), "Tab completes a global name")
+
+# a function typed on lines 11-13 fails when called on line 14: the error is on line 12,
+# with its own text, and the traceback names the call
+send("fn half(x) {\r")
+read_until("... ")
+send("  return x / missing_name\r")
+read_until("... ")
+send("}\r")
+read_until(">>> ")
+send("half(4)\r")
+out = read_until(">>> ")
+check("<stdin>:12:14: error: undefined variable 'missing_name'" in out, "a REPL function's error keeps its line")
+check("return x / missing_name" in out and "in half() called from <stdin>:14:1" in out,
+      "a REPL function's error shows its source line and the calling line")
+
+# :load (line 15) reports errors of the loaded file's functions in that file
+lib = os.path.join(home, "lib.tsl")
+with open(lib, "w") as f:
+    f.write("# helpers\nfn scale(v) {\n  return v * not_defined\n}\n")
+send(":load %s\r" % lib)
+read_until(">>> ")
+send("scale(3)\r")
+out = read_until(">>> ")
+check("%s:3:14: error: undefined variable 'not_defined'" % lib in out, ":load errors name the file and line")
+check("return v * not_defined" in out and "in scale() called from <stdin>:16:1" in out,
+      ":load errors show the file's line and the REPL call")
 
 send("while true { }\r")
 time.sleep(0.5)
@@ -123,9 +161,34 @@ check("interrupted" in out, "Ctrl-C interrupts a slow static loop")
 check(elapsed < 1.0, "prompt is back within 1 s of Ctrl-C in static code (%.0f ms)" % (elapsed * 1000))
 send("1 + 1\r")
 check("2" in read_until(">>> "), "the REPL works after interrupting static code")
+# Ctrl-D on a continuation line drops the unfinished input; the session goes on
+send("fn unfinished(x) {\r")
+read_until("... ")
+send("\x04")
+read_until(">>> ")
+send("1 + 5\r")
+check("6" in read_until(">>> "), "Ctrl-D on a continuation line returns to the prompt")
+
+# :vars shortens a long value without cutting a UTF-8 character in two
+send('long_text = "x' + "\u00e9" * 40 + '"\r')
+read_until(">>> ")
+send(":vars\r")
+out = read_until(">>> ")
+check("long_text" in out and "..." in out and "\ufffd" not in out, ":vars shortens on a character boundary")
 
 send(":quit\r")
-os.waitpid(pid, 0)
+rest = b""
+while True:   # everything up to the exit (a sanitizer build reports leaks here)
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    rest += data
+_, status = os.waitpid(pid, 0)
+check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and b"Sanitizer" not in buf + rest,
+      "the session ends cleanly (exit 0, no sanitizer report)")
 with open(os.path.join(home, ".tsl_history")) as f:
     hist = f.read()
 check("1 + 2" in hist and "twice(21)" in hist, "history is saved to ~/.tsl_history")

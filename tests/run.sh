@@ -296,6 +296,88 @@ for r in range(3) {
 print(total)'
 check "--timeout 0.5 on quick code" 0 "1" -- $TSL --timeout 0.5 -e 'print(1)'
 check "--max-memory 2**63-1" 0 "1" -- $TSL --max-memory 9223372036854775807 -e 'print(1)'
+# REPL, honest exits and clear messages (issue 10: repl/, lang/run.c, lang/resolve.c, vm/dis.c)
+# standard input that is not a terminal runs as a script: no echo, the first error exits 1,
+# and input that ends inside a statement is an error
+printf 'print(1)\n1 + 1\nundefined_v\nprint(2)\n' | $TSL >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && [ "$(cat "$tmp/out")" = 1 ] && [ "$(head -1 "$tmp/err")" = "<stdin>:3:1: error: undefined variable 'undefined_v'" ] &&
+   sanitized; then ok; else bad "piped stdin error: exit $rc, out '$(cat "$tmp/out")', err '$(head -1 "$tmp/err")'"; fi
+printf 'x = 1\ny = (x +\n' | $TSL >/dev/null 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && head -1 "$tmp/err" | grep -q '^<stdin>:[0-9]*:[0-9]*: error: ' && sanitized; then ok
+else bad "piped stdin ending mid-statement: exit $rc, err '$(head -1 "$tmp/err")'"; fi
+# standard input that cannot be read is like a script file that cannot: exit 2
+$TSL </ 2>"$tmp/err"; rc=$?
+if [ $rc -eq 2 ] && grep -q "^tsl: error: cannot read standard input" "$tmp/err"; then ok; else bad "unreadable stdin: exit $rc: $(cat "$tmp/err")"; fi
+# a failed write to stdout is an error: at exit (buffered) or located at the print
+if [ -w /dev/full ]; then
+    $TSL -e 'print(1)' >/dev/full 2>"$tmp/err"; rc=$?
+    if [ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "tsl: error: cannot write to standard output: No space left on device" ]; then ok
+    else bad "print to /dev/full: exit $rc, err '$(head -1 "$tmp/err")'"; fi
+    for mode in --no-static ""; do
+        $TSL $mode -e 'static { for i in range(3000) { print(0.25) } }' >/dev/full 2>"$tmp/err"; rc=$?
+        if [ $rc -eq 1 ] && [ "$(head -1 "$tmp/err")" = "<string>:1:33: error: cannot write to standard output: No space left on device" ] &&
+           sanitized; then ok; else bad "long print to /dev/full $mode: exit $rc, err '$(head -1 "$tmp/err")'"; fi
+    done
+fi
+( trap '' PIPE; $TSL -e 'for i in range(100000) { print("0123456789abcdef") }' 2>"$tmp/err"; echo $? >"$tmp/rc" ) | head -c 1 >/dev/null
+if [ "$(cat "$tmp/rc")" = 1 ] && grep -q '^<string>:1:26: error: cannot write to standard output' "$tmp/err"; then ok
+else bad "print to a closed pipe (SIGPIPE ignored): exit $(cat "$tmp/rc"), err '$(head -1 "$tmp/err")'"; fi
+# control bytes and terminal escapes from the source are shown escaped, the caret still aligned
+printf 'x = "\033[31m\\t" + missing_name\n' >"$tmp/esc.tsl"
+$TSL "$tmp/esc.tsl" 2>"$tmp/err"; rc=$?
+printf '%s\n' "$tmp/esc.tsl:1:17: error: undefined variable 'missing_name'" '    x = "\x1b[31m\t" + missing_name' \
+    '                       ^' >"$tmp/want"
+if [ $rc -eq 1 ] && cmp -s "$tmp/err" "$tmp/want"; then ok; else bad "escaped error line: $(cat -A "$tmp/err")"; fi
+$TSL -e 'd = {}; y = d["\u{1b}[2J\u{7}"]' 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && [ "$(head -1 "$tmp/err")" = "<string>:1:13: error: key '\x1b[2J\x07' not found in dict" ]; then ok
+else bad "escaped error message: $(head -1 "$tmp/err" | cat -A)"; fi
+# the caret counts columns, not bytes: é and € take one, 😀 and 漢 two (wide), a combining ring none
+$TSL -e 'x = "é€😀漢e̊" + missing_name' 2>"$tmp/err"
+if [ "$(sed -n 3p "$tmp/err")" = "$(printf '%20s^' '')" ]; then ok; else bad "caret under non-ASCII text: $(sed -n 2,3p "$tmp/err")"; fi
+# ... also in a file's name, in errors and TSL_EXPLAIN lines
+esc="$tmp/$(printf '\033')[2Jname.tsl"
+printf 'static { y = 1 }\nz = undefined_w\n' >"$esc"
+TSL_EXPLAIN=1 $TSL "$esc" 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && ! grep -q "$(printf '\033')" "$tmp/err" && grep -q '^explain: .*/\\x1b\[2Jname.tsl:1:1: compiled' "$tmp/err" &&
+   grep -q '/\\x1b\[2Jname.tsl:2:5: error: undefined variable' "$tmp/err"; then ok; else bad "escaped file name: $(cat -A "$tmp/err")"; fi
+# misplaced break is found before anything runs
+out=$($TSL -e 'print("ran"); break' 2>"$tmp/err"); rc=$?
+if [ $rc -eq 1 ] && [ -z "$out" ] && grep -q "^<string>:1:15: error: 'break' or 'continue' outside a loop" "$tmp/err"; then ok
+else bad "break at top level after a print: exit $rc, out '$out', err '$(head -1 "$tmp/err")'"; fi
+# tracebacks: the innermost 10 frames, '... N more frames ...', the outermost 10; identical
+# consecutive frames once with '(repeated N times)'. a(30) makes 61 frames: a(30) from line 8,
+# then b and a alternating from lines 3 and 6.
+f="$tmp/tb.tsl"
+printf 'fn a(n) {\n  if n == 0 { return 1 / "x" }\n  return b(n - 1)\n}\nfn b(n) {\n  return a(n)\n}\na(30)\n' >"$f"
+{ for i in 1 2 3 4 5; do echo "  in a() called from $f:6:10"; echo "  in b() called from $f:3:10"; done
+  echo "  ... 41 more frames ..."
+  for i in 1 2 3 4; do echo "  in b() called from $f:3:10"; echo "  in a() called from $f:6:10"; done
+  echo "  in b() called from $f:3:10"; echo "  in a() called from $f:8:1"; } >"$tmp/want"
+$TSL "$f" 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want"; then ok; else bad "traceback 10 + N + 10: $(tail -n +4 "$tmp/err" | head -14)"; fi
+printf 'fn f(n) {\n  if n == 0 { return undefined_z }\n  return f(n - 1)\n}\nfn g() { return f(50) }\ng()\n' >"$f"
+printf '%s\n' "  in f() called from $f:3:10 (repeated 50 times)" "  in f() called from $f:5:17" "  in g() called from $f:6:1" >"$tmp/want"
+$TSL "$f" 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want"; then ok; else bad "traceback repeats: $(tail -n +4 "$tmp/err" | head -5)"; fi
+# dis counts them apart too: 20 tensors and one function; the listing shows 12, then the rest
+python3 -c 'print("\n".join("x%d = ones([2])" % i for i in range(20)))
+print("static { y = " + " + ".join("x%d" % i for i in range(20)) + " + exp(x0) }\ndis()")' >"$tmp/many.tsl" 2>/dev/null &&
+if $TSL "$tmp/many.tsl" >"$tmp/out" 2>"$tmp/err" && head -1 "$tmp/out" | grep -q ", 20 inputs, 1 guards," &&
+   grep -qx "  ... 8 more inputs, 1 more guards" "$tmp/out"; then ok; else bad "dis input/guard counts: $(head -1 "$tmp/out")"; fi
+# at the depth limit: 10000 frames, a(0) from line 3 then b and a alternating; and 10000
+# identical frames (tests/errors/deep_recursion.tsl) collapse into one line
+printf 'fn a(n) { return b(n + 1) }\nfn b(n) { return a(n + 1) }\na(0)\n' >"$f"
+$TSL "$f" 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 24 ] && [ "$(sed -n 14p "$tmp/err")" = "  ... 9980 more frames ..." ] &&
+   [ "$(sed -n 24p "$tmp/err")" = "  in a() called from $f:3:1" ]; then ok; else bad "traceback at the depth limit: $(sed -n '12,16p' "$tmp/err")"; fi
+f=tests/errors/deep_recursion.tsl
+printf '%s\n' "  in down() called from $f:1:21 (repeated 9999 times)" "  in down() called from $f:2:1" >"$tmp/want"
+$TSL "$f" 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want"; then ok; else bad "traceback of 10000 identical frames: $(tail -n +4 "$tmp/err" | head -3)"; fi
+# TSL_EXPLAIN counts inputs (x, read at each run) and guards (exp, a fixed function) apart
+printf 'x = zeros([3])\nstatic { y = exp(x) }\n' >"$tmp/count.tsl"
+TSL_EXPLAIN=1 $TSL "$tmp/count.tsl" 2>"$tmp/err" >/dev/null
+if grep -q "compiled static block in .*, 1 inputs, 1 guards)" "$tmp/err"; then ok; else bad "TSL_EXPLAIN counts: $(cat "$tmp/err")"; fi
 
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3"; do

@@ -403,7 +403,7 @@ static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClo
     Source *saved_src = c->src;
     Inline *saved_ctx = c->ictx;
     c->ictx = &ic;
-    c->src = mod->src;
+    c->src = p->src ? p->src : mod->src;
     c->inline_depth++;
     for (int i = 0; i < p->nparams; i++) {
         VarKey key = { K_INLINE, ic.id * 65536 + i, NULL };

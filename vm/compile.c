@@ -980,7 +980,7 @@ CompileStatus compile_block(Interp *I, Frame *f, Node *blk, Graph **out, char *w
 CompileStatus compile_fn(Interp *I, ObjClosure *fn, Value *params, Graph **out, char *why, size_t whylen) {
     Comp c;
     FnProto *p = fn->proto;
-    comp_init(&c, I, fn->module, fn->module->src, p->loc, why, whylen);
+    comp_init(&c, I, fn->module, closure_src(fn), p->loc, why, whylen);
     c.fn = fn;
     c.params = params;
     /* the body compiles as a call at depth 0: its parameters are the inputs (K_LOCAL) */

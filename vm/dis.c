@@ -101,13 +101,25 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
     }
 }
 
+/* An input is read afresh at each run (a tensor, a run-time number); every other guard is a
+ * value the code was compiled for and checks (spec: docs/static.md). Counts guards[from..). */
+static bool guard_is_input(const Guard *gd) { return gd->kind == G_TENSOR || gd->kind == G_NUMBER; }
+
+void graph_count_guards(const Graph *g, int from, int *inputs, int *guards) {
+    *inputs = *guards = 0;
+    for (int i = from; i < g->nguards; i++) ++*(guard_is_input(&g->guards[i]) ? inputs : guards);
+}
+
 void dis_graph(FILE *out, Graph *g, const char *title) {
+    int ninputs, nguards;
+    graph_count_guards(g, 0, &ninputs, &nguards);
     fprintf(out, "== %s: %d instructions, %d registers, %d inputs, %d guards, %d outputs ==\n", title, g->ncode,
-            g->nregs, g->ninputs, g->nguards, g->noutputs);
+            g->nregs, ninputs, nguards, g->noutputs);
     for (int i = 0; i < g->nguards; i++) {
         Guard *gd = &g->guards[i];
         if (i == 12 && g->nguards > 16) {
-            fprintf(out, "  ... %d more inputs\n", g->nguards - i);
+            graph_count_guards(g, i, &ninputs, &nguards);
+            fprintf(out, "  ... %d more inputs, %d more guards\n", ninputs, nguards);
             break;
         }
         const char *name = g->inputs[gd->input].name ? g->inputs[gd->input].name : "?";

@@ -331,7 +331,12 @@ static void explain(Interp *I, SrcLoc loc, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "explain: %s:%d:%d: %s\n", I->cur_src ? I->cur_src->name : "?", loc.line, loc.col, msg);
+    const char *file = I->cur_src ? I->cur_src->name : "?";
+    fputs("explain: ", stderr);   /* names and values in it are the program's: shown escaped */
+    fput_escaped(stderr, file, strlen(file));
+    fprintf(stderr, ":%d:%d: ", loc.line, loc.col);
+    fput_escaped(stderr, msg, strlen(msg));
+    fputc('\n', stderr);
 }
 
 /* The fetched inputs are borrowed Values: a graph keeps one buffer for them; a nested run
@@ -382,9 +387,11 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
     if (st == COMPILE_ERROR) return NULL;
     opt_run(g);
     g->compile_ms = now_ms() - t0;
+    int ninputs, nguards;
+    graph_count_guards(g, 0, &ninputs, &nguards);
     if (c->n == 0)
         explain(I, loc, "compiled %s in %.2f ms (%d instructions, %d before optimisation, %d fused groups, %d inputs, "
-                "%d guards)", what, g->compile_ms, g->ncode, g->ops_before, g->fused_groups, g->ninputs, g->nguards);
+                "%d guards)", what, g->compile_ms, g->ncode, g->ops_before, g->fused_groups, ninputs, nguards);
     else
         explain(I, loc, "recompiled %s in %.2f ms: %s", what, g->compile_ms, why);
     if (c->n == CACHE_MAX) {
@@ -661,7 +668,7 @@ static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args,
     char where[700];
     const char *name = fn->proto->name[0] ? fn->proto->name : "<fn>";
     Source *saved = I->cur_src;
-    I->cur_src = fn->module->src;
+    I->cur_src = closure_src(fn);
     if (!IS_ERR(rs) && static_values_differ(re, rs, where, sizeof where)) {
         interp_error_at(I, fn->proto->loc, "verify-static: the result of %s() differs: %s", name, where);
         val_release(rs);
@@ -736,11 +743,18 @@ Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *k
         }
         params[i] = kw->kw[k];
     }
+    /* a missing argument is the caller's mistake: report it here, where the call attaches its
+     * location, as the eager call does (the compiler would point at the definition) */
+    for (int i = 0; i < p->nparams; i++)
+        if (params[i].type == VAL_UNDEF && !p->defaults[i]) {
+            mem_free(params);
+            return interp_error(I, "%s() missing argument '%s'", fname, p->params[i]);
+        }
     Env e = { NULL, fn, params };
     Value *vals = NULL;
     bool eager;
     Source *saved = I->cur_src;
-    I->cur_src = fn->module->src;
+    I->cur_src = closure_src(fn);
     Graph *g = lookup(I, c, &e, NULL, p->loc, "static fn", &vals, &eager);
     I->cur_src = saved;
     Value r;

@@ -156,12 +156,14 @@ static int exec_print(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         }
     }
     sb_putn(&b, "\n", 1);
-    if (!r->quiet) {
-        fwrite(b.s, 1, b.len, stdout);
-        if (I->repl) fflush(stdout);
-    }
+    bool ok = r->quiet || interp_write_out(I, b.s, b.len);
     sb_free(&b);
-    return 0;
+    if (ok) return 0;
+    Source *saved = I->cur_src;   /* the error is set: give it this print's location */
+    I->cur_src = in->src;
+    interp_attach_loc(I, in->loc);
+    I->cur_src = saved;
+    return -1;
 }
 
 static int exec_assert(Interp *I, Graph *g, VmRegs *r, Ins *in) {

@@ -31,6 +31,8 @@ void static_free_all(Interp *I);
 
 /* dis.c */
 void dis_graph(FILE *out, Graph *g, const char *title);
+/* How many of guards[from..) are inputs (read at each run) and how many fixed-value guards. */
+void graph_count_guards(const Graph *g, int from, int *inputs, int *guards);
 void dis_dot(FILE *out, Graph *g, const char *title);
 
 #endif

@@ -109,6 +109,9 @@ runtime = [
     ("return_top", "'return' outside a function", "return 1\n"),
     ("break_top", "'break' or 'continue' outside a loop", "break\n"),
     ("break_in_fn", "'break' or 'continue' outside a loop", "fn f() { break }\nf()\n"),
+    # found before anything runs: in a function never called, around which a loop does not count
+    ("continue_in_uncalled_fn", "'break' or 'continue' outside a loop", "for i in range(3) {\n  fn f() { continue }\n}\n"),
+    ("import_misplaced_continue", "'break' or 'continue' outside a loop", "import misplaced_continue\n"),
     ("static_return", "'return' cannot leave a static block", "fn f() { static { return 1 } }\nf()\n"),
     ("static_continue", "'continue' cannot leave a static block", "for i in range(2) { static { continue } }\n"),
     ("import_missing", "module 'no_such_module' not found", "import no_such_module\n"),
