@@ -340,7 +340,9 @@ int interp_run_file(Interp *I, const char *path) {
     extern char *read_file(const char *path, size_t *len);
     char *text = read_file(path, &len);
     if (!text) {
-        fprintf(stderr, "tsl: error: cannot read script: %s\n", op_error());
+        fputs("tsl: error: cannot read script: ", stderr);
+        fput_escaped(stderr, op_error(), strlen(op_error()));   /* it quotes the path */
+        fputc('\n', stderr);
         return 2;
     }
     const char *slash = strrchr(path, '/');

@@ -47,6 +47,13 @@ static void usage(FILE *out) {
           out);
 }
 
+/* A usage error that quotes the user's argument, escaped (it may hold terminal escapes). */
+static void usage_error(const char *before, const char *arg, const char *after) {
+    fprintf(stderr, "tsl: error: %s'", before);
+    fput_escaped(stderr, arg, strlen(arg));
+    fprintf(stderr, "'%s\n", after);
+}
+
 /* Numeric options take plain decimal digits: no sign, no exponent, no junk, no overflow. */
 static bool parse_count(const char *opt, const char *s, int64_t *out) {
     int64_t v = 0;
@@ -56,7 +63,9 @@ static bool parse_count(const char *opt, const char *s, int64_t *out) {
         else v = v * 10 + (*p - '0');
     }
     if (!ok) {
-        fprintf(stderr, "tsl: error: %s needs a non-negative integer below 2**63, not '%s'\n", opt, s ? s : "");
+        char what[96];
+        snprintf(what, sizeof what, "%s needs a non-negative integer below 2**63, not ", opt);
+        usage_error(what, s ? s : "", "");
         return false;
     }
     *out = v;
@@ -69,8 +78,7 @@ static bool parse_seconds(const char *s, double *out) {
     errno = 0;
     double t = s && *s ? strtod(s, &end) : NAN;
     if (!(t > 0 && t <= 366 * 86400.0) || errno == ERANGE || *end) {
-        fprintf(stderr, "tsl: error: --timeout needs a number of seconds above 0 and at most 31622400, not '%s'\n",
-                s ? s : "");
+        usage_error("--timeout needs a number of seconds above 0 and at most 31622400, not ", s ? s : "", "");
         return false;
     }
     *out = t;
@@ -149,7 +157,7 @@ static int run_main(int argc, char **argv) {
                 rc = 1;
                 goto done;
             }
-            if (strcmp(d, "cpu")) { fprintf(stderr, "tsl: error: --device takes cpu or gpu, not '%s'\n", d); rc = 2; goto done; }
+            if (strcmp(d, "cpu")) { usage_error("--device takes cpu or gpu, not ", d, ""); rc = 2; goto done; }
         } else if (!strcmp(a, "--timeout")) {
             if (!parse_seconds(i + 1 < argc ? argv[++i] : NULL, &timeout)) { rc = 2; goto done; }
         } else if (!strcmp(a, "--max-depth") || !strcmp(a, "--max-nesting") || !strcmp(a, "--max-tensor-bytes") ||
@@ -161,7 +169,7 @@ static int run_main(int argc, char **argv) {
             else if (!strcmp(a, "--max-memory")) tensor_max_live = n;
             else I->max_ops = n;
         } else {
-            fprintf(stderr, "tsl: error: unknown option '%s' (see tsl --help)\n", a);
+            usage_error("unknown option ", a, " (see tsl --help)");
             rc = 2;
             goto done;
         }

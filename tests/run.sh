@@ -94,6 +94,11 @@ check "print 0.1+0.2" 0 "0.30000000000000004" -- $TSL -e 'print(0.1 + 0.2)'
 check "args()" 0 '["a", "b c"]' -- $TSL -e 'print(args())' a "b c"
 check "expression statements print nothing" 0 "" -- $TSL -e '1 + 2'
 check "bad option" 2 "" -- $TSL --no-such-option
+# a bad option or script name is quoted escaped, never echoed raw to the terminal
+$TSL "$(printf -- '--x\033[2J')" 2>"$tmp/err"; rc=$?
+if [ $rc -eq 2 ] && grep -qF "unknown option '--x\x1b[2J'" "$tmp/err"; then ok; else bad "escaped option: exit $rc: $(cat -v "$tmp/err")"; fi
+$TSL "$(printf '/nonexistent/\033[31m.tsl')" 2>"$tmp/err"; rc=$?
+if [ $rc -eq 2 ] && grep -qF "'/nonexistent/\x1b[31m.tsl'" "$tmp/err"; then ok; else bad "escaped script name: exit $rc: $(cat -v "$tmp/err")"; fi
 check "unreadable script" 2 "" -- $TSL /nonexistent/script.tsl
 check "runtime error exit" 1 "" -- $TSL -e 'error("x")'
 check "version" 0 "tsl 0.1.0" -- $TSL --version
@@ -189,6 +194,8 @@ done
 # and a static block that reads a list containing itself runs eagerly, saying why
 if timeout 60 $TSL tests/soak/cycles.tsl 1 >"$tmp/out" 2>"$tmp/err" && sanitized; then ok
 else bad "cycle soak: $(cat "$tmp/out" "$tmp/err" | head -3)"; fi
+if timeout 60 $TSL --max-memory 50000000 tests/soak/recompile.tsl 1 >"$tmp/out" 2>"$tmp/err" && sanitized; then ok
+else bad "static recompile soak: $(cat "$tmp/out" "$tmp/err" | head -3)"; fi
 printf 'a = [1]\npush(a, a)\nstatic { n = len(a) }\nassert(n == 2)\n' >"$tmp/cyc.tsl"
 TSL_EXPLAIN=1 timeout 10 $TSL "$tmp/cyc.tsl" 2>"$tmp/err" >/dev/null
 if grep -q "cyc.tsl:3:1: static block runs eagerly: .*'a\[1\]' contains itself" "$tmp/err" && sanitized; then ok
