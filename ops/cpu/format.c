@@ -118,9 +118,10 @@ static void positional(double ax, DType dt, int prec, char *out, size_t n) {
     int nd, e;
     shortest_digits(ax, dt, d, &nd, &e);
     int frac = nd - 1 - e > 0 ? nd - 1 - e : 0;
-    if (frac > prec || e >= 20) {
-        /* more digits than the precision: the exact value rounded there */
-        snprintf(out, n, "%.*f", prec, ax);
+    if (frac > prec || frac == 0) {
+        /* more digits than the precision: the exact value rounded there; and dragon4 writes
+         * every digit before the point, so a whole f32 prints exactly (71727512., not 71727510.) */
+        snprintf(out, n, "%.*f", frac ? prec : 0, ax);
         trim_zeros(out);
         return;
     }
