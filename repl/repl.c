@@ -51,6 +51,9 @@ static void show_vars(Interp *I) {
         StrBuf b = { 0 };
         sb_putn(&b, "", 0);
         fmt_value(&b, v, true);
+        /* one line per variable: a matrix shows its first row */
+        char *nl = strchr(b.s, '\n');
+        if (nl) { strcpy(nl, " ..."); b.len = strlen(b.s); }
         if (b.len > 70) { b.s[67] = 0; strcat(b.s, "..."); }
         printf("  %-16s %-9s %s\n", g->names[i], val_type_name(v), b.s);
         sb_free(&b);
