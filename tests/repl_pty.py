@@ -77,6 +77,17 @@ check(elapsed < 0.2, "prompt is back within 200 ms (%.0f ms)" % (elapsed * 1000)
 send("1 + 1\r")
 check("2" in read_until(">>> "), "the REPL works after an interrupt")
 
+# the echo and print() show a tensor the same way: rows on lines, as NumPy lays them out
+# (np.array2string(np.float32([[1, 2], [10, 20]]), separator=', ', prefix='tensor('))
+send("m = tensor([[1, 2], [10, 20]])\r")
+read_until(">>> ")
+send("m\r")
+echo = read_until(">>> ")
+send("print(m)\r")
+printed = read_until(">>> ")
+want = "tensor([[ 1.,  2.],\r\n        [10., 20.]])"
+check(want in echo and want in printed, "the echo and print() show a matrix alike, one row a line")
+
 send(":quit\r")
 os.waitpid(pid, 0)
 with open(os.path.join(home, ".tsl_history")) as f:

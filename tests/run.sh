@@ -152,6 +152,16 @@ TSL_EXPLAIN=1 $TSL "$tmp/explain.tsl" 2>"$tmp/err" >/dev/null
 if grep -q "explain: .*explain.tsl:4:3: recompiled static block in .* ms: 'x' changed from f32 \[3\] to f32 \[4\]" "$tmp/err"; then ok
 else bad "TSL_EXPLAIN recompile line: $(cat "$tmp/err")"; fi
 
+# tensor printing (issue 11): random tensors under random printoptions print as NumPy 1.24's
+# array2string lays them out, eagerly and from static blocks (tests/print_diff.py)
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+    if /usr/bin/python3 tests/print_diff.py --tsl "$TSL" --count "${PRINT_DIFF_COUNT:-300}" --seed "${PRINT_DIFF_SEED:-1}" \
+        >"$tmp/prdiff" 2>&1; then ok
+    else bad "printing differs from NumPy: $(head -12 "$tmp/prdiff")"; fi
+else
+    bad "printing differential test: /usr/bin/python3 has no numpy"
+fi
+
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3"; do
     if $TSL $ex >/dev/null 2>"$tmp/err"; then ok; else bad "example $ex: $(head -3 "$tmp/err")"; fi
