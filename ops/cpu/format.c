@@ -236,7 +236,9 @@ static void fill_float_format(Fmt *f) {
     f->max_abs = 0, f->min_abs = INFINITY;
     each_shown(f, 0, 0, scan_range);
     *ff = (FloatFmt){ false, (int)(options.precision < MAX_PRECISION ? options.precision : MAX_PRECISION), 0, 0, 0 };
-    if (f->max_abs > 0 && (f->max_abs >= 1e8 || f->min_abs < 1e-4 || f->max_abs / f->min_abs > 1e3)) ff->exp_format = true;
+    /* NumPy divides in the array's dtype: for f32 a ratio a hair over 1000 rounds to 1000 */
+    double ratio = f->t->dtype == DT_F32 ? (double)((float)f->max_abs / (float)f->min_abs) : f->max_abs / f->min_abs;
+    if (f->max_abs > 0 && (f->max_abs >= 1e8 || f->min_abs < 1e-4 || ratio > 1e3)) ff->exp_format = true;
     if (f->any_finite) {
         each_shown(f, 0, 0, scan_widths);
         if (ff->exp_format) {
