@@ -161,6 +161,9 @@ if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
 else
     bad "printing differential test: /usr/bin/python3 has no numpy"
 fi
+# ... and :vars keeps one line per variable: a matrix shows its first row
+printf 'm = tensor([[1, 2], [3, 4]])\n:vars\n' | $TSL >"$tmp/out" 2>&1
+if grep -q '^  m  *tensor  *tensor(\[\[1\., 2\.\], \.\.\.$' "$tmp/out"; then ok; else bad ":vars of a matrix: $(cat "$tmp/out")"; fi
 
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3"; do
