@@ -315,6 +315,31 @@ static Value bi_gc(Interp *I, CallArgs *a) {
     return NUM_VAL((double)gc_collect());
 }
 
+/* printoptions(precision, threshold, edgeitems, linewidth): NumPy's names and defaults for
+ * how tensors print from now on; returns the settings before the call as a dict. */
+static Value bi_printoptions(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "precision", "threshold", "edgeitems", "linewidth", NULL };
+    Value v[4];
+    if (!args_bind(I, a, "printoptions", p, 0, v)) return ERR_VAL;
+    PrintOptions old = tensor_print_options(), o = old;
+    int64_t *field[4] = { &o.precision, &o.threshold, &o.edgeitems, &o.linewidth };
+    for (int i = 0; i < 4; i++) {
+        if (v[i].type == VAL_UNDEF) continue;
+        if (v[i].type != VAL_NUM)
+            return interp_error(I, "printoptions(): '%s' must be a non-negative integer, got a %s", p[i], val_type_name(v[i]));
+        /* below 2^53 every setting is exact and width arithmetic cannot overflow */
+        double x = v[i].as.n;
+        if (x != floor(x) || x < 0 || x > 9007199254740992.0)
+            return interp_error(I, "printoptions(): '%s' must be a non-negative integer, got %g", p[i], x);
+        *field[i] = (int64_t)x;
+    }
+    tensor_set_print_options(o);
+    ObjDict *d = dict_new();
+    int64_t was[4] = { old.precision, old.threshold, old.edgeitems, old.linewidth };
+    for (int i = 0; i < 4; i++) dict_set_cstr(d, p[i], NUM_VAL((double)was[i]));
+    return OBJ_VAL(VAL_DICT, d);
+}
+
 /* Built-ins of later milestones exist so programs can name them, and say plainly
  * that they are not available yet rather than doing something else. */
 static Value not_built(Interp *I, const char *what, const char *issue) {
@@ -339,7 +364,7 @@ const BuiltinDef core_builtins[] = {
     { "get", bi_get }, { "assert", bi_assert }, { "error", bi_error }, { "clock", bi_clock },
     { "args", bi_args }, { "int", bi_int }, { "float", bi_float }, { "bool", bi_bool },
     { "gc", bi_gc }, { "dis", bi_dis }, { "grad", bi_grad }, { "value_and_grad", bi_vgrad }, { "export", bi_export },
-    { "load", bi_load }, { "memstats", bi_memstats }, { NULL, NULL },
+    { "load", bi_load }, { "memstats", bi_memstats }, { "printoptions", bi_printoptions }, { NULL, NULL },
 };
 
 /* One ObjBuiltin per name, shared by every module of the interpreter. */

@@ -98,5 +98,11 @@ Tensor *csv_load(const char *path, bool skip_header);
 
 /* NumPy-style text, newly allocated (mem_free it). */
 char *tensor_format(const Tensor *t);
+/* The settings tensor_format uses, as NumPy's printoptions (all >= 0); process-wide. */
+typedef struct {
+    int64_t precision, threshold, edgeitems, linewidth;
+} PrintOptions;
+PrintOptions tensor_print_options(void);
+void tensor_set_print_options(PrintOptions o);
 
 #endif

@@ -53,6 +53,9 @@ static void show_vars(Interp *I) {
         StrBuf b = { 0 };
         sb_putn(&b, "", 0);
         fmt_value(&b, v, true);
+        /* one line per variable: a matrix shows its first row */
+        char *nl = strchr(b.s, '\n');
+        if (nl) { strcpy(nl, " ..."); b.len = strlen(b.s); }
         if (b.len > 70) {
             size_t cut = 67;
             while (cut > 0 && (b.s[cut] & 0xc0) == 0x80) cut--;   /* not inside a UTF-8 character */

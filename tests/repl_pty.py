@@ -175,6 +175,16 @@ read_until(">>> ")
 send(":vars\r")
 out = read_until(">>> ")
 check("long_text" in out and "..." in out and "\ufffd" not in out, ":vars shortens on a character boundary")
+# the echo and print() show a tensor the same way: rows on lines, as NumPy lays them out
+# (np.array2string(np.float32([[1, 2], [10, 20]]), separator=', ', prefix='tensor('))
+send("m = tensor([[1, 2], [10, 20]])\r")
+read_until(">>> ")
+send("m\r")
+echo = read_until(">>> ")
+send("print(m)\r")
+printed = read_until(">>> ")
+want = "tensor([[ 1.,  2.],\r\n        [10., 20.]])"
+check(want in echo and want in printed, "the echo and print() show a matrix alike, one row a line")
 
 send(":quit\r")
 rest = b""

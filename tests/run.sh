@@ -385,6 +385,18 @@ if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want"; then ok; else 
 printf 'x = zeros([3])\nstatic { y = exp(x) }\n' >"$tmp/count.tsl"
 TSL_EXPLAIN=1 $TSL "$tmp/count.tsl" 2>"$tmp/err" >/dev/null
 if grep -q "compiled static block in .*, 1 inputs, 1 guards)" "$tmp/err"; then ok; else bad "TSL_EXPLAIN counts: $(cat "$tmp/err")"; fi
+# tensor printing (issue 11): random tensors under random printoptions print as NumPy 1.24's
+# array2string lays them out, eagerly and from static blocks (tests/print_diff.py)
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+    if /usr/bin/python3 tests/print_diff.py --tsl "$TSL" --count "${PRINT_DIFF_COUNT:-300}" --seed "${PRINT_DIFF_SEED:-1}" \
+        >"$tmp/prdiff" 2>&1; then ok
+    else bad "printing differs from NumPy: $(head -12 "$tmp/prdiff")"; fi
+else
+    bad "printing differential test: /usr/bin/python3 has no numpy"
+fi
+# ... and :vars keeps one line per variable: a matrix shows its first row
+printf 'm = tensor([[1, 2], [3, 4]])\n:vars\n' | $TSL >"$tmp/out" 2>&1
+if grep -q '^  m  *tensor  *tensor(\[\[1\., 2\.\], \.\.\.$' "$tmp/out"; then ok; else bad ":vars of a matrix: $(cat "$tmp/out")"; fi
 
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3"; do

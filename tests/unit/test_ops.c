@@ -419,25 +419,37 @@ START_TEST(ops_npy_round_trip_and_hostile_files) {
 }
 END_TEST
 
+/* Expected texts from NumPy 1.24: "tensor(" + np.array2string(a, separator=', ',
+ * prefix='tensor(') + the dtype suffix, with float32 arrays for f32. */
+static void expect_format(Tensor *t, const char *want) {
+    char *s = tensor_format(t);
+    ck_assert_str_eq(s, want);
+    mem_free(s);
+    tensor_release(t);
+}
+
 START_TEST(ops_format) {
-    Tensor *a = mat(DT_F32, 2, 2, (double[]){ 1, 2, 3, 4 });
-    char *s = tensor_format(a);
-    ck_assert_str_eq(s, "tensor([[1., 2.], [3., 4.]])");
-    mem_free(s);
-    Tensor *b = vec(DT_I64, 2, (double[]){ 1, -2 });
-    s = tensor_format(b);
-    ck_assert_str_eq(s, "tensor([1, -2], dtype=i64)");
-    mem_free(s);
-    Tensor *c = vec(DT_F32, 2, (double[]){ 0.1, 2.5 });
-    s = tensor_format(c);
-    ck_assert_str_eq(s, "tensor([0.1, 2.5])");
-    mem_free(s);
+    expect_format(mat(DT_F32, 2, 2, (double[]){ 1, 2, 3, 4 }), "tensor([[1., 2.],\n        [3., 4.]])");
+    expect_format(vec(DT_I64, 2, (double[]){ 1, -2 }), "tensor([ 1, -2], dtype=i64)");
+    expect_format(vec(DT_F32, 2, (double[]){ 0.1, 2.5 }), "tensor([0.1, 2.5])");
     Shape big = { 1, { 2000 } };
-    Tensor *d = op_full(&big, 0, DT_F32);
-    s = tensor_format(d);
-    ck_assert_str_eq(s, "tensor([0., 0., 0., ..., 0., 0., 0.])");
-    mem_free(s);
-    tensor_release(a); tensor_release(b); tensor_release(c); tensor_release(d);
+    expect_format(op_full(&big, 0, DT_F32), "tensor([0., 0., 0., ..., 0., 0., 0.])");
+    /* the f64 rule is NumPy's too: 0.1 + 0.2 is 0.3, not 0.30000000 */
+    expect_format(vec(DT_F64, 1, (double[]){ 0.1 + 0.2 }), "tensor([0.3], dtype=f64)");
+    expect_format(vec(DT_F64, 2, (double[]){ 0.1 + 0.2, 1.0 / 3 }), "tensor([0.3       , 0.33333333], dtype=f64)");
+    /* scientific mantissas pad with more digits of the value, not zeros */
+    expect_format(vec(DT_F32, 3, (double[]){ 0.005524179432541132, 0.06431002914905548, -38.875423431396484 }),
+                  "tensor([ 5.5241794e-03,  6.4310029e-02, -3.8875423e+01])");
+    /* every digit before the point: the f32 is exactly 71727512 */
+    expect_format(vec(DT_F32, 1, (double[]){ 71727512.0 }), "tensor([71727512.])");
+    expect_format(vec(DT_F32, 3, (double[]){ NAN, -INFINITY, 1e-5 }), "tensor([   nan,   -inf, 1.e-05])");
+    expect_format(tensor_scalar(DT_F32, 0.5), "tensor(0.5)");
+    PrintOptions saved = tensor_print_options();
+    tensor_set_print_options((PrintOptions){ 3, 10, 2, 20 });
+    double thirds[30];
+    for (int i = 0; i < 30; i++) thirds[i] = (float)i / 3.0f;
+    expect_format(vec(DT_F32, 30, thirds), "tensor([0.   ,\n        0.333, ...,\n        9.333,\n        9.667])");
+    tensor_set_print_options(saved);
 }
 END_TEST
 
