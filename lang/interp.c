@@ -562,6 +562,8 @@ Value value_binary(Interp *I, int op, Value a, Value b) {
         }
     }
     if (op == TOK_PLUS && a.type == VAL_LIST && b.type == VAL_LIST) return concat_lists(AS_LIST(a), AS_LIST(b));
+    if (op == TOK_STAR && a.type == VAL_STR && b.type == VAL_NUM) return str_repeat(I, AS_STR(a), b.as.n);
+    if (op == TOK_STAR && a.type == VAL_NUM && b.type == VAL_STR) return str_repeat(I, AS_STR(b), a.as.n);
     return interp_error(I, "unsupported operand types for '%s': %s and %s", tok_symbol((TokKind)op), val_type_name(a),
                         val_type_name(b));
 }
@@ -1227,8 +1229,10 @@ static bool range_args(Interp *I, Frame *f, Node *call, int64_t *a, int64_t *b, 
         Value x = eval(I, f, call->kids[i]);
         if (IS_ERR(x)) { *st = EX_ERR; return true; }
         if (x.type != VAL_NUM || !num_to_i64(x.as.n, &v[i])) {
+            char msg[160];
+            range_arg_message(msg, sizeof msg, call->n, i, x);
             val_release(x);
-            interp_error_at(I, call->kids[i]->loc, "range() arguments must be integers");
+            interp_error_at(I, call->kids[i]->loc, "%s", msg);
             *st = EX_ERR;
             return true;
         }

@@ -79,6 +79,7 @@ static bool run_command(Interp *I, char *line, bool *quit) {
     } else if (!strcmp(line, ":load")) {
         if (!*arg) puts(":load takes a file name");
         else interp_run_file(I, arg);
+        if (I->exiting) *quit = true;   /* exit(code) in the file ends the REPL */
         I->sp = I->stack;
         I->depth = 0;
     } else if (!strcmp(line, ":device")) {
@@ -205,6 +206,7 @@ int repl_run(Interp *I) {
         int rc = interp_run_source(I, "<stdin>", input.s, input.len, true, &incomplete);
         if (rc == 2 && incomplete) continue;
         last_rc = rc;
+        if (I->exiting) quit = true;   /* exit(code) ends the REPL with that status */
         if (tty && input.len) {
             add_history(input.s);
             if (hist[0]) write_history(hist);
@@ -229,5 +231,5 @@ int repl_run(Interp *I) {
     sb_free(&input);
     if (tty) rl_callback_handler_remove();
     (void)last_rc;
-    return 0;
+    return I->exiting ? I->exit_code : 0;
 }

@@ -522,7 +522,14 @@ static void for_stmt(Comp *c, Node *n) {
             for (int i = 0; i < it->n; i++) {
                 a[i] = cc_expr(c, it->kids[i]);
                 if (c->failed) return;
-                if (a[i].kind != AV_NUM) { cc_error_at(c, it->kids[i]->loc, "range() arguments must be integers"); return; }
+                if (a[i].kind != AV_NUM) {
+                    char msg[160];
+                    range_arg_message(msg, sizeof msg, it->n, i, a[i].kind == AV_CONST ? a[i].k
+                                      : (Value){ a[i].kind == AV_TENSOR ? VAL_TENSOR : a[i].kind == AV_DICT ? VAL_DICT
+                                                 : a[i].kind == AV_LIST ? VAL_LIST : VAL_FUNC, { .n = 0 } });
+                    cc_error_at(c, it->kids[i]->loc, "%s", msg);
+                    return;
+                }
             }
             c->loc = it->loc;
             if (it->n == 1) { la.start = 0; la.stop = a[0]; }
@@ -539,7 +546,12 @@ static void for_stmt(Comp *c, Node *n) {
                 bool is_stop = i == (it->n == 1 ? 0 : 1);
                 if (is_stop && !la.stop.known) continue;   /* a run-time stop only bounds the counter */
                 double x = is_stop ? la.stop.num : i == 0 ? la.start : la.step;
-                if (!num_to_i64(x, &unused)) { cc_error_at(c, it->kids[i]->loc, "range() arguments must be integers"); return; }
+                if (!num_to_i64(x, &unused)) {
+                    char msg[160];
+                    range_arg_message(msg, sizeof msg, it->n, i, NUM_VAL(x));
+                    cc_error_at(c, it->kids[i]->loc, "%s", msg);
+                    return;
+                }
             }
             if (la.step == 0) { cc_error_at(c, it->loc, "range() step must not be zero"); return; }
             /* The counter is a double: past 2**53, i + step may round back to i and the loop
