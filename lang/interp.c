@@ -882,6 +882,13 @@ Value value_index(Interp *I, Value obj, Value *idx, int n) {
     return index_values(I, obj, iv, n);
 }
 
+/* obj[a:b:c] with the three bounds given (nil where omitted): the static compiler folds slices
+ * of known strings through it. */
+Value value_slice(Interp *I, Value obj, const Value bounds[3]) {
+    IdxVal iv = { 1, { bounds[0], bounds[1], bounds[2] } };
+    return index_values(I, obj, &iv, 1);
+}
+
 static void idx_release(IdxVal *iv, int n) {
     for (int k = 0; k < n; k++)
         for (int j = 0; j < 3; j++) val_release(iv[k].v[j]);

@@ -157,6 +157,7 @@ Source *source_new(Interp *I, const char *name, const char *dir, char *text, siz
 
 /* interp.c helpers used by builtins */
 Value value_index(Interp *I, Value obj, Value *idx, int n);
+Value value_slice(Interp *I, Value obj, const Value bounds[3]);   /* obj[a:b:c], nil where omitted */
 Value value_binary(Interp *I, int tok_op, Value a, Value b);
 Value interp_to_tensor(Interp *I, Value v, int dtype_or_minus1);
 bool interp_check_limits(Interp *I);

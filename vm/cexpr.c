@@ -327,6 +327,18 @@ static AVal index_expr(Comp *c, Node *n) {
             return cc_folded(c, value_index(c->I, o, &kv, 1), n->loc);
         }
     }
+    if (cc_pure_value(c, &obj, &o) && o.type == VAL_STR && n->n == 1 && n->kids[0]->kind == AST_SLICE) {
+        /* a slice of a known string (strings are guards): folded, as eager code slices it */
+        Node *parts[3] = { n->kids[0]->a, n->kids[0]->b, n->kids[0]->c };
+        Value b[3] = { NIL_VAL, NIL_VAL, NIL_VAL };
+        for (int j = 0; j < 3; j++) {
+            if (!parts[j]) continue;
+            AVal x;
+            TRY(x = cc_expr(c, parts[j]));
+            if (!cc_pure_value(c, &x, &b[j])) return cc_unsupported(c, "a string slice with bounds computed at run time");
+        }
+        return cc_folded(c, value_slice(c->I, o, b), n->loc);
+    }
     return cc_unsupported(c, "this kind of indexing");
 }
 
