@@ -30,7 +30,7 @@ static int compare_keys(Interp *I, Value x, Value y) {
         return (c > 0) - (c < 0);
     }
     bool xs = x.type == VAL_STR || x.type == VAL_NUM, ys = y.type == VAL_STR || y.type == VAL_NUM;
-    if (xs && ys) interp_error(I, "sorted(): cannot compare a %s with a %s", val_type_name(x), val_type_name(y));
+    if (xs && ys) interp_error(I, "sorted(): cannot compare numbers with strings");
     else interp_error(I, "sorted() orders numbers or strings, got a %s", val_type_name(xs ? y : x));
     return 2;
 }

@@ -146,7 +146,7 @@ runtime = [
     ("grad_missing", "not implemented in this build", "g = grad(fn(x) { return x })\n"),
     ("export_missing", "not implemented in this build", 'export(fn(x) { return x }, [1], "/tmp/x")\n'),
     ("dis_plain_fn", "is not a static fn", "fn f() { }\ndis(f)\n"),
-    ("cyclic_import", "cyclic import", "import cyc_a\n"),
+    ("cyclic_import", "cyclic import of module 'cyc_a' (cyc_a -> cyc_b -> cyc_a)", "import cyc_a\n"),
 ]
 for item in runtime:
     name, expect, body = item[:3]
