@@ -113,3 +113,15 @@ os.waitpid(pid, 0)
 with open(os.path.join(home, ".tsl_history")) as f:
     hist = f.read()
 check("1 + 2" in hist and "twice(21)" in hist, "history is saved to ~/.tsl_history")
+
+# exit(code) (issue 11, files and process): ends the REPL with that status, stdout flushed
+pid, fd = pty.fork()
+if pid == 0:
+    os.execve(tsl, [tsl], env)
+buf = b""
+read_until(">>> ")
+send('print("bye" * 2)\r')
+check("byebye" in read_until(">>> "), "s * n in the REPL")
+send("exit(5)\r")
+_, status = os.waitpid(pid, 0)
+check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 5, "exit(5) ends the REPL with status 5 (got %r)" % status)

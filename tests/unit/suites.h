@@ -14,5 +14,6 @@ Suite *ew_suite(void);       /* test_ew.c: v2 elementwise kernels */
 Suite *table_suite(void);    /* test_table.c: every op of ops.def x dtype x {eager, static, -fuse} */
 Suite *num_suite(void);      /* test_num.c: ops/num.h conversions, slice/range lengths, shape_count */
 Suite *values_suite(void);   /* test_values.c: cycles, shared structure, gc, object memory */
+Suite *builtin_table_suite(void);   /* test_builtin_table.c: signature and doc rows of the built-ins */
 
 #endif
