@@ -67,6 +67,15 @@ AVal cc_binary_values(Comp *c, int op, AVal a, AVal b, SrcLoc loc) {
         return cc_unsupported(c, "this mix of a tensor and a non-number");
     }
     Value x, y;
+    if (op == TOK_STAR && ((a.kind == AV_CONST && a.k.type == VAL_STR && b.kind == AV_NUM) ||
+                           (b.kind == AV_CONST && b.k.type == VAL_STR && a.kind == AV_NUM))) {
+        /* s * n: the count shapes the string, so a number input is a guard (as a loop bound is) */
+        AVal *n = a.kind == AV_NUM ? &a : &b;
+        double k;
+        if (!cc_need_const(c, n, &k, "the count of a string repeat")) return FAILV;
+        Value s = a.kind == AV_NUM ? b.k : a.k;
+        return cc_folded(c, value_binary(c->I, op, s, NUM_VAL(k)), loc);
+    }
     if (cc_pure_value(c, &a, &x) && cc_pure_value(c, &b, &y)) {
         return cc_folded(c, value_binary(c->I, op, x, y), loc);
     }
