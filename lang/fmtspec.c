@@ -6,6 +6,7 @@
  * tensor([1.00, 2.50]) (no alignment beyond the spec's width, no dtype suffix). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "interp.h"
 #include "mem.h"
@@ -104,6 +105,35 @@ static void conv(char *buf, size_t size, char type, bool alt, int prec, double x
     }
 }
 
+/* Python's format with a precision and no type: p significant digits, scientific when the
+ * exponent is below -4 or at least p - 1, else fixed-point with at least one digit after the
+ * point; trailing zeros go unless alt ('#'). */
+static void general_no_type(char *buf, size_t size, int p, bool alt, double x) {
+    if (isnan(x) || isinf(x)) {
+        conv(buf, size, 'g', false, p, x);
+        return;
+    }
+    conv(buf, size, 'e', alt, p - 1, x);
+    int exp = atoi(strchr(buf, 'e') + 1);
+    bool sci = exp < -4 || exp >= p - 1;
+    if (!sci) conv(buf, size, 'f', alt, p - 1 - exp, x);
+    if (alt) return;
+    char *e = strchr(buf, 'e'), tail[16] = "";
+    if (e) {
+        snprintf(tail, sizeof tail, "%s", e);
+        *e = 0;
+    }
+    if (strchr(buf, '.')) {
+        size_t n = strlen(buf);
+        while (buf[n - 1] == '0') buf[--n] = 0;
+        if (buf[n - 1] == '.') {
+            if (sci) buf[--n] = 0;
+            else strcat(buf, "0");
+        }
+    } else if (!sci) strcat(buf, ".0");
+    strcat(buf, tail);
+}
+
 static bool format_number(Interp *I, StrBuf *out, double x, const Spec *sp) {
     char type = sp->type;
     if (type == 's') return interp_error(I, "format(): type 's' is for strings, got a number"), false;
@@ -132,26 +162,33 @@ static bool format_number(Interp *I, StrBuf *out, double x, const Spec *sp) {
             fmt_number(&t, ax);
             snprintf(num, sizeof num, "%s", t.s);
             sb_free(&t);
-        } else {   /* Python's general format, with a digit after the point when fixed-point */
-            conv(num, sizeof num, 'g', sp->alt, prec == 0 ? 1 : prec, ax);
-            if (!isnan(ax) && !isinf(ax) && !strpbrk(num, ".e")) strcat(num, ".0");
-        }
+        } else general_no_type(num, sizeof num, prec == 0 ? 1 : prec, sp->alt, ax);
     }
-    if (sp->z && neg && !isnan(x)) {   /* 'z': a result that rounds to zero loses its sign */
+    if (sp->z && neg && !isinf(x)) {   /* 'z': a result that rounds to zero loses its sign */
         bool all_zero = true;
         for (const char *c = num; *c && *c != 'e' && *c != 'E'; c++)
             if (*c >= '1' && *c <= '9') all_zero = false;
         if (all_zero) neg = false;
     }
     char prefix[2] = { neg ? '-' : sp->sign == '+' ? '+' : sp->sign == ' ' ? ' ' : 0, 0 };
-    StrBuf body = { 0 };
-    sb_putn(&body, "", 0);
-    group_digits(&body, num, sp->group);
     Spec s = *sp;
     if (sp->zero && !sp->align) {   /* '0' before the width: sign-aware zero padding */
         strcpy(s.fill, "0");
         s.align = '=';
     }
+    StrBuf body = { 0 };
+    sb_putn(&body, "", 0);
+    size_t digits = strspn(num, "0123456789");
+    if (s.group && s.align == '=' && !strcmp(s.fill, "0") && digits) {
+        /* Python groups zero padding too: 0,000,001.50; the zeros go into the digits */
+        int64_t want = s.width - (int64_t)strlen(prefix) - (int64_t)strlen(num + digits), n = (int64_t)digits;
+        while (n + (n - 1) / 3 < want) n++;
+        StrBuf padded = { 0 };
+        for (int64_t i = (int64_t)digits; i < n; i++) sb_putn(&padded, "0", 1);
+        sb_puts(&padded, num);
+        group_digits(&body, padded.s, s.group);
+        sb_free(&padded);
+    } else group_digits(&body, num, s.group);
     pad(out, &s, prefix, body.s, '>');
     sb_free(&body);
     return true;
