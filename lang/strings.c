@@ -1,15 +1,20 @@
 /* strings.c - the string built-ins of spec section 5 (v2): split join replace find strip
  * upper lower startswith endswith, and `s * n`. Strings are UTF-8; indices that a caller
  * sees (find) count code points as len and s[i] do. Where the spec is silent, Python's str
- * methods decide; whitespace and case are ASCII's (a non-ASCII character is left as it is). */
+ * methods decide; whitespace is ASCII's, case mapping Unicode's simple one (map_case). */
+#include <locale.h>
 #include <math.h>
 #include <string.h>
+#include <wctype.h>
 #include "interp.h"
 #include "mem.h"
 #include "builtins.h"
 
 /* Python's str.isspace() on one byte: the ASCII whitespace and the separators \x1c-\x1f. */
 static bool is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f); }
+
+/* Bytes of the UTF-8 sequence that starts with c (1 for a stray continuation byte). */
+static int cp_bytes(unsigned char c) { return c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1; }
 
 /* Every result is bounded as printed text is (TSL_MAX_TEXT), so a repeat or replace that
  * would make gigabytes is an error rather than an allocation failure. */
@@ -97,9 +102,6 @@ static Value bi_join(Interp *I, CallArgs *a) {
     return OBJ_VAL(VAL_STR, r);
 }
 
-/* Bytes of the UTF-8 sequence that starts with c (1 for a stray continuation byte). */
-static int cp_bytes(unsigned char c) { return c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1; }
-
 static Value bi_replace(Interp *I, CallArgs *a) {
     static const char *const p[] = { "s", "old", "new", NULL };
     Value v[3];
@@ -155,20 +157,59 @@ static Value bi_strip(Interp *I, CallArgs *a) {
     return val_str(s->chars + lo, hi - lo);
 }
 
+/* Case mapping of one code point: Unicode's simple (one to one) mapping from the C library's
+ * C.UTF-8 locale, ASCII's where that locale is missing. Python's full mappings that change the
+ * length ("ß".upper() == "SS") are not made. */
+static uint32_t map_case(uint32_t c, bool up) {
+    static locale_t utf8;
+    static bool tried;
+    if (c < 0x80) return up ? (c >= 'a' && c <= 'z' ? c - 32 : c) : (c >= 'A' && c <= 'Z' ? c + 32 : c);
+    if (!tried) {
+        tried = true;
+        utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+    }
+    if (!utf8) return c;
+    return (uint32_t)(up ? towupper_l((wint_t)c, utf8) : towlower_l((wint_t)c, utf8));
+}
+
+static void put_cp(StrBuf *b, uint32_t c) {
+    char u[4];
+    int n;
+    if (c < 0x80) { u[0] = (char)c; n = 1; }
+    else if (c < 0x800) { u[0] = (char)(0xC0 | c >> 6); u[1] = (char)(0x80 | (c & 0x3F)); n = 2; }
+    else if (c < 0x10000) {
+        u[0] = (char)(0xE0 | c >> 12); u[1] = (char)(0x80 | ((c >> 6) & 0x3F)); u[2] = (char)(0x80 | (c & 0x3F)); n = 3;
+    } else {
+        u[0] = (char)(0xF0 | c >> 18); u[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+        u[2] = (char)(0x80 | ((c >> 6) & 0x3F)); u[3] = (char)(0x80 | (c & 0x3F)); n = 4;
+    }
+    sb_putn(b, u, (size_t)n);
+}
+
 static Value change_case(Interp *I, CallArgs *a, const char *fname, bool up) {
     static const char *const p[] = { "s", NULL };
     Value v[1];
     if (!bind_str(I, a, fname, p, 1, v, 1)) return ERR_VAL;
     ObjString *s = AS_STR(v[0]);
-    char *buf = mem_alloc((size_t)s->len + 1);
-    for (int i = 0; i < s->len; i++) {
-        char ch = s->chars[i];
-        if (up && ch >= 'a' && ch <= 'z') ch = (char)(ch - 'a' + 'A');
-        else if (!up && ch >= 'A' && ch <= 'Z') ch = (char)(ch - 'A' + 'a');
-        buf[i] = ch;
+    const unsigned char *c = (const unsigned char *)s->chars, *end = c + s->len;
+    StrBuf b = { 0 };
+    sb_putn(&b, "", 0);
+    while (c < end) {
+        int n = cp_bytes(*c);
+        if (n > end - c) n = (int)(end - c);
+        uint32_t cp = n == 1 ? *c : (uint32_t)(*c & (0xFF >> (n + 1)));
+        for (int i = 1; i < n; i++) cp = cp << 6 | (c[i] & 0x3F);
+        uint32_t m = map_case(cp, up);
+        if (m == cp || m > 0x10FFFF || (m >= 0xD800 && m <= 0xDFFF)) sb_putn(&b, (const char *)c, (size_t)n);
+        else put_cp(&b, m);
+        c += n;
     }
-    Value r = val_str(buf, s->len);
-    mem_free(buf);
+    if (!text_fits(I, fname, (double)b.len)) {
+        sb_free(&b);
+        return ERR_VAL;
+    }
+    Value r = val_str(b.s, (int)b.len);
+    sb_free(&b);
     return r;
 }
 
@@ -193,8 +234,8 @@ const BuiltinDef string_builtins[] = {
     { "replace", bi_replace, "(s, old, new)", "s with every occurrence of old replaced by new" },
     { "find", bi_find, "(s, sub)", "the index of the first occurrence of sub in s, or -1" },
     { "strip", bi_strip, "(s)", "s without whitespace at either end" },
-    { "upper", bi_upper, "(s)", "s with ASCII letters in upper case" },
-    { "lower", bi_lower, "(s)", "s with ASCII letters in lower case" },
+    { "upper", bi_upper, "(s)", "s with its letters in upper case" },
+    { "lower", bi_lower, "(s)", "s with its letters in lower case" },
     { "startswith", bi_startswith, "(s, p)", "whether s begins with p" },
     { "endswith", bi_endswith, "(s, p)", "whether s ends with p" },
     { "format", builtin_format, "(value, spec)", "a number, string or tensor formatted by a Python format spec" },
