@@ -433,6 +433,16 @@ void builtins_install(Interp *I, Module *m) {
         m->g.vals[globals_slot(&m->g, constants[i].name)] = NUM_VAL(constants[i].value);
 }
 
+/* Whether global `name` still holds the predefined constant of that name (module exports
+ * leave those out, as they leave out the built-ins). */
+bool builtin_constant_is(Value v, const char *name) {
+    if (v.type != VAL_NUM) return false;
+    for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++)
+        if (!strcmp(constants[i].name, name))
+            return !memcmp(&v.as.n, &constants[i].value, sizeof(double)) || (isnan(v.as.n) && isnan(constants[i].value));
+    return false;
+}
+
 bool builtin_is(Value v, const char *name) {
     if (v.type != VAL_FUNC || v.as.o->kind != OBJ_BUILTIN) return false;
     return !strcmp(AS_BUILTIN(v)->name, name);

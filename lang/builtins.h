@@ -28,6 +28,7 @@ extern const BuiltinFn op_builtins[];   /* indexed by OpCode (tbuiltins.c) */
 bool arg_number(Interp *I, const char *fname, const char *pname, Value v, double *out);
 bool arg_int(Interp *I, const char *fname, const char *pname, Value v, int64_t *out);
 bool builtin_is(Value v, const char *name);
+bool builtin_constant_is(Value v, const char *name);
 int builtins_names(const char ***names);
 
 #endif

@@ -158,7 +158,9 @@ static Value module_exports(Module *m) {
     for (int i = 0; i < m->g.count; i++) {
         Value v = m->g.vals[i];
         /* names starting with _ are private to the module */
-        if (v.type == VAL_UNDEF || builtin_is(v, m->g.names[i]) || m->g.names[i][0] == '_') continue;
+        if (v.type == VAL_UNDEF || builtin_is(v, m->g.names[i]) || builtin_constant_is(v, m->g.names[i]) ||
+            m->g.names[i][0] == '_')
+            continue;
         dict_set_cstr(d, m->g.names[i], v);
     }
     return OBJ_VAL(VAL_DICT, d);
