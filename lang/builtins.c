@@ -63,6 +63,12 @@ bool arg_int(Interp *I, const char *fname, const char *pname, Value v, int64_t *
     return true;
 }
 
+bool arg_str(Interp *I, const char *fname, const char *pname, Value v, ObjString **out) {
+    if (v.type == VAL_STR) { *out = AS_STR(v); return true; }
+    interp_error(I, "%s(): '%s' must be a string, got a %s", fname, pname, val_type_name(v));
+    return false;
+}
+
 /* ---- printing ---- */
 
 static Value bi_print(Interp *I, CallArgs *a) {
@@ -114,6 +120,24 @@ static Value bi_len(Interp *I, CallArgs *a) {
     }
 }
 
+/* Messages name Python's parameters, range(stop) or range(start, stop, step), not the
+ * binding's internal a/b. */
+const char *range_param_name(int nargs, int i) {
+    static const char *const more[] = { "start", "stop", "step" };
+    return nargs == 1 ? "stop" : more[i < 3 ? i : 2];
+}
+
+/* The message for a range() argument x that is not an integer (the for-loop fast paths of the
+ * interpreter and the compiler say the same as the built-in). */
+void range_arg_message(char *buf, size_t size, int nargs, int i, Value x) {
+    if (x.type != VAL_NUM)
+        snprintf(buf, size, "range(): '%s' must be a number, got a %s", range_param_name(nargs, i), val_type_name(x));
+    else
+        snprintf(buf, size, x.as.n == floor(x.as.n) ? "range(): '%s' is out of the i64 range, got %g"
+                                                    : "range(): '%s' must be an integer, got %g",
+                 range_param_name(nargs, i), x.as.n);
+}
+
 Value builtins_range_list(Interp *I, CallArgs *a) {
     static const char *const p[] = { "a", "b", "step", NULL };
     Value v[3];
@@ -123,7 +147,7 @@ Value builtins_range_list(Interp *I, CallArgs *a) {
         if (v[i].type == VAL_UNDEF) continue;
         /* one rule with for-range loops: past 2**53, i + 1 == i */
         if (v[i].type == VAL_NUM && fabs(v[i].as.n) > RANGE_MAX_BOUND) return interp_error(I, RANGE_BOUND_MSG);
-        if (!arg_int(I, "range", p[i], v[i], &x[i])) return ERR_VAL;
+        if (!arg_int(I, "range", range_param_name(v[1].type == VAL_UNDEF ? 1 : 3, i), v[i], &x[i])) return ERR_VAL;
     }
     int64_t start = 0, stop = x[0], step = x[2];
     if (v[1].type != VAL_UNDEF) { start = x[0]; stop = x[1]; }
@@ -359,12 +383,32 @@ static Value bi_export(Interp *I, CallArgs *a) { (void)a; return not_built(I, "e
 static Value bi_load(Interp *I, CallArgs *a) { (void)a; return not_built(I, "load()", "graph export"); }
 
 const BuiltinDef core_builtins[] = {
-    { "print", bi_print }, { "str", bi_str }, { "type", bi_type }, { "len", bi_len },
-    { "range", builtins_range_list }, { "push", bi_push }, { "pop", bi_pop }, { "keys", bi_keys },
-    { "get", bi_get }, { "assert", bi_assert }, { "error", bi_error }, { "clock", bi_clock },
-    { "args", bi_args }, { "int", bi_int }, { "float", bi_float }, { "bool", bi_bool },
-    { "gc", bi_gc }, { "dis", bi_dis }, { "grad", bi_grad }, { "value_and_grad", bi_vgrad }, { "export", bi_export },
-    { "load", bi_load }, { "memstats", bi_memstats }, { "printoptions", bi_printoptions }, { NULL, NULL },
+    { "print", bi_print, "(...)", "prints its arguments separated by one space, then a newline" },
+    { "str", bi_str, "(x)", "the text print(x) shows" },
+    { "type", bi_type, "(v)", "the type name: nil bool number string list dict function tensor" },
+    { "len", bi_len, "(x)", "code points of a string, items of a list or dict, first dimension of a tensor" },
+    { "range", builtins_range_list, "(stop) or (start, stop, step=1)", "the integers from start up to (not including) stop" },
+    { "push", bi_push, "(list, x)", "appends x to the list" },
+    { "pop", bi_pop, "(list)", "removes and returns the last item of the list" },
+    { "keys", bi_keys, "(dict)", "the keys of a dict, in insertion order" },
+    { "get", bi_get, "(dict, key, default=nil)", "dict[key], or default when the key is missing" },
+    { "assert", bi_assert, "(cond, message=nil)", "fails with 'assertion failed: MESSAGE' unless cond is true" },
+    { "error", bi_error, "(message)", "fails with the message" },
+    { "clock", bi_clock, "()", "seconds on a monotonic clock" },
+    { "args", bi_args, "()", "the command-line arguments after the script, as strings" },
+    { "int", bi_int, "(x)", "a number truncated toward zero, or a decimal integer string read" },
+    { "float", bi_float, "(x)", "a number from a one-element tensor, a bool or a float string" },
+    { "bool", bi_bool, "(x)", "the truth value of x" },
+    { "gc", bi_gc, "()", "runs the cycle collector now; returns how many objects it freed" },
+    { "dis", bi_dis, "(f=nil, format=nil)", "shows the optimized bytecode of a static fn or the last static block" },
+    { "grad", bi_grad, "(f)", "the gradient function of f (not in this build yet)" },
+    { "value_and_grad", bi_vgrad, "(f)", "f's value and gradient (not in this build yet)" },
+    { "export", bi_export, "(f, path)", "exports a static fn's graph (not in this build yet)" },
+    { "load", bi_load, "(path)", "loads an exported graph (not in this build yet)" },
+    { "memstats", bi_memstats, "()", "a dict of allocation counts and live/peak bytes" },
+    { "printoptions", bi_printoptions, "(precision=8, threshold=1000, edgeitems=3, linewidth=75)",
+      "sets how tensors print from now on; returns the previous settings as a dict" },
+    { NULL, NULL, NULL, NULL },
 };
 
 /* One ObjBuiltin per name, shared by every module of the interpreter. */
@@ -381,13 +425,30 @@ static void table_add(const char *name, BuiltinFn fn) {
     table_len++;
 }
 
+static const BuiltinDef *const groups[] = { core_builtins, tensor_builtins, string_builtins, list_builtins,
+                                             file_builtins };
+#define NGROUPS (int)(sizeof groups / sizeof groups[0])
+
+const BuiltinDef *builtin_def(const char *name) {
+    for (int g = 0; g < NGROUPS; g++)
+        for (const BuiltinDef *d = groups[g]; d->name; d++)
+            if (!strcmp(d->name, name)) return d;
+    return NULL;
+}
+
 static void build_table(void) {
-    const BuiltinDef *groups[] = { core_builtins, tensor_builtins };
-    for (int g = 0; g < 2; g++)
+    for (int g = 0; g < NGROUPS; g++)
         for (const BuiltinDef *d = groups[g]; d->name; d++) table_add(d->name, d->fn);
     for (int op = 0; op < OP__COUNT; op++)
         if (!(op_def((OpCode)op)->flags & F_SYNTAX)) table_add(op_info[op].name, op_builtins[op]);
 }
+
+/* The constants of spec section 5 (v2): predefined globals like the built-ins, so a module may
+ * rebind them as it may rebind a built-in's name. */
+static const struct {
+    const char *name;
+    double value;
+} constants[] = { { "pi", M_PI }, { "e", M_E }, { "inf", INFINITY }, { "nan", NAN } };
 
 void builtins_install(Interp *I, Module *m) {
     (void)I;
@@ -397,6 +458,18 @@ void builtins_install(Interp *I, Module *m) {
         table[i]->h.rc++;
         m->g.vals[slot] = OBJ_VAL(VAL_FUNC, table[i]);
     }
+    for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++)
+        m->g.vals[globals_slot(&m->g, constants[i].name)] = NUM_VAL(constants[i].value);
+}
+
+/* Whether global `name` still holds the predefined constant of that name (module exports
+ * leave those out, as they leave out the built-ins). */
+bool builtin_constant_is(Value v, const char *name) {
+    if (v.type != VAL_NUM) return false;
+    for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++)
+        if (!strcmp(constants[i].name, name))
+            return !memcmp(&v.as.n, &constants[i].value, sizeof(double)) || (isnan(v.as.n) && isnan(constants[i].value));
+    return false;
 }
 
 bool builtin_is(Value v, const char *name) {

@@ -564,6 +564,8 @@ Value value_binary(Interp *I, int op, Value a, Value b) {
         }
     }
     if (op == TOK_PLUS && a.type == VAL_LIST && b.type == VAL_LIST) return concat_lists(AS_LIST(a), AS_LIST(b));
+    if (op == TOK_STAR && a.type == VAL_STR && b.type == VAL_NUM) return str_repeat(I, AS_STR(a), b.as.n);
+    if (op == TOK_STAR && a.type == VAL_NUM && b.type == VAL_STR) return str_repeat(I, AS_STR(b), a.as.n);
     return interp_error(I, "unsupported operand types for '%s': %s and %s", tok_symbol((TokKind)op), val_type_name(a),
                         val_type_name(b));
 }
@@ -880,6 +882,13 @@ Value value_index(Interp *I, Value obj, Value *idx, int n) {
     if (n > TSL_MAX_RANK) return interp_error(I, "too many indices");
     for (int k = 0; k < n; k++) iv[k] = (IdxVal){ 0, { idx[k], NIL_VAL, NIL_VAL } };
     return index_values(I, obj, iv, n);
+}
+
+/* obj[a:b:c] with the three bounds given (nil where omitted): the static compiler folds slices
+ * of known strings through it. */
+Value value_slice(Interp *I, Value obj, const Value bounds[3]) {
+    IdxVal iv = { 1, { bounds[0], bounds[1], bounds[2] } };
+    return index_values(I, obj, &iv, 1);
 }
 
 static void idx_release(IdxVal *iv, int n) {
@@ -1234,8 +1243,10 @@ static bool range_args(Interp *I, Frame *f, Node *call, int64_t *a, int64_t *b, 
             return true;
         }
         if (x.type != VAL_NUM || !num_to_i64(x.as.n, &v[i])) {
+            char msg[160];
+            range_arg_message(msg, sizeof msg, call->n, i, x);
             val_release(x);
-            interp_error_at(I, call->kids[i]->loc, "range() arguments must be integers");
+            interp_error_at(I, call->kids[i]->loc, "%s", msg);
             *st = EX_ERR;
             return true;
         }

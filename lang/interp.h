@@ -103,6 +103,8 @@ typedef struct Interp {
     char err_msg[512];
     SrcLoc err_loc;
     SrcLoc jump_loc;          /* the last break/continue executed */
+    bool exiting;             /* exit(code) ran: the pending error only unwinds the program (files.c) */
+    int exit_code;
     Source *err_src;
     Traceback traceback;
     Value ret;                /* value carried by EX_RETURN */
@@ -176,6 +178,9 @@ int resolve_program(Interp *I, Module *m, Node *prog);
 /* builtins.c / tbuiltins.c: built-in functions */
 void builtins_install(Interp *I, Module *m);
 Value builtins_range_list(Interp *I, CallArgs *a);
+const char *range_param_name(int nargs, int i);
+void range_arg_message(char *buf, size_t size, int nargs, int i, Value x);
+Value str_repeat(Interp *I, ObjString *s, double n);   /* strings.c: s * n */
 extern ObjBuiltin *builtin_range_obj;
 void builtins_free(void);
 /* Argument binding for built-ins: fills out[i] (borrowed; UNDEF when omitted and optional).
@@ -189,6 +194,7 @@ Source *source_new(Interp *I, const char *name, const char *dir, char *text, siz
 
 /* interp.c helpers used by builtins */
 Value value_index(Interp *I, Value obj, Value *idx, int n);
+Value value_slice(Interp *I, Value obj, const Value bounds[3]);   /* obj[a:b:c], nil where omitted */
 Value value_binary(Interp *I, int tok_op, Value a, Value b);
 Value interp_to_tensor(Interp *I, Value v, int dtype_or_minus1);
 bool interp_check_limits(Interp *I);      /* signals, then counts one op against --max-ops */

@@ -158,7 +158,9 @@ static Value module_exports(Module *m) {
     for (int i = 0; i < m->g.count; i++) {
         Value v = m->g.vals[i];
         /* names starting with _ are private to the module */
-        if (v.type == VAL_UNDEF || builtin_is(v, m->g.names[i]) || m->g.names[i][0] == '_') continue;
+        if (v.type == VAL_UNDEF || builtin_is(v, m->g.names[i]) || builtin_constant_is(v, m->g.names[i]) ||
+            m->g.names[i][0] == '_')
+            continue;
         dict_set_cstr(d, m->g.names[i], v);
     }
     return OBJ_VAL(VAL_DICT, d);
@@ -166,10 +168,27 @@ static Value module_exports(Module *m) {
 
 Node *interp_parse(Interp *I, Source *src, bool *incomplete);
 
+/* The error for importing m while it is still loading: the chain of imports from m to the
+ * module now loading (the newest of I->modules), back to m. */
+static Value cyclic_import(Interp *I, Module *m) {
+    const char *chain[64];
+    int n = 0;
+    for (Module *x = I->modules; x && x != m && n < 64; x = x->next)
+        if (x->state == MOD_LOADING && x != I->main) chain[n++] = x->name;
+    StrBuf b = { 0 };
+    sb_puts(&b, m->name);
+    if (n == 64) sb_puts(&b, " -> ...");
+    for (int i = n - 1; i >= 0; i--) sb_printf(&b, " -> %s", chain[i]);
+    sb_printf(&b, " -> %s", m->name);
+    interp_error(I, "cyclic import of module '%s' (%s)", m->name, b.s);
+    sb_free(&b);
+    return ERR_VAL;
+}
+
 Value module_import(Interp *I, Module *from, const char *name) {
     for (Module *m = I->modules; m; m = m->next) {
         if (m == I->main || strcmp(m->name, name)) continue;
-        if (m->state == MOD_LOADING) return interp_error(I, "cyclic import of module '%s'", name);
+        if (m->state == MOD_LOADING) return cyclic_import(I, m);
         return val_retain(m->exports);
     }
     char *path = search_module(from, name);

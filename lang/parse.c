@@ -230,8 +230,12 @@ static void parse_call_args(Parser *p, Node *call) {
             Token *name = advance(p);
             advance(p);
             for (int i = 0; i < call->nk; i++)
-                if ((int)strlen(call->names[i]) == name->len && !memcmp(call->names[i], name->start, (size_t)name->len))
-                    fail_at(p, name, "keyword argument repeated");
+                if ((int)strlen(call->names[i]) == name->len && !memcmp(call->names[i], name->start, (size_t)name->len)) {
+                    char msg[200];
+                    snprintf(msg, sizeof msg, "keyword argument '%.*s' repeated", name->len > 100 ? 100 : name->len,
+                             name->start);
+                    fail_at(p, name, msg);
+                }
             call->names = grow_for(call->names, call->nk, sizeof(char *));
             call->kw = grow_for(call->kw, call->nk, sizeof(Node *));
             /* counted before the value is parsed, so an error there frees the name */

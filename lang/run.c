@@ -326,10 +326,10 @@ int interp_run_source_at(Interp *I, const char *name, const char *text, size_t l
     I->depth = 0;
     int rc = 0;
     if (st == EX_ERR) {
-        interp_print_error(I, stderr);
+        if (!I->exiting) interp_print_error(I, stderr);
         val_release(I->last_value);
         I->last_value = NIL_VAL;
-        rc = I->interrupted ? 130 : 1;
+        rc = I->exiting ? I->exit_code : I->interrupted ? 130 : 1;
     }
     forget_program(I, prog, src);
     return rc;
@@ -363,6 +363,7 @@ int interp_run_file(Interp *I, const char *path) {
     }
     Exec st = interp_exec_module(I, I->main, prog);
     if (st == EX_ERR) {
+        if (I->exiting) return I->exit_code;
         interp_print_error(I, stderr);
         return I->interrupted ? 130 : 1;
     }

@@ -256,8 +256,14 @@ static Value bi_save_npy(Interp *I, CallArgs *a) {
 }
 
 const BuiltinDef tensor_builtins[] = {
-    { "tensor", bi_tensor }, { "seed", bi_seed },
-    { "item", bi_item }, { "tolist", bi_tolist },     { "to", bi_to }, { "device", bi_device },
-    { "load_csv", bi_load_csv }, { "load_npy", bi_load_npy }, { "save_npy", bi_save_npy },
-    { NULL, NULL },
+    { "tensor", bi_tensor, "(data, dtype=nil)", "a tensor from a number, a nested list or a tensor (a copy)" },
+    { "seed", bi_seed, "(n)", "restarts the random generator from n" },
+    { "item", bi_item, "(x)", "the one element of a tensor as a number (or bool)" },
+    { "tolist", bi_tolist, "(t)", "a tensor as nested lists of numbers (or bools)" },
+    { "to", bi_to, "(t, device)", "the tensor on device \"cpu\" or \"gpu\"" },
+    { "device", bi_device, "(name=nil)", "the default device, or sets it" },
+    { "load_csv", bi_load_csv, "(path, skip_header=false)", "a 2-D f32 tensor from a CSV file of numbers" },
+    { "load_npy", bi_load_npy, "(path)", "a tensor from a NumPy .npy file" },
+    { "save_npy", bi_save_npy, "(path, t)", "writes the tensor as a NumPy .npy file" },
+    { NULL, NULL, NULL, NULL },
 };

@@ -73,6 +73,14 @@ DType reduce_dtype(OpCode op, DType in) {
 
 int shape_reduce(OpCode op, const Shape *a, DType da, const int *axes, int n, bool keepdims, Shape *out, DType *dt) {
     bool mask[TSL_MAX_RANK];
+    if ((op == OP_MAX || op == OP_MIN) && n == 1 && (axes[0] >= a->ndim || axes[0] < -a->ndim)) {
+        /* max(1, 2) is a Python habit: say what the second argument is, and what was meant */
+        const char *name = op_info[op].name;
+        op_fail("%s: axis %d is out of range for a tensor of rank %d (%s's second argument is an axis; "
+                "the %s of two values is %s(a, b))", name, axes[0], a->ndim, name, op == OP_MAX ? "larger" : "smaller",
+                op == OP_MAX ? "maximum" : "minimum");
+        return -1;
+    }
     if (axes_mask(a->ndim, axes, n, op_info[op].name, mask)) return -1;
     out->ndim = 0;
     bool empty = false;   /* a reduced axis of length 0 */

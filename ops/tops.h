@@ -95,6 +95,8 @@ FILE *io_open_regular(const char *path, const char *who, int64_t max_bytes);
 Tensor *npy_load(const char *path);
 int npy_save(const char *path, const Tensor *t);               /* 0 ok, -1 err */
 Tensor *csv_load(const char *path, bool skip_header);
+int csv_save(const char *path, const Tensor *t, const char *header);   /* 0 ok, -1 err */
+FILE *io_create_regular(const char *path, const char *who);
 
 /* NumPy-style text, newly allocated (mem_free it). */
 char *tensor_format(const Tensor *t);

@@ -49,7 +49,7 @@ static void show_vars(Interp *I) {
     Globals *g = &I->main->g;
     for (int i = 0; i < g->count; i++) {
         Value v = g->vals[i];
-        if (v.type == VAL_UNDEF || builtin_is(v, g->names[i])) continue;
+        if (v.type == VAL_UNDEF || builtin_is(v, g->names[i]) || builtin_constant_is(v, g->names[i])) continue;
         StrBuf b = { 0 };
         sb_putn(&b, "", 0);
         fmt_value(&b, v, true);
@@ -88,6 +88,7 @@ static bool run_command(Interp *I, char *line, bool *quit) {
     } else if (!strcmp(line, ":load")) {
         if (!*arg) puts(":load takes a file name");
         else interp_run_file(I, arg);
+        if (I->exiting) *quit = true;   /* exit(code) in the file ends the REPL */
         I->sp = I->stack;
         I->depth = 0;
     } else if (!strcmp(line, ":device")) {
@@ -234,6 +235,7 @@ int repl_run(Interp *I) {
         bool incomplete = false;
         int rc = interp_run_source_at(I, "<stdin>", input.s, input.len, input_base, true, &incomplete);
         if (rc == 2 && incomplete) continue;
+        if (I->exiting) quit = true;   /* exit(code) ends the REPL with that status */
         if (input.len) {
             add_history(input.s);
             if (hist[0]) write_history(hist);
@@ -257,5 +259,5 @@ int repl_run(Interp *I) {
     }
     sb_free(&input);
     rl_callback_handler_remove();
-    return 0;
+    return I->exiting ? I->exit_code : 0;
 }

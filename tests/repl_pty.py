@@ -4,7 +4,7 @@ keystroke, expression echo, multi-line input, an error followed by a working pro
 locations that count lines over the session (functions defined at the prompt or by :load
 keep theirs), Tab completion, Ctrl-C interrupting `while true {}` (prompt back within
 200 ms) and a slow static loop, cyclic and shared values, and history in ~/.tsl_history."""
-import os, pty, select, sys, tempfile, time
+import os, pty, re, select, sys, tempfile, time
 
 tsl = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "bin/tsl")
 home = tempfile.mkdtemp()
@@ -185,6 +185,9 @@ send("print(m)\r")
 printed = read_until(">>> ")
 want = "tensor([[ 1.,  2.],\r\n        [10., 20.]])"
 check(want in echo and want in printed, "the echo and print() show a matrix alike, one row a line")
+send(":vars\r")
+check(re.search(r"\n  m +tensor +tensor\(\[\[ 1\., +2\.\], \.\.\.\r", read_until(">>> ")) is not None,
+      ":vars keeps one line per variable: a matrix shows its first row")
 
 send(":quit\r")
 rest = b""
@@ -202,3 +205,15 @@ check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and b"Sanitizer" not 
 with open(os.path.join(home, ".tsl_history")) as f:
     hist = f.read()
 check("1 + 2" in hist and "twice(21)" in hist, "history is saved to ~/.tsl_history")
+
+# exit(code) (issue 11, files and process): ends the REPL with that status, stdout flushed
+pid, fd = pty.fork()
+if pid == 0:
+    os.execve(tsl, [tsl], env)
+buf = b""
+read_until(">>> ")
+send('print("bye" * 2)\r')
+check("byebye" in read_until(">>> "), "s * n in the REPL")
+send("exit(5)\r")
+_, status = os.waitpid(pid, 0)
+check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 5, "exit(5) ends the REPL with status 5 (got %r)" % status)

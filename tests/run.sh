@@ -394,9 +394,49 @@ if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
 else
     bad "printing differential test: /usr/bin/python3 has no numpy"
 fi
-# ... and :vars keeps one line per variable: a matrix shows its first row
-printf 'm = tensor([[1, 2], [3, 4]])\n:vars\n' | $TSL >"$tmp/out" 2>&1
-if grep -q '^  m  *tensor  *tensor(\[\[1\., 2\.\], \.\.\.$' "$tmp/out"; then ok; else bad ":vars of a matrix: $(cat "$tmp/out")"; fi
+
+# files and process built-ins (issue 11, strings/lists/files): exit(code) ends the program with
+# that status after flushing stdout (in a script, -e, a static block and the REPL); save_csv
+# writes the shortest text load_csv reads back exactly (the texts are Python's repr of the f32 /
+# f64 values); read_text/write_text round-trip UTF-8 and refuse what is not a regular file
+out=$(timeout 5 $TSL -e 'print("a"); exit(3); print("b")' 2>"$tmp/err"); rc=$?
+if [ $rc -eq 3 ] && [ "$out" = "a" ] && [ ! -s "$tmp/err" ]; then ok; else bad "exit(3): exit $rc, out '$out', err $(head -1 "$tmp/err")"; fi
+printf 'fn leave(n) { exit(n) }\nx = [1, 2]\nstatic {\n  y = x[0]\n  leave(4)\n}\nprint("not here")\n' >"$tmp/exit.tsl"
+for mode in --no-static "" --verify-static; do
+    out=$(timeout 5 $TSL $mode "$tmp/exit.tsl" 2>"$tmp/err"); rc=$?
+    if [ $rc -eq 4 ] && [ -z "$out" ] && [ ! -s "$tmp/err" ]; then ok; else bad "exit(4) in a static block $mode: exit $rc: $out $(head -1 "$tmp/err")"; fi
+done
+out=$(timeout 5 $TSL -e 'exit()' 2>&1); rc=$?
+if [ $rc -eq 0 ] && [ -z "$out" ]; then ok; else bad "exit(): exit $rc: $out"; fi
+out=$(printf 'print(1)\nexit(7)\nprint(2)\n' | timeout 5 $TSL 2>"$tmp/err"); rc=$?
+if [ $rc -eq 7 ] && [ "$out" = "1" ]; then ok; else bad "exit(7) in the REPL: exit $rc, out '$out'"; fi
+cat >"$tmp/csv.tsl" <<CSV_EOF
+t = tensor([[0.1, 1e-7, -3], [1 / 3, 123456.789, 2 ** -20]])
+save_csv("$tmp/t.csv", t)
+assert(read_text("$tmp/t.csv") == "0.1,1e-07,-3\n0.33333334,123456.79,9.536743e-07\n")
+assert(equal(load_csv("$tmp/t.csv"), t))
+save_csv("$tmp/h.csv", t, header=["a", "b", "c"])
+assert(startswith(read_text("$tmp/h.csv"), "a,b,c\n"))
+assert(equal(load_csv("$tmp/h.csv", skip_header=true), t))
+v = tensor([0.1, 1 / 3], "f64")
+save_csv("$tmp/v.csv", v)
+assert(read_text("$tmp/v.csv") == "0.1\n0.3333333333333333\n")
+assert(equal(load_csv("$tmp/v.csv"), reshape(astype(v, "f32"), [2, 1])))
+write_text("$tmp/u.txt", "h\u{e9}llo\n\u{1F600}")
+s = read_text("$tmp/u.txt")
+assert(s == "h\u{e9}llo\n\u{1F600}" and len(s) == 7)
+print("csv")
+CSV_EOF
+if [ "$(timeout 5 $TSL "$tmp/csv.tsl" 2>"$tmp/err")" = "csv" ] && sanitized; then ok; else bad "save_csv/read_text round trip: $(head -1 "$tmp/err")"; fi
+printf 'x\377y' >"$tmp/bad.txt"
+timeout 5 $TSL -e "s = read_text(\"$tmp/bad.txt\")" >/dev/null 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && grep -q "^<string>:1:5: error: read_text: .* is not UTF-8 text (invalid UTF-8 at byte 1)" "$tmp/err"; then ok
+else bad "read_text of invalid UTF-8: exit $rc: $(head -1 "$tmp/err")"; fi
+timeout 5 $TSL -e 's = read_text("/dev/zero")' >/dev/null 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && grep -q "error: read_text: '/dev/zero' is not a regular file" "$tmp/err"; then ok; else bad "read_text of /dev/zero: exit $rc: $(head -1 "$tmp/err")"; fi
+mkfifo "$tmp/fifo.txt"
+timeout 5 $TSL -e "write_text(\"$tmp/fifo.txt\", \"x\")" >/dev/null 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && grep -q "^<string>:1:1: error: write_text: cannot open" "$tmp/err"; then ok; else bad "write_text to a FIFO nobody reads: exit $rc: $(head -1 "$tmp/err")"; fi
 
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3"; do

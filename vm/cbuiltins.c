@@ -91,7 +91,8 @@ static AVal number_tensor(Comp *c, AVal v, DType dt) {
 /* Built-ins that are not ops and fold at compile time when their arguments are known. */
 bool cc_is_pure_builtin(const char *name) {
     static const char *const pure[] = { "tensor", "range", "str", "int", "float", "bool", "type", "len", "keys",
-                                        "get", NULL };
+                                        "get", "split", "join", "replace", "find", "strip", "upper", "lower",
+                                        "startswith", "endswith", "format", "sorted", "reversed", "index", NULL };
     for (int i = 0; pure[i]; i++)
         if (!strcmp(pure[i], name)) return true;
     return false;
@@ -361,7 +362,9 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
     if (!strcmp(name, "assert")) return builtin_assert(c, args, nargs, kwn, kw, nkw);
     OpCode op = op_by_name(name);
     if (op < OP__COUNT) return cc_call_op(c, op, args, nargs, kwn, kw, nkw);
-    if (cc_is_pure_builtin(name)) {
+    /* sorted() with a key calls it: folding would run a TSL function (and its prints) while compiling */
+    bool calls_back = !strcmp(name, "sorted") && (nargs > 1 || (nkw && strcmp(kwn[0], "reverse")) || nkw > 1);
+    if (cc_is_pure_builtin(name) && !calls_back) {
         AVal r;
         if (fold_builtin(c, b, args, nargs, kwn, kw, nkw, &r)) return c->failed ? FAILV : r;
     }

@@ -67,6 +67,15 @@ AVal cc_binary_values(Comp *c, int op, AVal a, AVal b, SrcLoc loc) {
         return cc_unsupported(c, "this mix of a tensor and a non-number");
     }
     Value x, y;
+    if (op == TOK_STAR && ((a.kind == AV_CONST && a.k.type == VAL_STR && b.kind == AV_NUM) ||
+                           (b.kind == AV_CONST && b.k.type == VAL_STR && a.kind == AV_NUM))) {
+        /* s * n: the count shapes the string, so a number input is a guard (as a loop bound is) */
+        AVal *n = a.kind == AV_NUM ? &a : &b;
+        double k;
+        if (!cc_need_const(c, n, &k, "the count of a string repeat")) return FAILV;
+        Value s = a.kind == AV_NUM ? b.k : a.k;
+        return cc_folded(c, value_binary(c->I, op, s, NUM_VAL(k)), loc);
+    }
     if (cc_pure_value(c, &a, &x) && cc_pure_value(c, &b, &y)) {
         return cc_folded(c, value_binary(c->I, op, x, y), loc);
     }
@@ -326,6 +335,18 @@ static AVal index_expr(Comp *c, Node *n) {
         if (cc_pure_value(c, &key, &kv)) {
             return cc_folded(c, value_index(c->I, o, &kv, 1), n->loc);
         }
+    }
+    if (cc_pure_value(c, &obj, &o) && o.type == VAL_STR && n->n == 1 && n->kids[0]->kind == AST_SLICE) {
+        /* a slice of a known string (strings are guards): folded, as eager code slices it */
+        Node *parts[3] = { n->kids[0]->a, n->kids[0]->b, n->kids[0]->c };
+        Value b[3] = { NIL_VAL, NIL_VAL, NIL_VAL };
+        for (int j = 0; j < 3; j++) {
+            if (!parts[j]) continue;
+            AVal x;
+            TRY(x = cc_expr(c, parts[j]));
+            if (!cc_pure_value(c, &x, &b[j])) return cc_unsupported(c, "a string slice with bounds computed at run time");
+        }
+        return cc_folded(c, value_slice(c->I, o, b), n->loc);
     }
     return cc_unsupported(c, "this kind of indexing");
 }

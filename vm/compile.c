@@ -569,7 +569,14 @@ static void for_stmt(Comp *c, Node *n) {
             for (int i = 0; i < it->n; i++) {
                 a[i] = cc_expr(c, it->kids[i]);
                 if (c->failed) return;
-                if (a[i].kind != AV_NUM) { cc_error_at(c, it->kids[i]->loc, "range() arguments must be integers"); return; }
+                if (a[i].kind != AV_NUM) {
+                    char msg[160];
+                    range_arg_message(msg, sizeof msg, it->n, i, a[i].kind == AV_CONST ? a[i].k
+                                      : (Value){ a[i].kind == AV_TENSOR ? VAL_TENSOR : a[i].kind == AV_DICT ? VAL_DICT
+                                                 : a[i].kind == AV_LIST ? VAL_LIST : VAL_FUNC, { .n = 0 } });
+                    cc_error_at(c, it->kids[i]->loc, "%s", msg);
+                    return;
+                }
                 if (a[i].known && fabs(a[i].num) > RANGE_MAX_BOUND) { cc_error_at(c, it->kids[i]->loc, RANGE_BOUND_MSG); return; }
             }
             c->loc = it->loc;
@@ -587,7 +594,12 @@ static void for_stmt(Comp *c, Node *n) {
                 bool is_stop = i == (it->n == 1 ? 0 : 1);
                 if (is_stop && !la.stop.known) continue;   /* a run-time stop only bounds the counter */
                 double x = is_stop ? la.stop.num : i == 0 ? la.start : la.step;
-                if (!num_to_i64(x, &unused)) { cc_error_at(c, it->kids[i]->loc, "range() arguments must be integers"); return; }
+                if (!num_to_i64(x, &unused)) {
+                    char msg[160];
+                    range_arg_message(msg, sizeof msg, it->n, i, NUM_VAL(x));
+                    cc_error_at(c, it->kids[i]->loc, "%s", msg);
+                    return;
+                }
             }
             if (la.step == 0) { cc_error_at(c, it->loc, "range() step must not be zero"); return; }
             if (!la.stop.known || la.stop.deps) {   /* may change at run time: located as eagerly */

@@ -133,7 +133,8 @@ static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *a
         ax[d].item_v = *it;
         if (it->kind == IDX_TENSOR) {
             if (it->t->dtype != DT_I64) {
-                op_fail("tensors used as indices must be i64 or bool, not %s", dtype_name(it->t->dtype));
+                op_fail("tensors used as indices must be i64 or bool, not %s%s", dtype_name(it->t->dtype),
+                        dtype_is_float(it->t->dtype) ? " (convert with astype(t, \"i64\"))" : "");
                 return -1;
             }
             if (it->t->ndim == 0) {

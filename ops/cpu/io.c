@@ -1,5 +1,5 @@
-/* io.c - NumPy .npy files (format v1/v2, little-endian, C order, f32 f64 i64 bool) and
- * CSV of numbers. Every size read from a file is checked before anything is allocated:
+/* io.c - NumPy .npy files (format v1/v2, little-endian, C order; f32 f64 i64 bool, and
+ * int8/16/32, uint8/16/32, float16 read into i64 / f32) and CSV of numbers. Every size read from a file is checked before anything is allocated:
  * a hostile or truncated file is an error, never a crash. */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,7 +57,36 @@ static const char *header_value(const char *h, const char *key) {
     return p;
 }
 
-static int parse_header(const char *h, const char *path, DType *dt, Shape *s) {
+/* How a .npy dtype is stored in the file and read into a tensor: the four dtypes as they are;
+ * int8/16/32 and uint8/16/32 into i64, float16 into f32, as the spec says. */
+typedef struct {
+    const char *descr;   /* without the byte-order character */
+    char kind;           /* 'b' bool, 'i' signed, 'u' unsigned, 'f' float */
+    int size;            /* bytes in the file */
+    DType dt;            /* the tensor's dtype */
+} NpyType;
+
+static const NpyType npy_types[] = {
+    { "b1", 'b', 1, DT_BOOL }, { "i1", 'i', 1, DT_I64 }, { "i2", 'i', 2, DT_I64 }, { "i4", 'i', 4, DT_I64 },
+    { "i8", 'i', 8, DT_I64 },  { "u1", 'u', 1, DT_I64 }, { "u2", 'u', 2, DT_I64 }, { "u4", 'u', 4, DT_I64 },
+    { "f2", 'f', 2, DT_F32 },  { "f4", 'f', 4, DT_F32 }, { "f8", 'f', 8, DT_F64 },
+};
+
+static const NpyType *npy_type_of(const char *got, const char **why) {
+    *why = "";
+    char order = got[0];
+    for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++) {
+        const NpyType *t = &npy_types[i];
+        if (strcmp(got + 1, t->descr)) continue;
+        /* one-byte types have no byte order ('|'); wider ones must be little-endian ('<') */
+        if (order == '<' || (order == '|' && t->size == 1) || (order == '=' && t->size == 1)) return t;
+        if (order == '>' && t->size > 1) { *why = " (big-endian data is not supported)"; return NULL; }
+        return NULL;
+    }
+    return NULL;
+}
+
+static int parse_header(const char *h, const char *path, const NpyType **type, Shape *s) {
     static const char *const keys[] = { "descr", "fortran_order", "shape" };
     for (int k = 0; k < 3; k++) {   /* NumPy's header is a dict literal: a key given twice is ambiguous */
         const char *first = header_value(h, keys[k]);
@@ -68,18 +97,12 @@ static int parse_header(const char *h, const char *path, DType *dt, Shape *s) {
     }
     const char *d = header_value(h, "descr"), *f = header_value(h, "fortran_order"), *sh = header_value(h, "shape");
     if (!d || !f || !sh) { op_fail("load_npy: '%s' has a malformed header", path); return -1; }
-    int found = 0;
-    for (int t = 0; t < 4; t++) {
-        const char *want = npy_descr((DType)t);
-        char quoted[16];
-        snprintf(quoted, sizeof quoted, "'%s'", want);
-        if (!strncmp(d, quoted, strlen(quoted)) ||
-            (t == DT_BOOL && !strncmp(d, "'<b1'", 5))) { *dt = (DType)t; found = 1; break; }
-    }
-    if (!found) {
-        char got[24] = { 0 };
-        sscanf(d, "'%20[^']", got);
-        op_fail("load_npy: '%s' has dtype '%s'; supported are <f4 <f8 <i8 |b1 (little-endian)", path, got);
+    char got[24] = { 0 };
+    const char *why;
+    if (sscanf(d, "'%20[^']'", got) != 1 || !(*type = npy_type_of(got, &why))) {
+        if (!got[0]) sscanf(d, "%20[^,}]", got);   /* a structured dtype: a list, not a string */
+        op_fail("load_npy: '%s' has dtype '%s'%s; supported are bool, int8/16/32/64, uint8/16/32 and "
+                "float16/32/64, little-endian", path, got, why);
         return -1;
     }
     if (strncmp(f, "False", 5)) { op_fail("load_npy: '%s' is in Fortran order; only C order is supported", path); return -1; }
@@ -101,6 +124,39 @@ static int parse_header(const char *h, const char *path, DType *dt, Shape *s) {
         else if (*p != ')') { op_fail("load_npy: '%s' has a malformed shape", path); return -1; }
     }
     return 0;
+}
+
+/* IEEE half to float, subnormals, infinities and NaN included (exact: every half is a float). */
+static float half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
+    if (exp == 0x1F) bits = sign | 0x7F800000u | man << 13;
+    else if (exp) bits = sign | (exp + 112) << 23 | man << 13;
+    else if (!man) bits = sign;
+    else {   /* subnormal: normalise the mantissa */
+        int e = -1;
+        do { man <<= 1; e++; } while (!(man & 0x400));
+        bits = sign | (uint32_t)(112 - e) << 23 | (man & 0x3FF) << 13;
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* Widens count little-endian elements of a narrow .npy type at raw into dst (i64 or f32). The
+ * narrow data sits at the end of dst's buffer, so each element is read before its slot is written. */
+static void npy_widen(const NpyType *type, const unsigned char *raw, void *dst, int64_t count) {
+    for (int64_t i = 0; i < count; i++) {
+        const unsigned char *p = raw + i * type->size;
+        uint32_t u = 0;
+        for (int b = type->size - 1; b >= 0; b--) u = u << 8 | p[b];
+        if (type->kind == 'f') {
+            ((float *)dst)[i] = half_to_float((uint16_t)u);
+            continue;
+        }
+        int64_t x = u;
+        if (type->kind == 'i' && (u >> (8 * type->size - 1)) & 1) x -= (int64_t)1 << (8 * type->size);   /* sign */
+        ((int64_t *)dst)[i] = x;
+    }
 }
 
 Tensor *npy_load(const char *path) {
@@ -125,27 +181,33 @@ Tensor *npy_load(const char *path) {
     header = mem_alloc(hlen + 1);
     if (fread(header, 1, hlen, fp) != hlen) { op_fail("load_npy: '%s' is truncated", path); goto out; }
     header[hlen] = 0;
-    DType dt;
+    const NpyType *type;
     Shape s;
-    if (parse_header(header, path, &dt, &s)) goto out;
+    if (parse_header(header, path, &type, &s)) goto out;
+    DType dt = type->dt;
     int64_t count = shape_count(&s);
     if (count < 0) goto out;
     /* check the file holds the data before allocating */
     if (fseek(fp, 0, SEEK_END)) { op_fail("load_npy: cannot read '%s'", path); goto out; }
     long size = ftell(fp);
     int64_t need;
-    if (__builtin_mul_overflow(count, (int64_t)dtype_size(dt), &need) || size - data_start - (long)hlen < need) {
+    if (__builtin_mul_overflow(count, (int64_t)type->size, &need) || size - data_start - (long)hlen < need) {
         op_fail("load_npy: '%s' is truncated (the header promises more data than the file holds)", path);
         goto out;
     }
     if (fseek(fp, data_start + (long)hlen, SEEK_SET)) { op_fail("load_npy: cannot read '%s'", path); goto out; }
     if (!(t = tensor_new(dt, &s))) goto out;
-    if (fread(t->data, 1, (size_t)need, fp) != (size_t)need) {
+    /* a narrower type is read into the end of the tensor's buffer and widened in place, front
+     * to back: element i's wide slot ends at or before narrow element i + 1 starts */
+    size_t wide = dtype_size(dt);
+    unsigned char *raw = count ? (unsigned char *)t->data + (size_t)count * wide - (size_t)need : NULL;
+    if (count && fread(raw, 1, (size_t)need, fp) != (size_t)need) {
         op_fail("load_npy: '%s' is truncated", path);
         tensor_release(t);
         t = NULL;
         goto out;
     }
+    if (count && type->size != (int)wide) npy_widen(type, raw, t->data, count);
     if (dt == DT_BOOL)
         for (int64_t i = 0; i < count; i++) ((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
 out:
@@ -244,4 +306,61 @@ out:
     mem_free(vals);
     fclose(fp);
     return t;
+}
+
+/* Opens path for writing (created or truncated) as a regular file: a FIFO nobody reads fails
+ * at once (O_NONBLOCK) instead of blocking, and a device or FIFO is refused. */
+FILE *io_create_regular(const char *path, const char *who) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0) { op_fail("%s: cannot open '%s': %s", who, path, strerror(errno)); return NULL; }
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        op_fail("%s: '%s' is not a regular file", who, path);
+        close(fd);
+        return NULL;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    FILE *fp = flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) ? NULL : fdopen(fd, "wb");
+    if (!fp) {
+        op_fail("%s: cannot open '%s': %s", who, path, strerror(errno));
+        close(fd);
+    }
+    return fp;
+}
+
+/* The shortest text that load_csv (strtod, then to the tensor's f32) reads back as x: f32
+ * elements need at most 9 significant digits, f64 ones 17. */
+static void csv_number(char *buf, size_t size, double x, DType dt) {
+    if (dt == DT_BOOL || dt == DT_I64) { snprintf(buf, size, "%.0f", x); return; }
+    int most = dt == DT_F32 ? 9 : 17;
+    for (int p = 1; p <= most; p++) {
+        snprintf(buf, size, "%.*g", p, x);
+        double back = strtod(buf, NULL);
+        if (dt == DT_F32 ? (float)back == (float)x : back == x) return;
+        if (x != x) return;   /* nan */
+    }
+}
+
+/* CSV as load_csv reads it: a 2-D tensor one row per line, a 1-D one one element per line (as
+ * numpy.savetxt writes it); header, when given, is the first line. */
+int csv_save(const char *path, const Tensor *t, const char *header) {
+    if (t->ndim != 1 && t->ndim != 2) {
+        op_fail("save_csv: needs a 1-D or 2-D tensor, got one of rank %d", t->ndim);
+        return -1;
+    }
+    FILE *fp = io_create_regular(path, "save_csv");
+    if (!fp) return -1;
+    int64_t rows = t->shape[0], cols = t->ndim == 2 ? t->shape[1] : 1;
+    bool ok = !header || fprintf(fp, "%s\n", header) >= 0;
+    char num[64];
+    for (int64_t r = 0; ok && r < rows; r++) {
+        for (int64_t c = 0; ok && c < cols; c++) {
+            csv_number(num, sizeof num, tensor_get(t, r * cols + c), t->dtype);
+            ok = fprintf(fp, c ? ",%s" : "%s", num) >= 0;
+        }
+        ok = ok && fputc('\n', fp) != EOF;
+    }
+    ok = (fclose(fp) == 0) && ok;
+    if (!ok) { op_fail("save_csv: cannot write '%s'", path); return -1; }
+    return 0;
 }

@@ -50,7 +50,7 @@ syntax = [
     ("missing_operand", "expected an expression", "x = 1 +\n\n"),
     ("double_operator", "expected an expression", "x = 1 + * 2\n"),
     ("kw_then_positional", "positional argument after keyword argument", "f(a=1, 2)\n"),
-    ("repeated_kw", "keyword argument repeated", "f(a=1, a=2)\n"),
+    ("repeated_kw", "keyword argument 'a' repeated", "f(a=1, a=2)\n"),
     ("duplicate_param", "duplicate parameter name", "fn f(a, a) { }\n"),
     ("default_order", "parameter without default follows one with a default", "fn f(a=1, b) { }\n"),
     ("fn_no_body", "expected '{'", "fn f()\n"),
@@ -149,7 +149,7 @@ runtime = [
     ("grad_missing", "not implemented in this build", "g = grad(fn(x) { return x })\n"),
     ("export_missing", "not implemented in this build", 'export(fn(x) { return x }, [1], "/tmp/x")\n'),
     ("dis_plain_fn", "is not a static fn", "fn f() { }\ndis(f)\n"),
-    ("cyclic_import", "cyclic import", "import cyc_a\n"),
+    ("cyclic_import", "cyclic import of module 'cyc_a' (cyc_a -> cyc_b -> cyc_a)", "import cyc_a\n"),
 ]
 for item in runtime:
     name, expect, body = item[:3]

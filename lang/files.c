@@ -1,0 +1,132 @@
+/* files.c - the file and process built-ins of spec section 5 (v2): read_text write_text
+ * save_csv exit. Files are opened as load_csv opens them (ops/cpu/io.c: regular files only,
+ * a FIFO never blocks); text is UTF-8. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "interp.h"
+#include "mem.h"
+#include "tops.h"
+#include "builtins.h"
+
+static bool path_of(Interp *I, const char *fname, Value v, const char **out) {
+    if (I->sandbox) return interp_error(I, "%s() is disabled in this sandbox", fname), false;
+    if (v.type != VAL_STR) return interp_error(I, "%s(): path must be a string, got a %s", fname, val_type_name(v)), false;
+    *out = AS_STR(v)->chars;
+    return true;
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid (overlong forms,
+ * surrogates and code points past U+10FFFF included). */
+static int utf8_valid_at(const unsigned char *s, size_t n) {
+    unsigned c = s[0];
+    if (c < 0x80) return 1;
+    int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+    if (!len || c > 0xF4 || (size_t)len > n) return 0;
+    for (int i = 1; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    if (len == 3 && ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0))) return 0;
+    if (len == 4 && ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))) return 0;
+    return len;
+}
+
+static Value bi_read_text(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "path", NULL };
+    Value v[1];
+    const char *path;
+    if (!args_bind(I, a, "read_text", p, 1, v) || !path_of(I, "read_text", v[0], &path)) return ERR_VAL;
+    FILE *fp = io_open_regular(path, "read_text", (int64_t)TSL_MAX_TEXT);
+    if (!fp) return interp_error(I, "%s", op_error());
+    StrBuf b = { 0 };
+    sb_putn(&b, "", 0);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0 && b.len <= TSL_MAX_TEXT) sb_putn(&b, chunk, n);
+    bool failed = ferror(fp);
+    fclose(fp);
+    Value r = ERR_VAL;
+    if (failed) interp_error(I, "read_text: cannot read '%s'", path);
+    else if (b.len > TSL_MAX_TEXT) interp_error(I, "read_text: '%s' is larger than the limit of %zu bytes", path, TSL_MAX_TEXT);
+    else {
+        size_t i = 0;
+        int len;
+        while (i < b.len && b.s[i] && (len = utf8_valid_at((unsigned char *)b.s + i, b.len - i))) i += (size_t)len;
+        if (i < b.len)
+            interp_error(I, "read_text: '%s' is not UTF-8 text (%s at byte %zu)", path, b.s[i] ? "invalid UTF-8" : "a NUL byte", i);
+        else r = val_str(b.s, (int)b.len);
+    }
+    sb_free(&b);
+    return r;
+}
+
+static Value bi_write_text(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "path", "s", NULL };
+    Value v[2];
+    const char *path;
+    ObjString *s;
+    if (!args_bind(I, a, "write_text", p, 2, v) || !path_of(I, "write_text", v[0], &path) ||
+        !arg_str(I, "write_text", "s", v[1], &s))
+        return ERR_VAL;
+    FILE *fp = io_create_regular(path, "write_text");
+    if (!fp) return interp_error(I, "%s", op_error());
+    bool ok = fwrite(s->chars, 1, (size_t)s->len, fp) == (size_t)s->len;
+    ok = fclose(fp) == 0 && ok;
+    if (!ok) return interp_error(I, "write_text: cannot write '%s'", path);
+    return NIL_VAL;
+}
+
+/* header: nil, a string (the first line as it is) or a list of strings (joined by commas). */
+static bool csv_header(Interp *I, Value h, StrBuf *out) {
+    if (h.type == VAL_UNDEF || h.type == VAL_NIL) return true;
+    sb_putn(out, "", 0);
+    if (h.type == VAL_STR) sb_putn(out, AS_STR(h)->chars, (size_t)AS_STR(h)->len);
+    else if (h.type == VAL_LIST) {
+        ObjList *l = AS_LIST(h);
+        for (int i = 0; i < l->len; i++) {
+            if (l->items[i].type != VAL_STR)
+                return interp_error(I, "save_csv(): header item %d is a %s, not a string", i, val_type_name(l->items[i])), false;
+            if (i) sb_putn(out, ",", 1);
+            sb_putn(out, AS_STR(l->items[i])->chars, (size_t)AS_STR(l->items[i])->len);
+        }
+    } else return interp_error(I, "save_csv(): header must be a string or a list of strings, got a %s", val_type_name(h)), false;
+    if (strpbrk(out->s, "\n\r") || strlen(out->s) != out->len)
+        return interp_error(I, "save_csv(): the header must be one line"), false;
+    return true;
+}
+
+static Value bi_save_csv(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "path", "t", "header", NULL };
+    Value v[3];
+    const char *path;
+    if (!args_bind(I, a, "save_csv", p, 2, v) || !path_of(I, "save_csv", v[0], &path)) return ERR_VAL;
+    if (v[1].type != VAL_TENSOR) return interp_error(I, "save_csv() needs a tensor, got a %s", val_type_name(v[1]));
+    StrBuf h = { 0 };
+    bool ok = csv_header(I, v[2], &h) && (csv_save(path, v[1].as.t, h.s) == 0 || (interp_error(I, "%s", op_error()), false));
+    sb_free(&h);
+    return ok ? NIL_VAL : ERR_VAL;
+}
+
+/* exit(code): ends the program with that status (spec section 1). It unwinds as an error that
+ * nothing prints (I->exiting), so every frame releases what it holds on the way out. */
+static Value bi_exit(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "code", NULL };
+    Value v[1];
+    double code = 0;
+    if (!args_bind(I, a, "exit", p, 0, v)) return ERR_VAL;
+    if (v[0].type != VAL_UNDEF && !arg_number(I, "exit", "code", v[0], &code)) return ERR_VAL;
+    if (!(code >= 0 && code <= 255 && code == floor(code)))
+        return interp_error(I, "exit(): code must be an integer from 0 to 255, got %g", code);
+    fflush(stdout);
+    interp_error(I, "exit(%d)", (int)code);
+    I->exiting = true;
+    I->exit_code = (int)code;
+    return ERR_VAL;
+}
+
+const BuiltinDef file_builtins[] = {
+    { "read_text", bi_read_text, "(path)", "the contents of a UTF-8 text file as a string" },
+    { "write_text", bi_write_text, "(path, s)", "writes the string to the file (created or replaced)" },
+    { "save_csv", bi_save_csv, "(path, t, header=nil)", "writes a 1-D or 2-D tensor as CSV that load_csv reads back" },
+    { "exit", bi_exit, "(code=0)", "ends the program with exit status code (0..255)" },
+    { NULL, NULL, NULL, NULL },
+};

@@ -1,0 +1,243 @@
+/* strings.c - the string built-ins of spec section 5 (v2): split join replace find strip
+ * upper lower startswith endswith, and `s * n`. Strings are UTF-8; indices that a caller
+ * sees (find) count code points as len and s[i] do. Where the spec is silent, Python's str
+ * methods decide; whitespace is ASCII's, case mapping Unicode's simple one (map_case). */
+#include <locale.h>
+#include <math.h>
+#include <string.h>
+#include <wctype.h>
+#include "interp.h"
+#include "mem.h"
+#include "builtins.h"
+
+/* Python's str.isspace() on one byte: the ASCII whitespace and the separators \x1c-\x1f. */
+static bool is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f); }
+
+/* Bytes of the UTF-8 sequence that starts with c (1 for a stray continuation byte). */
+static int cp_bytes(unsigned char c) { return c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1; }
+
+/* Every result is bounded as printed text is (TSL_MAX_TEXT), so a repeat or replace that
+ * would make gigabytes is an error rather than an allocation failure. */
+static bool text_fits(Interp *I, const char *fname, double bytes) {
+    if (bytes <= (double)TSL_MAX_TEXT) return true;
+    interp_error(I, "%s: the result would be %.0f bytes, more than the limit of %zu", fname, bytes, TSL_MAX_TEXT);
+    return false;
+}
+
+Value str_repeat(Interp *I, ObjString *s, double n) {
+    if (n != floor(n)) return interp_error(I, "'*' repeats a string a whole number of times, got %g", n);
+    if (n <= 0 || s->len == 0) return val_str("", 0);   /* Python: "ab" * -1 == "" */
+    if (!text_fits(I, "'*' on a string", n * s->len)) return ERR_VAL;
+    int times = (int)n, len = s->len * times;
+    ObjString *r = str_new_room("", 0, len);
+    for (int i = 0; i < times; i++) str_append_in_place(r, s->chars, s->len);
+    return OBJ_VAL(VAL_STR, r);
+}
+
+static bool bind_str(Interp *I, CallArgs *a, const char *fname, const char *const *p, int nreq, Value *v, int nstr) {
+    if (!args_bind(I, a, fname, p, nreq, v)) return false;
+    for (int i = 0; i < nstr; i++) {
+        ObjString *unused;
+        if (v[i].type != VAL_UNDEF && !arg_str(I, fname, p[i], v[i], &unused)) return false;
+    }
+    return true;
+}
+
+static void push_str(ObjList *l, const char *s, int len) {
+    Value x = val_str(s, len);
+    list_push(l, x);
+    val_release(x);
+}
+
+static Value bi_split(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "s", "sep", NULL };
+    Value v[2];
+    if (!args_bind(I, a, "split", p, 1, v)) return ERR_VAL;
+    ObjString *s, *sep = NULL;
+    if (!arg_str(I, "split", "s", v[0], &s)) return ERR_VAL;
+    if (v[1].type != VAL_UNDEF && v[1].type != VAL_NIL && !arg_str(I, "split", "sep", v[1], &sep)) return ERR_VAL;
+    if (sep && sep->len == 0) return interp_error(I, "split(): empty separator");
+    ObjList *l = list_new(0);
+    const char *c = s->chars, *end = c + s->len;
+    if (!sep) {   /* runs of whitespace separate; none at either end makes an empty item */
+        for (;;) {
+            while (c < end && is_space((unsigned char)*c)) c++;
+            if (c == end) break;
+            const char *w = c;
+            while (c < end && !is_space((unsigned char)*c)) c++;
+            push_str(l, w, (int)(c - w));
+        }
+        return OBJ_VAL(VAL_LIST, l);
+    }
+    for (;;) {
+        const char *hit = memmem(c, (size_t)(end - c), sep->chars, (size_t)sep->len);
+        if (!hit) break;
+        push_str(l, c, (int)(hit - c));
+        c = hit + sep->len;
+    }
+    push_str(l, c, (int)(end - c));
+    return OBJ_VAL(VAL_LIST, l);
+}
+
+static Value bi_join(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "list", "sep", NULL };
+    Value v[2];
+    if (!args_bind(I, a, "join", p, 1, v)) return ERR_VAL;
+    if (v[0].type != VAL_LIST) return interp_error(I, "join() needs a list of strings, got a %s", val_type_name(v[0]));
+    ObjString *sep = NULL;
+    if (v[1].type != VAL_UNDEF && !arg_str(I, "join", "sep", v[1], &sep)) return ERR_VAL;
+    ObjList *l = AS_LIST(v[0]);
+    double bytes = 0;
+    for (int i = 0; i < l->len; i++) {
+        if (l->items[i].type != VAL_STR)
+            return interp_error(I, "join(): item %d is a %s, not a string", i, val_type_name(l->items[i]));
+        bytes += AS_STR(l->items[i])->len + (i && sep ? sep->len : 0);
+    }
+    if (!text_fits(I, "join()", bytes)) return ERR_VAL;
+    ObjString *r = str_new_room("", 0, (int)bytes);
+    for (int i = 0; i < l->len; i++) {
+        if (i && sep) str_append_in_place(r, sep->chars, sep->len);
+        str_append_in_place(r, AS_STR(l->items[i])->chars, AS_STR(l->items[i])->len);
+    }
+    return OBJ_VAL(VAL_STR, r);
+}
+
+static Value bi_replace(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "s", "old", "new", NULL };
+    Value v[3];
+    if (!bind_str(I, a, "replace", p, 3, v, 3)) return ERR_VAL;
+    ObjString *s = AS_STR(v[0]), *old = AS_STR(v[1]), *rep = AS_STR(v[2]);
+    const char *c = s->chars, *end = c + s->len;
+    /* count first, so the result is sized (and bounded) before anything is copied */
+    double count = 0;
+    if (old->len == 0) count = (double)s->ncp + 1;   /* Python: new goes before every character and at the end */
+    else
+        for (const char *h = c; (h = memmem(h, (size_t)(end - h), old->chars, (size_t)old->len)); h += old->len) count++;
+    double bytes = s->len + count * (rep->len - old->len);
+    if (!text_fits(I, "replace()", bytes)) return ERR_VAL;
+    ObjString *r = str_new_room("", 0, (int)bytes);
+    if (old->len == 0) {
+        for (;;) {
+            str_append_in_place(r, rep->chars, rep->len);
+            if (c == end) break;
+            int n = cp_bytes((unsigned char)*c);
+            if (n > end - c) n = (int)(end - c);
+            str_append_in_place(r, c, n);
+            c += n;
+        }
+        return OBJ_VAL(VAL_STR, r);
+    }
+    for (const char *h; (h = memmem(c, (size_t)(end - c), old->chars, (size_t)old->len)); c = h + old->len) {
+        str_append_in_place(r, c, (int)(h - c));
+        str_append_in_place(r, rep->chars, rep->len);
+    }
+    str_append_in_place(r, c, (int)(end - c));
+    return OBJ_VAL(VAL_STR, r);
+}
+
+static Value bi_find(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "s", "sub", NULL };
+    Value v[2];
+    if (!bind_str(I, a, "find", p, 2, v, 2)) return ERR_VAL;
+    ObjString *s = AS_STR(v[0]), *sub = AS_STR(v[1]);
+    const char *hit = memmem(s->chars, (size_t)s->len, sub->chars, (size_t)sub->len);
+    if (!hit) return NUM_VAL(-1);
+    return NUM_VAL((double)utf8_length(s->chars, (int)(hit - s->chars)));   /* a code-point index, as s[i] takes */
+}
+
+static Value bi_strip(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "s", NULL };
+    Value v[1];
+    if (!bind_str(I, a, "strip", p, 1, v, 1)) return ERR_VAL;
+    ObjString *s = AS_STR(v[0]);
+    int lo = 0, hi = s->len;
+    while (lo < hi && is_space((unsigned char)s->chars[lo])) lo++;
+    while (hi > lo && is_space((unsigned char)s->chars[hi - 1])) hi--;
+    if (lo == 0 && hi == s->len) return val_retain(v[0]);   /* strings are immutable */
+    return val_str(s->chars + lo, hi - lo);
+}
+
+/* Case mapping of one code point: Unicode's simple (one to one) mapping from the C library's
+ * C.UTF-8 locale, ASCII's where that locale is missing. Python's full mappings that change the
+ * length ("ß".upper() == "SS") are not made. */
+static uint32_t map_case(uint32_t c, bool up) {
+    static locale_t utf8;
+    static bool tried;
+    if (c < 0x80) return up ? (c >= 'a' && c <= 'z' ? c - 32 : c) : (c >= 'A' && c <= 'Z' ? c + 32 : c);
+    if (!tried) {
+        tried = true;
+        utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+    }
+    if (!utf8) return c;
+    return (uint32_t)(up ? towupper_l((wint_t)c, utf8) : towlower_l((wint_t)c, utf8));
+}
+
+static void put_cp(StrBuf *b, uint32_t c) {
+    char u[4];
+    int n;
+    if (c < 0x80) { u[0] = (char)c; n = 1; }
+    else if (c < 0x800) { u[0] = (char)(0xC0 | c >> 6); u[1] = (char)(0x80 | (c & 0x3F)); n = 2; }
+    else if (c < 0x10000) {
+        u[0] = (char)(0xE0 | c >> 12); u[1] = (char)(0x80 | ((c >> 6) & 0x3F)); u[2] = (char)(0x80 | (c & 0x3F)); n = 3;
+    } else {
+        u[0] = (char)(0xF0 | c >> 18); u[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+        u[2] = (char)(0x80 | ((c >> 6) & 0x3F)); u[3] = (char)(0x80 | (c & 0x3F)); n = 4;
+    }
+    sb_putn(b, u, (size_t)n);
+}
+
+static Value change_case(Interp *I, CallArgs *a, const char *fname, bool up) {
+    static const char *const p[] = { "s", NULL };
+    Value v[1];
+    if (!bind_str(I, a, fname, p, 1, v, 1)) return ERR_VAL;
+    ObjString *s = AS_STR(v[0]);
+    const unsigned char *c = (const unsigned char *)s->chars, *end = c + s->len;
+    StrBuf b = { 0 };
+    sb_putn(&b, "", 0);
+    while (c < end) {
+        int n = cp_bytes(*c);
+        if (n > end - c) n = (int)(end - c);
+        uint32_t cp = n == 1 ? *c : (uint32_t)(*c & (0xFF >> (n + 1)));
+        for (int i = 1; i < n; i++) cp = cp << 6 | (c[i] & 0x3F);
+        uint32_t m = map_case(cp, up);
+        if (m == cp || m > 0x10FFFF || (m >= 0xD800 && m <= 0xDFFF)) sb_putn(&b, (const char *)c, (size_t)n);
+        else put_cp(&b, m);
+        c += n;
+    }
+    if (!text_fits(I, fname, (double)b.len)) {
+        sb_free(&b);
+        return ERR_VAL;
+    }
+    Value r = val_str(b.s, (int)b.len);
+    sb_free(&b);
+    return r;
+}
+
+static Value bi_upper(Interp *I, CallArgs *a) { return change_case(I, a, "upper", true); }
+static Value bi_lower(Interp *I, CallArgs *a) { return change_case(I, a, "lower", false); }
+
+static Value affix(Interp *I, CallArgs *a, const char *fname, bool at_end) {
+    static const char *const p[] = { "s", "p", NULL };
+    Value v[2];
+    if (!bind_str(I, a, fname, p, 2, v, 2)) return ERR_VAL;
+    ObjString *s = AS_STR(v[0]), *x = AS_STR(v[1]);
+    if (x->len > s->len) return BOOL_VAL(false);
+    return BOOL_VAL(!memcmp(s->chars + (at_end ? s->len - x->len : 0), x->chars, (size_t)x->len));
+}
+
+static Value bi_startswith(Interp *I, CallArgs *a) { return affix(I, a, "startswith", false); }
+static Value bi_endswith(Interp *I, CallArgs *a) { return affix(I, a, "endswith", true); }
+
+const BuiltinDef string_builtins[] = {
+    { "split", bi_split, "(s, sep=nil)", "the pieces of s between occurrences of sep (nil: runs of whitespace)" },
+    { "join", bi_join, "(list, sep=\"\")", "the strings of the list joined with sep between them" },
+    { "replace", bi_replace, "(s, old, new)", "s with every occurrence of old replaced by new" },
+    { "find", bi_find, "(s, sub)", "the index of the first occurrence of sub in s, or -1" },
+    { "strip", bi_strip, "(s)", "s without whitespace at either end" },
+    { "upper", bi_upper, "(s)", "s with its letters in upper case" },
+    { "lower", bi_lower, "(s)", "s with its letters in lower case" },
+    { "startswith", bi_startswith, "(s, p)", "whether s begins with p" },
+    { "endswith", bi_endswith, "(s, p)", "whether s ends with p" },
+    { "format", builtin_format, "(value, spec)", "a number, string or tensor formatted by a Python format spec" },
+    { NULL, NULL, NULL, NULL },
+};

@@ -1,0 +1,45 @@
+/* test_builtin_table.c - every built-in that is not an op has one row with a signature and a
+ * one-line doc (lang/builtins.h BuiltinDef), so help(x) can print "name(signature)" and the
+ * line for any built-in; ops have theirs in ops.def. */
+#include <string.h>
+#include "suites.h"
+#include "builtins.h"
+#include "opcall.h"
+
+START_TEST(builtin_rows_have_signature_and_doc) {
+    const char **names;
+    int n = builtins_names(&names), rows = 0;
+    for (int i = 0; i < n; i++) {
+        if (op_by_name(names[i]) < OP__COUNT) continue;   /* an op: its row is in ops.def */
+        const BuiltinDef *d = builtin_def(names[i]);
+        ck_assert_msg(d != NULL, "no BuiltinDef row for %s", names[i]);
+        ck_assert_msg(d->signature && d->signature[0] == '(' && d->signature[strlen(d->signature) - 1] == ')',
+                      "%s: signature '%s' is not a parenthesised parameter list", names[i], d->signature);
+        ck_assert_msg(d->doc && d->doc[0] && !strchr(d->doc, '\n'), "%s: the doc must be one line", names[i]);
+        rows++;
+    }
+    ck_assert_int_ge(rows, 40);
+}
+END_TEST
+
+START_TEST(builtin_rows_of_v2_builtins) {
+    static const char *const v2[] = { "split", "join", "replace", "find", "strip", "upper", "lower", "startswith",
+                                      "endswith", "format", "sorted", "reversed", "extend", "insert", "remove",
+                                      "index", "read_text", "write_text", "save_csv", "exit", NULL };
+    for (int i = 0; v2[i]; i++) ck_assert_msg(builtin_def(v2[i]) != NULL, "%s has no row", v2[i]);
+    ck_assert_str_eq(builtin_def("split")->signature, "(s, sep=nil)");
+    ck_assert_str_eq(builtin_def("sorted")->signature, "(list, key=nil, reverse=false)");
+    ck_assert_str_eq(builtin_def("exit")->signature, "(code=0)");
+    ck_assert(builtin_def("sum") == NULL);   /* an op */
+    ck_assert(builtin_def("no_such_builtin") == NULL);
+}
+END_TEST
+
+Suite *builtin_table_suite(void) {
+    Suite *s = suite_create("builtin_table");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, builtin_rows_have_signature_and_doc);
+    tcase_add_test(tc, builtin_rows_of_v2_builtins);
+    suite_add_tcase(s, tc);
+    return s;
+}
