@@ -1,6 +1,7 @@
 /* io.c - NumPy .npy files (format v1/v2, little-endian, C order; f32 f64 i64 bool, and
- * int8/16/32, uint8/16/32, float16 read into i64 / f32) and CSV of numbers. Every size read from a file is checked before anything is allocated:
- * a hostile or truncated file is an error, never a crash. */
+ * int8/16/32, uint8/16/32, float16 read into i64 / f32) and CSV of numbers. Every size read
+ * from a file is checked before anything is allocated: a hostile or truncated file is an
+ * error, never a crash. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
