@@ -196,6 +196,10 @@ Tensor *npy_load(const char *path) {
         op_fail("load_npy: '%s' is truncated (the header promises more data than the file holds)", path);
         goto out;
     }
+    if (size - data_start - (long)hlen > need) {   /* spec section 5: bytes after the data are an error */
+        op_fail("load_npy: '%s' has %ld bytes after the data", path, size - data_start - (long)hlen - (long)need);
+        goto out;
+    }
     if (fseek(fp, data_start + (long)hlen, SEEK_SET)) { op_fail("load_npy: cannot read '%s'", path); goto out; }
     if (!(t = tensor_new(dt, &s))) goto out;
     /* a narrower type is read into the end of the tensor's buffer and widened in place, front
