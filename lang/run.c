@@ -156,6 +156,7 @@ int interp_run_source(Interp *I, const char *name, const char *text, size_t len,
     Source *src = source_new(I, name, ".", copy, len);
     ensure_main(I, src);
     interp_clear_error(I);
+    I->exiting = false;
     I->limits_on = I->max_ops > 0 || I->deadline > 0 || tensor_max_live > 0;
     if (incomplete) *incomplete = false;
     Node *prog = interp_parse(I, src, incomplete);
@@ -194,6 +195,7 @@ int interp_run_file(Interp *I, const char *path) {
     mem_free(dir);
     ensure_main(I, src);
     interp_clear_error(I);
+    I->exiting = false;
     I->limits_on = I->max_ops > 0 || I->deadline > 0 || tensor_max_live > 0;
     Node *prog = interp_parse(I, src, NULL);
     if (!prog) {
