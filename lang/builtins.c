@@ -360,7 +360,7 @@ const BuiltinDef core_builtins[] = {
     { "str", bi_str, "(x)", "the text print(x) shows" },
     { "type", bi_type, "(v)", "the type name: nil bool number string list dict function tensor" },
     { "len", bi_len, "(x)", "code points of a string, items of a list or dict, first dimension of a tensor" },
-    { "range", builtins_range_list, "(stop) or (start, stop, step=1)", "the integers from start up to (not including) stop" },
+    { "range", builtins_range_list, "([start, ]stop[, step])", "the integers from start up to (not including) stop" },
     { "push", bi_push, "(list, x)", "appends x to the list" },
     { "pop", bi_pop, "(list)", "removes and returns the last item of the list" },
     { "keys", bi_keys, "(dict)", "the keys of a dict, in insertion order" },
