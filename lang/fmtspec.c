@@ -134,7 +134,20 @@ static void general_no_type(char *buf, size_t size, int p, bool alt, double x) {
     strcat(buf, tail);
 }
 
-static bool format_number(Interp *I, StrBuf *out, double x, const Spec *sp) {
+/* The shortest text that reads back as the f32 x (a number as print writes it, in f32's digits). */
+static void shortest_f32(char *buf, size_t size, double x) {
+    if (x == floor(x) && x < 9007199254740992.0) {
+        snprintf(buf, size, "%.0f", x);
+        return;
+    }
+    for (int p = 1; p <= 9; p++) {
+        snprintf(buf, size, "%.*g", p, x);
+        if ((float)strtod(buf, NULL) == (float)x) return;
+    }
+}
+
+/* f32: x is an element of an f32 tensor (no type and no precision write its f32 digits). */
+static bool format_number(Interp *I, StrBuf *out, double x, const Spec *sp, bool f32) {
     char type = sp->type;
     if (type == 's') return interp_error(I, "format(): type 's' is for strings, got a number"), false;
     if (type == 'd' && sp->precision >= 0) return interp_error(I, "format(): precision is not allowed with type 'd'"), false;
@@ -157,7 +170,8 @@ static bool format_number(Interp *I, StrBuf *out, double x, const Spec *sp) {
         strcat(num, "%");
         break;
     default:
-        if (prec < 0) {   /* as print writes the number */
+        if (prec < 0 && f32 && !isnan(ax) && !isinf(ax)) shortest_f32(num, sizeof num, ax);
+        else if (prec < 0) {   /* as print writes the number */
             StrBuf t = { 0 };
             fmt_number(&t, ax);
             snprintf(num, sizeof num, "%s", t.s);
@@ -227,7 +241,7 @@ static bool format_tensor_rec(Interp *I, StrBuf *out, const Tensor *t, int dim, 
             pad(out, sp, "", x != 0 ? "true" : "false", '<');
             return true;
         }
-        return format_number(I, out, x, sp);
+        return format_number(I, out, x, sp, t->dtype == DT_F32);
     }
     sb_puts(out, "[");
     for (int64_t i = 0; i < t->shape[dim]; i++) {
@@ -255,10 +269,10 @@ Value builtin_format(Interp *I, CallArgs *a) {
     bool ok;
     Value x = v[0];
     switch (x.type) {
-    case VAL_NUM: ok = format_number(I, &out, x.as.n, &sp); break;
+    case VAL_NUM: ok = format_number(I, &out, x.as.n, &sp, false); break;
     case VAL_STR: ok = format_string(I, &out, AS_STR(x), &sp); break;
     case VAL_BOOL:   /* as a number under a numeric type, else as the word print writes */
-        if (sp.type || sp.precision >= 0) ok = format_number(I, &out, x.as.b, &sp);
+        if (sp.type || sp.precision >= 0) ok = format_number(I, &out, x.as.b, &sp, false);
         else pad(&out, &sp, "", x.as.b ? "true" : "false", '<'), ok = true;
         break;
     case VAL_TENSOR: {
