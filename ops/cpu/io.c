@@ -79,8 +79,8 @@ static const NpyType *npy_type_of(const char *got, const char **why) {
     for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++) {
         const NpyType *t = &npy_types[i];
         if (strcmp(got + 1, t->descr)) continue;
-        /* one-byte types have no byte order ('|'); wider ones must be little-endian ('<') */
-        if (order == '<' || (order == '|' && t->size == 1) || (order == '=' && t->size == 1)) return t;
+        /* one-byte types have no byte order (NumPy writes '|'); wider ones must be little-endian */
+        if (order == '<' || (t->size == 1 && strchr("|=>", order))) return t;
         if (order == '>' && t->size > 1) { *why = " (big-endian data is not supported)"; return NULL; }
         return NULL;
     }
