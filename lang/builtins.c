@@ -127,15 +127,15 @@ const char *range_param_name(int nargs, int i) {
     return nargs == 1 ? "stop" : more[i < 3 ? i : 2];
 }
 
-/* The message for a range() argument x that is not an integer (the for-loop fast paths of the
- * interpreter and the compiler say the same as the built-in). */
-void range_arg_message(char *buf, size_t size, int nargs, int i, Value x) {
-    if (x.type != VAL_NUM)
-        snprintf(buf, size, "range(): '%s' must be a number, got a %s", range_param_name(nargs, i), val_type_name(x));
+/* The message for a range() argument that is not an integer: type names a value that is not a
+ * number (NULL for the number x). The for-loop fast paths of the interpreter and the compiler
+ * say the same as the built-in. */
+void range_arg_message(char *buf, size_t size, int nargs, int i, const char *type, double x) {
+    if (type)
+        snprintf(buf, size, "range(): '%s' must be a number, got a %s", range_param_name(nargs, i), type);
     else
-        snprintf(buf, size, x.as.n == floor(x.as.n) ? "range(): '%s' is out of the i64 range, got %g"
-                                                    : "range(): '%s' must be an integer, got %g",
-                 range_param_name(nargs, i), x.as.n);
+        snprintf(buf, size, x == floor(x) ? "range(): '%s' is out of the i64 range, got %g" : "range(): '%s' must be an integer, got %g",
+                 range_param_name(nargs, i), x);
 }
 
 Value builtins_range_list(Interp *I, CallArgs *a) {
@@ -387,7 +387,7 @@ const BuiltinDef core_builtins[] = {
     { "str", bi_str, "(x)", "the text print(x) shows" },
     { "type", bi_type, "(v)", "the type name: nil bool number string list dict function tensor" },
     { "len", bi_len, "(x)", "code points of a string, items of a list or dict, first dimension of a tensor" },
-    { "range", builtins_range_list, "(stop) or (start, stop, step=1)", "the integers from start up to (not including) stop" },
+    { "range", builtins_range_list, "([start, ]stop[, step])", "the integers from start up to (not including) stop" },
     { "push", bi_push, "(list, x)", "appends x to the list" },
     { "pop", bi_pop, "(list)", "removes and returns the last item of the list" },
     { "keys", bi_keys, "(dict)", "the keys of a dict, in insertion order" },

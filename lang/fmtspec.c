@@ -34,7 +34,9 @@ static bool parse_spec(Interp *I, const char *s, Spec *sp) {
     strcpy(sp->fill, " ");
     sp->width = sp->precision = -1;
     int n = *s ? ((unsigned char)*s >= 0xF0 ? 4 : (unsigned char)*s >= 0xE0 ? 3 : (unsigned char)*s >= 0xC0 ? 2 : 1) : 0;
+    bool has_fill = false;
     if (n && (int)strnlen(s, (size_t)n) == n && is_align(s[n])) {
+        has_fill = true;
         memcpy(sp->fill, s, (size_t)n);
         sp->fill[n] = 0;
         sp->align = s[n];
@@ -44,6 +46,7 @@ static bool parse_spec(Interp *I, const char *s, Spec *sp) {
     if (*s == 'z') { sp->z = true; s++; }
     if (*s == '#') { sp->alt = true; s++; }
     if (*s == '0') { sp->zero = true; s++; }
+    if (sp->zero && !has_fill) strcpy(sp->fill, "0");   /* '0' pads with zeros unless a fill is given */
     if (*s >= '0' && *s <= '9') {
         sp->width = 0;
         while (*s >= '0' && *s <= '9')
@@ -105,36 +108,50 @@ static void conv(char *buf, size_t size, char type, bool alt, int prec, double x
     }
 }
 
-/* Python's format with a precision and no type: p significant digits, scientific when the
- * exponent is below -4 or at least p - 1, else fixed-point with at least one digit after the
- * point; trailing zeros go unless alt ('#'). */
-static void general_no_type(char *buf, size_t size, int p, bool alt, double x) {
+/* Python's general formats with p significant digits: type 'g'/'G' go scientific when the
+ * exponent is below -4 or at least p; no type when it is at least p - 1, and keeps a digit
+ * after the point when fixed-point. Trailing zeros go unless alt ('#'). Built on %e and %f
+ * (glibc's %#g drops a digit when rounding carries into a new exponent: 99.995 as 1.e+02). */
+static void general(char *buf, size_t size, int p, bool alt, double x, char type) {
     if (isnan(x) || isinf(x)) {
-        conv(buf, size, 'g', false, p, x);
+        conv(buf, size, type == 'G' ? 'G' : 'g', false, p, x);
         return;
     }
     conv(buf, size, 'e', alt, p - 1, x);
     int exp = atoi(strchr(buf, 'e') + 1);
-    bool sci = exp < -4 || exp >= p - 1;
+    bool sci = exp < -4 || exp >= (type ? p : p - 1);
     if (!sci) conv(buf, size, 'f', alt, p - 1 - exp, x);
-    if (alt) return;
     char *e = strchr(buf, 'e'), tail[16] = "";
     if (e) {
         snprintf(tail, sizeof tail, "%s", e);
+        if (type == 'G') tail[0] = 'E';
         *e = 0;
     }
-    if (strchr(buf, '.')) {
+    if (!alt && strchr(buf, '.')) {
         size_t n = strlen(buf);
         while (buf[n - 1] == '0') buf[--n] = 0;
         if (buf[n - 1] == '.') {
-            if (sci) buf[--n] = 0;
+            if (sci || type) buf[--n] = 0;
             else strcat(buf, "0");
         }
-    } else if (!sci) strcat(buf, ".0");
+    } else if (!alt && !sci && !type) strcat(buf, ".0");
     strcat(buf, tail);
 }
 
-static bool format_number(Interp *I, StrBuf *out, double x, const Spec *sp) {
+/* The shortest text that reads back as the f32 x (a number as print writes it, in f32's digits). */
+static void shortest_f32(char *buf, size_t size, double x) {
+    if (x == floor(x) && x < 9007199254740992.0) {
+        snprintf(buf, size, "%.0f", x);
+        return;
+    }
+    for (int p = 1; p <= 9; p++) {
+        snprintf(buf, size, "%.*g", p, x);
+        if ((float)strtod(buf, NULL) == (float)x) return;
+    }
+}
+
+/* f32: x is an element of an f32 tensor (no type and no precision write its f32 digits). */
+static bool format_number(Interp *I, StrBuf *out, double x, const Spec *sp, bool f32) {
     char type = sp->type;
     if (type == 's') return interp_error(I, "format(): type 's' is for strings, got a number"), false;
     if (type == 'd' && sp->precision >= 0) return interp_error(I, "format(): precision is not allowed with type 'd'"), false;
@@ -149,20 +166,29 @@ static bool format_number(Interp *I, StrBuf *out, double x, const Spec *sp) {
         snprintf(num, sizeof num, "%.0f", ax);
         if (ax == 0) neg = false;   /* integers have no negative zero */
         break;
-    case 'f': case 'F': case 'e': case 'E': case 'g': case 'G':
+    case 'f': case 'F': case 'e': case 'E':
         conv(num, sizeof num, type, sp->alt, prec < 0 ? 6 : prec, ax);
+        break;
+    case 'g': case 'G':
+        general(num, sizeof num, prec < 0 ? 6 : prec == 0 ? 1 : prec, sp->alt, ax, type);
         break;
     case '%':
         conv(num, sizeof num, 'f', sp->alt, prec < 0 ? 6 : prec, ax * 100);
         strcat(num, "%");
         break;
     default:
-        if (prec < 0) {   /* as print writes the number */
+        if (prec < 0 && f32 && !isnan(ax) && !isinf(ax)) shortest_f32(num, sizeof num, ax);
+        else if (prec < 0) {   /* as print writes the number */
             StrBuf t = { 0 };
             fmt_number(&t, ax);
             snprintf(num, sizeof num, "%s", t.s);
             sb_free(&t);
-        } else general_no_type(num, sizeof num, prec == 0 ? 1 : prec, sp->alt, ax);
+            char *e = strchr(num, 'e');
+            if (sp->alt && e && !strchr(num, '.')) {   /* '#' keeps the point: 1.e-05 */
+                memmove(e + 1, e, strlen(e) + 1);
+                *e = '.';
+            }
+        } else general(num, sizeof num, prec == 0 ? 1 : prec, sp->alt, ax, 0);
     }
     if (sp->z && neg && !isinf(x)) {   /* 'z': a result that rounds to zero loses its sign */
         bool all_zero = true;
@@ -172,10 +198,7 @@ static bool format_number(Interp *I, StrBuf *out, double x, const Spec *sp) {
     }
     char prefix[2] = { neg ? '-' : sp->sign == '+' ? '+' : sp->sign == ' ' ? ' ' : 0, 0 };
     Spec s = *sp;
-    if (sp->zero && !sp->align) {   /* '0' before the width: sign-aware zero padding */
-        strcpy(s.fill, "0");
-        s.align = '=';
-    }
+    if (sp->zero && !sp->align) s.align = '=';   /* '0' before the width: sign-aware zero padding */
     StrBuf body = { 0 };
     sb_putn(&body, "", 0);
     size_t digits = strspn(num, "0123456789");
@@ -214,7 +237,6 @@ static bool format_string(Interp *I, StrBuf *out, ObjString *str, const Spec *sp
     memcpy(body, str->chars, (size_t)len);
     body[len] = 0;
     Spec s = *sp;
-    if (sp->zero && !sp->align) strcpy(s.fill, "0");   /* Python: format("ab", "05") == "ab000" */
     pad(out, &s, "", body, '<');
     mem_free(body);
     return true;
@@ -227,7 +249,7 @@ static bool format_tensor_rec(Interp *I, StrBuf *out, const Tensor *t, int dim, 
             pad(out, sp, "", x != 0 ? "true" : "false", '<');
             return true;
         }
-        return format_number(I, out, x, sp);
+        return format_number(I, out, x, sp, t->dtype == DT_F32);
     }
     sb_puts(out, "[");
     for (int64_t i = 0; i < t->shape[dim]; i++) {
@@ -255,10 +277,10 @@ Value builtin_format(Interp *I, CallArgs *a) {
     bool ok;
     Value x = v[0];
     switch (x.type) {
-    case VAL_NUM: ok = format_number(I, &out, x.as.n, &sp); break;
+    case VAL_NUM: ok = format_number(I, &out, x.as.n, &sp, false); break;
     case VAL_STR: ok = format_string(I, &out, AS_STR(x), &sp); break;
     case VAL_BOOL:   /* as a number under a numeric type, else as the word print writes */
-        if (sp.type || sp.precision >= 0) ok = format_number(I, &out, x.as.b, &sp);
+        if (sp.type || sp.precision >= 0) ok = format_number(I, &out, x.as.b, &sp, false);
         else pad(&out, &sp, "", x.as.b ? "true" : "false", '<'), ok = true;
         break;
     case VAL_TENSOR: {

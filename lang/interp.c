@@ -1244,7 +1244,7 @@ static bool range_args(Interp *I, Frame *f, Node *call, int64_t *a, int64_t *b, 
         }
         if (x.type != VAL_NUM || !num_to_i64(x.as.n, &v[i])) {
             char msg[160];
-            range_arg_message(msg, sizeof msg, call->n, i, x);
+            range_arg_message(msg, sizeof msg, call->n, i, x.type == VAL_NUM ? NULL : val_type_name(x), x.as.n);
             val_release(x);
             interp_error_at(I, call->kids[i]->loc, "%s", msg);
             *st = EX_ERR;

@@ -179,7 +179,7 @@ int resolve_program(Interp *I, Module *m, Node *prog);
 void builtins_install(Interp *I, Module *m);
 Value builtins_range_list(Interp *I, CallArgs *a);
 const char *range_param_name(int nargs, int i);
-void range_arg_message(char *buf, size_t size, int nargs, int i, Value x);
+void range_arg_message(char *buf, size_t size, int nargs, int i, const char *type, double x);
 Value str_repeat(Interp *I, ObjString *s, double n);   /* strings.c: s * n */
 extern ObjBuiltin *builtin_range_obj;
 void builtins_free(void);

@@ -2,6 +2,7 @@
  * index. Where the spec is silent, Python's list methods decide (insert clamps its index,
  * remove and index fail when the item is missing, sorted is stable and compares numbers
  * with numbers and strings with strings). */
+#include <math.h>
 #include <string.h>
 #include "interp.h"
 #include "mem.h"
@@ -112,13 +113,13 @@ static Value bi_extend(Interp *I, CallArgs *a) {
 static Value bi_insert(Interp *I, CallArgs *a) {
     static const char *const p[] = { "list", "i", "x", NULL };
     Value v[3];
-    int64_t i;
-    if (!args_bind(I, a, "insert", p, 3, v) || !need_list(I, "insert", v[0]) || !arg_int(I, "insert", "i", v[1], &i))
+    double x;
+    if (!args_bind(I, a, "insert", p, 3, v) || !need_list(I, "insert", v[0]) || !arg_number(I, "insert", "i", v[1], &x))
         return ERR_VAL;
+    if (x != floor(x)) return interp_error(I, "insert(): 'i' must be an integer, got %g", x);
     ObjList *l = AS_LIST(v[0]);
-    if (i < 0) i += l->len;   /* Python clamps an index outside the list to its ends */
-    if (i < 0) i = 0;
-    if (i > l->len) i = l->len;
+    if (x < 0) x += l->len;   /* Python clamps an index outside the list (however far) to its ends */
+    int i = x < 0 ? 0 : x > l->len ? l->len : (int)x;
     list_push(l, NIL_VAL);
     memmove(l->items + i + 1, l->items + i, sizeof(Value) * (size_t)(l->len - 1 - i));
     l->items[i] = val_retain(v[2]);

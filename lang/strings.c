@@ -20,7 +20,8 @@ static int cp_bytes(unsigned char c) { return c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c 
  * would make gigabytes is an error rather than an allocation failure. */
 static bool text_fits(Interp *I, const char *fname, double bytes) {
     if (bytes <= (double)TSL_MAX_TEXT) return true;
-    interp_error(I, "%s: the result would be %.0f bytes, more than the limit of %zu", fname, bytes, TSL_MAX_TEXT);
+    if (isinf(bytes)) interp_error(I, "%s: the result would be endless, more than the limit of %zu bytes", fname, TSL_MAX_TEXT);
+    else interp_error(I, "%s: the result would be %.0f bytes, more than the limit of %zu", fname, bytes, TSL_MAX_TEXT);
     return false;
 }
 

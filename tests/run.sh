@@ -434,6 +434,11 @@ if [ $rc -eq 1 ] && grep -q "^<string>:1:5: error: read_text: .* is not UTF-8 te
 else bad "read_text of invalid UTF-8: exit $rc: $(head -1 "$tmp/err")"; fi
 timeout 5 $TSL -e 's = read_text("/dev/zero")' >/dev/null 2>"$tmp/err"; rc=$?
 if [ $rc -eq 1 ] && grep -q "error: read_text: '/dev/zero' is not a regular file" "$tmp/err"; then ok; else bad "read_text of /dev/zero: exit $rc: $(head -1 "$tmp/err")"; fi
+# format(value, spec) against Python's format() on random specs of the whole mini-language
+if /usr/bin/python3 tests/format_diff.py --tsl "$TSL" --count 3000 --seed "${FORMAT_DIFF_SEED:-1}" >"$tmp/out" 2>&1; then ok
+else bad "format() differs from Python's: $(head -3 "$tmp/out")"; fi
+if /usr/bin/python3 tests/strings_diff.py --tsl "$TSL" --count 400 --seed "${STRINGS_DIFF_SEED:-1}" >"$tmp/out" 2>&1; then ok
+else bad "string built-ins differ from Python's: $(head -3 "$tmp/out")"; fi
 mkfifo "$tmp/fifo.txt"
 timeout 5 $TSL -e "write_text(\"$tmp/fifo.txt\", \"x\")" >/dev/null 2>"$tmp/err"; rc=$?
 if [ $rc -eq 1 ] && grep -q "^<string>:1:1: error: write_text: cannot open" "$tmp/err"; then ok; else bad "write_text to a FIFO nobody reads: exit $rc: $(head -1 "$tmp/err")"; fi

@@ -399,6 +399,30 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
         cc_astruct_push(c, args[0].st, NULL, args[1]);
         return cc_const_av(NIL_VAL);
     }
+    if (!strcmp(name, "extend") && nargs == 2 && nkw == 0 && args[0].kind == AV_LIST && args[1].kind == AV_LIST) {
+        if (args[0].st->obj >= 0) return cc_unsupported(c, "extend() of a list that exists outside the static code");
+        int n = args[1].st->n;   /* extend(l, l) appends l's items once */
+        for (int i = 0; i < n; i++) cc_astruct_push(c, args[0].st, NULL, args[1].st->items[i]);
+        return cc_const_av(NIL_VAL);
+    }
+    if (!strcmp(name, "insert") && nargs == 3 && nkw == 0 && args[0].kind == AV_LIST) {
+        AStruct *st = args[0].st;
+        if (st->obj >= 0) return cc_unsupported(c, "insert() into a list that exists outside the static code");
+        double x;
+        if (!cc_need_const(c, &args[1], &x, "insert()'s index")) return FAILV;
+        if (x != floor(x)) return cc_error_at(c, loc, "insert(): 'i' must be an integer, got %g", x);
+        if (x < 0) x += st->n;   /* clamped to the ends, as eagerly */
+        int at = x < 0 ? 0 : x > st->n ? st->n : (int)x;
+        cc_astruct_push(c, st, NULL, args[2]);
+        memmove(st->items + at + 1, st->items + at, sizeof(AVal) * (size_t)(st->n - 1 - at));
+        st->items[at] = args[2];
+        return cc_const_av(NIL_VAL);
+    }
+    if (!strcmp(name, "reversed") && nargs == 1 && nkw == 0 && args[0].kind == AV_LIST) {
+        AStruct *st = cc_astruct_new(c, false);   /* a new list of the same items: tensors stay inputs */
+        for (int i = args[0].st->n - 1; i >= 0; i--) cc_astruct_push(c, st, NULL, args[0].st->items[i]);
+        return (AVal){ .kind = AV_LIST, .st = st, .reg = -1 };
+    }
     if (!strcmp(name, "keys") && nargs == 1 && args[0].kind == AV_DICT) {
         AStruct *st = cc_astruct_new(c, false);
         for (int i = 0; i < args[0].st->n; i++)

@@ -571,9 +571,9 @@ static void for_stmt(Comp *c, Node *n) {
                 if (c->failed) return;
                 if (a[i].kind != AV_NUM) {
                     char msg[160];
-                    range_arg_message(msg, sizeof msg, it->n, i, a[i].kind == AV_CONST ? a[i].k
-                                      : (Value){ a[i].kind == AV_TENSOR ? VAL_TENSOR : a[i].kind == AV_DICT ? VAL_DICT
-                                                 : a[i].kind == AV_LIST ? VAL_LIST : VAL_FUNC, { .n = 0 } });
+                    const char *type = a[i].kind == AV_CONST ? val_type_name(a[i].k) : a[i].kind == AV_TENSOR ? "tensor"
+                                       : a[i].kind == AV_LIST ? "list" : a[i].kind == AV_DICT ? "dict" : "function";
+                    range_arg_message(msg, sizeof msg, it->n, i, type, 0);
                     cc_error_at(c, it->kids[i]->loc, "%s", msg);
                     return;
                 }
@@ -596,7 +596,7 @@ static void for_stmt(Comp *c, Node *n) {
                 double x = is_stop ? la.stop.num : i == 0 ? la.start : la.step;
                 if (!num_to_i64(x, &unused)) {
                     char msg[160];
-                    range_arg_message(msg, sizeof msg, it->n, i, NUM_VAL(x));
+                    range_arg_message(msg, sizeof msg, it->n, i, NULL, x);
                     cc_error_at(c, it->kids[i]->loc, "%s", msg);
                     return;
                 }

@@ -1,6 +1,7 @@
 /* io.c - NumPy .npy files (format v1/v2, little-endian, C order; f32 f64 i64 bool, and
- * int8/16/32, uint8/16/32, float16 read into i64 / f32) and CSV of numbers. Every size read from a file is checked before anything is allocated:
- * a hostile or truncated file is an error, never a crash. */
+ * int8/16/32, uint8/16/32, float16 read into i64 / f32) and CSV of numbers. Every size read
+ * from a file is checked before anything is allocated: a hostile or truncated file is an
+ * error, never a crash. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -78,8 +79,8 @@ static const NpyType *npy_type_of(const char *got, const char **why) {
     for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++) {
         const NpyType *t = &npy_types[i];
         if (strcmp(got + 1, t->descr)) continue;
-        /* one-byte types have no byte order ('|'); wider ones must be little-endian ('<') */
-        if (order == '<' || (order == '|' && t->size == 1) || (order == '=' && t->size == 1)) return t;
+        /* one-byte types have no byte order (NumPy writes '|'); wider ones must be little-endian */
+        if (order == '<' || (t->size == 1 && strchr("|=>", order))) return t;
         if (order == '>' && t->size > 1) { *why = " (big-endian data is not supported)"; return NULL; }
         return NULL;
     }
@@ -193,6 +194,10 @@ Tensor *npy_load(const char *path) {
     int64_t need;
     if (__builtin_mul_overflow(count, (int64_t)type->size, &need) || size - data_start - (long)hlen < need) {
         op_fail("load_npy: '%s' is truncated (the header promises more data than the file holds)", path);
+        goto out;
+    }
+    if (size - data_start - (long)hlen > need) {   /* spec section 5: bytes after the data are an error */
+        op_fail("load_npy: '%s' has %ld bytes after the data", path, size - data_start - (long)hlen - (long)need);
         goto out;
     }
     if (fseek(fp, data_start + (long)hlen, SEEK_SET)) { op_fail("load_npy: cannot read '%s'", path); goto out; }

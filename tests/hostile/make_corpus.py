@@ -150,6 +150,16 @@ runtime = [
     ("export_missing", "not implemented in this build", 'export(fn(x) { return x }, [1], "/tmp/x")\n'),
     ("dis_plain_fn", "is not a static fn", "fn f() { }\ndis(f)\n"),
     ("cyclic_import", "cyclic import of module 'cyc_a' (cyc_a -> cyc_b -> cyc_a)", "import cyc_a\n"),
+    # issue 11 (strings, lists, files): results bounded like printed text, files regular only
+    ("str_repeat_huge", "more than the limit of 67108864", 's = "ab" * 1e12\n'),
+    ("str_repeat_inf", "more than the limit of 67108864", 's = "ab" * inf\n'),
+    ("str_repeat_nan", "repeats a string a whole number of times, got nan", 's = "ab" * nan\n'),
+    ("replace_blowup", "more than the limit of 67108864", 's = replace("a" * 100000, "a", "b" * 100000)\n'),
+    ("format_width_huge", "width is more than", 's = format(1, "999999999999999999999")\n'),
+    ("format_precision_huge", "precision is more than", 's = format(1, ".99999999999999999999f")\n'),
+    ("read_text_dir", "is not a regular file", 's = read_text("/")\n'),
+    ("exit_nan", "code must be an integer from 0 to 255, got nan", "exit(nan)\n"),
+    ("sorted_key_error", "boom", 'x = sorted([3, 1, 2], key=fn(v) { error("boom") })\n'),
 ]
 for item in runtime:
     name, expect, body = item[:3]

@@ -28,3 +28,7 @@ save("u8", np.array([1, 2], dtype=np.uint64))
 save("c8", np.array([1 + 2j], dtype=np.complex64))
 save("i4_big_endian", np.array([1, 2], dtype=">i4"))
 save("f4_fortran", np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3)))
+# a valid f4 file with two bytes after the data (spec section 5: an error)
+with open(os.path.join(HERE, "f4_trailing.npy"), "wb") as f:
+    np.save(f, np.arange(3, dtype=np.float32))
+    f.write(b"xx")
