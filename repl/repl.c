@@ -174,11 +174,15 @@ static int run_stdin_script(Interp *I) {
     sb_putn(&text, "", 0);
     char chunk[65536];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0) sb_putn(&text, chunk, n);
+    /* bounded like a script file: `tsl < /dev/zero` must not read without end */
+    while (text.len <= TSL_MAX_SOURCE_BYTES && (n = fread(chunk, 1, sizeof chunk, stdin)) > 0) sb_putn(&text, chunk, n);
     int rc;
     if (ferror(stdin)) {
         fprintf(stderr, "tsl: error: cannot read standard input: %s\n", strerror(errno));
         rc = 2;   /* as for a script file that cannot be read */
+    } else if (text.len > TSL_MAX_SOURCE_BYTES) {
+        fprintf(stderr, "tsl: error: standard input is larger than the limit of %d bytes\n", TSL_MAX_SOURCE_BYTES);
+        rc = 2;
     } else {
         rc = interp_run_source(I, "<stdin>", text.s, text.len, false, NULL);
     }

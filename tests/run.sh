@@ -94,6 +94,9 @@ check "print 0.1+0.2" 0 "0.30000000000000004" -- $TSL -e 'print(0.1 + 0.2)'
 check "args()" 0 '["a", "b c"]' -- $TSL -e 'print(args())' a "b c"
 check "expression statements print nothing" 0 "" -- $TSL -e '1 + 2'
 check "bad option" 2 "" -- $TSL --no-such-option
+# standard input that is not a terminal is a script, bounded like one (64 MiB)
+timeout 10 $TSL </dev/zero >/dev/null 2>"$tmp/err"; rc=$?
+if [ $rc -eq 2 ] && grep -q "standard input is larger than the limit" "$tmp/err"; then ok; else bad "tsl < /dev/zero: exit $rc: $(head -1 "$tmp/err")"; fi
 # a bad option or script name is quoted escaped, never echoed raw to the terminal
 $TSL "$(printf -- '--x\033[2J')" 2>"$tmp/err"; rc=$?
 if [ $rc -eq 2 ] && grep -qF "unknown option '--x\x1b[2J'" "$tmp/err"; then ok; else bad "escaped option: exit $rc: $(cat -v "$tmp/err")"; fi
