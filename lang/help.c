@@ -1,0 +1,237 @@
+/* help.c - help(x) and `:help NAME` (spec section 5).
+ *
+ * Nothing here is written twice: a built-in's signature and line come from the table that
+ * defines it (ops/ops.def for tensor ops, the BuiltinDef rows for the rest), a TSL function's
+ * from its own source text (the parameter list as written, and the `#` lines directly above
+ * the `fn`), a module's from its functions. In static code help() is not compiled: like any
+ * built-in the compiler does not know, it makes the block run eagerly (TSL_EXPLAIN says so). */
+#include <string.h>
+#include "builtins.h"
+#include "help.h"
+#include "opcall.h"
+
+/* Line `line` (counted as locations count it: over the whole REPL session) of the text src
+ * was read from. A REPL input holds only its own lines; the lines before it were earlier
+ * inputs with the same name, kept while something they defined is alive. */
+static bool line_in(const Source *x, int line, const char **s, size_t *n) {
+    int rel = line - x->line_base;
+    if (rel < 1) return false;
+    const char *p = x->text, *end = x->text + x->len;
+    int l = 1;
+    for (; l < rel && p < end; p++)
+        if (*p == '\n') l++;
+    if (l < rel) return false;   /* past the text's last line */
+    const char *e = p;
+    while (e < end && *e != '\n') e++;
+    *s = p;
+    *n = (size_t)(e - p);
+    return true;
+}
+
+static bool source_line(Interp *I, const Source *src, int line, const char **s, size_t *n) {
+    if (line_in(src, line, s, n)) return true;
+    for (const Source *x = I->sources; x; x = x->next)
+        if (x != src && src->line_base > 0 && !strcmp(x->name, src->name) && line_in(x, line, s, n)) return true;
+    return false;
+}
+
+/* The `#` comment lines directly above line `line`, top to bottom, each as "  TEXT\n"
+ * ("# " taken off); only the first when `first_only`. */
+static void comment_above(Interp *I, const Source *src, int line, bool first_only, StrBuf *b) {
+    int top = line;
+    const char *s;
+    size_t n;
+    while (top > 1 && source_line(I, src, top - 1, &s, &n)) {
+        while (n && (*s == ' ' || *s == '\t')) s++, n--;
+        if (!n || *s != '#') break;
+        top--;
+    }
+    for (int l = top; l < line; l++) {
+        source_line(I, src, l, &s, &n);
+        while (n && (*s == ' ' || *s == '\t')) s++, n--;
+        s++, n--;   /* the '#' */
+        if (n && *s == ' ') s++, n--;
+        while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r')) n--;
+        if (first_only) {
+            if (!n) continue;   /* a blank comment line before the text */
+            sb_putn(b, s, n);
+            return;
+        }
+        if (n) sb_puts(b, "  ");
+        sb_putn(b, s, n);
+        sb_puts(b, "\n");
+    }
+}
+
+/* "(params)" as written in the source: from the '(' after the fn token to its ')', with
+ * comments left out and each run of white space shown as one space. */
+static bool params_as_written(const Source *src, const FnProto *p, StrBuf *b) {
+    int rel = p->loc.line - src->line_base;
+    if (rel < 1) return false;
+    const char *s = src->text, *end = src->text + src->len;
+    for (int l = 1; l < rel && s < end; s++)
+        if (*s == '\n') l++;
+    s += p->loc.col - 1;
+    while (s < end && *s != '(') s++;
+    if (s >= end) return false;
+    int depth = 0;
+    bool space = false;
+    for (; s < end; s++) {
+        char ch = *s;
+        if (ch == '#') {
+            while (s + 1 < end && s[1] != '\n') s++;
+            continue;
+        }
+        if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') { space = true; continue; }
+        if (space && ch != ')' && ch != ',' && b->len && b->s[b->len - 1] != '(') sb_puts(b, " ");
+        space = false;
+        if (ch == '"' || ch == '\'') {   /* a string default: its brackets do not count */
+            const char *q = s + 1;
+            while (q < end && *q != ch && *q != '\n') q += *q == '\\' && q + 1 < end ? 2 : 1;
+            if (q >= end) return false;
+            sb_putn(b, s, (size_t)(q - s + 1));
+            s = q;
+            continue;
+        }
+        sb_putn(b, s, 1);
+        if (ch == '(' || ch == '[' || ch == '{') depth++;
+        else if ((ch == ')' || ch == ']' || ch == '}') && --depth == 0) return true;
+    }
+    return false;
+}
+
+/* "fn name(params)" of a closure; the parameter names alone when its text is gone. */
+static void closure_signature(ObjClosure *c, StrBuf *b) {
+    const FnProto *p = c->proto;
+    sb_printf(b, "%sfn %s", p->is_static ? "static " : "", p->name);
+    size_t at = b->len;
+    const Source *src = closure_src(c);
+    if (src && params_as_written(src, p, b)) return;
+    b->len = at;
+    b->s[at] = 0;
+    sb_puts(b, "(");
+    for (int i = 0; i < p->nparams; i++) sb_printf(b, "%s%s%s", i ? ", " : "", p->params[i], p->defaults[i] ? "=..." : "");
+    sb_puts(b, ")");
+}
+
+/* An op's signature without its parameter types: "t:T, axis:axes=nil" -> "t, axis=nil". */
+static void op_signature(const char *sig, StrBuf *b) {
+    for (const char *s = sig; *s;) {
+        if (*s == ':') {
+            while (*s && *s != ',' && *s != '=') s++;
+            continue;
+        }
+        sb_putn(b, s++, 1);
+    }
+}
+
+static void describe_builtin(ObjBuiltin *bi, StrBuf *b) {
+    OpCode op = op_by_name(bi->name);
+    if (op < OP__COUNT && op_builtins[op] == bi->fn) {
+        sb_printf(b, "%s(", bi->name);
+        op_signature(op_info[op].signature, b);
+        sb_printf(b, ")\n  %s\n", op_info[op].doc);
+        return;
+    }
+    const BuiltinDef *d = builtin_def(bi->name);
+    if (d && d->fn == bi->fn) sb_printf(b, "%s%s\n  %s\n", bi->name, d->signature, d->doc);
+    else sb_printf(b, "%s(...)\n  a built-in function\n", bi->name);
+}
+
+static void describe_closure(Interp *I, ObjClosure *c, StrBuf *b) {
+    closure_signature(c, b);
+    sb_puts(b, "\n");
+    const Source *src = closure_src(c);
+    if (src) comment_above(I, src, c->proto->loc.line, false, b);
+}
+
+/* The imported module whose exports dict d is, or NULL. */
+static Module *module_of(Interp *I, Value d) {
+    for (Module *m = I->modules; m; m = m->next)
+        if (m != I->main && m->exports.type == VAL_DICT && m->exports.as.o == d.as.o) return m;
+    return NULL;
+}
+
+/* A module: one line per function, its signature and the first line of its comment. */
+static void describe_module(Interp *I, Module *m, StrBuf *b) {
+    sb_printf(b, "module %s\n", m->name);
+    ObjDict *d = AS_DICT(m->exports);
+    for (int i = 0; i < d->len; i++) {
+        Value v = d->entries[i].val;
+        if (v.type != VAL_FUNC || v.as.o->kind != OBJ_CLOSURE) continue;
+        ObjClosure *c = AS_CLOSURE(v);
+        size_t start = b->len;
+        sb_puts(b, "  ");
+        closure_signature(c, b);
+        size_t doc_at = b->len;
+        const Source *src = closure_src(c);
+        StrBuf doc = { 0 };
+        sb_putn(&doc, "", 0);
+        if (src) comment_above(I, src, c->proto->loc.line, true, &doc);
+        if (doc.len) {
+            for (size_t w = doc_at - start; w < 36; w++) sb_puts(b, " ");
+            sb_puts(b, "  ");
+            sb_puts(b, doc.s);
+        }
+        sb_free(&doc);
+        sb_puts(b, "\n");
+    }
+}
+
+static void describe(Interp *I, Value v, StrBuf *b) {
+    if (v.type == VAL_FUNC && v.as.o->kind == OBJ_BUILTIN) describe_builtin(AS_BUILTIN(v), b);
+    else if (v.type == VAL_FUNC && v.as.o->kind == OBJ_CLOSURE) describe_closure(I, AS_CLOSURE(v), b);
+    else if (v.type == VAL_DICT && module_of(I, v)) describe_module(I, module_of(I, v), b);
+    else sb_printf(b, "a %s: help describes built-ins, functions and modules (help(\"name\") looks a name up)\n",
+                   val_type_name(v));
+}
+
+void help_name(Interp *I, Module *m, const char *name, StrBuf *b) {
+    const char *dot = strchr(name, '.');
+    size_t n = dot ? (size_t)(dot - name) : strlen(name);
+    Value v = UNDEF_VAL;
+    for (int i = 0; i < m->g.count; i++)
+        if (strlen(m->g.names[i]) == n && !memcmp(m->g.names[i], name, n)) v = m->g.vals[i];
+    if (v.type == VAL_UNDEF)   /* an imported module that is not bound here */
+        for (Module *x = I->modules; x; x = x->next)
+            if (x != I->main && x->exports.type == VAL_DICT && strlen(x->name) == n && !memcmp(x->name, name, n))
+                v = x->exports;
+    while (v.type != VAL_UNDEF && dot) {   /* "nn.linear": fields of dicts */
+        const char *field = dot + 1;
+        dot = strchr(field, '.');
+        size_t len = dot ? (size_t)(dot - field) : strlen(field);
+        Value *f = v.type == VAL_DICT ? dict_get(AS_DICT(v), field, (int)len) : NULL;
+        v = f ? *f : UNDEF_VAL;
+    }
+    if (v.type == VAL_UNDEF) {
+        sb_puts(b, "no built-in, function or module named '");
+        sb_puts(b, name);
+        sb_puts(b, "'\n");
+    } else {
+        describe(I, v, b);
+    }
+}
+
+/* The module whose code is running: help("name") looks there, as the name would. */
+static Module *running_module(Interp *I) {
+    for (Module *m = I->modules; m; m = m->next)
+        if (m->src && m->src == I->cur_src) return m;
+    return I->main;
+}
+
+Value builtin_help(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "x", NULL };
+    Value x;
+    if (!args_bind(I, a, "help", p, 0, &x)) return ERR_VAL;
+    StrBuf b = { 0 };
+    sb_putn(&b, "", 0);
+    if (x.type == VAL_UNDEF)
+        sb_puts(&b, "help(x) describes a built-in, a function or a module; help(\"name\") looks a name up\n");
+    else if (x.type == VAL_STR && running_module(I))
+        help_name(I, running_module(I), AS_STR(x)->chars, &b);
+    else
+        describe(I, x, &b);
+    bool ok = interp_write_out(I, b.s, b.len);
+    sb_free(&b);
+    return ok ? NIL_VAL : ERR_VAL;
+}
