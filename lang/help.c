@@ -5,9 +5,11 @@
  * from its own source text (the parameter list as written, and the `#` lines directly above
  * the `fn`), a module's from its functions. In static code help() is not compiled: like any
  * built-in the compiler does not know, it makes the block run eagerly (TSL_EXPLAIN says so). */
+#include <stdlib.h>
 #include <string.h>
 #include "builtins.h"
 #include "help.h"
+#include "mem.h"
 #include "opcall.h"
 
 /* Line `line` (counted as locations count it: over the whole REPL session) of the text src
@@ -152,14 +154,27 @@ static Module *module_of(Interp *I, Value d) {
     return NULL;
 }
 
-/* A module: one line per function, its signature and the first line of its comment. */
+static int by_position(const void *pa, const void *pb) {
+    const FnProto *a = (*(ObjClosure *const *)pa)->proto, *b = (*(ObjClosure *const *)pb)->proto;
+    if (a->loc.line != b->loc.line) return a->loc.line < b->loc.line ? -1 : 1;
+    return a->loc.col < b->loc.col ? -1 : a->loc.col > b->loc.col;
+}
+
+/* A module: one line per function, its signature and the first line of its comment, in the
+ * order the module's text defines them (its exports follow the order of its global slots,
+ * where a name it shares with a built-in comes first). */
 static void describe_module(Interp *I, Module *m, StrBuf *b) {
     sb_printf(b, "module %s\n", m->name);
     ObjDict *d = AS_DICT(m->exports);
+    ObjClosure **fns = mem_alloc(sizeof *fns * (size_t)(d->len ? d->len : 1));
+    int n = 0;
     for (int i = 0; i < d->len; i++) {
         Value v = d->entries[i].val;
-        if (v.type != VAL_FUNC || v.as.o->kind != OBJ_CLOSURE) continue;
-        ObjClosure *c = AS_CLOSURE(v);
+        if (v.type == VAL_FUNC && v.as.o->kind == OBJ_CLOSURE) fns[n++] = AS_CLOSURE(v);
+    }
+    qsort(fns, (size_t)n, sizeof *fns, by_position);
+    for (int i = 0; i < n; i++) {
+        ObjClosure *c = fns[i];
         size_t start = b->len;
         sb_puts(b, "  ");
         closure_signature(c, b);
@@ -176,6 +191,7 @@ static void describe_module(Interp *I, Module *m, StrBuf *b) {
         sb_free(&doc);
         sb_puts(b, "\n");
     }
+    mem_free(fns);
 }
 
 static void describe(Interp *I, Value v, StrBuf *b) {
