@@ -12,45 +12,54 @@
 #include "mem.h"
 #include "opcall.h"
 
-/* Line `line` (counted as locations count it: over the whole REPL session) of the text src
- * was read from. A REPL input holds only its own lines; the lines before it were earlier
- * inputs with the same name, kept while something they defined is alive. */
-static bool line_in(const Source *x, int line, const char **s, size_t *n) {
-    int rel = line - x->line_base;
-    if (rel < 1) return false;
-    const char *p = x->text, *end = x->text + x->len;
-    int l = 1;
-    for (; l < rel && p < end; p++)
-        if (*p == '\n') l++;
-    if (l < rel) return false;   /* past the text's last line */
-    const char *e = p;
-    while (e < end && *e != '\n') e++;
-    *s = p;
-    *n = (size_t)(e - p);
-    return true;
-}
+/* Where line `rel` (1-based) of a text begins, or NULL past its end. A cursor lives for one
+ * help() call and goes on from its last answer when asked for a later line of the same text
+ * (a module's functions come sorted by position), so describing a module reads its text once
+ * rather than once per function. */
+typedef struct {
+    const Source *src;
+    int line;
+    const char *at;
+} LineCursor;
 
-static bool source_line(Interp *I, const Source *src, int line, const char **s, size_t *n) {
-    if (line_in(src, line, s, n)) return true;
-    for (const Source *x = I->sources; x; x = x->next)
-        if (x != src && src->line_base > 0 && !strcmp(x->name, src->name) && line_in(x, line, s, n)) return true;
-    return false;
-}
-
-/* The `#` comment lines directly above line `line`, top to bottom, each as "  TEXT\n"
- * ("# " taken off); only the first when `first_only`. */
-static void comment_above(Interp *I, const Source *src, int line, bool first_only, StrBuf *b) {
-    int top = line;
-    const char *s;
-    size_t n;
-    while (top > 1 && source_line(I, src, top - 1, &s, &n)) {
-        while (n && (*s == ' ' || *s == '\t')) s++, n--;
-        if (!n || *s != '#') break;
-        top--;
+static const char *line_start(LineCursor *c, const Source *x, int rel) {
+    if (rel < 1) return NULL;
+    if (c->src != x || rel < c->line) {
+        c->src = x;
+        c->line = 1;
+        c->at = x->text;
     }
-    for (int l = top; l < line; l++) {
-        source_line(I, src, l, &s, &n);
-        while (n && (*s == ' ' || *s == '\t')) s++, n--;
+    const char *end = x->text + x->len;
+    while (c->line < rel) {
+        const char *nl = memchr(c->at, '\n', (size_t)(end - c->at));
+        if (!nl) return NULL;
+        c->at = nl + 1;
+        c->line++;
+    }
+    return c->at;
+}
+
+/* The `#` comment lines directly above the line of loc (a location counts lines over the whole
+ * REPL session: line_base is where this text starts), top to bottom, each as "  TEXT\n" with
+ * "# " taken off; or only the first non-blank one, bare, when `first_only`. */
+static void comment_above(LineCursor *cur, const Source *src, SrcLoc loc, bool first_only, StrBuf *b) {
+    const char *fn_line = line_start(cur, src, loc.line - src->line_base);
+    if (!fn_line) return;
+    const char *top = fn_line;
+    while (top > src->text) {   /* back over the comment lines, from the '\n' ending each */
+        const char *prev = top - 1;
+        while (prev > src->text && prev[-1] != '\n') prev--;
+        const char *s = prev;
+        while (*s == ' ' || *s == '\t') s++;
+        if (*s != '#') break;
+        top = prev;
+    }
+    for (const char *line = top; line < fn_line;) {
+        const char *e = memchr(line, '\n', (size_t)(fn_line - line));
+        const char *s = line;
+        size_t n = (size_t)(e - line);
+        line = e + 1;
+        while (*s == ' ' || *s == '\t') s++, n--;
         s++, n--;   /* the '#' */
         if (n && *s == ' ') s++, n--;
         while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r')) n--;
@@ -67,12 +76,9 @@ static void comment_above(Interp *I, const Source *src, int line, bool first_onl
 
 /* "(params)" as written in the source: from the '(' after the fn token to its ')', with
  * comments left out and each run of white space shown as one space. */
-static bool params_as_written(const Source *src, const FnProto *p, StrBuf *b) {
-    int rel = p->loc.line - src->line_base;
-    if (rel < 1) return false;
-    const char *s = src->text, *end = src->text + src->len;
-    for (int l = 1; l < rel && s < end; s++)
-        if (*s == '\n') l++;
+static bool params_as_written(LineCursor *cur, const Source *src, const FnProto *p, StrBuf *b) {
+    const char *s = line_start(cur, src, p->loc.line - src->line_base), *end = src->text + src->len;
+    if (!s || p->loc.col < 1 || p->loc.col - 1 > end - s) return false;
     s += p->loc.col - 1;
     while (s < end && *s != '(') s++;
     if (s >= end) return false;
@@ -103,12 +109,12 @@ static bool params_as_written(const Source *src, const FnProto *p, StrBuf *b) {
 }
 
 /* "fn name(params)" of a closure; the parameter names alone when its text is gone. */
-static void closure_signature(ObjClosure *c, StrBuf *b) {
+static void closure_signature(LineCursor *cur, ObjClosure *c, StrBuf *b) {
     const FnProto *p = c->proto;
     sb_printf(b, "%sfn %s", p->is_static ? "static " : "", p->name);
     size_t at = b->len;
     const Source *src = closure_src(c);
-    if (src && params_as_written(src, p, b)) return;
+    if (src && params_as_written(cur, src, p, b)) return;
     b->len = at;
     b->s[at] = 0;
     sb_puts(b, "(");
@@ -140,11 +146,12 @@ static void describe_builtin(ObjBuiltin *bi, StrBuf *b) {
     else sb_printf(b, "%s(...)\n  a built-in function\n", bi->name);
 }
 
-static void describe_closure(Interp *I, ObjClosure *c, StrBuf *b) {
-    closure_signature(c, b);
+static void describe_closure(ObjClosure *c, StrBuf *b) {
+    LineCursor cur = { 0 };
+    closure_signature(&cur, c, b);
     sb_puts(b, "\n");
     const Source *src = closure_src(c);
-    if (src) comment_above(I, src, c->proto->loc.line, false, b);
+    if (src) comment_above(&cur, src, c->proto->loc, false, b);
 }
 
 /* The imported module whose exports dict d is, or NULL. */
@@ -173,16 +180,17 @@ static void describe_module(Interp *I, Module *m, StrBuf *b) {
         if (v.type == VAL_FUNC && v.as.o->kind == OBJ_CLOSURE) fns[n++] = AS_CLOSURE(v);
     }
     qsort(fns, (size_t)n, sizeof *fns, by_position);
+    LineCursor cur = { 0 };
     for (int i = 0; i < n; i++) {
         ObjClosure *c = fns[i];
         size_t start = b->len;
         sb_puts(b, "  ");
-        closure_signature(c, b);
+        closure_signature(&cur, c, b);
         size_t doc_at = b->len;
         const Source *src = closure_src(c);
         StrBuf doc = { 0 };
         sb_putn(&doc, "", 0);
-        if (src) comment_above(I, src, c->proto->loc.line, true, &doc);
+        if (src) comment_above(&cur, src, c->proto->loc, true, &doc);
         if (doc.len) {
             for (size_t w = doc_at - start; w < 36; w++) sb_puts(b, " ");
             sb_puts(b, "  ");
@@ -196,7 +204,7 @@ static void describe_module(Interp *I, Module *m, StrBuf *b) {
 
 static void describe(Interp *I, Value v, StrBuf *b) {
     if (v.type == VAL_FUNC && v.as.o->kind == OBJ_BUILTIN) describe_builtin(AS_BUILTIN(v), b);
-    else if (v.type == VAL_FUNC && v.as.o->kind == OBJ_CLOSURE) describe_closure(I, AS_CLOSURE(v), b);
+    else if (v.type == VAL_FUNC && v.as.o->kind == OBJ_CLOSURE) describe_closure(AS_CLOSURE(v), b);
     else if (v.type == VAL_DICT && module_of(I, v)) describe_module(I, module_of(I, v), b);
     else sb_printf(b, "a %s: help describes built-ins, functions and modules (help(\"name\") looks a name up)\n",
                    val_type_name(v));

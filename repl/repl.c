@@ -76,6 +76,7 @@ static bool run_command(Interp *I, char *line, bool *quit) {
     char *arg = strchr(line, ' ');
     if (arg) { *arg++ = 0; while (*arg == ' ') arg++; }
     else arg = line + strlen(line);
+    for (size_t n = strlen(arg); n && (arg[n - 1] == ' ' || arg[n - 1] == '\t'); n--) arg[n - 1] = 0;   /* ":help sum " */
     if (!strcmp(line, ":quit") || !strcmp(line, ":q")) *quit = true;
     else if (!strcmp(line, ":help") && !*arg) print_help();
     else if (!strcmp(line, ":help")) {

@@ -212,7 +212,7 @@ time.sleep(0.3)
 send("\r")
 out = read_until(">>> ")
 check("tt.shape" in out and "[2, 3]" in out, "Tab after 'tt.' completes a tensor attribute")
-send(":help sum\r")
+send(":help sum  \r")   # trailing spaces are not part of the name
 out = read_until(">>> ")
 check("sum(t, axis=nil, keepdims=false)\r\n  sum (pairwise, as NumPy); bool/i64 give i64" in out,
       ":help of a tensor op: its signature and the line from ops.def")

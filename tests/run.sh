@@ -454,6 +454,11 @@ printf 'import hm\nfn g() { return 0 }\nhm.show()\nstatic fn s(x) {\n  help(hm.g
 printf 'fn g(a, b=[1, 2])\n  the module'"'"'s g\nfn g(a, b=[1, 2])\n  the module'"'"'s g\n2\n' >"$tmp/want"
 if $TSL "$tmp/helpmod/main.tsl" >"$tmp/out" 2>"$tmp/err" && cmp -s "$tmp/out" "$tmp/want"; then ok
 else bad "help in a module / static fn: $(head -3 "$tmp/out") $(head -2 "$tmp/err")"; fi
+# help(module) reads the module's text once, not once per function (was quadratic: minutes)
+seq 40000 | awk '{ printf "# doc %d\nfn f%d(a, b=[1, 2]) { return a }\n", $1, $1 }' >"$tmp/helpmod/bigmod.tsl"
+if TSL_PATH="$tmp/helpmod" timeout 10 $TSL -e 'import bigmod
+help(bigmod)' >"$tmp/out" 2>"$tmp/err" && tail -1 "$tmp/out" | grep -q '^  fn f40000(a, b=\[1, 2\]) *doc 40000$'; then ok
+else bad "help of a module of 40000 functions: exit $?: $(tail -1 "$tmp/out") $(head -2 "$tmp/err")"; fi
 
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3"; do
