@@ -111,7 +111,7 @@ static bool params_as_written(LineCursor *cur, const Source *src, const FnProto 
 /* "fn name(params)" of a closure; the parameter names alone when its text is gone. */
 static void closure_signature(LineCursor *cur, ObjClosure *c, StrBuf *b) {
     const FnProto *p = c->proto;
-    sb_printf(b, "%sfn %s", p->is_static ? "static " : "", p->name);
+    sb_printf(b, "%sfn%s%s", p->is_static ? "static " : "", p->name[0] ? " " : "", p->name);   /* fn(x) when anonymous */
     size_t at = b->len;
     const Source *src = closure_src(c);
     if (src && params_as_written(cur, src, p, b)) return;
@@ -206,8 +206,8 @@ static void describe(Interp *I, Value v, StrBuf *b) {
     if (v.type == VAL_FUNC && v.as.o->kind == OBJ_BUILTIN) describe_builtin(AS_BUILTIN(v), b);
     else if (v.type == VAL_FUNC && v.as.o->kind == OBJ_CLOSURE) describe_closure(AS_CLOSURE(v), b);
     else if (v.type == VAL_DICT && module_of(I, v)) describe_module(I, module_of(I, v), b);
-    else sb_printf(b, "a %s: help describes built-ins, functions and modules (help(\"name\") looks a name up)\n",
-                   val_type_name(v));
+    else sb_printf(b, "%s%s: help describes built-ins, functions and modules (help(\"name\") looks a name up)\n",
+                   v.type == VAL_NIL ? "" : "a ", val_type_name(v));
 }
 
 void help_name(Interp *I, Module *m, const char *name, StrBuf *b) {
