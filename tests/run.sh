@@ -446,6 +446,12 @@ if [ -z "$vars" ]; then bad "--help check: found no getenv calls in the source";
 for v in $vars; do
     if grep -q "^  $v[ =]" "$tmp/out"; then ok; else bad "tsl --help does not describe environment variable $v"; fi
 done
+# ... and every option repl/main.c parses (a lone "-" is a file name, not an option)
+opts=$(grep -o 'strcmp(a, "-[^"]*")' repl/main.c | sed 's/strcmp(a, "\(.*\)")/\1/' | grep -v '^-$' | sort -u)
+$TSL --help >"$tmp/out" 2>&1
+for o in $opts; do
+    if grep -q -- "^  .*$o\([ ,]\|\$\)" "$tmp/out"; then ok; else bad "tsl --help does not list option $o"; fi
+done
 # help("name") inside a module looks the name up in that module; a static fn that calls help
 # runs it eagerly, in program order
 mkdir -p "$tmp/helpmod"
