@@ -161,8 +161,23 @@ static Module *module_of(Interp *I, Value d) {
     return NULL;
 }
 
+/* A module's function and the text it was defined in (another module's, for one it re-exports). */
+typedef struct {
+    ObjClosure *fn;
+    const Source *src;
+    bool own;
+} ModuleFn;
+
+/* The module's own functions first, then by text, so the functions of one text come together
+ * and the line cursor reads each text once; within a text, by position. */
 static int by_position(const void *pa, const void *pb) {
-    const FnProto *a = (*(ObjClosure *const *)pa)->proto, *b = (*(ObjClosure *const *)pb)->proto;
+    const ModuleFn *x = pa, *y = pb;
+    if (x->own != y->own) return x->own ? -1 : 1;
+    if (x->src != y->src) {
+        int c = strcmp(x->src ? x->src->name : "", y->src ? y->src->name : "");
+        if (c) return c;
+    }
+    const FnProto *a = x->fn->proto, *b = y->fn->proto;
     if (a->loc.line != b->loc.line) return a->loc.line < b->loc.line ? -1 : 1;
     return a->loc.col < b->loc.col ? -1 : a->loc.col > b->loc.col;
 }
@@ -173,16 +188,18 @@ static int by_position(const void *pa, const void *pb) {
 static void describe_module(Interp *I, Module *m, StrBuf *b) {
     sb_printf(b, "module %s\n", m->name);
     ObjDict *d = AS_DICT(m->exports);
-    ObjClosure **fns = mem_alloc(sizeof *fns * (size_t)(d->len ? d->len : 1));
+    ModuleFn *fns = mem_alloc(sizeof *fns * (size_t)(d->len ? d->len : 1));
     int n = 0;
     for (int i = 0; i < d->len; i++) {
         Value v = d->entries[i].val;
-        if (v.type == VAL_FUNC && v.as.o->kind == OBJ_CLOSURE) fns[n++] = AS_CLOSURE(v);
+        if (v.type != VAL_FUNC || v.as.o->kind != OBJ_CLOSURE) continue;
+        const Source *src = closure_src(AS_CLOSURE(v));
+        fns[n++] = (ModuleFn){ AS_CLOSURE(v), src, src == m->src };
     }
     qsort(fns, (size_t)n, sizeof *fns, by_position);
     LineCursor cur = { 0 };
     for (int i = 0; i < n; i++) {
-        ObjClosure *c = fns[i];
+        ObjClosure *c = fns[i].fn;
         size_t start = b->len;
         sb_puts(b, "  ");
         closure_signature(&cur, c, b);
