@@ -11,6 +11,7 @@
 #include "mem.h"
 #include "tops.h"
 #include "builtins.h"
+#include "help.h"
 #include "vm.h"
 
 ObjBuiltin *builtin_range_obj;
@@ -406,6 +407,7 @@ const BuiltinDef core_builtins[] = {
     { "export", bi_export, "(f, path)", "exports a static fn's graph (not in this build yet)" },
     { "load", bi_load, "(path)", "loads an exported graph (not in this build yet)" },
     { "memstats", bi_memstats, "()", "a dict of allocation counts and live/peak bytes" },
+    { "help", builtin_help, "(x=nil)", "describes a built-in, a function or a module; help(\"name\") looks a name up" },
     { "printoptions", bi_printoptions, "(precision=8, threshold=1000, edgeitems=3, linewidth=75)",
       "sets how tensors print from now on; returns the previous settings as a dict" },
     { NULL, NULL, NULL, NULL },

@@ -34,6 +34,8 @@ static void usage(FILE *out) {
           "       tsl [options] -e CODE [ARGS...]\n"
           "With no FILE, starts the interactive REPL.\n\n"
           "options:\n"
+          "  -e CODE                run CODE instead of a file\n"
+          "  --                     end of the options (a FILE may then start with '-')\n"
           "  --no-static            run static blocks and static fns eagerly\n"
           "  --verify-static        run each static block eagerly and statically, compare\n"
           "  --device cpu|gpu       default device for new tensors (default cpu)\n"
@@ -43,7 +45,15 @@ static void usage(FILE *out) {
           "  --max-memory N         all memory held: tensors, strings, lists, dicts (default: no limit)\n"
           "  --max-ops N            operation budget (loop iterations and calls)\n"
           "  --timeout S            wall-time limit in seconds\n"
-          "  --version, --help\n",
+          "  --version, --help, -h\n\n"
+          "environment variables:\n"
+          "  TSL_PATH=DIR:DIR       folders import searches after the importing module's own\n"
+          "  TSL_STDLIB=DIR         the standard library's folder (default: ../stdlib beside bin/tsl)\n"
+          "  TSL_EXPLAIN=1          print one line per static compile (where, how long, why again)\n"
+          "  TSL_OPT=-PASS,...      switch optimizer passes off (fold, cse, dce, fuse, mem)\n"
+          "  TSL_NO_AVX512=1        use the AVX2 math kernels even where AVX-512 is available\n"
+          "  TSL_FAIL_ALLOC=N       testing: make the Nth allocation fail\n"
+          "  HOME                   the REPL keeps its history in $HOME/.tsl_history\n",
           out);
 }
 

@@ -15,6 +15,7 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 #include "builtins.h"
+#include "help.h"
 #include "interp.h"
 #include "mem.h"
 #include "repl.h"
@@ -35,6 +36,7 @@ static const char *const keywords[] = {
 static void print_help(void) {
     puts("TSL REPL. Type code; an unfinished input continues on the next line.\n"
          "  :help              this text\n"
+         "  :help NAME         describe a built-in, a function or a module (as help(NAME))\n"
          "  :quit              leave (Ctrl-D too)\n"
          "  :time on|off       time each input\n"
          "  :static on|off     run static blocks compiled (on) or eagerly (off)\n"
@@ -42,7 +44,8 @@ static void print_help(void) {
          "  :load FILE         run a script in this session\n"
          "  :vars              list the variables you defined\n"
          "  :device cpu|gpu    default device for new tensors\n"
-         "Ctrl-C interrupts running code; Tab completes names.");
+         "Ctrl-C interrupts running code; Tab completes names and fields after a '.'.\n"
+         "`#` lines typed just before a fn become what :help prints for it.");
 }
 
 static void show_vars(Interp *I) {
@@ -73,15 +76,27 @@ static bool run_command(Interp *I, char *line, bool *quit) {
     char *arg = strchr(line, ' ');
     if (arg) { *arg++ = 0; while (*arg == ' ') arg++; }
     else arg = line + strlen(line);
+    for (size_t n = strlen(arg); n && (arg[n - 1] == ' ' || arg[n - 1] == '\t'); n--) arg[n - 1] = 0;   /* ":help sum " */
     if (!strcmp(line, ":quit") || !strcmp(line, ":q")) *quit = true;
-    else if (!strcmp(line, ":help")) print_help();
+    else if (!strcmp(line, ":help") && !*arg) print_help();
+    else if (!strcmp(line, ":help")) {
+        StrBuf b = { 0 };
+        sb_putn(&b, "", 0);
+        help_name(I, I->main, arg, &b);
+        fputs(b.s, stdout);
+        sb_free(&b);
+    }
     else if (!strcmp(line, ":vars")) show_vars(I);
     else if (!strcmp(line, ":time")) {
-        if (!strcmp(arg, "on") || !strcmp(arg, "off")) I->time_inputs = !strcmp(arg, "on");
-        else puts(":time takes on or off");
+        if (!strcmp(arg, "on") || !strcmp(arg, "off")) {
+            I->time_inputs = !strcmp(arg, "on");
+            printf("time: %s\n", arg);
+        } else puts(":time takes on or off");
     } else if (!strcmp(line, ":static")) {
-        if (!strcmp(arg, "on") || !strcmp(arg, "off")) I->no_static = !strcmp(arg, "off");
-        else puts(":static takes on or off");
+        if (!strcmp(arg, "on") || !strcmp(arg, "off")) {
+            I->no_static = !strcmp(arg, "off");
+            printf("static: %s\n", arg);
+        } else puts(":static takes on or off");
     } else if (!strcmp(line, ":dis")) {
         interp_clear_error(I);
         if (IS_ERR(static_dis(I, NIL_VAL, false))) interp_print_error(I, stderr);
@@ -92,7 +107,7 @@ static bool run_command(Interp *I, char *line, bool *quit) {
         I->sp = I->stack;
         I->depth = 0;
     } else if (!strcmp(line, ":device")) {
-        if (!strcmp(arg, "cpu")) ;
+        if (!strcmp(arg, "cpu")) puts("device: cpu");
         else if (!strcmp(arg, "gpu")) fputs("<stdin>: error: device 'gpu' is not available (this build has no GPU backend yet)\n", stderr);
         else puts(":device takes cpu or gpu");
     } else {
@@ -105,10 +120,73 @@ static bool run_command(Interp *I, char *line, bool *quit) {
 
 /* ---- completion ---- */
 
+/* What interp.c's field access answers on a tensor (tensor_field). */
+static const char *const tensor_fields[] = { "shape", "dtype", "ndim", "size", "device", "T", NULL };
+
+/* The value `text` names up to its last '.', read from the globals and dict fields without
+ * running anything (a module is the dict of its exports); UNDEF when it names none. */
+static Value completion_target(const char *text, size_t dot) {
+    Globals *g = &repl_I->main->g;
+    const char *seg = text, *end = text + dot;
+    const char *stop = memchr(seg, '.', (size_t)(end - seg));
+    size_t n = (size_t)((stop ? stop : end) - seg);
+    Value v = UNDEF_VAL;
+    for (int i = 0; i < g->count; i++)
+        if (strlen(g->names[i]) == n && !memcmp(g->names[i], seg, n)) v = g->vals[i];
+    while (v.type != VAL_UNDEF && stop) {
+        seg = stop + 1;
+        stop = memchr(seg, '.', (size_t)(end - seg));
+        n = (size_t)((stop ? stop : end) - seg);
+        Value *f = v.type == VAL_DICT ? dict_get(AS_DICT(v), seg, (int)n) : NULL;
+        v = f ? *f : UNDEF_VAL;
+    }
+    return v;
+}
+
+static bool is_identifier(const char *s) {
+    if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z'))) return false;
+    for (s++; *s; s++)
+        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
+            return false;
+    return true;
+}
+
+/* "prefix.field" for the next field of the target that starts with what follows the dot. */
+static char *complete_field(const char *text, size_t dot, Value target, int *idx) {
+    const char *part = text + dot + 1;
+    size_t plen = strlen(part);
+    for (;;) {
+        const char *name;
+        if (target.type == VAL_DICT) {
+            ObjDict *d = AS_DICT(target);
+            if (*idx >= d->len) return NULL;
+            name = d->entries[(*idx)++].key->chars;
+            if (!is_identifier(name)) continue;
+        } else if (target.type == VAL_TENSOR) {
+            if (!tensor_fields[*idx]) return NULL;
+            name = tensor_fields[(*idx)++];
+        } else {
+            return NULL;
+        }
+        if (strncmp(name, part, plen)) continue;
+        char *out = malloc(dot + 1 + strlen(name) + 1);   /* readline frees it with free() */
+        if (!out) return NULL;
+        memcpy(out, text, dot + 1);
+        strcpy(out + dot + 1, name);
+        return out;
+    }
+}
+
 static char *complete_next(const char *text, int state) {
     static int phase, idx;
     static size_t len;
-    if (!state) { phase = 0; idx = 0; len = strlen(text); }
+    static Value target;
+    const char *dot = strrchr(text, '.');
+    if (!state) {
+        phase = 0; idx = 0; len = strlen(text);
+        if (dot && text[0] != ':') target = completion_target(text, (size_t)(dot - text));
+    }
+    if (dot && text[0] != ':') return complete_field(text, (size_t)(dot - text), target, &idx);
     if (text[0] == ':') {
         while (commands[idx])
             if (!strncmp(commands[idx++], text, len)) return strdup(commands[idx - 1]);
@@ -150,7 +228,10 @@ static char *read_line_tty(const char *prompt, bool *interrupted) {
         fd_set fds;
         FD_ZERO(&fds);
         FD_SET(0, &fds);
-        int r = select(1, &fds, NULL, NULL, NULL);
+        /* SIGINT may go to the main thread (repl/main.c runs us on a thread with a big
+         * stack), leaving this select() asleep: wake up now and then to look at the flag */
+        struct timeval tick = { 0, 50000 };
+        int r = select(1, &fds, NULL, NULL, &tick);
         if (tsl_interrupt_flag) {
             tsl_interrupt_flag = 0;
             rl_free_line_state();
@@ -160,7 +241,7 @@ static char *read_line_tty(const char *prompt, bool *interrupted) {
             *interrupted = true;
             return NULL;
         }
-        if (r < 0 && errno == EINTR) continue;
+        if (r == 0 || (r < 0 && errno == EINTR)) continue;
         if (r < 0) return NULL;
         rl_callback_read_char();
     }
@@ -188,6 +269,18 @@ static int run_stdin_script(Interp *I) {
     }
     sb_free(&text);
     return rc;
+}
+
+/* Whether the text is nothing but `#` comment lines (and blank ones), with at least one. */
+static bool only_comments(const char *s) {
+    bool any = false;
+    for (; *s; s++) {
+        s += strspn(s, " \t\r");
+        if (*s == '#') { any = true; s += strcspn(s, "\n"); }
+        if (*s && *s != '\n') return false;
+        if (!*s) break;
+    }
+    return any;
 }
 
 static double now(void) {
@@ -234,7 +327,14 @@ int repl_run(Interp *I) {
         if (input.len == 0) input_base = lines_read - 1;
         if (input.len) sb_putn(&input, "\n", 1);
         sb_puts(&input, line);
+        bool blank = !line[strspn(line, " \t")];
         free(line);
+        if (only_comments(input.s)) {
+            /* `#` lines wait for what follows (as in Python's REPL), so the comment above a
+             * fn typed here is part of its text and :help shows it; a blank line ends them */
+            if (blank) { input.len = 0; input.s[0] = 0; }
+            continue;
+        }
         double t0 = now();
         bool incomplete = false;
         int rc = interp_run_source_at(I, "<stdin>", input.s, input.len, input_base, true, &incomplete);

@@ -3,7 +3,8 @@
 keystroke, expression echo, multi-line input, an error followed by a working prompt, error
 locations that count lines over the session (functions defined at the prompt or by :load
 keep theirs), Tab completion, Ctrl-C interrupting `while true {}` (prompt back within
-200 ms) and a slow static loop, cyclic and shared values, and history in ~/.tsl_history."""
+200 ms) and a slow static loop, cyclic and shared values, history in ~/.tsl_history, and
+(issue 11) Tab after '.', :help NAME, the settings commands' messages and Ctrl-C at the prompt."""
 import os, pty, re, select, sys, tempfile, time
 
 tsl = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "bin/tsl")
@@ -188,6 +189,75 @@ check(want in echo and want in printed, "the echo and print() show a matrix alik
 send(":vars\r")
 check(re.search(r"\n  m +tensor +tensor\(\[\[ 1\., +2\.\], \.\.\.\r", read_until(">>> ")) is not None,
       ":vars keeps one line per variable: a matrix shows its first row")
+
+# help and the REPL's comforts (issue 11): Tab after '.', :help NAME, settings echoed, Ctrl-C
+send("import nn\r")
+read_until(">>> ")
+send("nn.ms\t")
+time.sleep(0.3)
+send("(tensor([1.0]), tensor([3.0]))\r")
+out = read_until(">>> ")
+check("nn.mse" in out and "4" in out, "Tab after 'nn.' completes a module member (nn.ms -> nn.mse)")
+send("dd = {alpha: 5, beta: 6}\r")
+read_until(">>> ")
+send("dd.al\t")
+time.sleep(0.3)
+send("\r")
+out = read_until(">>> ")
+check("dd.alpha" in out and "5" in out, "Tab after 'dd.' completes a dict key")
+send("tt = zeros([2, 3])\r")
+read_until(">>> ")
+send("tt.sh\t")
+time.sleep(0.3)
+send("\r")
+out = read_until(">>> ")
+check("tt.shape" in out and "[2, 3]" in out, "Tab after 'tt.' completes a tensor attribute")
+send(":help sum  \r")   # trailing spaces are not part of the name
+out = read_until(">>> ")
+check("sum(t, axis=nil, keepdims=false)\r\n  sum (pairwise, as NumPy); bool/i64 give i64" in out,
+      ":help of a tensor op: its signature and the line from ops.def")
+send(":help split\r")
+out = read_until(">>> ")
+check("split(s, sep=nil)\r\n  the pieces of s between occurrences of sep" in out,
+      ":help of a non-tensor built-in: its row of the BuiltinDef table")
+send("# doubles x\r")
+read_until("... ")
+send("# (a second line)\r")
+read_until("... ")
+send("fn dbl(x, k=2) { return k * x }\r")
+read_until(">>> ")
+send(":help dbl\r")
+out = read_until(">>> ")
+check("fn dbl(x, k=2)\r\n  doubles x\r\n  (a second line)\r\n" in out,
+      ":help of a TSL function: fn name(params) and the # lines typed above it")
+send("dbl(4)\r")
+check("8" in read_until(">>> "), "the function typed after comment lines works")
+send("# a comment\r")
+read_until("... ")
+send("\r")
+read_until(">>> ")
+send("1 + 9\r")
+check("10" in read_until(">>> "), "a blank line after comment lines returns to the prompt")
+send(":help nn\r")
+out = read_until(">>> ")
+check("module nn" in out and re.search(r"fn mse\(pred, y\) +Mean of squared differences\.", out) is not None,
+      ":help of a module lists its functions with their first comment line")
+send(":help\r")
+check(":help NAME" in read_until(">>> "), ":help alone lists the commands and :help NAME")
+for cmd, want in ((":static off", "static: off"), (":static on", "static: on"), (":time on", "time: on"),
+                  (":time off", "time: off"), (":device cpu", "device: cpu")):
+    send(cmd + "\r")
+    check(want in read_until(">>> "), "%s prints '%s'" % (cmd, want))
+send("\x03")
+out = read_until(">>> ")
+check("^C\r\n>>> " in out or "^C\n>>> " in out, "Ctrl-C at an empty prompt gives a fresh prompt on a new line")
+send("garbage_text")
+time.sleep(0.3)
+send("\x03")
+read_until(">>> ")
+send("3 + 4\r")
+out = read_until(">>> ")
+check("7" in out and "garbage_text" not in out, "Ctrl-C at the prompt clears what was typed")
 
 send(":quit\r")
 rest = b""

@@ -446,6 +446,34 @@ mkfifo "$tmp/fifo.txt"
 timeout 5 $TSL -e "write_text(\"$tmp/fifo.txt\", \"x\")" >/dev/null 2>"$tmp/err"; rc=$?
 if [ $rc -eq 1 ] && grep -q "^<string>:1:1: error: write_text: cannot open" "$tmp/err"; then ok; else bad "write_text to a FIFO nobody reads: exit $rc: $(head -1 "$tmp/err")"; fi
 
+# help and --help (issue 11): `tsl --help` names every environment variable the source reads
+# (the list comes from the source, so a new getenv without --help text fails here)
+$TSL --help >"$tmp/out" 2>&1
+vars=$(grep -ho 'getenv("[A-Za-z0-9_]*")' lang/*.c lang/*.re vm/*.c ops/*.c ops/*/*.c repl/*.c | sed 's/getenv("\(.*\)")/\1/' | sort -u)
+if [ -z "$vars" ]; then bad "--help check: found no getenv calls in the source"; fi
+for v in $vars; do
+    if grep -q "^  $v[ =]" "$tmp/out"; then ok; else bad "tsl --help does not describe environment variable $v"; fi
+done
+# ... and every option repl/main.c parses (a lone "-" is a file name, not an option)
+opts=$(grep -o 'strcmp(a, "-[^"]*")' repl/main.c | sed 's/strcmp(a, "\(.*\)")/\1/' | grep -v '^-$' | sort -u)
+$TSL --help >"$tmp/out" 2>&1
+for o in $opts; do
+    if grep -q -- "^  .*$o\([ ,]\|\$\)" "$tmp/out"; then ok; else bad "tsl --help does not list option $o"; fi
+done
+# help("name") inside a module looks the name up in that module; a static fn that calls help
+# runs it eagerly, in program order
+mkdir -p "$tmp/helpmod"
+printf '# the module'"'"'s g\nfn g(a, b=[1, 2]) { return a }\nfn show() { help("g") }\n' >"$tmp/helpmod/hm.tsl"
+printf 'import hm\nfn g() { return 0 }\nhm.show()\nstatic fn s(x) {\n  help(hm.g)\n  return x + 1\n}\nprint(s(1))\n' >"$tmp/helpmod/main.tsl"
+printf 'fn g(a, b=[1, 2])\n  the module'"'"'s g\nfn g(a, b=[1, 2])\n  the module'"'"'s g\n2\n' >"$tmp/want"
+if $TSL "$tmp/helpmod/main.tsl" >"$tmp/out" 2>"$tmp/err" && cmp -s "$tmp/out" "$tmp/want"; then ok
+else bad "help in a module / static fn: $(head -3 "$tmp/out") $(head -2 "$tmp/err")"; fi
+# help(module) reads the module's text once, not once per function (was quadratic: minutes)
+seq 40000 | awk '{ printf "# doc %d\nfn f%d(a, b=[1, 2]) { return a }\n", $1, $1 }' >"$tmp/helpmod/bigmod.tsl"
+if TSL_PATH="$tmp/helpmod" timeout 10 $TSL -e 'import bigmod
+help(bigmod)' >"$tmp/out" 2>"$tmp/err" && tail -1 "$tmp/out" | grep -q '^  fn f40000(a, b=\[1, 2\]) *doc 40000$'; then ok
+else bad "help of a module of 40000 functions: exit $?: $(tail -1 "$tmp/out") $(head -2 "$tmp/err")"; fi
+
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3"; do
     if $TSL $ex >/dev/null 2>"$tmp/err"; then ok; else bad "example $ex: $(head -3 "$tmp/err")"; fi
