@@ -439,7 +439,9 @@ timeout 5 $TSL -e "write_text(\"$tmp/fifo.txt\", \"x\")" >/dev/null 2>"$tmp/err"
 if [ $rc -eq 1 ] && grep -q "^<string>:1:1: error: write_text: cannot open" "$tmp/err"; then ok; else bad "write_text to a FIFO nobody reads: exit $rc: $(head -1 "$tmp/err")"; fi
 
 # the examples run
-for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3"; do
+for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3" examples/kmeans_digits.tsl \
+          examples/text_stats.tsl examples/linreg.tsl "--verify-static examples/kmeans_digits.tsl" \
+          "--verify-static examples/linreg.tsl"; do
     if $TSL $ex >/dev/null 2>"$tmp/err"; then ok; else bad "example $ex: $(head -3 "$tmp/err")"; fi
 done
 
