@@ -438,6 +438,20 @@ mkfifo "$tmp/fifo.txt"
 timeout 5 $TSL -e "write_text(\"$tmp/fifo.txt\", \"x\")" >/dev/null 2>"$tmp/err"; rc=$?
 if [ $rc -eq 1 ] && grep -q "^<string>:1:1: error: write_text: cannot open" "$tmp/err"; then ok; else bad "write_text to a FIFO nobody reads: exit $rc: $(head -1 "$tmp/err")"; fi
 
+# docs (issue 11): docs/reference.md names every registered built-in and its ```tsl examples
+# print what their comments say; README, docs and examples link only inside the repository
+if command -v python3 >/dev/null 2>&1; then
+    if python3 tests/check_reference.py "$TSL" >"$tmp/ref" 2>&1; then ok; else bad "tests/check_reference.py: $(head -5 "$tmp/ref")"; fi
+else
+    echo "SKIP: the reference check needs python3"
+fi
+if grep -rnE '\.\./shared|/work/' README.md docs examples --include='*.md' --include='*.tsl' --include='*.txt' >"$tmp/out"; then
+    bad "README/docs/examples mention a path outside the repository: $(head -3 "$tmp/out")"
+else ok; fi
+for f in examples/data/digits.csv examples/data/iris.csv examples/data/gettysburg.txt; do
+    if [ -s "$f" ] && grep -q "$(basename "$f")" examples/data/README.md; then ok; else bad "$f missing or without provenance in examples/data/README.md"; fi
+done
+
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3" examples/kmeans_digits.tsl \
           examples/text_stats.tsl examples/linreg.tsl "--verify-static examples/kmeans_digits.tsl" \
