@@ -8,7 +8,7 @@
    of lang/*.c, the same tables lang/builtins.c installs - and each name is then checked
    against the binary itself (type(name) must be "function"), so a parse that drifts from the
    sources fails here instead of silently checking fewer names.
-2. Every ```tsl block must run with TSL from the repository root and exit 0. Where a block has
+2. Every ```tsl block must run with TSL (in a scratch folder that sees examples/) and exit 0. Where a block has
    `# => TEXT` comments, its stdout must be exactly those lines, in order.
 3. Every relative link in README.md, docs/*.md and examples/**/*.md names a file that exists
    inside the repository (the docs stand alone).
@@ -55,16 +55,17 @@ def constant_names():
 
 
 def run(tsl, code, timeout=20):
-    with tempfile.NamedTemporaryFile("w", suffix=".tsl", delete=False, encoding="utf-8") as f:
-        f.write(code)
-        path = f.name
-    try:
-        p = subprocess.run([tsl, path], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-        return p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired:
-        return -1, "", "timed out after %d s" % timeout
-    finally:
-        os.unlink(path)
+    """Runs code as block.tsl in a fresh folder that sees the repository's examples/ (so a block
+    reads examples/data/... as from the repository root, and files it writes go nowhere else)."""
+    with tempfile.TemporaryDirectory() as d:
+        os.symlink(os.path.join(ROOT, "examples"), os.path.join(d, "examples"))
+        with open(os.path.join(d, "block.tsl"), "w", encoding="utf-8") as f:
+            f.write(code)
+        try:
+            p = subprocess.run([tsl, "block.tsl"], cwd=d, capture_output=True, text=True, timeout=timeout)
+            return p.returncode, p.stdout, p.stderr
+        except subprocess.TimeoutExpired:
+            return -1, "", "timed out after %d s" % timeout
 
 
 def check_names(tsl, doc, problems):
