@@ -8,7 +8,7 @@
    of lang/*.c, the same tables lang/builtins.c installs - and each name is then checked
    against the binary itself (type(name) must be "function"), so a parse that drifts from the
    sources fails here instead of silently checking fewer names.
-2. Every ```tsl block must run with TSL (in a scratch folder that sees examples/) and exit 0. Where a block has
+2. Every ```tsl block (of the reference, and of README.md) must run with TSL (in a scratch folder that sees examples/) and exit 0. Where a block has
    `# => TEXT` comments, its stdout must be exactly those lines, in order.
 3. Every relative link in README.md, docs/*.md and examples/**/*.md names a file that exists
    inside the repository (the docs stand alone).
@@ -133,7 +133,7 @@ def check_links(problems):
 def check_blocks(tsl, doc, problems, name):
     blocks = tsl_blocks(doc)
     if not blocks:
-        problems.append("docs/reference.md has no ```tsl blocks")
+        problems.append("%s has no ```tsl blocks" % name)
     for line, code in blocks:
         expected = [m.group(1) for m in re.finditer(r"# => ?(.*)$", code, re.M)]
         rc, out, err = run(tsl, code)
@@ -161,6 +161,9 @@ def main():
     problems = []
     check_names(tsl, doc, problems)
     check_blocks(tsl, doc, problems, os.path.relpath(ref, ROOT))
+    if len(sys.argv) <= 2:  # the README's programs must run too
+        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+            check_blocks(tsl, f.read(), problems, "README.md")
     check_links(problems)
     for p in problems:
         print(p)
