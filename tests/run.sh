@@ -473,9 +473,24 @@ seq 40000 | awk '{ printf "# doc %d\nfn f%d(a, b=[1, 2]) { return a }\n", $1, $1
 if TSL_PATH="$tmp/helpmod" timeout 10 $TSL -e 'import bigmod
 help(bigmod)' >"$tmp/out" 2>"$tmp/err" && tail -1 "$tmp/out" | grep -q '^  fn f40000(a, b=\[1, 2\]) *doc 40000$'; then ok
 else bad "help of a module of 40000 functions: exit $?: $(tail -1 "$tmp/out") $(head -2 "$tmp/err")"; fi
+# docs (issue 11): docs/reference.md names every registered built-in and its ```tsl examples
+# print what their comments say; README, docs and examples link only inside the repository
+if command -v python3 >/dev/null 2>&1; then
+    if python3 tests/check_reference.py "$TSL" >"$tmp/ref" 2>&1; then ok; else bad "tests/check_reference.py: $(head -5 "$tmp/ref")"; fi
+else
+    echo "SKIP: the reference check needs python3"
+fi
+if grep -rnIE '\.\./shared|/work/' README.md docs examples --exclude='*.csv' >"$tmp/out"; then
+    bad "README/docs/examples mention a path outside the repository: $(head -3 "$tmp/out")"
+else ok; fi
+for f in examples/data/digits.csv examples/data/iris.csv examples/data/gettysburg.txt; do
+    if [ -s "$f" ] && grep -q "$(basename "$f")" examples/data/README.md; then ok; else bad "$f missing or without provenance in examples/data/README.md"; fi
+done
 
 # the examples run
-for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3"; do
+for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3" examples/kmeans_digits.tsl \
+          examples/text_stats.tsl examples/linreg.tsl "--verify-static examples/kmeans_digits.tsl" \
+          "--verify-static examples/linreg.tsl"; do
     if $TSL $ex >/dev/null 2>"$tmp/err"; then ok; else bad "example $ex: $(head -3 "$tmp/err")"; fi
 done
 
