@@ -1140,11 +1140,13 @@ static Exec append_to_string_var(Interp *I, Frame *f, Node *target, Node *rhs, S
     return EX_OK;
 }
 
-/* Whether assignment n is `name = name + e` (same variable on both sides). */
+/* Whether assignment n is `name = name + e` (same variable on both sides). The resolver
+ * gave every name its scope and slot, so those two say it; no string compare on this path,
+ * which every `i = i + 1` of a loop takes. */
 static bool is_self_append(Node *n) {
     Node *v = n->b;
     return n->a->kind == AST_NAME && v->kind == AST_BINARY && v->op == TOK_PLUS && v->a->kind == AST_NAME &&
-           v->a->scope == n->a->scope && v->a->slot == n->a->slot && !strcmp(v->a->str, n->a->str);
+           v->a->scope == n->a->scope && v->a->slot == n->a->slot;
 }
 
 static Exec assign_augmented(Interp *I, Frame *f, Node *n) {
@@ -1346,7 +1348,7 @@ static Exec exec(Interp *I, Frame *f, Node *n) {
     }
     case AST_ASSIGN: {
         if (n->op != TOK_EOF) return assign_augmented(I, f, n);
-        if (is_self_append(n)) {
+        if (is_self_append(n) && name_ref(f, n->a)->type == VAL_STR) {   /* numbers skip the call */
             bool done;
             Exec st = append_to_string_var(I, f, n->a, n->b->b, n->b->loc, &done);
             if (done) return st;
