@@ -261,15 +261,18 @@ Value autograd_call(Interp *I, Value f, CallArgs *a, bool with_value) {
     int yv = -1;
     if (y.type == VAL_TENSOR && is_float(y.as.t->dtype) && y.as.t->size == 1) {
         yv = tape_find(&tp, y.as.t);
+    } else if (y.type == VAL_TENSOR) {
+        Shape s;
+        char buf[96];
+        shape_of(y.as.t, &s);
+        interp_error(I, "%s(): f must return a one-element float tensor or a number, got a tensor of dtype %s and shape %s", who,
+                     dtype_name(y.as.t->dtype), shape_str(&s, buf, sizeof buf));
+        goto out;
     } else if (y.type != VAL_NUM) {
-        interp_error(I, "%s(): f must return a one-element float tensor or a number, got %s", who,
-                     y.type == VAL_TENSOR ? "a tensor of another size or dtype" : val_type_name(y));
+        interp_error(I, "%s(): f must return a one-element float tensor or a number, got %s", who, val_type_name(y));
         goto out;
     }
     if (yv >= 0 && backward(&tp, yv)) { interp_error(I, "%s", op_error()); goto out; }
-    if (yv >= 0 && tp.vars[yv].grad && nleaves) {
-        /* y itself may be a leaf: its seed is its gradient, which backward kept */
-    }
     int k = 0;
     Value g = grad_tree(I, &tp, a->pos[0], leaves, &k);
     if (IS_ERR(g)) goto out;
