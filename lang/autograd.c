@@ -122,6 +122,8 @@ void autograd_record(const OpCall *c, Tensor *const *out) {
     n->out_var = tape_var(tp, out[0]);   /* multi-result ops: only the first (no rule has more yet) */
 }
 
+bool autograd_tracked(const Tensor *t) { return autograd_tape && tape_find(autograd_tape, t) >= 0; }
+
 /* ---------- backward ---------- */
 
 /* dst += g (g a NEW reference, taken). */

@@ -17,6 +17,9 @@ extern Tape *autograd_tape;   /* the active tape, or NULL (the common case: one 
 /* Records a finished call (out[] its results); a no-op when no operand is tracked. */
 void autograd_record(const OpCall *c, Tensor *const *out);
 
+/* Whether t is on the active tape (a leaf or a recorded result). */
+bool autograd_tracked(const Tensor *t);
+
 /* The built-ins (builtins.c binds them): grad(f) / value_and_grad(f) make a function;
  * calling it runs autograd_call. check_grad compares with central differences. */
 Value autograd_call(Interp *I, Value f, CallArgs *a, bool with_value);

@@ -824,6 +824,10 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
             goto out;
         }
     }
+    if (autograd_tape && (autograd_tracked(t) || (set && setval && autograd_tracked(setval)))) {
+        interp_error(I, "no gradient for tensor indexing yet");   /* not silently zero */
+        goto out;
+    }
     {
         Tensor *res = set ? op_index_set(t, items, n, setval) : op_index(t, items, n);
         r = tensor_result(I, res);
