@@ -194,6 +194,21 @@ static int r_sigmoid(GradCtx *g) {
     give(g, 0, gb_mul(B, gb_mul(B, GY, g->y), gb_sub(B, gb_num(1), g->y)));
     return done(g);
 }
+/* inverse trigonometric and hyperbolic: g / sqrt(+-(x^2) +- 1) or g / (1 +- x^2) */
+static GVal sq(GradBuilder *b, GVal v) { return gb_mul(b, v, v); }
+static int r_asin(GradCtx *g) { give(g, 0, gb_div(B, GY, gb_unary(B, OP_SQRT, gb_sub(B, gb_num(1), sq(B, X))))); return done(g); }
+static int r_acos(GradCtx *g) { give(g, 0, gb_neg(B, gb_div(B, GY, gb_unary(B, OP_SQRT, gb_sub(B, gb_num(1), sq(B, X)))))); return done(g); }
+static int r_atan(GradCtx *g) { give(g, 0, gb_div(B, GY, gb_add(B, sq(B, X), gb_num(1)))); return done(g); }
+static int r_asinh(GradCtx *g) { give(g, 0, gb_div(B, GY, gb_unary(B, OP_SQRT, gb_add(B, sq(B, X), gb_num(1))))); return done(g); }
+static int r_acosh(GradCtx *g) { give(g, 0, gb_div(B, GY, gb_unary(B, OP_SQRT, gb_sub(B, sq(B, X), gb_num(1))))); return done(g); }
+static int r_atanh(GradCtx *g) { give(g, 0, gb_div(B, GY, gb_sub(B, gb_num(1), sq(B, X)))); return done(g); }
+static int r_atan2(GradCtx *g) {   /* atan2(y, x): dy = x / r2, dx = -y / r2 */
+    GVal y = g->x[0], x = g->x[1];
+    GVal r2 = gb_add(B, sq(B, y), sq(B, x));
+    if (g->needs[0]) give(g, 0, gb_div(B, gb_mul(B, GY, x), r2));
+    if (g->needs[1]) give(g, 1, gb_neg(B, gb_div(B, gb_mul(B, GY, y), r2)));
+    return done(g);
+}
 static GVal where(GradBuilder *b, GVal cond, GVal x, GVal y) { GVal in[3] = { cond, x, y }; return gb_op(b, OP_WHERE, in, 3, NULL); }
 static int r_relu(GradCtx *g) {   /* relu'(0) = 0 */
     give(g, 0, where(B, op2(B, OP_GT, X, gb_num(0)), GY, gb_num(0)));
@@ -253,6 +268,36 @@ static int r_max(GradCtx *g) {
     give(g, 0, gb_mul(B, unreduce(g, GY), gb_div(B, hit, broadcast_to(B, count, &s))));
     return done(g);
 }
+/* var: 2 (x - mean) / n; std: (x - mean) / (n std); norm: x / norm (0 where the norm is 0) */
+static GVal centered(GradCtx *g) {
+    OpAttrs at = *g->c->at;
+    at.flag = true;
+    GVal m = gb_op(B, OP_MEAN, &g->x[0], 1, &at);
+    Shape s = shape_val(X);
+    return gb_sub(B, X, broadcast_to(B, m, &s));
+}
+static double reduced_count(const GradCtx *g) { return (double)g->x[0].t->size / (double)g->y.t->size; }
+static int r_var(GradCtx *g) {
+    give(g, 0, gb_mul(B, unreduce(g, GY), gb_mul(B, centered(g), gb_num(2 / reduced_count(g)))));
+    return done(g);
+}
+static int r_std(GradCtx *g) {
+    GVal d = gb_div(B, centered(g), gb_mul(B, unreduce(g, g->y), gb_num(reduced_count(g))));
+    give(g, 0, gb_mul(B, unreduce(g, GY), d));
+    return done(g);
+}
+static int r_norm(GradCtx *g) {
+    GVal n = unreduce(g, g->y);
+    GVal d = where(B, op2(B, OP_EQ, n, gb_num(0)), gb_num(0), gb_div(B, X, n));
+    give(g, 0, gb_mul(B, unreduce(g, GY), d));
+    return done(g);
+}
+static int r_cumsum(GradCtx *g) {   /* the reversed running sum of g: sum(g) - cumsum(g) + g */
+    GVal total = reduce_kept(B, OP_SUM, GY, g->c->at->axis);
+    Shape s = shape_val(GY);
+    give(g, 0, gb_add(B, gb_sub(B, broadcast_to(B, total, &s), gb_op(B, OP_CUMSUM, &g->gy, 1, g->c->at)), GY));
+    return done(g);
+}
 static int r_logsumexp(GradCtx *g) {
     give(g, 0, gb_mul(B, unreduce(g, GY), gb_unary(B, OP_EXP, gb_sub(B, X, unreduce(g, g->y)))));
     return done(g);
@@ -309,6 +354,9 @@ static int r_broadcast_to(GradCtx *g) { give(g, 0, GY); return done(g); }   /* g
 #define RULES(X_)                                                                                   \
     X_(NEG, r_neg) X_(ABS, r_abs) X_(EXP, r_exp) X_(EXPM1, r_expm1) X_(LOG, r_log) X_(LOG2, r_log2)    \
     X_(LOG10, r_log10) X_(LOG1P, r_log1p) X_(SQRT, r_sqrt) X_(SIN, r_sin) X_(COS, r_cos) X_(TAN, r_tan) \
+    X_(ASIN, r_asin) X_(ACOS, r_acos) X_(ATAN, r_atan) X_(ASINH, r_asinh) X_(ACOSH, r_acosh)          \
+    X_(ATANH, r_atanh) X_(ATAN2, r_atan2) X_(VAR, r_var) X_(STD, r_std) X_(NORM, r_norm)               \
+    X_(CUMSUM, r_cumsum)                                                                              \
     X_(SINH, r_sinh) X_(COSH, r_cosh) X_(TANH, r_tanh) X_(SIGMOID, r_sigmoid) X_(RELU, r_relu)        \
     X_(FLOOR, r_zero) X_(CEIL, r_zero) X_(ROUND, r_zero) X_(SIGN, r_zero)                             \
     X_(ADD, r_add) X_(SUB, r_sub) X_(MUL, r_mul) X_(DIV, r_div) X_(POW, r_pow)                        \
