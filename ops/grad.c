@@ -324,8 +324,19 @@ static GVal swap_last(GradBuilder *b, GVal v) {
 }
 static int r_matmul(GradCtx *g) {   /* ga = g @ b^T, gb = a^T @ g (batch axes summed back) */
     GVal a = g->x[0], bb = g->x[1];
-    if (!a.t || !bb.t || a.t->ndim < 2 || bb.t->ndim < 2) {
-        op_fail("no gradient for matmul of 1-D or 0-d operands yet");
+    int na = a.t ? a.t->ndim : 0, nb = bb.t ? bb.t->ndim : 0;
+    if (na == 1 && nb == 1) {   /* a dot product */
+        if (g->needs[0]) give(g, 0, gb_mul(B, GY, bb));
+        if (g->needs[1]) give(g, 1, gb_mul(B, GY, a));
+        return done(g);
+    }
+    if ((na == 1 && nb == 2) || (na == 2 && nb == 1)) {   /* a vector times a matrix, or the reverse */
+        if (g->needs[0]) give(g, 0, na == 1 ? op2(B, OP_MATMUL, bb, GY) : op2(B, OP_OUTER, GY, bb));
+        if (g->needs[1]) give(g, 1, nb == 1 ? op2(B, OP_MATMUL, swap_last(B, a), GY) : op2(B, OP_OUTER, a, GY));
+        return done(g);
+    }
+    if (na < 2 || nb < 2) {
+        op_fail("no gradient for matmul of a vector and a batch of matrices yet");
         return -1;
     }
     if (g->needs[0]) give(g, 0, op2(B, OP_MATMUL, GY, swap_last(B, bb)));
