@@ -31,6 +31,7 @@ struct Tape {
     /* Tensor* -> the newest variable holding it (open addressing; keys are vars' tensors) */
     int *slots;
     int nslots;
+    Tape *outer;   /* the tape of an enclosing grad: it records this one's forward and backward ops */
 };
 
 Tape *autograd_tape;
@@ -95,9 +96,7 @@ static void tape_free(Tape *tp) {
 
 static bool is_float(DType dt) { return dt == DT_F32 || dt == DT_F64; }
 
-void autograd_record(const OpCall *c, Tensor *const *out) {
-    Tape *tp = autograd_tape;
-    if (!tp || !out[0] || !is_float(out[0]->dtype)) return;   /* a non-float result carries no gradient */
+static void record_on(Tape *tp, const OpCall *c, Tensor *const *out) {
     bool any = false;
     for (int i = 0; i < c->nin && !any; i++)
         any = c->in[i].kind == ARG_TENSOR && tape_find(tp, c->in[i].t) >= 0;
@@ -122,7 +121,25 @@ void autograd_record(const OpCall *c, Tensor *const *out) {
     n->out_var = tape_var(tp, out[0]);   /* multi-result ops: only the first (no rule has more yet) */
 }
 
-bool autograd_tracked(const Tensor *t) { return autograd_tape && tape_find(autograd_tape, t) >= 0; }
+/* On every active tape: an inner grad's ops are also the outer one's (grad(grad(f))). */
+void autograd_record(const OpCall *c, Tensor *const *out) {
+    if (!out[0] || !is_float(out[0]->dtype)) return;   /* a non-float result carries no gradient */
+    for (Tape *tp = autograd_tape; tp; tp = tp->outer) record_on(tp, c, out);
+}
+
+/* The builder's op runner: backward ops are recorded on the enclosing tapes, if any. */
+static int recording_run(GradBuilder *b, const OpCall *c, Tensor **out) {
+    (void)b;
+    if (op_run(c, out)) return -1;
+    if (autograd_tape) autograd_record(c, out);
+    return 0;
+}
+
+bool autograd_tracked(const Tensor *t) {
+    for (Tape *tp = autograd_tape; tp; tp = tp->outer)
+        if (tape_find(tp, t) >= 0) return true;
+    return false;
+}
 
 /* ---------- backward ---------- */
 
@@ -136,7 +153,7 @@ static int accumulate(Tensor **dst, Tensor *g) {
     at.dtype = -1;
     OpCall c = { OP_ADD, 2, in, &at };
     Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
-    int rc = op_run(&c, out);
+    int rc = recording_run(NULL, &c, out);
     tensor_release(g);
     if (rc) return -1;
     tensor_release(*dst);
@@ -156,6 +173,7 @@ static int backward(Tape *tp, int y) {
         if (!out->grad) continue;
         GradBuilder b;
         gb_init(&b);
+        b.run = recording_run;
         GVal x[8], gx[8];
         bool needs[8];
         if (n->nin > 8) {
@@ -246,7 +264,6 @@ static Value grad_tree(Interp *I, Tape *tp, Value v, const int *leaves, int *k) 
 
 Value autograd_call(Interp *I, Value f, CallArgs *a, bool with_value) {
     const char *who = with_value ? "value_and_grad" : "grad";
-    if (autograd_tape) return interp_error(I, "%s(): differentiating inside a function being differentiated is not supported yet", who);
     if (a->npos < 1) return interp_error(I, "%s(): the gradient function needs the argument to differentiate", who);
     Tape tp;
     memset(&tp, 0, sizeof tp);
@@ -255,9 +272,10 @@ Value autograd_call(Interp *I, Value f, CallArgs *a, bool with_value) {
     if (!track_leaves(I, &tp, a->pos[0], &leaves, &nleaves, &cap, 0)) goto out;
     bool no_static = I->no_static;
     I->no_static = true;   /* static code runs eagerly, so its ops are recorded */
+    tp.outer = autograd_tape;
     autograd_tape = &tp;
     y = interp_call_args(I, f, a);
-    autograd_tape = NULL;
+    autograd_tape = tp.outer;   /* backward runs with the enclosing tapes recording it */
     I->no_static = no_static;
     if (IS_ERR(y)) goto out;
     int yv = -1;
