@@ -5,14 +5,16 @@
  * the eager op paths (interp.c operators, opargs.c built-ins) call when autograd_tape is
  * set. Backward walks the tape in reverse creation order and runs each op's rule
  * (ops/grad.c) through the eager GradBuilder, so every op call accumulates in the same
- * order every run. Static code does not record: f runs with I->no_static set. */
+ * order every run. Static code does not record: f runs with I->no_static set. Tapes nest
+ * (grad(grad(f))): an op is recorded on every active tape, and an inner backward runs its
+ * ops through a builder that records them on the enclosing tapes. */
 #ifndef TSL_AUTOGRAD_H
 #define TSL_AUTOGRAD_H
 #include "interp.h"
 #include "opcall.h"
 
 typedef struct Tape Tape;
-extern Tape *autograd_tape;   /* the active tape, or NULL (the common case: one test) */
+extern Tape *autograd_tape;   /* the innermost active tape, or NULL (the common case: one test) */
 
 /* Records a finished call (out[] its results); a no-op when no operand is tracked. */
 void autograd_record(const OpCall *c, Tensor *const *out);
