@@ -11,6 +11,7 @@
 #include "mem.h"
 #include "tops.h"
 #include "builtins.h"
+#include "autograd.h"
 #include "help.h"
 #include "vm.h"
 
@@ -378,8 +379,28 @@ static Value bi_dis(Interp *I, CallArgs *a) {
     if (v[1].type != VAL_UNDEF && !dot) return interp_error(I, "dis(): format must be \"dot\"");
     return static_dis(I, v[0], dot);
 }
-static Value bi_grad(Interp *I, CallArgs *a) { (void)a; return not_built(I, "grad()", "automatic differentiation"); }
-static Value bi_vgrad(Interp *I, CallArgs *a) { (void)a; return not_built(I, "value_and_grad()", "automatic differentiation"); }
+/* grad(f) and value_and_grad(f): a built-in bound to f (spec section 7). */
+static Value grad_fn_call(Interp *I, CallArgs *a) { return autograd_call(I, I->calling_builtin->bound, a, false); }
+static Value vgrad_fn_call(Interp *I, CallArgs *a) { return autograd_call(I, I->calling_builtin->bound, a, true); }
+static Value make_grad_fn(Interp *I, CallArgs *a, const char *who, const char *name, BuiltinFn fn) {
+    static const char *const p[] = { "f", NULL };
+    Value v[1];
+    if (!args_bind(I, a, who, p, 1, v)) return ERR_VAL;
+    if (v[0].type != VAL_FUNC && v[0].type != VAL_DICT)
+        return interp_error(I, "%s(): f must be a function, got %s", who, val_type_name(v[0]));
+    ObjBuiltin *b = builtin_new(name, fn);
+    b->bound = val_retain(v[0]);
+    return OBJ_VAL(VAL_FUNC, b);
+}
+static Value bi_grad(Interp *I, CallArgs *a) { return make_grad_fn(I, a, "grad", "grad_fn", grad_fn_call); }
+static Value bi_vgrad(Interp *I, CallArgs *a) { return make_grad_fn(I, a, "value_and_grad", "value_and_grad_fn", vgrad_fn_call); }
+static Value bi_check_grad(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "f", "x", "eps", NULL };
+    Value v[3];
+    if (!args_bind(I, a, "check_grad", p, 2, v)) return ERR_VAL;
+    if (v[2].type != VAL_UNDEF && v[2].type != VAL_NUM) return interp_error(I, "check_grad(): eps must be a number");
+    return autograd_check_grad(I, v[0], v[1], v[2].type == VAL_NUM ? v[2].as.n : 1e-3);
+}
 static Value bi_export(Interp *I, CallArgs *a) { (void)a; return not_built(I, "export()", "graph export"); }
 static Value bi_load(Interp *I, CallArgs *a) { (void)a; return not_built(I, "load()", "graph export"); }
 
@@ -402,8 +423,9 @@ const BuiltinDef core_builtins[] = {
     { "bool", bi_bool, "(x)", "the truth value of x" },
     { "gc", bi_gc, "()", "runs the cycle collector now; returns how many objects it freed" },
     { "dis", bi_dis, "(f=nil, format=nil)", "shows the optimized bytecode of a static fn or the last static block" },
-    { "grad", bi_grad, "(f)", "the gradient function of f (not in this build yet)" },
-    { "value_and_grad", bi_vgrad, "(f)", "f's value and gradient (not in this build yet)" },
+    { "grad", bi_grad, "(f)", "a function with f's parameters returning f's gradient w.r.t. its first argument" },
+    { "value_and_grad", bi_vgrad, "(f)", "like grad(f), but the function returns [value, gradient]" },
+    { "check_grad", bi_check_grad, "(f, x, eps=1e-3)", "largest relative error of grad(f)(x) against f64 central differences" },
     { "export", bi_export, "(f, path)", "exports a static fn's graph (not in this build yet)" },
     { "load", bi_load, "(path)", "loads an exported graph (not in this build yet)" },
     { "memstats", bi_memstats, "()", "a dict of allocation counts and live/peak bytes" },

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include "interp.h"
+#include "autograd.h"
 #include "gc.h"
 #include "mem.h"
 #include "tops.h"
@@ -145,6 +146,7 @@ static bool c_stack_ok(Interp *I) {
 }
 
 static Value call_builtin(Interp *I, ObjBuiltin *b, CallArgs *a) {
+    I->calling_builtin = b;   /* grad(f)'s functions read their f from it */
     Value r = b->fn(I, a);
     return r;
 }
@@ -445,6 +447,7 @@ static Value tensor_binary(Interp *I, OpCode op, Value a, Value b) {
     OpCall c = { op, 2, in, &no_attrs };
     Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
     if (op_run(&c, out)) return interp_error(I, "%s", op_error());
+    if (autograd_tape) autograd_record(&c, out);
     return TENSOR_VAL(out[0]);
 }
 
@@ -581,6 +584,7 @@ static bool is_temporary(Value v) {
  * not apply. */
 static Value binary_in_place(Interp *I, int op, Value a, Value b) {
     if (tensor_op_of(op) == OP__COUNT) return UNDEF_VAL;   /* in, not in */
+    if (autograd_tape) return UNDEF_VAL;   /* the tape keeps operands: they must not change */
     if (op == TOK_AT || op == TOK_EQ || op == TOK_NE || op == TOK_LT || op == TOK_LE || op == TOK_GT || op == TOK_GE)
         return UNDEF_VAL;
     bool left = is_temporary(a);
@@ -659,6 +663,7 @@ static Value eval_unary(Interp *I, Frame *f, Node *n) {
         OpCall c = { tilde ? OP_BITWISE_NOT : OP_NEG, 1, &in, &no_attrs };
         Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
         Value r = op_run(&c, out) ? interp_error(I, "%s", op_error()) : TENSOR_VAL(out[0]);
+        if (autograd_tape && !IS_ERR(r)) autograd_record(&c, out);
         val_release(a);
         if (IS_ERR(r)) interp_attach_loc(I, n->loc);
         return r;
@@ -818,6 +823,10 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
             interp_error(I, "cannot index a tensor with a %s", val_type_name(v));
             goto out;
         }
+    }
+    if (autograd_tape && (autograd_tracked(t) || (set && setval && autograd_tracked(setval)))) {
+        interp_error(I, "no gradient for tensor indexing yet");   /* not silently zero */
+        goto out;
     }
     {
         Tensor *res = set ? op_index_set(t, items, n, setval) : op_index(t, items, n);

@@ -88,6 +88,7 @@ typedef struct Interp {
     double deadline;          /* unused: --timeout arms a timer that sets tsl_timeout_flag */
     bool limits_on;           /* max_ops set: the evaluator counts operations */
     bool no_static, verify_static, repl, time_inputs;
+    ObjBuiltin *calling_builtin;   /* the built-in being called (set just before its fn runs) */
     bool sandbox;             /* fuzzing: built-ins that touch files are disabled */
     int nargs;
     char **args;

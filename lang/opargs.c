@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "opargs.h"
+#include "autograd.h"
 #include "builtins.h"
 #include "mem.h"
 #include "infer.h"
@@ -227,6 +228,7 @@ static bool bind_call(Interp *I, OpCode op, CallArgs *a, Operands *o, OpAttrs *a
 /* A temporary tensor operand (only the argument slot and nobody else holds it) whose dtype
  * and shape the result has: an elementwise op writes into it, as NumPy's elision does. */
 static Tensor *reusable_operand(const OpCall *c, CallArgs *a) {
+    if (autograd_tape) return NULL;   /* the tape keeps operands: they must not change */
     if (op_info[c->op].kind != K_UNARY || c->in[0].kind != ARG_TENSOR || a->npos < 1) return NULL;
     Tensor *t = (Tensor *)c->in[0].t;
     if (a->pos[0].type != VAL_TENSOR || t->rc != 1 || t->buf->rc != 1) return NULL;
@@ -260,6 +262,7 @@ Value interp_call_op(Interp *I, OpCode op, CallArgs *a) {
         interp_error(I, "%s", op_error());
         goto out;
     }
+    if (autograd_tape) autograd_record(&call, res);
     if (d->flags & F_ITEM) {
         r = res[0]->dtype == DT_BOOL ? BOOL_VAL(tensor_get(res[0], 0) != 0) : NUM_VAL(tensor_get(res[0], 0));
         tensor_release(res[0]);

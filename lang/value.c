@@ -119,6 +119,13 @@ static void obj_clear(Obj *o) {
         val_release(v);
         break;
     }
+    case OBJ_BUILTIN: {
+        ObjBuiltin *b = (ObjBuiltin *)o;
+        Value v = b->bound;
+        b->bound = NIL_VAL;
+        val_release(v);
+        break;
+    }
     case OBJ_CLOSURE: {
         ObjClosure *c = (ObjClosure *)o;
         ObjCell **up = c->upvals;
@@ -328,6 +335,7 @@ ObjBuiltin *builtin_new(const char *name, BuiltinFn fn) {
     ObjBuiltin *b = obj_alloc(sizeof(ObjBuiltin), OBJ_BUILTIN);
     b->name = name;
     b->fn = fn;
+    b->bound = NIL_VAL;
     return b;
 }
 

@@ -104,6 +104,7 @@ typedef struct {
     Obj h;
     const char *name;
     BuiltinFn fn;
+    Value bound;    /* owned: grad(f)'s f (nil for the plain built-ins) */
 } ObjBuiltin;
 
 #define NIL_VAL ((Value){VAL_NIL, {.n = 0}})

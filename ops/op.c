@@ -11,6 +11,7 @@
 #include <string.h>
 #include "opcall.h"
 #include "infer.h"
+#include "grad.h"
 
 OpDef op_info[OP__COUNT] = {
 #define OP(id, nm, sig, no, kd, fl, rule, impl, sym, dc) \
@@ -70,6 +71,7 @@ void op_table_init(void) {
     static bool done;
     if (done) return;
     done = true;
+    grad_table_init();
     for (int op = 0; op < OP__COUNT; op++) {
         OpDef *d = &op_info[op];
         int nint = 0, nf = 0;

@@ -32,8 +32,10 @@ typedef enum {
 enum { K_UNARY, K_BINARY, K_COMPARE, K_REDUCE, K_OTHER };
 enum { F_FUSE = 1, F_COMM = 2, F_NUM = 4, F_SYNTAX = 8, F_RANDOM = 16, F_VIEW = 32, F_DYNAMIC = 64, F_WEAK = 128, F_ITEM = 256 };
 
-/* The backward rule of an op (spec section 7); filled in by autograd. */
-typedef int (*BackwardFn)(OpCode op, const Tensor *const *in, const Tensor *out, const Tensor *gout, Tensor **gin);
+/* The backward rule of an op (spec section 7): graph-building code over a GradBuilder
+ * (ops/grad.h), filled in from the one list of rules in ops/grad.c. */
+struct GradCtx;
+typedef int (*BackwardFn)(struct GradCtx *g);
 
 #define OP_MAX_OUT 3
 #define OP_MAX_PARAMS 6
@@ -64,7 +66,7 @@ typedef struct {
     int nparams;
     OpParam params[OP_MAX_PARAMS];   /* parsed from signature by op_table_init() */
     int noperands;                   /* operand parameters (T, T?, Ts, N) */
-    BackwardFn backward;             /* NULL until autograd provides it */
+    BackwardFn backward;             /* NULL: no gradient for this op yet */
 } OpDef;
 extern OpDef op_info[OP__COUNT];
 

@@ -358,6 +358,9 @@ static bool builtin_on_runtime_values(Comp *c, const char *name, ObjBuiltin *b, 
 AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, int nargs, char **kwn, AVal *kw,
                             int nkw, SrcLoc loc) {
     c->loc = loc;
+    if (!strcmp(name, "grad") || !strcmp(name, "value_and_grad") || !strcmp(name, "check_grad") ||
+        (b && b->bound.type != VAL_NIL))
+        return cc_unsupported(c, "%s() runs eagerly: the static gradient transform is not built yet", name);
     if (!strcmp(name, "print")) return builtin_print(c, args, nargs, nkw);
     if (!strcmp(name, "assert")) return builtin_assert(c, args, nargs, kwn, kw, nkw);
     OpCode op = op_by_name(name);

@@ -146,7 +146,7 @@ runtime = [
     ("ambiguous_assert", "ambiguous truth value", "assert(ones(2))\n"),
     ("device_gpu", "device 'gpu' is not available", 'device("gpu")\n'),
     ("device_unknown", "unknown device", 'x = to(zeros(2), "tpu")\n'),
-    ("grad_missing", "not implemented in this build", "g = grad(fn(x) { return x })\n"),
+    ("grad_nonscalar", "f must return a one-element float tensor or a number", "g = grad(fn(x) { return x })(tensor([1.0, 2.0]))\n"),
     ("export_missing", "not implemented in this build", 'export(fn(x) { return x }, [1], "/tmp/x")\n'),
     ("dis_plain_fn", "is not a static fn", "fn f() { }\ndis(f)\n"),
     ("cyclic_import", "cyclic import of module 'cyc_a' (cyc_a -> cyc_b -> cyc_a)", "import cyc_a\n"),

@@ -17,4 +17,6 @@ Suite *values_suite(void);   /* test_values.c: cycles, shared structure, gc, obj
 Suite *limits_suite(void);   /* test_limits.c: polling, compile budget, kept buffers (issue 10) */
 Suite *builtin_table_suite(void);   /* test_builtin_table.c: signature and doc rows of the built-ins */
 
+Suite *grad_suite(void);     /* test_grad.c: the GradBuilder and backward rules (issue 12) */
+
 #endif

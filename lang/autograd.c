@@ -1,0 +1,358 @@
+/* autograd.c - the eager tape, backward over it, and the gradient trees of section 7. */
+#include <math.h>
+#include <string.h>
+#include "autograd.h"
+#include "grad.h"
+#include "mem.h"
+#include "tops.h"
+
+/* One recorded op call: operands (tensors retained), attributes, the tape variables of
+ * its operands (-1: not tracked) and of its results. */
+typedef struct {
+    OpCode op;
+    int nin;
+    OpArg *in;
+    int *in_var;
+    OpAttrs at;
+    int out_var;
+} TapeNode;
+
+/* A tape variable: a tracked tensor (retained) and its gradient so far (NULL: none). */
+typedef struct {
+    Tensor *t;
+    Tensor *grad;
+} Var;
+
+struct Tape {
+    Var *vars;
+    int nvars, vcap;
+    TapeNode *nodes;
+    int nnodes, ncap;
+    /* Tensor* -> the newest variable holding it (open addressing; keys are vars' tensors) */
+    int *slots;
+    int nslots;
+    Tape *outer;   /* the tape of an enclosing grad: it records this one's forward and backward ops */
+};
+
+Tape *autograd_tape;
+
+static size_t hash_ptr(const void *p, int n) { return (size_t)(((uintptr_t)p >> 4) * 2654435761u) & (size_t)(n - 1); }
+
+static int tape_find(const Tape *tp, const Tensor *t) {
+    if (!tp->nslots) return -1;
+    for (size_t h = hash_ptr(t, tp->nslots);; h = (h + 1) & (size_t)(tp->nslots - 1)) {
+        int v = tp->slots[h];
+        if (v < 0) return -1;
+        if (tp->vars[v].t == t) return v;
+    }
+}
+
+static void slots_put(Tape *tp, int v) {
+    size_t h = hash_ptr(tp->vars[v].t, tp->nslots);
+    for (;; h = (h + 1) & (size_t)(tp->nslots - 1)) {
+        int w = tp->slots[h];
+        if (w < 0 || tp->vars[w].t == tp->vars[v].t) break;
+    }
+    tp->slots[h] = v;
+}
+
+/* A new variable for t (retained); t now maps to it. */
+static int tape_var(Tape *tp, Tensor *t) {
+    if (tp->nvars == tp->vcap) {
+        tp->vcap = tp->vcap ? tp->vcap * 2 : 16;
+        tp->vars = mem_realloc(tp->vars, sizeof(Var) * (size_t)tp->vcap);
+    }
+    int v = tp->nvars++;
+    tp->vars[v] = (Var){ tensor_retain(t), NULL };
+    if (tp->nvars * 2 > tp->nslots) {   /* grow and rehash: the newest variable of each tensor wins */
+        mem_free(tp->slots);
+        tp->nslots = tp->nslots ? tp->nslots * 2 : 64;
+        while (tp->nvars * 2 > tp->nslots) tp->nslots *= 2;
+        tp->slots = mem_alloc(sizeof(int) * (size_t)tp->nslots);
+        for (int i = 0; i < tp->nslots; i++) tp->slots[i] = -1;
+        for (int w = 0; w < tp->nvars; w++) slots_put(tp, w);
+    } else {
+        slots_put(tp, v);
+    }
+    return v;
+}
+
+static void tape_free(Tape *tp) {
+    for (int i = 0; i < tp->nnodes; i++) {
+        TapeNode *n = &tp->nodes[i];
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k].kind == ARG_TENSOR) tensor_release((Tensor *)n->in[k].t);
+        mem_free(n->in);
+        mem_free(n->in_var);
+    }
+    for (int v = 0; v < tp->nvars; v++) {
+        tensor_release(tp->vars[v].t);
+        tensor_release(tp->vars[v].grad);
+    }
+    mem_free(tp->nodes);
+    mem_free(tp->vars);
+    mem_free(tp->slots);
+}
+
+static bool is_float(DType dt) { return dt == DT_F32 || dt == DT_F64; }
+
+static void record_on(Tape *tp, const OpCall *c, Tensor *const *out) {
+    bool any = false;
+    for (int i = 0; i < c->nin && !any; i++)
+        any = c->in[i].kind == ARG_TENSOR && tape_find(tp, c->in[i].t) >= 0;
+    if (!any) return;
+    if (tp->nnodes == tp->ncap) {
+        tp->ncap = tp->ncap ? tp->ncap * 2 : 16;
+        tp->nodes = mem_realloc(tp->nodes, sizeof(TapeNode) * (size_t)tp->ncap);
+    }
+    TapeNode *n = &tp->nodes[tp->nnodes++];
+    n->op = c->op;
+    n->nin = c->nin;
+    n->at = *c->at;
+    n->in = mem_alloc(sizeof(OpArg) * (size_t)(c->nin ? c->nin : 1));
+    n->in_var = mem_alloc(sizeof(int) * (size_t)(c->nin ? c->nin : 1));
+    for (int i = 0; i < c->nin; i++) {
+        n->in[i] = c->in[i];
+        n->in_var[i] = -1;
+        if (c->in[i].kind != ARG_TENSOR) continue;
+        tensor_retain((Tensor *)c->in[i].t);   /* dims point into it: kept alive with it */
+        if (is_float(c->in[i].t->dtype)) n->in_var[i] = tape_find(tp, c->in[i].t);
+    }
+    n->out_var = tape_var(tp, out[0]);   /* multi-result ops: only the first (no rule has more yet) */
+}
+
+/* On every active tape: an inner grad's ops are also the outer one's (grad(grad(f))). */
+void autograd_record(const OpCall *c, Tensor *const *out) {
+    if (!out[0] || !is_float(out[0]->dtype)) return;   /* a non-float result carries no gradient */
+    for (Tape *tp = autograd_tape; tp; tp = tp->outer) record_on(tp, c, out);
+}
+
+/* The builder's op runner: backward ops are recorded on the enclosing tapes, if any. */
+static int recording_run(GradBuilder *b, const OpCall *c, Tensor **out) {
+    (void)b;
+    if (op_run(c, out)) return -1;
+    if (autograd_tape) autograd_record(c, out);
+    return 0;
+}
+
+bool autograd_tracked(const Tensor *t) {
+    for (Tape *tp = autograd_tape; tp; tp = tp->outer)
+        if (tape_find(tp, t) >= 0) return true;
+    return false;
+}
+
+/* ---------- backward ---------- */
+
+/* dst += g (g a NEW reference, taken). */
+static int accumulate(Tensor **dst, Tensor *g) {
+    if (!*dst) { *dst = g; return 0; }
+    OpArg in[2] = { op_arg_tensor(*dst), op_arg_tensor(g) };
+    OpAttrs at;
+    memset(&at, 0, sizeof at);
+    at.naxes = -1;
+    at.dtype = -1;
+    OpCall c = { OP_ADD, 2, in, &at };
+    Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
+    int rc = recording_run(NULL, &c, out);
+    tensor_release(g);
+    if (rc) return -1;
+    tensor_release(*dst);
+    *dst = out[0];
+    return 0;
+}
+
+/* Runs backward from variable y, seeded with ones. -1 with the message in op_error(). */
+static int backward(Tape *tp, int y) {
+    Shape s;
+    shape_of(tp->vars[y].t, &s);
+    tp->vars[y].grad = op_full(&s, 1, tp->vars[y].t->dtype);
+    if (!tp->vars[y].grad) return -1;
+    for (int k = tp->nnodes - 1; k >= 0; k--) {
+        TapeNode *n = &tp->nodes[k];
+        Var *out = &tp->vars[n->out_var];
+        if (!out->grad) continue;
+        GradBuilder b;
+        gb_init(&b);
+        b.run = recording_run;
+        GVal x[8], gx[8];
+        bool needs[8];
+        if (n->nin > 8) {
+            op_fail("no gradient for %s of more than 8 operands yet", op_info[n->op].name);
+            return -1;
+        }
+        for (int i = 0; i < n->nin; i++) {
+            x[i] = n->in[i].kind == ARG_TENSOR ? gb_tensor(&b, (Tensor *)n->in[i].t) : gb_num(n->in[i].x);
+            needs[i] = n->in_var[i] >= 0;
+            gx[i] = gb_none();
+        }
+        OpCall c = { n->op, n->nin, n->in, &n->at };
+        GradCtx g = { &b, &c, x, gb_tensor(&b, out->t), gb_tensor(&b, out->grad), needs, gx };
+        int rc = grad_backward(&g);
+        for (int i = 0; i < n->nin && !rc; i++)
+            if (needs[i] && gb_ok(gx[i])) rc = accumulate(&tp->vars[n->in_var[i]].grad, gb_keep(gx[i]));
+        gb_free(&b);
+        if (rc) return -1;
+        if (n->out_var != y) {   /* consumed: its memory goes now */
+            tensor_release(out->grad);
+            out->grad = NULL;
+        }
+    }
+    return 0;
+}
+
+/* ---------- gradient trees ---------- */
+
+/* Makes a variable for every float tensor leaf of v, in walk order (leaves[]). */
+static bool track_leaves(Interp *I, Tape *tp, Value v, int **leaves, int *n, int *cap, int depth) {
+    if (depth > 1000) return interp_error(I, "grad(): the argument is nested too deeply"), false;
+    if (v.type == VAL_TENSOR && is_float(v.as.t->dtype)) {
+        if (*n == *cap) {
+            *cap = *cap ? *cap * 2 : 8;
+            *leaves = mem_realloc(*leaves, sizeof(int) * (size_t)*cap);
+        }
+        int found = tape_find(tp, v.as.t);
+        (*leaves)[(*n)++] = found >= 0 ? found : tape_var(tp, v.as.t);
+    } else if (v.type == VAL_LIST) {
+        ObjList *l = AS_LIST(v);
+        for (int i = 0; i < l->len; i++)
+            if (!track_leaves(I, tp, l->items[i], leaves, n, cap, depth + 1)) return false;
+    } else if (v.type == VAL_DICT) {
+        ObjDict *d = AS_DICT(v);
+        for (int i = 0; i < d->len; i++)
+            if (d->entries[i].key && !track_leaves(I, tp, d->entries[i].val, leaves, n, cap, depth + 1)) return false;
+    }
+    return true;
+}
+
+/* The gradient tree of v: leaf k's gradient (zeros when none reached it), nil for
+ * constants. */
+static Value grad_tree(Interp *I, Tape *tp, Value v, const int *leaves, int *k) {
+    if (v.type == VAL_TENSOR && is_float(v.as.t->dtype)) {
+        Var *var = &tp->vars[leaves[(*k)++]];
+        if (var->grad) return TENSOR_VAL(tensor_retain(var->grad));
+        Shape s;
+        shape_of(v.as.t, &s);
+        Tensor *z = tensor_zeros(v.as.t->dtype, &s);
+        return z ? TENSOR_VAL(z) : interp_error(I, "%s", op_error());
+    }
+    if (v.type == VAL_LIST) {
+        ObjList *l = AS_LIST(v);
+        ObjList *r = list_new(l->len);
+        Value rv = OBJ_VAL(VAL_LIST, r);
+        for (int i = 0; i < l->len; i++) {
+            Value g = grad_tree(I, tp, l->items[i], leaves, k);
+            if (IS_ERR(g)) { val_release(rv); return g; }
+            r->items[r->len++] = g;
+        }
+        return rv;
+    }
+    if (v.type == VAL_DICT) {
+        ObjDict *d = AS_DICT(v);
+        ObjDict *r = dict_new();
+        Value rv = OBJ_VAL(VAL_DICT, r);
+        for (int i = 0; i < d->len; i++) {
+            if (!d->entries[i].key) continue;
+            Value g = grad_tree(I, tp, d->entries[i].val, leaves, k);
+            if (IS_ERR(g)) { val_release(rv); return g; }
+            dict_set(r, d->entries[i].key, g);
+            val_release(g);
+        }
+        return rv;
+    }
+    return NIL_VAL;
+}
+
+Value autograd_call(Interp *I, Value f, CallArgs *a, bool with_value) {
+    const char *who = with_value ? "value_and_grad" : "grad";
+    if (a->npos < 1) return interp_error(I, "%s(): the gradient function needs the argument to differentiate", who);
+    Tape tp;
+    memset(&tp, 0, sizeof tp);
+    int *leaves = NULL, nleaves = 0, cap = 0;
+    Value r = ERR_VAL, y = ERR_VAL;
+    if (!track_leaves(I, &tp, a->pos[0], &leaves, &nleaves, &cap, 0)) goto out;
+    bool no_static = I->no_static;
+    I->no_static = true;   /* static code runs eagerly, so its ops are recorded */
+    tp.outer = autograd_tape;
+    autograd_tape = &tp;
+    y = interp_call_args(I, f, a);
+    autograd_tape = tp.outer;   /* backward runs with the enclosing tapes recording it */
+    I->no_static = no_static;
+    if (IS_ERR(y)) goto out;
+    int yv = -1;
+    if (y.type == VAL_TENSOR && is_float(y.as.t->dtype) && y.as.t->size == 1) {
+        yv = tape_find(&tp, y.as.t);
+    } else if (y.type == VAL_TENSOR) {
+        Shape s;
+        char buf[96];
+        shape_of(y.as.t, &s);
+        interp_error(I, "%s(): f must return a one-element float tensor or a number, got a tensor of dtype %s and shape %s", who,
+                     dtype_name(y.as.t->dtype), shape_str(&s, buf, sizeof buf));
+        goto out;
+    } else if (y.type != VAL_NUM) {
+        interp_error(I, "%s(): f must return a one-element float tensor or a number, got %s", who, val_type_name(y));
+        goto out;
+    }
+    if (yv >= 0 && backward(&tp, yv)) { interp_error(I, "%s", op_error()); goto out; }
+    int k = 0;
+    Value g = grad_tree(I, &tp, a->pos[0], leaves, &k);
+    if (IS_ERR(g)) goto out;
+    if (!with_value) { r = g; goto out; }
+    ObjList *l = list_new(2);
+    l->items[l->len++] = val_retain(y);
+    l->items[l->len++] = g;
+    r = OBJ_VAL(VAL_LIST, l);
+out:
+    if (!IS_ERR(y)) val_release(y);
+    mem_free(leaves);
+    tape_free(&tp);
+    return r;
+}
+
+/* ---------- check_grad ---------- */
+
+static bool value_as_number(Interp *I, Value y, double *out) {
+    if (y.type == VAL_NUM) { *out = y.as.n; return true; }
+    if (y.type == VAL_TENSOR && y.as.t->size == 1) { *out = tensor_get(y.as.t, 0); return true; }
+    return interp_error(I, "check_grad(): f must return a one-element float tensor or a number"), false;
+}
+
+/* f at x64 with element i moved by d. */
+static bool f_at(Interp *I, Value f, Tensor *x64, int64_t i, double d, double *out) {
+    Tensor *t = tensor_copy(x64);
+    if (!t) return interp_error(I, "%s", op_error()), false;
+    tensor_set(t, i, tensor_get(t, i) + d);
+    Value arg = TENSOR_VAL(t);
+    Value y = interp_call(I, f, &arg, 1);
+    tensor_release(t);
+    if (IS_ERR(y)) return false;
+    bool ok = value_as_number(I, y, out);
+    val_release(y);
+    return ok;
+}
+
+Value autograd_check_grad(Interp *I, Value f, Value x, double eps) {
+    if (x.type != VAL_TENSOR || !is_float(x.as.t->dtype))
+        return interp_error(I, "check_grad(): x must be a float tensor, got %s", val_type_name(x));
+    if (!(eps > 0)) return interp_error(I, "check_grad(): eps must be a positive number");
+    Tensor *x64 = op_astype(x.as.t, DT_F64);
+    if (!x64) return interp_error(I, "%s", op_error());
+    Value arg = TENSOR_VAL(x64);
+    CallArgs ca = { &arg, 1, NULL, NULL, 0 };
+    Value g = autograd_call(I, f, &ca, false);
+    Value r = ERR_VAL;
+    if (IS_ERR(g)) goto out;
+    double worst = 0;
+    for (int64_t i = 0; i < x64->size; i++) {
+        double hi, lo;
+        if (!f_at(I, f, x64, i, eps, &hi) || !f_at(I, f, x64, i, -eps, &lo)) goto out;
+        double num = (hi - lo) / (2 * eps), an = tensor_get(g.as.t, i);
+        double scale = fmax(1, fmax(fabs(num), fabs(an)));
+        double err = fabs(an - num) / scale;
+        if (err > worst || isnan(err)) worst = err;
+    }
+    r = NUM_VAL(worst);
+out:
+    if (!IS_ERR(g)) val_release(g);
+    tensor_release(x64);
+    return r;
+}

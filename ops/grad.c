@@ -1,0 +1,395 @@
+/* grad.c - the backward rule of each differentiable op, written once with ops through a
+ * GradBuilder (grad.h), and the eager builder. The rules are listed in RULES below, keyed
+ * by op id: that list is the one place op_info[].backward is filled from. */
+#include <math.h>
+#include <string.h>
+#include "grad.h"
+#include "mem.h"
+
+/* ---------- the builder ---------- */
+
+static int eager_run(GradBuilder *b, const OpCall *c, Tensor **out) { (void)b; return op_run(c, out); }
+
+void gb_init(GradBuilder *b) {
+    memset(b, 0, sizeof *b);
+    b->run = eager_run;
+}
+
+void gb_free(GradBuilder *b) {
+    for (int i = 0; i < b->nowned; i++) tensor_release(b->owned[i]);
+    mem_free(b->owned);
+    b->owned = NULL;
+    b->nowned = b->cap = 0;
+}
+
+GVal gb_none(void) { return (GVal){ .t = NULL, .reg = -1 }; }
+GVal gb_num(double x) { return (GVal){ .t = NULL, .reg = -1, .is_num = true, .x = x }; }
+bool gb_ok(GVal v) { return v.t != NULL; }
+Tensor *gb_keep(GVal v) { return v.t ? tensor_retain(v.t) : NULL; }
+
+/* Takes the reference t. */
+static GVal own(GradBuilder *b, Tensor *t) {
+    if (b->nowned == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 16;
+        b->owned = mem_realloc(b->owned, sizeof(Tensor *) * (size_t)b->cap);
+    }
+    b->owned[b->nowned++] = t;
+    return (GVal){ .t = t, .reg = -1 };
+}
+
+GVal gb_tensor(GradBuilder *b, Tensor *t) { return own(b, tensor_retain(t)); }
+
+static OpAttrs attrs_default(void) {
+    OpAttrs at;
+    memset(&at, 0, sizeof at);
+    at.naxes = -1;
+    at.dtype = -1;
+    return at;
+}
+
+GVal gb_op(GradBuilder *b, OpCode op, const GVal *in, int n, const OpAttrs *at) {
+    OpArg args[4];
+    OpAttrs def = attrs_default();
+    for (int i = 0; i < n; i++) {
+        if (in[i].is_num) args[i] = op_arg_num(in[i].x, false);
+        else if (in[i].t) args[i] = op_arg_tensor(in[i].t);
+        else return gb_none();   /* an earlier step failed: its message stands */
+    }
+    if (op == OP_SUM || op == OP_MEAN) def.flag = false;
+    OpCall c = { op, n, args, at ? at : &def };
+    Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
+    if (b->run(b, &c, out)) return gb_none();
+    for (int k = 1; k < OP_MAX_OUT; k++) tensor_release(out[k]);
+    return own(b, out[0]);
+}
+
+static GVal op2(GradBuilder *b, OpCode op, GVal x, GVal y) { GVal in[2] = { x, y }; return gb_op(b, op, in, 2, NULL); }
+GVal gb_add(GradBuilder *b, GVal x, GVal y) { return op2(b, OP_ADD, x, y); }
+GVal gb_sub(GradBuilder *b, GVal x, GVal y) { return op2(b, OP_SUB, x, y); }
+GVal gb_mul(GradBuilder *b, GVal x, GVal y) { return op2(b, OP_MUL, x, y); }
+GVal gb_div(GradBuilder *b, GVal x, GVal y) { return op2(b, OP_DIV, x, y); }
+GVal gb_unary(GradBuilder *b, OpCode op, GVal x) { return gb_op(b, op, &x, 1, NULL); }
+GVal gb_neg(GradBuilder *b, GVal x) { return gb_unary(b, OP_NEG, x); }
+GVal gb_zeros_like(GradBuilder *b, GVal x) { return gb_mul(b, x, gb_num(0)); }
+GVal gb_ones_like(GradBuilder *b, GVal x) { return gb_add(b, gb_zeros_like(b, x), gb_num(1)); }
+
+GVal gb_astype(GradBuilder *b, GVal x, DType dt) {
+    if (x.t && x.t->dtype == dt) return x;
+    OpAttrs at = attrs_default();
+    at.dtype = (int)dt;
+    return gb_op(b, OP_ASTYPE, &x, 1, &at);
+}
+
+GVal gb_reshape(GradBuilder *b, GVal x, const Shape *s) {
+    OpAttrs at = attrs_default();
+    at.shape = *s;
+    return gb_op(b, OP_RESHAPE, &x, 1, &at);
+}
+
+static GVal broadcast_to(GradBuilder *b, GVal x, const Shape *s) {
+    OpAttrs at = attrs_default();
+    at.shape = *s;
+    return gb_op(b, OP_BROADCAST_TO, &x, 1, &at);
+}
+
+static bool same_shape(const Tensor *t, const Shape *s) {
+    if (t->ndim != s->ndim) return false;
+    for (int i = 0; i < s->ndim; i++)
+        if (t->shape[i] != s->d[i]) return false;
+    return true;
+}
+
+GVal gb_sum_to_shape(GradBuilder *b, GVal g, const Shape *s, DType dt) {
+    if (!g.t) return g;
+    if (!same_shape(g.t, s)) {
+        OpAttrs at = attrs_default();
+        int lead = g.t->ndim - s->ndim;
+        at.naxes = 0;
+        for (int i = 0; i < g.t->ndim; i++)
+            if (i < lead || (s->d[i - lead] == 1 && g.t->shape[i] != 1)) at.axes[at.naxes++] = i;
+        at.flag = false;
+        if (at.naxes) g = gb_op(b, OP_SUM, &g, 1, &at);
+        if (g.t && !same_shape(g.t, s)) g = gb_reshape(b, g, s);
+    }
+    return gb_astype(b, g, dt);
+}
+
+/* ---------- helpers of the rules ---------- */
+
+static Shape shape_val(GVal v) {
+    Shape s;
+    shape_of(v.t, &s);
+    return s;
+}
+
+/* The operand's gradient from a gradient of the result's shape: un-broadcast (numbers and
+ * operands that need none get none). */
+static void give(GradCtx *g, int i, GVal d) {
+    if (!g->needs[i] || !g->x[i].t) return;
+    Shape s = shape_val(g->x[i]);
+    g->gx[i] = gb_sum_to_shape(g->b, d, &s, g->x[i].t->dtype);
+}
+
+static int done(GradCtx *g) {
+    for (int i = 0; i < g->c->nin; i++)
+        if (g->needs[i] && g->x[i].t && !g->gx[i].t) return -1;
+    return 0;
+}
+
+/* The shape of a reduction's result with keepdims, from the call's axes. */
+static Shape kept_shape(const GradCtx *g) {
+    Shape s = shape_val(g->x[0]);
+    const OpAttrs *at = g->c->at;
+    if (at->naxes < 0) {
+        for (int i = 0; i < s.ndim; i++) s.d[i] = 1;
+    } else {
+        for (int k = 0; k < at->naxes; k++) s.d[at->axes[k] < 0 ? at->axes[k] + s.ndim : at->axes[k]] = 1;
+    }
+    return s;
+}
+
+/* v (a reduction's result or gradient) broadcast back to the operand's shape. */
+static GVal unreduce(GradCtx *g, GVal v) {
+    Shape k = kept_shape(g), s = shape_val(g->x[0]);
+    return broadcast_to(g->b, gb_reshape(g->b, v, &k), &s);
+}
+
+static GVal reduce_kept(GradBuilder *b, OpCode op, GVal v, int axis) {
+    OpAttrs at = attrs_default();
+    at.naxes = 1;
+    at.axes[0] = axis;
+    at.flag = true;
+    return gb_op(b, op, &v, 1, &at);
+}
+
+/* ---------- the rules ---------- */
+
+#define B (g->b)
+#define X (g->x[0])
+#define GY (g->gy)
+
+static int r_zero(GradCtx *g) { (void)g; return 0; }   /* piecewise constant: no contribution */
+static int r_neg(GradCtx *g) { give(g, 0, gb_neg(B, GY)); return done(g); }
+static int r_abs(GradCtx *g) { give(g, 0, gb_mul(B, GY, gb_unary(B, OP_SIGN, X))); return done(g); }  /* abs'(0) = 0 */
+static int r_exp(GradCtx *g) { give(g, 0, gb_mul(B, GY, g->y)); return done(g); }
+static int r_expm1(GradCtx *g) { give(g, 0, gb_mul(B, GY, gb_add(B, g->y, gb_num(1)))); return done(g); }
+static int r_log(GradCtx *g) { give(g, 0, gb_div(B, GY, X)); return done(g); }
+static int r_log2(GradCtx *g) { give(g, 0, gb_div(B, GY, gb_mul(B, X, gb_num(M_LN2)))); return done(g); }
+static int r_log10(GradCtx *g) { give(g, 0, gb_div(B, GY, gb_mul(B, X, gb_num(M_LN10)))); return done(g); }
+static int r_log1p(GradCtx *g) { give(g, 0, gb_div(B, GY, gb_add(B, X, gb_num(1)))); return done(g); }
+static int r_sqrt(GradCtx *g) { give(g, 0, gb_div(B, GY, gb_mul(B, g->y, gb_num(2)))); return done(g); }
+static int r_sin(GradCtx *g) { give(g, 0, gb_mul(B, GY, gb_unary(B, OP_COS, X))); return done(g); }
+static int r_cos(GradCtx *g) { give(g, 0, gb_neg(B, gb_mul(B, GY, gb_unary(B, OP_SIN, X)))); return done(g); }
+static int r_tan(GradCtx *g) {
+    give(g, 0, gb_mul(B, GY, gb_add(B, gb_mul(B, g->y, g->y), gb_num(1))));
+    return done(g);
+}
+static int r_sinh(GradCtx *g) { give(g, 0, gb_mul(B, GY, gb_unary(B, OP_COSH, X))); return done(g); }
+static int r_cosh(GradCtx *g) { give(g, 0, gb_mul(B, GY, gb_unary(B, OP_SINH, X))); return done(g); }
+static int r_tanh(GradCtx *g) {
+    give(g, 0, gb_mul(B, GY, gb_sub(B, gb_num(1), gb_mul(B, g->y, g->y))));
+    return done(g);
+}
+static int r_sigmoid(GradCtx *g) {
+    give(g, 0, gb_mul(B, gb_mul(B, GY, g->y), gb_sub(B, gb_num(1), g->y)));
+    return done(g);
+}
+/* inverse trigonometric and hyperbolic: g / sqrt(+-(x^2) +- 1) or g / (1 +- x^2) */
+static GVal sq(GradBuilder *b, GVal v) { return gb_mul(b, v, v); }
+static int r_asin(GradCtx *g) { give(g, 0, gb_div(B, GY, gb_unary(B, OP_SQRT, gb_sub(B, gb_num(1), sq(B, X))))); return done(g); }
+static int r_acos(GradCtx *g) { give(g, 0, gb_neg(B, gb_div(B, GY, gb_unary(B, OP_SQRT, gb_sub(B, gb_num(1), sq(B, X)))))); return done(g); }
+static int r_atan(GradCtx *g) { give(g, 0, gb_div(B, GY, gb_add(B, sq(B, X), gb_num(1)))); return done(g); }
+static int r_asinh(GradCtx *g) { give(g, 0, gb_div(B, GY, gb_unary(B, OP_SQRT, gb_add(B, sq(B, X), gb_num(1))))); return done(g); }
+static int r_acosh(GradCtx *g) { give(g, 0, gb_div(B, GY, gb_unary(B, OP_SQRT, gb_sub(B, sq(B, X), gb_num(1))))); return done(g); }
+static int r_atanh(GradCtx *g) { give(g, 0, gb_div(B, GY, gb_sub(B, gb_num(1), sq(B, X)))); return done(g); }
+static int r_atan2(GradCtx *g) {   /* atan2(y, x): dy = x / r2, dx = -y / r2 */
+    GVal y = g->x[0], x = g->x[1];
+    GVal r2 = gb_add(B, sq(B, y), sq(B, x));
+    if (g->needs[0]) give(g, 0, gb_div(B, gb_mul(B, GY, x), r2));
+    if (g->needs[1]) give(g, 1, gb_neg(B, gb_div(B, gb_mul(B, GY, y), r2)));
+    return done(g);
+}
+static GVal where(GradBuilder *b, GVal cond, GVal x, GVal y) { GVal in[3] = { cond, x, y }; return gb_op(b, OP_WHERE, in, 3, NULL); }
+static int r_relu(GradCtx *g) {   /* relu'(0) = 0 */
+    give(g, 0, where(B, op2(B, OP_GT, X, gb_num(0)), GY, gb_num(0)));
+    return done(g);
+}
+
+static int r_add(GradCtx *g) { give(g, 0, GY); give(g, 1, GY); return done(g); }
+static int r_sub(GradCtx *g) { give(g, 0, GY); if (g->needs[1]) give(g, 1, gb_neg(B, GY)); return done(g); }
+static int r_mul(GradCtx *g) {
+    if (g->needs[0]) give(g, 0, gb_mul(B, GY, g->x[1]));
+    if (g->needs[1]) give(g, 1, gb_mul(B, GY, g->x[0]));
+    return done(g);
+}
+static int r_div(GradCtx *g) {
+    if (g->needs[0]) give(g, 0, gb_div(B, GY, g->x[1]));
+    if (g->needs[1]) give(g, 1, gb_neg(B, gb_div(B, gb_mul(B, GY, g->y), g->x[1])));   /* -a/b^2 = -y/b */
+    return done(g);
+}
+static int r_pow(GradCtx *g) {
+    GVal a = g->x[0], e = g->x[1];
+    if (g->needs[0]) give(g, 0, gb_mul(B, GY, gb_mul(B, e, op2(B, OP_POW, a, gb_sub(B, e, gb_num(1))))));
+    if (g->needs[1]) give(g, 1, gb_mul(B, GY, gb_mul(B, g->y, gb_unary(B, OP_LOG, a))));
+    return done(g);
+}
+/* maximum/minimum: the winner takes the gradient, ties split it evenly (PyTorch). */
+static int r_extremum(GradCtx *g, OpCode wins) {
+    GVal a = g->x[0], bb = g->x[1];
+    GVal share = gb_add(B, where(B, op2(B, wins, a, bb), gb_num(1), gb_num(0)),
+                        where(B, op2(B, OP_EQ, a, bb), gb_num(0.5), gb_num(0)));
+    share = gb_astype(B, share, g->y.t->dtype);
+    if (g->needs[0]) give(g, 0, gb_mul(B, GY, share));
+    if (g->needs[1]) give(g, 1, gb_mul(B, GY, gb_sub(B, gb_num(1), share)));
+    return done(g);
+}
+static int r_maximum(GradCtx *g) { return r_extremum(g, OP_GT); }
+static int r_minimum(GradCtx *g) { return r_extremum(g, OP_LT); }
+static int r_where(GradCtx *g) {
+    if (g->needs[1]) give(g, 1, where(B, g->x[0], GY, gb_num(0)));
+    if (g->needs[2]) give(g, 2, where(B, g->x[0], gb_num(0), GY));
+    return done(g);
+}
+static int r_astype(GradCtx *g) { give(g, 0, GY); return done(g); }   /* give() converts back */
+
+static int r_sum(GradCtx *g) { give(g, 0, unreduce(g, GY)); return done(g); }
+static int r_mean(GradCtx *g) {
+    double n = (double)X.t->size / (double)g->y.t->size;
+    give(g, 0, gb_div(B, unreduce(g, GY), gb_num(n)));
+    return done(g);
+}
+/* max/min: the elements equal to the result share the gradient evenly. */
+static int r_max(GradCtx *g) {
+    GVal hit = gb_astype(B, op2(B, OP_EQ, X, unreduce(g, g->y)), X.t->dtype);
+    OpAttrs at = *g->c->at;
+    at.flag = true;
+    GVal count = gb_op(B, OP_SUM, &hit, 1, &at);
+    Shape s = shape_val(X);
+    give(g, 0, gb_mul(B, unreduce(g, GY), gb_div(B, hit, broadcast_to(B, count, &s))));
+    return done(g);
+}
+/* var: 2 (x - mean) / n; std: (x - mean) / (n std); norm: x / norm (0 where the norm is 0) */
+static GVal centered(GradCtx *g) {
+    OpAttrs at = *g->c->at;
+    at.flag = true;
+    GVal m = gb_op(B, OP_MEAN, &g->x[0], 1, &at);
+    Shape s = shape_val(X);
+    return gb_sub(B, X, broadcast_to(B, m, &s));
+}
+static double reduced_count(const GradCtx *g) { return (double)g->x[0].t->size / (double)g->y.t->size; }
+static int r_var(GradCtx *g) {
+    give(g, 0, gb_mul(B, unreduce(g, GY), gb_mul(B, centered(g), gb_num(2 / reduced_count(g)))));
+    return done(g);
+}
+static int r_std(GradCtx *g) {
+    GVal d = gb_div(B, centered(g), gb_mul(B, unreduce(g, g->y), gb_num(reduced_count(g))));
+    give(g, 0, gb_mul(B, unreduce(g, GY), d));
+    return done(g);
+}
+static int r_norm(GradCtx *g) {
+    GVal n = unreduce(g, g->y);
+    GVal d = where(B, op2(B, OP_EQ, n, gb_num(0)), gb_num(0), gb_div(B, X, n));
+    give(g, 0, gb_mul(B, unreduce(g, GY), d));
+    return done(g);
+}
+static int r_cumsum(GradCtx *g) {   /* the reversed running sum of g: sum(g) - cumsum(g) + g */
+    GVal total = reduce_kept(B, OP_SUM, GY, g->c->at->axis);
+    Shape s = shape_val(GY);
+    give(g, 0, gb_add(B, gb_sub(B, broadcast_to(B, total, &s), gb_op(B, OP_CUMSUM, &g->gy, 1, g->c->at)), GY));
+    return done(g);
+}
+static int r_logsumexp(GradCtx *g) {
+    give(g, 0, gb_mul(B, unreduce(g, GY), gb_unary(B, OP_EXP, gb_sub(B, X, unreduce(g, g->y)))));
+    return done(g);
+}
+static int r_softmax(GradCtx *g) {   /* y * (g - sum(g * y)) */
+    GVal s = reduce_kept(B, OP_SUM, gb_mul(B, GY, g->y), g->c->at->axis);
+    give(g, 0, gb_mul(B, g->y, gb_sub(B, GY, s)));
+    return done(g);
+}
+static int r_log_softmax(GradCtx *g) {   /* g - exp(y) * sum(g) */
+    GVal s = reduce_kept(B, OP_SUM, GY, g->c->at->axis);
+    give(g, 0, gb_sub(B, GY, gb_mul(B, gb_unary(B, OP_EXP, g->y), s)));
+    return done(g);
+}
+
+static GVal swap_last(GradBuilder *b, GVal v) {
+    OpAttrs at = attrs_default();
+    int n = v.t->ndim;
+    at.naxes = n;
+    for (int i = 0; i < n; i++) at.axes[i] = i;
+    at.axes[n - 2] = n - 1;
+    at.axes[n - 1] = n - 2;
+    return gb_op(b, OP_TRANSPOSE, &v, 1, &at);
+}
+static int r_matmul(GradCtx *g) {   /* ga = g @ b^T, gb = a^T @ g (batch axes summed back) */
+    GVal a = g->x[0], bb = g->x[1];
+    int na = a.t ? a.t->ndim : 0, nb = bb.t ? bb.t->ndim : 0;
+    if (na == 1 && nb == 1) {   /* a dot product */
+        if (g->needs[0]) give(g, 0, gb_mul(B, GY, bb));
+        if (g->needs[1]) give(g, 1, gb_mul(B, GY, a));
+        return done(g);
+    }
+    if ((na == 1 && nb == 2) || (na == 2 && nb == 1)) {   /* a vector times a matrix, or the reverse */
+        if (g->needs[0]) give(g, 0, na == 1 ? op2(B, OP_MATMUL, bb, GY) : op2(B, OP_OUTER, GY, bb));
+        if (g->needs[1]) give(g, 1, nb == 1 ? op2(B, OP_MATMUL, swap_last(B, a), GY) : op2(B, OP_OUTER, a, GY));
+        return done(g);
+    }
+    if (na < 2 || nb < 2) {
+        op_fail("no gradient for matmul of a vector and a batch of matrices yet");
+        return -1;
+    }
+    if (g->needs[0]) give(g, 0, op2(B, OP_MATMUL, GY, swap_last(B, bb)));
+    if (g->needs[1]) give(g, 1, op2(B, OP_MATMUL, swap_last(B, a), GY));
+    return done(g);
+}
+static int r_reshape(GradCtx *g) {
+    Shape s = shape_val(X);
+    give(g, 0, gb_reshape(B, GY, &s));
+    return done(g);
+}
+static int r_transpose(GradCtx *g) {
+    OpAttrs at = attrs_default();
+    int n = X.t->ndim;
+    at.naxes = n;
+    for (int i = 0; i < n; i++) {
+        int p = g->c->at->naxes < 0 ? n - 1 - i : g->c->at->axes[i];
+        at.axes[p < 0 ? p + n : p] = i;   /* the inverse permutation */
+    }
+    give(g, 0, gb_op(B, OP_TRANSPOSE, &g->gy, 1, &at));
+    return done(g);
+}
+static int r_broadcast_to(GradCtx *g) { give(g, 0, GY); return done(g); }   /* give() sums back */
+
+/* The one list of rules, keyed by op id. */
+#define RULES(X_)                                                                                   \
+    X_(NEG, r_neg) X_(ABS, r_abs) X_(EXP, r_exp) X_(EXPM1, r_expm1) X_(LOG, r_log) X_(LOG2, r_log2)    \
+    X_(LOG10, r_log10) X_(LOG1P, r_log1p) X_(SQRT, r_sqrt) X_(SIN, r_sin) X_(COS, r_cos) X_(TAN, r_tan) \
+    X_(ASIN, r_asin) X_(ACOS, r_acos) X_(ATAN, r_atan) X_(ASINH, r_asinh) X_(ACOSH, r_acosh)          \
+    X_(ATANH, r_atanh) X_(ATAN2, r_atan2) X_(VAR, r_var) X_(STD, r_std) X_(NORM, r_norm)               \
+    X_(CUMSUM, r_cumsum)                                                                              \
+    X_(SINH, r_sinh) X_(COSH, r_cosh) X_(TANH, r_tanh) X_(SIGMOID, r_sigmoid) X_(RELU, r_relu)        \
+    X_(FLOOR, r_zero) X_(CEIL, r_zero) X_(ROUND, r_zero) X_(SIGN, r_zero)                             \
+    X_(ADD, r_add) X_(SUB, r_sub) X_(MUL, r_mul) X_(DIV, r_div) X_(POW, r_pow)                        \
+    X_(MAXIMUM, r_maximum) X_(MINIMUM, r_minimum) X_(WHERE, r_where) X_(ASTYPE, r_astype)             \
+    X_(SUM, r_sum) X_(MEAN, r_mean) X_(MAX, r_max) X_(MIN, r_max) X_(LOGSUMEXP, r_logsumexp)          \
+    X_(SOFTMAX, r_softmax) X_(LOG_SOFTMAX, r_log_softmax) X_(MATMUL, r_matmul)                        \
+    X_(RESHAPE, r_reshape) X_(FLATTEN, r_reshape) X_(EXPAND_DIMS, r_reshape) X_(SQUEEZE, r_reshape)   \
+    X_(TRANSPOSE, r_transpose) X_(BROADCAST_TO, r_broadcast_to)
+
+void grad_table_init(void) {
+#define SET_RULE(id, fn) op_info[OP_##id].backward = fn;
+    RULES(SET_RULE)
+#undef SET_RULE
+}
+
+bool grad_has_rule(OpCode op) { return op_info[op].backward != NULL; }
+
+int grad_backward(GradCtx *g) {
+    BackwardFn fn = op_info[g->c->op].backward;
+    if (!fn) {
+        op_fail("no gradient for %s yet", op_info[g->c->op].name);
+        return -1;
+    }
+    return fn(g);
+}
