@@ -85,7 +85,6 @@ typedef struct Interp {
     /* options and limits (spec section 1) */
     int max_depth, max_nesting;
     int64_t max_ops, ops;
-    double deadline;          /* unused: --timeout arms a timer that sets tsl_timeout_flag */
     bool limits_on;           /* max_ops set: the evaluator counts operations */
     bool no_static, verify_static, repl, time_inputs;
     ObjBuiltin *calling_builtin;   /* the built-in being called (set just before its fn runs) */

@@ -394,33 +394,15 @@ static Node *parse_cmp(Parser *p) {
     return n;
 }
 
-/* band := cmp ('&' cmp)* ; bxor := band ('^' band)* ; bor := bxor ('|' bxor)* */
-static Node *parse_band(Parser *p) {
-    Node *n = parse_cmp(p);
-    while (check(p, TOK_AMP)) {
+/* band := cmp ('&' cmp)* ; bxor := band ('^' band)* ; bor := bxor ('|' bxor)*
+ * The three levels differ only in their operator: level 0 is '&' over comparisons. */
+static Node *parse_bitwise(Parser *p, int level) {
+    static const TokKind ops[] = { TOK_AMP, TOK_CARET, TOK_PIPE };
+    Node *n = level ? parse_bitwise(p, level - 1) : parse_cmp(p);
+    while (check(p, ops[level])) {
         Token *t = advance(p);
         skip_newlines(p);
-        n = binary(p, t, n, parse_cmp(p));
-    }
-    return n;
-}
-
-static Node *parse_bxor(Parser *p) {
-    Node *n = parse_band(p);
-    while (check(p, TOK_CARET)) {
-        Token *t = advance(p);
-        skip_newlines(p);
-        n = binary(p, t, n, parse_band(p));
-    }
-    return n;
-}
-
-static Node *parse_bor(Parser *p) {
-    Node *n = parse_bxor(p);
-    while (check(p, TOK_PIPE)) {
-        Token *t = advance(p);
-        skip_newlines(p);
-        n = binary(p, t, n, parse_bxor(p));
+        n = binary(p, t, n, level ? parse_bitwise(p, level - 1) : parse_cmp(p));
     }
     return n;
 }
@@ -428,7 +410,7 @@ static Node *parse_bor(Parser *p) {
 /* not := 'not' not | bor */
 static Node *parse_not(Parser *p) {
     Token *t = peek(p);
-    if (!match(p, TOK_NOT)) return parse_bor(p);
+    if (!match(p, TOK_NOT)) return parse_bitwise(p, 2);
     enter(p);
     Node *n = node(p, AST_NOT, t);
     n->a = parse_not(p);

@@ -307,7 +307,7 @@ int interp_run_source_at(Interp *I, const char *name, const char *text, size_t l
     ensure_main(I, src);
     interp_clear_error(I);
     I->exiting = false;
-    I->limits_on = I->max_ops > 0 || I->deadline > 0 || tensor_max_live > 0;
+    I->limits_on = I->max_ops > 0 || tensor_max_live > 0;
     if (incomplete) *incomplete = false;
     Node *prog = interp_parse(I, src, incomplete);
     if (!prog) {
@@ -353,7 +353,7 @@ int interp_run_file(Interp *I, const char *path) {
     ensure_main(I, src);
     interp_clear_error(I);
     I->exiting = false;
-    I->limits_on = I->max_ops > 0 || I->deadline > 0 || tensor_max_live > 0;
+    I->limits_on = I->max_ops > 0 || tensor_max_live > 0;
     Node *prog = interp_parse(I, src, NULL);
     if (!prog) {
         interp_print_error(I, stderr);
