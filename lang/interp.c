@@ -89,9 +89,8 @@ bool interp_check_signals(Interp *I) {
 bool interp_check_limits(Interp *I) {
     if (!interp_check_signals(I)) return false;
     /* objects count toward --max-memory as they are made (that cannot fail): check here */
-    if (tensor_max_live && tensor_live_bytes + obj_live_bytes > tensor_max_live) {
-        interp_error(I, "out of memory: the program's memory would exceed --max-memory (%lld bytes)",
-                     (long long)tensor_max_live);
+    if (mem_over_budget()) {
+        interp_error(I, MAX_MEMORY_MSG, (long long)tensor_max_live);
         return false;
     }
     if (I->max_ops && ++I->ops > I->max_ops) {

@@ -470,8 +470,7 @@ static bool fmt_go_on(Fmt *f, StrBuf *b) {
     if (b->len > f->limit) {
         f->failed = true;
         if (f->I && f->limit < TSL_MAX_TEXT)
-            interp_error(f->I, "out of memory: the program's memory would exceed --max-memory (%lld bytes)",
-                         (long long)tensor_max_live);
+            interp_error(f->I, MAX_MEMORY_MSG, (long long)tensor_max_live);
         else if (f->I)
             interp_error(f->I, "text too large: printing this value would exceed %zu bytes (the string size limit)",
                          f->limit);

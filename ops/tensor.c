@@ -27,6 +27,8 @@ int64_t mem_budget_left(void) {
     return left > 0 ? left : 0;
 }
 
+bool mem_over_budget(void) { return tensor_max_live && tensor_live_bytes + obj_live_bytes > tensor_max_live; }
+
 void op_fail(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -123,8 +125,7 @@ Tensor *tensor_new(DType dt, const Shape *s) {
     }
     if (bytes > mem_budget_left() &&
         !(tensor_reclaim_hook && tensor_reclaim_hook() > 0 && bytes <= mem_budget_left())) {
-        op_fail("out of memory: the program's memory would exceed --max-memory (%lld bytes)",
-                (long long)tensor_max_live);
+        op_fail(MAX_MEMORY_MSG, (long long)tensor_max_live);
         return NULL;
     }
     /* 64-byte aligned data so SIMD kernels see aligned rows */

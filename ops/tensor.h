@@ -51,6 +51,10 @@ extern int64_t tensor_live_bytes;
 extern int64_t obj_live_bytes;      /* strings, lists, dicts, closures (lang/value.c counts them) */
 /* Bytes the program may still allocate under --max-memory (INT64_MAX when unlimited). */
 int64_t mem_budget_left(void);
+/* Whether the program already holds more than --max-memory (objects are counted as made). */
+bool mem_over_budget(void);
+/* The one message of the limit, wherever it is hit (printf format; the limit as long long). */
+#define MAX_MEMORY_MSG "out of memory: the program's memory would exceed --max-memory (%lld bytes)"
 /* Called when --max-memory would fail an allocation: frees memory the program cannot reach
  * (kept intermediate buffers of compiled code) and returns how many bytes it released. */
 extern int64_t (*tensor_reclaim_hook)(void);
