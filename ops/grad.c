@@ -24,7 +24,13 @@ void gb_free(GradBuilder *b) {
 
 GVal gb_none(void) { return (GVal){ .t = NULL, .reg = -1 }; }
 GVal gb_num(double x) { return (GVal){ .t = NULL, .reg = -1, .is_num = true, .x = x }; }
-bool gb_ok(GVal v) { return v.t != NULL; }
+bool gb_ok(GVal v) { return v.ok; }
+GVal gb_reg(int reg, DType dt, const Shape *s) { return (GVal){ .reg = reg, .ok = true, .dtype = dt, .shape = *s }; }
+int64_t gv_size(GVal v) {
+    int64_t n = 1;
+    for (int i = 0; i < v.shape.ndim; i++) n *= v.shape.d[i];
+    return n;
+}
 Tensor *gb_keep(GVal v) { return v.t ? tensor_retain(v.t) : NULL; }
 
 /* Takes the reference t. */
@@ -34,7 +40,9 @@ static GVal own(GradBuilder *b, Tensor *t) {
         b->owned = mem_realloc(b->owned, sizeof(Tensor *) * (size_t)b->cap);
     }
     b->owned[b->nowned++] = t;
-    return (GVal){ .t = t, .reg = -1 };
+    GVal v = { .t = t, .reg = -1, .ok = true, .dtype = t->dtype };
+    shape_of(t, &v.shape);
+    return v;
 }
 
 GVal gb_tensor(GradBuilder *b, Tensor *t) { return own(b, tensor_retain(t)); }
@@ -50,12 +58,12 @@ static OpAttrs attrs_default(void) {
 GVal gb_op(GradBuilder *b, OpCode op, const GVal *in, int n, const OpAttrs *at) {
     OpArg args[4];
     OpAttrs def = attrs_default();
-    for (int i = 0; i < n; i++) {
-        if (in[i].is_num) args[i] = op_arg_num(in[i].x, false);
-        else if (in[i].t) args[i] = op_arg_tensor(in[i].t);
-        else return gb_none();   /* an earlier step failed: its message stands */
-    }
     if (op == OP_SUM || op == OP_MEAN) def.flag = false;
+    for (int i = 0; i < n; i++)
+        if (!in[i].is_num && !in[i].ok) return gb_none();   /* an earlier step failed: its message stands */
+    if (b->emit) return b->emit(b, op, in, n, at ? at : &def);
+    for (int i = 0; i < n; i++)
+        args[i] = in[i].is_num ? op_arg_num(in[i].x, false) : op_arg_tensor(in[i].t);
     OpCall c = { op, n, args, at ? at : &def };
     Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
     if (b->run(b, &c, out)) return gb_none();
@@ -74,7 +82,7 @@ GVal gb_zeros_like(GradBuilder *b, GVal x) { return gb_mul(b, x, gb_num(0)); }
 GVal gb_ones_like(GradBuilder *b, GVal x) { return gb_add(b, gb_zeros_like(b, x), gb_num(1)); }
 
 GVal gb_astype(GradBuilder *b, GVal x, DType dt) {
-    if (x.t && x.t->dtype == dt) return x;
+    if (x.ok && x.dtype == dt) return x;
     OpAttrs at = attrs_default();
     at.dtype = (int)dt;
     return gb_op(b, OP_ASTYPE, &x, 1, &at);
@@ -92,47 +100,43 @@ static GVal broadcast_to(GradBuilder *b, GVal x, const Shape *s) {
     return gb_op(b, OP_BROADCAST_TO, &x, 1, &at);
 }
 
-static bool same_shape(const Tensor *t, const Shape *s) {
+static bool same_shape(const Shape *t, const Shape *s) {
     if (t->ndim != s->ndim) return false;
     for (int i = 0; i < s->ndim; i++)
-        if (t->shape[i] != s->d[i]) return false;
+        if (t->d[i] != s->d[i]) return false;
     return true;
 }
 
 GVal gb_sum_to_shape(GradBuilder *b, GVal g, const Shape *s, DType dt) {
-    if (!g.t) return g;
-    if (!same_shape(g.t, s)) {
+    if (!g.ok) return g;
+    if (!same_shape(&g.shape, s)) {
         OpAttrs at = attrs_default();
-        int lead = g.t->ndim - s->ndim;
+        int lead = g.shape.ndim - s->ndim;
         at.naxes = 0;
-        for (int i = 0; i < g.t->ndim; i++)
-            if (i < lead || (s->d[i - lead] == 1 && g.t->shape[i] != 1)) at.axes[at.naxes++] = i;
+        for (int i = 0; i < g.shape.ndim; i++)
+            if (i < lead || (s->d[i - lead] == 1 && g.shape.d[i] != 1)) at.axes[at.naxes++] = i;
         at.flag = false;
         if (at.naxes) g = gb_op(b, OP_SUM, &g, 1, &at);
-        if (g.t && !same_shape(g.t, s)) g = gb_reshape(b, g, s);
+        if (g.ok && !same_shape(&g.shape, s)) g = gb_reshape(b, g, s);
     }
     return gb_astype(b, g, dt);
 }
 
 /* ---------- helpers of the rules ---------- */
 
-static Shape shape_val(GVal v) {
-    Shape s;
-    shape_of(v.t, &s);
-    return s;
-}
+static Shape shape_val(GVal v) { return v.shape; }
 
 /* The operand's gradient from a gradient of the result's shape: un-broadcast (numbers and
  * operands that need none get none). */
 static void give(GradCtx *g, int i, GVal d) {
-    if (!g->needs[i] || !g->x[i].t) return;
+    if (!g->needs[i] || !g->x[i].ok) return;
     Shape s = shape_val(g->x[i]);
-    g->gx[i] = gb_sum_to_shape(g->b, d, &s, g->x[i].t->dtype);
+    g->gx[i] = gb_sum_to_shape(g->b, d, &s, g->x[i].dtype);
 }
 
 static int done(GradCtx *g) {
     for (int i = 0; i < g->c->nin; i++)
-        if (g->needs[i] && g->x[i].t && !g->gx[i].t) return -1;
+        if (g->needs[i] && g->x[i].ok && !g->gx[i].ok) return -1;
     return 0;
 }
 
@@ -238,7 +242,7 @@ static int r_extremum(GradCtx *g, OpCode wins) {
     GVal a = g->x[0], bb = g->x[1];
     GVal share = gb_add(B, where(B, op2(B, wins, a, bb), gb_num(1), gb_num(0)),
                         where(B, op2(B, OP_EQ, a, bb), gb_num(0.5), gb_num(0)));
-    share = gb_astype(B, share, g->y.t->dtype);
+    share = gb_astype(B, share, g->y.dtype);
     if (g->needs[0]) give(g, 0, gb_mul(B, GY, share));
     if (g->needs[1]) give(g, 1, gb_mul(B, GY, gb_sub(B, gb_num(1), share)));
     return done(g);
@@ -254,13 +258,13 @@ static int r_astype(GradCtx *g) { give(g, 0, GY); return done(g); }   /* give() 
 
 static int r_sum(GradCtx *g) { give(g, 0, unreduce(g, GY)); return done(g); }
 static int r_mean(GradCtx *g) {
-    double n = (double)X.t->size / (double)g->y.t->size;
+    double n = (double)gv_size(X) / (double)gv_size(g->y);
     give(g, 0, gb_div(B, unreduce(g, GY), gb_num(n)));
     return done(g);
 }
 /* max/min: the elements equal to the result share the gradient evenly. */
 static int r_max(GradCtx *g) {
-    GVal hit = gb_astype(B, op2(B, OP_EQ, X, unreduce(g, g->y)), X.t->dtype);
+    GVal hit = gb_astype(B, op2(B, OP_EQ, X, unreduce(g, g->y)), X.dtype);
     OpAttrs at = *g->c->at;
     at.flag = true;
     GVal count = gb_op(B, OP_SUM, &hit, 1, &at);
@@ -276,7 +280,7 @@ static GVal centered(GradCtx *g) {
     Shape s = shape_val(X);
     return gb_sub(B, X, broadcast_to(B, m, &s));
 }
-static double reduced_count(const GradCtx *g) { return (double)g->x[0].t->size / (double)g->y.t->size; }
+static double reduced_count(const GradCtx *g) { return (double)gv_size(g->x[0]) / (double)gv_size(g->y); }
 static int r_var(GradCtx *g) {
     give(g, 0, gb_mul(B, unreduce(g, GY), gb_mul(B, centered(g), gb_num(2 / reduced_count(g)))));
     return done(g);
@@ -315,7 +319,7 @@ static int r_log_softmax(GradCtx *g) {   /* g - exp(y) * sum(g) */
 
 static GVal swap_last(GradBuilder *b, GVal v) {
     OpAttrs at = attrs_default();
-    int n = v.t->ndim;
+    int n = v.shape.ndim;
     at.naxes = n;
     for (int i = 0; i < n; i++) at.axes[i] = i;
     at.axes[n - 2] = n - 1;
@@ -324,7 +328,7 @@ static GVal swap_last(GradBuilder *b, GVal v) {
 }
 static int r_matmul(GradCtx *g) {   /* ga = g @ b^T, gb = a^T @ g (batch axes summed back) */
     GVal a = g->x[0], bb = g->x[1];
-    int na = a.t ? a.t->ndim : 0, nb = bb.t ? bb.t->ndim : 0;
+    int na = a.ok ? a.shape.ndim : 0, nb = bb.ok ? bb.shape.ndim : 0;
     if (na == 1 && nb == 1) {   /* a dot product */
         if (g->needs[0]) give(g, 0, gb_mul(B, GY, bb));
         if (g->needs[1]) give(g, 1, gb_mul(B, GY, a));
@@ -350,7 +354,7 @@ static int r_reshape(GradCtx *g) {
 }
 static int r_transpose(GradCtx *g) {
     OpAttrs at = attrs_default();
-    int n = X.t->ndim;
+    int n = X.shape.ndim;
     at.naxes = n;
     for (int i = 0; i < n; i++) {
         int p = g->c->at->naxes < 0 ? n - 1 - i : g->c->at->axes[i];

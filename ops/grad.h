@@ -13,11 +13,16 @@
 #define TSL_GRAD_H
 #include "opcall.h"
 
+/* Rules read a value's dtype and shape from the handle (never from t), so the same rule
+ * runs on either builder. */
 typedef struct {
-    Tensor *t;       /* eager: the value (NULL: none / a number) */
-    int reg;         /* static: the register (-1 eagerly) */
-    bool is_num;     /* a weak scalar number */
+    Tensor *t;       /* eager: the value (NULL: none / a number / static) */
+    int reg;         /* static: the tensor or number register (-1: eager, or a constant number) */
+    bool ok;         /* a tensor value (not none, not a failure, not a number) */
+    bool is_num;     /* a weak scalar number: x, or number register reg when reg >= 0 */
     double x;
+    DType dtype;     /* tensors */
+    Shape shape;
 } GVal;
 
 typedef struct GradBuilder GradBuilder;
@@ -25,6 +30,9 @@ struct GradBuilder {
     /* runs one op; out[] NEW references. The eager one is op_run; the language may hook
      * it (to record the backward ops on an outer tape). */
     int (*run)(GradBuilder *b, const OpCall *c, Tensor **out);
+    /* static builders: emits one op instead of running it (run is then unused); returns
+     * the result handle, a none GVal on failure. */
+    GVal (*emit)(GradBuilder *b, OpCode op, const GVal *in, int n, const OpAttrs *at);
     void *ctx;
     Tensor **owned;
     int nowned, cap;
@@ -47,6 +55,8 @@ void gb_free(GradBuilder *b);
 GVal gb_none(void);
 GVal gb_num(double x);
 GVal gb_tensor(GradBuilder *b, Tensor *t);   /* borrows t (the builder retains it) */
+GVal gb_reg(int reg, DType dt, const Shape *s);   /* static: a tensor register */
+int64_t gv_size(GVal v);                     /* a tensor handle's element count */
 bool gb_ok(GVal v);                          /* a tensor (not none, not a failure) */
 Tensor *gb_keep(GVal v);                     /* a NEW reference to v's tensor */
 
