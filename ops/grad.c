@@ -62,6 +62,14 @@ GVal gb_op(GradBuilder *b, OpCode op, const GVal *in, int n, const OpAttrs *at) 
     for (int i = 0; i < n; i++)
         if (!in[i].is_num && !in[i].ok) return gb_none();   /* an earlier step failed: its message stands */
     if (b->emit) return b->emit(b, op, in, n, at ? at : &def);
+    bool numbers = n > 0 && (op_info[op].flags & F_NUM);
+    for (int i = 0; i < n; i++) numbers &= in[i].is_num;
+    if (numbers) {   /* numbers give a number (a weak scalar), as the static compiler folds them */
+        double r;
+        for (int i = 0; i < n; i++) args[i] = op_arg_num(in[i].x, false);
+        if (op_run_number(op, args, n, at ? at : &def, &r)) return gb_none();
+        return gb_num(r);
+    }
     for (int i = 0; i < n; i++)
         args[i] = in[i].is_num ? op_arg_num(in[i].x, false) : op_arg_tensor(in[i].t);
     OpCall c = { op, n, args, at ? at : &def };

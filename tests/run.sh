@@ -487,6 +487,9 @@ for f in examples/data/digits.csv examples/data/iris.csv examples/data/gettysbur
     if [ -s "$f" ] && grep -q "$(basename "$f")" examples/data/README.md; then ok; else bad "$f missing or without provenance in examples/data/README.md"; fi
 done
 
+# static gradients: the same bits as eager with the optimizer's fusion and CSE switched off too
+if TSL_OPT=-fuse,-cse $TSL tests/scripts/grad_static.tsl >/dev/null 2>"$tmp/err"; then ok; else bad "grad_static.tsl with TSL_OPT=-fuse,-cse: $(head -3 "$tmp/err")"; fi
+
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3" examples/kmeans_digits.tsl \
           examples/text_stats.tsl examples/linreg.tsl "--verify-static examples/kmeans_digits.tsl" \

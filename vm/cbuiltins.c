@@ -225,6 +225,7 @@ AVal cc_emit_op(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at_in) {
     ins->dst = res[0].reg;
     ins->nres = d->nout;
     for (int k = 0; k < d->nout; k++) ins->res[k] = res[k].reg;
+    if (c->tape) cgrad_record(c, op, ops, n, &at, res);
     if (d->flags & F_ITEM) {   /* the built-in gives the one element as a number or bool */
         AVal r = { .kind = AV_NUM, .reg = cc_new_num(c, dt[0] == DT_BOOL) };
         Ins *it = cc_emit(c, I_ITEM);
@@ -358,9 +359,14 @@ static bool builtin_on_runtime_values(Comp *c, const char *name, ObjBuiltin *b, 
 AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, int nargs, char **kwn, AVal *kw,
                             int nkw, SrcLoc loc) {
     c->loc = loc;
+    if (b && b->bound.type != VAL_NIL && (!strcmp(name, "grad_fn") || !strcmp(name, "value_and_grad_fn")))
+        return cgrad_call(c, cc_const_av(b->bound), name[0] == 'v', args, nargs, kwn, kw, nkw, loc);
+    if ((!strcmp(name, "grad") || !strcmp(name, "value_and_grad")) && nargs == 1 && nkw == 0 &&
+        ((args[0].kind == AV_CONST && args[0].k.type == VAL_FUNC) || args[0].kind == AV_CLOSURE || args[0].kind == AV_DICT))
+        return cgrad_make(c, args[0], name[0] == 'v');
     if (!strcmp(name, "grad") || !strcmp(name, "value_and_grad") || !strcmp(name, "check_grad") ||
         (b && b->bound.type != VAL_NIL))
-        return cc_unsupported(c, "%s() runs eagerly: the static gradient transform is not built yet", name);
+        return cc_unsupported(c, "%s() runs eagerly in static code", name);
     if (!strcmp(name, "print")) return builtin_print(c, args, nargs, nkw);
     if (!strcmp(name, "assert")) return builtin_assert(c, args, nargs, kwn, kw, nkw);
     OpCode op = op_by_name(name);

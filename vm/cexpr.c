@@ -186,6 +186,8 @@ AVal cc_make_closure(Comp *c, FnProto *p) {
 /* ---------- indexing ---------- */
 
 AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
+    if (c->tape && (cgrad_tracked(c, t.reg) || (set_value && set_value->kind == AV_TENSOR && cgrad_tracked(c, set_value->reg))))
+        return cc_unsupported(c, "indexing a tensor that is being differentiated is not compiled yet");
     IndexItem *items = mem_calloc((size_t)n->n + 1, sizeof(IndexItem));
     int *regs = mem_alloc(sizeof(int) * (size_t)(n->n + 1));
     AVal r = FAILV;
@@ -459,6 +461,8 @@ AVal cc_call_value(Comp *c, AVal fn, AVal *args, int nargs, char **kwn, AVal *kw
         ObjClosure *cl = (ObjClosure *)o;
         return inline_call(c, cl->proto, cl->module, cl, NULL, args, nargs, kwn, kw, nkw, loc);
     }
+    if (fn.kind == AV_CLOSURE && fn.cl->grad_of)
+        return cgrad_call(c, fn.cl->grad_of->v, fn.cl->with_value, args, nargs, kwn, kw, nkw, loc);
     if (fn.kind == AV_CLOSURE)
         return inline_call(c, fn.cl->proto, fn.cl->mod, NULL, fn.cl, args, nargs, kwn, kw, nkw, loc);
     if (fn.kind == AV_DICT) {
@@ -586,6 +590,11 @@ static Opnd opnd_of(Comp *c, AVal v, int depth, long *nodes) {
         }
         return o;
     case AV_CLOSURE:
+        if (v.cl->grad_of) {
+            cc_unsupported(c, "a gradient function made in static code cannot leave it");
+            o.kind = OPND_CONST;
+            return o;
+        }
         /* it can leave the static code when what it captures lives in real cells */
         for (int i = 0; i < v.cl->proto->nupvals; i++)
             if (v.cl->caps[i].kind != K_CELL) {

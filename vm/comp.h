@@ -27,10 +27,14 @@ typedef struct {
 } VarKey;
 
 typedef struct AStruct AStruct;
-typedef struct {
+typedef struct CClosure {
     FnProto *proto;
     Module *mod;
     VarKey *caps;
+    /* grad(f) / value_and_grad(f) of a function value f made in or read by static code:
+     * calling it differentiates f (vm/cgrad.c); proto is NULL then */
+    struct AValBox *grad_of;
+    bool with_value;
 } CClosure;
 
 typedef struct {
@@ -46,6 +50,8 @@ typedef struct {
     CClosure *cl;
     int unset;       /* a home that may be unbound: its run-time flag register + 1 (0: bound) */
 } AVal;
+
+struct AValBox { AVal v; };
 
 struct AStruct {
     bool dict;
@@ -119,9 +125,12 @@ typedef struct {
     char **keys;
 } Undo;
 
+typedef struct CTape CTape;   /* vm/cgrad.c */
+
 typedef struct {
     Interp *I;
     Graph *g;
+    CTape *tape;             /* the innermost static grad being compiled, or NULL */
     Frame *frame;            /* the block's live frame (static block) */
     ObjClosure *fn;          /* the static fn (static fn) */
     Value *params;
@@ -223,6 +232,14 @@ bool cc_is_pure_builtin(const char *name);
         x;                                                                         \
         if (c->failed) return FAILV;                                               \
     } while (0)
+
+/* vm/cgrad.c: grad in static code. cc_emit_op records each op on the active tapes; a tensor
+ * moved into a home keeps its tape variable. */
+AVal cgrad_make(Comp *c, AVal f, bool with_value);
+AVal cgrad_call(Comp *c, AVal f, bool with_value, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, SrcLoc loc);
+void cgrad_record(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at, AVal *res);
+void cgrad_move(Comp *c, int dst, int src);
+bool cgrad_tracked(Comp *c, int reg);
 
 void *cc_arena_alloc(Comp *c, size_t n);
 Value cc_keep_value(Comp *c, Value v);

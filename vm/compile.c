@@ -185,7 +185,7 @@ static bool same_av(const AVal *a, const AVal *b) {
     case AV_TENSOR: return a->reg == b->reg;
     case AV_CONST: return a->k.type == b->k.type && (a->k.type == VAL_NIL || val_equal(a->k, b->k));
     case AV_LIST: case AV_DICT: return a->st == b->st;
-    case AV_CLOSURE: return a->cl->proto == b->cl->proto;
+    case AV_CLOSURE: return a->cl == b->cl || (a->cl->proto && a->cl->proto == b->cl->proto);
     default: return true;
     }
 }
@@ -246,6 +246,7 @@ static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
                         shape_str(&v.shape, b2, sizeof b2), dtype_name(v.dtype));
             return;
         }
+        if (c->tape) cgrad_move(c, home->reg, v.reg);
         Ins *in = cc_emit(c, I_TMOVE);
         in->dst = home->reg;
         in->a = v.reg;
