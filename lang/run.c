@@ -40,6 +40,7 @@ Interp *interp_new(void) {
 
 void interp_free(Interp *I) {
     static_free_all(I);
+    cpu_reduce_cache_free();
     val_release(I->ret);
     val_release(I->last_value);
     for (Module *m = I->modules; m;) {

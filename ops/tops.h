@@ -26,6 +26,8 @@ Tensor *op_softmax(const Tensor *a, int axis, bool log);
 Tensor *op_matmul(const Tensor *a, const Tensor *b);
 Tensor *op_reshape(Tensor *a, const Shape *s);   /* `s` may hold one -1; shares a's buffer */
 Tensor *op_full(const Shape *s, double v, DType dt);
+/* Releases the copies reductions keep for reuse (ops/cpu/reduce.c). */
+void cpu_reduce_cache_free(void);
 Tensor *op_rand(const Shape *s);
 Tensor *op_randn(const Shape *s);
 Tensor *op_randint(int64_t lo, int64_t hi, const Shape *s);

@@ -30,6 +30,33 @@ typedef struct {
     GVal grad;         /* the gradient so far (ok false: none yet) */
 } CVar;
 
+/* A loop home while the loop is recorded: the variable of its value before the loop
+ * (var_init), of its value when an iteration starts (var_start, made for the loop) and of
+ * the value an iteration leaves in it (var_end). */
+typedef struct {
+    int reg;
+    int var_init, var_start, var_end;
+} CHome;
+
+/* A run-time loop recorded on the tape: its nodes [first_node, last_node) ran once per
+ * iteration; the registers in saved[] were pushed at the end of each iteration (stack[i]),
+ * and count_reg counted the iterations. Backward runs its nodes in a loop of its own. */
+typedef struct {
+    int first_node, last_node;
+    int first_var;     /* variables made inside the loop are >= first_var */
+    int first_reg;     /* registers made inside the loop are >= first_reg */
+    int counter;       /* the loop counter register, -1 */
+    CHome *homes;
+    int nhomes;
+    int *home_regs;    /* every home register (numbers too): values that change per iteration */
+    int nhome_regs;
+    int count_reg;
+    int *saved, *stack, *push_at;   /* saved registers, their stacks, their PUSH instructions */
+    int nsaved;
+    bool body_done;
+    bool dead;         /* nothing tracked flows through it: dropped from the tape */
+} CLoop;
+
 struct CTape {
     CVar *vars;
     int nvars, capvars;
@@ -38,6 +65,11 @@ struct CTape {
     int *var_of_reg;   /* register -> newest variable, -1 none */
     int nmap;
     int depth;         /* the compiler's run-time branch depth when the tape started */
+    int dry;           /* the compiler's dry-run level then: dry runs of loop bodies record nothing */
+    CLoop *loops;
+    int nloops, caploops;
+    int open;          /* the loop being recorded, -1 */
+    int nest;          /* loops or branches begun inside it (not compiled with a gradient yet) */
     CTape *outer;
 };
 
@@ -65,9 +97,25 @@ static int new_var(CTape *tp, int reg) {
 }
 
 static void tape_free(CTape *tp) {
+    for (int i = 0; i < tp->nloops; i++) {
+        mem_free(tp->loops[i].homes);
+        mem_free(tp->loops[i].home_regs);
+        mem_free(tp->loops[i].saved);
+        mem_free(tp->loops[i].stack);
+        mem_free(tp->loops[i].push_at);
+    }
+    mem_free(tp->loops);
     mem_free(tp->vars);
     mem_free(tp->nodes);
     mem_free(tp->var_of_reg);
+}
+
+/* The deepest run-time branch depth at which the tape records: its own, or one deeper in
+ * the body of the loop it is recording. */
+static int record_depth(const CTape *tp) { return tp->depth + (tp->open >= 0 && !tp->nest ? 1 : 0); }
+
+static AVal not_compiled(Comp *c) {
+    return cc_unsupported(c, "a gradient through a run-time branch, or a loop inside a loop, is not compiled yet");
 }
 
 /* The handle of a compiled operand: a tensor register, a constant number, or a number
@@ -88,9 +136,9 @@ static AVal aval_of(GVal v) {
 static void record_on(Comp *c, CTape *tp, OpCode op, AVal *ops, int n, const OpAttrs *at, AVal *res) {
     bool any = false;
     for (int i = 0; i < n && !any; i++) any = ops[i].kind == AV_TENSOR && var_of(tp, ops[i].reg) >= 0;
-    if (!any) return;
-    if (c->branch_depth > tp->depth) {
-        cc_unsupported(c, "a gradient through a loop or branch decided at run time is not compiled yet");
+    if (!any || c->dry > tp->dry) return;
+    if (c->branch_depth > record_depth(tp)) {
+        not_compiled(c);
         return;
     }
     if (n > 8) {
@@ -119,8 +167,9 @@ void cgrad_record(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at, AVal 
 void cgrad_move(Comp *c, int dst, int src) {
     for (CTape *tp = c->tape; tp; tp = tp->outer) {
         int v = var_of(tp, src);
-        if (v >= 0 && c->branch_depth > tp->depth) {
-            cc_unsupported(c, "a gradient through a loop or branch decided at run time is not compiled yet");
+        if (c->dry > tp->dry) continue;
+        if (v >= 0 && c->branch_depth > record_depth(tp)) {
+            not_compiled(c);
             return;
         }
         if (v >= 0 || var_of(tp, dst) >= 0) map_reg(tp, dst, v);
@@ -131,6 +180,164 @@ bool cgrad_tracked(Comp *c, int reg) {
     for (CTape *tp = c->tape; tp; tp = tp->outer)
         if (var_of(tp, reg) >= 0) return true;
     return false;
+}
+
+
+/* ---------- run-time loops ---------- */
+
+static int num_const_reg(Comp *c, double x) {
+    AVal k = cc_num_const(x);
+    return cc_num_reg(c, &k);
+}
+
+static void emit_nbin(Comp *c, int dst, int a, int b, OpCode op) {
+    Ins *in = cc_emit(c, I_NBIN);
+    in->dst = dst;
+    in->a = a;
+    in->b = b;
+    in->aux = op;
+}
+
+static void loop_begin(Comp *c, CTape *tp, const int *home_regs, int nhomes, int counter) {
+    if (tp->open >= 0 || c->branch_depth != tp->depth || c->dry > tp->dry) {
+        tp->nest++;
+        return;
+    }
+    GROW(tp->loops, tp->nloops, tp->caploops);
+    CLoop *L = &tp->loops[tp->nloops];
+    memset(L, 0, sizeof *L);
+    tp->open = tp->nloops++;
+    L->counter = counter;
+    L->count_reg = cc_new_num(c, false);
+    Ins *in = cc_emit(c, I_NCONST);   /* iterations run: 0 */
+    in->dst = L->count_reg;
+    L->first_node = tp->nnodes;
+    L->first_var = tp->nvars;
+    L->home_regs = mem_alloc(sizeof(int) * (size_t)(nhomes + 1));
+    L->homes = mem_alloc(sizeof(CHome) * (size_t)(nhomes + 1));
+    for (int i = 0; i < nhomes; i++) {
+        int r = home_regs[i];
+        if (r < 0) continue;
+        L->home_regs[L->nhome_regs++] = r;
+        const RegInfo *ri = &c->g->regs[r];
+        if (ri->kind != R_TENSOR || !is_float(ri->dtype)) continue;
+        /* every float home may carry a gradient from one iteration to the next */
+        CHome *h = &L->homes[L->nhomes++];
+        h->reg = r;
+        h->var_init = var_of(tp, r);
+        h->var_start = new_var(tp, r);
+        h->var_end = -1;
+    }
+    L->first_reg = c->g->nregs;
+}
+
+void cgrad_loop_begin(Comp *c, const int *home_regs, int nhomes, int counter) {
+    for (CTape *tp = c->tape; tp; tp = tp->outer) loop_begin(c, tp, home_regs, nhomes, counter);
+}
+
+static bool loop_variant(const CLoop *L, int reg) {
+    if (reg < 0) return false;
+    if (reg >= L->first_reg || reg == L->counter) return true;
+    for (int i = 0; i < L->nhome_regs; i++)
+        if (L->home_regs[i] == reg) return true;
+    return false;
+}
+
+/* Whether any node of the loop depends on a tracked value (an outside variable, or a home
+ * whose value comes in tracked or is made tracked by an iteration): a loop that only
+ * computes constants needs no backward. */
+static bool loop_live(CTape *tp, CLoop *L) {
+    bool *live = mem_calloc((size_t)tp->nvars + 1, sizeof(bool));
+    for (int v = 0; v < L->first_var; v++) live[v] = true;
+    for (int i = 0; i < L->nhomes; i++) live[L->homes[i].var_start] = L->homes[i].var_init >= 0;
+    bool any = false, changed = true;
+    while (changed) {
+        changed = false;
+        for (int k = L->first_node; k < L->last_node; k++) {
+            CNode *nd = &tp->nodes[k];
+            for (int i = 0; i < nd->nin && !live[nd->out_var]; i++)
+                if (nd->in_var[i] >= 0 && live[nd->in_var[i]]) live[nd->out_var] = any = true;
+        }
+        for (int i = 0; i < L->nhomes; i++) {   /* carried into the next iteration */
+            CHome *h = &L->homes[i];
+            if (h->var_end >= 0 && live[h->var_end] && !live[h->var_start]) live[h->var_start] = changed = true;
+        }
+    }
+    mem_free(live);
+    return any;
+}
+
+static void save_reg(Comp *c, CLoop *L, int reg) {
+    for (int i = 0; i < L->nsaved; i++)
+        if (L->saved[i] == reg) return;
+    L->saved = mem_realloc(L->saved, sizeof(int) * (size_t)(L->nsaved + 1));
+    L->stack = mem_realloc(L->stack, sizeof(int) * (size_t)(L->nsaved + 1));
+    L->saved[L->nsaved] = reg;
+    L->stack[L->nsaved++] = c->g->nstacks++;
+}
+
+static void loop_body_end(Comp *c, CTape *tp, const int *new_regs, bool jumps_out) {
+    if (tp->nest || tp->open < 0) return;
+    CLoop *L = &tp->loops[tp->open];
+    L->last_node = tp->nnodes;
+    L->body_done = true;
+    for (int i = 0; i < L->nhomes; i++) {
+        L->homes[i].var_end = -1;
+        for (int j = 0; j < L->nhome_regs; j++)
+            if (L->home_regs[j] == L->homes[i].reg) L->homes[i].var_end = var_of(tp, new_regs[j]);
+    }
+    if (!loop_live(tp, L)) {
+        L->dead = true;
+        tp->nnodes = L->first_node;
+        return;
+    }
+    if (jumps_out) {
+        cc_unsupported(c, "a gradient through a loop with break or continue is not compiled yet");
+        return;
+    }
+    for (int i = 0; i < L->nhomes; i++)
+        if (L->homes[i].var_end >= 0 && L->homes[i].var_end < L->first_var) {
+            cc_unsupported(c, "a gradient through a loop that sets a variable to a value made before it is not compiled yet");
+            return;
+        }
+    for (int n = L->first_node; n < L->last_node; n++) {
+        CNode *nd = &tp->nodes[n];
+        for (int i = 0; i < nd->nin; i++)
+            if (loop_variant(L, nd->x[i].reg)) save_reg(c, L, nd->x[i].reg);
+        if (loop_variant(L, nd->y.reg)) save_reg(c, L, nd->y.reg);
+    }
+    L->push_at = mem_alloc(sizeof(int) * (size_t)(L->nsaved + 1));
+    for (int i = 0; i < L->nsaved; i++) {
+        Ins *in = cc_emit(c, I_PUSH);
+        in->a = L->saved[i];
+        in->aux = L->stack[i];
+        L->push_at[i] = (int)(in - c->g->code);
+    }
+    emit_nbin(c, L->count_reg, L->count_reg, num_const_reg(c, 1), OP_ADD);
+}
+
+void cgrad_loop_body_end(Comp *c, const int *new_regs, bool jumps_out) {
+    for (CTape *tp = c->tape; tp && !c->failed; tp = tp->outer) loop_body_end(c, tp, new_regs, jumps_out);
+}
+
+static void loop_end(CTape *tp) {
+    if (tp->nest) {
+        tp->nest--;
+        return;
+    }
+    if (tp->open < 0) return;
+    CLoop *L = &tp->loops[tp->open];
+    tp->open = -1;
+    if (!L->body_done) {   /* the body never compiled (a loop that never runs) */
+        L->dead = true;
+        tp->nnodes = L->first_node;
+    }
+    for (int i = 0; i < L->nhomes; i++)   /* after the loop a dead loop's homes hold what came in */
+        if (L->dead) map_reg(tp, L->homes[i].reg, L->homes[i].var_init);
+}
+
+void cgrad_loop_end(Comp *c) {
+    for (CTape *tp = c->tape; tp; tp = tp->outer) loop_end(tp);
 }
 
 /* ---------- the static builder ---------- */
@@ -157,6 +364,168 @@ static GVal filled(Comp *c, const Shape *s, double v, DType dt) {
     return gb_reg(r.reg, r.dtype, &r.shape);
 }
 
+/* The register a backward loop reads for reg: the copy popped for this iteration. */
+static GVal shadowed(GVal v, const int *shadow) {
+    if (shadow && v.reg >= 0 && shadow[v.reg] >= 0) v.reg = shadow[v.reg];
+    return v;
+}
+
+/* Runs node nd's rule and accumulates its operands' gradients. false: compilation failed. */
+static bool backward_node(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const int *shadow) {
+    GVal gy = tp->vars[nd->out_var].grad;
+    if (!gy.ok) return true;
+    GVal x[8], gx[8];
+    bool needs[8];
+    OpArg in[8];
+    for (int i = 0; i < nd->nin; i++) {
+        x[i] = shadowed(nd->x[i], shadow);
+        needs[i] = nd->in_var[i] >= 0;
+        gx[i] = gb_none();
+        in[i] = x[i].is_num ? op_arg_num(x[i].x, false)
+                : x[i].ok  ? op_arg_meta(x[i].dtype, &x[i].shape)
+                           : (OpArg){ .kind = ARG_NONE };
+    }
+    OpCall call = { nd->op, nd->nin, in, &nd->at };
+    GradCtx g = { b, &call, x, shadowed(nd->y, shadow), gy, needs, gx };
+    int rc = grad_backward(&g);
+    if (c->failed) return false;
+    if (rc) {   /* no rule (yet): eager code reports it at the user's line */
+        cc_unsupported(c, "%s", op_error());
+        return false;
+    }
+    for (int i = 0; i < nd->nin && !c->failed; i++)
+        if (needs[i] && gx[i].ok) accumulate(b, &tp->vars[nd->in_var[i]].grad, gx[i]);
+    return !c->failed;
+}
+
+static void emit_tmove(Comp *c, int dst, int src) {
+    if (dst == src) return;
+    Ins *in = cc_emit(c, I_TMOVE);
+    in->dst = dst;
+    in->a = src;
+}
+
+/* A tensor register holding v's gradient g, or zeros of v's kind when g is none. */
+static int grad_or_zeros(Comp *c, GVal g, int like) {
+    if (g.ok) return g.reg;
+    const RegInfo *ri = &c->g->regs[like];
+    return filled(c, &ri->shape, 0, ri->dtype).reg;
+}
+
+static int new_reg_like(Comp *c, int reg) {
+    const RegInfo *ri = &c->g->regs[reg];
+    return ri->kind == R_NUM ? cc_new_num(c, ri->is_bool) : cc_new_tensor(c, ri->dtype, &ri->shape);
+}
+
+static bool reads_reg(const Ins *in, int reg) {
+    if (in->a == reg || in->b == reg || in->c == reg) return true;
+    for (int k = 0; k < in->nargs; k++)
+        if (in->args[k] == reg) return true;
+    return false;
+}
+
+/* A saved value no rule read after all (add's rule reads no operand, say): its PUSH and POP
+ * become constants nobody reads, which the optimizer's DCE removes. */
+static void drop_unread(Comp *c, CLoop *L, const int *shadow, const int *pop_at, int from) {
+    for (int i = 0; i < L->nsaved; i++) {
+        int r = shadow[L->saved[i]];
+        bool read = false;
+        for (int k = from; k < c->g->ncode && !read; k++) read = k != pop_at[i] && reads_reg(&c->g->code[k], r);
+        if (read) continue;
+        int at[2] = { L->push_at[i], pop_at[i] };
+        for (int j = 0; j < 2; j++) {
+            int dead = cc_new_num(c, false);
+            Ins *in = &c->g->code[at[j]];
+            ins_free(in);
+            memset(in, 0, sizeof *in);
+            in->op = I_NCONST;
+            in->dst = dead;
+            in->a = in->b = in->c = -1;
+        }
+    }
+}
+
+/* The backward of a recorded loop: a loop of its own that runs as many times, popping each
+ * iteration's saved values into shadow registers and running the body's rules in reverse.
+ * A home's gradient is carried from one iteration to the one before it (gh); a variable from
+ * before the loop accumulates across iterations in a register of its own (acc), in eager's
+ * order. */
+static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L) {
+    if (c->tape) {   /* the backward loop's ops would have to be recorded per iteration too */
+        cc_unsupported(c, "a second derivative through a run-time loop is not compiled yet");
+        return false;
+    }
+    int *gh = mem_alloc(sizeof(int) * (size_t)(L->nhomes + 1));
+    int *outside = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1)), nout = 0;
+    int *acc = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1));
+    int *shadow = mem_alloc(sizeof(int) * (size_t)(c->g->nregs + 1));
+    bool *seen = mem_calloc((size_t)tp->nvars + 1, sizeof(bool));
+    int nregs_then = c->g->nregs;
+    for (int r = 0; r < nregs_then; r++) shadow[r] = -1;
+    for (int i = 0; i < L->nhomes; i++) {
+        CHome *h = &L->homes[i];
+        gh[i] = new_reg_like(c, h->reg);
+        emit_tmove(c, gh[i], grad_or_zeros(c, h->var_end >= 0 ? tp->vars[h->var_end].grad : gb_none(), h->reg));
+    }
+    for (int k = L->first_node; k < L->last_node; k++)
+        for (int i = 0; i < tp->nodes[k].nin; i++) {
+            int v = tp->nodes[k].in_var[i];
+            if (v < 0 || v >= L->first_var || seen[v]) continue;
+            seen[v] = true;
+            outside[nout] = v;
+            int like = tp->nodes[k].x[i].reg;
+            acc[nout] = new_reg_like(c, like);
+            emit_tmove(c, acc[nout], grad_or_zeros(c, tp->vars[v].grad, like));
+            nout++;
+        }
+    int k = cc_new_num(c, false), more = cc_new_num(c, true);
+    Ins *in = cc_emit(c, I_NMOVE);
+    in->dst = k;
+    in->a = L->count_reg;
+    int top = c->g->ncode;
+    emit_nbin(c, more, k, num_const_reg(c, 0), OP_GT);
+    in = cc_emit(c, I_JUMPF);
+    in->a = more;
+    int exit_jump = (int)(in - c->g->code);
+    int *pop_at = mem_alloc(sizeof(int) * (size_t)(L->nsaved + 1));
+    for (int i = L->nsaved - 1; i >= 0; i--) {
+        int r = L->saved[i];
+        shadow[r] = new_reg_like(c, r);
+        in = cc_emit(c, I_POP);
+        in->dst = shadow[r];
+        in->aux = L->stack[i];
+        pop_at[i] = (int)(in - c->g->code);
+    }
+    for (int v = L->first_var; v < tp->nvars; v++) tp->vars[v].grad = gb_none();
+    for (int i = 0; i < L->nhomes; i++)
+        if (L->homes[i].var_end >= 0) tp->vars[L->homes[i].var_end].grad = gb_reg(gh[i], c->g->regs[gh[i]].dtype, &c->g->regs[gh[i]].shape);
+    for (int j = 0; j < nout; j++) tp->vars[outside[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
+    bool ok = true;
+    for (int n = L->last_node - 1; n >= L->first_node && ok; n--) ok = backward_node(c, tp, b, &tp->nodes[n], shadow);
+    if (ok) {
+        for (int i = 0; i < L->nhomes; i++)
+            emit_tmove(c, gh[i], grad_or_zeros(c, tp->vars[L->homes[i].var_start].grad, L->homes[i].reg));
+        for (int j = 0; j < nout; j++) emit_tmove(c, acc[j], tp->vars[outside[j]].grad.reg);
+        emit_nbin(c, k, k, num_const_reg(c, 1), OP_SUB);
+        in = cc_emit(c, I_JUMP);
+        in->aux = top;
+        c->g->code[exit_jump].aux = c->g->ncode;
+        drop_unread(c, L, shadow, pop_at, top);
+        for (int v = L->first_var; v < tp->nvars; v++) tp->vars[v].grad = gb_none();
+        for (int j = 0; j < nout; j++) tp->vars[outside[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
+        for (int i = 0; i < L->nhomes && !c->failed; i++)
+            if (L->homes[i].var_init >= 0)
+                accumulate(b, &tp->vars[L->homes[i].var_init].grad, gb_reg(gh[i], c->g->regs[gh[i]].dtype, &c->g->regs[gh[i]].shape));
+    }
+    mem_free(gh);
+    mem_free(outside);
+    mem_free(acc);
+    mem_free(shadow);
+    mem_free(pop_at);
+    mem_free(seen);
+    return ok && !c->failed;
+}
+
 /* Backward from variable y of tp, seeded with ones. false: compilation failed. */
 static bool backward(Comp *c, CTape *tp, int y, GVal yv) {
     tp->vars[y].grad = filled(c, &yv.shape, 1, yv.dtype);
@@ -164,33 +533,23 @@ static bool backward(Comp *c, CTape *tp, int y, GVal yv) {
     gb_init(&b);
     b.emit = emit;
     b.ctx = c;
-    for (int k = tp->nnodes - 1; k >= 0 && !c->failed; k--) {
-        CNode *nd = &tp->nodes[k];
-        GVal gy = tp->vars[nd->out_var].grad;
-        if (!gy.ok) continue;
-        GVal gx[8];
-        bool needs[8];
-        OpArg in[8];
-        for (int i = 0; i < nd->nin; i++) {
-            needs[i] = nd->in_var[i] >= 0;
-            gx[i] = gb_none();
-            in[i] = nd->x[i].is_num ? op_arg_num(nd->x[i].x, false)
-                    : nd->x[i].ok  ? op_arg_meta(nd->x[i].dtype, &nd->x[i].shape)
-                                   : (OpArg){ .kind = ARG_NONE };
+    int *loop_at = mem_alloc(sizeof(int) * (size_t)(tp->nnodes + 1));   /* node -> the loop it ends, -1 */
+    for (int k = 0; k < tp->nnodes; k++) loop_at[k] = -1;
+    for (int i = 0; i < tp->nloops; i++)
+        if (!tp->loops[i].dead && tp->loops[i].last_node > tp->loops[i].first_node) loop_at[tp->loops[i].last_node - 1] = i;
+    bool ok = true;
+    for (int k = tp->nnodes - 1; k >= 0 && ok; k--) {
+        if (loop_at[k] >= 0) {
+            CLoop *L = &tp->loops[loop_at[k]];
+            ok = backward_loop(c, tp, &b, L);
+            k = L->first_node;
+        } else {
+            ok = backward_node(c, tp, &b, &tp->nodes[k], NULL);
         }
-        OpCall call = { nd->op, nd->nin, in, &nd->at };
-        GradCtx g = { &b, &call, nd->x, nd->y, gy, needs, gx };
-        int rc = grad_backward(&g);
-        if (c->failed) break;
-        if (rc) {   /* no rule (yet): eager code reports it at the user's line */
-            cc_unsupported(c, "%s", op_error());
-            break;
-        }
-        for (int i = 0; i < nd->nin && !c->failed; i++)
-            if (needs[i] && gx[i].ok) accumulate(&b, &tp->vars[nd->in_var[i]].grad, gx[i]);
     }
+    mem_free(loop_at);
     gb_free(&b);
-    return !c->failed;
+    return ok && !c->failed;
 }
 
 /* ---------- gradient trees ---------- */
@@ -251,6 +610,8 @@ AVal cgrad_call(Comp *c, AVal f, bool with_value, AVal *args, int nargs, char **
     CTape tp;
     memset(&tp, 0, sizeof tp);
     tp.depth = c->branch_depth;
+    tp.dry = c->dry;
+    tp.open = -1;
     int *leaves = NULL, nleaves = 0, cap = 0;
     AVal r = FAILV;
     track_leaves(c, &tp, &args[0], &leaves, &nleaves, &cap);

@@ -240,6 +240,12 @@ AVal cgrad_call(Comp *c, AVal f, bool with_value, AVal *args, int nargs, char **
 void cgrad_record(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at, AVal *res);
 void cgrad_move(Comp *c, int dst, int src);
 bool cgrad_tracked(Comp *c, int reg);
+/* A run-time loop while a tape is active: begin after its homes are made (home registers,
+ * the counter register or -1), body_end after the body (the registers the homes are about
+ * to take; whether the loop breaks or continues), end after the loop. */
+void cgrad_loop_begin(Comp *c, const int *home_regs, int nhomes, int counter);
+void cgrad_loop_body_end(Comp *c, const int *new_regs, bool jumps_out);
+void cgrad_loop_end(Comp *c);
 
 void *cc_arena_alloc(Comp *c, size_t n);
 Value cc_keep_value(Comp *c, Value v);

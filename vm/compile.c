@@ -393,6 +393,21 @@ static void home_moves(Comp *c, Home *homes, int n) {
     }
 }
 
+/* Registers of the homes (-1: not a register) and, with now, of the values they are about
+ * to take (what home_moves moves), for the static gradient's loop record (vm/cgrad.c). */
+static int *home_regs(Comp *c, Home *homes, int n, bool now) {
+    int *r = mem_alloc(sizeof(int) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+        const AVal *v = &homes[i].home;
+        if (now) {
+            Binding *b = homes[i].st ? NULL : cc_env_find(c, homes[i].key);
+            v = homes[i].st ? &homes[i].st->items[homes[i].slot] : b ? &b->v : NULL;
+        }
+        r[i] = v && (v->kind == AV_TENSOR || v->kind == AV_NUM) ? v->reg : -1;
+    }
+    return r;
+}
+
 static void restore_homes(Comp *c, Home *homes, int n) {
     for (int i = 0; i < n; i++) {
         if (homes[i].st) {
@@ -418,6 +433,8 @@ typedef struct {
 static AVal loop_var(Comp *c, LoopArg *la) {
     AVal i = la->counter;
     if (la->iter.kind != AV_TENSOR) return i;
+    if (c->tape && cgrad_tracked(c, la->iter.reg))
+        return cc_unsupported(c, "a loop over the rows of a tensor being differentiated is not compiled yet");
     IndexItem *it = mem_calloc(1, sizeof(IndexItem));
     it->kind = IDX_INT;
     Shape so = { la->iter.shape.ndim - 1, { 0 } };
@@ -471,6 +488,11 @@ static void compile_loop(Comp *c, LoopArg *la) {
     }
     prepare_homes(c, loop_body_once, la, &homes, &nhomes);
     if (c->failed) { mem_free(homes); return; }
+    if (c->tape) {   /* a loop inside a function being differentiated */
+        int *hr = home_regs(c, homes, nhomes, false);
+        cgrad_loop_begin(c, hr, nhomes, la->counted ? la->counter.reg : -1);
+        mem_free(hr);
+    }
     int top = c->g->ncode;
     int exit_jump = -1;
     c->loc = n->loc;
@@ -495,6 +517,7 @@ static void compile_loop(Comp *c, LoopArg *la) {
         if (t == 0) {
             restore_homes(c, homes, nhomes);
             mem_free(homes);
+            if (c->tape) cgrad_loop_end(c);
             return;
         }
         if (t < 0) {
@@ -507,6 +530,11 @@ static void compile_loop(Comp *c, LoopArg *la) {
     c->loop = &lp;
     c->branch_depth++;
     cc_block(c, n->kind == AST_FOR ? n->c : n->b);
+    if (c->tape && !c->failed) {
+        int *nr = home_regs(c, homes, nhomes, true);
+        cgrad_loop_body_end(c, nr, lp.nbreaks + lp.nconts > 0);
+        mem_free(nr);
+    }
     c->branch_depth--;
     c->loop = lp.outer;
     home_moves(c, homes, nhomes);
@@ -530,6 +558,7 @@ static void compile_loop(Comp *c, LoopArg *la) {
     mem_free(lp.conts);
     restore_homes(c, homes, nhomes);
     mem_free(homes);
+    if (c->tape) cgrad_loop_end(c);
 }
 
 /* A run-time stop of a range beyond +-2**53 is an error when the loop starts (as eagerly):

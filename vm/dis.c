@@ -88,6 +88,8 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
         if (in->key) snprintf(buf, n, "%s   (else: undefined variable '%s')", a, in->key);
         else snprintf(buf, n, "%s", a);
         break;
+    case I_PUSH: snprintf(buf, n, "stack%d <- %s", in->aux, a); break;
+    case I_POP: snprintf(buf, n, "%s = pop stack%d", d, in->aux); break;
     case I_STORE: snprintf(buf, n, "o%d%s%s", in->a, in->key ? "." : "[..]", in->key ? in->key : ""); break;
     case I_FUSED: {
         size_t len = (size_t)snprintf(buf, n, "%s = fused group %d: ", d, in->aux);

@@ -134,6 +134,7 @@ typedef struct Graph {
     int nguards, capguards;
     int nobjs;             /* containers read from inputs (for stores) */
     int nslots;            /* buffers shared by intermediates (opt.c's memory plan) */
+    int nstacks;           /* PUSH/POP stacks (vm/cgrad.c: values a backward loop reads) */
     Output *outputs;
     int noutputs, capoutputs;
     Opnd result;           /* static fn: the return value */

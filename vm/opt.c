@@ -48,6 +48,7 @@ static bool pass_on(const char *name) {
 static bool is_pure(InsOp op) {
     switch (op) {
     case I_PRINT: case I_ASSERT: case I_STORE: case I_JUMP: case I_JUMPF: case I_TRUTH: case I_SEED:
+    case I_PUSH: case I_POP:
         return false;
     default: return true;
     }
@@ -636,7 +637,7 @@ static int pass_memplan(Graph *g) {
     for (int i = 0; i < g->ncode; i++) {
         Ins *in = &g->code[i];
         int d = in->dst;
-        if (d < 0 || g->regs[d].kind != R_TENSOR || in->op == I_TMOVE || in->op == I_FUSED) continue;
+        if (d < 0 || g->regs[d].kind != R_TENSOR || in->op == I_TMOVE || in->op == I_FUSED || in->op == I_POP) continue;
         if (pinned[d] || defs[d] != 1 || outs[d] || first[d] != i) continue;
         RegInfo *ri = &g->regs[d];
         int pick = -1;

@@ -95,6 +95,7 @@ static int64_t reclaim_buffers(void) {
         else cool(s->warm[i]);
     }
     s->nwarm = kept;
+    cpu_reduce_cache_free();
     return before - tensor_live_bytes;
 }
 
@@ -231,12 +232,24 @@ static VmRegs *regs_new(Graph *g) {
     r->slots = mem_calloc((size_t)g->nslots + 1, sizeof(Tensor *));
     r->slot_owner = mem_alloc(sizeof(int) * (size_t)(g->nslots + 1));
     for (int i = 0; i < g->nslots; i++) r->slot_owner[i] = -1;
+    r->stacks = mem_calloc((size_t)g->nstacks + 1, sizeof(VmStack));
+    r->spare = mem_calloc((size_t)g->nregs + 1, sizeof(Tensor *));
     return r;
 }
 
 static void regs_free(VmRegs *r, Graph *g) {
-    for (int i = 0; i < g->nregs; i++) tensor_release(r->ten[i]);
+    for (int i = 0; i < g->nregs; i++) {
+        tensor_release(r->ten[i]);
+        tensor_release(r->spare[i]);
+    }
+    mem_free(r->spare);
     for (int i = 0; i < g->nslots; i++) tensor_release(r->slots[i]);
+    for (int i = 0; i < g->nstacks; i++) {
+        for (int k = 0; k < r->stacks[i].cap; k++) tensor_release(r->stacks[i].t[k]);
+        mem_free(r->stacks[i].t);
+        mem_free(r->stacks[i].x);
+    }
+    mem_free(r->stacks);
     mem_free(r->slots);
     mem_free(r->slot_owner);
     mem_free(r->num);
@@ -268,7 +281,7 @@ static void bind_inputs(Graph *g, Value *vals, VmRegs *r) {
     }
 }
 
-static void write_output(Env *e, Output *o, Value v) {
+static void write_output(Env *e, VmRegs *r, Output *o, Value v) {
     Value *slot;
     switch (o->kind) {
     case SRC_LOCAL: slot = &e->f->slots[o->slot]; break;
@@ -280,7 +293,8 @@ static void write_output(Env *e, Output *o, Value v) {
     }
     Value old = *slot;
     *slot = v;
-    val_release(old);
+    if (r) vm_keep_spare(r, &o->val, old);
+    else val_release(old);
 }
 
 /* Runs g; writes its outputs; returns the static fn result (or NIL_VAL), ERR_VAL on error. */
@@ -303,7 +317,7 @@ static Value run_graph(Interp *I, Graph *g, Env *e, Value *vals, bool quiet) {
             if (IS_ERR(outs[made])) break;
         }
         if (made == g->noutputs) {
-            for (int i = 0; i < g->noutputs; i++) write_output(e, &g->outputs[i], outs[i]);
+            for (int i = 0; i < g->noutputs; i++) write_output(e, &r, &g->outputs[i], outs[i]);
             if (g->has_result) result = vm_operand(I, g, &r, &g->result);
         } else {
             for (int i = 0; i < made; i++) val_release(outs[i]);
@@ -589,7 +603,7 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
     }
     uint64_t seed_e, ctr_e;
     rng_get_state(&seed_e, &ctr_e);
-    for (int i = 0; i < g->noutputs; i++) write_output(e, &g->outputs[i], val_retain(before[i]));
+    for (int i = 0; i < g->noutputs; i++) write_output(e, NULL, &g->outputs[i], val_retain(before[i]));
     rng_set_state(seed, ctr);
     fetch_inputs(g, e, vals);
     Value r = run_graph(I, g, e, vals, true);

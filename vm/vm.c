@@ -80,13 +80,29 @@ static Tensor *slot_tensor(Graph *g, VmRegs *r, int reg, int s, const Tensor *in
     return t;
 }
 
+static bool private_fit(const Tensor *t, const RegInfo *ri, const Tensor *in1, const Tensor *in2) {
+    return t && t->rc == 1 && t->buf->rc == 1 && t != in1 && t != in2 && fits(t, ri);
+}
+
+void vm_keep_spare(VmRegs *r, const Opnd *o, Value old) {
+    if (o->kind != OPND_TENSOR || old.type != VAL_TENSOR || old.as.t == r->ten[o->reg]) {
+        val_release(old);
+        return;
+    }
+    tensor_release(r->spare[o->reg]);
+    r->spare[o->reg] = old.as.t;
+}
+
 static Tensor *dst_tensor(Graph *g, VmRegs *r, int reg, const Tensor *in1, const Tensor *in2) {
     if (g->regs[reg].slot >= 0) return slot_tensor(g, r, reg, g->regs[reg].slot, in1, in2);
     Tensor *t = r->ten[reg];
     RegInfo *ri = &g->regs[reg];
-    if (t && t->rc == 1 && t->buf->rc == 1 && t != in1 && t != in2 && t->dtype == ri->dtype &&
-        t->ndim == ri->shape.ndim && !memcmp(t->shape, ri->shape.d, sizeof(int64_t) * (size_t)t->ndim))
-        return t;
+    if (private_fit(t, ri, in1, in2)) return t;
+    if (private_fit(r->spare[reg], ri, in1, in2)) {   /* the buffer this register's value replaced last run */
+        set_t(r, reg, r->spare[reg]);
+        r->spare[reg] = NULL;
+        return r->ten[reg];
+    }
     Tensor *n = tensor_new(ri->dtype, &ri->shape);
     if (n) set_t(r, reg, n);
     return n;
@@ -190,13 +206,16 @@ static int exec_store(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     if (IS_ERR(v)) return -1;
     Obj *o = r->objs[in->a];
     if (o->kind == OBJ_DICT) {
+        Value *slot = dict_get((ObjDict *)o, in->key, (int)strlen(in->key));
+        Value old = slot ? val_retain(*slot) : NIL_VAL;
         dict_set_cstr((ObjDict *)o, in->key, v);
         val_release(v);
+        vm_keep_spare(r, &in->opnds[0], old);
     } else {
         ObjList *l = (ObjList *)o;
         Value old = l->items[in->aux];
         l->items[in->aux] = v;
-        val_release(old);
+        vm_keep_spare(r, &in->opnds[0], old);
     }
     return 0;
 }
@@ -363,11 +382,51 @@ static int run_op(Interp *I, Graph *g, VmRegs *r, Ins *in, OpArg *args) {
     return op_kernel[op](&call, out) ? fail_at(I, in, op_error()) : 0;
 }
 
+/* A private tensor of t's dtype and shape holding a copy of t, reusing *slot's buffer. */
+static bool copy_into(Tensor **slot, const Tensor *t) {
+    Tensor *d = *slot;
+    if (d && d->rc == 1 && d->buf->rc == 1 && d->dtype == t->dtype && d->ndim == t->ndim &&
+        !memcmp(d->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim)) {
+        memcpy(d->data, t->data, (size_t)t->size * dtype_size(t->dtype));
+        return true;
+    }
+    Tensor *c = tensor_copy(t);
+    if (!c) return false;
+    tensor_release(d);
+    *slot = c;
+    return true;
+}
+
+static int exec_push(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+    VmStack *s = &r->stacks[in->aux];
+    if (s->n == s->cap) {
+        int cap = s->cap ? s->cap * 2 : 16;
+        s->t = mem_realloc(s->t, sizeof(Tensor *) * (size_t)cap);
+        s->x = mem_realloc(s->x, sizeof(double) * (size_t)cap);
+        for (int k = s->cap; k < cap; k++) s->t[k] = NULL;
+        s->cap = cap;
+    }
+    if (g->regs[in->a].kind == R_NUM) s->x[s->n] = r->num[in->a];
+    else if (!copy_into(&s->t[s->n], r->ten[in->a])) return fail_at(I, in, op_error());
+    s->n++;
+    return 0;
+}
+
+static int exec_pop(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+    VmStack *s = &r->stacks[in->aux];
+    if (s->n == 0) return fail_at(I, in, "internal error: a backward loop popped more values than its loop saved");
+    s->n--;
+    if (g->regs[in->dst].kind == R_NUM) r->num[in->dst] = s->x[s->n];
+    else if (!copy_into(&r->ten[in->dst], s->t[s->n])) return fail_at(I, in, op_error());
+    return 0;
+}
+
 int vm_exec(Interp *I, Graph *g, VmRegs *r) {
     double *N = r->num;
     Tensor **T = r->ten;
     Ins *code = g->code;
     int pc = 0, n = g->ncode;
+    for (int i = 0; i < g->nstacks; i++) r->stacks[i].n = 0;   /* an earlier run may have stopped half-way */
     while (pc < n) {
         Ins *in = &code[pc++];
         Tensor *t = NULL;
@@ -455,6 +514,8 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             }
             vmcase(I_JUMPF) if (N[in->a] == 0) pc = in->aux; vmbreak;
             vmcase(I_PRINT) if (exec_print(I, g, r, in)) return -1; vmbreak;
+            vmcase(I_PUSH) if (exec_push(I, g, r, in)) return -1; vmbreak;
+            vmcase(I_POP) if (exec_pop(I, g, r, in)) return -1; vmbreak;
             vmcase(I_ASSERT) if (exec_assert(I, g, r, in)) return -1; vmbreak;
             vmcase(I_STORE) if (exec_store(I, g, r, in)) return -1; vmbreak;
             vmcase(I_FUSED) {

@@ -3,8 +3,18 @@
 #define TSL_VM_H
 #include "ir.h"
 
+/* A PUSH/POP stack; its tensors stay between runs, so a warm graph reuses their buffers. */
+typedef struct VmStack {
+    Tensor **t;
+    double *x;
+    int n, cap;
+} VmStack;
+
 /* Run-time state of one graph execution: registers and the containers it stores into. */
 typedef struct VmRegs {
+    VmStack *stacks;         /* g->nstacks of them, emptied when a run starts */
+    Tensor **spare;          /* per register: the value it replaced in a variable or container
+                              * last run, whose buffer it may take once nobody else holds it */
     double *num;
     Tensor **ten;
     Obj **objs;
@@ -15,6 +25,10 @@ typedef struct VmRegs {
 
 /* Executes g with inputs bound in r. 0, or -1 with an error pending in I. */
 int vm_exec(Interp *I, Graph *g, VmRegs *r);
+/* old, the value a store or output of operand o just replaced (the reference is taken): kept
+ * as the spare of o's register, so a step that updates a tensor in place ping-pongs between
+ * two buffers instead of allocating one per run. */
+void vm_keep_spare(VmRegs *r, const Opnd *o, Value old);
 /* Builds the run-time Value of an operand (a new reference), or ERR_VAL. */
 Value vm_operand(Interp *I, Graph *g, VmRegs *r, const Opnd *o);
 

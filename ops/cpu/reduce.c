@@ -64,6 +64,39 @@ static double pairwise_f64(const double *x, int64_t n) {
 float cpu_sum_f32(const float *x, int64_t n, int64_t stride) { (void)stride; return pairwise_f32(x, n); }
 double cpu_sum_f64(const double *x, int64_t n, int64_t stride) { (void)stride; return pairwise_f64(x, n); }
 
+/* The last few permuted copies reductions made, reused when the same shape comes again
+ * (a training step sums its bias gradients over the batch axis every step: with the cache
+ * that allocates nothing once warm). One interpreter thread runs kernels, so no lock. */
+#define PERM_CACHE 4
+static Tensor *perm_cache[PERM_CACHE];
+static int perm_next;
+
+static Tensor *permuted_copy(const Tensor *a, const int *perm) {
+    Shape sa, so;
+    int p[TSL_MAX_RANK];
+    shape_of(a, &sa);
+    if (shape_transpose(&sa, perm, a->ndim, p, &so)) return NULL;
+    for (int i = 0; i < PERM_CACHE; i++) {
+        Tensor *c = perm_cache[i];
+        if (c && c != a && c->rc == 1 && c->buf->rc == 1 && c->dtype == a->dtype && c->ndim == so.ndim &&
+            !memcmp(c->shape, so.d, sizeof(int64_t) * (size_t)so.ndim))
+            return op_transpose_into(a, perm, a->ndim, c) ? NULL : tensor_retain(c);
+    }
+    Tensor *t = op_transpose(a, perm, a->ndim);
+    if (!t) return NULL;
+    tensor_release(perm_cache[perm_next]);
+    perm_cache[perm_next] = tensor_retain(t);
+    perm_next = (perm_next + 1) % PERM_CACHE;
+    return t;
+}
+
+void cpu_reduce_cache_free(void) {
+    for (int i = 0; i < PERM_CACHE; i++) {
+        tensor_release(perm_cache[i]);
+        perm_cache[i] = NULL;
+    }
+}
+
 /* A copy (or a new reference) of a with the masked axes moved last, in order. */
 static Tensor *move_axes_last(const Tensor *a, const bool *mask, int64_t *outer, int64_t *inner) {
     int perm[TSL_MAX_RANK], np = 0;
@@ -76,7 +109,7 @@ static Tensor *move_axes_last(const Tensor *a, const bool *mask, int64_t *outer,
     bool identity = true;
     for (int i = 0; i < a->ndim; i++) identity &= perm[i] == i;
     if (identity) return tensor_retain((Tensor *)a);
-    return op_transpose(a, perm, a->ndim);
+    return permuted_copy(a, perm);
 }
 
 /* The dtype the row kernels read: float ops on ints read f64, all/any read bool. */

@@ -140,6 +140,35 @@ START_TEST(vm_no_allocation_in_steady_state) {
 }
 END_TEST
 
+/* A whole training step in a static fn (forward, static grad, update in place) and an RNN's
+ * backward through a run-time loop allocate nothing per step once warm: the saved values'
+ * stacks, the registers and the updated parameters' buffers are reused. */
+START_TEST(vm_training_step_allocates_nothing) {
+    ck_assert_int_eq(run("fn loss(p, x, y) { h = relu(x @ p.w1 + p.b1)\n return mean((h @ p.w2 + p.b2 - y) ** 2) }\n"
+                         "static fn step(p, x, y, lr) { g = grad(loss)(p, x, y)\n"
+                         "  for k in keys(p) { p[k] = p[k] - lr * g[k] } }\n"
+                         "fn rnn(p, xs, n) { h = zeros([2, 4])\n for t in range(n) { h = tanh(xs[t] @ p.wx + h @ p.wh) }\n return sum(h * h) }\n"
+                         "static fn rstep(p, xs, n, lr) { g = grad(rnn)(p, xs, n)\n p.wh = p.wh - lr * g.wh\n p.wx = p.wx - lr * g.wx }\n"
+                         "p = {w1: randn([4, 8]), b1: zeros([8]), w2: randn([8, 1]), b2: zeros([1]), wh: randn([4, 4]) * 0.3, wx: randn([3, 4])}\n"
+                         "x = randn([16, 4])\ny = randn([16, 1])\nxs = randn([7, 2, 3])\n"
+                         "for i in range(5) { step(p, x, y, 0.01)\n rstep(p, xs, 7, 0.01) }\n"),
+                     0);
+    /* a run of the program itself may allocate a little (still warming): 60 steps no more than 10 */
+    const char *progs[2][2] = { { "for i in range(10) { step(p, x, y, 0.01) }\n", "for i in range(60) { step(p, x, y, 0.01) }\n" },
+                                { "for i in range(10) { rstep(p, xs, 7, 0.01) }\n", "for i in range(60) { rstep(p, xs, 7, 0.01) }\n" } };
+    for (int k = 0; k < 2; k++) {
+        int64_t n[2];
+        for (int j = 0; j < 2; j++) {
+            int64_t before = tensor_alloc_count;
+            ck_assert_int_eq(run(progs[k][j]), 0);
+            n[j] = tensor_alloc_count - before;
+        }
+        ck_assert_msg(n[1] <= n[0], "%s: 10 steps allocated %lld tensors, 60 steps %lld", k ? "rnn" : "mlp", (long long)n[0],
+                      (long long)n[1]);
+    }
+}
+END_TEST
+
 /* The golden `dis` of tests/dis/passes.tsl with every pass on and with each one off: the
  * optimizer's decisions (what folds, merges, dies, fuses, shares a buffer) are visible and
  * any change to them shows up here. The compile time at the end of the summary is cut. */
@@ -197,6 +226,7 @@ Suite *vm_suite(void) {
     tcase_add_test(tc, vm_guards_and_recompiles);
     tcase_add_test(tc, vm_error_location_inside_static);
     tcase_add_test(tc, vm_no_allocation_in_steady_state);
+    tcase_add_test(tc, vm_training_step_allocates_nothing);
     tcase_add_loop_test(tc, vm_golden_dis_per_pass, 0, (int)(sizeof golden_passes / sizeof golden_passes[0]));
     suite_add_tcase(s, tc);
     return s;
