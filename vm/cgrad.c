@@ -408,13 +408,13 @@ static void emit_tmove(Comp *c, int dst, int src) {
 /* A tensor register holding v's gradient g, or zeros of v's kind when g is none. */
 static int grad_or_zeros(Comp *c, GVal g, int like) {
     if (g.ok) return g.reg;
-    const RegInfo *ri = &c->g->regs[like];
-    return filled(c, &ri->shape, 0, ri->dtype).reg;
+    RegInfo ri = c->g->regs[like];   /* a copy: making registers moves the array */
+    return filled(c, &ri.shape, 0, ri.dtype).reg;
 }
 
 static int new_reg_like(Comp *c, int reg) {
-    const RegInfo *ri = &c->g->regs[reg];
-    return ri->kind == R_NUM ? cc_new_num(c, ri->is_bool) : cc_new_tensor(c, ri->dtype, &ri->shape);
+    RegInfo ri = c->g->regs[reg];   /* a copy: making registers moves the array */
+    return ri.kind == R_NUM ? cc_new_num(c, ri.is_bool) : cc_new_tensor(c, ri.dtype, &ri.shape);
 }
 
 static bool reads_reg(const Ins *in, int reg) {

@@ -97,16 +97,7 @@ void graph_free(Graph *g) {
     }
     mem_free(g->outputs);
     if (g->has_result) opnd_free(&g->result);
-    if (g->rf) {
-        for (int i = 0; i < g->nregs; i++) tensor_release(g->rf->ten[i]);
-        for (int i = 0; i < g->nslots; i++) tensor_release(g->rf->slots[i]);
-        mem_free(g->rf->slots);
-        mem_free(g->rf->slot_owner);
-        mem_free(g->rf->num);
-        mem_free(g->rf->ten);
-        mem_free(g->rf->objs);
-        mem_free(g->rf);
-    }
+    if (g->rf) vm_regs_free(g->rf, g);
     mem_free(g->vals);
     mem_free(g->scratch);
     mem_free(g);

@@ -57,11 +57,10 @@ static StaticState *state(Interp *I) {
 }
 
 /* Drops a graph's register file: its intermediates go; the next run allocates afresh. */
-static void regs_free(VmRegs *r, Graph *g);
 
 static void cool(Graph *g) {
     if (!g->rf || g->busy) return;
-    regs_free(g->rf, g);
+    vm_regs_free(g->rf, g);
     g->rf = NULL;
 }
 
@@ -237,26 +236,6 @@ static VmRegs *regs_new(Graph *g) {
     return r;
 }
 
-static void regs_free(VmRegs *r, Graph *g) {
-    for (int i = 0; i < g->nregs; i++) {
-        tensor_release(r->ten[i]);
-        tensor_release(r->spare[i]);
-    }
-    mem_free(r->spare);
-    for (int i = 0; i < g->nslots; i++) tensor_release(r->slots[i]);
-    for (int i = 0; i < g->nstacks; i++) {
-        for (int k = 0; k < r->stacks[i].cap; k++) tensor_release(r->stacks[i].t[k]);
-        mem_free(r->stacks[i].t);
-        mem_free(r->stacks[i].x);
-    }
-    mem_free(r->stacks);
-    mem_free(r->slots);
-    mem_free(r->slot_owner);
-    mem_free(r->num);
-    mem_free(r->ten);
-    mem_free(r->objs);
-    mem_free(r);
-}
 
 /* After a run: drop the references to the program's input tensors (the graph must not keep
  * them alive); intermediate tensors stay for the next run to reuse. */
@@ -331,7 +310,7 @@ static Value run_graph(Interp *I, Graph *g, Env *e, Value *vals, bool quiet) {
     if (own) {
         g->busy = false;
         warm_touch(state(I), g);
-    } else regs_free(rp, g);
+    } else vm_regs_free(rp, g);
     return result;
 }
 

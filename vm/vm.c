@@ -421,6 +421,28 @@ static int exec_pop(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     return 0;
 }
 
+/* Releases a graph's run-time state: registers, buffers, stacks, spares. */
+void vm_regs_free(VmRegs *r, const Graph *g) {
+    for (int i = 0; i < g->nregs; i++) {
+        tensor_release(r->ten[i]);
+        tensor_release(r->spare[i]);
+    }
+    mem_free(r->spare);
+    for (int i = 0; i < g->nslots; i++) tensor_release(r->slots[i]);
+    for (int i = 0; i < g->nstacks; i++) {
+        for (int k = 0; k < r->stacks[i].cap; k++) tensor_release(r->stacks[i].t[k]);
+        mem_free(r->stacks[i].t);
+        mem_free(r->stacks[i].x);
+    }
+    mem_free(r->stacks);
+    mem_free(r->slots);
+    mem_free(r->slot_owner);
+    mem_free(r->num);
+    mem_free(r->ten);
+    mem_free(r->objs);
+    mem_free(r);
+}
+
 int vm_exec(Interp *I, Graph *g, VmRegs *r) {
     double *N = r->num;
     Tensor **T = r->ten;

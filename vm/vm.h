@@ -23,6 +23,7 @@ typedef struct VmRegs {
     bool quiet;              /* --verify-static's second run: prints are suppressed */
 } VmRegs;
 
+void vm_regs_free(VmRegs *r, const Graph *g);
 /* Executes g with inputs bound in r. 0, or -1 with an error pending in I. */
 int vm_exec(Interp *I, Graph *g, VmRegs *r);
 /* old, the value a store or output of operand o just replaced (the reference is taken): kept
