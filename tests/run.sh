@@ -487,10 +487,27 @@ for f in examples/data/digits.csv examples/data/iris.csv examples/data/gettysbur
     if [ -s "$f" ] && grep -q "$(basename "$f")" examples/data/README.md; then ok; else bad "$f missing or without provenance in examples/data/README.md"; fi
 done
 
+# training examples (issue 12): reduced runs of examples/train_digits.tsl (3 epochs on 400 rows)
+# and examples/char_rnn.tsl (40 steps of 8-character windows). Each asserts that its training
+# loss falls; static and --no-static must print the same lines (losses, accuracies, samples)
+# once the timing column is cut off, and --verify-static must agree with eager.
+for ex in "examples/train_digits.tsl 3 400" "examples/char_rnn.tsl 40 8"; do
+    if $TSL $ex >"$tmp/static.out" 2>"$tmp/err" && $TSL --no-static $ex >"$tmp/eager.out" 2>>"$tmp/err"; then
+        sed 's/ *[0-9.]* ms.*$//' "$tmp/static.out" >"$tmp/static.cut"
+        sed 's/ *[0-9.]* ms.*$//' "$tmp/eager.out" >"$tmp/eager.cut"
+        if ! grep -qE '^ *(3 |step +40 )' "$tmp/static.out"; then bad "training example $ex: no line for the last epoch/step"
+        elif cmp -s "$tmp/static.cut" "$tmp/eager.cut"; then ok
+        else bad "training example $ex: static and --no-static differ: $(diff "$tmp/static.cut" "$tmp/eager.cut" | head -3)"; fi
+    else
+        bad "training example $ex: $(head -3 "$tmp/err")"
+    fi
+    if $TSL --verify-static $ex >/dev/null 2>"$tmp/err"; then ok; else bad "--verify-static $ex: $(head -3 "$tmp/err")"; fi
+done
+
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3" examples/kmeans_digits.tsl \
           examples/text_stats.tsl examples/linreg.tsl "--verify-static examples/kmeans_digits.tsl" \
-          "--verify-static examples/linreg.tsl"; do
+          "--verify-static examples/linreg.tsl" examples/train_digits.tsl; do
     if $TSL $ex >/dev/null 2>"$tmp/err"; then ok; else bad "example $ex: $(head -3 "$tmp/err")"; fi
 done
 
