@@ -47,7 +47,7 @@ json.dump({"machine": machine, "results": rows, "stats": stats}, open(os.path.jo
 print("\n".join(lines))
 
 COLORS = {"tsl-static": "#1b9e77", "tsl-eager": "#66c2a5", "numpy": "#e6ab02", "torch-eager": "#d95f02",
-          "torch-jit-script": "#7570b3", "torch-jit-trace-freeze": "#a6761d", "cpython": "#1f78b4",
+          "torch-jit-script": "#7570b3", "torch-jit-trace-freeze": "#a6761d", "torch-compile": "#666666", "cpython": "#1f78b4",
           "lua5.4": "#333333", "c-floor": "#e7298a"}
 
 if shutil.which("gnuplot"):
