@@ -503,6 +503,10 @@ for ex in "examples/train_digits.tsl 3 400" "examples/char_rnn.tsl 40 8"; do
     fi
     if $TSL --verify-static $ex >/dev/null 2>"$tmp/err"; then ok; else bad "--verify-static $ex: $(head -3 "$tmp/err")"; fi
 done
+# char_rnn's text (the last run above) is described in examples/data/README.md with the counts it prints
+if grep -q '^text: 946 characters, 38 distinct' "$tmp/static.out" && grep -q 'two_cities.txt' examples/data/README.md \
+   && grep -q '946 characters, 38 distinct' examples/data/README.md; then ok
+else bad "examples/data/two_cities.txt: missing, changed, or without provenance in examples/data/README.md"; fi
 
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3" examples/kmeans_digits.tsl \
