@@ -111,3 +111,73 @@ if torch is not None:
         measure("MLP 45 layers, batch 1 (per pass)", "torch-eager", lambda: mlp_t(net), passes)
         traced = torch.jit.freeze(torch.jit.trace(net, torch.randn(1, 512)))
         measure("MLP 45 layers, batch 1 (per pass)", "torch-jit-trace-freeze", lambda: mlp_t(traced), passes)
+
+# training (issue 12): the digits MLP epoch and the char-RNN step of workloads.tsl section 8,
+# with autograd and torch.optim.Adam. torch-jit-script scripts the model (digits) or the loss
+# function with its time loop (char-RNN); torch.compile where this torch has it (2.0 and later).
+if torch is not None and np is not None:
+    torch.manual_seed(0)
+    digits = np.loadtxt("examples/data/digits.csv", delimiter=",", dtype=np.float32)
+    digits = digits[np.random.default_rng(0).permutation(len(digits))]
+    dx = torch.from_numpy(digits[:1437, :64] / 16)
+    dy = torch.from_numpy(digits[:1437, 64].astype(np.int64))
+    batches = [(dx[s:s + 32], dy[s:s + 32]) for s in range(0, 1437, 32)]
+
+    def digits_setup():
+        model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+        return model, torch.optim.Adam(model.parameters(), lr=0.02)
+
+    def digits_epoch(model, opt):
+        for xb, yb in batches:
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(xb), yb)
+            loss.backward()
+            opt.step()
+
+    name = "digits MLP 64-128-10, one epoch (45 steps of batch 32)"
+    model, opt = digits_setup()
+    measure(name, "torch-eager", lambda: digits_epoch(model, opt))
+    model, opt = digits_setup()
+    scripted = torch.jit.script(model)
+    measure(name, "torch-jit-script", lambda: digits_epoch(scripted, opt))
+    if hasattr(torch, "compile"):
+        try:
+            model, opt = digits_setup()
+            compiled = torch.compile(model)
+            measure(name, "torch-compile", lambda: digits_epoch(compiled, opt))
+        except Exception as e:
+            print("torch.compile failed: %s" % e, file=sys.stderr)
+    else:
+        print("torch %s has no torch.compile: no torch-compile rows" % torch.__version__, file=sys.stderr)
+
+    V, H, T, B = 38, 64, 32, 16
+    def rnn_params():
+        return [(torch.randn(V, H) / V ** 0.5).requires_grad_(), (torch.randn(H, H) * (0.5 / H ** 0.5)).requires_grad_(),
+                torch.zeros(H, requires_grad=True), (torch.randn(H, V) / H ** 0.5).requires_grad_(),
+                torch.zeros(V, requires_grad=True)]
+
+    def window_loss(wx, wh, bh, wy, by, xs, ys):
+        h = torch.zeros(xs.shape[1], wh.shape[0])
+        total = torch.zeros(())
+        for t in range(xs.shape[0]):
+            h = torch.tanh(torch.nn.functional.one_hot(xs[t], wx.shape[0]).float() @ wx + h @ wh + bh)
+            total = total - (torch.nn.functional.one_hot(ys[t], wy.shape[1]).float()
+                             * torch.log_softmax(h @ wy + by, dim=1)).sum()
+        return total / (xs.shape[0] * xs.shape[1])
+
+    rxs = torch.randint(0, V, (T, B))
+    rys = torch.randint(0, V, (T, B))
+    def rnn_steps(loss_fn, params, opt, n=20):
+        for _ in range(n):
+            opt.zero_grad()
+            loss_fn(*params, rxs, rys).backward()
+            opt.step()
+
+    name = "char-RNN step, 32 time steps x 16 windows (per step)"
+    params = rnn_params()
+    opt = torch.optim.Adam(params, lr=0.01)
+    measure(name, "torch-eager", lambda: rnn_steps(window_loss, params, opt), 20)
+    params = rnn_params()
+    opt = torch.optim.Adam(params, lr=0.01)
+    window_loss_s = torch.jit.script(window_loss)
+    measure(name, "torch-jit-script", lambda: rnn_steps(window_loss_s, params, opt), 20)

@@ -42,12 +42,16 @@ if explain_file and os.path.exists(explain_file):
     lines += ["", "Compile time of each static block (TSL_EXPLAIN=1, bench/workloads.tsl):", "", "```"]
     lines += [l.rstrip() for l in open(explain_file) if "compiled static" in l]
     lines += ["```"]
+    eager = [l.rstrip() for l in open(explain_file) if "runs eagerly" in l]
+    if eager:
+        lines += ["", "Static code that ran eagerly (the tsl-static rows of these workloads time eager code):",
+                  "", "```"] + eager + ["```"]
 open(os.path.join(outdir, "results.md"), "w").write("\n".join(lines) + "\n")
 json.dump({"machine": machine, "results": rows, "stats": stats}, open(os.path.join(outdir, "results.json"), "w"), indent=1)
 print("\n".join(lines))
 
 COLORS = {"tsl-static": "#1b9e77", "tsl-eager": "#66c2a5", "numpy": "#e6ab02", "torch-eager": "#d95f02",
-          "torch-jit-script": "#7570b3", "torch-jit-trace-freeze": "#a6761d", "cpython": "#1f78b4",
+          "torch-jit-script": "#7570b3", "torch-jit-trace-freeze": "#a6761d", "torch-compile": "#666666", "cpython": "#1f78b4",
           "lua5.4": "#333333", "c-floor": "#e7298a"}
 
 if shutil.which("gnuplot"):
