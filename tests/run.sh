@@ -489,6 +489,7 @@ done
 
 # static gradients: the same bits as eager with the optimizer's fusion and CSE switched off too
 if TSL_OPT=-fuse,-cse $TSL tests/scripts/grad_static.tsl >/dev/null 2>"$tmp/err"; then ok; else bad "grad_static.tsl with TSL_OPT=-fuse,-cse: $(head -3 "$tmp/err")"; fi
+
 # training examples (issue 12): reduced runs of examples/train_digits.tsl (3 epochs on 400 rows)
 # and examples/char_rnn.tsl (40 steps of 8-character windows). Each asserts that its training
 # loss falls; static and --no-static must print the same lines (losses, accuracies, samples)
