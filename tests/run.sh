@@ -513,6 +513,42 @@ TSL_EXPLAIN=1 $TSL "$tmp/steps.tsl" >/dev/null 2>"$tmp/err"; rc=$?
 if [ $rc -eq 0 ] && [ "$(grep -c 'steps.tsl:6:5: compiled' "$tmp/err")" = 1 ] && [ "$(grep -c 'recompiled' "$tmp/err")" = 3 ] &&
    [ "$(grep -c "recompiled.*structure of 'o\.\(m\|velocity\)' changed (list of 0)" "$tmp/err")" = 2 ] && ! grep -q 'eagerly' "$tmp/err"
 then ok; else bad "optimizer steps compile once per state shape: exit $rc: $(cat "$tmp/err")"; fi
+# ... and once warm, a training step (forward, loss, update with gradients passed in) in a
+# static block or static fn allocates no tensor: each updated weight is written into the one
+# its store replaced the step before (a weight the program still holds is never written)
+cat >"$tmp/warm.tsl" <<'WARM_EOF'
+import nn
+import optim
+seed(1)
+m = nn.mlp([4, 8, 3])
+x = randn([5, 4])
+g = grad(fn(m) { return sum(m(x)) })(m)
+fn steps(opt, n) {
+  for i in range(n) { static { opt.step(opt, m, g) } }
+}
+static fn step(opt, m, g) {
+  opt.step(opt, m, g)
+  return sum(m(x))
+}
+for opt in [optim.sgd(0.1, momentum=0.9, weight_decay=0.01), optim.adam(0.01), optim.adamw(0.01)] {
+  steps(opt, 3)
+  a0 = memstats().allocations
+  steps(opt, 10)
+  print(memstats().allocations - a0)
+}
+opt = optim.adam(0.01)
+for i in range(3) { l = step(opt, m, g) }
+a0 = memstats().allocations
+for i in range(10) { l = step(opt, m, g) }
+print(memstats().allocations - a0)
+held = m.layers[0].w
+copy = held + 0
+for i in range(3) { l = step(opt, m, g) }
+assert(equal(held, copy) and not equal(held, m.layers[0].w))
+WARM_EOF
+out=$($TSL "$tmp/warm.tsl" 2>"$tmp/err" | tr '\n' ' '); rc=$?
+# the static fn hands back its loss (one new tensor a call)
+if [ $rc -eq 0 ] && [ "$out" = "0 0 0 10 " ] && sanitized; then ok; else bad "warm training steps allocate: exit $rc, allocations per 10 steps '$out' (want 0 0 0 10), $(head -1 "$tmp/err")"; fi
 
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3" examples/kmeans_digits.tsl \

@@ -233,6 +233,7 @@ static VmRegs *regs_new(Graph *g) {
     r->ten = mem_calloc((size_t)g->nregs + 1, sizeof(Tensor *));
     r->objs = mem_calloc((size_t)g->nobjs + 1, sizeof(Obj *));
     r->slots = mem_calloc((size_t)g->nslots + 1, sizeof(Tensor *));
+    r->spare = mem_calloc((size_t)g->nregs + 1, sizeof(Tensor *));
     r->slot_owner = mem_alloc(sizeof(int) * (size_t)(g->nslots + 1));
     for (int i = 0; i < g->nslots; i++) r->slot_owner[i] = -1;
     return r;
@@ -241,7 +242,9 @@ static VmRegs *regs_new(Graph *g) {
 static void regs_free(VmRegs *r, Graph *g) {
     for (int i = 0; i < g->nregs; i++) tensor_release(r->ten[i]);
     for (int i = 0; i < g->nslots; i++) tensor_release(r->slots[i]);
+    for (int i = 0; i < g->nregs; i++) tensor_release(r->spare[i]);
     mem_free(r->slots);
+    mem_free(r->spare);
     mem_free(r->slot_owner);
     mem_free(r->num);
     mem_free(r->ten);

@@ -80,13 +80,24 @@ static Tensor *slot_tensor(Graph *g, VmRegs *r, int reg, int s, const Tensor *in
     return t;
 }
 
+static bool writable(const Tensor *t, const RegInfo *ri, const Tensor *in1, const Tensor *in2) {
+    return t && t->rc == 1 && t->buf->rc == 1 && t != in1 && t != in2 && fits(t, ri);
+}
+
+/* A register whose value was stored into a program's list or dict is shared with it at the
+ * next run; the value that store replaced (its spare, e.g. last step's weights) is written
+ * instead when nothing else refers to it any more: an optimizer step allocates nothing. */
 static Tensor *dst_tensor(Graph *g, VmRegs *r, int reg, const Tensor *in1, const Tensor *in2) {
     if (g->regs[reg].slot >= 0) return slot_tensor(g, r, reg, g->regs[reg].slot, in1, in2);
     Tensor *t = r->ten[reg];
     RegInfo *ri = &g->regs[reg];
-    if (t && t->rc == 1 && t->buf->rc == 1 && t != in1 && t != in2 && t->dtype == ri->dtype &&
-        t->ndim == ri->shape.ndim && !memcmp(t->shape, ri->shape.d, sizeof(int64_t) * (size_t)t->ndim))
-        return t;
+    if (writable(t, ri, in1, in2)) return t;
+    Tensor *s = r->spare[reg];
+    if (writable(s, ri, in1, in2)) {
+        r->spare[reg] = NULL;
+        set_t(r, reg, s);
+        return s;
+    }
     Tensor *n = tensor_new(ri->dtype, &ri->shape);
     if (n) set_t(r, reg, n);
     return n;
@@ -185,19 +196,39 @@ static int exec_assert(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     return rc;
 }
 
+/* The tensor a store replaced becomes the stored register's spare (see dst_tensor) when it
+ * has the register's dtype and shape, in place of an older spare (which something else may
+ * still hold: the newest is the likeliest to be free by the next run); otherwise it goes. */
+static void keep_spare(Graph *g, VmRegs *r, const Opnd *stored, Value old) {
+    int reg = stored->reg;
+    if (stored->kind == OPND_TENSOR && old.type == VAL_TENSOR && old.as.t != r->ten[reg] && fits(old.as.t, &g->regs[reg])) {
+        tensor_release(r->spare[reg]);
+        r->spare[reg] = old.as.t;
+        return;
+    }
+    val_release(old);
+}
+
 static int exec_store(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     Value v = vm_operand(I, g, r, &in->opnds[0]);
     if (IS_ERR(v)) return -1;
     Obj *o = r->objs[in->a];
+    Value *slot;
     if (o->kind == OBJ_DICT) {
-        dict_set_cstr((ObjDict *)o, in->key, v);
-        val_release(v);
+        ObjDict *d = (ObjDict *)o;
+        /* the guards fixed the keys and their order: in->aux is the key's entry */
+        if (in->aux < 0 || in->aux >= d->len || strcmp(d->entries[in->aux].key->chars, in->key)) {
+            dict_set_cstr(d, in->key, v);
+            val_release(v);
+            return 0;
+        }
+        slot = &d->entries[in->aux].val;
     } else {
-        ObjList *l = (ObjList *)o;
-        Value old = l->items[in->aux];
-        l->items[in->aux] = v;
-        val_release(old);
+        slot = &((ObjList *)o)->items[in->aux];
     }
+    Value old = *slot;
+    *slot = v;
+    keep_spare(g, r, &in->opnds[0], old);
     return 0;
 }
 

@@ -10,6 +10,8 @@ typedef struct VmRegs {
     Obj **objs;
     Tensor **slots;          /* the memory plan's buffers */
     int *slot_owner;         /* register that last took each slot */
+    Tensor **spare;          /* per register: the tensor a store into a container replaced,
+                              * kept to be written again when the register's own is shared */
     bool quiet;              /* --verify-static's second run: prints are suppressed */
 } VmRegs;
 
