@@ -100,7 +100,9 @@ void graph_free(Graph *g) {
     if (g->rf) {
         for (int i = 0; i < g->nregs; i++) tensor_release(g->rf->ten[i]);
         for (int i = 0; i < g->nslots; i++) tensor_release(g->rf->slots[i]);
+        for (int i = 0; i < g->nregs; i++) tensor_release(g->rf->spare[i]);
         mem_free(g->rf->slots);
+        mem_free(g->rf->spare);
         mem_free(g->rf->slot_owner);
         mem_free(g->rf->num);
         mem_free(g->rf->ten);
