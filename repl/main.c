@@ -51,6 +51,8 @@ static void usage(FILE *out) {
           "  TSL_STDLIB=DIR         the standard library's folder (default: ../stdlib beside bin/tsl)\n"
           "  TSL_EXPLAIN=1          print one line per static compile (where, how long, why again)\n"
           "  TSL_OPT=-PASS,...      switch optimizer passes off (fold, cse, dce, fuse, mem)\n"
+          "  TSL_WARN=0             no warning when static code runs eagerly (the compiler cannot\n"
+          "                         handle it yet; TSL_EXPLAIN=1 prints it as an explain line)\n"
           "  TSL_NO_AVX512=1        use the AVX2 math kernels even where AVX-512 is available\n"
           "  TSL_FAIL_ALLOC=N       testing: make the Nth allocation fail\n"
           "  HOME                   the REPL keeps its history in $HOME/.tsl_history\n",

@@ -4,7 +4,8 @@
  * Each static block (and static fn) keeps up to CACHE_MAX graphs, one per signature. On
  * entry the inputs are fetched from the frame and every graph's guards are checked, most
  * recent first; a hit runs it, a miss compiles a new graph for the current values. Code
- * the compiler does not support yet runs eagerly (TSL_EXPLAIN=1 says why). */
+ * the compiler does not support yet runs eagerly: a warning says so once per block or static
+ * fn (TSL_EXPLAIN=1 says it in its own line instead; TSL_WARN=0 silences it). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ typedef struct {
     Cache *caches;
     Graph *last;              /* the most recently run graph (for :dis) */
     int explain;              /* TSL_EXPLAIN set */
+    int warn;                 /* warn of eager fallbacks (TSL_WARN is not 0) */
     Graph *warm[WARM_MAX];
     int nwarm;
 } StaticState;
@@ -49,6 +51,8 @@ static StaticState *state(Interp *I) {
         StaticState *s = mem_calloc(1, sizeof *s);
         const char *e = getenv("TSL_EXPLAIN");
         s->explain = e && *e && strcmp(e, "0");
+        const char *w = getenv("TSL_WARN");
+        s->warn = !w || strcmp(w, "0");
         I->vm = s;
         reclaim_state = s;
         tensor_reclaim_hook = reclaim_buffers;
@@ -332,6 +336,24 @@ static void explain(Interp *I, SrcLoc loc, const char *fmt, ...) {
     fputc('\n', stderr);
 }
 
+/* Static code the compiler cannot handle runs eagerly: the program still gives its results,
+ * only slower, so the user hears of it once (the cache remembers the block as eager-only),
+ * located at the block or static fn, with the compiler's reason. Not for --no-static or
+ * `:static off`, which ask for eager code (the caller never gets here then). */
+static void warn_eager(Interp *I, SrcLoc loc, const char *what, const char *reason) {
+    StaticState *s = state(I);
+    if (s->explain) {   /* its line says the same */
+        explain(I, loc, "%s runs eagerly: %s", what, reason);
+        return;
+    }
+    if (!s->warn) return;
+    const char *file = I->cur_src ? I->cur_src->name : "?";
+    fput_escaped(stderr, file, strlen(file));
+    fprintf(stderr, ":%d:%d: warning: %s runs eagerly: ", loc.line, loc.col, what);
+    fput_escaped(stderr, reason, strlen(reason));
+    fputc('\n', stderr);
+}
+
 /* The fetched inputs are borrowed Values: a graph keeps one buffer for them; a nested run
  * of the same graph gets its own. */
 static Value *input_buffer(Graph *g) {
@@ -373,7 +395,7 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
                              : compile_block(I, e->f, blk, &g, reason, sizeof reason);
     if (st == COMPILE_UNSUPPORTED) {
         c->eager_only = true;
-        explain(I, loc, "%s runs eagerly: %s", what, reason);
+        warn_eager(I, loc, what, reason);
         *eager = true;
         return NULL;
     }
