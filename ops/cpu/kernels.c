@@ -184,11 +184,23 @@ typedef struct {
     int64_t sc, sa, sb;
 } WhereCtx;
 
+/* A select per element over one run; 4- and 8-byte elements get loops the compiler can
+ * vectorise (relu's gradient is a where over every activation). */
+#define WHERE_LOOP(T)                                                                      \
+    do {                                                                                   \
+        const T *ta = (const T *)pa, *tb = (const T *)pb;                                  \
+        T *to = (T *)o;                                                                    \
+        for (int64_t j = 0; j < n; j++) to[j] = m[j * w->sc] ? ta[j * w->sa] : tb[j * w->sb]; \
+        return 0;                                                                          \
+    } while (0)
+
 static int where_run(void *ctx, const int64_t *off, int64_t out_off, int64_t n) {
     WhereCtx *w = ctx;
     const uint8_t *m = (const uint8_t *)w->cond + off[0];
     const char *pa = w->a + off[1] * (int64_t)w->esz, *pb = w->b + off[2] * (int64_t)w->esz;
     char *o = w->out + out_off * (int64_t)w->esz;
+    if (w->esz == 4) WHERE_LOOP(uint32_t);
+    if (w->esz == 8) WHERE_LOOP(uint64_t);
     for (int64_t j = 0; j < n; j++)
         memcpy(o + j * (int64_t)w->esz, m[j * w->sc] ? pa + j * w->sa * (int64_t)w->esz : pb + j * w->sb * (int64_t)w->esz,
                w->esz);
