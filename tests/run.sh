@@ -487,8 +487,15 @@ for f in examples/data/digits.csv examples/data/iris.csv examples/data/gettysbur
     if [ -s "$f" ] && grep -q "$(basename "$f")" examples/data/README.md; then ok; else bad "$f missing or without provenance in examples/data/README.md"; fi
 done
 
-# static gradients: the same bits as eager with the optimizer's fusion and CSE switched off too
+# static gradients: the same bits as eager with the optimizer's fusion and CSE switched off too;
+# what is not compiled yet runs eagerly and says why, at the user's line
 if TSL_OPT=-fuse,-cse $TSL tests/scripts/grad_static.tsl >/dev/null 2>"$tmp/err"; then ok; else bad "grad_static.tsl with TSL_OPT=-fuse,-cse: $(head -3 "$tmp/err")"; fi
+TSL_EXPLAIN=1 $TSL tests/scripts/grad_static_fallback.tsl >/dev/null 2>"$tmp/err"
+for why in "8:29: a gradient through a run-time branch, or a loop inside a loop, is not compiled yet" \
+           "14:54: a gradient through a run-time branch, or a loop inside a loop, is not compiled yet" \
+           "a gradient through a loop with break or continue is not compiled yet"; do
+    if grep -q "runs eagerly: .*$why" "$tmp/err"; then ok; else bad "grad_static_fallback.tsl: no '$why' in: $(head -3 "$tmp/err")"; fi
+done
 
 # training examples (issue 12): reduced runs of examples/train_digits.tsl (3 epochs on 400 rows)
 # and examples/char_rnn.tsl (40 steps of 8-character windows). Each asserts that its training

@@ -43,7 +43,7 @@ typedef struct {
  * and count_reg counted the iterations. Backward runs its nodes in a loop of its own. */
 typedef struct {
     int first_node, last_node;
-    int first_var;     /* variables made inside the loop are >= first_var */
+    int first_var, end_var;   /* variables made inside the loop: [first_var, end_var) */
     int first_reg;     /* registers made inside the loop are >= first_reg */
     int counter;       /* the loop counter register, -1 */
     CHome *homes;
@@ -57,6 +57,25 @@ typedef struct {
     bool dead;         /* nothing tracked flows through it: dropped from the tape */
 } CLoop;
 
+/* A run-time branch recorded on the tape: the nodes of the then-branch [then_first,
+ * then_last) and of the else-branch [then_last, else_last); flag tells backward which ran.
+ * A home of the branch ends as var_then (after the then-branch), var_else, and var_after
+ * (made for the value after the branch, whichever ran). */
+typedef struct {
+    int reg;
+    int var_init, var_then, var_else, var_after;
+} CBHome;
+
+typedef struct {
+    int flag;
+    int then_first, then_last, else_last;
+    int first_var, end_var;   /* variables made inside the branch: [first_var, end_var) */
+    CBHome *homes;
+    int nhomes;
+    int *shadow;       /* per home: a register holding its value before the branch, -1 none */
+    bool in_else, done;
+} CBranch;
+
 struct CTape {
     CVar *vars;
     int nvars, capvars;
@@ -69,6 +88,9 @@ struct CTape {
     CLoop *loops;
     int nloops, caploops;
     int open;          /* the loop being recorded, -1 */
+    CBranch *branches;
+    int nbranches, capbranches;
+    int open_branch;   /* the branch being recorded, -1 */
     int nest;          /* loops or branches begun inside it (not compiled with a gradient yet) */
     CTape *outer;
 };
@@ -105,6 +127,11 @@ static void tape_free(CTape *tp) {
         mem_free(tp->loops[i].push_at);
     }
     mem_free(tp->loops);
+    for (int i = 0; i < tp->nbranches; i++) {
+        mem_free(tp->branches[i].homes);
+        mem_free(tp->branches[i].shadow);
+    }
+    mem_free(tp->branches);
     mem_free(tp->vars);
     mem_free(tp->nodes);
     mem_free(tp->var_of_reg);
@@ -112,7 +139,8 @@ static void tape_free(CTape *tp) {
 
 /* The deepest run-time branch depth at which the tape records: its own, or one deeper in
  * the body of the loop it is recording. */
-static int record_depth(const CTape *tp) { return tp->depth + (tp->open >= 0 && !tp->nest ? 1 : 0); }
+static bool region_open(const CTape *tp) { return tp->open >= 0 || tp->open_branch >= 0; }
+static int record_depth(const CTape *tp) { return tp->depth + (region_open(tp) && !tp->nest ? 1 : 0); }
 
 static AVal not_compiled(Comp *c) {
     return cc_unsupported(c, "a gradient through a run-time branch, or a loop inside a loop, is not compiled yet");
@@ -152,6 +180,19 @@ static void record_on(Comp *c, CTape *tp, OpCode op, AVal *ops, int n, const OpA
     nd->at = *at;
     for (int i = 0; i < n; i++) {
         nd->x[i] = gval_of(c, &ops[i]);
+        if (tp->open_branch >= 0 && !tp->nest && nd->x[i].reg >= 0 && !nd->x[i].is_num) {
+            /* a home of the branch is overwritten when the branch ends: backward reads the
+             * value it had when the node ran, the copy made before the branch */
+            CBranch *B = &tp->branches[tp->open_branch];
+            for (int h = 0; h < B->nhomes; h++)
+                if (B->homes[h].reg == nd->x[i].reg) {
+                    if (B->shadow[h] < 0) {
+                        cc_unsupported(c, "a gradient through a variable a run-time branch may leave unset");
+                        return;
+                    }
+                    nd->x[i].reg = B->shadow[h];
+                }
+        }
         nd->in_var[i] = ops[i].kind == AV_TENSOR && is_float(ops[i].dtype) ? var_of(tp, ops[i].reg) : -1;
     }
     nd->y = gval_of(c, &res[0]);
@@ -199,7 +240,7 @@ static void emit_nbin(Comp *c, int dst, int a, int b, OpCode op) {
 }
 
 static void loop_begin(Comp *c, CTape *tp, const int *home_regs, int nhomes, int counter) {
-    if (tp->open >= 0 || c->branch_depth != tp->depth || c->dry > tp->dry) {
+    if (region_open(tp) || c->branch_depth != tp->depth || c->dry > tp->dry) {
         tp->nest++;
         return;
     }
@@ -328,6 +369,7 @@ static void loop_end(CTape *tp) {
     if (tp->open < 0) return;
     CLoop *L = &tp->loops[tp->open];
     tp->open = -1;
+    L->end_var = tp->nvars;
     if (!L->body_done) {   /* the body never compiled (a loop that never runs) */
         L->dead = true;
         tp->nnodes = L->first_node;
@@ -338,6 +380,79 @@ static void loop_end(CTape *tp) {
 
 void cgrad_loop_end(Comp *c) {
     for (CTape *tp = c->tape; tp; tp = tp->outer) loop_end(tp);
+}
+
+
+/* ---------- run-time branches ---------- */
+
+static void emit_tmove(Comp *c, int dst, int src);
+static int new_reg_like(Comp *c, int reg);
+
+static void branch_begin(Comp *c, CTape *tp, const int *home_regs, const bool *bound, int nhomes, int cond) {
+    if (region_open(tp) || c->branch_depth != tp->depth || c->dry > tp->dry) {
+        tp->nest++;
+        return;
+    }
+    GROW(tp->branches, tp->nbranches, tp->capbranches);
+    CBranch *B = &tp->branches[tp->nbranches];
+    memset(B, 0, sizeof *B);
+    tp->open_branch = tp->nbranches++;
+    B->flag = cc_new_num(c, true);
+    Ins *in = cc_emit(c, I_NMOVE);   /* which branch ran, kept for backward */
+    in->dst = B->flag;
+    in->a = cond;
+    B->homes = mem_alloc(sizeof(CBHome) * (size_t)(nhomes + 1));
+    B->shadow = mem_alloc(sizeof(int) * (size_t)(nhomes + 1));
+    for (int i = 0; i < nhomes; i++) {
+        int r = home_regs[i];
+        if (r < 0 || c->g->regs[r].kind != R_TENSOR || !is_float(c->g->regs[r].dtype)) continue;
+        B->shadow[B->nhomes] = -1;
+        if (bound[i]) {
+            B->shadow[B->nhomes] = new_reg_like(c, r);
+            emit_tmove(c, B->shadow[B->nhomes], r);
+        }
+        B->homes[B->nhomes++] = (CBHome){ r, var_of(tp, r), -1, -1, -1 };
+    }
+    B->then_first = tp->nnodes;
+    B->first_var = tp->nvars;
+}
+
+void cgrad_branch_begin(Comp *c, const int *home_regs, const bool *bound, int nhomes, int cond) {
+    for (CTape *tp = c->tape; tp; tp = tp->outer) branch_begin(c, tp, home_regs, bound, nhomes, cond);
+}
+
+/* After the then-branch's home moves: the else-branch starts from the values before it. */
+void cgrad_branch_else(Comp *c) {
+    for (CTape *tp = c->tape; tp; tp = tp->outer) {
+        if (tp->nest || tp->open_branch < 0) continue;
+        CBranch *B = &tp->branches[tp->open_branch];
+        B->then_last = tp->nnodes;
+        B->in_else = true;
+        for (int i = 0; i < B->nhomes; i++) {
+            B->homes[i].var_then = var_of(tp, B->homes[i].reg);
+            map_reg(tp, B->homes[i].reg, B->homes[i].var_init);
+        }
+    }
+}
+
+/* After the else-branch's home moves (or the then-branch's, with no else). */
+void cgrad_branch_end(Comp *c) {
+    for (CTape *tp = c->tape; tp; tp = tp->outer) {
+        if (tp->nest) {
+            tp->nest--;
+            continue;
+        }
+        if (tp->open_branch < 0) continue;
+        CBranch *B = &tp->branches[tp->open_branch];
+        tp->open_branch = -1;
+        B->else_last = tp->nnodes;
+        B->end_var = tp->nvars;
+        for (int i = 0; i < B->nhomes; i++) {
+            CBHome *h = &B->homes[i];
+            h->var_else = var_of(tp, h->reg);
+            h->var_after = h->var_then >= 0 || h->var_else >= 0 ? new_var(tp, h->reg) : -1;
+        }
+    }
 }
 
 /* ---------- the static builder ---------- */
@@ -496,7 +611,7 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L) {
         in->aux = L->stack[i];
         pop_at[i] = (int)(in - c->g->code);
     }
-    for (int v = L->first_var; v < tp->nvars; v++) tp->vars[v].grad = gb_none();
+    for (int v = L->first_var; v < L->end_var; v++) tp->vars[v].grad = gb_none();
     for (int i = 0; i < L->nhomes; i++)
         if (L->homes[i].var_end >= 0) tp->vars[L->homes[i].var_end].grad = gb_reg(gh[i], c->g->regs[gh[i]].dtype, &c->g->regs[gh[i]].shape);
     for (int j = 0; j < nout; j++) tp->vars[outside[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
@@ -511,7 +626,7 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L) {
         in->aux = top;
         c->g->code[exit_jump].aux = c->g->ncode;
         drop_unread(c, L, shadow, pop_at, top);
-        for (int v = L->first_var; v < tp->nvars; v++) tp->vars[v].grad = gb_none();
+        for (int v = L->first_var; v < L->end_var; v++) tp->vars[v].grad = gb_none();
         for (int j = 0; j < nout; j++) tp->vars[outside[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
         for (int i = 0; i < L->nhomes && !c->failed; i++)
             if (L->homes[i].var_init >= 0)
@@ -523,6 +638,86 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L) {
     mem_free(shadow);
     mem_free(pop_at);
     mem_free(seen);
+    return ok && !c->failed;
+}
+
+/* Runs the rules of nodes [first, last) in reverse for one side of a branch: its home ends
+ * seeded with the gradients after the branch, the variables from before it accumulating in
+ * acc[] (merge registers both sides write). */
+static bool branch_side(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, bool then_side, const int *targets,
+                        const int *acc, int ntargets, const GVal *after) {
+    int first = then_side ? B->then_first : B->then_last, last = then_side ? B->then_last : B->else_last;
+    for (int v = B->first_var; v < B->end_var; v++) tp->vars[v].grad = gb_none();
+    for (int j = 0; j < ntargets; j++) tp->vars[targets[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
+    for (int i = 0; i < B->nhomes && !c->failed; i++) {   /* the value after the branch came from this side's end */
+        CBHome *h = &B->homes[i];
+        int end = then_side ? h->var_then : h->var_else;
+        if (end >= 0 && after[i].ok) accumulate(b, &tp->vars[end].grad, after[i]);
+    }
+    bool ok = !c->failed;
+    for (int n = last - 1; n >= first && ok; n--) ok = backward_node(c, tp, b, &tp->nodes[n], NULL);
+    for (int j = 0; j < ntargets && ok; j++) emit_tmove(c, acc[j], tp->vars[targets[j]].grad.reg);
+    return ok && !c->failed;
+}
+
+/* The backward of a recorded branch: a branch on the same flag. Each side runs its own
+ * nodes' rules; gradients of values from before the branch meet in merge registers. */
+static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B) {
+    B->done = true;
+    if (c->tape) {
+        cc_unsupported(c, "a second derivative through a run-time branch is not compiled yet");
+        return false;
+    }
+    /* the variables from before the branch that either side may give a gradient to */
+    bool *is_target = mem_calloc((size_t)tp->nvars + 1, sizeof(bool));
+    int *targets = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1)), *acc = NULL, nt = 0;
+    int *like = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1));
+    for (int k = B->then_first; k < B->else_last; k++)
+        for (int i = 0; i < tp->nodes[k].nin; i++) {
+            int v = tp->nodes[k].in_var[i];
+            if (v >= 0 && v < B->first_var && !is_target[v]) {
+                is_target[v] = true;
+                like[nt] = tp->nodes[k].x[i].reg;
+                targets[nt++] = v;
+            }
+        }
+    for (int i = 0; i < B->nhomes; i++) {
+        int ends[2] = { B->homes[i].var_then, B->homes[i].var_else };
+        for (int e = 0; e < 2; e++)
+            if (ends[e] >= 0 && ends[e] < B->first_var && !is_target[ends[e]]) {
+                is_target[ends[e]] = true;
+                like[nt] = B->homes[i].reg;
+                targets[nt++] = ends[e];
+            }
+    }
+    acc = mem_alloc(sizeof(int) * (size_t)(nt + 1));
+    for (int j = 0; j < nt; j++) {
+        acc[j] = new_reg_like(c, like[j]);
+        emit_tmove(c, acc[j], grad_or_zeros(c, tp->vars[targets[j]].grad, like[j]));
+    }
+    GVal *after = mem_alloc(sizeof(GVal) * (size_t)(B->nhomes + 1));   /* taken before the sides reset grads */
+    for (int i = 0; i < B->nhomes; i++) after[i] = B->homes[i].var_after >= 0 ? tp->vars[B->homes[i].var_after].grad : gb_none();
+    Ins *in = cc_emit(c, I_JUMPF);
+    in->a = B->flag;
+    int to_else = (int)(in - c->g->code);
+    bool ok = branch_side(c, tp, b, B, true, targets, acc, nt, after);
+    int to_end = -1;
+    if (ok) {
+        in = cc_emit(c, I_JUMP);
+        to_end = (int)(in - c->g->code);
+        c->g->code[to_else].aux = c->g->ncode;
+        ok = branch_side(c, tp, b, B, false, targets, acc, nt, after);
+    }
+    if (ok) {
+        c->g->code[to_end].aux = c->g->ncode;
+        for (int v = B->first_var; v < B->end_var; v++) tp->vars[v].grad = gb_none();
+        for (int j = 0; j < nt; j++) tp->vars[targets[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
+    }
+    mem_free(is_target);
+    mem_free(targets);
+    mem_free(acc);
+    mem_free(like);
+    mem_free(after);
     return ok && !c->failed;
 }
 
@@ -538,13 +733,22 @@ static bool backward(Comp *c, CTape *tp, int y, GVal yv) {
     for (int i = 0; i < tp->nloops; i++)
         if (!tp->loops[i].dead && tp->loops[i].last_node > tp->loops[i].first_node) loop_at[tp->loops[i].last_node - 1] = i;
     bool ok = true;
-    for (int k = tp->nnodes - 1; k >= 0 && ok; k--) {
-        if (loop_at[k] >= 0) {
-            CLoop *L = &tp->loops[loop_at[k]];
+    for (int k = tp->nnodes; k >= 0 && ok;) {   /* k: the position after the next node back */
+        CBranch *B = NULL;
+        for (int i = 0; i < tp->nbranches && !B; i++)
+            if (!tp->branches[i].done && tp->branches[i].else_last == k) B = &tp->branches[i];
+        if (B) {   /* branches end where they end even with no nodes (a home set to another value) */
+            ok = backward_branch(c, tp, &b, B);
+            k = B->then_first;
+        } else if (k > 0 && loop_at[k - 1] >= 0) {
+            CLoop *L = &tp->loops[loop_at[k - 1]];
             ok = backward_loop(c, tp, &b, L);
             k = L->first_node;
+        } else if (k > 0) {
+            ok = backward_node(c, tp, &b, &tp->nodes[k - 1], NULL);
+            k--;
         } else {
-            ok = backward_node(c, tp, &b, &tp->nodes[k], NULL);
+            break;
         }
     }
     mem_free(loop_at);
@@ -612,6 +816,7 @@ AVal cgrad_call(Comp *c, AVal f, bool with_value, AVal *args, int nargs, char **
     tp.depth = c->branch_depth;
     tp.dry = c->dry;
     tp.open = -1;
+    tp.open_branch = -1;
     int *leaves = NULL, nleaves = 0, cap = 0;
     AVal r = FAILV;
     track_leaves(c, &tp, &args[0], &leaves, &nleaves, &cap);

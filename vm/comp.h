@@ -246,6 +246,12 @@ bool cgrad_tracked(Comp *c, int reg);
 void cgrad_loop_begin(Comp *c, const int *home_regs, int nhomes, int counter);
 void cgrad_loop_body_end(Comp *c, const int *new_regs, bool jumps_out);
 void cgrad_loop_end(Comp *c);
+/* A run-time branch while a tape is active: begin after its homes are made (their
+ * registers, whether each surely holds a value, the condition's register), else after the
+ * then-branch's home moves, end after the else-branch's. */
+void cgrad_branch_begin(Comp *c, const int *home_regs, const bool *bound, int nhomes, int cond);
+void cgrad_branch_else(Comp *c);
+void cgrad_branch_end(Comp *c);
 
 void *cc_arena_alloc(Comp *c, size_t n);
 Value cc_keep_value(Comp *c, Value v);

@@ -787,6 +787,14 @@ static void if_stmt(Comp *c, Node *n) {
     BranchArg ba = { n, 0 };
     prepare_homes(c, both_branches, &ba, &homes, &nhomes);
     if (c->failed) { mem_free(homes); return; }
+    if (c->tape) {   /* a branch inside a function being differentiated */
+        int *hr = home_regs(c, homes, nhomes, false);
+        bool *bound = mem_alloc(sizeof(bool) * (size_t)(nhomes + 1));
+        for (int i = 0; i < nhomes; i++) bound[i] = !homes[i].home.unset;
+        cgrad_branch_begin(c, hr, bound, nhomes, reg);
+        mem_free(hr);
+        mem_free(bound);
+    }
     c->loc = n->loc;
     Ins *jf = cc_emit(c, I_JUMPF);
     jf->a = reg;
@@ -794,6 +802,7 @@ static void if_stmt(Comp *c, Node *n) {
     c->branch_depth++;
     cc_block(c, n->b);
     home_moves(c, homes, nhomes);
+    if (c->tape) cgrad_branch_else(c);
     Ins *j = cc_emit(c, I_JUMP);
     int at_j = (int)(j - c->g->code);
     patch(c, at_jf, c->g->ncode);
@@ -801,6 +810,7 @@ static void if_stmt(Comp *c, Node *n) {
     if (n->c) cc_stmt(c, n->c);
     home_moves(c, homes, nhomes);
     c->branch_depth--;
+    if (c->tape) cgrad_branch_end(c);
     patch(c, at_j, c->g->ncode);
     restore_homes(c, homes, nhomes);
     mem_free(homes);
