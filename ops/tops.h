@@ -26,6 +26,10 @@ Tensor *op_softmax(const Tensor *a, int axis, bool log);
 Tensor *op_matmul(const Tensor *a, const Tensor *b);
 Tensor *op_reshape(Tensor *a, const Shape *s);   /* `s` may hold one -1; shares a's buffer */
 Tensor *op_full(const Shape *s, double v, DType dt);
+/* The kernel set OpenBLAS uses, and the choice of a better one than its generic fallback
+ * where the CPU runs it (ops/cpu/linalg.c; main calls it first). */
+const char *blas_core_name(void);
+void blas_choose_kernels(void);
 /* Releases the copies reductions keep for reuse (ops/cpu/reduce.c). */
 void cpu_reduce_cache_free(void);
 Tensor *op_rand(const Shape *s);

@@ -18,6 +18,7 @@
 #include "interp.h"
 #include "mem.h"
 #include "repl.h"
+#include "tops.h"
 
 #define TSL_VERSION "0.1.0"
 
@@ -53,6 +54,8 @@ static void usage(FILE *out) {
           "  TSL_OPT=-PASS,...      switch optimizer passes off (fold, cse, dce, fuse, mem)\n"
           "  TSL_WARN=0             no warning when static code runs eagerly (the compiler cannot\n"
           "                         handle it yet; TSL_EXPLAIN=1 prints it as an explain line)\n"
+          "  OPENBLAS_CORETYPE=NAME OpenBLAS's kernels (default: the CPU's; where OpenBLAS falls\n"
+          "                         back to its generic ones, tsl picks AVX-512 or AVX2 ones)\n"
           "  TSL_NO_AVX512=1        use the AVX2 math kernels even where AVX-512 is available\n"
           "  TSL_FAIL_ALLOC=N       testing: make the Nth allocation fail\n"
           "  HOME                   the REPL keeps its history in $HOME/.tsl_history\n",
@@ -154,7 +157,10 @@ static int run_main(int argc, char **argv) {
         if (a[0] != '-' || !strcmp(a, "-")) break;
         if (!strcmp(a, "--")) { i++; break; }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); goto done; }
-        else if (!strcmp(a, "--version")) { printf("tsl %s\n", TSL_VERSION); goto done; }
+        else if (!strcmp(a, "--version")) {
+            printf("tsl %s (OpenBLAS, %s kernels)\n", TSL_VERSION, blas_core_name());
+            goto done;
+        }
         else if (!strcmp(a, "--no-static")) I->no_static = true;
         else if (!strcmp(a, "--verify-static")) I->verify_static = true;
         else if (!strcmp(a, "-e")) {
@@ -210,6 +216,7 @@ static void *thread_main(void *p) {
 }
 
 int main(int argc, char **argv) {
+    blas_choose_kernels();
     /* One malloc arena: the interpreter thread would otherwise get its own, made of 64 MiB
      * mmap'd heaps that glibc unmaps when empty, so every large tensor would page-fault. */
     mallopt(M_ARENA_MAX, 1);

@@ -104,7 +104,11 @@ $TSL "$(printf '/nonexistent/\033[31m.tsl')" 2>"$tmp/err"; rc=$?
 if [ $rc -eq 2 ] && grep -qF "'/nonexistent/\x1b[31m.tsl'" "$tmp/err"; then ok; else bad "escaped script name: exit $rc: $(cat -v "$tmp/err")"; fi
 check "unreadable script" 2 "" -- $TSL /nonexistent/script.tsl
 check "runtime error exit" 1 "" -- $TSL -e 'error("x")'
-check "version" 0 "tsl 0.1.0" -- $TSL --version
+check "version" 0 "tsl 0.1.0 (OpenBLAS, Prescott kernels)" -- env OPENBLAS_CORETYPE=Prescott $TSL --version
+# OpenBLAS's generic kernels are replaced where the CPU runs its AVX-512 or AVX2 ones
+if grep -qw avx512bw /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo && grep -qw avx512dq /proc/cpuinfo; then
+    if env -u OPENBLAS_CORETYPE $TSL --version | grep -q "Prescott kernels"; then bad "BLAS kernels: $($TSL --version)"; else ok; fi
+fi
 check "max-ops" 1 "" -- $TSL --max-ops 1000 -e 'while true { }'
 check "timeout" 1 "" -- $TSL --timeout 0.2 -e 'while true { }'
 check "max-tensor-bytes" 1 "" -- $TSL --max-tensor-bytes 1000 -e 'x = zeros([1000])'
@@ -206,7 +210,7 @@ else bad "static block reading a cyclic list: $(head -3 "$tmp/err")"; fi
 # limits that always hold (issue 10): --timeout and Ctrl-C stop straight-line code, static
 # loops with slow bodies and static compilation; numeric options are checked strictly
 ms() { echo $(($(date +%s%N) / 1000000)); }
-mm8='a = randn([1200, 1200]) / 40
+mm8='a = randn([2000, 2000]) / 60
 b = a @ a
 b = b @ a
 b = b @ a

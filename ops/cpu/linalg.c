@@ -5,6 +5,9 @@
  * eager and static pick the same routine and get the same bits. Integer matmul has no
  * BLAS routine; it is a plain triple loop (exact, so order does not matter). */
 #include <cblas.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <strings.h>
 #include <string.h>
 #include "cpu.h"
 #include "infer.h"
@@ -100,3 +103,29 @@ out:
     return rc;
 }
 
+/* The kernel set OpenBLAS uses (e.g. "SkylakeX", "Haswell", "Prescott"). */
+const char *blas_core_name(void) { return openblas_get_corename(); }
+
+/* OpenBLAS picks its kernels when it loads, from the CPU or OPENBLAS_CORETYPE. Debian's
+ * 0.3.21 does not know recent Xeons and falls back to its generic SSE3 kernels ("Prescott"),
+ * three to four times slower on the small matrices of training steps, although the CPU runs
+ * its AVX-512 or AVX2 ones. A DYNAMIC_ARCH build can choose again before its first call:
+ * gotoblas_dynamic_quit/_init (looked up, so another build simply keeps its choice). A
+ * user's own OPENBLAS_CORETYPE is left alone. */
+void blas_choose_kernels(void) {
+    const char *core = openblas_get_corename();
+    if (getenv("OPENBLAS_CORETYPE") || !core || strcasecmp(core, "prescott") != 0) return;
+    void (*quit)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit");
+    void (*init)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init");
+    if (!quit || !init) return;
+    __builtin_cpu_init();
+    const char *better = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
+                             ? "SkylakeX"
+                         : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "Haswell"
+                                                                                             : NULL;
+    if (!better || setenv("OPENBLAS_CORETYPE", better, 1)) return;
+    quit();
+    init();
+    unsetenv("OPENBLAS_CORETYPE");   /* only this choice: nothing else reads it from us */
+}
