@@ -174,14 +174,14 @@ static int backward(Tape *tp, int y) {
         GradBuilder b;
         gb_init(&b);
         b.run = recording_run;
-        GVal x[8], gx[8];
-        bool needs[8];
-        if (n->nin > 8) {
-            op_fail("no gradient for %s of more than 8 operands yet", op_info[n->op].name);
-            return -1;
-        }
-        for (int i = 0; i < n->nin; i++) {
-            x[i] = n->in[i].kind == ARG_TENSOR ? gb_tensor(&b, (Tensor *)n->in[i].t) : gb_num(n->in[i].x);
+        /* one block for the operand handles (a concat may have any number of operands) */
+        size_t nin = (size_t)(n->nin ? n->nin : 1);
+        GVal *x = mem_alloc((sizeof(GVal) * 2 + sizeof(bool)) * nin), *gx = x + nin;
+        bool *needs = (bool *)(gx + nin);
+        for (int i = 0; i < n->nin; i++) {   /* an absent operand (clip's nil bound) is none, not 0 */
+            x[i] = n->in[i].kind == ARG_TENSOR ? gb_tensor(&b, (Tensor *)n->in[i].t)
+                   : n->in[i].kind == ARG_NUM  ? gb_num(n->in[i].x)
+                                               : gb_none();
             needs[i] = n->in_var[i] >= 0;
             gx[i] = gb_none();
         }
@@ -191,6 +191,7 @@ static int backward(Tape *tp, int y) {
         for (int i = 0; i < n->nin && !rc; i++)
             if (needs[i] && gb_ok(gx[i])) rc = accumulate(&tp->vars[n->in_var[i]].grad, gb_keep(gx[i]));
         gb_free(&b);
+        mem_free(x);
         if (rc) return -1;
         if (n->out_var != y) {   /* consumed: its memory goes now */
             tensor_release(out->grad);

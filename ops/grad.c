@@ -326,6 +326,18 @@ static GVal swap_last(GradBuilder *b, GVal v) {
     at.axes[n - 1] = n - 2;
     return gb_op(b, OP_TRANSPOSE, &v, 1, &at);
 }
+static GVal expand_at(GradBuilder *b, GVal v, int axis) {
+    OpAttrs at = attrs_default();
+    at.axis = axis;
+    return gb_op(b, OP_EXPAND_DIMS, &v, 1, &at);
+}
+static GVal expand_last(GradBuilder *b, GVal v) { return expand_at(b, v, -1); }   /* [..., n] -> [..., n, 1] */
+static GVal squeeze_last(GradBuilder *b, GVal v) {
+    OpAttrs at = attrs_default();
+    at.naxes = 1;
+    at.axes[0] = -1;
+    return gb_op(b, OP_SQUEEZE, &v, 1, &at);
+}
 static int r_matmul(GradCtx *g) {   /* ga = g @ b^T, gb = a^T @ g (batch axes summed back) */
     GVal a = g->x[0], bb = g->x[1];
     int na = a.ok ? a.shape.ndim : 0, nb = bb.ok ? bb.shape.ndim : 0;
@@ -339,9 +351,15 @@ static int r_matmul(GradCtx *g) {   /* ga = g @ b^T, gb = a^T @ g (batch axes su
         if (g->needs[1]) give(g, 1, nb == 1 ? op2(B, OP_MATMUL, swap_last(B, a), GY) : op2(B, OP_OUTER, a, GY));
         return done(g);
     }
-    if (na < 2 || nb < 2) {
-        op_fail("no gradient for matmul of a vector and a batch of matrices yet");
-        return -1;
+    if (na == 1) {   /* a vector times a batch of matrices: y[..., n] = a[k] b[..., k, n] */
+        if (g->needs[0]) give(g, 0, squeeze_last(B, op2(B, OP_MATMUL, bb, expand_last(B, GY))));
+        if (g->needs[1]) give(g, 1, gb_mul(B, expand_last(B, a), expand_at(B, GY, -2)));
+        return done(g);
+    }
+    if (nb == 1) {   /* a batch of matrices times a vector: y[..., m] = a[..., m, k] b[k] */
+        if (g->needs[0]) give(g, 0, gb_mul(B, expand_last(B, GY), bb));
+        if (g->needs[1]) give(g, 1, squeeze_last(B, op2(B, OP_MATMUL, swap_last(B, a), expand_last(B, GY))));
+        return done(g);
     }
     if (g->needs[0]) give(g, 0, op2(B, OP_MATMUL, GY, swap_last(B, bb)));
     if (g->needs[1]) give(g, 1, op2(B, OP_MATMUL, swap_last(B, a), GY));
@@ -365,6 +383,189 @@ static int r_transpose(GradCtx *g) {
 }
 static int r_broadcast_to(GradCtx *g) { give(g, 0, GY); return done(g); }   /* give() sums back */
 
+/* arange(n) as i64 (indices for masks and offsets). */
+static GVal arange_i64(GradBuilder *b, int64_t lo, int64_t hi) {
+    OpAttrs at = attrs_default();
+    at.f[0] = (double)lo;
+    at.f[1] = (double)hi;
+    at.f[2] = 1;
+    at.dtype = DT_I64;
+    at.given = 1u | 2u | 4u | 8u;
+    return gb_op(b, OP_ARANGE, NULL, 0, &at);
+}
+static GVal reshape_dims(GradBuilder *b, GVal v, int nd, const int64_t *d) {
+    Shape s = { nd, { 0 } };
+    for (int i = 0; i < nd; i++) s.d[i] = d[i];
+    return gb_reshape(b, v, &s);
+}
+static int axis_of(int axis, int ndim) { return axis < 0 ? axis + ndim : axis; }
+static int too_high(const char *op, int rank) {
+    op_fail("no gradient for %s of rank %d yet (the backward needs rank %d, above %d)", op, rank - 1, rank, TSL_MAX_RANK);
+    return -1;
+}
+
+static int r_exp2(GradCtx *g) { give(g, 0, gb_mul(B, GY, gb_mul(B, g->y, gb_num(M_LN2)))); return done(g); }
+static int r_mod(GradCtx *g) {   /* a - b * floor(a / b): da = g, db = -g * floor(a / b) */
+    if (g->needs[0]) give(g, 0, GY);
+    if (g->needs[1]) give(g, 1, gb_neg(B, gb_mul(B, GY, gb_unary(B, OP_FLOOR, gb_div(B, g->x[0], g->x[1])))));
+    return done(g);
+}
+/* clip(t, lo, hi) = minimum(maximum(t, lo), hi): t's gradient passes where lo <= t <= hi
+ * (PyTorch's choice at the bounds), lo takes it where t < lo, hi where max(t, lo) > hi. */
+static bool present(const GradCtx *g, int i) { return i < g->c->nin && (g->x[i].ok || g->x[i].is_num); }
+static int r_clip(GradCtx *g) {
+    GVal zero = gb_num(0), g_t = GY;
+    GVal m = present(g, 1) ? op2(B, OP_MAXIMUM, X, g->x[1]) : X;
+    GVal hi_wins = present(g, 2) ? op2(B, OP_GT, m, g->x[2]) : gb_none();
+    if (present(g, 1)) {
+        GVal below = op2(B, OP_LT, X, g->x[1]);
+        if (g->needs[1]) {
+            GVal g_lo = where(B, below, GY, zero);
+            give(g, 1, hi_wins.ok ? where(B, hi_wins, zero, g_lo) : g_lo);
+        }
+        g_t = where(B, below, zero, g_t);
+    }
+    if (hi_wins.ok) {
+        if (g->needs[2]) give(g, 2, where(B, hi_wins, GY, zero));
+        g_t = where(B, hi_wins, zero, g_t);
+    }
+    give(g, 0, g_t);
+    return done(g);
+}
+/* prod: g * prod / x (the product of the others; exact only where x != 0). */
+static int r_prod(GradCtx *g) {
+    give(g, 0, gb_div(B, gb_mul(B, unreduce(g, GY), unreduce(g, g->y)), X));
+    return done(g);
+}
+/* cumprod: x_i's gradient is sum over j >= i of g_j y_j, divided by x_i (x != 0). */
+static int r_cumprod(GradCtx *g) {
+    GVal gy = gb_mul(B, GY, g->y);
+    GVal total = reduce_kept(B, OP_SUM, gy, g->c->at->axis);
+    Shape s = shape_val(gy);
+    GVal after = gb_add(B, gb_sub(B, broadcast_to(B, total, &s), gb_op(B, OP_CUMSUM, &gy, 1, g->c->at)), gy);
+    give(g, 0, gb_div(B, after, X));
+    return done(g);
+}
+/* diff: y[j] = x[j+1] - x[j] along axis, so x[j] gets g[j-1] - g[j]: g padded before minus g padded after. */
+static GVal pad_axis(GradBuilder *b, GVal v, int ax, int64_t before, int64_t after) {
+    OpAttrs at = attrs_default();
+    at.npairs = v.shape.ndim;
+    for (int i = 0; i < at.npairs; i++) at.pairs[i][0] = at.pairs[i][1] = 0;
+    at.pairs[ax][0] = before;
+    at.pairs[ax][1] = after;
+    GVal in[2] = { v, gb_num(0) };
+    return gb_op(b, OP_PAD, in, 2, &at);
+}
+static int r_diff(GradCtx *g) {
+    int ax = axis_of(g->c->at->axis, X.shape.ndim);
+    if (X.shape.d[ax] == 0) { give(g, 0, gb_zeros_like(B, X)); return done(g); }
+    give(g, 0, gb_sub(B, pad_axis(B, GY, ax, 1, 0), pad_axis(B, GY, ax, 0, 1)));
+    return done(g);
+}
+/* tile: the copies of each element are summed; gy is split into [reps, dim] pairs of axes. */
+static int r_tile(GradCtx *g) {
+    const Shape *reps = &g->c->at->shape, *ys = &GY.shape;
+    int nd = ys->ndim, nx = X.shape.ndim, n = 0;
+    int64_t d[TSL_MAX_RANK];
+    OpAttrs at = attrs_default();
+    at.naxes = 0;
+    for (int i = 0; i < nd; i++) {
+        int ir = i - (nd - reps->ndim), ia = i - (nd - nx);
+        int64_t r = ir >= 0 ? reps->d[ir] : 1, dim = ia >= 0 ? X.shape.d[ia] : 1;
+        if (r != 1) {
+            if (n == TSL_MAX_RANK) return too_high("tile", 2 * nd);
+            at.axes[at.naxes++] = n;
+            d[n++] = r;
+        }
+        if (n == TSL_MAX_RANK) return too_high("tile", 2 * nd);
+        d[n++] = dim;
+    }
+    GVal v = reshape_dims(B, GY, n, d);
+    if (at.naxes) v = gb_op(B, OP_SUM, &v, 1, &at);
+    Shape s = shape_val(X);
+    give(g, 0, gb_reshape(B, v, &s));
+    return done(g);
+}
+/* repeat: element k's n copies are adjacent along the axis (or in the flattened tensor). */
+static int r_repeat(GradCtx *g) {
+    int64_t n = g->c->at->i[0], d[TSL_MAX_RANK];
+    int nd = 0, ax;
+    if (!op_given(g->c, 2)) {
+        d[nd++] = gv_size(X);
+        ax = 0;
+    } else {
+        ax = axis_of(g->c->at->axis, X.shape.ndim);
+        if (X.shape.ndim == TSL_MAX_RANK) return too_high("repeat", X.shape.ndim + 1);
+        for (int i = 0; i < X.shape.ndim; i++) d[nd++] = X.shape.d[i];
+    }
+    memmove(d + ax + 2, d + ax + 1, sizeof(int64_t) * (size_t)(nd - ax - 1));
+    d[ax + 1] = n;
+    nd++;
+    GVal v = reshape_dims(B, GY, nd, d);
+    OpAttrs at = attrs_default();
+    at.naxes = 1;
+    at.axes[0] = ax + 1;
+    v = gb_op(B, OP_SUM, &v, 1, &at);
+    Shape s = shape_val(X);
+    give(g, 0, gb_reshape(B, v, &s));
+    return done(g);
+}
+/* trace: gy on the diagonal of the first two axes (a mask from two aranges), 0 elsewhere. */
+static int r_trace(GradCtx *g) {
+    int nd = X.shape.ndim;
+    int64_t d0 = X.shape.d[0], d1 = X.shape.d[1], rows[TSL_MAX_RANK], cols[TSL_MAX_RANK], gs[TSL_MAX_RANK];
+    for (int i = 0; i < nd; i++) rows[i] = cols[i] = gs[i] = 1;
+    rows[0] = d0;
+    cols[1] = d1;
+    for (int i = 2; i < nd; i++) gs[i] = X.shape.d[i];
+    GVal diag = op2(B, OP_EQ, reshape_dims(B, arange_i64(B, 0, d0), nd, rows), reshape_dims(B, arange_i64(B, 0, d1), nd, cols));
+    give(g, 0, where(B, diag, reshape_dims(B, GY, nd, gs), gb_num(0)));
+    return done(g);
+}
+/* outer(a, b) of the flattened operands: ga = gy @ b, gb = a @ gy. */
+static GVal flat(GradBuilder *b, GVal v) { return v.is_num ? v : gb_unary(b, OP_FLATTEN, v); }
+static int r_outer(GradCtx *g) {
+    GVal a = g->x[0], bb = g->x[1];
+    if (g->needs[0]) {
+        Shape s = shape_val(a);
+        give(g, 0, gb_reshape(B, bb.is_num ? gb_mul(B, gb_unary(B, OP_FLATTEN, GY), bb) : op2(B, OP_MATMUL, GY, flat(B, bb)), &s));
+    }
+    if (g->needs[1]) {
+        Shape s = shape_val(bb);
+        give(g, 1, gb_reshape(B, a.is_num ? gb_mul(B, gb_unary(B, OP_FLATTEN, GY), a) : op2(B, OP_MATMUL, flat(B, a), GY), &s));
+    }
+    return done(g);
+}
+/* dot: a product with a 0-d (or number) operand, else matmul of 1-D and 2-D operands. */
+static int r_dot(GradCtx *g) {
+    GVal a = g->x[0], bb = g->x[1];
+    if (a.is_num || bb.is_num || a.shape.ndim == 0 || bb.shape.ndim == 0) return r_mul(g);
+    return r_matmul(g);
+}
+/* solve: x = a^-1 b; gb = solve(a^T, g), ga = -gb x^T (a vector b as an [n, 1] matrix). */
+static int r_solve(GradCtx *g) {
+    GVal a = g->x[0], bb = g->x[1];
+    bool vec = bb.shape.ndim == 1;
+    GVal gy = vec ? expand_last(B, GY) : GY, x = vec ? expand_last(B, g->y) : g->y;
+    GVal gbm = op2(B, OP_SOLVE, swap_last(B, a), gy);
+    if (g->needs[0]) give(g, 0, gb_neg(B, op2(B, OP_MATMUL, gbm, swap_last(B, x))));
+    if (g->needs[1]) give(g, 1, vec ? squeeze_last(B, gbm) : gbm);
+    return done(g);
+}
+/* inv: y = a^-1, ga = -y^T g y^T. */
+static int r_inv(GradCtx *g) {
+    GVal yt = swap_last(B, g->y);
+    give(g, 0, gb_neg(B, op2(B, OP_MATMUL, op2(B, OP_MATMUL, yt, GY), yt)));
+    return done(g);
+}
+/* det: ga = g det(a) inv(a)^T (a singular a fails in inv). */
+static int r_det(GradCtx *g) {
+    GVal s = gb_mul(B, GY, g->y);
+    s = expand_last(B, expand_last(B, s));
+    give(g, 0, gb_mul(B, s, swap_last(B, gb_unary(B, OP_INV, X))));
+    return done(g);
+}
+
 /* The one list of rules, keyed by op id. */
 #define RULES(X_)                                                                                   \
     X_(NEG, r_neg) X_(ABS, r_abs) X_(EXP, r_exp) X_(EXPM1, r_expm1) X_(LOG, r_log) X_(LOG2, r_log2)    \
@@ -379,7 +580,10 @@ static int r_broadcast_to(GradCtx *g) { give(g, 0, GY); return done(g); }   /* g
     X_(SUM, r_sum) X_(MEAN, r_mean) X_(MAX, r_max) X_(MIN, r_max) X_(LOGSUMEXP, r_logsumexp)          \
     X_(SOFTMAX, r_softmax) X_(LOG_SOFTMAX, r_log_softmax) X_(MATMUL, r_matmul)                        \
     X_(RESHAPE, r_reshape) X_(FLATTEN, r_reshape) X_(EXPAND_DIMS, r_reshape) X_(SQUEEZE, r_reshape)   \
-    X_(TRANSPOSE, r_transpose) X_(BROADCAST_TO, r_broadcast_to)
+    X_(TRANSPOSE, r_transpose) X_(BROADCAST_TO, r_broadcast_to)                                     \
+    X_(EXP2, r_exp2) X_(MOD, r_mod) X_(FLOOR_DIVIDE, r_zero) X_(CLIP, r_clip) X_(PROD, r_prod)        \
+    X_(CUMPROD, r_cumprod) X_(DIFF, r_diff) X_(TILE, r_tile) X_(REPEAT, r_repeat) X_(TRACE, r_trace)  \
+    X_(OUTER, r_outer) X_(DOT, r_dot) X_(SOLVE, r_solve) X_(INV, r_inv) X_(DET, r_det)
 
 void grad_table_init(void) {
 #define SET_RULE(id, fn) op_info[OP_##id].backward = fn;
