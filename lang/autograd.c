@@ -127,6 +127,27 @@ void autograd_record(const OpCall *c, Tensor *const *out) {
     for (Tape *tp = autograd_tape; tp; tp = tp->outer) record_on(tp, c, out);
 }
 
+int autograd_record_index(const Tensor *t, const IndexItem *idx, int n, Tensor *res) {
+    if (!is_float(res->dtype)) return 0;
+    Shape s;
+    shape_of(t, &s);
+    Tensor *pos = tensor_new(DT_I64, &s);
+    if (!pos) return -1;
+    for (int64_t k = 0; k < pos->size; k++) ((int64_t *)pos->data)[k] = k;
+    Tensor *at_pos = op_index(pos, idx, n);
+    tensor_release(pos);
+    if (!at_pos) return -1;
+    OpArg in[2] = { op_arg_tensor(t), op_arg_tensor(at_pos) };
+    OpAttrs at;
+    memset(&at, 0, sizeof at);
+    at.naxes = -1;
+    at.dtype = -1;
+    OpCall c = { OP_TAKE, 2, in, &at };
+    autograd_record(&c, &res);
+    tensor_release(at_pos);   /* the tape holds its own reference */
+    return 0;
+}
+
 /* The builder's op runner: backward ops are recorded on the enclosing tapes, if any. */
 static int recording_run(GradBuilder *b, const OpCall *c, Tensor **out) {
     (void)b;

@@ -78,8 +78,17 @@ GVal gb_mul(GradBuilder *b, GVal x, GVal y) { return op2(b, OP_MUL, x, y); }
 GVal gb_div(GradBuilder *b, GVal x, GVal y) { return op2(b, OP_DIV, x, y); }
 GVal gb_unary(GradBuilder *b, OpCode op, GVal x) { return gb_op(b, op, &x, 1, NULL); }
 GVal gb_neg(GradBuilder *b, GVal x) { return gb_unary(b, OP_NEG, x); }
-GVal gb_zeros_like(GradBuilder *b, GVal x) { return gb_mul(b, x, gb_num(0)); }
-GVal gb_ones_like(GradBuilder *b, GVal x) { return gb_add(b, gb_zeros_like(b, x), gb_num(1)); }
+/* full(x.shape, value, x.dtype): not x * 0, which is NaN where x is inf or NaN. */
+static GVal full_like(GradBuilder *b, GVal x, double value) {
+    if (!x.ok) return gb_none();
+    OpAttrs at = attrs_default();
+    at.shape = x.shape;
+    at.dtype = (int)x.dtype;
+    GVal v = gb_num(value);
+    return gb_op(b, OP_FULL, &v, 1, &at);
+}
+GVal gb_zeros_like(GradBuilder *b, GVal x) { return full_like(b, x, 0); }
+GVal gb_ones_like(GradBuilder *b, GVal x) { return full_like(b, x, 1); }
 
 GVal gb_astype(GradBuilder *b, GVal x, DType dt) {
     if (x.ok && x.dtype == dt) return x;
@@ -566,6 +575,110 @@ static int r_det(GradCtx *g) {
     return done(g);
 }
 
+/* The flat positions, in a tensor of shape s, of the box starting at start[] with lens[]
+ * elements along each axis: sum over axes of arange(start, start + len) * stride. */
+static GVal box_positions(GradBuilder *b, const Shape *s, const int64_t *start, const int64_t *lens) {
+    int nd = s->ndim;
+    int64_t stride = 1, d[TSL_MAX_RANK];
+    GVal pos = gb_num(0);
+    for (int i = nd - 1; i >= 0; i--) {
+        for (int j = 0; j < nd; j++) d[j] = j == i ? lens[i] : 1;
+        GVal r = reshape_dims(b, arange_i64(b, start[i], start[i] + lens[i]), nd, d);
+        pos = gb_add(b, pos, stride == 1 ? r : gb_mul(b, r, gb_num((double)stride)));
+        stride *= s->d[i];
+    }
+    return nd ? pos : arange_i64(b, 0, 1);
+}
+static GVal take(GradBuilder *b, GVal v, GVal pos) { return op2(b, OP_TAKE, v, pos); }
+/* concat / stack: each operand's gradient is its block of gy. */
+static int r_join(GradCtx *g) {
+    const Shape *s = &GY.shape;
+    int ax = axis_of(g->c->at->axis, s->ndim);
+    int64_t start[TSL_MAX_RANK] = { 0 }, lens[TSL_MAX_RANK];
+    for (int i = 0; i < s->ndim; i++) lens[i] = s->d[i];
+    for (int k = 0; k < g->c->nin; k++) {
+        int64_t len = g->c->op == OP_STACK ? 1 : g->x[k].shape.d[ax];
+        if (g->needs[k]) {
+            lens[ax] = len;
+            Shape xs = shape_val(g->x[k]);
+            give(g, k, gb_reshape(B, take(B, GY, box_positions(B, s, start, lens)), &xs));
+        }
+        start[ax] += len;
+    }
+    return done(g);
+}
+/* pad: t's gradient is the inner block of gy; a tensor value gets the sum over the padding. */
+static int r_pad(GradCtx *g) {
+    const Shape *s = &GY.shape;
+    int64_t start[TSL_MAX_RANK], lens[TSL_MAX_RANK];
+    const OpAttrs *at = g->c->at;
+    for (int i = 0; i < s->ndim; i++) {
+        start[i] = at->pairs[at->npairs == 1 ? 0 : i][0];
+        lens[i] = X.shape.d[i];
+    }
+    GVal inner = take(B, GY, box_positions(B, s, start, lens));
+    give(g, 0, inner);
+    if (g->c->nin > 1 && g->needs[1]) {
+        Shape vs = shape_val(g->x[1]);
+        give(g, 1, gb_reshape(B, gb_sub(B, gb_unary(B, OP_SUM, GY), gb_unary(B, OP_SUM, inner)), &vs));
+    }
+    return done(g);
+}
+/* sort / topk values: y[..., j, ...] = x[..., perm[j], ...] with perm from argsort (the same
+ * stable order; topk's is descending, ties lower index first), so gy goes back to x's
+ * positions base + perm * stride. */
+static GVal sorted_positions(GradBuilder *b, const Shape *xs, int ax, GVal perm) {
+    int64_t start[TSL_MAX_RANK] = { 0 }, lens[TSL_MAX_RANK], stride = 1;
+    for (int i = 0; i < xs->ndim; i++) lens[i] = xs->d[i];
+    for (int i = ax + 1; i < xs->ndim; i++) stride *= xs->d[i];
+    lens[ax] = 1;
+    return gb_add(b, box_positions(b, xs, start, lens), gb_mul(b, perm, gb_num((double)stride)));
+}
+static int r_sort(GradCtx *g) {
+    if (X.shape.ndim == 0) { give(g, 0, GY); return done(g); }
+    Shape xs = shape_val(X);
+    int ax = axis_of(g->c->at->axis, xs.ndim);
+    GVal perm;
+    if (g->c->op == OP_SORT) {
+        perm = gb_op(B, OP_ARGSORT, &g->x[0], 1, g->c->at);
+    } else {
+        OpAttrs at = attrs_default();
+        at.axis = g->c->at->axis;
+        at.flag = true;
+        GVal all = gb_op(B, OP_ARGSORT, &g->x[0], 1, &at);
+        int64_t start[TSL_MAX_RANK] = { 0 }, lens[TSL_MAX_RANK];
+        for (int i = 0; i < xs.ndim; i++) lens[i] = xs.d[i];
+        lens[ax] = g->y.shape.d[ax];
+        perm = take(B, all, box_positions(B, &xs, start, lens));
+    }
+    GVal in[3] = { gb_zeros_like(B, X), sorted_positions(B, &xs, ax, perm), GY };
+    give(g, 0, gb_op(B, OP_SCATTER_ADD, in, 3, NULL));
+    return done(g);
+}
+
+/* take: the gradient goes back to the positions read, repeats accumulating (the backward of
+ * indexing, lang/autograd.c). */
+static int r_take(GradCtx *g) {
+    if (g->needs[0]) {
+        GVal in[3] = { gb_zeros_like(B, X), g->x[1], GY };
+        give(g, 0, gb_op(B, OP_SCATTER_ADD, in, 3, NULL));
+    }
+    return done(g);
+}
+/* scatter_add: t's gradient is g itself, v's the gradient at the positions (summed to a
+ * one-element v). */
+static int r_scatter_add(GradCtx *g) {
+    if (g->needs[0]) give(g, 0, GY);
+    if (g->needs[2]) {
+        GVal in[2] = { GY, g->x[1] };
+        GVal gv = gb_op(B, OP_TAKE, in, 2, NULL);
+        if (gv_size(g->x[2]) == 1 && gv_size(g->x[1]) != 1) gv = gb_op(B, OP_SUM, &gv, 1, NULL);
+        Shape s = shape_val(g->x[2]);
+        give(g, 2, gb_reshape(B, gv, &s));
+    }
+    return done(g);
+}
+
 /* The one list of rules, keyed by op id. */
 #define RULES(X_)                                                                                   \
     X_(NEG, r_neg) X_(ABS, r_abs) X_(EXP, r_exp) X_(EXPM1, r_expm1) X_(LOG, r_log) X_(LOG2, r_log2)    \
@@ -583,7 +696,9 @@ static int r_det(GradCtx *g) {
     X_(TRANSPOSE, r_transpose) X_(BROADCAST_TO, r_broadcast_to)                                     \
     X_(EXP2, r_exp2) X_(MOD, r_mod) X_(FLOOR_DIVIDE, r_zero) X_(CLIP, r_clip) X_(PROD, r_prod)        \
     X_(CUMPROD, r_cumprod) X_(DIFF, r_diff) X_(TILE, r_tile) X_(REPEAT, r_repeat) X_(TRACE, r_trace)  \
-    X_(OUTER, r_outer) X_(DOT, r_dot) X_(SOLVE, r_solve) X_(INV, r_inv) X_(DET, r_det)
+    X_(OUTER, r_outer) X_(DOT, r_dot) X_(SOLVE, r_solve) X_(INV, r_inv) X_(DET, r_det)   \
+    X_(TAKE, r_take) X_(SCATTER_ADD, r_scatter_add) X_(CONCAT, r_join) X_(STACK, r_join) X_(PAD, r_pad)  \
+    X_(SORT, r_sort) X_(TOPK, r_sort)
 
 void grad_table_init(void) {
 #define SET_RULE(id, fn) op_info[OP_##id].backward = fn;
