@@ -15,6 +15,7 @@ typedef struct {
     int *in_var;
     OpAttrs at;
     int out_var;
+    int out_k;   /* which result of the call out_var is (rules differentiate result 0 only) */
 } TapeNode;
 
 /* A tape variable: a tracked tensor (retained) and its gradient so far (NULL: none). */
@@ -96,7 +97,7 @@ static void tape_free(Tape *tp) {
 
 static bool is_float(DType dt) { return dt == DT_F32 || dt == DT_F64; }
 
-static void record_on(Tape *tp, const OpCall *c, Tensor *const *out) {
+static void record_on(Tape *tp, const OpCall *c, Tensor *const *out, int k) {
     bool any = false;
     for (int i = 0; i < c->nin && !any; i++)
         any = c->in[i].kind == ARG_TENSOR && tape_find(tp, c->in[i].t) >= 0;
@@ -118,13 +119,18 @@ static void record_on(Tape *tp, const OpCall *c, Tensor *const *out) {
         tensor_retain((Tensor *)c->in[i].t);   /* dims point into it: kept alive with it */
         if (is_float(c->in[i].t->dtype)) n->in_var[i] = tape_find(tp, c->in[i].t);
     }
-    n->out_var = tape_var(tp, out[0]);   /* multi-result ops: only the first (no rule has more yet) */
+    n->out_var = tape_var(tp, out[k]);
+    n->out_k = k;
 }
 
-/* On every active tape: an inner grad's ops are also the outer one's (grad(grad(f))). */
+/* On every active tape: an inner grad's ops are also the outer one's (grad(grad(f))). Each
+ * float result gets a node (a non-float result carries no gradient), so that a gradient
+ * reaching a later result of a multi-result op (qr's r) stops with an error instead of
+ * silently being zero. */
 void autograd_record(const OpCall *c, Tensor *const *out) {
-    if (!out[0] || !is_float(out[0]->dtype)) return;   /* a non-float result carries no gradient */
-    for (Tape *tp = autograd_tape; tp; tp = tp->outer) record_on(tp, c, out);
+    for (int k = 0; k < op_info[c->op].nout; k++)
+        if (out[k] && is_float(out[k]->dtype))
+            for (Tape *tp = autograd_tape; tp; tp = tp->outer) record_on(tp, c, out, k);
 }
 
 int autograd_record_index(const Tensor *t, const IndexItem *idx, int n, Tensor *res) {
@@ -192,6 +198,10 @@ static int backward(Tape *tp, int y) {
         TapeNode *n = &tp->nodes[k];
         Var *out = &tp->vars[n->out_var];
         if (!out->grad) continue;
+        if (n->out_k > 0) {
+            op_fail("no gradient for result %d of %s yet", n->out_k + 1, op_info[n->op].name);
+            return -1;
+        }
         GradBuilder b;
         gb_init(&b);
         b.run = recording_run;
