@@ -679,6 +679,15 @@ static int r_scatter_add(GradCtx *g) {
     return done(g);
 }
 
+/* full(shape, value): every element is the value, so it gets the sum of gy. */
+static int r_full(GradCtx *g) {
+    if (g->needs[0]) {
+        Shape s = shape_val(X);
+        give(g, 0, gb_reshape(B, gb_unary(B, OP_SUM, GY), &s));
+    }
+    return done(g);
+}
+
 /* The one list of rules, keyed by op id. */
 #define RULES(X_)                                                                                   \
     X_(NEG, r_neg) X_(ABS, r_abs) X_(EXP, r_exp) X_(EXPM1, r_expm1) X_(LOG, r_log) X_(LOG2, r_log2)    \
@@ -698,7 +707,7 @@ static int r_scatter_add(GradCtx *g) {
     X_(CUMPROD, r_cumprod) X_(DIFF, r_diff) X_(TILE, r_tile) X_(REPEAT, r_repeat) X_(TRACE, r_trace)  \
     X_(OUTER, r_outer) X_(DOT, r_dot) X_(SOLVE, r_solve) X_(INV, r_inv) X_(DET, r_det)   \
     X_(TAKE, r_take) X_(SCATTER_ADD, r_scatter_add) X_(CONCAT, r_join) X_(STACK, r_join) X_(PAD, r_pad)  \
-    X_(SORT, r_sort) X_(TOPK, r_sort)
+    X_(SORT, r_sort) X_(TOPK, r_sort) X_(FULL, r_full)
 
 void grad_table_init(void) {
 #define SET_RULE(id, fn) op_info[OP_##id].backward = fn;

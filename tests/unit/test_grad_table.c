@@ -241,6 +241,7 @@ static const Attr ATTRS[] = {
     { OP_TOPK, 2, { 0, { 0 } }, { 0, { 0 } } },
     { OP_TILE, 0, { 3, { 2, 1, 2 } }, { 0, { 0 } } },
     { OP_RESHAPE, 0, { 2, { 3, -1 } }, { 0, { 0 } } },
+    { OP_FULL, 0, { 2, { 2, 3 } }, { 0, { 0 } } },
     { OP_BROADCAST_TO, 0, { 3, { 2, 2, 3 } }, { 2, { 1, 3 } } },
     { OP_SQUEEZE, 0, { 0, { 0 } }, { 3, { 2, 1, 3 } } },
     { OP_TRANSPOSE, 0, { 0, { 0 } }, { 3, { 2, 3, 2 } } },
@@ -300,8 +301,9 @@ static void operands(Case *c, Shape s, bool nil_opt) {
                 if (c->op == OP_CONCAT) t.d[(c->at.axis + s.ndim) % s.ndim] = k + 1;
                 add_f64(c, t, 4 * k);
             }
-        } else if (pp->type == P_N) {
-            add_num(c, 0.25);
+        } else if (pp->type == P_N) {   /* full's value as a tensor, to have a gradient */
+            if (c->op == OP_FULL) add_f64(c, (Shape){ 0, { 0 } }, 1);
+            else add_num(c, 0.25);
         } else if (pp->type == P_TOPT) {
             if (nil_opt && c->nin == 1) add_none(c);
             else add_f64(c, c->nin == 1 ? SH(3) : SH(2, 3), 3 * c->nin);
@@ -369,7 +371,7 @@ static void other_cases(Cases *cs, OpCode op) {
                     int64_t w[2][2] = { { 1, 2 }, { 0, 1 } };
                     memcpy(c->at.pairs, w, sizeof w);
                 }
-                if (op == OP_ASTYPE) c->at.dtype = DT_F64;
+                if (op == OP_ASTYPE || op == OP_FULL) c->at.dtype = DT_F64;   /* f64 results: exact differences */
                 if (op == OP_EXPAND_DIMS && ax == 0) c->at.axis = 2;
                 operands(c, s, nl == 1);
             }
@@ -429,7 +431,9 @@ static void unary_cases(Cases *cs, OpCode op) {
     Case *c = new_case(cs, op);
     add_f64(c, SH(2, 3), 0);
     c = new_case(cs, op);
-    add_f64(c, SH(0), 2);   /* 0-d */
+    add_f64(c, (Shape){ 0, { 0 } }, 2);   /* 0-d */
+    c = new_case(cs, op);
+    add_f64(c, SH(0), 2);   /* empty */
 }
 
 static void cases_of(Cases *cs, OpCode op) {
