@@ -441,9 +441,20 @@ static int r_clip(GradCtx *g) {
     give(g, 0, g_t);
     return done(g);
 }
-/* prod: g * prod / x (the product of the others; exact only where x != 0). */
+/* prod: each element gets the product of the others. With p the product of the nonzero
+ * elements and z how many are 0: p / x where z == 0; p at the one 0 where z == 1; 0 else
+ * (PyTorch's case split, so zeros need no division by 0). */
 static int r_prod(GradCtx *g) {
-    give(g, 0, gb_div(B, gb_mul(B, unreduce(g, GY), unreduce(g, g->y)), X));
+    OpAttrs at = *g->c->at;
+    at.flag = true;
+    Shape s = shape_val(X);
+    GVal zero = op2(B, OP_EQ, X, gb_num(0));
+    GVal nz = where(B, zero, gb_num(1), X);
+    GVal p = broadcast_to(B, gb_op(B, OP_PROD, &nz, 1, &at), &s);
+    GVal z = broadcast_to(B, gb_op(B, OP_SUM, &zero, 1, &at), &s);
+    GVal one_zero = where(B, op2(B, OP_EQ, z, gb_num(1)), where(B, zero, p, gb_num(0)), gb_num(0));
+    GVal others = where(B, op2(B, OP_EQ, z, gb_num(0)), gb_div(B, p, nz), one_zero);
+    give(g, 0, gb_mul(B, unreduce(g, GY), others));
     return done(g);
 }
 /* cumprod: x_i's gradient is sum over j >= i of g_j y_j, divided by x_i (x != 0). */

@@ -419,6 +419,16 @@ static void other_cases(Cases *cs, OpCode op) {
         add_num(c, -1.05);
         add_num(c, 1.15);
     }
+    if (op == OP_PROD) {   /* prod is smooth at 0: one zero in a row, and two */
+        for (int nz = 1; nz <= 2; nz++) {
+            Case *c = new_case(cs, op);
+            c->at.naxes = 1;
+            c->at.axes[0] = 1;
+            add_f64(c, s, 0);
+            for (int k = 0; k < nz; k++) tensor_set(c->own[0], 3 + k, 0);
+            note(c, " axis=1, %d zero(s) in row 1", nz);
+        }
+    }
     if (op == OP_SCATTER_ADD) {   /* a one-element v */
         Case *c = new_case(cs, op);
         add_f64(c, s, 0);
