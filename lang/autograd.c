@@ -135,13 +135,7 @@ void autograd_record(const OpCall *c, Tensor *const *out) {
 
 int autograd_record_index(const Tensor *t, const IndexItem *idx, int n, Tensor *res) {
     if (!is_float(res->dtype)) return 0;
-    Shape s;
-    shape_of(t, &s);
-    Tensor *pos = tensor_new(DT_I64, &s);
-    if (!pos) return -1;
-    for (int64_t k = 0; k < pos->size; k++) ((int64_t *)pos->data)[k] = k;
-    Tensor *at_pos = op_index(pos, idx, n);
-    tensor_release(pos);
+    Tensor *at_pos = op_index_positions(t, idx, n);   /* O(result), not O(t): rows in a loop stay cheap */
     if (!at_pos) return -1;
     OpArg in[2] = { op_arg_tensor(t), op_arg_tensor(at_pos) };
     OpAttrs at;

@@ -21,9 +21,8 @@ extern Tape *autograd_tape;   /* the innermost active tape, or NULL (the common 
 void autograd_record(const OpCall *c, Tensor *const *out);
 
 /* Records res = t[idx] (t tracked) as take(t, positions): positions are the flat
- * positions of t that the index read, found by the same index applied to an arange of
- * t's shape, so take's rule (scatter_add into zeros) is the backward of every index
- * kind. The tape format is unchanged: the node is an ordinary TAKE call. 0, or -1 with
+ * positions of t that the index read (op_index_positions: the same plan as the read), so
+ * take's rule (scatter_add into zeros) is the backward of every index kind. The tape format is unchanged: the node is an ordinary TAKE call. 0, or -1 with
  * the message in op_error(). */
 int autograd_record_index(const Tensor *t, const IndexItem *idx, int n, Tensor *res);
 
