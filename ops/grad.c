@@ -457,13 +457,23 @@ static int r_prod(GradCtx *g) {
     give(g, 0, gb_mul(B, unreduce(g, GY), others));
     return done(g);
 }
-/* cumprod: x_i's gradient is sum over j >= i of g_j y_j, divided by x_i (x != 0). */
+/* The running sum of v from the end along the call's axis: sum(v) - cumsum(v) + v. */
+static GVal rev_cumsum(GradCtx *g, GVal v) {
+    GVal total = reduce_kept(B, OP_SUM, v, g->c->at->axis);
+    Shape s = shape_val(v);
+    return gb_add(B, gb_sub(B, broadcast_to(B, total, &s), gb_op(B, OP_CUMSUM, &v, 1, g->c->at)), v);
+}
+/* cumprod: x_i gets sum over j >= i of g_j prod(x_k, k <= j, k != i). Before a line's first
+ * 0 that is rev_cumsum(g y)_i / x_i; at the first 0, rev_cumsum(g y1) with y1 the cumprod
+ * of x with that 0 read as 1; after it 0 (every product holds the first 0). */
 static int r_cumprod(GradCtx *g) {
-    GVal gy = gb_mul(B, GY, g->y);
-    GVal total = reduce_kept(B, OP_SUM, gy, g->c->at->axis);
-    Shape s = shape_val(gy);
-    GVal after = gb_add(B, gb_sub(B, broadcast_to(B, total, &s), gb_op(B, OP_CUMSUM, &gy, 1, g->c->at)), gy);
-    give(g, 0, gb_div(B, after, X));
+    GVal zero = op2(B, OP_EQ, X, gb_num(0));
+    GVal seen = gb_op(B, OP_CUMSUM, &zero, 1, g->c->at);   /* zeros up to here (i64) */
+    GVal first = op2(B, OP_LOGICAL_AND, zero, op2(B, OP_EQ, seen, gb_num(1)));
+    GVal before = gb_div(B, rev_cumsum(g, gb_mul(B, GY, g->y)), where(B, zero, gb_num(1), X));
+    GVal x1 = where(B, first, gb_num(1), X);
+    GVal at_first = rev_cumsum(g, gb_mul(B, GY, gb_op(B, OP_CUMPROD, &x1, 1, g->c->at)));
+    give(g, 0, where(B, op2(B, OP_EQ, seen, gb_num(0)), before, where(B, first, at_first, gb_num(0))));
     return done(g);
 }
 /* diff: y[j] = x[j+1] - x[j] along axis, so x[j] gets g[j-1] - g[j]: g padded before minus g padded after. */

@@ -429,6 +429,16 @@ static void other_cases(Cases *cs, OpCode op) {
             note(c, " axis=1, %d zero(s) in row 1", nz);
         }
     }
+    if (op == OP_CUMPROD) {   /* zeros: one in a line, two in a line, one first */
+        static const int64_t where0[][2] = { { 4, -1 }, { 3, 5 }, { 0, -1 } };
+        for (int k = 0; k < 3; k++) {
+            Case *c = new_case(cs, op);
+            add_f64(c, s, 0);
+            for (int j = 0; j < 2; j++)
+                if (where0[k][j] >= 0) tensor_set(c->own[0], where0[k][j], 0);
+            note(c, " with zeros");
+        }
+    }
     if (op == OP_SCATTER_ADD) {   /* a one-element v */
         Case *c = new_case(cs, op);
         add_f64(c, s, 0);
