@@ -596,6 +596,27 @@ static int r_det(GradCtx *g) {
     return done(g);
 }
 
+/* cholesky reads a's lower triangle (LAPACK potrf "L"). With L the result, S the symmetric
+ * gradient sym(L^-T phi(L^T g) L^-1) (phi: the lower triangle, its diagonal halved; PyTorch's
+ * formula), an element below the diagonal stands for both of its symmetric places and gets
+ * 2 S, the diagonal S, the unread upper triangle 0. */
+static int r_cholesky(GradCtx *g) {
+    int nd = X.shape.ndim;
+    int64_t n = X.shape.d[nd - 1], rows[TSL_MAX_RANK], cols[TSL_MAX_RANK];
+    for (int i = 0; i < nd; i++) rows[i] = cols[i] = 1;
+    rows[nd - 2] = cols[nd - 1] = n;
+    GVal r = reshape_dims(B, arange_i64(B, 0, n), nd, rows), c = reshape_dims(B, arange_i64(B, 0, n), nd, cols);
+    GVal below = op2(B, OP_GT, r, c), diag = op2(B, OP_EQ, r, c);
+    GVal lt = swap_last(B, g->y);
+    GVal m = op2(B, OP_MATMUL, lt, GY);
+    GVal phi = where(B, below, m, where(B, diag, gb_mul(B, m, gb_num(0.5)), gb_num(0)));
+    GVal z = op2(B, OP_SOLVE, lt, phi);
+    GVal s0 = swap_last(B, op2(B, OP_SOLVE, lt, swap_last(B, z)));
+    GVal sym = gb_add(B, s0, swap_last(B, s0));   /* 2 S */
+    give(g, 0, where(B, below, sym, where(B, diag, gb_mul(B, sym, gb_num(0.5)), gb_num(0))));
+    return done(g);
+}
+
 /* The flat positions, in a tensor of shape s, of the box starting at start[] with lens[]
  * elements along each axis: sum over axes of arange(start, start + len) * stride. */
 static GVal box_positions(GradBuilder *b, const Shape *s, const int64_t *start, const int64_t *lens) {
@@ -728,7 +749,7 @@ static int r_full(GradCtx *g) {
     X_(CUMPROD, r_cumprod) X_(DIFF, r_diff) X_(TILE, r_tile) X_(REPEAT, r_repeat) X_(TRACE, r_trace)  \
     X_(OUTER, r_outer) X_(DOT, r_dot) X_(SOLVE, r_solve) X_(INV, r_inv) X_(DET, r_det)   \
     X_(TAKE, r_take) X_(SCATTER_ADD, r_scatter_add) X_(CONCAT, r_join) X_(STACK, r_join) X_(PAD, r_pad)  \
-    X_(SORT, r_sort) X_(TOPK, r_sort) X_(FULL, r_full)
+    X_(SORT, r_sort) X_(TOPK, r_sort) X_(FULL, r_full) X_(CHOLESKY, r_cholesky)
 
 void grad_table_init(void) {
 #define SET_RULE(id, fn) op_info[OP_##id].backward = fn;

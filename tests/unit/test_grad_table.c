@@ -42,7 +42,7 @@ static const double POOL_B[] = { 0.45, -1.15, 1.85, -0.25, 0.95, -2.05, 1.35, -0
                                  -0.85, 1.05, -1.95, 0.55, 2.25, -0.45 };
 enum { NPOOL = sizeof POOL_A / sizeof POOL_A[0] };
 
-static bool is_linalg(OpCode op) { return op == OP_SOLVE || op == OP_INV || op == OP_DET; }
+static bool is_linalg(OpCode op) { return op == OP_SOLVE || op == OP_INV || op == OP_DET || op == OP_CHOLESKY; }
 
 /* Element k of operand i of op, inside the op's smooth domain. */
 static double domain(OpCode op, int i, int64_t k) {
@@ -249,6 +249,7 @@ static const Attr ATTRS[] = {
     { OP_SOLVE, 0, { 0, { 0 } }, { 2, { 3, 3 } } },
     { OP_INV, 0, { 0, { 0 } }, { 3, { 2, 3, 3 } } },
     { OP_DET, 0, { 0, { 0 } }, { 3, { 2, 3, 3 } } },
+    { OP_CHOLESKY, 0, { 0, { 0 } }, { 2, { 3, 3 } } },
 };
 
 static const Attr *attr_of(OpCode op) {
@@ -438,6 +439,10 @@ static void other_cases(Cases *cs, OpCode op) {
                 if (where0[k][j] >= 0) tensor_set(c->own[0], where0[k][j], 0);
             note(c, " with zeros");
         }
+    }
+    if (op == OP_CHOLESKY) {   /* a batch */
+        Case *c = new_case(cs, op);
+        add_f64(c, SH(2, 3, 3), 0);
     }
     if (op == OP_SCATTER_ADD) {   /* a one-element v */
         Case *c = new_case(cs, op);
