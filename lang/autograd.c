@@ -15,6 +15,7 @@ typedef struct {
     int *in_var;
     OpAttrs at;
     int out_var;
+    int out_k;   /* which result of the call out_var is (rules differentiate result 0 only) */
 } TapeNode;
 
 /* A tape variable: a tracked tensor (retained) and its gradient so far (NULL: none). */
@@ -96,7 +97,7 @@ static void tape_free(Tape *tp) {
 
 static bool is_float(DType dt) { return dt == DT_F32 || dt == DT_F64; }
 
-static void record_on(Tape *tp, const OpCall *c, Tensor *const *out) {
+static void record_on(Tape *tp, const OpCall *c, Tensor *const *out, int k) {
     bool any = false;
     for (int i = 0; i < c->nin && !any; i++)
         any = c->in[i].kind == ARG_TENSOR && tape_find(tp, c->in[i].t) >= 0;
@@ -118,13 +119,33 @@ static void record_on(Tape *tp, const OpCall *c, Tensor *const *out) {
         tensor_retain((Tensor *)c->in[i].t);   /* dims point into it: kept alive with it */
         if (is_float(c->in[i].t->dtype)) n->in_var[i] = tape_find(tp, c->in[i].t);
     }
-    n->out_var = tape_var(tp, out[0]);   /* multi-result ops: only the first (no rule has more yet) */
+    n->out_var = tape_var(tp, out[k]);
+    n->out_k = k;
 }
 
-/* On every active tape: an inner grad's ops are also the outer one's (grad(grad(f))). */
+/* On every active tape: an inner grad's ops are also the outer one's (grad(grad(f))). Each
+ * float result gets a node (a non-float result carries no gradient), so that a gradient
+ * reaching a later result of a multi-result op (qr's r) stops with an error instead of
+ * silently being zero. */
 void autograd_record(const OpCall *c, Tensor *const *out) {
-    if (!out[0] || !is_float(out[0]->dtype)) return;   /* a non-float result carries no gradient */
-    for (Tape *tp = autograd_tape; tp; tp = tp->outer) record_on(tp, c, out);
+    for (int k = 0; k < op_info[c->op].nout; k++)
+        if (out[k] && is_float(out[k]->dtype))
+            for (Tape *tp = autograd_tape; tp; tp = tp->outer) record_on(tp, c, out, k);
+}
+
+int autograd_record_index(const Tensor *t, const IndexItem *idx, int n, Tensor *res) {
+    if (!is_float(res->dtype)) return 0;
+    Tensor *at_pos = op_index_positions(t, idx, n);   /* O(result), not O(t): rows in a loop stay cheap */
+    if (!at_pos) return -1;
+    OpArg in[2] = { op_arg_tensor(t), op_arg_tensor(at_pos) };
+    OpAttrs at;
+    memset(&at, 0, sizeof at);
+    at.naxes = -1;
+    at.dtype = -1;
+    OpCall c = { OP_TAKE, 2, in, &at };
+    autograd_record(&c, &res);
+    tensor_release(at_pos);   /* the tape holds its own reference */
+    return 0;
 }
 
 /* The builder's op runner: backward ops are recorded on the enclosing tapes, if any. */
@@ -171,17 +192,21 @@ static int backward(Tape *tp, int y) {
         TapeNode *n = &tp->nodes[k];
         Var *out = &tp->vars[n->out_var];
         if (!out->grad) continue;
+        if (n->out_k > 0) {
+            op_fail("no gradient for result %d of %s yet", n->out_k + 1, op_info[n->op].name);
+            return -1;
+        }
         GradBuilder b;
         gb_init(&b);
         b.run = recording_run;
-        GVal x[8], gx[8];
-        bool needs[8];
-        if (n->nin > 8) {
-            op_fail("no gradient for %s of more than 8 operands yet", op_info[n->op].name);
-            return -1;
-        }
-        for (int i = 0; i < n->nin; i++) {
-            x[i] = n->in[i].kind == ARG_TENSOR ? gb_tensor(&b, (Tensor *)n->in[i].t) : gb_num(n->in[i].x);
+        /* one block for the operand handles (a concat may have any number of operands) */
+        size_t nin = (size_t)(n->nin ? n->nin : 1);
+        GVal *x = mem_alloc((sizeof(GVal) * 2 + sizeof(bool)) * nin), *gx = x + nin;
+        bool *needs = (bool *)(gx + nin);
+        for (int i = 0; i < n->nin; i++) {   /* an absent operand (clip's nil bound) is none, not 0 */
+            x[i] = n->in[i].kind == ARG_TENSOR ? gb_tensor(&b, (Tensor *)n->in[i].t)
+                   : n->in[i].kind == ARG_NUM  ? gb_num(n->in[i].x)
+                                               : gb_none();
             needs[i] = n->in_var[i] >= 0;
             gx[i] = gb_none();
         }
@@ -191,6 +216,7 @@ static int backward(Tape *tp, int y) {
         for (int i = 0; i < n->nin && !rc; i++)
             if (needs[i] && gb_ok(gx[i])) rc = accumulate(&tp->vars[n->in_var[i]].grad, gb_keep(gx[i]));
         gb_free(&b);
+        mem_free(x);
         if (rc) return -1;
         if (n->out_var != y) {   /* consumed: its memory goes now */
             tensor_release(out->grad);

@@ -12,12 +12,19 @@
 #define TSL_AUTOGRAD_H
 #include "interp.h"
 #include "opcall.h"
+#include "tops.h"
 
 typedef struct Tape Tape;
 extern Tape *autograd_tape;   /* the innermost active tape, or NULL (the common case: one test) */
 
 /* Records a finished call (out[] its results); a no-op when no operand is tracked. */
 void autograd_record(const OpCall *c, Tensor *const *out);
+
+/* Records res = t[idx] (t tracked) as take(t, positions): positions are the flat
+ * positions of t that the index read (op_index_positions: the same plan as the read), so
+ * take's rule (scatter_add into zeros) is the backward of every index kind. The tape format is unchanged: the node is an ordinary TAKE call. 0, or -1 with
+ * the message in op_error(). */
+int autograd_record_index(const Tensor *t, const IndexItem *idx, int n, Tensor *res);
 
 /* Whether t is on the active tape (a leaf or a recorded result). */
 bool autograd_tracked(const Tensor *t);

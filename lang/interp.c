@@ -823,12 +823,16 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
             goto out;
         }
     }
-    if (autograd_tape && (autograd_tracked(t) || (set && setval && autograd_tracked(setval)))) {
-        interp_error(I, "no gradient for tensor indexing yet");   /* not silently zero */
+    if (set && autograd_tape && (autograd_tracked(t) || (setval && autograd_tracked(setval)))) {
+        interp_error(I, "no gradient through assigning into a tensor (t[i] = v) yet");   /* not silently zero */
         goto out;
     }
     {
         Tensor *res = set ? op_index_set(t, items, n, setval) : op_index(t, items, n);
+        if (res && !set && autograd_tape && autograd_tracked(t) && autograd_record_index(t, items, n, res)) {
+            tensor_release(res);
+            res = NULL;
+        }
         r = tensor_result(I, res);
     }
 out:

@@ -86,8 +86,17 @@ GVal gb_mul(GradBuilder *b, GVal x, GVal y) { return op2(b, OP_MUL, x, y); }
 GVal gb_div(GradBuilder *b, GVal x, GVal y) { return op2(b, OP_DIV, x, y); }
 GVal gb_unary(GradBuilder *b, OpCode op, GVal x) { return gb_op(b, op, &x, 1, NULL); }
 GVal gb_neg(GradBuilder *b, GVal x) { return gb_unary(b, OP_NEG, x); }
-GVal gb_zeros_like(GradBuilder *b, GVal x) { return gb_mul(b, x, gb_num(0)); }
-GVal gb_ones_like(GradBuilder *b, GVal x) { return gb_add(b, gb_zeros_like(b, x), gb_num(1)); }
+/* full(x.shape, value, x.dtype): not x * 0, which is NaN where x is inf or NaN. */
+static GVal full_like(GradBuilder *b, GVal x, double value) {
+    if (!x.ok) return gb_none();
+    OpAttrs at = attrs_default();
+    at.shape = x.shape;
+    at.dtype = (int)x.dtype;
+    GVal v = gb_num(value);
+    return gb_op(b, OP_FULL, &v, 1, &at);
+}
+GVal gb_zeros_like(GradBuilder *b, GVal x) { return full_like(b, x, 0); }
+GVal gb_ones_like(GradBuilder *b, GVal x) { return full_like(b, x, 1); }
 
 GVal gb_astype(GradBuilder *b, GVal x, DType dt) {
     if (x.ok && x.dtype == dt) return x;
@@ -334,6 +343,18 @@ static GVal swap_last(GradBuilder *b, GVal v) {
     at.axes[n - 1] = n - 2;
     return gb_op(b, OP_TRANSPOSE, &v, 1, &at);
 }
+static GVal expand_at(GradBuilder *b, GVal v, int axis) {
+    OpAttrs at = attrs_default();
+    at.axis = axis;
+    return gb_op(b, OP_EXPAND_DIMS, &v, 1, &at);
+}
+static GVal expand_last(GradBuilder *b, GVal v) { return expand_at(b, v, -1); }   /* [..., n] -> [..., n, 1] */
+static GVal squeeze_last(GradBuilder *b, GVal v) {
+    OpAttrs at = attrs_default();
+    at.naxes = 1;
+    at.axes[0] = -1;
+    return gb_op(b, OP_SQUEEZE, &v, 1, &at);
+}
 static int r_matmul(GradCtx *g) {   /* ga = g @ b^T, gb = a^T @ g (batch axes summed back) */
     GVal a = g->x[0], bb = g->x[1];
     int na = a.ok ? a.shape.ndim : 0, nb = bb.ok ? bb.shape.ndim : 0;
@@ -347,9 +368,15 @@ static int r_matmul(GradCtx *g) {   /* ga = g @ b^T, gb = a^T @ g (batch axes su
         if (g->needs[1]) give(g, 1, nb == 1 ? op2(B, OP_MATMUL, swap_last(B, a), GY) : op2(B, OP_OUTER, a, GY));
         return done(g);
     }
-    if (na < 2 || nb < 2) {
-        op_fail("no gradient for matmul of a vector and a batch of matrices yet");
-        return -1;
+    if (na == 1) {   /* a vector times a batch of matrices: y[..., n] = a[k] b[..., k, n] */
+        if (g->needs[0]) give(g, 0, squeeze_last(B, op2(B, OP_MATMUL, bb, expand_last(B, GY))));
+        if (g->needs[1]) give(g, 1, gb_mul(B, expand_last(B, a), expand_at(B, GY, -2)));
+        return done(g);
+    }
+    if (nb == 1) {   /* a batch of matrices times a vector: y[..., m] = a[..., m, k] b[k] */
+        if (g->needs[0]) give(g, 0, gb_mul(B, expand_last(B, GY), bb));
+        if (g->needs[1]) give(g, 1, squeeze_last(B, op2(B, OP_MATMUL, swap_last(B, a), expand_last(B, GY))));
+        return done(g);
     }
     if (g->needs[0]) give(g, 0, op2(B, OP_MATMUL, GY, swap_last(B, bb)));
     if (g->needs[1]) give(g, 1, op2(B, OP_MATMUL, swap_last(B, a), GY));
@@ -373,6 +400,344 @@ static int r_transpose(GradCtx *g) {
 }
 static int r_broadcast_to(GradCtx *g) { give(g, 0, GY); return done(g); }   /* give() sums back */
 
+/* arange(n) as i64 (indices for masks and offsets). */
+static GVal arange_i64(GradBuilder *b, int64_t lo, int64_t hi) {
+    OpAttrs at = attrs_default();
+    at.f[0] = (double)lo;
+    at.f[1] = (double)hi;
+    at.f[2] = 1;
+    at.dtype = DT_I64;
+    at.given = 1u | 2u | 4u | 8u;
+    return gb_op(b, OP_ARANGE, NULL, 0, &at);
+}
+static GVal reshape_dims(GradBuilder *b, GVal v, int nd, const int64_t *d) {
+    Shape s = { nd, { 0 } };
+    for (int i = 0; i < nd; i++) s.d[i] = d[i];
+    return gb_reshape(b, v, &s);
+}
+static int axis_of(int axis, int ndim) { return axis < 0 ? axis + ndim : axis; }
+static int too_high(const char *op, int rank) {
+    op_fail("no gradient for %s of rank %d yet (the backward needs rank %d, above %d)", op, rank - 1, rank, TSL_MAX_RANK);
+    return -1;
+}
+
+static int r_exp2(GradCtx *g) { give(g, 0, gb_mul(B, GY, gb_mul(B, g->y, gb_num(M_LN2)))); return done(g); }
+static int r_mod(GradCtx *g) {   /* a - b * floor(a / b): da = g, db = -g * floor(a / b) */
+    if (g->needs[0]) give(g, 0, GY);
+    if (g->needs[1]) give(g, 1, gb_neg(B, gb_mul(B, GY, gb_unary(B, OP_FLOOR, gb_div(B, g->x[0], g->x[1])))));
+    return done(g);
+}
+/* clip(t, lo, hi) = minimum(maximum(t, lo), hi): t's gradient passes where lo <= t <= hi
+ * (PyTorch's choice at the bounds), lo takes it where t < lo, hi where max(t, lo) > hi. */
+static bool present(const GradCtx *g, int i) { return i < g->c->nin && (g->x[i].ok || g->x[i].is_num); }
+static int r_clip(GradCtx *g) {
+    GVal zero = gb_num(0), g_t = GY;
+    GVal m = present(g, 1) ? op2(B, OP_MAXIMUM, X, g->x[1]) : X;
+    GVal hi_wins = present(g, 2) ? op2(B, OP_GT, m, g->x[2]) : gb_none();
+    if (present(g, 1)) {
+        GVal below = op2(B, OP_LT, X, g->x[1]);
+        if (g->needs[1]) {
+            GVal g_lo = where(B, below, GY, zero);
+            give(g, 1, hi_wins.ok ? where(B, hi_wins, zero, g_lo) : g_lo);
+        }
+        g_t = where(B, below, zero, g_t);
+    }
+    if (hi_wins.ok) {
+        if (g->needs[2]) give(g, 2, where(B, hi_wins, GY, zero));
+        g_t = where(B, hi_wins, zero, g_t);
+    }
+    give(g, 0, g_t);
+    return done(g);
+}
+/* prod: each element gets the product of the others. With p the product of the nonzero
+ * elements and z how many are 0: p / x where z == 0; p at the one 0 where z == 1; 0 else
+ * (PyTorch's case split, so zeros need no division by 0). */
+static int r_prod(GradCtx *g) {
+    OpAttrs at = *g->c->at;
+    at.flag = true;
+    Shape s = shape_val(X);
+    GVal zero = op2(B, OP_EQ, X, gb_num(0));
+    GVal nz = where(B, zero, gb_num(1), X);
+    GVal p = broadcast_to(B, gb_op(B, OP_PROD, &nz, 1, &at), &s);
+    GVal z = broadcast_to(B, gb_op(B, OP_SUM, &zero, 1, &at), &s);
+    GVal one_zero = where(B, op2(B, OP_EQ, z, gb_num(1)), where(B, zero, p, gb_num(0)), gb_num(0));
+    GVal others = where(B, op2(B, OP_EQ, z, gb_num(0)), gb_div(B, p, nz), one_zero);
+    give(g, 0, gb_mul(B, unreduce(g, GY), others));
+    return done(g);
+}
+/* The running sum of v from the end along the call's axis: sum(v) - cumsum(v) + v. */
+static GVal rev_cumsum(GradCtx *g, GVal v) {
+    GVal total = reduce_kept(B, OP_SUM, v, g->c->at->axis);
+    Shape s = shape_val(v);
+    return gb_add(B, gb_sub(B, broadcast_to(B, total, &s), gb_op(B, OP_CUMSUM, &v, 1, g->c->at)), v);
+}
+/* cumprod: x_i gets sum over j >= i of g_j prod(x_k, k <= j, k != i). Before a line's first
+ * 0 that is rev_cumsum(g y)_i / x_i; at the first 0, rev_cumsum(g y1) with y1 the cumprod
+ * of x with that 0 read as 1; after it 0 (every product holds the first 0). */
+static int r_cumprod(GradCtx *g) {
+    GVal zero = op2(B, OP_EQ, X, gb_num(0));
+    GVal seen = gb_op(B, OP_CUMSUM, &zero, 1, g->c->at);   /* zeros up to here (i64) */
+    GVal first = op2(B, OP_LOGICAL_AND, zero, op2(B, OP_EQ, seen, gb_num(1)));
+    GVal before = gb_div(B, rev_cumsum(g, gb_mul(B, GY, g->y)), where(B, zero, gb_num(1), X));
+    GVal x1 = where(B, first, gb_num(1), X);
+    GVal at_first = rev_cumsum(g, gb_mul(B, GY, gb_op(B, OP_CUMPROD, &x1, 1, g->c->at)));
+    give(g, 0, where(B, op2(B, OP_EQ, seen, gb_num(0)), before, where(B, first, at_first, gb_num(0))));
+    return done(g);
+}
+/* diff: y[j] = x[j+1] - x[j] along axis, so x[j] gets g[j-1] - g[j]: g padded before minus g padded after. */
+static GVal pad_axis(GradBuilder *b, GVal v, int ax, int64_t before, int64_t after) {
+    OpAttrs at = attrs_default();
+    at.npairs = v.shape.ndim;
+    for (int i = 0; i < at.npairs; i++) at.pairs[i][0] = at.pairs[i][1] = 0;
+    at.pairs[ax][0] = before;
+    at.pairs[ax][1] = after;
+    GVal in[2] = { v, gb_num(0) };
+    return gb_op(b, OP_PAD, in, 2, &at);
+}
+static int r_diff(GradCtx *g) {
+    int ax = axis_of(g->c->at->axis, X.shape.ndim);
+    if (X.shape.d[ax] == 0) { give(g, 0, gb_zeros_like(B, X)); return done(g); }
+    give(g, 0, gb_sub(B, pad_axis(B, GY, ax, 1, 0), pad_axis(B, GY, ax, 0, 1)));
+    return done(g);
+}
+/* tile: the copies of each element are summed; gy is split into [reps, dim] pairs of axes. */
+static int r_tile(GradCtx *g) {
+    const Shape *reps = &g->c->at->shape, *ys = &GY.shape;
+    int nd = ys->ndim, nx = X.shape.ndim, n = 0;
+    int64_t d[TSL_MAX_RANK];
+    OpAttrs at = attrs_default();
+    at.naxes = 0;
+    for (int i = 0; i < nd; i++) {
+        int ir = i - (nd - reps->ndim), ia = i - (nd - nx);
+        int64_t r = ir >= 0 ? reps->d[ir] : 1, dim = ia >= 0 ? X.shape.d[ia] : 1;
+        if (r != 1) {
+            if (n == TSL_MAX_RANK) return too_high("tile", 2 * nd);
+            at.axes[at.naxes++] = n;
+            d[n++] = r;
+        }
+        if (n == TSL_MAX_RANK) return too_high("tile", 2 * nd);
+        d[n++] = dim;
+    }
+    GVal v = reshape_dims(B, GY, n, d);
+    if (at.naxes) v = gb_op(B, OP_SUM, &v, 1, &at);
+    Shape s = shape_val(X);
+    give(g, 0, gb_reshape(B, v, &s));
+    return done(g);
+}
+/* repeat: element k's n copies are adjacent along the axis (or in the flattened tensor). */
+static int r_repeat(GradCtx *g) {
+    int64_t n = g->c->at->i[0], d[TSL_MAX_RANK];
+    int nd = 0, ax;
+    if (!op_given(g->c, 2)) {
+        d[nd++] = gv_size(X);
+        ax = 0;
+    } else {
+        ax = axis_of(g->c->at->axis, X.shape.ndim);
+        if (X.shape.ndim == TSL_MAX_RANK) return too_high("repeat", X.shape.ndim + 1);
+        for (int i = 0; i < X.shape.ndim; i++) d[nd++] = X.shape.d[i];
+    }
+    memmove(d + ax + 2, d + ax + 1, sizeof(int64_t) * (size_t)(nd - ax - 1));
+    d[ax + 1] = n;
+    nd++;
+    GVal v = reshape_dims(B, GY, nd, d);
+    OpAttrs at = attrs_default();
+    at.naxes = 1;
+    at.axes[0] = ax + 1;
+    v = gb_op(B, OP_SUM, &v, 1, &at);
+    Shape s = shape_val(X);
+    give(g, 0, gb_reshape(B, v, &s));
+    return done(g);
+}
+/* trace: gy on the diagonal of the first two axes (a mask from two aranges), 0 elsewhere. */
+static int r_trace(GradCtx *g) {
+    int nd = X.shape.ndim;
+    int64_t d0 = X.shape.d[0], d1 = X.shape.d[1], rows[TSL_MAX_RANK], cols[TSL_MAX_RANK], gs[TSL_MAX_RANK];
+    for (int i = 0; i < nd; i++) rows[i] = cols[i] = gs[i] = 1;
+    rows[0] = d0;
+    cols[1] = d1;
+    for (int i = 2; i < nd; i++) gs[i] = X.shape.d[i];
+    GVal diag = op2(B, OP_EQ, reshape_dims(B, arange_i64(B, 0, d0), nd, rows), reshape_dims(B, arange_i64(B, 0, d1), nd, cols));
+    give(g, 0, where(B, diag, reshape_dims(B, GY, nd, gs), gb_num(0)));
+    return done(g);
+}
+/* outer(a, b) of the flattened operands: ga = gy @ b, gb = a @ gy. */
+static GVal flat(GradBuilder *b, GVal v) { return v.is_num ? v : gb_unary(b, OP_FLATTEN, v); }
+static int r_outer(GradCtx *g) {
+    GVal a = g->x[0], bb = g->x[1];
+    if (g->needs[0]) {
+        Shape s = shape_val(a);
+        give(g, 0, gb_reshape(B, bb.is_num ? gb_mul(B, gb_unary(B, OP_FLATTEN, GY), bb) : op2(B, OP_MATMUL, GY, flat(B, bb)), &s));
+    }
+    if (g->needs[1]) {
+        Shape s = shape_val(bb);
+        give(g, 1, gb_reshape(B, a.is_num ? gb_mul(B, gb_unary(B, OP_FLATTEN, GY), a) : op2(B, OP_MATMUL, flat(B, a), GY), &s));
+    }
+    return done(g);
+}
+/* dot: a product with a 0-d (or number) operand, else matmul of 1-D and 2-D operands. */
+static int r_dot(GradCtx *g) {
+    GVal a = g->x[0], bb = g->x[1];
+    if (a.is_num || bb.is_num || a.shape.ndim == 0 || bb.shape.ndim == 0) return r_mul(g);
+    return r_matmul(g);
+}
+/* solve: x = a^-1 b; gb = solve(a^T, g), ga = -gb x^T (a vector b as an [n, 1] matrix). */
+static int r_solve(GradCtx *g) {
+    GVal a = g->x[0], bb = g->x[1];
+    bool vec = bb.shape.ndim == 1;
+    GVal gy = vec ? expand_last(B, GY) : GY, x = vec ? expand_last(B, g->y) : g->y;
+    GVal gbm = op2(B, OP_SOLVE, swap_last(B, a), gy);
+    if (g->needs[0]) give(g, 0, gb_neg(B, op2(B, OP_MATMUL, gbm, swap_last(B, x))));
+    if (g->needs[1]) give(g, 1, vec ? squeeze_last(B, gbm) : gbm);
+    return done(g);
+}
+/* inv: y = a^-1, ga = -y^T g y^T. */
+static int r_inv(GradCtx *g) {
+    GVal yt = swap_last(B, g->y);
+    give(g, 0, gb_neg(B, op2(B, OP_MATMUL, op2(B, OP_MATMUL, yt, GY), yt)));
+    return done(g);
+}
+/* det: ga = g det(a) inv(a)^T (a singular a fails in inv). */
+static int r_det(GradCtx *g) {
+    GVal s = gb_mul(B, GY, g->y);
+    s = expand_last(B, expand_last(B, s));
+    give(g, 0, gb_mul(B, s, swap_last(B, gb_unary(B, OP_INV, X))));
+    return done(g);
+}
+
+/* cholesky reads a's lower triangle (LAPACK potrf "L"). With L the result, S the symmetric
+ * gradient sym(L^-T phi(L^T g) L^-1) (phi: the lower triangle, its diagonal halved; PyTorch's
+ * formula), an element below the diagonal stands for both of its symmetric places and gets
+ * 2 S, the diagonal S, the unread upper triangle 0. */
+static int r_cholesky(GradCtx *g) {
+    int nd = X.shape.ndim;
+    int64_t n = X.shape.d[nd - 1], rows[TSL_MAX_RANK], cols[TSL_MAX_RANK];
+    for (int i = 0; i < nd; i++) rows[i] = cols[i] = 1;
+    rows[nd - 2] = cols[nd - 1] = n;
+    GVal r = reshape_dims(B, arange_i64(B, 0, n), nd, rows), c = reshape_dims(B, arange_i64(B, 0, n), nd, cols);
+    GVal below = op2(B, OP_GT, r, c), diag = op2(B, OP_EQ, r, c);
+    GVal lt = swap_last(B, g->y);
+    GVal m = op2(B, OP_MATMUL, lt, GY);
+    GVal phi = where(B, below, m, where(B, diag, gb_mul(B, m, gb_num(0.5)), gb_num(0)));
+    GVal z = op2(B, OP_SOLVE, lt, phi);
+    GVal s0 = swap_last(B, op2(B, OP_SOLVE, lt, swap_last(B, z)));
+    GVal sym = gb_add(B, s0, swap_last(B, s0));   /* 2 S */
+    give(g, 0, where(B, below, sym, where(B, diag, gb_mul(B, sym, gb_num(0.5)), gb_num(0))));
+    return done(g);
+}
+
+/* The flat positions, in a tensor of shape s, of the box starting at start[] with lens[]
+ * elements along each axis: sum over axes of arange(start, start + len) * stride. */
+static GVal box_positions(GradBuilder *b, const Shape *s, const int64_t *start, const int64_t *lens) {
+    int nd = s->ndim;
+    int64_t stride = 1, d[TSL_MAX_RANK];
+    GVal pos = gb_num(0);
+    for (int i = nd - 1; i >= 0; i--) {
+        for (int j = 0; j < nd; j++) d[j] = j == i ? lens[i] : 1;
+        GVal r = reshape_dims(b, arange_i64(b, start[i], start[i] + lens[i]), nd, d);
+        pos = gb_add(b, pos, stride == 1 ? r : gb_mul(b, r, gb_num((double)stride)));
+        stride *= s->d[i];
+    }
+    return nd ? pos : arange_i64(b, 0, 1);
+}
+static GVal take(GradBuilder *b, GVal v, GVal pos) { return op2(b, OP_TAKE, v, pos); }
+/* concat / stack: each operand's gradient is its block of gy. */
+static int r_join(GradCtx *g) {
+    const Shape *s = &GY.shape;
+    int ax = axis_of(g->c->at->axis, s->ndim);
+    int64_t start[TSL_MAX_RANK] = { 0 }, lens[TSL_MAX_RANK];
+    for (int i = 0; i < s->ndim; i++) lens[i] = s->d[i];
+    for (int k = 0; k < g->c->nin; k++) {
+        int64_t len = g->c->op == OP_STACK ? 1 : g->x[k].shape.d[ax];
+        if (g->needs[k]) {
+            lens[ax] = len;
+            Shape xs = shape_val(g->x[k]);
+            give(g, k, gb_reshape(B, take(B, GY, box_positions(B, s, start, lens)), &xs));
+        }
+        start[ax] += len;
+    }
+    return done(g);
+}
+/* pad: t's gradient is the inner block of gy; a tensor value gets the sum over the padding. */
+static int r_pad(GradCtx *g) {
+    const Shape *s = &GY.shape;
+    int64_t start[TSL_MAX_RANK], lens[TSL_MAX_RANK];
+    const OpAttrs *at = g->c->at;
+    for (int i = 0; i < s->ndim; i++) {
+        start[i] = at->pairs[at->npairs == 1 ? 0 : i][0];
+        lens[i] = X.shape.d[i];
+    }
+    GVal inner = take(B, GY, box_positions(B, s, start, lens));
+    give(g, 0, inner);
+    if (g->c->nin > 1 && g->needs[1]) {
+        Shape vs = shape_val(g->x[1]);
+        give(g, 1, gb_reshape(B, gb_sub(B, gb_unary(B, OP_SUM, GY), gb_unary(B, OP_SUM, inner)), &vs));
+    }
+    return done(g);
+}
+/* sort / topk values: y[..., j, ...] = x[..., perm[j], ...] with perm from argsort (the same
+ * stable order; topk's is descending, ties lower index first), so gy goes back to x's
+ * positions base + perm * stride. */
+static GVal sorted_positions(GradBuilder *b, const Shape *xs, int ax, GVal perm) {
+    int64_t start[TSL_MAX_RANK] = { 0 }, lens[TSL_MAX_RANK], stride = 1;
+    for (int i = 0; i < xs->ndim; i++) lens[i] = xs->d[i];
+    for (int i = ax + 1; i < xs->ndim; i++) stride *= xs->d[i];
+    lens[ax] = 1;
+    return gb_add(b, box_positions(b, xs, start, lens), gb_mul(b, perm, gb_num((double)stride)));
+}
+static int r_sort(GradCtx *g) {
+    if (X.shape.ndim == 0) { give(g, 0, GY); return done(g); }
+    Shape xs = shape_val(X);
+    int ax = axis_of(g->c->at->axis, xs.ndim);
+    GVal perm;
+    if (g->c->op == OP_SORT) {
+        perm = gb_op(B, OP_ARGSORT, &g->x[0], 1, g->c->at);
+    } else {
+        OpAttrs at = attrs_default();
+        at.axis = g->c->at->axis;
+        at.flag = true;
+        GVal all = gb_op(B, OP_ARGSORT, &g->x[0], 1, &at);
+        int64_t start[TSL_MAX_RANK] = { 0 }, lens[TSL_MAX_RANK];
+        for (int i = 0; i < xs.ndim; i++) lens[i] = xs.d[i];
+        lens[ax] = g->y.shape.d[ax];
+        perm = take(B, all, box_positions(B, &xs, start, lens));
+    }
+    GVal in[3] = { gb_zeros_like(B, X), sorted_positions(B, &xs, ax, perm), GY };
+    give(g, 0, gb_op(B, OP_SCATTER_ADD, in, 3, NULL));
+    return done(g);
+}
+
+/* take: the gradient goes back to the positions read, repeats accumulating (the backward of
+ * indexing, lang/autograd.c). */
+static int r_take(GradCtx *g) {
+    if (g->needs[0]) {
+        GVal in[3] = { gb_zeros_like(B, X), g->x[1], GY };
+        give(g, 0, gb_op(B, OP_SCATTER_ADD, in, 3, NULL));
+    }
+    return done(g);
+}
+/* scatter_add: t's gradient is g itself, v's the gradient at the positions (summed to a
+ * one-element v). */
+static int r_scatter_add(GradCtx *g) {
+    if (g->needs[0]) give(g, 0, GY);
+    if (g->needs[2]) {
+        GVal in[2] = { GY, g->x[1] };
+        GVal gv = gb_op(B, OP_TAKE, in, 2, NULL);
+        if (gv_size(g->x[2]) == 1 && gv_size(g->x[1]) != 1) gv = gb_op(B, OP_SUM, &gv, 1, NULL);
+        Shape s = shape_val(g->x[2]);
+        give(g, 2, gb_reshape(B, gv, &s));
+    }
+    return done(g);
+}
+
+/* full(shape, value): every element is the value, so it gets the sum of gy. */
+static int r_full(GradCtx *g) {
+    if (g->needs[0]) {
+        Shape s = shape_val(X);
+        give(g, 0, gb_reshape(B, gb_unary(B, OP_SUM, GY), &s));
+    }
+    return done(g);
+}
+
 /* The one list of rules, keyed by op id. */
 #define RULES(X_)                                                                                   \
     X_(NEG, r_neg) X_(ABS, r_abs) X_(EXP, r_exp) X_(EXPM1, r_expm1) X_(LOG, r_log) X_(LOG2, r_log2)    \
@@ -387,7 +752,12 @@ static int r_broadcast_to(GradCtx *g) { give(g, 0, GY); return done(g); }   /* g
     X_(SUM, r_sum) X_(MEAN, r_mean) X_(MAX, r_max) X_(MIN, r_max) X_(LOGSUMEXP, r_logsumexp)          \
     X_(SOFTMAX, r_softmax) X_(LOG_SOFTMAX, r_log_softmax) X_(MATMUL, r_matmul)                        \
     X_(RESHAPE, r_reshape) X_(FLATTEN, r_reshape) X_(EXPAND_DIMS, r_reshape) X_(SQUEEZE, r_reshape)   \
-    X_(TRANSPOSE, r_transpose) X_(BROADCAST_TO, r_broadcast_to)
+    X_(TRANSPOSE, r_transpose) X_(BROADCAST_TO, r_broadcast_to)                                     \
+    X_(EXP2, r_exp2) X_(MOD, r_mod) X_(FLOOR_DIVIDE, r_zero) X_(CLIP, r_clip) X_(PROD, r_prod)        \
+    X_(CUMPROD, r_cumprod) X_(DIFF, r_diff) X_(TILE, r_tile) X_(REPEAT, r_repeat) X_(TRACE, r_trace)  \
+    X_(OUTER, r_outer) X_(DOT, r_dot) X_(SOLVE, r_solve) X_(INV, r_inv) X_(DET, r_det)   \
+    X_(TAKE, r_take) X_(SCATTER_ADD, r_scatter_add) X_(CONCAT, r_join) X_(STACK, r_join) X_(PAD, r_pad)  \
+    X_(SORT, r_sort) X_(TOPK, r_sort) X_(FULL, r_full) X_(CHOLESKY, r_cholesky)
 
 void grad_table_init(void) {
 #define SET_RULE(id, fn) op_info[OP_##id].backward = fn;

@@ -220,3 +220,30 @@ int infer_trace(const OpCall *c, Shape *out, DType *dt) {
     dt[0] = sum_dtype(c->in[0].dtype);
     return 0;
 }
+
+/* take / scatter_add: positions into the flattened t (the gradient of indexing, whose
+ * backward adds the incoming gradient back at the positions it read). */
+int infer_gather(const OpCall *c, Shape *out, DType *dt) {
+    char b1[600], b2[600];
+    if (c->in[1].kind != ARG_TENSOR || c->in[1].dtype != DT_I64) {
+        op_fail("%s(): indices must be an i64 tensor, got %s", name_of(c),
+                c->in[1].kind == ARG_TENSOR ? dtype_name((DType)c->in[1].dtype) : "a number");
+        return -1;
+    }
+    Shape s = in_shape(c, 0), idx = in_shape(c, 1);
+    if (c->op == OP_TAKE) {
+        out[0] = idx;
+        dt[0] = c->in[0].dtype;
+        return 0;
+    }
+    Shape v = in_shape(c, 2);
+    if (shape_count(&v) != 1 && shape_count(&v) != shape_count(&idx)) {
+        op_fail("scatter_add(): v of shape %s does not match indices of shape %s (give one value per index, or one)",
+                shape_str(&v, b1, sizeof b1), shape_str(&idx, b2, sizeof b2));
+        return -1;
+    }
+    OpArg tv[2] = { c->in[0], c->in[2] };
+    out[0] = s;
+    dt[0] = op_promote(tv, 2);
+    return 0;
+}

@@ -77,6 +77,9 @@ typedef struct {
 } IndexItem;
 Tensor *op_index(const Tensor *a, const IndexItem *idx, int n);
 int op_index_into(const Tensor *a, const IndexItem *idx, int n, Tensor *out);   /* out must not be a */
+/* The flat position in a of every element a[idx] reads (i64, the result's shape): what the
+ * gradient of indexing scatters back to. */
+Tensor *op_index_positions(const Tensor *a, const IndexItem *idx, int n);
 /* A copy of `a` with the indexed elements set from `v` (broadcast to the indexed shape). */
 Tensor *op_index_set(const Tensor *a, const IndexItem *idx, int n, const Tensor *v);
 

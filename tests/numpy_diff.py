@@ -559,6 +559,20 @@ def plan_pad(g, op, ref):
     return args
 
 
+def plan_take(g, op, ref):
+    names = [p.name for p in op.params]
+    t = g.tensor(maxsize=40)
+    n = t.size
+    s = g.shape(rmax=3, maxsize=24) if n else (0,)
+    idx = g.n.integers(-n, n, s).astype(np.int64) if n else np.zeros(s, np.int64)
+    if g.chance(0.03) and idx.size:
+        idx.flat[0] = g.pick([n, -n - 1])
+    args = {names[0]: t, names[1]: idx}
+    if op.name == "scatter_add":
+        args[names[2]] = g.pick([lambda: g.number(), lambda: g.tensor(shape=s), lambda: g.tensor(shape=(1,))])()
+    return args
+
+
 def plan_matmul(g, op, ref):
     a, b = [p.name for p in op.params]
     m, k, n = g.dim(), g.dim(), g.dim()
@@ -1311,6 +1325,22 @@ def r_diff(A):
     return np.diff(A["t"], axis=ax)
 
 
+def r_take(A):
+    t, idx = A["t"], A["indices"]
+    need(((idx >= -t.size) & (idx < t.size)).all(), "index out of bounds")
+    return np.take(t, idx)
+
+
+def r_scatter_add(A):
+    t, idx, v = A["t"], A["indices"], A["v"]
+    need(is_num(v) or v.size in (1, idx.size), "v does not match indices")
+    need(((idx >= -t.size) & (idx < t.size)).all(), "index out of bounds")
+    out = cast(t, A.rd).copy().reshape(-1)
+    vv = cast(v, A.rd).reshape(-1)
+    np.add.at(out, idx.reshape(-1), vv if vv.size == idx.size else vv[0])
+    return out.reshape(t.shape)
+
+
 def mm_bound(a, b, f):
     return f(np.abs(a), np.abs(b)) * (4 + max(a.shape[-1] if a.ndim else 1, 1))
 
@@ -1701,6 +1731,8 @@ REF = {
     "repeat": Ref(r_repeat, plan_repeat, EXACT),
     "pad": Ref(r_pad, plan_pad, EXACT),
     "diff": Ref(r_diff, plan_axis_op, EXACT),
+    "take": Ref(r_take, plan_take, EXACT, dtype=lambda A: dt_of(A["t"])),
+    "scatter_add": Ref(r_scatter_add, plan_take, EXACT, dtype=lambda A: promote([A["t"], A["v"]])),
     "equal": Ref(r_equal, plan_equal, EXACT),
     "allclose": Ref(r_allclose, plan_equal, EXACT),
     # linear algebra

@@ -460,3 +460,69 @@ int cpu_trace(const OpCall *c, Tensor **out) {
     }
     return 0;
 }
+
+/* ---------- take / scatter_add ---------- */
+
+/* Position p of a tensor of n elements (negative counts from the end), or -1 with the error. */
+static int64_t flat_position(const OpCall *c, int64_t p, int64_t n) {
+    int64_t q = p < 0 ? p + n : p;
+    if (q < 0 || q >= n) {
+        op_fail("%s(): index %lld is out of bounds for a tensor of %lld element%s", op_info[c->op].name, (long long)p,
+                (long long)n, n == 1 ? "" : "s");
+        return -1;
+    }
+    return q;
+}
+
+static int cpu_take(const OpCall *c, Tensor **out) {
+    const Tensor *t = c->in[0].t, *idx = c->in[1].t;
+    const int64_t *ix = idx->data;
+    size_t es = dtype_size(t->dtype);
+    for (int64_t k = 0; k < idx->size; k++) {   /* every position is checked before one is read */
+        int64_t q = flat_position(c, ix[k], t->size);
+        if (q < 0) return -1;
+        memcpy((char *)out[0]->data + (size_t)k * es, (const char *)t->data + (size_t)q * es, es);
+    }
+    return 0;
+}
+
+/* y[pos[k]] += v[k] in order (v one element: always its first), in the result's dtype. */
+#define SCATTER_KERNEL(name, T, ADD)                                                            \
+    static void name(T *y, const int64_t *pos, const T *v, int64_t n, bool one) {               \
+        for (int64_t k = 0; k < n; k++) {                                                       \
+            T x = v[one ? 0 : k];                                                               \
+            y[pos[k]] = ADD;                                                                    \
+        }                                                                                       \
+    }
+SCATTER_KERNEL(scatter_f32, float, y[pos[k]] + x)
+SCATTER_KERNEL(scatter_f64, double, y[pos[k]] + x)
+SCATTER_KERNEL(scatter_i64, int64_t, (int64_t)((uint64_t)y[pos[k]] + (uint64_t)x))   /* wraps, as i64 + does */
+SCATTER_KERNEL(scatter_bool, uint8_t, y[pos[k]] | x)                                  /* bool + bool is or */
+
+static int cpu_scatter_add(const OpCall *c, Tensor **out) {
+    DType dt = out[0]->dtype;
+    const Tensor *idx = c->in[1].t;
+    Tensor *base = c->in[0].kind == ARG_TENSOR ? op_astype(c->in[0].t, dt) : tensor_scalar(dt, c->in[0].x);
+    Tensor *v = c->in[2].kind == ARG_TENSOR ? op_astype(c->in[2].t, dt) : tensor_scalar(dt, c->in[2].x);
+    int64_t *pos = try_alloc(sizeof(int64_t) * (size_t)idx->size);
+    int rc = -1;
+    if (!pos || !v || !base) goto out;
+    if (out[0]->size) memcpy(out[0]->data, base->data, dtype_size(dt) * (size_t)out[0]->size);
+    for (int64_t k = 0; k < idx->size; k++)
+        if ((pos[k] = flat_position(c, ((const int64_t *)idx->data)[k], out[0]->size)) < 0) goto out;
+    bool one = v->size == 1;
+    switch (dt) {
+    case DT_F32: scatter_f32(out[0]->data, pos, v->data, idx->size, one); break;
+    case DT_F64: scatter_f64(out[0]->data, pos, v->data, idx->size, one); break;
+    case DT_I64: scatter_i64(out[0]->data, pos, v->data, idx->size, one); break;
+    default: scatter_bool(out[0]->data, pos, v->data, idx->size, one); break;
+    }
+    rc = 0;
+out:
+    mem_free(pos);
+    tensor_release(base);
+    tensor_release(v);
+    return rc;
+}
+
+int cpu_gather(const OpCall *c, Tensor **out) { return c->op == OP_TAKE ? cpu_take(c, out) : cpu_scatter_add(c, out); }

@@ -334,6 +334,18 @@ int op_index_into(const Tensor *a, const IndexItem *idx, int n, Tensor *out) {
     return 0;
 }
 
+Tensor *op_index_positions(const Tensor *a, const IndexItem *idx, int n) {
+    Plan p;
+    if (make_plan(a, idx, n, &p, true)) return NULL;
+    Tensor *r = tensor_new(DT_I64, &p.out);
+    if (r) {
+        int64_t *o = r->data;
+        PLAN_WALK(&p, r->size, o[k] = src);
+    }
+    plan_free(&p);
+    return r;
+}
+
 Tensor *op_index(const Tensor *a, const IndexItem *idx, int n) {
     Plan p;
     if (make_plan(a, idx, n, &p, true)) return NULL;

@@ -18,5 +18,6 @@ Suite *limits_suite(void);   /* test_limits.c: polling, compile budget, kept buf
 Suite *builtin_table_suite(void);   /* test_builtin_table.c: signature and doc rows of the built-ins */
 
 Suite *grad_suite(void);     /* test_grad.c: the GradBuilder and backward rules (issue 12) */
+Suite *grad_table_suite(void);   /* test_grad_table.c: every backward rule against central differences */
 
 #endif
