@@ -185,9 +185,22 @@ AVal cc_make_closure(Comp *c, FnProto *p) {
 
 /* ---------- indexing ---------- */
 
+/* t[...] of a tensor being differentiated, as eager code records it (autograd_record_index):
+ * take(t, positions), the positions being the same index applied to an arange of t's shape,
+ * so take's rule (scatter_add) is the backward of every kind of index. */
+static AVal index_tracked(Comp *c, AVal t, Node *n) {
+    Tensor *pos = tensor_new(DT_I64, &t.shape);
+    if (!pos) return cc_op_failed(c);
+    for (int64_t k = 0; k < pos->size; k++) ((int64_t *)pos->data)[k] = k;
+    AVal at = cc_index_tensor(c, cc_tensor_const(c, pos), n, NULL);
+    if (c->failed) return FAILV;
+    return cc_emit_op(c, OP_TAKE, (AVal[]){ t, at }, 2, NULL);
+}
+
 AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
-    if (c->tape && (cgrad_tracked(c, t.reg) || (set_value && set_value->kind == AV_TENSOR && cgrad_tracked(c, set_value->reg))))
-        return cc_unsupported(c, "indexing a tensor that is being differentiated is not compiled yet");
+    if (c->tape && set_value && (cgrad_tracked(c, t.reg) || (set_value->kind == AV_TENSOR && cgrad_tracked(c, set_value->reg))))
+        return cc_unsupported(c, "assigning into a tensor that is being differentiated");   /* eager says it exactly */
+    if (c->tape && !set_value && cgrad_tracked(c, t.reg)) return index_tracked(c, t, n);
     IndexItem *items = mem_calloc((size_t)n->n + 1, sizeof(IndexItem));
     int *regs = mem_alloc(sizeof(int) * (size_t)(n->n + 1));
     AVal r = FAILV;

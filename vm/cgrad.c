@@ -19,11 +19,12 @@
 typedef struct {
     OpCode op;
     int nin;
-    GVal x[8];         /* operands: tensor registers, numbers or number registers */
-    int in_var[8];     /* tape variable of each operand, -1 none */
+    GVal *x;           /* operands: tensor registers, numbers or number registers (owned) */
+    int *in_var;       /* tape variable of each operand, -1 none (owned, with x) */
     OpAttrs at;
-    GVal y;            /* the result (res[0]) */
+    GVal y;            /* the result (res[out_k]) */
     int out_var;
+    int out_k;         /* which result of the call (rules differentiate result 0 only) */
 } CNode;
 
 typedef struct {
@@ -81,6 +82,7 @@ struct CTape {
     int nvars, capvars;
     CNode *nodes;
     int nnodes, capnodes;
+    int nnodes_made;   /* nodes whose operand arrays exist (a dropped loop's stay until the end) */
     int *var_of_reg;   /* register -> newest variable, -1 none */
     int nmap;
     int depth;         /* the compiler's run-time branch depth when the tape started */
@@ -127,6 +129,7 @@ static void tape_free(CTape *tp) {
         mem_free(tp->loops[i].push_at);
     }
     mem_free(tp->loops);
+    for (int i = 0; i < tp->nnodes_made; i++) mem_free(tp->nodes[i].x);
     for (int i = 0; i < tp->nbranches; i++) {
         mem_free(tp->branches[i].homes);
         mem_free(tp->branches[i].shadow);
@@ -161,7 +164,7 @@ static AVal aval_of(GVal v) {
     return (AVal){ .kind = AV_TENSOR, .reg = v.reg, .dtype = v.dtype, .shape = v.shape };
 }
 
-static void record_on(Comp *c, CTape *tp, OpCode op, AVal *ops, int n, const OpAttrs *at, AVal *res) {
+static void record_on(Comp *c, CTape *tp, OpCode op, AVal *ops, int n, const OpAttrs *at, AVal *res, int k) {
     bool any = false;
     for (int i = 0; i < n && !any; i++) any = ops[i].kind == AV_TENSOR && var_of(tp, ops[i].reg) >= 0;
     if (!any || c->dry > tp->dry) return;
@@ -169,14 +172,14 @@ static void record_on(Comp *c, CTape *tp, OpCode op, AVal *ops, int n, const OpA
         not_compiled(c);
         return;
     }
-    if (n > 8) {
-        cc_unsupported(c, "a gradient through %s of more than 8 operands", op_info[op].name);
-        return;
-    }
     GROW(tp->nodes, tp->nnodes, tp->capnodes);
+    if (tp->nnodes < tp->nnodes_made) mem_free(tp->nodes[tp->nnodes].x);   /* a dropped loop's node */
     CNode *nd = &tp->nodes[tp->nnodes++];
+    if (tp->nnodes > tp->nnodes_made) tp->nnodes_made = tp->nnodes;
     nd->op = op;
     nd->nin = n;
+    nd->x = mem_alloc((sizeof(GVal) + sizeof(int)) * (size_t)(n + 1));   /* a concat may have many */
+    nd->in_var = (int *)(nd->x + n + 1);
     nd->at = *at;
     for (int i = 0; i < n; i++) {
         nd->x[i] = gval_of(c, &ops[i]);
@@ -195,13 +198,17 @@ static void record_on(Comp *c, CTape *tp, OpCode op, AVal *ops, int n, const OpA
         }
         nd->in_var[i] = ops[i].kind == AV_TENSOR && is_float(ops[i].dtype) ? var_of(tp, ops[i].reg) : -1;
     }
-    nd->y = gval_of(c, &res[0]);
-    nd->out_var = new_var(tp, res[0].reg);   /* multi-result ops: only the first, as eagerly */
+    nd->y = gval_of(c, &res[k]);
+    nd->out_var = new_var(tp, res[k].reg);
+    nd->out_k = k;
 }
 
+/* Each float result gets a node, as eagerly: a gradient that reaches a later result of a
+ * multi-result op then stops with eager's error instead of silently being zero. */
 void cgrad_record(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at, AVal *res) {
-    if (res[0].kind != AV_TENSOR || !is_float(res[0].dtype)) return;   /* carries no gradient */
-    for (CTape *tp = c->tape; tp && !c->failed; tp = tp->outer) record_on(c, tp, op, ops, n, at, res);
+    for (int k = 0; k < op_info[op].nout; k++)
+        if (res[k].kind == AV_TENSOR && is_float(res[k].dtype))   /* non-float results carry no gradient */
+            for (CTape *tp = c->tape; tp && !c->failed; tp = tp->outer) record_on(c, tp, op, ops, n, at, res, k);
 }
 
 /* A tensor moved into a loop or branch home: the home holds the same variable. */
@@ -489,9 +496,14 @@ static GVal shadowed(GVal v, const int *shadow) {
 static bool backward_node(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const int *shadow) {
     GVal gy = tp->vars[nd->out_var].grad;
     if (!gy.ok) return true;
-    GVal x[8], gx[8];
-    bool needs[8];
-    OpArg in[8];
+    if (nd->out_k > 0) {   /* eager code reports it at the user's line */
+        cc_unsupported(c, "no gradient for result %d of %s yet", nd->out_k + 1, op_info[nd->op].name);
+        return false;
+    }
+    size_t nin = (size_t)nd->nin + 1;
+    GVal *x = mem_alloc((2 * sizeof(GVal) + sizeof(OpArg) + sizeof(bool)) * nin), *gx = x + nin;
+    OpArg *in = (OpArg *)(gx + nin);
+    bool *needs = (bool *)(in + nin);
     for (int i = 0; i < nd->nin; i++) {
         x[i] = shadowed(nd->x[i], shadow);
         needs[i] = nd->in_var[i] >= 0;
@@ -503,13 +515,10 @@ static bool backward_node(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const i
     OpCall call = { nd->op, nd->nin, in, &nd->at };
     GradCtx g = { b, &call, x, shadowed(nd->y, shadow), gy, needs, gx };
     int rc = grad_backward(&g);
-    if (c->failed) return false;
-    if (rc) {   /* no rule (yet): eager code reports it at the user's line */
-        cc_unsupported(c, "%s", op_error());
-        return false;
-    }
+    if (!c->failed && rc) cc_unsupported(c, "%s", op_error());   /* no rule (yet): eager reports it at the user's line */
     for (int i = 0; i < nd->nin && !c->failed; i++)
         if (needs[i] && gx[i].ok) accumulate(b, &tp->vars[nd->in_var[i]].grad, gx[i]);
+    mem_free(x);
     return !c->failed;
 }
 
