@@ -192,10 +192,6 @@ static int backward(Tape *tp, int y) {
         TapeNode *n = &tp->nodes[k];
         Var *out = &tp->vars[n->out_var];
         if (!out->grad) continue;
-        if (n->out_k > 0) {
-            op_fail("no gradient for result %d of %s yet", n->out_k + 1, op_info[n->op].name);
-            return -1;
-        }
         GradBuilder b;
         gb_init(&b);
         b.run = recording_run;
@@ -211,7 +207,7 @@ static int backward(Tape *tp, int y) {
             gx[i] = gb_none();
         }
         OpCall c = { n->op, n->nin, n->in, &n->at };
-        GradCtx g = { &b, &c, x, gb_tensor(&b, out->t), gb_tensor(&b, out->grad), needs, gx };
+        GradCtx g = { &b, &c, x, gb_tensor(&b, out->t), gb_tensor(&b, out->grad), needs, gx, n->out_k };
         int rc = grad_backward(&g);
         for (int i = 0; i < n->nin && !rc; i++)
             if (needs[i] && gb_ok(gx[i])) rc = accumulate(&tp->vars[n->in_var[i]].grad, gb_keep(gx[i]));
@@ -227,6 +223,54 @@ static int backward(Tape *tp, int y) {
 }
 
 /* ---------- gradient trees ---------- */
+
+/* The argument as f sees it: its lists and dicts copied, each float tensor a new tensor
+ * object over the same data. The tape tracks those objects, so a tensor f reads from
+ * elsewhere (a global) is a constant even when it is the argument's own tensor: the gradient
+ * is with respect to the argument, as static code computes it (and jax.grad). */
+static Value fresh_argument(Interp *I, Value v, int depth) {
+    if (depth > 1000) return interp_error(I, "grad(): the argument is nested too deeply");
+    if (v.type == VAL_TENSOR && is_float(v.as.t->dtype)) {
+        Shape s;
+        shape_of(v.as.t, &s);
+        Tensor *t = tensor_view(v.as.t, &s);
+        if (!t) return interp_error(I, "%s", op_error());
+        if (autograd_tape) {   /* an enclosing grad sees the new object as reshape(v): grad(grad(f)) */
+            OpArg in[1] = { op_arg_tensor(v.as.t) };
+            OpAttrs at;
+            memset(&at, 0, sizeof at);
+            at.naxes = -1;
+            at.dtype = -1;
+            at.shape = s;
+            OpCall c = { OP_RESHAPE, 1, in, &at };
+            autograd_record(&c, &t);
+        }
+        return TENSOR_VAL(t);
+    }
+    if (v.type == VAL_LIST) {
+        ObjList *l = AS_LIST(v), *r = list_new(l->len);
+        Value rv = OBJ_VAL(VAL_LIST, r);
+        for (int i = 0; i < l->len; i++) {
+            Value item = fresh_argument(I, l->items[i], depth + 1);
+            if (IS_ERR(item)) { val_release(rv); return item; }
+            r->items[r->len++] = item;
+        }
+        return rv;
+    }
+    if (v.type == VAL_DICT) {
+        ObjDict *d = AS_DICT(v), *r = dict_new();
+        Value rv = OBJ_VAL(VAL_DICT, r);
+        for (int i = 0; i < d->len; i++) {
+            if (!d->entries[i].key) continue;
+            Value item = fresh_argument(I, d->entries[i].val, depth + 1);
+            if (IS_ERR(item)) { val_release(rv); return item; }
+            dict_set(r, d->entries[i].key, item);
+            val_release(item);
+        }
+        return rv;
+    }
+    return val_retain(v);
+}
 
 /* Makes a variable for every float tensor leaf of v, in walk order (leaves[]). */
 static bool track_leaves(Interp *I, Tape *tp, Value v, int **leaves, int *n, int *cap, int depth) {
@@ -295,12 +339,18 @@ Value autograd_call(Interp *I, Value f, CallArgs *a, bool with_value) {
     memset(&tp, 0, sizeof tp);
     int *leaves = NULL, nleaves = 0, cap = 0;
     Value r = ERR_VAL, y = ERR_VAL;
-    if (!track_leaves(I, &tp, a->pos[0], &leaves, &nleaves, &cap, 0)) goto out;
+    Value arg = fresh_argument(I, a->pos[0], 0);
+    Value *pos = mem_alloc(sizeof(Value) * (size_t)a->npos);
+    memcpy(pos, a->pos, sizeof(Value) * (size_t)a->npos);
+    pos[0] = arg;
+    CallArgs fa = *a;
+    fa.pos = pos;
+    if (IS_ERR(arg) || !track_leaves(I, &tp, arg, &leaves, &nleaves, &cap, 0)) goto out;
     bool no_static = I->no_static;
     I->no_static = true;   /* static code runs eagerly, so its ops are recorded */
     tp.outer = autograd_tape;
     autograd_tape = &tp;
-    y = interp_call_args(I, f, a);
+    y = interp_call_args(I, f, &fa);
     autograd_tape = tp.outer;   /* backward runs with the enclosing tapes recording it */
     I->no_static = no_static;
     if (IS_ERR(y)) goto out;
@@ -320,7 +370,7 @@ Value autograd_call(Interp *I, Value f, CallArgs *a, bool with_value) {
     }
     if (yv >= 0 && backward(&tp, yv)) { interp_error(I, "%s", op_error()); goto out; }
     int k = 0;
-    Value g = grad_tree(I, &tp, a->pos[0], leaves, &k);
+    Value g = grad_tree(I, &tp, arg, leaves, &k);
     if (IS_ERR(g)) goto out;
     if (!with_value) { r = g; goto out; }
     ObjList *l = list_new(2);
@@ -329,6 +379,8 @@ Value autograd_call(Interp *I, Value f, CallArgs *a, bool with_value) {
     r = OBJ_VAL(VAL_LIST, l);
 out:
     if (!IS_ERR(y)) val_release(y);
+    if (!IS_ERR(arg)) val_release(arg);
+    mem_free(pos);
     mem_free(leaves);
     tape_free(&tp);
     return r;

@@ -55,13 +55,15 @@ static OpAttrs attrs_default(void) {
     return at;
 }
 
-GVal gb_op(GradBuilder *b, OpCode op, const GVal *in, int n, const OpAttrs *at) {
+GVal gb_op(GradBuilder *b, OpCode op, const GVal *in, int n, const OpAttrs *at) { return gb_op_result(b, op, in, n, at, 0); }
+
+GVal gb_op_result(GradBuilder *b, OpCode op, const GVal *in, int n, const OpAttrs *at, int which) {
     OpArg args[4];
     OpAttrs def = attrs_default();
     if (op == OP_SUM || op == OP_MEAN) def.flag = false;
     for (int i = 0; i < n; i++)
         if (!in[i].is_num && !in[i].ok) return gb_none();   /* an earlier step failed: its message stands */
-    if (b->emit) return b->emit(b, op, in, n, at ? at : &def);
+    if (b->emit) return b->emit(b, op, in, n, at ? at : &def, which);
     bool numbers = n > 0 && (op_info[op].flags & F_NUM);
     for (int i = 0; i < n; i++) numbers &= in[i].is_num;
     if (numbers) {   /* numbers give a number (a weak scalar), as the static compiler folds them */
@@ -75,8 +77,9 @@ GVal gb_op(GradBuilder *b, OpCode op, const GVal *in, int n, const OpAttrs *at) 
     OpCall c = { op, n, args, at ? at : &def };
     Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
     if (b->run(b, &c, out)) return gb_none();
-    for (int k = 1; k < OP_MAX_OUT; k++) tensor_release(out[k]);
-    return own(b, out[0]);
+    for (int k = 0; k < OP_MAX_OUT; k++)
+        if (k != which) tensor_release(out[k]);
+    return own(b, out[which]);
 }
 
 static GVal op2(GradBuilder *b, OpCode op, GVal x, GVal y) { GVal in[2] = { x, y }; return gb_op(b, op, in, 2, NULL); }
@@ -625,6 +628,69 @@ static int r_cholesky(GradCtx *g) {
     return done(g);
 }
 
+
+/* The lower-triangle convention of the symmetric-input decompositions (cholesky, eigh read
+ * a's lower triangle): an element below the diagonal stands for both symmetric places and
+ * gets 2 S, the diagonal S, the unread upper triangle 0, for S the symmetric gradient. */
+static GVal lower_of_symmetric(GradBuilder *b, GVal s2, int nd, int64_t n) {   /* s2 = 2 S */
+    int64_t rows[TSL_MAX_RANK], cols[TSL_MAX_RANK];
+    for (int i = 0; i < nd; i++) rows[i] = cols[i] = 1;
+    rows[nd - 2] = cols[nd - 1] = n;
+    GVal r = reshape_dims(b, arange_i64(b, 0, n), nd, rows), c = reshape_dims(b, arange_i64(b, 0, n), nd, cols);
+    GVal below = op2(b, OP_GT, r, c), diag = op2(b, OP_EQ, r, c);
+    return where(b, below, s2, where(b, diag, gb_mul(b, s2, gb_num(0.5)), gb_num(0)));
+}
+
+/* eigh: a = V diag(w) V^T (values ascending). Result 0 (w): S = V diag(gw) V^T; result 1
+ * (V): S = sym(V (F o V^T gV) V^T), F[i][j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it.
+ * The rule of each result recomputes the decomposition (the same LAPACK call, the same bits). */
+static int r_eigh(GradCtx *g) {
+    int nd = X.shape.ndim;
+    int64_t n = X.shape.d[nd - 1];
+    GVal w = gb_op_result(B, OP_EIGH, &g->x[0], 1, NULL, 0), v = gb_op_result(B, OP_EIGH, &g->x[0], 1, NULL, 1);
+    GVal vt = swap_last(B, v), s2;
+    if (g->k == 0) {
+        GVal m = op2(B, OP_MATMUL, gb_mul(B, v, expand_at(B, GY, -2)), vt);   /* V diag(gw) V^T */
+        s2 = gb_add(B, m, swap_last(B, m));
+    } else {
+        GVal e = gb_sub(B, expand_at(B, w, -2), expand_last(B, w));            /* w[j] - w[i] */
+        int64_t rows[TSL_MAX_RANK], cols[TSL_MAX_RANK];
+        for (int i = 0; i < nd; i++) rows[i] = cols[i] = 1;
+        rows[nd - 2] = cols[nd - 1] = n;
+        GVal diag = op2(B, OP_EQ, reshape_dims(B, arange_i64(B, 0, n), nd, rows), reshape_dims(B, arange_i64(B, 0, n), nd, cols));
+        GVal f = where(B, diag, gb_num(0), gb_div(B, gb_num(1), e));
+        GVal x = op2(B, OP_MATMUL, op2(B, OP_MATMUL, v, gb_mul(B, f, op2(B, OP_MATMUL, vt, GY))), vt);
+        s2 = gb_add(B, x, swap_last(B, x));
+    }
+    give(g, 0, lower_of_symmetric(B, s2, nd, n));
+    return done(g);
+}
+
+/* qr (reduced, rows >= columns): a = Q R. With M = R gR^T - gQ^T Q and copyltu(M) its lower
+ * triangle mirrored up, ga = (gQ + Q copyltu(M)) R^-T (PyTorch's formula); the result's
+ * rule takes its own part (gQ or gR zero). Wide matrices have no rule yet. */
+static int r_qr(GradCtx *g) {
+    int nd = X.shape.ndim;
+    int64_t m = X.shape.d[nd - 2], n = X.shape.d[nd - 1];
+    if (m < n) {
+        op_fail("no gradient for qr of a matrix with more columns than rows yet");
+        return -1;
+    }
+    GVal q = gb_op_result(B, OP_QR, &g->x[0], 1, NULL, 0), r = gb_op_result(B, OP_QR, &g->x[0], 1, NULL, 1);
+    GVal mm = g->k == 0 ? gb_neg(B, op2(B, OP_MATMUL, swap_last(B, GY), q)) : op2(B, OP_MATMUL, r, swap_last(B, GY));
+    int64_t rows[TSL_MAX_RANK], cols[TSL_MAX_RANK];
+    for (int i = 0; i < nd; i++) rows[i] = cols[i] = 1;
+    rows[nd - 2] = cols[nd - 1] = n;
+    GVal ri = reshape_dims(B, arange_i64(B, 0, n), nd, rows), ci = reshape_dims(B, arange_i64(B, 0, n), nd, cols);
+    GVal low = where(B, op2(B, OP_GT, ri, ci), mm, gb_num(0));
+    GVal copyltu = gb_add(B, gb_add(B, low, swap_last(B, low)), where(B, op2(B, OP_EQ, ri, ci), mm, gb_num(0)));
+    GVal lhs = op2(B, OP_MATMUL, q, copyltu);
+    if (g->k == 0) lhs = gb_add(B, GY, lhs);
+    /* lhs R^-T = (R^-1 lhs^T)^T */
+    give(g, 0, swap_last(B, op2(B, OP_SOLVE, r, swap_last(B, lhs))));
+    return done(g);
+}
+
 /* The flat positions, in a tensor of shape s, of the box starting at start[] with lens[]
  * elements along each axis: sum over axes of arange(start, start + len) * stride. */
 static GVal box_positions(GradBuilder *b, const Shape *s, const int64_t *start, const int64_t *lens) {
@@ -757,7 +823,7 @@ static int r_full(GradCtx *g) {
     X_(CUMPROD, r_cumprod) X_(DIFF, r_diff) X_(TILE, r_tile) X_(REPEAT, r_repeat) X_(TRACE, r_trace)  \
     X_(OUTER, r_outer) X_(DOT, r_dot) X_(SOLVE, r_solve) X_(INV, r_inv) X_(DET, r_det)   \
     X_(TAKE, r_take) X_(SCATTER_ADD, r_scatter_add) X_(CONCAT, r_join) X_(STACK, r_join) X_(PAD, r_pad)  \
-    X_(SORT, r_sort) X_(TOPK, r_sort) X_(FULL, r_full) X_(CHOLESKY, r_cholesky)
+    X_(SORT, r_sort) X_(TOPK, r_sort) X_(FULL, r_full) X_(CHOLESKY, r_cholesky) X_(EIGH, r_eigh) X_(QR, r_qr)
 
 void grad_table_init(void) {
 #define SET_RULE(id, fn) op_info[OP_##id].backward = fn;
@@ -769,6 +835,10 @@ bool grad_has_rule(OpCode op) { return op_info[op].backward != NULL; }
 
 int grad_backward(GradCtx *g) {
     BackwardFn fn = op_info[g->c->op].backward;
+    if (g->k > 0 && g->c->op != OP_EIGH && g->c->op != OP_QR) {   /* rules of results after the first */
+        op_fail("no gradient for result %d of %s yet", g->k + 1, op_info[g->c->op].name);
+        return -1;
+    }
     if (!fn) {
         op_fail("no gradient for %s yet", op_info[g->c->op].name);
         return -1;

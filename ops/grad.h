@@ -32,7 +32,7 @@ struct GradBuilder {
     int (*run)(GradBuilder *b, const OpCall *c, Tensor **out);
     /* static builders: emits one op instead of running it (run is then unused); returns
      * the result handle, a none GVal on failure. */
-    GVal (*emit)(GradBuilder *b, OpCode op, const GVal *in, int n, const OpAttrs *at);
+    GVal (*emit)(GradBuilder *b, OpCode op, const GVal *in, int n, const OpAttrs *at, int which);
     void *ctx;
     Tensor **owned;
     int nowned, cap;
@@ -48,6 +48,7 @@ typedef struct GradCtx {
     GVal y, gy;
     const bool *needs;
     GVal *gx;
+    int k;           /* which result of the call y and gy are (multi-result ops: eigh, qr) */
 } GradCtx;
 
 void gb_init(GradBuilder *b);
@@ -63,6 +64,7 @@ Tensor *gb_keep(GVal v);                     /* a NEW reference to v's tensor */
 /* One op on handles; attrs NULL: the op's defaults. A failed op gives a none GVal with
  * the message in op_error() (so rules check gb_ok once at the end, or per step). */
 GVal gb_op(GradBuilder *b, OpCode op, const GVal *in, int n, const OpAttrs *at);
+GVal gb_op_result(GradBuilder *b, OpCode op, const GVal *in, int n, const OpAttrs *at, int which);   /* result `which` */
 GVal gb_add(GradBuilder *b, GVal x, GVal y);
 GVal gb_sub(GradBuilder *b, GVal x, GVal y);
 GVal gb_mul(GradBuilder *b, GVal x, GVal y);

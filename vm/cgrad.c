@@ -464,13 +464,13 @@ void cgrad_branch_end(Comp *c) {
 
 /* ---------- the static builder ---------- */
 
-static GVal emit(GradBuilder *b, OpCode op, const GVal *in, int n, const OpAttrs *at) {
+static GVal emit(GradBuilder *b, OpCode op, const GVal *in, int n, const OpAttrs *at, int which) {
     Comp *c = b->ctx;
     AVal a[4];
     for (int i = 0; i < n; i++) a[i] = aval_of(in[i]);
     AVal r = cc_emit_op(c, op, a, n, at);
     if (c->failed) return gb_none();
-    if (r.kind == AV_LIST) r = r.st->items[0];
+    if (r.kind == AV_LIST) r = r.st->items[which];
     if (r.kind == AV_NUM) return r.known && !r.deps ? gb_num(r.num) : (GVal){ .reg = cc_num_reg(c, &r), .is_num = true };
     return gb_reg(r.reg, r.dtype, &r.shape);
 }
@@ -496,10 +496,6 @@ static GVal shadowed(GVal v, const int *shadow) {
 static bool backward_node(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const int *shadow) {
     GVal gy = tp->vars[nd->out_var].grad;
     if (!gy.ok) return true;
-    if (nd->out_k > 0) {   /* eager code reports it at the user's line */
-        cc_unsupported(c, "no gradient for result %d of %s yet", nd->out_k + 1, op_info[nd->op].name);
-        return false;
-    }
     size_t nin = (size_t)nd->nin + 1;
     GVal *x = mem_alloc((2 * sizeof(GVal) + sizeof(OpArg) + sizeof(bool)) * nin), *gx = x + nin;
     OpArg *in = (OpArg *)(gx + nin);
@@ -513,7 +509,7 @@ static bool backward_node(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const i
                            : (OpArg){ .kind = ARG_NONE };
     }
     OpCall call = { nd->op, nd->nin, in, &nd->at };
-    GradCtx g = { b, &call, x, shadowed(nd->y, shadow), gy, needs, gx };
+    GradCtx g = { b, &call, x, shadowed(nd->y, shadow), gy, needs, gx, nd->out_k };
     int rc = grad_backward(&g);
     if (!c->failed && rc) cc_unsupported(c, "%s", op_error());   /* no rule (yet): eager reports it at the user's line */
     for (int i = 0; i < nd->nin && !c->failed; i++)
@@ -817,6 +813,35 @@ static bool check_result(Comp *c, AVal *y, const char *who) {
     return false;
 }
 
+/* The argument as f sees it, as eager code makes it (lang/autograd.c, fresh_argument): its
+ * structures copied, each float tensor leaf in a register of its own, so every leaf is a
+ * variable of its own and a tensor f reads from elsewhere is a constant. A leaf an enclosing
+ * grad tracks becomes reshape(leaf), recorded there as eagerly. */
+static AVal fresh_argument(Comp *c, AVal *v) {
+    if (v->kind == AV_TENSOR && is_float(v->dtype)) {
+        if (cgrad_tracked(c, v->reg)) {
+            OpAttrs at;
+            memset(&at, 0, sizeof at);
+            at.naxes = -1;
+            at.dtype = -1;
+            at.shape = v->shape;
+            return cc_emit_op(c, OP_RESHAPE, v, 1, &at);
+        }
+        AVal r = cc_tensor_av(c, v->dtype, &v->shape);
+        emit_tmove(c, r.reg, v->reg);
+        return r;
+    }
+    if (v->kind == AV_LIST || v->kind == AV_DICT) {
+        AStruct *st = cc_astruct_new(c, v->kind == AV_DICT);
+        for (int i = 0; i < v->st->n && !c->failed; i++) {
+            AVal item = fresh_argument(c, &v->st->items[i]);
+            cc_astruct_push(c, st, v->kind == AV_DICT ? v->st->keys[i] : NULL, item);
+        }
+        return (AVal){ .kind = v->kind, .st = st, .reg = -1 };
+    }
+    return *v;
+}
+
 AVal cgrad_call(Comp *c, AVal f, bool with_value, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, SrcLoc loc) {
     const char *who = with_value ? "value_and_grad" : "grad";
     if (nargs < 1) return cc_unsupported(c, "%s(): no argument to differentiate", who);
@@ -828,17 +853,20 @@ AVal cgrad_call(Comp *c, AVal f, bool with_value, AVal *args, int nargs, char **
     tp.open_branch = -1;
     int *leaves = NULL, nleaves = 0, cap = 0;
     AVal r = FAILV;
-    track_leaves(c, &tp, &args[0], &leaves, &nleaves, &cap);
+    AVal *fargs = mem_alloc(sizeof(AVal) * (size_t)nargs);
+    memcpy(fargs, args, sizeof(AVal) * (size_t)nargs);
+    fargs[0] = fresh_argument(c, &args[0]);   /* recorded on the enclosing tapes, if any */
+    track_leaves(c, &tp, &fargs[0], &leaves, &nleaves, &cap);
     tp.outer = c->tape;
     c->tape = &tp;
-    AVal y = cc_call_value(c, f, args, nargs, kwn, kw, nkw, loc);
+    AVal y = c->failed ? FAILV : cc_call_value(c, f, fargs, nargs, kwn, kw, nkw, loc);
     c->tape = tp.outer;   /* backward is recorded on the enclosing tapes, as eagerly */
     c->loc = loc;
     if (c->failed || !check_result(c, &y, who)) goto out;
     int yv = y.kind == AV_TENSOR ? var_of(&tp, y.reg) : -1;
     if (yv >= 0 && !backward(c, &tp, yv, gval_of(c, &y))) goto out;
     int k = 0;
-    AVal g = grad_tree(c, &tp, &args[0], leaves, &k);
+    AVal g = grad_tree(c, &tp, &fargs[0], leaves, &k);
     if (c->failed) goto out;
     if (!with_value) {
         r = g;
@@ -849,6 +877,7 @@ AVal cgrad_call(Comp *c, AVal f, bool with_value, AVal *args, int nargs, char **
     cc_astruct_push(c, st, NULL, g);
     r = (AVal){ .kind = AV_LIST, .st = st, .reg = -1 };
 out:
+    mem_free(fargs);
     mem_free(leaves);
     tape_free(&tp);
     return c->failed ? FAILV : r;

@@ -42,7 +42,9 @@ static const double POOL_B[] = { 0.45, -1.15, 1.85, -0.25, 0.95, -2.05, 1.35, -0
                                  -0.85, 1.05, -1.95, 0.55, 2.25, -0.45 };
 enum { NPOOL = sizeof POOL_A / sizeof POOL_A[0] };
 
-static bool is_linalg(OpCode op) { return op == OP_SOLVE || op == OP_INV || op == OP_DET || op == OP_CHOLESKY; }
+static bool is_linalg(OpCode op) {
+    return op == OP_SOLVE || op == OP_INV || op == OP_DET || op == OP_CHOLESKY || op == OP_EIGH || op == OP_QR;
+}
 
 /* Element k of operand i of op, inside the op's smooth domain. */
 static double domain(OpCode op, int i, int64_t k) {
@@ -181,7 +183,7 @@ static void run_rule(Case *c, GradBuilder *b, GVal *gx, Tensor **y_out) {
         needs[i] = c->in[i].kind == ARG_TENSOR && is_float(c->own[i]->dtype);
         gx[i] = gb_none();
     }
-    GradCtx g = { b, &call, x, gb_tensor(b, out[0]), gb_tensor(b, w), needs, gx };
+    GradCtx g = { b, &call, x, gb_tensor(b, out[0]), gb_tensor(b, w), needs, gx, 0 };
     ck_assert_msg(grad_backward(&g) == 0, "%s: the rule fails: %s", c->what, op_error());
     *y_out = out[0];
     for (int k = 1; k < OP_MAX_OUT; k++) tensor_release(out[k]);
@@ -250,6 +252,8 @@ static const Attr ATTRS[] = {
     { OP_INV, 0, { 0, { 0 } }, { 3, { 2, 3, 3 } } },
     { OP_DET, 0, { 0, { 0 } }, { 3, { 2, 3, 3 } } },
     { OP_CHOLESKY, 0, { 0, { 0 } }, { 2, { 3, 3 } } },
+    { OP_EIGH, 0, { 0, { 0 } }, { 3, { 2, 3, 3 } } },   /* distinct eigenvalues (diagonally dominant) */
+    { OP_QR, 0, { 0, { 0 } }, { 2, { 3, 2 } } },        /* tall: wide matrices have no rule yet */
 };
 
 static const Attr *attr_of(OpCode op) {
