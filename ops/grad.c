@@ -691,6 +691,46 @@ static int r_qr(GradCtx *g) {
     return done(g);
 }
 
+
+/* svd (reduced): a = U diag(s) Vt, k = min(m, n) singular values, distinct and non-zero. With
+ * E[i][j] = s[j]^2 - s[i]^2 off the diagonal (1 on it) and skew(X) = X - X^T (PyTorch's
+ * formula), each result's rule gives its own part:
+ *   s:  U diag(gs) Vt
+ *   U:  U ((skew(U^T gU) / E) diag(s)) Vt + (gU - U U^T gU) diag(1/s) Vt
+ *   Vt: U (diag(s) (skew(V^T gV) / E)) Vt + U diag(1/s) (gV^T - gV^T V V^T), gV = gVt^T */
+static int r_svd(GradCtx *g) {
+    int nd = X.shape.ndim;
+    GVal u = gb_op_result(B, OP_SVD, &g->x[0], 1, NULL, 0), sv = gb_op_result(B, OP_SVD, &g->x[0], 1, NULL, 1);
+    GVal vt = gb_op_result(B, OP_SVD, &g->x[0], 1, NULL, 2);
+    int64_t k = sv.ok ? sv.shape.d[sv.shape.ndim - 1] : 0;
+    GVal row = expand_at(B, sv, -2);                       /* s as [..., 1, k]: scales columns */
+    GVal inner;
+    if (g->k == 1) {
+        inner = gb_mul(B, u, expand_at(B, GY, -2));
+        give(g, 0, op2(B, OP_MATMUL, inner, vt));
+        return done(g);
+    }
+    int64_t rows[TSL_MAX_RANK], cols[TSL_MAX_RANK];
+    for (int i = 0; i < nd; i++) rows[i] = cols[i] = 1;
+    rows[nd - 2] = cols[nd - 1] = k;
+    GVal diag = op2(B, OP_EQ, reshape_dims(B, arange_i64(B, 0, k), nd, rows), reshape_dims(B, arange_i64(B, 0, k), nd, cols));
+    GVal s2 = gb_mul(B, sv, sv);
+    GVal e = where(B, diag, gb_num(1), gb_sub(B, expand_at(B, s2, -2), expand_last(B, s2)));
+    if (g->k == 0) {   /* gU */
+        GVal utg = op2(B, OP_MATMUL, swap_last(B, u), GY);
+        GVal core = gb_mul(B, gb_div(B, gb_sub(B, utg, swap_last(B, utg)), e), row);
+        GVal rest = gb_div(B, gb_sub(B, GY, op2(B, OP_MATMUL, u, utg)), row);
+        give(g, 0, op2(B, OP_MATMUL, gb_add(B, op2(B, OP_MATMUL, u, core), rest), vt));
+    } else {           /* gVt */
+        GVal v = swap_last(B, vt), gv = swap_last(B, GY);
+        GVal vtg = op2(B, OP_MATMUL, vt, gv);
+        GVal core = gb_mul(B, expand_last(B, sv), gb_div(B, gb_sub(B, vtg, swap_last(B, vtg)), e));
+        GVal rest = gb_div(B, gb_sub(B, GY, op2(B, OP_MATMUL, op2(B, OP_MATMUL, GY, v), vt)), expand_last(B, sv));
+        give(g, 0, gb_add(B, op2(B, OP_MATMUL, op2(B, OP_MATMUL, u, core), vt), op2(B, OP_MATMUL, u, rest)));
+    }
+    return done(g);
+}
+
 /* The flat positions, in a tensor of shape s, of the box starting at start[] with lens[]
  * elements along each axis: sum over axes of arange(start, start + len) * stride. */
 static GVal box_positions(GradBuilder *b, const Shape *s, const int64_t *start, const int64_t *lens) {
@@ -823,7 +863,7 @@ static int r_full(GradCtx *g) {
     X_(CUMPROD, r_cumprod) X_(DIFF, r_diff) X_(TILE, r_tile) X_(REPEAT, r_repeat) X_(TRACE, r_trace)  \
     X_(OUTER, r_outer) X_(DOT, r_dot) X_(SOLVE, r_solve) X_(INV, r_inv) X_(DET, r_det)   \
     X_(TAKE, r_take) X_(SCATTER_ADD, r_scatter_add) X_(CONCAT, r_join) X_(STACK, r_join) X_(PAD, r_pad)  \
-    X_(SORT, r_sort) X_(TOPK, r_sort) X_(FULL, r_full) X_(CHOLESKY, r_cholesky) X_(EIGH, r_eigh) X_(QR, r_qr)
+    X_(SORT, r_sort) X_(TOPK, r_sort) X_(FULL, r_full) X_(CHOLESKY, r_cholesky) X_(EIGH, r_eigh) X_(QR, r_qr) X_(SVD, r_svd)
 
 void grad_table_init(void) {
 #define SET_RULE(id, fn) op_info[OP_##id].backward = fn;
@@ -835,7 +875,7 @@ bool grad_has_rule(OpCode op) { return op_info[op].backward != NULL; }
 
 int grad_backward(GradCtx *g) {
     BackwardFn fn = op_info[g->c->op].backward;
-    if (g->k > 0 && g->c->op != OP_EIGH && g->c->op != OP_QR) {   /* rules of results after the first */
+    if (g->k > 0 && g->c->op != OP_EIGH && g->c->op != OP_QR && g->c->op != OP_SVD) {   /* rules of results after the first */
         op_fail("no gradient for result %d of %s yet", g->k + 1, op_info[g->c->op].name);
         return -1;
     }

@@ -43,7 +43,7 @@ static const double POOL_B[] = { 0.45, -1.15, 1.85, -0.25, 0.95, -2.05, 1.35, -0
 enum { NPOOL = sizeof POOL_A / sizeof POOL_A[0] };
 
 static bool is_linalg(OpCode op) {
-    return op == OP_SOLVE || op == OP_INV || op == OP_DET || op == OP_CHOLESKY || op == OP_EIGH || op == OP_QR;
+    return op == OP_SOLVE || op == OP_INV || op == OP_DET || op == OP_CHOLESKY || op == OP_EIGH || op == OP_QR || op == OP_SVD;
 }
 
 /* Element k of operand i of op, inside the op's smooth domain. */
@@ -254,6 +254,7 @@ static const Attr ATTRS[] = {
     { OP_CHOLESKY, 0, { 0, { 0 } }, { 2, { 3, 3 } } },
     { OP_EIGH, 0, { 0, { 0 } }, { 3, { 2, 3, 3 } } },   /* distinct eigenvalues (diagonally dominant) */
     { OP_QR, 0, { 0, { 0 } }, { 2, { 3, 2 } } },        /* tall: wide matrices have no rule yet */
+    { OP_SVD, 0, { 0, { 0 } }, { 3, { 2, 3, 3 } } },    /* distinct singular values */
 };
 
 static const Attr *attr_of(OpCode op) {
