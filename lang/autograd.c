@@ -138,10 +138,7 @@ int autograd_record_index(const Tensor *t, const IndexItem *idx, int n, Tensor *
     Tensor *at_pos = op_index_positions(t, idx, n);   /* O(result), not O(t): rows in a loop stay cheap */
     if (!at_pos) return -1;
     OpArg in[2] = { op_arg_tensor(t), op_arg_tensor(at_pos) };
-    OpAttrs at;
-    memset(&at, 0, sizeof at);
-    at.naxes = -1;
-    at.dtype = -1;
+    OpAttrs at = attrs_default();
     OpCall c = { OP_TAKE, 2, in, &at };
     autograd_record(&c, &res);
     tensor_release(at_pos);   /* the tape holds its own reference */
@@ -168,10 +165,7 @@ bool autograd_tracked(const Tensor *t) {
 static int accumulate(Tensor **dst, Tensor *g) {
     if (!*dst) { *dst = g; return 0; }
     OpArg in[2] = { op_arg_tensor(*dst), op_arg_tensor(g) };
-    OpAttrs at;
-    memset(&at, 0, sizeof at);
-    at.naxes = -1;
-    at.dtype = -1;
+    OpAttrs at = attrs_default();
     OpCall c = { OP_ADD, 2, in, &at };
     Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
     int rc = recording_run(NULL, &c, out);
@@ -237,10 +231,7 @@ static Value fresh_argument(Interp *I, Value v, int depth) {
         if (!t) return interp_error(I, "%s", op_error());
         if (autograd_tape) {   /* an enclosing grad sees the new object as reshape(v): grad(grad(f)) */
             OpArg in[1] = { op_arg_tensor(v.as.t) };
-            OpAttrs at;
-            memset(&at, 0, sizeof at);
-            at.naxes = -1;
-            at.dtype = -1;
+            OpAttrs at = attrs_default();
             at.shape = s;
             OpCall c = { OP_RESHAPE, 1, in, &at };
             autograd_record(&c, &t);

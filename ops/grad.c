@@ -47,7 +47,7 @@ static GVal own(GradBuilder *b, Tensor *t) {
 
 GVal gb_tensor(GradBuilder *b, Tensor *t) { return own(b, tensor_retain(t)); }
 
-static OpAttrs attrs_default(void) {
+OpAttrs attrs_default(void) {
     OpAttrs at;
     memset(&at, 0, sizeof at);
     at.naxes = -1;

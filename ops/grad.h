@@ -51,6 +51,8 @@ typedef struct GradCtx {
     int k;           /* which result of the call y and gy are (multi-result ops: eigh, qr) */
 } GradCtx;
 
+/* The attributes of a call that passes none (the tape's and the rules' ops). */
+OpAttrs attrs_default(void);
 void gb_init(GradBuilder *b);
 void gb_free(GradBuilder *b);
 GVal gb_none(void);

@@ -246,11 +246,19 @@ static void emit_nbin(Comp *c, int dst, int a, int b, OpCode op) {
     in->aux = op;
 }
 
-static void loop_begin(Comp *c, CTape *tp, const int *home_regs, int nhomes, int counter) {
+/* Whether a loop or branch starting now is recorded as a region of tp: only at the tape's own
+ * depth, outside dry runs and other regions; otherwise it is counted as nested (an op on a
+ * tracked value inside it then makes the code run eagerly). */
+static bool region_starts(Comp *c, CTape *tp) {
     if (region_open(tp) || c->branch_depth != tp->depth || c->dry > tp->dry) {
         tp->nest++;
-        return;
+        return false;
     }
+    return true;
+}
+
+static void loop_begin(Comp *c, CTape *tp, const int *home_regs, int nhomes, int counter) {
+    if (!region_starts(c, tp)) return;
     GROW(tp->loops, tp->nloops, tp->caploops);
     CLoop *L = &tp->loops[tp->nloops];
     memset(L, 0, sizeof *L);
@@ -396,10 +404,7 @@ static void emit_tmove(Comp *c, int dst, int src);
 static int new_reg_like(Comp *c, int reg);
 
 static void branch_begin(Comp *c, CTape *tp, const int *home_regs, const bool *bound, int nhomes, int cond) {
-    if (region_open(tp) || c->branch_depth != tp->depth || c->dry > tp->dry) {
-        tp->nest++;
-        return;
-    }
+    if (!region_starts(c, tp)) return;
     GROW(tp->branches, tp->nbranches, tp->capbranches);
     CBranch *B = &tp->branches[tp->nbranches];
     memset(B, 0, sizeof *B);
@@ -820,10 +825,7 @@ static bool check_result(Comp *c, AVal *y, const char *who) {
 static AVal fresh_argument(Comp *c, AVal *v) {
     if (v->kind == AV_TENSOR && is_float(v->dtype)) {
         if (cgrad_tracked(c, v->reg)) {
-            OpAttrs at;
-            memset(&at, 0, sizeof at);
-            at.naxes = -1;
-            at.dtype = -1;
+            OpAttrs at = attrs_default();
             at.shape = v->shape;
             return cc_emit_op(c, OP_RESHAPE, v, 1, &at);
         }
