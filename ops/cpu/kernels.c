@@ -190,7 +190,16 @@ typedef struct {
     do {                                                                                   \
         const T *ta = (const T *)pa, *tb = (const T *)pb;                                  \
         T *to = (T *)o;                                                                    \
-        for (int64_t j = 0; j < n; j++) to[j] = m[j * w->sc] ? ta[j * w->sa] : tb[j * w->sb]; \
+        if (w->sc == 1 && w->sa == 1 && w->sb == 1)                                        \
+            for (int64_t j = 0; j < n; j++) to[j] = m[j] ? ta[j] : tb[j];                  \
+        else if (w->sc == 1 && w->sa == 1 && w->sb == 0) {                                 \
+            T y = tb[0];                                                                   \
+            for (int64_t j = 0; j < n; j++) to[j] = m[j] ? ta[j] : y;                      \
+        } else if (w->sc == 1 && w->sa == 0 && w->sb == 1) {                               \
+            T x = ta[0];                                                                   \
+            for (int64_t j = 0; j < n; j++) to[j] = m[j] ? x : tb[j];                      \
+        } else                                                                             \
+            for (int64_t j = 0; j < n; j++) to[j] = m[j * w->sc] ? ta[j * w->sa] : tb[j * w->sb]; \
         return 0;                                                                          \
     } while (0)
 

@@ -19,6 +19,28 @@ Tensor *op_transpose(const Tensor *a, const int *perm_in, int n) {
     return r;
 }
 
+/* The last two axes swapped, batch by batch, in 16 x 16 tiles so that reads and writes both
+ * stay in cache lines (a matmul's gradient transposes one of its operands every time). */
+#define TILED_SWAP(T)                                                                            \
+    do {                                                                                       \
+        const T *src = (const T *)a->data;                                                     \
+        T *dst = (T *)r->data;                                                                 \
+        for (int64_t bi = 0; bi < batch; bi++, src += rows * cols, dst += rows * cols)         \
+            for (int64_t i0 = 0; i0 < rows; i0 += 16)                                          \
+                for (int64_t j0 = 0; j0 < cols; j0 += 16) {                                    \
+                    int64_t i1 = i0 + 16 < rows ? i0 + 16 : rows, j1 = j0 + 16 < cols ? j0 + 16 : cols; \
+                    for (int64_t j = j0; j < j1; j++)                                          \
+                        for (int64_t i = i0; i < i1; i++) dst[j * rows + i] = src[i * cols + j]; \
+                }                                                                              \
+    } while (0)
+
+static bool swaps_last_two(const int *perm, int nd) {
+    if (nd < 2 || perm[nd - 2] != nd - 1 || perm[nd - 1] != nd - 2) return false;
+    for (int i = 0; i < nd - 2; i++)
+        if (perm[i] != i) return false;
+    return true;
+}
+
 /* The permuted copy into r, which has the result's dtype and shape (and is not a). */
 int op_transpose_into(const Tensor *a, const int *perm_in, int n, Tensor *r) {
     int perm[TSL_MAX_RANK];
@@ -30,6 +52,12 @@ int op_transpose_into(const Tensor *a, const int *perm_in, int n, Tensor *r) {
     if (r->size == 0) return 0;
     size_t esz = dtype_size(a->dtype);
     int nd = a->ndim;
+    if (swaps_last_two(perm, nd) && (esz == 4 || esz == 8)) {
+        int64_t rows = a->shape[nd - 2], cols = a->shape[nd - 1], batch = a->size / (rows * cols);
+        if (esz == 4) TILED_SWAP(uint32_t);
+        else TILED_SWAP(uint64_t);
+        return 0;
+    }
     int64_t idx[TSL_MAX_RANK] = { 0 }, off = 0;
     int64_t inner = nd ? so.d[nd - 1] : 1, istr = nd ? src_stride[perm[nd - 1]] : 1;
     char *out = r->data;
