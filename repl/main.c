@@ -51,7 +51,7 @@ static void usage(FILE *out) {
           "  TSL_PATH=DIR:DIR       folders import searches after the importing module's own\n"
           "  TSL_STDLIB=DIR         the standard library's folder (default: ../stdlib beside bin/tsl)\n"
           "  TSL_EXPLAIN=1          print one line per static compile (where, how long, why again)\n"
-          "  TSL_OPT=-PASS,...      switch optimizer passes off (fold, cse, dce, fuse, mem)\n"
+          "  TSL_OPT=-PASS,...      switch optimizer passes off (fold, cse, dce, licm, fuse, mem)\n"
           "  TSL_WARN=0             no warning when static code runs eagerly (the compiler cannot\n"
           "                         handle it yet; TSL_EXPLAIN=1 prints it as an explain line)\n"
           "  OPENBLAS_CORETYPE=NAME OpenBLAS's kernels (default: the CPU's; where OpenBLAS falls\n"

@@ -8,6 +8,8 @@
  *         becomes one FUSED instruction, evaluated in cache-sized chunks by the same kernels
  *         (so results stay bit-identical); intermediates that nothing else reads never
  *         exist as whole tensors
+ *   licm  loop-invariant data movement (transpose, reshape, broadcast of values the loop does
+ *         not change) moved before the loop: a backward loop transposes the weights once
  *   mem   memory planning: intermediates whose lifetimes do not overlap share buffers
  * None of them changes the arithmetic of any element. */
 #include <stdio.h>
@@ -16,7 +18,7 @@
 #include "opt.h"
 #include "mem.h"
 
-static const char *const pass_names[] = { "fold", "cse", "dce", "fuse", "mem" };
+static const char *const pass_names[] = { "fold", "cse", "dce", "licm", "fuse", "mem" };
 
 /* Says once on stderr when TSL_OPT names no pass (a typo would otherwise look like a no-op). */
 static void check_opt_env(void) {
@@ -32,7 +34,7 @@ static void check_opt_env(void) {
         for (size_t i = 0; i < sizeof pass_names / sizeof pass_names[0]; i++)
             if (!strcmp(name, pass_names[i])) known = true;
         if (!known || tok[0] != '-')
-            fprintf(stderr, "tsl: TSL_OPT: ignoring '%s' (write -PASS to switch a pass off; passes: fold, cse, dce, fuse, mem)\n", tok);
+            fprintf(stderr, "tsl: TSL_OPT: ignoring '%s' (write -PASS to switch a pass off; passes: fold, cse, dce, licm, fuse, mem)\n", tok);
     }
 }
 
@@ -556,6 +558,84 @@ static void hoist_constants(Graph *g) {
     mem_free(defs);
 }
 
+
+/* ---------- loop-invariant data movement ---------- */
+
+/* Ops that only move data and cannot fail at run time: safe to run before a loop even when
+ * the loop then runs zero times, and their results are the same bits wherever they run. */
+static bool movable_op(const Ins *in) {
+    if (in->op != I_OP) return false;
+    switch ((OpCode)in->aux) {
+    case OP_TRANSPOSE: case OP_RESHAPE: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_FLATTEN: case OP_BROADCAST_TO:
+        return true;
+    default: return false;
+    }
+}
+
+/* Moves the movable instructions of the loop [top, back] whose operands the loop does not
+ * write to just before top, in order. Returns how many moved. */
+static int hoist_loop(Graph *g, int top, int back, const int *defs) {
+    int *inside = mem_calloc((size_t)g->nregs + 1, sizeof(int));   /* writes inside the loop */
+    for (int i = top; i <= back; i++) {
+        Ins *in = &g->code[i];
+        if (in->op == I_OP)
+            for (int k = 0; k < in->nres; k++) inside[in->res[k]]++;
+        else if (in->op == I_FUSED)
+            for (int k = 0; k < in->nsteps; k++) {
+                if (in->steps[k].dst < 0) inside[-in->steps[k].dst - 1]++;
+            }
+        else if (in->dst >= 0) inside[in->dst]++;
+    }
+    bool *moved = mem_calloc((size_t)g->ncode + 1, sizeof(bool));
+    int nmoved = 0;
+    for (int i = top; i <= back; i++) {   /* in order: a moved result frees the ops that read it */
+        Ins *in = &g->code[i];
+        if (!movable_op(in) || defs[in->dst] != 1) continue;
+        bool invariant = true;
+        for (int k = 0; k < in->nargs && invariant; k++) invariant = in->args[k] < 0 || inside[in->args[k]] == 0;
+        if (!invariant) continue;
+        moved[i] = true;
+        inside[in->dst] = 0;
+        nmoved++;
+    }
+    if (nmoved) {
+        Ins *code = mem_alloc(sizeof(Ins) * (size_t)(g->ncode + 1));
+        int *newpos = mem_alloc(sizeof(int) * (size_t)(g->ncode + 1));
+        int n = 0;
+        for (int i = 0; i < top; i++) { newpos[i] = n; code[n++] = g->code[i]; }
+        for (int i = top; i <= back; i++)
+            if (moved[i]) { newpos[i] = n; code[n++] = g->code[i]; }
+        for (int i = top; i < g->ncode; i++)
+            if (!moved[i]) { newpos[i] = n; code[n++] = g->code[i]; }
+        /* a jump to top (or to a moved instruction) lands on the next instruction that stayed */
+        newpos[g->ncode] = n;
+        for (int i = g->ncode - 1; i >= top; i--)
+            if (moved[i]) newpos[i] = newpos[i + 1];
+        for (int i = 0; i < n; i++)
+            if (code[i].op == I_JUMP || code[i].op == I_JUMPF) code[i].aux = newpos[code[i].aux];
+        mem_free(g->code);
+        g->code = code;
+        g->capcode = g->ncode + 1;
+        mem_free(newpos);
+    }
+    mem_free(moved);
+    mem_free(inside);
+    return nmoved;
+}
+
+static void pass_licm(Graph *g) {
+    int *uses = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1)), *defs = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));
+    count_uses(g, uses, defs);
+    /* each back jump closes a loop; inner loops close first, so an op leaves one loop at a time */
+    for (int j = 0; j < g->ncode; j++) {
+        Ins *in = &g->code[j];
+        if (in->op != I_JUMP || in->aux >= j) continue;
+        j += hoist_loop(g, in->aux, j, defs);   /* the back jump moved down by what moved up */
+    }
+    mem_free(uses);
+    mem_free(defs);
+}
+
 /* ---------- memory planning ---------- */
 
 /* Last instruction that needs each register. A register used inside a loop but defined
@@ -681,6 +761,7 @@ void opt_run(Graph *g) {
     if (pass_on("fold")) pass_fold(g);
     if (pass_on("cse")) pass_cse(g);
     if (pass_on("dce")) pass_dce(g);
+    if (pass_on("licm")) pass_licm(g);
     if (pass_on("fuse")) pass_fuse(g);
     if (pass_on("mem")) pass_memplan(g);
 }

@@ -169,6 +169,31 @@ START_TEST(vm_training_step_allocates_nothing) {
 }
 END_TEST
 
+/* A transpose of a tensor the loop does not change runs once, before the loop (licm); with
+ * the pass off it stays inside. */
+static int transpose_at(Graph *g, int *loop_top) {
+    int at = -1;
+    *loop_top = -1;
+    for (int i = 0; i < g->ncode; i++) {
+        if (g->code[i].op == I_OP && g->code[i].aux == OP_TRANSPOSE) at = i;
+        if (g->code[i].op == I_JUMP && g->code[i].aux < i) *loop_top = g->code[i].aux;
+    }
+    return at;
+}
+
+START_TEST(vm_loop_invariant_transpose_hoisted) {
+    const char *prog = "W = ones([4, 4]) / 4\nh = ones([1, 4])\nstatic { for t in range(5) { h = tanh(h @ transpose(W)) } }\n";
+    for (int off = 0; off < 2; off++) {
+        if (off) setenv("TSL_OPT", "-licm", 1);
+        ck_assert_int_eq(run(prog), 0);
+        int top, at = transpose_at(static_last_graph(I), &top);
+        ck_assert(at >= 0 && top >= 0);
+        ck_assert_msg(off ? at > top : at < top, "transpose at %d, loop from %d (licm %s)", at, top, off ? "off" : "on");
+    }
+    unsetenv("TSL_OPT");
+}
+END_TEST
+
 /* The golden `dis` of tests/dis/passes.tsl with every pass on and with each one off: the
  * optimizer's decisions (what folds, merges, dies, fuses, shares a buffer) are visible and
  * any change to them shows up here. The compile time at the end of the summary is cut. */
@@ -227,6 +252,7 @@ Suite *vm_suite(void) {
     tcase_add_test(tc, vm_error_location_inside_static);
     tcase_add_test(tc, vm_no_allocation_in_steady_state);
     tcase_add_test(tc, vm_training_step_allocates_nothing);
+    tcase_add_test(tc, vm_loop_invariant_transpose_hoisted);
     tcase_add_loop_test(tc, vm_golden_dis_per_pass, 0, (int)(sizeof golden_passes / sizeof golden_passes[0]));
     suite_add_tcase(s, tc);
     return s;
