@@ -416,8 +416,17 @@ static int exec_pop(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     VmStack *s = &r->stacks[in->aux];
     if (s->n == 0) return fail_at(I, in, "internal error: a backward loop popped more values than its loop saved");
     s->n--;
-    if (g->regs[in->dst].kind == R_NUM) r->num[in->dst] = s->x[s->n];
-    else if (!copy_into(&r->ten[in->dst], s->t[s->n])) return fail_at(I, in, op_error());
+    if (g->regs[in->dst].kind == R_NUM) {
+        r->num[in->dst] = s->x[s->n];
+        return 0;
+    }
+    Tensor *t = s->t[s->n];
+    if (t && t->rc == 1 && t->buf->rc == 1) {   /* hand the value over; the stack keeps the old buffer */
+        s->t[s->n] = r->ten[in->dst];
+        r->ten[in->dst] = t;
+        return 0;
+    }
+    if (!copy_into(&r->ten[in->dst], t)) return fail_at(I, in, op_error());
     return 0;
 }
 
