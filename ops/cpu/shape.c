@@ -111,8 +111,21 @@ void op_broadcast_into(const Tensor *a, Tensor *r) {
     int64_t idx[TSL_MAX_RANK] = { 0 }, off = 0, inner = it.shape[it.nd - 1], st = it.stride[0][it.nd - 1];
     char *out = r->data;
     for (int64_t o = 0; o < r->size; o += inner) {
-        for (int64_t j = 0; j < inner; j++)
-            memcpy(out + (o + j) * (int64_t)esz, (const char *)a->data + (off + j * st) * (int64_t)esz, esz);
+        /* typed runs: a stride-0 source fills, a stride-1 one copies (a gradient broadcast back) */
+        const char *src = (const char *)a->data + off * (int64_t)esz;
+        if (esz == 4 && st == 0) {
+            uint32_t v;
+            memcpy(&v, src, 4);
+            for (int64_t j = 0; j < inner; j++) ((uint32_t *)out)[o + j] = v;
+        } else if (esz == 8 && st == 0) {
+            uint64_t v;
+            memcpy(&v, src, 8);
+            for (int64_t j = 0; j < inner; j++) ((uint64_t *)out)[o + j] = v;
+        } else if (st == 1) {
+            memcpy(out + o * (int64_t)esz, src, (size_t)inner * esz);
+        } else {
+            for (int64_t j = 0; j < inner; j++) memcpy(out + (o + j) * (int64_t)esz, src + j * st * (int64_t)esz, esz);
+        }
         for (int d = it.nd - 2; d >= 0; d--) {
             idx[d]++;
             off += it.stride[0][d];
