@@ -175,6 +175,9 @@ static Shape kept_shape(const GradCtx *g) {
 /* v (a reduction's result or gradient) broadcast back to the operand's shape. */
 static GVal unreduce(GradCtx *g, GVal v) {
     Shape k = kept_shape(g), s = shape_val(g->x[0]);
+    /* a 0-d value (a reduction over every axis) broadcasts as it is: no reshape (a view,
+     * which in a static loop would keep the operand's buffer from being reused) */
+    if (v.ok && v.shape.ndim == 0) return broadcast_to(g->b, v, &s);
     return broadcast_to(g->b, gb_reshape(g->b, v, &k), &s);
 }
 
