@@ -54,6 +54,8 @@ typedef struct {
     int count_reg;
     int *saved, *stack, *push_at;   /* saved registers, their stacks, their PUSH instructions */
     int nsaved;
+    int parent;        /* the region it is nested in (a RegionRef), 0 at the tape's top */
+    bool done;         /* its backward is emitted */
     bool body_done;
     bool dead;         /* nothing tracked flows through it: dropped from the tape */
 } CLoop;
@@ -74,8 +76,13 @@ typedef struct {
     CBHome *homes;
     int nhomes;
     int *shadow;       /* per home: a register holding its value before the branch, -1 none */
+    int parent;        /* the region it is nested in (a RegionRef), 0 at the tape's top */
     bool in_else, done;
 } CBranch;
+
+/* A region of the tape: loop i is i + 1, branch i is -(i + 1), 0 the tape's top level. */
+typedef int RegionRef;
+#define MAX_REGION_DEPTH 16
 
 struct CTape {
     CVar *vars;
@@ -89,11 +96,12 @@ struct CTape {
     int dry;           /* the compiler's dry-run level then: dry runs of loop bodies record nothing */
     CLoop *loops;
     int nloops, caploops;
-    int open;          /* the loop being recorded, -1 */
     CBranch *branches;
     int nbranches, capbranches;
-    int open_branch;   /* the branch being recorded, -1 */
-    int nest;          /* loops or branches begun inside it (not compiled with a gradient yet) */
+    RegionRef open[MAX_REGION_DEPTH];   /* the regions being recorded, outermost first */
+    int nopen;
+    int nest;          /* loops or branches begun where no region can start (their ops fail) */
+    int *redirect;     /* backward: variable -> the one its gradient goes to instead (-1 none) */
     CTape *outer;
 };
 
@@ -135,18 +143,21 @@ static void tape_free(CTape *tp) {
         mem_free(tp->branches[i].shadow);
     }
     mem_free(tp->branches);
+    mem_free(tp->redirect);
     mem_free(tp->vars);
     mem_free(tp->nodes);
     mem_free(tp->var_of_reg);
 }
 
-/* The deepest run-time branch depth at which the tape records: its own, or one deeper in
- * the body of the loop it is recording. */
-static bool region_open(const CTape *tp) { return tp->open >= 0 || tp->open_branch >= 0; }
-static int record_depth(const CTape *tp) { return tp->depth + (region_open(tp) && !tp->nest ? 1 : 0); }
+/* The deepest run-time branch depth at which the tape records: its own, one deeper in each
+ * region (loop or branch) being recorded. */
+static int record_depth(const CTape *tp) { return tp->depth + tp->nopen; }
+static RegionRef innermost(const CTape *tp) { return tp->nopen ? tp->open[tp->nopen - 1] : 0; }
+static CLoop *open_loop(CTape *tp) { RegionRef r = innermost(tp); return r > 0 ? &tp->loops[r - 1] : NULL; }
+static CBranch *open_branch(CTape *tp) { RegionRef r = innermost(tp); return r < 0 ? &tp->branches[-r - 1] : NULL; }
 
 static AVal not_compiled(Comp *c) {
-    return cc_unsupported(c, "a gradient through a run-time branch, or a loop inside a loop, is not compiled yet");
+    return cc_unsupported(c, "a gradient through a run-time branch or loop nested this way is not compiled yet");
 }
 
 /* The handle of a compiled operand: a tensor register, a constant number, or a number
@@ -183,10 +194,11 @@ static void record_on(Comp *c, CTape *tp, OpCode op, AVal *ops, int n, const OpA
     nd->at = *at;
     for (int i = 0; i < n; i++) {
         nd->x[i] = gval_of(c, &ops[i]);
-        if (tp->open_branch >= 0 && !tp->nest && nd->x[i].reg >= 0 && !nd->x[i].is_num) {
-            /* a home of the branch is overwritten when the branch ends: backward reads the
+        for (int o = 0; o < tp->nopen && nd->x[i].reg >= 0 && !nd->x[i].is_num; o++) {
+            /* a home of a branch is overwritten when the branch ends: backward reads the
              * value it had when the node ran, the copy made before the branch */
-            CBranch *B = &tp->branches[tp->open_branch];
+            if (tp->open[o] >= 0) continue;
+            CBranch *B = &tp->branches[-tp->open[o] - 1];
             for (int h = 0; h < B->nhomes; h++)
                 if (B->homes[h].reg == nd->x[i].reg) {
                     if (B->shadow[h] < 0) {
@@ -250,7 +262,7 @@ static void emit_nbin(Comp *c, int dst, int a, int b, OpCode op) {
  * depth, outside dry runs and other regions; otherwise it is counted as nested (an op on a
  * tracked value inside it then makes the code run eagerly). */
 static bool region_starts(Comp *c, CTape *tp) {
-    if (region_open(tp) || c->branch_depth != tp->depth || c->dry > tp->dry) {
+    if (tp->nest || c->branch_depth != tp->depth + tp->nopen || c->dry > tp->dry || tp->nopen == MAX_REGION_DEPTH) {
         tp->nest++;
         return false;
     }
@@ -262,7 +274,8 @@ static void loop_begin(Comp *c, CTape *tp, const int *home_regs, int nhomes, int
     GROW(tp->loops, tp->nloops, tp->caploops);
     CLoop *L = &tp->loops[tp->nloops];
     memset(L, 0, sizeof *L);
-    tp->open = tp->nloops++;
+    L->parent = innermost(tp);
+    tp->open[tp->nopen++] = ++tp->nloops;
     L->counter = counter;
     L->count_reg = cc_new_num(c, false);
     Ins *in = cc_emit(c, I_NCONST);   /* iterations run: 0 */
@@ -323,6 +336,26 @@ static bool loop_live(CTape *tp, CLoop *L) {
     return any;
 }
 
+/* Whether region r is nested (at any depth) inside region outer. */
+static bool nested_in(const CTape *tp, RegionRef r, RegionRef outer) {
+    while (r != 0) {
+        r = r > 0 ? tp->loops[r - 1].parent : tp->branches[-r - 1].parent;
+        if (r == outer) return true;
+    }
+    return false;
+}
+
+/* Drops a loop that nothing tracked flows through, and every region recorded inside it. */
+static void drop_loop(CTape *tp, CLoop *L) {
+    RegionRef self = (RegionRef)(L - tp->loops) + 1;
+    L->dead = true;
+    tp->nnodes = L->first_node;
+    for (int i = 0; i < tp->nloops; i++)
+        if (nested_in(tp, i + 1, self)) tp->loops[i].dead = true;
+    for (int i = 0; i < tp->nbranches; i++)
+        if (nested_in(tp, -(i + 1), self)) tp->branches[i].done = true;
+}
+
 static void save_reg(Comp *c, CLoop *L, int reg) {
     for (int i = 0; i < L->nsaved; i++)
         if (L->saved[i] == reg) return;
@@ -333,8 +366,8 @@ static void save_reg(Comp *c, CLoop *L, int reg) {
 }
 
 static void loop_body_end(Comp *c, CTape *tp, const int *new_regs, bool jumps_out) {
-    if (tp->nest || tp->open < 0) return;
-    CLoop *L = &tp->loops[tp->open];
+    CLoop *L = open_loop(tp);
+    if (tp->nest || !L) return;
     L->last_node = tp->nnodes;
     L->body_done = true;
     for (int i = 0; i < L->nhomes; i++) {
@@ -343,8 +376,7 @@ static void loop_body_end(Comp *c, CTape *tp, const int *new_regs, bool jumps_ou
             if (L->home_regs[j] == L->homes[i].reg) L->homes[i].var_end = var_of(tp, new_regs[j]);
     }
     if (!loop_live(tp, L)) {
-        L->dead = true;
-        tp->nnodes = L->first_node;
+        drop_loop(tp, L);
         return;
     }
     if (jumps_out) {
@@ -362,6 +394,13 @@ static void loop_body_end(Comp *c, CTape *tp, const int *new_regs, bool jumps_ou
             if (loop_variant(L, nd->x[i].reg)) save_reg(c, L, nd->x[i].reg);
         if (loop_variant(L, nd->y.reg)) save_reg(c, L, nd->y.reg);
     }
+    /* regions inside this loop: each iteration's trip count of an inner loop, and which side
+     * of an inner branch ran */
+    RegionRef self = (RegionRef)(L - tp->loops) + 1;
+    for (int i = 0; i < tp->nloops; i++)
+        if (!tp->loops[i].dead && nested_in(tp, i + 1, self)) save_reg(c, L, tp->loops[i].count_reg);
+    for (int i = 0; i < tp->nbranches; i++)
+        if (!tp->branches[i].done && nested_in(tp, -(i + 1), self)) save_reg(c, L, tp->branches[i].flag);
     L->push_at = mem_alloc(sizeof(int) * (size_t)(L->nsaved + 1));
     for (int i = 0; i < L->nsaved; i++) {
         Ins *in = cc_emit(c, I_PUSH);
@@ -381,14 +420,11 @@ static void loop_end(CTape *tp) {
         tp->nest--;
         return;
     }
-    if (tp->open < 0) return;
-    CLoop *L = &tp->loops[tp->open];
-    tp->open = -1;
+    CLoop *L = open_loop(tp);
+    if (!L) return;
+    tp->nopen--;
     L->end_var = tp->nvars;
-    if (!L->body_done) {   /* the body never compiled (a loop that never runs) */
-        L->dead = true;
-        tp->nnodes = L->first_node;
-    }
+    if (!L->body_done) drop_loop(tp, L);   /* the body never compiled (a loop that never runs) */
     for (int i = 0; i < L->nhomes; i++)   /* after the loop a dead loop's homes hold what came in */
         if (L->dead) map_reg(tp, L->homes[i].reg, L->homes[i].var_init);
 }
@@ -408,7 +444,8 @@ static void branch_begin(Comp *c, CTape *tp, const int *home_regs, const bool *b
     GROW(tp->branches, tp->nbranches, tp->capbranches);
     CBranch *B = &tp->branches[tp->nbranches];
     memset(B, 0, sizeof *B);
-    tp->open_branch = tp->nbranches++;
+    B->parent = innermost(tp);
+    tp->open[tp->nopen++] = -(++tp->nbranches);
     B->flag = cc_new_num(c, true);
     Ins *in = cc_emit(c, I_NMOVE);   /* which branch ran, kept for backward */
     in->dst = B->flag;
@@ -436,8 +473,8 @@ void cgrad_branch_begin(Comp *c, const int *home_regs, const bool *bound, int nh
 /* After the then-branch's home moves: the else-branch starts from the values before it. */
 void cgrad_branch_else(Comp *c) {
     for (CTape *tp = c->tape; tp; tp = tp->outer) {
-        if (tp->nest || tp->open_branch < 0) continue;
-        CBranch *B = &tp->branches[tp->open_branch];
+        CBranch *B = open_branch(tp);
+        if (tp->nest || !B) continue;
         B->then_last = tp->nnodes;
         B->in_else = true;
         for (int i = 0; i < B->nhomes; i++) {
@@ -454,9 +491,9 @@ void cgrad_branch_end(Comp *c) {
             tp->nest--;
             continue;
         }
-        if (tp->open_branch < 0) continue;
-        CBranch *B = &tp->branches[tp->open_branch];
-        tp->open_branch = -1;
+        CBranch *B = open_branch(tp);
+        if (!B) continue;
+        tp->nopen--;
         B->else_last = tp->nnodes;
         B->end_var = tp->nvars;
         for (int i = 0; i < B->nhomes; i++) {
@@ -491,14 +528,29 @@ static GVal filled(Comp *c, const Shape *s, double v, DType dt) {
     return gb_reg(r.reg, r.dtype, &r.shape);
 }
 
-/* The register a backward loop reads for reg: the copy popped for this iteration. */
-static GVal shadowed(GVal v, const int *shadow) {
-    if (shadow && v.reg >= 0 && shadow[v.reg] >= 0) v.reg = shadow[v.reg];
+/* The variable v's gradient goes to: itself, or (in a loop's peeled first iteration) the
+ * variable its home started from, followed through enclosing peels. */
+static int resolve(const CTape *tp, int v) {
+    while (tp->redirect && v >= 0 && tp->redirect[v] >= 0) v = tp->redirect[v];
+    return v;
+}
+
+/* Inside backward loops: register -> the copy popped for this iteration (-1: the register
+ * itself), for the registers that existed when the innermost backward loop began. */
+typedef struct {
+    int *to;
+    int n;
+} ShadowMap;
+
+static int shadow_reg(const ShadowMap *sm, int reg) { return sm && reg >= 0 && reg < sm->n && sm->to[reg] >= 0 ? sm->to[reg] : reg; }
+
+static GVal shadowed(GVal v, const ShadowMap *sm) {
+    v.reg = shadow_reg(sm, v.reg);
     return v;
 }
 
 /* Runs node nd's rule and accumulates its operands' gradients. false: compilation failed. */
-static bool backward_node(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const int *shadow) {
+static bool backward_node(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const ShadowMap *shadow) {
     GVal gy = tp->vars[nd->out_var].grad;
     if (!gy.ok) return true;
     size_t nin = (size_t)nd->nin + 1;
@@ -517,8 +569,10 @@ static bool backward_node(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const i
     GradCtx g = { b, &call, x, shadowed(nd->y, shadow), gy, needs, gx, nd->out_k };
     int rc = grad_backward(&g);
     if (!c->failed && rc) cc_unsupported(c, "%s", op_error());   /* no rule (yet): eager reports it at the user's line */
-    for (int i = 0; i < nd->nin && !c->failed; i++)
-        if (needs[i] && gx[i].ok) accumulate(b, &tp->vars[nd->in_var[i]].grad, gx[i]);
+    for (int i = 0; i < nd->nin && !c->failed; i++) {
+        int v = resolve(tp, nd->in_var[i]);
+        if (needs[i] && gx[i].ok) accumulate(b, &tp->vars[v].grad, gx[i]);
+    }
     mem_free(x);
     return !c->failed;
 }
@@ -551,14 +605,16 @@ static bool reads_reg(const Ins *in, int reg) {
 
 /* A saved value no rule read after all (add's rule reads no operand, say): its PUSH and POP
  * become constants nobody reads, which the optimizer's DCE removes. */
-static void drop_unread(Comp *c, CLoop *L, const int *shadow, const int *pop_at, int from) {
+static void drop_unread(Comp *c, CLoop *L, const int *shadow, const int *pop_at, const int *pop2_at, int from) {
     for (int i = 0; i < L->nsaved; i++) {
         int r = shadow[L->saved[i]];
         bool read = false;
-        for (int k = from; k < c->g->ncode && !read; k++) read = k != pop_at[i] && reads_reg(&c->g->code[k], r);
+        for (int k = from; k < c->g->ncode && !read; k++)
+            read = k != pop_at[i] && (!pop2_at || k != pop2_at[i]) && reads_reg(&c->g->code[k], r);
         if (read) continue;
-        int at[2] = { L->push_at[i], pop_at[i] };
-        for (int j = 0; j < 2; j++) {
+        int at[3] = { L->push_at[i], pop_at[i], pop2_at ? pop2_at[i] : -1 };
+        for (int j = 0; j < 3; j++) {
+            if (at[j] < 0) continue;
             int dead = cc_new_num(c, false);
             Ins *in = &c->g->code[at[j]];
             ins_free(in);
@@ -570,12 +626,38 @@ static void drop_unread(Comp *c, CLoop *L, const int *shadow, const int *pop_at,
     }
 }
 
+static bool backward_range(Comp *c, CTape *tp, GradBuilder *b, RegionRef region, int first, int last, const ShadowMap *sm);
+
+/* POPs of one iteration's saved values into the shadow registers; pop_at[] their places. */
+static void pop_iteration(Comp *c, CLoop *L, int *shadow, int *pop_at) {
+    for (int i = L->nsaved - 1; i >= 0; i--) {
+        int r = L->saved[i];
+        if (shadow[r] < 0) shadow[r] = new_reg_like(c, r);
+        Ins *in = cc_emit(c, I_POP);
+        in->dst = shadow[r];
+        in->aux = L->stack[i];
+        pop_at[i] = (int)(in - c->g->code);
+    }
+}
+
+/* The gradient state at the start of a backward iteration: the loop's own variables none,
+ * each home's end seeded from gh, the variables from before the loop in their registers. */
+static void iteration_state(Comp *c, CTape *tp, CLoop *L, const int *gh, const int *outside, const int *acc, int nout) {
+    for (int v = L->first_var; v < L->end_var; v++) tp->vars[v].grad = gb_none();
+    for (int i = 0; i < L->nhomes; i++)
+        if (L->homes[i].var_end >= 0) tp->vars[L->homes[i].var_end].grad = gb_reg(gh[i], c->g->regs[gh[i]].dtype, &c->g->regs[gh[i]].shape);
+    for (int j = 0; j < nout; j++) tp->vars[outside[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
+}
+
 /* The backward of a recorded loop: a loop of its own that runs as many times, popping each
  * iteration's saved values into shadow registers and running the body's rules in reverse.
  * A home's gradient is carried from one iteration to the one before it (gh); a variable from
  * before the loop accumulates across iterations in a register of its own (acc), in eager's
- * order. */
-static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L) {
+ * order. Eagerly, a home's value when the loop starts is the variable it came from (y = x
+ * makes y x): so when a home starts tracked, the first iteration's backward is peeled off
+ * and runs last, its home gradients going straight to those variables, in eager's order. */
+static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const ShadowMap *outer) {
+    L->done = true;
     if (c->tape) {   /* the backward loop's ops would have to be recorded per iteration too */
         cc_unsupported(c, "a second derivative through a run-time loop is not compiled yet");
         return false;
@@ -583,50 +665,45 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L) {
     int *gh = mem_alloc(sizeof(int) * (size_t)(L->nhomes + 1));
     int *outside = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1)), nout = 0;
     int *acc = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1));
-    int *shadow = mem_alloc(sizeof(int) * (size_t)(c->g->nregs + 1));
+    ShadowMap sm = { mem_alloc(sizeof(int) * (size_t)(c->g->nregs + 1)), c->g->nregs };
+    int *shadow = sm.to;
     bool *seen = mem_calloc((size_t)tp->nvars + 1, sizeof(bool));
-    int nregs_then = c->g->nregs;
-    for (int r = 0; r < nregs_then; r++) shadow[r] = -1;
+    bool peel = false;
+    for (int r = 0; r < sm.n; r++) shadow[r] = outer && r < outer->n ? outer->to[r] : -1;   /* an enclosing loop's copies */
     for (int i = 0; i < L->nhomes; i++) {
         CHome *h = &L->homes[i];
         gh[i] = new_reg_like(c, h->reg);
         emit_tmove(c, gh[i], grad_or_zeros(c, h->var_end >= 0 ? tp->vars[h->var_end].grad : gb_none(), h->reg));
     }
-    for (int k = L->first_node; k < L->last_node; k++)
-        for (int i = 0; i < tp->nodes[k].nin; i++) {
-            int v = tp->nodes[k].in_var[i];
+    for (int k = L->first_node; k <= L->last_node; k++) {
+        /* the variables from before the loop its nodes read, then those its homes start from */
+        int n = k < L->last_node ? tp->nodes[k].nin : L->nhomes;
+        for (int i = 0; i < n; i++) {
+            int v = resolve(tp, k < L->last_node ? tp->nodes[k].in_var[i] : L->homes[i].var_init);
             if (v < 0 || v >= L->first_var || seen[v]) continue;
             seen[v] = true;
             outside[nout] = v;
-            int like = tp->nodes[k].x[i].reg;
+            int like = k < L->last_node ? tp->nodes[k].x[i].reg : L->homes[i].reg;
             acc[nout] = new_reg_like(c, like);
             emit_tmove(c, acc[nout], grad_or_zeros(c, tp->vars[v].grad, like));
             nout++;
         }
+    }
+    for (int i = 0; i < L->nhomes; i++) peel |= L->homes[i].var_init >= 0;
     int k = cc_new_num(c, false), more = cc_new_num(c, true);
     Ins *in = cc_emit(c, I_NMOVE);
     in->dst = k;
-    in->a = L->count_reg;
+    in->a = shadow_reg(outer, L->count_reg);   /* inside an enclosing loop: this iteration's count */
     int top = c->g->ncode;
-    emit_nbin(c, more, k, num_const_reg(c, 0), OP_GT);
+    emit_nbin(c, more, k, num_const_reg(c, peel ? 1 : 0), OP_GT);
     in = cc_emit(c, I_JUMPF);
     in->a = more;
     int exit_jump = (int)(in - c->g->code);
-    int *pop_at = mem_alloc(sizeof(int) * (size_t)(L->nsaved + 1));
-    for (int i = L->nsaved - 1; i >= 0; i--) {
-        int r = L->saved[i];
-        shadow[r] = new_reg_like(c, r);
-        in = cc_emit(c, I_POP);
-        in->dst = shadow[r];
-        in->aux = L->stack[i];
-        pop_at[i] = (int)(in - c->g->code);
-    }
-    for (int v = L->first_var; v < L->end_var; v++) tp->vars[v].grad = gb_none();
-    for (int i = 0; i < L->nhomes; i++)
-        if (L->homes[i].var_end >= 0) tp->vars[L->homes[i].var_end].grad = gb_reg(gh[i], c->g->regs[gh[i]].dtype, &c->g->regs[gh[i]].shape);
-    for (int j = 0; j < nout; j++) tp->vars[outside[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
-    bool ok = true;
-    for (int n = L->last_node - 1; n >= L->first_node && ok; n--) ok = backward_node(c, tp, b, &tp->nodes[n], shadow);
+    int *pop_at = mem_alloc(sizeof(int) * (size_t)(L->nsaved + 1)), *pop2_at = NULL;
+    pop_iteration(c, L, shadow, pop_at);
+    iteration_state(c, tp, L, gh, outside, acc, nout);
+    RegionRef self = (RegionRef)(L - tp->loops) + 1;
+    bool ok = backward_range(c, tp, b, self, L->first_node, L->last_node, &sm);
     if (ok) {
         for (int i = 0; i < L->nhomes; i++)
             emit_tmove(c, gh[i], grad_or_zeros(c, tp->vars[L->homes[i].var_start].grad, L->homes[i].reg));
@@ -635,18 +712,54 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L) {
         in = cc_emit(c, I_JUMP);
         in->aux = top;
         c->g->code[exit_jump].aux = c->g->ncode;
-        drop_unread(c, L, shadow, pop_at, top);
+    }
+    if (ok && peel) {   /* the first iteration, if the loop ran at all */
+        emit_nbin(c, more, k, num_const_reg(c, 0), OP_GT);
+        in = cc_emit(c, I_JUMPF);
+        in->a = more;
+        int skip = (int)(in - c->g->code);
+        pop2_at = mem_alloc(sizeof(int) * (size_t)(L->nsaved + 1));
+        pop_iteration(c, L, shadow, pop2_at);
+        iteration_state(c, tp, L, gh, outside, acc, nout);
+        if (!tp->redirect) {
+            tp->redirect = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1));
+            for (int v = 0; v < tp->nvars; v++) tp->redirect[v] = -1;
+        }
+        for (int i = 0; i < L->nhomes; i++) tp->redirect[L->homes[i].var_start] = L->homes[i].var_init;
+        for (int i = 0; i < tp->nloops; i++)   /* the regions inside are emitted again */
+            if (nested_in(tp, i + 1, self)) tp->loops[i].done = false;
+        for (int i = 0; i < tp->nbranches; i++)
+            if (nested_in(tp, -(i + 1), self)) tp->branches[i].done = false;
+        ok = backward_range(c, tp, b, self, L->first_node, L->last_node, &sm);
+        for (int i = 0; i < L->nhomes; i++) tp->redirect[L->homes[i].var_start] = -1;
+        for (int j = 0; j < nout && ok; j++) emit_tmove(c, acc[j], tp->vars[outside[j]].grad.reg);
+        in = cc_emit(c, I_JUMP);
+        int join = (int)(in - c->g->code);
+        c->g->code[skip].aux = c->g->ncode;
+        /* no iteration ran: a home's value after the loop is the one it started from */
+        for (int i = 0; i < L->nhomes && ok; i++) {
+            int v = resolve(tp, L->homes[i].var_init);
+            for (int j = 0; j < nout && v >= 0; j++)
+                if (outside[j] == v) {
+                    GVal sum = gb_add(b, gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape),
+                                      gb_reg(gh[i], c->g->regs[gh[i]].dtype, &c->g->regs[gh[i]].shape));
+                    if (!sum.ok || c->failed) { ok = false; break; }
+                    emit_tmove(c, acc[j], sum.reg);
+                }
+        }
+        c->g->code[join].aux = c->g->ncode;
+    }
+    if (ok) {
+        drop_unread(c, L, shadow, pop_at, pop2_at, top);
         for (int v = L->first_var; v < L->end_var; v++) tp->vars[v].grad = gb_none();
         for (int j = 0; j < nout; j++) tp->vars[outside[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
-        for (int i = 0; i < L->nhomes && !c->failed; i++)
-            if (L->homes[i].var_init >= 0)
-                accumulate(b, &tp->vars[L->homes[i].var_init].grad, gb_reg(gh[i], c->g->regs[gh[i]].dtype, &c->g->regs[gh[i]].shape));
     }
     mem_free(gh);
     mem_free(outside);
     mem_free(acc);
     mem_free(shadow);
     mem_free(pop_at);
+    mem_free(pop2_at);
     mem_free(seen);
     return ok && !c->failed;
 }
@@ -655,24 +768,23 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L) {
  * seeded with the gradients after the branch, the variables from before it accumulating in
  * acc[] (merge registers both sides write). */
 static bool branch_side(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, bool then_side, const int *targets,
-                        const int *acc, int ntargets, const GVal *after) {
+                        const int *acc, int ntargets, const GVal *after, const ShadowMap *sm) {
     int first = then_side ? B->then_first : B->then_last, last = then_side ? B->then_last : B->else_last;
     for (int v = B->first_var; v < B->end_var; v++) tp->vars[v].grad = gb_none();
     for (int j = 0; j < ntargets; j++) tp->vars[targets[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
     for (int i = 0; i < B->nhomes && !c->failed; i++) {   /* the value after the branch came from this side's end */
         CBHome *h = &B->homes[i];
-        int end = then_side ? h->var_then : h->var_else;
+        int end = resolve(tp, then_side ? h->var_then : h->var_else);
         if (end >= 0 && after[i].ok) accumulate(b, &tp->vars[end].grad, after[i]);
     }
-    bool ok = !c->failed;
-    for (int n = last - 1; n >= first && ok; n--) ok = backward_node(c, tp, b, &tp->nodes[n], NULL);
+    bool ok = !c->failed && backward_range(c, tp, b, -((int)(B - tp->branches) + 1), first, last, sm);
     for (int j = 0; j < ntargets && ok; j++) emit_tmove(c, acc[j], tp->vars[targets[j]].grad.reg);
     return ok && !c->failed;
 }
 
 /* The backward of a recorded branch: a branch on the same flag. Each side runs its own
  * nodes' rules; gradients of values from before the branch meet in merge registers. */
-static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B) {
+static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, const ShadowMap *sm) {
     B->done = true;
     if (c->tape) {
         cc_unsupported(c, "a second derivative through a run-time branch is not compiled yet");
@@ -684,7 +796,7 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B) {
     int *like = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1));
     for (int k = B->then_first; k < B->else_last; k++)
         for (int i = 0; i < tp->nodes[k].nin; i++) {
-            int v = tp->nodes[k].in_var[i];
+            int v = resolve(tp, tp->nodes[k].in_var[i]);
             if (v >= 0 && v < B->first_var && !is_target[v]) {
                 is_target[v] = true;
                 like[nt] = tp->nodes[k].x[i].reg;
@@ -692,7 +804,7 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B) {
             }
         }
     for (int i = 0; i < B->nhomes; i++) {
-        int ends[2] = { B->homes[i].var_then, B->homes[i].var_else };
+        int ends[2] = { resolve(tp, B->homes[i].var_then), resolve(tp, B->homes[i].var_else) };
         for (int e = 0; e < 2; e++)
             if (ends[e] >= 0 && ends[e] < B->first_var && !is_target[ends[e]]) {
                 is_target[ends[e]] = true;
@@ -708,15 +820,15 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B) {
     GVal *after = mem_alloc(sizeof(GVal) * (size_t)(B->nhomes + 1));   /* taken before the sides reset grads */
     for (int i = 0; i < B->nhomes; i++) after[i] = B->homes[i].var_after >= 0 ? tp->vars[B->homes[i].var_after].grad : gb_none();
     Ins *in = cc_emit(c, I_JUMPF);
-    in->a = B->flag;
+    in->a = shadow_reg(sm, B->flag);   /* inside a loop: the side this iteration took */
     int to_else = (int)(in - c->g->code);
-    bool ok = branch_side(c, tp, b, B, true, targets, acc, nt, after);
+    bool ok = branch_side(c, tp, b, B, true, targets, acc, nt, after, sm);
     int to_end = -1;
     if (ok) {
         in = cc_emit(c, I_JUMP);
         to_end = (int)(in - c->g->code);
         c->g->code[to_else].aux = c->g->ncode;
-        ok = branch_side(c, tp, b, B, false, targets, acc, nt, after);
+        ok = branch_side(c, tp, b, B, false, targets, acc, nt, after, sm);
     }
     if (ok) {
         c->g->code[to_end].aux = c->g->ncode;
@@ -731,6 +843,38 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B) {
     return ok && !c->failed;
 }
 
+/* The nodes [first, last) of a region (0: the tape's top level) in reverse: a node's rule, or
+ * the backward of a region nested directly in it that ends there (a branch may hold no node
+ * and still route its variables' gradients). */
+static bool backward_range(Comp *c, CTape *tp, GradBuilder *b, RegionRef region, int first, int last, const ShadowMap *sm) {
+    bool ok = true;
+    for (int k = last; ok;) {   /* k: the position after the next node back */
+        CLoop *L = NULL;
+        CBranch *B = NULL;
+        for (int i = tp->nloops - 1; i >= 0 && !L; i--)
+            if (!tp->loops[i].done && !tp->loops[i].dead && tp->loops[i].parent == region && tp->loops[i].last_node == k &&
+                tp->loops[i].first_node < k)
+                L = &tp->loops[i];
+        for (int i = tp->nbranches - 1; i >= 0 && !L && !B; i--)
+            if (!tp->branches[i].done && tp->branches[i].parent == region && tp->branches[i].else_last == k &&
+                tp->branches[i].then_first >= first)
+                B = &tp->branches[i];
+        if (L) {
+            ok = backward_loop(c, tp, b, L, sm);
+            k = L->first_node;
+        } else if (B) {
+            ok = backward_branch(c, tp, b, B, sm);
+            k = B->then_first;
+        } else if (k > first) {
+            ok = backward_node(c, tp, b, &tp->nodes[k - 1], sm);
+            k--;
+        } else {
+            break;
+        }
+    }
+    return ok && !c->failed;
+}
+
 /* Backward from variable y of tp, seeded with ones. false: compilation failed. */
 static bool backward(Comp *c, CTape *tp, int y, GVal yv) {
     tp->vars[y].grad = filled(c, &yv.shape, 1, yv.dtype);
@@ -738,30 +882,7 @@ static bool backward(Comp *c, CTape *tp, int y, GVal yv) {
     gb_init(&b);
     b.emit = emit;
     b.ctx = c;
-    int *loop_at = mem_alloc(sizeof(int) * (size_t)(tp->nnodes + 1));   /* node -> the loop it ends, -1 */
-    for (int k = 0; k < tp->nnodes; k++) loop_at[k] = -1;
-    for (int i = 0; i < tp->nloops; i++)
-        if (!tp->loops[i].dead && tp->loops[i].last_node > tp->loops[i].first_node) loop_at[tp->loops[i].last_node - 1] = i;
-    bool ok = true;
-    for (int k = tp->nnodes; k >= 0 && ok;) {   /* k: the position after the next node back */
-        CBranch *B = NULL;
-        for (int i = 0; i < tp->nbranches && !B; i++)
-            if (!tp->branches[i].done && tp->branches[i].else_last == k) B = &tp->branches[i];
-        if (B) {   /* branches end where they end even with no nodes (a home set to another value) */
-            ok = backward_branch(c, tp, &b, B);
-            k = B->then_first;
-        } else if (k > 0 && loop_at[k - 1] >= 0) {
-            CLoop *L = &tp->loops[loop_at[k - 1]];
-            ok = backward_loop(c, tp, &b, L);
-            k = L->first_node;
-        } else if (k > 0) {
-            ok = backward_node(c, tp, &b, &tp->nodes[k - 1], NULL);
-            k--;
-        } else {
-            break;
-        }
-    }
-    mem_free(loop_at);
+    bool ok = backward_range(c, tp, &b, 0, 0, tp->nnodes, NULL);
     gb_free(&b);
     return ok && !c->failed;
 }
@@ -851,8 +972,6 @@ AVal cgrad_call(Comp *c, AVal f, bool with_value, AVal *args, int nargs, char **
     memset(&tp, 0, sizeof tp);
     tp.depth = c->branch_depth;
     tp.dry = c->dry;
-    tp.open = -1;
-    tp.open_branch = -1;
     int *leaves = NULL, nleaves = 0, cap = 0;
     AVal r = FAILV;
     AVal *fargs = mem_alloc(sizeof(AVal) * (size_t)nargs);

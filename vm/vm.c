@@ -407,7 +407,9 @@ static int exec_push(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         s->cap = cap;
     }
     if (g->regs[in->a].kind == R_NUM) s->x[s->n] = r->num[in->a];
-    else if (!copy_into(&s->t[s->n], r->ten[in->a])) return fail_at(I, in, op_error());
+    else if (r->ten[in->a] && !copy_into(&s->t[s->n], r->ten[in->a])) return fail_at(I, in, op_error());
+    /* (an empty register: a value of a branch side this iteration did not take, which its
+     * backward, taking the same side, never reads) */
     s->n++;
     return 0;
 }
@@ -421,7 +423,8 @@ static int exec_pop(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         return 0;
     }
     Tensor *t = s->t[s->n];
-    if (t && t->rc == 1 && t->buf->rc == 1) {   /* hand the value over; the stack keeps the old buffer */
+    if (!t) return 0;   /* nothing was ever saved here: a side not taken (see exec_push) */
+    if (t->rc == 1 && t->buf->rc == 1) {   /* hand the value over; the stack keeps the old buffer */
         s->t[s->n] = r->ten[in->dst];
         r->ten[in->dst] = t;
         return 0;
