@@ -325,6 +325,12 @@ static Value bi_bool(Interp *I, CallArgs *a) {
 
 /* memstats(): {allocations, live_bytes, peak_bytes} of tensor memory so far (a TSL extension,
  * for measuring steady-state allocation). */
+/* "static" when static code is compiled (the default), "eager" under --no-static, :static off
+ * or inside grad (whose static code runs eagerly, on the tape): examples print which ran. */
+static Value bi_static_mode(Interp *I, CallArgs *a) {
+    if (a->npos || a->nkw) return interp_error(I, "static_mode() takes no arguments");
+    return val_cstr(I->no_static ? "eager" : "static");
+}
 static Value bi_memstats(Interp *I, CallArgs *a) {
     if (a->npos || a->nkw) return interp_error(I, "memstats() takes no arguments");
     ObjDict *d = dict_new();
@@ -429,6 +435,7 @@ const BuiltinDef core_builtins[] = {
     { "export", bi_export, "(f, path)", "exports a static fn's graph (not in this build yet)" },
     { "load", bi_load, "(path)", "loads an exported graph (not in this build yet)" },
     { "memstats", bi_memstats, "()", "a dict of allocation counts and live/peak bytes" },
+    { "static_mode", bi_static_mode, "()", "\"static\" when static code is compiled, \"eager\" under --no-static or :static off" },
     { "help", builtin_help, "(x=nil)", "describes a built-in, a function or a module; help(\"name\") looks a name up" },
     { "printoptions", bi_printoptions, "(precision=8, threshold=1000, edgeitems=3, linewidth=75)",
       "sets how tensors print from now on; returns the previous settings as a dict" },

@@ -105,6 +105,9 @@ if [ $rc -eq 2 ] && grep -qF "'/nonexistent/\x1b[31m.tsl'" "$tmp/err"; then ok; 
 check "unreadable script" 2 "" -- $TSL /nonexistent/script.tsl
 check "runtime error exit" 1 "" -- $TSL -e 'error("x")'
 check "version" 0 "tsl 0.1.0 (OpenBLAS, Prescott kernels)" -- env OPENBLAS_CORETYPE=Prescott $TSL --version
+check "static_mode()" 0 "static static" -- $TSL -e 'static { m = static_mode() }
+print(static_mode(), m)'
+check "static_mode() under --no-static" 0 "eager" -- $TSL --no-static -e 'print(static_mode())'
 # OpenBLAS's generic kernels are replaced where the CPU runs its AVX-512 or AVX2 ones
 if grep -qw avx512bw /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo && grep -qw avx512dq /proc/cpuinfo; then
     if env -u OPENBLAS_CORETYPE $TSL --version | grep -q "Prescott kernels"; then bad "BLAS kernels: $($TSL --version)"; else ok; fi

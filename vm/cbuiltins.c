@@ -368,6 +368,7 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
         (b && b->bound.type != VAL_NIL))
         return cc_unsupported(c, "%s() runs eagerly in static code", name);
     if (!strcmp(name, "print")) return builtin_print(c, args, nargs, nkw);
+    if (!strcmp(name, "static_mode") && nargs == 0 && nkw == 0) return cc_const_av(cc_keep_value(c, val_cstr("static")));
     if (!strcmp(name, "assert")) return builtin_assert(c, args, nargs, kwn, kw, nkw);
     OpCode op = op_by_name(name);
     if (op < OP__COUNT) return cc_call_op(c, op, args, nargs, kwn, kw, nkw);
