@@ -502,8 +502,13 @@ SCATTER_KERNEL(scatter_bool, uint8_t, y[pos[k]] | x)                            
 static int cpu_scatter_add(const OpCall *c, Tensor **out) {
     DType dt = out[0]->dtype;
     const Tensor *idx = c->in[1].t;
-    Tensor *base = c->in[0].kind == ARG_TENSOR ? op_astype(c->in[0].t, dt) : tensor_scalar(dt, c->in[0].x);
-    Tensor *v = c->in[2].kind == ARG_TENSOR ? op_astype(c->in[2].t, dt) : tensor_scalar(dt, c->in[2].x);
+    /* operands in the result's dtype: as they are when they have it (no copy per call) */
+    Tensor *base = c->in[0].kind != ARG_TENSOR ? tensor_scalar(dt, c->in[0].x)
+                   : c->in[0].t->dtype == dt  ? tensor_retain((Tensor *)c->in[0].t)
+                                              : op_astype(c->in[0].t, dt);
+    Tensor *v = c->in[2].kind != ARG_TENSOR ? tensor_scalar(dt, c->in[2].x)
+                : c->in[2].t->dtype == dt  ? tensor_retain((Tensor *)c->in[2].t)
+                                           : op_astype(c->in[2].t, dt);
     int64_t *pos = try_alloc(sizeof(int64_t) * (size_t)idx->size);
     int rc = -1;
     if (!pos || !v || !base) goto out;
