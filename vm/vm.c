@@ -370,7 +370,16 @@ static int run_op(Interp *I, Graph *g, VmRegs *r, Ins *in, OpArg *args) {
     }
     OpCall call = { op, in->nargs, args, in->attrs };
     Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
-    if (!(op_mode[op] & VM_GIVEN)) {   /* views and results the kernel makes itself */
+    if (op_info[op].flags & F_VIEW) {
+        /* reshape and its kin keep the elements in order: a copy into the register's buffer.
+         * A view would be a new tensor every run, and would hold its operand's buffer, which
+         * the next iteration of a loop then could not reuse. */
+        Tensor *d = op_dst(g, r, in, 0, args, false), *src = (Tensor *)args[0].t;
+        if (!d) return fail_at(I, in, op_error());
+        memcpy(d->data, src->data, (size_t)src->size * dtype_size(src->dtype));
+        return 0;
+    }
+    if (!(op_mode[op] & VM_GIVEN)) {   /* results the kernel makes itself */
         if (op_run(&call, out)) return fail_at(I, in, op_error());
         for (int k = 0; k < in->nres; k++) set_t(r, in->res[k], out[k]);
         return 0;
