@@ -144,7 +144,7 @@ END_TEST
  * backward through a run-time loop allocate nothing per step once warm: the saved values'
  * stacks, the registers and the updated parameters' buffers are reused. */
 START_TEST(vm_training_step_allocates_nothing) {
-    ck_assert_int_eq(run("fn loss(p, x, y) { h = relu(x @ p.w1 + p.b1)\n return mean((h @ p.w2 + p.b2 - y) ** 2) + sum(h[1, 2:5]) }\n"
+    ck_assert_int_eq(run("fn loss(p, x, y) { h = relu(x @ p.w1 + p.b1)\n return mean(sum((h @ p.w2 + p.b2 - y) ** 2, axis=1)) + sum(h[1, 2:5]) }\n"
                          "static fn step(p, x, y, lr) { g = grad(loss)(p, x, y)\n"
                          "  for k in keys(p) { p[k] = p[k] - lr * g[k] } }\n"
                          "fn rnn(p, xs, n) { h = zeros([2, 4])\n s = zeros([])\n"
