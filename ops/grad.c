@@ -361,9 +361,27 @@ static GVal squeeze_last(GradBuilder *b, GVal v) {
     at.axes[0] = -1;
     return gb_op(b, OP_SQUEEZE, &v, 1, &at);
 }
+/* a^T @ c without a copy of a^T: matmul(a, c, transpose_a=true). */
+static GVal matmul_ta(GradBuilder *b, GVal a, GVal c) {
+    OpAttrs at = attrs_default();
+    at.flag = true;
+    at.given = 1u << 2;
+    GVal in[2] = { a, c };
+    return gb_op(b, OP_MATMUL, in, 2, &at);
+}
 static int r_matmul(GradCtx *g) {   /* ga = g @ b^T, gb = a^T @ g (batch axes summed back) */
     GVal a = g->x[0], bb = g->x[1];
     int na = a.ok ? a.shape.ndim : 0, nb = bb.ok ? bb.shape.ndim : 0;
+    if (g->c->op == OP_MATMUL && g->c->at->flag && na >= 2) {   /* y = a^T @ b */
+        if (nb == 1) {
+            if (g->needs[0]) give(g, 0, gb_mul(B, expand_last(B, bb), expand_at(B, GY, -2)));
+            if (g->needs[1]) give(g, 1, squeeze_last(B, op2(B, OP_MATMUL, a, expand_last(B, GY))));
+        } else {
+            if (g->needs[0]) give(g, 0, op2(B, OP_MATMUL, bb, swap_last(B, GY)));
+            if (g->needs[1]) give(g, 1, op2(B, OP_MATMUL, a, GY));
+        }
+        return done(g);
+    }
     if (na == 1 && nb == 1) {   /* a dot product */
         if (g->needs[0]) give(g, 0, gb_mul(B, GY, bb));
         if (g->needs[1]) give(g, 1, gb_mul(B, GY, a));
@@ -371,7 +389,7 @@ static int r_matmul(GradCtx *g) {   /* ga = g @ b^T, gb = a^T @ g (batch axes su
     }
     if ((na == 1 && nb == 2) || (na == 2 && nb == 1)) {   /* a vector times a matrix, or the reverse */
         if (g->needs[0]) give(g, 0, na == 1 ? op2(B, OP_MATMUL, bb, GY) : op2(B, OP_OUTER, GY, bb));
-        if (g->needs[1]) give(g, 1, nb == 1 ? op2(B, OP_MATMUL, swap_last(B, a), GY) : op2(B, OP_OUTER, a, GY));
+        if (g->needs[1]) give(g, 1, nb == 1 ? matmul_ta(B, a, GY) : op2(B, OP_OUTER, a, GY));
         return done(g);
     }
     if (na == 1) {   /* a vector times a batch of matrices: y[..., n] = a[k] b[..., k, n] */
@@ -381,11 +399,11 @@ static int r_matmul(GradCtx *g) {   /* ga = g @ b^T, gb = a^T @ g (batch axes su
     }
     if (nb == 1) {   /* a batch of matrices times a vector: y[..., m] = a[..., m, k] b[k] */
         if (g->needs[0]) give(g, 0, gb_mul(B, expand_last(B, GY), bb));
-        if (g->needs[1]) give(g, 1, squeeze_last(B, op2(B, OP_MATMUL, swap_last(B, a), expand_last(B, GY))));
+        if (g->needs[1]) give(g, 1, squeeze_last(B, matmul_ta(B, a, expand_last(B, GY))));
         return done(g);
     }
     if (g->needs[0]) give(g, 0, op2(B, OP_MATMUL, GY, swap_last(B, bb)));
-    if (g->needs[1]) give(g, 1, op2(B, OP_MATMUL, swap_last(B, a), GY));
+    if (g->needs[1]) give(g, 1, matmul_ta(B, a, GY));
     return done(g);
 }
 static int r_reshape(GradCtx *g) {

@@ -384,6 +384,11 @@ int infer_matmul(const OpCall *c, Shape *out, DType *dt) {
         op_fail("dot: operands of rank above 2 are not supported; use matmul");
         return -1;
     }
+    if (c->op == OP_MATMUL && c->at->flag && a.ndim >= 2) {   /* transpose_a */
+        int64_t t = a.d[a.ndim - 1];
+        a.d[a.ndim - 1] = a.d[a.ndim - 2];
+        a.d[a.ndim - 2] = t;
+    }
     if (shape_matmul(&a, c->in[0].dtype, &b, c->in[1].dtype, out, dt)) return -1;
     *dt = op_promote(c->in, 2);
     return 0;

@@ -57,6 +57,8 @@ int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, in
 int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keepdims, Tensor *r);
 int op_softmax_into(const Tensor *a, int axis, bool log, Tensor *r);
 int op_matmul_into(const Tensor *a, const Tensor *b, Tensor *out);
+/* The same with a's last two axes swapped when ta (BLAS reads it transposed: no copy). */
+int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out);
 /* Helpers that make their result: a converted copy (NaN, inf or out of range to i64 is an
  * error), a permuted copy (perm NULL: reversed), a broadcast copy. */
 Tensor *op_astype(const Tensor *a, DType dt);

@@ -574,7 +574,8 @@ def plan_take(g, op, ref):
 
 
 def plan_matmul(g, op, ref):
-    a, b = [p.name for p in op.params]
+    names = [p.name for p in op.params]
+    a, b = names[:2]
     m, k, n = g.dim(), g.dim(), g.dim()
     form = g.pick(["vv", "mv", "vm", "mm", "mm", "bb"] if ref.batched else ["vv", "mv", "vm", "mm", "mm", "sv"])
     if form == "vv":
@@ -600,7 +601,12 @@ def plan_matmul(g, op, ref):
     if g.chance(0.02) and len(sb) >= 1:
         sb = (sb[0] + 1,) + sb[1:]
     vk = "any" if g.chance(0.15) else "moderate"
+    ta = len(names) > 2 and len(sa) >= 2 and g.chance(0.3)   # matmul(a, b, transpose_a=true): a stored [.., k, m]
+    if ta:
+        sa = sa[:-2] + (sa[-1], sa[-2])
     args = {a: g.tensor(sa, g.dtype(), vk), b: g.tensor(sb, g.dtype(), vk)}
+    if ta:
+        args[names[2]] = True
     if form == "sv" and g.chance(0.5):
         args[a if sa == () else b] = g.number("int" if g.chance(0.5) else "any")
     return args
@@ -1349,6 +1355,8 @@ def r_matmul(A):
     a, b = A["a"], A["b"]
     need(not is_num(a) and not is_num(b) and a.ndim and b.ndim, "matmul of a 0-d operand")
     ca, cb = A.c("a"), A.c("b")
+    if A["transpose_a"] and ca.ndim >= 2:
+        ca = np.swapaxes(ca, -1, -2)
     if int_like(A.rd):
         if A.rd == "bool":
             return np.matmul(ca.astype(np.int64), cb.astype(np.int64)) != 0
@@ -2135,8 +2143,8 @@ def style_case(g, c, symbols_ok):
         if isinstance(v, np.ndarray) and v.ndim and g.chance(0.25):
             c.layout[p.name] = g.pick(["rev", "step", "T", ".T"] + (["last"] if v.ndim >= 2 else []))
     c.view_inside = g.chance(0.5)
-    if c.form == "sym" and any(p.name not in c.args for p in op.operands()):
-        c.form = "call"
+    if c.form == "sym" and (any(p.name not in c.args for p in op.operands()) or c.args.get("transpose_a")):
+        c.form = "call"   # (the operator has no attributes)
 
 # ---------------------------------------------------------------------------------------
 # running TSL

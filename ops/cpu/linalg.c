@@ -12,40 +12,46 @@
 #include "cpu.h"
 #include "infer.h"
 
-static void mm_f32(const float *a, const float *b, float *c, int64_t m, int64_t k, int64_t n) {
+/* c[m, n] = a[m, k] @ b[k, n]; with ta, a is stored [k, m] and read transposed. One row
+ * (m == 1) is the same memory either way and goes to gemv. */
+static void mm_f32(const float *a, bool ta, const float *b, float *c, int64_t m, int64_t k, int64_t n) {
     if (k == 0) { memset(c, 0, sizeof(float) * (size_t)(m * n)); return; }
     if (m == 1)
         cblas_sgemv(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1.0f, b, (blasint)n, a, 1, 0.0f, c, 1);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m, (blasint)n, (blasint)k, 1.0f, a,
-                    (blasint)k, b, (blasint)n, 0.0f, c, (blasint)n);
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (blasint)m, (blasint)n, (blasint)k, 1.0f,
+                    a, (blasint)(ta ? m : k), b, (blasint)n, 0.0f, c, (blasint)n);
 }
 
-static void mm_f64(const double *a, const double *b, double *c, int64_t m, int64_t k, int64_t n) {
+static void mm_f64(const double *a, bool ta, const double *b, double *c, int64_t m, int64_t k, int64_t n) {
     if (k == 0) { memset(c, 0, sizeof(double) * (size_t)(m * n)); return; }
     if (m == 1)
         cblas_dgemv(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1.0, b, (blasint)n, a, 1, 0.0, c, 1);
     else
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m, (blasint)n, (blasint)k, 1.0, a,
-                    (blasint)k, b, (blasint)n, 0.0, c, (blasint)n);
+        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (blasint)m, (blasint)n, (blasint)k, 1.0,
+                    a, (blasint)(ta ? m : k), b, (blasint)n, 0.0, c, (blasint)n);
 }
 
-static void mm_i64(const int64_t *a, const int64_t *b, int64_t *c, int64_t m, int64_t k, int64_t n) {
+static void mm_i64(const int64_t *a, bool ta, const int64_t *b, int64_t *c, int64_t m, int64_t k, int64_t n) {
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             uint64_t s = 0;
-            for (int64_t p = 0; p < k; p++) s += (uint64_t)a[i * k + p] * (uint64_t)b[p * n + j];
+            for (int64_t p = 0; p < k; p++) s += (uint64_t)a[ta ? p * m + i : i * k + p] * (uint64_t)b[p * n + j];
             c[i * n + j] = (int64_t)s;
         }
 }
 
+int op_matmul_into(const Tensor *a, const Tensor *b, Tensor *out) { return op_matmul_t_into(a, false, b, out); }
+
 /* `out` has the result's dtype and shape and is neither a nor b. */
-int op_matmul_into(const Tensor *a, const Tensor *b, Tensor *out) {
+int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out) {
+    if (a->ndim < 2) ta = false;   /* a vector is the same either way */
+    int am = ta ? 1 : 0, ak = ta ? 0 : 1;   /* a's m and k axes among its last two */
     /* plain float matrices (the common case): straight to BLAS */
     if (a->ndim == 2 && b->ndim == 2 && a->dtype == b->dtype && a->dtype == out->dtype && dtype_is_float(a->dtype) &&
-        a->shape[1] == b->shape[0] && a->shape[0] * b->shape[1] > 0) {
-        if (a->dtype == DT_F32) mm_f32(a->data, b->data, out->data, a->shape[0], a->shape[1], b->shape[1]);
-        else mm_f64(a->data, b->data, out->data, a->shape[0], a->shape[1], b->shape[1]);
+        a->shape[ak] == b->shape[0] && a->shape[am] * b->shape[1] > 0) {
+        if (a->dtype == DT_F32) mm_f32(a->data, ta, b->data, out->data, a->shape[am], a->shape[ak], b->shape[1]);
+        else mm_f64(a->data, ta, b->data, out->data, a->shape[am], a->shape[ak], b->shape[1]);
         return 0;
     }
     Shape sa, sb;
@@ -55,6 +61,11 @@ int op_matmul_into(const Tensor *a, const Tensor *b, Tensor *out) {
     /* 1-D operands become matrices, and the added axis is dropped from the result */
     Shape ma = sa, mb = sb;
     if (a->ndim == 1) { ma.ndim = 2; ma.d[0] = 1; ma.d[1] = sa.d[0]; }
+    if (ta) {   /* a's matrices as the product reads them */
+        int64_t t = ma.d[ma.ndim - 1];
+        ma.d[ma.ndim - 1] = ma.d[ma.ndim - 2];
+        ma.d[ma.ndim - 2] = t;
+    }
     if (b->ndim == 1) { mb.ndim = 2; mb.d[0] = sb.d[0]; mb.d[1] = 1; }
     int64_t m = ma.d[ma.ndim - 2], k = ma.d[ma.ndim - 1], n = mb.d[mb.ndim - 1];
     Shape ba = { ma.ndim - 2, { 0 } }, bb = { mb.ndim - 2, { 0 } }, bo;
@@ -85,9 +96,9 @@ int op_matmul_into(const Tensor *a, const Tensor *b, Tensor *out) {
         const char *pa = (const char *)ca->data + oa * m * k * esz, *pb = (const char *)cb->data + ob * k * n * esz;
         char *pc = (char *)r->data + bi * m * n * esz;
         if (m * n == 0) continue;
-        if (ct == DT_F32) mm_f32((const float *)pa, (const float *)pb, (float *)pc, m, k, n);
-        else if (ct == DT_F64) mm_f64((const double *)pa, (const double *)pb, (double *)pc, m, k, n);
-        else mm_i64((const int64_t *)pa, (const int64_t *)pb, (int64_t *)pc, m, k, n);
+        if (ct == DT_F32) mm_f32((const float *)pa, ta, (const float *)pb, (float *)pc, m, k, n);
+        else if (ct == DT_F64) mm_f64((const double *)pa, ta, (const double *)pb, (double *)pc, m, k, n);
+        else mm_i64((const int64_t *)pa, ta, (const int64_t *)pb, (int64_t *)pc, m, k, n);
     }
     if (dt == DT_BOOL) {
         Tensor *c = op_astype(r, DT_BOOL);

@@ -321,6 +321,7 @@ static void operands(Case *c, Shape s, bool nil_opt) {
             else if ((c->op == OP_MATMUL || c->op == OP_DOT) && c->nin == 1) add_f64(c, SH(3, 2), 5);
             else if (c->op == OP_OUTER && c->nin == 1) add_f64(c, SH(4), 5);
             else if (c->op == OP_SOLVE && c->nin == 1) add_f64(c, SH(3, 2), 5);
+            else if (c->op == OP_MATMUL && c->nin == 0 && c->at.flag) add_f64(c, SH(3, 2), 0);   /* a^T is [2, 3] */
             else add_f64(c, s, 0);
         }
     }
@@ -392,6 +393,17 @@ static void other_cases(Cases *cs, OpCode op) {
             Case *c = new_case(cs, op);
             add_f64(c, mm[k][0], 0);
             add_f64(c, mm[k][1], 5);
+        }
+    }
+    if (op == OP_MATMUL) {   /* transpose_a with a vector b and with a batch of a */
+        static const Shape ta[][2] = { { { 2, { 3, 2 } }, { 1, { 3 } } }, { { 3, { 2, 3, 2 } }, { 2, { 3, 2 } } } };
+        for (size_t k = 0; k < sizeof ta / sizeof ta[0]; k++) {
+            Case *c = new_case(cs, op);
+            c->at.flag = true;
+            c->at.given |= 1u << 2;
+            note(c, " transpose_a=1");
+            add_f64(c, ta[k][0], 0);
+            add_f64(c, ta[k][1], 5);
         }
     }
     if (op == OP_SOLVE) {   /* a vector b, and batches */
