@@ -64,6 +64,63 @@ static double pairwise_f64(const double *x, int64_t n) {
 float cpu_sum_f32(const float *x, int64_t n, int64_t stride) { (void)stride; return pairwise_f32(x, n); }
 double cpu_sum_f64(const double *x, int64_t n, int64_t stride) { (void)stride; return pairwise_f64(x, n); }
 
+
+/* Column sums of an n x cols block (rows stride apart): each column summed exactly as the
+ * pairwise sums above sum a contiguous row (the same additions in the same order), read down
+ * the columns, so a sum over leading axes (a bias gradient over the batch) needs no
+ * transposed copy. cols <= COLBLK. */
+#define COLBLK 256
+#define COLSUM(T)                                                                                     \
+    static void colsum_##T(const T *x, int64_t n, int64_t cols, int64_t stride, T *out) {             \
+        if (n < 8) {                                                                                  \
+            for (int64_t c = 0; c < cols; c++) out[c] = 0;                                            \
+            for (int64_t i = 0; i < n; i++)                                                           \
+                for (int64_t c = 0; c < cols; c++) out[c] += x[i * stride + c];                        \
+            return;                                                                                   \
+        }                                                                                             \
+        if (n <= 128) {                                                                               \
+            T r[8][COLBLK];                                                                           \
+            for (int j = 0; j < 8; j++)                                                               \
+                for (int64_t c = 0; c < cols; c++) r[j][c] = x[j * stride + c];                       \
+            int64_t i;                                                                                \
+            for (i = 8; i < n - n % 8; i += 8)                                                        \
+                for (int j = 0; j < 8; j++)                                                           \
+                    for (int64_t c = 0; c < cols; c++) r[j][c] += x[(i + j) * stride + c];            \
+            for (int64_t c = 0; c < cols; c++)                                                        \
+                out[c] = ((r[0][c] + r[1][c]) + (r[2][c] + r[3][c])) + ((r[4][c] + r[5][c]) + (r[6][c] + r[7][c])); \
+            for (; i < n; i++)                                                                        \
+                for (int64_t c = 0; c < cols; c++) out[c] += x[i * stride + c];                        \
+            return;                                                                                   \
+        }                                                                                             \
+        int64_t h = n / 2;                                                                            \
+        h -= h % 8;                                                                                   \
+        T left[COLBLK];                                                                               \
+        colsum_##T(x, h, cols, stride, left);                                                         \
+        colsum_##T(x + h * stride, n - h, cols, stride, out);                                         \
+        for (int64_t c = 0; c < cols; c++) out[c] = left[c] + out[c];                                 \
+    }
+COLSUM(float)
+COLSUM(double)
+
+/* sum over the leading axes of a float tensor into r (its dtype): true when done here. */
+static bool sum_leading_axes(const Tensor *a, const bool *mask, Tensor *r) {
+    int lead = 0;
+    while (lead < a->ndim && mask[lead]) lead++;
+    for (int i = lead; i < a->ndim; i++)
+        if (mask[i]) return false;
+    if (lead == 0 || lead == a->ndim || r->dtype != a->dtype || !dtype_is_float(a->dtype)) return false;
+    int64_t n = 1, cols = 1;
+    for (int i = 0; i < lead; i++) n *= a->shape[i];
+    for (int i = lead; i < a->ndim; i++) cols *= a->shape[i];
+    if (n == 0 || cols == 0) return false;
+    for (int64_t c0 = 0; c0 < cols; c0 += COLBLK) {
+        int64_t w = cols - c0 < COLBLK ? cols - c0 : COLBLK;
+        if (a->dtype == DT_F32) colsum_float((const float *)a->data + c0, n, w, cols, (float *)r->data + c0);
+        else colsum_double((const double *)a->data + c0, n, w, cols, (double *)r->data + c0);
+    }
+    return true;
+}
+
 /* The last few permuted copies reductions made, reused when the same shape comes again
  * (a training step sums its bias gradients over the batch axis every step: with the cache
  * that allocates nothing once warm). One interpreter thread runs kernels, so no lock. */
@@ -237,6 +294,7 @@ int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keep
     shape_of(a, &sa);
     if (shape_reduce(op, &sa, a->dtype, axes, n, keepdims, &so, &rt)) return -1;
     axes_mask(a->ndim, axes, n, op_info[op].name, mask);
+    if (op == OP_SUM && sum_leading_axes(a, mask, r)) return 0;
     int64_t outer, inner;
     DType in = input_dtype(op, a->dtype);
     Tensor *conv = in == a->dtype ? tensor_retain((Tensor *)a) : op_astype(a, in);
