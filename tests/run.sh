@@ -494,9 +494,9 @@ for f in examples/data/digits.csv examples/data/iris.csv examples/data/gettysbur
     if [ -s "$f" ] && grep -q "$(basename "$f")" examples/data/README.md; then ok; else bad "$f missing or without provenance in examples/data/README.md"; fi
 done
 
-# static gradients: the same bits as eager with the optimizer's fusion and CSE switched off too;
+# static gradients: the same bits as eager with fusion, CSE and loop-invariant motion switched off too;
 # what is not compiled yet runs eagerly and says why, at the user's line
-if TSL_OPT=-fuse,-cse $TSL tests/scripts/grad_static.tsl >/dev/null 2>"$tmp/err"; then ok; else bad "grad_static.tsl with TSL_OPT=-fuse,-cse: $(head -3 "$tmp/err")"; fi
+if TSL_OPT=-fuse,-cse,-licm $TSL tests/scripts/grad_static.tsl >/dev/null 2>"$tmp/err"; then ok; else bad "grad_static.tsl with TSL_OPT=-fuse,-cse,-licm: $(head -3 "$tmp/err")"; fi
 TSL_EXPLAIN=1 $TSL tests/scripts/grad_static_fallback.tsl >/dev/null 2>"$tmp/err"
 for why in "9:9: a gradient through a loop with break or continue is not compiled yet" \
            "15:25: a gradient through a variable a run-time branch may leave unset" \
