@@ -527,33 +527,35 @@ static int pass_fuse(Graph *g) {
 
 /* Number constants move to the top of the graph (each register has one definition), so
  * they do not split runs of elementwise instructions. */
-static void hoist_constants(Graph *g) {
-    int *uses = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1)), *defs = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));
-    count_uses(g, uses, defs);
+/* Moves the instructions marked moved[] (none before at) to just before instruction at, in
+ * their order. A jump to a moved instruction (or to at) lands on the next one that stayed. */
+static void move_before(Graph *g, const bool *moved, int at) {
     Ins *code = mem_alloc(sizeof(Ins) * (size_t)(g->ncode + 1));
     int *newpos = mem_alloc(sizeof(int) * (size_t)(g->ncode + 1));
-    bool *hoisted = mem_calloc((size_t)g->ncode + 1, sizeof(bool));
     int n = 0;
+    for (int i = 0; i < at; i++) { newpos[i] = n; code[n++] = g->code[i]; }
     for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < g->ncode; i++) {
-            Ins *in = &g->code[i];
-            hoisted[i] = in->op == I_NCONST && in->dst >= 0 && defs[in->dst] == 1;
-            if (hoisted[i] == (pass == 0)) {
-                newpos[i] = n;
-                code[n++] = *in;
-            }
-        }
-    /* a jump to a hoisted constant lands on the next instruction that stayed */
+        for (int i = at; i < g->ncode; i++)
+            if (moved[i] == (pass == 0)) { newpos[i] = n; code[n++] = g->code[i]; }
     newpos[g->ncode] = n;
-    for (int i = g->ncode - 1; i >= 0; i--)
-        if (hoisted[i]) newpos[i] = newpos[i + 1];
+    for (int i = g->ncode - 1; i >= at; i--)
+        if (moved[i]) newpos[i] = newpos[i + 1];
     for (int i = 0; i < n; i++)
         if (code[i].op == I_JUMP || code[i].op == I_JUMPF) code[i].aux = newpos[code[i].aux];
-    mem_free(hoisted);
     mem_free(g->code);
     g->code = code;
     g->capcode = g->ncode + 1;
     mem_free(newpos);
+}
+
+static void hoist_constants(Graph *g) {
+    int *uses = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1)), *defs = mem_alloc(sizeof(int) * (size_t)(g->nregs + 1));
+    count_uses(g, uses, defs);
+    bool *hoisted = mem_calloc((size_t)g->ncode + 1, sizeof(bool));
+    for (int i = 0; i < g->ncode; i++)
+        hoisted[i] = g->code[i].op == I_NCONST && g->code[i].dst >= 0 && defs[g->code[i].dst] == 1;
+    move_before(g, hoisted, 0);
+    mem_free(hoisted);
     mem_free(uses);
     mem_free(defs);
 }
@@ -598,26 +600,7 @@ static int hoist_loop(Graph *g, int top, int back, const int *defs) {
         inside[in->dst] = 0;
         nmoved++;
     }
-    if (nmoved) {
-        Ins *code = mem_alloc(sizeof(Ins) * (size_t)(g->ncode + 1));
-        int *newpos = mem_alloc(sizeof(int) * (size_t)(g->ncode + 1));
-        int n = 0;
-        for (int i = 0; i < top; i++) { newpos[i] = n; code[n++] = g->code[i]; }
-        for (int i = top; i <= back; i++)
-            if (moved[i]) { newpos[i] = n; code[n++] = g->code[i]; }
-        for (int i = top; i < g->ncode; i++)
-            if (!moved[i]) { newpos[i] = n; code[n++] = g->code[i]; }
-        /* a jump to top (or to a moved instruction) lands on the next instruction that stayed */
-        newpos[g->ncode] = n;
-        for (int i = g->ncode - 1; i >= top; i--)
-            if (moved[i]) newpos[i] = newpos[i + 1];
-        for (int i = 0; i < n; i++)
-            if (code[i].op == I_JUMP || code[i].op == I_JUMPF) code[i].aux = newpos[code[i].aux];
-        mem_free(g->code);
-        g->code = code;
-        g->capcode = g->ncode + 1;
-        mem_free(newpos);
-    }
+    if (nmoved) move_before(g, moved, top);
     mem_free(moved);
     mem_free(inside);
     return nmoved;
