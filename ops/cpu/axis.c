@@ -503,12 +503,9 @@ static int cpu_scatter_add(const OpCall *c, Tensor **out) {
     DType dt = out[0]->dtype;
     const Tensor *idx = c->in[1].t;
     /* operands in the result's dtype: as they are when they have it (no copy per call) */
-    Tensor *base = c->in[0].kind != ARG_TENSOR ? tensor_scalar(dt, c->in[0].x)
-                   : c->in[0].t->dtype == dt  ? tensor_retain((Tensor *)c->in[0].t)
-                                              : op_astype(c->in[0].t, dt);
-    Tensor *v = c->in[2].kind != ARG_TENSOR ? tensor_scalar(dt, c->in[2].x)
-                : c->in[2].t->dtype == dt  ? tensor_retain((Tensor *)c->in[2].t)
-                                           : op_astype(c->in[2].t, dt);
+    Tensor *tmp[2];
+    ScalarBox box[2];
+    const Tensor *base = operand_as(&c->in[0], dt, &tmp[0], &box[0]), *v = operand_as(&c->in[2], dt, &tmp[1], &box[1]);
     int64_t *pos = try_alloc(sizeof(int64_t) * (size_t)idx->size);
     int rc = -1;
     if (!pos || !v || !base) goto out;
@@ -525,8 +522,8 @@ static int cpu_scatter_add(const OpCall *c, Tensor **out) {
     rc = 0;
 out:
     mem_free(pos);
-    tensor_release(base);
-    tensor_release(v);
+    tensor_release(tmp[0]);
+    tensor_release(tmp[1]);
     return rc;
 }
 

@@ -69,4 +69,14 @@ float cpu_sum_f32(const float *x, int64_t n, int64_t stride);
 #include "ops.def"
 #undef OP
 
+
+/* Operand a as a tensor of dtype dt: the operand itself, a converted copy (*tmp, released
+ * by the caller), or a 0-d scalar built in *box (no allocation). */
+typedef struct {
+    Tensor t;
+    TBuf buf;
+    double storage;
+} ScalarBox;
+const Tensor *operand_as(const OpArg *a, DType dt, Tensor **tmp, ScalarBox *box);
+
 #endif

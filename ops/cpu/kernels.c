@@ -14,15 +14,7 @@ int cpu_round_decimals(DType dt, const void *src, void *dst, int64_t n, int64_t 
 int cpu_compare_i64_number(OpCode op, const int64_t *a, double x, bool num_left, uint8_t *out, int64_t n);
 
 
-/* Operand k as a tensor of dtype dt: the operand itself, a converted copy (*tmp, released
- * by the caller), or a 0-d scalar built in *box (no allocation). */
-typedef struct {
-    Tensor t;
-    TBuf buf;
-    double storage;
-} ScalarBox;
-
-static const Tensor *operand_as(const OpArg *a, DType dt, Tensor **tmp, ScalarBox *box) {
+const Tensor *operand_as(const OpArg *a, DType dt, Tensor **tmp, ScalarBox *box) {
     *tmp = NULL;
     if (a->kind == ARG_NUM) {
         memset(box, 0, sizeof *box);
