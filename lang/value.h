@@ -43,6 +43,8 @@ typedef struct Obj {
 #define OBJ_LIFTING 2u     /* the static compiler is lifting this container (vm/cvalue.c) */
 #define OBJ_GC_REACHABLE 4u  /* the cycle collector reached it from a root (gc.c) */
 #define OBJ_COMPARING 8u   /* --verify-static is comparing inside this container (vm/static.c) */
+#define OBJ_DETACHED 16u   /* a string of a loaded graph: on no interpreter's object list, shared
+                              by the threads running the graph, so never retained (vm/graph.c) */
 
 typedef struct Value {
     ValType type;

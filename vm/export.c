@@ -4,7 +4,9 @@
  * constants bound to registers, and refuses what a file cannot hold (writes to variables or
  * to containers it was given, functions). graphfile_write lays the file out: tables of
  * strings, op names and constants are numbered by first use in a fixed walk, so writing a
- * loaded file again gives the same bytes. */
+ * loaded file again gives the same bytes. The memory plan (registers sharing buffers) is not
+ * written: it rests on liveness a hostile file could contradict, so a loaded graph gives every
+ * register a buffer of its own. */
 #include <stdio.h>
 #include <string.h>
 #include "graphfile.h"
@@ -359,7 +361,6 @@ static void put_program(Tables *t, const GraphFile *gf, Writer *sec) {
     w = &sec[GF_SEC_META];
     wire_u32(w, (uint32_t)gf->nparams);
     wire_u32(w, str_index(t, gf->name));
-    wire_u32(w, (uint32_t)g->nslots);
     wire_u32(w, (uint32_t)g->nstacks);
 }
 
@@ -372,7 +373,6 @@ static void put_tables(Tables *t, const Graph *g, Writer *sec) {
         wire_u8(w, (uint8_t)r->kind);
         wire_u8(w, r->is_bool);
         wire_u8(w, (uint8_t)r->dtype);
-        wire_i32(w, r->slot);
         put_shape(w, &r->shape);
     }
     w = &sec[GF_SEC_OPS];

@@ -35,8 +35,30 @@ int graph_reg(Graph *g, RegKind kind) {
     return g->nregs++;
 }
 
+Value graph_detached_str(const char *s, size_t len) {
+    ObjString *o = mem_calloc(1, sizeof(ObjString) + len + 1);
+    o->h.rc = 1;
+    o->h.kind = OBJ_STR;
+    o->h.marks = OBJ_DETACHED;
+    o->cap = (int)len;
+    o->hash = 2166136261u;
+    str_append_in_place(o, s, (int)len);
+    return OBJ_VAL(VAL_STR, o);
+}
+
+static bool is_detached(Value v) { return v.type == VAL_STR && (v.as.o->marks & OBJ_DETACHED); }
+
+Value graph_const_value(Value k) {
+    return is_detached(k) ? OBJ_VAL(VAL_STR, str_new(AS_STR(k)->chars, AS_STR(k)->len)) : val_retain(k);
+}
+
+void graph_release_const(Value k) {
+    if (is_detached(k)) mem_free(k.as.o);
+    else val_release(k);
+}
+
 void opnd_free(Opnd *o) {
-    if (o->kind == OPND_CONST) val_release(o->k);
+    if (o->kind == OPND_CONST) graph_release_const(o->k);
     if (o->kind == OPND_CLOSURE) {
         for (int i = 0; i < o->n; i++) val_release(OBJ_VAL(VAL_CELL, o->cells[i]));
         mem_free(o->cells);
@@ -85,7 +107,7 @@ void graph_free(Graph *g) {
     }
     mem_free(g->inputs);
     for (int i = 0; i < g->nguards; i++) {
-        val_release(g->guards[i].k);
+        graph_release_const(g->guards[i].k);
         for (int k = 0; g->guards[i].keys && k < g->guards[i].n; k++) mem_free(g->guards[i].keys[k]);
         mem_free(g->guards[i].keys);
     }

@@ -54,4 +54,8 @@ void graphfile_free(GraphFile *gf);
 GraphFile *graphfile_from_compiled(Graph *g, const Value *vals, int nparams, const char *name, char *err,
                                    size_t errlen);
 
+/* model.c: a Model over a GraphFile read by graphfile_read (taken), for the tests that read
+ * without the checksum. */
+struct Model *model_from_graphfile(GraphFile *gf, const char *name);
+
 #endif

@@ -155,5 +155,11 @@ void ins_free(Ins *in);
 int graph_emit(Graph *g, InsOp op, SrcLoc loc, Source *src);
 int graph_reg(Graph *g, RegKind kind);
 const char *ins_name(InsOp op);
+/* Strings of a loaded graph live outside every interpreter (OBJ_DETACHED): made here, read
+ * through graph_const_value (a copy for a detached string, else a new reference), freed by
+ * graph_release_const. */
+Value graph_detached_str(const char *s, size_t len);
+Value graph_const_value(Value k);
+void graph_release_const(Value k);
 
 #endif

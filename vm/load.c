@@ -162,7 +162,7 @@ static bool get_value(Load *L, Value *v) {
     case 3: {
         const char *s = get_str(L);
         if (!s) return false;
-        *v = OBJ_VAL(VAL_STR, str_new(s, (int)strlen(s)));
+        *v = graph_detached_str(s, strlen(s));
         break;
     }
     case 4: *v = UNDEF_VAL; break;
@@ -239,13 +239,12 @@ static bool read_meta(Load *L) {
     GraphFile *gf = L->gf;
     uint32_t nparams = wire_get_u32(&L->r);
     const char *name = get_str(L);
-    uint32_t nslots = wire_get_u32(&L->r), nstacks = wire_get_u32(&L->r);
+    uint32_t nstacks = wire_get_u32(&L->r);
     if (!name || !close_section(L)) return false;
     if (nparams > 255) return fail(L, "corrupt graph file: %u parameters", nparams);
-    if (nslots > MAX_REGS || nstacks > MAX_CODE) return fail(L, "corrupt graph file: %u buffers, %u stacks", nslots, nstacks);
+    if (nstacks > MAX_CODE) return fail(L, "corrupt graph file: %u stacks", nstacks);
     gf->nparams = (int)nparams;
     gf->name = mem_strndup(name, strlen(name));
-    gf->g->nslots = (int)nslots;
     gf->g->nstacks = (int)nstacks;
     return true;
 }
@@ -253,19 +252,17 @@ static bool read_meta(Load *L) {
 static bool read_regs(Load *L) {
     open_section(L, GF_SEC_REGS);
     Graph *g = L->gf->g;
-    uint32_t n = wire_count(&L->r, 8, MAX_REGS);
+    uint32_t n = wire_count(&L->r, 4, MAX_REGS);
     if (!read_ok(L)) return false;
     g->regs = mem_calloc(n + 1, sizeof(RegInfo));
     g->capregs = (int)n + 1;
     for (uint32_t i = 0; i < n; i++) {
         RegInfo *ri = &g->regs[i];
         uint8_t kind = wire_get_u8(&L->r), is_bool = wire_get_u8(&L->r), dt = wire_get_u8(&L->r);
-        ri->slot = wire_get_i32(&L->r);
+        ri->slot = -1;   /* no shared buffers in a loaded graph (see export.c) */
         if (!get_shape(L, &ri->shape)) return false;
         if (kind > R_TENSOR || is_bool > 1 || !get_dtype(L, dt, &ri->dtype))
             return fail(L, "corrupt graph file: register %u has kind %u", i, kind);
-        if (ri->slot < -1 || ri->slot >= g->nslots || (ri->slot >= 0 && kind != R_TENSOR))
-            return fail(L, "corrupt graph file: register %u has buffer %d of %d", i, ri->slot, g->nslots);
         ri->kind = (RegKind)kind;
         ri->is_bool = is_bool;
         g->nregs = (int)i + 1;
@@ -552,6 +549,14 @@ static bool verify_op(Load *L, Ins *in) {
         in->nargs > 4096)
         return fail(L, "corrupt graph file: '%s' with %d operands", def->name, in->nargs);
     if (in->nres != def->nout || in->res[0] != in->dst) return fail(L, "corrupt graph file: '%s' with %d results", def->name, in->nres);
+    /* an operand may be absent (-1) only where the signature has an optional tensor */
+    for (int p = 0, k = 0; p < def->nparams; p++) {
+        ParamType t = def->params[p].type;
+        if (t != P_T && t != P_TOPT && t != P_TS && t != P_N) continue;
+        int take = t == P_TS ? in->nargs - (def->noperands - 1) : 1;
+        for (int j = 0; j < take && k < in->nargs; j++, k++)
+            if (in->args[k] == -1 && t != P_TOPT) return fail(L, "corrupt graph file: '%s' lacks operand %d", def->name, k);
+    }
     OpArg *args = mem_calloc((size_t)in->nargs + 1, sizeof(OpArg));
     bool ok = true;
     for (int k = 0; k < in->nargs && ok; k++) {
@@ -587,8 +592,9 @@ static bool verify_fused(Load *L, Ins *in) {
         int refs[3] = { s->dst, s->a, s->b };
         for (int q = 0; q < 3; q++) {
             int x = refs[q];
-            if (q == 2 && (x == FUSED_NONE || s->scalar_reg >= 0)) continue;
-            if (x >= 0 ? (q == 0 ? x >= in->nsteps : x >= k) : !(is_reg(L, -x - 1, R_TENSOR) && same_type(&g->regs[-x - 1], d)))
+            if (q == 2 && x == FUSED_NONE) continue;
+            int ext = x < 0 && x > INT32_MIN ? -x - 1 : -1;   /* an external register -(r+1) */
+            if (x >= 0 ? (q == 0 ? x >= in->nsteps : x >= k) : !(is_reg(L, ext, R_TENSOR) && same_type(&g->regs[ext], d)))
                 return fail(L, "corrupt graph file: step %d of a fused group refers to %d", k, x);
         }
         if (def->kind == K_UNARY ? s->b != FUSED_NONE || s->scalar_reg >= 0 : s->scalar_reg < -1)

@@ -64,7 +64,7 @@ static void collect_outs(Model *m, const Opnd *o) {
         for (int i = 0; i < o->n; i++) collect_outs(m, &o->items[i]);
 }
 
-static Model *model_from_file(GraphFile *gf, const char *name) {
+Model *model_from_graphfile(GraphFile *gf, const char *name) {
     Model *m = mem_calloc(1, sizeof *m);
     m->gf = gf;
     m->src.name = mem_strndup(name, strlen(name));
@@ -93,7 +93,7 @@ void model_free(Model *m) {
 Model *model_load_bytes(const void *data, size_t n, const char *name, char *err, size_t errlen) {
     Source tmp = { (char *)name, NULL, NULL, 0, 0, NULL };
     GraphFile *gf = graphfile_read(data, n, &tmp, true, err, errlen);
-    return gf ? model_from_file(gf, name) : NULL;
+    return gf ? model_from_graphfile(gf, name) : NULL;
 }
 
 /* The whole file, or NULL with the reason. */
@@ -124,9 +124,10 @@ static uint8_t *read_file(const char *path, size_t *n, char *err, size_t errlen)
         if (got == 0) break;
     }
     bool bad = ferror(f);
+    int e = errno;
     fclose(f);
     if (bad) {
-        snprintf(err, errlen, "cannot read '%s'", path);
+        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(e));
         mem_free(buf);
         return NULL;
     }
@@ -167,6 +168,7 @@ void model_output_info(const Model *m, int i, DType *dt, Shape *s) {
 
 static void bind_constants(const Model *m, VmRegs *r) {
     const GraphFile *gf = m->gf;
+    Tensor **consts = r->consts ? r->consts : gf->g->consts;
     for (int i = 0; i < gf->nbinds; i++) {
         const GfBinding *b = &gf->binds[i];
         if (!b->is_tensor) {
@@ -174,7 +176,7 @@ static void bind_constants(const Model *m, VmRegs *r) {
             continue;
         }
         tensor_release(r->ten[b->reg]);
-        r->ten[b->reg] = tensor_retain(gf->g->consts[b->k]);
+        r->ten[b->reg] = tensor_retain(consts[b->k]);
     }
 }
 
@@ -278,16 +280,33 @@ static int exec_model(Interp *I, const Model *m, VmRegs *r) {
     return rc;
 }
 
+/* A session reads private copies of the constants: tensors' reference counts are not atomic,
+ * and several sessions may run one Model at once. */
 ModelSession *model_session_new(const Model *m) {
     ModelSession *s = mem_calloc(1, sizeof *s);
+    const Graph *g = m->gf->g;
     s->m = m;
     s->I = interp_new();
-    s->r = vm_regs_new(m->gf->g);
+    s->r = vm_regs_new(g);
+    s->r->consts = mem_calloc((size_t)g->nconsts + 1, sizeof(Tensor *));
+    for (int i = 0; i < g->nconsts; i++)
+        if (!(s->r->consts[i] = tensor_copy(g->consts[i]))) {
+            model_session_free(s);
+            return NULL;
+        }
     return s;
+}
+
+void model_session_set_max_ops(ModelSession *s, int64_t max_ops) {
+    s->I->max_ops = max_ops;
+    s->I->limits_on = max_ops > 0;
 }
 
 void model_session_free(ModelSession *s) {
     if (!s) return;
+    for (int i = 0; s->r->consts && i < s->m->gf->g->nconsts; i++) tensor_release(s->r->consts[i]);
+    mem_free(s->r->consts);
+    s->r->consts = NULL;
     vm_regs_free(s->r, s->m->gf->g);
     interp_free(s->I);
     mem_free(s);
@@ -324,7 +343,8 @@ int model_run(ModelSession *s, Tensor *const *in, int nin, Tensor **out, char *e
     int rc = exec_model(s->I, m, s->r);
     for (int k = 0; rc == 0 && k < m->nouts; k++) {
         const Opnd *o = m->outs[k];
-        Tensor *t = o->kind == OPND_NUM ? tensor_scalar(DT_F64, s->r->num[o->reg]) : tensor_retain(s->r->ten[o->reg]);
+        Tensor *t = o->kind == OPND_NUM ? tensor_scalar(DT_F64, s->r->num[o->reg])
+                  : s->r->ten[o->reg] ? tensor_retain(s->r->ten[o->reg]) : NULL;
         if (!t) {
             for (int j = 0; j < k; j++) tensor_release(out[j]);
             snprintf(err, errlen, "%s", o->kind == OPND_NUM ? op_error() : "the graph left a result unset");

@@ -7,6 +7,7 @@
 #ifndef TSL_MODEL_H
 #define TSL_MODEL_H
 #include <stddef.h>
+#include <stdint.h>
 #include "tensor.h"
 
 typedef struct Model Model;
@@ -26,7 +27,10 @@ void model_input_info(const Model *m, int i, DType *dt, Shape *s, const char **n
 int model_num_outputs(const Model *m);
 void model_output_info(const Model *m, int i, DType *dt, Shape *s);
 
+/* NULL when the copies of the model's constants cannot be made (memory limits). */
 ModelSession *model_session_new(const Model *m);
+/* Stops a run after max_ops backward jumps (0: no limit), as --max-ops does. */
+void model_session_set_max_ops(ModelSession *s, int64_t max_ops);
 void model_session_free(ModelSession *s);
 /* Runs the model: in[nin] borrowed, out[model_num_outputs] receives new references.
  * 0, or -1 with the message (naming the argument for a wrong shape or dtype) in err. */

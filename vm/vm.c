@@ -112,7 +112,7 @@ static Tensor *dst_tensor(Graph *g, VmRegs *r, int reg, const Tensor *in1, const
 Value vm_operand(Interp *I, Graph *g, VmRegs *r, const Opnd *o) {
     if (o->bound && r->num[o->bound - 1] == 0) return UNDEF_VAL;   /* left unbound, as eagerly */
     switch (o->kind) {
-    case OPND_CONST: return val_retain(o->k);
+    case OPND_CONST: return graph_const_value(o->k);
     case OPND_NUM: return g->regs[o->reg].is_bool ? BOOL_VAL(r->num[o->reg] != 0) : NUM_VAL(r->num[o->reg]);
     case OPND_TENSOR:
         if (!r->ten[o->reg]) return interp_error(I, "undefined variable");
@@ -502,7 +502,7 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
                 }
                 vmbreak;
             }
-            vmcase(I_TCONST) set_t(r, in->dst, tensor_retain(g->consts[in->aux])); vmbreak;
+            vmcase(I_TCONST) set_t(r, in->dst, tensor_retain((r->consts ? r->consts : g->consts)[in->aux])); vmbreak;
             vmcase(I_SCALAR) {
                 double x = N[in->a];
                 if (in->aux == DT_I64 && !double_fits_i64(x))   /* as astype: never a wrapped integer */
@@ -569,7 +569,14 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
                 pc = in->aux;
                 vmbreak;
             }
-            vmcase(I_JUMPF) if (N[in->a] == 0) pc = in->aux; vmbreak;
+            vmcase(I_JUMPF) {
+                if (N[in->a] != 0) vmbreak;
+                /* the compiler's loops close with jump, but a loaded file may loop here */
+                if (in->aux < pc && (tsl_interrupt_flag || I->max_ops) && !interp_check_limits(I))
+                    return stopped_at(I, in);
+                pc = in->aux;
+                vmbreak;
+            }
             vmcase(I_PRINT) if (exec_print(I, g, r, in)) return -1; vmbreak;
             vmcase(I_PUSH) if (exec_push(I, g, r, in)) return -1; vmbreak;
             vmcase(I_POP) if (exec_pop(I, g, r, in)) return -1; vmbreak;

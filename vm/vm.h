@@ -22,6 +22,9 @@ typedef struct VmRegs {
     Tensor **slots;          /* the memory plan's buffers */
     int *slot_owner;         /* register that last took each slot */
     bool quiet;              /* --verify-static's second run: prints are suppressed */
+    Tensor **consts;         /* the constants tconst reads, when not the graph's own: a model
+                              * session's copies (vm/model.c), so no thread touches a shared
+                              * tensor's reference count */
     struct { void *p; size_t bytes; } *scratch;   /* chunk buffers of fused groups (shared by copies of
                                                      these registers: run_graph works on a copy) */
 } VmRegs;

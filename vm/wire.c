@@ -51,12 +51,21 @@ uint64_t wire_le64(const uint8_t *p) {
 }
 uint32_t wire_le32(const uint8_t *p) { return (uint32_t)wire_le64((const uint8_t[8]){ p[0], p[1], p[2], p[3] }); }
 
+static _Thread_local WireFieldHook field_hook;
+static _Thread_local void *field_ud;
+
+void wire_set_field_hook(WireFieldHook hook, void *ud) {
+    field_hook = hook;
+    field_ud = ud;
+}
+
 static const uint8_t *take(Reader *r, size_t n) {
     if (r->bad || (size_t)(r->end - r->p) < n) {
         r->bad = true;
         return NULL;
     }
     const uint8_t *q = r->p;
+    if (field_hook) field_hook(q, (int)n, field_ud);
     r->p += n;
     return q;
 }

@@ -42,6 +42,11 @@ double wire_get_f64(Reader *r);
  * against `max` (the reader goes bad when it does not fit). */
 uint32_t wire_count(Reader *r, size_t min_each, uint32_t max);
 
+/* Test hook: called with the place and width of every integer field a Reader reads (the
+ * loader's field sweep finds the fields this way). NULL: off. One per thread. */
+typedef void (*WireFieldHook)(const uint8_t *at, int width, void *ud);
+void wire_set_field_hook(WireFieldHook hook, void *ud);
+
 uint64_t wire_le64(const uint8_t *p);
 uint32_t wire_le32(const uint8_t *p);
 /* FNV-1a, 64 bits: the file's checksum (detects damage, not tampering). */

@@ -19,5 +19,6 @@ Suite *builtin_table_suite(void);   /* test_builtin_table.c: signature and doc r
 
 Suite *grad_suite(void);     /* test_grad.c: the GradBuilder and backward rules (issue 12) */
 Suite *grad_table_suite(void);   /* test_grad_table.c: every backward rule against central differences */
+Suite *graphfile_suite(void);   /* test_graphfile.c: graph files as untrusted input (issue 14) */
 
 #endif

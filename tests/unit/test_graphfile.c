@@ -1,0 +1,286 @@
+/* test_graphfile.c - the graph file (docs/format.md) as untrusted input: round trips give
+ * the same bytes, and no prefix, bit flip or field value of a valid file crashes, leaks or
+ * hangs the loader or the VM running what it accepted. Valid files come from export(). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "suites.h"
+#include "helpers.h"
+#include "graphfile.h"
+#include "model.h"
+
+/* Small programs covering the instruction kinds: an op chain with a fused group, weights
+ * read from globals, a dict argument, numbers (an input and a guard), a loop, a branch,
+ * indexing, random draws, prints and a structured result. */
+static const char *const programs[] = {
+    "seed(1)\nw = randn([3, 2])\nstatic fn f(x) { return tanh(x @ w) * 2 + 1 }\nexport(f, [randn([4, 3])], PATH)",
+    "static fn f(m, x, n) {\n  y = x\n  for i in range(n) { y = y * m.a + m.b }\n  return [sum(y), { first: y[0], n: n }]\n}\n"
+    "export(f, [{ a: randn([2]), b: randn([2]) }, randn([3, 2]), 2], PATH)",
+    "static fn f(x, k) {\n  d = x * k\n  if sum(d) > 0 { d = -d }\n  print(\"d\", d[1:])\n  return d + randn(x.shape)\n}\n"
+    "export(f, [randn([4]), 0.5], PATH)",
+};
+#define NPROGRAMS (int)(sizeof programs / sizeof *programs)
+
+static Interp *I;
+static uint8_t *file[NPROGRAMS];
+static size_t file_len[NPROGRAMS];
+
+static uint8_t *read_all(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc((size_t)len + 1);
+    ck_assert_int_eq(fread(b, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+/* Exports program k into file[k]. */
+static void make_file(int k) {
+    char path[64], code[1024], quoted[80];
+    snprintf(path, sizeof path, "/tmp/tsl_unit_graph_%d_%d.tslg", (int)getpid(), k);
+    snprintf(quoted, sizeof quoted, "\"%s\"", path);
+    const char *at = strstr(programs[k], "PATH");
+    snprintf(code, sizeof code, "%.*s%s%s", (int)(at - programs[k]), programs[k], quoted, at + 4);
+    ck_assert_msg(run_in(I, code) == 0, "export failed: %s", I->err_msg);
+    file[k] = read_all(path, &file_len[k]);
+    unlink(path);
+}
+
+/* The interpreter that exports is gone before the sweeps run: each run below has a session
+ * of its own. */
+static void setup(void) {
+    I = interp_new();
+    for (int k = 0; k < NPROGRAMS; k++) make_file(k);
+    interp_free(I);
+    I = NULL;
+}
+
+static void teardown(void) {
+    for (int k = 0; k < NPROGRAMS; k++) free(file[k]);
+}
+
+/* Loads an image without the checksum and, when it loads, runs it once on zeros with an op
+ * budget: whatever a damaged file holds, this must end with a result or an error. */
+static bool load_and_run(const uint8_t *data, size_t n) {
+    char err[512];
+    Source src = { (char *)"<sweep>", NULL, NULL, 0, 0, NULL };
+    GraphFile *gf = graphfile_read(data, n, &src, false, err, sizeof err);
+    if (!gf) return false;
+    Model *m = model_from_graphfile(gf, "<sweep>");
+    int nin = model_num_inputs(m), nout = model_num_outputs(m);
+    Tensor **in = calloc((size_t)nin + 1, sizeof(Tensor *)), **out = calloc((size_t)nout + 1, sizeof(Tensor *));
+    for (int i = 0; i < nin; i++) {
+        DType dt;
+        Shape s;
+        model_input_info(m, i, &dt, &s, NULL);
+        in[i] = tensor_zeros(dt, &s);
+    }
+    ModelSession *sess = model_session_new(m);
+    ck_assert_ptr_nonnull(sess);
+    model_session_set_max_ops(sess, 10000);
+    FILE *saved = stdout;   /* the graph may print */
+    stdout = fopen("/dev/null", "w");
+    if (model_run(sess, in, nin, out, err, sizeof err) == 0)
+        for (int i = 0; i < nout; i++) tensor_release(out[i]);
+    fclose(stdout);
+    stdout = saved;
+    model_session_free(sess);
+    for (int i = 0; i < nin; i++) tensor_release(in[i]);
+    free(in);
+    free(out);
+    model_free(m);
+    return true;
+}
+
+START_TEST(graphfile_round_trip_same_bytes) {
+    for (int k = 0; k < NPROGRAMS; k++) {
+        char err[512];
+        Source src = { (char *)"<rt>", NULL, NULL, 0, 0, NULL };
+        GraphFile *gf = graphfile_read(file[k], file_len[k], &src, true, err, sizeof err);
+        ck_assert_msg(gf != NULL, "program %d: %s", k, err);
+        Writer w = { 0 };
+        ck_assert_int_eq(graphfile_write(gf, &w, err, sizeof err), 0);
+        ck_assert_uint_eq(w.len, file_len[k]);
+        ck_assert_msg(!memcmp(w.p, file[k], w.len), "program %d: a re-export differs", k);
+        mem_free(w.p);
+        graphfile_free(gf);
+    }
+}
+END_TEST
+
+START_TEST(graphfile_loaded_equals_static) {
+    I = interp_new();
+    ck_assert_int_eq(run_in(I, "seed(2)\nw = randn([5, 3])\nstatic fn f(x) { return softmax(relu(x @ w), axis=1) }\n"
+                               "x = randn([4, 5])\nexport(f, [x], \"/tmp/tsl_unit_eq.tslg\")\n"
+                               "g = load(\"/tmp/tsl_unit_eq.tslg\")\nsame = equal(g(x), f(x))"), 0);
+    int k = globals_find(&I->main->g, "same");
+    ck_assert(I->main->g.vals[k].type == VAL_BOOL && I->main->g.vals[k].as.b);
+    unlink("/tmp/tsl_unit_eq.tslg");
+    interp_free(I);
+}
+END_TEST
+
+START_TEST(graphfile_every_prefix_rejected) {
+    for (int k = 0; k < NPROGRAMS; k++)
+        for (size_t n = 0; n < file_len[k]; n++) {
+            char err[512];
+            Source src = { (char *)"<t>", NULL, NULL, 0, 0, NULL };
+            GraphFile *gf = graphfile_read(file[k], n, &src, true, err, sizeof err);
+            ck_assert_msg(gf == NULL, "program %d: a prefix of %zu bytes loaded", k, n);
+        }
+}
+END_TEST
+
+START_TEST(graphfile_every_bit_flip_safe) {
+    /* the smallest file, every bit, with the checksum off so the verifier sees each flip */
+    int k = 0;
+    for (int j = 1; j < NPROGRAMS; j++)
+        if (file_len[j] < file_len[k]) k = j;
+    uint8_t *b = malloc(file_len[k]);
+    int loaded = 0;
+    for (size_t i = 0; i < file_len[k] * 8; i++) {
+        memcpy(b, file[k], file_len[k]);
+        b[i / 8] ^= (uint8_t)(1u << (i % 8));
+        loaded += load_and_run(b, file_len[k]);
+    }
+    free(b);
+    /* flips in weights, locations and spare bits load; most others must not */
+    ck_assert_int_gt(loaded, 0);
+    ck_assert_int_lt(loaded, (int)(file_len[k] * 8));
+    /* and with the checksum on, no flip loads at all */
+    b = malloc(file_len[k]);
+    for (size_t i = 0; i < file_len[k] * 8; i += 7) {
+        memcpy(b, file[k], file_len[k]);
+        b[i / 8] ^= (uint8_t)(1u << (i % 8));
+        char err[512];
+        Source src = { (char *)"<t>", NULL, NULL, 0, 0, NULL };
+        ck_assert_ptr_null(graphfile_read(b, file_len[k], &src, true, err, sizeof err));
+    }
+    free(b);
+}
+END_TEST
+
+typedef struct {
+    size_t *at;
+    int *width;
+    int n, cap;
+    const uint8_t *base;
+} Fields;
+
+static void note_field(const uint8_t *at, int width, void *ud) {
+    Fields *f = ud;
+    if (f->n == f->cap) {
+        f->cap = f->cap ? f->cap * 2 : 256;
+        f->at = realloc(f->at, sizeof(size_t) * (size_t)f->cap);
+        f->width = realloc(f->width, sizeof(int) * (size_t)f->cap);
+    }
+    f->at[f->n] = (size_t)(at - f->base);
+    f->width[f->n++] = width;
+}
+
+static void put_field(uint8_t *p, int width, uint64_t v) {
+    for (int i = 0; i < width; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+START_TEST(graphfile_every_field_extreme_values) {
+    static const uint64_t values[] = { 0, 1, (uint64_t)-1, 2, 0x7fffffff, 0x80000000u, 0xffffffffu,
+                                       0x8000000000000000ull, 0x7fffffffffffffffull };
+    for (int k = 0; k < NPROGRAMS; k++) {
+        Fields f = { NULL, NULL, 0, 0, file[k] };
+        char err[512];
+        Source src = { (char *)"<t>", NULL, NULL, 0, 0, NULL };
+        wire_set_field_hook(note_field, &f);
+        GraphFile *gf = graphfile_read(file[k], file_len[k], &src, true, err, sizeof err);
+        wire_set_field_hook(NULL, NULL);
+        ck_assert_msg(gf != NULL, "%s", err);
+        graphfile_free(gf);
+        for (size_t h = 8; h < GF_HEADER_BYTES; h += 4) note_field(file[k] + h, h >= 24 ? 8 : 4, &f);   /* the header */
+        ck_assert_int_gt(f.n, 50);
+        uint8_t *b = malloc(file_len[k]);
+        for (int i = 0; i < f.n; i++)
+            for (size_t v = 0; v < sizeof values / sizeof *values; v++) {
+                if (f.width[i] == 1 && v > 3) continue;
+                memcpy(b, file[k], file_len[k]);
+                put_field(b + f.at[i], f.width[i], values[v]);
+                load_and_run(b, file_len[k]);
+            }
+        free(b);
+        free(f.at);
+        free(f.width);
+    }
+}
+END_TEST
+
+/* A valid header whose fields are then changed: the reasons named. */
+static const char *header_error(void (*patch)(uint8_t *b, size_t n)) {
+    static char err[512];
+    size_t n = file_len[0];
+    uint8_t *b = malloc(n);
+    memcpy(b, file[0], n);
+    patch(b, n);
+    Source src = { (char *)"<t>", NULL, NULL, 0, 0, NULL };
+    GraphFile *gf = graphfile_read(b, n, &src, false, err, sizeof err);
+    free(b);
+    ck_assert_ptr_null(gf);
+    return err;
+}
+static void newer_format(uint8_t *b, size_t n) { put_field(b + 12, 4, GF_FORMAT_VERSION + 1); }
+static void newer_opset(uint8_t *b, size_t n) { put_field(b + 16, 4, 7); }
+static void big_endian(uint8_t *b, size_t n) { put_field(b + 8, 4, 0x0D0C0B0Au); }
+static void huge_code_count(uint8_t *b, size_t n) {
+    uint64_t off = wire_le64(b + GF_HEADER_BYTES + (GF_SEC_CODE - 1) * GF_SECTION_BYTES + 8);
+    put_field(b + off, 4, 0xffffffffu);
+}
+
+START_TEST(graphfile_versions_and_counts_named) {
+    char want[200];
+    snprintf(want, sizeof want, "the graph file has format version %u; this build reads format version %u",
+             GF_FORMAT_VERSION + 1, GF_FORMAT_VERSION);
+    ck_assert_str_eq(header_error(newer_format), want);
+    snprintf(want, sizeof want, "the graph file uses op set version 7; this build has op set version %u", GF_OPSET_VERSION);
+    ck_assert_str_eq(header_error(newer_opset), want);
+    ck_assert_str_eq(header_error(big_endian), "the graph file is big-endian; this build reads little-endian files");
+    ck_assert_str_eq(header_error(huge_code_count), "corrupt graph file: the code section is truncated");
+}
+END_TEST
+
+/* 100 bytes that claim 2^32-1 instructions: refused before anything is allocated for them. */
+START_TEST(graphfile_small_file_huge_claims) {
+    uint8_t b[100];
+    memset(b, 0xff, sizeof b);
+    memcpy(b, GF_MAGIC, 8);
+    put_field(b + 8, 4, GF_ENDIAN_TAG);
+    put_field(b + 12, 4, GF_FORMAT_VERSION);
+    put_field(b + 16, 4, GF_OPSET_VERSION);
+    put_field(b + 20, 4, GF_SEC_END - 1);
+    put_field(b + 24, 8, sizeof b);
+    put_field(b + 40, 8, 0);
+    char err[512];
+    Source src = { (char *)"<t>", NULL, NULL, 0, 0, NULL };
+    ck_assert_ptr_null(graphfile_read(b, sizeof b, &src, false, err, sizeof err));
+    ck_assert_str_eq(err, "the graph file is truncated in its section table");
+    /* and a file whose sections all fit but whose code count is 2^32-1 */
+    ck_assert_str_eq(header_error(huge_code_count), "corrupt graph file: the code section is truncated");
+}
+END_TEST
+
+Suite *graphfile_suite(void) {
+    Suite *s = suite_create("graphfile");
+    TCase *t = tcase_create("graphfile");
+    tcase_set_timeout(t, 600);
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_add_test(t, graphfile_round_trip_same_bytes);
+    tcase_add_test(t, graphfile_loaded_equals_static);
+    tcase_add_test(t, graphfile_every_prefix_rejected);
+    tcase_add_test(t, graphfile_every_bit_flip_safe);
+    tcase_add_test(t, graphfile_every_field_extreme_values);
+    tcase_add_test(t, graphfile_versions_and_counts_named);
+    tcase_add_test(t, graphfile_small_file_huge_claims);
+    suite_add_tcase(s, t);
+    return s;
+}
