@@ -111,7 +111,7 @@ FILE *io_create_regular(const char *path, const char *who);
 
 /* NumPy-style text, newly allocated (mem_free it). */
 char *tensor_format(const Tensor *t);
-/* The settings tensor_format uses, as NumPy's printoptions (all >= 0); process-wide. */
+/* The settings tensor_format uses, as NumPy's printoptions (all >= 0); the current ops context's. */
 typedef struct {
     int64_t precision, threshold, edgeitems, linewidth;
 } PrintOptions;

@@ -232,8 +232,8 @@ static char *read_line_tty(const char *prompt, bool *interrupted) {
          * stack), leaving this select() asleep: wake up now and then to look at the flag */
         struct timeval tick = { 0, 50000 };
         int r = select(1, &fds, NULL, NULL, &tick);
-        if (tsl_interrupt_flag) {
-            tsl_interrupt_flag = 0;
+        if (repl_I->interrupt_flag) {
+            repl_I->interrupt_flag = 0;
             rl_free_line_state();
             rl_callback_sigcleanup();
             rl_callback_handler_remove();

@@ -1,0 +1,166 @@
+/* test_state.c - two interpreters in one process share nothing, every allocation goes
+ * through the state's hook, and out of memory is an ordinary error (issue 14). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "suites.h"
+#include "helpers.h"
+#include "ctx.h"
+
+/* The tensor global `name` of I (borrowed). */
+static Tensor *tensor_global(Interp *I, const char *name) {
+    int k = globals_find(&I->main->g, name);
+    ck_assert_int_ge(k, 0);
+    ck_assert_int_eq(I->main->g.vals[k].type, VAL_TENSOR);
+    return I->main->g.vals[k].as.t;
+}
+
+static double num_global(Interp *I, const char *name) {
+    int k = globals_find(&I->main->g, name);
+    ck_assert_int_ge(k, 0);
+    ck_assert_int_eq(I->main->g.vals[k].type, VAL_NUM);
+    return I->main->g.vals[k].as.n;
+}
+
+static const char *str_global(Interp *I, const char *name) {
+    int k = globals_find(&I->main->g, name);
+    ck_assert_int_ge(k, 0);
+    ck_assert_int_eq(I->main->g.vals[k].type, VAL_STR);
+    return AS_STR(I->main->g.vals[k])->chars;
+}
+
+static void ck_same_tensor(const Tensor *a, const Tensor *b) {
+    ck_assert_int_eq(a->size, b->size);
+    ck_assert_int_eq(a->dtype, b->dtype);
+    ck_assert(!memcmp(a->data, b->data, (size_t)a->size * dtype_size(a->dtype)));
+}
+
+/* What one state computes alone: two draws after seed(1), objects, a cycle, a static block. */
+static const char *const part1 = "seed(1)\na1 = randn([3])\nl = [1, 'two', [3]]\nd = {k: l}\nd.self = d\n"
+                                 "static { s = tanh(a1 * 2) }\nprintoptions(precision=2)\n";
+static const char *const part2 = "a2 = randn([3])\nn = len(l) + len(d)\ngc()\nshown = str(tensor([1.23456]))\n";
+
+/* Interleaved in the order of the loop index: A and B created, both used between each
+ * other's steps (B seeds and draws in between, collects garbage, prints with other
+ * options), then one freed first and the other used after it. */
+START_TEST(state_two_interpreters_share_nothing) {
+    bool free_a_first = _i & 1, create_b_first = _i & 2;
+    Interp *ref = interp_new();
+    ck_assert_int_eq(run_in(ref, part1), 0);
+    ck_assert_int_eq(run_in(ref, part2), 0);
+    Interp *A, *B;
+    if (create_b_first) { B = interp_new(); A = interp_new(); }
+    else { A = interp_new(); B = interp_new(); }
+    ck_assert_int_eq(run_in(A, part1), 0);
+    ck_assert_int_eq(run_in(B, "seed(7)\nb = randn([100])\nq = [[1], {x: 2}]\npush(q, q)\ngc()"), 0);
+    ck_assert_int_eq(run_in(A, part2), 0);
+    ck_assert_int_eq(run_in(B, "shown = str(tensor([1.23456]))\nb2 = randn([3])"), 0);
+    ck_same_tensor(tensor_global(A, "a1"), tensor_global(ref, "a1"));
+    ck_same_tensor(tensor_global(A, "a2"), tensor_global(ref, "a2"));   /* B's draws did not move A's stream */
+    ck_same_tensor(tensor_global(A, "s"), tensor_global(ref, "s"));
+    ck_assert_double_eq(num_global(A, "n"), 5);
+    ck_assert_str_eq(str_global(A, "shown"), str_global(ref, "shown"));
+    ck_assert_str_ne(str_global(B, "shown"), str_global(A, "shown"));   /* A's printoptions are A's */
+    Interp *first = free_a_first ? A : B, *second = free_a_first ? B : A;
+    interp_free(first);
+    ck_assert_int_eq(run_in(second, "z = [1, 2]\npush(z, z)\ngc()\nw = sum(randn([4, 4]) @ randn([4, 4]))"), 0);
+    ck_assert_int_eq(run_in(second, "import nn\nm = nn.mlp([4, 3, 2])\ny = m(randn([2, 4]))"), 0);
+    interp_free(second);
+    interp_free(ref);
+}
+END_TEST
+
+/* ---- the allocation hook ---- */
+
+typedef struct {
+    long allocs, frees, reallocs;
+    int64_t live;       /* bytes held now */
+    long fail_after;    /* allocations (and growths) still allowed; -1: any number */
+} Counter;
+
+static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    Counter *c = ud;
+    if (nsize == 0) {
+        c->frees++;
+        c->live -= (int64_t)osize;
+        free(ptr);
+        return NULL;
+    }
+    if (c->fail_after == 0) return NULL;
+    if (c->fail_after > 0) c->fail_after--;
+    void *p = realloc(ptr, nsize);
+    if (!p) return NULL;
+    if (ptr) c->reallocs++;
+    else c->allocs++;
+    c->live += (int64_t)nsize - (int64_t)(ptr ? osize : 0);
+    return p;
+}
+
+/* Every allocation, tensor data included, goes through the hook, and all of it comes back. */
+START_TEST(state_alloc_hook_sees_everything) {
+    Counter c = { 0, 0, 0, 0, -1 };
+    Interp *I = interp_new_with_alloc(counting_alloc, &c);
+    ck_assert_ptr_nonnull(I);
+    ck_assert_int_gt(c.allocs, 0);   /* the state itself came from the hook */
+    ck_assert_int_eq(run_in(I, "x = 1"), 0);
+    int64_t before = c.live;
+    ck_assert_int_eq(run_in(I, "big = zeros([1000, 100])"), 0);   /* 400 KB of f32 data */
+    ck_assert_int_ge(c.live - before, 400000);
+    ck_assert_int_eq(run_in(I, "big = nil\nl = []\nfor i in range(1000) { push(l, str(i)) }\nd = {a: l}\nd.me = d\n"
+                               "static { t = tanh(randn([8, 8]) @ randn([8, 8])) }\nimport nn\nm = nn.mlp([4, 2])"),
+                     0);
+    ck_assert_int_gt(c.reallocs, 0);
+    interp_free(I);
+    ck_assert_int_eq(c.live, 0);
+    ck_assert_int_eq(c.allocs, c.frees);
+}
+END_TEST
+
+/* A hook that refuses after N allocations: the run stops with "out of memory" (a status,
+ * not an exit), the state runs code again once memory is back, and freeing it returns
+ * every byte, also what the jump stranded. Over a range of N, so the failure lands in the
+ * parser, the evaluator, the objects, the tensors and the compiler. */
+START_TEST(state_out_of_memory_is_an_error) {
+    Counter c = { 0, 0, 0, 0, -1 };
+    Interp *I = interp_new_with_alloc(counting_alloc, &c);
+    ck_assert_ptr_nonnull(I);
+    c.fail_after = 1 + _i * 7;
+    int rc = run_in(I, "l = []\nfor i in range(200) { push(l, str(i) + '!') }\nd = {a: l}\n"
+                       "t = sum(randn([16, 16]) @ randn([16, 16]))\nstatic { u = tanh(randn([4]) * 2) }\n"
+                       "done = 1");
+    if (_i < 10) ck_assert_int_eq(rc, 1);   /* the script needs far more than 64 allocations */
+    if (rc != 0) {
+        ck_assert_int_eq(rc, 1);
+        ck_assert_str_eq(I->err_msg, "out of memory");
+    }
+    c.fail_after = -1;
+    ck_assert_int_eq(run_in(I, "y = 1 + 2\nk = [y, str(y)]\nv = sum(ones([3]))"), 0);
+    ck_assert_double_eq(num_global(I, "y"), 3);
+    interp_free(I);
+    ck_assert_int_eq(c.live, 0);
+    ck_assert_int_eq(c.allocs, c.frees);
+}
+END_TEST
+
+/* A hook that refuses at once: no state, and nothing held. */
+START_TEST(state_new_fails_cleanly) {
+    for (long n = 0; n < 6; n++) {
+        Counter c = { 0, 0, 0, 0, n };
+        Interp *I = interp_new_with_alloc(counting_alloc, &c);
+        if (I) interp_free(I);
+        ck_assert_int_eq(c.live, 0);
+    }
+}
+END_TEST
+
+Suite *state_suite(void) {
+    Suite *s = suite_create("state");
+    TCase *tc = tcase_create("state");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, state_two_interpreters_share_nothing, 0, 4);
+    tcase_add_test(tc, state_alloc_hook_sees_everything);
+    tcase_add_loop_test(tc, state_out_of_memory_is_an_error, 0, 60);
+    tcase_add_test(tc, state_new_fails_cleanly);
+    suite_add_tcase(s, tc);
+    return s;
+}
