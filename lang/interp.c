@@ -4,6 +4,7 @@
  * every temporary on the C stack or the value stack and release it on every path.
  * Numbers take a fast path in arithmetic and comparisons; everything else goes
  * through value_binary and the ops library. */
+#include <pthread.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -397,14 +398,16 @@ double num_floor_mod(double a, double b) { return op_binary_number(OP_MOD, a, b)
 
 /* The tensor op of a binary operator token (shared with the static compiler): the op
  * whose symbol in ops.def is the token's text. */
+/* The op of each operator token: filled once per process, read-only afterwards. */
+static OpCode op_of_token[TOK__COUNT];
+static void op_of_token_build(void) {
+    for (int t = 0; t < TOK__COUNT; t++) op_of_token[t] = op_by_symbol(tok_symbol((TokKind)t), 2);
+}
+
 int tensor_op_of(int tok) {
-    static OpCode of[TOK__COUNT];
-    static bool made;
-    if (!made) {
-        for (int t = 0; t < TOK__COUNT; t++) of[t] = op_by_symbol(tok_symbol((TokKind)t), 2);
-        made = true;
-    }
-    return tok >= 0 && tok < TOK__COUNT ? (int)of[tok] : OP__COUNT;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, op_of_token_build);
+    return tok >= 0 && tok < TOK__COUNT ? (int)op_of_token[tok] : OP__COUNT;
 }
 
 static Value tensor_result(Interp *I, Tensor *t) {
