@@ -1,5 +1,6 @@
 /* test_state.c - two interpreters in one process share nothing, every allocation goes
  * through the state's hook, and out of memory is an ordinary error (issue 14). */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,58 @@ START_TEST(state_two_interpreters_share_nothing) {
     ck_assert_int_eq(run_in(second, "import nn\nm = nn.mlp([4, 3, 2])\ny = m(randn([2, 4]))"), 0);
     interp_free(second);
     interp_free(ref);
+}
+END_TEST
+
+/* Interpreters on several threads at once, each its own: the same results as one at a time. */
+typedef struct {
+    int seed;
+    Tensor *want;     /* computed alone first (owned by the main thread's reference) */
+    bool same;
+} Worker;
+
+static const char *const thread_script =
+    "r = randn([64])\nl = []\nfor i in range(300) { push(l, str(i)) }\nd = {l: l}\nd.me = d\ngc()\n"
+    "static { y = tanh(r * 2) + sum(r) }\nfor k in range(20) { y = y + tanh(y) * 0.01 }\n";
+
+/* Not run_in: it swaps the process's stderr, which threads must not do. */
+static int run_seeded(Interp *I, int seed) {
+    char code[64];
+    snprintf(code, sizeof code, "seed(%d)", seed);
+    return interp_run_source(I, "<seed>", code, strlen(code), false, NULL) ||
+           interp_run_source(I, "<thread>", thread_script, strlen(thread_script), false, NULL);
+}
+
+static void *thread_body(void *p) {
+    Worker *w = p;
+    Interp *I = interp_new();
+    w->same = I && run_seeded(I, w->seed) == 0;
+    int k = w->same ? globals_find(&I->main->g, "y") : -1;   /* no ck_assert off the main thread */
+    if (k < 0 || I->main->g.vals[k].type != VAL_TENSOR) w->same = false;
+    else {
+        const Tensor *got = I->main->g.vals[k].as.t;
+        w->same = got->size == w->want->size && !memcmp(got->data, w->want->data, (size_t)got->size * 4);
+    }
+    interp_free(I);
+    return NULL;
+}
+
+START_TEST(state_interpreters_on_threads) {
+    enum { N = 4 };
+    Interp *ref[N];
+    Worker w[N];
+    for (int i = 0; i < N; i++) {
+        ref[i] = interp_new();
+        ck_assert_int_eq(run_seeded(ref[i], i + 1), 0);
+        w[i] = (Worker){ i + 1, tensor_global(ref[i], "y"), false };
+    }
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) ck_assert_int_eq(pthread_create(&th[i], NULL, thread_body, &w[i]), 0);
+    for (int i = 0; i < N; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < N; i++) {
+        ck_assert(w[i].same);
+        interp_free(ref[i]);
+    }
 }
 END_TEST
 
@@ -142,6 +195,38 @@ START_TEST(state_out_of_memory_is_an_error) {
 }
 END_TEST
 
+/* The same in the static compiler and the VM: the failure lands while a block and a static
+ * fn compile or run; afterwards both compile and run again and give the result of a state
+ * that never failed. */
+static const char *const static_script =
+    "static fn layer(x, w) { return tanh(x @ w + 1) * 0.5 }\n"
+    "static { h = layer(x, w)\n for k in range(3) { h = h + sum(h * h, axis=1, keepdims=true) * 0.1 } }\n"
+    "g = grad(fn(v) { return sum(layer(v, w)) })(x)\n";
+
+START_TEST(state_out_of_memory_in_static_code) {
+    const char *setup = "seed(3)\nx = randn([4, 8])\nw = randn([8, 3])\n";
+    Interp *ref = interp_new();
+    ck_assert_int_eq(run_in(ref, setup), 0);
+    ck_assert_int_eq(run_in(ref, static_script), 0);
+    Counter c = { 0, 0, 0, 0, -1 };
+    Interp *I = interp_new_with_alloc(counting_alloc, &c);
+    ck_assert_int_eq(run_in(I, setup), 0);
+    c.fail_after = 1 + _i * 5;
+    int rc = run_in(I, static_script);
+    if (_i < 10) ck_assert_int_eq(rc, 1);
+    if (rc != 0)   /* a small allocation's error, or a tensor's ("out of memory allocating a tensor of N bytes") */
+        ck_assert(!strncmp(I->err_msg, "out of memory", strlen("out of memory")));
+    c.fail_after = -1;
+    ck_assert_int_eq(run_in(I, static_script), 0);
+    ck_assert_int_eq(run_in(I, static_script), 0);   /* the cached graphs run */
+    ck_same_tensor(tensor_global(I, "h"), tensor_global(ref, "h"));
+    ck_same_tensor(tensor_global(I, "g"), tensor_global(ref, "g"));
+    interp_free(I);
+    interp_free(ref);
+    ck_assert_int_eq(c.live, 0);
+}
+END_TEST
+
 /* A hook that refuses at once: no state, and nothing held. */
 START_TEST(state_new_fails_cleanly) {
     for (long n = 0; n < 6; n++) {
@@ -158,8 +243,10 @@ Suite *state_suite(void) {
     TCase *tc = tcase_create("state");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, state_two_interpreters_share_nothing, 0, 4);
+    tcase_add_test(tc, state_interpreters_on_threads);
     tcase_add_test(tc, state_alloc_hook_sees_everything);
     tcase_add_loop_test(tc, state_out_of_memory_is_an_error, 0, 60);
+    tcase_add_loop_test(tc, state_out_of_memory_in_static_code, 0, 80);
     tcase_add_test(tc, state_new_fails_cleanly);
     suite_add_tcase(s, tc);
     return s;
