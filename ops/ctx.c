@@ -64,6 +64,21 @@ OpsCtx *ops_ctx_enter(OpsCtx *c) {
 
 void ops_ctx_leave(OpsCtx *prev) { ops_ctx_cur = prev; }
 
+int ops_ctx_run(OpsCtx *c, int (*body)(void *ud), void *ud) {
+    OpsCtx *prev = ops_ctx_enter(c);
+    jmp_buf here, *outer = c->on_oom;
+    volatile int rc;
+    c->on_oom = &here;
+    if (setjmp(here) == 0) rc = body(ud);
+    else {
+        op_fail("out of memory");
+        rc = -1;
+    }
+    c->on_oom = outer;
+    ops_ctx_leave(prev);
+    return rc;
+}
+
 /* The context of a thread that entered none. It lives in thread-local storage: no two
  * threads share it, and there is nothing to free but its caches (tensors, freed when the
  * thread's last user calls cpu_reduce_cache_free; at exit the leak checker sees them

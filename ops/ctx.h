@@ -79,6 +79,12 @@ void ops_ctx_free(OpsCtx *c);
 OpsCtx *ops_ctx_enter(OpsCtx *c);
 void ops_ctx_leave(OpsCtx *prev);
 
+/* Runs body(ud) with c current and protected: a small allocation that fails inside
+ * (mem_alloc) jumps back here and -1 is returned with "out of memory" in op_error();
+ * otherwise body's result. For a host of the ops layer without an interpreter (a model
+ * session): what the jump stranded is freed with c. */
+int ops_ctx_run(OpsCtx *c, int (*body)(void *ud), void *ud);
+
 extern _Thread_local OpsCtx *ops_ctx_cur;
 OpsCtx *ops_ctx_thread_default(void);
 static inline OpsCtx *ops_ctx(void) {

@@ -7,6 +7,7 @@
 #include "suites.h"
 #include "helpers.h"
 #include "ctx.h"
+#include "mem.h"
 
 /* The tensor global `name` of I (borrowed). */
 static Tensor *tensor_global(Interp *I, const char *name) {
@@ -227,6 +228,35 @@ START_TEST(state_out_of_memory_in_static_code) {
 }
 END_TEST
 
+/* The ops layer alone (a model session's way): a protected run that runs out of memory
+ * returns -1 with the message, and freeing the context returns every byte. */
+static int grow_forever(void *ud) {
+    (void)ud;
+    void **chain = NULL;
+    for (;;) {   /* a linked chain of blocks, never freed here: the context frees them */
+        void **next = mem_alloc(sizeof(void *) * 64);
+        next[0] = chain;
+        chain = next;
+        Shape s = { 1, { 100 } };
+        tensor_release(tensor_new(DT_F32, &s));
+    }
+    return 0;
+}
+
+START_TEST(state_ops_context_out_of_memory) {
+    Counter c = { 0, 0, 0, 0, 500 };
+    OpsCtx *ctx = ops_ctx_new_with_alloc(counting_alloc, &c);
+    ck_assert_ptr_nonnull(ctx);
+    ck_assert_int_eq(ops_ctx_run(ctx, grow_forever, NULL), -1);
+    OpsCtx *prev = ops_ctx_enter(ctx);
+    ck_assert_str_eq(op_error(), "out of memory");
+    ops_ctx_leave(prev);
+    ck_assert_int_gt(c.live, 0);
+    ops_ctx_free(ctx);
+    ck_assert_int_eq(c.live, 0);
+}
+END_TEST
+
 /* A hook that refuses at once: no state, and nothing held. */
 START_TEST(state_new_fails_cleanly) {
     for (long n = 0; n < 6; n++) {
@@ -247,6 +277,7 @@ Suite *state_suite(void) {
     tcase_add_test(tc, state_alloc_hook_sees_everything);
     tcase_add_loop_test(tc, state_out_of_memory_is_an_error, 0, 60);
     tcase_add_loop_test(tc, state_out_of_memory_in_static_code, 0, 80);
+    tcase_add_test(tc, state_ops_context_out_of_memory);
     tcase_add_test(tc, state_new_fails_cleanly);
     suite_add_tcase(s, tc);
     return s;
