@@ -257,6 +257,29 @@ START_TEST(state_ops_context_out_of_memory) {
 }
 END_TEST
 
+/* A call from outside (the C API's way): protected, with errors and out of memory as statuses. */
+START_TEST(state_pcall) {
+    Counter c = { 0, 0, 0, 0, -1 };
+    Interp *I = interp_new_with_alloc(counting_alloc, &c);
+    ck_assert_int_eq(run_in(I, "fn f(n) { l = []\nfor i in range(n) { push(l, str(i)) }\nreturn len(l) }"), 0);
+    Value f = I->main->g.vals[globals_find(&I->main->g, "f")], out, arg = NUM_VAL(50);
+    ck_assert_int_eq(interp_pcall(I, f, &arg, 1, &out), 0);
+    ck_assert_double_eq(out.as.n, 50);
+    ck_assert_int_eq(interp_pcall(I, f, NULL, 0, &out), 1);
+    ck_assert_str_eq(I->err_msg, "f() missing argument 'n'");
+    c.fail_after = 20;
+    arg = NUM_VAL(100000);
+    ck_assert_int_eq(interp_pcall(I, f, &arg, 1, &out), 1);
+    ck_assert_str_eq(I->err_msg, "out of memory");
+    c.fail_after = -1;
+    arg = NUM_VAL(3);
+    ck_assert_int_eq(interp_pcall(I, f, &arg, 1, &out), 0);
+    ck_assert_double_eq(out.as.n, 3);
+    interp_free(I);
+    ck_assert_int_eq(c.live, 0);
+}
+END_TEST
+
 /* A hook that refuses at once: no state, and nothing held. */
 START_TEST(state_new_fails_cleanly) {
     for (long n = 0; n < 6; n++) {
@@ -277,6 +300,7 @@ Suite *state_suite(void) {
     tcase_add_test(tc, state_alloc_hook_sees_everything);
     tcase_add_loop_test(tc, state_out_of_memory_is_an_error, 0, 60);
     tcase_add_loop_test(tc, state_out_of_memory_in_static_code, 0, 80);
+    tcase_add_test(tc, state_pcall);
     tcase_add_test(tc, state_ops_context_out_of_memory);
     tcase_add_test(tc, state_new_fails_cleanly);
     suite_add_tcase(s, tc);
