@@ -20,9 +20,11 @@ static uint32_t name_hash(const char *s) {
     return h;
 }
 
+/* Every array is replaced only once its allocation succeeded: out of memory leaves g valid. */
 static void globals_reindex(Globals *g, int cap) {
+    int32_t *index = mem_alloc(sizeof(int32_t) * (size_t)cap);
     mem_free(g->index);
-    g->index = mem_alloc(sizeof(int32_t) * (size_t)cap);
+    g->index = index;
     g->index_cap = cap;
     for (int i = 0; i < cap; i++) g->index[i] = -1;
     for (int k = 0; k < g->count; k++) {
@@ -44,9 +46,10 @@ int globals_slot(Globals *g, const char *name) {
     int k = globals_find(g, name);
     if (k >= 0) return k;
     if (g->count == g->cap) {
-        g->cap = g->cap ? g->cap * 2 : 256;
-        g->names = mem_realloc(g->names, sizeof(char *) * (size_t)g->cap);
-        g->vals = mem_realloc(g->vals, sizeof(Value) * (size_t)g->cap);
+        int cap = g->cap ? g->cap * 2 : 256;
+        g->names = mem_realloc(g->names, sizeof(char *) * (size_t)cap);
+        g->vals = mem_realloc(g->vals, sizeof(Value) * (size_t)cap);
+        g->cap = cap;
     }
     g->names[g->count] = mem_strndup(name, strlen(name));
     g->vals[g->count] = UNDEF_VAL;
@@ -99,24 +102,10 @@ Module *module_new(Interp *I, const char *name, Source *src) {
 char *read_file(const char *path, size_t *len) {
     FILE *fp = io_open_regular(path, NULL, TSL_MAX_SOURCE_BYTES);
     if (!fp) return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 65536 + 1 > cap) {
-            cap = (n + 65536 + 1) * 2;
-            buf = mem_realloc(buf, cap);
-        }
-        size_t got = fread(buf + n, 1, 65536, fp);
-        n += got;
-        if (got < 65536 || n > TSL_MAX_SOURCE_BYTES) break;   /* it may have grown since it was opened */
-    }
-    int bad = ferror(fp);
+    size_t n;
+    char *buf = io_read_all(fp, path, NULL, TSL_MAX_SOURCE_BYTES, &n);
     fclose(fp);
-    if (bad || n > TSL_MAX_SOURCE_BYTES) {
-        op_fail(bad ? "cannot read '%s'" : "'%s' is larger than the limit of %d bytes", path, TSL_MAX_SOURCE_BYTES);
-        mem_free(buf);
-        return NULL;
-    }
+    if (!buf) return NULL;
     if (n >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3)) {
         memmove(buf, buf + 3, n - 3);
         n -= 3;
