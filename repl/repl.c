@@ -293,7 +293,11 @@ int repl_run(Interp *I) {
     repl_I = I;
     if (!isatty(0)) return run_stdin_script(I);
     /* completion lists the main module's names, built-ins included, even before any input */
-    if (!I->main) I->main = module_new(I, "__main__", NULL);
+    if (!I->main) {   /* made inside I (interp_enter), so its objects are I's and go with it */
+        InterpScope scope = interp_enter(I);
+        I->main = module_new(I, "__main__", NULL);
+        interp_leave(scope);
+    }
     char hist[4096] = "";
     const char *home = getenv("HOME");
     if (home) snprintf(hist, sizeof hist, "%s/.tsl_history", home);
