@@ -38,7 +38,7 @@ static Value bi_read_text(Interp *I, CallArgs *a) {
     FILE *fp = io_open_regular(path, "read_text", (int64_t)TSL_MAX_TEXT);
     if (!fp) return interp_error(I, "%s", op_error());
     size_t n;
-    char *text = io_read_all(fp, path, "read_text", TSL_MAX_TEXT, &n);
+    char *text = io_read_all(fp, path, "read_text", TSL_MAX_TEXT, &n, NULL);
     fclose(fp);
     if (!text) return interp_error(I, "%s", op_error());
     size_t i = 0;

@@ -98,13 +98,15 @@ Module *module_new(Interp *I, const char *name, Source *src) {
 
 /* Reads a whole source file, NUL-terminated, without a leading UTF-8 byte-order mark.
  * NULL if it is not a regular file of at most TSL_MAX_SOURCE_BYTES or cannot be read; the
- * reason is then in op_error(). */
+ * reason is then in op_error(). Out of memory is the ordinary error (mem_throw_oom). */
 char *read_file(const char *path, size_t *len) {
     FILE *fp = io_open_regular(path, NULL, TSL_MAX_SOURCE_BYTES);
     if (!fp) return NULL;
     size_t n;
-    char *buf = io_read_all(fp, path, NULL, TSL_MAX_SOURCE_BYTES, &n);
+    bool oom;
+    char *buf = io_read_all(fp, path, NULL, TSL_MAX_SOURCE_BYTES, &n, &oom);
     fclose(fp);
+    if (oom) mem_throw_oom();   /* like any small allocation, now that the file is closed */
     if (!buf) return NULL;
     if (n >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3)) {
         memmove(buf, buf + 3, n - 3);

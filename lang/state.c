@@ -43,6 +43,7 @@ static Snapshot snapshot(const Interp *I) {
  * go with interp_free. The values on the value stack above the snapshot are dropped
  * unreleased (a frame may have been filling its slots). */
 static void recover(Interp *I, const Snapshot *s) {
+    Source *failed_in = I->cur_src;   /* the error names the file it ran out of memory in */
     I->depth = s->depth;
     I->tape = s->tape;
     I->no_static = s->no_static;
@@ -55,6 +56,7 @@ static void recover(Interp *I, const Snapshot *s) {
     interp_clear_error(I);
     I->exiting = false;
     interp_error(I, "out of memory");
+    I->err_src = failed_in;
 }
 
 int interp_protected(Interp *I, InterpBody body, void *ud) {

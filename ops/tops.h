@@ -104,9 +104,9 @@ int op_allclose(const Tensor *a, const Tensor *b, double rtol, double atol);  /*
  * in op_error(), prefixed "who: " when who is not NULL. */
 FILE *io_open_regular(const char *path, const char *who, int64_t max_bytes);
 /* The rest of fp, NUL-terminated (mem_free it), *len its length; NULL when it cannot be read,
- * is larger than limit or there is no memory for it, with the reason in op_error()
- * (prefixed "who: " when who is not NULL). */
-char *io_read_all(FILE *fp, const char *path, const char *who, size_t limit, size_t *len);
+ * is larger than limit or there is no memory for it (*oom set, when oom is not NULL), with
+ * the reason in op_error() (prefixed "who: " when who is not NULL). */
+char *io_read_all(FILE *fp, const char *path, const char *who, size_t limit, size_t *len, bool *oom);
 Tensor *npy_load(const char *path);
 int npy_save(const char *path, const Tensor *t);               /* 0 ok, -1 err */
 Tensor *csv_load(const char *path, bool skip_header);

@@ -256,8 +256,9 @@ int npy_save(const char *path, const Tensor *t) {
     return 0;
 }
 
-char *io_read_all(FILE *fp, const char *path, const char *who, size_t limit, size_t *len) {
+char *io_read_all(FILE *fp, const char *path, const char *who, size_t limit, size_t *len, bool *oom) {
     const char *pre = who ? who : "", *sep = who ? ": " : "";
+    if (oom) *oom = false;
     char *buf = NULL;
     size_t n = 0, cap = 0;
     for (;;) {
@@ -266,6 +267,7 @@ char *io_read_all(FILE *fp, const char *path, const char *who, size_t limit, siz
             char *grown = mem_try_realloc(buf, want);
             if (!grown) {
                 op_fail("%s%sout of memory reading '%s'", pre, sep, path);
+                if (oom) *oom = true;
                 mem_free(buf);
                 return NULL;
             }
