@@ -4,7 +4,8 @@
  * walks the resolved AST: names are slots (locals, cells, upvalues, module globals),
  * never hashed on the hot path. Errors do not longjmp: every eval_* returns ERR_VAL
  * (and every exec_* EX_ERR) with the message pending in the Interp, so each frame
- * releases what it holds on the way out. */
+ * releases what it holds on the way out. The one exception is running out of memory in a
+ * small allocation, which jumps to the protected entry point (interp_protected, state.c). */
 #ifndef TSL_INTERP_H
 #define TSL_INTERP_H
 #include <signal.h>
