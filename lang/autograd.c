@@ -35,7 +35,12 @@ struct Tape {
     Tape *outer;   /* the tape of an enclosing grad: it records this one's forward and backward ops */
 };
 
-Tape *autograd_tape;
+/* The innermost active tape is the interpreter's (I->tape); code without an Interp at hand
+ * finds it through the current one. */
+static Tape *active_tape(void) {
+    Interp *I = interp_current();
+    return I ? I->tape : NULL;
+}
 
 static size_t hash_ptr(const void *p, int n) { return (size_t)(((uintptr_t)p >> 4) * 2654435761u) & (size_t)(n - 1); }
 
@@ -130,7 +135,7 @@ static void record_on(Tape *tp, const OpCall *c, Tensor *const *out, int k) {
 void autograd_record(const OpCall *c, Tensor *const *out) {
     for (int k = 0; k < op_info[c->op].nout; k++)
         if (out[k] && is_float(out[k]->dtype))
-            for (Tape *tp = autograd_tape; tp; tp = tp->outer) record_on(tp, c, out, k);
+            for (Tape *tp = active_tape(); tp; tp = tp->outer) record_on(tp, c, out, k);
 }
 
 int autograd_record_index(const Tensor *t, const IndexItem *idx, int n, Tensor *res) {
@@ -149,12 +154,12 @@ int autograd_record_index(const Tensor *t, const IndexItem *idx, int n, Tensor *
 static int recording_run(GradBuilder *b, const OpCall *c, Tensor **out) {
     (void)b;
     if (op_run(c, out)) return -1;
-    if (autograd_tape) autograd_record(c, out);
+    if (active_tape()) autograd_record(c, out);
     return 0;
 }
 
 bool autograd_tracked(const Tensor *t) {
-    for (Tape *tp = autograd_tape; tp; tp = tp->outer)
+    for (Tape *tp = active_tape(); tp; tp = tp->outer)
         if (tape_find(tp, t) >= 0) return true;
     return false;
 }
@@ -229,7 +234,7 @@ static Value fresh_argument(Interp *I, Value v, int depth) {
         shape_of(v.as.t, &s);
         Tensor *t = tensor_view(v.as.t, &s);
         if (!t) return interp_error(I, "%s", op_error());
-        if (autograd_tape) {   /* an enclosing grad sees the new object as reshape(v): grad(grad(f)) */
+        if (I->tape) {   /* an enclosing grad sees the new object as reshape(v): grad(grad(f)) */
             OpArg in[1] = { op_arg_tensor(v.as.t) };
             OpAttrs at = attrs_default();
             at.shape = s;
@@ -339,10 +344,10 @@ Value autograd_call(Interp *I, Value f, CallArgs *a, bool with_value) {
     if (IS_ERR(arg) || !track_leaves(I, &tp, arg, &leaves, &nleaves, &cap, 0)) goto out;
     bool no_static = I->no_static;
     I->no_static = true;   /* static code runs eagerly, so its ops are recorded */
-    tp.outer = autograd_tape;
-    autograd_tape = &tp;
+    tp.outer = I->tape;
+    I->tape = &tp;
     y = interp_call_args(I, f, &fa);
-    autograd_tape = tp.outer;   /* backward runs with the enclosing tapes recording it */
+    I->tape = tp.outer;   /* backward runs with the enclosing tapes recording it */
     I->no_static = no_static;
     if (IS_ERR(y)) goto out;
     int yv = -1;

@@ -2,8 +2,8 @@
  *
  * While grad(f)(x) runs f, a tape is active: every eager op call with a tracked operand
  * (a float leaf of x, or a result recorded before) is recorded by autograd_record(), which
- * the eager op paths (interp.c operators, opargs.c built-ins) call when autograd_tape is
- * set. Backward walks the tape in reverse creation order and runs each op's rule
+ * the eager op paths (interp.c operators, opargs.c built-ins) call when the interpreter's
+ * tape (I->tape) is set. Backward walks the tape in reverse creation order and runs each op's rule
  * (ops/grad.c) through the eager GradBuilder, so every op call accumulates in the same
  * order every run. Static code does not record: f runs with I->no_static set. Tapes nest
  * (grad(grad(f))): an op is recorded on every active tape, and an inner backward runs its
@@ -14,8 +14,7 @@
 #include "opcall.h"
 #include "tops.h"
 
-typedef struct Tape Tape;
-extern Tape *autograd_tape;   /* the innermost active tape, or NULL (the common case: one test) */
+typedef struct Tape Tape;   /* I->tape: the innermost active tape, or NULL (the common case: one test) */
 
 /* Records a finished call (out[] its results); a no-op when no operand is tracked. */
 void autograd_record(const OpCall *c, Tensor *const *out);

@@ -3,6 +3,7 @@
  * The tensor built-ins live in tbuiltins.c. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,7 +16,6 @@
 #include "help.h"
 #include "vm.h"
 
-ObjBuiltin *builtin_range_obj;
 
 bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *params, int nreq, Value *out) {
     int np = 0;
@@ -334,10 +334,11 @@ static Value bi_static_mode(Interp *I, CallArgs *a) {
 static Value bi_memstats(Interp *I, CallArgs *a) {
     if (a->npos || a->nkw) return interp_error(I, "memstats() takes no arguments");
     ObjDict *d = dict_new();
-    dict_set_cstr(d, "allocations", NUM_VAL((double)tensor_alloc_count));
-    dict_set_cstr(d, "live_bytes", NUM_VAL((double)tensor_live_bytes));
-    dict_set_cstr(d, "peak_bytes", NUM_VAL((double)tensor_peak_bytes));
-    dict_set_cstr(d, "object_bytes", NUM_VAL((double)obj_live_bytes));
+    const OpsCtx *c = I->opsctx;
+    dict_set_cstr(d, "allocations", NUM_VAL((double)c->tensor_alloc_count));
+    dict_set_cstr(d, "live_bytes", NUM_VAL((double)c->tensor_live_bytes));
+    dict_set_cstr(d, "peak_bytes", NUM_VAL((double)c->tensor_peak_bytes));
+    dict_set_cstr(d, "object_bytes", NUM_VAL((double)c->obj_live_bytes));
     return OBJ_VAL(VAL_DICT, d);
 }
 
@@ -435,20 +436,6 @@ const BuiltinDef core_builtins[] = {
     { NULL, NULL, NULL, NULL },
 };
 
-/* One ObjBuiltin per name, shared by every module of the interpreter. */
-static ObjBuiltin **table;
-static const char **table_names;
-static int table_len;
-
-static void table_add(const char *name, BuiltinFn fn) {
-    table = mem_realloc(table, sizeof *table * (size_t)(table_len + 1));
-    table_names = mem_realloc(table_names, sizeof *table_names * (size_t)(table_len + 1));
-    table[table_len] = builtin_new(name, fn);
-    table_names[table_len] = name;
-    if (!strcmp(name, "range")) builtin_range_obj = table[table_len];
-    table_len++;
-}
-
 static const BuiltinDef *const groups[] = { core_builtins, tensor_builtins, string_builtins, list_builtins,
                                              file_builtins };
 #define NGROUPS (int)(sizeof groups / sizeof groups[0])
@@ -460,11 +447,45 @@ const BuiltinDef *builtin_def(const char *name) {
     return NULL;
 }
 
-static void build_table(void) {
+/* The names and functions of the built-ins, in install order: filled once per process
+ * (pthread_once) and read-only afterwards; the names themselves are static strings. */
+static const char **table_names;
+static BuiltinFn *table_fns;
+static int table_len;
+
+static void table_add(const char *name, BuiltinFn fn) {
+    table_names[table_len] = name;
+    table_fns[table_len++] = fn;
+}
+
+static void table_build(void) {
+    int n = OP__COUNT;
+    for (int g = 0; g < NGROUPS; g++)
+        for (const BuiltinDef *d = groups[g]; d->name; d++) n++;
+    /* the process's, not a state's: plain malloc, never freed */
+    table_names = malloc(sizeof *table_names * (size_t)n);
+    table_fns = malloc(sizeof *table_fns * (size_t)n);
+    if (!table_names || !table_fns) abort();
     for (int g = 0; g < NGROUPS; g++)
         for (const BuiltinDef *d = groups[g]; d->name; d++) table_add(d->name, d->fn);
     for (int op = 0; op < OP__COUNT; op++)
         if (!(op_def((OpCode)op)->flags & F_SYNTAX)) table_add(op_info[op].name, op_builtins[op]);
+}
+
+static void table_ready(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, table_build);
+}
+
+/* One ObjBuiltin per name, shared by every module of the interpreter (I->builtins). */
+static void objects_build(Interp *I) {
+    table_ready();
+    /* filled in place: after an out-of-memory jump half way, the next call finishes it */
+    if (!I->builtins) I->builtins = mem_calloc((size_t)table_len, sizeof *I->builtins);
+    for (int i = 0; i < table_len; i++)
+        if (!I->builtins[i]) I->builtins[i] = builtin_new(table_names[i], table_fns[i]);
+    for (int i = 0; i < table_len; i++)
+        if (!strcmp(table_names[i], "range")) I->range_builtin = I->builtins[i];
 }
 
 /* The constants of spec section 5 (v2): predefined globals like the built-ins, so a module may
@@ -475,12 +496,11 @@ static const struct {
 } constants[] = { { "pi", M_PI }, { "e", M_E }, { "inf", INFINITY }, { "nan", NAN } };
 
 void builtins_install(Interp *I, Module *m) {
-    (void)I;
-    if (!table) build_table();
+    if (!I->builtins || !I->builtins[table_len - 1]) objects_build(I);
     for (int i = 0; i < table_len; i++) {
         int slot = globals_slot(&m->g, table_names[i]);
-        table[i]->h.rc++;
-        m->g.vals[slot] = OBJ_VAL(VAL_FUNC, table[i]);
+        I->builtins[i]->h.rc++;
+        m->g.vals[slot] = OBJ_VAL(VAL_FUNC, I->builtins[i]);
     }
     for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++)
         m->g.vals[globals_slot(&m->g, constants[i].name)] = NUM_VAL(constants[i].value);
@@ -502,17 +522,14 @@ bool builtin_is(Value v, const char *name) {
 }
 
 int builtins_names(const char ***names) {
-    if (!table) build_table();
+    table_ready();
     *names = table_names;
     return table_len;
 }
 
 /* The objects themselves are swept by val_free_all; only the table goes here. */
-void builtins_free(void) {
-    mem_free(table);
-    mem_free(table_names);
-    table = NULL;
-    table_names = NULL;
-    table_len = 0;
-    builtin_range_obj = NULL;
+void builtins_free(Interp *I) {
+    mem_free(I->builtins);
+    I->builtins = NULL;
+    I->range_builtin = NULL;
 }

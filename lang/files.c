@@ -37,25 +37,18 @@ static Value bi_read_text(Interp *I, CallArgs *a) {
     if (!args_bind(I, a, "read_text", p, 1, v) || !path_of(I, "read_text", v[0], &path)) return ERR_VAL;
     FILE *fp = io_open_regular(path, "read_text", (int64_t)TSL_MAX_TEXT);
     if (!fp) return interp_error(I, "%s", op_error());
-    StrBuf b = { 0 };
-    sb_putn(&b, "", 0);
-    char chunk[65536];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0 && b.len <= TSL_MAX_TEXT) sb_putn(&b, chunk, n);
-    bool failed = ferror(fp);
+    char *text = io_read_all(fp, path, "read_text", TSL_MAX_TEXT, &n, NULL);
     fclose(fp);
+    if (!text) return interp_error(I, "%s", op_error());
+    size_t i = 0;
+    int len;
+    while (i < n && text[i] && (len = utf8_valid_at((unsigned char *)text + i, n - i))) i += (size_t)len;
     Value r = ERR_VAL;
-    if (failed) interp_error(I, "read_text: cannot read '%s'", path);
-    else if (b.len > TSL_MAX_TEXT) interp_error(I, "read_text: '%s' is larger than the limit of %zu bytes", path, TSL_MAX_TEXT);
-    else {
-        size_t i = 0;
-        int len;
-        while (i < b.len && b.s[i] && (len = utf8_valid_at((unsigned char *)b.s + i, b.len - i))) i += (size_t)len;
-        if (i < b.len)
-            interp_error(I, "read_text: '%s' is not UTF-8 text (%s at byte %zu)", path, b.s[i] ? "invalid UTF-8" : "a NUL byte", i);
-        else r = val_str(b.s, (int)b.len);
-    }
-    sb_free(&b);
+    if (i < n)
+        interp_error(I, "read_text: '%s' is not UTF-8 text (%s at byte %zu)", path, text[i] ? "invalid UTF-8" : "a NUL byte", i);
+    else r = val_str(text, (int)n);
+    mem_free(text);
     return r;
 }
 

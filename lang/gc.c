@@ -18,8 +18,6 @@
 #include "mem.h"
 #include "value.h"
 
-bool gc_due;
-
 static bool is_container(const Obj *o) {
     return o->kind == OBJ_LIST || o->kind == OBJ_DICT || o->kind == OBJ_CLOSURE || o->kind == OBJ_CELL;
 }
@@ -71,32 +69,44 @@ static long each_child(Obj *o, Visit visit, void *ctx) {
 
 static void subtract_ref(Obj *child, void *ctx) { (void)ctx; child->gc_refs--; }
 
-/* The mark phase's work list (explicit, so any nesting depth is safe). */
+/* The mark phase's work list (explicit, so any nesting depth is safe). Growing it may fail
+ * (out of memory): the collection then gives up, since an object left unmarked would be
+ * taken for garbage, and it must not jump out with marks half set. */
 typedef struct {
     Obj **items;
     size_t n, cap;
+    bool failed;
 } ObjStack;
 
 static void push_unmarked(Obj *child, void *ctx) {
-    if (child->marks & OBJ_GC_REACHABLE) return;
-    child->marks |= OBJ_GC_REACHABLE;
     ObjStack *s = ctx;
+    if (child->marks & OBJ_GC_REACHABLE || s->failed) return;
     if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 256;
-        s->items = mem_realloc(s->items, sizeof(Obj *) * s->cap);
+        size_t cap = s->cap ? s->cap * 2 : 256;
+        Obj **items = mem_try_realloc(s->items, sizeof(Obj *) * cap);
+        if (!items) { s->failed = true; return; }
+        s->items = items;
+        s->cap = cap;
     }
+    child->marks |= OBJ_GC_REACHABLE;
     s->items[s->n++] = child;
 }
 
 long gc_collect(void) {
-    gc_due = false;
+    val_heap()->gc_due = false;
     Obj *head = val_containers_head();
     for (Obj *o = head->next; o != head; o = o->next) o->gc_refs = o->rc;
     for (Obj *o = head->next; o != head; o = o->next) each_child(o, subtract_ref, NULL);
     ObjStack stack = { 0 };
     for (Obj *o = head->next; o != head; o = o->next)
         if (o->gc_refs > 0) push_unmarked(o, &stack);
-    while (stack.n) each_child(stack.items[--stack.n], push_unmarked, &stack);
+    while (stack.n && !stack.failed) each_child(stack.items[--stack.n], push_unmarked, &stack);
+    if (stack.failed) {   /* no memory to finish marking: collect nothing this time */
+        for (Obj *o = head->next; o != head; o = o->next) o->marks &= ~OBJ_GC_REACHABLE;
+        mem_free(stack.items);
+        val_gc_done(0);
+        return 0;
+    }
     /* what is left unmarked is garbage: move it off the containers list */
     Obj garbage = { 0, OBJ_STR, 0, 0, &garbage, &garbage };
     long freed = 0;

@@ -4,10 +4,9 @@
 #define TSL_GC_H
 #include <stdbool.h>
 
-/* Set by the allocator when enough containers were made since the last collection; the
- * interpreter collects at its next statement boundary (a safe point: no C code holds a
- * pointer it has not counted). */
-extern bool gc_due;
+/* The heap's gc_due (value.h) is set by the allocator when enough containers were made
+ * since the last collection; the interpreter collects at its next statement boundary (a
+ * safe point: no C code holds a pointer it has not counted). */
 
 /* Collects now; returns the number of objects freed. */
 long gc_collect(void);

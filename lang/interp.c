@@ -4,6 +4,7 @@
  * every temporary on the C stack or the value stack and release it on every path.
  * Numbers take a fast path in arithmetic and comparisons; everything else goes
  * through value_binary and the ops library. */
+#include <pthread.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -16,8 +17,6 @@
 #include "tops.h"
 #include "vm.h"
 #include "infer.h"
-
-volatile sig_atomic_t tsl_interrupt_flag = 0;
 
 static Value eval(Interp *I, Frame *f, Node *n);
 static Exec exec(Interp *I, Frame *f, Node *n);
@@ -66,17 +65,16 @@ void interp_clear_error(Interp *I) {
     I->traceback.hidden = 0;
 }
 
-/* Ctrl-C and --timeout arrive as signals (repl/main.c): the handlers only set flags, so the
- * hot-path poll is one load of tsl_interrupt_flag. tsl_timeout_flag says which it was and stays
- * set: once the time is up, every later poll fails too. The wake-up flag is cleared before
- * the reason is read, so a signal that lands in between is reported now or at the next poll. */
-volatile sig_atomic_t tsl_timeout_flag = 0;
-
+/* Ctrl-C and --timeout arrive as signals (repl/main.c): the handlers only set the state's
+ * flags (interp_interrupt, interp_time_up), so the hot-path poll is one load of
+ * I->interrupt_flag. I->timeout_flag says which it was and stays set: once the time is up,
+ * every later poll fails too. The wake-up flag is cleared before the reason is read, so a
+ * signal that lands in between is reported now or at the next poll. */
 bool interp_check_signals(Interp *I) {
-    if (!tsl_interrupt_flag) return true;
-    tsl_interrupt_flag = 0;
-    if (tsl_timeout_flag) {
-        tsl_interrupt_flag = 1;
+    if (!I->interrupt_flag) return true;
+    I->interrupt_flag = 0;
+    if (I->timeout_flag) {
+        I->interrupt_flag = 1;
         interp_error(I, "time limit exceeded (--timeout)");
         return false;
     }
@@ -90,7 +88,7 @@ bool interp_check_limits(Interp *I) {
     if (!interp_check_signals(I)) return false;
     /* objects count toward --max-memory as they are made (that cannot fail): check here */
     if (mem_over_budget()) {
-        interp_error(I, MAX_MEMORY_MSG, (long long)tensor_max_live);
+        interp_error(I, MAX_MEMORY_MSG, (long long)I->opsctx->max_live);
         return false;
     }
     if (I->max_ops && ++I->ops > I->max_ops) {
@@ -100,7 +98,7 @@ bool interp_check_limits(Interp *I) {
     return true;
 }
 
-#define POLL(I) (!(tsl_interrupt_flag | (I)->limits_on) || interp_check_limits(I))
+#define POLL(I) (!((I)->interrupt_flag | (I)->limits_on) || interp_check_limits(I))
 
 /* ---------- truthiness ---------- */
 
@@ -400,14 +398,16 @@ double num_floor_mod(double a, double b) { return op_binary_number(OP_MOD, a, b)
 
 /* The tensor op of a binary operator token (shared with the static compiler): the op
  * whose symbol in ops.def is the token's text. */
+/* The op of each operator token: filled once per process, read-only afterwards. */
+static OpCode op_of_token[TOK__COUNT];
+static void op_of_token_build(void) {
+    for (int t = 0; t < TOK__COUNT; t++) op_of_token[t] = op_by_symbol(tok_symbol((TokKind)t), 2);
+}
+
 int tensor_op_of(int tok) {
-    static OpCode of[TOK__COUNT];
-    static bool made;
-    if (!made) {
-        for (int t = 0; t < TOK__COUNT; t++) of[t] = op_by_symbol(tok_symbol((TokKind)t), 2);
-        made = true;
-    }
-    return tok >= 0 && tok < TOK__COUNT ? (int)of[tok] : OP__COUNT;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, op_of_token_build);
+    return tok >= 0 && tok < TOK__COUNT ? (int)op_of_token[tok] : OP__COUNT;
 }
 
 static Value tensor_result(Interp *I, Tensor *t) {
@@ -446,7 +446,7 @@ static Value tensor_binary(Interp *I, OpCode op, Value a, Value b) {
     OpCall c = { op, 2, in, &no_attrs };
     Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
     if (op_run(&c, out)) return interp_error(I, "%s", op_error());
-    if (autograd_tape) autograd_record(&c, out);
+    if (I->tape) autograd_record(&c, out);
     return TENSOR_VAL(out[0]);
 }
 
@@ -583,7 +583,7 @@ static bool is_temporary(Value v) {
  * not apply. */
 static Value binary_in_place(Interp *I, int op, Value a, Value b) {
     if (tensor_op_of(op) == OP__COUNT) return UNDEF_VAL;   /* in, not in */
-    if (autograd_tape) return UNDEF_VAL;   /* the tape keeps operands: they must not change */
+    if (I->tape) return UNDEF_VAL;   /* the tape keeps operands: they must not change */
     if (op == TOK_AT || op == TOK_EQ || op == TOK_NE || op == TOK_LT || op == TOK_LE || op == TOK_GT || op == TOK_GE)
         return UNDEF_VAL;
     bool left = is_temporary(a);
@@ -662,7 +662,7 @@ static Value eval_unary(Interp *I, Frame *f, Node *n) {
         OpCall c = { tilde ? OP_BITWISE_NOT : OP_NEG, 1, &in, &no_attrs };
         Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
         Value r = op_run(&c, out) ? interp_error(I, "%s", op_error()) : TENSOR_VAL(out[0]);
-        if (autograd_tape && !IS_ERR(r)) autograd_record(&c, out);
+        if (I->tape && !IS_ERR(r)) autograd_record(&c, out);
         val_release(a);
         if (IS_ERR(r)) interp_attach_loc(I, n->loc);
         return r;
@@ -823,13 +823,13 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
             goto out;
         }
     }
-    if (set && autograd_tape && (autograd_tracked(t) || (setval && autograd_tracked(setval)))) {
+    if (set && I->tape && (autograd_tracked(t) || (setval && autograd_tracked(setval)))) {
         interp_error(I, "no gradient through assigning into a tensor (t[i] = v) yet");   /* not silently zero */
         goto out;
     }
     {
         Tensor *res = set ? op_index_set(t, items, n, setval) : op_index(t, items, n);
-        if (res && !set && autograd_tape && autograd_tracked(t) && autograd_record_index(t, items, n, res)) {
+        if (res && !set && I->tape && autograd_tracked(t) && autograd_record_index(t, items, n, res)) {
             tensor_release(res);
             res = NULL;
         }
@@ -1246,7 +1246,7 @@ static Exec exec_for_range(Interp *I, Frame *f, Node *n, int64_t start, int64_t 
 static bool range_args(Interp *I, Frame *f, Node *call, int64_t *a, int64_t *b, int64_t *s, Exec *st) {
     if (call->kind != AST_CALL || call->a->kind != AST_NAME || call->nk || call->n < 1 || call->n > 3) return false;
     Value fn = *name_ref(f, call->a);
-    if (fn.type != VAL_FUNC || fn.as.o != (Obj *)builtin_range_obj) return false;
+    if (fn.type != VAL_FUNC || fn.as.o != (Obj *)I->range_builtin) return false;
     int64_t v[3] = { 0, 0, 1 };
     for (int i = 0; i < call->n; i++) {
         Value x = eval(I, f, call->kids[i]);
@@ -1347,7 +1347,7 @@ static Exec exec_cond(Interp *I, Frame *f, Node *cond, int *out) {
 }
 
 static Exec exec(Interp *I, Frame *f, Node *n) {
-    if (gc_due) gc_collect();   /* a statement boundary is a safe point for the cycle collector */
+    if (I->heap.gc_due) gc_collect();   /* a statement boundary is a safe point for the cycle collector */
     switch (n->kind) {
     case AST_EXPR: {
         Value v = eval(I, f, n->a);

@@ -4,12 +4,14 @@
  * walks the resolved AST: names are slots (locals, cells, upvalues, module globals),
  * never hashed on the hot path. Errors do not longjmp: every eval_* returns ERR_VAL
  * (and every exec_* EX_ERR) with the message pending in the Interp, so each frame
- * releases what it holds on the way out. */
+ * releases what it holds on the way out. The one exception is running out of memory in a
+ * small allocation, which jumps to the protected entry point (interp_protected, state.c). */
 #ifndef TSL_INTERP_H
 #define TSL_INTERP_H
 #include <signal.h>
 #include <stdio.h>
 #include "value.h"
+#include "ctx.h"
 
 /* The largest source file or module read (docs/language.md); anything bigger is an error. */
 #define TSL_MAX_SOURCE_BYTES (64 * 1024 * 1024)
@@ -110,13 +112,52 @@ typedef struct Interp {
     Value ret;                /* value carried by EX_RETURN */
     Value last_value;         /* REPL: value of the last expression statement */
     void *vm;                 /* static-code state: caches, last graph (vm/static.c) */
+    /* The rest of the state: nothing of an interpreter is process-wide (docs/internals.md,
+     * "State and allocation"), so two in one process share nothing. */
+    OpsCtx *opsctx;           /* allocation hook, op errors, RNG, tensor limits, kernel caches */
+    ObjHeap heap;             /* every object, and the cycle collector's counters */
+    struct Tape *tape;        /* the innermost active autograd tape, or NULL (lang/autograd.c) */
+    ObjBuiltin **builtins;    /* one object per built-in, shared by every module (builtins.c) */
+    ObjBuiltin *range_builtin;   /* range(), which loops and the compiler recognise */
+    char stdlib_dir[4096];    /* where `import` finds the standard library ("" : "stdlib") */
+    int compile_budget_ms;    /* a static compile taking longer gives up (runs eagerly) */
+    /* Set by interp_interrupt / interp_time_up, which a signal handler may call: the evaluator,
+     * the compiler and the VM poll interrupt_flag; timeout_flag says the time is up. */
+    volatile sig_atomic_t interrupt_flag, timeout_flag;
 } Interp;
 
-/* Set by the SIGINT and --timeout handlers (repl/main.c); tsl_timeout_flag says the time is up. */
-extern volatile sig_atomic_t tsl_interrupt_flag, tsl_timeout_flag;
-
+/* A new interpreter whose every allocation goes through f (ops/ctx.h; NULL: realloc/free).
+ * NULL when out of memory. interp_new uses the default. */
+Interp *interp_new_with_alloc(TslAllocFn f, void *ud);
 Interp *interp_new(void);
 void interp_free(Interp *I);
+
+/* Entering a state: makes I (its objects, its ops context) current on this thread until
+ * interp_leave restores what was current before. Entry points do it; entering nests. */
+typedef struct {
+    struct Interp *interp;
+    OpsCtx *ops;
+} InterpScope;
+extern _Thread_local Interp *interp_cur;
+InterpScope interp_enter(Interp *I);
+void interp_leave(InterpScope saved);
+/* The interpreter running on this thread (NULL outside every entry point). */
+static inline Interp *interp_current(void) { return interp_cur; }
+
+/* Runs body(I, ud) entered and protected: an allocation that fails inside (mem_alloc) jumps
+ * back here, the state is reset to its top level with the error "out of memory" pending,
+ * and INTERP_OOM is returned; otherwise body's result. Nests (Lua's luaD_rawrunprotected). */
+#define INTERP_OOM (-100)
+typedef int (*InterpBody)(Interp *I, void *ud);
+int interp_protected(Interp *I, InterpBody body, void *ud);
+/* A protected interp_call: 0 and *out owned, or 1 with the error pending in I. */
+int interp_pcall(Interp *I, Value fn, Value *args, int nargs, Value *out);
+
+/* Ctrl-C and --timeout: async-signal-safe (they only set the state's flags). */
+void interp_interrupt(Interp *I);
+void interp_time_up(Interp *I);
+/* Where `import` finds the standard library (copied; at most 4095 bytes). */
+void interp_set_stdlib_dir(Interp *I, const char *dir);
 
 /* Parse, resolve and run `text` as code of module `m` (the main module when NULL).
  * Returns 0, or 1 on error (printed to stderr), or 2 when `incomplete` is non-NULL
@@ -181,8 +222,7 @@ Value builtins_range_list(Interp *I, CallArgs *a);
 const char *range_param_name(int nargs, int i);
 void range_arg_message(char *buf, size_t size, int nargs, int i, const char *type, double x);
 Value str_repeat(Interp *I, ObjString *s, double n);   /* strings.c: s * n */
-extern ObjBuiltin *builtin_range_obj;
-void builtins_free(void);
+void builtins_free(Interp *I);
 /* Argument binding for built-ins: fills out[i] (borrowed; UNDEF when omitted and optional).
  * `params` lists names; the first `nreq` are required. */
 bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *params, int nreq, Value *out);
@@ -201,6 +241,6 @@ bool interp_check_limits(Interp *I);      /* signals, then counts one op against
 bool interp_check_signals(Interp *I);     /* Ctrl-C and --timeout only; false with an error set */
 /* The cheap poll for any loop that can run long (value walks, compiler passes, kernels):
  * one load of a volatile flag. False with an error set (the caller attaches a location). */
-static inline bool interp_poll(Interp *I) { return !tsl_interrupt_flag || interp_check_signals(I); }
+static inline bool interp_poll(Interp *I) { return !I->interrupt_flag || interp_check_signals(I); }
 
 #endif

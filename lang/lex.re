@@ -3,6 +3,7 @@
  * The re2c block holds only patterns and one-line actions; everything else (number
  * and string decoding, bracket tracking, error text) is plain C. Newlines become
  * TOK_NEWLINE except inside ( ) or [ ], where the statement cannot end. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,16 +20,21 @@ const char *tok_name(TokKind k) {
 }
 
 /* An operator's text as written ("+" for TOK_PLUS): its spelling without the quotes. */
-const char *tok_symbol(TokKind k) {
-    static char text[TOK__COUNT][8];
-    if (k >= TOK__COUNT) return "?";
-    if (!text[k][0]) {
-        const char *s = tok_name(k);
+static char symbol_text[TOK__COUNT][8];   /* filled once per process, read-only afterwards */
+static void symbols_build(void) {
+    for (int k = 0; k < TOK__COUNT; k++) {
+        const char *s = tok_name((TokKind)k);
         size_t n = strlen(s);
-        if (n >= 3 && s[0] == '\'' && n - 2 < sizeof text[k]) memcpy(text[k], s + 1, n - 2);
-        else snprintf(text[k], sizeof text[k], "?");
+        if (n >= 3 && s[0] == '\'' && n - 2 < sizeof symbol_text[k]) memcpy(symbol_text[k], s + 1, n - 2);
+        else snprintf(symbol_text[k], sizeof symbol_text[k], "?");
     }
-    return text[k];
+}
+
+const char *tok_symbol(TokKind k) {
+    if (k >= TOK__COUNT) return "?";
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, symbols_build);
+    return symbol_text[k];
 }
 
 typedef struct {

@@ -14,17 +14,17 @@
 #include "builtins.h"
 #include "tops.h"
 
-char *tsl_stdlib_dir;   /* set by main() from the executable's path */
-
 static uint32_t name_hash(const char *s) {
     uint32_t h = 2166136261u;
     for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
     return h;
 }
 
+/* Every array is replaced only once its allocation succeeded: out of memory leaves g valid. */
 static void globals_reindex(Globals *g, int cap) {
+    int32_t *index = mem_alloc(sizeof(int32_t) * (size_t)cap);
     mem_free(g->index);
-    g->index = mem_alloc(sizeof(int32_t) * (size_t)cap);
+    g->index = index;
     g->index_cap = cap;
     for (int i = 0; i < cap; i++) g->index[i] = -1;
     for (int k = 0; k < g->count; k++) {
@@ -46,9 +46,10 @@ int globals_slot(Globals *g, const char *name) {
     int k = globals_find(g, name);
     if (k >= 0) return k;
     if (g->count == g->cap) {
-        g->cap = g->cap ? g->cap * 2 : 256;
-        g->names = mem_realloc(g->names, sizeof(char *) * (size_t)g->cap);
-        g->vals = mem_realloc(g->vals, sizeof(Value) * (size_t)g->cap);
+        int cap = g->cap ? g->cap * 2 : 256;
+        g->names = mem_realloc(g->names, sizeof(char *) * (size_t)cap);
+        g->vals = mem_realloc(g->vals, sizeof(Value) * (size_t)cap);
+        g->cap = cap;
     }
     g->names[g->count] = mem_strndup(name, strlen(name));
     g->vals[g->count] = UNDEF_VAL;
@@ -97,28 +98,16 @@ Module *module_new(Interp *I, const char *name, Source *src) {
 
 /* Reads a whole source file, NUL-terminated, without a leading UTF-8 byte-order mark.
  * NULL if it is not a regular file of at most TSL_MAX_SOURCE_BYTES or cannot be read; the
- * reason is then in op_error(). */
+ * reason is then in op_error(). Out of memory is the ordinary error (mem_throw_oom). */
 char *read_file(const char *path, size_t *len) {
     FILE *fp = io_open_regular(path, NULL, TSL_MAX_SOURCE_BYTES);
     if (!fp) return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 65536 + 1 > cap) {
-            cap = (n + 65536 + 1) * 2;
-            buf = mem_realloc(buf, cap);
-        }
-        size_t got = fread(buf + n, 1, 65536, fp);
-        n += got;
-        if (got < 65536 || n > TSL_MAX_SOURCE_BYTES) break;   /* it may have grown since it was opened */
-    }
-    int bad = ferror(fp);
+    size_t n;
+    bool oom;
+    char *buf = io_read_all(fp, path, NULL, TSL_MAX_SOURCE_BYTES, &n, &oom);
     fclose(fp);
-    if (bad || n > TSL_MAX_SOURCE_BYTES) {
-        op_fail(bad ? "cannot read '%s'" : "'%s' is larger than the limit of %d bytes", path, TSL_MAX_SOURCE_BYTES);
-        mem_free(buf);
-        return NULL;
-    }
+    if (oom) mem_throw_oom();   /* like any small allocation, now that the file is closed */
+    if (!buf) return NULL;
     if (n >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3)) {
         memmove(buf, buf + 3, n - 3);
         n -= 3;
@@ -134,7 +123,7 @@ static char *find_module(const char *dir, const char *name) {
     return access(path, R_OK) == 0 ? mem_strndup(path, strlen(path)) : NULL;
 }
 
-static char *search_module(Module *from, const char *name) {
+static char *search_module(Interp *I, Module *from, const char *name) {
     char *p = find_module(from->src ? from->src->dir : ".", name);
     const char *tp = getenv("TSL_PATH");
     if (!p && tp) {
@@ -143,7 +132,7 @@ static char *search_module(Module *from, const char *name) {
         mem_free(copy);
     }
     const char *std = getenv("TSL_STDLIB");
-    if (!p) p = find_module(std ? std : tsl_stdlib_dir ? tsl_stdlib_dir : "stdlib", name);
+    if (!p) p = find_module(std ? std : I->stdlib_dir[0] ? I->stdlib_dir : "stdlib", name);
     return p;
 }
 
@@ -191,7 +180,7 @@ Value module_import(Interp *I, Module *from, const char *name) {
         if (m->state == MOD_LOADING) return cyclic_import(I, m);
         return val_retain(m->exports);
     }
-    char *path = search_module(from, name);
+    char *path = search_module(I, from, name);
     if (!path) return interp_error(I, "module '%s' not found", name);
     size_t len;
     char *text = read_file(path, &len);

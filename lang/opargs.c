@@ -227,8 +227,8 @@ static bool bind_call(Interp *I, OpCode op, CallArgs *a, Operands *o, OpAttrs *a
 
 /* A temporary tensor operand (only the argument slot and nobody else holds it) whose dtype
  * and shape the result has: an elementwise op writes into it, as NumPy's elision does. */
-static Tensor *reusable_operand(const OpCall *c, CallArgs *a) {
-    if (autograd_tape) return NULL;   /* the tape keeps operands: they must not change */
+static Tensor *reusable_operand(Interp *I, const OpCall *c, CallArgs *a) {
+    if (I->tape) return NULL;   /* the tape keeps operands: they must not change */
     if (op_info[c->op].kind != K_UNARY || c->in[0].kind != ARG_TENSOR || a->npos < 1) return NULL;
     Tensor *t = (Tensor *)c->in[0].t;
     if (a->pos[0].type != VAL_TENSOR || t->rc != 1 || t->buf->rc != 1) return NULL;
@@ -255,14 +255,14 @@ Value interp_call_op(Interp *I, OpCode op, CallArgs *a) {
     if (rc == 0) { r = op_number_is_bool(op, o.in, o.nin) ? BOOL_VAL(x != 0) : NUM_VAL(x); goto out; }
     if (rc == -2) { interp_error(I, "%s", op_error()); goto out; }
     OpCall call = { op, o.nin, o.in, &at };
-    Tensor *res[OP_MAX_OUT] = { reusable_operand(&call, a), NULL, NULL };
+    Tensor *res[OP_MAX_OUT] = { reusable_operand(I, &call, a), NULL, NULL };
     /* a reused operand was inferred already: straight to the kernel */
     if (res[0] ? op_exec(&call, res) : op_run(&call, res)) {
         tensor_release(res[0]);
         interp_error(I, "%s", op_error());
         goto out;
     }
-    if (autograd_tape) autograd_record(&call, res);
+    if (I->tape) autograd_record(&call, res);
     if (d->flags & F_ITEM) {
         r = res[0]->dtype == DT_BOOL ? BOOL_VAL(tensor_get(res[0], 0) != 0) : NUM_VAL(tensor_get(res[0], 0));
         tensor_release(res[0]);

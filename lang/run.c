@@ -16,18 +16,21 @@
 
 #define STACK_VALUES (1 << 21)
 
-Interp *interp_new(void) {
-    Interp *I = mem_calloc(1, sizeof *I);
-    I->stack = mem_calloc(STACK_VALUES, sizeof(Value));
+/* The value stack is not zeroed: every slot is written before it is read (a frame fills its
+ * slots as it starts), and untouched pages of a large block cost nothing. */
+static int make_stack(Interp *I, void *ud) {
+    (void)ud;
+    I->stack = mem_alloc(STACK_VALUES * sizeof(Value));
     I->sp = I->stack;
     I->stack_end = I->stack + STACK_VALUES;
-    I->max_depth = 10000;
-    I->max_nesting = 1000;
-    I->ret = NIL_VAL;
-    I->last_value = NIL_VAL;
+    return 0;
+}
+
+/* The C stack the evaluator may use: this thread's, less a margin for the deepest single
+ * evaluation step (sanitizers widen frames). */
+static void measure_c_stack(Interp *I) {
     char here;
     I->c_stack_base = &here;
-    /* the guard leaves a margin for the deepest single evaluation step (sanitizers widen frames) */
     size_t size = 8u << 20;
     pthread_attr_t attr;
     if (pthread_getattr_np(pthread_self(), &attr) == 0) {
@@ -35,10 +38,37 @@ Interp *interp_new(void) {
         pthread_attr_destroy(&attr);
     }
     I->c_stack_limit = size > (4u << 20) ? size - (2u << 20) : size / 2;
+}
+
+Interp *interp_new_with_alloc(TslAllocFn f, void *ud) {
+    OpsCtx *ops = ops_ctx_new_with_alloc(f, ud);
+    if (!ops) return NULL;
+    OpsCtx *outer = ops_ctx_enter(ops);   /* the Interp itself comes from its own hook */
+    Interp *I = mem_try_alloc(sizeof *I);
+    ops_ctx_leave(outer);
+    if (!I) {
+        ops_ctx_free(ops);
+        return NULL;
+    }
+    memset(I, 0, sizeof *I);
+    I->opsctx = ops;
+    val_heap_init(&I->heap);
+    I->max_depth = 10000;
+    I->max_nesting = 1000;
+    I->compile_budget_ms = 2000;
+    I->ret = NIL_VAL;
+    I->last_value = NIL_VAL;
+    measure_c_stack(I);
+    if (interp_protected(I, make_stack, NULL) == INTERP_OOM) {
+        interp_free(I);
+        return NULL;
+    }
     return I;
 }
 
-void interp_free(Interp *I) {
+Interp *interp_new(void) { return interp_new_with_alloc(NULL, NULL); }
+
+static void free_contents(Interp *I) {
     static_free_all(I);
     cpu_reduce_cache_free();
     val_release(I->ret);
@@ -63,8 +93,18 @@ void interp_free(Interp *I) {
         s = next;
     }
     mem_free(I->stack);
-    builtins_free();
+    builtins_free(I);
+}
+
+/* Everything goes back through I's own hook, with I current; the ops context goes last. */
+void interp_free(Interp *I) {
+    if (!I) return;
+    InterpScope scope = interp_enter(I);
+    free_contents(I);
+    OpsCtx *ops = I->opsctx;
     mem_free(I);
+    interp_leave(scope);
+    ops_ctx_free(ops);
 }
 
 /* ---- escaping: an error message never sends the terminal a control byte from the program ---- */
@@ -297,8 +337,8 @@ static void drop_source(Interp *I, Source *src, Source *main_src) {
     mem_free(src);
 }
 
-int interp_run_source_at(Interp *I, const char *name, const char *text, size_t len, int line_base, bool echo,
-                         bool *incomplete) {
+static int run_source(Interp *I, const char *name, const char *text, size_t len, int line_base, bool echo,
+                      bool *incomplete) {
     char *copy = mem_alloc(len + 1);
     memcpy(copy, text, len);
     copy[len] = 0;
@@ -308,7 +348,7 @@ int interp_run_source_at(Interp *I, const char *name, const char *text, size_t l
     ensure_main(I, src);
     interp_clear_error(I);
     I->exiting = false;
-    I->limits_on = I->max_ops > 0 || tensor_max_live > 0;
+    I->limits_on = I->max_ops > 0 || I->opsctx->max_live > 0;
     if (incomplete) *incomplete = false;
     Node *prog = interp_parse(I, src, incomplete);
     if (!prog) {
@@ -337,7 +377,7 @@ int interp_run_source_at(Interp *I, const char *name, const char *text, size_t l
     return rc;
 }
 
-int interp_run_file(Interp *I, const char *path) {
+static int run_file(Interp *I, const char *path) {
     size_t len;
     extern char *read_file(const char *path, size_t *len);
     char *text = read_file(path, &len);
@@ -354,7 +394,7 @@ int interp_run_file(Interp *I, const char *path) {
     ensure_main(I, src);
     interp_clear_error(I);
     I->exiting = false;
-    I->limits_on = I->max_ops > 0 || tensor_max_live > 0;
+    I->limits_on = I->max_ops > 0 || I->opsctx->max_live > 0;
     Node *prog = interp_parse(I, src, NULL);
     if (!prog) {
         interp_print_error(I, stderr);
@@ -371,6 +411,40 @@ int interp_run_file(Interp *I, const char *path) {
         return I->interrupted ? 130 : 1;
     }
     return 0;
+}
+
+/* The entry points run protected (state.c): out of memory is an error like any other. */
+typedef struct {
+    const char *name, *text;
+    size_t len;
+    int line_base;
+    bool echo;
+    bool *incomplete;
+} SourceJob;
+
+static int source_body(Interp *I, void *ud) {
+    SourceJob *j = ud;
+    return run_source(I, j->name, j->text, j->len, j->line_base, j->echo, j->incomplete);
+}
+
+static int out_of_memory(Interp *I) {
+    interp_print_error(I, stderr);
+    return 1;
+}
+
+int interp_run_source_at(Interp *I, const char *name, const char *text, size_t len, int line_base, bool echo,
+                         bool *incomplete) {
+    SourceJob j = { name, text, len, line_base, echo, incomplete };
+    if (incomplete) *incomplete = false;
+    int rc = interp_protected(I, source_body, &j);
+    return rc == INTERP_OOM ? out_of_memory(I) : rc;
+}
+
+static int file_body(Interp *I, void *ud) { return run_file(I, ud); }
+
+int interp_run_file(Interp *I, const char *path) {
+    int rc = interp_protected(I, file_body, (void *)path);
+    return rc == INTERP_OOM ? out_of_memory(I) : rc;
 }
 
 bool interp_write_out(Interp *I, const char *s, size_t len) {

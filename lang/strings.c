@@ -2,6 +2,7 @@
  * upper lower startswith endswith, and `s * n`. Strings are UTF-8; indices that a caller
  * sees (find) count code points as len and s[i] do. Where the spec is silent, Python's str
  * methods decide; whitespace is ASCII's, case mapping Unicode's simple one (map_case). */
+#include <pthread.h>
 #include <locale.h>
 #include <math.h>
 #include <string.h>
@@ -161,14 +162,13 @@ static Value bi_strip(Interp *I, CallArgs *a) {
 /* Case mapping of one code point: Unicode's simple (one to one) mapping from the C library's
  * C.UTF-8 locale, ASCII's where that locale is missing. Python's full mappings that change the
  * length ("ß".upper() == "SS") are not made. */
+static locale_t utf8;   /* made once per process, read-only afterwards */
+static void utf8_open(void) { utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0); }
+
 static uint32_t map_case(uint32_t c, bool up) {
-    static locale_t utf8;
-    static bool tried;
     if (c < 0x80) return up ? (c >= 'a' && c <= 'z' ? c - 32 : c) : (c >= 'A' && c <= 'Z' ? c + 32 : c);
-    if (!tried) {
-        tried = true;
-        utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-    }
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, utf8_open);
     if (!utf8) return c;
     return (uint32_t)(up ? towupper_l((wint_t)c, utf8) : towlower_l((wint_t)c, utf8));
 }

@@ -182,12 +182,12 @@ static Value bi_tolist(Interp *I, CallArgs *a) {
     int64_t items = 0, level = 1;
     for (int d = 0; d < t->ndim && level; d++) {
         if (t->shape[d] > INT_MAX || __builtin_mul_overflow(level, t->shape[d], &level) ||
-            __builtin_add_overflow(items, level, &items) || items > tensor_max_bytes / (int64_t)sizeof(Value)) {
+            __builtin_add_overflow(items, level, &items) || items > I->opsctx->max_tensor_bytes / (int64_t)sizeof(Value)) {
             char sh[600];
             Shape s;
             shape_of(t, &s);
             return interp_error(I, "tolist(): a tensor of shape %s makes too many list items (limit %lld, --max-tensor-bytes)",
-                                shape_str(&s, sh, sizeof sh), (long long)(tensor_max_bytes / (int64_t)sizeof(Value)));
+                                shape_str(&s, sh, sizeof sh), (long long)(I->opsctx->max_tensor_bytes / (int64_t)sizeof(Value)));
         }
     }
     int64_t pos = 0;

@@ -12,16 +12,41 @@
 #include "tops.h"
 
 /* Two lists hold every object: containers (lists, dicts, closures, cells: what can form a
- * cycle, and all the cycle collector walks) and the rest (strings, built-ins). */
-static Obj all_objects = { 0, OBJ_STR, 0, 0, &all_objects, &all_objects };
-static Obj all_containers = { 0, OBJ_LIST, 0, 0, &all_containers, &all_containers };
+ * cycle, and all the cycle collector walks) and the rest (strings, built-ins). They are the
+ * current interpreter's (ObjHeap, value.h). */
+#define GC_MIN_ALLOCS 10000
+
+void val_heap_init(ObjHeap *h) {
+    memset(h, 0, sizeof *h);
+    h->objects = (Obj){ 0, OBJ_STR, 0, 0, &h->objects, &h->objects };
+    h->containers = (Obj){ 0, OBJ_LIST, 0, 0, &h->containers, &h->containers };
+    h->gc_threshold = GC_MIN_ALLOCS;
+}
+
+/* A thread that entered no interpreter has a heap of its own (thread-local: no sharing). */
+static _Thread_local ObjHeap thread_heap;
+static _Thread_local bool thread_heap_ready;
+
+ObjHeap *val_heap(void) {
+    Interp *I = interp_current();
+    if (I) return &I->heap;
+    if (!thread_heap_ready) {
+        val_heap_init(&thread_heap);
+        thread_heap_ready = true;
+    }
+    return &thread_heap;
+}
+
+static void count_obj_bytes(int64_t delta) { ops_ctx()->obj_live_bytes += delta; }
 
 static bool kind_is_container(ObjKind k) { return k != OBJ_STR && k != OBJ_BUILTIN; }
 
-/* --max-memory counts object memory too (obj_live_bytes, next to the tensor count in
- * ops/tensor.c): every byte allocated here for an object or its arrays is added, and
- * subtracted when freed. Allocation cannot fail here; the interpreter's limit polls see
- * the total pass the limit and raise a located error (interp_check_limits). */
+/* --max-memory counts object memory too (obj_live_bytes in the ops context, next to the
+ * tensor count): every byte allocated here for an object or its arrays is added, and
+ * subtracted when freed. The limit does not fail an allocation here; the interpreter's
+ * limit polls see the total pass the limit and raise a located error (interp_check_limits).
+ * An allocation the hook refuses raises "out of memory" (mem.h): each array is assigned
+ * only once allocated, so the object it belongs to stays valid. */
 static size_t obj_base_size(const Obj *o) {
     switch (o->kind) {
     case OBJ_STR: return sizeof(ObjString) + (size_t)((const ObjString *)o)->len + 1;
@@ -38,20 +63,17 @@ static size_t obj_base_size(const Obj *o) {
  * live containers and slots in them that the next collection will walk, so each
  * collection is paid for by as many allocations and the cost per allocation stays
  * constant. */
-#define GC_MIN_ALLOCS 10000
-static long gc_allocs, gc_threshold = GC_MIN_ALLOCS;
-static long live_containers;   /* on the containers list */
-
 static void *obj_alloc(size_t size, ObjKind kind) {
-    obj_live_bytes += (int64_t)size;
     Obj *o = mem_calloc(1, size);
+    count_obj_bytes((int64_t)size);
     o->rc = 1;
     o->kind = kind;
-    Obj *list = &all_objects;
+    ObjHeap *h = val_heap();
+    Obj *list = &h->objects;
     if (kind_is_container(kind)) {
-        if (++gc_allocs > gc_threshold) gc_due = true;
-        live_containers++;
-        list = &all_containers;
+        if (++h->gc_allocs > h->gc_threshold) h->gc_due = true;
+        h->live_containers++;
+        list = &h->containers;
     }
     o->next = list->next;
     o->prev = list;
@@ -63,14 +85,14 @@ static void *obj_alloc(size_t size, ObjKind kind) {
 static void obj_unlink(Obj *o) {
     o->prev->next = o->next;
     o->next->prev = o->prev;
-    if (kind_is_container(o->kind)) live_containers--;
+    if (kind_is_container(o->kind)) val_heap()->live_containers--;
 }
 
-Obj *val_containers_head(void) { return &all_containers; }
+Obj *val_containers_head(void) { return &val_heap()->containers; }
 
 void val_obj_move(Obj *o, Obj *list) {
     obj_unlink(o);
-    live_containers++;   /* still counted until its storage is released */
+    val_heap()->live_containers++;   /* still counted until its storage is released */
     o->next = list->next;
     o->prev = list;
     list->next->prev = o;
@@ -78,8 +100,14 @@ void val_obj_move(Obj *o, Obj *list) {
 }
 
 void val_gc_done(long work) {
-    gc_allocs = 0;
-    gc_threshold = work > GC_MIN_ALLOCS ? work : GC_MIN_ALLOCS;
+    ObjHeap *h = val_heap();
+    h->gc_allocs = 0;
+    h->gc_threshold = work > GC_MIN_ALLOCS ? work : GC_MIN_ALLOCS;
+}
+
+void val_heap_clear_marks(void) {
+    Obj *head = &val_heap()->containers;
+    for (Obj *o = head->next; o != head; o = o->next) o->marks = 0;
 }
 
 /* Releases what the object refers to, leaving the object itself allocated. */
@@ -91,7 +119,7 @@ static void obj_clear(Obj *o) {
         l->len = 0;
         for (int i = 0; i < n; i++) val_release(l->items[i]);
         mem_free(l->items);
-        obj_live_bytes -= (int64_t)(sizeof(Value) * (size_t)l->cap);
+        count_obj_bytes(-(int64_t)(sizeof(Value) * (size_t)l->cap));
         l->items = NULL;
         l->cap = 0;
         break;
@@ -106,7 +134,7 @@ static void obj_clear(Obj *o) {
         }
         mem_free(d->entries);
         mem_free(d->index);
-        obj_live_bytes -= (int64_t)(sizeof(DictEntry) * (size_t)d->cap + sizeof(int32_t) * (size_t)d->index_cap);
+        count_obj_bytes(-(int64_t)(sizeof(DictEntry) * (size_t)d->cap + sizeof(int32_t) * (size_t)d->index_cap));
         d->entries = NULL;
         d->index = NULL;
         d->cap = d->index_cap = 0;
@@ -137,7 +165,7 @@ static void obj_clear(Obj *o) {
             for (int i = 0; i < c->proto->nupvals; i++)
                 if (up[i]) val_release(OBJ_VAL(VAL_CELL, up[i]));
             mem_free(up);
-            obj_live_bytes -= (int64_t)(sizeof(ObjCell *) * (size_t)c->proto->nupvals);
+            count_obj_bytes(-(int64_t)(sizeof(ObjCell *) * (size_t)c->proto->nupvals));
         }
         break;
     }
@@ -148,7 +176,7 @@ static void obj_clear(Obj *o) {
 /* Clears and frees an object already off its list. */
 static void obj_destroy(Obj *o) {
     obj_clear(o);
-    obj_live_bytes -= (int64_t)obj_base_size(o);
+    count_obj_bytes(-(int64_t)obj_base_size(o));
     mem_free(o);
 }
 
@@ -156,7 +184,7 @@ void val_obj_clear(Obj *o) { obj_clear(o); }
 
 void val_obj_release_storage(Obj *o) {
     obj_unlink(o);
-    obj_live_bytes -= (int64_t)obj_base_size(o);
+    count_obj_bytes(-(int64_t)obj_base_size(o));
     mem_free(o);
 }
 
@@ -164,38 +192,38 @@ void val_obj_release_storage(Obj *o) {
  * past FREE_MAX_DEPTH nested frees an object waits on a pending list that the outermost
  * free drains, so the C stack stays small (CPython's "trashcan"). */
 #define FREE_MAX_DEPTH 1000
-static Obj *free_pending;   /* linked through next; already off their lists */
-static int free_depth;
-
+/* The pending list is the heap's (free_pending, linked through next; already off their lists). */
 void val_obj_free(Obj *o) {
     obj_unlink(o);
-    if (free_depth >= FREE_MAX_DEPTH) {
-        o->next = free_pending;
-        free_pending = o;
+    ObjHeap *h = val_heap();
+    if (h->free_depth >= FREE_MAX_DEPTH) {
+        o->next = h->free_pending;
+        h->free_pending = o;
         return;
     }
-    free_depth++;
+    h->free_depth++;
     obj_destroy(o);
-    if (free_depth == 1)
-        while (free_pending) {
-            Obj *p = free_pending;
-            free_pending = p->next;
+    if (h->free_depth == 1)
+        while (h->free_pending) {
+            Obj *p = h->free_pending;
+            h->free_pending = p->next;
             obj_destroy(p);
         }
-    free_depth--;
+    h->free_depth--;
 }
 
 void val_free_all(void) {
     /* Pin everything, drop all references between objects, then free the storage. */
-    Obj *lists[2] = { &all_containers, &all_objects };
+    ObjHeap *h = val_heap();
+    Obj *lists[2] = { &h->containers, &h->objects };
     for (int k = 0; k < 2; k++)
         for (Obj *o = lists[k]->next; o != lists[k]; o = o->next) o->rc++;
-    for (Obj *o = all_containers.next; o != &all_containers; o = o->next) obj_clear(o);
+    for (Obj *o = h->containers.next; o != &h->containers; o = o->next) obj_clear(o);
     for (int k = 0; k < 2; k++)
         while (lists[k]->next != lists[k]) {
             Obj *o = lists[k]->next;
             obj_unlink(o);
-            obj_live_bytes -= (int64_t)obj_base_size(o);
+            count_obj_bytes(-(int64_t)obj_base_size(o));
             mem_free(o);
         }
 }
@@ -245,17 +273,18 @@ Value val_str_take_fmt(const char *fmt, ...) {
 
 ObjList *list_new(int cap) {
     ObjList *l = obj_alloc(sizeof(ObjList), OBJ_LIST);
-    l->cap = cap;
     l->items = cap ? mem_alloc(sizeof(Value) * (size_t)cap) : NULL;
-    obj_live_bytes += (int64_t)(sizeof(Value) * (size_t)cap);
+    l->cap = cap;   /* after the allocation: one that fails (out of memory) leaves the list valid */
+    count_obj_bytes((int64_t)(sizeof(Value) * (size_t)cap));
     return l;
 }
 
 void list_push(ObjList *l, Value v) {
     if (l->len == l->cap) {
-        obj_live_bytes += (int64_t)(sizeof(Value) * (size_t)(l->cap ? l->cap : 4));
-        l->cap = l->cap ? l->cap * 2 : 4;
-        l->items = mem_realloc(l->items, sizeof(Value) * (size_t)l->cap);
+        int cap = l->cap ? l->cap * 2 : 4;
+        l->items = mem_realloc(l->items, sizeof(Value) * (size_t)cap);
+        count_obj_bytes((int64_t)(sizeof(Value) * (size_t)(cap - l->cap)));
+        l->cap = cap;
     }
     l->items[l->len++] = val_retain(v);
 }
@@ -263,9 +292,10 @@ void list_push(ObjList *l, Value v) {
 ObjDict *dict_new(void) { return obj_alloc(sizeof(ObjDict), OBJ_DICT); }
 
 static void dict_reindex(ObjDict *d, int cap) {
+    int32_t *index = mem_alloc(sizeof(int32_t) * (size_t)cap);   /* first: a failure changes nothing */
     mem_free(d->index);
-    obj_live_bytes += (int64_t)(sizeof(int32_t) * (size_t)(cap - d->index_cap));
-    d->index = mem_alloc(sizeof(int32_t) * (size_t)cap);
+    count_obj_bytes((int64_t)(sizeof(int32_t) * (size_t)(cap - d->index_cap)));
+    d->index = index;
     d->index_cap = cap;
     for (int i = 0; i < cap; i++) d->index[i] = -1;
     for (int e = 0; e < d->len; e++) {
@@ -300,9 +330,10 @@ void dict_set(ObjDict *d, ObjString *key, Value v) {
         return;
     }
     if (d->len == d->cap) {
-        obj_live_bytes += (int64_t)(sizeof(DictEntry) * (size_t)(d->cap ? d->cap : 4));
-        d->cap = d->cap ? d->cap * 2 : 4;
-        d->entries = mem_realloc(d->entries, sizeof(DictEntry) * (size_t)d->cap);
+        int cap = d->cap ? d->cap * 2 : 4;
+        d->entries = mem_realloc(d->entries, sizeof(DictEntry) * (size_t)cap);
+        count_obj_bytes((int64_t)(sizeof(DictEntry) * (size_t)(cap - d->cap)));
+        d->cap = cap;
     }
     key->h.rc++;
     d->entries[d->len].key = key;
@@ -330,7 +361,7 @@ ObjClosure *closure_new(FnProto *p, struct Module *m) {
     c->proto = p;
     c->module = m;
     if (p->nupvals) c->upvals = mem_calloc((size_t)p->nupvals, sizeof(ObjCell *));
-    obj_live_bytes += (int64_t)(sizeof(ObjCell *) * (size_t)p->nupvals);
+    count_obj_bytes((int64_t)(sizeof(ObjCell *) * (size_t)p->nupvals));
     return c;
 }
 
@@ -475,7 +506,7 @@ static bool fmt_go_on(Fmt *f, StrBuf *b) {
     if (b->len > f->limit) {
         f->failed = true;
         if (f->I && f->limit < TSL_MAX_TEXT)
-            interp_error(f->I, MAX_MEMORY_MSG, (long long)tensor_max_live);
+            interp_error(f->I, MAX_MEMORY_MSG, (long long)f->I->opsctx->max_live);
         else if (f->I)
             interp_error(f->I, "text too large: printing this value would exceed %zu bytes (the string size limit)",
                          f->limit);

@@ -166,7 +166,26 @@ ObjClosure *closure_new(FnProto *p, struct Module *m);
 ObjBuiltin *builtin_new(const char *name, BuiltinFn fn);
 Value val_tensor(Tensor *t);   /* takes the reference */
 
-/* Sweep every object left at exit, so leak checkers stay quiet. */
+/* The objects of one interpreter: two lists (containers: lists, dicts, closures, cells,
+ * what can form a cycle; the rest: strings, built-ins) and the cycle collector's
+ * counters. Each Interp has one; value.c works on the current interpreter's heap
+ * (interp_current()), or on the thread's own default heap when none is entered (unit
+ * tests that build values without an interpreter). */
+typedef struct ObjHeap {
+    Obj objects, containers;  /* sentinels */
+    long gc_allocs;           /* containers made since the last collection */
+    long gc_threshold;        /* a collection is due past this many */
+    long live_containers;     /* on the containers list */
+    bool gc_due;
+    Obj *free_pending;        /* frees deferred past FREE_MAX_DEPTH (value.c) */
+    int free_depth;
+} ObjHeap;
+void val_heap_init(ObjHeap *h);
+ObjHeap *val_heap(void);   /* the current heap */
+/* After an out-of-memory unwind: clears the marks a walk that never finished left set. */
+void val_heap_clear_marks(void);
+
+/* Sweep every object left in the current heap (at exit, so leak checkers stay quiet). */
 void val_free_all(void);
 
 /* For the cycle collector (gc.c): the sentinel of the list of all containers (lists,

@@ -6,6 +6,7 @@
  * gives result shapes and dtypes through the row's infer_<impl>, and op_run() allocates
  * the results and hands the call to the device that holds the operands. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,10 +68,9 @@ static void parse_param(OpDef *d, const char *text, size_t len, int *nint, int *
     if (*nint > 3 || *nf > 3) table_abort(d, "more than 3 int or f parameters");
 }
 
-void op_table_init(void) {
-    static bool done;
-    if (done) return;
-    done = true;
+/* The table is filled once per process (pthread_once: any thread may be first) and only
+ * read afterwards, so it is shared by every interpreter and thread. */
+static void op_table_build(void) {
     grad_table_init();
     for (int op = 0; op < OP__COUNT; op++) {
         OpDef *d = &op_info[op];
@@ -84,6 +84,11 @@ void op_table_init(void) {
         }
         if (d->nout < 1 || d->nout > OP_MAX_OUT) table_abort(d, "bad result count");
     }
+}
+
+void op_table_init(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, op_table_build);
 }
 
 const OpDef *op_def(OpCode op) {
@@ -188,12 +193,12 @@ int op_infer(const OpCall *c, Shape *out, DType *dt) {
     return infer_of[c->op](c, out, dt);
 }
 
-static const DeviceImpl *devices[2];
+/* Backends, registered at start-up before any interpreter runs; read-only afterwards. */
+static const DeviceImpl *devices[2] = { &cpu_device, NULL };
 
 void op_device_register(Device d, const DeviceImpl *impl) { devices[d] = impl; }
 
 const DeviceImpl *op_device(Device d) {
-    if (!devices[DEV_CPU]) devices[DEV_CPU] = &cpu_device;
     if (!devices[d]) op_fail("device 'gpu' is not available (this build has no GPU backend yet)");
     return devices[d];
 }

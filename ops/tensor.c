@@ -1,5 +1,6 @@
 /* tensor.c - tensor allocation, dtypes, shapes, limits and the op error buffer. */
 #include <malloc.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -9,34 +10,30 @@
 #include "tensor.h"
 #include "tops.h"
 #include "mem.h"
+#include "ctx.h"
 #include "cpu/cpu.h"
 
-int64_t tensor_max_bytes = (int64_t)1 << 30;
-int64_t tensor_max_live = 0;     /* 0: no limit */
-int64_t (*tensor_reclaim_hook)(void) = NULL;
-int64_t tensor_live_bytes = 0;
-int64_t obj_live_bytes = 0;
-int64_t tensor_alloc_count = 0;   /* tensors allocated so far (tests count steady-state allocations) */
-int64_t tensor_peak_bytes = 0;    /* the most tensor memory live at once */
-
-static char err_buf[512];
-
 int64_t mem_budget_left(void) {
-    if (!tensor_max_live) return INT64_MAX;
-    int64_t left = tensor_max_live - tensor_live_bytes - obj_live_bytes;
+    OpsCtx *c = ops_ctx();
+    if (!c->max_live) return INT64_MAX;
+    int64_t left = c->max_live - c->tensor_live_bytes - c->obj_live_bytes;
     return left > 0 ? left : 0;
 }
 
-bool mem_over_budget(void) { return tensor_max_live && tensor_live_bytes + obj_live_bytes > tensor_max_live; }
+bool mem_over_budget(void) {
+    OpsCtx *c = ops_ctx();
+    return c->max_live && c->tensor_live_bytes + c->obj_live_bytes > c->max_live;
+}
 
 void op_fail(const char *fmt, ...) {
+    OpsCtx *c = ops_ctx();
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err_buf, sizeof err_buf, fmt, ap);
+    vsnprintf(c->err, sizeof c->err, fmt, ap);
     va_end(ap);
 }
 
-const char *op_error(void) { return err_buf; }
+const char *op_error(void) { return ops_ctx()->err; }
 
 
 const char *dtype_name(DType t) {
@@ -103,52 +100,53 @@ const char *shape_str(const Shape *s, char *buf, size_t n) {
 
 /* Keep freed tensor buffers in the heap (below glibc's 32 MiB mmap ceiling) rather than
  * returning them to the kernel, so a loop that makes same-sized tensors reuses warm pages
- * instead of page-faulting fresh ones on every op. */
-static void heap_tune(void) {
-    static bool done;
-    if (done) return;
-    done = true;
+ * instead of page-faulting fresh ones on every op. A process-wide malloc setting, made once. */
+static void heap_tune_once(void) {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }
 
-Tensor *tensor_new(DType dt, const Shape *s) {
-    heap_tune();
-    int64_t count = shape_count(s);
-    if (count < 0) return NULL;
-    int64_t bytes;
-    if (__builtin_mul_overflow(count, (int64_t)dtype_size(dt), &bytes) || bytes > tensor_max_bytes) {
+static void heap_tune(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, heap_tune_once);
+}
+
+/* Whether a tensor of `bytes` fits the limits; else the error is set. */
+static bool within_limits(OpsCtx *c, const Shape *s, DType dt, int64_t count, int64_t *bytes) {
+    if (__builtin_mul_overflow(count, (int64_t)dtype_size(dt), bytes) || *bytes > c->max_tensor_bytes) {
         char buf[600];
         op_fail("tensor of shape %s (%s) needs more than the limit of %lld bytes (--max-tensor-bytes)",
-                shape_str(s, buf, sizeof buf), dtype_name(dt), (long long)tensor_max_bytes);
-        return NULL;
+                shape_str(s, buf, sizeof buf), dtype_name(dt), (long long)c->max_tensor_bytes);
+        return false;
     }
-    if (bytes > mem_budget_left() &&
-        !(tensor_reclaim_hook && tensor_reclaim_hook() > 0 && bytes <= mem_budget_left())) {
-        op_fail(MAX_MEMORY_MSG, (long long)tensor_max_live);
-        return NULL;
+    if (*bytes > mem_budget_left() && !(c->reclaim && c->reclaim(c->reclaim_ud) > 0 && *bytes <= mem_budget_left())) {
+        op_fail(MAX_MEMORY_MSG, (long long)c->max_live);
+        return false;
     }
+    return true;
+}
+
+Tensor *tensor_new(DType dt, const Shape *s) {
+    heap_tune();
+    OpsCtx *c = ops_ctx();
+    int64_t count = shape_count(s), bytes;
+    if (count < 0 || !within_limits(c, s, dt, count, &bytes)) return NULL;
     /* 64-byte aligned data so SIMD kernels see aligned rows */
     TBuf *b = mem_try_alloc(sizeof(TBuf));
-    void *data = NULL;
-    if (!b || posix_memalign(&data, 64, (size_t)(bytes ? bytes : 64))) {
+    void *data = b ? mem_try_alloc_aligned((size_t)(bytes ? bytes : 64), 64) : NULL;
+    Tensor *t = data ? mem_try_alloc(sizeof(Tensor)) : NULL;
+    if (!t) {
+        mem_free(data);
         mem_free(b);
         op_fail("out of memory allocating a tensor of %lld bytes", (long long)bytes);
         return NULL;
     }
-    Tensor *t = mem_try_alloc(sizeof(Tensor));
-    if (!t) {
-        mem_free(b);
-        free(data);
-        op_fail("out of memory");
-        return NULL;
-    }
-    tensor_alloc_count++;
+    c->tensor_alloc_count++;
     b->rc = 1;
     b->bytes = (size_t)bytes;
     b->data = data;
-    tensor_live_bytes += bytes;
-    if (tensor_live_bytes > tensor_peak_bytes) tensor_peak_bytes = tensor_live_bytes;
+    c->tensor_live_bytes += bytes;
+    if (c->tensor_live_bytes > c->tensor_peak_bytes) c->tensor_peak_bytes = c->tensor_live_bytes;
     t->rc = 1;
     t->dtype = dt;
     t->device = DEV_CPU;
@@ -201,8 +199,8 @@ Tensor *tensor_retain(Tensor *t) {
 void tensor_release(Tensor *t) {
     if (!t || --t->rc > 0) return;
     if (--t->buf->rc == 0) {
-        tensor_live_bytes -= (int64_t)t->buf->bytes;
-        free(t->buf->data);
+        ops_ctx()->tensor_live_bytes -= (int64_t)t->buf->bytes;
+        mem_free(t->buf->data);
         mem_free(t->buf);
     }
     mem_free(t);

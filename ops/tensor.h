@@ -9,6 +9,7 @@
  * Errors: functions that can fail return NULL and leave the message in op_error(). */
 #ifndef TSL_TENSOR_H
 #define TSL_TENSOR_H
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 #include "num.h"
@@ -44,29 +45,21 @@ typedef struct {
 /* Whether a double converts to int64_t without overflow (2^63 is exact as a double). */
 static inline int double_fits_i64(double x) { return x >= -9223372036854775808.0 && x < 9223372036854775808.0; }
 
-/* Limits, set from the command line (--max-tensor-bytes, --max-memory). */
-extern int64_t tensor_max_bytes;
-extern int64_t tensor_max_live;     /* --max-memory: tensors and objects together; 0 none */
-extern int64_t tensor_live_bytes;
-extern int64_t obj_live_bytes;      /* strings, lists, dicts, closures (lang/value.c counts them) */
+/* Limits and accounting live in the current ops context (ops/ctx.h): max_tensor_bytes
+ * (--max-tensor-bytes), max_live (--max-memory), tensor_live_bytes, obj_live_bytes, ... */
 /* Bytes the program may still allocate under --max-memory (INT64_MAX when unlimited). */
 int64_t mem_budget_left(void);
 /* Whether the program already holds more than --max-memory (objects are counted as made). */
 bool mem_over_budget(void);
 /* The one message of the limit, wherever it is hit (printf format; the limit as long long). */
 #define MAX_MEMORY_MSG "out of memory: the program's memory would exceed --max-memory (%lld bytes)"
-/* Called when --max-memory would fail an allocation: frees memory the program cannot reach
- * (kept intermediate buffers of compiled code) and returns how many bytes it released. */
-extern int64_t (*tensor_reclaim_hook)(void);
-extern int64_t tensor_alloc_count;
-extern int64_t tensor_peak_bytes;
 
 const char *dtype_name(DType t);
 int dtype_parse(const char *s, DType *out);   /* 0 ok, -1 unknown */
 size_t dtype_size(DType t);
 int dtype_is_float(DType t);
 
-/* Errors: a message buffer shared by the ops layer (set by op_fail, read by callers). */
+/* Errors: the current ops context's message (set by op_fail, read by callers). */
 void op_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *op_error(void);
 

@@ -103,6 +103,10 @@ int op_allclose(const Tensor *a, const Tensor *b, double rtol, double atol);  /*
  * a FIFO, a device or a directory would block or read without end. NULL with the reason
  * in op_error(), prefixed "who: " when who is not NULL. */
 FILE *io_open_regular(const char *path, const char *who, int64_t max_bytes);
+/* The rest of fp, NUL-terminated (mem_free it), *len its length; NULL when it cannot be read,
+ * is larger than limit or there is no memory for it (*oom set, when oom is not NULL), with
+ * the reason in op_error() (prefixed "who: " when who is not NULL). */
+char *io_read_all(FILE *fp, const char *path, const char *who, size_t limit, size_t *len, bool *oom);
 Tensor *npy_load(const char *path);
 int npy_save(const char *path, const Tensor *t);               /* 0 ok, -1 err */
 Tensor *csv_load(const char *path, bool skip_header);
@@ -111,7 +115,7 @@ FILE *io_create_regular(const char *path, const char *who);
 
 /* NumPy-style text, newly allocated (mem_free it). */
 char *tensor_format(const Tensor *t);
-/* The settings tensor_format uses, as NumPy's printoptions (all >= 0); process-wide. */
+/* The settings tensor_format uses, as NumPy's printoptions (all >= 0); the current ops context's. */
 typedef struct {
     int64_t precision, threshold, edgeitems, linewidth;
 } PrintOptions;

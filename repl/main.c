@@ -22,7 +22,9 @@
 
 #define TSL_VERSION "0.1.0"
 
-extern char *tsl_stdlib_dir;
+static char stdlib_dir[PATH_MAX];   /* ../stdlib beside the executable */
+/* The interpreter the signal handlers stop (set once it exists; they only set its flags). */
+static Interp *volatile signal_target;
 
 typedef struct {
     int argc;
@@ -102,14 +104,13 @@ static bool parse_seconds(const char *s, double *out) {
 
 static void on_sigint(int sig) {
     (void)sig;
-    tsl_interrupt_flag = 1;
+    if (signal_target) interp_interrupt(signal_target);
 }
 
 /* --timeout: the timer's handler raises the same flag the evaluator and the VM poll. */
 static void on_sigalrm(int sig) {
     (void)sig;
-    tsl_timeout_flag = 1;
-    tsl_interrupt_flag = 1;
+    if (signal_target) interp_time_up(signal_target);
 }
 
 static void arm_timeout(double t) {
@@ -141,13 +142,17 @@ static void find_stdlib(const char *argv0) {
     char *slash = strrchr(exe, '/');
     if (slash) *slash = 0;
     else snprintf(exe, sizeof exe, ".");
-    size_t len = strlen(exe) + 16;
-    tsl_stdlib_dir = mem_alloc(len);
-    snprintf(tsl_stdlib_dir, len, "%s/../stdlib", exe);
+    snprintf(stdlib_dir, sizeof stdlib_dir, "%.*s/../stdlib", (int)(sizeof stdlib_dir - 16), exe);
 }
 
 static int run_main(int argc, char **argv) {
     Interp *I = interp_new();
+    if (!I) {
+        fputs("tsl: error: out of memory\n", stderr);
+        return 1;
+    }
+    interp_set_stdlib_dir(I, stdlib_dir);
+    signal_target = I;
     const char *code = NULL, *file = NULL;
     int i = 1, rc = 0;
     double timeout = 0;
@@ -183,8 +188,8 @@ static int run_main(int argc, char **argv) {
             if (!parse_count(a, i + 1 < argc ? argv[++i] : NULL, &n)) { rc = 2; goto done; }
             if (!strcmp(a, "--max-depth")) I->max_depth = n > 1000000 ? 1000000 : (int)n;
             else if (!strcmp(a, "--max-nesting")) I->max_nesting = n > 100000 ? 100000 : (int)n;
-            else if (!strcmp(a, "--max-tensor-bytes")) tensor_max_bytes = n;
-            else if (!strcmp(a, "--max-memory")) tensor_max_live = n;
+            else if (!strcmp(a, "--max-tensor-bytes")) I->opsctx->max_tensor_bytes = n;
+            else if (!strcmp(a, "--max-memory")) I->opsctx->max_live = n;
             else I->max_ops = n;
         } else {
             usage_error("unknown option ", a, " (see tsl --help)");
@@ -205,6 +210,7 @@ done:
         fprintf(stderr, "tsl: error: cannot write to standard output: %s\n", strerror(errno));
         rc = 1;
     }
+    signal_target = NULL;
     interp_free(I);
     return rc;
 }
@@ -243,6 +249,5 @@ int main(int argc, char **argv) {
         pthread_attr_destroy(&attr);
     }
     if (!started) thread_main(&m);
-    mem_free(tsl_stdlib_dir);
     return m.rc;
 }

@@ -232,8 +232,8 @@ static char *read_line_tty(const char *prompt, bool *interrupted) {
          * stack), leaving this select() asleep: wake up now and then to look at the flag */
         struct timeval tick = { 0, 50000 };
         int r = select(1, &fds, NULL, NULL, &tick);
-        if (tsl_interrupt_flag) {
-            tsl_interrupt_flag = 0;
+        if (repl_I->interrupt_flag) {
+            repl_I->interrupt_flag = 0;
             rl_free_line_state();
             rl_callback_sigcleanup();
             rl_callback_handler_remove();
@@ -293,7 +293,11 @@ int repl_run(Interp *I) {
     repl_I = I;
     if (!isatty(0)) return run_stdin_script(I);
     /* completion lists the main module's names, built-ins included, even before any input */
-    if (!I->main) I->main = module_new(I, "__main__", NULL);
+    if (!I->main) {   /* made inside I (interp_enter), so its objects are I's and go with it */
+        InterpScope scope = interp_enter(I);
+        I->main = module_new(I, "__main__", NULL);
+        interp_leave(scope);
+    }
     char hist[4096] = "";
     const char *home = getenv("HOME");
     if (home) snprintf(hist, sizeof hist, "%s/.tsl_history", home);

@@ -594,7 +594,7 @@ static void for_stmt(Comp *c, Node *n) {
     if (it->kind == AST_CALL && it->a->kind == AST_NAME && it->nk == 0 && it->n >= 1 && it->n <= 3) {
         AVal fn = cc_expr(c, it->a);
         if (c->failed) return;
-        if (fn.kind == AV_CONST && fn.k.type == VAL_FUNC && fn.k.as.o == (Obj *)builtin_range_obj) {
+        if (fn.kind == AV_CONST && fn.k.type == VAL_FUNC && fn.k.as.o == (Obj *)c->I->range_builtin) {
             AVal a[3];
             for (int i = 0; i < it->n; i++) {
                 a[i] = cc_expr(c, it->kids[i]);
@@ -834,8 +834,6 @@ static void jump_out(Comp *c, Node *n, bool is_break) {
     }
 }
 
-int compile_budget_ms = 2000;
-
 static double mono_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -857,7 +855,7 @@ void cc_stmt(Comp *c, Node *n) {
     if (!interp_poll(c->I)) { compile_interrupted(c, n->loc); return; }
     if ((++c->nstmts & 63) == 0 && mono_ms() > c->give_up_ms) {
         c->loc = n->loc;
-        cc_unsupported(c, "compiling took more than %d ms; the code runs eagerly", compile_budget_ms);
+        cc_unsupported(c, "compiling took more than %d ms; the code runs eagerly", c->I->compile_budget_ms);
         return;
     }
     if (c->g->ncode > 100000) {   /* e.g. a loop over a huge list, unrolled */
@@ -1018,7 +1016,7 @@ static void comp_init(Comp *c, Interp *I, Module *mod, Source *src, SrcLoc loc, 
     c->loc = loc;
     c->why = why;
     c->whylen = whylen;
-    c->give_up_ms = mono_ms() + compile_budget_ms;
+    c->give_up_ms = mono_ms() + I->compile_budget_ms;
 }
 
 CompileStatus compile_block(Interp *I, Frame *f, Node *blk, Graph **out, char *why, size_t whylen) {

@@ -16,8 +16,8 @@ CompileStatus compile_block(Interp *I, Frame *f, Node *block, Graph **out, char 
  * positional and keyword arguments; UNDEF where the default applies, compiled in). */
 CompileStatus compile_fn(Interp *I, ObjClosure *fn, Value *params, Graph **out, char *why, size_t whylen);
 
-/* The compile budget in time (docs/static.md), in ms (default 2000): code whose compilation
- * runs longer runs eagerly, like code past the instruction and inlining budgets. */
-extern int compile_budget_ms;
+/* The compile budget in time (docs/static.md) is the interpreter's I->compile_budget_ms
+ * (default 2000): code whose compilation runs longer runs eagerly, like code past the
+ * instruction and inlining budgets. */
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "vm.h"
+#include "mem.h"
 
 static void reg_str(Graph *g, int r, char *buf, size_t n) {
     if (r < 0) { snprintf(buf, n, "-"); return; }
@@ -168,7 +169,7 @@ void dis_graph(FILE *out, Graph *g, const char *title) {
 void dis_dot(FILE *out, Graph *g, const char *title) {
     fprintf(out, "digraph \"%s\" {\n  rankdir=TB;\n  node [shape=box, fontname=monospace];\n", title);
     /* the instruction that last wrote each register feeds the readers after it */
-    int *writer = calloc((size_t)g->nregs + 1, sizeof(int));
+    int *writer = mem_calloc((size_t)g->nregs + 1, sizeof(int));
     for (int r = 0; r < g->nregs; r++) writer[r] = -1;
     for (int i = 0; i < g->ncode; i++) {
         Ins *in = &g->code[i];
@@ -187,6 +188,6 @@ void dis_dot(FILE *out, Graph *g, const char *title) {
         for (int k = 1; in->op == I_OP && k < in->nres; k++) writer[in->res[k]] = i;
         if (in->op == I_JUMP || in->op == I_JUMPF) fprintf(out, "  i%d -> i%d [style=dashed];\n", i, in->aux);
     }
-    free(writer);
+    mem_free(writer);
     fprintf(out, "}\n");
 }

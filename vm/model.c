@@ -23,7 +23,7 @@ struct Model {
 
 struct ModelSession {
     const Model *m;
-    Interp *I;            /* errors, limits and the RNG of this session */
+    Interp *I;            /* this session's state: errors, limits, RNG, memory */
     VmRegs *r;
 };
 
@@ -280,21 +280,43 @@ static int exec_model(Interp *I, const Model *m, VmRegs *r) {
     return rc;
 }
 
-/* A session reads private copies of the constants: tensors' reference counts are not atomic,
- * and several sessions may run one Model at once. */
-ModelSession *model_session_new(const Model *m) {
-    ModelSession *s = mem_calloc(1, sizeof *s);
-    const Graph *g = m->gf->g;
-    s->m = m;
-    s->I = interp_new();
+/* A session is an interpreter state of its own (errors, limits, RNG, allocation), holding
+ * the VM's registers and private copies of the constants: tensors' reference counts are not
+ * atomic, and several sessions may run one Model at once on several threads. */
+typedef struct {
+    const Model *m;
+    ModelSession *s;
+} NewSession;
+
+static int session_init(Interp *I, void *ud) {
+    NewSession *a = ud;
+    const Graph *g = a->m->gf->g;
+    ModelSession *s = a->s = mem_calloc(1, sizeof *s);
+    s->m = a->m;
+    s->I = I;
     s->r = vm_regs_new(g);
     s->r->consts = mem_calloc((size_t)g->nconsts + 1, sizeof(Tensor *));
     for (int i = 0; i < g->nconsts; i++)
-        if (!(s->r->consts[i] = tensor_copy(g->consts[i]))) {
-            model_session_free(s);
-            return NULL;
-        }
-    return s;
+        if (!(s->r->consts[i] = tensor_copy(g->consts[i]))) return -1;
+    return 0;
+}
+
+static void session_release(ModelSession *s) {
+    const Graph *g = s->m->gf->g;
+    for (int i = 0; s->r->consts && i < g->nconsts; i++) tensor_release(s->r->consts[i]);
+    mem_free(s->r->consts);
+    s->r->consts = NULL;
+    vm_regs_free(s->r, g);
+    mem_free(s);
+}
+
+ModelSession *model_session_new(const Model *m) {
+    Interp *I = interp_new();
+    if (!I) return NULL;
+    NewSession a = { m, NULL };
+    if (interp_protected(I, session_init, &a) == 0) return a.s;
+    interp_free(I);   /* frees what the failed start allocated, in the session's own memory */
+    return NULL;
 }
 
 void model_session_set_max_ops(ModelSession *s, int64_t max_ops) {
@@ -304,62 +326,78 @@ void model_session_set_max_ops(ModelSession *s, int64_t max_ops) {
 
 void model_session_free(ModelSession *s) {
     if (!s) return;
-    for (int i = 0; s->r->consts && i < s->m->gf->g->nconsts; i++) tensor_release(s->r->consts[i]);
-    mem_free(s->r->consts);
-    s->r->consts = NULL;
-    vm_regs_free(s->r, s->m->gf->g);
-    interp_free(s->I);
-    mem_free(s);
+    Interp *I = s->I;
+    InterpScope sc = interp_enter(I);
+    session_release(s);
+    interp_leave(sc);
+    interp_free(I);
 }
 
-int model_run(ModelSession *s, Tensor *const *in, int nin, Tensor **out, char *err, size_t errlen) {
+/* Checks the flattened inputs against the signature; binds them. */
+static bool bind_inputs(ModelSession *s, Tensor *const *in, int nin, char *err, size_t errlen) {
     const Model *m = s->m;
     const Graph *g = m->gf->g;
     if (nin != m->nleaves) {
         snprintf(err, errlen, "%s: takes %d inputs, got %d", m->src.name, m->nleaves, nin);
-        return -1;
+        return false;
     }
     for (int i = 0; i < nin; i++) {
         const Guard *gd = &g->guards[m->leaves[i]];
+        if (!in[i]) {
+            snprintf(err, errlen, "argument '%s' is missing", arg_name(m, gd));
+            return false;
+        }
         Value v = TENSOR_VAL(in[i]);
         if (gd->kind != G_TENSOR) {   /* a number argument, passed as a one-element tensor */
-            if (!in[i] || in[i]->size != 1) {
+            if (in[i]->size != 1) {
                 snprintf(err, errlen, "argument '%s' must be a number (a one-element tensor)", arg_name(m, gd));
-                return -1;
+                return false;
             }
             v = NUM_VAL(tensor_get(in[i], 0));
         }
-        if (!in[i] || !arg_ok(m, gd, v, err, errlen)) {
-            if (!in[i]) snprintf(err, errlen, "argument '%s' is missing", arg_name(m, gd));
-            return -1;
-        }
+        if (!arg_ok(m, gd, v, err, errlen)) return false;
     }
     for (int i = 0; i < nin; i++) {
         const Guard *gd = &g->guards[m->leaves[i]];
         if (gd->kind == G_TENSOR) s->r->ten[gd->reg] = tensor_retain(in[i]);
         else s->r->num[gd->reg] = tensor_get(in[i], 0);
     }
-    interp_clear_error(s->I);
-    int rc = exec_model(s->I, m, s->r);
-    for (int k = 0; rc == 0 && k < m->nouts; k++) {
+    return true;
+}
+
+static int run_body(Interp *I, void *ud) {
+    ModelSession *s = ud;
+    return exec_model(I, s->m, s->r);
+}
+
+/* The results, copied into the caller's memory (the session's may go first). */
+static int take_outputs(ModelSession *s, Tensor **out, char *err, size_t errlen) {
+    const Model *m = s->m;
+    for (int k = 0; k < m->nouts; k++) {
         const Opnd *o = m->outs[k];
-        Tensor *t = o->kind == OPND_NUM ? tensor_scalar(DT_F64, s->r->num[o->reg])
-                  : s->r->ten[o->reg] ? tensor_retain(s->r->ten[o->reg]) : NULL;
+        Tensor *reg = o->kind == OPND_TENSOR ? s->r->ten[o->reg] : NULL;
+        Tensor *t = o->kind == OPND_NUM ? tensor_scalar(DT_F64, s->r->num[o->reg]) : reg ? tensor_copy(reg) : NULL;
         if (!t) {
             for (int j = 0; j < k; j++) tensor_release(out[j]);
-            snprintf(err, errlen, "%s", o->kind == OPND_NUM ? op_error() : "the graph left a result unset");
-            rc = -1;
-            unbind(m, s->r);
-            return rc;
+            snprintf(err, errlen, "%s", o->kind == OPND_NUM || reg ? op_error() : "the graph left a result unset");
+            return -1;
         }
         out[k] = t;
     }
-    if (rc) {
-        Interp *I = s->I;
-        snprintf(err, errlen, "%s:%d:%d: %s", I->err_src ? I->err_src->name : m->src.name, I->err_loc.line,
-                 I->err_loc.col, I->err_msg);
-    }
-    unbind(m, s->r);
+    return 0;
+}
+
+int model_run(ModelSession *s, Tensor *const *in, int nin, Tensor **out, char *err, size_t errlen) {
+    Interp *I = s->I;
+    if (!bind_inputs(s, in, nin, err, errlen)) return -1;
+    interp_clear_error(I);
+    int rc = interp_protected(I, run_body, s) == 0 ? 0 : -1;
+    if (rc == 0) rc = take_outputs(s, out, err, errlen);
+    else snprintf(err, errlen, "%s:%d:%d: %s", I->err_src ? I->err_src->name : s->m->src.name, I->err_loc.line,
+                  I->err_loc.col, I->err_msg);
+    InterpScope sc = interp_enter(I);
+    unbind(s->m, s->r);
+    interp_leave(sc);
     return rc;
 }
 

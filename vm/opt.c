@@ -12,6 +12,7 @@
  *         not change) moved before the loop: a backward loop transposes the weights once
  *   mem   memory planning: intermediates whose lifetimes do not overlap share buffers
  * None of them changes the arithmetic of any element. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +21,11 @@
 
 static const char *const pass_names[] = { "fold", "cse", "dce", "licm", "fuse", "mem" };
 
-/* Says once on stderr when TSL_OPT names no pass (a typo would otherwise look like a no-op). */
-static void check_opt_env(void) {
-    static bool checked;
+/* Says once on stderr when TSL_OPT names no pass (a typo would otherwise look like a no-op);
+ * once per process (pthread_once). */
+static void check_opt_env_once(void) {
     const char *s = getenv("TSL_OPT");
-    if (checked || !s) return;
-    checked = true;
+    if (!s) return;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", s);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -36,6 +36,11 @@ static void check_opt_env(void) {
         if (!known || tok[0] != '-')
             fprintf(stderr, "tsl: TSL_OPT: ignoring '%s' (write -PASS to switch a pass off; passes: fold, cse, dce, licm, fuse, mem)\n", tok);
     }
+}
+
+static void check_opt_env(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, check_opt_env_once);
 }
 
 static bool pass_on(const char *name) {

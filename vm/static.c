@@ -30,7 +30,8 @@ typedef struct Cache {
  * first. A block in a hot loop reuses its buffers (no allocation in steady state), but only
  * the WARM_MAX most recent graphs keep theirs: 100 static fns or a block recompiled for new
  * shapes do not pin 100 sets. Under --max-memory, an allocation that would fail first
- * releases every warm graph's buffers (tensor_reclaim_hook). */
+ * releases every warm graph's buffers (the ops context's reclaim hook, set to this
+ * interpreter's static state when it is made). */
 #define WARM_MAX 8
 
 typedef struct {
@@ -42,9 +43,7 @@ typedef struct {
     int nwarm;
 } StaticState;
 
-static StaticState *reclaim_state;   /* the interpreter whose buffers the hook may release */
-
-static int64_t reclaim_buffers(void);
+static int64_t reclaim_buffers(void *state);
 
 static StaticState *state(Interp *I) {
     if (!I->vm) {
@@ -54,8 +53,8 @@ static StaticState *state(Interp *I) {
         const char *w = getenv("TSL_WARN");
         s->warn = !w || strcmp(w, "0");
         I->vm = s;
-        reclaim_state = s;
-        tensor_reclaim_hook = reclaim_buffers;
+        I->opsctx->reclaim = reclaim_buffers;
+        I->opsctx->reclaim_ud = s;
     }
     return I->vm;
 }
@@ -88,10 +87,10 @@ static void warm_touch(StaticState *s, Graph *g) {
     s->nwarm++;
 }
 
-static int64_t reclaim_buffers(void) {
-    StaticState *s = reclaim_state;
-    if (!s) return 0;
-    int64_t before = tensor_live_bytes;
+static int64_t reclaim_buffers(void *state) {
+    StaticState *s = state;
+    const OpsCtx *c = ops_ctx();
+    int64_t before = c->tensor_live_bytes;
     int kept = 0;
     for (int i = 0; i < s->nwarm; i++) {   /* a running graph keeps its registers */
         if (s->warm[i]->busy) s->warm[kept++] = s->warm[i];
@@ -99,7 +98,7 @@ static int64_t reclaim_buffers(void) {
     }
     s->nwarm = kept;
     cpu_reduce_cache_free();
-    return before - tensor_live_bytes;
+    return before - c->tensor_live_bytes;
 }
 
 static Cache *cache_new(Interp *I) {
@@ -118,9 +117,9 @@ void static_free_all(Interp *I) {
         mem_free(c);
         c = next;
     }
-    if (reclaim_state == s) {
-        reclaim_state = NULL;
-        tensor_reclaim_hook = NULL;
+    if (I->opsctx->reclaim_ud == s) {
+        I->opsctx->reclaim = NULL;
+        I->opsctx->reclaim_ud = NULL;
     }
     mem_free(s);
     I->vm = NULL;

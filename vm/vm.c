@@ -4,6 +4,7 @@
  * results are the eager results, bit for bit. Registers hold numbers or references to
  * tensors; a tensor register that is overwritten releases its old value. An instruction
  * that fails reports at its own source location, with the message eager would give. */
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -330,7 +331,8 @@ static const DeviceImpl *cpu;
 static uint8_t op_mode[OP__COUNT];
 static OpKernelFn op_kernel[OP__COUNT];
 
-static void op_modes_init(void) {
+/* Filled once per process (pthread_once), read-only afterwards: shared by every state. */
+static void op_modes_build(void) {
     cpu = op_device(DEV_CPU);   /* static graphs run on the CPU */
     for (int op = 0; op < OP__COUNT; op++) {
         const OpDef *d = op_def((OpCode)op);
@@ -357,7 +359,8 @@ static Tensor *op_dst(Graph *g, VmRegs *r, Ins *in, int k, const OpArg *args, bo
 
 static int run_op(Interp *I, Graph *g, VmRegs *r, Ins *in, OpArg *args) {
     OpCode op = (OpCode)in->aux;
-    if (!cpu) op_modes_init();
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, op_modes_build);
     for (int k = 0; k < in->nargs; k++) {
         int reg = in->args[k];
         OpArg *a = &args[k];
@@ -564,7 +567,7 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             }
             vmcase(I_JUMP) {
                 /* backward jumps close loops: poll Ctrl-C, --timeout and --max-ops there */
-                if (in->aux < pc && (tsl_interrupt_flag || I->max_ops) && !interp_check_limits(I))
+                if (in->aux < pc && (I->interrupt_flag || I->max_ops) && !interp_check_limits(I))
                     return stopped_at(I, in);
                 pc = in->aux;
                 vmbreak;
@@ -572,7 +575,7 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             vmcase(I_JUMPF) {
                 if (N[in->a] != 0) vmbreak;
                 /* the compiler's loops close with jump, but a loaded file may loop here */
-                if (in->aux < pc && (tsl_interrupt_flag || I->max_ops) && !interp_check_limits(I))
+                if (in->aux < pc && (I->interrupt_flag || I->max_ops) && !interp_check_limits(I))
                     return stopped_at(I, in);
                 pc = in->aux;
                 vmbreak;

@@ -12,12 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cpu.h"
+#include "ctx.h"
 #include "mem.h"
 
-static PrintOptions options = { 8, 1000, 3, 75 };
+/* The options are the current ops context's (ctx.h): print_options() in one interpreter
+ * does not change another's printing. */
+static const PrintOptions *options(void) { return &ops_ctx()->print; }
 
-PrintOptions tensor_print_options(void) { return options; }
-void tensor_set_print_options(PrintOptions o) { options = o; }
+PrintOptions tensor_print_options(void) { return *options(); }
+void tensor_set_print_options(PrintOptions o) { ops_ctx()->print = o; }
 
 typedef struct {
     char *s;
@@ -235,7 +238,7 @@ static void fill_float_format(Fmt *f) {
     FloatFmt *ff = &f->ff;
     f->max_abs = 0, f->min_abs = INFINITY;
     each_shown(f, 0, 0, scan_range);
-    *ff = (FloatFmt){ false, (int)(options.precision < MAX_PRECISION ? options.precision : MAX_PRECISION), 0, 0, 0 };
+    *ff = (FloatFmt){ false, (int)(options()->precision < MAX_PRECISION ? options()->precision : MAX_PRECISION), 0, 0, 0 };
     /* NumPy divides in the array's dtype: for f32 a ratio a hair over 1000 rounds to 1000 */
     double ratio = f->t->dtype == DT_F32 ? (double)((float)f->max_abs / (float)f->min_abs) : f->max_abs / f->min_abs;
     if (f->max_abs > 0 && (f->max_abs >= 1e8 || f->min_abs < 1e-4 || ratio > 1e3)) ff->exp_format = true;
@@ -401,11 +404,11 @@ char *tensor_format(const Tensor *t) {
             stride[d] = st;
             st *= t->shape[d];
         }
-        Fmt f = { .t = t, .summarize = t->size > options.threshold, .edge = options.edgeitems, .stride = stride };
+        Fmt f = { .t = t, .summarize = t->size > options()->threshold, .edge = options()->edgeitems, .stride = stride };
         if (dtype_is_float(t->dtype)) fill_float_format(&f);
         if (t->dtype == DT_I64) fill_int_format(&f);
         /* the rows line up under the first: one space past "tensor(" for the '[' */
-        format_axis(&f, 0, 0, (int64_t)strlen("tensor(") + 1, options.linewidth, &b);
+        format_axis(&f, 0, 0, (int64_t)strlen("tensor(") + 1, options()->linewidth, &b);
     }
     if (t->dtype != DT_F32) {
         put(&b, ", dtype=");

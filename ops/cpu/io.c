@@ -14,6 +14,10 @@
 
 static const char NPY_MAGIC[] = "\x93NUMPY";
 
+/* Readers hold an open file while they allocate, so they allocate with mem_try_*: running
+ * out of memory is then their own error (the file is closed on the way out), never the
+ * out-of-memory jump of mem_alloc, which would leave the file open. */
+
 FILE *io_open_regular(const char *path, const char *who, int64_t max_bytes) {
     const char *pre = who ? who : "", *sep = who ? ": " : "";
     /* O_NONBLOCK: opening a FIFO must not wait for a writer before we can look at it */
@@ -179,7 +183,8 @@ Tensor *npy_load(const char *path) {
         data_start = 12;
     } else { op_fail("load_npy: '%s' has unsupported format version %d", path, pre[6]); goto out; }
     if (hlen > (1u << 20)) { op_fail("load_npy: '%s' has an oversized header", path); goto out; }
-    header = mem_alloc(hlen + 1);
+    header = mem_try_alloc(hlen + 1);
+    if (!header) { op_fail("load_npy: out of memory reading '%s'", path); goto out; }
     if (fread(header, 1, hlen, fp) != hlen) { op_fail("load_npy: '%s' is truncated", path); goto out; }
     header[hlen] = 0;
     const NpyType *type;
@@ -251,6 +256,60 @@ int npy_save(const char *path, const Tensor *t) {
     return 0;
 }
 
+char *io_read_all(FILE *fp, const char *path, const char *who, size_t limit, size_t *len, bool *oom) {
+    const char *pre = who ? who : "", *sep = who ? ": " : "";
+    if (oom) *oom = false;
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n + 65536 + 1 > cap) {
+            size_t want = (n + 65536 + 1) * 2;
+            char *grown = mem_try_realloc(buf, want);
+            if (!grown) {
+                op_fail("%s%sout of memory reading '%s'", pre, sep, path);
+                if (oom) *oom = true;
+                mem_free(buf);
+                return NULL;
+            }
+            buf = grown;
+            cap = want;
+        }
+        size_t got = fread(buf + n, 1, 65536, fp);
+        n += got;
+        if (got < 65536 || n > limit) break;   /* it may have grown since it was opened */
+    }
+    if (ferror(fp) || n > limit) {
+        if (ferror(fp)) op_fail("%s%scannot read '%s'", pre, sep, path);
+        else op_fail("%s%s'%s' is larger than the limit of %zu bytes", pre, sep, path, limit);
+        mem_free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+/* One line (with its newline) into *line, grown as needed: its length, -1 at the end of the
+ * file, -2 out of memory. getline's contract, on the state's allocator. */
+static int64_t read_line(FILE *fp, char **line, size_t *cap) {
+    size_t n = 0;
+    int ch;
+    while ((ch = getc(fp)) != EOF) {
+        if (n + 2 > *cap) {
+            size_t want = *cap ? *cap * 2 : 256;
+            char *grown = mem_try_realloc(*line, want);
+            if (!grown) return -2;
+            *line = grown;
+            *cap = want;
+        }
+        (*line)[n++] = (char)ch;
+        if (ch == '\n') break;
+    }
+    if (n == 0 && ch == EOF) return -1;
+    (*line)[n] = 0;
+    return (int64_t)n;
+}
+
 /* CSV: numbers separated by commas, one row per line; every row the same length. */
 Tensor *csv_load(const char *path, bool skip_header) {
     FILE *fp = io_open_regular(path, "load_csv", 0);
@@ -260,8 +319,8 @@ Tensor *csv_load(const char *path, bool skip_header) {
     char *line = NULL;
     size_t lcap = 0;
     Tensor *t = NULL;
-    ssize_t len;
-    while ((len = getline(&line, &lcap, fp)) >= 0) {
+    int64_t len;
+    while ((len = read_line(fp, &line, &lcap)) >= 0) {
         lineno++;
         if (lineno == 1 && len >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3)) {   /* a UTF-8 byte-order mark */
             memmove(line, line + 3, (size_t)len - 2);
@@ -269,7 +328,7 @@ Tensor *csv_load(const char *path, bool skip_header) {
         }
         if (lineno == 1 && skip_header) continue;
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
-        if ((ssize_t)strlen(line) != len) {   /* the parser below would stop at the NUL: a silently short row */
+        if ((int64_t)strlen(line) != len) {   /* the parser below would stop at the NUL: a silently short row */
             op_fail("load_csv: '%s' line %lld contains a NUL byte", path, (long long)lineno);
             goto out;
         }
@@ -285,8 +344,11 @@ Tensor *csv_load(const char *path, bool skip_header) {
                 goto out;
             }
             if (nvals == cap) {
-                cap = cap ? cap * 2 : 1024;
-                vals = mem_realloc(vals, sizeof(double) * (size_t)cap);
+                int64_t want = cap ? cap * 2 : 1024;
+                double *grown = mem_try_realloc(vals, sizeof(double) * (size_t)want);
+                if (!grown) { op_fail("load_csv: out of memory reading '%s'", path); goto out; }
+                vals = grown;
+                cap = want;
             }
             vals[nvals++] = v;
             c++;
@@ -301,13 +363,14 @@ Tensor *csv_load(const char *path, bool skip_header) {
         cols = c;
         rows++;
     }
+    if (len == -2) { op_fail("load_csv: out of memory reading '%s'", path); goto out; }
     {
         Shape s = { 2, { rows, cols < 0 ? 0 : cols } };
         if ((t = tensor_new(DT_F32, &s)))
             for (int64_t i = 0; i < nvals; i++) ((float *)t->data)[i] = (float)vals[i];
     }
 out:
-    free(line);
+    mem_free(line);
     mem_free(vals);
     fclose(fp);
     return t;

@@ -8,6 +8,7 @@
  * variants cpu.h's VM_SLEEF_UNARY names, and this file is the reference: where SLEEF's
  * AVX-512 code leaves other bits (NaNs), math512.c adjusts its results to these
  * (tests/unit/test_ew.c checks both paths agree). */
+#include <pthread.h>
 #include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
@@ -92,11 +93,15 @@ VEC2(avx2_atan2_f32, float, 8, __m256, _mm256_loadu_ps, _mm256_set1_ps, _mm256_s
 VEC2(avx2_atan2_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_set1_pd, _mm256_storeu_pd,
      Sleef_finz_atan2d4_u10avx2)
 
-/* Dispatch: AVX-512 when the processor has it, decided once. */
-static int use_avx512 = -1;
+/* Dispatch: AVX-512 when the processor has it, decided once per process (pthread_once),
+ * read-only afterwards. */
+static int cpu_avx512;
+static int force_avx2;   /* tests only (vm_force_avx2), set while no other thread runs kernels */
+static void detect_avx512(void) { cpu_avx512 = __builtin_cpu_supports("avx512f") && !getenv("TSL_NO_AVX512"); }
 static int has_avx512(void) {
-    if (use_avx512 < 0) use_avx512 = __builtin_cpu_supports("avx512f") && !getenv("TSL_NO_AVX512");
-    return use_avx512;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, detect_avx512);
+    return cpu_avx512 && !force_avx2;
 }
 #define DISPATCH(NAME, T)                                                        \
     static void sleef_##NAME(const T *x, T *y, int64_t n) {                      \
@@ -159,4 +164,4 @@ DISPATCH2(atan2_f32, float)
 DISPATCH2(atan2_f64, double)
 
 /* Forces the AVX2 path (tests compare the two). */
-void vm_force_avx2(int on) { use_avx512 = on ? 0 : -1; }
+void vm_force_avx2(int on) { force_avx2 = on; }

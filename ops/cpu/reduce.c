@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 #include "cpu.h"
+#include "ctx.h"
 #include "mem.h"
 #include "infer.h"
 
@@ -123,16 +124,17 @@ static bool sum_leading_axes(const Tensor *a, const bool *mask, Tensor *r) {
 
 /* The last few permuted copies reductions made, reused when the same shape comes again
  * (a training step sums its bias gradients over the batch axis every step: with the cache
- * that allocates nothing once warm). One interpreter thread runs kernels, so no lock. */
-#define PERM_CACHE 4
-static Tensor *perm_cache[PERM_CACHE];
-static int perm_next;
+ * that allocates nothing once warm). The cache is the current ops context's (ctx.h), so
+ * threads running their own contexts need no lock. */
+#define PERM_CACHE OPS_PERM_CACHE
 
 static Tensor *permuted_copy(const Tensor *a, const int *perm) {
     Shape sa, so;
     int p[TSL_MAX_RANK];
     shape_of(a, &sa);
     if (shape_transpose(&sa, perm, a->ndim, p, &so)) return NULL;
+    OpsCtx *ctx = ops_ctx();
+    Tensor **perm_cache = ctx->perm_cache;
     for (int i = 0; i < PERM_CACHE; i++) {
         Tensor *c = perm_cache[i];
         if (c && c != a && c->rc == 1 && c->buf->rc == 1 && c->dtype == a->dtype && c->ndim == so.ndim &&
@@ -141,13 +143,14 @@ static Tensor *permuted_copy(const Tensor *a, const int *perm) {
     }
     Tensor *t = op_transpose(a, perm, a->ndim);
     if (!t) return NULL;
-    tensor_release(perm_cache[perm_next]);
-    perm_cache[perm_next] = tensor_retain(t);
-    perm_next = (perm_next + 1) % PERM_CACHE;
+    tensor_release(perm_cache[ctx->perm_next]);
+    perm_cache[ctx->perm_next] = tensor_retain(t);
+    ctx->perm_next = (ctx->perm_next + 1) % PERM_CACHE;
     return t;
 }
 
 void cpu_reduce_cache_free(void) {
+    Tensor **perm_cache = ops_ctx()->perm_cache;
     for (int i = 0; i < PERM_CACHE; i++) {
         tensor_release(perm_cache[i]);
         perm_cache[i] = NULL;

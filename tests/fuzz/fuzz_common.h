@@ -9,14 +9,15 @@
 
 static Interp *fuzz_interp(void) {
     Interp *I = interp_new();
+    if (!I) abort();
     I->max_depth = 200;
     I->max_nesting = 200;
     I->max_ops = 20000;
     I->sandbox = true;
-    tensor_max_bytes = 1 << 20;
+    I->opsctx->max_tensor_bytes = 1 << 20;
     /* 4 MiB also caps the text str/print may make (a shared list prints 2^n elements), so
      * one input stays well inside libFuzzer's time limit under full instrumentation */
-    tensor_max_live = 4 << 20;
+    I->opsctx->max_live = 4 << 20;
     return I;
 }
 

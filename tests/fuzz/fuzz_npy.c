@@ -3,11 +3,12 @@
 #include <stdio.h>
 #include <unistd.h>
 #include "tops.h"
+#include "ctx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static char path[64];
     if (!path[0]) snprintf(path, sizeof path, "/tmp/tsl-fuzz-npy-%d.npy", (int)getpid());
-    tensor_max_bytes = 1 << 24;
+    ops_ctx()->max_tensor_bytes = 1 << 24;   /* this thread's default ops context */
     FILE *f = fopen(path, "wb");
     if (!f) return 0;
     fwrite(data, 1, size, f);

@@ -15,7 +15,8 @@ Suite *table_suite(void);    /* test_table.c: every op of ops.def x dtype x {eag
 Suite *num_suite(void);      /* test_num.c: ops/num.h conversions, slice/range lengths, shape_count */
 Suite *values_suite(void);   /* test_values.c: cycles, shared structure, gc, object memory */
 Suite *limits_suite(void);   /* test_limits.c: polling, compile budget, kept buffers (issue 10) */
-Suite *builtin_table_suite(void);   /* test_builtin_table.c: signature and doc rows of the built-ins */
+Suite *builtin_table_suite(void);
+Suite *state_suite(void);    /* test_state.c: two interpreters, the allocation hook, out of memory (issue 14) */   /* test_builtin_table.c: signature and doc rows of the built-ins */
 
 Suite *grad_suite(void);     /* test_grad.c: the GradBuilder and backward rules (issue 12) */
 Suite *grad_table_suite(void);   /* test_grad_table.c: every backward rule against central differences */

@@ -134,18 +134,18 @@ START_TEST(interp_no_growth_across_runs) {
     const char *code = "x = zeros([10, 10]) * 2 + 1\ny = sum(x, axis=0)\nl = [x, {k: y}]\nfn f(v) { return v * 2 }\nz = f(3)\n";
     ck_assert_int_eq(run(code), 0);
     ck_assert_int_eq(run(code), 0);
-    int64_t live = tensor_live_bytes;
+    int64_t live = I->opsctx->tensor_live_bytes;
     int programs = I->nprograms;
     for (int i = 0; i < 200; i++) ck_assert_int_eq(run(code), 0);
-    ck_assert_int_eq(tensor_live_bytes, live);
+    ck_assert_int_eq(I->opsctx->tensor_live_bytes, live);
     ck_assert_int_le(I->nprograms, programs + 200);   /* f's closure keeps each run's program */
     const char *plain = "a = ones(5) * 3\nb = tolist(a)\nc = {n: len(b)}\n";
     run(plain);
     programs = I->nprograms;
-    live = tensor_live_bytes;
+    live = I->opsctx->tensor_live_bytes;
     for (int i = 0; i < 200; i++) ck_assert_int_eq(run(plain), 0);
     ck_assert_int_eq(I->nprograms, programs);
-    ck_assert_int_eq(tensor_live_bytes, live);
+    ck_assert_int_eq(I->opsctx->tensor_live_bytes, live);
 }
 END_TEST
 

@@ -12,23 +12,17 @@
 static Interp *I;
 
 static void setup(void) { I = interp_new(); }
-static void teardown(void) {
-    interp_free(I);
-    tsl_interrupt_flag = tsl_timeout_flag = 0;
-    tensor_max_live = 0;
-    compile_budget_ms = 2000;
-}
+static void teardown(void) { interp_free(I); }   /* the flags and limits were I's own */
 
 /* Straight-line code (no loop, no call) stops at its next statement. */
 START_TEST(limits_statement_polls_signals) {
-    tsl_interrupt_flag = 1;
+    interp_interrupt(I);
     ck_assert_int_eq(run_in(I, "x = 1\ny = 2"), 130);   /* a script's Ctrl-C status */
     ck_assert_str_eq(I->err_msg, "interrupted");
     ck_assert_int_eq(I->err_loc.line, 1);
     ck_assert_int_eq(globals_find(&I->main->g, "y") >= 0 ? I->main->g.vals[globals_find(&I->main->g, "y")].type : VAL_UNDEF,
                      VAL_UNDEF);
-    tsl_interrupt_flag = 1;
-    tsl_timeout_flag = 1;
+    interp_time_up(I);
     ck_assert_fails_with(I, "x = 1", "time limit exceeded (--timeout)", 1, 0);
     ck_assert(!I->interrupted);
     /* the time stays up */
@@ -48,14 +42,14 @@ static char *many_statements(int n) {
 /* Past the compile budget in time the block runs eagerly, with the same result. */
 START_TEST(limits_compile_budget_in_time) {
     char *code = many_statements(200);
-    compile_budget_ms = 0;
+    I->compile_budget_ms = 0;
     ck_assert_int_eq(run_in(I, code), 0);
     ck_assert_ptr_null(static_last_graph(I));
     int k = globals_find(&I->main->g, "x199");
     ck_assert_double_eq(I->main->g.vals[k].as.n, 200);
     interp_free(I);
     I = interp_new();
-    compile_budget_ms = 2000;
+    I->compile_budget_ms = 2000;
     ck_assert_int_eq(run_in(I, code), 0);
     ck_assert_ptr_nonnull(static_last_graph(I));
     mem_free(code);
@@ -86,12 +80,12 @@ START_TEST(limits_buffers_do_not_pile_up) {
     char *defs = many_fns();
     ck_assert_int_eq(run_in(I, defs), 0);
     mem_free(defs);
-    int64_t base = tensor_live_bytes;
+    int64_t base = I->opsctx->tensor_live_bytes;
     ck_assert_int_eq(call_fns(0, 1), 0);
-    int64_t one = tensor_live_bytes - base;   /* what one fn keeps between runs */
+    int64_t one = I->opsctx->tensor_live_bytes - base;   /* what one fn keeps between runs */
     ck_assert(one >= 256 * 256 * 4);
     ck_assert_int_eq(call_fns(1, NFNS), 0);
-    ck_assert_int_le(tensor_live_bytes - base, 8 * one);
+    ck_assert_int_le(I->opsctx->tensor_live_bytes - base, 8 * one);
     int k = globals_find(&I->main->g, "total");
     /* each element of a @ a is 256; sum(c) = 256 * 256 * 256 * (k + 1) */
     ck_assert_double_eq(I->main->g.vals[k].as.n, 256.0 * 256 * 256 * (NFNS * (NFNS + 1) / 2));
@@ -103,10 +97,10 @@ START_TEST(limits_max_memory_releases_kept_buffers) {
     char *defs = many_fns();
     ck_assert_int_eq(run_in(I, defs), 0);
     mem_free(defs);
-    int64_t base = tensor_live_bytes;
+    int64_t base = I->opsctx->tensor_live_bytes;
     ck_assert_int_eq(call_fns(0, 1), 0);
-    int64_t one = tensor_live_bytes - base;
-    tensor_max_live = base + 2 * one + 256 * 256 * 4;
+    int64_t one = I->opsctx->tensor_live_bytes - base;
+    I->opsctx->max_live = base + 2 * one + 256 * 256 * 4;
     ck_assert_int_eq(call_fns(1, NFNS), 0);
     ck_assert_int_eq(call_fns(0, NFNS), 0);
 }

@@ -6,6 +6,7 @@
 #include "suites.h"
 #include "gc.h"
 #include "value.h"
+#include "ctx.h"
 
 /* a list that contains itself: [n, [...]] */
 static ObjList *self_list(double n) {
@@ -79,7 +80,7 @@ END_TEST
 
 START_TEST(values_memory_accounting_balances) {
     gc_collect();
-    int64_t before = obj_live_bytes;
+    int64_t before = ops_ctx()->obj_live_bytes;
     ObjDict *d = dict_new();
     for (int i = 0; i < 1000; i++) {
         char key[32];
@@ -94,10 +95,10 @@ START_TEST(values_memory_accounting_balances) {
         list_push(l, OBJ_VAL(VAL_DICT, d));   /* every list points back at the dict */
         drop(l);
     }
-    ck_assert(obj_live_bytes - before > 1000 * (int64_t)(sizeof(ObjList) + 11 * sizeof(Value)));
+    ck_assert(ops_ctx()->obj_live_bytes - before > 1000 * (int64_t)(sizeof(ObjList) + 11 * sizeof(Value)));
     val_release(OBJ_VAL(VAL_DICT, d));
     ck_assert_int_eq(gc_collect(), 1001);
-    ck_assert_int_eq(obj_live_bytes, before);   /* every byte counted in was counted out */
+    ck_assert_int_eq(ops_ctx()->obj_live_bytes, before);   /* every byte counted in was counted out */
 }
 END_TEST
 
@@ -119,10 +120,10 @@ START_TEST(values_deep_nesting) {
     ck_assert(fmt_value(&b, x, true));   /* past 200 levels it prints "..." */
     ck_assert_int_eq((int)b.len, 200 * 2 + 3);
     sb_free(&b);
-    int64_t before = obj_live_bytes;
+    int64_t before = ops_ctx()->obj_live_bytes;
     val_release(x);
     val_release(y);
-    ck_assert(before - obj_live_bytes >= 2000000 * (int64_t)sizeof(ObjList));
+    ck_assert(before - ops_ctx()->obj_live_bytes >= 2000000 * (int64_t)sizeof(ObjList));
 }
 END_TEST
 

@@ -132,10 +132,10 @@ START_TEST(vm_no_allocation_in_steady_state) {
                          "fn run() { h = zeros([1, 16])\n static { for t in range(50) { h = tanh(h @ W + xs[t]) } }\n return h }\n"
                          "h1 = run()\n"),
                      0);
-    int64_t before = tensor_alloc_count;
+    int64_t before = I->opsctx->tensor_alloc_count;
     ck_assert_int_eq(run("h2 = run()\n"), 0);
     /* one zeros() outside the block, one output; nothing per step */
-    ck_assert_int_le(tensor_alloc_count - before, 3);
+    ck_assert_int_le(I->opsctx->tensor_alloc_count - before, 3);
     ck_assert_int_eq(run("ok = equal(h1, h2)\n"), 0);
 }
 END_TEST
@@ -161,9 +161,9 @@ START_TEST(vm_training_step_allocates_nothing) {
     for (int k = 0; k < 2; k++) {
         int64_t n[2];
         for (int j = 0; j < 2; j++) {
-            int64_t before = tensor_alloc_count;
+            int64_t before = I->opsctx->tensor_alloc_count;
             ck_assert_int_eq(run(progs[k][j]), 0);
-            n[j] = tensor_alloc_count - before;
+            n[j] = I->opsctx->tensor_alloc_count - before;
         }
         ck_assert_msg(n[1] <= n[0], "%s: 10 steps allocated %lld tensors, 60 steps %lld", k ? "rnn" : "mlp", (long long)n[0],
                       (long long)n[1]);
