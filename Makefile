@@ -101,7 +101,7 @@ test-asan: asan
 	@$(SAN_ENV) sh tests/run.sh bin-asan/tsl
 
 # libFuzzer targets (clang): tests/fuzz/fuzz_*.c, each linked with the whole library.
-FUZZ_TARGETS := lex parse eval static npy
+FUZZ_TARGETS := lex parse eval static npy graph
 FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 fuzz:
 	$(MAKE) CC=clang BUILD=build-fuzz BIN=bin-fuzz OPT="$(FUZZ_FLAGS)" $(patsubst %,bin-fuzz/fuzz_%,$(FUZZ_TARGETS))
@@ -117,7 +117,8 @@ fuzz-smoke: fuzz
 	@mkdir -p build-fuzz/corpus
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p build-fuzz/corpus/$$t; \
-	  if [ $$t = npy ]; then seeds=""; else seeds="tests/scripts tests/errors tests/hostile tests/fuzz-regress"; fi; \
+	  case $$t in npy) seeds="" ;; graph) seeds="tests/fuzz/graph-seeds" ;; \
+	    *) seeds="tests/scripts tests/errors tests/hostile tests/fuzz-regress" ;; esac; \
 	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
 	  bin-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -max_len=4096 -timeout=10 \
 	    -dict=tests/fuzz/tsl.dict -artifact_prefix=build-fuzz/ -print_final_stats=1 \

@@ -594,7 +594,10 @@ static bool verify_fused(Load *L, Ins *in) {
             int x = refs[q];
             if (q == 2 && x == FUSED_NONE) continue;
             int ext = x < 0 && x > INT32_MIN ? -x - 1 : -1;   /* an external register -(r+1) */
-            if (x >= 0 ? (q == 0 ? x >= in->nsteps : x >= k) : !(is_reg(L, ext, R_TENSOR) && same_type(&g->regs[ext], d)))
+            /* the VM walks every operand linearly over the group's element count */
+            if (x >= 0 ? (q == 0 ? x >= in->nsteps : x >= k)
+                       : !(is_reg(L, ext, R_TENSOR) && g->regs[ext].dtype == d->dtype &&
+                           shape_count(&g->regs[ext].shape) == shape_count(&d->shape)))
                 return fail(L, "corrupt graph file: step %d of a fused group refers to %d", k, x);
         }
         if (def->kind == K_UNARY ? s->b != FUSED_NONE || s->scalar_reg >= 0 : s->scalar_reg < -1)

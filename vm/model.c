@@ -319,9 +319,10 @@ ModelSession *model_session_new(const Model *m) {
     return NULL;
 }
 
-void model_session_set_max_ops(ModelSession *s, int64_t max_ops) {
+void model_session_set_limits(ModelSession *s, int64_t max_ops, int64_t max_tensor_bytes) {
     s->I->max_ops = max_ops;
     s->I->limits_on = max_ops > 0;
+    if (max_tensor_bytes > 0) s->I->opsctx->max_tensor_bytes = max_tensor_bytes;
 }
 
 void model_session_free(ModelSession *s) {

@@ -29,8 +29,9 @@ void model_output_info(const Model *m, int i, DType *dt, Shape *s);
 
 /* NULL when the copies of the model's constants cannot be made (memory limits). */
 ModelSession *model_session_new(const Model *m);
-/* Stops a run after max_ops backward jumps (0: no limit), as --max-ops does. */
-void model_session_set_max_ops(ModelSession *s, int64_t max_ops);
+/* Limits of the session's runs, as --max-ops (backward jumps; 0: none) and
+ * --max-tensor-bytes (0: the default, 1 GiB) give them. */
+void model_session_set_limits(ModelSession *s, int64_t max_ops, int64_t max_tensor_bytes);
 void model_session_free(ModelSession *s);
 /* Runs the model: in[nin] borrowed, out[model_num_outputs] receives new references.
  * 0, or -1 with the message (naming the argument for a wrong shape or dtype) in err. */

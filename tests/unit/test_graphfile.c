@@ -82,7 +82,7 @@ static bool load_and_run(const uint8_t *data, size_t n) {
     }
     ModelSession *sess = model_session_new(m);
     ck_assert_ptr_nonnull(sess);
-    model_session_set_max_ops(sess, 10000);
+    model_session_set_limits(sess, 10000, 1 << 24);
     FILE *saved = stdout;   /* the graph may print */
     stdout = fopen("/dev/null", "w");
     if (model_run(sess, in, nin, out, err, sizeof err) == 0)
@@ -269,6 +269,18 @@ START_TEST(graphfile_small_file_huge_claims) {
 }
 END_TEST
 
+/* The file stores instruction codes as numbers (docs/format.md lists them): a change to
+ * vm/opcodes.def is a new format version. */
+START_TEST(graphfile_instruction_codes_are_format_1) {
+    static const char *const v1[] = { "nconst", "nmove", "nbin", "nneg", "nnot", "nmath", "tconst", "scalar",
+                                      "tmove", "op", "index", "index_set", "seed", "item", "truth", "jump",
+                                      "jumpf", "print", "assert", "store", "push", "pop", "fused" };
+    ck_assert_uint_eq(GF_FORMAT_VERSION, 1);
+    ck_assert_int_eq(I__COUNT, (int)(sizeof v1 / sizeof *v1));
+    for (int i = 0; i < I__COUNT; i++) ck_assert_str_eq(ins_name((InsOp)i), v1[i]);
+}
+END_TEST
+
 Suite *graphfile_suite(void) {
     Suite *s = suite_create("graphfile");
     TCase *t = tcase_create("graphfile");
@@ -281,6 +293,7 @@ Suite *graphfile_suite(void) {
     tcase_add_test(t, graphfile_every_field_extreme_values);
     tcase_add_test(t, graphfile_versions_and_counts_named);
     tcase_add_test(t, graphfile_small_file_huge_claims);
+    tcase_add_test(t, graphfile_instruction_codes_are_format_1);
     suite_add_tcase(s, t);
     return s;
 }
