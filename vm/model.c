@@ -207,6 +207,10 @@ static const char *arg_name(const Model *m, const Guard *gd) {
 static bool arg_ok(const Model *m, const Guard *gd, Value v, char *err, size_t errlen) {
     char b1[300], b2[300];
     const char *name = arg_name(m, gd);
+    if (v.type == VAL_UNDEF && !(gd->kind == G_CONST && gd->k.type == VAL_UNDEF)) {
+        snprintf(err, errlen, "missing argument '%s'", name);
+        return false;
+    }
     switch (gd->kind) {
     case G_TENSOR:
         if (v.type != VAL_TENSOR) {
@@ -473,7 +477,7 @@ static Value call_loaded(Interp *I, CallArgs *a) {
 static Value loaded_value(Model *m) {
     Loaded *l = mem_calloc(1, sizeof *l);
     l->m = m;
-    ObjBuiltin *b = builtin_new("loaded graph", call_loaded);
+    ObjBuiltin *b = builtin_new(m->gf->name, call_loaded);   /* the name lives as long as the model */
     b->udata = l;
     b->udata_free = loaded_free;
     return OBJ_VAL(VAL_FUNC, b);
