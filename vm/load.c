@@ -512,7 +512,7 @@ static bool verify_index(Load *L, Ins *in) {
     if (in->nidx > TSL_MAX_RANK + 8 || in->nargs != in->nidx) return fail(L, "corrupt graph file: an index with %d items", in->nidx);
     Tensor metas[TSL_MAX_RANK + 8];
     IndexItem items[TSL_MAX_RANK + 8];
-    memcpy(items, in->idx, sizeof(IndexItem) * (size_t)in->nidx);
+    if (in->nidx) memcpy(items, in->idx, sizeof(IndexItem) * (size_t)in->nidx);
     for (int k = 0; k < in->nidx; k++) {
         int r = in->args[k];
         if (items[k].kind == IDX_TENSOR) {

@@ -223,7 +223,7 @@ static int exec_store(Interp *I, Graph *g, VmRegs *r, Ins *in) {
 
 static Tensor *exec_index(Interp *I, Graph *g, VmRegs *r, Ins *in, Tensor *setval, int *failed) {
     IndexItem items[TSL_MAX_RANK + 8];
-    memcpy(items, in->idx, sizeof(IndexItem) * (size_t)in->nidx);
+    if (in->nidx) memcpy(items, in->idx, sizeof(IndexItem) * (size_t)in->nidx);
     for (int k = 0; k < in->nidx; k++) {
         if (in->args[k] < 0) continue;
         if (items[k].kind == IDX_TENSOR) {
