@@ -14,8 +14,6 @@
 #include "builtins.h"
 #include "tops.h"
 
-char *tsl_stdlib_dir;   /* set by main() from the executable's path */
-
 static uint32_t name_hash(const char *s) {
     uint32_t h = 2166136261u;
     for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
@@ -134,7 +132,7 @@ static char *find_module(const char *dir, const char *name) {
     return access(path, R_OK) == 0 ? mem_strndup(path, strlen(path)) : NULL;
 }
 
-static char *search_module(Module *from, const char *name) {
+static char *search_module(Interp *I, Module *from, const char *name) {
     char *p = find_module(from->src ? from->src->dir : ".", name);
     const char *tp = getenv("TSL_PATH");
     if (!p && tp) {
@@ -143,7 +141,7 @@ static char *search_module(Module *from, const char *name) {
         mem_free(copy);
     }
     const char *std = getenv("TSL_STDLIB");
-    if (!p) p = find_module(std ? std : tsl_stdlib_dir ? tsl_stdlib_dir : "stdlib", name);
+    if (!p) p = find_module(std ? std : I->stdlib_dir ? I->stdlib_dir : "stdlib", name);
     return p;
 }
 
@@ -191,7 +189,7 @@ Value module_import(Interp *I, Module *from, const char *name) {
         if (m->state == MOD_LOADING) return cyclic_import(I, m);
         return val_retain(m->exports);
     }
-    char *path = search_module(from, name);
+    char *path = search_module(I, from, name);
     if (!path) return interp_error(I, "module '%s' not found", name);
     size_t len;
     char *text = read_file(path, &len);
