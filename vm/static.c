@@ -406,6 +406,8 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
         return NULL;
     }
     if (st == COMPILE_ERROR) return NULL;
+    char opt_msg[1024];
+    if (opt_env_problem(opt_msg, sizeof opt_msg)) interp_write_diag(I, opt_msg, strlen(opt_msg));
     opt_run(g);
     g->compile_ms = now_ms() - t0;
     int ninputs, nguards;
