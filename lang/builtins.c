@@ -372,11 +372,6 @@ static Value bi_printoptions(Interp *I, CallArgs *a) {
     return OBJ_VAL(VAL_DICT, d);
 }
 
-/* Built-ins of later milestones exist so programs can name them, and say plainly
- * that they are not available yet rather than doing something else. */
-static Value not_built(Interp *I, const char *what, const char *issue) {
-    return interp_error(I, "%s is not implemented in this build yet (%s)", what, issue);
-}
 static Value bi_dis(Interp *I, CallArgs *a) {
     static const char *const p[] = { "f", "format", NULL };
     Value v[2];
@@ -407,8 +402,6 @@ static Value bi_check_grad(Interp *I, CallArgs *a) {
     if (v[2].type != VAL_UNDEF && v[2].type != VAL_NUM) return interp_error(I, "check_grad(): eps must be a number");
     return autograd_check_grad(I, v[0], v[1], v[2].type == VAL_NUM ? v[2].as.n : 1e-3);
 }
-static Value bi_export(Interp *I, CallArgs *a) { (void)a; return not_built(I, "export()", "graph export"); }
-static Value bi_load(Interp *I, CallArgs *a) { (void)a; return not_built(I, "load()", "graph export"); }
 
 const BuiltinDef core_builtins[] = {
     { "print", bi_print, "(...)", "prints its arguments separated by one space, then a newline" },
@@ -432,8 +425,8 @@ const BuiltinDef core_builtins[] = {
     { "grad", bi_grad, "(f)", "a function with f's parameters returning f's gradient w.r.t. its first argument" },
     { "value_and_grad", bi_vgrad, "(f)", "like grad(f), but the function returns [value, gradient]" },
     { "check_grad", bi_check_grad, "(f, x, eps=1e-3)", "largest relative error of grad(f)(x) against f64 central differences" },
-    { "export", bi_export, "(f, path)", "exports a static fn's graph (not in this build yet)" },
-    { "load", bi_load, "(path)", "loads an exported graph (not in this build yet)" },
+    { "export", model_builtin_export, "(f, example_args, path)", "compiles f for the example arguments and writes its graph to a file" },
+    { "load", model_builtin_load, "(path)", "a function that runs an exported graph file" },
     { "memstats", bi_memstats, "()", "a dict of allocation counts and live/peak bytes" },
     { "static_mode", bi_static_mode, "()", "\"static\" when static code is compiled, \"eager\" under --no-static or :static off" },
     { "help", builtin_help, "(x=nil)", "describes a built-in, a function or a module; help(\"name\") looks a name up" },

@@ -124,6 +124,9 @@ static void obj_clear(Obj *o) {
         Value v = b->bound;
         b->bound = NIL_VAL;
         val_release(v);
+        if (b->udata_free) b->udata_free(b->udata);
+        b->udata = NULL;
+        b->udata_free = NULL;
         break;
     }
     case OBJ_CLOSURE: {
@@ -336,6 +339,8 @@ ObjBuiltin *builtin_new(const char *name, BuiltinFn fn) {
     b->name = name;
     b->fn = fn;
     b->bound = NIL_VAL;
+    b->udata = NULL;
+    b->udata_free = NULL;
     return b;
 }
 

@@ -105,6 +105,8 @@ typedef struct {
     const char *name;
     BuiltinFn fn;
     Value bound;    /* owned: grad(f)'s f (nil for the plain built-ins) */
+    void *udata;    /* owned through udata_free: a loaded model's state (vm/model.c) */
+    void (*udata_free)(void *udata);
 } ObjBuiltin;
 
 #define NIL_VAL ((Value){VAL_NIL, {.n = 0}})

@@ -99,6 +99,5 @@ void graph_free(Graph *g) {
     if (g->has_result) opnd_free(&g->result);
     if (g->rf) vm_regs_free(g->rf, g);
     mem_free(g->vals);
-    mem_free(g->scratch);
     mem_free(g);
 }

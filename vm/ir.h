@@ -147,8 +147,6 @@ typedef struct Graph {
     struct VmRegs *rf;       /* register file (tensors stay for reuse) */
     Value *vals;             /* fetched inputs */
     bool busy;               /* rf/vals in use (a nested run uses its own) */
-    void *scratch;           /* chunk buffers of fused groups */
-    size_t scratch_bytes;
 } Graph;
 
 void graph_free(Graph *g);

@@ -237,6 +237,7 @@ static VmRegs *regs_new(Graph *g) {
     for (int i = 0; i < g->nslots; i++) r->slot_owner[i] = -1;
     r->stacks = mem_calloc((size_t)g->nstacks + 1, sizeof(VmStack));
     r->spare = mem_calloc((size_t)g->nregs + 1, sizeof(Tensor *));
+    r->scratch = mem_calloc(1, sizeof *r->scratch);
     return r;
 }
 
@@ -836,3 +837,21 @@ Value static_dis(Interp *I, Value fn, bool dot) {
     sb_free(&b);
     return r;
 }
+
+/* export(): fn compiled for params as a call would compile it, outside every cache, and
+ * its inputs fetched (borrowed) into *vals_out (mem_free it). */
+CompileStatus static_compile_export(Interp *I, ObjClosure *fn, Value *params, Graph **out, Value **vals_out,
+                                    char *why, size_t whylen) {
+    Source *saved = I->cur_src;
+    I->cur_src = closure_src(fn);
+    CompileStatus st = compile_fn(I, fn, params, out, why, whylen);
+    I->cur_src = saved;
+    if (st != COMPILE_OK) return st;
+    opt_run(*out);
+    Env e = { NULL, fn, params };
+    *vals_out = mem_alloc(sizeof(Value) * (size_t)((*out)->ninputs + 1));
+    fetch_inputs(*out, &e, *vals_out);
+    return COMPILE_OK;
+}
+
+VmRegs *vm_regs_new(const Graph *g) { return regs_new((Graph *)g); }

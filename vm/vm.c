@@ -226,7 +226,10 @@ static Tensor *exec_index(Interp *I, Graph *g, VmRegs *r, Ins *in, Tensor *setva
     for (int k = 0; k < in->nidx; k++) {
         if (in->args[k] < 0) continue;
         if (items[k].kind == IDX_TENSOR) {
-            items[k].t = r->ten[in->args[k]];
+            if (!(items[k].t = r->ten[in->args[k]])) {
+                *failed = fail_at(I, in, "undefined variable");
+                return NULL;
+            }
             continue;
         }
         double x = r->num[in->args[k]];
@@ -238,6 +241,10 @@ static Tensor *exec_index(Interp *I, Graph *g, VmRegs *r, Ins *in, Tensor *setva
         }
     }
     Tensor *src = r->ten[in->a];
+    if (!src || (in->op == I_INDEX_SET && !setval)) {
+        *failed = fail_at(I, in, "undefined variable");
+        return NULL;
+    }
     if (setval) return op_index_set(src, items, in->nidx, setval);
     Tensor *out = dst_tensor(g, r, in->dst, src, NULL);
     if (!out || op_index_into(src, items, in->nidx, out)) {
@@ -262,12 +269,12 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     for (int k = 0; k < in->nsteps; k++)
         if (in->steps[k].dst < 0 && !dst_tensor(g, r, -in->steps[k].dst - 1, NULL, NULL)) return fail_at(I, in, op_error());
     size_t need = (size_t)in->nsteps * FUSED_CHUNK * esz;
-    if (g->scratch_bytes < need) {
-        mem_free(g->scratch);
-        g->scratch = mem_alloc(need);
-        g->scratch_bytes = need;
+    if (r->scratch->bytes < need) {
+        mem_free(r->scratch->p);
+        r->scratch->p = mem_alloc(need);
+        r->scratch->bytes = need;
     }
-    char *scratch = g->scratch;
+    char *scratch = r->scratch->p;
     for (int k = 0; k < in->nsteps; k++) {
         FusedStep *st = &in->steps[k];
         int regs[2] = { st->a < 0 ? -st->a - 1 : -1, st->b < 0 && st->b != FUSED_NONE ? -st->b - 1 : -1 };
@@ -456,6 +463,8 @@ void vm_regs_free(VmRegs *r, const Graph *g) {
         mem_free(r->stacks[i].x);
     }
     mem_free(r->stacks);
+    if (r->scratch) mem_free(r->scratch->p);
+    mem_free(r->scratch);
     mem_free(r->slots);
     mem_free(r->slot_owner);
     mem_free(r->num);
@@ -536,9 +545,14 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
                 goto tensor_out;
             }
             vmcase(I_SEED) rng_seed((uint64_t)(int64_t)in->imm); vmbreak;
-            vmcase(I_ITEM) N[in->dst] = tensor_get(T[in->a], 0); vmbreak;
+            vmcase(I_ITEM) {
+                if (!T[in->a]) return fail_at(I, in, "undefined variable");
+                N[in->dst] = tensor_get(T[in->a], 0);
+                vmbreak;
+            }
             vmcase(I_TRUTH) {
                 Tensor *x = T[in->a];
+                if (!x) return fail_at(I, in, "undefined variable");
                 if (x->size != 1) {
                     char msg[128];
                     snprintf(msg, sizeof msg, "ambiguous truth value of a tensor with %lld elements; use any/all",

@@ -2,6 +2,7 @@
 #ifndef TSL_VM_H
 #define TSL_VM_H
 #include "ir.h"
+#include "compile.h"
 
 /* A PUSH/POP stack; its tensors stay between runs, so a warm graph reuses their buffers. */
 typedef struct VmStack {
@@ -21,8 +22,11 @@ typedef struct VmRegs {
     Tensor **slots;          /* the memory plan's buffers */
     int *slot_owner;         /* register that last took each slot */
     bool quiet;              /* --verify-static's second run: prints are suppressed */
+    struct { void *p; size_t bytes; } *scratch;   /* chunk buffers of fused groups (shared by copies of
+                                                     these registers: run_graph works on a copy) */
 } VmRegs;
 
+VmRegs *vm_regs_new(const Graph *g);
 void vm_regs_free(VmRegs *r, const Graph *g);
 /* Executes g with inputs bound in r. 0, or -1 with an error pending in I. */
 int vm_exec(Interp *I, Graph *g, VmRegs *r);
@@ -42,9 +46,16 @@ Value static_dis_text(Interp *I, Value fn, bool dot, StrBuf *out);
 /* Where an eager value and a static one first differ, bit for bit (--verify-static's test),
  * written into where; false when they are the same. */
 bool static_values_differ(Value eager, Value stat, char *where, size_t n);
+/* export(): compiles fn for params outside the caches (vm/model.c); *vals_out: its inputs. */
+CompileStatus static_compile_export(Interp *I, ObjClosure *fn, Value *params, Graph **out, Value **vals_out,
+                                    char *why, size_t whylen);
 Graph *static_last_graph(Interp *I);   /* the graph that ran last (tests, :dis) */
 int static_cache_count(const void *cache);   /* graphs cached for a block or static fn */
 void static_free_all(Interp *I);
+
+/* model.c: the export() and load() built-ins (spec section 9). */
+Value model_builtin_export(Interp *I, CallArgs *a);
+Value model_builtin_load(Interp *I, CallArgs *a);
 
 /* dis.c */
 void dis_graph(FILE *out, Graph *g, const char *title);

@@ -1,0 +1,496 @@
+/* model.c - exported graphs as values: export(), load(), and the Model/ModelSession API
+ * (vm/model.h) that the C library builds on.
+ *
+ * A loaded graph runs on the same VM as a static fn: its arguments are checked against the
+ * guards it was exported with (a wrong shape or dtype names the argument), the registers of
+ * captured values are bound to their constants, and vm_exec runs the code. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model.h"
+#include "graphfile.h"
+#include "vm.h"
+
+struct Model {
+    GraphFile *gf;
+    Source src;           /* error locations: "MODEL:LINE:COL" (lines of the exported source) */
+    int *leaves;          /* guards of the flattened inputs, in argument order */
+    int nleaves;
+    const Opnd **outs;    /* number and tensor leaves of the result, in order */
+    int nouts;
+};
+
+struct ModelSession {
+    const Model *m;
+    Interp *I;            /* errors, limits and the RNG of this session */
+    VmRegs *r;
+};
+
+/* ---------- the signature ---------- */
+
+/* The path of input i from its argument down: argument index, then the position at each level. */
+static int input_path(const Graph *g, int i, int *path) {
+    int n = 0;
+    for (; g->inputs[i].kind == SRC_LEAF; i = g->inputs[i].slot) path[n++] = g->inputs[i].path;
+    path[n++] = g->inputs[i].slot;
+    for (int a = 0, b = n - 1; a < b; a++, b--) {
+        int t = path[a];
+        path[a] = path[b];
+        path[b] = t;
+    }
+    return n;
+}
+
+static const Graph *sort_graph;
+static int cmp_leaves(const void *pa, const void *pb) {
+    const Graph *g = sort_graph;
+    int *x = mem_alloc(sizeof(int) * 2 * (size_t)(g->ninputs + 1)), *y = x + g->ninputs + 1;
+    int nx = input_path(g, g->guards[*(const int *)pa].input, x);
+    int ny = input_path(g, g->guards[*(const int *)pb].input, y);
+    int c = 0;
+    for (int k = 0; !c && k < nx && k < ny; k++) c = (x[k] > y[k]) - (x[k] < y[k]);
+    if (!c) c = (nx > ny) - (nx < ny);
+    mem_free(x);
+    return c;
+}
+
+static void collect_outs(Model *m, const Opnd *o) {
+    if (o->kind == OPND_NUM || o->kind == OPND_TENSOR) {
+        m->outs = mem_realloc(m->outs, sizeof(Opnd *) * (size_t)(m->nouts + 1));
+        m->outs[m->nouts++] = o;
+    }
+    if (o->kind == OPND_LIST || o->kind == OPND_DICT)
+        for (int i = 0; i < o->n; i++) collect_outs(m, &o->items[i]);
+}
+
+static Model *model_from_file(GraphFile *gf, const char *name) {
+    Model *m = mem_calloc(1, sizeof *m);
+    m->gf = gf;
+    m->src.name = mem_strndup(name, strlen(name));
+    m->src.text = mem_strndup("", 0);
+    for (int i = 0; i < gf->g->ncode; i++) gf->g->code[i].src = &m->src;
+    Graph *g = gf->g;
+    m->leaves = mem_alloc(sizeof(int) * (size_t)(g->nguards + 1));
+    for (int i = 0; i < g->nguards; i++)
+        if (g->guards[i].reg >= 0) m->leaves[m->nleaves++] = i;
+    sort_graph = g;   /* (loading is not on a hot path; qsort has no context argument in C11) */
+    qsort(m->leaves, (size_t)m->nleaves, sizeof(int), cmp_leaves);
+    if (g->has_result) collect_outs(m, &g->result);
+    return m;
+}
+
+void model_free(Model *m) {
+    if (!m) return;
+    graphfile_free(m->gf);
+    mem_free(m->src.name);
+    mem_free(m->src.text);
+    mem_free(m->leaves);
+    mem_free(m->outs);
+    mem_free(m);
+}
+
+Model *model_load_bytes(const void *data, size_t n, const char *name, char *err, size_t errlen) {
+    Source tmp = { (char *)name, NULL, NULL, 0, 0, NULL };
+    GraphFile *gf = graphfile_read(data, n, &tmp, true, err, errlen);
+    return gf ? model_from_file(gf, name) : NULL;
+}
+
+/* The whole file, or NULL with the reason. */
+static uint8_t *read_file(const char *path, size_t *n, char *err, size_t errlen) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    uint8_t *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? cap * 2 : 1 << 16;
+            uint8_t *nb = mem_try_alloc(cap);
+            if (!nb) {
+                snprintf(err, errlen, "'%s' is too large to load", path);
+                mem_free(buf);
+                fclose(f);
+                return NULL;
+            }
+            if (len) memcpy(nb, buf, len);
+            mem_free(buf);
+            buf = nb;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        snprintf(err, errlen, "cannot read '%s'", path);
+        mem_free(buf);
+        return NULL;
+    }
+    *n = len;
+    return buf;
+}
+
+Model *model_load_file(const char *path, char *err, size_t errlen) {
+    size_t n = 0;
+    uint8_t *data = read_file(path, &n, err, errlen);
+    if (!data) return NULL;
+    char msg[400];
+    Model *m = model_load_bytes(data, n, path, msg, sizeof msg);
+    if (!m) snprintf(err, errlen, "%s: %s", path, msg);
+    mem_free(data);
+    return m;
+}
+
+int model_num_inputs(const Model *m) { return m->nleaves; }
+int model_num_outputs(const Model *m) { return m->nouts; }
+
+void model_input_info(const Model *m, int i, DType *dt, Shape *s, const char **name) {
+    const Guard *gd = &m->gf->g->guards[m->leaves[i]];
+    bool num = gd->kind != G_TENSOR;
+    if (dt) *dt = num ? DT_F64 : gd->dtype;
+    if (s) *s = num ? (Shape){ 0, { 0 } } : gd->shape;
+    if (name) *name = m->gf->g->inputs[gd->input].name;
+}
+
+void model_output_info(const Model *m, int i, DType *dt, Shape *s) {
+    const RegInfo *ri = &m->gf->g->regs[m->outs[i]->reg];
+    bool num = m->outs[i]->kind == OPND_NUM;
+    if (dt) *dt = num ? DT_F64 : ri->dtype;
+    if (s) *s = num ? (Shape){ 0, { 0 } } : ri->shape;
+}
+
+/* ---------- running ---------- */
+
+static void bind_constants(const Model *m, VmRegs *r) {
+    const GraphFile *gf = m->gf;
+    for (int i = 0; i < gf->nbinds; i++) {
+        const GfBinding *b = &gf->binds[i];
+        if (!b->is_tensor) {
+            r->num[b->reg] = b->num;
+            continue;
+        }
+        tensor_release(r->ten[b->reg]);
+        r->ten[b->reg] = tensor_retain(gf->g->consts[b->k]);
+    }
+}
+
+/* After a run the registers of inputs and constants let go (the caller's tensors are not
+ * kept alive by the session); intermediates stay for the next run. */
+static void unbind(const Model *m, VmRegs *r) {
+    const Graph *g = m->gf->g;
+    for (int i = 0; i < g->nguards; i++) {
+        int reg = g->guards[i].reg;
+        if (reg >= 0 && g->regs[reg].kind == R_TENSOR) {
+            tensor_release(r->ten[reg]);
+            r->ten[reg] = NULL;
+        }
+    }
+    for (int i = 0; i < m->gf->nbinds; i++)
+        if (m->gf->binds[i].is_tensor) {
+            tensor_release(r->ten[m->gf->binds[i].reg]);
+            r->ten[m->gf->binds[i].reg] = NULL;
+        }
+}
+
+static const char *arg_name(const Model *m, const Guard *gd) {
+    const char *n = m->gf->g->inputs[gd->input].name;
+    return n ? n : "?";
+}
+
+/* Whether v passes guard gd; the message names the argument when it does not. */
+static bool arg_ok(const Model *m, const Guard *gd, Value v, char *err, size_t errlen) {
+    char b1[300], b2[300];
+    const char *name = arg_name(m, gd);
+    switch (gd->kind) {
+    case G_TENSOR:
+        if (v.type != VAL_TENSOR) {
+            snprintf(err, errlen, "argument '%s' must be a %s tensor of shape %s, got %s", name, dtype_name(gd->dtype),
+                     shape_str(&gd->shape, b1, sizeof b1), v.type == VAL_UNDEF ? "nothing" : val_type_name(v));
+            return false;
+        }
+        Shape s;
+        shape_of(v.as.t, &s);
+        if (v.as.t->dtype == gd->dtype && shape_equal(&s, &gd->shape) && v.as.t->device == DEV_CPU) return true;
+        snprintf(err, errlen, "argument '%s' must be %s %s (as exported), got %s %s%s", name, dtype_name(gd->dtype),
+                 shape_str(&gd->shape, b1, sizeof b1), dtype_name(v.as.t->dtype), shape_str(&s, b2, sizeof b2),
+                 v.as.t->device == DEV_CPU ? "" : " on the GPU");
+        return false;
+    case G_NUMBER:
+        if (v.type == VAL_NUM) return true;
+        snprintf(err, errlen, "argument '%s' must be a number, got %s", name, v.type == VAL_UNDEF ? "nothing" : val_type_name(v));
+        return false;
+    case G_NUMBER_EQ:
+        if (v.type == VAL_NUM && !memcmp(&v.as.n, &gd->num, sizeof(double))) return true;
+        snprintf(err, errlen, "argument '%s' must be %.17g, the value it was exported with (the graph depends on it)", name, gd->num);
+        return false;
+    case G_CONST:
+        if (gd->k.type == VAL_UNDEF ? v.type == VAL_UNDEF : (v.type == gd->k.type && val_equal(v, gd->k))) return true;
+        if (gd->k.type == VAL_UNDEF) snprintf(err, errlen, "argument '%s' must be omitted (it was when the graph was exported)", name);
+        else {
+            StrBuf b = { 0 };
+            fmt_value(&b, gd->k, true);
+            snprintf(err, errlen, "argument '%s' must be %s, the value it was exported with", name, b.s ? b.s : "?");
+            sb_free(&b);
+        }
+        return false;
+    case G_LIST:
+        if (v.type == VAL_LIST && AS_LIST(v)->len == gd->n) return true;
+        snprintf(err, errlen, "argument '%s' must be a list of %d items, as exported", name, gd->n);
+        return false;
+    case G_DICT:
+        if (v.type == VAL_DICT && AS_DICT(v)->len == gd->n) {
+            int k = 0;
+            while (k < gd->n && !strcmp(AS_DICT(v)->entries[k].key->chars, gd->keys[k])) k++;
+            if (k == gd->n) return true;
+        }
+        snprintf(err, errlen, "argument '%s' must be a dict with the keys it was exported with (%d of them, in order)", name, gd->n);
+        return false;
+    }
+    return false;
+}
+
+/* The value of every input, from the arguments down (borrowed). */
+static void fetch_args(const Graph *g, Value *params, Value *vals) {
+    for (int i = 0; i < g->ninputs; i++) {
+        const InputSrc *s = &g->inputs[i];
+        if (s->kind == SRC_ARG) {
+            vals[i] = params[s->slot];
+            continue;
+        }
+        Value p = vals[s->slot];
+        vals[i] = UNDEF_VAL;
+        if (p.type == VAL_LIST && s->path < AS_LIST(p)->len) vals[i] = AS_LIST(p)->items[s->path];
+        if (p.type == VAL_DICT && s->path < AS_DICT(p)->len) vals[i] = AS_DICT(p)->entries[s->path].val;
+    }
+}
+
+/* Runs the bound registers. 0, or -1 with the error set in I (located in the model). */
+static int exec_model(Interp *I, const Model *m, VmRegs *r) {
+    bind_constants(m, r);
+    Source *saved = I->cur_src;
+    I->cur_src = (Source *)&m->src;
+    int rc = vm_exec(I, m->gf->g, r);
+    I->cur_src = saved;
+    return rc;
+}
+
+ModelSession *model_session_new(const Model *m) {
+    ModelSession *s = mem_calloc(1, sizeof *s);
+    s->m = m;
+    s->I = interp_new();
+    s->r = vm_regs_new(m->gf->g);
+    return s;
+}
+
+void model_session_free(ModelSession *s) {
+    if (!s) return;
+    vm_regs_free(s->r, s->m->gf->g);
+    interp_free(s->I);
+    mem_free(s);
+}
+
+int model_run(ModelSession *s, Tensor *const *in, int nin, Tensor **out, char *err, size_t errlen) {
+    const Model *m = s->m;
+    const Graph *g = m->gf->g;
+    if (nin != m->nleaves) {
+        snprintf(err, errlen, "%s: takes %d inputs, got %d", m->src.name, m->nleaves, nin);
+        return -1;
+    }
+    for (int i = 0; i < nin; i++) {
+        const Guard *gd = &g->guards[m->leaves[i]];
+        Value v = TENSOR_VAL(in[i]);
+        if (gd->kind != G_TENSOR) {   /* a number argument, passed as a one-element tensor */
+            if (!in[i] || in[i]->size != 1) {
+                snprintf(err, errlen, "argument '%s' must be a number (a one-element tensor)", arg_name(m, gd));
+                return -1;
+            }
+            v = NUM_VAL(tensor_get(in[i], 0));
+        }
+        if (!in[i] || !arg_ok(m, gd, v, err, errlen)) {
+            if (!in[i]) snprintf(err, errlen, "argument '%s' is missing", arg_name(m, gd));
+            return -1;
+        }
+    }
+    for (int i = 0; i < nin; i++) {
+        const Guard *gd = &g->guards[m->leaves[i]];
+        if (gd->kind == G_TENSOR) s->r->ten[gd->reg] = tensor_retain(in[i]);
+        else s->r->num[gd->reg] = tensor_get(in[i], 0);
+    }
+    interp_clear_error(s->I);
+    int rc = exec_model(s->I, m, s->r);
+    for (int k = 0; rc == 0 && k < m->nouts; k++) {
+        const Opnd *o = m->outs[k];
+        Tensor *t = o->kind == OPND_NUM ? tensor_scalar(DT_F64, s->r->num[o->reg]) : tensor_retain(s->r->ten[o->reg]);
+        if (!t) {
+            for (int j = 0; j < k; j++) tensor_release(out[j]);
+            snprintf(err, errlen, "%s", o->kind == OPND_NUM ? op_error() : "the graph left a result unset");
+            rc = -1;
+            unbind(m, s->r);
+            return rc;
+        }
+        out[k] = t;
+    }
+    if (rc) {
+        Interp *I = s->I;
+        snprintf(err, errlen, "%s:%d:%d: %s", I->err_src ? I->err_src->name : m->src.name, I->err_loc.line,
+                 I->err_loc.col, I->err_msg);
+    }
+    unbind(m, s->r);
+    return rc;
+}
+
+/* ---------- the built-ins ---------- */
+
+typedef struct {
+    Model *m;
+    VmRegs *r;            /* the interpreter's session (a nested call makes its own) */
+    bool busy;
+} Loaded;
+
+static void loaded_free(void *p) {
+    Loaded *l = p;
+    if (l->r) vm_regs_free(l->r, l->m->gf->g);
+    model_free(l->m);
+    mem_free(l);
+}
+
+static Loaded *loaded_of(Value f) {
+    if (f.type != VAL_FUNC || f.as.o->kind != OBJ_BUILTIN || AS_BUILTIN(f)->udata_free != loaded_free) return NULL;
+    return AS_BUILTIN(f)->udata;
+}
+
+/* The graph has no source text to show: the error moves to the caller's line (the call
+ * attaches it), saying where in the exported code it happened. */
+static void relocate_error(Interp *I, const Model *m) {
+    char msg[sizeof I->err_msg];
+    snprintf(msg, sizeof msg, "%s", I->err_msg);
+    SrcLoc at = I->err_loc;
+    bool had = I->err_has_loc;
+    interp_clear_error(I);
+    if (had) interp_error(I, "%s(): %s (at %d:%d in the exported code)", m->gf->name, msg, at.line, at.col);
+    else interp_error(I, "%s(): %s", m->gf->name, msg);
+}
+
+static Value call_loaded(Interp *I, CallArgs *a) {
+    Loaded *l = I->calling_builtin->udata;
+    const Model *m = l->m;
+    const Graph *g = m->gf->g;
+    if (a->nkw) return interp_error(I, "%s(): a loaded graph takes positional arguments only", m->gf->name);
+    if (a->npos > m->gf->nparams)
+        return interp_error(I, "%s(): takes %d argument%s but %d were given", m->gf->name, m->gf->nparams,
+                            m->gf->nparams == 1 ? "" : "s", a->npos);
+    Value *params = mem_alloc(sizeof(Value) * (size_t)(m->gf->nparams + g->ninputs + 1)), *vals = params + m->gf->nparams;
+    for (int i = 0; i < m->gf->nparams; i++) params[i] = i < a->npos ? a->pos[i] : UNDEF_VAL;
+    fetch_args(g, params, vals);
+    char err[700];
+    for (int i = 0; i < g->nguards; i++)
+        if (!arg_ok(m, &g->guards[i], vals[g->guards[i].input], err, sizeof err)) {
+            mem_free(params);
+            return interp_error(I, "%s(): %s", m->gf->name, err);
+        }
+    bool own = !l->busy;
+    if (own && !l->r) l->r = vm_regs_new(g);
+    VmRegs *r = own ? l->r : vm_regs_new(g);
+    l->busy = true;
+    for (int i = 0; i < g->nguards; i++) {
+        const Guard *gd = &g->guards[i];
+        Value v = vals[gd->input];
+        if (gd->reg >= 0 && v.type == VAL_TENSOR) r->ten[gd->reg] = tensor_retain(v.as.t);
+        else if (gd->reg >= 0 && v.type == VAL_NUM) r->num[gd->reg] = v.as.n;
+    }
+    mem_free(params);
+    Value result = exec_model(I, m, r) ? ERR_VAL : g->has_result ? vm_operand(I, (Graph *)g, r, &g->result) : NIL_VAL;
+    if (IS_ERR(result) && !I->interrupted && !I->exiting) relocate_error(I, m);
+    unbind(m, r);
+    if (own) l->busy = false;
+    else vm_regs_free(r, g);
+    return result;
+}
+
+static Value loaded_value(Model *m) {
+    Loaded *l = mem_calloc(1, sizeof *l);
+    l->m = m;
+    ObjBuiltin *b = builtin_new("loaded graph", call_loaded);
+    b->udata = l;
+    b->udata_free = loaded_free;
+    return OBJ_VAL(VAL_FUNC, b);
+}
+
+Value model_builtin_load(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "path", NULL };
+    Value v[1];
+    if (!args_bind(I, a, "load", p, 1, v)) return ERR_VAL;
+    if (!IS_STR(v[0])) return interp_error(I, "load(): path must be a string, got %s", val_type_name(v[0]));
+    if (I->sandbox) return interp_error(I, "load(): files are disabled here");
+    char err[700];
+    Model *m = model_load_file(AS_STR(v[0])->chars, err, sizeof err);
+    if (!m) return interp_error(I, "load(): %s", err);
+    return loaded_value(m);
+}
+
+/* The GraphFile of f compiled for args (a new one), or a loaded graph's own (*owned false). */
+static GraphFile *export_graph(Interp *I, Value f, ObjList *args, bool *owned) {
+    Loaded *l = loaded_of(f);
+    *owned = l == NULL;
+    if (l) return l->m->gf;
+    if (f.type == VAL_FUNC && f.as.o->kind == OBJ_BUILTIN)
+        return interp_error(I, "export(): f must be a function defined in TSL, got the built-in %s", AS_BUILTIN(f)->name), NULL;
+    if (f.type != VAL_FUNC) return interp_error(I, "export(): f must be a function, got %s", val_type_name(f)), NULL;
+    ObjClosure *fn = (ObjClosure *)f.as.o;
+    FnProto *p = fn->proto;
+    const char *fname = p->name[0] ? p->name : "<fn>";
+    if (args->len > p->nparams)
+        return interp_error(I, "export(): %s() takes %d argument%s but example_args has %d", fname, p->nparams,
+                            p->nparams == 1 ? "" : "s", args->len), NULL;
+    Value *params = mem_alloc(sizeof(Value) * (size_t)(p->nparams + 1));
+    for (int i = 0; i < p->nparams; i++) params[i] = i < args->len ? args->items[i] : UNDEF_VAL;
+    Graph *g = NULL;
+    Value *vals = NULL;
+    char why[512] = "";
+    CompileStatus st = static_compile_export(I, fn, params, &g, &vals, why, sizeof why);
+    mem_free(params);
+    if (st == COMPILE_ERROR) return NULL;
+    if (st == COMPILE_UNSUPPORTED) {
+        graph_free(g);
+        mem_free(vals);
+        return interp_error(I, "export(): %s() cannot be compiled: %s", fname, why), NULL;
+    }
+    char err[700];
+    GraphFile *gf = graphfile_from_compiled(g, vals, p->nparams, fname, err, sizeof err);
+    mem_free(vals);
+    if (!gf) interp_error(I, "export(): %s", err);
+    return gf;
+}
+
+static bool write_file(Interp *I, const char *path, const Writer *w) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return interp_error(I, "export(): cannot write '%s': %s", path, strerror(errno)), false;
+    bool ok = fwrite(w->p, 1, w->len, f) == w->len;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok) interp_error(I, "export(): cannot write '%s': %s", path, strerror(errno));
+    return ok;
+}
+
+Value model_builtin_export(Interp *I, CallArgs *a) {
+    static const char *const p[] = { "f", "example_args", "path", NULL };
+    Value v[3];
+    if (!args_bind(I, a, "export", p, 3, v)) return ERR_VAL;
+    if (!IS_LIST(v[1])) return interp_error(I, "export(): example_args must be a list, got %s", val_type_name(v[1]));
+    if (!IS_STR(v[2])) return interp_error(I, "export(): path must be a string, got %s", val_type_name(v[2]));
+    if (I->sandbox) return interp_error(I, "export(): files are disabled here");
+    bool owned;
+    GraphFile *gf = export_graph(I, v[0], AS_LIST(v[1]), &owned);
+    if (!gf) return ERR_VAL;
+    Writer w = { 0 };
+    char err[300];
+    bool ok = graphfile_write(gf, &w, err, sizeof err) == 0;
+    if (!ok) interp_error(I, "export(): %s", err);
+    else ok = write_file(I, AS_STR(v[2])->chars, &w);
+    mem_free(w.p);
+    if (owned) graphfile_free(gf);
+    return ok ? NIL_VAL : ERR_VAL;
+}
