@@ -8,6 +8,9 @@
  *               at a time.
  *   tsl_Tensor  an n-dimensional array (bool, i64, f32 or f64, C order). Reference-counted;
  *               immutable once handed to TSL.
+ *   tsl_Model   a graph file written by export() (docs/format.md), loaded and verified;
+ *               immutable, so several threads may run it at once ...
+ *   tsl_Session ... each through its own session (registers, buffers, error text).
  *
  * Statuses. Every function that can fail returns a tsl_Status; TSL_OK is 0. The message of a
  * failure is read from the state: tsl_error_message (the message alone), tsl_error_location
@@ -58,6 +61,8 @@ extern "C" {
 
 typedef struct tsl_State tsl_State;
 typedef struct tsl_Tensor tsl_Tensor;
+typedef struct tsl_Model tsl_Model;
+typedef struct tsl_Session tsl_Session;
 
 typedef enum {
     TSL_OK = 0,
@@ -218,6 +223,36 @@ TSL_API tsl_Status tsl_tensor_copy_data(tsl_State *S, const tsl_Tensor *t, void 
 /* Reads a NumPy .npy file (*out: new reference); TSL_IO with the reason. */
 TSL_API tsl_Status tsl_npy_read(tsl_State *S, const char *path, tsl_Tensor **out);
 TSL_API tsl_Status tsl_npy_write(tsl_State *S, const char *path, const tsl_Tensor *t);
+
+/* ---- exported graphs (spec section 9; the format is docs/format.md) ---- */
+
+/* Reads and verifies a graph file (*out: new, free with tsl_model_free). A missing, corrupt,
+ * truncated or newer file is TSL_IO or TSL_ERROR with the reason in S (S may be NULL). */
+TSL_API tsl_Status tsl_model_load(tsl_State *S, const char *path, tsl_Model **out);
+/* The same from a file's bytes in memory (copied); `name` labels its error locations. */
+TSL_API tsl_Status tsl_model_load_bytes(tsl_State *S, const void *data, size_t n, const char *name,
+                                        tsl_Model **out);
+/* Frees the model; its sessions must be freed first. NULL is a no-op. */
+TSL_API void tsl_model_free(tsl_Model *m);
+/* The signature, flattened: the tensors and numbers of the arguments in order (lists and
+ * dicts walked in order; a number is a 0-d f64 tensor), and the leaves of the result. */
+TSL_API int tsl_model_num_inputs(const tsl_Model *m);
+TSL_API int tsl_model_num_outputs(const tsl_Model *m);
+/* Input i's dtype, rank, shape (shape holds TSL_MAX_DIMS) and name ("x", "params.w[2]",
+ * borrowed from m); any pointer may be NULL. TSL_BADARG when i is out of range. */
+TSL_API tsl_Status tsl_model_input(const tsl_Model *m, int i, tsl_DType *dtype, int *ndim, int64_t *shape,
+                                   const char **name);
+TSL_API tsl_Status tsl_model_output(const tsl_Model *m, int i, tsl_DType *dtype, int *ndim, int64_t *shape);
+
+/* A session runs m (borrowed: m must outlive it) on one thread at a time; *out: new. */
+TSL_API tsl_Status tsl_session_new(const tsl_Model *m, tsl_Session **out);
+TSL_API void tsl_session_free(tsl_Session *s);
+/* Runs the model: in[nin] borrowed; out[nout] (nout = tsl_model_num_outputs) receives new
+ * references. TSL_ERROR with the message in tsl_session_error: a wrong shape or dtype names
+ * the argument. */
+TSL_API tsl_Status tsl_session_run(tsl_Session *s, tsl_Tensor *const *in, int nin, tsl_Tensor **out, int nout);
+/* The message of the session's last failure, "" when none (borrowed: until its next run). */
+TSL_API const char *tsl_session_error(const tsl_Session *s);
 
 /* ---- tools for hosts and the REPL (texts borrowed: valid until the next call on S) ---- */
 

@@ -357,6 +357,99 @@ START_TEST(test_npy_round_trip) {
 }
 END_TEST
 
+/* ---- exported graphs ---- */
+
+static char model_path[64];
+
+/* Exports `static fn affine(x, w) { return relu(x @ w + 1) }` for x f32 [2, 3], w f32 [3, 2]
+ * from a state that is then freed: the file is all the model needs. */
+static void export_model(void) {
+    snprintf(model_path, sizeof model_path, "/tmp/tsl_api_model_%d.tslg", (int)getpid());
+    tsl_State *S = new_state();
+    char code[512];
+    snprintf(code, sizeof code, "static fn affine(x, w) { return relu(x @ w + 1) }\n"
+             "x = ones([2, 3])\nw = ones([3, 2])\nexport(affine, [x, w], \"%s\")", model_path);
+    ck_assert_msg(tsl_run_string(S, "<export>", code, -1) == TSL_OK, "%s", tsl_error_report(S));
+    tsl_free(S);
+}
+
+START_TEST(test_model_run) {
+    export_model();
+    tsl_Model *m;
+    ck_assert_int_eq(tsl_model_load(NULL, model_path, &m), TSL_OK);
+    ck_assert_int_eq(tsl_model_num_inputs(m), 2);
+    ck_assert_int_eq(tsl_model_num_outputs(m), 1);
+    tsl_DType dt;
+    int ndim;
+    int64_t shape[TSL_MAX_DIMS];
+    const char *name;
+    ck_assert_int_eq(tsl_model_input(m, 1, &dt, &ndim, shape, &name), TSL_OK);
+    ck_assert_int_eq(dt, TSL_F32);
+    ck_assert_int_eq(ndim, 2);
+    ck_assert_int_eq(shape[0], 3);
+    ck_assert_str_eq(name, "w");
+    ck_assert_int_eq(tsl_model_input(m, 2, NULL, NULL, NULL, NULL), TSL_BADARG);
+    ck_assert_int_eq(tsl_model_output(m, 0, &dt, &ndim, shape), TSL_OK);
+    ck_assert_int_eq(shape[1], 2);
+    tsl_Session *s;
+    ck_assert_int_eq(tsl_session_new(m, &s), TSL_OK);
+    tsl_Tensor *in[2], *out = NULL;
+    ck_assert_int_eq(tsl_tensor_new(NULL, TSL_F32, 2, (int64_t[]){ 2, 3 }, (float[]){ 1, 2, 3, -4, -5, -6 }, &in[0]), TSL_OK);
+    ck_assert_int_eq(tsl_tensor_new(NULL, TSL_F32, 2, (int64_t[]){ 3, 2 }, (float[]){ 1, 0, 0, 1, 1, -1 }, &in[1]), TSL_OK);
+    ck_assert_msg(tsl_session_run(s, in, 2, &out, 1) == TSL_OK, "%s", tsl_session_error(s));
+    const float *y = tsl_tensor_data(out);   /* relu([[4, -1], [-10, 1]] + 1) */
+    ck_assert_float_eq(y[0], 5);
+    ck_assert_float_eq(y[1], 0);
+    ck_assert_float_eq(y[2], 0);
+    ck_assert_float_eq(y[3], 2);
+    tsl_tensor_free(out);
+    /* a wrong shape is an error that names the argument */
+    tsl_Tensor *wrong;
+    ck_assert_int_eq(tsl_tensor_new(NULL, TSL_F32, 2, (int64_t[]){ 2, 2 }, NULL, &wrong), TSL_OK);
+    tsl_Tensor *bad_in[2] = { in[0], wrong };
+    ck_assert_int_eq(tsl_session_run(s, bad_in, 2, &out, 1), TSL_ERROR);
+    ck_assert_ptr_nonnull(strstr(tsl_session_error(s), "argument 'w'"));
+    ck_assert_int_eq(tsl_session_run(s, in, 1, &out, 1), TSL_ERROR);   /* one input short */
+    ck_assert_int_eq(tsl_session_run(s, in, 2, &out, 2), TSL_BADARG);
+    tsl_tensor_free(wrong);
+    /* and the session still runs */
+    ck_assert_int_eq(tsl_session_run(s, in, 2, &out, 1), TSL_OK);
+    ck_assert_float_eq(((const float *)tsl_tensor_data(out))[3], 2);
+    tsl_tensor_free(out);
+    tsl_tensor_free(in[0]);
+    tsl_tensor_free(in[1]);
+    tsl_session_free(s);
+    tsl_model_free(m);
+    unlink(model_path);
+}
+END_TEST
+
+/* A file that is not a graph, a truncated one, a missing one: each an error with a reason,
+ * no model. */
+START_TEST(test_model_corrupt) {
+    export_model();
+    FILE *f = fopen(model_path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static unsigned char bytes[1 << 16];
+    size_t n = fread(bytes, 1, sizeof bytes, f);
+    fclose(f);
+    ck_assert_uint_gt(n, 64);
+    tsl_State *S = new_state();
+    tsl_Model *m = (tsl_Model *)&m;
+    ck_assert_int_eq(tsl_model_load_bytes(S, bytes, n, "mem.tslg", &m), TSL_OK);
+    tsl_model_free(m);
+    ck_assert_int_eq(tsl_model_load_bytes(S, bytes, n / 2, "half.tslg", &m), TSL_ERROR);
+    ck_assert_ptr_null(m);
+    ck_assert_str_ne(tsl_error_message(S), "");
+    ck_assert_int_eq(tsl_model_load_bytes(S, "not a graph file at all", 23, "text.tslg", &m), TSL_ERROR);
+    ck_assert_str_ne(tsl_error_message(S), "");
+    unlink(model_path);
+    ck_assert_int_eq(tsl_model_load(S, model_path, &m), TSL_ERROR);
+    ck_assert_ptr_nonnull(strstr(tsl_error_message(S), model_path));
+    tsl_free(S);
+}
+END_TEST
+
 /* ---- host tools ---- */
 
 START_TEST(test_complete) {
@@ -431,6 +524,10 @@ static Suite *api_suite(void) {
     tcase_add_test(values, test_tensor_in_and_out);
     tcase_add_test(values, test_npy_round_trip);
     suite_add_tcase(s, values);
+    TCase *models = tcase_create("models");
+    tcase_add_test(models, test_model_run);
+    tcase_add_test(models, test_model_corrupt);
+    suite_add_tcase(s, models);
     TCase *tools = tcase_create("tools");
     tcase_add_test(tools, test_complete);
     tcase_add_test(tools, test_help_vars_dis);
