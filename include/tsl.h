@@ -9,8 +9,9 @@
  *   tsl_Tensor  an n-dimensional array (bool, i64, f32 or f64, C order). Reference-counted;
  *               immutable once handed to TSL.
  *   tsl_Model   a graph file written by export() (docs/format.md), loaded and verified;
- *               immutable, so several threads may run it at once ...
+ *               immutable, so several threads may run it at once, ...
  *   tsl_Session ... each through its own session (registers, buffers, error text).
+ *               (docs/api.md says what still keeps this from being race-free.)
  *
  * Statuses. Every function that can fail returns a tsl_Status; TSL_OK is 0. The message of a
  * failure is read from the state: tsl_error_message (the message alone), tsl_error_location
@@ -28,6 +29,7 @@
  * A minimal embedding:
  *
  *     tsl_State *S;
+ *     tsl_Value result;
  *     if (tsl_new(NULL, NULL, &S) != TSL_OK) return 1;
  *     if (tsl_run_string(S, "<init>", "fn sq(x) { return x * x }", -1) != TSL_OK ||
  *         tsl_call(S, "sq", (tsl_Value[]){ tsl_number(3) }, 1, &result) != TSL_OK)
@@ -227,7 +229,7 @@ TSL_API tsl_Status tsl_npy_write(tsl_State *S, const char *path, const tsl_Tenso
 /* ---- exported graphs (spec section 9; the format is docs/format.md) ---- */
 
 /* Reads and verifies a graph file (*out: new, free with tsl_model_free). A missing, corrupt,
- * truncated or newer file is TSL_IO or TSL_ERROR with the reason in S (S may be NULL). */
+ * truncated or newer file is TSL_ERROR with the reason in S (S may be NULL), *out NULL. */
 TSL_API tsl_Status tsl_model_load(tsl_State *S, const char *path, tsl_Model **out);
 /* The same from a file's bytes in memory (copied); `name` labels its error locations. */
 TSL_API tsl_Status tsl_model_load_bytes(tsl_State *S, const void *data, size_t n, const char *name,
