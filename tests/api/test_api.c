@@ -182,6 +182,19 @@ START_TEST(test_output_hook) {
 }
 END_TEST
 
+/* Warnings go to the diagnostics hook, not to standard error. */
+START_TEST(test_diagnostics_hook) {
+    tsl_State *S = new_state();
+    Capture out = { .len = 0 }, diag = { .len = 0 };
+    tsl_set_output(S, capture, &out);
+    tsl_set_diagnostics(S, capture, &diag);
+    ck_assert_int_eq(tsl_run_string(S, "w.tsl", "x = 1\nstatic { s = \"a\" + str(x) }\nprint(s)", -1), TSL_OK);
+    ck_assert_str_eq(out.s, "a1\n");
+    ck_assert_ptr_nonnull(strstr(diag.s, "w.tsl:2:1: warning: static block runs eagerly"));
+    tsl_free(S);
+}
+END_TEST
+
 START_TEST(test_exit_and_missing_file) {
     tsl_State *S = new_state();
     ck_assert_int_eq(tsl_run_string(S, "<t>", "exit(3)", -1), TSL_EXIT);
@@ -514,6 +527,7 @@ static Suite *api_suite(void) {
     tcase_add_test(run, test_syntax_error);
     tcase_add_test(run, test_incomplete_input);
     tcase_add_test(run, test_output_hook);
+    tcase_add_test(run, test_diagnostics_hook);
     tcase_add_test(run, test_exit_and_missing_file);
     tcase_add_test(run, test_interrupt);
     tcase_add_test(run, test_options);
@@ -537,6 +551,8 @@ static Suite *api_suite(void) {
 }
 
 int main(void) {
+    unsetenv("TSL_WARN");      /* the diagnostics test wants the default warning */
+    unsetenv("TSL_EXPLAIN");
     SRunner *sr = srunner_create(api_suite());
     srunner_run_all(sr, CK_ENV);
     int failed = srunner_ntests_failed(sr);
