@@ -130,6 +130,10 @@ test: $(BIN)/tsl $(BIN)/unit $(BIN)/api_test $(LIB_SO)
 	@CK_VERBOSITY=normal $(BIN)/api_test
 	@echo "== script, error and REPL tests"
 	@sh tests/run.sh $(BIN)/tsl
+	@echo "== libtsl.so exports only the tsl_* API"
+	@extra=$$(nm -D --defined-only $(LIB_SO) | awk '$$3 !~ /^tsl_/ {print $$3}'); \
+	if [ -n "$$extra" ]; then echo "libtsl.so also exports: $$extra"; exit 1; fi; \
+	echo "$$(nm -D --defined-only $(LIB_SO) | wc -l) symbols, all tsl_*"
 	@$(MAKE) --no-print-directory deploy-test
 
 # Export the digits classifier, classify its rows from C, compare with what TSL's load() said.

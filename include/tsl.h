@@ -3,9 +3,10 @@
  * A program embeds TSL through this header alone; the `tsl` command itself (repl/) is built
  * against nothing else. Everything is reached through opaque handles:
  *
- *   tsl_State   one interpreter: its modules, globals, options, pending error. Two states in
- *               one process are independent (spec section 9). A state is used by one thread
- *               at a time.
+ *   tsl_State   one interpreter: its modules, globals, options, pending error. A state is
+ *               used by one thread at a time. Two states in one process are to share nothing
+ *               (spec section 9); until the process-wide tables move into the state, use one
+ *               state after another (docs/api.md).
  *   tsl_Tensor  an n-dimensional array (bool, i64, f32 or f64, C order). Reference-counted;
  *               immutable once handed to TSL.
  *   tsl_Model   a graph file written by export() (docs/format.md), loaded and verified;
