@@ -41,11 +41,16 @@ tsl_Status tsl_new(tsl_AllocFn alloc, void *ud, tsl_State **out) {
 
 void tsl_free(tsl_State *S) {
     if (!S) return;
-    interp_free(S->I);
+    Interp *I = S->I;
+    /* the handle's own memory first: the interpreter goes last, as whatever it owns may
+     * include the memory everything else came from */
     for (int i = 0; i < S->nargs; i++) mem_free(S->args[i]);
     mem_free(S->args);
     sb_free(&S->text);
     mem_free(S);
+    I->args = NULL;
+    I->nargs = 0;
+    interp_free(I);
 }
 
 tsl_Status tsl_set_output(tsl_State *S, tsl_WriteFn fn, void *ud) {
