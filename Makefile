@@ -147,7 +147,7 @@ deploy-test: $(BIN)/tsl $(BIN)/deploy
 # One model, four threads, a session each, under ThreadSanitizer (its own object tree).
 # Not yet part of `make test`: it fails today, as it should, on state the sessions share
 # (the constants' reference counts in vm/model.c, process-wide tables and counters that
-# interp_free and tensor_new touch); docs/api.md lists what it reports.
+# interp_free and tensor_new touch); docs/api.md says what it reports.
 TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:exitcode=88
 tsan: $(BIN)/tsl
 	$(MAKE) CC=clang BUILD=build-tsan BIN=bin-tsan OPT="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" bin-tsan/threads

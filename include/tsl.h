@@ -7,8 +7,9 @@
  *               used by one thread at a time. Two states in one process are to share nothing
  *               (spec section 9); until the process-wide tables move into the state, use one
  *               state after another (docs/api.md).
- *   tsl_Tensor  an n-dimensional array (bool, i64, f32 or f64, C order). Reference-counted;
- *               immutable once handed to TSL.
+ *   tsl_Tensor  an n-dimensional array (bool, i64, f32 or f64, C order). Reference-counted
+ *               (not atomically: hand a tensor to one thread at a time); immutable once
+ *               handed to TSL.
  *   tsl_Model   a graph file written by export() (docs/format.md), loaded and verified;
  *               immutable, so several threads may run it at once, ...
  *   tsl_Session ... each through its own session (registers, buffers, error text).

@@ -14,7 +14,7 @@
 #define ROUNDS 25
 
 static tsl_Model *model;
-static tsl_Tensor *inputs[INPUTS], *expected[INPUTS];
+static tsl_Tensor *expected[INPUTS];   /* read-only once the threads start */
 
 /* Input k: a deterministic pattern of the model's input shape. */
 static tsl_Tensor *make_input(int k) {
@@ -35,9 +35,13 @@ static int same(const tsl_Tensor *a, const tsl_Tensor *b) {
     return tsl_tensor_size(a) == tsl_tensor_size(b) && !memcmp(tsl_tensor_data(a), tsl_tensor_data(b), bytes);
 }
 
+/* Each thread makes its own inputs (equal to the main thread's): a tensor's reference count is
+ * not atomic, so a tensor is handed to one thread at a time; the model is what is shared. */
 static void *worker(void *arg) {
     long id = (long)arg, bad = 0;
     tsl_Session *s;
+    tsl_Tensor *inputs[INPUTS];
+    for (int k = 0; k < INPUTS; k++) inputs[k] = make_input(k);
     if (tsl_session_new(model, &s) != TSL_OK) return (void *)1;
     for (int r = 0; r < ROUNDS; r++)
         for (int k = 0; k < INPUTS; k++) {
@@ -50,6 +54,7 @@ static void *worker(void *arg) {
             tsl_tensor_free(out);
         }
     tsl_session_free(s);
+    for (int k = 0; k < INPUTS; k++) tsl_tensor_free(inputs[k]);
     return (void *)bad;
 }
 
@@ -64,8 +69,10 @@ int main(int argc, char **argv) {
     tsl_Session *one;
     tsl_session_new(model, &one);
     for (int k = 0; k < INPUTS; k++) {
-        inputs[k] = make_input(k);
-        if (tsl_session_run(one, &inputs[k], 1, &expected[k], 1) != TSL_OK) {
+        tsl_Tensor *in = make_input(k);
+        tsl_Status st = tsl_session_run(one, &in, 1, &expected[k], 1);
+        tsl_tensor_free(in);
+        if (st != TSL_OK) {
             fprintf(stderr, "threads: %s\n", tsl_session_error(one));
             return 1;
         }
@@ -79,10 +86,7 @@ int main(int argc, char **argv) {
         pthread_join(th[i], &r);
         bad += (long)r;
     }
-    for (int k = 0; k < INPUTS; k++) {
-        tsl_tensor_free(inputs[k]);
-        tsl_tensor_free(expected[k]);
-    }
+    for (int k = 0; k < INPUTS; k++) tsl_tensor_free(expected[k]);
     tsl_model_free(model);
     tsl_free(S);
     printf("threads: %d threads x %d runs, %ld results differ from the single-threaded run\n", THREADS,
