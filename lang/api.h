@@ -1,0 +1,25 @@
+/* api.h - what the files of the public API (lang/api*.c) share: the state behind a
+ * tsl_State handle and the helpers that record a failure in it. Not installed: hosts see
+ * include/tsl.h only. */
+#ifndef TSL_API_INTERNAL_H
+#define TSL_API_INTERNAL_H
+#include "tsl.h"
+#include "interp.h"
+
+struct tsl_State {
+    Interp *I;
+    StrBuf text;      /* the borrowed texts handed out (results, help, listings) */
+    char **args;      /* owned copies of tsl_set_args's strings */
+    int nargs;
+};
+
+/* Clears the pending error and its report: the start of every call that can fail. */
+void api_begin(tsl_State *S);
+/* Records a failure that belongs to no source ("tsl: error: MSG") and returns st. S may be NULL. */
+tsl_Status api_fail(tsl_State *S, tsl_Status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The status of a run that stopped with an error: TSL_EXIT, TSL_INTERRUPTED or TSL_ERROR. */
+tsl_Status api_error_status(tsl_State *S);
+/* The main module, made on first use (completion and help work before any input has run). */
+Module *api_main(tsl_State *S);
+
+#endif
