@@ -237,7 +237,7 @@ static void put_traceback(StrBuf *b, const Traceback *t) {
 
 /* The report is built when the error happens, not when it is read: the source it quotes may
  * be freed as soon as the run ends (forget_program). */
-void interp_report_error(Interp *I) {
+static void render_error(Interp *I) {
     StrBuf *b = &I->report;
     b->len = 0;
     sb_putn(b, "", 0);
@@ -245,6 +245,7 @@ void interp_report_error(Interp *I) {
     sb_put_escaped_str(b, src ? src->name : "tsl");
     if (I->err_has_loc && src) sb_printf(b, ":%d:%d", I->err_loc.line, I->err_loc.col);
     mem_free(I->report_file);
+    I->report_file = NULL;   /* not left dangling if the copy runs out of memory */
     I->report_file = src ? mem_strndup(src->name, strlen(src->name)) : NULL;
     I->report_has_loc = I->err_has_loc && src;
     I->report_loc = I->err_loc;
@@ -255,7 +256,7 @@ void interp_report_error(Interp *I) {
     put_traceback(b, &I->traceback);
 }
 
-void interp_report_plain(Interp *I, const char *msg) {
+static void render_plain(Interp *I, const char *msg) {
     StrBuf *b = &I->report;
     b->len = 0;
     mem_free(I->report_file);
@@ -265,6 +266,38 @@ void interp_report_plain(Interp *I, const char *msg) {
     sb_put_escaped_str(b, msg);
     sb_putn(b, "\n", 1);
 }
+
+/* The report's blocks are the state's: it is rendered entered and protected, from inside a
+ * run or from the API. When rendering runs out of memory the report is left empty and the
+ * pending message stays what it was (tsl_error_report then shows it bare). */
+static void drop_report(Interp *I) {
+    I->report.len = 0;
+    if (I->report.s) I->report.s[0] = 0;
+    I->report_has_loc = false;
+}
+
+static int error_body(Interp *I, void *ud) {
+    (void)ud;
+    render_error(I);
+    return 0;
+}
+
+static int plain_body(Interp *I, void *ud) {
+    render_plain(I, ud);
+    return 0;
+}
+
+static void report_protected(Interp *I, InterpBody body, const char *msg) {
+    char saved[sizeof I->err_msg];
+    snprintf(saved, sizeof saved, "%s", I->err_msg);
+    if (interp_protected(I, body, (void *)msg) != INTERP_OOM) return;
+    drop_report(I);
+    snprintf(I->err_msg, sizeof I->err_msg, "%s", saved);   /* the error being reported, not the report's */
+}
+
+void interp_report_error(Interp *I) { report_protected(I, error_body, NULL); }
+
+void interp_report_plain(Interp *I, const char *msg) { report_protected(I, plain_body, msg); }
 
 /* Moves every location in a parsed input down by `lines` (a REPL input after earlier ones). */
 static void shift_lines(Node *n, int lines) {
