@@ -27,14 +27,32 @@ const char *tsl_backend(void) {
 /* OpenBLAS chooses its kernels once per process, before the first state computes. */
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 
-tsl_Status tsl_new(tsl_AllocFn alloc, void *ud, tsl_State **out) {
+static tsl_Status make_main(tsl_State *S, void *ud) {
     (void)ud;
+    api_main(S);
+    return TSL_OK;
+}
+
+/* The handle lives in the state's memory, allocated through the state's hook like the rest. */
+tsl_Status tsl_new(tsl_AllocFn alloc, void *ud, tsl_State **out) {
     if (!out) return TSL_BADARG;
     *out = NULL;
-    if (alloc) return TSL_UNSUPPORTED;   /* the allocation hook is not wired through the library yet */
     pthread_once(&blas_once, blas_choose_kernels);
-    tsl_State *S = mem_calloc(1, sizeof *S);
-    S->I = interp_new();
+    Interp *I = interp_new_with_alloc(alloc, ud);
+    if (!I) return TSL_ERROR;
+    InterpScope scope = interp_enter(I);
+    tsl_State *S = mem_try_alloc(sizeof *S);
+    interp_leave(scope);
+    if (!S) {
+        interp_free(I);
+        return TSL_ERROR;
+    }
+    memset(S, 0, sizeof *S);
+    S->I = I;
+    if (api_run(S, make_main, NULL) != TSL_OK) {
+        tsl_free(S);
+        return TSL_ERROR;
+    }
     *out = S;
     return TSL_OK;
 }
@@ -42,15 +60,44 @@ tsl_Status tsl_new(tsl_AllocFn alloc, void *ud, tsl_State **out) {
 void tsl_free(tsl_State *S) {
     if (!S) return;
     Interp *I = S->I;
-    /* the handle's own memory first: the interpreter goes last, as whatever it owns may
-     * include the memory everything else came from */
+    /* the handle's own memory first, under its state: the interpreter goes last, as whatever
+     * it owns includes the memory everything else came from */
+    InterpScope scope = interp_enter(I);
     for (int i = 0; i < S->nargs; i++) mem_free(S->args[i]);
     mem_free(S->args);
     sb_free(&S->text);
     mem_free(S);
+    interp_leave(scope);
     I->args = NULL;
     I->nargs = 0;
     interp_free(I);
+}
+
+typedef struct {
+    tsl_State *S;
+    ApiBody body;
+    void *ud;
+    tsl_Status st;
+} ApiJob;
+
+static int job_body(Interp *I, void *ud) {
+    (void)I;
+    ApiJob *j = ud;
+    j->st = j->body(j->S, j->ud);
+    return 0;
+}
+
+tsl_Status api_run(tsl_State *S, ApiBody body, void *ud) {
+    ApiJob j = { S, body, ud, TSL_OK };
+    if (interp_protected(S->I, job_body, &j) != INTERP_OOM) return j.st;
+    interp_report_plain(S->I, S->I->err_msg);   /* "out of memory" */
+    return TSL_ERROR;
+}
+
+tsl_Status api_hand_out(tsl_State *S, const Tensor *t, tsl_Tensor **out) {
+    Tensor *copy = tensor_copy(t);
+    *out = (tsl_Tensor *)copy;
+    return copy ? TSL_OK : api_fail(S, TSL_ERROR, "%s", op_error());
 }
 
 tsl_Status tsl_set_output(tsl_State *S, tsl_WriteFn fn, void *ud) {
@@ -153,16 +200,30 @@ tsl_Status tsl_set_device(tsl_State *S, const char *device) {
     return api_fail(S, TSL_BADARG, "the device is cpu or gpu");
 }
 
-tsl_Status tsl_set_args(tsl_State *S, int argc, const char *const *argv) {
-    if (!S || argc < 0 || (argc && !argv)) return TSL_BADARG;
+typedef struct {
+    int argc;
+    const char *const *argv;
+} ArgsJob;
+
+static tsl_Status set_args(tsl_State *S, void *ud) {
+    int argc = ((ArgsJob *)ud)->argc;
+    const char *const *argv = ((ArgsJob *)ud)->argv;
+    S->I->args = NULL;
+    S->I->nargs = 0;
     for (int i = 0; i < S->nargs; i++) mem_free(S->args[i]);
     mem_free(S->args);
-    S->args = argc ? mem_alloc(sizeof(char *) * (size_t)argc) : NULL;
-    for (int i = 0; i < argc; i++) S->args[i] = mem_strndup(argv[i], strlen(argv[i]));
-    S->nargs = argc;
+    S->args = NULL;
+    S->nargs = 0;
+    if (argc) S->args = mem_alloc(sizeof(char *) * (size_t)argc);
+    for (; S->nargs < argc; S->nargs++) S->args[S->nargs] = mem_strndup(argv[S->nargs], strlen(argv[S->nargs]));
     S->I->args = S->args;
     S->I->nargs = argc;
     return TSL_OK;
+}
+
+tsl_Status tsl_set_args(tsl_State *S, int argc, const char *const *argv) {
+    if (!S || argc < 0 || (argc && !argv)) return TSL_BADARG;
+    return api_run(S, set_args, &(ArgsJob){ argc, argv });
 }
 
 tsl_Status tsl_set_stdlib_path(tsl_State *S, const char *dir) {
@@ -207,8 +268,10 @@ tsl_Status tsl_run_file(tsl_State *S, const char *path) {
 tsl_Status tsl_run_input(tsl_State *S, const char *name, const char *text, size_t len, int line_base) {
     if (!S || !name || !text || line_base < 0) return TSL_BADARG;
     Interp *I = S->I;
+    InterpScope scope = interp_enter(I);   /* the value is the state's: released under it */
     val_release(I->last_value);
     I->last_value = NIL_VAL;
+    interp_leave(scope);
     api_begin(S);
     bool incomplete = false;
     int rc = interp_run_source_at(I, name, text, len, line_base, true, &incomplete);
@@ -216,10 +279,9 @@ tsl_Status tsl_run_input(tsl_State *S, const char *name, const char *text, size_
     return run_status(S, rc);
 }
 
-tsl_Status tsl_result_text(tsl_State *S, const char **text) {
-    if (!S || !text) return TSL_BADARG;
+static tsl_Status result_text(tsl_State *S, void *ud) {
+    const char **text = ud;
     Interp *I = S->I;
-    *text = NULL;
     Value v = I->last_value;
     I->last_value = NIL_VAL;
     if (v.type == VAL_NIL) return TSL_OK;
@@ -233,6 +295,12 @@ tsl_Status tsl_result_text(tsl_State *S, const char **text) {
     }
     *text = S->text.s;
     return TSL_OK;
+}
+
+tsl_Status tsl_result_text(tsl_State *S, const char **text) {
+    if (!S || !text) return TSL_BADARG;
+    *text = NULL;
+    return api_run(S, result_text, text);
 }
 
 int tsl_exit_code(tsl_State *S) { return S && S->I->exiting ? S->I->exit_code : 0; }
@@ -255,6 +323,7 @@ void tsl_interrupt_clear(tsl_State *S) {
 
 /* ---- globals and calls ---- */
 
+/* tsl_new makes the main module, so reading a global allocates nothing. */
 Module *api_main(tsl_State *S) {
     Interp *I = S->I;
     if (!I->main) I->main = module_new(I, "__main__", NULL);
@@ -264,7 +333,7 @@ Module *api_main(tsl_State *S) {
 static tsl_Status find_global(tsl_State *S, const char *name, Value *out) {
     if (!S || !name) return TSL_BADARG;
     api_begin(S);
-    Globals *g = &api_main(S)->g;
+    Globals *g = &S->I->main->g;
     int i = globals_find(g, name);
     if (i < 0 || g->vals[i].type == VAL_UNDEF) return api_fail(S, TSL_NOT_FOUND, "no global named '%s'", name);
     *out = g->vals[i];
@@ -321,18 +390,32 @@ tsl_Status tsl_get_string(tsl_State *S, const char *name, const char **s, size_t
     return TSL_OK;
 }
 
+/* A copy in the host's memory: the global's tensor is the state's. */
 tsl_Status tsl_get_tensor(tsl_State *S, const char *name, tsl_Tensor **t) {
     Value v;
+    if (t) *t = NULL;
     tsl_Status st = find_global(S, name, &v);
     if (st != TSL_OK) return st;
     if (v.type != VAL_TENSOR) return wrong_type(S, name, "tensor", v);
-    if (t) *t = (tsl_Tensor *)tensor_retain(v.as.t);
-    return TSL_OK;
+    return t ? api_hand_out(S, v.as.t, t) : TSL_OK;
 }
 
-static tsl_Status set_global(tsl_State *S, const char *name, Value v) {
+typedef struct {
+    const char *name;
+    const Tensor *t;   /* the host's; copied into the state */
+    double x;
+} SetJob;
+
+static tsl_Status set_global(tsl_State *S, void *ud) {
+    SetJob *j = ud;
+    Value v = NUM_VAL(j->x);
+    if (j->t) {
+        Tensor *copy = tensor_copy(j->t);
+        if (!copy) return api_fail(S, TSL_ERROR, "%s", op_error());
+        v = TENSOR_VAL(copy);
+    }
     Globals *g = &api_main(S)->g;
-    int i = globals_slot(g, name);
+    int i = globals_slot(g, j->name);
     val_release(g->vals[i]);
     g->vals[i] = v;
     return TSL_OK;
@@ -341,16 +424,16 @@ static tsl_Status set_global(tsl_State *S, const char *name, Value v) {
 tsl_Status tsl_set_number(tsl_State *S, const char *name, double x) {
     if (!S || !name) return TSL_BADARG;
     api_begin(S);
-    return set_global(S, name, NUM_VAL(x));
+    return api_run(S, set_global, &(SetJob){ name, NULL, x });
 }
 
 tsl_Status tsl_set_tensor(tsl_State *S, const char *name, tsl_Tensor *t) {
     if (!S || !name || !t) return TSL_BADARG;
     api_begin(S);
-    return set_global(S, name, TENSOR_VAL(tensor_retain((Tensor *)t)));
+    return api_run(S, set_global, &(SetJob){ name, (const Tensor *)t, 0 });
 }
 
-/* An argument as a Value: owned (a string is copied into one; the rest are retained). */
+/* An argument as a Value of the state: owned (a string or a tensor is copied into it). */
 static bool value_of_arg(const tsl_Value *a, Value *out) {
     switch (a->type) {
     case TSL_NIL: *out = NIL_VAL; return true;
@@ -360,20 +443,32 @@ static bool value_of_arg(const tsl_Value *a, Value *out) {
         if (!a->string || a->length > INT32_MAX) return false;
         *out = val_str(a->string, (int)a->length);
         return true;
-    case TSL_TENSOR:
-        if (!a->tensor) return false;
-        *out = TENSOR_VAL(tensor_retain((Tensor *)a->tensor));
-        return true;
+    case TSL_TENSOR: {
+        Tensor *copy = a->tensor ? tensor_copy((const Tensor *)a->tensor) : NULL;
+        *out = TENSOR_VAL(copy);
+        return copy != NULL;
+    }
     default: return false;
     }
 }
 
-static void result_of(tsl_State *S, Value v, tsl_Value *r) {
+typedef struct {
+    const char *name;
+    Value fn;
+    const tsl_Value *args;
+    int nargs;
+    tsl_Value *result;
+    Tensor *tensor;    /* a tensor result, still the state's: handed out after leaving it */
+} CallJob;
+
+/* A string result is copied into the handle's text; anything else is read off the value. */
+static void result_of(tsl_State *S, Value v, CallJob *j) {
+    tsl_Value *r = j->result;
     memset(r, 0, sizeof *r);
     r->type = type_of(v);
     if (v.type == VAL_BOOL) r->boolean = v.as.b;
     else if (v.type == VAL_NUM) r->number = v.as.n;
-    else if (v.type == VAL_TENSOR) r->tensor = (tsl_Tensor *)tensor_retain(v.as.t);
+    else if (v.type == VAL_TENSOR) j->tensor = tensor_retain(v.as.t);
     else if (v.type == VAL_STR) {
         S->text.len = 0;
         sb_putn(&S->text, AS_STR(v)->chars, (size_t)AS_STR(v)->len);
@@ -382,31 +477,46 @@ static void result_of(tsl_State *S, Value v, tsl_Value *r) {
     }
 }
 
+static tsl_Status call_body(tsl_State *S, void *ud) {
+    CallJob *j = ud;
+    Value vals[256];
+    for (int i = 0; i < j->nargs; i++)
+        if (!value_of_arg(&j->args[i], &vals[i])) {
+            for (int k = 0; k < i; k++) val_release(vals[k]);
+            if (j->args[i].type == TSL_TENSOR && j->args[i].tensor)
+                return api_fail(S, TSL_ERROR, "argument %d of %s(): %s", i + 1, j->name, op_error());
+            return api_fail(S, TSL_BADARG, "argument %d of %s(): not a value (a NULL string or tensor?)", i + 1, j->name);
+        }
+    Interp *I = S->I;
+    I->exiting = false;
+    I->limits_on = I->max_ops > 0 || I->opsctx->max_live > 0;
+    Value fn = val_retain(j->fn);   /* the call may rebind the global */
+    Value r;
+    int rc = interp_pcall(I, fn, vals, j->nargs, &r);
+    val_release(fn);
+    for (int i = 0; i < j->nargs; i++) val_release(vals[i]);
+    reset_stack(I);
+    if (rc != 0) {
+        interp_report_error(I);
+        return api_error_status(S);
+    }
+    if (j->result) result_of(S, r, j);
+    val_release(r);
+    return TSL_OK;
+}
+
 tsl_Status tsl_call(tsl_State *S, const char *name, const tsl_Value *args, int nargs, tsl_Value *result) {
     if (!S || !name || nargs < 0 || (nargs && !args) || nargs > 255) return TSL_BADARG;
     Value fn;
     tsl_Status st = find_global(S, name, &fn);
     if (st != TSL_OK) return st;
     if (fn.type != VAL_FUNC) return wrong_type(S, name, "function", fn);
-    Value vals[256];
-    for (int i = 0; i < nargs; i++)
-        if (!value_of_arg(&args[i], &vals[i])) {
-            for (int k = 0; k < i; k++) val_release(vals[k]);
-            return api_fail(S, TSL_BADARG, "argument %d of %s(): not a value (a NULL string or tensor?)", i + 1, name);
-        }
-    Interp *I = S->I;
-    I->exiting = false;
-    I->limits_on = I->max_ops > 0 || I->opsctx->max_live > 0;
-    fn = val_retain(fn);   /* the call may rebind the global */
-    Value r = interp_call(I, fn, vals, nargs);
-    val_release(fn);
-    for (int i = 0; i < nargs; i++) val_release(vals[i]);
-    reset_stack(I);
-    if (IS_ERR(r)) {
-        interp_report_error(I);
-        return api_error_status(S);
-    }
-    if (result) result_of(S, r, result);
-    val_release(r);
-    return TSL_OK;
+    CallJob j = { name, fn, args, nargs, result, NULL };
+    st = api_run(S, call_body, &j);
+    if (!j.tensor) return st;
+    if (st == TSL_OK) st = api_hand_out(S, j.tensor, &result->tensor);
+    InterpScope scope = interp_enter(S->I);   /* the state's reference, dropped under it */
+    tensor_release(j.tensor);
+    interp_leave(scope);
+    return st;
 }

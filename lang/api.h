@@ -19,6 +19,14 @@ void api_begin(tsl_State *S);
 tsl_Status api_fail(tsl_State *S, tsl_Status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The status of a run that stopped with an error: TSL_EXIT, TSL_INTERRUPTED or TSL_ERROR. */
 tsl_Status api_error_status(tsl_State *S);
+/* Runs body(S, ud) inside S's state, protected (every public function that touches objects,
+ * tensors or memory of the state comes through here): its blocks are the state's, and out of
+ * memory returns TSL_ERROR with "out of memory" in S instead of jumping. */
+typedef tsl_Status (*ApiBody)(tsl_State *S, void *ud);
+tsl_Status api_run(tsl_State *S, ApiBody body, void *ud);
+/* A tensor handed to the host: a copy in the host's memory (the memory current on this
+ * thread outside every state), so it outlives the state. Call it outside api_run. */
+tsl_Status api_hand_out(tsl_State *S, const Tensor *t, tsl_Tensor **out);
 /* The main module, made on first use (completion and help work before any input has run). */
 Module *api_main(tsl_State *S);
 

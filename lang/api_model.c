@@ -63,9 +63,16 @@ tsl_Status tsl_model_output(const tsl_Model *m, int i, tsl_DType *dtype, int *nd
 
 tsl_Status tsl_session_new(const tsl_Model *m, tsl_Session **out) {
     if (!m || !out) return TSL_BADARG;
-    tsl_Session *s = mem_calloc(1, sizeof *s);
+    *out = NULL;
+    tsl_Session *s = mem_try_alloc(sizeof *s);   /* the host's memory: no state is entered */
+    if (!s) return TSL_ERROR;
+    memset(s, 0, sizeof *s);
     s->m = (const Model *)m;
     s->s = model_session_new(s->m);
+    if (!s->s) {   /* out of memory, or the constants' copies over a limit */
+        mem_free(s);
+        return TSL_ERROR;
+    }
     *out = s;
     return TSL_OK;
 }

@@ -14,11 +14,35 @@ static const char *scratch_begin(tsl_State *S) {
     return S->text.s;
 }
 
+/* Each tool runs inside its state (api_run): the texts it builds are the state's memory. */
+typedef struct {
+    const char *name;
+    const char **text;
+    int index;
+} ToolJob;
+
+static tsl_Status help_text(tsl_State *S, void *ud) {
+    ToolJob *j = ud;
+    scratch_begin(S);
+    help_name(S->I, api_main(S), j->name, &S->text);
+    *j->text = S->text.s;
+    return TSL_OK;
+}
+
 tsl_Status tsl_help_text(tsl_State *S, const char *name, const char **text) {
     if (!S || !name || !text) return TSL_BADARG;
     api_begin(S);
+    *text = NULL;
+    return api_run(S, help_text, &(ToolJob){ name, text, 0 });
+}
+
+static tsl_Status dis_text(tsl_State *S, void *ud) {
+    const char **text = ((ToolJob *)ud)->text;
     scratch_begin(S);
-    help_name(S->I, api_main(S), name, &S->text);
+    if (IS_ERR(static_dis_text(S->I, NIL_VAL, false, &S->text))) {
+        interp_report_error(S->I);
+        return TSL_ERROR;
+    }
     *text = S->text.s;
     return TSL_OK;
 }
@@ -26,14 +50,8 @@ tsl_Status tsl_help_text(tsl_State *S, const char *name, const char **text) {
 tsl_Status tsl_dis_text(tsl_State *S, const char **text) {
     if (!S || !text) return TSL_BADARG;
     api_begin(S);
-    scratch_begin(S);
     *text = NULL;
-    if (IS_ERR(static_dis_text(S->I, NIL_VAL, false, &S->text))) {
-        interp_report_error(S->I);
-        return TSL_ERROR;
-    }
-    *text = S->text.s;
-    return TSL_OK;
+    return api_run(S, dis_text, &(ToolJob){ NULL, text, 0 });
 }
 
 /* One line: the value as the REPL shows it, its first row for a matrix, cut to the line. */
@@ -52,9 +70,8 @@ static void put_var(StrBuf *out, const char *name, Value v) {
     sb_free(&b);
 }
 
-tsl_Status tsl_vars_text(tsl_State *S, const char **text) {
-    if (!S || !text) return TSL_BADARG;
-    api_begin(S);
+static tsl_Status vars_text(tsl_State *S, void *ud) {
+    const char **text = ((ToolJob *)ud)->text;
     scratch_begin(S);
     Globals *g = &api_main(S)->g;
     StrBuf out = { 0 };   /* fmt_value may not write into the buffer it is appended to */
@@ -68,6 +85,13 @@ tsl_Status tsl_vars_text(tsl_State *S, const char **text) {
     sb_free(&out);
     *text = S->text.s;
     return TSL_OK;
+}
+
+tsl_Status tsl_vars_text(tsl_State *S, const char **text) {
+    if (!S || !text) return TSL_BADARG;
+    api_begin(S);
+    *text = NULL;
+    return api_run(S, vars_text, &(ToolJob){ NULL, text, 0 });
 }
 
 /* ---- completion ---- */
@@ -131,9 +155,10 @@ static const char *nth_global(Globals *g, const char *prefix, int index) {
     return NULL;
 }
 
-tsl_Status tsl_complete(tsl_State *S, const char *text, int index, const char **out) {
-    if (!S || !text || !out || index < 0) return TSL_BADARG;
-    *out = NULL;
+static tsl_Status complete(tsl_State *S, void *ud) {
+    ToolJob *j = ud;
+    const char *text = j->name, **out = j->text;
+    int index = j->index;
     Globals *g = &api_main(S)->g;
     const char *dot = strrchr(text, '.');
     if (!dot) {
@@ -152,6 +177,12 @@ tsl_Status tsl_complete(tsl_State *S, const char *text, int index, const char **
     sb_puts(&S->text, field);
     *out = S->text.s;
     return TSL_OK;
+}
+
+tsl_Status tsl_complete(tsl_State *S, const char *text, int index, const char **out) {
+    if (!S || !text || !out || index < 0) return TSL_BADARG;
+    *out = NULL;
+    return api_run(S, complete, &(ToolJob){ text, out, index });
 }
 
 size_t tsl_escape(const char *s, size_t n, char *buf, size_t cap) {

@@ -48,15 +48,78 @@ START_TEST(test_version) {
 }
 END_TEST
 
-START_TEST(test_custom_allocator_is_refused) {
-    tsl_State *S = (tsl_State *)&S;
-    ck_assert_int_eq(tsl_new((tsl_AllocFn)1, NULL, &S), TSL_UNSUPPORTED);
-    ck_assert_ptr_null(S);
+/* A host's allocation hook that counts what it holds and refuses after fail_after blocks. */
+typedef struct {
+    long long live;      /* bytes held now */
+    long blocks;         /* allocations so far */
+    long fail_after;     /* -1: never */
+} Counter;
+
+static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    Counter *c = ud;
+    if (nsize == 0) {
+        c->live -= (long long)osize;
+        free(ptr);
+        return NULL;
+    }
+    if (c->fail_after >= 0 && c->blocks >= c->fail_after) return NULL;
+    void *p = realloc(ptr, nsize);
+    if (!p) return NULL;
+    c->blocks++;
+    c->live += (long long)nsize - (long long)(ptr ? osize : 0);
+    return p;
+}
+
+/* Everything of a state, its handle included, comes from its hook and goes back to it; a
+ * tensor handed to the host is a copy in the host's memory, so it is not the state's. */
+START_TEST(test_custom_allocator) {
+    Counter c = { 0, 0, -1 };
+    tsl_State *S = NULL;
+    ck_assert_int_eq(tsl_new(counting_alloc, &c, &S), TSL_OK);
+    long long empty = c.live;
+    ck_assert_int_gt(empty, (long long)sizeof(void *));
+    ck_assert_int_eq(tsl_run_string(S, "<a>", "t = ones([1000])\nl = [t, 'x']\npush(l, l)", -1), TSL_OK);
+    ck_assert_int_ge(c.live - empty, 4000);
+    tsl_Tensor *t = NULL;
+    ck_assert_int_eq(tsl_get_tensor(S, "t", &t), TSL_OK);
+    long long held = c.live;
+    tsl_tensor_free(t);
+    ck_assert_int_eq(c.live, held);   /* the copy was never the state's */
+    ck_assert_int_eq(tsl_get_tensor(S, "t", &t), TSL_OK);
+    tsl_free(S);
+    ck_assert_int_eq(c.live, 0);
+    ck_assert_float_eq(((const float *)tsl_tensor_data(t))[999], 1.0f);   /* outlives the state */
+    tsl_tensor_free(t);
     ck_assert_int_eq(tsl_new(NULL, NULL, NULL), TSL_BADARG);
 }
 END_TEST
 
-#ifdef TSL_STATES_INDEPENDENT
+/* A hook that refuses: tsl_new fails cleanly when even the state cannot be made; a run that
+ * runs out of memory returns TSL_ERROR with "out of memory", and the state runs again after. */
+START_TEST(test_out_of_memory_is_a_status) {
+    for (long n = 0; n < 400; n += 7) {
+        Counter c = { 0, 0, n };
+        tsl_State *S = (tsl_State *)&c;
+        tsl_Status st = tsl_new(counting_alloc, &c, &S);
+        if (st != TSL_OK) {
+            ck_assert_int_eq(st, TSL_ERROR);
+            ck_assert_ptr_null(S);
+            ck_assert_int_eq(c.live, 0);
+            continue;
+        }
+        c.fail_after = c.blocks + 20;
+        st = tsl_run_string(S, "<oom>", "l = []\nfor i in range(100) { push(l, str(i)) }\nt = randn([8, 8]) @ randn([8, 8])", -1);
+        ck_assert_int_eq(st, TSL_ERROR);
+        ck_assert_str_eq(tsl_error_message(S), "out of memory");
+        c.fail_after = -1;
+        ck_assert_int_eq(tsl_run_string(S, "<ok>", "y = 2 + 3", -1), TSL_OK);
+        ck_assert_double_eq(number_of(S, "y"), 5);
+        tsl_free(S);
+        ck_assert_int_eq(c.live, 0);
+    }
+}
+END_TEST
+
 /* Two states hold their own globals, whichever is made, used and freed first. The loop runs
  * every order: i's bit 0 picks which is created first, bit 1 which is used first, bit 2
  * which is freed first. */
@@ -89,10 +152,8 @@ START_TEST(test_two_states_every_order) {
     }
 }
 END_TEST
-#endif
 
-/* One state after another (what works while the process-wide state is being moved into the
- * interpreter state; the test above needs that). */
+/* One state after another: nothing of the first is left in the second. */
 START_TEST(test_states_one_after_another) {
     tsl_Tensor *kept = NULL;
     for (int i = 0; i < 3; i++) {
@@ -515,10 +576,9 @@ static Suite *api_suite(void) {
     Suite *s = suite_create("api");
     TCase *states = tcase_create("states");
     tcase_add_test(states, test_version);
-    tcase_add_test(states, test_custom_allocator_is_refused);
-#ifdef TSL_STATES_INDEPENDENT   /* set by the Makefile once no state reaches process-wide objects */
+    tcase_add_test(states, test_custom_allocator);
+    tcase_add_test(states, test_out_of_memory_is_a_status);
     tcase_add_test(states, test_two_states_every_order);
-#endif
     tcase_add_test(states, test_states_one_after_another);
     tcase_add_test(states, test_free_null);
     suite_add_tcase(s, states);
