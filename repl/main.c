@@ -32,7 +32,10 @@ typedef struct {
 static void usage(FILE *out) {
     fputs("usage: tsl [options] [FILE.tsl [ARGS...]]\n"
           "       tsl [options] -e CODE [ARGS...]\n"
-          "With no FILE, starts the interactive REPL.\n\n"
+          "       tsl run MODEL.tslg --in X.npy ... [--out Y.npy ...]\n"
+          "With no FILE, starts the interactive REPL. `tsl run` runs a graph that export() wrote:\n"
+          "the inputs in the order of its signature, the outputs written to the --out files in\n"
+          "order (printed when there are none). A script named run: tsl -- run.\n\n"
           "options:\n"
           "  -e CODE                run CODE instead of a file\n"
           "  --                     end of the options (a FILE may then start with '-')\n"
@@ -161,6 +164,14 @@ static void set_limit(tsl_State *S, const char *opt, int64_t n) {
 }
 
 static int run_main(int argc, char **argv) {
+    if (argc >= 2 && !strcmp(argv[1], "run")) {   /* a script named run: tsl -- run */
+        int rc = run_model_command(argc - 2, argv + 2);
+        if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
+            fprintf(stderr, "tsl: error: cannot write to standard output: %s\n", strerror(errno));
+            rc = 1;
+        }
+        return rc;
+    }
     tsl_State *S;
     if (tsl_new(NULL, NULL, &S) != TSL_OK) {
         fputs("tsl: error: out of memory\n", stderr);
