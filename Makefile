@@ -135,6 +135,7 @@ test: $(BIN)/tsl $(BIN)/unit $(BIN)/api_test $(LIB_SO)
 	if [ -n "$$extra" ]; then echo "libtsl.so also exports: $$extra"; exit 1; fi; \
 	echo "$$(nm -D --defined-only $(LIB_SO) | wc -l) symbols, all tsl_*"
 	@$(MAKE) --no-print-directory deploy-test
+	@$(MAKE) --no-print-directory tsan
 
 # Export the digits classifier, classify its rows from C, compare with what TSL's load() said.
 deploy-test: $(BIN)/tsl $(BIN)/deploy
@@ -144,10 +145,8 @@ deploy-test: $(BIN)/tsl $(BIN)/deploy
 	$(BIN)/deploy $$d/digits.tslg $$d/rows.npy >$$d/got.txt && \
 	cmp $$d/got.txt $$d/expected.txt && echo "deploy: $$(wc -l <$$d/got.txt) rows classified as load() did"
 
-# One model, four threads, a session each, under ThreadSanitizer (its own object tree).
-# Not yet part of `make test`: it fails today, as it should, on state the sessions share
-# (the constants' reference counts in vm/model.c, process-wide tables and counters that
-# interp_free and tensor_new touch); docs/api.md says what it reports.
+# One model, four threads, a session each, under ThreadSanitizer (its own object tree);
+# part of `make test`: any report fails it (exit 88).
 TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:exitcode=88
 tsan: $(BIN)/tsl
 	$(MAKE) CC=clang BUILD=build-tsan BIN=bin-tsan OPT="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" bin-tsan/threads

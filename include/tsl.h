@@ -3,13 +3,16 @@
  * A program embeds TSL through this header alone; the `tsl` command itself (repl/) is built
  * against nothing else. Everything is reached through opaque handles:
  *
- *   tsl_State   one interpreter: its modules, globals, options, pending error. A state is
- *               used by one thread at a time. Two states in one process are to share nothing
- *               (spec section 9); until the process-wide tables move into the state, use one
- *               state after another (docs/api.md).
+ *   tsl_State   one interpreter: its modules, globals, options, pending error, and all the
+ *               memory they use (through its allocation hook). A state is used by one thread
+ *               at a time; two states in one process share nothing.
  *   tsl_Tensor  an n-dimensional array (bool, i64, f32 or f64, C order). Reference-counted
- *               (not atomically: hand a tensor to one thread at a time); immutable once
- *               handed to TSL.
+ *               (not atomically: hand a tensor to one thread at a time). A tensor the host
+ *               holds is the host's: made in the C library's memory of the thread that made
+ *               it, never a state's, so it outlives every state. Handing one to a state
+ *               (tsl_set_tensor, a tsl_call argument) copies it into the state's memory;
+ *               handing one out (tsl_get_tensor, a tsl_call result, a session's output)
+ *               copies it out. Free a tensor on the thread that made it.
  *   tsl_Model   a graph file written by export() (docs/format.md), loaded and verified;
  *               immutable, so several threads may run it at once, ...
  *   tsl_Session ... each through its own session (registers, buffers, error text).
@@ -78,7 +81,7 @@ typedef enum {
     TSL_NOT_FOUND,    /* no global of that name */
     TSL_TYPE,         /* a value of another type than asked for */
     TSL_BADARG,       /* an invalid argument to the API (NULL, out of range) */
-    TSL_UNSUPPORTED   /* not available in this build (a GPU, a custom allocator) */
+    TSL_UNSUPPORTED   /* not available in this build (a GPU) */
 } tsl_Status;
 
 typedef enum { TSL_BOOL, TSL_I64, TSL_F32, TSL_F64 } tsl_DType;
@@ -94,10 +97,14 @@ TSL_API const char *tsl_backend(void);
  * old size (0 for a new block). Returns NULL when it cannot allocate. */
 typedef void *(*tsl_AllocFn)(void *ud, void *ptr, size_t osize, size_t nsize);
 
-/* Creates a state in *out (new: free it with tsl_free). alloc NULL: the C library's malloc.
- * TSL_UNSUPPORTED for a non-NULL alloc until the library routes its memory through it. */
+/* Creates a state in *out (new: free it with tsl_free). Every block of the state, the handle
+ * included, comes from alloc(ud, ...) and goes back to it by tsl_free; alloc NULL: the C
+ * library's realloc and free. TSL_ERROR (and *out NULL) when the state cannot be made. Out of
+ * memory later is an ordinary error: the call returns TSL_ERROR with "out of memory" in the
+ * state, which stays usable. */
 TSL_API tsl_Status tsl_new(tsl_AllocFn alloc, void *ud, tsl_State **out);
-/* Frees the state and everything it holds (tensors handed out stay valid). NULL is a no-op. */
+/* Frees the state and every block it holds (tensors handed out are the host's: they stay
+ * valid). NULL is a no-op. */
 TSL_API void tsl_free(tsl_State *S);
 
 /* Text hooks: write n bytes of s; return 0, or an errno value when they could not be written
@@ -111,8 +118,8 @@ TSL_API tsl_Status tsl_set_diagnostics(tsl_State *S, tsl_WriteFn fn, void *ud);
 typedef enum {
     TSL_OPT_MAX_DEPTH,          /* call depth (default 10000, at most 1000000) */
     TSL_OPT_MAX_NESTING,        /* syntactic nesting (default 1000, at most 100000) */
-    TSL_OPT_MAX_TENSOR_BYTES,   /* largest tensor (default 1 GiB); process-wide for now */
-    TSL_OPT_MAX_MEMORY,         /* all memory the program holds, 0 none; process-wide for now */
+    TSL_OPT_MAX_TENSOR_BYTES,   /* largest tensor of the state (default 1 GiB) */
+    TSL_OPT_MAX_MEMORY,         /* all memory the program holds, 0 none */
     TSL_OPT_MAX_OPS,            /* operation budget, 0 none */
     TSL_OPT_NO_STATIC,          /* 1: static blocks and static fns run eagerly */
     TSL_OPT_VERIFY_STATIC       /* 1: run static code both ways and compare */
@@ -168,8 +175,9 @@ TSL_API const char *tsl_error_report(tsl_State *S);
 
 typedef enum { TSL_NIL, TSL_BOOLEAN, TSL_NUMBER, TSL_STRING, TSL_TENSOR, TSL_OTHER } tsl_Type;
 
-/* An argument or a result. In arguments everything is borrowed. In a result from tsl_call,
- * tensor is a new reference and string is borrowed (until the next call on S). */
+/* An argument or a result. In arguments everything is borrowed (a string or tensor is
+ * copied into the state). In a result from tsl_call, tensor is a new reference to a copy in
+ * the host's memory and string is borrowed (until the next call on S). */
 typedef struct {
     tsl_Type type;
     int boolean;
@@ -195,9 +203,9 @@ TSL_API tsl_Status tsl_get_number(tsl_State *S, const char *name, double *x);
 TSL_API tsl_Status tsl_get_bool(tsl_State *S, const char *name, int *b);
 /* *s borrowed: valid until the next call on S that runs code. */
 TSL_API tsl_Status tsl_get_string(tsl_State *S, const char *name, const char **s, size_t *len);
-/* *t: a new reference. */
+/* *t: a new reference to a copy in the host's memory (it outlives S). */
 TSL_API tsl_Status tsl_get_tensor(tsl_State *S, const char *name, tsl_Tensor **t);
-/* Binds a global of the main module (t borrowed: the state takes its own reference). */
+/* Binds a global of the main module (t borrowed: the state binds a copy in its memory). */
 TSL_API tsl_Status tsl_set_number(tsl_State *S, const char *name, double x);
 TSL_API tsl_Status tsl_set_tensor(tsl_State *S, const char *name, tsl_Tensor *t);
 
@@ -208,7 +216,9 @@ TSL_API tsl_Status tsl_call(tsl_State *S, const char *name, const tsl_Value *arg
 
 /* ---- tensors (S may be NULL in each: then only the status tells what failed) ---- */
 
-/* A new tensor (*out: new reference) of dtype and shape, its data copied from `data` (C
+/* These work in the host's memory, never a state's: S only receives the error message. */
+
+/* A new tensor (*out: new reference, the host's) of dtype and shape, its data copied from `data` (C
  * order, the dtype's C type: bool as uint8_t 0/1, int64_t, float, double), zeros when NULL. */
 TSL_API tsl_Status tsl_tensor_new(tsl_State *S, tsl_DType dtype, int ndim, const int64_t *shape,
                                   const void *data, tsl_Tensor **out);
@@ -248,11 +258,12 @@ TSL_API tsl_Status tsl_model_input(const tsl_Model *m, int i, tsl_DType *dtype, 
                                    const char **name);
 TSL_API tsl_Status tsl_model_output(const tsl_Model *m, int i, tsl_DType *dtype, int *ndim, int64_t *shape);
 
-/* A session runs m (borrowed: m must outlive it) on one thread at a time; *out: new. */
+/* A session runs m (borrowed: m must outlive it) on one thread at a time; *out: new.
+ * TSL_ERROR (*out NULL) when there is no memory for it or its copies of the constants. */
 TSL_API tsl_Status tsl_session_new(const tsl_Model *m, tsl_Session **out);
 TSL_API void tsl_session_free(tsl_Session *s);
 /* Runs the model: in[nin] borrowed; out[nout] (nout = tsl_model_num_outputs) receives new
- * references. TSL_ERROR with the message in tsl_session_error: a wrong shape or dtype names
+ * references, in the host's memory of the calling thread. TSL_ERROR with the message in tsl_session_error: a wrong shape or dtype names
  * the argument. */
 TSL_API tsl_Status tsl_session_run(tsl_Session *s, tsl_Tensor *const *in, int nin, tsl_Tensor **out, int nout);
 /* The message of the session's last failure, "" when none (borrowed: until its next run). */
