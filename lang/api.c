@@ -155,7 +155,15 @@ int tsl_error_location(tsl_State *S, const char **file, int *line, int *col) {
     return 1;
 }
 
-const char *tsl_error_report(tsl_State *S) { return S && S->I->report.s ? S->I->report.s : ""; }
+/* An error whose report ran out of memory while it was rendered shows its bare message. */
+const char *tsl_error_report(tsl_State *S) {
+    if (!S) return "";
+    Interp *I = S->I;
+    if (I->report.s && I->report.s[0]) return I->report.s;
+    if (!I->err_set || I->exiting) return "";   /* exit(code) is no error to show */
+    snprintf(S->bare, sizeof S->bare, "tsl: error: %s\n", I->err_msg);
+    return S->bare;
+}
 
 /* ---- options ---- */
 

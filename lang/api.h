@@ -11,6 +11,7 @@ struct tsl_State {
     StrBuf text;      /* the borrowed texts handed out (results, help, listings) */
     char **args;      /* owned copies of tsl_set_args's strings */
     int nargs;
+    char bare[600];   /* "tsl: error: MSG" when the report could not be rendered (out of memory) */
 };
 
 /* Clears the pending error and its report: the start of every call that can fail. */

@@ -111,9 +111,23 @@ START_TEST(test_out_of_memory_is_a_status) {
         st = tsl_run_string(S, "<oom>", "l = []\nfor i in range(100) { push(l, str(i)) }\nt = randn([8, 8]) @ randn([8, 8])", -1);
         ck_assert_int_eq(st, TSL_ERROR);
         ck_assert_str_eq(tsl_error_message(S), "out of memory");
+        ck_assert_ptr_nonnull(strstr(tsl_error_report(S), "error: out of memory"));
         c.fail_after = -1;
-        ck_assert_int_eq(tsl_run_string(S, "<ok>", "y = 2 + 3", -1), TSL_OK);
+        ck_assert_int_eq(tsl_run_string(S, "<ok>", "y = 2 + 3\nfn grow(n) { return str(ones([n])) + str(n) }", -1), TSL_OK);
         ck_assert_double_eq(number_of(S, "y"), 5);
+        /* a call and a tensor handed in run out of memory the same way */
+        tsl_Tensor *t = NULL;
+        ck_assert_int_eq(tsl_tensor_new(NULL, TSL_F32, 1, (int64_t[]){ 3 }, NULL, &t), TSL_OK);
+        c.fail_after = c.blocks + (n % 5);
+        tsl_Value r;
+        ck_assert_int_eq(tsl_call(S, "grow", (tsl_Value[]){ tsl_number(50) }, 1, &r), TSL_ERROR);
+        ck_assert(!strncmp(tsl_error_message(S), "out of memory", 13));   /* also "... allocating a tensor of N bytes" */
+        ck_assert_int_eq(tsl_set_tensor(S, "t", t), TSL_ERROR);
+        c.fail_after = -1;
+        ck_assert_int_eq(tsl_set_tensor(S, "t", t), TSL_OK);
+        ck_assert_int_eq(tsl_call(S, "grow", (tsl_Value[]){ tsl_number(2) }, 1, &r), TSL_OK);
+        ck_assert_int_eq(r.type, TSL_STRING);
+        tsl_tensor_free(t);
         tsl_free(S);
         ck_assert_int_eq(c.live, 0);
     }
