@@ -196,7 +196,9 @@ Value interp_error(Interp *I, const char *fmt, ...) __attribute__((format(printf
 Value interp_error_at(Interp *I, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void interp_attach_loc(Interp *I, SrcLoc loc);
 /* Renders the pending error as the program prints it (FILE:LINE:COL: error: MSG, the source
- * line and a caret, the traceback) into I->report, while its source is still alive. */
+ * line and a caret, the traceback) into I->report, while its source is still alive. Both
+ * render entered and protected, so they may be called from inside or outside a run: when the
+ * report runs out of memory it is left empty and the pending message is kept. */
 void interp_report_error(Interp *I);
 /* Sets I->report to "tsl: error: MSG" for an error that belongs to no source. */
 void interp_report_plain(Interp *I, const char *msg);
