@@ -1,6 +1,7 @@
 # TSL build. `make` builds bin/tsl, installing missing Debian packages first.
 # `make test` runs every test; `make demo` runs the showcase; `make asan` / `make test-asan`
-# build and test with AddressSanitizer + UBSan.
+# build and test with AddressSanitizer + UBSan. The library is $(BIN)/libtsl.a and
+# $(BIN)/libtsl.so with the public header include/tsl.h; bin/tsl is built on that header alone.
 
 CC      ?= gcc
 BUILD   ?= build
@@ -10,8 +11,14 @@ WARN    := -Wall -Wextra -Werror -Wformat=2 -Wformat-nonliteral -Wno-unused-para
 # -ffp-contract=off: eager and static must compute identical bits, so the compiler
 # may never fuse a*b+c into an FMA in one place and not in another.
 OPT     ?= -O2 -g
-CFLAGS  += $(CSTD) $(WARN) $(OPT) -ffp-contract=off -fno-strict-aliasing -Ilang -Iops -Ivm -I$(BUILD) \
+# -fPIC so the same objects make libtsl.so; -fvisibility=hidden so only what tsl.h marks
+# TSL_API leaves it (and calls inside the library stay direct).
+PIC     := -fPIC -fvisibility=hidden
+CFLAGS  += $(CSTD) $(WARN) $(OPT) -ffp-contract=off -fno-strict-aliasing $(PIC) -Iinclude -Ilang -Iops -Ivm -I$(BUILD) \
            -I/usr/include/x86_64-linux-gnu
+# What sees the public header only (repl/, tests/api/, examples/): an #include of an internal
+# header fails to build.
+PUBLIC_CFLAGS := $(CSTD) $(WARN) $(OPT) -Iinclude
 # The serial OpenBLAS: one thread, one summation order, and no worker threads spinning
 # on a core the interpreter needs (the pthread build's workers sched_yield constantly).
 BLAS_DIR    := /usr/lib/x86_64-linux-gnu/openblas-serial
@@ -21,7 +28,8 @@ BLAS_CFLAGS := -I/usr/include/x86_64-linux-gnu/openblas-serial
 # system's liblapack.so.3 alternative instead of this serial build.
 BLAS_LIBS   := -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
-LDLIBS  := $(BLAS_LIBS) -lsleef -lreadline -lm -lpthread
+LIB_LIBS := $(BLAS_LIBS) -lsleef -lm -lpthread
+LDLIBS  := $(LIB_LIBS) -lreadline
 
 DEB_PKGS := libreadline-dev libopenblas-serial-dev liblapacke-dev re2c check pkg-config libsleef-dev python3-numpy
 STAMP    := $(BUILD)/.deps-ok
@@ -33,9 +41,12 @@ CORE_SRC := $(LANG_SRC) $(OPS_SRC) $(VM_SRC)
 CORE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(patsubst $(BUILD)/%,%,$(CORE_SRC)))
 REPL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard repl/*.c))
 UNIT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/unit/*.c))
+API_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/api/test_*.c))
+LIB_A    := $(BIN)/libtsl.a
+LIB_SO   := $(BIN)/libtsl.so
 
-.PHONY: all deps test unit scripts demo asan test-asan bench bench-quick fuzz fuzz-smoke clean
-all: $(BIN)/tsl
+.PHONY: all deps test unit scripts demo asan test-asan tsan deploy-test bench bench-quick fuzz fuzz-smoke clean
+all: $(BIN)/tsl $(LIB_SO)
 
 # Install what the build needs, once. Root installs with apt; others are told what is missing.
 $(STAMP): Makefile
@@ -54,7 +65,15 @@ $(BUILD)/lex.c: lang/lex.re lang/token.h | $(STAMP)
 	@mkdir -p $(dir $@)
 	re2c -W --no-generation-date --no-version -o $@ $<
 
-$(BUILD)/%.o: %.c | $(STAMP)
+# The compiler and its flags, rewritten only when they change: objects depend on it, so a
+# change of flags (as -fPIC for the shared library) rebuilds them.
+FLAGS_STAMP := $(BUILD)/.flags
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(CC) $(CFLAGS) $(PUBLIC_CFLAGS)' | cmp -s - $@ || echo '$(CC) $(CFLAGS) $(PUBLIC_CFLAGS)' > $@
+FORCE:
+
+$(BUILD)/%.o: %.c $(FLAGS_STAMP) | $(STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(BLAS_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -63,22 +82,78 @@ $(BUILD)/%.o: %.c | $(STAMP)
 $(BUILD)/ops/cpu/%.o: CFLAGS += -mavx2 -O3
 $(BUILD)/ops/cpu/math512.o: CFLAGS += -mavx512f
 
-$(BUILD)/lex.o: $(BUILD)/lex.c
+$(BUILD)/lex.o: $(BUILD)/lex.c $(FLAGS_STAMP)
 	$(CC) $(CFLAGS) -Wno-unused-const-variable -MMD -MP -c $< -o $@
 
-$(BIN)/tsl: $(CORE_OBJ) $(REPL_OBJ)
+$(BUILD)/repl/%.o: repl/%.c $(FLAGS_STAMP) | $(STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(PUBLIC_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/tests/api/%.o: tests/api/%.c $(FLAGS_STAMP) | $(STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(PUBLIC_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB_A): $(CORE_OBJ)
+	@mkdir -p $(BIN)
+	rm -f $@
+	ar rcs $@ $^
+
+# Only the tsl_* functions are exported (TSL_API); the rest stays inside.
+$(LIB_SO): $(CORE_OBJ)
+	@mkdir -p $(BIN)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,libtsl.so -o $@ $^ $(LIB_LIBS) $(LDFLAGS)
+
+$(BIN)/tsl: $(REPL_OBJ) $(LIB_A)
 	@mkdir -p $(BIN)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(LDFLAGS)
+
+# The deploy example links libtsl.so and nothing else (the library brings its own).
+$(BIN)/deploy: examples/deploy/deploy.c include/tsl.h $(LIB_SO)
+	$(CC) $(PUBLIC_CFLAGS) -o $@ $< -L$(BIN) -ltsl -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
+
+$(BIN)/threads: $(BUILD)/tests/api/threads.o $(LIB_A)
+	@mkdir -p $(BIN)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIB_LIBS) $(LDFLAGS)
+
+$(BIN)/api_test: $(API_OBJ) $(LIB_A)
+	@mkdir -p $(BIN)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIB_LIBS) $(CHECK_LIBS) $(LDFLAGS)
 
 $(BIN)/unit: $(CORE_OBJ) $(UNIT_OBJ)
 	@mkdir -p $(BIN)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(CHECK_LIBS) $(LDFLAGS)
 
-test: $(BIN)/tsl $(BIN)/unit
+test: $(BIN)/tsl $(BIN)/unit $(BIN)/api_test $(LIB_SO)
 	@echo "== unit tests (check)"
 	@CK_VERBOSITY=normal $(BIN)/unit
+	@echo "== public API tests (check, tsl.h only)"
+	@CK_VERBOSITY=normal $(BIN)/api_test
 	@echo "== script, error and REPL tests"
 	@sh tests/run.sh $(BIN)/tsl
+	@echo "== libtsl.so exports only the tsl_* API"
+	@extra=$$(nm -D --defined-only $(LIB_SO) | awk '$$3 !~ /^tsl_/ {print $$3}'); \
+	if [ -n "$$extra" ]; then echo "libtsl.so also exports: $$extra"; exit 1; fi; \
+	echo "$$(nm -D --defined-only $(LIB_SO) | wc -l) symbols, all tsl_*"
+	@$(MAKE) --no-print-directory deploy-test
+	@$(MAKE) --no-print-directory tsan
+
+# Export the digits classifier, classify its rows from C, compare with what TSL's load() said.
+deploy-test: $(BIN)/tsl $(BIN)/deploy
+	@echo "== deploy example (examples/deploy, libtsl only)"
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	$(BIN)/tsl examples/deploy/export_digits.tsl $$d && \
+	$(BIN)/deploy $$d/digits.tslg $$d/rows.npy >$$d/got.txt && \
+	cmp $$d/got.txt $$d/expected.txt && echo "deploy: $$(wc -l <$$d/got.txt) rows classified as load() did"
+
+# One model, four threads, a session each, under ThreadSanitizer (its own object tree);
+# part of `make test`: any report fails it (exit 88).
+TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:exitcode=88
+tsan: $(BIN)/tsl
+	$(MAKE) CC=clang BUILD=build-tsan BIN=bin-tsan OPT="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" bin-tsan/threads
+	@echo "== 4 threads, one model, under ThreadSanitizer"
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	$(BIN)/tsl examples/deploy/export_digits.tsl $$d 1 >/dev/null && \
+	$(TSAN_ENV) bin-tsan/threads $$d/digits.tslg
 
 unit: $(BIN)/unit
 	$(BIN)/unit
@@ -89,7 +164,7 @@ demo: $(BIN)/tsl
 # Sanitizer build lives in its own tree so it never mixes with the normal objects.
 asan:
 	$(MAKE) CC=clang BUILD=build-asan BIN=bin-asan OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
-	  LDFLAGS="-fsanitize=address,undefined" bin-asan/tsl bin-asan/unit
+	  LDFLAGS="-fsanitize=address,undefined" bin-asan/tsl bin-asan/unit bin-asan/api_test
 
 # A sanitizer report exits with its own status, so it can never pass for an expected error.
 SAN_ENV := ASAN_OPTIONS=detect_leaks=1:exitcode=86 UBSAN_OPTIONS=halt_on_error=1:exitcode=87:print_stacktrace=1
@@ -97,6 +172,8 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1:exitcode=86 UBSAN_OPTIONS=halt_on_error=1
 test-asan: asan
 	@echo "== unit tests under ASan/UBSan"
 	@CK_FORK=no $(SAN_ENV) bin-asan/unit
+	@echo "== public API tests under ASan/UBSan"
+	@CK_FORK=no $(SAN_ENV) bin-asan/api_test
 	@echo "== script tests under ASan/UBSan"
 	@$(SAN_ENV) sh tests/run.sh bin-asan/tsl
 
@@ -134,6 +211,6 @@ bench-quick: $(BIN)/tsl
 	QUICK=1 sh bench/run.sh
 
 clean:
-	rm -rf build build-asan build-fuzz bin bin-asan bin-fuzz
+	rm -rf build build-asan build-fuzz build-tsan bin bin-asan bin-fuzz bin-tsan
 
--include $(CORE_OBJ:.o=.d) $(REPL_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(REPL_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(API_OBJ:.o=.d) $(BUILD)/tests/api/threads.d

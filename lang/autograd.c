@@ -65,8 +65,9 @@ static void slots_put(Tape *tp, int v) {
 /* A new variable for t (retained); t now maps to it. */
 static int tape_var(Tape *tp, Tensor *t) {
     if (tp->nvars == tp->vcap) {
-        tp->vcap = tp->vcap ? tp->vcap * 2 : 16;
-        tp->vars = mem_realloc(tp->vars, sizeof(Var) * (size_t)tp->vcap);
+        int cap = tp->vcap ? tp->vcap * 2 : 16;   /* raised once grown: out of memory jumps */
+        tp->vars = mem_realloc(tp->vars, sizeof(Var) * (size_t)cap);
+        tp->vcap = cap;
     }
     int v = tp->nvars++;
     tp->vars[v] = (Var){ tensor_retain(t), NULL };
@@ -108,8 +109,9 @@ static void record_on(Tape *tp, const OpCall *c, Tensor *const *out, int k) {
         any = c->in[i].kind == ARG_TENSOR && tape_find(tp, c->in[i].t) >= 0;
     if (!any) return;
     if (tp->nnodes == tp->ncap) {
-        tp->ncap = tp->ncap ? tp->ncap * 2 : 16;
-        tp->nodes = mem_realloc(tp->nodes, sizeof(TapeNode) * (size_t)tp->ncap);
+        int cap = tp->ncap ? tp->ncap * 2 : 16;
+        tp->nodes = mem_realloc(tp->nodes, sizeof(TapeNode) * (size_t)cap);
+        tp->ncap = cap;
     }
     TapeNode *n = &tp->nodes[tp->nnodes++];
     n->op = c->op;

@@ -109,7 +109,7 @@ static Value bi_exit(Interp *I, CallArgs *a) {
     if (v[0].type != VAL_UNDEF && !arg_number(I, "exit", "code", v[0], &code)) return ERR_VAL;
     if (!(code >= 0 && code <= 255 && code == floor(code)))
         return interp_error(I, "exit(): code must be an integer from 0 to 255, got %g", code);
-    fflush(stdout);
+    if (!I->write_out) fflush(stdout);   /* the default output: what print wrote shows first */
     interp_error(I, "exit(%d)", (int)code);
     I->exiting = true;
     I->exit_code = (int)code;

@@ -70,6 +70,11 @@ typedef struct {
     long hidden;                       /* frames between the two */
 } Traceback;
 
+/* Where the library's text goes: program output (print, dis) and diagnostics (warnings,
+ * TSL_EXPLAIN lines). Returns 0, or an errno value when the text could not be written.
+ * NULL means standard output / standard error (the public hooks of lang/api.c set them). */
+typedef int (*InterpWriteFn)(void *ud, const char *s, size_t n);
+
 typedef enum { EX_OK, EX_BREAK, EX_CONTINUE, EX_RETURN, EX_ERR } Exec;
 
 typedef struct Frame {
@@ -124,6 +129,13 @@ typedef struct Interp {
     /* Set by interp_interrupt / interp_time_up, which a signal handler may call: the evaluator,
      * the compiler and the VM poll interrupt_flag; timeout_flag says the time is up. */
     volatile sig_atomic_t interrupt_flag, timeout_flag;
+    /* text out: the library never prints itself (spec section 9) */
+    InterpWriteFn write_out, write_diag;
+    void *out_ud, *diag_ud;
+    StrBuf report;            /* the last error as the program shows it (interp_report_error) */
+    char *report_file;        /* owned: the file the report names (its source may be gone) */
+    SrcLoc report_loc;        /* and where in it, when report_has_loc */
+    bool report_has_loc;
 } Interp;
 
 /* A new interpreter whose every allocation goes through f (ops/ctx.h; NULL: realloc/free).
@@ -168,8 +180,10 @@ int interp_run_source(Interp *I, const char *name, const char *text, size_t len,
 int interp_run_source_at(Interp *I, const char *name, const char *text, size_t len, int line_base,
                          bool echo, bool *incomplete);
 int interp_run_file(Interp *I, const char *path);
-/* Writes program output to stdout; a failed write is an error (pending), false returned. */
+/* Writes program output through I->write_out; a failed write is an error (pending), false returned. */
 bool interp_write_out(Interp *I, const char *s, size_t len);
+/* Writes a diagnostic (a warning, an explain line) through I->write_diag; failures are ignored. */
+void interp_write_diag(Interp *I, const char *s, size_t len);
 
 /* Where a function's locations point: the text it was defined in, not the module's latest. */
 static inline Source *closure_src(const ObjClosure *c) {
@@ -181,11 +195,17 @@ static inline Source *closure_src(const ObjClosure *c) {
 Value interp_error(Interp *I, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 Value interp_error_at(Interp *I, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void interp_attach_loc(Interp *I, SrcLoc loc);
-void interp_print_error(Interp *I, FILE *out);
+/* Renders the pending error as the program prints it (FILE:LINE:COL: error: MSG, the source
+ * line and a caret, the traceback) into I->report, while its source is still alive. Both
+ * render entered and protected, so they may be called from inside or outside a run: when the
+ * report runs out of memory it is left empty and the pending message is kept. */
+void interp_report_error(Interp *I);
+/* Sets I->report to "tsl: error: MSG" for an error that belongs to no source. */
+void interp_report_plain(Interp *I, const char *msg);
 void interp_clear_error(Interp *I);
 void traceback_add(Traceback *t, const char *fn_name, const Source *src, SrcLoc loc);
-/* Writes s[0..n) with control bytes and terminal escapes shown escaped (\x1b, \n, \u{9b}). */
-void fput_escaped(FILE *out, const char *s, size_t n);
+/* Appends s[0..n) with control bytes and terminal escapes shown escaped (\x1b, \n, \u{9b}). */
+void sb_put_escaped(StrBuf *b, const char *s, size_t n);
 
 /* Calls a function value (closure, builtin, or dict with forward). Args borrowed. */
 Value interp_call(Interp *I, Value fn, Value *args, int nargs);

@@ -1,8 +1,9 @@
 /* run.c - interpreter lifecycle, entry points and error printing.
  *
- * `tsl FILE`, `tsl -e` and the REPL all come through interp_run_source: parse, resolve
- * against the main module's globals, execute, print any error as
- * FILE:LINE:COL: error: MESSAGE, the source line and a caret. */
+ * `tsl FILE`, `tsl -e` and the REPL all come through interp_run_source (by way of the public
+ * API, lang/api.c): parse, resolve against the main module's globals, execute, and render any
+ * error as FILE:LINE:COL: error: MESSAGE, the source line and a caret into I->report. The
+ * library prints nothing: the program (repl/) prints the report. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -93,6 +94,8 @@ static void free_contents(Interp *I) {
         s = next;
     }
     mem_free(I->stack);
+    sb_free(&I->report);
+    mem_free(I->report_file);
     builtins_free(I);
 }
 
@@ -146,22 +149,22 @@ static int char_width(const char *p, size_t len) {
     return 1;
 }
 
-void fput_escaped(FILE *out, const char *s, size_t n) {
+void sb_put_escaped(StrBuf *b, const char *s, size_t n) {
     char buf[16];
     for (size_t i = 0, used; i < n; i += used) {
         const char *e = escape_char(s + i, n - i, &used, buf);
-        if (e) fputs(e, out);
-        else fwrite(s + i, 1, used, out);
+        if (e) sb_puts(b, e);
+        else sb_putn(b, s + i, used);
     }
 }
 
-static void fput_escaped_str(FILE *out, const char *s) { fput_escaped(out, s, strlen(s)); }
+static void sb_put_escaped_str(StrBuf *b, const char *s) { sb_put_escaped(b, s, strlen(s)); }
 
 /* The source line of loc (loc.line counts from the start of the whole input, so a REPL
  * input subtracts the lines before it), escaped, and a caret under the column. Tabs stay
  * tabs in both lines so the caret lines up; an escaped byte takes its escape's width, a
  * character its columns (not its bytes). */
-static void print_source_line(FILE *out, Source *src, SrcLoc loc) {
+static void put_source_line(StrBuf *b, Source *src, SrcLoc loc) {
     if (!src || loc.line - src->line_base <= 0) return;
     const char *p = src->text, *end = src->text + src->len;
     for (int line = 1; line < loc.line - src->line_base && p < end; p++)
@@ -170,22 +173,22 @@ static void print_source_line(FILE *out, Source *src, SrcLoc loc) {
     while (e < end && *e != '\n') e++;
     size_t n = (size_t)(e - p);
     if (n > 200) n = 200;
-    fputs("    ", out);
+    sb_puts(b, "    ");
     char buf[16];
     for (size_t i = 0, used; i < n; i += used) {
         const char *esc = NULL;
         if (p[i] == '\t') used = 1;   /* a tab stays a tab: the caret line repeats it */
         else esc = escape_char(p + i, n - i, &used, buf);
-        if (esc) fputs(esc, out);
-        else fwrite(p + i, 1, used, out);
+        if (esc) sb_puts(b, esc);
+        else sb_putn(b, p + i, used);
     }
-    fputs("\n    ", out);
+    sb_puts(b, "\n    ");
     for (size_t i = 0, used; i < n && (int)i + 1 < loc.col; i += used) {
-        if (p[i] == '\t') { fputc('\t', out); used = 1; continue; }
+        if (p[i] == '\t') { sb_putn(b, "\t", 1); used = 1; continue; }
         const char *esc = escape_char(p + i, n - i, &used, buf);
-        for (size_t k = esc ? strlen(esc) : (size_t)char_width(p + i, used); k > 0; k--) fputc(' ', out);
+        for (size_t k = esc ? strlen(esc) : (size_t)char_width(p + i, used); k > 0; k--) sb_putn(b, " ", 1);
     }
-    fputs("^\n", out);
+    sb_puts(b, "^\n");
 }
 
 /* ---- tracebacks ---- */
@@ -218,31 +221,83 @@ void traceback_add(Traceback *t, const char *fn_name, const Source *src, SrcLoc 
     f->count = 1;
 }
 
-static void print_frame(FILE *out, const TraceFrame *f) {
-    fprintf(out, "  in %s() called from ", f->name);
-    const char *file = f->src ? f->src->name : "?";
-    fput_escaped(out, file, strlen(file));
-    fprintf(out, ":%d:%d", f->loc.line, f->loc.col);
-    if (f->count > 1) fprintf(out, " (repeated %ld times)", f->count);
-    fputc('\n', out);
+static void put_frame(StrBuf *b, const TraceFrame *f) {
+    sb_printf(b, "  in %s() called from ", f->name);
+    sb_put_escaped_str(b, f->src ? f->src->name : "?");
+    sb_printf(b, ":%d:%d", f->loc.line, f->loc.col);
+    if (f->count > 1) sb_printf(b, " (repeated %ld times)", f->count);
+    sb_putn(b, "\n", 1);
 }
 
-static void print_traceback(FILE *out, const Traceback *t) {
-    for (int i = 0; i < t->ninner; i++) print_frame(out, &t->inner[i]);
-    if (t->hidden) fprintf(out, "  ... %ld more frame%s ...\n", t->hidden, t->hidden == 1 ? "" : "s");
-    for (int i = 0; i < t->nouter; i++) print_frame(out, &t->outer[(t->outer_first + i) % TRACE_SHOWN]);
+static void put_traceback(StrBuf *b, const Traceback *t) {
+    for (int i = 0; i < t->ninner; i++) put_frame(b, &t->inner[i]);
+    if (t->hidden) sb_printf(b, "  ... %ld more frame%s ...\n", t->hidden, t->hidden == 1 ? "" : "s");
+    for (int i = 0; i < t->nouter; i++) put_frame(b, &t->outer[(t->outer_first + i) % TRACE_SHOWN]);
 }
 
-void interp_print_error(Interp *I, FILE *out) {
+/* The report is built when the error happens, not when it is read: the source it quotes may
+ * be freed as soon as the run ends (forget_program). */
+static void render_error(Interp *I) {
+    StrBuf *b = &I->report;
+    b->len = 0;
+    sb_putn(b, "", 0);
     Source *src = I->err_src ? I->err_src : I->cur_src;
-    fput_escaped_str(out, src ? src->name : "tsl");
-    if (I->err_has_loc && src) fprintf(out, ":%d:%d", I->err_loc.line, I->err_loc.col);
-    fputs(": error: ", out);
-    fput_escaped_str(out, I->err_msg);
-    fputc('\n', out);
-    if (I->err_has_loc) print_source_line(out, src, I->err_loc);
-    print_traceback(out, &I->traceback);
+    sb_put_escaped_str(b, src ? src->name : "tsl");
+    if (I->err_has_loc && src) sb_printf(b, ":%d:%d", I->err_loc.line, I->err_loc.col);
+    mem_free(I->report_file);
+    I->report_file = NULL;   /* not left dangling if the copy runs out of memory */
+    I->report_file = src ? mem_strndup(src->name, strlen(src->name)) : NULL;
+    I->report_has_loc = I->err_has_loc && src;
+    I->report_loc = I->err_loc;
+    sb_puts(b, ": error: ");
+    sb_put_escaped_str(b, I->err_msg);
+    sb_putn(b, "\n", 1);
+    if (I->err_has_loc) put_source_line(b, src, I->err_loc);
+    put_traceback(b, &I->traceback);
 }
+
+static void render_plain(Interp *I, const char *msg) {
+    StrBuf *b = &I->report;
+    b->len = 0;
+    mem_free(I->report_file);
+    I->report_file = NULL;
+    I->report_has_loc = false;
+    sb_puts(b, "tsl: error: ");
+    sb_put_escaped_str(b, msg);
+    sb_putn(b, "\n", 1);
+}
+
+/* The report's blocks are the state's: it is rendered entered and protected, from inside a
+ * run or from the API. When rendering runs out of memory the report is left empty and the
+ * pending message stays what it was (tsl_error_report then shows it bare). */
+static void drop_report(Interp *I) {
+    I->report.len = 0;
+    if (I->report.s) I->report.s[0] = 0;
+    I->report_has_loc = false;
+}
+
+static int error_body(Interp *I, void *ud) {
+    (void)ud;
+    render_error(I);
+    return 0;
+}
+
+static int plain_body(Interp *I, void *ud) {
+    render_plain(I, ud);
+    return 0;
+}
+
+static void report_protected(Interp *I, InterpBody body, const char *msg) {
+    char saved[sizeof I->err_msg];
+    snprintf(saved, sizeof saved, "%s", I->err_msg);
+    if (interp_protected(I, body, (void *)msg) != INTERP_OOM) return;
+    drop_report(I);
+    snprintf(I->err_msg, sizeof I->err_msg, "%s", saved);   /* the error being reported, not the report's */
+}
+
+void interp_report_error(Interp *I) { report_protected(I, error_body, NULL); }
+
+void interp_report_plain(Interp *I, const char *msg) { report_protected(I, plain_body, msg); }
 
 /* Moves every location in a parsed input down by `lines` (a REPL input after earlier ones). */
 static void shift_lines(Node *n, int lines) {
@@ -353,12 +408,12 @@ static int run_source(Interp *I, const char *name, const char *text, size_t len,
     Node *prog = interp_parse(I, src, incomplete);
     if (!prog) {
         bool more = incomplete && *incomplete;
-        if (!more) interp_print_error(I, stderr);
+        if (!more) interp_report_error(I);
         drop_source(I, src, main_src);
         return more ? 2 : 1;
     }
     if (resolve_program(I, I->main, prog) < 0) {
-        interp_print_error(I, stderr);
+        interp_report_error(I);
         forget_program(I, prog, src);
         return 1;
     }
@@ -368,7 +423,7 @@ static int run_source(Interp *I, const char *name, const char *text, size_t len,
     I->depth = 0;
     int rc = 0;
     if (st == EX_ERR) {
-        if (!I->exiting) interp_print_error(I, stderr);
+        if (!I->exiting) interp_report_error(I);
         val_release(I->last_value);
         I->last_value = NIL_VAL;
         rc = I->exiting ? I->exit_code : I->interrupted ? 130 : 1;
@@ -382,9 +437,10 @@ static int run_file(Interp *I, const char *path) {
     extern char *read_file(const char *path, size_t *len);
     char *text = read_file(path, &len);
     if (!text) {
-        fputs("tsl: error: cannot read script: ", stderr);
-        fput_escaped(stderr, op_error(), strlen(op_error()));   /* it quotes the path */
-        fputc('\n', stderr);
+        interp_clear_error(I);
+        snprintf(I->err_msg, sizeof I->err_msg, "cannot read script: %s", op_error());   /* it quotes the path */
+        I->err_set = true;
+        interp_report_plain(I, I->err_msg);
         return 2;
     }
     const char *slash = strrchr(path, '/');
@@ -397,17 +453,17 @@ static int run_file(Interp *I, const char *path) {
     I->limits_on = I->max_ops > 0 || I->opsctx->max_live > 0;
     Node *prog = interp_parse(I, src, NULL);
     if (!prog) {
-        interp_print_error(I, stderr);
+        interp_report_error(I);
         return 1;
     }
     if (resolve_program(I, I->main, prog) < 0) {
-        interp_print_error(I, stderr);
+        interp_report_error(I);
         return 1;
     }
     Exec st = interp_exec_module(I, I->main, prog);
     if (st == EX_ERR) {
         if (I->exiting) return I->exit_code;
-        interp_print_error(I, stderr);
+        interp_report_error(I);
         return I->interrupted ? 130 : 1;
     }
     return 0;
@@ -428,7 +484,7 @@ static int source_body(Interp *I, void *ud) {
 }
 
 static int out_of_memory(Interp *I) {
-    interp_print_error(I, stderr);
+    interp_report_error(I);
     return 1;
 }
 
@@ -448,9 +504,20 @@ int interp_run_file(Interp *I, const char *path) {
 }
 
 bool interp_write_out(Interp *I, const char *s, size_t len) {
+    if (I->write_out) {
+        int e = I->write_out(I->out_ud, s, len);
+        if (!e) return true;
+        interp_error(I, "cannot write the program's output: %s", strerror(e));
+        return false;
+    }
     /* stdout is buffered: a full disk or a closed pipe may only show at a later flush
      * (then main reports it at exit); here we catch what the write itself sees */
     if (fwrite(s, 1, len, stdout) == len && !(I->repl && fflush(stdout)) && !ferror(stdout)) return true;
     interp_error(I, "cannot write to standard output: %s", strerror(errno));
     return false;
+}
+
+void interp_write_diag(Interp *I, const char *s, size_t len) {
+    if (I->write_diag) I->write_diag(I->diag_ud, s, len);
+    else fwrite(s, 1, len, stderr);
 }

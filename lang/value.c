@@ -398,9 +398,10 @@ bool val_truthy_simple(Value v) {
 /* ---- formatting ---- */
 
 void sb_putn(StrBuf *b, const char *s, size_t n) {
-    if (b->len + n + 1 > b->cap) {
-        b->cap = (b->len + n + 1) * 2;
-        b->s = mem_realloc(b->s, b->cap);
+    if (b->len + n + 1 > b->cap) {   /* cap set once grown: out of memory jumps out of mem_realloc */
+        size_t cap = (b->len + n + 1) * 2;
+        b->s = mem_realloc(b->s, cap);
+        b->cap = cap;
     }
     memcpy(b->s + b->len, s, n);
     b->len += n;

@@ -36,8 +36,9 @@ Tensor *gb_keep(GVal v) { return v.t ? tensor_retain(v.t) : NULL; }
 /* Takes the reference t. */
 static GVal own(GradBuilder *b, Tensor *t) {
     if (b->nowned == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 16;
-        b->owned = mem_realloc(b->owned, sizeof(Tensor *) * (size_t)b->cap);
+        int cap = b->cap ? b->cap * 2 : 16;   /* raised once grown: out of memory jumps */
+        b->owned = mem_realloc(b->owned, sizeof(Tensor *) * (size_t)cap);
+        b->cap = cap;
     }
     b->owned[b->nowned++] = t;
     GVal v = { .t = t, .reg = -1, .ok = true, .dtype = t->dtype };

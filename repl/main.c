@@ -2,8 +2,11 @@
  *
  * The interpreter runs on a thread with a large stack so deep (but legal) recursion up to
  * --max-depth fits; a guard in the evaluator turns anything deeper into an error.
- * SIGINT and the --timeout timer (SIGALRM) only set a flag that the evaluator and the VM poll. */
+ * SIGINT and the --timeout timer (SIGALRM) only set a flag that the evaluator and the VM poll
+ * (tsl_interrupt, tsl_timeout). Like the rest of repl/, this file sees include/tsl.h alone. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <limits.h>
 #include <math.h>
 #include <malloc.h>
@@ -15,16 +18,10 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
-#include "interp.h"
-#include "mem.h"
 #include "repl.h"
-#include "tops.h"
 
-#define TSL_VERSION "0.1.0"
-
-static char stdlib_dir[PATH_MAX];   /* ../stdlib beside the executable */
-/* The interpreter the signal handlers stop (set once it exists; they only set its flags). */
-static Interp *volatile signal_target;
+/* The state the signal handlers stop (set while it exists). */
+static tsl_State *volatile signal_state;
 
 typedef struct {
     int argc;
@@ -35,7 +32,10 @@ typedef struct {
 static void usage(FILE *out) {
     fputs("usage: tsl [options] [FILE.tsl [ARGS...]]\n"
           "       tsl [options] -e CODE [ARGS...]\n"
-          "With no FILE, starts the interactive REPL.\n\n"
+          "       tsl run MODEL.tslg --in X.npy ... [--out Y.npy ...]\n"
+          "With no FILE, starts the interactive REPL. `tsl run` runs a graph that export() wrote:\n"
+          "the inputs in the order of its signature, the outputs written to the --out files in\n"
+          "order (printed when there are none). A script named run: tsl -- run.\n\n"
           "options:\n"
           "  -e CODE                run CODE instead of a file\n"
           "  --                     end of the options (a FILE may then start with '-')\n"
@@ -67,7 +67,7 @@ static void usage(FILE *out) {
 /* A usage error that quotes the user's argument, escaped (it may hold terminal escapes). */
 static void usage_error(const char *before, const char *arg, const char *after) {
     fprintf(stderr, "tsl: error: %s'", before);
-    fput_escaped(stderr, arg, strlen(arg));
+    repl_put_escaped(stderr, arg);
     fprintf(stderr, "'%s\n", after);
 }
 
@@ -104,13 +104,15 @@ static bool parse_seconds(const char *s, double *out) {
 
 static void on_sigint(int sig) {
     (void)sig;
-    if (signal_target) interp_interrupt(signal_target);
+    tsl_State *S = signal_state;
+    if (S) tsl_interrupt(S);
 }
 
 /* --timeout: the timer's handler raises the same flag the evaluator and the VM poll. */
 static void on_sigalrm(int sig) {
     (void)sig;
-    if (signal_target) interp_time_up(signal_target);
+    tsl_State *S = signal_state;
+    if (S) tsl_timeout(S);
 }
 
 static void arm_timeout(double t) {
@@ -131,7 +133,8 @@ static void arm_timeout(double t) {
     setitimer(ITIMER_REAL, &it, NULL);
 }
 
-static void find_stdlib(const char *argv0) {
+/* The standard library: ../stdlib beside the executable (malloc'd). */
+static char *find_stdlib(const char *argv0) {
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) {
@@ -142,17 +145,40 @@ static void find_stdlib(const char *argv0) {
     char *slash = strrchr(exe, '/');
     if (slash) *slash = 0;
     else snprintf(exe, sizeof exe, ".");
-    snprintf(stdlib_dir, sizeof stdlib_dir, "%.*s/../stdlib", (int)(sizeof stdlib_dir - 16), exe);
+    size_t len = strlen(exe) + 16;
+    char *dir = malloc(len);
+    if (dir) snprintf(dir, len, "%s/../stdlib", exe);
+    return dir;
+}
+
+static char *stdlib_dir;
+
+/* A limit option's value into the state (the state caps what it cannot hold). */
+static void set_limit(tsl_State *S, const char *opt, int64_t n) {
+    tsl_Option o = !strcmp(opt, "--max-depth") ? TSL_OPT_MAX_DEPTH
+                 : !strcmp(opt, "--max-nesting") ? TSL_OPT_MAX_NESTING
+                 : !strcmp(opt, "--max-tensor-bytes") ? TSL_OPT_MAX_TENSOR_BYTES
+                 : !strcmp(opt, "--max-memory") ? TSL_OPT_MAX_MEMORY
+                                                : TSL_OPT_MAX_OPS;
+    tsl_set_option(S, o, n);
 }
 
 static int run_main(int argc, char **argv) {
-    Interp *I = interp_new();
-    if (!I) {
+    if (argc >= 2 && !strcmp(argv[1], "run")) {   /* a script named run: tsl -- run */
+        int rc = run_model_command(argc - 2, argv + 2);
+        if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
+            fprintf(stderr, "tsl: error: cannot write to standard output: %s\n", strerror(errno));
+            rc = 1;
+        }
+        return rc;
+    }
+    tsl_State *S;
+    if (tsl_new(NULL, NULL, &S) != TSL_OK) {
         fputs("tsl: error: out of memory\n", stderr);
         return 1;
     }
-    interp_set_stdlib_dir(I, stdlib_dir);
-    signal_target = I;
+    signal_state = S;
+    if (stdlib_dir) tsl_set_stdlib_path(S, stdlib_dir);
     const char *code = NULL, *file = NULL;
     int i = 1, rc = 0;
     double timeout = 0;
@@ -163,11 +189,11 @@ static int run_main(int argc, char **argv) {
         if (!strcmp(a, "--")) { i++; break; }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); goto done; }
         else if (!strcmp(a, "--version")) {
-            printf("tsl %s (OpenBLAS, %s kernels)\n", TSL_VERSION, blas_core_name());
+            printf("tsl %s (%s)\n", tsl_version(), tsl_backend());
             goto done;
         }
-        else if (!strcmp(a, "--no-static")) I->no_static = true;
-        else if (!strcmp(a, "--verify-static")) I->verify_static = true;
+        else if (!strcmp(a, "--no-static")) tsl_set_option(S, TSL_OPT_NO_STATIC, 1);
+        else if (!strcmp(a, "--verify-static")) tsl_set_option(S, TSL_OPT_VERIFY_STATIC, 1);
         else if (!strcmp(a, "-e")) {
             if (i + 1 >= argc) { fputs("tsl: error: -e needs CODE\n", stderr); rc = 2; goto done; }
             code = argv[++i];
@@ -175,22 +201,18 @@ static int run_main(int argc, char **argv) {
             break;
         } else if (!strcmp(a, "--device")) {
             const char *d = i + 1 < argc ? argv[++i] : "";
-            if (!strcmp(d, "gpu")) {
-                fputs("tsl: error: device 'gpu' is not available (this build has no GPU backend yet)\n", stderr);
+            if (strcmp(d, "cpu") && strcmp(d, "gpu")) { usage_error("--device takes cpu or gpu, not ", d, ""); rc = 2; goto done; }
+            if (tsl_set_device(S, d) != TSL_OK) {
+                fputs(tsl_error_report(S), stderr);
                 rc = 1;
                 goto done;
             }
-            if (strcmp(d, "cpu")) { usage_error("--device takes cpu or gpu, not ", d, ""); rc = 2; goto done; }
         } else if (!strcmp(a, "--timeout")) {
             if (!parse_seconds(i + 1 < argc ? argv[++i] : NULL, &timeout)) { rc = 2; goto done; }
         } else if (!strcmp(a, "--max-depth") || !strcmp(a, "--max-nesting") || !strcmp(a, "--max-tensor-bytes") ||
                    !strcmp(a, "--max-memory") || !strcmp(a, "--max-ops")) {
             if (!parse_count(a, i + 1 < argc ? argv[++i] : NULL, &n)) { rc = 2; goto done; }
-            if (!strcmp(a, "--max-depth")) I->max_depth = n > 1000000 ? 1000000 : (int)n;
-            else if (!strcmp(a, "--max-nesting")) I->max_nesting = n > 100000 ? 100000 : (int)n;
-            else if (!strcmp(a, "--max-tensor-bytes")) I->opsctx->max_tensor_bytes = n;
-            else if (!strcmp(a, "--max-memory")) I->opsctx->max_live = n;
-            else I->max_ops = n;
+            set_limit(S, a, n);
         } else {
             usage_error("unknown option ", a, " (see tsl --help)");
             rc = 2;
@@ -198,20 +220,19 @@ static int run_main(int argc, char **argv) {
         }
     }
     if (!code && i < argc) file = argv[i++];
-    I->nargs = argc - i;
-    I->args = argv + i;
+    tsl_set_args(S, argc - i, (const char *const *)(argv + i));
     if (timeout > 0) arm_timeout(timeout);
-    if (code) rc = interp_run_source(I, "<string>", code, strlen(code), false, NULL);
-    else if (file) rc = interp_run_file(I, file);
-    else rc = repl_run(I);
+    if (code) rc = repl_exit_status(S, tsl_run_string(S, "<string>", code, (ptrdiff_t)strlen(code)));
+    else if (file) rc = repl_exit_status(S, tsl_run_file(S, file));
+    else rc = repl_run(S);
 done:
     /* output still buffered fails only now (a full disk, a closed pipe): that is an error too */
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
         fprintf(stderr, "tsl: error: cannot write to standard output: %s\n", strerror(errno));
         rc = 1;
     }
-    signal_target = NULL;
-    interp_free(I);
+    signal_state = NULL;
+    tsl_free(S);
     return rc;
 }
 
@@ -222,7 +243,6 @@ static void *thread_main(void *p) {
 }
 
 int main(int argc, char **argv) {
-    blas_choose_kernels();
     /* One malloc arena: the interpreter thread would otherwise get its own, made of 64 MiB
      * mmap'd heaps that glibc unmaps when empty, so every large tensor would page-fault. */
     mallopt(M_ARENA_MAX, 1);
@@ -231,7 +251,7 @@ int main(int argc, char **argv) {
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);   /* no SA_RESTART: the REPL's select() wakes up */
-    find_stdlib(argv[0]);
+    stdlib_dir = find_stdlib(argv[0]);
     MainArgs m = { argc, argv, 0 };
     /* Deep recursion needs a big C stack: 1 GiB when the address space allows, smaller
      * under a `ulimit -v` (still room for --max-depth's default of 10,000 frames), and the
@@ -249,5 +269,6 @@ int main(int argc, char **argv) {
         pthread_attr_destroy(&attr);
     }
     if (!started) thread_main(&m);
+    free(stdlib_dir);
     return m.rc;
 }

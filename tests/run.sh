@@ -587,6 +587,53 @@ out=$($TSL "$tmp/warm.tsl" 2>"$tmp/err" | tr '\n' ' '); rc=$?
 # the static fn hands back its loss (one new tensor a call)
 if [ $rc -eq 0 ] && [ "$out" = "0 0 0 10 " ] && sanitized; then ok; else bad "warm training steps allocate: exit $rc, allocations per 10 steps '$out' (want 0 0 0 10), $(head -1 "$tmp/err")"; fi
 
+# `tsl run MODEL.tslg`: a graph exported by a script runs from the command line, its outputs
+# equal to what the static fn gave (saved by the script); mistakes are clear errors (exit 1)
+cat >"$tmp/mk.tsl" <<'RUN_EOF'
+d = args()[0]
+seed(3)
+w = randn([4, 3])
+static fn f(x, m) { return [tanh(x @ w) * m.a, sum(x, axis=1)] }
+x = randn([2, 4])
+m = { a: randn([3]) }
+export(f, [x, m], d + "/f.tslg")
+save_npy(d + "/x.npy", x)
+save_npy(d + "/a.npy", m.a)
+r = f(x, m)
+save_npy(d + "/want0.npy", r[0])
+save_npy(d + "/want1.npy", r[1])
+RUN_EOF
+cat >"$tmp/cmp.tsl" <<'RUN_EOF'
+d = args()[0]
+assert(equal(load_npy(d + "/y0.npy"), load_npy(d + "/want0.npy")))
+assert(equal(load_npy(d + "/y1.npy"), load_npy(d + "/want1.npy")))
+RUN_EOF
+mkdir "$tmp/run"
+if $TSL "$tmp/mk.tsl" "$tmp/run" 2>"$tmp/err" && sanitized &&
+   $TSL run "$tmp/run/f.tslg" --in "$tmp/run/x.npy" --in "$tmp/run/a.npy" --out "$tmp/run/y0.npy" --out "$tmp/run/y1.npy" 2>"$tmp/err" &&
+   sanitized && $TSL "$tmp/cmp.tsl" "$tmp/run" 2>"$tmp/err"; then ok; else bad "tsl run --out: $(head -3 "$tmp/err")"; fi
+out=$($TSL run "$tmp/run/f.tslg" --in "$tmp/run/x.npy" --in "$tmp/run/a.npy" 2>"$tmp/err"); rc=$?
+want=$($TSL -e 'd = args()[0]
+print("output 1:")
+print(load_npy(d + "/want0.npy"))
+print("output 2:")
+print(load_npy(d + "/want1.npy"))' "$tmp/run")
+if [ $rc -eq 0 ] && [ "$out" = "$want" ] && sanitized; then ok; else bad "tsl run (printed): exit $rc, got '$out', want '$want'"; fi
+head -c 100 "$tmp/run/f.tslg" >"$tmp/run/cut.tslg"
+for c in "one input too few|--in $tmp/run/x.npy|the model takes 2 inputs, 1 --in file was given" \
+         "inputs swapped|--in $tmp/run/a.npy --in $tmp/run/x.npy|argument 'x' must be f32 [2, 4] (as exported), got f32 [3]" \
+         "a missing input|--in $tmp/run/x.npy --in $tmp/run/none.npy|input 2 (m.a): load_npy: cannot open" \
+         "too few outputs|--in $tmp/run/x.npy --in $tmp/run/a.npy --out $tmp/run/o.npy|the model has 2 outputs, 1 --out file was given"; do
+    what=${c%%|*}; rest=${c#*|}; flags=${rest%%|*}; msg=${rest#*|}
+    $TSL run "$tmp/run/f.tslg" $flags >/dev/null 2>"$tmp/err"; rc=$?
+    if [ $rc -eq 1 ] && grep -qF "tsl: error: $msg" "$tmp/err" && sanitized; then ok; else bad "tsl run, $what: exit $rc, $(head -2 "$tmp/err")"; fi
+done
+for m in cut none; do
+    $TSL run "$tmp/run/$m.tslg" --in "$tmp/run/x.npy" >/dev/null 2>"$tmp/err"; rc=$?
+    if [ $rc -eq 1 ] && grep -q "^tsl: error: .*$m.tslg" "$tmp/err" && sanitized; then ok; else bad "tsl run, $m.tslg: exit $rc, $(head -2 "$tmp/err")"; fi
+done
+if $TSL --help | grep -q '^ *tsl run MODEL.tslg'; then ok; else bad "tsl --help does not list tsl run"; fi
+
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3" examples/kmeans_digits.tsl \
           examples/text_stats.tsl examples/linreg.tsl "--verify-static examples/kmeans_digits.tsl" \

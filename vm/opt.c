@@ -12,7 +12,6 @@
  *         not change) moved before the loop: a backward loop transposes the weights once
  *   mem   memory planning: intermediates whose lifetimes do not overlap share buffers
  * None of them changes the arithmetic of any element. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +20,15 @@
 
 static const char *const pass_names[] = { "fold", "cse", "dce", "licm", "fuse", "mem" };
 
-/* Says once on stderr when TSL_OPT names no pass (a typo would otherwise look like a no-op);
- * once per process (pthread_once). */
-static void check_opt_env_once(void) {
+/* What to say once when TSL_OPT names no pass (a typo would otherwise look like a no-op):
+ * one line per word it ignores, appended to out; false when there is nothing to say. The
+ * caller writes it as a diagnostic (the library prints nothing itself). */
+bool opt_env_problem(char *out, size_t n) {
+    static bool checked;
     const char *s = getenv("TSL_OPT");
-    if (!s) return;
+    if (checked || !s || !n) return false;
+    checked = true;
+    out[0] = 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", s);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -33,14 +36,11 @@ static void check_opt_env_once(void) {
         bool known = false;
         for (size_t i = 0; i < sizeof pass_names / sizeof pass_names[0]; i++)
             if (!strcmp(name, pass_names[i])) known = true;
-        if (!known || tok[0] != '-')
-            fprintf(stderr, "tsl: TSL_OPT: ignoring '%s' (write -PASS to switch a pass off; passes: fold, cse, dce, licm, fuse, mem)\n", tok);
+        size_t used = strlen(out);
+        if ((!known || tok[0] != '-') && used < n)
+            snprintf(out + used, n - used, "tsl: TSL_OPT: ignoring '%s' (write -PASS to switch a pass off; passes: fold, cse, dce, licm, fuse, mem)\n", tok);
     }
-}
-
-static void check_opt_env(void) {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, check_opt_env_once);
+    return out[0] != 0;
 }
 
 static bool pass_on(const char *name) {
@@ -744,7 +744,6 @@ static int pass_memplan(Graph *g) {
 
 void opt_run(Graph *g) {
     g->ops_before = g->ncode;
-    check_opt_env();
     hoist_constants(g);
     if (pass_on("fold")) pass_fold(g);
     if (pass_on("cse")) pass_cse(g);

@@ -329,11 +329,14 @@ static void explain(Interp *I, SrcLoc loc, const char *fmt, ...) {
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     const char *file = I->cur_src ? I->cur_src->name : "?";
-    fputs("explain: ", stderr);   /* names and values in it are the program's: shown escaped */
-    fput_escaped(stderr, file, strlen(file));
-    fprintf(stderr, ":%d:%d: ", loc.line, loc.col);
-    fput_escaped(stderr, msg, strlen(msg));
-    fputc('\n', stderr);
+    StrBuf b = { 0 };
+    sb_puts(&b, "explain: ");   /* names and values in it are the program's: shown escaped */
+    sb_put_escaped(&b, file, strlen(file));
+    sb_printf(&b, ":%d:%d: ", loc.line, loc.col);
+    sb_put_escaped(&b, msg, strlen(msg));
+    sb_putn(&b, "\n", 1);
+    interp_write_diag(I, b.s, b.len);
+    sb_free(&b);
 }
 
 /* Static code the compiler cannot handle runs eagerly: the program still gives its results,
@@ -348,10 +351,13 @@ static void warn_eager(Interp *I, SrcLoc loc, const char *what, const char *reas
     }
     if (!s->warn) return;
     const char *file = I->cur_src ? I->cur_src->name : "?";
-    fput_escaped(stderr, file, strlen(file));
-    fprintf(stderr, ":%d:%d: warning: %s runs eagerly: ", loc.line, loc.col, what);
-    fput_escaped(stderr, reason, strlen(reason));
-    fputc('\n', stderr);
+    StrBuf b = { 0 };
+    sb_put_escaped(&b, file, strlen(file));
+    sb_printf(&b, ":%d:%d: warning: %s runs eagerly: ", loc.line, loc.col, what);
+    sb_put_escaped(&b, reason, strlen(reason));
+    sb_putn(&b, "\n", 1);
+    interp_write_diag(I, b.s, b.len);
+    sb_free(&b);
 }
 
 /* The fetched inputs are borrowed Values: a graph keeps one buffer for them; a nested run
@@ -400,6 +406,8 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
         return NULL;
     }
     if (st == COMPILE_ERROR) return NULL;
+    char opt_msg[1024];
+    if (opt_env_problem(opt_msg, sizeof opt_msg)) interp_write_diag(I, opt_msg, strlen(opt_msg));
     opt_run(g);
     g->compile_ms = now_ms() - t0;
     int ninputs, nguards;
@@ -787,7 +795,7 @@ Graph *static_last_graph(Interp *I) { return I->vm ? state(I)->last : NULL; }
 
 int static_cache_count(const void *cache) { return cache ? ((const Cache *)cache)->n : 0; }
 
-Value static_dis(Interp *I, Value fn, bool dot) {
+Value static_dis_text(Interp *I, Value fn, bool dot, StrBuf *out) {
     Graph *g = NULL;
     const char *title = "last static block";
     if (fn.type == VAL_FUNC && fn.as.o->kind == OBJ_CLOSURE) {
@@ -806,10 +814,27 @@ Value static_dis(Interp *I, Value fn, bool dot) {
     } else {
         return interp_error(I, "dis() takes a static fn");
     }
-    if (dot) dis_dot(stdout, g, title);
-    else dis_graph(stdout, g, title);
-    fflush(stdout);
-    return NIL_VAL;
+    /* the disassembler writes to a FILE: here a memory one, so the listing is a string */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return interp_error(I, "dis: out of memory");
+    if (dot) dis_dot(f, g, title);
+    else dis_graph(f, g, title);
+    bool ok = fclose(f) == 0;
+    if (ok) sb_putn(out, text, len);
+    free(text);   /* open_memstream's buffer comes from malloc */
+    return ok ? NIL_VAL : interp_error(I, "dis: out of memory");
+}
+
+Value static_dis(Interp *I, Value fn, bool dot) {
+    StrBuf b = { 0 };
+    sb_putn(&b, "", 0);
+    Value r = static_dis_text(I, fn, dot, &b);
+    if (!IS_ERR(r) && !interp_write_out(I, b.s, b.len)) r = ERR_VAL;
+    if (!IS_ERR(r) && !I->write_out) fflush(stdout);   /* as print's: the listing shows before what follows on stderr */
+    sb_free(&b);
+    return r;
 }
 
 /* export(): fn compiled for params as a call would compile it, outside every cache, and

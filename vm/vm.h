@@ -44,6 +44,8 @@ Value vm_operand(Interp *I, Graph *g, VmRegs *r, const Opnd *o);
 Exec static_exec_block(Interp *I, Frame *f, Node *block_stmt);
 Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw);
 Value static_dis(Interp *I, Value fn, bool dot);
+/* The same listing appended to out instead of written as program output. */
+Value static_dis_text(Interp *I, Value fn, bool dot, StrBuf *out);
 /* Where an eager value and a static one first differ, bit for bit (--verify-static's test),
  * written into where; false when they are the same. */
 bool static_values_differ(Value eager, Value stat, char *where, size_t n);
