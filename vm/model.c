@@ -438,6 +438,13 @@ static void relocate_error(Interp *I, const Model *m) {
     else interp_error(I, "%s(): %s", m->gf->name, msg);
 }
 
+const Graph *model_loaded_graph(Value f, const char **name) {
+    Loaded *l = loaded_of(f);
+    if (!l) return NULL;
+    *name = l->m->gf->name;
+    return l->m->gf->g;
+}
+
 static Value call_loaded(Interp *I, CallArgs *a) {
     Loaded *l = I->calling_builtin->udata;
     const Model *m = l->m;

@@ -808,11 +808,13 @@ Value static_dis_text(Interp *I, Value fn, bool dot, StrBuf *out) {
         }
         g = c->graphs[0];
         title = p->name[0] ? p->name : "<fn>";
+    } else if ((g = (Graph *)model_loaded_graph(fn, &title))) {
+        /* a graph load() read: its program as the file holds it */
     } else if (fn.type == VAL_NIL || fn.type == VAL_UNDEF) {
         g = I->vm ? state(I)->last : NULL;
         if (!g) return interp_error(I, "dis: no static code has run yet");
     } else {
-        return interp_error(I, "dis() takes a static fn");
+        return interp_error(I, "dis() takes a static fn or a loaded graph");
     }
     /* the disassembler writes to a FILE: here a memory one, so the listing is a string */
     char *text = NULL;

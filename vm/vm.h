@@ -59,6 +59,8 @@ void static_free_all(Interp *I);
 /* model.c: the export() and load() built-ins (spec section 9). */
 Value model_builtin_export(Interp *I, CallArgs *a);
 Value model_builtin_load(Interp *I, CallArgs *a);
+/* The graph of a function load() made (for dis), named in *name; NULL for any other value. */
+const Graph *model_loaded_graph(Value f, const char **name);
 
 /* dis.c */
 void dis_graph(FILE *out, Graph *g, const char *title);
