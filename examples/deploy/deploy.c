@@ -25,11 +25,14 @@ int main(int argc, char **argv) {
         goto done;
     }
     tsl_Session *session;
-    tsl_session_new(model, &session);
+    if (tsl_session_new(model, &session) != TSL_OK) {
+        fputs("deploy: cannot start a session (out of memory)\n", stderr);
+        goto done;
+    }
     const float *data = tsl_tensor_data(rows);
     rc = 0;
     for (int64_t start = 0; start < n && rc == 0; start += batch) {
-        tsl_Tensor *in, *scores;
+        tsl_Tensor *in = NULL, *scores = NULL;
         tsl_tensor_new(S, TSL_F32, 2, (int64_t[]){ batch, width }, data + start * width, &in);
         if (tsl_session_run(session, &in, 1, &scores, 1) != TSL_OK) {
             fprintf(stderr, "deploy: %s\n", tsl_session_error(session));
