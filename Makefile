@@ -13,7 +13,7 @@ WARN    := -Wall -Wextra -Werror -Wformat=2 -Wformat-nonliteral -Wno-unused-para
 OPT     ?= -O2 -g
 # -fPIC so the same objects make libtsl.so; -fvisibility=hidden so only what tsl.h marks
 # TSL_API leaves it (and calls inside the library stay direct).
-PIC     := -fPIC -fvisibility=hidden
+PIC     := -fPIC -fvisibility=hidden -ftls-model=initial-exec
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -ffp-contract=off -fno-strict-aliasing $(PIC) -Iinclude -Ilang -Iops -Ivm -I$(BUILD) \
            -I/usr/include/x86_64-linux-gnu
 # What sees the public header only (repl/, tests/api/, examples/): an #include of an internal
