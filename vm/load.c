@@ -1,4 +1,4 @@
-/* load.c - reading a graph file, and the verifier (docs/format.md).
+/* load.c - reading a graph file (docs/format.md); vm/verify.c checks its instructions.
  *
  * The file is untrusted. Every offset and length is checked against the bytes there are
  * before it is used (overflow-safe: a length is compared with what is left, never added to
@@ -10,39 +10,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include "graphfile.h"
-#include "infer.h"
-#include "opt.h"
+#include "load.h"
 
-#define MAX_REGS (1 << 24)
-#define MAX_CODE (1 << 24)
-#define MAX_STEPS 4096
-
-typedef struct {
-    uint64_t off, len;
-} Span;
-
-typedef struct {
-    const uint8_t *data;
-    size_t n;
-    Span sec[GF_SEC_END];
-    Reader r;             /* the section being read */
-    const char *where;    /* its name, for messages */
-    char *err;
-    size_t errlen;
-    bool failed;
-    char **strs;
-    uint32_t nstrs;
-    OpCode *ops;
-    uint32_t nops;
-    GraphFile *gf;
-    Source *src;
-    /* PUSH/POP stacks: the register each stack first saw, so all agree in kind and type */
-    int *stack_reg;
-} Load;
-
-static bool fail(Load *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool fail(Load *L, const char *fmt, ...) {
+bool load_fail(Load *L, const char *fmt, ...) {
     if (L->failed) return false;
     L->failed = true;
     va_list ap;
@@ -54,7 +24,7 @@ static bool fail(Load *L, const char *fmt, ...) {
 
 /* After a record: a reader that ran out means the section is shorter than it says. */
 static bool read_ok(Load *L) {
-    return L->failed ? false : !L->r.bad || fail(L, "corrupt graph file: the %s section is truncated", L->where);
+    return L->failed ? false : !L->r.bad || load_fail(L, "corrupt graph file: the %s section is truncated", L->where);
 }
 
 /* ---------- header and sections ---------- */
@@ -68,45 +38,45 @@ static const char *section_name(int id) {
 static bool check_header(Load *L, bool check_sum) {
     const uint8_t *d = L->data;
     if (L->n < GF_HEADER_BYTES || memcmp(d, GF_MAGIC, 8))
-        return fail(L, "not a TSL graph file (it does not start with the graph file magic)");
+        return load_fail(L, "not a TSL graph file (it does not start with the graph file magic)");
     uint32_t tag = wire_le32(d + 8), version = wire_le32(d + 12), opset = wire_le32(d + 16);
     if (tag == 0x0D0C0B0Au)
-        return fail(L, "the graph file is big-endian; this build reads little-endian files");
-    if (tag != GF_ENDIAN_TAG) return fail(L, "corrupt graph file: bad byte-order mark");
+        return load_fail(L, "the graph file is big-endian; this build reads little-endian files");
+    if (tag != GF_ENDIAN_TAG) return load_fail(L, "corrupt graph file: bad byte-order mark");
     if (version > GF_FORMAT_VERSION)
-        return fail(L, "the graph file has format version %u; this build reads format version %u", version,
+        return load_fail(L, "the graph file has format version %u; this build reads format version %u", version,
                     GF_FORMAT_VERSION);
-    if (version == 0) return fail(L, "corrupt graph file: format version 0");
+    if (version == 0) return load_fail(L, "corrupt graph file: format version 0");
     if (opset > GF_OPSET_VERSION)
-        return fail(L, "the graph file uses op set version %u; this build has op set version %u", opset,
+        return load_fail(L, "the graph file uses op set version %u; this build has op set version %u", opset,
                     GF_OPSET_VERSION);
     uint64_t size = wire_le64(d + 24);
     if (size != L->n)
-        return size > L->n ? fail(L, "the graph file is truncated: %zu of %llu bytes", L->n, (unsigned long long)size)
-                           : fail(L, "corrupt graph file: %zu bytes where the header says %llu", L->n,
+        return size > L->n ? load_fail(L, "the graph file is truncated: %zu of %llu bytes", L->n, (unsigned long long)size)
+                           : load_fail(L, "corrupt graph file: %zu bytes where the header says %llu", L->n,
                                   (unsigned long long)size);
     uint64_t h = wire_fnv1a(WIRE_FNV_INIT, d, 32);
     h = wire_fnv1a(h, d + 40, L->n - 40);
-    if (check_sum && h != wire_le64(d + 32)) return fail(L, "corrupt graph file: the checksum does not match");
-    if (wire_le64(d + 40)) return fail(L, "corrupt graph file: unknown flags");
+    if (check_sum && h != wire_le64(d + 32)) return load_fail(L, "corrupt graph file: the checksum does not match");
+    if (wire_le64(d + 40)) return load_fail(L, "corrupt graph file: unknown flags");
     return true;
 }
 
 static bool read_section_table(Load *L) {
     uint32_t nsec = wire_le32(L->data + 20);
-    if (nsec != GF_SEC_END - 1) return fail(L, "corrupt graph file: %u sections where format 1 has %d", nsec, GF_SEC_END - 1);
+    if (nsec != GF_SEC_END - 1) return load_fail(L, "corrupt graph file: %u sections where format 1 has %d", nsec, GF_SEC_END - 1);
     uint64_t table_end = GF_HEADER_BYTES + (uint64_t)nsec * GF_SECTION_BYTES;
-    if (table_end > L->n) return fail(L, "the graph file is truncated in its section table");
+    if (table_end > L->n) return load_fail(L, "the graph file is truncated in its section table");
     for (uint32_t i = 0; i < nsec; i++) {
         const uint8_t *e = L->data + GF_HEADER_BYTES + (size_t)i * GF_SECTION_BYTES;
         uint32_t id = wire_le32(e);
         uint64_t off = wire_le64(e + 8), len = wire_le64(e + 16);
-        if (id != i + 1 || wire_le32(e + 4)) return fail(L, "corrupt graph file: section %u has id %u", i + 1, id);
+        if (id != i + 1 || wire_le32(e + 4)) return load_fail(L, "corrupt graph file: section %u has id %u", i + 1, id);
         if (off < table_end || off > L->n || len > L->n - off)
-            return fail(L, "corrupt graph file: the %s section (offset %llu, length %llu) is outside the file's %zu bytes",
+            return load_fail(L, "corrupt graph file: the %s section (offset %llu, length %llu) is outside the file's %zu bytes",
                         section_name((int)id), (unsigned long long)off, (unsigned long long)len, L->n);
         if (off % (id == GF_SEC_WEIGHTS ? GF_WEIGHT_ALIGN : 8))
-            return fail(L, "corrupt graph file: the %s section is not aligned", section_name((int)id));
+            return load_fail(L, "corrupt graph file: the %s section is not aligned", section_name((int)id));
         L->sec[id] = (Span){ off, len };
     }
     return true;
@@ -119,7 +89,7 @@ static void open_section(Load *L, int id) {
 
 static bool close_section(Load *L) {
     if (!read_ok(L)) return false;
-    return L->r.p == L->r.end || fail(L, "corrupt graph file: %zu unread bytes at the end of the %s section",
+    return L->r.p == L->r.end || load_fail(L, "corrupt graph file: %zu unread bytes at the end of the %s section",
                                       (size_t)(L->r.end - L->r.p), L->where);
 }
 
@@ -128,27 +98,27 @@ static bool close_section(Load *L) {
 static const char *get_str(Load *L) {
     uint32_t i = wire_get_u32(&L->r);
     if (!read_ok(L)) return NULL;
-    if (i >= L->nstrs) return fail(L, "corrupt graph file: string %u of %u in the %s section", i, L->nstrs, L->where), NULL;
+    if (i >= L->nstrs) return load_fail(L, "corrupt graph file: string %u of %u in the %s section", i, L->nstrs, L->where), NULL;
     return L->strs[i];
 }
 
 static bool get_shape(Load *L, Shape *s) {
     uint8_t nd = wire_get_u8(&L->r);
-    if (nd > TSL_MAX_RANK) return fail(L, "corrupt graph file: a shape of rank %u in the %s section", nd, L->where);
+    if (nd > TSL_MAX_RANK) return load_fail(L, "corrupt graph file: a shape of rank %u in the %s section", nd, L->where);
     s->ndim = nd;
     int64_t count = 1;
     for (int d = 0; d < nd; d++) {
         s->d[d] = wire_get_i64(&L->r);
         if (!read_ok(L)) return false;
         if (s->d[d] < 0 || (s->d[d] > 0 && count > INT64_MAX / 8 / s->d[d]))
-            return fail(L, "corrupt graph file: a shape dimension of %lld in the %s section", (long long)s->d[d], L->where);
+            return load_fail(L, "corrupt graph file: a shape dimension of %lld in the %s section", (long long)s->d[d], L->where);
         count *= s->d[d];
     }
     return read_ok(L);
 }
 
 static bool get_dtype(Load *L, int x, DType *dt) {
-    if (x < 0 || x > DT_F64) return fail(L, "corrupt graph file: dtype %d in the %s section", x, L->where);
+    if (x < 0 || x > DT_F64) return load_fail(L, "corrupt graph file: dtype %d in the %s section", x, L->where);
     *dt = (DType)x;
     return true;
 }
@@ -166,22 +136,22 @@ static bool get_value(Load *L, Value *v) {
         break;
     }
     case 4: *v = UNDEF_VAL; break;
-    default: return read_ok(L) && fail(L, "corrupt graph file: value tag %u in the %s section", tag, L->where);
+    default: return read_ok(L) && load_fail(L, "corrupt graph file: value tag %u in the %s section", tag, L->where);
     }
     return read_ok(L);
 }
 
-static bool is_reg(Load *L, int r, RegKind kind) {
+bool load_is_reg(Load *L, int r, RegKind kind) {
     Graph *g = L->gf->g;
     return r >= 0 && r < g->nregs && g->regs[r].kind == kind;
 }
 
-static bool want_reg(Load *L, int r, RegKind kind, const char *what) {
-    return is_reg(L, r, kind) ||
-           fail(L, "corrupt graph file: %s register %d is not a %s register", what, r, kind == R_NUM ? "number" : "tensor");
+bool load_want_reg(Load *L, int r, RegKind kind, const char *what) {
+    return load_is_reg(L, r, kind) ||
+           load_fail(L, "corrupt graph file: %s register %d is not a %s register", what, r, kind == R_NUM ? "number" : "tensor");
 }
 
-static bool same_type(const RegInfo *a, const RegInfo *b) {
+bool load_same_type(const RegInfo *a, const RegInfo *b) {
     return a->kind == b->kind && (a->kind == R_NUM || (a->dtype == b->dtype && shape_equal(&a->shape, &b->shape)));
 }
 
@@ -195,8 +165,8 @@ static bool read_strings(Load *L) {
     for (uint32_t i = 0; i < n; i++) {
         uint32_t len = wire_get_u32(&L->r);
         if (!read_ok(L)) return false;
-        if (len > wire_left(&L->r)) return fail(L, "corrupt graph file: string %u runs past its section", i);
-        if (memchr(L->r.p, 0, len)) return fail(L, "corrupt graph file: string %u holds a NUL byte", i);
+        if (len > wire_left(&L->r)) return load_fail(L, "corrupt graph file: string %u runs past its section", i);
+        if (memchr(L->r.p, 0, len)) return load_fail(L, "corrupt graph file: string %u holds a NUL byte", i);
         L->strs[i] = mem_strndup((const char *)L->r.p, len);
         L->nstrs = i + 1;
         L->r.p += len;
@@ -220,7 +190,7 @@ static bool read_ops(Load *L) {
         if (!name) return false;
         OpCode op = op_named(name);
         if (op == OP__COUNT)
-            return fail(L, "the graph uses the op '%s', which this build does not have (op set version %u)", name,
+            return load_fail(L, "the graph uses the op '%s', which this build does not have (op set version %u)", name,
                         GF_OPSET_VERSION);
         L->ops[i] = op;
         L->nops = i + 1;
@@ -229,7 +199,7 @@ static bool read_ops(Load *L) {
 }
 
 static bool get_op(Load *L, int32_t i, OpCode *op) {
-    if (i < 0 || (uint32_t)i >= L->nops) return fail(L, "corrupt graph file: op %d of %u", i, L->nops);
+    if (i < 0 || (uint32_t)i >= L->nops) return load_fail(L, "corrupt graph file: op %d of %u", i, L->nops);
     *op = L->ops[i];
     return true;
 }
@@ -241,8 +211,8 @@ static bool read_meta(Load *L) {
     const char *name = get_str(L);
     uint32_t nstacks = wire_get_u32(&L->r);
     if (!name || !close_section(L)) return false;
-    if (nparams > 255) return fail(L, "corrupt graph file: %u parameters", nparams);
-    if (nstacks > MAX_CODE) return fail(L, "corrupt graph file: %u stacks", nstacks);
+    if (nparams > 255) return load_fail(L, "corrupt graph file: %u parameters", nparams);
+    if (nstacks > MAX_CODE) return load_fail(L, "corrupt graph file: %u stacks", nstacks);
     gf->nparams = (int)nparams;
     gf->name = mem_strndup(name, strlen(name));
     gf->g->nstacks = (int)nstacks;
@@ -262,7 +232,7 @@ static bool read_regs(Load *L) {
         ri->slot = -1;   /* no shared buffers in a loaded graph (see export.c) */
         if (!get_shape(L, &ri->shape)) return false;
         if (kind > R_TENSOR || is_bool > 1 || !get_dtype(L, dt, &ri->dtype))
-            return fail(L, "corrupt graph file: register %u has kind %u", i, kind);
+            return load_fail(L, "corrupt graph file: register %u has kind %u", i, kind);
         ri->kind = (RegKind)kind;
         ri->is_bool = is_bool;
         g->nregs = (int)i + 1;
@@ -286,13 +256,13 @@ static bool read_consts(Load *L) {
         uint64_t off = wire_get_u64(&L->r), nbytes = wire_get_u64(&L->r);
         if (!read_ok(L)) return false;
         if (nbytes != (uint64_t)shape_count(&s) * dtype_size(dt))
-            return fail(L, "corrupt graph file: constant %u has %llu bytes for %s %lld elements", i,
+            return load_fail(L, "corrupt graph file: constant %u has %llu bytes for %s %lld elements", i,
                         (unsigned long long)nbytes, dtype_name(dt), (long long)shape_count(&s));
         if (off % GF_WEIGHT_ALIGN || off > w.len || nbytes > w.len - off)
-            return fail(L, "corrupt graph file: constant %u (offset %llu, %llu bytes) is outside the weights", i,
+            return load_fail(L, "corrupt graph file: constant %u (offset %llu, %llu bytes) is outside the weights", i,
                         (unsigned long long)off, (unsigned long long)nbytes);
         Tensor *t = tensor_new(dt, &s);
-        if (!t) return fail(L, "cannot load constant %u: %s", i, op_error());
+        if (!t) return load_fail(L, "cannot load constant %u: %s", i, op_error());
         memcpy(t->data, L->data + w.off + off, (size_t)nbytes);
         g->consts[g->nconsts++] = t;
     }
@@ -320,21 +290,21 @@ static bool read_inputs(Load *L) {
         g->ninputs = (int)i + 1;
         /* a part's parent comes before it: the inputs form a forest, read in one pass */
         bool ok = leaf == 0 ? s->slot >= 0 && s->slot < L->gf->nparams : leaf == 1 && s->slot >= 0 && (uint32_t)s->slot < i;
-        if (!ok || s->path < 0) return fail(L, "corrupt graph file: input %u reads %d/%d", i, s->slot, s->path);
+        if (!ok || s->path < 0) return load_fail(L, "corrupt graph file: input %u reads %d/%d", i, s->slot, s->path);
     }
     return close_section(L);
 }
 
 static bool guard_reg_ok(Load *L, const Guard *gd) {
-    if (gd->reg == -1) return gd->kind != G_TENSOR || fail(L, "corrupt graph file: a tensor guard binds no register");
+    if (gd->reg == -1) return gd->kind != G_TENSOR || load_fail(L, "corrupt graph file: a tensor guard binds no register");
     if (gd->kind == G_TENSOR) {
-        if (!want_reg(L, gd->reg, R_TENSOR, "a guard's")) return false;
+        if (!load_want_reg(L, gd->reg, R_TENSOR, "a guard's")) return false;
         const RegInfo *ri = &L->gf->g->regs[gd->reg];
         return (ri->dtype == gd->dtype && shape_equal(&ri->shape, &gd->shape)) ||
-               fail(L, "corrupt graph file: a guard's type differs from its register's");
+               load_fail(L, "corrupt graph file: a guard's type differs from its register's");
     }
-    if (gd->kind == G_NUMBER || gd->kind == G_NUMBER_EQ) return want_reg(L, gd->reg, R_NUM, "a guard's");
-    return fail(L, "corrupt graph file: a structure guard binds register %d", gd->reg);
+    if (gd->kind == G_NUMBER || gd->kind == G_NUMBER_EQ) return load_want_reg(L, gd->reg, R_NUM, "a guard's");
+    return load_fail(L, "corrupt graph file: a structure guard binds register %d", gd->reg);
 }
 
 static bool read_guard(Load *L, Guard *gd) {
@@ -350,10 +320,10 @@ static bool read_guard(Load *L, Guard *gd) {
     gd->n = wire_get_i32(&L->r);
     if (!read_ok(L)) return false;
     if (kind > G_DICT || gd->input < 0 || gd->input >= g->ninputs)
-        return fail(L, "corrupt graph file: guard of kind %u on input %d", kind, gd->input);
+        return load_fail(L, "corrupt graph file: guard of kind %u on input %d", kind, gd->input);
     gd->kind = (GuardKind)kind;
     if (gd->n < 0 || (size_t)gd->n > (kind == G_DICT ? wire_left(&L->r) / 4 : (size_t)MAX_REGS))
-        return fail(L, "corrupt graph file: a guard on %d elements", gd->n);
+        return load_fail(L, "corrupt graph file: a guard on %d elements", gd->n);
     if (kind == G_DICT) {
         gd->keys = mem_calloc((size_t)gd->n + 1, sizeof(char *));
         for (int k = 0; k < gd->n; k++) {
@@ -393,12 +363,12 @@ static bool read_bindings(Load *L) {
         b->is_tensor = wire_get_u8(&L->r) != 0;
         if (b->is_tensor) b->k = wire_get_i32(&L->r);
         else b->num = wire_get_f64(&L->r);
-        if (!read_ok(L) || !want_reg(L, b->reg, b->is_tensor ? R_TENSOR : R_NUM, "a binding's")) return false;
+        if (!read_ok(L) || !load_want_reg(L, b->reg, b->is_tensor ? R_TENSOR : R_NUM, "a binding's")) return false;
         if (b->is_tensor) {
-            if (b->k < 0 || b->k >= g->nconsts) return fail(L, "corrupt graph file: binding to constant %d", b->k);
+            if (b->k < 0 || b->k >= g->nconsts) return load_fail(L, "corrupt graph file: binding to constant %d", b->k);
             RegInfo ri = { R_TENSOR, false, g->consts[b->k]->dtype, { 0 }, -1 };
             shape_of(g->consts[b->k], &ri.shape);
-            if (!same_type(&ri, &g->regs[b->reg])) return fail(L, "corrupt graph file: a binding's type differs from its register's");
+            if (!load_same_type(&ri, &g->regs[b->reg])) return load_fail(L, "corrupt graph file: a binding's type differs from its register's");
         }
         gf->nbinds = (int)i + 1;
     }
@@ -408,7 +378,7 @@ static bool read_bindings(Load *L) {
 /* ---------- operands ---------- */
 
 static bool read_opnd(Load *L, Opnd *o, int depth) {
-    if (depth > GF_MAX_DEPTH) return fail(L, "corrupt graph file: operands nested deeper than %d", GF_MAX_DEPTH);
+    if (depth > GF_MAX_DEPTH) return load_fail(L, "corrupt graph file: operands nested deeper than %d", GF_MAX_DEPTH);
     uint8_t kind = wire_get_u8(&L->r);
     memset(o, 0, sizeof *o);
     o->kind = OPND_CONST;
@@ -419,8 +389,8 @@ static bool read_opnd(Load *L, Opnd *o, int depth) {
     case OPND_TENSOR:
         o->reg = wire_get_i32(&L->r);
         o->bound = wire_get_i32(&L->r);
-        if (!read_ok(L) || !want_reg(L, o->reg, kind == OPND_NUM ? R_NUM : R_TENSOR, "an operand's")) return false;
-        if (o->bound && (o->bound < 0 || !want_reg(L, o->bound - 1, R_NUM, "an operand's flag"))) return fail(L, "corrupt graph file: an operand's flag");
+        if (!read_ok(L) || !load_want_reg(L, o->reg, kind == OPND_NUM ? R_NUM : R_TENSOR, "an operand's")) return false;
+        if (o->bound && (o->bound < 0 || !load_want_reg(L, o->bound - 1, R_NUM, "an operand's flag"))) return load_fail(L, "corrupt graph file: an operand's flag");
         o->kind = (OpndKind)kind;
         return true;
     case OPND_LIST:
@@ -441,7 +411,7 @@ static bool read_opnd(Load *L, Opnd *o, int depth) {
         }
         return true;
     }
-    default: return read_ok(L) && fail(L, "corrupt graph file: operand kind %u", kind);
+    default: return read_ok(L) && load_fail(L, "corrupt graph file: operand kind %u", kind);
     }
 }
 
@@ -452,7 +422,7 @@ static bool read_attrs(Load *L, OpAttrs *a) {
     Reader *r = &L->r;
     a->given = wire_get_u32(r);
     a->naxes = wire_get_i32(r);
-    if (a->naxes < -1 || a->naxes > TSL_MAX_RANK) return fail(L, "corrupt graph file: %d axes", a->naxes);
+    if (a->naxes < -1 || a->naxes > TSL_MAX_RANK) return load_fail(L, "corrupt graph file: %d axes", a->naxes);
     for (int k = 0; k < a->naxes; k++) a->axes[k] = wire_get_i32(r);
     a->axis = wire_get_i32(r);
     a->flag = wire_get_u8(r) != 0;
@@ -460,15 +430,15 @@ static bool read_attrs(Load *L, OpAttrs *a) {
     for (int k = 0; k < 3; k++) a->f[k] = wire_get_f64(r);
     if (!get_shape(L, &a->shape)) return false;
     a->npairs = wire_get_i32(r);
-    if (a->npairs < 0 || a->npairs > TSL_MAX_RANK) return fail(L, "corrupt graph file: %d pairs", a->npairs);
+    if (a->npairs < 0 || a->npairs > TSL_MAX_RANK) return load_fail(L, "corrupt graph file: %d pairs", a->npairs);
     for (int k = 0; k < a->npairs; k++) {
         a->pairs[k][0] = wire_get_i64(r);
         a->pairs[k][1] = wire_get_i64(r);
     }
     a->dtype = wire_get_i32(r);
-    if (a->dtype < -1 || a->dtype > DT_F64) return fail(L, "corrupt graph file: dtype %d", a->dtype);
+    if (a->dtype < -1 || a->dtype > DT_F64) return load_fail(L, "corrupt graph file: dtype %d", a->dtype);
     for (int k = 0; k < a->naxes; k++)
-        if (a->axes[k] < -TSL_MAX_RANK || a->axes[k] >= TSL_MAX_RANK) return fail(L, "corrupt graph file: axis %d", a->axes[k]);
+        if (a->axes[k] < -TSL_MAX_RANK || a->axes[k] >= TSL_MAX_RANK) return load_fail(L, "corrupt graph file: axis %d", a->axes[k]);
     return read_ok(L);
 }
 
@@ -483,191 +453,15 @@ static bool read_index_item(Load *L, IndexItem *it) {
     it->step = wire_get_i64(&L->r);
     int32_t k = wire_get_i32(&L->r);
     if (!read_ok(L)) return false;
-    if (kind > IDX_TENSOR) return fail(L, "corrupt graph file: index kind %u", kind);
+    if (kind > IDX_TENSOR) return load_fail(L, "corrupt graph file: index kind %u", kind);
     it->kind = (IndexKind)kind;
-    if (kind == IDX_SLICE && (it->step == 0 || it->step == INT64_MIN)) return fail(L, "corrupt graph file: slice step %lld", (long long)it->step);
+    if (kind == IDX_SLICE && (it->step == 0 || it->step == INT64_MIN)) return load_fail(L, "corrupt graph file: slice step %lld", (long long)it->step);
     it->t = NULL;
     if (k >= 0) {
-        if (kind != IDX_TENSOR || k >= g->nconsts) return fail(L, "corrupt graph file: index constant %d", k);
+        if (kind != IDX_TENSOR || k >= g->nconsts) return load_fail(L, "corrupt graph file: index constant %d", k);
         it->t = tensor_retain(g->consts[k]);
     }
     return true;
-}
-
-/* A stand-in tensor with a register's dtype and shape, for inference (no data). */
-static Tensor meta_of(const RegInfo *ri) {
-    Tensor t;
-    memset(&t, 0, sizeof t);
-    t.dtype = ri->dtype;
-    t.ndim = ri->shape.ndim;
-    memcpy(t.shape, ri->shape.d, sizeof(int64_t) * (size_t)ri->shape.ndim);
-    t.size = shape_count(&ri->shape);
-    return t;
-}
-
-/* An INDEX or INDEX_SET: operand registers, and the result shape inference gives. */
-static bool verify_index(Load *L, Ins *in) {
-    Graph *g = L->gf->g;
-    if (!want_reg(L, in->dst, R_TENSOR, "an index's") || !want_reg(L, in->a, R_TENSOR, "an index's")) return false;
-    if (in->nidx > TSL_MAX_RANK + 8 || in->nargs != in->nidx) return fail(L, "corrupt graph file: an index with %d items", in->nidx);
-    Tensor metas[TSL_MAX_RANK + 8];
-    IndexItem items[TSL_MAX_RANK + 8];
-    if (in->nidx) memcpy(items, in->idx, sizeof(IndexItem) * (size_t)in->nidx);
-    for (int k = 0; k < in->nidx; k++) {
-        int r = in->args[k];
-        if (items[k].kind == IDX_TENSOR) {
-            if (r >= 0) {
-                if (!want_reg(L, r, R_TENSOR, "an index's")) return false;
-                metas[k] = meta_of(&g->regs[r]);
-                items[k].t = &metas[k];
-            }
-            if (!items[k].t || items[k].t->dtype != DT_I64) return fail(L, "corrupt graph file: an index array that is not i64");
-        } else if (r != -1 && !(items[k].kind == IDX_INT && want_reg(L, r, R_NUM, "an index's"))) {
-            return fail(L, "corrupt graph file: an index item reads register %d", r);
-        }
-    }
-    const RegInfo *a = &g->regs[in->a], *d = &g->regs[in->dst];
-    Shape s;
-    if (infer_index(&a->shape, items, in->nidx, &s)) return fail(L, "corrupt graph file: an index fails: %s", op_error());
-    if (in->op == I_INDEX_SET) {
-        if (!want_reg(L, in->b, R_TENSOR, "an index's")) return false;
-        return same_type(a, d) || fail(L, "corrupt graph file: an index assignment changes the type");
-    }
-    return (d->dtype == a->dtype && shape_equal(&s, &d->shape)) ||
-           fail(L, "corrupt graph file: an index's result register has the wrong type");
-}
-
-/* An OP: its operands' kinds and count, and its results' dtypes and shapes by inference. */
-static bool verify_op(Load *L, Ins *in) {
-    Graph *g = L->gf->g;
-    OpCode op = (OpCode)in->aux;
-    const OpDef *def = op_def(op);
-    if (def->flags & F_DYNAMIC) return fail(L, "corrupt graph file: the op '%s' has a data-dependent shape", def->name);
-    bool list = false;
-    for (int p = 0; p < def->nparams; p++) list = list || def->params[p].type == P_TS;
-    if (!in->attrs || in->nargs < def->noperands - (list ? 1 : 0) || (!list && in->nargs != def->noperands) ||
-        in->nargs > 4096)
-        return fail(L, "corrupt graph file: '%s' with %d operands", def->name, in->nargs);
-    if (in->nres != def->nout || in->res[0] != in->dst) return fail(L, "corrupt graph file: '%s' with %d results", def->name, in->nres);
-    /* an operand may be absent (-1) only where the signature has an optional tensor */
-    for (int p = 0, k = 0; p < def->nparams; p++) {
-        ParamType t = def->params[p].type;
-        if (t != P_T && t != P_TOPT && t != P_TS && t != P_N) continue;
-        int take = t == P_TS ? in->nargs - (def->noperands - 1) : 1;
-        for (int j = 0; j < take && k < in->nargs; j++, k++)
-            if (in->args[k] == -1 && t != P_TOPT) return fail(L, "corrupt graph file: '%s' lacks operand %d", def->name, k);
-    }
-    OpArg *args = mem_calloc((size_t)in->nargs + 1, sizeof(OpArg));
-    bool ok = true;
-    for (int k = 0; k < in->nargs && ok; k++) {
-        int r = in->args[k];
-        if (r == -1) args[k].kind = ARG_NONE;
-        else if (r < 0 || r >= g->nregs) ok = fail(L, "corrupt graph file: '%s' reads register %d", def->name, r);
-        else if (g->regs[r].kind == R_NUM) args[k] = op_arg_num(0, g->regs[r].is_bool);
-        else args[k] = op_arg_meta(g->regs[r].dtype, &g->regs[r].shape);
-    }
-    Shape shapes[OP_MAX_OUT];
-    DType dts[OP_MAX_OUT];
-    OpCall call = { op, in->nargs, args, in->attrs };
-    if (ok && op_infer(&call, shapes, dts)) ok = fail(L, "corrupt graph file: '%s' fails: %s", def->name, op_error());
-    for (int k = 0; k < in->nres && ok; k++) {
-        RegInfo want = { R_TENSOR, false, dts[k], shapes[k], -1 };
-        if (!want_reg(L, in->res[k], R_TENSOR, "a result's")) ok = false;
-        else if (!same_type(&want, &g->regs[in->res[k]])) ok = fail(L, "corrupt graph file: '%s' result %d has the wrong type", def->name, k);
-    }
-    mem_free(args);
-    return ok;
-}
-
-static bool verify_fused(Load *L, Ins *in) {
-    Graph *g = L->gf->g;
-    if (!want_reg(L, in->dst, R_TENSOR, "a fused group's")) return false;
-    const RegInfo *d = &g->regs[in->dst];
-    if (in->nsteps < 1 || in->nsteps > MAX_STEPS) return fail(L, "corrupt graph file: a fused group of %d steps", in->nsteps);
-    for (int k = 0; k < in->nsteps; k++) {
-        FusedStep *s = &in->steps[k];
-        const OpDef *def = op_def(s->op);
-        if (!(def->flags & F_FUSE) || (def->kind != K_UNARY && def->kind != K_BINARY))
-            return fail(L, "corrupt graph file: '%s' in a fused group", def->name);
-        int refs[3] = { s->dst, s->a, s->b };
-        for (int q = 0; q < 3; q++) {
-            int x = refs[q];
-            if (q == 2 && x == FUSED_NONE) continue;
-            int ext = x < 0 && x > INT32_MIN ? -x - 1 : -1;   /* an external register -(r+1) */
-            /* the VM walks every operand linearly over the group's element count */
-            if (x >= 0 ? (q == 0 ? x >= in->nsteps : x >= k)
-                       : !(is_reg(L, ext, R_TENSOR) && g->regs[ext].dtype == d->dtype &&
-                           shape_count(&g->regs[ext].shape) == shape_count(&d->shape)))
-                return fail(L, "corrupt graph file: step %d of a fused group refers to %d", k, x);
-        }
-        if (def->kind == K_UNARY ? s->b != FUSED_NONE || s->scalar_reg >= 0 : s->scalar_reg < -1)
-            return fail(L, "corrupt graph file: step %d of a fused group has the wrong operands", k);
-        if (s->scalar_reg >= 0 && (!is_reg(L, s->scalar_reg, R_NUM) || (d->dtype != DT_F32 && d->dtype != DT_F64)))
-            return fail(L, "corrupt graph file: step %d of a fused group reads scalar %d", k, s->scalar_reg);
-    }
-    return true;
-}
-
-static bool verify_stack(Load *L, Ins *in, int reg) {
-    Graph *g = L->gf->g;
-    if (in->aux < 0 || in->aux >= g->nstacks) return fail(L, "corrupt graph file: stack %d of %d", in->aux, g->nstacks);
-    if (reg < 0 || reg >= g->nregs) return fail(L, "corrupt graph file: a stack of register %d", reg);
-    int *first = &L->stack_reg[in->aux];
-    if (*first < 0) *first = reg;
-    return same_type(&g->regs[*first], &g->regs[reg]) || fail(L, "corrupt graph file: stack %d holds values of two types", in->aux);
-}
-
-/* What each instruction reads and writes (opcodes.def), checked against the registers. */
-static bool verify_ins(Load *L, Ins *in) {
-    Graph *g = L->gf->g;
-    switch (in->op) {
-    case I_NCONST: return want_reg(L, in->dst, R_NUM, "nconst's");
-    case I_NMOVE: case I_NNEG: case I_NNOT:
-        return want_reg(L, in->dst, R_NUM, "a number op's") && want_reg(L, in->a, R_NUM, "a number op's");
-    case I_NBIN: {
-        int kind = op_def((OpCode)in->aux)->kind;
-        if (kind != K_BINARY && kind != K_COMPARE) return fail(L, "corrupt graph file: nbin of a non-binary op");
-        return want_reg(L, in->dst, R_NUM, "nbin's") && want_reg(L, in->a, R_NUM, "nbin's") && want_reg(L, in->b, R_NUM, "nbin's");
-    }
-    case I_NMATH:
-        if (op_def((OpCode)in->aux)->kind != K_UNARY) return fail(L, "corrupt graph file: nmath of a non-unary op");
-        if (in->imm != 0 && !(in->imm == (double)(int)in->imm && in->imm > -1e6 && in->imm < 1e6))
-            return fail(L, "corrupt graph file: round to %g decimals", in->imm);
-        return want_reg(L, in->dst, R_NUM, "nmath's") && want_reg(L, in->a, R_NUM, "nmath's");
-    case I_TCONST: {
-        if (!want_reg(L, in->dst, R_TENSOR, "tconst's")) return false;
-        if (in->aux < 0 || in->aux >= g->nconsts) return fail(L, "corrupt graph file: constant %d of %d", in->aux, g->nconsts);
-        RegInfo ri = { R_TENSOR, false, g->consts[in->aux]->dtype, { 0 }, -1 };
-        shape_of(g->consts[in->aux], &ri.shape);
-        return same_type(&ri, &g->regs[in->dst]) || fail(L, "corrupt graph file: constant %d does not fit its register", in->aux);
-    }
-    case I_SCALAR:
-        if (!want_reg(L, in->dst, R_TENSOR, "scalar's") || !want_reg(L, in->a, R_NUM, "scalar's")) return false;
-        return (g->regs[in->dst].shape.ndim == 0 && (int)g->regs[in->dst].dtype == in->aux) ||
-               fail(L, "corrupt graph file: a scalar register that is not 0-d");
-    case I_TMOVE:
-        if (!want_reg(L, in->dst, R_TENSOR, "tmove's") || !want_reg(L, in->a, R_TENSOR, "tmove's")) return false;
-        return same_type(&g->regs[in->dst], &g->regs[in->a]) || fail(L, "corrupt graph file: tmove between types");
-    case I_OP: return verify_op(L, in);
-    case I_INDEX: case I_INDEX_SET: return verify_index(L, in);
-    case I_SEED: return double_fits_i64(in->imm) || fail(L, "corrupt graph file: seed %g", in->imm);
-    case I_ITEM:
-        if (!want_reg(L, in->dst, R_NUM, "item's") || !want_reg(L, in->a, R_TENSOR, "item's")) return false;
-        return shape_count(&g->regs[in->a].shape) == 1 || fail(L, "corrupt graph file: item of a register with other than one element");
-    case I_TRUTH: return want_reg(L, in->dst, R_NUM, "truth's") && want_reg(L, in->a, R_TENSOR, "truth's");
-    case I_JUMP: case I_JUMPF:
-        if (in->aux < 0 || in->aux > g->ncode) return fail(L, "corrupt graph file: a jump to %d of %d", in->aux, g->ncode);
-        return in->op == I_JUMP || want_reg(L, in->a, R_NUM, "jumpf's");
-    case I_PRINT: return true;
-    case I_ASSERT:
-        if (in->nopnds > 1 || in->aux < 0 || in->aux > 1) return fail(L, "corrupt graph file: an assert with %d operands", in->nopnds);
-        return want_reg(L, in->a, R_NUM, "assert's");
-    case I_STORE: return fail(L, "corrupt graph file: a store (a graph file holds no containers)");
-    case I_PUSH: return verify_stack(L, in, in->a);
-    case I_POP: return verify_stack(L, in, in->dst);
-    case I_FUSED: return verify_fused(L, in);
-    default: return fail(L, "corrupt graph file: unknown instruction %d", (int)in->op);
-    }
 }
 
 static bool read_ins_arrays(Load *L, Ins *in) {
@@ -678,12 +472,12 @@ static bool read_ins_arrays(Load *L, Ins *in) {
     for (uint32_t k = 0; k < nargs; k++) in->args[k] = wire_get_i32(r);
     in->nargs = (int)nargs;
     uint8_t nres = wire_get_u8(r);
-    if (nres > OP_MAX_OUT) return fail(L, "corrupt graph file: %u results", nres);
+    if (nres > OP_MAX_OUT) return load_fail(L, "corrupt graph file: %u results", nres);
     for (int k = 0; k < nres; k++) in->res[k] = wire_get_i32(r);
     in->nres = nres;
     uint8_t nidx = wire_get_u8(r);
     if (!read_ok(L)) return false;
-    if (nidx > TSL_MAX_RANK + 8) return fail(L, "corrupt graph file: %u index items", nidx);
+    if (nidx > TSL_MAX_RANK + 8) return load_fail(L, "corrupt graph file: %u index items", nidx);
     if (nidx) in->idx = mem_calloc(nidx, sizeof(IndexItem));
     for (int k = 0; k < nidx; k++) {
         in->nidx = k + 1;
@@ -698,10 +492,10 @@ static bool read_ins_arrays(Load *L, Ins *in) {
     int32_t key = wire_get_i32(r);
     if (!read_ok(L)) return false;
     if (key >= 0) {
-        if ((uint32_t)key >= L->nstrs) return fail(L, "corrupt graph file: string %d of %u", key, L->nstrs);
+        if ((uint32_t)key >= L->nstrs) return load_fail(L, "corrupt graph file: string %d of %u", key, L->nstrs);
         in->key = mem_strndup(L->strs[key], strlen(L->strs[key]));
     } else if (key != -1) {
-        return fail(L, "corrupt graph file: key %d", key);
+        return load_fail(L, "corrupt graph file: key %d", key);
     }
     if (wire_get_u8(r)) {
         in->attrs = mem_alloc(sizeof(OpAttrs));
@@ -737,7 +531,7 @@ static bool read_ins(Load *L, Ins *in) {
     in->loc.col = wire_get_i32(r);
     in->src = L->src;
     if (!get_shape(L, &in->shape)) return false;
-    if (op >= I__COUNT) return fail(L, "corrupt graph file: instruction code %u", op);
+    if (op >= I__COUNT) return load_fail(L, "corrupt graph file: instruction code %u", op);
     in->op = (InsOp)op;
     in->aux = aux;
     if (op == I_OP || op == I_NBIN || op == I_NMATH) {
@@ -761,13 +555,13 @@ static bool read_code(Load *L) {
         if (!read_ins(L, &g->code[i])) return false;
     }
     if (!close_section(L)) return false;
-    if (g->nstacks > g->ncode) return fail(L, "corrupt graph file: %d stacks for %d instructions", g->nstacks, g->ncode);
+    if (g->nstacks > g->ncode) return load_fail(L, "corrupt graph file: %d stacks for %d instructions", g->nstacks, g->ncode);
     L->stack_reg = mem_alloc(sizeof(int) * (size_t)(g->nstacks + 1));
     for (int i = 0; i < g->nstacks; i++) L->stack_reg[i] = -1;
     for (int i = 0; i < g->ncode; i++) {
-        if (!verify_ins(L, &g->code[i])) return false;
+        if (!load_verify_ins(L, &g->code[i])) return false;
         for (int k = 0; k < g->code[i].nopnds; k++)
-            if (g->code[i].op != I_PRINT && g->code[i].op != I_ASSERT) return fail(L, "corrupt graph file: operands on a %s", ins_name(g->code[i].op));
+            if (g->code[i].op != I_PRINT && g->code[i].op != I_ASSERT) return load_fail(L, "corrupt graph file: operands on a %s", ins_name(g->code[i].op));
     }
     return true;
 }
