@@ -2,14 +2,24 @@
  *   "matmul 512x512": one cblas_sgemm call.
  *   "MLP 45 layers": one cblas_sgemv per layer into preallocated buffers, bias add and ReLU
  *   in plain loops (memory-bound: about 45 MB of weights per pass).
+ *   "tanh-GELU": one hand-fused pass over the input, 16 floats at a time, with SLEEF's
+ *   AVX-512 tanh (the 3.5-ULP one TSL uses; AVX2 where there is no AVX-512) and the same
+ *   operations in the same order as TSL's chain (compiled with -ffp-contract=off: no FMA).
  * Prints JSON lines like workloads.tsl. Usage: floor [quick] */
 #include <cblas.h>
+#include <immintrin.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 static int reps = 7;
+
+/* SLEEF's vector tanh, the functions TSL's kernels call (declared here: sleef.h declares
+ * them only when the whole file is compiled for that instruction set) */
+__m512 Sleef_finz_tanhf16_u35avx512f(__m512 x);
+__m256 Sleef_finz_tanhf8_u35avx2(__m256 x);
 
 static double now_ms(void) {
     struct timespec ts;
@@ -32,6 +42,51 @@ static float *randbuf(size_t n) {
     float *p = malloc(n * sizeof *p);
     for (size_t i = 0; i < n; i++) p[i] = (float)rand() / RAND_MAX - 0.5f;
     return p;
+}
+
+/* 0.5 * x * (1 + tanh(0.7978845608 * (x + 0.044715 * x * x * x))), left to right as TSL's
+ * chain evaluates it (x * x * x is (x * x) * x). */
+__attribute__((target("avx512f"))) static void gelu_avx512(const float *x, float *y, size_t n) {
+    const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f), c = _mm512_set1_ps(0.7978845608f),
+                 k = _mm512_set1_ps(0.044715f);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(x + i);
+        __m512 cube = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(k, v), v), v);
+        __m512 t = Sleef_finz_tanhf16_u35avx512f(_mm512_mul_ps(c, _mm512_add_ps(v, cube)));
+        _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, t)));
+    }
+    for (; i < n; i++) y[i] = 0.5f * x[i] * (1.0f + tanhf(0.7978845608f * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+}
+
+__attribute__((target("avx2"))) static void gelu_avx2(const float *x, float *y, size_t n) {
+    const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f), c = _mm256_set1_ps(0.7978845608f),
+                 k = _mm256_set1_ps(0.044715f);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        __m256 cube = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(k, v), v), v);
+        __m256 t = Sleef_finz_tanhf8_u35avx2(_mm256_mul_ps(c, _mm256_add_ps(v, cube)));
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, t)));
+    }
+    for (; i < n; i++) y[i] = 0.5f * x[i] * (1.0f + tanhf(0.7978845608f * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+}
+
+static void gelu_floor(int quick, double *t) {
+    size_t n = quick ? 1000000 : 4000000;
+    float *x = randbuf(n), *y = malloc(n * sizeof *y);
+    int avx512 = __builtin_cpu_supports("avx512f");
+    for (int r = -1; r < reps; r++) {
+        double t0 = now_ms();
+        if (avx512) gelu_avx512(x, y, n);
+        else gelu_avx2(x, y, n);
+        if (r >= 0) t[r] = now_ms() - t0;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "tanh-GELU %zuM", n / 1000000);
+    report(name, t);
+    free(x);
+    free(y);
 }
 
 int main(int argc, char **argv) {
@@ -70,5 +125,6 @@ int main(int argc, char **argv) {
         if (r >= 0) t[r] = (now_ms() - t0) / passes;
     }
     report("MLP 45 layers, batch 1 (per pass)", t);
+    gelu_floor(quick, t);
     return 0;
 }

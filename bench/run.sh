@@ -19,8 +19,8 @@ if [ -n "$missing" ] && [ "$(id -u)" = 0 ]; then
 fi
 PY=/usr/bin/python3
 
-cc -O2 -I/usr/include/x86_64-linux-gnu/openblas-serial bench/floor.c -o $out/floor \
-   -L/usr/lib/x86_64-linux-gnu/openblas-serial -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-serial -lopenblas
+cc -O2 -ffp-contract=off -I/usr/include/x86_64-linux-gnu/openblas-serial bench/floor.c -o $out/floor \
+   -L/usr/lib/x86_64-linux-gnu/openblas-serial -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-serial -lopenblas -lsleef -lm
 
 {
     echo "machine: $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
