@@ -106,8 +106,22 @@ static void *worker_main(void *p) {
     return NULL;
 }
 
+/* A child of fork() has none of the workers (only the forking thread is copied): it starts
+ * its own when it needs them. */
+static void forget_workers(void) {
+    pthread_mutex_init(&submit, NULL);
+    pthread_mutex_init(&mu, NULL);
+    pthread_cond_init(&work_cv, NULL);
+    pthread_cond_init(&done_cv, NULL);
+    nworkers = 0;
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void register_atfork(void) { pthread_atfork(NULL, NULL, forget_workers); }
+
 /* Starts workers up to slot width-1 (submit held); the width that could be reached. */
 static int start_workers(int width) {
+    pthread_once(&atfork_once, register_atfork);
     while (nworkers < width - 1) {
         WorkerArg *a = malloc(sizeof *a);
         if (!a) break;
