@@ -135,7 +135,7 @@ test: $(BIN)/tsl $(BIN)/unit $(BIN)/api_test $(LIB_SO)
 	@echo "== script, error and REPL tests"
 	@sh tests/run.sh $(BIN)/tsl
 	@echo "== the same bits for --threads 1 and --threads 2"
-	@sh tests/threads.sh $(BIN)/tsl
+	@sh tests/threads/run.sh $(BIN)/tsl
 	@echo "== libtsl.so exports only the tsl_* API"
 	@extra=$$(nm -D --defined-only $(LIB_SO) | awk '$$3 !~ /^tsl_/ {print $$3}'); \
 	if [ -n "$$extra" ]; then echo "libtsl.so also exports: $$extra"; exit 1; fi; \
@@ -186,7 +186,7 @@ test-asan: asan
 	@echo "== script tests under ASan/UBSan"
 	@$(SAN_ENV) sh tests/run.sh bin-asan/tsl
 	@echo "== --threads 1 and 2 under ASan/UBSan"
-	@$(SAN_ENV) sh tests/threads.sh bin-asan/tsl
+	@$(SAN_ENV) sh tests/threads/run.sh bin-asan/tsl
 
 # libFuzzer targets (clang): tests/fuzz/fuzz_*.c, each linked with the whole library.
 FUZZ_TARGETS := lex parse eval static npy graph

@@ -60,7 +60,7 @@ int pool_threads(void) {
 }
 
 int pool_width(int64_t parts, int64_t work) {
-    if (parts < 2 || work < POOL_MIN_ITEMS) return 1;
+    if (parts < 2 || work < POOL_MIN_WORK) return 1;
     int n = pool_threads();
     return parts < n ? (int)parts : n;
 }

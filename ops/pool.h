@@ -18,9 +18,12 @@
 #include <stdint.h>
 
 #define POOL_MAX_THREADS 64
-/* Elementwise work below this many elements runs on the calling thread alone: waking a
- * worker costs more than it saves (measured: docs/internals.md, "Threads"). */
-#define POOL_MIN_ITEMS ((int64_t)1 << 17)
+/* A job of less work than this runs on the calling thread alone: waking a worker (tens of
+ * microseconds) costs more than it saves (measured: docs/internals.md, "Threads"). Work is
+ * counted in element-operations: an add of n elements is n, a SLEEF function's n elements
+ * 4n (POOL_MATH_COST), a fused group's n elements n times its steps. */
+#define POOL_MIN_WORK ((int64_t)1 << 20)
+#define POOL_MATH_COST 4
 /* The elementwise block: 16384 elements, 64 KiB of f32 (a part's operands stay in L2). */
 #define POOL_BLOCK ((int64_t)1 << 14)
 
@@ -35,8 +38,8 @@ void pool_set_threads(int n);
 int pool_threads(void);
 /* How many parts a job of n items in blocks of `block` has. */
 static inline int64_t pool_parts(int64_t n, int64_t block) { return n <= 0 ? 0 : (n - 1) / block + 1; }
-/* The threads a job of `parts` parts would use: 1 when it is small (work < POOL_MIN_ITEMS
- * items) or the pool has one thread; never more than the parts. Size per-slot scratch by it. */
+/* The threads a job of `parts` parts would use: 1 when it is small (work < POOL_MIN_WORK)
+ * or the pool has one thread; never more than the parts. Size per-slot scratch by it. */
 int pool_width(int64_t parts, int64_t work);
 /* Runs fn on every part 0..parts-1 over at most `width` threads (pool_width's answer; 1: on
  * this thread, in order) and waits for them. 0, or -1 with the lowest failing part's message

@@ -13,7 +13,7 @@ other shapes and loop counts (guards, recompiles).
 --scale K multiplies each program's last dimension by K (tensors of 10^5 elements and more,
 which the thread pool splits); --dump writes every result with save_npy into the folder given
 as the script's first argument (numbers are printed), so two runs compare file by file:
-tests/threads.sh runs them with --threads 1 and --threads 2."""
+tests/threads/run.sh runs them with --threads 1 and --threads 2."""
 import argparse, random
 
 BIN = ["+", "-", "*", "/"]

@@ -329,7 +329,7 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
             if (regs[q] >= 0 && !r->ten[regs[q]]) return fail_at(I, in, "undefined variable");
     }
     int64_t parts = pool_parts(j.total, FUSED_PART * FUSED_CHUNK);
-    int width = pool_width(parts, j.total);
+    int width = pool_width(parts, j.total * in->nsteps);
     j.area = (size_t)in->nsteps * FUSED_CHUNK * j.esz;
     size_t need = j.area * (size_t)width;
     if (r->scratch->bytes < need) {

@@ -38,7 +38,7 @@ static int binary_part(void *ud, int64_t p, int slot) {
 
 int cpu_unary_split(OpCode op, DType dt, const void *src, void *dst, DType out_dt, int64_t n) {
     int64_t parts = pool_parts(n, POOL_BLOCK);
-    int width = pool_width(parts, n);
+    int width = pool_width(parts, cpu_unary_is_math(op, dt) ? n * POOL_MATH_COST : n);
     if (width < 2) return cpu_unary(op, dt, src, dst, n);
     Split s = { op, dt, src, NULL, 1, 0, dst, dtype_size(dt), dtype_size(out_dt), n };
     return pool_run(parts, width, unary_part, &s);
@@ -46,8 +46,9 @@ int cpu_unary_split(OpCode op, DType dt, const void *src, void *dst, DType out_d
 
 int cpu_binary_split(OpCode op, DType ct, const void *a, int64_t sa, const void *b, int64_t sb, void *out,
                      DType out_dt, int64_t n) {
+    bool math = op == OP_POW || op == OP_ATAN2 || op == OP_MOD || op == OP_FLOOR_DIVIDE;
     int64_t parts = pool_parts(n, POOL_BLOCK);
-    int width = pool_width(parts, n);
+    int width = pool_width(parts, math ? n * POOL_MATH_COST : n);
     if (width < 2) return cpu_binary(op, ct, a, sa, b, sb, out, n);
     Split s = { op, ct, a, b, sa, sb, out, dtype_size(ct), dtype_size(out_dt), n };
     return pool_run(parts, width, binary_part, &s);

@@ -26,12 +26,12 @@ END_TEST
 
 START_TEST(pool_width_small_work_stays_serial) {
     pool_set_threads(4);
-    ck_assert_int_eq(pool_width(100, POOL_MIN_ITEMS - 1), 1);
-    ck_assert_int_eq(pool_width(1, POOL_MIN_ITEMS * 8), 1);
-    ck_assert_int_eq(pool_width(3, POOL_MIN_ITEMS), 3);
-    ck_assert_int_eq(pool_width(100, POOL_MIN_ITEMS), 4);
+    ck_assert_int_eq(pool_width(100, POOL_MIN_WORK - 1), 1);
+    ck_assert_int_eq(pool_width(1, POOL_MIN_WORK * 8), 1);
+    ck_assert_int_eq(pool_width(3, POOL_MIN_WORK), 3);
+    ck_assert_int_eq(pool_width(100, POOL_MIN_WORK), 4);
     pool_set_threads(1);
-    ck_assert_int_eq(pool_width(100, POOL_MIN_ITEMS * 8), 1);
+    ck_assert_int_eq(pool_width(100, POOL_MIN_WORK * 8), 1);
     ck_assert_int_eq(pool_threads(), 1);
     pool_set_threads(0);
 }
@@ -121,7 +121,7 @@ END_TEST
 
 /* An i64 division by zero in a late part: the serial message, for every thread count. */
 START_TEST(pool_split_kernel_error_comes_back) {
-    int64_t n = POOL_MIN_ITEMS * 4;
+    int64_t n = POOL_MIN_WORK * 4;
     int64_t *a = malloc(sizeof(int64_t) * (size_t)n), *b = malloc(sizeof(int64_t) * (size_t)n),
             *o = malloc(sizeof(int64_t) * (size_t)n);
     for (int64_t i = 0; i < n; i++) { a[i] = i; b[i] = 1; }
