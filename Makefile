@@ -115,6 +115,10 @@ $(BIN)/threads: $(BUILD)/tests/api/threads.o $(LIB_A)
 	@mkdir -p $(BIN)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIB_LIBS) $(LDFLAGS)
 
+$(BIN)/pool_threads: $(BUILD)/tests/api/pool_threads.o $(LIB_A)
+	@mkdir -p $(BIN)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIB_LIBS) $(LDFLAGS)
+
 $(BIN)/api_test: $(API_OBJ) $(LIB_A)
 	@mkdir -p $(BIN)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIB_LIBS) $(CHECK_LIBS) $(LDFLAGS)
@@ -130,6 +134,8 @@ test: $(BIN)/tsl $(BIN)/unit $(BIN)/api_test $(LIB_SO)
 	@CK_VERBOSITY=normal $(BIN)/api_test
 	@echo "== script, error and REPL tests"
 	@sh tests/run.sh $(BIN)/tsl
+	@echo "== the same bits for --threads 1 and --threads 2"
+	@sh tests/threads/run.sh $(BIN)/tsl
 	@echo "== libtsl.so exports only the tsl_* API"
 	@extra=$$(nm -D --defined-only $(LIB_SO) | awk '$$3 !~ /^tsl_/ {print $$3}'); \
 	if [ -n "$$extra" ]; then echo "libtsl.so also exports: $$extra"; exit 1; fi; \
@@ -145,15 +151,18 @@ deploy-test: $(BIN)/tsl $(BIN)/deploy
 	$(BIN)/deploy $$d/digits.tslg $$d/rows.npy >$$d/got.txt && \
 	cmp $$d/got.txt $$d/expected.txt && echo "deploy: $$(wc -l <$$d/got.txt) rows classified as load() did"
 
-# One model, four threads, a session each, under ThreadSanitizer (its own object tree);
-# part of `make test`: any report fails it (exit 88).
+# One model, four threads, a session each, and three states sharing the thread pool, under
+# ThreadSanitizer (its own object tree); part of `make test`: any report fails it (exit 88).
 TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:exitcode=88
 tsan: $(BIN)/tsl
-	$(MAKE) CC=clang BUILD=build-tsan BIN=bin-tsan OPT="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" bin-tsan/threads
+	$(MAKE) CC=clang BUILD=build-tsan BIN=bin-tsan OPT="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \
+	  bin-tsan/threads bin-tsan/pool_threads
 	@echo "== 4 threads, one model, under ThreadSanitizer"
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
 	$(BIN)/tsl examples/deploy/export_digits.tsl $$d 1 >/dev/null && \
 	$(TSAN_ENV) bin-tsan/threads $$d/digits.tslg
+	@echo "== 3 states on the thread pool, under ThreadSanitizer"
+	@$(TSAN_ENV) bin-tsan/pool_threads
 
 unit: $(BIN)/unit
 	$(BIN)/unit
@@ -176,6 +185,8 @@ test-asan: asan
 	@CK_FORK=no $(SAN_ENV) bin-asan/api_test
 	@echo "== script tests under ASan/UBSan"
 	@$(SAN_ENV) sh tests/run.sh bin-asan/tsl
+	@echo "== --threads 1 and 2 under ASan/UBSan"
+	@$(SAN_ENV) sh tests/threads/run.sh bin-asan/tsl
 
 # libFuzzer targets (clang): tests/fuzz/fuzz_*.c, each linked with the whole library.
 FUZZ_TARGETS := lex parse eval static npy graph
@@ -213,4 +224,5 @@ bench-quick: $(BIN)/tsl
 clean:
 	rm -rf build build-asan build-fuzz build-tsan bin bin-asan bin-fuzz bin-tsan
 
--include $(CORE_OBJ:.o=.d) $(REPL_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(API_OBJ:.o=.d) $(BUILD)/tests/api/threads.d
+-include $(CORE_OBJ:.o=.d) $(REPL_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(API_OBJ:.o=.d) $(BUILD)/tests/api/threads.d \
+  $(BUILD)/tests/api/pool_threads.d

@@ -1,6 +1,7 @@
 #!/bin/sh
 # bench/run.sh - `make bench` (QUICK=1 for `make bench-quick`): every workload in TSL, NumPy,
-# PyTorch, CPython, Lua 5.4 and plain C, one thread each, in one run; then the table
+# PyTorch, CPython, Lua 5.4 and plain C, one thread each (and TSL's static tanh-GELU again on
+# two threads, bench/threads.tsl, impl tsl-static-2threads), in one run; then the table
 # (bench/results.md), the data (bench/results.json) and a chart (bench/results.png).
 set -e
 cd "$(dirname "$0")/.."
@@ -32,7 +33,8 @@ cat $out/machine.txt
 
 : > $out/raw.jsonl
 echo "running TSL workloads..."
-TSL_EXPLAIN=1 bin/tsl bench/workloads.tsl $Q 2>$out/explain.txt | tee -a $out/raw.jsonl
+TSL_EXPLAIN=1 bin/tsl --threads 1 bench/workloads.tsl $Q 2>$out/explain.txt | tee -a $out/raw.jsonl
+bin/tsl --threads 2 bench/threads.tsl $Q | tee -a $out/raw.jsonl
 echo "running Python peers..."
 $PY bench/peers.py $Q | tee -a $out/raw.jsonl || echo "python peers failed"
 if command -v lua5.4 >/dev/null; then lua5.4 bench/scalar.lua $Q | tee -a $out/raw.jsonl; fi

@@ -128,6 +128,13 @@ typedef enum {
 /* TSL_BADARG for a negative value or an unknown option. */
 TSL_API tsl_Status tsl_set_option(tsl_State *S, tsl_Option opt, int64_t value);
 TSL_API tsl_Status tsl_get_option(tsl_State *S, tsl_Option opt, int64_t *value);
+/* The process's thread pool, shared by every state: large elementwise ops, fused groups and
+ * reductions split their work over n threads (the caller's included) in a fixed partition,
+ * so results have the same bits for every n. n 1: no thread is ever started; 0: the default,
+ * TSL_THREADS from the environment, else the number of cores. Takes effect for the next op;
+ * TSL_BADARG for n < 0. tsl_threads says the number in use. */
+TSL_API tsl_Status tsl_set_threads(int n);
+TSL_API int tsl_threads(void);
 /* "cpu" or "gpu"; TSL_UNSUPPORTED (with a message) for a device this build lacks. */
 TSL_API tsl_Status tsl_set_device(tsl_State *S, const char *device);
 /* What args() returns to the program (copied). */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "api.h"
 #include "mem.h"
+#include "pool.h"
 #include "tops.h"
 
 _Static_assert(TSL_MAX_SOURCE == TSL_MAX_SOURCE_BYTES, "tsl.h and interp.h agree on the source limit");
@@ -199,6 +200,14 @@ tsl_Status tsl_get_option(tsl_State *S, tsl_Option opt, int64_t *v) {
     }
     return TSL_OK;
 }
+
+tsl_Status tsl_set_threads(int n) {
+    if (n < 0) return TSL_BADARG;
+    pool_set_threads(n);
+    return TSL_OK;
+}
+
+int tsl_threads(void) { return pool_threads(); }
 
 tsl_Status tsl_set_device(tsl_State *S, const char *device) {
     if (!S || !device) return TSL_BADARG;

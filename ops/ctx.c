@@ -86,6 +86,15 @@ int ops_ctx_run(OpsCtx *c, int (*body)(void *ud), void *ud) {
 static _Thread_local OpsCtx thread_default;
 static _Thread_local bool thread_default_ready;
 
+/* A pool worker's context: the hook refuses, so a part function that allocates aborts
+ * (mem_alloc outside a protected call) instead of touching a state's memory. */
+static void *refuse_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    (void)ud; (void)ptr; (void)osize; (void)nsize;
+    return NULL;
+}
+
+void ops_ctx_init_refusing(OpsCtx *c) { ctx_init(c, refuse_alloc, NULL); }
+
 OpsCtx *ops_ctx_thread_default(void) {
     if (!thread_default_ready) {
         ctx_init(&thread_default, ops_default_alloc, NULL);

@@ -85,6 +85,10 @@ void ops_ctx_leave(OpsCtx *prev);
  * session): what the jump stranded is freed with c. */
 int ops_ctx_run(OpsCtx *c, int (*body)(void *ud), void *ud);
 
+/* Initialises *c (the caller's storage) as a context whose hook refuses every allocation:
+ * a thread pool worker's (ops/pool.c), where op_fail may write but nothing may allocate. */
+void ops_ctx_init_refusing(OpsCtx *c);
+
 extern _Thread_local OpsCtx *ops_ctx_cur;
 OpsCtx *ops_ctx_thread_default(void);
 static inline OpsCtx *ops_ctx(void) {

@@ -48,6 +48,8 @@ static void usage(FILE *out) {
           "  --max-memory N         all memory held: tensors, strings, lists, dicts (default: no limit)\n"
           "  --max-ops N            operation budget (loop iterations and calls)\n"
           "  --timeout S            wall-time limit in seconds\n"
+          "  --threads N            threads for large tensor ops (default: TSL_THREADS, else the\n"
+          "                         cores; results are the same bits for every N)\n"
           "  --version, --help, -h\n\n"
           "environment variables:\n"
           "  TSL_PATH=DIR:DIR       folders import searches after the importing module's own\n"
@@ -58,6 +60,7 @@ static void usage(FILE *out) {
           "                         handle it yet; TSL_EXPLAIN=1 prints it as an explain line)\n"
           "  OPENBLAS_CORETYPE=NAME OpenBLAS's kernels (default: the CPU's; where OpenBLAS falls\n"
           "                         back to its generic ones, tsl picks AVX-512 or AVX2 ones)\n"
+          "  TSL_THREADS=N          threads for large tensor ops when --threads is not given\n"
           "  TSL_NO_AVX512=1        use the AVX2 math kernels even where AVX-512 is available\n"
           "  TSL_FAIL_ALLOC=N       testing: make the Nth allocation fail\n"
           "  HOME                   the REPL keeps its history in $HOME/.tsl_history\n",
@@ -207,6 +210,10 @@ static int run_main(int argc, char **argv) {
                 rc = 1;
                 goto done;
             }
+        } else if (!strcmp(a, "--threads")) {
+            if (!parse_count(a, i + 1 < argc ? argv[++i] : NULL, &n)) { rc = 2; goto done; }
+            if (n < 1 || n > INT32_MAX) { usage_error("--threads takes a count of at least 1, not ", argv[i], ""); rc = 2; goto done; }
+            tsl_set_threads((int)n);
         } else if (!strcmp(a, "--timeout")) {
             if (!parse_seconds(i + 1 < argc ? argv[++i] : NULL, &timeout)) { rc = 2; goto done; }
         } else if (!strcmp(a, "--max-depth") || !strcmp(a, "--max-nesting") || !strcmp(a, "--max-tensor-bytes") ||

@@ -12,6 +12,7 @@
 #include "mem.h"
 #include "infer.h"
 #include "opt.h"
+#include "pool.h"
 
 #define vmdispatch(op) switch (op)
 #define vmcase(l) case l:
@@ -266,29 +267,34 @@ static Tensor *exec_index(Interp *I, Graph *g, VmRegs *r, Ins *in, Tensor *setva
 #define FUSED_CHUNK 256
 #endif
 
-static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
-    RegInfo *d = &g->regs[in->dst];
-    const DeviceImpl *kern = op_device(DEV_CPU);   /* fused groups run on the CPU */
-    DType dt = d->dtype;
-    size_t esz = dtype_size(dt);
-    int64_t total = shape_count(&d->shape);
-    for (int k = 0; k < in->nsteps; k++)
-        if (in->steps[k].dst < 0 && !dst_tensor(g, r, -in->steps[k].dst - 1, NULL, NULL)) return fail_at(I, in, op_error());
-    size_t need = (size_t)in->nsteps * FUSED_CHUNK * esz;
-    if (r->scratch->bytes < need) {
-        mem_free(r->scratch->p);
-        r->scratch->p = mem_alloc(need);
-        r->scratch->bytes = need;
-    }
-    char *scratch = r->scratch->p;
-    for (int k = 0; k < in->nsteps; k++) {
-        FusedStep *st = &in->steps[k];
-        int regs[2] = { st->a < 0 ? -st->a - 1 : -1, st->b < 0 && st->b != FUSED_NONE ? -st->b - 1 : -1 };
-        for (int q = 0; q < 2; q++)
-            if (regs[q] >= 0 && !r->ten[regs[q]]) return fail_at(I, in, "undefined variable");
-    }
-    for (int64_t o = 0; o < total; o += FUSED_CHUNK) {
-        int64_t len = total - o < FUSED_CHUNK ? total - o : FUSED_CHUNK;
+/* Chunks are independent, so a large group splits its chunks over the thread pool in parts
+ * of FUSED_PART chunks (a fixed partition: the bits of every thread count are the same),
+ * each thread with its own scratch area. */
+#define FUSED_PART 8
+
+typedef struct {
+    const DeviceImpl *kern;
+    VmRegs *r;
+    Ins *in;
+    DType dt;
+    size_t esz;
+    int64_t total;
+    char *scratch;   /* one area per slot, `area` bytes each */
+    size_t area;
+} FusedJob;
+
+/* Chunks [first, first + FUSED_PART) of the group, through every step. */
+static int fused_part(void *ud, int64_t part, int slot) {
+    FusedJob *j = ud;
+    VmRegs *r = j->r;
+    Ins *in = j->in;
+    DType dt = j->dt;
+    size_t esz = j->esz;
+    char *scratch = j->scratch + (size_t)slot * j->area;
+    int64_t begin = part * FUSED_PART * FUSED_CHUNK, end = begin + FUSED_PART * FUSED_CHUNK;
+    if (end > j->total) end = j->total;
+    for (int64_t o = begin; o < end; o += FUSED_CHUNK) {
+        int64_t len = end - o < FUSED_CHUNK ? end - o : FUSED_CHUNK;
         for (int k = 0; k < in->nsteps; k++) {
             FusedStep *st = &in->steps[k];
             char *out = st->dst >= 0 ? scratch + (size_t)st->dst * FUSED_CHUNK * esz
@@ -301,17 +307,45 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
                 float xf = (float)r->num[st->scalar_reg];
                 double xd = r->num[st->scalar_reg];
                 const void *px = dt == DT_F32 ? (const void *)&xf : (const void *)&xd;
-                rc = st->num_left ? kern->binary(st->op, dt, px, 0, pa, 1, out, len) : kern->binary(st->op, dt, pa, 1, px, 0, out, len);
+                rc = st->num_left ? j->kern->binary(st->op, dt, px, 0, pa, 1, out, len)
+                                  : j->kern->binary(st->op, dt, pa, 1, px, 0, out, len);
             } else if (st->b == FUSED_NONE) {
-                rc = kern->unary(st->op, dt, pa, out, len);
+                rc = j->kern->unary(st->op, dt, pa, out, len);
             } else {
                 const char *pb = st->b >= 0 ? scratch + (size_t)st->b * FUSED_CHUNK * esz
                                             : (const char *)r->ten[-st->b - 1]->data + o * (int64_t)esz;
-                rc = kern->binary(st->op, dt, pa, 1, pb, 1, out, len);
+                rc = j->kern->binary(st->op, dt, pa, 1, pb, 1, out, len);
             }
-            if (rc) return fail_at(I, in, op_error());
+            if (rc) return rc;
         }
     }
+    return 0;
+}
+
+static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+    RegInfo *d = &g->regs[in->dst];
+    FusedJob j = { op_device(DEV_CPU), r, in, d->dtype, dtype_size(d->dtype), shape_count(&d->shape), NULL, 0 };
+    for (int k = 0; k < in->nsteps; k++)
+        if (in->steps[k].dst < 0 && !dst_tensor(g, r, -in->steps[k].dst - 1, NULL, NULL)) return fail_at(I, in, op_error());
+    for (int k = 0; k < in->nsteps; k++) {
+        FusedStep *st = &in->steps[k];
+        int regs[2] = { st->a < 0 ? -st->a - 1 : -1, st->b < 0 && st->b != FUSED_NONE ? -st->b - 1 : -1 };
+        for (int q = 0; q < 2; q++)
+            if (regs[q] >= 0 && !r->ten[regs[q]]) return fail_at(I, in, "undefined variable");
+    }
+    int64_t parts = pool_parts(j.total, FUSED_PART * FUSED_CHUNK);
+    int width = pool_width(parts, j.total * in->nsteps);
+    j.area = (size_t)in->nsteps * FUSED_CHUNK * j.esz;
+    size_t need = j.area * (size_t)width;
+    if (r->scratch->bytes < need) {
+        mem_free(r->scratch->p);
+        r->scratch->p = NULL;   /* mem_alloc may jump out: never leave a freed block here */
+        r->scratch->bytes = 0;
+        r->scratch->p = mem_alloc(need);
+        r->scratch->bytes = need;
+    }
+    j.scratch = r->scratch->p;
+    if (pool_run(parts, width, fused_part, &j)) return fail_at(I, in, op_error());
     return 0;
 }
 

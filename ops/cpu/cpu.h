@@ -44,6 +44,15 @@ int cpu_round_decimals(DType dt, const void *src, void *dst, int64_t n, int64_t 
 int cpu_compare_i64_number(OpCode op, const int64_t *a, double x, bool num_left, uint8_t *out,
                            int64_t n);
 
+/* ew.c: whether the unary op computes through math.c's SLEEF functions for dtype dt (costly
+ * per element: the thread pool splits it sooner). */
+bool cpu_unary_is_math(OpCode op, DType dt);
+/* split.c: cpu_unary and cpu_binary (tops.h) over n contiguous elements, split over the
+ * thread pool when n is large (out_dt: the result's dtype); the same bits as one call. */
+int cpu_unary_split(OpCode op, DType dt, const void *src, void *dst, DType out_dt, int64_t n);
+int cpu_binary_split(OpCode op, DType ct, const void *a, int64_t sa, const void *b, int64_t sb, void *out,
+                     DType out_dt, int64_t n);
+
 /* Broadcast iteration: output shape with per-input strides (in elements, 0 where the
  * input is broadcast), adjacent dimensions merged where possible. */
 typedef struct {

@@ -269,6 +269,10 @@ static int unary_test(OpCode op, DType dt, const void *src, void *dst, int64_t n
     return unsupported(op, dt);
 }
 
+bool cpu_unary_is_math(OpCode op, DType dt) {
+    return (dt == DT_F32 && vm_math[op].f32) || (dt == DT_F64 && vm_math[op].f64);
+}
+
 /* Runs a unary op on contiguous data of dtype dt (float kernels may run in place). The
  * bool-result ops (isnan, isinf, isfinite, logical_not) read dt and write bool bytes. */
 int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n) {

@@ -72,7 +72,7 @@ int cpu_ew1(const OpCall *c, Tensor **out) {
     const Tensor *x = operand_as(&c->in[0], ct, &tmp, &box);
     if (!x) return -1;
     int rc = c->op == OP_ROUND && c->at->i[0] != 0 ? cpu_round_decimals(ct, x->data, out[0]->data, x->size, c->at->i[0])
-                                                   : cpu_unary(c->op, ct, x->data, out[0]->data, x->size);
+                                                   : cpu_unary_split(c->op, ct, x->data, out[0]->data, out[0]->dtype, x->size);
     tensor_release(tmp);
     return rc;
 }
@@ -95,9 +95,11 @@ static int bin_run(void *ctx, const int64_t *off, int64_t out_off, int64_t n) {
 /* a (op) b into out, a and b already in the compute dtype ct, broadcast to out's shape. */
 int cpu_binary_broadcast(OpCode op, DType ct, const Tensor *a, const Tensor *b, Tensor *out) {
     if (out->size == 0) return 0;
-    if (a->size == out->size && b->size == out->size) return cpu_binary(op, ct, a->data, 1, b->data, 1, out->data, out->size);
-    if (a->size == 1 && b->size == out->size) return cpu_binary(op, ct, a->data, 0, b->data, 1, out->data, out->size);
-    if (b->size == 1 && a->size == out->size) return cpu_binary(op, ct, a->data, 1, b->data, 0, out->data, out->size);
+    DType rt = out->dtype;
+    int64_t n = out->size;
+    if (a->size == n && b->size == n) return cpu_binary_split(op, ct, a->data, 1, b->data, 1, out->data, rt, n);
+    if (a->size == 1 && b->size == n) return cpu_binary_split(op, ct, a->data, 0, b->data, 1, out->data, rt, n);
+    if (b->size == 1 && a->size == n) return cpu_binary_split(op, ct, a->data, 1, b->data, 0, out->data, rt, n);
     Shape sa, sb, so;
     shape_of(a, &sa);
     shape_of(b, &sb);

@@ -11,6 +11,7 @@
 #include "ctx.h"
 #include "mem.h"
 #include "infer.h"
+#include "pool.h"
 
 /* NumPy's pairwise sum: below 8 elements a plain loop; up to 128, 8 accumulators (lane k
  * sums x[k], x[k+8], ...) combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)); above, split at
@@ -103,6 +104,22 @@ double cpu_sum_f64(const double *x, int64_t n, int64_t stride) { (void)stride; r
 COLSUM(float)
 COLSUM(double)
 
+/* Column blocks are independent sums: the thread pool takes one block per part. */
+typedef struct {
+    const Tensor *a;
+    Tensor *r;
+    int64_t n, cols;
+} ColJob;
+
+static int colsum_part(void *ud, int64_t p, int slot) {
+    (void)slot;
+    ColJob *j = ud;
+    int64_t c0 = p * COLBLK, w = j->cols - c0 < COLBLK ? j->cols - c0 : COLBLK;
+    if (j->a->dtype == DT_F32) colsum_float((const float *)j->a->data + c0, j->n, w, j->cols, (float *)j->r->data + c0);
+    else colsum_double((const double *)j->a->data + c0, j->n, w, j->cols, (double *)j->r->data + c0);
+    return 0;
+}
+
 /* sum over the leading axes of a float tensor into r (its dtype): true when done here. */
 static bool sum_leading_axes(const Tensor *a, const bool *mask, Tensor *r) {
     int lead = 0;
@@ -114,11 +131,9 @@ static bool sum_leading_axes(const Tensor *a, const bool *mask, Tensor *r) {
     for (int i = 0; i < lead; i++) n *= a->shape[i];
     for (int i = lead; i < a->ndim; i++) cols *= a->shape[i];
     if (n == 0 || cols == 0) return false;
-    for (int64_t c0 = 0; c0 < cols; c0 += COLBLK) {
-        int64_t w = cols - c0 < COLBLK ? cols - c0 : COLBLK;
-        if (a->dtype == DT_F32) colsum_float((const float *)a->data + c0, n, w, cols, (float *)r->data + c0);
-        else colsum_double((const double *)a->data + c0, n, w, cols, (double *)r->data + c0);
-    }
+    ColJob j = { a, r, n, cols };
+    int64_t parts = pool_parts(cols, COLBLK);
+    pool_run(parts, pool_width(parts, n * cols), colsum_part, &j);   /* cannot fail */
     return true;
 }
 
@@ -255,8 +270,8 @@ MAXMIN(MAXMINdouble, double, __m256d, _mm256_loadu_pd, _mm256_set1_pd, _mm256_ma
 ROW_FLOAT(float, pairwise_f32, vm_exp_f32, logf)
 ROW_FLOAT(double, pairwise_f64, vm_exp_f64, log)
 
-static void reduce_rows(OpCode op, const Tensor *x, Tensor *r, int64_t outer, int64_t inner, void *tmp) {
-    for (int64_t o = 0; o < outer; o++) {
+static void reduce_rows(OpCode op, const Tensor *x, Tensor *r, int64_t begin, int64_t end, int64_t inner, void *tmp) {
+    for (int64_t o = begin; o < end; o++) {
         double v = 0;
         if (x->dtype == DT_F32) v = row_float(op, (const float *)x->data + o * inner, inner, tmp);
         else if (x->dtype == DT_F64) v = row_double(op, (const double *)x->data + o * inner, inner, tmp);
@@ -288,6 +303,38 @@ static void reduce_rows(OpCode op, const Tensor *x, Tensor *r, int64_t outer, in
 }
 
 
+/* Rows split over the thread pool: a part is a fixed number of whole rows (about POOL_BLOCK
+ * elements), so no output's summation is ever split and the bits never depend on the
+ * threads; each slot has its own `tmp` row. */
+typedef struct {
+    OpCode op;
+    const Tensor *x;
+    Tensor *r;
+    int64_t outer, inner, rows;   /* rows per part */
+    char *tmp;                    /* per slot: inner + 1 doubles, or NULL */
+} RowsJob;
+
+static int rows_part(void *ud, int64_t p, int slot) {
+    RowsJob *j = ud;
+    int64_t begin = p * j->rows, end = begin + j->rows < j->outer ? begin + j->rows : j->outer;
+    void *tmp = j->tmp ? j->tmp + (size_t)slot * sizeof(double) * (size_t)(j->inner + 1) : NULL;
+    reduce_rows(j->op, j->x, j->r, begin, end, j->inner, tmp);
+    return 0;
+}
+
+static int reduce_rows_split(OpCode op, const Tensor *x, Tensor *r, int64_t outer, int64_t inner, bool needs_tmp) {
+    RowsJob j = { op, x, r, outer, inner, inner >= POOL_BLOCK ? 1 : POOL_BLOCK / inner, NULL };
+    int64_t parts = pool_parts(outer, j.rows);
+    int width = pool_width(parts, outer * inner);
+    if (needs_tmp && !(j.tmp = mem_try_alloc(sizeof(double) * (size_t)(inner + 1) * (size_t)width))) {
+        op_fail("out of memory");
+        return -1;
+    }
+    int rc = pool_run(parts, width, rows_part, &j);
+    mem_free(j.tmp);
+    return rc;
+}
+
 /* The reduction into r (the result's dtype and shape). Reducing trailing axes of a tensor
  * in its compute dtype allocates no tensor; other cases move the axes last first. */
 int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keepdims, Tensor *r) {
@@ -308,23 +355,19 @@ int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keep
     DType cd = dtype_is_float(rt) && in == DT_F64 ? DT_F64 : rt;   /* compute dtype of the result */
     Tensor *acc = cd == r->dtype ? r : tensor_new(cd, &so);         /* integer inputs: f64, then rt */
     bool needs_tmp = op == OP_VAR || op == OP_STD || op == OP_LOGSUMEXP || op == OP_NORM;
-    void *tmp = needs_tmp ? mem_try_alloc(sizeof(double) * (size_t)(inner + 1)) : NULL;
     int rc = -1;
-    if (!acc || (needs_tmp && !tmp)) {
-        if (acc) op_fail("out of memory");
-    } else {
+    if (acc) {
         if (inner == 0) {
             double empty = op == OP_PROD || op == OP_ALL ? 1 : op == OP_LOGSUMEXP ? -INFINITY
                            : (op == OP_SUM || op == OP_ANY || op == OP_NORM) ? 0 : NAN;
             for (int64_t o = 0; o < outer; o++) tensor_set(acc, o, empty);
+            rc = 0;
         } else {
-            reduce_rows(op, x, acc, outer, inner, tmp);
+            rc = reduce_rows_split(op, x, acc, outer, inner, needs_tmp);
         }
-        for (int64_t o = 0; acc != r && o < r->size; o++) tensor_set(r, o, tensor_get(acc, o));
-        rc = 0;
+        for (int64_t o = 0; rc == 0 && acc != r && o < r->size; o++) tensor_set(r, o, tensor_get(acc, o));
     }
     if (acc != r) tensor_release(acc);
-    mem_free(tmp);
     tensor_release(x);
     return rc;
 }

@@ -1,0 +1,154 @@
+/* test_pool.c - ops/pool.h: the fixed partition, every part run once on a slot below the
+ * width, the lowest failing part's message, small work on the calling thread, and the same
+ * bits from the split kernels for every thread count. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "suites.h"
+#include "pool.h"
+#include "tensor.h"
+#include "cpu/cpu.h"
+
+START_TEST(pool_parts_fixed_by_n_and_block) {
+    ck_assert_int_eq(pool_parts(0, 16), 0);
+    ck_assert_int_eq(pool_parts(1, 16), 1);
+    ck_assert_int_eq(pool_parts(16, 16), 1);
+    ck_assert_int_eq(pool_parts(17, 16), 2);
+    ck_assert_int_eq(pool_parts(POOL_BLOCK * 5 + 1, POOL_BLOCK), 6);
+    /* the thread count never enters: the same parts after changing it */
+    pool_set_threads(3);
+    ck_assert_int_eq(pool_parts(1000, 7), 143);
+    pool_set_threads(1);
+    ck_assert_int_eq(pool_parts(1000, 7), 143);
+    pool_set_threads(0);
+}
+END_TEST
+
+START_TEST(pool_width_small_work_stays_serial) {
+    pool_set_threads(4);
+    ck_assert_int_eq(pool_width(100, POOL_MIN_WORK - 1), 1);
+    ck_assert_int_eq(pool_width(1, POOL_MIN_WORK * 8), 1);
+    ck_assert_int_eq(pool_width(3, POOL_MIN_WORK), 3);
+    ck_assert_int_eq(pool_width(100, POOL_MIN_WORK), 4);
+    pool_set_threads(1);
+    ck_assert_int_eq(pool_width(100, POOL_MIN_WORK * 8), 1);
+    ck_assert_int_eq(pool_threads(), 1);
+    pool_set_threads(0);
+}
+END_TEST
+
+typedef struct {
+    int runs[1000];
+    int slot_of[1000];
+    int width;
+    int64_t fail_a, fail_b;   /* parts that fail, -1 none */
+} Count;
+
+static int count_part(void *ud, int64_t p, int slot) {
+    Count *c = ud;
+    c->runs[p]++;
+    c->slot_of[p] = slot;
+    if (p == c->fail_a || p == c->fail_b) {
+        op_fail("part %lld failed", (long long)p);
+        return -1;
+    }
+    return 0;
+}
+
+START_TEST(pool_run_every_part_once) {
+    for (int w = 1; w <= 4; w++) {
+        pool_set_threads(w);
+        for (int rep = 0; rep < 20; rep++) {
+            static Count c;
+            memset(&c, 0, sizeof c);
+            c.fail_a = c.fail_b = -1;
+            ck_assert_int_eq(pool_run(1000, w, count_part, &c), 0);
+            for (int p = 0; p < 1000; p++) {
+                ck_assert_int_eq(c.runs[p], 1);
+                ck_assert(c.slot_of[p] >= 0 && c.slot_of[p] < w);
+            }
+        }
+    }
+    pool_set_threads(0);
+}
+END_TEST
+
+START_TEST(pool_run_reports_lowest_failing_part) {
+    for (int w = 1; w <= 4; w++) {
+        pool_set_threads(w);
+        for (int rep = 0; rep < 20; rep++) {
+            static Count c;
+            memset(&c, 0, sizeof c);
+            c.fail_a = 900;
+            c.fail_b = 37 + rep;
+            op_fail("before");
+            ck_assert_int_eq(pool_run(1000, w, count_part, &c), -1);
+            char want[64];
+            snprintf(want, sizeof want, "part %d failed", 37 + rep);
+            ck_assert_str_eq(op_error(), want);
+            for (int p = 0; p <= 37 + rep; p++) ck_assert_int_eq(c.runs[p], 1);   /* all below ran */
+        }
+    }
+    pool_set_threads(0);
+}
+END_TEST
+
+/* tanh and a division over 3M elements: the bits of one serial call for 1..4 threads. */
+START_TEST(pool_split_kernels_same_bits) {
+    int64_t n = 3000000 + 17;
+    float *x = malloc(sizeof(float) * (size_t)n), *want = malloc(sizeof(float) * (size_t)n),
+          *got = malloc(sizeof(float) * (size_t)n), two = 2.0f;
+    for (int64_t i = 0; i < n; i++) x[i] = (float)((i * 7919) % 20011) / 1000.0f - 10.0f;
+    ck_assert_int_eq(cpu_unary(OP_TANH, DT_F32, x, want, n), 0);
+    for (int w = 1; w <= 4; w++) {
+        pool_set_threads(w);
+        memset(got, 0, sizeof(float) * (size_t)n);
+        ck_assert_int_eq(cpu_unary_split(OP_TANH, DT_F32, x, got, DT_F32, n), 0);
+        ck_assert(!memcmp(got, want, sizeof(float) * (size_t)n));
+    }
+    ck_assert_int_eq(cpu_binary(OP_DIV, DT_F32, x, 1, &two, 0, want, n), 0);
+    for (int w = 1; w <= 4; w++) {
+        pool_set_threads(w);
+        ck_assert_int_eq(cpu_binary_split(OP_DIV, DT_F32, x, 1, &two, 0, got, DT_F32, n), 0);
+        ck_assert(!memcmp(got, want, sizeof(float) * (size_t)n));
+    }
+    pool_set_threads(0);
+    free(x);
+    free(want);
+    free(got);
+}
+END_TEST
+
+/* An i64 division by zero in a late part: the serial message, for every thread count. */
+START_TEST(pool_split_kernel_error_comes_back) {
+    int64_t n = POOL_MIN_WORK * 4;
+    int64_t *a = malloc(sizeof(int64_t) * (size_t)n), *b = malloc(sizeof(int64_t) * (size_t)n),
+            *o = malloc(sizeof(int64_t) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) { a[i] = i; b[i] = 1; }
+    b[n - 5] = 0;
+    for (int w = 1; w <= 3; w++) {
+        pool_set_threads(w);
+        op_fail("none");
+        ck_assert_int_eq(cpu_binary_split(OP_FLOOR_DIVIDE, DT_I64, a, 1, b, 1, o, DT_I64, n), -1);
+        ck_assert_str_eq(op_error(), "integer division by zero");
+    }
+    pool_set_threads(0);
+    free(a);
+    free(b);
+    free(o);
+}
+END_TEST
+
+Suite *pool_suite(void) {
+    Suite *s = suite_create("pool");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, pool_parts_fixed_by_n_and_block);
+    tcase_add_test(tc, pool_width_small_work_stays_serial);
+    tcase_add_test(tc, pool_run_every_part_once);
+    tcase_add_test(tc, pool_run_reports_lowest_failing_part);
+    tcase_add_test(tc, pool_split_kernels_same_bits);
+    tcase_add_test(tc, pool_split_kernel_error_comes_back);
+    suite_add_tcase(s, tc);
+    return s;
+}
