@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "dist.h"
 #include "tensor.h"
 #include "mpi/plugin.h"
@@ -24,7 +25,13 @@ static void plugin_path(char *buf, size_t n) {
     const char *env = getenv("TSL_MPI_PLUGIN");
     if (env && *env) { snprintf(buf, n, "%s", env); return; }
     Dl_info info;
+    char exe[4096];
     const char *self = dladdr((void *)plugin_path, &info) && info.dli_fname ? info.dli_fname : "";
+    if (!strchr(self, '/')) {   /* the executable, started through PATH: its name has no folder */
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = 0;
+        self = exe;
+    }
     const char *slash = strrchr(self, '/');
     int dir = slash ? (int)(slash - self) : 1;
     snprintf(buf, n, "%.*s/libtsl_mpi.so", dir, slash ? self : ".");

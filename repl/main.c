@@ -225,6 +225,8 @@ static int run_main(int argc, char **argv) {
     if (code) rc = repl_exit_status(S, tsl_run_string(S, "<string>", code, (ptrdiff_t)strlen(code)));
     else if (file) rc = repl_exit_status(S, tsl_run_file(S, file));
     else rc = repl_run(S);
+    /* a rank that failed ends the MPI job: the others would wait for it in their next collective */
+    if (rc != 0) tsl_world_abort(rc);
 done:
     /* output still buffered fails only now (a full disk, a closed pipe): that is an error too */
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
