@@ -59,6 +59,10 @@ static void usage(FILE *out) {
           "  OPENBLAS_CORETYPE=NAME OpenBLAS's kernels (default: the CPU's; where OpenBLAS falls\n"
           "                         back to its generic ones, tsl picks AVX-512 or AVX2 ones)\n"
           "  TSL_NO_AVX512=1        use the AVX2 math kernels even where AVX-512 is available\n"
+          "  OMPI_COMM_WORLD_SIZE=N set by mpirun (Open MPI): the process joins the MPI job on its\n"
+          "                         first rank(), world_size() or collective (spec section 11)\n"
+          "  PMI_SIZE=N             the same, set by other MPI launchers\n"
+          "  TSL_MPI_PLUGIN=FILE    the MPI plugin to load (default: libtsl_mpi.so beside bin/tsl)\n"
           "  TSL_FAIL_ALLOC=N       testing: make the Nth allocation fail\n"
           "  HOME                   the REPL keeps its history in $HOME/.tsl_history\n",
           out);
