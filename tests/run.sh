@@ -640,7 +640,7 @@ case "$out" in "== f: "*"matmul(t"*) ok ;; *) bad "dis of a loaded graph: $(echo
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3" examples/kmeans_digits.tsl \
           examples/text_stats.tsl examples/linreg.tsl "--verify-static examples/kmeans_digits.tsl" \
-          "--verify-static examples/linreg.tsl" examples/train_digits.tsl; do
+          "--verify-static examples/linreg.tsl" examples/train_digits.tsl "examples/train_digits_dist.tsl 3 600 check"; do
     if $TSL $ex >/dev/null 2>"$tmp/err"; then ok; else bad "example $ex: $(head -3 "$tmp/err")"; fi
 done
 
@@ -679,6 +679,10 @@ else
     timeout 60 $MPIRUN -np 2 $TSL tests/mpi/errors/shapes_differ.tsl >"$tmp/out" 2>"$tmp/err"; rc=$?
     if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -qF 'rank 0 called allreduce(op="sum") of f32[2], rank 1 called allreduce(op="sum") of f32[3]' "$tmp/err"; then ok
     else bad "shapes that differ between ranks: exit $rc: $(head -3 "$tmp/err")"; fi
+    # the data-parallel example: parameters asserted equal on both ranks after every step
+    if timeout 300 $MPIRUN -np 2 $TSL examples/train_digits_dist.tsl 3 600 check >"$tmp/out" 2>"$tmp/err" &&
+       grep -q 'over 2 rank(s)' "$tmp/out"; then ok
+    else bad "examples/train_digits_dist.tsl on 2 ranks: $(head -3 "$tmp/err")"; fi
     TSL_MPI_PLUGIN=/nonexistent/libtsl_mpi.so timeout 60 $MPIRUN -np 1 $TSL -e 'print(rank())' >"$tmp/out" 2>"$tmp/err"; rc=$?
     if [ $rc -ne 0 ] && grep -q 'started by mpirun, but the MPI plugin could not be loaded' "$tmp/err"; then ok
     else bad "a plugin that cannot load under mpirun: exit $rc: $(head -3 "$tmp/err")"; fi
