@@ -5,11 +5,15 @@
  * names both sides instead of exchanging the wrong number of bytes. allreduce then gathers
  * the tensors and combines them here, in rank order: every rank computes the same
  * (((t0 + t1) + t2) ...), so results are the same bits everywhere and independent of timing,
- * and equal to one process adding the same partial tensors in that order. */
+ * and equal to one process adding the same partial tensors in that order. It does so in
+ * chunks of 1 MiB per rank, so the gather buffer is small, reused and warm in cache. */
 #include <string.h>
 #include "cpu.h"
 #include "dist.h"
 #include "mem.h"
+
+/* allreduce gathers and combines this many bytes of each rank's tensor at a time */
+#define CHUNK_BYTES ((size_t)1 << 20)
 
 /* What every rank must agree on: op, attribute, dtype, ndim, dims. */
 enum { H_OP, H_ATTR, H_DTYPE, H_NDIM, H_DIMS, H_LEN = H_DIMS + TSL_MAX_RANK };
@@ -53,26 +57,28 @@ static int agree(const OpCall *c, const Tensor *t) {
     return rc;
 }
 
-#define COMBINE(T, x, y, r)                                                                  \
+/* o = a op b over n elements of type T (max/min: NaN wins, as maximum()). */
+#define COMBINE(T, o, a, b, r)                                                               \
     do {                                                                                     \
-        T *o_ = (T *)(x);                                                                    \
-        const T *p_ = (const T *)(y);                                                        \
+        T *o_ = (T *)(o);                                                                    \
+        const T *a_ = (const T *)(a), *b_ = (const T *)(b);                                  \
         switch (r) {                                                                         \
-        case REDOP_SUM: case REDOP_MEAN: for (int64_t i = 0; i < n; i++) o_[i] += p_[i]; break; \
-        case REDOP_MAX: for (int64_t i = 0; i < n; i++) o_[i] = p_[i] > o_[i] || p_[i] != p_[i] ? p_[i] : o_[i]; break; \
-        case REDOP_MIN: for (int64_t i = 0; i < n; i++) o_[i] = p_[i] < o_[i] || p_[i] != p_[i] ? p_[i] : o_[i]; break; \
+        case REDOP_SUM: case REDOP_MEAN: for (int64_t i = 0; i < n; i++) o_[i] = a_[i] + b_[i]; break; \
+        case REDOP_MAX: for (int64_t i = 0; i < n; i++) o_[i] = b_[i] > a_[i] || b_[i] != b_[i] ? b_[i] : a_[i]; break; \
+        case REDOP_MIN: for (int64_t i = 0; i < n; i++) o_[i] = b_[i] < a_[i] || b_[i] != b_[i] ? b_[i] : a_[i]; break; \
         }                                                                                    \
     } while (0)
 
-/* out = parts[0] op parts[1] op ... in rank order (max/min: NaN wins, as maximum()). */
+/* out = ((parts[0] op parts[1]) op parts[2]) ... in rank order; the first step reads two
+ * parts, so one pass over the data per rank after the first (no copy of parts[0]). */
 static void combine(DType dt, RedOp r, const char *parts, int size, int64_t n, void *out) {
     size_t nbytes = (size_t)n * dtype_size(dt);
-    memcpy(out, parts, nbytes);
+    if (size == 1) memcpy(out, parts, nbytes);
     for (int k = 1; k < size; k++) {
-        const void *p = parts + (size_t)k * nbytes;
-        if (dt == DT_F32) COMBINE(float, out, p, r);
-        else if (dt == DT_F64) COMBINE(double, out, p, r);
-        else COMBINE(int64_t, out, p, r);
+        const void *a = k == 1 ? (const void *)parts : out, *b = parts + (size_t)k * nbytes;
+        if (dt == DT_F32) COMBINE(float, out, a, b, r);
+        else if (dt == DT_F64) COMBINE(double, out, a, b, r);
+        else COMBINE(int64_t, out, a, b, r);
     }
     if (r != REDOP_MEAN) return;
     if (dt == DT_F32)
@@ -96,10 +102,15 @@ int cpu_dist(const OpCall *c, Tensor **out) {
     } else if (c->op == OP_BROADCAST) {
         memcpy(out[0]->data, t->data, nbytes);
         rc = dist_bcast(out[0]->data, nbytes, (int)c->at->i[0]);
-    } else {
-        char *parts = mem_alloc(nbytes * (size_t)size + 1);
-        rc = dist_allgather(t->data, parts, nbytes);
-        if (rc == 0) combine(t->dtype, (RedOp)c->at->i[0], parts, size, t->size, out[0]->data);
+    } else {   /* in chunks: a small gather buffer that stays in cache, reused */
+        size_t esize = dtype_size(t->dtype), step = CHUNK_BYTES / esize * esize;
+        char *parts = mem_alloc((nbytes < step ? nbytes : step) * (size_t)size + 1);
+        for (size_t off = 0; rc == 0 && off < nbytes; off += step) {
+            size_t len = nbytes - off < step ? nbytes - off : step;
+            rc = dist_allgather((const char *)t->data + off, parts, len);
+            if (rc == 0)
+                combine(t->dtype, (RedOp)c->at->i[0], parts, size, (int64_t)(len / esize), (char *)out[0]->data + off);
+        }
         mem_free(parts);
     }
     tensor_release(tmp);
