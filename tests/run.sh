@@ -658,7 +658,7 @@ mpi_plugin="$(dirname "$TSL")/libtsl_mpi.so"
 if ! command -v mpirun >/dev/null 2>&1; then
     echo "SKIP: MPI tests: mpirun is not installed (make installs openmpi-bin)"
 elif [ ! -f "$mpi_plugin" ]; then
-    echo "SKIP: MPI tests: no $mpi_plugin (built by make where mpicc is installed)"
+    echo "SKIP: MPI tests: no $mpi_plugin (make builds it beside bin/tsl where mpicc is installed; make asan does not)"
 elif ! timeout 60 $MPIRUN -np 2 true >"$tmp/err" 2>&1; then
     echo "SKIP: MPI tests: mpirun cannot start 2 processes here: $(head -2 "$tmp/err")"
 else
