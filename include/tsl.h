@@ -169,6 +169,16 @@ TSL_API void tsl_timeout(tsl_State *S);
 TSL_API int tsl_interrupt_pending(tsl_State *S);
 TSL_API void tsl_interrupt_clear(tsl_State *S);
 
+/* ---- the MPI job (spec section 11) ---- */
+
+/* 1 with this process's *rank and the job's *size when it was started by mpirun (joining
+ * the job if no collective has yet), else 0 (a world of one). */
+TSL_API int tsl_world(int *rank, int *size);
+/* Ends every process of the MPI job with status (MPI_Abort), so that the other ranks do not
+ * wait forever in a collective for one that failed; the caller reports the error first. Returns
+ * at once when the process is not part of a job of more than one. */
+TSL_API void tsl_world_abort(int status);
+
 /* ---- errors (all borrowed: valid until the next call on S) ---- */
 
 /* The message of the last failure, "" when none. */

@@ -18,6 +18,7 @@ extern const BuiltinDef tensor_builtins[];
 extern const BuiltinDef string_builtins[];   /* strings.c */
 extern const BuiltinDef list_builtins[];     /* lists.c */
 extern const BuiltinDef file_builtins[];     /* files.c */
+extern const BuiltinDef dist_builtins[];     /* dist_builtins.c */
 
 /* The row of a built-in that is not an op, or NULL. */
 const BuiltinDef *builtin_def(const char *name);

@@ -23,7 +23,7 @@ void opargs_attrs_init(OpCode op, OpAttrs *at) {
         switch (pp->type) {
         case P_AXIS: at->axis = (int)pp->default_num; break;
         case P_BOOL: at->flag = pp->default_num != 0; break;
-        case P_INT: at->i[pp->slot] = (int64_t)pp->default_num; break;
+        case P_INT: case P_REDOP: at->i[pp->slot] = (int64_t)pp->default_num; break;
         case P_F: at->f[pp->slot] = pp->default_num; break;
         default: break;
         }
@@ -107,6 +107,13 @@ bool opargs_attr(Interp *I, OpCode op, int p, Value v, OpAttrs *at) {
     case P_F: return arg_number(I, d->name, pp->name, v, &at->f[pp->slot]);
     case P_SHAPE: case P_SHAPE_M1: return attr_shape(I, d->name, pp->name, v, &at->shape, pp->type == P_SHAPE_M1);
     case P_PAIRS: return attr_pairs(I, d->name, v, at);
+    case P_REDOP:
+        for (int r = 0; v.type == VAL_STR && r < 4; r++)
+            if (!strcmp(AS_STR(v)->chars, redop_names[r])) {
+                at->i[pp->slot] = r;
+                return true;
+            }
+        return interp_error(I, "%s(): %s must be one of \"sum\", \"mean\", \"max\", \"min\"", d->name, pp->name), false;
     case P_DTYPE:
         if (v.type != VAL_STR || dtype_parse(AS_STR(v)->chars, &dt))
             return interp_error(I, "%s(): dtype must be one of \"f32\", \"f64\", \"i64\", \"bool\"", d->name), false;

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 #include "infer.h"
+#include "dist.h"
 #include "mem.h"
 
 /* What errors call an op: its operator symbol, else its name. */
@@ -503,4 +504,35 @@ int infer_equal(const OpCall *c, Shape *out, DType *dt) {
     arg_shape(c, 0, &a);
     arg_shape(c, 1, &b);
     return shape_broadcast(&a, &b, &s, "allclose");
+}
+
+/* allreduce, broadcast, allgather (ops/dist.h): the operand's dtype and shape, one more axis
+ * for allgather. What depends on the other ranks (their shapes) is checked when it runs. */
+int infer_dist(const OpCall *c, Shape *out, DType *dt) {
+    arg_shape(c, 0, out);
+    *dt = (DType)c->in[0].dtype;
+    if (c->op == OP_ALLREDUCE) {
+        RedOp r = (RedOp)c->at->i[0];
+        if (*dt == DT_BOOL || (r == REDOP_MEAN && !dtype_is_float(*dt))) {
+            op_fail("allreduce(): op \"%s\" is not supported for %s tensors", redop_names[r], dtype_name(*dt));
+            return -1;
+        }
+        return 0;
+    }
+    int size = dist_size();
+    if (dist_start()) return -1;
+    if (c->op == OP_BROADCAST && (c->at->i[0] < 0 || c->at->i[0] >= size)) {
+        op_fail("broadcast(): root %lld is not a rank of this world of %d", (long long)c->at->i[0], size);
+        return -1;
+    }
+    if (c->op == OP_ALLGATHER) {
+        if (out->ndim == TSL_MAX_RANK) {
+            op_fail("allgather(): the result would have more than %d axes", TSL_MAX_RANK);
+            return -1;
+        }
+        memmove(out->d + 1, out->d, sizeof(int64_t) * (size_t)out->ndim);
+        out->d[0] = size;
+        out->ndim++;
+    }
+    return 0;
 }

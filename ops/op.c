@@ -33,8 +33,10 @@ static const InferFn infer_of[OP__COUNT] = {
 static const struct { const char *name; ParamType type; } param_types[] = {
     { "T", P_T }, { "T?", P_TOPT }, { "Ts", P_TS }, { "N", P_N }, { "axis", P_AXIS }, { "axes", P_AXES },
     { "bool", P_BOOL }, { "int", P_INT }, { "f", P_F }, { "shape", P_SHAPE }, { "shape-", P_SHAPE_M1 },
-    { "pairs", P_PAIRS }, { "dtype", P_DTYPE },
+    { "pairs", P_PAIRS }, { "redop", P_REDOP }, { "dtype", P_DTYPE },
 };
+
+const char *const redop_names[4] = { "sum", "mean", "max", "min" };
 
 static bool is_operand(ParamType t) { return t <= P_N; }
 
@@ -62,8 +64,14 @@ static void parse_param(OpDef *d, const char *text, size_t len, int *nint, int *
     p->required = !eq && p->type != P_TOPT;
     p->default_nil = p->type == P_TOPT || (eq && !strcmp(eq + 1, "nil"));
     if (eq && !p->default_nil) p->default_num = !strcmp(eq + 1, "true") ? 1 : !strcmp(eq + 1, "false") ? 0 : atof(eq + 1);
+    if (eq && p->type == P_REDOP) {
+        int r = 0;
+        while (r < 4 && strcmp(redop_names[r], eq + 1)) r++;
+        if (r == 4) table_abort(d, "unknown redop default");
+        p->default_num = r;
+    }
     if (is_operand(p->type)) p->slot = d->noperands++;
-    else if (p->type == P_INT) p->slot = (*nint)++;
+    else if (p->type == P_INT || p->type == P_REDOP) p->slot = (*nint)++;
     else if (p->type == P_F) p->slot = (*nf)++;
     if (*nint > 3 || *nf > 3) table_abort(d, "more than 3 int or f parameters");
 }

@@ -30,7 +30,7 @@ typedef enum {
 } OpCode;
 
 enum { K_UNARY, K_BINARY, K_COMPARE, K_REDUCE, K_OTHER };
-enum { F_FUSE = 1, F_COMM = 2, F_NUM = 4, F_SYNTAX = 8, F_RANDOM = 16, F_VIEW = 32, F_DYNAMIC = 64, F_WEAK = 128, F_ITEM = 256 };
+enum { F_FUSE = 1, F_COMM = 2, F_NUM = 4, F_SYNTAX = 8, F_RANDOM = 16, F_VIEW = 32, F_DYNAMIC = 64, F_WEAK = 128, F_ITEM = 256, F_COLL = 512 };
 
 /* The backward rule of an op (spec section 7): graph-building code over a GradBuilder
  * (ops/grad.h), filled in from the one list of rules in ops/grad.c. */
@@ -42,11 +42,15 @@ typedef int (*BackwardFn)(struct GradCtx *g);
 
 /* ---------- the table ---------- */
 
+/* allreduce's op (a P_REDOP attribute), in the order of its names in redop_names */
+typedef enum { REDOP_SUM, REDOP_MEAN, REDOP_MAX, REDOP_MIN } RedOp;
+extern const char *const redop_names[4];
+
 typedef enum { DR_SAME, DR_FLOAT, DR_BOOL, DR_PROMOTE, DR_CMP, DR_INT, DR_SUM, DR_MEAN, DR_I64, DR_F32, DR_ATTR, DR_IMPL } DtypeRule;
 
 typedef enum {
     P_T, P_TOPT, P_TS, P_N,                         /* operands */
-    P_AXIS, P_AXES, P_BOOL, P_INT, P_F, P_SHAPE, P_SHAPE_M1, P_PAIRS, P_DTYPE   /* attributes */
+    P_AXIS, P_AXES, P_BOOL, P_INT, P_F, P_SHAPE, P_SHAPE_M1, P_PAIRS, P_REDOP, P_DTYPE   /* attributes */
 } ParamType;
 
 typedef struct {
@@ -55,7 +59,7 @@ typedef struct {
     bool required;
     bool default_nil;     /* the default is nil */
     double default_num;   /* numeric/bool default */
-    int slot;             /* P_INT: OpAttrs.i[slot]; P_F: f[slot]; operands: operand index */
+    int slot;             /* P_INT and P_REDOP: OpAttrs.i[slot]; P_F: f[slot]; operands: operand index */
 } OpParam;
 
 /* Everything the table says about one op (op_info[op]). */

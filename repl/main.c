@@ -62,6 +62,10 @@ static void usage(FILE *out) {
           "                         back to its generic ones, tsl picks AVX-512 or AVX2 ones)\n"
           "  TSL_THREADS=N          threads for large tensor ops when --threads is not given\n"
           "  TSL_NO_AVX512=1        use the AVX2 math kernels even where AVX-512 is available\n"
+          "  OMPI_COMM_WORLD_SIZE=N set by mpirun (Open MPI): the process joins the MPI job on its\n"
+          "                         first rank(), world_size() or collective (spec section 11)\n"
+          "  PMI_SIZE=N             the same, set by other MPI launchers\n"
+          "  TSL_MPI_PLUGIN=FILE    the MPI plugin to load (default: libtsl_mpi.so beside bin/tsl)\n"
           "  TSL_FAIL_ALLOC=N       testing: make the Nth allocation fail\n"
           "  HOME                   the REPL keeps its history in $HOME/.tsl_history\n",
           out);
@@ -232,6 +236,8 @@ static int run_main(int argc, char **argv) {
     if (code) rc = repl_exit_status(S, tsl_run_string(S, "<string>", code, (ptrdiff_t)strlen(code)));
     else if (file) rc = repl_exit_status(S, tsl_run_file(S, file));
     else rc = repl_run(S);
+    /* a rank that failed ends the MPI job: the others would wait for it in their next collective */
+    if (rc != 0) tsl_world_abort(rc);
 done:
     /* output still buffered fails only now (a full disk, a closed pipe): that is an error too */
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {

@@ -74,9 +74,12 @@ int repl_exit_status(tsl_State *S, tsl_Status st) {
     switch (st) {
     case TSL_OK: return 0;
     case TSL_EXIT: return tsl_exit_code(S);
-    default:
+    default: {
+        int rank, size;   /* in an MPI job, whose error it is */
+        if (tsl_world(&rank, &size)) fprintf(stderr, "[rank %d of %d] ", rank, size);
         fputs(tsl_error_report(S), stderr);
         return st == TSL_INTERRUPTED ? 130 : st == TSL_IO ? 2 : 1;
+    }
     }
 }
 

@@ -70,7 +70,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OP_RE = re.compile(
     r'^OP\(\s*(\w+)\s*,\s*"([^"]*)"\s*,\s*"([^"]*)"\s*,\s*(\d+)\s*,\s*(\w+)\s*,\s*([\w |]+?)\s*,'
     r'\s*(\w+)\s*,\s*(\w+)\s*,\s*(NULL|"[^"]*")\s*,\s*"((?:[^"\\]|\\.)*)"\s*\)\s*$', re.M)
-PARAM_TYPES = {"T", "T?", "Ts", "N", "axis", "axes", "bool", "int", "f", "shape", "shape-", "pairs", "dtype"}
+PARAM_TYPES = {"T", "T?", "Ts", "N", "axis", "axes", "bool", "int", "f", "shape", "shape-", "pairs", "redop", "dtype"}
 
 
 class Param:
@@ -874,6 +874,21 @@ def plan_random(g, op, ref):
     if "lo" in pm:
         lo = g.r.randint(-5, 5)
         args.update({"lo": lo, "hi": lo + g.r.randint(1, 9)})
+    return args
+
+def plan_collective(g, op, ref):
+    """allreduce, broadcast, allgather: this runs without mpirun, in a world of one, where
+    they are identities (allgather adds the rank axis); tests/mpi runs them on 2 and 3 ranks."""
+    pm = P(op)
+    if "op" in pm:
+        red = g.pick(["sum", "mean", "max", "min"])
+        args = {"t": g.tensor(dtype=g.dtype(["f32", "f64"] if red == "mean" else ["i64", "f32", "f64"]))}
+        if red != "sum" or g.chance(0.5):
+            args["op"] = red
+        return args
+    args = {"t": g.tensor(dtype=g.dtype(ref.dtypes))}
+    if "root" in pm and g.chance(0.5):
+        args["root"] = 0
     return args
 
 # ---------------------------------------------------------------------------------------
@@ -1776,6 +1791,10 @@ REF = {
     "rand": Ref(no_ref, plan_random, skip=lambda x, A: ((x >= 0) & (x < 1)).all()),
     "randn": Ref(no_ref, plan_random, skip=lambda x, A: np.isfinite(x).all()),
     "randint": Ref(no_ref, plan_random, skip=lambda x, A: ((x >= A["lo"]) & (x < A["hi"])).all()),
+    # collectives in a world of one (no mpirun)
+    "allreduce": Ref(lambda A: A["t"], plan_collective, EXACT),
+    "broadcast": Ref(lambda A: A["t"], plan_collective, EXACT),
+    "allgather": Ref(lambda A: A["t"][None], plan_collective, EXACT),
 }
 
 # ---------------------------------------------------------------------------------------

@@ -640,9 +640,53 @@ case "$out" in "== f: "*"matmul(t"*) ok ;; *) bad "dis of a loaded graph: $(echo
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3" examples/kmeans_digits.tsl \
           examples/text_stats.tsl examples/linreg.tsl "--verify-static examples/kmeans_digits.tsl" \
-          "--verify-static examples/linreg.tsl" examples/train_digits.tsl; do
+          "--verify-static examples/linreg.tsl" examples/train_digits.tsl "examples/train_digits_dist.tsl 3 600 check"; do
     if $TSL $ex >/dev/null 2>"$tmp/err"; then ok; else bad "example $ex: $(head -3 "$tmp/err")"; fi
 done
+
+# collectives over MPI (spec section 11): tests/mpi/*.tsl without mpirun (a world of one:
+# identities) and under mpirun on 1, 2 and 3 ranks (shared memory on this machine); a rank
+# that fails, and ranks that disagree on a shape, end the job with an error within seconds.
+# Skipped, saying why, where mpirun cannot start processes or the plugin was not built.
+for f in tests/mpi/*.tsl; do
+    for mode in --no-static "" --verify-static; do
+        if $TSL $mode "$f" >"$tmp/out" 2>"$tmp/err" && sanitized; then ok; else bad "$f $mode (no mpirun): $(head -3 "$tmp/err")"; fi
+    done
+done
+MPIRUN="mpirun --allow-run-as-root --oversubscribe"
+mpi_plugin="$(dirname "$TSL")/libtsl_mpi.so"
+if ! command -v mpirun >/dev/null 2>&1; then
+    echo "SKIP: MPI tests: mpirun is not installed (make installs openmpi-bin)"
+elif [ ! -f "$mpi_plugin" ]; then
+    echo "SKIP: MPI tests: no $mpi_plugin (make builds it beside bin/tsl where mpicc is installed; make asan does not)"
+elif ! timeout 60 $MPIRUN -np 2 true >"$tmp/err" 2>&1; then
+    echo "SKIP: MPI tests: mpirun cannot start 2 processes here: $(head -2 "$tmp/err")"
+else
+    for f in tests/mpi/*.tsl; do
+        for np in 1 2 3; do
+            for mode in "" --no-static; do
+                if timeout 120 $MPIRUN -np $np $TSL $mode "$f" >"$tmp/out" 2>"$tmp/err"; then ok
+                else bad "$f on $np ranks $mode: exit $?: $(head -3 "$tmp/err")"; fi
+            done
+        done
+    done
+    t0=$(ms)
+    timeout 60 $MPIRUN -np 2 $TSL tests/mpi/errors/rank_fails.tsl >"$tmp/out" 2>"$tmp/err"; rc=$?
+    t=$(($(ms) - t0))
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $t -lt 10000 ] && grep -q '^\[rank 1 of 2\] .*error: assertion failed: the last rank fails' "$tmp/err" &&
+       ! grep -q 'not reached' "$tmp/out"; then ok
+    else bad "a failing rank: exit $rc after $t ms: $(head -3 "$tmp/err")"; fi
+    timeout 60 $MPIRUN -np 2 $TSL tests/mpi/errors/shapes_differ.tsl >"$tmp/out" 2>"$tmp/err"; rc=$?
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -qF 'rank 0 called allreduce(op="sum") of f32[2], rank 1 called allreduce(op="sum") of f32[3]' "$tmp/err"; then ok
+    else bad "shapes that differ between ranks: exit $rc: $(head -3 "$tmp/err")"; fi
+    # the data-parallel example: parameters asserted equal on both ranks after every step
+    if timeout 300 $MPIRUN -np 2 $TSL examples/train_digits_dist.tsl 3 600 check >"$tmp/out" 2>"$tmp/err" &&
+       grep -q 'over 2 rank(s)' "$tmp/out"; then ok
+    else bad "examples/train_digits_dist.tsl on 2 ranks: $(head -3 "$tmp/err")"; fi
+    TSL_MPI_PLUGIN=/nonexistent/libtsl_mpi.so timeout 60 $MPIRUN -np 1 $TSL -e 'print(rank())' >"$tmp/out" 2>"$tmp/err"; rc=$?
+    if [ $rc -ne 0 ] && grep -q 'started by mpirun, but the MPI plugin could not be loaded' "$tmp/err"; then ok
+    else bad "a plugin that cannot load under mpirun: exit $rc: $(head -3 "$tmp/err")"; fi
+fi
 
 # the REPL through a pseudo-terminal
 if command -v python3 >/dev/null 2>&1; then

@@ -5,6 +5,7 @@
  * unsupported (the code then runs eagerly, and TSL_EXPLAIN says why). */
 #include "comp.h"
 #include "opargs.h"
+#include "dist.h"
 
 /* ---------- built-ins ---------- */
 
@@ -372,6 +373,11 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
     if (!strcmp(name, "assert")) return builtin_assert(c, args, nargs, kwn, kw, nkw);
     OpCode op = op_by_name(name);
     if (op < OP__COUNT) return cc_call_op(c, op, args, nargs, kwn, kw, nkw);
+    /* constants of the process (its place in the MPI job), so shard sizes are known shapes */
+    if ((!strcmp(name, "rank") || !strcmp(name, "world_size")) && nargs == 0 && nkw == 0) {
+        int v = name[0] == 'r' ? dist_rank() : dist_size();
+        return dist_start() ? cc_error_at(c, loc, "%s", op_error()) : cc_num_const(v);
+    }
     /* sorted() with a key calls it: folding would run a TSL function (and its prints) while compiling */
     bool calls_back = !strcmp(name, "sorted") && (nargs > 1 || (nkw && strcmp(kwn[0], "reverse")) || nkw > 1);
     if (cc_is_pure_builtin(name) && !calls_back) {

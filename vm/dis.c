@@ -39,6 +39,7 @@ static size_t attrs_text(const Ins *in, char *buf, size_t n) {
         case P_INT: len += (size_t)snprintf(buf + len, n - len, "%lld", (long long)at->i[pp->slot]); break;
         case P_F: len += (size_t)snprintf(buf + len, n - len, "%g", at->f[pp->slot]); break;
         case P_SHAPE: case P_SHAPE_M1: len += (size_t)snprintf(buf + len, n - len, "%s", shape_str(&at->shape, sh, sizeof sh)); break;
+        case P_REDOP: len += (size_t)snprintf(buf + len, n - len, "\"%s\"", redop_names[at->i[pp->slot]]); break;
         case P_DTYPE: len += (size_t)snprintf(buf + len, n - len, "%s", at->dtype < 0 ? "nil" : dtype_name((DType)at->dtype)); break;
         default: len += (size_t)snprintf(buf + len, n - len, "..."); break;
         }

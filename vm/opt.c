@@ -61,9 +61,11 @@ static bool is_pure(InsOp op) {
     }
 }
 
-/* An instruction whose result depends only on its operands (not the generator's state). */
+/* An instruction whose result depends only on its operands (not the generator's state), and
+ * that talks to no other rank: a collective (F_COLL) is an effect every rank must reach in
+ * the same order, so no pass removes, merges or folds it (LICM moves only data movement). */
 static bool ins_pure(const Ins *in) {
-    return is_pure(in->op) && !(in->op == I_OP && (op_info[in->aux].flags & F_RANDOM));
+    return is_pure(in->op) && !(in->op == I_OP && (op_info[in->aux].flags & (F_RANDOM | F_COLL)));
 }
 
 /* Registers an instruction reads (up to 3 fixed operands plus args). */
@@ -351,7 +353,7 @@ static int pass_cse(Graph *g) {
  * draws and ops without operands (constructors: large constants) stay. */
 static Tensor *fold_op(Graph *g, const Ins *in, const int *kof, const bool *numk, const double *numv) {
     const OpDef *d = op_def((OpCode)in->aux);
-    if (in->nres != 1 || in->nargs < 1 || in->nargs > 8 || (d->flags & (F_RANDOM | F_DYNAMIC))) return NULL;
+    if (in->nres != 1 || in->nargs < 1 || in->nargs > 8 || (d->flags & (F_RANDOM | F_DYNAMIC | F_COLL))) return NULL;
     OpArg args[8];
     for (int k = 0; k < in->nargs; k++) {
         int r = in->args[k];

@@ -96,6 +96,30 @@ START_TEST(vm_constant_folding) {
 }
 END_TEST
 
+/* Collectives (F_COLL) are effects every rank must reach in order: two equal ones are not
+ * merged (CSE), an unused one is not removed (DCE), one of a constant is not computed while
+ * compiling (fold), and a loop-invariant one stays in the loop (LICM). */
+START_TEST(vm_collectives_stay) {
+    ck_assert_int_eq(run("x = ones([3])\nstatic {\n  a = allreduce(x)\n  b = allreduce(x)\n  unused = allgather(x)\n"
+                         "  c = broadcast(tensor([1.0, 2.0]))\n  for i in range(3) { d = allreduce(x, op=\"max\") }\n"
+                         "  y = a + b\n}\n"), 0);
+    Graph *g = static_last_graph(I);
+    ck_assert_int_eq(count_opcode(g, OP_ALLREDUCE), 3);
+    ck_assert_int_eq(count_opcode(g, OP_ALLGATHER), 1);
+    ck_assert_int_eq(count_opcode(g, OP_BROADCAST), 1);
+    int order[5], n = 0, loop_top = -1;
+    for (int i = 0; i < g->ncode; i++) {
+        if (g->code[i].op == I_JUMP && g->code[i].aux < i) loop_top = g->code[i].aux;
+        if (g->code[i].op == I_OP && (op_info[g->code[i].aux].flags & F_COLL) && n < 5) order[n++] = i;
+    }
+    ck_assert_int_eq(n, 5);   /* in program order, the last one inside the loop */
+    ck_assert_int_eq(g->code[order[0]].aux, OP_ALLREDUCE);
+    ck_assert_int_eq(g->code[order[2]].aux, OP_ALLGATHER);
+    ck_assert_int_eq(g->code[order[3]].aux, OP_BROADCAST);
+    ck_assert(loop_top >= 0 && order[4] > loop_top);
+}
+END_TEST
+
 START_TEST(vm_loops_stay_loops) {
     ck_assert_int_eq(run("acc = 0\nstatic { for i in range(100000) { acc = acc + i } }\n"), 0);
     Graph *g = static_last_graph(I);
@@ -250,6 +274,7 @@ Suite *vm_suite(void) {
     tcase_add_test(tc, vm_cse_and_dce);
     tcase_add_test(tc, vm_constant_folding);
     tcase_add_test(tc, vm_loops_stay_loops);
+    tcase_add_test(tc, vm_collectives_stay);
     tcase_add_test(tc, vm_guards_and_recompiles);
     tcase_add_test(tc, vm_error_location_inside_static);
     tcase_add_test(tc, vm_no_allocation_in_steady_state);

@@ -1,0 +1,16 @@
+/* api_dist.c - the public API's view of the MPI job (include/tsl.h, ops/dist.h): what a host
+ * such as bin/tsl needs to report a failing rank and end the job instead of hanging it. */
+#include "api.h"
+#include "dist.h"
+
+TSL_API int tsl_world(int *rank, int *size) {
+    *rank = 0;
+    *size = 1;
+    if (dist_start()) return 0;   /* the plugin failed to load: the run that needs it says so */
+    return dist_started(rank, size) ? 1 : 0;
+}
+
+TSL_API void tsl_world_abort(int status) {
+    int rank, size;
+    if (dist_started(&rank, &size)) dist_abort(status);
+}

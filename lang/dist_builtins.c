@@ -1,0 +1,31 @@
+/* dist_builtins.c - the built-ins of spec section 11 that take no tensor: rank(),
+ * world_size() and barrier(). The collectives on tensors are ops (ops.def, F_COLL); these
+ * ask ops/dist.h about the process's world, which starts on first use. */
+#include "builtins.h"
+#include "dist.h"
+
+static const char *const no_params[] = { NULL };
+
+static Value bi_rank(Interp *I, CallArgs *a) {
+    if (!args_bind(I, a, "rank", no_params, 0, NULL)) return ERR_VAL;
+    int r = dist_rank();
+    return dist_start() ? interp_error(I, "%s", op_error()) : NUM_VAL(r);
+}
+
+static Value bi_world_size(Interp *I, CallArgs *a) {
+    if (!args_bind(I, a, "world_size", no_params, 0, NULL)) return ERR_VAL;
+    int n = dist_size();
+    return dist_start() ? interp_error(I, "%s", op_error()) : NUM_VAL(n);
+}
+
+static Value bi_barrier(Interp *I, CallArgs *a) {
+    if (!args_bind(I, a, "barrier", no_params, 0, NULL)) return ERR_VAL;
+    return dist_barrier() ? interp_error(I, "%s", op_error()) : NIL_VAL;
+}
+
+const BuiltinDef dist_builtins[] = {
+    { "rank", bi_rank, "()", "this process's rank in the MPI job (0 without mpirun)" },
+    { "world_size", bi_world_size, "()", "the number of processes in the MPI job (1 without mpirun)" },
+    { "barrier", bi_barrier, "()", "waits until every rank of the MPI job reaches a barrier" },
+    { NULL, NULL, NULL, NULL },
+};
