@@ -42,17 +42,29 @@ static int input_path(const Graph *g, int i, int *path) {
     return n;
 }
 
-static const Graph *sort_graph;
-static int cmp_leaves(const void *pa, const void *pb) {
-    const Graph *g = sort_graph;
+/* Whether input path x comes before y: argument first, then the position at each level. */
+static bool path_before(const int *x, int nx, const int *y, int ny) {
+    for (int k = 0; k < nx && k < ny; k++)
+        if (x[k] != y[k]) return x[k] < y[k];
+    return nx < ny;
+}
+
+/* Orders the leaf guards by their input's path (an insertion sort: signatures are small, and
+ * the comparison needs the graph, which qsort cannot pass without a global). */
+static void sort_leaves(const Graph *g, int *leaves, int n) {
     int *x = mem_alloc(sizeof(int) * 2 * (size_t)(g->ninputs + 1)), *y = x + g->ninputs + 1;
-    int nx = input_path(g, g->guards[*(const int *)pa].input, x);
-    int ny = input_path(g, g->guards[*(const int *)pb].input, y);
-    int c = 0;
-    for (int k = 0; !c && k < nx && k < ny; k++) c = (x[k] > y[k]) - (x[k] < y[k]);
-    if (!c) c = (nx > ny) - (nx < ny);
+    for (int i = 1; i < n; i++) {
+        int v = leaves[i], j = i;
+        int nx = input_path(g, g->guards[v].input, x);
+        while (j > 0) {
+            int ny = input_path(g, g->guards[leaves[j - 1]].input, y);
+            if (!path_before(x, nx, y, ny)) break;
+            leaves[j] = leaves[j - 1];
+            j--;
+        }
+        leaves[j] = v;
+    }
     mem_free(x);
-    return c;
 }
 
 static void collect_outs(Model *m, const Opnd *o) {
@@ -74,8 +86,7 @@ Model *model_from_graphfile(GraphFile *gf, const char *name) {
     m->leaves = mem_alloc(sizeof(int) * (size_t)(g->nguards + 1));
     for (int i = 0; i < g->nguards; i++)
         if (g->guards[i].reg >= 0) m->leaves[m->nleaves++] = i;
-    sort_graph = g;   /* (loading is not on a hot path; qsort has no context argument in C11) */
-    qsort(m->leaves, (size_t)m->nleaves, sizeof(int), cmp_leaves);
+    sort_leaves(g, m->leaves, m->nleaves);
     if (g->has_result) collect_outs(m, &g->result);
     return m;
 }
