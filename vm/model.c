@@ -107,49 +107,19 @@ Model *model_load_bytes(const void *data, size_t n, const char *name, char *err,
     return gf ? model_from_graphfile(gf, name) : NULL;
 }
 
-/* The whole file, or NULL with the reason. */
-static uint8_t *read_file(const char *path, size_t *n, char *err, size_t errlen) {
+Model *model_load_file(const char *path, char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");
     if (!f) {
         snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
         return NULL;
     }
-    uint8_t *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            cap = cap ? cap * 2 : 1 << 16;
-            uint8_t *nb = mem_try_alloc(cap);
-            if (!nb) {
-                snprintf(err, errlen, "'%s' is too large to load", path);
-                mem_free(buf);
-                fclose(f);
-                return NULL;
-            }
-            if (len) memcpy(nb, buf, len);
-            mem_free(buf);
-            buf = nb;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) break;
-    }
-    bool bad = ferror(f);
-    int e = errno;
+    size_t n = 0;
+    char *data = io_read_all(f, path, NULL, SIZE_MAX / 2, &n, NULL);
     fclose(f);
-    if (bad) {
-        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(e));
-        mem_free(buf);
+    if (!data) {
+        snprintf(err, errlen, "%s", op_error());
         return NULL;
     }
-    *n = len;
-    return buf;
-}
-
-Model *model_load_file(const char *path, char *err, size_t errlen) {
-    size_t n = 0;
-    uint8_t *data = read_file(path, &n, err, errlen);
-    if (!data) return NULL;
     char msg[400];
     Model *m = model_load_bytes(data, n, path, msg, sizeof msg);
     if (!m) snprintf(err, errlen, "%s: %s", path, msg);
@@ -268,21 +238,6 @@ static bool arg_ok(const Model *m, const Guard *gd, Value v, char *err, size_t e
         return false;
     }
     return false;
-}
-
-/* The value of every input, from the arguments down (borrowed). */
-static void fetch_args(const Graph *g, Value *params, Value *vals) {
-    for (int i = 0; i < g->ninputs; i++) {
-        const InputSrc *s = &g->inputs[i];
-        if (s->kind == SRC_ARG) {
-            vals[i] = params[s->slot];
-            continue;
-        }
-        Value p = vals[s->slot];
-        vals[i] = UNDEF_VAL;
-        if (p.type == VAL_LIST && s->path < AS_LIST(p)->len) vals[i] = AS_LIST(p)->items[s->path];
-        if (p.type == VAL_DICT && s->path < AS_DICT(p)->len) vals[i] = AS_DICT(p)->entries[s->path].val;
-    }
 }
 
 /* Runs the bound registers. 0, or -1 with the error set in I (located in the model). */
@@ -466,7 +421,7 @@ static Value call_loaded(Interp *I, CallArgs *a) {
                             m->gf->nparams == 1 ? "" : "s", a->npos);
     Value *params = mem_alloc(sizeof(Value) * (size_t)(m->gf->nparams + g->ninputs + 1)), *vals = params + m->gf->nparams;
     for (int i = 0; i < m->gf->nparams; i++) params[i] = i < a->npos ? a->pos[i] : UNDEF_VAL;
-    fetch_args(g, params, vals);
+    static_fetch_args(g, params, vals);
     char err[700];
     for (int i = 0; i < g->nguards; i++)
         if (!arg_ok(m, &g->guards[i], vals[g->guards[i].input], err, sizeof err)) {

@@ -855,4 +855,10 @@ CompileStatus static_compile_export(Interp *I, ObjClosure *fn, Value *params, Gr
     return COMPILE_OK;
 }
 
+/* A loaded graph's inputs: its arguments and their parts (no frame, no closure). */
+void static_fetch_args(const Graph *g, Value *params, Value *vals) {
+    Env e = { NULL, NULL, params };
+    fetch_inputs((Graph *)g, &e, vals);
+}
+
 VmRegs *vm_regs_new(const Graph *g) { return regs_new((Graph *)g); }

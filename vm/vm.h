@@ -52,6 +52,8 @@ bool static_values_differ(Value eager, Value stat, char *where, size_t n);
 /* export(): compiles fn for params outside the caches (vm/model.c); *vals_out: its inputs. */
 CompileStatus static_compile_export(Interp *I, ObjClosure *fn, Value *params, Graph **out, Value **vals_out,
                                     char *why, size_t whylen);
+/* The inputs of a graph that reads only its arguments (a loaded one), borrowed into vals. */
+void static_fetch_args(const Graph *g, Value *params, Value *vals);
 Graph *static_last_graph(Interp *I);   /* the graph that ran last (tests, :dis) */
 int static_cache_count(const void *cache);   /* graphs cached for a block or static fn */
 void static_free_all(Interp *I);

@@ -279,7 +279,7 @@ char *io_read_all(FILE *fp, const char *path, const char *who, size_t limit, siz
         if (got < 65536 || n > limit) break;   /* it may have grown since it was opened */
     }
     if (ferror(fp) || n > limit) {
-        if (ferror(fp)) op_fail("%s%scannot read '%s'", pre, sep, path);
+        if (ferror(fp)) op_fail("%s%scannot read '%s': %s", pre, sep, path, strerror(errno));
         else op_fail("%s%s'%s' is larger than the limit of %zu bytes", pre, sep, path, limit);
         mem_free(buf);
         return NULL;
