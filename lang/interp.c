@@ -18,9 +18,18 @@
 #include "vm.h"
 #include "infer.h"
 
-static Value eval(Interp *I, Frame *f, Node *n);
-static Exec exec(Interp *I, Frame *f, Node *n);
+/* The dispatchers eval() and exec() are inlined into their callers and handle the common
+ * leaves (numbers, local names) themselves; every other kind has a function of its own, kept
+ * out of line so that no case pays for the registers and stack frame of another (a tree
+ * walker's cost is mostly the prologues of its recursive calls). */
+#define NOINLINE __attribute__((noinline))
+#define COLD __attribute__((noinline, cold))
+
+static inline Value eval(Interp *I, Frame *f, Node *n);
+static inline Exec exec(Interp *I, Frame *f, Node *n);
 static Exec exec_block(Interp *I, Frame *f, Node *b);
+static inline Exec exec_stmts(Interp *I, Frame *f, Node *b);
+static inline Exec exec_body(Interp *I, Frame *f, Node *b);
 
 /* ---------- errors ---------- */
 
@@ -115,13 +124,13 @@ int interp_truthy(Interp *I, Value v) {
 
 /* ---------- variables ---------- */
 
-static Value undefined_name(Interp *I, Node *n) {
+COLD static Value undefined_name(Interp *I, Node *n) {
     return interp_error_at(I, n->loc, "undefined variable '%s'", n->str);
 }
 
-static inline Value *name_ref(Frame *f, Node *n) {
+static inline Value *name_ref(Frame *f, const Node *n) {
+    if (__builtin_expect(n->scope == SCOPE_LOCAL, 1)) return &f->slots[n->slot];   /* most names */
     switch (n->scope) {
-    case SCOPE_LOCAL: return &f->slots[n->slot];
     case SCOPE_CELL: return &((ObjCell *)f->slots[n->slot].as.o)->v;
     case SCOPE_UPVAL: return &f->closure->upvals[n->slot]->v;
     default: return &f->mod->g.vals[n->slot];
@@ -316,7 +325,7 @@ static Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c) {
     Source *saved_src = I->cur_src;
     I->cur_src = closure_src(c);
     I->depth++;
-    Exec st = exec_block(I, &fr, p->body);
+    Exec st = exec_stmts(I, &fr, p->body);
     I->depth--;
     I->cur_src = saved_src;
     Value result;
@@ -333,7 +342,7 @@ static Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c) {
     return result;
 }
 
-static Value eval_call(Interp *I, Frame *f, Node *n) {
+NOINLINE static Value eval_call(Interp *I, Frame *f, Node *n) {
     if (!POLL(I)) {   /* the poll set the message; give it this call's location */
         interp_attach_loc(I, n->loc);
         return ERR_VAL;
@@ -606,6 +615,36 @@ static Value binary_in_place(Interp *I, int op, Value a, Value b) {
     return tv;
 }
 
+/* The number a leaf yields, when it is one: a literal, or a variable holding a number. Reading
+ * either has no side effect and cannot fail, so a caller that finds both operands of an
+ * operator this way may compute it on the spot, without making or releasing a Value. */
+static inline bool num_leaf(Frame *f, const Node *n, double *x) {
+    if (n->kind == AST_NUM) { *x = n->num; return true; }
+    if (n->kind != AST_NAME) return false;
+    const Value *v = name_ref(f, n);
+    if (v->type != VAL_NUM) return false;
+    *x = v->as.n;
+    return true;
+}
+
+/* x (op) y for the operators that are one instruction on numbers: *r and true, or false for
+ * the others (which take value_binary's path: % // ** through the op table, @, in, bitwise). */
+static inline bool num_simple_op(int op, double x, double y, Value *r) {
+    switch (op) {
+    case TOK_PLUS: *r = NUM_VAL(x + y); return true;
+    case TOK_MINUS: *r = NUM_VAL(x - y); return true;
+    case TOK_STAR: *r = NUM_VAL(x * y); return true;
+    case TOK_SLASH: *r = NUM_VAL(x / y); return true;
+    case TOK_LT: *r = BOOL_VAL(x < y); return true;
+    case TOK_LE: *r = BOOL_VAL(x <= y); return true;
+    case TOK_GT: *r = BOOL_VAL(x > y); return true;
+    case TOK_GE: *r = BOOL_VAL(x >= y); return true;
+    case TOK_EQ: *r = BOOL_VAL(x == y); return true;
+    case TOK_NE: *r = BOOL_VAL(x != y); return true;
+    default: return false;
+    }
+}
+
 /* Operands are most often numbers or names: fetch those without a full eval dispatch. */
 static inline Value eval_operand(Interp *I, Frame *f, Node *n) {
     if (n->kind == AST_NUM) return NUM_VAL(n->num);
@@ -616,25 +655,20 @@ static inline Value eval_operand(Interp *I, Frame *f, Node *n) {
     return eval(I, f, n);
 }
 
-static Value eval_binary(Interp *I, Frame *f, Node *n) {
+NOINLINE static Value binary_general(Interp *I, Node *n, Value a, Value b);
+
+NOINLINE static Value eval_binary(Interp *I, Frame *f, Node *n) {
     Value a = eval_operand(I, f, n->a);
     if (IS_ERR(a)) return a;
     Value b = eval_operand(I, f, n->b);
     if (IS_ERR(b)) { val_release(a); return b; }
-    if (a.type == VAL_NUM && b.type == VAL_NUM) {
-        double x = a.as.n, y = b.as.n;
-        switch (n->op) {
-        case TOK_PLUS: return NUM_VAL(x + y);
-        case TOK_MINUS: return NUM_VAL(x - y);
-        case TOK_STAR: return NUM_VAL(x * y);
-        case TOK_LT: return BOOL_VAL(x < y);
-        case TOK_LE: return BOOL_VAL(x <= y);
-        case TOK_GT: return BOOL_VAL(x > y);
-        case TOK_GE: return BOOL_VAL(x >= y);
-        case TOK_EQ: return BOOL_VAL(x == y);
-        default: break;
-        }
-    }
+    Value r;
+    if (a.type == VAL_NUM && b.type == VAL_NUM && num_simple_op(n->op, a.as.n, b.as.n, &r)) return r;
+    return binary_general(I, n, a, b);
+}
+
+/* a (op) b for all but two numbers under a simple operator; takes a and b. */
+NOINLINE static Value binary_general(Interp *I, Node *n, Value a, Value b) {
     Value r = binary_in_place(I, n->op, a, b);
     if (r.type != VAL_UNDEF) {
         if (IS_ERR(r)) interp_attach_loc(I, n->loc);
@@ -1024,21 +1058,14 @@ static Value eval_and_or(Interp *I, Frame *f, Node *n) {
     return eval(I, f, n->b);
 }
 
-static Value eval(Interp *I, Frame *f, Node *n) {
+/* Every expression kind but the hot ones eval() handles inline. */
+NOINLINE static Value eval_other(Interp *I, Frame *f, Node *n) {
     switch (n->kind) {
-    case AST_NUM: return NUM_VAL(n->num);
     case AST_STR: return val_str(n->str, n->str_len);
     case AST_TRUE: return BOOL_VAL(true);
     case AST_FALSE: return BOOL_VAL(false);
     case AST_NIL: return NIL_VAL;
-    case AST_NAME: {
-        Value v = *name_ref(f, n);
-        if (v.type == VAL_UNDEF) return undefined_name(I, n);
-        return val_retain(v);
-    }
-    case AST_BINARY: return eval_binary(I, f, n);
     case AST_UNARY: return eval_unary(I, f, n);
-    case AST_CALL: return eval_call(I, f, n);
     case AST_AND:
     case AST_OR: return eval_and_or(I, f, n);
     case AST_NOT: {
@@ -1055,6 +1082,25 @@ static Value eval(Interp *I, Frame *f, Node *n) {
     case AST_DICT: return eval_dict(I, f, n);
     case AST_FN: return make_closure(f, n->proto);
     default: return interp_error_at(I, n->loc, "internal error: not an expression");
+    }
+}
+
+static inline Value eval(Interp *I, Frame *f, Node *n) {
+    switch (n->kind) {
+    case AST_NUM: return NUM_VAL(n->num);
+    case AST_NAME: {
+        Value v = *name_ref(f, n);
+        if (v.type == VAL_UNDEF) return undefined_name(I, n);
+        return val_retain(v);
+    }
+    case AST_BINARY: {
+        double x, y;
+        Value r;
+        if (num_leaf(f, n->a, &x) && num_leaf(f, n->b, &y) && num_simple_op(n->op, x, y, &r)) return r;
+        return eval_binary(I, f, n);
+    }
+    case AST_CALL: return eval_call(I, f, n);
+    default: return eval_other(I, f, n);
     }
 }
 
@@ -1235,7 +1281,7 @@ static Exec exec_for_range(Interp *I, Frame *f, Node *n, int64_t start, int64_t 
     for (uint64_t k = 0; k < count; k++) {
         if (!POLL(I)) { interp_attach_loc(I, n->loc); return EX_ERR; }
         assign_name(f, n->a, NUM_VAL((double)range_at(start, step, k)));
-        Exec st = exec_block(I, f, n->c);
+        Exec st = exec_body(I, f, n->c);
         if (st == EX_BREAK) break;
         if (st == EX_RETURN || st == EX_ERR) return st;
     }
@@ -1274,7 +1320,7 @@ static bool range_args(Interp *I, Frame *f, Node *call, int64_t *a, int64_t *b, 
     return true;
 }
 
-static Exec exec_for(Interp *I, Frame *f, Node *n) {
+NOINLINE static Exec exec_for(Interp *I, Frame *f, Node *n) {
     int64_t a, b, s;
     Exec st = EX_OK;
     if (range_args(I, f, n->b, &a, &b, &s, &st))
@@ -1318,7 +1364,7 @@ static Exec exec_for(Interp *I, Frame *f, Node *n) {
             if (IS_ERR(x)) { st = EX_ERR; interp_attach_loc(I, n->loc); break; }
         }
         assign_name(f, n->a, x);
-        st = exec_block(I, f, n->c);
+        st = exec_body(I, f, n->c);
         if (st == EX_BREAK) { st = EX_OK; break; }
         if (st == EX_CONTINUE) st = EX_OK;
         if (st != EX_OK) break;
@@ -1327,87 +1373,116 @@ static Exec exec_for(Interp *I, Frame *f, Node *n) {
     return st;
 }
 
-static Exec exec_cond(Interp *I, Frame *f, Node *cond, int *out) {
-    /* the usual condition, a comparison of two numbers, without making a Value */
-    if (cond->kind == AST_BINARY && cond->op >= TOK_EQ && cond->op <= TOK_GE) {
-        Node *l = cond->a, *r = cond->b;
-        Value a = l->kind == AST_NAME ? *name_ref(f, l) : l->kind == AST_NUM ? NUM_VAL(l->num) : UNDEF_VAL;
-        Value b = r->kind == AST_NAME ? *name_ref(f, r) : r->kind == AST_NUM ? NUM_VAL(r->num) : UNDEF_VAL;
-        if (a.type == VAL_NUM && b.type == VAL_NUM) {
-            *out = num_binary(cond->op, a.as.n, b.as.n) != 0;
-            return EX_OK;
-        }
-    }
+/* A condition's truth through eval: 1, 0, or -1 with an error pending. */
+NOINLINE static int cond_general(Interp *I, Frame *f, Node *cond) {
     Value c = eval(I, f, cond);
-    if (IS_ERR(c)) return EX_ERR;
-    *out = c.type == VAL_BOOL ? c.as.b : interp_truthy(I, c);
+    if (IS_ERR(c)) return -1;
+    int t = c.type == VAL_BOOL ? c.as.b : interp_truthy(I, c);
     val_release(c);
-    if (*out < 0) { interp_attach_loc(I, cond->loc); return EX_ERR; }
+    if (t < 0) interp_attach_loc(I, cond->loc);
+    return t;
+}
+
+/* x (op) y for a comparison operator: *out and true; false for any other operator. */
+static inline bool num_compare(int op, double x, double y, int *out) {
+    switch (op) {
+    case TOK_LT: *out = x < y; return true;
+    case TOK_LE: *out = x <= y; return true;
+    case TOK_GT: *out = x > y; return true;
+    case TOK_GE: *out = x >= y; return true;
+    case TOK_EQ: *out = x == y; return true;
+    case TOK_NE: *out = x != y; return true;
+    default: return false;
+    }
+}
+
+static inline Exec exec_cond(Interp *I, Frame *f, Node *cond, int *out) {
+    /* the usual condition, a comparison of two numbers, without making a Value */
+    double x, y;
+    if (cond->kind == AST_BINARY && num_leaf(f, cond->a, &x) && num_leaf(f, cond->b, &y) &&
+        num_compare(cond->op, x, y, out))
+        return EX_OK;
+    *out = cond_general(I, f, cond);
+    return *out < 0 ? EX_ERR : EX_OK;
+}
+
+NOINLINE static Exec exec_expr(Interp *I, Frame *f, Node *n) {
+    Value v = eval(I, f, n->a);
+    if (IS_ERR(v)) return EX_ERR;
+    if (I->repl && !f->closure) {
+        val_release(I->last_value);
+        I->last_value = v;
+    } else val_release(v);
     return EX_OK;
 }
 
-static Exec exec(Interp *I, Frame *f, Node *n) {
-    if (I->heap.gc_due) gc_collect();   /* a statement boundary is a safe point for the cycle collector */
-    switch (n->kind) {
-    case AST_EXPR: {
-        Value v = eval(I, f, n->a);
-        if (IS_ERR(v)) return EX_ERR;
-        if (I->repl && !f->closure) {
-            val_release(I->last_value);
-            I->last_value = v;
-        } else val_release(v);
+NOINLINE static Exec exec_assign(Interp *I, Frame *f, Node *n) {
+    Node *e = n->b;
+    double x, y;
+    Value r;
+    /* `name = leaf op leaf` on numbers (s = s + 1.5, i = i + 1): computed and stored here */
+    if (n->op == TOK_EOF && n->a->kind == AST_NAME && e->kind == AST_BINARY && num_leaf(f, e->a, &x) &&
+        num_leaf(f, e->b, &y) && num_simple_op(e->op, x, y, &r)) {
+        assign_name(f, n->a, r);
         return EX_OK;
     }
-    case AST_ASSIGN: {
-        if (n->op != TOK_EOF) return assign_augmented(I, f, n);
-        if (is_self_append(n) && name_ref(f, n->a)->type == VAL_STR) {   /* numbers skip the call */
-            bool done;
-            Exec st = append_to_string_var(I, f, n->a, n->b->b, n->b->loc, &done);
-            if (done) return st;
-        }
-        Value v = eval(I, f, n->b);
-        if (IS_ERR(v)) return EX_ERR;
-        if (n->a->kind == AST_NAME) {
-            assign_name(f, n->a, v);
-            return EX_OK;
-        }
-        return assign_to(I, f, n->a, v);
+    if (n->op != TOK_EOF) return assign_augmented(I, f, n);
+    if (is_self_append(n) && name_ref(f, n->a)->type == VAL_STR) {   /* numbers skip the call */
+        bool done;
+        Exec st = append_to_string_var(I, f, n->a, n->b->b, n->b->loc, &done);
+        if (done) return st;
     }
-    case AST_IF: {
+    Value v = eval(I, f, n->b);
+    if (IS_ERR(v)) return EX_ERR;
+    if (n->a->kind == AST_NAME) {
+        assign_name(f, n->a, v);
+        return EX_OK;
+    }
+    return assign_to(I, f, n->a, v);
+}
+
+NOINLINE static Exec exec_if(Interp *I, Frame *f, Node *n) {
+    int c;
+    while (n && n->kind == AST_IF) {
+        if (exec_cond(I, f, n->a, &c) == EX_ERR) return EX_ERR;
+        if (c) return exec_body(I, f, n->b);
+        n = n->c;
+    }
+    return n ? exec_body(I, f, n) : EX_OK;
+}
+
+NOINLINE static Exec exec_while(Interp *I, Frame *f, Node *n) {
+    for (;;) {
         int c;
-        while (n && n->kind == AST_IF) {
-            if (exec_cond(I, f, n->a, &c) == EX_ERR) return EX_ERR;
-            if (c) return exec_block(I, f, n->b);
-            n = n->c;
-        }
-        return n ? exec_block(I, f, n) : EX_OK;
+        if (!POLL(I)) { interp_attach_loc(I, n->loc); return EX_ERR; }
+        if (exec_cond(I, f, n->a, &c) == EX_ERR) return EX_ERR;
+        if (!c) return EX_OK;
+        Exec st = exec_body(I, f, n->b);
+        if (st == EX_BREAK) return EX_OK;
+        if (st == EX_RETURN || st == EX_ERR) return st;
     }
-    case AST_WHILE:
-        for (;;) {
-            int c;
-            if (!POLL(I)) { interp_attach_loc(I, n->loc); return EX_ERR; }
-            if (exec_cond(I, f, n->a, &c) == EX_ERR) return EX_ERR;
-            if (!c) return EX_OK;
-            Exec st = exec_block(I, f, n->b);
-            if (st == EX_BREAK) return EX_OK;
-            if (st == EX_RETURN || st == EX_ERR) return st;
-        }
-    case AST_FOR: return exec_for(I, f, n);
+}
+
+static inline Exec exec_return(Interp *I, Frame *f, Node *n) {
+    if (!f->closure) {
+        interp_error_at(I, n->loc, "'return' outside a function");
+        return EX_ERR;
+    }
+    Value v = n->a ? eval(I, f, n->a) : NIL_VAL;
+    if (IS_ERR(v)) return EX_ERR;
+    val_release(I->ret);
+    I->ret = v;
+    return EX_RETURN;
+}
+
+/* Every statement kind but the hot ones exec() dispatches itself. */
+NOINLINE static Exec exec_other(Interp *I, Frame *f, Node *n) {
+    switch (n->kind) {
+    case AST_WHILE: return exec_while(I, f, n);
     case AST_BREAK:
     case AST_CONTINUE:
         I->jump_loc = n->loc;   /* where a break/continue that finds no loop is reported */
         return n->kind == AST_BREAK ? EX_BREAK : EX_CONTINUE;
-    case AST_RETURN: {
-        if (!f->closure) {
-            interp_error_at(I, n->loc, "'return' outside a function");
-            return EX_ERR;
-        }
-        Value v = n->a ? eval(I, f, n->a) : NIL_VAL;
-        if (IS_ERR(v)) return EX_ERR;
-        val_release(I->ret);
-        I->ret = v;
-        return EX_RETURN;
-    }
     case AST_BLOCK: return exec_block(I, f, n);
     case AST_FNDECL: return assign_to(I, f, n->a, make_closure(f, n->b->proto));
     case AST_IMPORT: {
@@ -1435,7 +1510,20 @@ static Exec exec(Interp *I, Frame *f, Node *n) {
     }
 }
 
-static Exec exec_block(Interp *I, Frame *f, Node *b) {
+static inline Exec exec(Interp *I, Frame *f, Node *n) {
+    if (I->heap.gc_due) gc_collect();   /* a statement boundary is a safe point for the cycle collector */
+    switch (n->kind) {
+    case AST_EXPR: return exec_expr(I, f, n);
+    case AST_ASSIGN: return exec_assign(I, f, n);
+    case AST_IF: return exec_if(I, f, n);
+    case AST_FOR: return exec_for(I, f, n);
+    case AST_RETURN: return exec_return(I, f, n);
+    default: return exec_other(I, f, n);
+    }
+}
+
+/* The statements of block b in order: exec_block, and inlined where a function body runs. */
+static inline Exec exec_stmts(Interp *I, Frame *f, Node *b) {
     for (int i = 0; i < b->n; i++) {
         /* every statement polls: straight-line code of slow kernels stops too */
         if (!interp_poll(I)) { interp_attach_loc(I, b->kids[i]->loc); return EX_ERR; }
@@ -1444,6 +1532,16 @@ static Exec exec_block(Interp *I, Frame *f, Node *b) {
     }
     return EX_OK;
 }
+
+/* The body of a loop or an if: a block of one statement (the usual loop body) runs it here,
+ * polling as exec_block does, without the call and frame of exec_block. */
+static inline Exec exec_body(Interp *I, Frame *f, Node *b) {
+    if (b->n != 1) return exec_block(I, f, b);
+    if (!interp_poll(I)) { interp_attach_loc(I, b->kids[0]->loc); return EX_ERR; }
+    return exec(I, f, b->kids[0]);
+}
+
+NOINLINE static Exec exec_block(Interp *I, Frame *f, Node *b) { return exec_stmts(I, f, b); }
 
 Exec interp_exec_block_eager(Interp *I, Frame *f, Node *b) { return exec_block(I, f, b); }
 
