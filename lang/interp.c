@@ -1085,7 +1085,7 @@ NOINLINE static Value eval_other(Interp *I, Frame *f, Node *n) {
     }
 }
 
-static inline Value eval(Interp *I, Frame *f, Node *n) {
+__attribute__((always_inline)) static inline Value eval(Interp *I, Frame *f, Node *n) {
     switch (n->kind) {
     case AST_NUM: return NUM_VAL(n->num);
     case AST_NAME: {
@@ -1416,16 +1416,21 @@ NOINLINE static Exec exec_expr(Interp *I, Frame *f, Node *n) {
     return EX_OK;
 }
 
-NOINLINE static Exec exec_assign(Interp *I, Frame *f, Node *n) {
+/* `name = leaf op leaf` on numbers (s = s + 1.5, i = i + 1), computed and stored in place;
+ * false, with nothing done, for any other assignment. Inlined into exec(). */
+static inline bool assign_number_leaves(Frame *f, Node *n) {
     Node *e = n->b;
     double x, y;
     Value r;
-    /* `name = leaf op leaf` on numbers (s = s + 1.5, i = i + 1): computed and stored here */
     if (n->op == TOK_EOF && n->a->kind == AST_NAME && e->kind == AST_BINARY && num_leaf(f, e->a, &x) &&
         num_leaf(f, e->b, &y) && num_simple_op(e->op, x, y, &r)) {
         assign_name(f, n->a, r);
-        return EX_OK;
+        return true;
     }
+    return false;
+}
+
+NOINLINE static Exec exec_assign(Interp *I, Frame *f, Node *n) {
     if (n->op != TOK_EOF) return assign_augmented(I, f, n);
     if (is_self_append(n) && name_ref(f, n->a)->type == VAL_STR) {   /* numbers skip the call */
         bool done;
@@ -1510,11 +1515,11 @@ NOINLINE static Exec exec_other(Interp *I, Frame *f, Node *n) {
     }
 }
 
-static inline Exec exec(Interp *I, Frame *f, Node *n) {
+__attribute__((always_inline)) static inline Exec exec(Interp *I, Frame *f, Node *n) {
     if (I->heap.gc_due) gc_collect();   /* a statement boundary is a safe point for the cycle collector */
     switch (n->kind) {
     case AST_EXPR: return exec_expr(I, f, n);
-    case AST_ASSIGN: return exec_assign(I, f, n);
+    case AST_ASSIGN: return assign_number_leaves(f, n) ? EX_OK : exec_assign(I, f, n);
     case AST_IF: return exec_if(I, f, n);
     case AST_FOR: return exec_for(I, f, n);
     case AST_RETURN: return exec_return(I, f, n);
@@ -1535,7 +1540,7 @@ static inline Exec exec_stmts(Interp *I, Frame *f, Node *b) {
 
 /* The body of a loop or an if: a block of one statement (the usual loop body) runs it here,
  * polling as exec_block does, without the call and frame of exec_block. */
-static inline Exec exec_body(Interp *I, Frame *f, Node *b) {
+__attribute__((always_inline)) static inline Exec exec_body(Interp *I, Frame *f, Node *b) {
     if (b->n != 1) return exec_block(I, f, b);
     if (!interp_poll(I)) { interp_attach_loc(I, b->kids[0]->loc); return EX_ERR; }
     return exec(I, f, b->kids[0]);
