@@ -128,7 +128,7 @@ COLD static Value undefined_name(Interp *I, Node *n) {
     return interp_error_at(I, n->loc, "undefined variable '%s'", n->str);
 }
 
-static inline Value *name_ref(Frame *f, const Node *n) {
+__attribute__((always_inline)) static inline Value *name_ref(Frame *f, const Node *n) {
     if (__builtin_expect(n->scope == SCOPE_LOCAL, 1)) return &f->slots[n->slot];   /* most names */
     switch (n->scope) {
     case SCOPE_CELL: return &((ObjCell *)f->slots[n->slot].as.o)->v;
@@ -137,7 +137,7 @@ static inline Value *name_ref(Frame *f, const Node *n) {
     }
 }
 
-static inline void assign_name(Frame *f, Node *n, Value v) {
+__attribute__((always_inline)) static inline void assign_name(Frame *f, Node *n, Value v) {
     Value *ref = name_ref(f, n);
     Value old = *ref;
     *ref = v;
@@ -618,7 +618,7 @@ static Value binary_in_place(Interp *I, int op, Value a, Value b) {
 /* The number a leaf yields, when it is one: a literal, or a variable holding a number. Reading
  * either has no side effect and cannot fail, so a caller that finds both operands of an
  * operator this way may compute it on the spot, without making or releasing a Value. */
-static inline bool num_leaf(Frame *f, const Node *n, double *x) {
+__attribute__((always_inline)) static inline bool num_leaf(Frame *f, const Node *n, double *x) {
     if (n->kind == AST_NUM) { *x = n->num; return true; }
     if (n->kind != AST_NAME) return false;
     const Value *v = name_ref(f, n);
@@ -629,7 +629,7 @@ static inline bool num_leaf(Frame *f, const Node *n, double *x) {
 
 /* x (op) y for the operators that are one instruction on numbers: *r and true, or false for
  * the others (which take value_binary's path: % // ** through the op table, @, in, bitwise). */
-static inline bool num_simple_op(int op, double x, double y, Value *r) {
+__attribute__((always_inline)) static inline bool num_simple_op(int op, double x, double y, Value *r) {
     switch (op) {
     case TOK_PLUS: *r = NUM_VAL(x + y); return true;
     case TOK_MINUS: *r = NUM_VAL(x - y); return true;
@@ -646,7 +646,7 @@ static inline bool num_simple_op(int op, double x, double y, Value *r) {
 }
 
 /* Operands are most often numbers or names: fetch those without a full eval dispatch. */
-static inline Value eval_operand(Interp *I, Frame *f, Node *n) {
+__attribute__((always_inline)) static inline Value eval_operand(Interp *I, Frame *f, Node *n) {
     if (n->kind == AST_NUM) return NUM_VAL(n->num);
     if (n->kind == AST_NAME) {
         Value v = *name_ref(f, n);
@@ -1384,7 +1384,7 @@ NOINLINE static int cond_general(Interp *I, Frame *f, Node *cond) {
 }
 
 /* x (op) y for a comparison operator: *out and true; false for any other operator. */
-static inline bool num_compare(int op, double x, double y, int *out) {
+__attribute__((always_inline)) static inline bool num_compare(int op, double x, double y, int *out) {
     switch (op) {
     case TOK_LT: *out = x < y; return true;
     case TOK_LE: *out = x <= y; return true;
@@ -1396,7 +1396,7 @@ static inline bool num_compare(int op, double x, double y, int *out) {
     }
 }
 
-static inline Exec exec_cond(Interp *I, Frame *f, Node *cond, int *out) {
+__attribute__((always_inline)) static inline Exec exec_cond(Interp *I, Frame *f, Node *cond, int *out) {
     /* the usual condition, a comparison of two numbers, without making a Value */
     double x, y;
     if (cond->kind == AST_BINARY && num_leaf(f, cond->a, &x) && num_leaf(f, cond->b, &y) &&
@@ -1418,7 +1418,7 @@ NOINLINE static Exec exec_expr(Interp *I, Frame *f, Node *n) {
 
 /* `name = leaf op leaf` on numbers (s = s + 1.5, i = i + 1), computed and stored in place;
  * false, with nothing done, for any other assignment. Inlined into exec(). */
-static inline bool assign_number_leaves(Frame *f, Node *n) {
+__attribute__((always_inline)) static inline bool assign_number_leaves(Frame *f, Node *n) {
     Node *e = n->b;
     double x, y;
     Value r;
@@ -1446,8 +1446,10 @@ NOINLINE static Exec exec_assign(Interp *I, Frame *f, Node *n) {
     return assign_to(I, f, n->a, v);
 }
 
-NOINLINE static Exec exec_if(Interp *I, Frame *f, Node *n) {
-    int c;
+/* An if whose condition c is already known (exec() tests the first condition inline). */
+NOINLINE static Exec exec_if_from(Interp *I, Frame *f, Node *n, int c) {
+    if (c) return exec_body(I, f, n->b);
+    n = n->c;
     while (n && n->kind == AST_IF) {
         if (exec_cond(I, f, n->a, &c) == EX_ERR) return EX_ERR;
         if (c) return exec_body(I, f, n->b);
@@ -1468,7 +1470,7 @@ NOINLINE static Exec exec_while(Interp *I, Frame *f, Node *n) {
     }
 }
 
-static inline Exec exec_return(Interp *I, Frame *f, Node *n) {
+__attribute__((always_inline)) static inline Exec exec_return(Interp *I, Frame *f, Node *n) {
     if (!f->closure) {
         interp_error_at(I, n->loc, "'return' outside a function");
         return EX_ERR;
@@ -1520,7 +1522,12 @@ __attribute__((always_inline)) static inline Exec exec(Interp *I, Frame *f, Node
     switch (n->kind) {
     case AST_EXPR: return exec_expr(I, f, n);
     case AST_ASSIGN: return assign_number_leaves(f, n) ? EX_OK : exec_assign(I, f, n);
-    case AST_IF: return exec_if(I, f, n);
+    case AST_IF: {
+        /* a guard (if c { ... } with no else) whose condition is false costs no call */
+        int c;
+        if (exec_cond(I, f, n->a, &c) == EX_ERR) return EX_ERR;
+        return !c && !n->c ? EX_OK : exec_if_from(I, f, n, c);
+    }
     case AST_FOR: return exec_for(I, f, n);
     case AST_RETURN: return exec_return(I, f, n);
     default: return exec_other(I, f, n);
@@ -1528,7 +1535,7 @@ __attribute__((always_inline)) static inline Exec exec(Interp *I, Frame *f, Node
 }
 
 /* The statements of block b in order: exec_block, and inlined where a function body runs. */
-static inline Exec exec_stmts(Interp *I, Frame *f, Node *b) {
+__attribute__((always_inline)) static inline Exec exec_stmts(Interp *I, Frame *f, Node *b) {
     for (int i = 0; i < b->n; i++) {
         /* every statement polls: straight-line code of slow kernels stops too */
         if (!interp_poll(I)) { interp_attach_loc(I, b->kids[i]->loc); return EX_ERR; }
