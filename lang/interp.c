@@ -302,13 +302,18 @@ static void add_traceback(Interp *I, Node *call, ObjClosure *c) {
 
 /* The common call: a plain closure, positional arguments matching its parameters, no
  * keywords, no captured locals. Arguments are evaluated straight into the new frame. */
+/* The error of a call that would go past the value stack, the C stack or --max-depth. */
+COLD static Value call_too_deep(Interp *I, Node *n) {
+    if (I->depth >= I->max_depth)
+        return interp_error_at(I, n->loc, "maximum call depth exceeded (%d frames, see --max-depth)", I->max_depth);
+    return interp_error_at(I, n->loc, "stack overflow (recursion too deep)");
+}
+
 static Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c) {
     FnProto *p = c->proto;
     Value *base = I->sp;
     int nslots = p->nlocals;
-    if (base + nslots + 8 > I->stack_end || !c_stack_ok(I)) return interp_error_at(I, n->loc, "stack overflow (recursion too deep)");
-    if (I->depth >= I->max_depth)
-        return interp_error_at(I, n->loc, "maximum call depth exceeded (%d frames, see --max-depth)", I->max_depth);
+    if (base + nslots + 8 > I->stack_end || !c_stack_ok(I) || I->depth >= I->max_depth) return call_too_deep(I, n);
     for (int i = 0; i < n->n; i++) {
         Value v = eval(I, f, n->kids[i]);
         if (IS_ERR(v)) {
@@ -342,6 +347,8 @@ static Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c) {
     return result;
 }
 
+NOINLINE static Value call_general(Interp *I, Frame *f, Node *n, Value fn);
+
 NOINLINE static Value eval_call(Interp *I, Frame *f, Node *n) {
     if (!POLL(I)) {   /* the poll set the message; give it this call's location */
         interp_attach_loc(I, n->loc);
@@ -357,6 +364,12 @@ NOINLINE static Value eval_call(Interp *I, Frame *f, Node *n) {
             return r;
         }
     }
+    return call_general(I, f, n, fn);
+}
+
+/* Any other call (keywords, built-ins, dicts with forward, defaults, cells, static fns): the
+ * arguments evaluated onto the value stack, then call_value_at. Takes fn. */
+NOINLINE static Value call_general(Interp *I, Frame *f, Node *n, Value fn) {
     Value *base = I->sp;
     if (base + n->n + n->nk + 2 >= I->stack_end) {
         val_release(fn);

@@ -47,9 +47,8 @@ typedef struct Obj {
                               by the threads running the graph, so never retained (vm/graph.c) */
 
 typedef struct Value {
-    ValType type;
-    uint32_t pad;   /* always 0: the tag fills a whole word, so the compiler moves a Value as two
-                       plain words (with 4 bytes of padding it merged half-words on every copy) */
+    int64_t type;   /* a ValType, held in a whole word: the compiler then moves a Value as two plain
+                       words (a 4-byte tag with padding got merged and split on every copy) */
     union {
         bool b;
         double n;
@@ -113,13 +112,13 @@ typedef struct {
     void (*udata_free)(void *udata);
 } ObjBuiltin;
 
-#define NIL_VAL ((Value){VAL_NIL, 0, {.n = 0}})
-#define UNDEF_VAL ((Value){VAL_UNDEF, 0, {.n = 0}})
-#define ERR_VAL ((Value){VAL_ERR, 0, {.n = 0}})
-#define BOOL_VAL(x) ((Value){VAL_BOOL, 0, {.b = (x)}})
-#define NUM_VAL(x) ((Value){VAL_NUM, 0, {.n = (x)}})
-#define OBJ_VAL(ty, p) ((Value){(ty), 0, {.o = (Obj *)(p)}})
-#define TENSOR_VAL(p) ((Value){VAL_TENSOR, 0, {.t = (p)}})
+#define NIL_VAL ((Value){VAL_NIL, {.n = 0}})
+#define UNDEF_VAL ((Value){VAL_UNDEF, {.n = 0}})
+#define ERR_VAL ((Value){VAL_ERR, {.n = 0}})
+#define BOOL_VAL(x) ((Value){VAL_BOOL, {.b = (x)}})
+#define NUM_VAL(x) ((Value){VAL_NUM, {.n = (x)}})
+#define OBJ_VAL(ty, p) ((Value){(ty), {.o = (Obj *)(p)}})
+#define TENSOR_VAL(p) ((Value){VAL_TENSOR, {.t = (p)}})
 
 #define IS_ERR(v) ((v).type == VAL_ERR)
 #define IS_NUM(v) ((v).type == VAL_NUM)
