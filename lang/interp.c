@@ -144,6 +144,17 @@ __attribute__((always_inline)) static inline void assign_name(Frame *f, Node *n,
     val_release(old);
 }
 
+/* Stores a number into a variable. The double goes straight into the slot: built as a Value
+ * first, it would travel through an integer register and back, on the loop-carried path of
+ * every `s = s + x`. */
+__attribute__((always_inline)) static inline void assign_number(Frame *f, Node *n, double x) {
+    Value *ref = name_ref(f, n);
+    Value old = *ref;
+    ref->type = VAL_NUM;
+    ref->as.n = x;
+    val_release(old);
+}
+
 /* ---------- calls ---------- */
 
 static bool c_stack_ok(Interp *I) {
@@ -656,6 +667,17 @@ __attribute__((always_inline)) static inline bool num_leaf(Frame *f, const Node 
     if (v->type != VAL_NUM) return false;
     *x = v->as.n;
     return true;
+}
+
+/* x (op) y for + - * /: *r and true; false for any other operator. */
+__attribute__((always_inline)) static inline bool num_arith(int op, double x, double y, double *r) {
+    switch (op) {
+    case TOK_PLUS: *r = x + y; return true;
+    case TOK_MINUS: *r = x - y; return true;
+    case TOK_STAR: *r = x * y; return true;
+    case TOK_SLASH: *r = x / y; return true;
+    default: return false;
+    }
 }
 
 /* x (op) y for the operators that are one instruction on numbers: *r and true, or false for
@@ -1311,7 +1333,7 @@ static Exec exec_for_range(Interp *I, Frame *f, Node *n, int64_t start, int64_t 
     uint64_t count = range_count(start, stop, step);
     for (uint64_t k = 0; k < count; k++) {
         if (!POLL(I)) { interp_attach_loc(I, n->loc); return EX_ERR; }
-        assign_name(f, n->a, NUM_VAL((double)range_at(start, step, k)));
+        assign_number(f, n->a, (double)range_at(start, step, k));
         Exec st = exec_body(I, f, n->c);
         if (st == EX_BREAK) break;
         if (st == EX_RETURN || st == EX_ERR) return st;
@@ -1451,14 +1473,18 @@ NOINLINE static Exec exec_expr(Interp *I, Frame *f, Node *n) {
  * false, with nothing done, for any other assignment. Inlined into exec(). */
 __attribute__((always_inline)) static inline bool assign_number_leaves(Frame *f, Node *n) {
     Node *e = n->b;
-    double x, y;
-    Value r;
-    if (n->op == TOK_EOF && n->a->kind == AST_NAME && e->kind == AST_BINARY && num_leaf(f, e->a, &x) &&
-        num_leaf(f, e->b, &y) && num_simple_op(e->op, x, y, &r)) {
-        assign_name(f, n->a, r);
+    double x, y, r;
+    if (n->op != TOK_EOF || n->a->kind != AST_NAME || e->kind != AST_BINARY || !num_leaf(f, e->a, &x) ||
+        !num_leaf(f, e->b, &y))
+        return false;
+    if (num_arith(e->op, x, y, &r)) {
+        assign_number(f, n->a, r);
         return true;
     }
-    return false;
+    Value v;
+    if (!num_simple_op(e->op, x, y, &v)) return false;
+    assign_name(f, n->a, v);
+    return true;
 }
 
 NOINLINE static Exec exec_assign(Interp *I, Frame *f, Node *n) {
