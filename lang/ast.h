@@ -67,6 +67,7 @@ struct Node {
     int chain;       /* BINARY/AND/OR: length of the operator chain ending here */
     FnProto *proto;  /* FN */
     void *vm_cache;  /* STATIC: compiled graphs (vm/static.c) */
+    unsigned char quick;   /* ASSIGN: the interpreter's shape class, set on its first run (interp.c) */
 };
 
 /* Upvalue i of a closure comes from the enclosing frame's cell slot `index`

@@ -1469,6 +1469,55 @@ NOINLINE static Exec exec_expr(Interp *I, Frame *f, Node *n) {
     return EX_OK;
 }
 
+/* An assignment's shape, classified on its first run into Node.quick (the resolved tree never
+ * changes after). The hot one, `local = local op local|literal` with op one of + - * /, then
+ * runs on the slots directly. */
+enum {
+    QUICK_UNSET,     /* not run yet */
+    QUICK_NONE,      /* any other shape */
+    QUICK_LOCAL_ARITH_VAR,   /* x = y op z: all three locals */
+    QUICK_LOCAL_ARITH_NUM,   /* x = y op 1.5 */
+};
+
+static bool is_local(const Node *n) { return n->kind == AST_NAME && n->scope == SCOPE_LOCAL; }
+
+NOINLINE static unsigned char quick_assign_class(Node *n) {
+    Node *e = n->b;
+    bool arith = e->kind == AST_BINARY &&
+                 (e->op == TOK_PLUS || e->op == TOK_MINUS || e->op == TOK_STAR || e->op == TOK_SLASH);
+    if (n->op != TOK_EOF || !is_local(n->a) || !arith || !is_local(e->a)) return QUICK_NONE;
+    if (is_local(e->b)) return QUICK_LOCAL_ARITH_VAR;
+    return e->b->kind == AST_NUM ? QUICK_LOCAL_ARITH_NUM : QUICK_NONE;
+}
+
+/* `local = local op local|literal` when the operands hold numbers and the target holds no
+ * object: computed and stored on the slots. False, with nothing done, otherwise. */
+__attribute__((always_inline)) static inline bool assign_quick(Frame *f, Node *n) {
+    if (__builtin_expect(n->quick == QUICK_UNSET, 0)) n->quick = quick_assign_class(n);
+    if (n->quick < QUICK_LOCAL_ARITH_VAR) return false;
+    Node *e = n->b;
+    const Value *a = &f->slots[e->a->slot];
+    Value *dst = &f->slots[n->a->slot];
+    double y;
+    if (n->quick == QUICK_LOCAL_ARITH_NUM) y = e->b->num;
+    else {
+        const Value *b = &f->slots[e->b->slot];
+        if (b->type != VAL_NUM) return false;
+        y = b->as.n;
+    }
+    if (a->type != VAL_NUM || val_is_heap(*dst)) return false;
+    double x = a->as.n, r;
+    switch (e->op) {
+    case TOK_PLUS: r = x + y; break;
+    case TOK_MINUS: r = x - y; break;
+    case TOK_STAR: r = x * y; break;
+    default: r = x / y; break;
+    }
+    dst->type = VAL_NUM;
+    dst->as.n = r;
+    return true;
+}
+
 /* `name = leaf op leaf` on numbers (s = s + 1.5, i = i + 1), computed and stored in place;
  * false, with nothing done, for any other assignment. Inlined into exec(). */
 __attribute__((always_inline)) static inline bool assign_number_leaves(Frame *f, Node *n) {
@@ -1578,7 +1627,7 @@ __attribute__((always_inline)) static inline Exec exec(Interp *I, Frame *f, Node
     if (I->heap.gc_due) gc_collect();   /* a statement boundary is a safe point for the cycle collector */
     switch (n->kind) {
     case AST_EXPR: return exec_expr(I, f, n);
-    case AST_ASSIGN: return assign_number_leaves(f, n) ? EX_OK : exec_assign(I, f, n);
+    case AST_ASSIGN: return assign_quick(f, n) || assign_number_leaves(f, n) ? EX_OK : exec_assign(I, f, n);
     case AST_IF: {
         /* a guard (if c { ... } with no else) whose condition is false costs no call */
         int c;
