@@ -87,6 +87,8 @@ struct FnProto {
     char **local_names;  /* nlocals */
     unsigned char *is_cell; /* nlocals: slot holds a Cell because an inner fn captures it */
     int has_cells;          /* any is_cell set: the call path skips the cell loop otherwise */
+    int plain_arity;        /* nparams when calls with that many positional arguments may take the
+                               interpreter's fast path (no cells, not static), else -1 */
     void *vm_cache;         /* static fn: compiled graphs (vm/static.c) */
     bool made;              /* a closure was made from it: its program must stay */
     int nupvals;

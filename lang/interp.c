@@ -387,7 +387,7 @@ NOINLINE static Value eval_call(Interp *I, Frame *f, Node *n) {
     if (IS_ERR(fn)) return fn;
     if (fn.type == VAL_FUNC && fn.as.o->kind == OBJ_CLOSURE && n->nk == 0) {
         FnProto *p = AS_CLOSURE(fn)->proto;
-        if (n->n == p->nparams && !p->has_cells && (!p->is_static || I->no_static)) {
+        if (n->n == p->plain_arity || (n->n == p->nparams && !p->has_cells && I->no_static)) {
             Value r = fast_call(I, f, n, AS_CLOSURE(fn));
             val_release(fn);
             return r;
@@ -698,22 +698,13 @@ __attribute__((always_inline)) static inline bool num_simple_op(int op, double x
     }
 }
 
-/* Operands are most often numbers or names: fetch those without a full eval dispatch. */
-__attribute__((always_inline)) static inline Value eval_operand(Interp *I, Frame *f, Node *n) {
-    if (n->kind == AST_NUM) return NUM_VAL(n->num);
-    if (n->kind == AST_NAME) {
-        Value v = *name_ref(f, n);
-        if (v.type == VAL_NUM) return v;
-    }
-    return eval(I, f, n);
-}
 
 NOINLINE static Value binary_general(Interp *I, Node *n, Value a, Value b);
 
 NOINLINE static Value eval_binary(Interp *I, Frame *f, Node *n) {
-    Value a = eval_operand(I, f, n->a);
+    Value a = eval(I, f, n->a);
     if (IS_ERR(a)) return a;
-    Value b = eval_operand(I, f, n->b);
+    Value b = eval(I, f, n->b);
     if (IS_ERR(b)) { val_release(a); return b; }
     Value r;
     if (a.type == VAL_NUM && b.type == VAL_NUM && num_simple_op(n->op, a.as.n, b.as.n, &r)) return r;

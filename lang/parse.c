@@ -94,6 +94,7 @@ static Node *parse_fn_rest(Parser *p, Token *fn_tok, const Token *name, int is_s
     f->name = name ? mem_strndup(name->start, (size_t)name->len) : mem_strndup("", 0);
     f->loc = fn_tok->loc;
     f->is_static = is_static;
+    f->plain_arity = -1;   /* until the resolver has seen the body (resolve.c) */
     int saved = p->no_brace;
     p->no_brace = 0;
     expect(p, TOK_LPAREN, "'(' after fn");

@@ -174,6 +174,7 @@ static void resolve_fn(Ctx *c, FnScope *parent, Node *fn) {
     for (int i = 0; i < s.nrefs; i++)
         if (p->is_cell[s.local_refs[i]->slot]) s.local_refs[i]->scope = SCOPE_CELL;
     for (int i = 0; i < p->nlocals; i++) p->has_cells |= p->is_cell[i];
+    p->plain_arity = p->has_cells || p->is_static ? -1 : p->nparams;
     mem_free(s.local_refs);
     c->loops = outer_loops;
 }
