@@ -707,7 +707,11 @@ NOINLINE static Value eval_binary(Interp *I, Frame *f, Node *n) {
     Value b = eval(I, f, n->b);
     if (IS_ERR(b)) { val_release(a); return b; }
     Value r;
-    if (a.type == VAL_NUM && b.type == VAL_NUM && num_simple_op(n->op, a.as.n, b.as.n, &r)) return r;
+    if (a.type == VAL_NUM && b.type == VAL_NUM) {
+        if (num_simple_op(n->op, a.as.n, b.as.n, &r)) return r;
+        if (n->op == TOK_PERCENT || n->op == TOK_SLASHSLASH || n->op == TOK_POW)   /* value_binary's rule */
+            return NUM_VAL(num_binary(n->op, a.as.n, b.as.n));
+    }
     return binary_general(I, n, a, b);
 }
 
