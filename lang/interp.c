@@ -29,6 +29,8 @@ static inline Value eval(Interp *I, Frame *f, Node *n);
 static inline Exec exec(Interp *I, Frame *f, Node *n);
 static Exec exec_block(Interp *I, Frame *f, Node *b);
 static inline Exec exec_stmts(Interp *I, Frame *f, Node *b);
+static inline Exec exec_cond(Interp *I, Frame *f, Node *cond, int *out);
+static Exec exec_if_from(Interp *I, Frame *f, Node *n, int c);
 static inline Exec exec_body(Interp *I, Frame *f, Node *b);
 
 /* ---------- errors ---------- */
@@ -323,7 +325,22 @@ __attribute__((always_inline)) static inline Value run_body(Interp *I, Frame *f,
             if (I->heap.gc_due) gc_collect();   /* as exec() does before a statement */
             return s->a ? eval(I, f, s->a) : NIL_VAL;
         }
-        Exec st = exec(I, f, s);
+        Exec st;
+        if (s->kind == AST_IF) {
+            /* a guard, `if c { return e }` (the base case of a recursion), returns e directly */
+            if (I->heap.gc_due) gc_collect();
+            int c;
+            if (exec_cond(I, f, s->a, &c) == EX_ERR) return ERR_VAL;
+            if (!c && !s->c) continue;
+            Node *b = s->b;
+            if (c && b->n == 1 && b->kids[0]->kind == AST_RETURN) {
+                Node *r = b->kids[0];
+                if (!interp_poll(I)) { interp_attach_loc(I, r->loc); return ERR_VAL; }
+                if (I->heap.gc_due) gc_collect();
+                return r->a ? eval(I, f, r->a) : NIL_VAL;
+            }
+            st = exec_if_from(I, f, s, c);
+        } else st = exec(I, f, s);
         if (st == EX_OK) continue;
         if (st == EX_RETURN) {
             Value r = I->ret;
