@@ -1034,7 +1034,22 @@ static Value eval_index(Interp *I, Frame *f, Node *n) {
     Value obj = eval(I, f, n->a);
     if (IS_ERR(obj)) return obj;
     IdxVal iv[TSL_MAX_RANK + 8];
-    if (!eval_index_items(I, f, n, iv)) { val_release(obj); return ERR_VAL; }
+    Node *k = n->n == 1 ? n->kids[0] : NULL;
+    if (k && obj.type == VAL_LIST && k->kind != AST_SLICE && k->kind != AST_ELLIPSIS) {
+        /* xs[i] with i a whole number in range: the item, without index_values' general rules */
+        Value x = eval(I, f, k);
+        if (IS_ERR(x)) { val_release(obj); return x; }
+        ObjList *l = AS_LIST(obj);
+        if (x.type == VAL_NUM && x.as.n >= 0 && x.as.n < l->len && x.as.n == (double)(int)x.as.n) {
+            Value r = val_retain(l->items[(int)x.as.n]);
+            val_release(obj);
+            return r;
+        }
+        iv[0] = (IdxVal){ 0, { x, NIL_VAL, NIL_VAL } };
+    } else if (!eval_index_items(I, f, n, iv)) {
+        val_release(obj);
+        return ERR_VAL;
+    }
     Value r = index_values(I, obj, iv, n->n);
     idx_release(iv, n->n);
     val_release(obj);
