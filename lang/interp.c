@@ -394,6 +394,7 @@ static Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c) {
 }
 
 NOINLINE static Value call_general(Interp *I, Frame *f, Node *n, Value fn);
+NOINLINE static Value call_builtin_positional(Interp *I, Frame *f, Node *n, ObjBuiltin *b);
 
 NOINLINE static Value eval_call(Interp *I, Frame *f, Node *n) {
     if (!POLL(I)) {   /* the poll set the message; give it this call's location */
@@ -410,7 +411,35 @@ NOINLINE static Value eval_call(Interp *I, Frame *f, Node *n) {
             return r;
         }
     }
+    if (fn.type == VAL_FUNC && fn.as.o->kind == OBJ_BUILTIN && n->nk == 0) {
+        Value r = call_builtin_positional(I, f, n, AS_BUILTIN(fn));
+        val_release(fn);
+        return r;
+    }
     return call_general(I, f, n, fn);
+}
+
+/* A built-in called with positional arguments only (len(xs), push(xs, x), tanh(h)): the
+ * arguments evaluated onto the value stack and handed over as they lie. */
+NOINLINE static Value call_builtin_positional(Interp *I, Frame *f, Node *n, ObjBuiltin *b) {
+    Value *base = I->sp;
+    if (base + n->n + 2 >= I->stack_end) return interp_error_at(I, n->loc, "stack overflow (recursion too deep)");
+    for (int i = 0; i < n->n; i++) {
+        Value v = eval(I, f, n->kids[i]);
+        if (IS_ERR(v)) {
+            for (int k = 0; k < i; k++) val_release(base[k]);
+            I->sp = base;
+            return v;
+        }
+        base[i] = v;
+        I->sp = base + i + 1;
+    }
+    CallArgs a = { base, n->n, NULL, NULL, 0 };
+    Value r = call_builtin(I, b, &a);
+    for (int i = 0; i < n->n; i++) val_release(base[i]);
+    I->sp = base;
+    if (IS_ERR(r)) interp_attach_loc(I, n->loc);
+    return r;
 }
 
 /* Any other call (keywords, built-ins, dicts with forward, defaults, cells, static fns): the
