@@ -1390,7 +1390,8 @@ static Exec exec_for_range(Interp *I, Frame *f, Node *n, int64_t start, int64_t 
     for (uint64_t k = 0; k < count; k++) {
         if (!POLL(I)) { interp_attach_loc(I, n->loc); return EX_ERR; }
         assign_number(f, n->a, (double)range_at(start, step, k));
-        Exec st = exec_body(I, f, n->c);
+        /* polled just above: a one-statement body (the usual) runs without polling again */
+        Exec st = n->c->n == 1 ? exec(I, f, n->c->kids[0]) : exec_block(I, f, n->c);
         if (st == EX_BREAK) break;
         if (st == EX_RETURN || st == EX_ERR) return st;
     }
