@@ -593,8 +593,7 @@ static bool epi_step_ok(const Graph *g, const Ins *in, const RegInfo *p, const b
  * result that nothing before it reads, and it reads nothing the matmul or its steps write. */
 static bool epi_skippable(const Graph *g, const Ins *in, const Ins *mm, const bool *mine, const int *defs) {
     switch (in->op) {
-    case I_OP: case I_INDEX: case I_TCONST: case I_SCALAR: case I_NBIN: case I_NNEG: case I_NNOT: case I_NMATH:
-    case I_NCONST: break;
+    case I_OP: case I_INDEX: case I_TCONST: case I_SCALAR: case I_NBIN: case I_NNEG: case I_NNOT: case I_NMATH: break;
     default: return false;
     }
     if (!ins_pure(in) || in->dst < 0 || defs[in->dst] != 1 || in->nres > 1 || in->nargs > 8 || in->dst == mm->args[0] ||
@@ -640,8 +639,8 @@ static int pass_epilogue(Graph *g) {
         mine[prod] = true;
         /* the steps, and between them instructions that do not depend on the product (an index
          * of this step's input): those move before the matmul */
-        int grown = i + 1, skip[EPI_MAX_SKIP], nskip = 0, nchain = 0;
-        while (grown < g->ncode && nchain < EPI_MAX_STEPS && !starts[grown]) {
+        int grown = i + 1, skip[EPI_MAX_SKIP], nskip = 0, nchain = 0, revisit = -1;
+        while (grown < g->ncode && nchain < EPI_MAX_STEPS && !starts[grown] && !dead[grown]) {
             Ins *x = &g->code[grown];
             if (epi_step_ok(g, x, p, mine, defs)) nchain++, mine[x->dst] = true;
             else if (nskip < EPI_MAX_SKIP && epi_skippable(g, x, &g->code[i], mine, defs)) skip[nskip++] = grown;
@@ -673,6 +672,7 @@ static int pass_epilogue(Graph *g) {
             memcpy(&g->code[i], tmp, sizeof(Ins) * (size_t)(j - i));
             mem_free(tmp);
             i += nskip;
+            revisit = i - nskip;   /* a moved matmul may take an epilogue of its own */
         }
         int nsteps = j - i - 1;
         if (nsteps < 1) continue;
@@ -725,7 +725,7 @@ static int pass_epilogue(Graph *g) {
         mm->steps = steps;
         mm->nsteps = nsteps;
         made++;
-        i = j - 1;
+        i = revisit >= 0 ? revisit - 1 : j - 1;
     }
     compact(g, dead);
     mem_free(step_of);
