@@ -87,7 +87,8 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
     case I_JUMPF: snprintf(buf, n, "if not %s -> %d", a, in->aux); break;
     case I_PRINT: snprintf(buf, n, "(%d values)", in->nopnds); break;
     case I_ASSERT:
-        if (in->key) snprintf(buf, n, "%s   (else: undefined variable '%s')", a, in->key);
+        if (in->key && in->aux == 1) snprintf(buf, n, "%s   (else: %s)", a, in->key);   /* a check's own message */
+        else if (in->key) snprintf(buf, n, "%s   (else: undefined variable '%s')", a, in->key);
         else snprintf(buf, n, "%s", a);
         break;
     case I_PUSH: snprintf(buf, n, "stack%d <- %s", in->aux, a); break;
