@@ -509,6 +509,8 @@ typedef struct {
     char *scratch;   /* nsteps areas of chunk_rows * n elements */
 } EpiRun;
 
+static int64_t epi_chunk_rows(int64_t n) { return n >= EPI_CHUNK ? 1 : EPI_CHUNK / n; }
+
 /* Where a step's operand x is for rows [r0, r0 + rows): *row set when it is a row vector that
  * every row reads. */
 static const char *epi_operand(const EpiRun *e, int x, int64_t r0, bool *row) {
@@ -554,21 +556,6 @@ static int epi_steps(const EpiRun *e, int64_t r0, int64_t rows) {
 /* The product in the row blocks op_matmul_t_into computes (cpu_matmul_rows), the steps run
  * on each block right after its BLAS call. The product goes into register c when something
  * else reads it, else into the destination's buffer, which the last step then overwrites. */
-static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A, const Tensor *B);
-
-static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
-    Tensor *A = r->ten[in->a], *B = r->ten[in->b];
-    if (!A || !B) return fail_at(I, in, "undefined variable");
-    /* held while the registers change: a destination register that held an operand (which a
-     * loaded file may ask for) then gets a new buffer and the operand stays alive */
-    tensor_retain(A);
-    tensor_retain(B);
-    int rc = epilogue_run(I, g, r, in, A, B);
-    tensor_release(A);
-    tensor_release(B);
-    return rc;
-}
-
 static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A, const Tensor *B) {
     RegInfo *d = &g->regs[in->dst];
     EpiRun e = { g, r, in, d->dtype, dtype_size(d->dtype), d->shape.d[0], d->shape.d[1], 1, NULL, NULL };
@@ -586,15 +573,7 @@ static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A
             if (regs[x] >= 0 && !r->ten[regs[x]]) return fail_at(I, in, "undefined variable");
     }
     e.product = prod->data;
-    e.chunk_rows = e.n >= EPI_CHUNK ? 1 : EPI_CHUNK / e.n;
-    size_t need = (size_t)in->nsteps * (size_t)(e.chunk_rows * e.n) * e.esz;
-    if (r->scratch->bytes < need) {
-        mem_free(r->scratch->p);
-        r->scratch->p = NULL;   /* mem_alloc may jump out: never leave a freed block here */
-        r->scratch->bytes = 0;
-        r->scratch->p = mem_alloc(need);
-        r->scratch->bytes = need;
-    }
+    e.chunk_rows = epi_chunk_rows(e.n);
     e.scratch = r->scratch->p;
     for (int64_t b0 = 0; b0 < e.m; b0 += MATMUL_BLOCK_ROWS) {
         int64_t rows = e.m - b0 < MATMUL_BLOCK_ROWS ? e.m - b0 : MATMUL_BLOCK_ROWS;
@@ -604,6 +583,28 @@ static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A
                 return fail_at(I, in, op_error());
     }
     return 0;
+}
+
+static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+    Tensor *A = r->ten[in->a], *B = r->ten[in->b];
+    if (!A || !B) return fail_at(I, in, "undefined variable");
+    int64_t n = g->regs[in->dst].shape.d[1];
+    size_t need = (size_t)in->nsteps * (size_t)(epi_chunk_rows(n) * n) * dtype_size(g->regs[in->dst].dtype);
+    if (r->scratch->bytes < need) {   /* before A and B are held: mem_alloc may jump out */
+        mem_free(r->scratch->p);
+        r->scratch->p = NULL;   /* never leave a freed block here */
+        r->scratch->bytes = 0;
+        r->scratch->p = mem_alloc(need);
+        r->scratch->bytes = need;
+    }
+    /* held while the registers change: a destination register that held an operand (which a
+     * loaded file may ask for) then gets a new buffer and the operand stays alive */
+    tensor_retain(A);
+    tensor_retain(B);
+    int rc = epilogue_run(I, g, r, in, A, B);
+    tensor_release(A);
+    tensor_release(B);
+    return rc;
 }
 
 /* Releases a graph's run-time state: registers, buffers, stacks, spares. */
