@@ -506,31 +506,47 @@ typedef struct {
     size_t esz;
     int64_t m, n, chunk_rows;
     char *product;   /* the whole product's buffer (row r at r * n) */
-    char *scratch;   /* nsteps areas of chunk_rows * n elements */
+    char *scratch;   /* per pool slot, `area` bytes: nsteps areas of chunk_rows * n elements */
+    size_t area;
+    int64_t b0, b_end;   /* the block whose steps run: rows [b0, b_end) */
 } EpiRun;
 
 static int64_t epi_chunk_rows(int64_t n) { return n >= EPI_CHUNK ? 1 : EPI_CHUNK / n; }
 
+/* One pool slot's scratch bytes, and the threads a block of `rows` rows uses for its steps
+ * (work: its elements times the steps, as a fused group counts). */
+static size_t epi_area(const Ins *in, int64_t n, size_t esz) {
+    return (size_t)in->nsteps * (size_t)(epi_chunk_rows(n) * n) * esz;
+}
+static int epi_width(const Ins *in, int64_t rows, int64_t n, int64_t chunk_rows) {
+    return pool_width(pool_parts(rows, chunk_rows), rows * n * in->nsteps);
+}
+
 /* Where a step's operand x is for rows [r0, r0 + rows): *row set when it is a row vector that
  * every row reads. */
-static const char *epi_operand(const EpiRun *e, int x, int64_t r0, bool *row) {
+static const char *epi_operand(const EpiRun *e, char *scratch, int x, int64_t r0, bool *row) {
     *row = false;
     if (x == EPI_PRODUCT) return e->product + (size_t)(r0 * e->n) * e->esz;
-    if (x >= 0) return e->scratch + (size_t)x * (size_t)(e->chunk_rows * e->n) * e->esz;
+    if (x >= 0) return scratch + (size_t)x * (size_t)(e->chunk_rows * e->n) * e->esz;
     const Tensor *t = e->r->ten[-x - 1];
     if (t->size == e->m * e->n) return (const char *)t->data + (size_t)(r0 * e->n) * e->esz;
     *row = true;
     return t->data;
 }
 
-/* The steps over rows [r0, r0 + rows) of the product (rows <= chunk_rows). */
-static int epi_steps(const EpiRun *e, int64_t r0, int64_t rows) {
-    int64_t n = e->n, len = rows * n;
+/* The steps over chunk `part` of the block: rows [r0, r0 + rows), rows <= chunk_rows, with
+ * the scratch area of pool slot `slot`. Chunks are independent, so a large block's go to the
+ * thread pool (a fixed partition: the same bits for every thread count). */
+static int epi_part(void *ud, int64_t part, int slot) {
+    const EpiRun *e = ud;
+    char *scratch = e->scratch + (size_t)slot * e->area;
+    int64_t n = e->n, r0 = e->b0 + part * e->chunk_rows;
+    int64_t rows = e->b_end - r0 < e->chunk_rows ? e->b_end - r0 : e->chunk_rows, len = rows * n;
     for (int k = 0; k < e->in->nsteps; k++) {
         const FusedStep *st = &e->in->steps[k];
         bool row_a, row_b = false, row_out;
-        char *out = (char *)epi_operand(e, st->dst, r0, &row_out);   /* never a row vector (verified) */
-        const char *pa = epi_operand(e, st->a, r0, &row_a), *pb = NULL;
+        char *out = (char *)epi_operand(e, scratch, st->dst, r0, &row_out);   /* never a row vector (verified) */
+        const char *pa = epi_operand(e, scratch, st->a, r0, &row_a), *pb = NULL;
         int rc = 0;
         if (st->scalar_reg >= 0) {
             /* the number in the tensor's dtype, as the kernel of a weak scalar makes it */
@@ -540,7 +556,7 @@ static int epi_steps(const EpiRun *e, int64_t r0, int64_t rows) {
             rc = st->num_left ? cpu_binary(st->op, e->dt, px, 0, pa, 1, out, len) : cpu_binary(st->op, e->dt, pa, 1, px, 0, out, len);
         } else if (st->b == FUSED_NONE) {
             rc = cpu_unary(st->op, e->dt, pa, out, len);
-        } else if (pb = epi_operand(e, st->b, r0, &row_b), !row_a && !row_b) {
+        } else if (pb = epi_operand(e, scratch, st->b, r0, &row_b), !row_a && !row_b) {
             rc = cpu_binary(st->op, e->dt, pa, 1, pb, 1, out, len);
         } else {   /* a bias: row by row, as eager's broadcast does */
             size_t step = (size_t)n * e->esz;
@@ -558,7 +574,7 @@ static int epi_steps(const EpiRun *e, int64_t r0, int64_t rows) {
  * else reads it, else into the destination's buffer, which the last step then overwrites. */
 static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A, const Tensor *B) {
     RegInfo *d = &g->regs[in->dst];
-    EpiRun e = { g, r, in, d->dtype, dtype_size(d->dtype), d->shape.d[0], d->shape.d[1], 1, NULL, NULL };
+    EpiRun e = { g, r, in, d->dtype, dtype_size(d->dtype), d->shape.d[0], d->shape.d[1], 1, NULL, NULL, 0, 0, 0 };
     bool ta = in->aux != 0;
     int64_t k = A->shape[ta ? 0 : 1];
     for (int q = 0; q < in->nsteps; q++)
@@ -575,12 +591,13 @@ static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A
     e.product = prod->data;
     e.chunk_rows = epi_chunk_rows(e.n);
     e.scratch = r->scratch->p;
-    for (int64_t b0 = 0; b0 < e.m; b0 += MATMUL_BLOCK_ROWS) {
-        int64_t rows = e.m - b0 < MATMUL_BLOCK_ROWS ? e.m - b0 : MATMUL_BLOCK_ROWS;
-        cpu_matmul_rows(e.dt, A->data, ta, B->data, e.product + (size_t)(b0 * e.n) * e.esz, e.m, k, e.n, b0, rows);
-        for (int64_t c0 = b0; c0 < b0 + rows; c0 += e.chunk_rows)
-            if (epi_steps(&e, c0, b0 + rows - c0 < e.chunk_rows ? b0 + rows - c0 : e.chunk_rows))
-                return fail_at(I, in, op_error());
+    e.area = epi_area(in, e.n, e.esz);
+    for (e.b0 = 0; e.b0 < e.m; e.b0 += MATMUL_BLOCK_ROWS) {
+        int64_t rows = e.m - e.b0 < MATMUL_BLOCK_ROWS ? e.m - e.b0 : MATMUL_BLOCK_ROWS;
+        e.b_end = e.b0 + rows;
+        cpu_matmul_rows(e.dt, A->data, ta, B->data, e.product + (size_t)(e.b0 * e.n) * e.esz, e.m, k, e.n, e.b0, rows);
+        int64_t parts = pool_parts(rows, e.chunk_rows);
+        if (pool_run(parts, epi_width(in, rows, e.n, e.chunk_rows), epi_part, &e)) return fail_at(I, in, op_error());
     }
     return 0;
 }
@@ -588,8 +605,9 @@ static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A
 static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     Tensor *A = r->ten[in->a], *B = r->ten[in->b];
     if (!A || !B) return fail_at(I, in, "undefined variable");
-    int64_t n = g->regs[in->dst].shape.d[1];
-    size_t need = (size_t)in->nsteps * (size_t)(epi_chunk_rows(n) * n) * dtype_size(g->regs[in->dst].dtype);
+    int64_t m = g->regs[in->dst].shape.d[0], n = g->regs[in->dst].shape.d[1];
+    int64_t most = m < MATMUL_BLOCK_ROWS ? m : MATMUL_BLOCK_ROWS;   /* a block's rows, at most */
+    size_t need = epi_area(in, n, dtype_size(g->regs[in->dst].dtype)) * (size_t)epi_width(in, most, n, epi_chunk_rows(n));
     if (r->scratch->bytes < need) {   /* before A and B are held: mem_alloc may jump out */
         mem_free(r->scratch->p);
         r->scratch->p = NULL;   /* never leave a freed block here */
