@@ -656,7 +656,7 @@ static int pass_epilogue(Graph *g) {
             int r[16], q = reads(&g->code[k], r);
             for (int x = 0; x < q; x++)
                 for (int w = k; w < j; w++)
-                    if (g->code[w].dst == r[x] && !epi_skipped(skip, nskip, w)) j = k;
+                    if (g->code[w].dst == r[x]) j = k;
         }
         while (nskip > 0 && skip[nskip - 1] >= j - 1) {   /* none moves past the chain's end */
             if (skip[nskip - 1] == j - 1) j--;
