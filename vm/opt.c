@@ -915,9 +915,9 @@ static int pass_memplan(Graph *g) {
     for (int i = 0; i < g->ncode; i++) {
         Ins *in = &g->code[i];
         int d = in->dst;
-        if (d < 0 || g->regs[d].kind != R_TENSOR || in->op == I_TMOVE || in->op == I_FUSED || in->op == I_EPILOGUE ||
-            in->op == I_POP)
-            continue;
+        /* an epilogue's result takes a slot like an op's (a layer's output then reuses the
+         * buffer of the layer before last, which is still in cache); its other results do not */
+        if (d < 0 || g->regs[d].kind != R_TENSOR || in->op == I_TMOVE || in->op == I_FUSED || in->op == I_POP) continue;
         if (pinned[d] || defs[d] != 1 || outs[d] || first[d] != i) continue;
         RegInfo *ri = &g->regs[d];
         int pick = -1;
