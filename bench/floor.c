@@ -1,7 +1,8 @@
 /* floor.c - the plain-C floor of `make bench`: the same work with no interpreter at all.
  *   "matmul 512x512": one cblas_sgemm call.
  *   "MLP 45 layers": one cblas_sgemv per layer into preallocated buffers, bias add and ReLU
- *   in plain loops (memory-bound: about 45 MB of weights per pass).
+ *   in plain loops (memory-bound: about 45 MB of weights per pass); at batch 64 and 256 one
+ *   cblas_sgemm per layer, then the same loops over its output.
  *   "tanh-GELU": one hand-fused pass over the input, 16 floats at a time, with SLEEF's
  *   AVX-512 tanh (the 3.5-ULP one TSL uses; AVX2 where there is no AVX-512) and the same
  *   operations in the same order as TSL's chain (compiled with -ffp-contract=off: no FMA).
@@ -125,6 +126,32 @@ int main(int argc, char **argv) {
         if (r >= 0) t[r] = (now_ms() - t0) / passes;
     }
     report("MLP 45 layers, batch 1 (per pass)", t);
+    /* batches: one cblas_sgemm per layer, then bias add and ReLU over its output */
+    float *hb0 = randbuf(256 * 512), *hb1 = malloc(256 * 512 * sizeof(float)), *xb = randbuf(256 * 512);
+    for (int batch = 64; batch <= 256; batch *= 4) {
+        int bpasses = (quick ? 640 : 2560) / batch;
+        for (int r = -1; r < reps; r++) {
+            double t0 = now_ms();
+            for (int p = 0; p < bpasses; p++) {
+                memcpy(hb0, xb, (size_t)batch * 512 * sizeof(float));
+                float *x = hb0, *y = hb1;
+                for (int i = 0; i < L; i++) {
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, out[i], in[i], 1.0f, x, in[i], w[i],
+                                out[i], 0.0f, y, out[i]);
+                    for (int q = 0; q < batch; q++)
+                        for (int k = 0; k < out[i]; k++) {
+                            float v = y[q * out[i] + k] + bias[i][k];
+                            y[q * out[i] + k] = (i == 42 || i == 43) && v < 0 ? 0 : v;
+                        }
+                    float *s = x; x = y; y = s;
+                }
+            }
+            if (r >= 0) t[r] = (now_ms() - t0) / bpasses;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "MLP 45 layers, batch %d (per pass)", batch);
+        report(name, t);
+    }
     gelu_floor(quick, t);
     return 0;
 }

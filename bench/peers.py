@@ -77,6 +77,17 @@ if np is not None:
                 if j in (42, 43):
                     h = np.maximum(h, 0)
     measure("MLP 45 layers, batch 1 (per pass)", "numpy", mlp_np, passes)
+    for batch in (64, 256):
+        bpasses = (640 if quick else 2560) // batch
+        xb = rng.standard_normal((batch, 512), dtype=np.float32)
+        def mlp_batch():
+            for _ in range(bpasses):
+                h = xb
+                for j, (w, bb) in enumerate(layers):
+                    h = h @ w + bb
+                    if j in (42, 43):
+                        h = np.maximum(h, 0)
+        measure("MLP 45 layers, batch %d (per pass)" % batch, "numpy", mlp_batch, bpasses)
 
 try:
     import torch

@@ -59,6 +59,15 @@ int op_softmax_into(const Tensor *a, int axis, bool log, Tensor *r);
 int op_matmul_into(const Tensor *a, const Tensor *b, Tensor *out);
 /* The same with a's last two axes swapped when ta (BLAS reads it transposed: no copy). */
 int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out);
+/* A float product of more than one row is computed in blocks of this many rows of the result,
+ * each one BLAS call: a static graph's matmul epilogue (bias, activation) runs on each block
+ * right after its call, while it is in cache, and gets eager's bits because eager computes the
+ * same blocks. 256 rows keep B's repacking (once per call) small next to the block's work. */
+#define MATMUL_BLOCK_ROWS 256
+/* Rows [r0, r0 + rows) of the f32/f64 product c[m, n] = a[m, k] @ b[k, n] (a stored [k, m] when
+ * ta), written to c0 with rows n elements apart: one block of op_matmul_t_into's (m == 1: gemv). */
+void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
+                     int64_t r0, int64_t rows);
 /* Helpers that make their result: a converted copy (NaN, inf or out of range to i64 is an
  * error), a permuted copy (perm NULL: reversed), a broadcast copy. */
 Tensor *op_astype(const Tensor *a, DType dt);

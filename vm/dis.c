@@ -87,7 +87,8 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
     case I_JUMPF: snprintf(buf, n, "if not %s -> %d", a, in->aux); break;
     case I_PRINT: snprintf(buf, n, "(%d values)", in->nopnds); break;
     case I_ASSERT:
-        if (in->key) snprintf(buf, n, "%s   (else: undefined variable '%s')", a, in->key);
+        if (in->key && in->aux == 1) snprintf(buf, n, "%s   (else: %s)", a, in->key);   /* a check's own message */
+        else if (in->key) snprintf(buf, n, "%s   (else: undefined variable '%s')", a, in->key);
         else snprintf(buf, n, "%s", a);
         break;
     case I_PUSH: snprintf(buf, n, "stack%d <- %s", in->aux, a); break;
@@ -97,6 +98,17 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
         size_t len = (size_t)snprintf(buf, n, "%s = fused group %d: ", d, in->aux);
         for (int i = 0; i < in->nsteps && len < n; i++)
             len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? " -> " : "", op_info[in->steps[i].op].name);
+        break;
+    }
+    case I_EPILOGUE: {   /* "t9 = matmul+add+relu(t3, t8)": the product's steps by op name */
+        size_t len = (size_t)snprintf(buf, n, "%s = matmul", d);
+        for (int i = 0; i < in->nsteps && len < n; i++) len += (size_t)snprintf(buf + len, n - len, "+%s", op_info[in->steps[i].op].name);
+        if (len < n) len += (size_t)snprintf(buf + len, n - len, "(%s, %s%s)", a, b, in->aux ? ", transpose_a=true" : "");
+        if (in->c >= 0 && len < n) {
+            char c[160];
+            reg_str(g, in->c, c, sizeof c);
+            snprintf(buf + len, n - len, "; product %s", c);
+        }
         break;
     }
     default:
@@ -179,13 +191,14 @@ void dis_dot(FILE *out, Graph *g, const char *title) {
         for (char *p = text; *p; p++)
             if (*p == '"') *p = '\'';
         fprintf(out, "  i%d [label=\"%d: %s\\n%s\\nline %d\"%s];\n", i, i, ins_name(in->op), text, in->loc.line,
-                in->op == I_FUSED ? ", style=filled, fillcolor=lightblue" : "");
-        int fixed[3] = { in->a, in->b, in->c };
+                in->op == I_FUSED || in->op == I_EPILOGUE ? ", style=filled, fillcolor=lightblue" : "");
+        int fixed[3] = { in->a, in->b, in->op == I_EPILOGUE ? -1 : in->c };   /* an epilogue writes c */
         const int *srcs = in->op == I_OP ? in->args : fixed;
         int nsrc = in->op == I_OP ? in->nargs : in->op == I_STORE ? 0 : 3;
         for (int k = 0; k < nsrc; k++)
             if (srcs[k] >= 0 && srcs[k] < g->nregs && writer[srcs[k]] >= 0) fprintf(out, "  i%d -> i%d;\n", writer[srcs[k]], i);
         if (in->dst >= 0 && in->dst < g->nregs) writer[in->dst] = i;
+        if (in->op == I_EPILOGUE && in->c >= 0 && in->c < g->nregs) writer[in->c] = i;
         for (int k = 1; in->op == I_OP && k < in->nres; k++) writer[in->res[k]] = i;
         if (in->op == I_JUMP || in->op == I_JUMPF) fprintf(out, "  i%d -> i%d [style=dashed];\n", i, in->aux);
     }

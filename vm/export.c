@@ -403,11 +403,11 @@ static void put_tables(Tables *t, const Graph *g, Writer *sec) {
 
 /* Header, section table, then the sections in id order, each at a multiple of 8 and the
  * weights at a multiple of GF_WEIGHT_ALIGN, so a reader may map them in place. */
-static void assemble(Writer *sec, Writer *out) {
+static void assemble(Writer *sec, Writer *out, uint32_t version) {
     int nsec = GF_SEC_END - 1;
     wire_put(out, GF_MAGIC, 8);
     wire_u32(out, GF_ENDIAN_TAG);
-    wire_u32(out, GF_FORMAT_VERSION);
+    wire_u32(out, version);
     wire_u32(out, GF_OPSET_VERSION);
     wire_u32(out, (uint32_t)nsec);
     wire_u64(out, 0);   /* file size, patched below */
@@ -437,7 +437,10 @@ int graphfile_write(const GraphFile *gf, Writer *out, char *err, size_t errlen) 
     memset(sec, 0, sizeof sec);
     put_program(&t, gf, sec);
     put_tables(&t, gf->g, sec);
-    if (!t.problem) assemble(sec, out);
+    uint32_t version = 1;   /* the lowest that holds the instructions (graphfile.h) */
+    for (int i = 0; i < gf->g->ncode; i++)
+        if (gf->g->code[i].op == I_EPILOGUE) version = GF_FORMAT_EPILOGUE;
+    if (!t.problem) assemble(sec, out, version);
     else snprintf(err, errlen, "%s", t.problem);
     for (int i = 0; i < GF_SEC_END; i++) mem_free(sec[i].p);
     mem_free(t.strs);

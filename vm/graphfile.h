@@ -10,7 +10,10 @@
 #include "wire.h"
 
 #define GF_MAGIC "\x89TSLG\r\n\x1a\n"
-#define GF_FORMAT_VERSION 1u
+/* 2 added the epilogue instruction (code 23). A file says the lowest version that holds its
+ * instructions, so a graph without an epilogue still reads in a version-1 build. */
+#define GF_FORMAT_VERSION 2u
+#define GF_FORMAT_EPILOGUE 2u
 /* The meaning of the ops a file names: bumped when an op's signature, attributes or results
  * change. Ops are stored by name, so adding ops needs no bump. */
 #define GF_OPSET_VERSION 1u

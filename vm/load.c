@@ -47,6 +47,7 @@ static bool check_header(Load *L, bool check_sum) {
         return load_fail(L, "the graph file has format version %u; this build reads format version %u", version,
                     GF_FORMAT_VERSION);
     if (version == 0) return load_fail(L, "corrupt graph file: format version 0");
+    L->version = version;
     if (opset > GF_OPSET_VERSION)
         return load_fail(L, "the graph file uses op set version %u; this build has op set version %u", opset,
                     GF_OPSET_VERSION);
@@ -531,7 +532,8 @@ static bool read_ins(Load *L, Ins *in) {
     in->loc.col = wire_get_i32(r);
     in->src = L->src;
     if (!get_shape(L, &in->shape)) return false;
-    if (op >= I__COUNT) return load_fail(L, "corrupt graph file: instruction code %u", op);
+    if (op >= I__COUNT || (op == I_EPILOGUE && L->version < GF_FORMAT_EPILOGUE))
+        return load_fail(L, "corrupt graph file: instruction code %u", op);
     in->op = (InsOp)op;
     in->aux = aux;
     if (op == I_OP || op == I_NBIN || op == I_NMATH) {

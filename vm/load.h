@@ -25,6 +25,7 @@ typedef struct {
     uint32_t nstrs;
     OpCode *ops;
     uint32_t nops;
+    uint32_t version;     /* the file's format version */
     GraphFile *gf;
     Source *src;
     /* PUSH/POP stacks: the register each stack first saw, so all agree in kind and type */

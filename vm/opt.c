@@ -1,5 +1,5 @@
 /* opt.c - optimizer passes over a compiled Graph. Each can be switched off for debugging
- * with TSL_OPT, e.g. TSL_OPT=-fuse,-cse (names: fold, cse, dce, fuse, mem).
+ * with TSL_OPT, e.g. TSL_OPT=-fuse,-cse (names: fold, cse, dce, licm, epilogue, fuse, mem).
  *
  *   fold  constant folding: elementwise ops on constant tensors, run now by the same kernels
  *   cse   common-subexpression elimination of pure instructions with identical operands
@@ -8,6 +8,10 @@
  *         becomes one FUSED instruction, evaluated in cache-sized chunks by the same kernels
  *         (so results stay bit-identical); intermediates that nothing else reads never
  *         exist as whole tensors
+ *   epilogue  matmul epilogues: a 2-D float matmul and the elementwise chain after it (bias
+ *         add of a row vector, activation, scalars) become one EPILOGUE instruction that runs
+ *         the chain on each row block of the product right after that block's BLAS call, while
+ *         it is in cache; eager computes the same blocks (ops/cpu/linalg.c), so the bits match
  *   licm  loop-invariant data movement (transpose, reshape, broadcast of values the loop does
  *         not change) moved before the loop: a backward loop transposes the weights once
  *   mem   memory planning: intermediates whose lifetimes do not overlap share buffers
@@ -18,7 +22,7 @@
 #include "opt.h"
 #include "mem.h"
 
-static const char *const pass_names[] = { "fold", "cse", "dce", "licm", "fuse", "mem" };
+static const char *const pass_names[] = { "fold", "cse", "dce", "licm", "epilogue", "fuse", "mem" };
 
 /* What to say once when TSL_OPT names no pass (a typo would otherwise look like a no-op):
  * one line per word it ignores, appended to out; false when there is nothing to say. The
@@ -38,7 +42,7 @@ bool opt_env_problem(char *out, size_t n) {
             if (!strcmp(name, pass_names[i])) known = true;
         size_t used = strlen(out);
         if ((!known || tok[0] != '-') && used < n)
-            snprintf(out + used, n - used, "tsl: TSL_OPT: ignoring '%s' (write -PASS to switch a pass off; passes: fold, cse, dce, licm, fuse, mem)\n", tok);
+            snprintf(out + used, n - used, "tsl: TSL_OPT: ignoring '%s' (write -PASS to switch a pass off; passes: fold, cse, dce, licm, epilogue, fuse, mem)\n", tok);
     }
     return out[0] != 0;
 }
@@ -68,6 +72,18 @@ static bool ins_pure(const Ins *in) {
     return is_pure(in->op) && !(in->op == I_OP && (op_info[in->aux].flags & (F_RANDOM | F_COLL)));
 }
 
+/* Registers the steps of a FUSED or EPILOGUE instruction read. */
+static int step_reads(const Ins *in, int *out) {
+    int n = 0;
+    for (int k = 0; k < in->nsteps; k++) {
+        const FusedStep *s = &in->steps[k];
+        if (s->a < 0 && s->a != EPI_PRODUCT) out[n++] = -s->a - 1;
+        if (s->b < 0 && s->b != FUSED_NONE && s->b != EPI_PRODUCT) out[n++] = -s->b - 1;
+        if (s->scalar_reg >= 0) out[n++] = s->scalar_reg;
+    }
+    return n;
+}
+
 /* Registers an instruction reads (up to 3 fixed operands plus args). */
 static int reads(const Ins *in, int *out) {
     int n = 0;
@@ -84,14 +100,11 @@ static int reads(const Ins *in, int *out) {
             if (in->args[k] >= 0) out[n++] = in->args[k];
         return n;
     case I_STORE: case I_PRINT: return 0;   /* operands counted separately */
-    case I_FUSED:
-        for (int k = 0; k < in->nsteps; k++) {
-            const FusedStep *s = &in->steps[k];
-            if (s->a < 0) out[n++] = -s->a - 1;
-            if (s->b < 0 && s->b != FUSED_NONE) out[n++] = -s->b - 1;
-            if (s->scalar_reg >= 0) out[n++] = s->scalar_reg;
-        }
-        return n;
+    case I_EPILOGUE:   /* the matmul's operands, then steps that read like a fused group's */
+        out[n++] = in->a;
+        out[n++] = in->b;
+        return n + step_reads(in, out + n);
+    case I_FUSED: return step_reads(in, out);
     default:
         if (in->a >= 0) out[n++] = in->a;
         if (in->b >= 0) out[n++] = in->b;
@@ -120,11 +133,12 @@ static void count_uses(Graph *g, int *uses, int *defs) {
             for (int k = 0; k < n; k++) uses[r[k]]++;
         }
         for (int k = 0; k < in->nopnds; k++) count_opnd(&in->opnds[k], uses);
-        if (in->op == I_FUSED)
+        if (in->op == I_FUSED || in->op == I_EPILOGUE) {
             for (int k = 0; k < in->nsteps; k++) {
                 if (in->steps[k].dst < 0) defs[-in->steps[k].dst - 1]++;
             }
-        else if (in->op == I_OP)
+            if (in->op == I_EPILOGUE && in->c >= 0) defs[in->c]++;
+        } else if (in->op == I_OP)
             for (int k = 0; k < in->nres; k++) defs[in->res[k]]++;
         else if (in->dst >= 0) defs[in->dst]++;
     }
@@ -165,7 +179,7 @@ static void compact(Graph *g, bool *dead) {
 /* ---------- dead code ---------- */
 
 static bool dce_candidate(const Ins *in, const int *uses) {
-    return ins_pure(in) && in->op != I_FUSED && in->dst >= 0 && uses[in->dst] == 0 && in->nres <= 1;
+    return ins_pure(in) && in->op != I_FUSED && in->op != I_EPILOGUE && in->dst >= 0 && uses[in->dst] == 0 && in->nres <= 1;
 }
 
 /* Removes pure instructions whose result nobody reads, to a fixed point, with a worklist:
@@ -180,7 +194,7 @@ static int pass_dce(Graph *g) {
     bool *dead = mem_calloc((size_t)g->ncode + 1, sizeof(bool)), *queued = mem_calloc((size_t)g->ncode + 1, sizeof(bool));
     int maxr = 3;
     for (int i = 0; i < g->ncode; i++) {
-        int m = g->code[i].nargs + 3 > 3 * g->code[i].nsteps ? g->code[i].nargs + 3 : 3 * g->code[i].nsteps;
+        int m = g->code[i].nargs + 3 > 3 * g->code[i].nsteps + 2 ? g->code[i].nargs + 3 : 3 * g->code[i].nsteps + 2;
         if (m > maxr) maxr = m;
     }
     int *r = mem_alloc(sizeof(int) * (size_t)maxr);
@@ -532,6 +546,198 @@ static int pass_fuse(Graph *g) {
     return groups;
 }
 
+/* ---------- matmul epilogues ---------- */
+
+#define EPI_MAX_STEPS 64
+#define EPI_MAX_SKIP 8
+
+/* The product register of a matmul that can take an epilogue: a 2-D float matmul of 2-D
+ * operands of its dtype (the case op_matmul_t_into hands to BLAS in row blocks); -1 if not. */
+static int epi_product(const Graph *g, const Ins *in, int *defs) {
+    if (in->op != I_OP || in->aux != OP_MATMUL || in->nargs != 2 || in->nres != 1 || defs[in->dst] != 1) return -1;
+    const RegInfo *p = &g->regs[in->dst];
+    if (!dtype_is_float(p->dtype) || p->shape.ndim != 2 || shape_count(&p->shape) < 1) return -1;
+    for (int k = 0; k < 2; k++) {
+        int r = in->args[k];
+        if (r < 0 || g->regs[r].kind != R_TENSOR || g->regs[r].dtype != p->dtype || g->regs[r].shape.ndim != 2) return -1;
+    }
+    return in->dst;
+}
+
+/* Whether `in` can be the next step of the epilogue of product p (dtype dt, [m, n]), whose
+ * steps so far wrote the registers marked in `mine` (p too): an elementwise op giving a tensor
+ * of the product's dtype and shape, reading at least one of them, its other tensor operand
+ * element for element or a row vector of that dtype. */
+static bool epi_step_ok(const Graph *g, const Ins *in, const RegInfo *p, const bool *mine, const int *defs) {
+    int ta, tb, scalar;
+    bool num_left;
+    if (!ew_operands(g, in, &ta, &tb, &scalar, &num_left)) return false;
+    if (!(op_info[in->aux].flags & F_FUSE) || op_info[in->aux].kind == K_COMPARE) return false;
+    if (in->attrs && in->attrs->i[0] != 0) return false;   /* round(x, decimals): not a plain kernel */
+    const RegInfo *d = &g->regs[in->dst];
+    if (defs[in->dst] != 1 || d->dtype != p->dtype || !shape_equal(&d->shape, &p->shape)) return false;
+    int ops[2] = { ta, tb };
+    bool chained = false;
+    int64_t m = p->shape.d[0], n = p->shape.d[1];
+    for (int k = 0; k < 2; k++) {
+        if (ops[k] < 0) continue;
+        const RegInfo *o = &g->regs[ops[k]];
+        if (mine[ops[k]]) { chained = true; continue; }
+        if (o->dtype != p->dtype || opt_epi_layout(&o->shape, m, n) == EPI_NO) return false;
+    }
+    /* a row vector cannot be a unary's operand nor both of a binary's (the result would not be [m, n]) */
+    return chained;
+}
+
+/* An instruction between a matmul and its steps that can run before the matmul: pure, one
+ * result that nothing before it reads, and it reads nothing the matmul or its steps write. */
+static bool epi_skippable(const Graph *g, const Ins *in, const Ins *mm, const bool *mine, const int *defs) {
+    switch (in->op) {
+    case I_OP: case I_INDEX: case I_TCONST: case I_SCALAR: case I_NBIN: case I_NNEG: case I_NNOT: case I_NMATH: break;
+    default: return false;
+    }
+    if (!ins_pure(in) || in->dst < 0 || defs[in->dst] != 1 || in->nres > 1 || in->nargs > 8 || in->dst == mm->args[0] ||
+        in->dst == mm->args[1])
+        return false;
+    int r[16], n = reads(in, r);
+    for (int k = 0; k < n; k++)
+        if (mine[r[k]]) return false;
+    return true;
+}
+
+static bool epi_skipped(const int *skip, int nskip, int k) {
+    for (int q = 0; q < nskip; q++)
+        if (skip[q] == k) return true;
+    return false;
+}
+
+/* The step's operand for register x: the product, an earlier step's block (local), or an
+ * outside register -(x+1). */
+static int epi_ref(int x, int prod, const int *step_of) {
+    if (x == prod) return EPI_PRODUCT;
+    return step_of[x] >= 0 ? step_of[x] : -x - 1;
+}
+
+/* A matmul and the elementwise instructions right after it that read its product (or each
+ * other's results) become one EPILOGUE: dst the last step's register, a/b the matmul's
+ * operands, aux its transpose_a, c the product's register when something after the chain
+ * reads it (else -1: the product never exists whole). Steps are a fused group's, with
+ * EPI_PRODUCT for the product. */
+static int pass_epilogue(Graph *g) {
+    int nregs = g->nregs;
+    int *uses = mem_alloc(sizeof(int) * (size_t)(nregs + 1)), *defs = mem_alloc(sizeof(int) * (size_t)(nregs + 1));
+    bool *starts = jump_targets(g), *dead = mem_calloc((size_t)g->ncode + 1, sizeof(bool));
+    bool *mine = mem_calloc((size_t)nregs + 1, sizeof(bool));
+    int *local_uses = mem_calloc((size_t)nregs + 1, sizeof(int)), *step_of = mem_alloc(sizeof(int) * (size_t)(nregs + 1));
+    count_uses(g, uses, defs);
+    for (int r = 0; r < nregs; r++) step_of[r] = -1;
+    int made = 0;
+    for (int i = 0; i < g->ncode; i++) {
+        int prod = epi_product(g, &g->code[i], defs);
+        if (prod < 0) continue;
+        const RegInfo *p = &g->regs[prod];
+        mine[prod] = true;
+        /* the steps, and between them instructions that do not depend on the product (an index
+         * of this step's input): those move before the matmul */
+        int grown = i + 1, skip[EPI_MAX_SKIP], nskip = 0, nchain = 0, revisit = -1;
+        while (grown < g->ncode && nchain < EPI_MAX_STEPS && !starts[grown] && !dead[grown]) {
+            Ins *x = &g->code[grown];
+            if (epi_step_ok(g, x, p, mine, defs)) nchain++, mine[x->dst] = true;
+            else if (nskip < EPI_MAX_SKIP && epi_skippable(g, x, &g->code[i], mine, defs)) skip[nskip++] = grown;
+            else break;
+            grown++;
+        }
+        for (int k = i; k < grown; k++)
+            if (g->code[k].dst >= 0) mine[g->code[k].dst] = false;
+        /* a step may not read a register that it or a later step writes (it would see this
+         * run's rows): the chain ends before such a step */
+        int j = grown;
+        for (int k = i + 1; k < j; k++) {
+            int r[16], q = reads(&g->code[k], r);
+            for (int x = 0; x < q; x++)
+                for (int w = k; w < j; w++)
+                    if (g->code[w].dst == r[x]) j = k;
+        }
+        while (nskip > 0 && skip[nskip - 1] >= j - 1) {   /* none moves past the chain's end */
+            if (skip[nskip - 1] == j - 1) j--;
+            nskip--;
+        }
+        if (j - i - 1 - nskip < 1) continue;
+        if (nskip) {   /* [skipped..., matmul, steps...]: no jump lands inside (starts[]) */
+            Ins *tmp = mem_alloc(sizeof(Ins) * (size_t)(j - i));
+            int w = 0;
+            for (int q = 0; q < nskip; q++) tmp[w++] = g->code[skip[q]];
+            for (int k = i; k < j; k++)
+                if (!epi_skipped(skip, nskip, k)) tmp[w++] = g->code[k];
+            memcpy(&g->code[i], tmp, sizeof(Ins) * (size_t)(j - i));
+            mem_free(tmp);
+            i += nskip;
+            revisit = i - nskip;   /* a moved matmul may take an epilogue of its own */
+        }
+        int nsteps = j - i - 1;
+        if (nsteps < 1) continue;
+        for (int k = i + 1; k < j; k++) {
+            int r[16], q = reads(&g->code[k], r);
+            for (int x = 0; x < q; x++) local_uses[r[x]]++;
+        }
+        int last = g->code[j - 1].dst;
+        FusedStep *steps = mem_calloc((size_t)nsteps, sizeof(FusedStep));
+        for (int k = i + 1; k < j; k++) {
+            Ins *in = &g->code[k];
+            FusedStep *st = &steps[k - i - 1];
+            int ta, tb;
+            st->op = (OpCode)in->aux;
+            ew_operands(g, in, &ta, &tb, &st->scalar_reg, &st->num_left);
+            st->a = epi_ref(ta, prod, step_of);
+            st->b = tb >= 0 ? epi_ref(tb, prod, step_of) : FUSED_NONE;
+            /* a result only later steps read lives in a block-sized scratch area */
+            bool internal = in->dst != last && uses[in->dst] == local_uses[in->dst];
+            st->dst = internal ? k - i - 1 : -in->dst - 1;
+            if (internal) {
+                step_of[in->dst] = k - i - 1;
+                g->bytes_saved += shape_count(&p->shape) * (int64_t)dtype_size(p->dtype);
+            }
+        }
+        bool product_outside = uses[prod] > local_uses[prod];
+        if (!product_outside) g->bytes_saved += shape_count(&p->shape) * (int64_t)dtype_size(p->dtype);
+        for (int k = i + 1; k < j; k++) {
+            int r[16], q = reads(&g->code[k], r);
+            for (int x = 0; x < q; x++) local_uses[r[x]] = 0;
+            step_of[g->code[k].dst] = -1;
+        }
+        Ins *mm = &g->code[i];
+        int a = mm->args[0], b = mm->args[1], ta = mm->attrs && mm->attrs->flag;
+        for (int k = i + 1; k < j; k++) {
+            dead[k] = true;
+            g->code[k].op = I_NCONST;   /* neutralised before compaction */
+        }
+        mem_free(mm->args);
+        mem_free(mm->attrs);
+        mm->args = NULL;
+        mm->attrs = NULL;
+        mm->nargs = mm->nres = 0;
+        mm->op = I_EPILOGUE;
+        mm->dst = last;
+        mm->a = a;
+        mm->b = b;
+        mm->c = product_outside ? prod : -1;
+        mm->aux = ta;
+        mm->steps = steps;
+        mm->nsteps = nsteps;
+        made++;
+        i = revisit >= 0 ? revisit - 1 : j - 1;
+    }
+    compact(g, dead);
+    mem_free(step_of);
+    mem_free(local_uses);
+    mem_free(mine);
+    mem_free(starts);
+    mem_free(dead);
+    mem_free(uses);
+    mem_free(defs);
+    return made;
+}
+
 /* Number constants move to the top of the graph (each register has one definition), so
  * they do not split runs of elementwise instructions. */
 /* Moves the instructions marked moved[] (none before at) to just before instruction at, in
@@ -589,11 +795,12 @@ static int hoist_loop(Graph *g, int top, int back, const int *defs) {
         Ins *in = &g->code[i];
         if (in->op == I_OP)
             for (int k = 0; k < in->nres; k++) inside[in->res[k]]++;
-        else if (in->op == I_FUSED)
+        else if (in->op == I_FUSED || in->op == I_EPILOGUE) {
             for (int k = 0; k < in->nsteps; k++) {
                 if (in->steps[k].dst < 0) inside[-in->steps[k].dst - 1]++;
             }
-        else if (in->dst >= 0) inside[in->dst]++;
+            if (in->op == I_EPILOGUE && in->c >= 0) inside[in->c]++;
+        } else if (in->dst >= 0) inside[in->dst]++;
     }
     bool *moved = mem_calloc((size_t)g->ncode + 1, sizeof(bool));
     int nmoved = 0;
@@ -639,13 +846,13 @@ static void live_ranges(Graph *g, int *first, int *last, const int *defs) {
         for (int k = 0; k < n; k++) last[rr[k]] = i;
         int dst = in->op == I_FUSED ? in->dst : in->dst;
         if (dst >= 0 && first[dst] < 0) first[dst] = i;
-        if (in->op == I_FUSED)
-            for (int k = 0; k < in->nsteps; k++)
-                if (in->steps[k].dst < 0) {
-                    int d = -in->steps[k].dst - 1;
-                    if (first[d] < 0) first[d] = i;
-                    if (last[d] < i) last[d] = i;
-                }
+        if (in->op == I_FUSED || in->op == I_EPILOGUE)
+            for (int k = -1; k < in->nsteps; k++) {   /* -1: an epilogue's product register */
+                int d = k < 0 ? (in->op == I_EPILOGUE ? in->c : -1) : in->steps[k].dst < 0 ? -in->steps[k].dst - 1 : -1;
+                if (d < 0) continue;
+                if (first[d] < 0) first[d] = i;
+                if (last[d] < i) last[d] = i;
+            }
     }
     /* a value that lives across a loop's back jump lives to the jump. Only registers that an
      * instruction of the loop reads or writes can qualify (an inner loop's extension is
@@ -660,9 +867,10 @@ static void live_ranges(Graph *g, int *first, int *last, const int *defs) {
             Ins *x = &g->code[j];
             int n = x->nargs > 500 || x->nsteps > 150 ? 0 : reads(x, rr);
             if (x->dst >= 0) rr[n++] = x->dst;
-            if (x->op == I_FUSED)
+            if (x->op == I_FUSED || x->op == I_EPILOGUE)
                 for (int k = 0; k < x->nsteps; k++)
                     if (x->steps[k].dst < 0) rr[n++] = -x->steps[k].dst - 1;
+            if (x->op == I_EPILOGUE && x->c >= 0) rr[n++] = x->c;
             for (int k = 0; k < n; k++) {
                 int r = rr[k];
                 if (seen[r] == i) continue;
@@ -707,6 +915,8 @@ static int pass_memplan(Graph *g) {
     for (int i = 0; i < g->ncode; i++) {
         Ins *in = &g->code[i];
         int d = in->dst;
+        /* an epilogue's result takes a slot like an op's (a layer's output then reuses the
+         * buffer of the layer before last, which is still in cache); its other results do not */
         if (d < 0 || g->regs[d].kind != R_TENSOR || in->op == I_TMOVE || in->op == I_FUSED || in->op == I_POP) continue;
         if (pinned[d] || defs[d] != 1 || outs[d] || first[d] != i) continue;
         RegInfo *ri = &g->regs[d];
@@ -751,6 +961,7 @@ void opt_run(Graph *g) {
     if (pass_on("cse")) pass_cse(g);
     if (pass_on("dce")) pass_dce(g);
     if (pass_on("licm")) pass_licm(g);
+    if (pass_on("epilogue")) pass_epilogue(g);
     if (pass_on("fuse")) pass_fuse(g);
     if (pass_on("mem")) pass_memplan(g);
 }

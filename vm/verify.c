@@ -121,6 +121,57 @@ static bool verify_fused(Load *L, Ins *in) {
     return true;
 }
 
+/* An EPILOGUE: a 2-D float product of registers of its dtype, and steps over it as vm/vm.c
+ * runs them: every operand element for element with the product ([m, n]) or, for a binary
+ * step's one tensor operand, a row vector ([n] or [1, n]) each row reads. */
+static bool epi_operand_ok(Load *L, int x, int k, const RegInfo *d, bool dst, bool *row) {
+    Graph *g = L->gf->g;
+    *row = false;
+    if (x == EPI_PRODUCT) return !dst;
+    if (x >= 0) return !dst && x < k;   /* an earlier step's block */
+    int ext = x > INT32_MIN ? -x - 1 : -1;
+    if (!load_is_reg(L, ext, R_TENSOR) || g->regs[ext].dtype != d->dtype) return false;
+    EpiLayout lay = opt_epi_layout(&g->regs[ext].shape, d->shape.d[0], d->shape.d[1]);
+    *row = lay == EPI_ROW;
+    return lay == EPI_FULL || (lay == EPI_ROW && !dst);
+}
+
+static bool verify_epilogue(Load *L, Ins *in) {
+    Graph *g = L->gf->g;
+    if (!load_want_reg(L, in->dst, R_TENSOR, "an epilogue's") || !load_want_reg(L, in->a, R_TENSOR, "an epilogue's") ||
+        !load_want_reg(L, in->b, R_TENSOR, "an epilogue's"))
+        return false;
+    const RegInfo *d = &g->regs[in->dst], *a = &g->regs[in->a], *b = &g->regs[in->b];
+    bool ta = in->aux == 1;
+    if ((in->aux != 0 && in->aux != 1) || !dtype_is_float(d->dtype) || d->shape.ndim != 2 || a->dtype != d->dtype ||
+        b->dtype != d->dtype || a->shape.ndim != 2 || b->shape.ndim != 2 || a->shape.d[ta ? 1 : 0] != d->shape.d[0] ||
+        a->shape.d[ta ? 0 : 1] != b->shape.d[0] || b->shape.d[1] != d->shape.d[1] || shape_count(&d->shape) < 1)
+        return load_fail(L, "corrupt graph file: an epilogue's product does not fit its registers");
+    if (in->c != -1 && !(load_is_reg(L, in->c, R_TENSOR) && load_same_type(&g->regs[in->c], d)))
+        return load_fail(L, "corrupt graph file: an epilogue's product register %d", in->c);
+    if (in->nsteps < 1 || in->nsteps > MAX_STEPS) return load_fail(L, "corrupt graph file: an epilogue of %d steps", in->nsteps);
+    /* the last step writes the destination: the VM takes its buffer for the product */
+    if (in->steps[in->nsteps - 1].dst != -in->dst - 1) return load_fail(L, "corrupt graph file: an epilogue's last step");
+    for (int k = 0; k < in->nsteps; k++) {
+        FusedStep *s = &in->steps[k];
+        const OpDef *def = op_def(s->op);
+        if (!(def->flags & F_FUSE) || (def->kind != K_UNARY && def->kind != K_BINARY))
+            return load_fail(L, "corrupt graph file: '%s' in an epilogue", def->name);
+        bool row_dst, row_a, row_b = false;
+        bool ok = (s->dst >= 0 ? s->dst < in->nsteps : epi_operand_ok(L, s->dst, k, d, true, &row_dst)) &&
+                  epi_operand_ok(L, s->a, k, d, false, &row_a) &&
+                  (s->b == FUSED_NONE || epi_operand_ok(L, s->b, k, d, false, &row_b));
+        /* a row vector only beside an operand element for element */
+        if (!ok || (row_a && (s->b == FUSED_NONE || row_b)) || (row_b && s->scalar_reg >= 0))
+            return load_fail(L, "corrupt graph file: step %d of an epilogue refers to the wrong operands", k);
+        if (def->kind == K_UNARY ? s->b != FUSED_NONE || s->scalar_reg >= 0 : (s->scalar_reg < -1 || (s->scalar_reg >= 0) == (s->b != FUSED_NONE)))
+            return load_fail(L, "corrupt graph file: step %d of an epilogue has the wrong operands", k);
+        if (s->scalar_reg >= 0 && !load_is_reg(L, s->scalar_reg, R_NUM))
+            return load_fail(L, "corrupt graph file: step %d of an epilogue reads scalar %d", k, s->scalar_reg);
+    }
+    return true;
+}
+
 static bool verify_stack(Load *L, Ins *in, int reg) {
     Graph *g = L->gf->g;
     if (in->aux < 0 || in->aux >= g->nstacks) return load_fail(L, "corrupt graph file: stack %d of %d", in->aux, g->nstacks);
@@ -179,6 +230,7 @@ bool load_verify_ins(Load *L, Ins *in) {
     case I_PUSH: return verify_stack(L, in, in->a);
     case I_POP: return verify_stack(L, in, in->dst);
     case I_FUSED: return verify_fused(L, in);
+    case I_EPILOGUE: return verify_epilogue(L, in);
     default: return load_fail(L, "corrupt graph file: unknown instruction %d", (int)in->op);
     }
 }

@@ -491,6 +491,140 @@ static int exec_pop(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     return 0;
 }
 
+/* ---------- matmul epilogues ---------- */
+
+/* An EPILOGUE's steps run over EPI_CHUNK elements (whole rows) of a product block at a time,
+ * so the block, read once from cache after its BLAS call, and the steps' results stay close:
+ * 4 KB of f32 per step. */
+#define EPI_CHUNK 1024
+
+typedef struct {
+    Graph *g;
+    VmRegs *r;
+    Ins *in;
+    DType dt;
+    size_t esz;
+    int64_t m, n, chunk_rows;
+    char *product;   /* the whole product's buffer (row r at r * n) */
+    char *scratch;   /* per pool slot, `area` bytes: nsteps areas of chunk_rows * n elements */
+    size_t area;
+    int64_t b0, b_end;   /* the block whose steps run: rows [b0, b_end) */
+} EpiRun;
+
+static int64_t epi_chunk_rows(int64_t n) { return n >= EPI_CHUNK ? 1 : EPI_CHUNK / n; }
+
+/* One pool slot's scratch bytes, and the threads a block of `rows` rows uses for its steps
+ * (work: its elements times the steps, as a fused group counts). */
+static size_t epi_area(const Ins *in, int64_t n, size_t esz) {
+    return (size_t)in->nsteps * (size_t)(epi_chunk_rows(n) * n) * esz;
+}
+static int epi_width(const Ins *in, int64_t rows, int64_t n, int64_t chunk_rows) {
+    return pool_width(pool_parts(rows, chunk_rows), rows * n * in->nsteps);
+}
+
+/* Where a step's operand x is for rows [r0, r0 + rows): *row set when it is a row vector that
+ * every row reads. */
+static const char *epi_operand(const EpiRun *e, char *scratch, int x, int64_t r0, bool *row) {
+    *row = false;
+    if (x == EPI_PRODUCT) return e->product + (size_t)(r0 * e->n) * e->esz;
+    if (x >= 0) return scratch + (size_t)x * (size_t)(e->chunk_rows * e->n) * e->esz;
+    const Tensor *t = e->r->ten[-x - 1];
+    if (t->size == e->m * e->n) return (const char *)t->data + (size_t)(r0 * e->n) * e->esz;
+    *row = true;
+    return t->data;
+}
+
+/* The steps over chunk `part` of the block: rows [r0, r0 + rows), rows <= chunk_rows, with
+ * the scratch area of pool slot `slot`. Chunks are independent, so a large block's go to the
+ * thread pool (a fixed partition: the same bits for every thread count). */
+static int epi_part(void *ud, int64_t part, int slot) {
+    const EpiRun *e = ud;
+    char *scratch = e->scratch + (size_t)slot * e->area;
+    int64_t n = e->n, r0 = e->b0 + part * e->chunk_rows;
+    int64_t rows = e->b_end - r0 < e->chunk_rows ? e->b_end - r0 : e->chunk_rows, len = rows * n;
+    for (int k = 0; k < e->in->nsteps; k++) {
+        const FusedStep *st = &e->in->steps[k];
+        bool row_a, row_b = false, row_out;
+        char *out = (char *)epi_operand(e, scratch, st->dst, r0, &row_out);   /* never a row vector (verified) */
+        const char *pa = epi_operand(e, scratch, st->a, r0, &row_a), *pb = NULL;
+        int rc = 0;
+        if (st->scalar_reg >= 0) {
+            /* the number in the tensor's dtype, as the kernel of a weak scalar makes it */
+            float xf = (float)e->r->num[st->scalar_reg];
+            double xd = e->r->num[st->scalar_reg];
+            const void *px = e->dt == DT_F32 ? (const void *)&xf : (const void *)&xd;
+            rc = st->num_left ? cpu_binary(st->op, e->dt, px, 0, pa, 1, out, len) : cpu_binary(st->op, e->dt, pa, 1, px, 0, out, len);
+        } else if (st->b == FUSED_NONE) {
+            rc = cpu_unary(st->op, e->dt, pa, out, len);
+        } else if (pb = epi_operand(e, scratch, st->b, r0, &row_b), !row_a && !row_b) {
+            rc = cpu_binary(st->op, e->dt, pa, 1, pb, 1, out, len);
+        } else {   /* a bias: row by row, as eager's broadcast does */
+            size_t step = (size_t)n * e->esz;
+            for (int64_t q = 0; q < rows && rc == 0; q++)
+                rc = cpu_binary(st->op, e->dt, pa + (row_a ? 0 : q * step), 1, pb + (row_b ? 0 : q * step), 1,
+                                out + q * step, n);
+        }
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* The product in the row blocks op_matmul_t_into computes (cpu_matmul_rows), the steps run
+ * on each block right after its BLAS call. The product goes into register c when something
+ * else reads it, else into the destination's buffer, which the last step then overwrites. */
+static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A, const Tensor *B) {
+    RegInfo *d = &g->regs[in->dst];
+    EpiRun e = { g, r, in, d->dtype, dtype_size(d->dtype), d->shape.d[0], d->shape.d[1], 1, NULL, NULL, 0, 0, 0 };
+    bool ta = in->aux != 0;
+    int64_t k = A->shape[ta ? 0 : 1];
+    for (int q = 0; q < in->nsteps; q++)
+        if (in->steps[q].dst < 0 && !dst_tensor(g, r, -in->steps[q].dst - 1, A, B)) return fail_at(I, in, op_error());
+    Tensor *prod = in->c >= 0 ? dst_tensor(g, r, in->c, A, B) : r->ten[in->dst];
+    if (!prod) return fail_at(I, in, op_error());
+    for (int q = 0; q < in->nsteps; q++) {
+        const FusedStep *st = &in->steps[q];
+        int regs[2] = { st->a < 0 && st->a != EPI_PRODUCT ? -st->a - 1 : -1,
+                        st->b < 0 && st->b != FUSED_NONE && st->b != EPI_PRODUCT ? -st->b - 1 : -1 };
+        for (int x = 0; x < 2; x++)
+            if (regs[x] >= 0 && !r->ten[regs[x]]) return fail_at(I, in, "undefined variable");
+    }
+    e.product = prod->data;
+    e.chunk_rows = epi_chunk_rows(e.n);
+    e.scratch = r->scratch->p;
+    e.area = epi_area(in, e.n, e.esz);
+    for (e.b0 = 0; e.b0 < e.m; e.b0 += MATMUL_BLOCK_ROWS) {
+        int64_t rows = e.m - e.b0 < MATMUL_BLOCK_ROWS ? e.m - e.b0 : MATMUL_BLOCK_ROWS;
+        e.b_end = e.b0 + rows;
+        cpu_matmul_rows(e.dt, A->data, ta, B->data, e.product + (size_t)(e.b0 * e.n) * e.esz, e.m, k, e.n, e.b0, rows);
+        int64_t parts = pool_parts(rows, e.chunk_rows);
+        if (pool_run(parts, epi_width(in, rows, e.n, e.chunk_rows), epi_part, &e)) return fail_at(I, in, op_error());
+    }
+    return 0;
+}
+
+static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+    Tensor *A = r->ten[in->a], *B = r->ten[in->b];
+    if (!A || !B) return fail_at(I, in, "undefined variable");
+    int64_t m = g->regs[in->dst].shape.d[0], n = g->regs[in->dst].shape.d[1];
+    int64_t most = m < MATMUL_BLOCK_ROWS ? m : MATMUL_BLOCK_ROWS;   /* a block's rows, at most */
+    size_t need = epi_area(in, n, dtype_size(g->regs[in->dst].dtype)) * (size_t)epi_width(in, most, n, epi_chunk_rows(n));
+    if (r->scratch->bytes < need) {   /* before A and B are held: mem_alloc may jump out */
+        mem_free(r->scratch->p);
+        r->scratch->p = NULL;   /* never leave a freed block here */
+        r->scratch->bytes = 0;
+        r->scratch->p = mem_alloc(need);
+        r->scratch->bytes = need;
+    }
+    /* held while the registers change: a destination register that held an operand (which a
+     * loaded file may ask for) then gets a new buffer and the operand stays alive */
+    tensor_retain(A);
+    tensor_retain(B);
+    int rc = epilogue_run(I, g, r, in, A, B);
+    tensor_release(A);
+    tensor_release(B);
+    return rc;
+}
+
 /* Releases a graph's run-time state: registers, buffers, stacks, spares. */
 void vm_regs_free(VmRegs *r, const Graph *g) {
     for (int i = 0; i < g->nregs; i++) {
@@ -627,6 +761,11 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             vmcase(I_FUSED) {
                 if (!interp_poll(I)) return stopped_at(I, in);
                 if (exec_fused(I, g, r, in)) return -1;
+                vmbreak;
+            }
+            vmcase(I_EPILOGUE) {
+                if (!interp_poll(I)) return stopped_at(I, in);
+                if (exec_epilogue(I, g, r, in)) return -1;
                 vmbreak;
             }
             default: return fail_at(I, in, "internal error: unknown instruction");

@@ -65,6 +65,12 @@ void biter_init(BIter *it, const Shape *out, const Shape *const *ins, int nin);
  * and inner strides are it->stride[k][it->nd-1]. Returns 0, or fn's first non-zero. */
 typedef int (*BRunFn)(void *ctx, const int64_t *off, int64_t out_off, int64_t n);
 int biter_run(const BIter *it, int nin, BRunFn fn, void *ctx);
+/* split.c: biter_run over the thread pool when the output is large: parts of POOL_BLOCK output
+ * elements, which may cut a run into pieces (fn must give each element the same bits in any
+ * piece, touch only its piece of the output, and neither allocate nor keep state: it runs on
+ * the pool's workers). cost: work per element (1, or POOL_MATH_COST for a SLEEF-priced op). */
+int biter_run_split(const BIter *it, int nin, BRunFn fn, void *ctx, int64_t cost);
+bool cpu_binary_is_math(OpCode op);
 
 /* Reduction helpers shared with softmax. */
 double cpu_sum_f64(const double *x, int64_t n, int64_t stride);

@@ -6,11 +6,14 @@
  * i64 tensors) fix an axis; when there are index arrays they also count as 0-d advanced
  * indices for placement: the block sits where the advanced indices are when they are
  * adjacent as written, else first (see make_plan). Gather and scatter (index_set) share
- * the plan: both walk the same list of source offsets. */
+ * the plan: both walk the same list of source offsets. A large gather runs in parts on the
+ * thread pool (copies: any partition gives the same result); a scatter stays serial, since
+ * with repeated indices the last write must win. */
 #include <string.h>
 #include "cpu.h"
 #include "mem.h"
 #include "infer.h"
+#include "pool.h"
 
 typedef struct {
     int nd;                       /* iteration dims */
@@ -292,14 +295,65 @@ out:
         }                                                                           \
     } while (0)
 
-static void gather(const Tensor *a, Plan *pp, Tensor *r) {
-    Plan p = *pp;
+/* Result elements [k0, k0 + n) of a gather: PLAN_WALK from k0's place in the iteration dims. */
+static void gather_range(const Tensor *a, const Plan *p, Tensor *r, int64_t k0, int64_t n) {
     size_t esz = dtype_size(a->dtype);
-    char *out = r->data;
+    char *out = (char *)r->data + k0 * (int64_t)esz;
     const char *in = a->data;
-    if (esz == 4) PLAN_WALK(&p, r->size, ((int32_t *)out)[k] = ((const int32_t *)in)[src]);
-    else if (esz == 8) PLAN_WALK(&p, r->size, ((int64_t *)out)[k] = ((const int64_t *)in)[src]);
-    else PLAN_WALK(&p, r->size, out[k] = in[src]);
+    Plan q = *p;
+    int64_t rest = k0, start[TSL_MAX_RANK + 1] = { 0 };
+    for (int d = q.nd - 1; d >= 0; d--) {   /* k0's index in each iteration dim */
+        start[d] = q.size[d] ? rest % q.size[d] : 0;
+        rest = q.size[d] ? rest / q.size[d] : 0;
+        q.base += start[d] * q.stride[d];
+    }
+#define PLAN_WALK_FROM(BODY)                                                            \
+    do {                                                                                \
+        int64_t ix_[TSL_MAX_RANK + 1], off_ = q.base;                                   \
+        memcpy(ix_, start, sizeof ix_);                                                 \
+        for (int64_t k = 0; k < n; k++) {                                               \
+            int64_t src = off_ + (q.adv_pos >= 0 ? q.adv_off[ix_[q.adv_pos]] : 0);      \
+            BODY;                                                                       \
+            for (int d_ = q.nd - 1; d_ >= 0; d_--) {                                    \
+                ix_[d_]++;                                                              \
+                off_ += q.stride[d_];                                                   \
+                if (ix_[d_] < q.size[d_]) break;                                        \
+                off_ -= q.stride[d_] * q.size[d_];                                      \
+                ix_[d_] = 0;                                                            \
+            }                                                                           \
+        }                                                                               \
+    } while (0)
+    if (esz == 4) PLAN_WALK_FROM(((int32_t *)out)[k] = ((const int32_t *)in)[src]);
+    else if (esz == 8) PLAN_WALK_FROM(((int64_t *)out)[k] = ((const int64_t *)in)[src]);
+    else PLAN_WALK_FROM(out[k] = in[src]);
+#undef PLAN_WALK_FROM
+}
+
+typedef struct {
+    const Tensor *a;
+    const Plan *p;
+    Tensor *r;
+} Gather;
+
+static int gather_part(void *ud, int64_t part, int slot) {
+    (void)slot;
+    Gather *g = ud;
+    int64_t k0 = part * POOL_BLOCK, n = g->r->size - k0 < POOL_BLOCK ? g->r->size - k0 : POOL_BLOCK;
+    gather_range(g->a, g->p, g->r, k0, n);
+    return 0;
+}
+
+/* A large gather copies parts of POOL_BLOCK result elements on the thread pool: each element
+ * is a copy, so any partition gives the same result. */
+static void gather(const Tensor *a, Plan *p, Tensor *r) {
+    int64_t parts = pool_parts(r->size, POOL_BLOCK);
+    int width = pool_width(parts, r->size);
+    if (width < 2) {
+        gather_range(a, p, r, 0, r->size);
+        return;
+    }
+    Gather g = { a, p, r };
+    pool_run(parts, width, gather_part, &g);
 }
 
 /* Integers on the leading axes (t[i], t[i, j], ...) select one contiguous block: a single

@@ -9,6 +9,7 @@
 #include "cpu.h"
 #include "infer.h"
 #include "mem.h"
+#include "pool.h"
 
 int cpu_round_decimals(DType dt, const void *src, void *dst, int64_t n, int64_t decimals);
 int cpu_compare_i64_number(OpCode op, const int64_t *a, double x, bool num_left, uint8_t *out, int64_t n);
@@ -110,7 +111,7 @@ int cpu_binary_broadcast(OpCode op, DType ct, const Tensor *a, const Tensor *b, 
     biter_init(&it, &so, ins, 2);
     x.sa = it.stride[0][it.nd - 1];
     x.sb = it.stride[1][it.nd - 1];
-    return biter_run(&it, 2, bin_run, &x);
+    return biter_run_split(&it, 2, bin_run, &x, cpu_binary_is_math(op) ? POOL_MATH_COST : 1);
 }
 
 /* An i64/bool tensor compared with a number outside its kind compares mathematically. */
@@ -229,7 +230,7 @@ int cpu_where(const OpCall *c, Tensor **out) {
         biter_init(&it, &so, ins, 3);
         WhereCtx w = { x[0]->data, x[1]->data, x[2]->data, out[0]->data, dtype_size(dt),
                        it.stride[0][it.nd - 1], it.stride[1][it.nd - 1], it.stride[2][it.nd - 1] };
-        rc = biter_run(&it, 3, where_run, &w);
+        rc = biter_run_split(&it, 3, where_run, &w, 1);
     }
 done:
     for (int k = 0; k < 3; k++) tensor_release(tmp[k]);

@@ -1,8 +1,10 @@
 /* linalg.c - matmul (NumPy rules: 1-D operands, batched broadcasting) and outer.
  *
  * Float matmul goes to OpenBLAS: cblas_?gemv when the left operand has one row (batch-1
- * inference, memory-bound), cblas_?gemm otherwise. The choice depends only on shapes, so
- * eager and static pick the same routine and get the same bits. Integer matmul has no
+ * inference, memory-bound), cblas_?gemm otherwise, one call per block of MATMUL_BLOCK_ROWS
+ * rows of the result. The choice and the blocks depend only on shapes, so eager and static
+ * (whose matmul epilogues apply bias and activation to each block while it is in cache) call
+ * the same routines on the same blocks and get the same bits. Integer matmul has no
  * BLAS routine; it is a plain triple loop (exact, so order does not matter). */
 #include <cblas.h>
 #include <dlfcn.h>
@@ -12,24 +14,43 @@
 #include "cpu.h"
 #include "infer.h"
 
-/* c[m, n] = a[m, k] @ b[k, n]; with ta, a is stored [k, m] and read transposed. One row
- * (m == 1) is the same memory either way and goes to gemv. */
-static void mm_f32(const float *a, bool ta, const float *b, float *c, int64_t m, int64_t k, int64_t n) {
-    if (k == 0) { memset(c, 0, sizeof(float) * (size_t)(m * n)); return; }
+/* Rows [r0, r0 + rows) of c[m, n] = a[m, k] @ b[k, n], into c0 (those rows only, n apart);
+ * with ta, a is stored [k, m] and read transposed. One row (m == 1) is the same memory either
+ * way and goes to gemv. */
+static void mm_rows_f32(const float *a, bool ta, const float *b, float *c0, int64_t m, int64_t k, int64_t n, int64_t r0,
+                        int64_t rows) {
+    if (k == 0) { memset(c0, 0, sizeof(float) * (size_t)(rows * n)); return; }
     if (m == 1)
-        cblas_sgemv(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1.0f, b, (blasint)n, a, 1, 0.0f, c, 1);
+        cblas_sgemv(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1.0f, b, (blasint)n, a, 1, 0.0f, c0, 1);
     else
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (blasint)m, (blasint)n, (blasint)k, 1.0f,
-                    a, (blasint)(ta ? m : k), b, (blasint)n, 0.0f, c, (blasint)n);
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (blasint)rows, (blasint)n, (blasint)k, 1.0f,
+                    ta ? a + r0 : a + r0 * k, (blasint)(ta ? m : k), b, (blasint)n, 0.0f, c0, (blasint)n);
 }
 
-static void mm_f64(const double *a, bool ta, const double *b, double *c, int64_t m, int64_t k, int64_t n) {
-    if (k == 0) { memset(c, 0, sizeof(double) * (size_t)(m * n)); return; }
+static void mm_rows_f64(const double *a, bool ta, const double *b, double *c0, int64_t m, int64_t k, int64_t n, int64_t r0,
+                        int64_t rows) {
+    if (k == 0) { memset(c0, 0, sizeof(double) * (size_t)(rows * n)); return; }
     if (m == 1)
-        cblas_dgemv(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1.0, b, (blasint)n, a, 1, 0.0, c, 1);
+        cblas_dgemv(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1.0, b, (blasint)n, a, 1, 0.0, c0, 1);
     else
-        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (blasint)m, (blasint)n, (blasint)k, 1.0,
-                    a, (blasint)(ta ? m : k), b, (blasint)n, 0.0, c, (blasint)n);
+        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (blasint)rows, (blasint)n, (blasint)k, 1.0,
+                    ta ? a + r0 : a + r0 * k, (blasint)(ta ? m : k), b, (blasint)n, 0.0, c0, (blasint)n);
+}
+
+void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
+                     int64_t r0, int64_t rows) {
+    if (dt == DT_F32) mm_rows_f32(a, ta, b, c0, m, k, n, r0, rows);
+    else mm_rows_f64(a, ta, b, c0, m, k, n, r0, rows);
+}
+
+/* The whole product, one row block after another: the blocks are the ones a static graph's
+ * matmul epilogue computes (vm/vm.c exec_epilogue), so eager gets the same bits. */
+static void mm_float(DType dt, const void *a, bool ta, const void *b, void *c, int64_t m, int64_t k, int64_t n) {
+    size_t esz = dtype_size(dt);
+    for (int64_t r0 = 0; r0 < m; r0 += MATMUL_BLOCK_ROWS) {
+        int64_t rows = m - r0 < MATMUL_BLOCK_ROWS ? m - r0 : MATMUL_BLOCK_ROWS;
+        cpu_matmul_rows(dt, a, ta, b, (char *)c + (size_t)(r0 * n) * esz, m, k, n, r0, rows);
+    }
 }
 
 static void mm_i64(const int64_t *a, bool ta, const int64_t *b, int64_t *c, int64_t m, int64_t k, int64_t n) {
@@ -50,8 +71,7 @@ int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out) {
     /* plain float matrices (the common case): straight to BLAS */
     if (a->ndim == 2 && b->ndim == 2 && a->dtype == b->dtype && a->dtype == out->dtype && dtype_is_float(a->dtype) &&
         a->shape[ak] == b->shape[0] && a->shape[am] * b->shape[1] > 0) {
-        if (a->dtype == DT_F32) mm_f32(a->data, ta, b->data, out->data, a->shape[am], a->shape[ak], b->shape[1]);
-        else mm_f64(a->data, ta, b->data, out->data, a->shape[am], a->shape[ak], b->shape[1]);
+        mm_float(a->dtype, a->data, ta, b->data, out->data, a->shape[am], a->shape[ak], b->shape[1]);
         return 0;
     }
     Shape sa, sb;
@@ -96,8 +116,7 @@ int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out) {
         const char *pa = (const char *)ca->data + oa * m * k * esz, *pb = (const char *)cb->data + ob * k * n * esz;
         char *pc = (char *)r->data + bi * m * n * esz;
         if (m * n == 0) continue;
-        if (ct == DT_F32) mm_f32((const float *)pa, ta, (const float *)pb, (float *)pc, m, k, n);
-        else if (ct == DT_F64) mm_f64((const double *)pa, ta, (const double *)pb, (double *)pc, m, k, n);
+        if (dtype_is_float(ct)) mm_float(ct, pa, ta, pb, pc, m, k, n);
         else mm_i64((const int64_t *)pa, ta, (const int64_t *)pb, (int64_t *)pc, m, k, n);
     }
     if (dt == DT_BOOL) {

@@ -270,14 +270,34 @@ START_TEST(graphfile_small_file_huge_claims) {
 END_TEST
 
 /* The file stores instruction codes as numbers (docs/format.md lists them): a change to
- * vm/opcodes.def is a new format version. */
-START_TEST(graphfile_instruction_codes_are_format_1) {
-    static const char *const v1[] = { "nconst", "nmove", "nbin", "nneg", "nnot", "nmath", "tconst", "scalar",
+ * vm/opcodes.def is a new format version. Version 2 added code 23, epilogue. */
+START_TEST(graphfile_instruction_codes_are_format_2) {
+    static const char *const v2[] = { "nconst", "nmove", "nbin", "nneg", "nnot", "nmath", "tconst", "scalar",
                                       "tmove", "op", "index", "index_set", "seed", "item", "truth", "jump",
-                                      "jumpf", "print", "assert", "store", "push", "pop", "fused" };
-    ck_assert_uint_eq(GF_FORMAT_VERSION, 1);
-    ck_assert_int_eq(I__COUNT, (int)(sizeof v1 / sizeof *v1));
-    for (int i = 0; i < I__COUNT; i++) ck_assert_str_eq(ins_name((InsOp)i), v1[i]);
+                                      "jumpf", "print", "assert", "store", "push", "pop", "fused", "epilogue" };
+    ck_assert_uint_eq(GF_FORMAT_VERSION, 2);
+    ck_assert_int_eq(I__COUNT, (int)(sizeof v2 / sizeof *v2));
+    for (int i = 0; i < I__COUNT; i++) ck_assert_str_eq(ins_name((InsOp)i), v2[i]);
+}
+END_TEST
+
+/* A file says the lowest format version that holds its instructions: program 0 has a matmul
+ * epilogue (version 2), program 1 none (version 1, which older builds read). A version-1 file
+ * that holds an epilogue is refused. */
+START_TEST(graphfile_epilogue_needs_format_2) {
+    uint32_t v0, v1;
+    memcpy(&v0, file[0] + 12, 4);
+    memcpy(&v1, file[1] + 12, 4);
+    ck_assert_uint_eq(v0, 2);
+    ck_assert_uint_eq(v1, 1);
+    uint8_t *b = malloc(file_len[0]);
+    memcpy(b, file[0], file_len[0]);
+    b[12] = 1;
+    char err[512];
+    Source src = { (char *)"<v1>", NULL, NULL, 0, 0, NULL };
+    ck_assert_ptr_null(graphfile_read(b, file_len[0], &src, false, err, sizeof err));
+    ck_assert_str_eq(err, "corrupt graph file: instruction code 23");
+    free(b);
 }
 END_TEST
 
@@ -293,7 +313,8 @@ Suite *graphfile_suite(void) {
     tcase_add_test(t, graphfile_every_field_extreme_values);
     tcase_add_test(t, graphfile_versions_and_counts_named);
     tcase_add_test(t, graphfile_small_file_huge_claims);
-    tcase_add_test(t, graphfile_instruction_codes_are_format_1);
+    tcase_add_test(t, graphfile_instruction_codes_are_format_2);
+    tcase_add_test(t, graphfile_epilogue_needs_format_2);
     suite_add_tcase(s, t);
     return s;
 }

@@ -306,7 +306,8 @@ static bool graph_has_op(const Graph *g, OpCode op) {
         const Ins *in = &g->code[i];
         if ((in->op == I_OP || in->op == I_NBIN || in->op == I_NMATH) && in->aux == (int)op) return true;
         if (in->op == I_NNEG && op == OP_NEG) return true;
-        if (in->op == I_FUSED)
+        if (in->op == I_EPILOGUE && op == OP_MATMUL) return true;
+        if (in->op == I_FUSED || in->op == I_EPILOGUE)
             for (int k = 0; k < in->nsteps; k++)
                 if (in->steps[k].op == op) return true;
     }

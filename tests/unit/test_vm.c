@@ -6,6 +6,7 @@
 #include "suites.h"
 #include "helpers.h"
 #include "vm.h"
+#include "opt.h"
 
 static Interp *I;
 
@@ -71,6 +72,36 @@ START_TEST(vm_memory_plan_shares_buffers) {
     ck_assert_int_ge(planned, 8);
     ck_assert_int_le(g->nslots, 2);
     ck_assert_int_eq(run("ok = equal(y, 0.5 * x * (1 + tanh(0.7978845608 * (x + 0.044715 * x * x * x))))\n"), 0);
+    ck_assert(I->main->g.vals[globals_find(&I->main->g, "ok")].as.b);
+}
+END_TEST
+
+/* A matmul, its bias add and activation: one EPILOGUE (no matmul, add or relu left), the
+ * product never whole, the result eager's bits; TSL_OPT=-epilogue leaves the matmul an op. */
+static const char *MLP_LAYER = "seed(5)\nx = randn([300, 32])\nw = randn([32, 16])\nb = randn([16])\n"
+                               "static { y = relu(x @ w + b) }\nok = equal(y, relu(x @ w + b))\n";
+
+START_TEST(vm_epilogue_takes_bias_and_activation) {
+    ck_assert_int_eq(run(MLP_LAYER), 0);
+    Graph *g = static_last_graph(I);
+    ck_assert_int_eq(count_op(g, I_EPILOGUE), 1);
+    ck_assert_int_eq(count_opcode(g, OP_MATMUL) + count_kind(g, K_BINARY) + count_kind(g, K_UNARY), 0);
+    for (int i = 0; i < g->ncode; i++)
+        if (g->code[i].op == I_EPILOGUE) {
+            ck_assert_int_eq(g->code[i].nsteps, 2);
+            ck_assert_int_eq(g->code[i].c, -1);   /* nothing else reads the product */
+            ck_assert_int_eq(g->code[i].steps[0].a, EPI_PRODUCT);
+        }
+    ck_assert(I->main->g.vals[globals_find(&I->main->g, "ok")].as.b);
+}
+END_TEST
+
+START_TEST(vm_epilogue_switch_off) {
+    setenv("TSL_OPT", "-epilogue", 1);
+    ck_assert_int_eq(run(MLP_LAYER), 0);
+    Graph *g = static_last_graph(I);
+    ck_assert_int_eq(count_op(g, I_EPILOGUE), 0);
+    ck_assert_int_eq(count_opcode(g, OP_MATMUL), 1);
     ck_assert(I->main->g.vals[globals_find(&I->main->g, "ok")].as.b);
 }
 END_TEST
@@ -244,7 +275,7 @@ static char *read_file(const char *path) {
     return buf;
 }
 
-static const char *const golden_passes[] = { "all", "-fold", "-cse", "-dce", "-fuse", "-mem" };
+static const char *const golden_passes[] = { "all", "-fold", "-cse", "-dce", "-epilogue", "-fuse", "-mem" };
 
 START_TEST(vm_golden_dis_per_pass) {
     const char *pass = golden_passes[_i];
@@ -271,6 +302,8 @@ Suite *vm_suite(void) {
     tcase_add_test(tc, vm_fuses_elementwise_chain);
     tcase_add_test(tc, vm_fusion_switch_off);
     tcase_add_test(tc, vm_memory_plan_shares_buffers);
+    tcase_add_test(tc, vm_epilogue_takes_bias_and_activation);
+    tcase_add_test(tc, vm_epilogue_switch_off);
     tcase_add_test(tc, vm_cse_and_dce);
     tcase_add_test(tc, vm_constant_folding);
     tcase_add_test(tc, vm_loops_stay_loops);
