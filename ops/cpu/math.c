@@ -16,6 +16,7 @@
 #include <sleef.h>
 #include "cpu.h"
 #include "math512.h"
+#include "chain.h"
 
 #define VEC_F32(NAME, SLEEF)                                                              \
     static void NAME(const float *x, float *y, int64_t n) {                               \
@@ -103,6 +104,7 @@ static int has_avx512(void) {
     pthread_once(&once, detect_avx512);
     return cpu_avx512 && !force_avx2;
 }
+bool cpu_has_avx512(void) { return has_avx512(); }
 #define DISPATCH(NAME, T)                                                        \
     static void sleef_##NAME(const T *x, T *y, int64_t n) {                      \
         if (has_avx512()) avx512_##NAME(x, y, n);                                \
