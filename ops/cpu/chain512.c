@@ -17,21 +17,29 @@
  * operation is chosen once per step, not per vector. */
 #define BIN_LOOP(S, T, VT, MT, W, EXPR)                                                  \
     {                                                                                   \
-        VT x = sa ? VOP(setzero, S)() : VOP(set1, S)(a[0]);                             \
-        VT y = sb ? VOP(setzero, S)() : VOP(set1, S)(b[0]);                             \
+        if (sa && sb) BIN_SHAPE(S, VT, MT, W, EXPR, 1, 1)                               \
+        else if (sa) BIN_SHAPE(S, VT, MT, W, EXPR, 1, 0)                                \
+        else BIN_SHAPE(S, VT, MT, W, EXPR, 0, 1)                                        \
+        return true;                                                                    \
+    }
+/* One loop shape: LA / LB say whether a / b are arrays (else one broadcast value), so the
+ * loads are decided when the loop is compiled, not per vector. */
+#define BIN_SHAPE(S, VT, MT, W, EXPR, LA, LB)                                            \
+    {                                                                                   \
+        VT x = LA ? VOP(setzero, S)() : VOP(set1, S)(a[0]);                             \
+        VT y = LB ? VOP(setzero, S)() : VOP(set1, S)(b[0]);                             \
         int64_t i = 0;                                                                  \
         for (; i + W <= len; i += W) {                                                  \
-            if (sa) x = VOP(loadu, S)(a + i);                                           \
-            if (sb) y = VOP(loadu, S)(b + i);                                           \
+            if (LA) x = VOP(loadu, S)(a + i);                                           \
+            if (LB) y = VOP(loadu, S)(b + i);                                           \
             VOP(storeu, S)(out + i, EXPR);                                              \
         }                                                                               \
         if (i < len) {                                                                  \
             MT m = (MT)((1u << (len - i)) - 1);                                         \
-            if (sa) x = VOP(maskz_loadu, S)(m, a + i);                                  \
-            if (sb) y = VOP(maskz_loadu, S)(m, b + i);                                  \
+            if (LA) x = VOP(maskz_loadu, S)(m, a + i);                                  \
+            if (LB) y = VOP(maskz_loadu, S)(m, b + i);                                  \
             VOP(mask_storeu, S)(out + i, m, EXPR);                                      \
         }                                                                               \
-        return true;                                                                    \
     }
 #define UN_LOOP(S, T, VT, MT, W, EXPR)                                                   \
     {                                                                                   \
