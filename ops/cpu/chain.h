@@ -29,8 +29,8 @@ static inline int64_t chain_block(DType dt) { return CHAIN_BYTES / (int64_t)dtyp
 typedef enum { CHAIN_TEMP, CHAIN_ARRAY, CHAIN_SCALAR } ChainArgKind;
 typedef struct {
     ChainArgKind kind;
-    int temp;             /* CHAIN_TEMP */
-    const void *data;     /* CHAIN_ARRAY, CHAIN_SCALAR */
+    int temp;         /* CHAIN_TEMP */
+    const void *data; /* CHAIN_ARRAY, CHAIN_SCALAR */
 } ChainArg;
 
 /* One step: result := op(in[0]) or op(in[0], in[1]), into temporary `temp`, or into the
@@ -41,7 +41,7 @@ typedef struct {
     ChainArg in[2];
     int temp;
     void *out;
-    bool pair_next;   /* cpu_chain_plan: computed with the next step in one pass */
+    bool pair_next; /* cpu_chain_plan: computed with the next step in one pass */
 } ChainStep;
 
 /* Marks the steps the AVX-512 path computes together with the next one: both + - * or / of
@@ -52,13 +52,15 @@ void cpu_chain_plan(ChainStep *steps, int n);
 /* Elements [begin, end) of the chain's arrays through its n steps, in dtype dt (f32 or f64).
  * scratch holds n * CHAIN_BYTES bytes for the temporaries. Allocates nothing and
  * sets no error for float ops (safe on a pool worker): 0, or a kernel's non-zero status. */
-int cpu_chain_run(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end, void *scratch);
+int cpu_chain_run(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end,
+                  void *scratch);
 
 /* One step over the block of len elements starting at element `at`, through the op's
  * kernel (chain512.c's way for the steps it has no vector code for). */
 int cpu_chain_step(const ChainStep *s, DType dt, int64_t at, int64_t len, void *scratch);
 /* chain512.c: every step over one block of len <= chain_block(dt) elements starting at element
  * `at`, with AVX-512F; only called when the processor has it. */
-int cpu_chain_block512(const ChainStep *steps, int n, DType dt, int64_t at, int64_t len, void *scratch);
+int cpu_chain_block512(const ChainStep *steps, int n, DType dt, int64_t at, int64_t len,
+                       void *scratch);
 
 #endif

@@ -14,7 +14,7 @@
 #include "cpu/cpu.h"
 #include "cpu/chain.h"
 
-static const int64_t lengths[] = { 0, 1, 15, 16, 17, 255, 256, 257, 4095, 4096, 4097, 40001 };
+static const int64_t lengths[] = {0, 1, 15, 16, 17, 255, 256, 257, 4095, 4096, 4097, 40001};
 #define NLEN ((int)(sizeof lengths / sizeof lengths[0]))
 #define NMAX 40001
 
@@ -22,14 +22,18 @@ static const int64_t lengths[] = { 0, 1, 15, 16, 17, 255, 256, 257, 4095, 4096, 
  * subnormals, past the bounds where libm takes over (cpu.h's libm_past), then pseudo-random
  * numbers of magnitudes 1e-3 .. 1e3, either sign. */
 static void fill(double *x, int64_t n, uint32_t seed) {
-    static const double special[] = { NAN, -NAN, INFINITY, -INFINITY, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5,
-                                      2.0, 3.0, 1e-310, -1e-40, 1e-5, 88.0, 89.0, -90.0, 709.5, 711.0,
-                                      1e19, -1e19, 1e31, 1e151, -1e301, 0.7, 0.99, -0.99, 1.01, 710.0 };
+    static const double special[] = {
+        NAN,  -NAN,  INFINITY, -INFINITY, 0.0,    -0.0, 1.0,  -1.0,  0.5,   -0.5,
+        2.0,  3.0,   1e-310,   -1e-40,    1e-5,   88.0, 89.0, -90.0, 709.5, 711.0,
+        1e19, -1e19, 1e31,     1e151,     -1e301, 0.7,  0.99, -0.99, 1.01,  710.0};
     int ns = (int)(sizeof special / sizeof special[0]);
     uint32_t s = seed;
     for (int64_t i = 0; i < n; i++) {
         s = s * 1664525u + 1013904223u;
-        if ((s >> 24) % 5 == 0) { x[i] = special[(s >> 8) % (uint32_t)ns]; continue; }
+        if ((s >> 24) % 5 == 0) {
+            x[i] = special[(s >> 8) % (uint32_t)ns];
+            continue;
+        }
         double m = (double)(s >> 8) / (double)(1u << 24), e = (double)((s >> 4) % 7) - 3.0;
         x[i] = (s & 1 ? -m : m) * pow(10.0, e);
     }
@@ -38,8 +42,8 @@ static void fill(double *x, int64_t n, uint32_t seed) {
 typedef struct {
     DType dt;
     int64_t n;
-    char *x, *y, *out1, *out2;     /* the chain's arrays */
-    char *r0, *r1, *r2, *r3;       /* the kernels' results */
+    char *x, *y, *out1, *out2; /* the chain's arrays */
+    char *r0, *r1, *r2, *r3;   /* the kernels' results */
     char *scratch;
 } Arrays;
 
@@ -49,35 +53,40 @@ static void arrays_init(Arrays *a, DType dt, int64_t n, uint32_t seed) {
     static double xd[NMAX], yd[NMAX];
     a->dt = dt;
     a->n = n;
-    char **all[] = { &a->x, &a->y, &a->out1, &a->out2, &a->r0, &a->r1, &a->r2, &a->r3 };
+    char **all[] = {&a->x, &a->y, &a->out1, &a->out2, &a->r0, &a->r1, &a->r2, &a->r3};
     for (int k = 0; k < 8; k++) *all[k] = buf(dt);
     a->scratch = mem_alloc((size_t)8 * CHAIN_BYTES);
     fill(xd, n, seed);
     fill(yd, n, seed * 7 + 1);
     for (int64_t i = 0; i < n; i++) {
-        if (dt == DT_F32) ((float *)a->x)[i] = (float)xd[i], ((float *)a->y)[i] = (float)yd[i];
-        else ((double *)a->x)[i] = xd[i], ((double *)a->y)[i] = yd[i];
+        if (dt == DT_F32)
+            ((float *)a->x)[i] = (float)xd[i], ((float *)a->y)[i] = (float)yd[i];
+        else
+            ((double *)a->x)[i] = xd[i], ((double *)a->y)[i] = yd[i];
     }
 }
 
 static void arrays_free(Arrays *a) {
-    char *all[] = { a->x, a->y, a->out1, a->out2, a->r0, a->r1, a->r2, a->r3, a->scratch };
+    char *all[] = {a->x, a->y, a->out1, a->out2, a->r0, a->r1, a->r2, a->r3, a->scratch};
     for (int k = 0; k < 9; k++) mem_free(all[k]);
 }
 
-static ChainArg temp(int k) { return (ChainArg){ CHAIN_TEMP, k, NULL }; }
-static ChainArg array(const void *p) { return (ChainArg){ CHAIN_ARRAY, -1, p }; }
-static ChainArg scalar(const void *p) { return (ChainArg){ CHAIN_SCALAR, -1, p }; }
-static ChainStep step1(OpCode op, ChainArg a, int t, void *out) { return (ChainStep){ op, 1, { a, a }, t, out, false }; }
+static ChainArg temp(int k) { return (ChainArg){CHAIN_TEMP, k, NULL}; }
+static ChainArg array(const void *p) { return (ChainArg){CHAIN_ARRAY, -1, p}; }
+static ChainArg scalar(const void *p) { return (ChainArg){CHAIN_SCALAR, -1, p}; }
+static ChainStep step1(OpCode op, ChainArg a, int t, void *out) {
+    return (ChainStep){op, 1, {a, a}, t, out, false};
+}
 static ChainStep step2(OpCode op, ChainArg a, ChainArg b, int t, void *out) {
-    return (ChainStep){ op, 2, { a, b }, t, out, false };
+    return (ChainStep){op, 2, {a, b}, t, out, false};
 }
 
 /* The ways a chain runs: the processor's path (AVX-512 here when it has it) over [0, n) and
  * in pieces cut at odd places; the AVX2 path over [0, n) and in pieces cut where the thread
  * pool cuts (whole blocks: a compiler's loop may treat its last elements apart). */
 enum { WAYS = 4 };
-static const char *ways[WAYS] = { "default path", "default path in pieces", "AVX2 path", "AVX2 path in pieces" };
+static const char *ways[WAYS] = {"default path", "default path in pieces", "AVX2 path",
+                                 "AVX2 path in pieces"};
 
 /* The chain over [0, n) the given way, compared bitwise with the kernels' results for the
  * same path: out1 with r2, out2 with r3. */
@@ -107,8 +116,8 @@ static void run_way(Arrays *a, const ChainStep *s, int ns, int way, const char *
         if (i == a->n) continue;
         double g = a->dt == DT_F32 ? ((const float *)got)[i] : ((const double *)got)[i];
         double w = a->dt == DT_F32 ? ((const float *)want)[i] : ((const double *)want)[i];
-        ck_abort_msg("%s %s n=%lld %s: output %d [%lld] is %.17g, the kernels give %.17g", what, dtype_name(a->dt),
-                     (long long)a->n, ways[way], o + 1, (long long)i, g, w);
+        ck_abort_msg("%s %s n=%lld %s: output %d [%lld] is %.17g, the kernels give %.17g", what,
+                     dtype_name(a->dt), (long long)a->n, ways[way], o + 1, (long long)i, g, w);
     }
 }
 
@@ -152,7 +161,7 @@ static void check_unary(OpCode op, DType dt, int64_t n) {
 /* binary op: t0 = op(x, y); t1 = op(t0, c); t2 = op(d, t1); out1 = op(t2, t0); out2 = op(out1, x)
  * with numbers c and d that change with n (NaN and -0.0 among them) */
 static void check_binary(OpCode op, DType dt, int64_t n, int which) {
-    static const double cs[] = { 1.5, -0.0, NAN, 1e30, -2.25, 3.0 };
+    static const double cs[] = {1.5, -0.0, NAN, 1e30, -2.25, 3.0};
     double c = cs[which % 6], d = cs[(which + 3) % 6];
     float cf = (float)c, df = (float)d;
     const void *pc = dt == DT_F32 ? (const void *)&cf : (const void *)&c;
@@ -160,19 +169,18 @@ static void check_binary(OpCode op, DType dt, int64_t n, int which) {
     Arrays a;
     arrays_init(&a, dt, n, (uint32_t)(op * 17 + n));
     ChainStep s[5] = {
-        step2(op, array(a.x), array(a.y), 0, NULL),
-        step2(op, temp(0), scalar(pc), 1, NULL),
-        step2(op, scalar(pd), temp(1), 2, NULL),
-        step2(op, temp(2), temp(0), -1, a.out1),
+        step2(op, array(a.x), array(a.y), 0, NULL),       step2(op, temp(0), scalar(pc), 1, NULL),
+        step2(op, scalar(pd), temp(1), 2, NULL),          step2(op, temp(2), temp(0), -1, a.out1),
         step2(op, array(a.out1), array(a.x), -1, a.out2),
     };
     cpu_chain_plan(s, 5);
-    ck_assert(!s[0].pair_next && s[1].pair_next == (op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_DIV));
+    ck_assert(!s[0].pair_next &&
+              s[1].pair_next == (op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_DIV));
     for (int way = 0; way < WAYS; way++) {
         vm_force_avx2(way >= 2);
         ck_assert_int_eq(cpu_binary(op, dt, a.x, 1, a.y, 1, a.r0, n), 0);
         ck_assert_int_eq(cpu_binary(op, dt, a.r0, 1, pc, 0, a.r1, n), 0);
-        ck_assert_int_eq(cpu_binary(op, dt, pd, 0, a.r1, 1, a.r2, n), 0);   /* r2: t2 for now */
+        ck_assert_int_eq(cpu_binary(op, dt, pd, 0, a.r1, 1, a.r2, n), 0); /* r2: t2 for now */
         ck_assert_int_eq(cpu_binary(op, dt, a.r2, 1, a.r0, 1, a.r2, n), 0);
         ck_assert_int_eq(cpu_binary(op, dt, a.r2, 1, a.x, 1, a.r3, n), 0);
         run_way(&a, s, 5, way, op_info[op].name);
@@ -186,16 +194,19 @@ START_TEST(chain_matches_kernels) {
     for (int d = 0; d < 2; d++)
         for (int k = 0; k < NLEN; k++) {
             DType dt = d ? DT_F64 : DT_F32;
-            if (op_info[op].kind == K_UNARY) check_unary(op, dt, lengths[k]);
-            else check_binary(op, dt, lengths[k], k);
+            if (op_info[op].kind == K_UNARY)
+                check_unary(op, dt, lengths[k]);
+            else
+                check_binary(op, dt, lengths[k], k);
         }
 }
 END_TEST
 
 /* Two arithmetic steps computed in one pass (cpu_chain_plan), every pair of + - * / with the
  * first result as the second's left or right operand:
- *   t0 = op1(x, y); out1 = op2(t0, c) or op2(y, t0); t2 = op1(out1, d); out2 = op2(t2, x) or op2(x, t2) */
-static const OpCode arith_ops[4] = { OP_ADD, OP_SUB, OP_MUL, OP_DIV };
+ *   t0 = op1(x, y); out1 = op2(t0, c) or op2(y, t0); t2 = op1(out1, d); out2 = op2(t2, x) or op2(x,
+ * t2) */
+static const OpCode arith_ops[4] = {OP_ADD, OP_SUB, OP_MUL, OP_DIV};
 START_TEST(chain_pairs_match_kernels) {
     OpCode op1 = arith_ops[_i / 8], op2 = arith_ops[_i / 2 % 4];
     bool left = _i % 2;
@@ -205,25 +216,32 @@ START_TEST(chain_pairs_match_kernels) {
             int64_t n = lengths[k];
             double c = k % 3 ? 1.75 : NAN, dd = k % 2 ? -0.0 : 2.5;
             float cf = (float)c, df = (float)dd;
-            const void *pc = d ? (const void *)&c : (const void *)&cf, *pd = d ? (const void *)&dd : (const void *)&df;
+            const void *pc = d ? (const void *)&c : (const void *)&cf,
+                       *pd = d ? (const void *)&dd : (const void *)&df;
             Arrays a;
             arrays_init(&a, dt, n, (uint32_t)(_i * 29 + n));
             ChainStep s[4] = {
                 step2(op1, array(a.x), array(a.y), 0, NULL),
-                left ? step2(op2, temp(0), scalar(pc), -1, a.out1) : step2(op2, array(a.y), temp(0), -1, a.out1),
+                left ? step2(op2, temp(0), scalar(pc), -1, a.out1)
+                     : step2(op2, array(a.y), temp(0), -1, a.out1),
                 step2(op1, array(a.out1), scalar(pd), 2, NULL),
-                left ? step2(op2, temp(2), array(a.x), -1, a.out2) : step2(op2, array(a.x), temp(2), -1, a.out2),
+                left ? step2(op2, temp(2), array(a.x), -1, a.out2)
+                     : step2(op2, array(a.x), temp(2), -1, a.out2),
             };
             cpu_chain_plan(s, 4);
             ck_assert(s[0].pair_next && !s[1].pair_next && s[2].pair_next && !s[3].pair_next);
             for (int way = 0; way < WAYS; way++) {
                 vm_force_avx2(way >= 2);
                 ck_assert_int_eq(cpu_binary(op1, dt, a.x, 1, a.y, 1, a.r0, n), 0);
-                if (left) ck_assert_int_eq(cpu_binary(op2, dt, a.r0, 1, pc, 0, a.r2, n), 0);
-                else ck_assert_int_eq(cpu_binary(op2, dt, a.y, 1, a.r0, 1, a.r2, n), 0);
+                if (left)
+                    ck_assert_int_eq(cpu_binary(op2, dt, a.r0, 1, pc, 0, a.r2, n), 0);
+                else
+                    ck_assert_int_eq(cpu_binary(op2, dt, a.y, 1, a.r0, 1, a.r2, n), 0);
                 ck_assert_int_eq(cpu_binary(op1, dt, a.r2, 1, pd, 0, a.r1, n), 0);
-                if (left) ck_assert_int_eq(cpu_binary(op2, dt, a.r1, 1, a.x, 1, a.r3, n), 0);
-                else ck_assert_int_eq(cpu_binary(op2, dt, a.x, 1, a.r1, 1, a.r3, n), 0);
+                if (left)
+                    ck_assert_int_eq(cpu_binary(op2, dt, a.r1, 1, a.x, 1, a.r3, n), 0);
+                else
+                    ck_assert_int_eq(cpu_binary(op2, dt, a.x, 1, a.r1, 1, a.r3, n), 0);
                 run_way(&a, s, 4, way, op_info[op1].name);
             }
             arrays_free(&a);
@@ -233,17 +251,64 @@ END_TEST
 
 /* The ops chain512.c writes as vector code, against NumPy:
  *   m = np.maximum(x, y); r = np.sqrt(np.abs(-np.minimum(m, x / y))) - dt(0.5) * m */
-static const double nx[] = { NAN, 1.0, -0.0, 0.0, -INFINITY, 2.0, NAN, 3.5, -7.25, 0.0, 1e30, -1e-3, INFINITY, -0.0, 5.0, -2.0, 0.25 };
-static const double ny[] = { 1.0, NAN, 0.0, -0.0, 3.0, NAN, NAN, -3.5, -7.25, 0.0, -1e30, 2e-3, INFINITY, -0.0, -5.0, 4.0, 0.5 };
+static const double nx[] = {NAN, 1.0,  -0.0,  0.0,      -INFINITY, 2.0, NAN,  3.5, -7.25,
+                            0.0, 1e30, -1e-3, INFINITY, -0.0,      5.0, -2.0, 0.25};
+static const double ny[] = {1.0, NAN,   0.0,  -0.0,     3.0,  NAN,  NAN, -3.5, -7.25,
+                            0.0, -1e30, 2e-3, INFINITY, -0.0, -5.0, 4.0, 0.5};
 #define NN ((int)(sizeof nx / sizeof nx[0]))
-static const double m64[NN] = { NAN, NAN, 0.0, -0.0, 3.0, NAN, NAN, 3.5, -7.25, 0.0, 1e+30, 0.002, INFINITY, -0.0, 5.0, 4.0, 0.5 };
-static const double r64[NN] = { NAN, NAN, NAN, NAN, INFINITY, NAN, NAN, -0.75, 6.317582403567252, NAN, -5e+29,
-                                 0.7061067811865476, NAN, NAN, -1.5, -1.2928932188134525, 0.4571067811865476 };
-static const float m32[NN] = { NAN, NAN, 0.0f, -0.0f, 3.0f, NAN, NAN, 3.5f, -7.25f, 0.0f, 1.0000000150474662e+30f,
-                               0.0020000000949949026f, INFINITY, -0.0f, 5.0f, 4.0f, 0.5f };
-static const float r32[NN] = { NAN, NAN, NAN, NAN, INFINITY, NAN, NAN, -0.75f, 6.317582130432129f, NAN,
-                               -5.000000075237331e+29f, 0.7061067819595337f, NAN, NAN, -1.5f, -1.2928931713104248f,
-                               0.4571067690849304f };
+static const double m64[NN] = {NAN, NAN,   0.0,   -0.0,     3.0,  NAN, NAN, 3.5, -7.25,
+                               0.0, 1e+30, 0.002, INFINITY, -0.0, 5.0, 4.0, 0.5};
+static const double r64[NN] = {NAN,
+                               NAN,
+                               NAN,
+                               NAN,
+                               INFINITY,
+                               NAN,
+                               NAN,
+                               -0.75,
+                               6.317582403567252,
+                               NAN,
+                               -5e+29,
+                               0.7061067811865476,
+                               NAN,
+                               NAN,
+                               -1.5,
+                               -1.2928932188134525,
+                               0.4571067811865476};
+static const float m32[NN] = {NAN,
+                              NAN,
+                              0.0f,
+                              -0.0f,
+                              3.0f,
+                              NAN,
+                              NAN,
+                              3.5f,
+                              -7.25f,
+                              0.0f,
+                              1.0000000150474662e+30f,
+                              0.0020000000949949026f,
+                              INFINITY,
+                              -0.0f,
+                              5.0f,
+                              4.0f,
+                              0.5f};
+static const float r32[NN] = {NAN,
+                              NAN,
+                              NAN,
+                              NAN,
+                              INFINITY,
+                              NAN,
+                              NAN,
+                              -0.75f,
+                              6.317582130432129f,
+                              NAN,
+                              -5.000000075237331e+29f,
+                              0.7061067819595337f,
+                              NAN,
+                              NAN,
+                              -1.5f,
+                              -1.2928931713104248f,
+                              0.4571067690849304f};
 
 static bool same(double got, double want) {
     if (isnan(want)) return isnan(got);
@@ -257,7 +322,8 @@ START_TEST(chain_vector_ops_numpy) {
             double x64[NN], y64[NN], m[NN], r[NN], scratch[CHAIN_BYTES];
             float x32[NN], y32[NN], mf[NN], rf[NN], half32 = 0.5f;
             double half64 = 0.5;
-            for (int i = 0; i < NN; i++) x64[i] = nx[i], y64[i] = ny[i], x32[i] = (float)nx[i], y32[i] = (float)ny[i];
+            for (int i = 0; i < NN; i++)
+                x64[i] = nx[i], y64[i] = ny[i], x32[i] = (float)nx[i], y32[i] = (float)ny[i];
             const void *x = d ? (void *)x64 : (void *)x32, *y = d ? (void *)y64 : (void *)y32;
             void *mo = d ? (void *)m : (void *)mf, *ro = d ? (void *)r : (void *)rf;
             ChainStep s[8] = {
@@ -277,8 +343,10 @@ START_TEST(chain_vector_ops_numpy) {
             for (int i = 0; i < NN; i++) {
                 double gm = d ? m[i] : mf[i], gr = d ? r[i] : rf[i];
                 double wm = d ? m64[i] : m32[i], wr = d ? r64[i] : r32[i];
-                ck_assert_msg(same(gm, wm), "%s maximum [%d]: got %.17g want %.17g", dtype_name(dt), i, gm, wm);
-                ck_assert_msg(same(gr, wr), "%s chain [%d]: got %.17g want %.17g", dtype_name(dt), i, gr, wr);
+                ck_assert_msg(same(gm, wm), "%s maximum [%d]: got %.17g want %.17g", dtype_name(dt),
+                              i, gm, wm);
+                ck_assert_msg(same(gr, wr), "%s chain [%d]: got %.17g want %.17g", dtype_name(dt),
+                              i, gr, wr);
             }
         }
 }
@@ -286,8 +354,8 @@ END_TEST
 
 /* relu: max(x, 0) with NaN kept and -0 made +0 (ops.def), from math */
 START_TEST(chain_relu_signs) {
-    float x[5] = { -0.0f, 0.0f, NAN, -3.0f, 2.5f }, y[5], scratch[CHAIN_BYTES / 4];
-    ChainStep s[1] = { step1(OP_RELU, array(x), -1, y) };
+    float x[5] = {-0.0f, 0.0f, NAN, -3.0f, 2.5f}, y[5], scratch[CHAIN_BYTES / 4];
+    ChainStep s[1] = {step1(OP_RELU, array(x), -1, y)};
     for (int way = 0; way < 2; way++) {
         vm_force_avx2(way);
         ck_assert_int_eq(cpu_chain_run(s, 1, DT_F32, 0, 5, scratch), 0);
