@@ -23,8 +23,10 @@
             BIN_SHAPE(S, VT, MT, W, EXPR, 1, 1)                                                    \
         else if (sa)                                                                               \
             BIN_SHAPE(S, VT, MT, W, EXPR, 1, 0)                                                    \
-        else                                                                                       \
+        else if (sb)                                                                               \
             BIN_SHAPE(S, VT, MT, W, EXPR, 0, 1)                                                    \
+        else                                                                                       \
+            BIN_SHAPE(S, VT, MT, W, EXPR, 0, 0)                                                    \
         return true;                                                                               \
     }
 /* One loop shape: LA / LB say whether a / b are arrays (else one broadcast value), so the

@@ -369,6 +369,21 @@ START_TEST(chain_relu_signs) {
 }
 END_TEST
 
+/* cpu_binary with both operands one value (stride 0): every element is a + b, on both paths;
+ * 1.5 + 2.25 = 3.75 and 1.5 * 2.25 = 3.375 exactly. */
+START_TEST(chain_binary_two_scalars) {
+    float a = 1.5f, b = 2.25f, y[37];
+    double ad = 1.5, bd = 2.25, yd[37];
+    for (int way = 0; way < 2; way++) {
+        vm_force_avx2(way);
+        ck_assert_int_eq(cpu_binary(OP_ADD, DT_F32, &a, 0, &b, 0, y, 37), 0);
+        ck_assert_int_eq(cpu_binary(OP_MUL, DT_F64, &ad, 0, &bd, 0, yd, 37), 0);
+        vm_force_avx2(0);
+        for (int i = 0; i < 37; i++) ck_assert(y[i] == 3.75f && yd[i] == 3.375);
+    }
+}
+END_TEST
+
 Suite *chain_suite(void) {
     Suite *s = suite_create("chain");
     TCase *tc = tcase_create("core");
@@ -377,6 +392,7 @@ Suite *chain_suite(void) {
     tcase_add_loop_test(tc, chain_pairs_match_kernels, 0, 32);
     tcase_add_test(tc, chain_vector_ops_numpy);
     tcase_add_test(tc, chain_relu_signs);
+    tcase_add_test(tc, chain_binary_two_scalars);
     suite_add_tcase(s, tc);
     return s;
 }
