@@ -2,13 +2,13 @@
  * each block of chain_block(dt) elements goes through every step while it is in L1, instead of
  * one op at a time over the whole tensor.
  *
- * Each step gives every element the bits the op's own kernel (cpu_unary, cpu_binary) gives
- * it: on a processor with AVX-512F the cheap float steps (+ - * /, neg, abs, relu, maximum,
- * minimum, sqrt) run as 16-wide (f32) or 8-wide (f64) vector code in chain512.c, whose IEEE
- * arithmetic is the scalar arithmetic lane by lane; every other step, and every step on a
- * processor without AVX-512F, calls the op's kernel on the block. Elements never depend on
- * their neighbours or on the block they fall in, so any split of [begin, end) gives the
- * same bits (fused groups over the thread pool, tests/threads). */
+ * Each step gives every element the bits the op's own kernel (cpu_unary, cpu_binary: what eager
+ * runs) gives it. On a processor with AVX-512F, + - * /, maximum, minimum, neg, abs, relu,
+ * sqrt and the SLEEF functions run as chain512.c's 16-wide (f32) or 8-wide (f64) vector code,
+ * the very code those kernels call there, and two arithmetic steps that cpu_chain_plan paired
+ * run as one pass; every other step, and every step without AVX-512F, calls the op's kernel
+ * on the block. Elements never depend on their neighbours or on the block they fall in, so
+ * any split of [begin, end) gives the same bits (fused groups over the thread pool). */
 #ifndef TSL_CHAIN_H
 #define TSL_CHAIN_H
 #include <stdbool.h>
@@ -33,8 +33,9 @@ typedef struct {
     const void *data; /* CHAIN_ARRAY, CHAIN_SCALAR */
 } ChainArg;
 
-/* One step: result := op(in[0]) or op(in[0], in[1]), into temporary `temp`, or into the
- * array `out` (element 0 of the whole range) when temp < 0. */
+/* One step: result := op(in[0]) or op(in[0], in[1]), into temporary `temp` (in [0, n) for a
+ * chain of n steps; one step writes each), or into the array `out` (element 0 of the whole
+ * range) when temp < 0. */
 typedef struct {
     OpCode op;
     int nin;
