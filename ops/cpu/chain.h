@@ -18,7 +18,10 @@
 
 /* Bytes per block of a temporary: 512 f32 or 256 f64 elements a block keeps a chain's
  * temporaries in L1 (tanh-GELU stores 5 of its 9 steps' results: 10 KB) while the per-step
- * work is long enough to pay for choosing the step. */
+ * work is long enough to pay for choosing the step. Measured on tanh-GELU over 4M f32, one
+ * thread, the chain alone (minimum thread CPU time of 21 runs): 2 KB 3.3 ms, 4 KB 4.1 ms,
+ * 8 KB 5.8 ms, 1 KB slower too; giving a dead temporary's block to a later step (2 blocks
+ * instead of 5) 3.6 ms; prefetching the next blocks of the arrays slower at every distance. */
 #ifndef CHAIN_BYTES
 #define CHAIN_BYTES 2048
 #endif
