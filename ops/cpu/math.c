@@ -16,7 +16,6 @@
 #include <sleef.h>
 #include "cpu.h"
 #include "math512.h"
-#include "chain.h"
 
 #define VEC_F32(NAME, SLEEF)                                                              \
     static void NAME(const float *x, float *y, int64_t n) {                               \
