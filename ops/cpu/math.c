@@ -7,7 +7,8 @@
  * the vm_* functions dispatch to them when the processor has AVX-512F. Both call the
  * variants cpu.h's VM_SLEEF_UNARY names, and this file is the reference: where SLEEF's
  * AVX-512 code leaves other bits (NaNs), math512.c adjusts its results to these
- * (tests/unit/test_ew.c checks both paths agree). */
+ * (tests/unit/test_ew.c checks both paths agree). With AVX-512F, cpu_unary reaches most of
+ * these through chain512.c, one vector of math512.c's functions at a time. */
 #include <pthread.h>
 #include <immintrin.h>
 #include <math.h>
