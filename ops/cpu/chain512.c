@@ -201,8 +201,8 @@ ARITH(pd, add8, mul8)
             if (sb) y = VOP(loadu, S)(b + i);                                                      \
             if (sc) z = VOP(loadu, S)(c + i);                                                      \
             VT t = arith_##S(arith[I1], x, y);                                                     \
-            VOP(storeu, S)                                                                         \
-            (out + i, LEFT ? arith_##S(arith[I2], t, z) : arith_##S(arith[I2], z, t));             \
+            VT r = LEFT ? arith_##S(arith[I2], t, z) : arith_##S(arith[I2], z, t);                 \
+            VOP(storeu, S)(out + i, r);                                                            \
         }                                                                                          \
         if (i < len) {                                                                             \
             MT m = (MT)((1u << (len - i)) - 1);                                                    \
@@ -210,24 +210,24 @@ ARITH(pd, add8, mul8)
             if (sb) y = VOP(maskz_loadu, S)(m, b + i);                                             \
             if (sc) z = VOP(maskz_loadu, S)(m, c + i);                                             \
             VT t = arith_##S(arith[I1], x, y);                                                     \
-            VOP(mask_storeu, S)                                                                    \
-            (out + i, m, LEFT ? arith_##S(arith[I2], t, z) : arith_##S(arith[I2], z, t));          \
+            VT r = LEFT ? arith_##S(arith[I2], t, z) : arith_##S(arith[I2], z, t);                 \
+            VOP(mask_storeu, S)(out + i, m, r);                                                    \
         }                                                                                          \
         return;                                                                                    \
     }
 #define PAIR_SIDES(S, T, VT, MT, W, I1, I2)                                                        \
     PAIR_LOOP(S, T, VT, MT, W, I1, I2, 0) PAIR_LOOP(S, T, VT, MT, W, I1, I2, 1)
 #define PAIR_SECOND(S, T, VT, MT, W, I1)                                                           \
-    PAIR_SIDES(S, T, VT, MT, W, I1, 0)                                                             \
-    PAIR_SIDES(S, T, VT, MT, W, I1, 1) PAIR_SIDES(S, T, VT, MT, W, I1, 2)                          \
-        PAIR_SIDES(S, T, VT, MT, W, I1, 3)
+    PAIR_SIDES(S, T, VT, MT, W, I1, 0) PAIR_SIDES(S, T, VT, MT, W, I1, 1)                          \
+    PAIR_SIDES(S, T, VT, MT, W, I1, 2)                                                             \
+    PAIR_SIDES(S, T, VT, MT, W, I1, 3)
 #define PAIR(S, T, VT, MT, W)                                                                      \
     static void pair_##S(int key, const T *a, int64_t sa, const T *b, int64_t sb, const T *c,      \
                          int64_t sc, T *out, int64_t len) {                                        \
         switch (key) {                                                                             \
-            PAIR_SECOND(S, T, VT, MT, W, 0)                                                        \
-            PAIR_SECOND(S, T, VT, MT, W, 1) PAIR_SECOND(S, T, VT, MT, W, 2)                        \
-                PAIR_SECOND(S, T, VT, MT, W, 3) default : return;                                  \
+            PAIR_SECOND(S, T, VT, MT, W, 0) PAIR_SECOND(S, T, VT, MT, W, 1)                        \
+            PAIR_SECOND(S, T, VT, MT, W, 2) PAIR_SECOND(S, T, VT, MT, W, 3)                        \
+        default: return;                                                                           \
         }                                                                                          \
     }
 PAIR(ps, float, __m512, __mmask16, 16)
