@@ -63,6 +63,26 @@
         return true;                                                                               \
     }
 
+/* UN_LOOP for a SLEEF function, asking meanwhile for one cache line (one vector) of each of
+ * the arrays pr (to read) and pw (to write) per vector, where not NULL: in a fused chain, the
+ * next block's lines, which then arrive while this block computes (cpu_chain_block512). */
+#define MATH_LOOP(S, T, VT, MT, W, F)                                                              \
+    {                                                                                              \
+        int64_t i = 0;                                                                             \
+        for (; i + W <= len; i += W) {                                                             \
+            if (pr) __builtin_prefetch(pr + i * (int64_t)sizeof(T), 0, 3);                         \
+            if (pw) __builtin_prefetch(pw + i * (int64_t)sizeof(T), 1, 3);                         \
+            VT x = VOP(loadu, S)(a + i);                                                           \
+            VOP(storeu, S)(out + i, F(x));                                                         \
+        }                                                                                          \
+        if (i < len) {                                                                             \
+            MT m = (MT)((1u << (len - i)) - 1);                                                    \
+            VT x = VOP(maskz_loadu, S)(m, a + i);                                                  \
+            VOP(mask_storeu, S)(out + i, m, F(x));                                                 \
+        }                                                                                          \
+        return true;                                                                               \
+    }
+
 /* ew.c's max_f / min_f: a if a is NaN, else b if b is NaN, else a > b ? a : b (a < b for
  * min; equal operands, -0 and 0 included, give b). */
 #define PICK(S, VT, NAME, CMP)                                                                     \
@@ -143,7 +163,8 @@ static __m512d (*const vec_pd[OP__COUNT])(__m512d) = {VEC_ROWS(ROW8)};
             return false;                                                                          \
         }                                                                                          \
     }                                                                                              \
-    static bool unary_##S(OpCode op, const T *a, T *out, int64_t len) {                            \
+    static bool unary_##S(OpCode op, const T *a, T *out, int64_t len, const char *pr,             \
+                          const char *pw) {                                                        \
         switch (op) {                                                                              \
         case OP_NEG:                                                                               \
             UN_LOOP(S, T, VT, MT, W, NEG(x))                                                       \
@@ -158,7 +179,7 @@ static __m512d (*const vec_pd[OP__COUNT])(__m512d) = {VEC_ROWS(ROW8)};
         }                                                                                          \
         VT (*f)(VT) = vec_##S[op];                                                                 \
         if (!f) return false;                                                                      \
-        UN_LOOP(S, T, VT, MT, W, f(x))                                                             \
+        MATH_LOOP(S, T, VT, MT, W, f)                                                              \
     }
 KERNELS(ps, float, __m512, __mmask16, 16, add16, mul16, max16, min16, relu16, neg16)
 KERNELS(pd, double, __m512d, __mmask8, 8, add8, mul8, max8, min8, relu8, neg8)
@@ -240,8 +261,8 @@ bool cpu_binary_avx512(OpCode op, DType dt, const void *a, int64_t sa, const voi
 }
 
 bool cpu_unary_avx512(OpCode op, DType dt, const void *x, void *y, int64_t n) {
-    if (dt == DT_F32) return unary_ps(op, x, y, n);
-    return dt == DT_F64 && unary_pd(op, x, y, n);
+    if (dt == DT_F32) return unary_ps(op, x, y, n, NULL, NULL);
+    return dt == DT_F64 && unary_pd(op, x, y, n, NULL, NULL);
 }
 
 /* An operand's first element in this block, and its stride (0: one value, broadcast). */
@@ -274,9 +295,36 @@ static void run_pair(const ChainStep *s, DType dt, int64_t at, int64_t len, char
                 (double *)out, len);
 }
 
+/* The step of a block whose SLEEF function leaves the processor time to fetch memory (the
+ * first one-operand step with such a function), or -1. */
+static int math_step(const ChainStep *steps, int n, DType dt) {
+    for (int k = 0; k < n; k++) {
+        if (steps[k].pair_next) {
+            k++;
+            continue;
+        }
+        if (steps[k].nin == 1 && (dt == DT_F32 ? vec_ps[steps[k].op] != NULL : vec_pd[steps[k].op] != NULL))
+            return k;
+    }
+    return -1;
+}
+
+/* The block after this one of the chain's first array and of its last step's result, when
+ * that is an array: what the math step asks for while it computes. */
+static void next_lines(const ChainStep *steps, int n, size_t esz, int64_t at, int64_t len,
+                       const char **pr, const char **pw) {
+    *pr = *pw = NULL;
+    for (int k = 0; k < n && !*pr; k++)
+        for (int q = 0; q < steps[k].nin && !*pr; q++)
+            if (steps[k].in[q].kind == CHAIN_ARRAY)
+                *pr = (const char *)steps[k].in[q].data + (at + len) * (int64_t)esz;
+    if (steps[n - 1].temp < 0) *pw = (const char *)steps[n - 1].out + (at + len) * (int64_t)esz;
+}
+
 int cpu_chain_block512(const ChainStep *steps, int n, DType dt, int64_t at, int64_t len,
                        void *scratch) {
     size_t esz = dt == DT_F32 ? 4 : 8;
+    int heavy = math_step(steps, n, dt);
     for (int k = 0; k < n; k++) {
         const ChainStep *s = &steps[k];
         if (s->pair_next) { /* this step and the next in one pass (cpu_chain_plan) */
@@ -288,9 +336,18 @@ int cpu_chain_block512(const ChainStep *steps, int n, DType dt, int64_t at, int6
                                  : (char *)s->out + at * (int64_t)esz;
         int64_t sa, sb = 0;
         const char *a = arg_at(&s->in[0], scratch, esz, at, &sa);
-        const char *b = s->nin == 2 ? arg_at(&s->in[1], scratch, esz, at, &sb) : NULL;
-        bool done = s->nin == 1 ? cpu_unary_avx512(s->op, dt, a, out, len)
-                                : cpu_binary_avx512(s->op, dt, a, sa, b, sb, out, len);
+        bool done;
+        if (k == heavy) {
+            const char *pr, *pw;
+            next_lines(steps, n, esz, at, len, &pr, &pw);
+            done = dt == DT_F32 ? unary_ps(s->op, (const float *)a, (float *)out, len, pr, pw)
+                                : unary_pd(s->op, (const double *)a, (double *)out, len, pr, pw);
+        } else if (s->nin == 1) {
+            done = cpu_unary_avx512(s->op, dt, a, out, len);
+        } else {
+            const char *b = arg_at(&s->in[1], scratch, esz, at, &sb);
+            done = cpu_binary_avx512(s->op, dt, a, sa, b, sb, out, len);
+        }
         if (done) continue;
         int rc = cpu_chain_step(s, dt, at, len, scratch); /* an op without vector code here */
         if (rc) return rc;
