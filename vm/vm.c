@@ -264,7 +264,8 @@ static Tensor *exec_index(Interp *I, Graph *g, VmRegs *r, Ins *in, Tensor *setva
  * Blocks are independent, so a large group splits them over the thread pool in parts of
  * FUSED_PART elements (a fixed partition: the bits of every thread count are the same), each
  * thread with its own temporaries. */
-#define FUSED_PART 4096   /* elements: whole blocks of either dtype */
+/* elements: whole blocks of either dtype, long runs of each array for one thread */
+#define FUSED_PART POOL_BLOCK
 
 typedef struct {
     const ChainStep *steps;
