@@ -39,7 +39,8 @@ static int temp_reads(const ChainStep *steps, int from, int n, int t) {
 }
 
 void cpu_chain_plan(ChainStep *steps, int n) {
-    for (int k = 0; k < n; k++) steps[k].pair_next = false;
+    for (int k = 0; k < n; k++) steps[k].pair_next = steps[k].fetch_next = false;
+    if (!cpu_has_avx512()) return;
     for (int k = 0; k + 1 < n; k++) {
         ChainStep *s = &steps[k];
         if (!arith(s) || !arith(&steps[k + 1]) || s->temp < 0) continue;
@@ -48,6 +49,16 @@ void cpu_chain_plan(ChainStep *steps, int n) {
             continue;
         s->pair_next = true;
         k++; /* pairs do not overlap */
+    }
+    for (int k = 0; k < n; k++) {
+        if (steps[k].pair_next) {
+            k++;
+            continue;
+        }
+        if (steps[k].nin == 1 && cpu_chain_math_op(steps[k].op)) {
+            steps[k].fetch_next = true;
+            break;
+        }
     }
 }
 

@@ -45,13 +45,18 @@ typedef struct {
     ChainArg in[2];
     int temp;
     void *out;
-    bool pair_next; /* cpu_chain_plan: computed with the next step in one pass */
+    bool pair_next;  /* cpu_chain_plan: computed with the next step in one pass */
+    bool fetch_next; /* cpu_chain_plan: asks for the next block's lines while it computes */
 } ChainStep;
 
 /* Marks the steps the AVX-512 path computes together with the next one: both + - * or / of
- * two operands, the first's result a temporary that only the next step reads, once. Call it
- * once the steps are built; the pairs change no bits (chain512.c). */
+ * two operands, the first's result a temporary that only the next step reads, once; and the
+ * first SLEEF step, which asks for the next block's lines of the chain's first input and of
+ * its result while it computes. Call it once the steps are built; neither changes any bits
+ * (chain512.c). Marks nothing without AVX-512F. */
 void cpu_chain_plan(ChainStep *steps, int n);
+/* chain512.c: whether a one-operand op is a SLEEF function there (only with AVX-512F). */
+bool cpu_chain_math_op(OpCode op);
 
 /* Elements [begin, end) of the chain's arrays through its n steps, in dtype dt (f32 or f64).
  * scratch holds n * CHAIN_BYTES bytes for the temporaries. Allocates nothing and

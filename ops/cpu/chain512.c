@@ -295,19 +295,7 @@ static void run_pair(const ChainStep *s, DType dt, int64_t at, int64_t len, char
                 (double *)out, len);
 }
 
-/* The step of a block whose SLEEF function leaves the processor time to fetch memory (the
- * first one-operand step with such a function), or -1. */
-static int math_step(const ChainStep *steps, int n, DType dt) {
-    for (int k = 0; k < n; k++) {
-        if (steps[k].pair_next) {
-            k++;
-            continue;
-        }
-        if (steps[k].nin == 1 && (dt == DT_F32 ? vec_ps[steps[k].op] != NULL : vec_pd[steps[k].op] != NULL))
-            return k;
-    }
-    return -1;
-}
+bool cpu_chain_math_op(OpCode op) { return vec_ps[op] != NULL; }
 
 /* The block after this one of the chain's first array and of its last step's result, when
  * that is an array: what the math step asks for while it computes. */
@@ -324,7 +312,6 @@ static void next_lines(const ChainStep *steps, int n, size_t esz, int64_t at, in
 int cpu_chain_block512(const ChainStep *steps, int n, DType dt, int64_t at, int64_t len,
                        void *scratch) {
     size_t esz = dt == DT_F32 ? 4 : 8;
-    int heavy = math_step(steps, n, dt);
     for (int k = 0; k < n; k++) {
         const ChainStep *s = &steps[k];
         if (s->pair_next) { /* this step and the next in one pass (cpu_chain_plan) */
@@ -337,7 +324,7 @@ int cpu_chain_block512(const ChainStep *steps, int n, DType dt, int64_t at, int6
         int64_t sa, sb = 0;
         const char *a = arg_at(&s->in[0], scratch, esz, at, &sa);
         bool done;
-        if (k == heavy) {
+        if (s->fetch_next) { /* a SLEEF function (cpu_chain_plan) */
             const char *pr, *pw;
             next_lines(steps, n, esz, at, len, &pr, &pw);
             done = dt == DT_F32 ? unary_ps(s->op, (const float *)a, (float *)out, len, pr, pw)
