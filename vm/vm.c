@@ -290,13 +290,17 @@ static ChainArg fused_arg(VmRegs *r, int x) {
     return (ChainArg){ CHAIN_ARRAY, -1, r->ten[-x - 1]->data };
 }
 
-/* The group's steps as the chain runs them, into cs; a number operand is converted into the
- * tensors' dtype, as the kernel of a weak scalar converts it, into *num (one per step). */
-static void fused_chain(VmRegs *r, const Ins *in, DType dt, ChainStep *cs, double *num) {
+/* The group's steps over n elements as the chain runs them, into cs; a number operand is
+ * converted into the tensors' dtype, as the kernel of a weak scalar converts it, into *num
+ * (one per step). Planned (pairs, requests for the next block) only when there is more than
+ * one block: for a tensor of a few elements in a loop (an RNN cell) planning would cost more
+ * than it saves, and it changes no bits. */
+static void fused_chain(VmRegs *r, const Ins *in, DType dt, int64_t n, ChainStep *cs, double *num) {
     for (int k = 0; k < in->nsteps; k++) {
         const FusedStep *st = &in->steps[k];
         ChainStep *c = &cs[k];
         c->op = st->op;
+        c->pair_next = c->fetch_next = false;
         c->temp = st->dst >= 0 ? st->dst : -1;
         c->out = st->dst >= 0 ? NULL : r->ten[-st->dst - 1]->data;
         c->nin = st->b == FUSED_NONE && st->scalar_reg < 0 ? 1 : 2;
@@ -311,7 +315,7 @@ static void fused_chain(VmRegs *r, const Ins *in, DType dt, ChainStep *cs, doubl
         c->in[1] = st->num_left ? c->in[0] : x;
         if (st->num_left) c->in[0] = x;
     }
-    cpu_chain_plan(cs, in->nsteps);
+    if (n > chain_block(dt)) cpu_chain_plan(cs, in->nsteps);
 }
 
 static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
@@ -340,7 +344,7 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         r->scratch->bytes = need;
     }
     ChainStep *cs = r->scratch->p;
-    fused_chain(r, in, j.dt, cs, (double *)(cs + in->nsteps));
+    fused_chain(r, in, j.dt, j.total, cs, (double *)(cs + in->nsteps));
     j.steps = cs;
     uintptr_t temps = (uintptr_t)((char *)r->scratch->p + head);
     j.temps = (char *)((temps + 63) & ~(uintptr_t)63);
