@@ -284,10 +284,11 @@ static int fused_part(void *ud, int64_t part, int slot) {
     return cpu_chain_run(j->steps, j->nsteps, j->dt, begin, end, j->temps + (size_t)slot * j->area);
 }
 
-/* A step's operand x (a step's temporary, or an outside register -(r+1)). */
-static ChainArg fused_arg(VmRegs *r, int x) {
-    if (x >= 0) return (ChainArg){ CHAIN_TEMP, x, NULL };
-    return (ChainArg){ CHAIN_ARRAY, -1, r->ten[-x - 1]->data };
+/* A step's operand x (a step's temporary, or an outside register -(r+1)) into *g. */
+static void fused_arg(VmRegs *r, int x, ChainArg *g) {
+    g->kind = x >= 0 ? CHAIN_TEMP : CHAIN_ARRAY;
+    g->temp = x;
+    g->data = x >= 0 ? NULL : r->ten[-x - 1]->data;
 }
 
 /* The group's steps over n elements as the chain runs them, into cs; a number operand is
@@ -301,19 +302,23 @@ static void fused_chain(VmRegs *r, const Ins *in, DType dt, int64_t n, ChainStep
         ChainStep *c = &cs[k];
         c->op = st->op;
         c->pair_next = c->fetch_next = false;
-        c->temp = st->dst >= 0 ? st->dst : -1;
-        c->out = st->dst >= 0 ? NULL : r->ten[-st->dst - 1]->data;
-        c->nin = st->b == FUSED_NONE && st->scalar_reg < 0 ? 1 : 2;
-        c->in[0] = fused_arg(r, st->a);
+        c->temp = st->dst;   /* >= 0: a temporary; else the register's tensor */
+        c->out = NULL;
+        if (st->dst < 0) c->temp = -1, c->out = r->ten[-st->dst - 1]->data;
+        fused_arg(r, st->a, &c->in[0]);
         if (st->scalar_reg < 0) {
-            if (c->nin == 2) c->in[1] = fused_arg(r, st->b);
+            c->nin = st->b == FUSED_NONE ? 1 : 2;
+            if (c->nin == 2) fused_arg(r, st->b, &c->in[1]);
             continue;
         }
+        c->nin = 2;
         if (dt == DT_F32) *(float *)&num[k] = (float)r->num[st->scalar_reg];
         else num[k] = r->num[st->scalar_reg];
-        ChainArg x = { CHAIN_SCALAR, -1, &num[k] };
-        c->in[1] = st->num_left ? c->in[0] : x;
-        if (st->num_left) c->in[0] = x;
+        ChainArg *x = &c->in[st->num_left ? 0 : 1];
+        if (st->num_left) c->in[1] = c->in[0];
+        x->kind = CHAIN_SCALAR;
+        x->temp = -1;
+        x->data = &num[k];
     }
     if (n > chain_block(dt)) cpu_chain_plan(cs, in->nsteps);
 }
