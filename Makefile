@@ -89,9 +89,9 @@ $(BUILD)/%.o: %.c $(FLAGS_STAMP) | $(STAMP)
 	$(CC) $(CFLAGS) $(BLAS_CFLAGS) -MMD -MP -c $< -o $@
 
 # CPU kernels: AVX2 code generation (the build's baseline) and -O3 so loops vectorise;
-# math512.c holds the AVX-512 paths, used only when the processor has AVX-512F.
+# math512.c and chain512.c hold the AVX-512 paths, used only when the processor has AVX-512F.
 $(BUILD)/ops/cpu/%.o: CFLAGS += -mavx2 -O3
-$(BUILD)/ops/cpu/math512.o: CFLAGS += -mavx512f
+$(BUILD)/ops/cpu/math512.o $(BUILD)/ops/cpu/chain512.o: CFLAGS += -mavx512f
 
 $(BUILD)/lex.o: $(BUILD)/lex.c $(FLAGS_STAMP)
 	$(CC) $(CFLAGS) -Wno-unused-const-variable -MMD -MP -c $< -o $@

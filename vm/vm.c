@@ -13,6 +13,7 @@
 #include "infer.h"
 #include "opt.h"
 #include "pool.h"
+#include "cpu/chain.h"
 
 #define vmdispatch(op) switch (op)
 #define vmcase(l) case l:
@@ -256,75 +257,74 @@ static Tensor *exec_index(Interp *I, Graph *g, VmRegs *r, Ins *in, Tensor *setva
     return tensor_retain(out);
 }
 
-/* A fused elementwise group, evaluated FUSED_CHUNK elements at a time: each step runs the
- * ordinary kernel on a chunk, reading earlier steps' chunks from the scratch area (which
- * stays in cache) and writing its own there, or into its register when something outside
- * the group reads it. Elementwise kernels give each element the same bits in any chunk.
- * 256 elements keep a whole chain's chunks in L1 (tanh-GELU has 8 steps: 8 KB of f32
- * scratch); on tanh-GELU over 4M f32 it was the fastest of 128..2048: 5.2 ms median against
- * 6.6 ms with 2048 (6 interleaved runs each, medians). */
-#ifndef FUSED_CHUNK
-#define FUSED_CHUNK 256
-#endif
-
-/* Chunks are independent, so a large group splits its chunks over the thread pool in parts
- * of FUSED_PART chunks (a fixed partition: the bits of every thread count are the same),
- * each thread with its own scratch area. */
-#define FUSED_PART 8
+/* A fused elementwise group, evaluated by ops/cpu/chain.h block by block (512 f32 or 256 f64
+ * elements through every step while they are in L1): a step's result stays in the block's
+ * temporaries, or goes to its register when something outside the group reads it. Each
+ * element gets the bits its ops' kernels give it, whatever block it falls in.
+ * Blocks are independent, so a large group splits them over the thread pool in parts of
+ * FUSED_PART elements (a fixed partition: the bits of every thread count are the same), each
+ * thread with its own temporaries. */
+/* elements: whole blocks of either dtype, long runs of each array for one thread */
+#define FUSED_PART POOL_BLOCK
 
 typedef struct {
-    const DeviceImpl *kern;
-    VmRegs *r;
-    Ins *in;
+    const ChainStep *steps;
+    int nsteps;
     DType dt;
-    size_t esz;
     int64_t total;
-    char *scratch;   /* one area per slot, `area` bytes each */
+    char *temps;   /* one area per slot, `area` bytes each */
     size_t area;
 } FusedJob;
 
-/* Chunks [first, first + FUSED_PART) of the group, through every step. */
+/* Elements [part * FUSED_PART, (part + 1) * FUSED_PART) of the group, through every step. */
 static int fused_part(void *ud, int64_t part, int slot) {
     FusedJob *j = ud;
-    VmRegs *r = j->r;
-    Ins *in = j->in;
-    DType dt = j->dt;
-    size_t esz = j->esz;
-    char *scratch = j->scratch + (size_t)slot * j->area;
-    int64_t begin = part * FUSED_PART * FUSED_CHUNK, end = begin + FUSED_PART * FUSED_CHUNK;
+    int64_t begin = part * FUSED_PART, end = begin + FUSED_PART;
     if (end > j->total) end = j->total;
-    for (int64_t o = begin; o < end; o += FUSED_CHUNK) {
-        int64_t len = end - o < FUSED_CHUNK ? end - o : FUSED_CHUNK;
-        for (int k = 0; k < in->nsteps; k++) {
-            FusedStep *st = &in->steps[k];
-            char *out = st->dst >= 0 ? scratch + (size_t)st->dst * FUSED_CHUNK * esz
-                                     : (char *)r->ten[-st->dst - 1]->data + o * (int64_t)esz;
-            const char *pa = st->a >= 0 ? scratch + (size_t)st->a * FUSED_CHUNK * esz
-                                        : (const char *)r->ten[-st->a - 1]->data + o * (int64_t)esz;
-            int rc;
-            if (st->scalar_reg >= 0) {
-                /* the number in the tensor's dtype, as the kernel of a weak scalar makes it */
-                float xf = (float)r->num[st->scalar_reg];
-                double xd = r->num[st->scalar_reg];
-                const void *px = dt == DT_F32 ? (const void *)&xf : (const void *)&xd;
-                rc = st->num_left ? j->kern->binary(st->op, dt, px, 0, pa, 1, out, len)
-                                  : j->kern->binary(st->op, dt, pa, 1, px, 0, out, len);
-            } else if (st->b == FUSED_NONE) {
-                rc = j->kern->unary(st->op, dt, pa, out, len);
-            } else {
-                const char *pb = st->b >= 0 ? scratch + (size_t)st->b * FUSED_CHUNK * esz
-                                            : (const char *)r->ten[-st->b - 1]->data + o * (int64_t)esz;
-                rc = j->kern->binary(st->op, dt, pa, 1, pb, 1, out, len);
-            }
-            if (rc) return rc;
+    return cpu_chain_run(j->steps, j->nsteps, j->dt, begin, end, j->temps + (size_t)slot * j->area);
+}
+
+/* A step's operand x (a step's temporary, or an outside register -(r+1)) into *g. */
+static void fused_arg(VmRegs *r, int x, ChainArg *g) {
+    g->kind = x >= 0 ? CHAIN_TEMP : CHAIN_ARRAY;
+    g->temp = x;
+    g->data = x >= 0 ? NULL : r->ten[-x - 1]->data;
+}
+
+/* The group's steps over n elements as the chain runs them, into cs; a number operand is
+ * converted into the tensors' dtype, as the kernel of a weak scalar converts it, into *num
+ * (one per step). Planned (pairs, requests for the next block) only when there is more than
+ * one block: for a tensor of a few elements in a loop (an RNN cell) planning would cost more
+ * than it saves, and it changes no bits. */
+static void fused_chain(VmRegs *r, const Ins *in, DType dt, int64_t n, ChainStep *cs, double *num) {
+    for (int k = 0; k < in->nsteps; k++) {
+        const FusedStep *st = &in->steps[k];
+        ChainStep *c = &cs[k];
+        c->op = st->op;
+        c->pair_next = c->fetch_next = false;
+        c->temp = st->dst;   /* >= 0: a temporary; else the register's tensor */
+        c->out = NULL;
+        if (st->dst < 0) c->temp = -1, c->out = r->ten[-st->dst - 1]->data;
+        fused_arg(r, st->a, &c->in[0]);
+        if (st->scalar_reg < 0) {
+            c->nin = st->b == FUSED_NONE ? 1 : 2;
+            if (c->nin == 2) fused_arg(r, st->b, &c->in[1]);
+            continue;
         }
+        c->nin = 2;
+        if (dt == DT_F32) *(float *)&num[k] = (float)r->num[st->scalar_reg];
+        else num[k] = r->num[st->scalar_reg];
+        ChainArg *x = &c->in[st->num_left ? 0 : 1];
+        if (st->num_left) c->in[1] = c->in[0];
+        x->kind = CHAIN_SCALAR;
+        x->temp = -1;
+        x->data = &num[k];
     }
-    return 0;
+    if (n > chain_block(dt)) cpu_chain_plan(cs, in->nsteps);
 }
 
 static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     RegInfo *d = &g->regs[in->dst];
-    FusedJob j = { op_device(DEV_CPU), r, in, d->dtype, dtype_size(d->dtype), shape_count(&d->shape), NULL, 0 };
     for (int k = 0; k < in->nsteps; k++)
         if (in->steps[k].dst < 0 && !dst_tensor(g, r, -in->steps[k].dst - 1, NULL, NULL)) return fail_at(I, in, op_error());
     for (int k = 0; k < in->nsteps; k++) {
@@ -333,10 +333,14 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         for (int q = 0; q < 2; q++)
             if (regs[q] >= 0 && !r->ten[regs[q]]) return fail_at(I, in, "undefined variable");
     }
-    int64_t parts = pool_parts(j.total, FUSED_PART * FUSED_CHUNK);
+    FusedJob j = { NULL, in->nsteps, d->dtype, shape_count(&d->shape), NULL, 0 };
+    int64_t parts = pool_parts(j.total, FUSED_PART);
     int width = pool_width(parts, j.total * in->nsteps);
-    j.area = (size_t)in->nsteps * FUSED_CHUNK * j.esz;
-    size_t need = j.area * (size_t)width;
+    /* the scratch area: the steps, their numbers, then each thread's temporaries, 64-byte
+     * aligned (an AVX-512 access that straddles two cache lines costs two) */
+    size_t head = (sizeof(ChainStep) + sizeof(double)) * (size_t)in->nsteps;
+    j.area = (size_t)in->nsteps * CHAIN_BYTES;
+    size_t need = head + 63 + j.area * (size_t)width;
     if (r->scratch->bytes < need) {
         mem_free(r->scratch->p);
         r->scratch->p = NULL;   /* mem_alloc may jump out: never leave a freed block here */
@@ -344,7 +348,11 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         r->scratch->p = mem_alloc(need);
         r->scratch->bytes = need;
     }
-    j.scratch = r->scratch->p;
+    ChainStep *cs = r->scratch->p;
+    fused_chain(r, in, j.dt, j.total, cs, (double *)(cs + in->nsteps));
+    j.steps = cs;
+    uintptr_t temps = (uintptr_t)((char *)r->scratch->p + head);
+    j.temps = (char *)((temps + 63) & ~(uintptr_t)63);
     if (pool_run(parts, width, fused_part, &j)) return fail_at(I, in, op_error());
     return 0;
 }

@@ -25,7 +25,7 @@ typedef struct VmRegs {
     Tensor **consts;         /* the constants tconst reads, when not the graph's own: a model
                               * session's copies (vm/model.c), so no thread touches a shared
                               * tensor's reference count */
-    struct { void *p; size_t bytes; } *scratch;   /* chunk buffers of fused groups (shared by copies of
+    struct { void *p; size_t bytes; } *scratch;   /* block buffers of fused groups (shared by copies of
                                                      these registers: run_graph works on a copy) */
 } VmRegs;
 

@@ -35,6 +35,15 @@ VM_DECLARE(sigmoid, u10, nan_keep, sleef_only)   /* 1 / (1 + exp(-x)) with the e
 void vm_atan2_f32(const float *y, int64_t sy, const float *x, int64_t sx, float *out, int64_t n);
 void vm_atan2_f64(const double *y, int64_t sy, const double *x, int64_t sx, double *out, int64_t n);
 void vm_force_avx2(int on);   /* tests: compare the AVX2 and AVX-512 paths */
+/* chain512.c: the f32/f64 kernels of cpu_binary (+ - * /, maximum, minimum) and cpu_unary
+ * (neg, abs, relu, sqrt, the SLEEF functions but the libm_past ones) written for AVX-512F;
+ * cpu_binary and cpu_unary, and every step of a fused chain, call them when the processor
+ * has it (cpu_has_avx512), so eager and static run the very same instructions on each
+ * element (x86 leaves a NaN operand's payload and sign in the result by operand order, which
+ * a compiler's loops need not keep). False when the op or dtype is not theirs. */
+bool cpu_binary_avx512(OpCode op, DType dt, const void *a, int64_t sa, const void *b, int64_t sb, void *out, int64_t n);
+bool cpu_unary_avx512(OpCode op, DType dt, const void *x, void *y, int64_t n);
+bool cpu_has_avx512(void);
 
 /* ew.c: kernels with a parameter or an operand the generic entry points do not carry.
  * cpu_round_decimals: NumPy's around to `decimals` places (dst may be src); 0. */

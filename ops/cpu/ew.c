@@ -274,8 +274,10 @@ bool cpu_unary_is_math(OpCode op, DType dt) {
 }
 
 /* Runs a unary op on contiguous data of dtype dt (float kernels may run in place). The
- * bool-result ops (isnan, isinf, isfinite, logical_not) read dt and write bool bytes. */
+ * bool-result ops (isnan, isinf, isfinite, logical_not) read dt and write bool bytes. With
+ * AVX-512F, chain512.c's vector code runs the float ops it has (cpu.h), as fused groups do. */
 int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n) {
+    if ((dt == DT_F32 || dt == DT_F64) && cpu_has_avx512() && cpu_unary_avx512(op, dt, src, dst, n)) return 0;
     if (dt == DT_F32 && vm_math[op].f32) { vm_math[op].f32(src, dst, n); return 0; }
     if (dt == DT_F64 && vm_math[op].f64) { vm_math[op].f64(src, dst, n); return 0; }
     if (op == OP_ISNAN || op == OP_ISINF || op == OP_ISFINITE || op == OP_LOGICAL_NOT)
@@ -511,8 +513,10 @@ static int check_i64_operands(OpCode op, const int64_t *b, int64_t sb, int64_t n
 }
 
 /* Kernel over one run: a and b in compute dtype ct, strides sa/sb in {0, 1}. Comparisons
- * and the logical ops (ct bool) write bool bytes. */
+ * and the logical ops (ct bool) write bool bytes. With AVX-512F, chain512.c's vector code
+ * runs the float ops it has (cpu.h), as fused groups do. */
 int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, int64_t sb, void *out, int64_t n) {
+    if ((ct == DT_F32 || ct == DT_F64) && cpu_has_avx512() && cpu_binary_avx512(op, ct, a, sa, b, sb, out, n)) return 0;
     switch (ct) {
     case DT_F32:
         switch (op) {

@@ -7,7 +7,8 @@
  * the vm_* functions dispatch to them when the processor has AVX-512F. Both call the
  * variants cpu.h's VM_SLEEF_UNARY names, and this file is the reference: where SLEEF's
  * AVX-512 code leaves other bits (NaNs), math512.c adjusts its results to these
- * (tests/unit/test_ew.c checks both paths agree). */
+ * (tests/unit/test_ew.c checks both paths agree). With AVX-512F, cpu_unary reaches most of
+ * these through chain512.c, one vector of math512.c's functions at a time. */
 #include <pthread.h>
 #include <immintrin.h>
 #include <math.h>
@@ -103,6 +104,7 @@ static int has_avx512(void) {
     pthread_once(&once, detect_avx512);
     return cpu_avx512 && !force_avx2;
 }
+bool cpu_has_avx512(void) { return has_avx512(); }
 #define DISPATCH(NAME, T)                                                        \
     static void sleef_##NAME(const T *x, T *y, int64_t n) {                      \
         if (has_avx512()) avx512_##NAME(x, y, n);                                \

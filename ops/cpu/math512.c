@@ -31,14 +31,14 @@
     }
 
 /* sigmoid as in math.c: 1 / (1 + e) for x >= 0, e / (1 + e) below, e = exp(-|x|). */
-static __m512 sigmoid16(__m512 x) {
+__m512 avx512_sigmoid_16(__m512 x) {
     __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
     __m512 nabs = _mm512_min_ps(x, _mm512_sub_ps(zero, x));
     __m512 e = Sleef_finz_expf16_u10avx512f(nabs), d = _mm512_add_ps(one, e);
     __mmask16 neg = _mm512_cmp_ps_mask(x, zero, _CMP_LT_OQ);
     return _mm512_mask_blend_ps(neg, _mm512_div_ps(one, d), _mm512_div_ps(e, d));
 }
-static __m512d sigmoid8(__m512d x) {
+__m512d avx512_sigmoid_8(__m512d x) {
     __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
     __m512d nabs = _mm512_min_pd(x, _mm512_sub_pd(zero, x));
     __m512d e = Sleef_finz_expd8_u10avx512f(nabs), d = _mm512_add_pd(one, e);
@@ -59,19 +59,19 @@ static inline __m512d nan_canon_pd(__m512d v) {
 }
 
 #define AVX512_SLEEF(NAME, ULP, NANBITS, RANGE)                                \
-    static __m512 NAME##_16(__m512 x) {                                        \
+    __m512 avx512_##NAME##_16(__m512 x) {                                      \
         return NANBITS##_ps(Sleef_finz_##NAME##f16_##ULP##avx512f(x));         \
     }                                                                          \
-    static __m512d NAME##_8(__m512d x) {                                       \
+    __m512d avx512_##NAME##_8(__m512d x) {                                     \
         return NANBITS##_pd(Sleef_finz_##NAME##d8_##ULP##avx512f(x));          \
     }                                                                          \
-    VEC_F32(avx512_##NAME##_f32, NAME##_16)                                    \
-    VEC_F64(avx512_##NAME##_f64, NAME##_8)
+    VEC_F32(avx512_##NAME##_f32, avx512_##NAME##_16)                           \
+    VEC_F64(avx512_##NAME##_f64, avx512_##NAME##_8)
 VM_SLEEF_UNARY(AVX512_SLEEF)
 VEC_F32(avx512_sqrt_f32, _mm512_sqrt_ps)
-VEC_F32(avx512_sigmoid_f32, sigmoid16)
+VEC_F32(avx512_sigmoid_f32, avx512_sigmoid_16)
 VEC_F64(avx512_sqrt_f64, _mm512_sqrt_pd)
-VEC_F64(avx512_sigmoid_f64, sigmoid8)
+VEC_F64(avx512_sigmoid_f64, avx512_sigmoid_8)
 
 /* Two operands with strides 0 or 1, as math.c's VEC2. */
 #define VEC2(NAME, T, W, VT, LOAD, SET1, STORE, SLEEF)                          \

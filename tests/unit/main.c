@@ -12,6 +12,7 @@ int main(void) {
     srunner_add_suite(sr, linalg_suite());
     srunner_add_suite(sr, ew_suite());
     srunner_add_suite(sr, pool_suite());
+    srunner_add_suite(sr, chain_suite());
     srunner_add_suite(sr, grad_suite());
     srunner_add_suite(sr, grad_table_suite());
     srunner_add_suite(sr, table_suite());

@@ -1,0 +1,82 @@
+/* chain.c - a fused elementwise chain, block by block (chain.h): the block loop, and the
+ * path that runs each step through its op's kernel (any processor; on AVX-512F, chain512.c
+ * runs the cheap steps itself and comes back here for the rest). */
+#include "chain.h"
+#include "cpu.h"
+
+/* An operand's first element in this block, and its stride (0: one value, broadcast). */
+static const char *arg_at(const ChainArg *a, char *scratch, size_t esz, int64_t at,
+                          int64_t *stride) {
+    *stride = a->kind != CHAIN_SCALAR;
+    if (a->kind == CHAIN_TEMP) return scratch + (size_t)a->temp * CHAIN_BYTES;
+    if (a->kind == CHAIN_ARRAY) return (const char *)a->data + at * (int64_t)esz;
+    return a->data;
+}
+
+int cpu_chain_step(const ChainStep *s, DType dt, int64_t at, int64_t len, void *scratch) {
+    size_t esz = dtype_size(dt);
+    char *out = s->temp >= 0 ? (char *)scratch + (size_t)s->temp * CHAIN_BYTES
+                             : (char *)s->out + at * (int64_t)esz;
+    int64_t sa, sb;
+    const char *a = arg_at(&s->in[0], scratch, esz, at, &sa);
+    if (s->nin == 1) return cpu_unary(s->op, dt, a, out, len);
+    const char *b = arg_at(&s->in[1], scratch, esz, at, &sb);
+    return cpu_binary(s->op, dt, a, sa, b, sb, out, len);
+}
+
+static bool arith(const ChainStep *s) {
+    return s->nin == 2 &&
+           (s->op == OP_ADD || s->op == OP_SUB || s->op == OP_MUL || s->op == OP_DIV);
+}
+
+/* How many operands of steps [from, n) read temporary t. */
+static int temp_reads(const ChainStep *steps, int from, int n, int t) {
+    int reads = 0;
+    for (int k = from; k < n; k++)
+        for (int q = 0; q < steps[k].nin; q++)
+            reads += steps[k].in[q].kind == CHAIN_TEMP && steps[k].in[q].temp == t;
+    return reads;
+}
+
+void cpu_chain_plan(ChainStep *steps, int n) {
+    for (int k = 0; k < n; k++) steps[k].pair_next = steps[k].fetch_next = false;
+    if (!cpu_has_avx512()) return;
+    for (int k = 0; k + 1 < n; k++) {
+        ChainStep *s = &steps[k];
+        if (!arith(s) || !arith(&steps[k + 1]) || s->temp < 0) continue;
+        if (temp_reads(steps, k + 1, k + 2, s->temp) != 1 ||
+            temp_reads(steps, k + 2, n, s->temp) != 0)
+            continue;
+        s->pair_next = true;
+        k++; /* pairs do not overlap */
+    }
+    for (int k = 0; k < n; k++) {
+        if (steps[k].pair_next) {
+            k++;
+            continue;
+        }
+        if (steps[k].nin == 1 && cpu_chain_math_op(steps[k].op)) {
+            steps[k].fetch_next = true;
+            break;
+        }
+    }
+}
+
+int cpu_chain_run(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end,
+                  void *scratch) {
+    bool wide = cpu_has_avx512();
+    int64_t block = chain_block(dt);
+    for (int64_t at = begin; at < end; at += block) {
+        int64_t len = end - at < block ? end - at : block;
+        if (wide) {
+            int rc = cpu_chain_block512(steps, n, dt, at, len, scratch);
+            if (rc) return rc;
+            continue;
+        }
+        for (int k = 0; k < n; k++) {
+            int rc = cpu_chain_step(&steps[k], dt, at, len, scratch);
+            if (rc) return rc;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,343 @@
+/* chain512.c - the AVX-512F float kernels of + - * /, maximum, minimum, neg, abs, relu, sqrt
+ * and the SLEEF functions (16 f32 / 8 f64 lanes, the last partial vector through masked loads
+ * and stores), which cpu_binary and cpu_unary call where the processor has AVX-512F, and one
+ * block of a fused chain (chain.h) with them: a step with vector code here runs here, two
+ * arithmetic steps that cpu_chain_plan paired run as one pass, any other step runs its kernel.
+ *
+ * Lane by lane this is the scalar C of ew.c's kernels: IEEE + - * / and sqrt are correctly
+ * rounded at any width, -x flips the sign bit, |x| clears it (NaN included, as the compiled
+ * C does), and relu, maximum and minimum pick the very operand ew.c's expressions pick, NaN
+ * and signed zeros included. The build compiles nothing here to FMA (-ffp-contract=off). */
+#include <immintrin.h>
+#include "chain.h"
+#include "math512.h"
+
+/* S: ps (f32) or pd (f64); VT its vector type, MT its mask type, W its lanes. */
+#define VOP(f, S) _mm512_##f##_##S
+
+/* y := op(a, b) over len elements, strides 0 or 1: one loop per operation, so the
+ * operation is chosen once per step, not per vector. */
+#define BIN_LOOP(S, T, VT, MT, W, EXPR)                                                            \
+    {                                                                                              \
+        if (sa && sb)                                                                              \
+            BIN_SHAPE(S, VT, MT, W, EXPR, 1, 1)                                                    \
+        else if (sa)                                                                               \
+            BIN_SHAPE(S, VT, MT, W, EXPR, 1, 0)                                                    \
+        else if (sb)                                                                               \
+            BIN_SHAPE(S, VT, MT, W, EXPR, 0, 1)                                                    \
+        else                                                                                       \
+            BIN_SHAPE(S, VT, MT, W, EXPR, 0, 0)                                                    \
+        return true;                                                                               \
+    }
+/* One loop shape: LA / LB say whether a / b are arrays (else one broadcast value), so the
+ * loads are decided when the loop is compiled, not per vector. */
+#define BIN_SHAPE(S, VT, MT, W, EXPR, LA, LB)                                                      \
+    {                                                                                              \
+        VT x = LA ? VOP(setzero, S)() : VOP(set1, S)(a[0]);                                        \
+        VT y = LB ? VOP(setzero, S)() : VOP(set1, S)(b[0]);                                        \
+        int64_t i = 0;                                                                             \
+        for (; i + W <= len; i += W) {                                                             \
+            if (LA) x = VOP(loadu, S)(a + i);                                                      \
+            if (LB) y = VOP(loadu, S)(b + i);                                                      \
+            VOP(storeu, S)(out + i, EXPR);                                                         \
+        }                                                                                          \
+        if (i < len) {                                                                             \
+            MT m = (MT)((1u << (len - i)) - 1);                                                    \
+            if (LA) x = VOP(maskz_loadu, S)(m, a + i);                                             \
+            if (LB) y = VOP(maskz_loadu, S)(m, b + i);                                             \
+            VOP(mask_storeu, S)(out + i, m, EXPR);                                                 \
+        }                                                                                          \
+    }
+#define UN_LOOP(S, T, VT, MT, W, EXPR)                                                             \
+    {                                                                                              \
+        int64_t i = 0;                                                                             \
+        for (; i + W <= len; i += W) {                                                             \
+            VT x = VOP(loadu, S)(a + i);                                                           \
+            VOP(storeu, S)(out + i, EXPR);                                                         \
+        }                                                                                          \
+        if (i < len) {                                                                             \
+            MT m = (MT)((1u << (len - i)) - 1);                                                    \
+            VT x = VOP(maskz_loadu, S)(m, a + i);                                                  \
+            VOP(mask_storeu, S)(out + i, m, EXPR);                                                 \
+        }                                                                                          \
+        return true;                                                                               \
+    }
+
+/* UN_LOOP for a SLEEF function, asking meanwhile for one cache line (one vector) of each of
+ * the arrays pr (to read) and pw (to write) per vector, where not NULL: in a fused chain, the
+ * next block's lines, which then arrive while this block computes (cpu_chain_block512). */
+#define MATH_LOOP(S, T, VT, MT, W, F)                                                              \
+    {                                                                                              \
+        int64_t i = 0;                                                                             \
+        for (; i + W <= len; i += W) {                                                             \
+            if (pr) __builtin_prefetch(pr + i * (int64_t)sizeof(T), 0, 3);                         \
+            if (pw) __builtin_prefetch(pw + i * (int64_t)sizeof(T), 1, 3);                         \
+            VT x = VOP(loadu, S)(a + i);                                                           \
+            VOP(storeu, S)(out + i, F(x));                                                         \
+        }                                                                                          \
+        if (i < len) {                                                                             \
+            MT m = (MT)((1u << (len - i)) - 1);                                                    \
+            VT x = VOP(maskz_loadu, S)(m, a + i);                                                  \
+            VOP(mask_storeu, S)(out + i, m, F(x));                                                 \
+        }                                                                                          \
+        return true;                                                                               \
+    }
+
+/* ew.c's max_f / min_f: a if a is NaN, else b if b is NaN, else a > b ? a : b (a < b for
+ * min; equal operands, -0 and 0 included, give b). */
+#define PICK(S, VT, NAME, CMP)                                                                     \
+    static inline VT NAME(VT a, VT b) {                                                            \
+        VT r = VOP(mask_blend, S)(VOP(cmp, S##_mask)(a, b, CMP), b, a);                            \
+        r = VOP(mask_blend, S)(VOP(cmp, S##_mask)(b, b, _CMP_UNORD_Q), r, b);                      \
+        return VOP(mask_blend, S)(VOP(cmp, S##_mask)(a, a, _CMP_UNORD_Q), r, a);                   \
+    }
+/* ew.c's relu: x > 0 ? x : (x is NaN ? x : +0). */
+#define RELU(S, VT, NAME)                                                                          \
+    static inline VT NAME(VT x) {                                                                  \
+        VT zero = VOP(setzero, S)();                                                               \
+        return VOP(maskz_mov, S)(                                                                  \
+            VOP(cmp, S##_mask)(x, zero, _CMP_GT_OQ) | VOP(cmp, S##_mask)(x, x, _CMP_UNORD_Q), x);  \
+    }
+PICK(ps, __m512, max16, _CMP_GT_OQ)
+PICK(ps, __m512, min16, _CMP_LT_OQ)
+PICK(pd, __m512d, max8, _CMP_GT_OQ)
+PICK(pd, __m512d, min8, _CMP_LT_OQ)
+RELU(ps, __m512, relu16)
+RELU(pd, __m512d, relu8)
+static inline __m512 neg16(__m512 x) {
+    return _mm512_castsi512_ps(
+        _mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u)));
+}
+static inline __m512d neg8(__m512d x) {
+    return _mm512_castsi512_pd(_mm512_xor_si512(
+        _mm512_castpd_si512(x), _mm512_set1_epi64((long long)0x8000000000000000ull)));
+}
+
+/* a + b and a * b with a as the instruction's first source: where both are NaN, x86 returns
+ * the first source's NaN, and a compiler may swap the operands of the intrinsics (they are
+ * vector + and *, commutative to it) differently in two loops; the assembler may not. */
+#define ORDERED(NAME, VT, INSN)                                                                    \
+    static inline VT NAME(VT a, VT b) {                                                            \
+        VT r;                                                                                      \
+        __asm__(INSN " %2, %1, %0" : "=v"(r) : "v"(a), "vm"(b));                                   \
+        return r;                                                                                  \
+    }
+ORDERED(add16, __m512, "vaddps")
+ORDERED(mul16, __m512, "vmulps")
+ORDERED(add8, __m512d, "vaddpd")
+ORDERED(mul8, __m512d, "vmulpd")
+
+/* The SLEEF functions of math512.c by op, one vector at a time: the function eager's array
+ * version calls for every element, the padded tail included. Not here: the ops that take
+ * libm past a bound (log1p, sinh, cosh, asinh, acosh: cpu.h's libm_past), which go through
+ * their kernels. */
+#define VEC_ROWS(F)                                                                                \
+    F(EXP, exp)                                                                                    \
+    F(EXP2, exp2) F(EXPM1, expm1) F(LOG, log) F(LOG2, log2) F(LOG10, log10) F(SIN, sin)            \
+        F(COS, cos) F(TAN, tan) F(ASIN, asin) F(ACOS, acos) F(ATAN, atan) F(TANH, tanh)            \
+            F(ATANH, atanh) F(SIGMOID, sigmoid)
+#define ROW16(ID, NAME) [OP_##ID] = avx512_##NAME##_16,
+#define ROW8(ID, NAME) [OP_##ID] = avx512_##NAME##_8,
+static __m512 (*const vec_ps[OP__COUNT])(__m512) = {VEC_ROWS(ROW16)};
+static __m512d (*const vec_pd[OP__COUNT])(__m512d) = {VEC_ROWS(ROW8)};
+
+/* y := op(a, b) over len elements, strides 0 or 1, and y := op(a): false when op is not one
+ * this file computes. */
+#define KERNELS(S, T, VT, MT, W, ADD, MUL, MAX, MIN, RELUF, NEG)                                   \
+    static bool binary_##S(OpCode op, const T *a, int64_t sa, const T *b, int64_t sb, T *out,      \
+                           int64_t len) {                                                          \
+        switch (op) {                                                                              \
+        case OP_ADD:                                                                               \
+            BIN_LOOP(S, T, VT, MT, W, ADD(x, y))                                                   \
+        case OP_SUB:                                                                               \
+            BIN_LOOP(S, T, VT, MT, W, VOP(sub, S)(x, y))                                           \
+        case OP_MUL:                                                                               \
+            BIN_LOOP(S, T, VT, MT, W, MUL(x, y))                                                   \
+        case OP_DIV:                                                                               \
+            BIN_LOOP(S, T, VT, MT, W, VOP(div, S)(x, y))                                           \
+        case OP_MAXIMUM:                                                                           \
+            BIN_LOOP(S, T, VT, MT, W, MAX(x, y))                                                   \
+        case OP_MINIMUM:                                                                           \
+            BIN_LOOP(S, T, VT, MT, W, MIN(x, y))                                                   \
+        default:                                                                                   \
+            return false;                                                                          \
+        }                                                                                          \
+    }                                                                                              \
+    static bool unary_##S(OpCode op, const T *a, T *out, int64_t len, const char *pr,             \
+                          const char *pw) {                                                        \
+        switch (op) {                                                                              \
+        case OP_NEG:                                                                               \
+            UN_LOOP(S, T, VT, MT, W, NEG(x))                                                       \
+        case OP_ABS:                                                                               \
+            UN_LOOP(S, T, VT, MT, W, VOP(abs, S)(x))                                               \
+        case OP_RELU:                                                                              \
+            UN_LOOP(S, T, VT, MT, W, RELUF(x))                                                     \
+        case OP_SQRT:                                                                              \
+            UN_LOOP(S, T, VT, MT, W, VOP(sqrt, S)(x))                                              \
+        default:                                                                                   \
+            break;                                                                                 \
+        }                                                                                          \
+        VT (*f)(VT) = vec_##S[op];                                                                 \
+        if (!f) return false;                                                                      \
+        MATH_LOOP(S, T, VT, MT, W, f)                                                              \
+    }
+KERNELS(ps, float, __m512, __mmask16, 16, add16, mul16, max16, min16, relu16, neg16)
+KERNELS(pd, double, __m512d, __mmask8, 8, add8, mul8, max8, min8, relu8, neg8)
+
+/* Two steps in one pass (cpu_chain_plan's pairs): out := op2(op1(a, b), c), or
+ * op2(c, op1(a, b)), the first result kept in a register: the same instructions on the same
+ * values as two passes, one store and one load fewer per vector. */
+static const OpCode arith[4] = {OP_ADD, OP_SUB, OP_MUL, OP_DIV};
+static int arith_index(OpCode op) {
+    for (int i = 0; i < 4; i++)
+        if (arith[i] == op) return i;
+    return -1;
+}
+#define ARITH(S, ADD, MUL)                                                                         \
+    static inline __m512##S##_t arith_##S(OpCode op, __m512##S##_t x, __m512##S##_t y) {           \
+        switch (op) {                                                                              \
+        case OP_ADD:                                                                               \
+            return ADD(x, y);                                                                      \
+        case OP_SUB:                                                                               \
+            return VOP(sub, S)(x, y);                                                              \
+        case OP_MUL:                                                                               \
+            return MUL(x, y);                                                                      \
+        default:                                                                                   \
+            return VOP(div, S)(x, y);                                                              \
+        }                                                                                          \
+    }
+typedef __m512 __m512ps_t;
+typedef __m512d __m512pd_t;
+ARITH(ps, add16, mul16)
+ARITH(pd, add8, mul8)
+
+#define PAIR_LOOP(S, T, VT, MT, W, I1, I2, LEFT)                                                   \
+    case (I1 * 4 + I2) * 2 + LEFT: {                                                               \
+        VT x = sa ? VOP(setzero, S)() : VOP(set1, S)(a[0]);                                        \
+        VT y = sb ? VOP(setzero, S)() : VOP(set1, S)(b[0]);                                        \
+        VT z = sc ? VOP(setzero, S)() : VOP(set1, S)(c[0]);                                        \
+        int64_t i = 0;                                                                             \
+        for (; i + W <= len; i += W) {                                                             \
+            if (sa) x = VOP(loadu, S)(a + i);                                                      \
+            if (sb) y = VOP(loadu, S)(b + i);                                                      \
+            if (sc) z = VOP(loadu, S)(c + i);                                                      \
+            VT t = arith_##S(arith[I1], x, y);                                                     \
+            VT r = LEFT ? arith_##S(arith[I2], t, z) : arith_##S(arith[I2], z, t);                 \
+            VOP(storeu, S)(out + i, r);                                                            \
+        }                                                                                          \
+        if (i < len) {                                                                             \
+            MT m = (MT)((1u << (len - i)) - 1);                                                    \
+            if (sa) x = VOP(maskz_loadu, S)(m, a + i);                                             \
+            if (sb) y = VOP(maskz_loadu, S)(m, b + i);                                             \
+            if (sc) z = VOP(maskz_loadu, S)(m, c + i);                                             \
+            VT t = arith_##S(arith[I1], x, y);                                                     \
+            VT r = LEFT ? arith_##S(arith[I2], t, z) : arith_##S(arith[I2], z, t);                 \
+            VOP(mask_storeu, S)(out + i, m, r);                                                    \
+        }                                                                                          \
+        return;                                                                                    \
+    }
+#define PAIR_SIDES(S, T, VT, MT, W, I1, I2)                                                        \
+    PAIR_LOOP(S, T, VT, MT, W, I1, I2, 0) PAIR_LOOP(S, T, VT, MT, W, I1, I2, 1)
+#define PAIR_SECOND(S, T, VT, MT, W, I1)                                                           \
+    PAIR_SIDES(S, T, VT, MT, W, I1, 0) PAIR_SIDES(S, T, VT, MT, W, I1, 1)                          \
+    PAIR_SIDES(S, T, VT, MT, W, I1, 2)                                                             \
+    PAIR_SIDES(S, T, VT, MT, W, I1, 3)
+#define PAIR(S, T, VT, MT, W)                                                                      \
+    static void pair_##S(int key, const T *a, int64_t sa, const T *b, int64_t sb, const T *c,      \
+                         int64_t sc, T *out, int64_t len) {                                        \
+        switch (key) {                                                                             \
+            PAIR_SECOND(S, T, VT, MT, W, 0) PAIR_SECOND(S, T, VT, MT, W, 1)                        \
+            PAIR_SECOND(S, T, VT, MT, W, 2) PAIR_SECOND(S, T, VT, MT, W, 3)                        \
+        default: return;                                                                           \
+        }                                                                                          \
+    }
+PAIR(ps, float, __m512, __mmask16, 16)
+PAIR(pd, double, __m512d, __mmask8, 8)
+
+bool cpu_binary_avx512(OpCode op, DType dt, const void *a, int64_t sa, const void *b, int64_t sb,
+                       void *out, int64_t n) {
+    if (dt == DT_F32) return binary_ps(op, a, sa, b, sb, out, n);
+    return dt == DT_F64 && binary_pd(op, a, sa, b, sb, out, n);
+}
+
+bool cpu_unary_avx512(OpCode op, DType dt, const void *x, void *y, int64_t n) {
+    if (dt == DT_F32) return unary_ps(op, x, y, n, NULL, NULL);
+    return dt == DT_F64 && unary_pd(op, x, y, n, NULL, NULL);
+}
+
+/* An operand's first element in this block, and its stride (0: one value, broadcast). */
+static const char *arg_at(const ChainArg *g, char *scratch, size_t esz, int64_t at,
+                          int64_t *stride) {
+    *stride = g->kind != CHAIN_SCALAR;
+    if (g->kind == CHAIN_TEMP) return scratch + (size_t)g->temp * CHAIN_BYTES;
+    if (g->kind == CHAIN_ARRAY) return (const char *)g->data + at * (int64_t)esz;
+    return g->data;
+}
+
+/* Steps s and s + 1 of a pair over one block (their temporaries and arrays at `at`). */
+static void run_pair(const ChainStep *s, DType dt, int64_t at, int64_t len, char *scratch) {
+    const ChainStep *s2 = s + 1;
+    size_t esz = dt == DT_F32 ? 4 : 8;
+    bool left =
+        s2->in[0].kind == CHAIN_TEMP && s2->in[0].temp == s->temp; /* s's result is s2's left */
+    int64_t sa, sb, sc;
+    const char *a = arg_at(&s->in[0], scratch, esz, at, &sa),
+               *b = arg_at(&s->in[1], scratch, esz, at, &sb);
+    const char *c = arg_at(&s2->in[left ? 1 : 0], scratch, esz, at, &sc);
+    char *out = s2->temp >= 0 ? scratch + (size_t)s2->temp * CHAIN_BYTES
+                              : (char *)s2->out + at * (int64_t)esz;
+    int key = (arith_index(s->op) * 4 + arith_index(s2->op)) * 2 + left;
+    if (dt == DT_F32)
+        pair_ps(key, (const float *)a, sa, (const float *)b, sb, (const float *)c, sc, (float *)out,
+                len);
+    else
+        pair_pd(key, (const double *)a, sa, (const double *)b, sb, (const double *)c, sc,
+                (double *)out, len);
+}
+
+bool cpu_chain_math_op(OpCode op) { return vec_ps[op] != NULL; }
+
+/* The block after this one of the chain's first array and of its last step's result, when
+ * that is an array: what the math step asks for while it computes. */
+static void next_lines(const ChainStep *steps, int n, size_t esz, int64_t at, int64_t len,
+                       const char **pr, const char **pw) {
+    *pr = *pw = NULL;
+    for (int k = 0; k < n && !*pr; k++)
+        for (int q = 0; q < steps[k].nin && !*pr; q++)
+            if (steps[k].in[q].kind == CHAIN_ARRAY)
+                *pr = (const char *)steps[k].in[q].data + (at + len) * (int64_t)esz;
+    if (steps[n - 1].temp < 0) *pw = (const char *)steps[n - 1].out + (at + len) * (int64_t)esz;
+}
+
+int cpu_chain_block512(const ChainStep *steps, int n, DType dt, int64_t at, int64_t len,
+                       void *scratch) {
+    size_t esz = dt == DT_F32 ? 4 : 8;
+    for (int k = 0; k < n; k++) {
+        const ChainStep *s = &steps[k];
+        if (s->pair_next) { /* this step and the next in one pass (cpu_chain_plan) */
+            run_pair(s, dt, at, len, scratch);
+            k++;
+            continue;
+        }
+        char *out = s->temp >= 0 ? (char *)scratch + (size_t)s->temp * CHAIN_BYTES
+                                 : (char *)s->out + at * (int64_t)esz;
+        int64_t sa, sb = 0;
+        const char *a = arg_at(&s->in[0], scratch, esz, at, &sa);
+        bool done;
+        if (s->fetch_next) { /* a SLEEF function (cpu_chain_plan) */
+            const char *pr, *pw;
+            next_lines(steps, n, esz, at, len, &pr, &pw);
+            done = dt == DT_F32 ? unary_ps(s->op, (const float *)a, (float *)out, len, pr, pw)
+                                : unary_pd(s->op, (const double *)a, (double *)out, len, pr, pw);
+        } else if (s->nin == 1) {
+            done = cpu_unary_avx512(s->op, dt, a, out, len);
+        } else {
+            const char *b = arg_at(&s->in[1], scratch, esz, at, &sb);
+            done = cpu_binary_avx512(s->op, dt, a, sa, b, sb, out, len);
+        }
+        if (done) continue;
+        int rc = cpu_chain_step(s, dt, at, len, scratch); /* an op without vector code here */
+        if (rc) return rc;
+    }
+    return 0;
+}
