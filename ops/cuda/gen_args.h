@@ -1,0 +1,30 @@
+/* gen_args.h - the launch arguments of generated kernels, written once: the host (C) and
+ * the generated source (CUDA C++, through gen.c's stringizing) use these very fields, so
+ * the two layouts cannot drift apart. */
+#ifndef TSL_CUDA_GEN_ARGS_H
+#define TSL_CUDA_GEN_ARGS_H
+
+/* an elementwise launch (see CudaEw in plugin.h) */
+#define GEN_EW_ARGS_FIELDS \
+    long long n; int ndim; long long shape[32]; long long st0[32]; long long st1[32]; \
+    long long inner0; long long inner1; const void *in0; const void *in1; \
+    double num0; double num1; double p; int q; void *out;
+
+/* a fused chain: inputs contiguous or one element (inner 0), numbers where in[k] is NULL */
+#define GEN_FUSED_ARGS_FIELDS \
+    long long n; const void *in[8]; long long inner[8]; double num[8]; void *out;
+
+/* a reduction of [outer, len, inner] to [outer, inner] */
+#define GEN_REDUCE_ARGS_FIELDS \
+    long long outer; long long len; long long inner; const void *in; void *out;
+
+/* a strided gather: out[i] = in[sum of index_d * stride_d] */
+#define GEN_GATHER_ARGS_FIELDS \
+    long long n; int ndim; long long shape[32]; long long stride[32]; const void *in; void *out;
+
+typedef struct { GEN_EW_ARGS_FIELDS } GenEwArgs;
+typedef struct { GEN_FUSED_ARGS_FIELDS } GenFusedArgs;
+typedef struct { GEN_REDUCE_ARGS_FIELDS } GenReduceArgs;
+typedef struct { GEN_GATHER_ARGS_FIELDS } GenGatherArgs;
+
+#endif

@@ -1,0 +1,104 @@
+/* plugin.h - what the CUDA plugin (bin/libtsl_cuda.so, built from ops/cuda/ where nvcc is
+ * installed) gives the library: device memory, copies and the kernels of the op families
+ * the GPU covers, as plain C calls on device pointers.
+ *
+ * bin/tsl never links CUDA; ops/gpu.c dlopens the plugin on the first use of the GPU and
+ * looks up tsl_cuda_plugin(). The plugin knows nothing of tensors or of the op layer: the
+ * host side (ops/gpu.c) validates and infers a call, converts operands, lays out strides
+ * and calls one of these. Every call returns 0, or -1 with a message in err; kernels are
+ * launched on one stream and not waited for, so a failure of a launched kernel surfaces at
+ * the next call that synchronizes (a sticky error: the device is then lost, ops/gpu.c).
+ * Element offsets are 64-bit everywhere. */
+#ifndef TSL_CUDA_PLUGIN_H
+#define TSL_CUDA_PLUGIN_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define TSL_CUDA_ABI 1
+#define TSL_CUDA_MAX_RANK 32   /* TSL_MAX_RANK */
+#define TSL_CUDA_MAX_IN 8      /* inputs of one fused elementwise kernel */
+
+/* init's results */
+enum { CUDA_OK = 0, CUDA_NO_RUNTIME = 1, CUDA_NO_DEVICE = 2 };
+
+/* One elementwise kernel launch: out[i] = op(in0[...], in1[...]) over n elements of the
+ * output shape. Operands are already in the compute dtype ct (the host converts them, as
+ * the CPU does); a NULL in[k] is the number num[k]. form 'c': each input is contiguous or
+ * a single element (inner[k] 1 or 0); form 's': element strides per axis of shape
+ * (0 where broadcast). */
+typedef struct {
+    int op, ct, out_dt;       /* OpCode, DType */
+    int nin;                  /* 1 or 2 */
+    char form;                /* 'c' or 's' */
+    int64_t n;
+    int ndim;
+    int64_t shape[TSL_CUDA_MAX_RANK];
+    int64_t stride[2][TSL_CUDA_MAX_RANK];
+    int64_t inner[2];
+    const void *in[2];
+    double num[2];
+    double p;                 /* round: the power of ten; q: decimals >= 0 */
+    int q;
+    void *out;
+} CudaEw;
+
+/* A reduction of a contiguous [outer, len, inner] view to [outer, inner]. */
+typedef struct {
+    int op, dt, out_dt;       /* OpCode (sum mean max min prod argmax argmin all any), DType */
+    int64_t outer, len, inner;
+    const void *in;
+    void *out;
+} CudaReduce;
+
+/* C[b] = op(A[b]) @ B[b], row-major, f32 or f64; a_stride/b_stride 0 broadcasts one matrix
+ * over the batch. trans_a: A is stored k x m. */
+typedef struct {
+    int dt;
+    int64_t batch, m, n, k;
+    int trans_a;
+    const void *a, *b;
+    void *c;
+    int64_t a_stride, b_stride;
+} CudaGemm;
+
+typedef struct {
+    int abi;    /* TSL_CUDA_ABI: a plugin from another build is refused */
+    int nops;   /* OP__COUNT of the op table it was built with */
+    /* Starts the runtime on device 0: CUDA_OK, CUDA_NO_RUNTIME (why in err) or CUDA_NO_DEVICE. */
+    int (*init)(char *err, size_t n);
+    /* The device's name and memory, for `--version` style reports. */
+    void (*describe)(char *buf, size_t n);
+    /* Device memory from the caching allocator: a freed block is kept for the next request of
+     * its size class; when the device is out of memory the cache is freed and the request
+     * tried once more. */
+    int (*alloc)(void **p, size_t bytes, char *err, size_t n);
+    void (*free)(void *p, size_t bytes);
+    /* cudaMalloc calls so far, and bytes held in the cache (tests count steady state). */
+    void (*alloc_stats)(int64_t *mallocs, int64_t *cached);
+    int (*to_device)(void *dst, const void *src, size_t bytes, char *err, size_t n);
+    int (*to_host)(void *dst, const void *src, size_t bytes, char *err, size_t n);
+    int (*copy)(void *dst, const void *src, size_t bytes, char *err, size_t n);
+    int (*synchronize)(char *err, size_t n);
+    /* Whether the generator has a kernel for (op, ct) (elementwise and astype). */
+    int (*has_ew)(int op, int ct);
+    int (*ew)(const CudaEw *job, char *err, size_t n);
+    /* out (dt_out, n elements) = in (dt_in) converted as the CPU's astype; i64 from a float
+     * that is NaN, infinite or out of range sets *bad (checked by the host after a sync) */
+    int (*astype)(int dt_in, int dt_out, const void *in, void *out, int64_t count, char *err, size_t n);
+    int (*reduce)(const CudaReduce *job, char *err, size_t n);
+    /* softmax or log_softmax (op) over the last axis of rows x len, f32 or f64 */
+    int (*softmax)(int op, int dt, const void *in, void *out, int64_t rows, int64_t len, char *err, size_t n);
+    int (*gemm)(const CudaGemm *job, char *err, size_t n);
+    /* out[i] = in[offset of output element i under the permutation]: transpose and
+     * broadcast_to (strides in elements, 0 where broadcast), elements of esz bytes */
+    int (*gather_strided)(int esz, int ndim, const int64_t *shape, const int64_t *stride, const void *in, void *out,
+                          int64_t count, char *err, size_t n);
+    /* Philox draws with the CPU's stream definition (ops/cpu/random.c): kind 0 uniform f32,
+     * 1 normal f32, 2 integers in [lo, hi) (i64). */
+    int (*random)(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count,
+                  char *err, size_t n);
+} TslCudaPlugin;
+
+typedef const TslCudaPlugin *(*TslCudaPluginFn)(void);
+
+#endif
