@@ -110,7 +110,9 @@ int interp_truthy(Interp *I, Value v) {
         interp_error(I, "ambiguous truth value of a tensor with %lld elements; use any/all", (long long)t->size);
         return -1;
     }
-    return tensor_get(t, 0) != 0;
+    double x;
+    if (tensor_first(t, &x)) return interp_error(I, "%s", op_error()), -1;   /* a GPU tensor is copied */
+    return x != 0;
 }
 
 /* ---------- variables ---------- */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "opcall.h"
+#include "ctx.h"
 #include "infer.h"
 #include "grad.h"
 
@@ -201,15 +202,20 @@ int op_infer(const OpCall *c, Shape *out, DType *dt) {
     return infer_of[c->op](c, out, dt);
 }
 
-/* Backends, registered at start-up before any interpreter runs; read-only afterwards. */
+/* Backends: the CPU from the start, the GPU when ops/gpu.c starts its plugin. */
 static const DeviceImpl *devices[2] = { &cpu_device, NULL };
 
-void op_device_register(Device d, const DeviceImpl *impl) { devices[d] = impl; }
+/* The GPU registers when its plugin starts, possibly while another thread runs CPU code:
+ * the pointer is published with release/acquire. */
+void op_device_register(Device d, const DeviceImpl *impl) { __atomic_store_n(&devices[d], impl, __ATOMIC_RELEASE); }
 
 const DeviceImpl *op_device(Device d) {
-    if (!devices[d]) op_fail("device 'gpu' is not available (this build has no GPU backend yet)");
-    return devices[d];
+    const DeviceImpl *impl = __atomic_load_n(&devices[d], __ATOMIC_ACQUIRE);
+    if (!impl) op_fail("device '%s' is not started", device_name(d));
+    return impl;
 }
+
+const char *device_name(Device d) { return d == DEV_GPU ? "gpu" : "cpu"; }
 
 /* The device of the call's tensor operands; mixing devices is an error naming both. */
 static int call_device(const OpCall *c, Device *d) {
@@ -219,12 +225,30 @@ static int call_device(const OpCall *c, Device *d) {
         if (c->in[i].kind != ARG_TENSOR || !c->in[i].t) continue;
         Device x = c->in[i].t->device;
         if (seen && x != *d) {
-            op_fail("%s(): operands are on different devices (%s and %s)", op_info[c->op].name,
-                    *d == DEV_GPU ? "gpu" : "cpu", x == DEV_GPU ? "gpu" : "cpu");
+            op_fail("%s(): operands are on different devices (%s and %s)", op_info[c->op].name, device_name(*d),
+                    device_name(x));
             return -1;
         }
         *d = x;
         seen = true;
+    }
+    return 0;
+}
+
+/* The results of a call with no tensor operand (zeros, arange, rand...) belong on the
+ * default device (device("gpu")): the CPU makes them, with the CPU's numbers, and they
+ * move. */
+static int to_default_device(const OpCall *c, int nout, Tensor **out) {
+    Device dev = ops_ctx()->default_device;
+    if (dev == DEV_CPU) return 0;
+    for (int i = 0; i < c->nin; i++)
+        if (c->in[i].kind == ARG_TENSOR) return 0;
+    const DeviceImpl *impl = op_device(dev);
+    for (int k = 0; k < nout; k++) {
+        Tensor *moved = impl ? impl->from_host(out[k]) : NULL;
+        if (!moved) return -1;
+        tensor_release(out[k]);
+        out[k] = moved;
     }
     return 0;
 }
@@ -252,7 +276,7 @@ int op_run(const OpCall *c, Tensor **out) {
         ours[k] = !out[k];
         if (!out[k] && !views && !kernel_makes && !(out[k] = impl->alloc(dt[k], &s[k]))) goto fail;
     }
-    if (impl->run(c, out) == 0) return 0;
+    if (impl->run(c, out) == 0 && to_default_device(c, d->nout, out) == 0) return 0;
 fail:
     for (int k = 0; k < d->nout; k++)
         if (ours[k]) {

@@ -376,14 +376,31 @@ static void release_input_buffer(Graph *g, Value *vals) {
 
 /* Finds (or compiles) the graph for the current inputs. NULL with *eager when the code must
  * run eagerly; NULL otherwise means an error is pending. *vals_out: fetched inputs. */
+/* Static graphs run on the CPU: code that works on the GPU (a GPU tensor among the inputs,
+ * or the GPU as the default device) runs eagerly, on the GPU, and says so. */
+static bool on_gpu(Graph *g, Value *vals) {
+    for (int i = 0; i < g->ninputs; i++)
+        if (vals[i].type == VAL_TENSOR && vals[i].as.t->device != DEV_CPU) return true;
+    return false;
+}
+
+static Graph *gpu_eager(Interp *I, Graph *g, Value *vals, SrcLoc loc, const char *what, bool *eager) {
+    if (g) release_input_buffer(g, vals);
+    warn_eager(I, loc, what, "static graphs run on the CPU only (so far), and this code works on the GPU");
+    *eager = true;
+    return NULL;
+}
+
 static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const char *what, Value **vals_out,
                      bool *eager) {
     *eager = false;
+    if (ops_ctx()->default_device != DEV_CPU) return gpu_eager(I, NULL, NULL, loc, what, eager);
     char why[512] = "";
     for (int i = 0; i < c->n; i++) {
         Graph *g = c->graphs[i];
         Value *vals = input_buffer(g);
         fetch_inputs(g, e, vals);
+        if (on_gpu(g, vals)) return gpu_eager(I, g, vals, loc, what, eager);
         if (guards_pass(g, vals, i == 0 ? why : NULL, sizeof why)) {
             if (i > 0) {   /* most recently used first */
                 memmove(c->graphs + 1, c->graphs, sizeof(Graph *) * (size_t)i);
@@ -426,6 +443,7 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
     c->n++;
     Value *vals = input_buffer(g);
     fetch_inputs(g, e, vals);
+    if (on_gpu(g, vals)) return gpu_eager(I, g, vals, loc, what, eager);
     *vals_out = vals;
     return g;
 }

@@ -21,6 +21,7 @@ Suite *state_suite(void);    /* test_state.c: two interpreters, the allocation h
 Suite *grad_suite(void);     /* test_grad.c: the GradBuilder and backward rules (issue 12) */
 Suite *grad_table_suite(void);   /* test_grad_table.c: every backward rule against central differences */
 Suite *graphfile_suite(void);
+Suite *gpu_gen_suite(void);  /* test_gpu_gen.c: the CUDA generator's table against ops.def and the CPU */
 Suite *pool_suite(void);     /* test_pool.c: the thread pool's partition, errors, same bits */   /* test_graphfile.c: graph files as untrusted input (issue 14) */
 
 #endif

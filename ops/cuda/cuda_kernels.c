@@ -1,0 +1,158 @@
+/* cuda_kernels.c - the plugin's kernels: elementwise launches of generated kernels, the
+ * hand-written families (one module, compiled once) and matmul through cuBLAS. */
+#include <stdio.h>
+#include <string.h>
+#include "cuda_impl.h"
+#include "gen.h"
+#include "gen_args.h"
+
+int cuda_has_ew(int op, int ct) { return op >= 0 && op < OP__COUNT && ct >= DT_BOOL && ct <= DT_F64 && gen_ew_has(op, ct); }
+
+int cuda_ew(const CudaEw *job, char *err, size_t n) {
+    static _Thread_local char src[16384];
+    char name[128];
+    if (gen_ew_kernel(job->op, job->ct, job->form, name, sizeof name, src, sizeof src)) {
+        snprintf(err, n, "no GPU kernel for this elementwise op");
+        return -1;
+    }
+    CUfunction f = cuda_kernel(src, name, err, n);
+    if (!f) return -1;
+    GenEwArgs a;
+    memset(&a, 0, sizeof a);
+    a.n = job->n;
+    a.ndim = job->ndim;
+    memcpy(a.shape, job->shape, sizeof a.shape);
+    memcpy(a.st0, job->stride[0], sizeof a.st0);
+    memcpy(a.st1, job->stride[1], sizeof a.st1);
+    a.inner0 = job->inner[0];
+    a.inner1 = job->inner[1];
+    a.in0 = job->in[0];
+    a.in1 = job->in[1];
+    a.num0 = job->num[0];
+    a.num1 = job->num[1];
+    a.p = job->p;
+    a.q = job->q;
+    a.out = job->out;
+    void *params[] = { &a };
+    return cuda_launch(f, job->n, params, err, n);
+}
+
+static CUfunction family(const char *name, char *err, size_t n) { return cuda_kernel(gen_families(), name, err, n); }
+
+int cuda_astype(int dt_in, int dt_out, const void *in, void *out, int64_t count, char *err, size_t n) {
+    char name[64];
+    gen_family_name(name, sizeof name, "astype", gen_dtype_suffix(dt_in), gen_dtype_suffix(dt_out));
+    CUfunction f = family(name, err, n);
+    if (!f) return -1;
+    bool checked = dt_out == DT_I64 && (dt_in == DT_F32 || dt_in == DT_F64);
+    if (checked) {
+        cudaError_t e = cudaMemsetAsync(cuda.flag, 0, sizeof(int), cuda.stream);
+        if (e != cudaSuccess) return cuda_fail_rt(e, "cudaMemset", err, n);
+    }
+    long long cnt = count;
+    void *params[] = { &in, &out, &cnt, &cuda.flag };
+    if (cuda_launch(f, count, params, err, n)) return -1;
+    if (!checked) return 0;
+    int bad = 0;   /* the host must know now: the error is the user's, at this line */
+    cudaError_t e = cudaMemcpyAsync(&bad, cuda.flag, sizeof bad, cudaMemcpyDeviceToHost, cuda.stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(cuda.stream);
+    if (e != cudaSuccess) return cuda_fail_rt(e, "astype", err, n);
+    if (bad) {
+        snprintf(err, n, "cannot convert %s to i64", bad == 1 ? "nan" : bad == 2 ? "inf" : "an out-of-range value");
+        return -1;
+    }
+    return 0;
+}
+
+int cuda_reduce(const CudaReduce *job, char *err, size_t n) {
+    static const char *const names[OP__COUNT] = {
+        [OP_SUM] = "sum", [OP_MEAN] = "mean", [OP_MAX] = "max", [OP_MIN] = "min", [OP_PROD] = "prod",
+        [OP_ARGMAX] = "argmax", [OP_ARGMIN] = "argmin", [OP_ALL] = "all", [OP_ANY] = "any",
+    };
+    if (!names[job->op]) {
+        snprintf(err, n, "no GPU reduction for this op");
+        return -1;
+    }
+    char name[64];
+    gen_family_name(name, sizeof name, "reduce", names[job->op], gen_dtype_suffix(job->dt));
+    CUfunction f = family(name, err, n);
+    if (!f) return -1;
+    GenReduceArgs a = { job->outer, job->len, job->inner, job->in, job->out };
+    void *params[] = { &a };
+    return cuda_launch_blocks(f, job->outer * job->inner, params, err, n);
+}
+
+int cuda_softmax(int op, int dt, const void *in, void *out, int64_t rows, int64_t len, char *err, size_t n) {
+    char name[64];
+    gen_family_name(name, sizeof name, op == OP_LOG_SOFTMAX ? "log_softmax" : "softmax", gen_dtype_suffix(dt), NULL);
+    CUfunction f = family(name, err, n);
+    if (!f) return -1;
+    GenReduceArgs a = { rows, len, 1, in, out };
+    void *params[] = { &a };
+    return cuda_launch_blocks(f, rows, params, err, n);
+}
+
+int cuda_gather_strided(int esz, int ndim, const int64_t *shape, const int64_t *stride, const void *in, void *out,
+                        int64_t count, char *err, size_t n) {
+    if ((esz != 1 && esz != 4 && esz != 8) || ndim > 32) {
+        snprintf(err, n, "no GPU copy for %d-byte elements", esz);
+        return -1;
+    }
+    char name[32];
+    snprintf(name, sizeof name, "tsl_gather_%d", esz);
+    CUfunction f = family(name, err, n);
+    if (!f) return -1;
+    GenGatherArgs a;
+    memset(&a, 0, sizeof a);
+    a.n = count;
+    a.ndim = ndim;
+    for (int d = 0; d < ndim; d++) {
+        a.shape[d] = shape[d];
+        a.stride[d] = stride[d];
+    }
+    a.in = in;
+    a.out = out;
+    void *params[] = { &a };
+    return cuda_launch(f, count, params, err, n);
+}
+
+int cuda_random(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count, char *err,
+                size_t n) {
+    static const char *const names[] = { "tsl_random_uniform", "tsl_random_normal", "tsl_random_int" };
+    if (kind < 0 || kind > 2) return snprintf(err, n, "unknown random kind"), -1;
+    CUfunction f = family(names[kind], err, n);
+    if (!f) return -1;
+    unsigned long long k = key, c = counter, range = (uint64_t)hi - (uint64_t)lo;
+    long long cnt = count, low = lo;
+    void *params[] = { &k, &c, &out, &cnt, &low, &range };
+    return cuda_launch(f, count, params, err, n);
+}
+
+/* Row-major C = op(A) B is column-major C^T = B^T op(A)^T: cuBLAS computes with the
+ * operands swapped and nothing is copied. */
+int cuda_gemm(const CudaGemm *j, char *err, size_t n) {
+    if (cuda.lost) return snprintf(err, n, "the GPU was lost after an earlier error"), -1;
+    if (j->m > INT32_MAX || j->n > INT32_MAX || j->k > INT32_MAX || j->batch > INT32_MAX) {
+        snprintf(err, n, "matmul: a dimension of 2^31 or more is not supported on the GPU");
+        return -1;
+    }
+    int m = (int)j->m, nn = (int)j->n, k = (int)j->k, batch = (int)j->batch;
+    cublasOperation_t ta = j->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    int lda = j->trans_a ? m : k;
+    cublasStatus_t s;
+    if (j->dt == DT_F32) {
+        const float one = 1.0f, zero = 0.0f;
+        s = cublasSgemmStridedBatched(cuda.blas, CUBLAS_OP_N, ta, nn, m, k, &one, j->b, nn, j->b_stride, j->a, lda,
+                                      j->a_stride, &zero, j->c, nn, (long long)m * nn, batch);
+    } else {
+        const double one = 1.0, zero = 0.0;
+        s = cublasDgemmStridedBatched(cuda.blas, CUBLAS_OP_N, ta, nn, m, k, &one, j->b, nn, j->b_stride, j->a, lda,
+                                      j->a_stride, &zero, j->c, nn, (long long)m * nn, batch);
+    }
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        snprintf(err, n, "cuBLAS gemm failed (status %d)", (int)s);
+        cuda.lost = 1;
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,413 @@
+/* gpu.c - the GPU device: loads the CUDA plugin (ops/cuda/plugin.h) on the first use of
+ * the GPU, and is the GPU's entry in the device registry. A call arrives here validated
+ * and inferred (ops/op.c); this file chooses the plugin kernel, converts operands to the
+ * compute dtype (as the CPU does) and lays out strides. What the plugin has no kernel for
+ * is refused by supports_op, so the user reads "NAME() is not supported on device 'gpu'",
+ * never a wrong result. See docs/gpu.md. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include "gpu.h"
+#include "infer.h"
+#include "mem.h"
+#include "plugin.h"
+#include "cuda/plugin.h"
+
+/* The plugin belongs to the process (one CUDA context), started once under pthread_once. */
+static struct {
+    pthread_once_t once;
+    const TslCudaPlugin *cu;   /* NULL until started */
+    char error[600];           /* why it could not start (every later use reports it) */
+} gpu = { PTHREAD_ONCE_INIT, NULL, "" };
+
+extern const DeviceImpl gpu_device;
+
+static void gpu_load(void) {
+    char path[4096], why[600];
+    void *entry;
+    plugin_path("TSL_CUDA_PLUGIN", "libtsl_cuda.so", path, sizeof path);
+    int rc = plugin_open(path, "tsl_cuda_plugin", &entry, why, sizeof why);
+    if (rc) {
+        snprintf(gpu.error, sizeof gpu.error, "CUDA runtime not available: %.500s", why);
+        return;
+    }
+    const TslCudaPlugin *p = ((TslCudaPluginFn)entry)();
+    if (!p || p->abi != TSL_CUDA_ABI || p->nops != OP__COUNT) {
+        snprintf(gpu.error, sizeof gpu.error, "CUDA runtime not available: %.400s is not a CUDA plugin of this build of tsl", path);
+        return;
+    }
+    char err[400] = "";
+    switch (p->init(err, sizeof err)) {
+    case CUDA_OK:
+        gpu.cu = p;
+        op_device_register(DEV_GPU, &gpu_device);
+        return;
+    case CUDA_NO_DEVICE: snprintf(gpu.error, sizeof gpu.error, "no CUDA device found"); return;
+    default: snprintf(gpu.error, sizeof gpu.error, "CUDA runtime not available: %.500s", err); return;
+    }
+}
+
+int gpu_start(void) {
+    pthread_once(&gpu.once, gpu_load);
+    if (!gpu.cu) {
+        op_fail("%s", gpu.error);
+        return -1;
+    }
+    return 0;
+}
+
+void gpu_describe(char *buf, size_t n) {
+    if (gpu_start()) snprintf(buf, n, "%s", op_error());
+    else gpu.cu->describe(buf, n);
+}
+
+/* A plugin call's result: 0, or -1 with its message as the op error. */
+static int plugin_result(int rc, const char *err) {
+    if (rc) op_fail("%s", err);
+    return rc ? -1 : 0;
+}
+#define CALL(fn, ...) (plugin_result(gpu.cu->fn(__VA_ARGS__, err, sizeof err), err))
+
+/* ---------- memory ---------- */
+
+static Tensor *gpu_alloc(DType dt, const Shape *s) {
+    int64_t count = shape_count(s);
+    if (count < 0) return NULL;
+    size_t bytes = (size_t)count * dtype_size(dt);
+    TBuf *b = mem_try_alloc(sizeof(TBuf));
+    Tensor *t = b ? mem_try_alloc(sizeof(Tensor)) : NULL;
+    char err[400];
+    void *data = NULL;
+    if (!t || CALL(alloc, &data, bytes ? bytes : 64)) {
+        if (!t) op_fail("out of memory");
+        mem_free(t);
+        mem_free(b);
+        return NULL;
+    }
+    *b = (TBuf){ .rc = 1, .bytes = bytes, .data = data, .device = DEV_GPU };
+    memset(t, 0, sizeof *t);
+    t->rc = 1;
+    t->dtype = dt;
+    t->device = DEV_GPU;
+    t->ndim = s->ndim;
+    memcpy(t->shape, s->d, sizeof(int64_t) * (size_t)s->ndim);
+    t->size = count;
+    t->buf = b;
+    t->data = data;
+    return t;
+}
+
+static void gpu_release(TBuf *b) { gpu.cu->free(b->data, b->bytes ? b->bytes : 64); }
+
+static size_t nbytes(const Tensor *t) { return (size_t)t->size * dtype_size(t->dtype); }
+
+static int gpu_to_host(const Tensor *t, void *dst) {
+    char err[400];
+    return CALL(to_host, dst, t->data, nbytes(t));
+}
+
+static Tensor *gpu_from_host(const Tensor *h) {
+    Shape s;
+    shape_of(h, &s);
+    Tensor *t = gpu_alloc(h->dtype, &s);
+    char err[400];
+    if (t && CALL(to_device, t->data, h->data, nbytes(h))) {
+        tensor_release(t);
+        t = NULL;
+    }
+    return t;
+}
+
+static Tensor *gpu_clone(const Tensor *a) {
+    Shape s;
+    shape_of(a, &s);
+    Tensor *t = gpu_alloc(a->dtype, &s);
+    char err[400];
+    if (t && CALL(copy, t->data, a->data, nbytes(a))) {
+        tensor_release(t);
+        t = NULL;
+    }
+    return t;
+}
+
+static void gpu_synchronize(void) {
+    char err[400];
+    plugin_result(gpu.cu->synchronize(err, sizeof err), err);
+}
+
+Tensor *gpu_to(const Tensor *t, Device d) {
+    if (t->device == d) return tensor_retain((Tensor *)t);
+    if (d == DEV_CPU) return tensor_host(t);
+    if (gpu_start()) return NULL;
+    return gpu_from_host(t);
+}
+
+/* a (on the GPU) in dtype dt: a itself retained, or a converted copy */
+static Tensor *as_dtype(const Tensor *a, DType dt) {
+    if (a->dtype == dt) return tensor_retain((Tensor *)a);
+    Shape s;
+    shape_of(a, &s);
+    Tensor *r = gpu_alloc(dt, &s);
+    char err[400];
+    if (r && CALL(astype, a->dtype, dt, a->data, r->data, a->size)) {
+        tensor_release(r);
+        r = NULL;
+    }
+    return r;
+}
+
+/* ---------- elementwise ---------- */
+
+/* An i64/bool tensor compared with a number outside its kind (the CPU compares exactly). */
+static bool exact_compare(const OpCall *c) {
+    if (op_info[c->op].kind != K_COMPARE) return false;
+    for (int k = 0; k < 2; k++) {
+        const OpArg *n = &c->in[k], *t = &c->in[1 - k];
+        if (n->kind == ARG_NUM && !n->is_bool && t->kind == ARG_TENSOR && !dtype_is_float(t->dtype) &&
+            !(n->x == floor(n->x) && double_fits_i64(n->x)))
+            return true;
+    }
+    return false;
+}
+
+static bool ew_supported(const OpCall *c) {
+    DType ct, rt;
+    if (ew_types(c, &ct, &rt) || exact_compare(c)) return false;
+    if (c->op == OP_ROUND && c->at->i[0] != 0 && !dtype_is_float(ct)) return false;
+    return gpu.cu->has_ew(c->op, ct);
+}
+
+/* NumPy's power_of_ten as the CPU's round uses it (ops/cpu/ew.c). */
+static double power_of_ten(uint64_t k) {
+    static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8 };
+    if (k < 9) return p10[k];
+    double r = 1e9;
+    for (uint64_t i = 9; i < k && !isinf(r); i++) r *= 10.0;
+    return r;
+}
+
+static int run_ew(const OpCall *c, Tensor *out) {
+    DType ct, rt;
+    if (ew_types(c, &ct, &rt)) return -1;
+    CudaEw j;
+    memset(&j, 0, sizeof j);
+    j.op = c->op;
+    j.ct = ct;
+    j.out_dt = out->dtype;
+    j.nin = c->nin;
+    j.n = out->size;
+    j.out = out->data;
+    if (c->op == OP_ROUND) {
+        int64_t d = c->at->i[0];
+        j.p = power_of_ten(d < 0 ? 0 - (uint64_t)d : (uint64_t)d);
+        j.q = d >= 0;
+    } else {
+        j.p = 1;
+    }
+    Tensor *conv[2] = { NULL, NULL };
+    bool contiguous = true;
+    for (int k = 0; k < c->nin; k++) {
+        if (c->in[k].kind == ARG_NUM) {
+            j.num[k] = c->in[k].x;
+            continue;
+        }
+        if (!(conv[k] = as_dtype(c->in[k].t, ct))) goto fail;
+        j.in[k] = conv[k]->data;
+        j.inner[k] = conv[k]->size == out->size ? 1 : 0;
+        contiguous &= conv[k]->size == out->size || conv[k]->size == 1;
+    }
+    j.form = contiguous ? 'c' : 's';
+    j.ndim = out->ndim;
+    for (int d = 0; d < out->ndim; d++) j.shape[d] = out->shape[d];
+    for (int k = 0; k < c->nin && !contiguous; k++) {   /* broadcast strides, 0 on stretched axes */
+        if (!conv[k]) continue;
+        int64_t s = 1;
+        for (int d = out->ndim - 1, e = conv[k]->ndim - 1; d >= 0; d--, e--) {
+            int64_t len = e >= 0 ? conv[k]->shape[e] : 1;
+            j.stride[k][d] = len == out->shape[d] && len != 1 ? s : 0;
+            s *= len;
+        }
+    }
+    char err[400];
+    int rc = CALL(ew, &j);
+    tensor_release(conv[0]);
+    tensor_release(conv[1]);
+    return rc;
+fail:
+    tensor_release(conv[0]);
+    return -1;
+}
+
+/* ---------- reductions and softmax ---------- */
+
+static bool reduce_op(OpCode op) {
+    switch (op) {
+    case OP_SUM: case OP_MEAN: case OP_MAX: case OP_MIN: case OP_PROD: case OP_ARGMAX: case OP_ARGMIN:
+    case OP_ALL: case OP_ANY: return true;
+    default: return false;
+    }
+}
+
+/* The reduced axes as one run [lo, hi) of t's axes: the view [outer, len, inner] the plugin
+ * reduces. false when they are not adjacent (not covered on the GPU yet). */
+static bool reduce_run(const OpCall *c, const Tensor *t, int64_t *outer, int64_t *len, int64_t *inner) {
+    bool mask[TSL_MAX_RANK] = { false };
+    int n = c->at->naxes;
+    if (n < 0) for (int d = 0; d < t->ndim; d++) mask[d] = true;
+    for (int i = 0; i < n; i++) mask[(c->at->axes[i] % t->ndim + t->ndim) % (t->ndim ? t->ndim : 1)] = true;
+    int lo = 0, hi = t->ndim;
+    while (lo < t->ndim && !mask[lo]) lo++;
+    while (hi > lo && !mask[hi - 1]) hi--;
+    *outer = *len = *inner = 1;
+    for (int d = 0; d < t->ndim; d++) {
+        if (d >= lo && d < hi && !mask[d]) return false;
+        int64_t *to = d < lo ? outer : d < hi ? len : inner;
+        *to *= t->shape[d];
+    }
+    return true;
+}
+
+static bool reduce_supported(const OpCall *c) {
+    const Tensor *t = c->in[0].t;
+    int64_t o, l, i;
+    if (c->op == OP_MEAN && !dtype_is_float(t->dtype)) return false;
+    return reduce_run(c, t, &o, &l, &i);
+}
+
+static int run_reduce(const OpCall *c, Tensor *out) {
+    const Tensor *t = c->in[0].t;
+    CudaReduce j = { .op = c->op, .dt = t->dtype, .out_dt = out->dtype, .in = t->data, .out = out->data };
+    reduce_run(c, t, &j.outer, &j.len, &j.inner);
+    char err[400];
+    return CALL(reduce, &j);
+}
+
+static bool softmax_supported(const OpCall *c) {
+    const Tensor *t = c->in[0].t;
+    int ax = c->at->axis;
+    return dtype_is_float(t->dtype) && t->ndim > 0 && (ax == -1 || ax == t->ndim - 1);
+}
+
+static int run_softmax(const OpCall *c, Tensor *out) {
+    const Tensor *t = c->in[0].t;
+    int64_t len = t->shape[t->ndim - 1], rows = len ? t->size / len : 0;
+    char err[400];
+    return CALL(softmax, c->op, t->dtype, t->data, out->data, rows, len);
+}
+
+/* ---------- matmul (cuBLAS) ---------- */
+
+/* f32/f64 operands of one dtype, 2-D or 3-D, batches equal or one side a plain matrix. */
+static bool matmul_supported(const OpCall *c) {
+    if (c->op != OP_MATMUL || c->in[0].kind != ARG_TENSOR || c->in[1].kind != ARG_TENSOR) return false;
+    const Tensor *a = c->in[0].t, *b = c->in[1].t;
+    if (a->dtype != b->dtype || !dtype_is_float(a->dtype)) return false;
+    if (a->ndim < 2 || a->ndim > 3 || b->ndim < 2 || b->ndim > 3) return false;
+    return a->ndim == 2 || b->ndim == 2 || a->shape[0] == b->shape[0];
+}
+
+static int run_matmul(const OpCall *c, Tensor *out) {
+    const Tensor *a = c->in[0].t, *b = c->in[1].t;
+    bool ta = c->at->flag;
+    int64_t ar = a->shape[a->ndim - 2], ac = a->shape[a->ndim - 1];
+    CudaGemm j = { .dt = a->dtype, .trans_a = ta, .a = a->data, .b = b->data, .c = out->data };
+    j.m = ta ? ac : ar;
+    j.k = ta ? ar : ac;
+    j.n = b->shape[b->ndim - 1];
+    j.batch = a->ndim == 3 ? a->shape[0] : b->ndim == 3 ? b->shape[0] : 1;
+    j.a_stride = a->ndim == 3 ? ar * ac : 0;
+    j.b_stride = b->ndim == 3 ? j.k * j.n : 0;
+    char err[400];
+    return CALL(gemm, &j);
+}
+
+/* ---------- shapes and conversions ---------- */
+
+static int run_view(const OpCall *c, Tensor **out) {
+    Shape s[OP_MAX_OUT];
+    DType dt[OP_MAX_OUT];
+    if (op_infer(c, s, dt)) return -1;
+    return (out[0] = tensor_view((Tensor *)c->in[0].t, &s[0])) ? 0 : -1;
+}
+
+static int gather(const Tensor *t, const int64_t *stride, Tensor *out) {
+    char err[400];
+    return CALL(gather_strided, (int)dtype_size(t->dtype), out->ndim, out->shape, stride, t->data, out->data, out->size);
+}
+
+static int run_transpose(const OpCall *c, Tensor *out) {
+    const Tensor *t = c->in[0].t;
+    int perm[TSL_MAX_RANK];
+    Shape sa, so;
+    shape_of(t, &sa);
+    if (shape_transpose(&sa, c->at->naxes < 0 ? NULL : c->at->axes, c->at->naxes, perm, &so)) return -1;
+    int64_t src[TSL_MAX_RANK], stride[TSL_MAX_RANK], s = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) { src[d] = s; s *= t->shape[d]; }
+    for (int d = 0; d < t->ndim; d++) stride[d] = src[perm[d]];
+    return gather(t, stride, out);
+}
+
+static int run_broadcast(const OpCall *c, Tensor *out) {
+    const Tensor *t = c->in[0].t;
+    int64_t stride[TSL_MAX_RANK], s = 1;
+    for (int d = out->ndim - 1, e = t->ndim - 1; d >= 0; d--, e--) {
+        int64_t len = e >= 0 ? t->shape[e] : 1;
+        stride[d] = len == out->shape[d] && len != 1 ? s : 0;
+        s *= len;
+    }
+    return gather(t, stride, out);
+}
+
+static int run_astype(const OpCall *c, Tensor *out) {
+    const Tensor *t = c->in[0].t;
+    char err[400];
+    if (t->dtype == out->dtype) return CALL(copy, out->data, t->data, nbytes(t));
+    return CALL(astype, t->dtype, out->dtype, t->data, out->data, t->size);
+}
+
+/* ---------- the registry entry ---------- */
+
+static bool gpu_supports_op(const OpCall *c) {
+    const OpDef *d = &op_info[c->op];
+    if (d->kind == K_UNARY || d->kind == K_BINARY || d->kind == K_COMPARE) return ew_supported(c);
+    if (c->nin < 1 || c->in[0].kind != ARG_TENSOR) return false;
+    if (reduce_op(c->op)) return reduce_supported(c);
+    switch (c->op) {
+    case OP_SOFTMAX: case OP_LOG_SOFTMAX: return softmax_supported(c);
+    case OP_MATMUL: return matmul_supported(c);
+    case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
+    case OP_TRANSPOSE: case OP_BROADCAST_TO: case OP_ASTYPE: return true;
+    default: return false;
+    }
+}
+
+static bool gpu_allocates(OpCode op) { return op_info[op].flags & F_VIEW; }
+
+static int gpu_run(const OpCall *c, Tensor **out) {
+    const OpDef *d = &op_info[c->op];
+    if (d->kind == K_UNARY || d->kind == K_BINARY || d->kind == K_COMPARE) return run_ew(c, out[0]);
+    if (reduce_op(c->op)) return run_reduce(c, out[0]);
+    switch (c->op) {
+    case OP_SOFTMAX: case OP_LOG_SOFTMAX: return run_softmax(c, out[0]);
+    case OP_MATMUL: return run_matmul(c, out[0]);
+    case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: return run_view(c, out);
+    case OP_TRANSPOSE: return run_transpose(c, out[0]);
+    case OP_BROADCAST_TO: return run_broadcast(c, out[0]);
+    case OP_ASTYPE: return run_astype(c, out[0]);
+    default: op_fail("%s() is not supported on device 'gpu'", d->name); return -1;
+    }
+}
+
+const DeviceImpl gpu_device = {
+    .name = "gpu",
+    .supports_op = gpu_supports_op,
+    .alloc = gpu_alloc,
+    .run = gpu_run,
+    .allocates = gpu_allocates,
+    .synchronize = gpu_synchronize,
+    .release = gpu_release,
+    .to_host = gpu_to_host,
+    .from_host = gpu_from_host,
+    .clone = gpu_clone,
+};
