@@ -61,5 +61,8 @@ tsl_Status tsl_npy_read(tsl_State *S, const char *path, tsl_Tensor **out) {
 
 tsl_Status tsl_npy_write(tsl_State *S, const char *path, const tsl_Tensor *t) {
     if (!path || !t) return TSL_BADARG;
-    return npy_save(path, T(t)) == 0 ? TSL_OK : api_fail(S, TSL_IO, "%s", op_error());
+    Tensor *h = tensor_host(T(t));   /* a GPU tensor is written from a host copy */
+    int rc = h ? npy_save(path, h) : -1;
+    tensor_release(h);
+    return rc == 0 ? TSL_OK : api_fail(S, h ? TSL_IO : TSL_ERROR, "%s", op_error());
 }

@@ -5,6 +5,7 @@
 #include "grad.h"
 #include "mem.h"
 #include "tops.h"
+#include "gpu.h"
 
 /* One recorded op call: operands (tensors retained), attributes, the tape variables of
  * its operands (-1: not tracked) and of its results. */
@@ -187,7 +188,9 @@ static int accumulate(Tensor **dst, Tensor *g) {
 static int backward(Tape *tp, int y) {
     Shape s;
     shape_of(tp->vars[y].t, &s);
-    tp->vars[y].grad = op_full(&s, 1, tp->vars[y].t->dtype);
+    Tensor *ones = op_full(&s, 1, tp->vars[y].t->dtype);   /* the seed lives where y does */
+    tp->vars[y].grad = ones ? gpu_to(ones, tp->vars[y].t->device) : NULL;
+    tensor_release(ones);
     if (!tp->vars[y].grad) return -1;
     for (int k = tp->nnodes - 1; k >= 0; k--) {
         TapeNode *n = &tp->nodes[k];
@@ -388,7 +391,10 @@ out:
 
 static bool value_as_number(Interp *I, Value y, double *out) {
     if (y.type == VAL_NUM) { *out = y.as.n; return true; }
-    if (y.type == VAL_TENSOR && y.as.t->size == 1) { *out = tensor_get(y.as.t, 0); return true; }
+    if (y.type == VAL_TENSOR && y.as.t->size == 1) {
+        if (tensor_first(y.as.t, out)) return interp_error(I, "%s", op_error()), false;   /* a GPU loss is copied */
+        return true;
+    }
     return interp_error(I, "check_grad(): f must return a one-element float tensor or a number"), false;
 }
 
@@ -410,6 +416,8 @@ Value autograd_check_grad(Interp *I, Value f, Value x, double eps) {
     if (x.type != VAL_TENSOR || !is_float(x.as.t->dtype))
         return interp_error(I, "check_grad(): x must be a float tensor, got %s", val_type_name(x));
     if (!(eps > 0)) return interp_error(I, "check_grad(): eps must be a positive number");
+    if (x.as.t->device != DEV_CPU)   /* it perturbs x element by element, on the host */
+        return interp_error(I, "check_grad(): x must be on the CPU (to(x, \"cpu\"))");
     Tensor *x64 = op_astype(x.as.t, DT_F64);
     if (!x64) return interp_error(I, "%s", op_error());
     Value arg = TENSOR_VAL(x64);

@@ -17,6 +17,7 @@
 #include "tops.h"
 #include "vm.h"
 #include "infer.h"
+#include "gpu.h"
 
 static Value eval(Interp *I, Frame *f, Node *n);
 static Exec exec(Interp *I, Frame *f, Node *n);
@@ -813,6 +814,10 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
         } else if (v.type == VAL_TENSOR) {
             it->kind = IDX_TENSOR;
             it->t = v.as.t;
+            if (v.as.t->device != DEV_CPU) {   /* indices are read on the host */
+                if (!(owned[nowned] = tensor_host(v.as.t))) { interp_error(I, "%s", op_error()); goto out; }
+                it->t = owned[nowned++];
+            }
         } else if (v.type == VAL_LIST) {
             Value tv = list_index_tensor(I, v);
             if (IS_ERR(tv)) goto out;
@@ -830,7 +835,7 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
         goto out;
     }
     {
-        Tensor *res = set ? op_index_set(t, items, n, setval) : op_index(t, items, n);
+        Tensor *res = gpu_index_any(t, items, n, setval, set);   /* on the host, for a GPU tensor too */
         if (res && !set && I->tape && autograd_tracked(t) && autograd_record_index(t, items, n, res)) {
             tensor_release(res);
             res = NULL;
@@ -959,7 +964,7 @@ static Value tensor_field(Interp *I, Tensor *t, const char *name) {
     if (!strcmp(name, "ndim")) return NUM_VAL(t->ndim);
     if (!strcmp(name, "size")) return NUM_VAL((double)t->size);
     if (!strcmp(name, "device")) return val_cstr(t->device == DEV_GPU ? "gpu" : "cpu");
-    if (!strcmp(name, "T")) return tensor_result(I, op_transpose(t, NULL, -1));
+    if (!strcmp(name, "T")) return tensor_result(I, gpu_transpose_any(t));
     return interp_error(I, "tensor has no attribute '%s'", name);
 }
 

@@ -290,7 +290,10 @@ static Value bi_save_npy(Interp *I, CallArgs *a) {
     Value v[2];
     if (!args_bind(I, a, "save_npy", p, 2, v) || !path_arg(I, "save_npy", v[0])) return ERR_VAL;
     if (v[1].type != VAL_TENSOR) return interp_error(I, "save_npy() needs a tensor, got a %s", val_type_name(v[1]));
-    if (npy_save(AS_STR(v[0])->chars, v[1].as.t)) return interp_error(I, "%s", op_error());
+    Tensor *t = tensor_host(v[1].as.t);   /* a GPU tensor is written from a host copy */
+    int rc = t ? npy_save(AS_STR(v[0])->chars, t) : -1;
+    tensor_release(t);
+    if (rc) return interp_error(I, "%s", op_error());
     return NIL_VAL;
 }
 

@@ -10,6 +10,8 @@
 #include <string.h>
 #include "gpu.h"
 #include "infer.h"
+#include "tops.h"
+#include "ctx.h"
 #include "mem.h"
 #include "plugin.h"
 #include "cuda/plugin.h"
@@ -72,9 +74,15 @@ static int plugin_result(int rc, const char *err) {
 /* ---------- memory ---------- */
 
 static Tensor *gpu_alloc(DType dt, const Shape *s) {
-    int64_t count = shape_count(s);
+    int64_t count = shape_count(s), limit = ops_ctx()->max_tensor_bytes, nb;
     if (count < 0) return NULL;
-    size_t bytes = (size_t)count * dtype_size(dt);
+    if (__builtin_mul_overflow(count, (int64_t)dtype_size(dt), &nb) || nb > limit) {   /* as tensor_new */
+        char buf[600];
+        op_fail("tensor of shape %s (%s) needs more than the limit of %lld bytes (--max-tensor-bytes)",
+                shape_str(s, buf, sizeof buf), dtype_name(dt), (long long)limit);
+        return NULL;
+    }
+    size_t bytes = (size_t)nb;
     TBuf *b = mem_try_alloc(sizeof(TBuf));
     Tensor *t = b ? mem_try_alloc(sizeof(Tensor)) : NULL;
     char err[400];
@@ -141,6 +149,39 @@ Tensor *gpu_to(const Tensor *t, Device d) {
     if (d == DEV_CPU) return tensor_host(t);
     if (gpu_start()) return NULL;
     return gpu_from_host(t);
+}
+
+Tensor *gpu_index_any(Tensor *t, const void *items, int n, const Tensor *v, bool set) {
+    const IndexItem *idx = items;
+    if (t->device == DEV_CPU && (!v || v->device == DEV_CPU))
+        return set ? op_index_set(t, idx, n, v) : op_index(t, idx, n);
+    Tensor *h = tensor_host(t), *hv = v && h ? tensor_host(v) : NULL;
+    Tensor *r = h && (!v || hv) ? (set ? op_index_set(h, idx, n, hv) : op_index(h, idx, n)) : NULL;
+    tensor_release(h);
+    tensor_release(hv);
+    Tensor *moved = r ? gpu_to(r, t->device) : NULL;
+    tensor_release(r);
+    return moved;
+}
+
+bool gpu_equal_any(const Tensor *a, const Tensor *b) {
+    if (a->device == DEV_CPU && b->device == DEV_CPU) return tensor_equal(a, b);
+    Tensor *x = tensor_host(a), *y = x ? tensor_host(b) : NULL;
+    bool same = x && y && tensor_equal(x, y);   /* a copy that failed (a lost device) compares unequal */
+    tensor_release(x);
+    tensor_release(y);
+    return same;
+}
+
+Tensor *gpu_transpose_any(const Tensor *t) {
+    if (t->device == DEV_CPU) return op_transpose(t, NULL, -1);
+    OpAttrs at;
+    memset(&at, 0, sizeof at);
+    at.naxes = -1;
+    OpArg in = op_arg_tensor(t);
+    OpCall c = { OP_TRANSPOSE, 1, &in, &at };
+    Tensor *out = NULL;
+    return op_run(&c, &out) ? NULL : out;
 }
 
 /* a (on the GPU) in dtype dt: a itself retained, or a converted copy */
@@ -253,9 +294,9 @@ static bool reduce_op(OpCode op) {
  * reduces. false when they are not adjacent (not covered on the GPU yet). */
 static bool reduce_run(const OpCall *c, const Tensor *t, int64_t *outer, int64_t *len, int64_t *inner) {
     bool mask[TSL_MAX_RANK] = { false };
-    int n = c->at->naxes;
+    int n = t->ndim ? c->at->naxes : -1;   /* a 0-d tensor reduces to itself */
     if (n < 0) for (int d = 0; d < t->ndim; d++) mask[d] = true;
-    for (int i = 0; i < n; i++) mask[(c->at->axes[i] % t->ndim + t->ndim) % (t->ndim ? t->ndim : 1)] = true;
+    for (int i = 0; i < n; i++) mask[((c->at->axes[i] % t->ndim) + t->ndim) % t->ndim] = true;
     int lo = 0, hi = t->ndim;
     while (lo < t->ndim && !mask[lo]) lo++;
     while (hi > lo && !mask[hi - 1]) hi--;
@@ -366,11 +407,27 @@ static int run_astype(const OpCall *c, Tensor *out) {
     return CALL(astype, t->dtype, out->dtype, t->data, out->data, t->size);
 }
 
+/* ---------- random numbers ---------- */
+
+/* rand, randn, randint on the GPU draw the CPU's stream (ops/cpu/random.c): element i of a
+ * draw uses Philox block (seed, counter + i), and the counter advances by the count, so
+ * the same seed gives the same numbers on either device. */
+static int run_random(const OpCall *c, Tensor *out) {
+    uint64_t key, counter;
+    rng_get_state(&key, &counter);
+    int kind = c->op == OP_RAND ? 0 : c->op == OP_RANDN ? 1 : 2;
+    char err[400];
+    if (CALL(random, kind, key, counter, c->at->i[0], c->at->i[1], out->data, out->size)) return -1;
+    rng_set_state(key, counter + (uint64_t)out->size);
+    return 0;
+}
+
 /* ---------- the registry entry ---------- */
 
 static bool gpu_supports_op(const OpCall *c) {
     const OpDef *d = &op_info[c->op];
     if (d->kind == K_UNARY || d->kind == K_BINARY || d->kind == K_COMPARE) return ew_supported(c);
+    if (c->op == OP_RAND || c->op == OP_RANDN || c->op == OP_RANDINT) return true;
     if (c->nin < 1 || c->in[0].kind != ARG_TENSOR) return false;
     if (reduce_op(c->op)) return reduce_supported(c);
     switch (c->op) {
@@ -395,6 +452,7 @@ static int gpu_run(const OpCall *c, Tensor **out) {
     case OP_TRANSPOSE: return run_transpose(c, out[0]);
     case OP_BROADCAST_TO: return run_broadcast(c, out[0]);
     case OP_ASTYPE: return run_astype(c, out[0]);
+    case OP_RAND: case OP_RANDN: case OP_RANDINT: return run_random(c, out[0]);
     default: op_fail("%s() is not supported on device 'gpu'", d->name); return -1;
     }
 }

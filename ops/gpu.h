@@ -19,4 +19,13 @@ void gpu_describe(char *buf, size_t n);
 /* t on device d: t itself (retained) when it is there already, else a NEW copy. */
 Tensor *gpu_to(const Tensor *t, Device d);
 
+/* Indexing of a tensor on any device (t[items], or t with v assigned at items when set):
+ * indexing runs on the host (ops/cpu/index.c), so a GPU tensor is indexed through a host
+ * copy and the NEW result goes back to t's device. */
+Tensor *gpu_index_any(Tensor *t, const void *items, int n, const Tensor *v, bool set);
+/* Same dtype, shape and element bits, for tensors on any device (compared on the host). */
+bool gpu_equal_any(const Tensor *a, const Tensor *b);
+/* t.T on any device: the axes reversed (a NEW tensor). */
+Tensor *gpu_transpose_any(const Tensor *t);
+
 #endif

@@ -235,14 +235,18 @@ static int call_device(const OpCall *c, Device *d) {
     return 0;
 }
 
-/* The results of a call with no tensor operand (zeros, arange, rand...) belong on the
- * default device (device("gpu")): the CPU makes them, with the CPU's numbers, and they
- * move. */
-static int to_default_device(const OpCall *c, int nout, Tensor **out) {
-    Device dev = ops_ctx()->default_device;
-    if (dev == DEV_CPU) return 0;
+/* The device a call with no tensor operand (zeros, arange, rand...) makes its results on:
+ * the default device (device("gpu")). */
+static Device default_device(const OpCall *c) {
     for (int i = 0; i < c->nin; i++)
-        if (c->in[i].kind == ARG_TENSOR) return 0;
+        if (c->in[i].kind == ARG_TENSOR) return DEV_CPU;
+    return ops_ctx()->default_device;
+}
+
+/* Results the CPU made for the default device (which has no kernel for the op) move there. */
+static int to_default_device(const OpCall *c, Device made_on, int nout, Tensor **out) {
+    Device dev = default_device(c);
+    if (dev == made_on) return 0;
     const DeviceImpl *impl = op_device(dev);
     for (int k = 0; k < nout; k++) {
         Tensor *moved = impl ? impl->from_host(out[k]) : NULL;
@@ -261,6 +265,12 @@ int op_run(const OpCall *c, Tensor **out) {
     if (op_infer(c, s, dt) || call_device(c, &dev)) return -1;
     const DeviceImpl *impl = op_device(dev);
     if (!impl) return -1;
+    Device want = default_device(c);   /* no tensor operand: the default device, if it has the kernel */
+    const DeviceImpl *there = want != dev ? op_device(want) : NULL;
+    if (there && there->supports_op && there->supports_op(c)) {
+        impl = there;
+        dev = want;
+    }
     if (impl->supports_op && !impl->supports_op(c)) {
         op_fail("%s() is not supported on device '%s'", d->name, impl->name);
         return -1;
@@ -276,7 +286,7 @@ int op_run(const OpCall *c, Tensor **out) {
         ours[k] = !out[k];
         if (!out[k] && !views && !kernel_makes && !(out[k] = impl->alloc(dt[k], &s[k]))) goto fail;
     }
-    if (impl->run(c, out) == 0 && to_default_device(c, d->nout, out) == 0) return 0;
+    if (impl->run(c, out) == 0 && to_default_device(c, dev, d->nout, out) == 0) return 0;
 fail:
     for (int k = 0; k < d->nout; k++)
         if (ours[k]) {
@@ -290,7 +300,12 @@ int op_exec(const OpCall *c, Tensor **out) {
     Device dev;
     if (call_device(c, &dev)) return -1;
     const DeviceImpl *impl = op_device(dev);
-    return impl ? impl->run(c, out) : -1;
+    if (!impl) return -1;
+    if (dev != DEV_CPU && impl->supports_op && !impl->supports_op(c)) {   /* the CPU runs every op */
+        op_fail("%s() is not supported on device '%s'", op_info[c->op].name, impl->name);
+        return -1;
+    }
+    return impl->run(c, out);
 }
 
 int op_run_number(OpCode op, const OpArg *in, int n, const OpAttrs *at, double *r) {

@@ -18,6 +18,7 @@ typedef struct {
     int cc_major, cc_minor, sms;
     char name[256];
     int lost;               /* a sticky error happened: every later call fails */
+    CUcontext ctx;          /* device 0's primary context, made current on any thread that launches */
 } CudaState;
 extern CudaState cuda;
 

@@ -8,14 +8,29 @@
 
 int cuda_has_ew(int op, int ct) { return op >= 0 && op < OP__COUNT && ct >= DT_BOOL && ct <= DT_F64 && gen_ew_has(op, ct); }
 
-int cuda_ew(const CudaEw *job, char *err, size_t n) {
+/* The elementwise kernel of (op, ct, form): generated and compiled on first use, then
+ * looked up here without generating its source again (eager code launches one per op). */
+static CUfunction ew_kernel(const CudaEw *job, char *err, size_t n) {
+    static CUfunction known[OP__COUNT][4][2];
+    CUfunction *slot = &known[job->op][job->ct][job->form == 's'];
+    CUfunction f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (f) return f;
     static _Thread_local char src[16384];
     char name[128];
     if (gen_ew_kernel(job->op, job->ct, job->form, name, sizeof name, src, sizeof src)) {
         snprintf(err, n, "no GPU kernel for this elementwise op");
+        return NULL;
+    }
+    if ((f = cuda_kernel(src, name, err, n))) __atomic_store_n(slot, f, __ATOMIC_RELEASE);
+    return f;
+}
+
+int cuda_ew(const CudaEw *job, char *err, size_t n) {
+    if (job->op < 0 || job->op >= OP__COUNT || job->ct < DT_BOOL || job->ct > DT_F64) {
+        snprintf(err, n, "no GPU kernel for this elementwise op");
         return -1;
     }
-    CUfunction f = cuda_kernel(src, name, err, n);
+    CUfunction f = ew_kernel(job, err, n);
     if (!f) return -1;
     GenEwArgs a;
     memset(&a, 0, sizeof a);

@@ -53,6 +53,7 @@ static int plugin_init(char *err, size_t n) {
         snprintf(err, n, "%s", cudaGetErrorString(e));
         return e == cudaErrorNoDevice ? CUDA_NO_DEVICE : CUDA_NO_RUNTIME;
     }
+    cuCtxGetCurrent(&cuda.ctx);   /* the runtime's primary context: kernels launch in it */
     CUdevice dev;
     cuDeviceGet(&dev, 0);
     cuDeviceGetAttribute(&cuda.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);

@@ -153,7 +153,18 @@ static CUmodule module_for(const char *src, char *err, size_t n) {
     return m;
 }
 
+/* The driver API needs the context current on the calling thread (the runtime binds it by
+ * itself): an interpreter on another thread than the one that started the GPU launches too. */
+static int bind_context(char *err, size_t n) {
+    CUcontext cur = NULL;
+    cuCtxGetCurrent(&cur);
+    if (cur == cuda.ctx) return 0;
+    CUresult r = cuCtxSetCurrent(cuda.ctx);
+    return r == CUDA_SUCCESS ? 0 : cuda_fail_drv(r, "cuCtxSetCurrent", err, n);
+}
+
 CUfunction cuda_kernel(const char *src, const char *name, char *err, size_t n) {
+    if (bind_context(err, n)) return NULL;
     uint64_t key = fnv(fnv(0xcbf29ce484222325ull, src), name);
     pthread_mutex_lock(&lock);
     size_t i = key % SLOTS;
@@ -188,6 +199,7 @@ static int launch(CUfunction f, unsigned blocks, void **params, char *err, size_
         snprintf(err, n, "the GPU was lost after an earlier error");
         return -1;
     }
+    if (bind_context(err, n)) return -1;
     CUresult r = cuLaunchKernel(f, blocks, 1, 1, THREADS, 1, 1, 0, (CUstream)cuda.stream, params, NULL);
     return r == CUDA_SUCCESS ? 0 : cuda_fail_drv(r, "cuLaunchKernel", err, n);
 }

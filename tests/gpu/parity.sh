@@ -1,0 +1,152 @@
+#!/bin/sh
+# parity.sh TSL [OUTDIR] - CPU/GPU parity of every op the GPU covers, generated from the op
+# table (ops/ops.def), on a machine with a GPU (make gpu-check runs it; without a GPU it says
+# so and exits 0). For each op, dtype and calling form a script computes the op on the CPU
+# and on the GPU and compares: bit for bit (equal) where the result is exact on both (the
+# arithmetic, comparisons, rounding, min/max, bit ops, conversions, copies, integer results,
+# Philox uniform and integer draws), within relative 1e-5 otherwise (transcendental
+# functions, reductions and matmul, whose summation order differs from the CPU's). Each
+# script runs in its own process, so a sticky CUDA error cannot cascade into the next.
+# A script the CPU itself refuses (an op not defined for the dtype) is skipped; a GPU answer
+# "NAME() is not supported on device 'gpu'" is listed as not covered; anything else that
+# differs or fails is a failure. OUTDIR keeps the scripts (for compute-sanitizer) and a
+# combined all.tsl.
+TSL=${1:-bin/tsl}
+OUT=${2:-$(mktemp -d)}
+mkdir -p "$OUT/cases"
+cd "$(dirname "$0")/../.." || exit 1
+printf 'x = to(zeros(1), "gpu")\n' >"$OUT/probe.tsl"
+gpu=yes
+"$TSL" "$OUT/probe.tsl" >/dev/null 2>"$OUT/probe.err" || gpu=no
+
+# exact on both devices (IEEE-exact or integer); everything else is compared within 1e-5
+EXACT=" neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
+ floor_divide mod maximum minimum logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor
+ eq ne lt le gt ge sqrt max min argmax argmin all any astype transpose broadcast_to reshape flatten
+ expand_dims squeeze rand randint "
+
+# the input of each dtype, kept inside every op's domain (no NaN: NaN bits may differ)
+input() {   # input NAME DTYPE VAR SHAPE
+    case "$1" in
+    log|log2|log10|sqrt) f="rand($4) + 0.1" ;;
+    acosh) f="rand($4) + 1.1" ;;
+    pow) f="rand($4) + 0.5" ;;
+    *) f="rand($4) * 1.8 - 0.9" ;;
+    esac
+    case "$2" in
+    f32) echo "$3 = $f" ;;
+    f64) echo "$3 = astype($f, \"f64\")" ;;
+    i64) if [ "$3" = b ]; then echo "$3 = randint(1, 4, $4)"; else echo "$3 = randint(-5, 6, $4)"; fi ;;
+    bool) echo "$3 = rand($4) > 0.5" ;;
+    esac
+}
+
+n=0
+# case_script NAME ID SETUP CPU_EXPR GPU_EXPR: writes one script
+case_script() {
+    n=$((n + 1))
+    f="$OUT/cases/$(printf %04d $n)_$1_$2.tsl"
+    if echo "$EXACT" | grep -q " $1 "; then cmp="equal(c, g)"; else cmp="allclose(c, g, rtol=1e-5, atol=1e-6)"; fi
+    { printf 'seed(7)\n%s\nc = %s\n' "$3" "$4"
+      printf 'seed(7)\n%s\n' "$3"
+      printf 'device("gpu")\ng = to(%s, "cpu")\ndevice("cpu")\n' "$5"
+      printf 'if not (c.dtype == g.dtype and c.shape == g.shape and %s) { print(c) print(g) assert(false, "CPU and GPU differ") }\n' "$cmp"
+      printf 'print("ok")\n'; } >"$f"
+}
+
+# $1 the op's call on names that the GPU version rebinds to GPU copies
+gpu_of() { echo "$1" | sed 's/\bx\b/to(x, "gpu")/g; s/\ba\b/to(a, "gpu")/g; s/\bb\b/to(b, "gpu")/g'; }
+
+# elementwise ops, from ops.def: K_UNARY / K_BINARY / K_COMPARE rows, builtin or operator
+grep '^OP(' ops/ops.def | sed 's/^OP(\([A-Z0-9_]*\), *"\([a-z0-9_]*\)", *"[^"]*", *[0-9], *\(K_[A-Z]*\), *\([^,]*\),.*, *\(NULL\|"[^"]*"\), *"[^"]*")$/\2 \3 \5 \4/' |
+while read -r name kind sym flags; do
+    case "$kind" in K_UNARY|K_BINARY|K_COMPARE) ;; *) continue ;; esac
+    sym=$(echo "$sym" | tr -d '"')
+    for dt in f32 f64 i64 bool; do
+        if [ "$kind" = K_UNARY ]; then
+            setup=$(input "$name" "$dt" x "[3, 5]")
+            case "$flags" in *F_SYNTAX*) call="${sym}x" ;; *) call="$name(x)" ;; esac
+            case_script "$name" "$dt" "$setup" "$call" "$(gpu_of "$call")"
+            [ "$name" = round ] && [ "$dt" = f32 -o "$dt" = f64 ] &&
+                case_script round "${dt}_decimals" "$setup" "round(x, 2)" "round(to(x, \"gpu\"), 2)"
+        else
+            setup="$(input "$name" "$dt" a "[3, 5]")
+$(input "$name" "$dt" b "[5]")"
+            case "$flags" in *F_SYNTAX*) call="a $sym b"; num="a $sym 2" ;; *) call="$name(a, b)"; num="$name(a, 2)" ;; esac
+            case_script "$name" "$dt" "$setup" "$call" "$(gpu_of "$call")"
+            case_script "$name" "${dt}_number" "$setup" "$num" "$(gpu_of "$num")"
+        fi
+    done
+done
+
+# the other families the GPU covers
+for r in sum mean max min prod argmax argmin all any; do
+    for dt in f32 f64 i64 bool; do
+        setup=$(input "$r" "$dt" x "[4, 6, 5]")
+        for ax in "" ", axis=1" ", axis=[1, 2]" ", axis=0, keepdims=true"; do
+            case_script "$r" "$dt" "$setup" "$r(x$ax)" "$r(to(x, \"gpu\")$ax)"
+        done
+    done
+done
+for s in softmax log_softmax; do
+    for dt in f32 f64; do case_script "$s" "$dt" "$(input x "$dt" x "[6, 33]")" "$s(x)" "$s(to(x, \"gpu\"))"; done
+done
+for dt in f32 f64; do
+    case_script matmul "$dt" "$(input x "$dt" a "[7, 9]")
+$(input x "$dt" b "[9, 5]")" "a @ b" "to(a, \"gpu\") @ to(b, \"gpu\")"
+    case_script matmul "${dt}_batched" "$(input x "$dt" a "[3, 7, 9]")
+$(input x "$dt" b "[3, 9, 5]")" "a @ b" "to(a, \"gpu\") @ to(b, \"gpu\")"
+    case_script matmul "${dt}_broadcast" "$(input x "$dt" a "[3, 7, 9]")
+$(input x "$dt" b "[9, 5]")" "a @ b" "to(a, \"gpu\") @ to(b, \"gpu\")"
+    case_script matmul "${dt}_transpose_a" "$(input x "$dt" a "[9, 7]")
+$(input x "$dt" b "[9, 5]")" "matmul(a, b, transpose_a=true)" "matmul(to(a, \"gpu\"), to(b, \"gpu\"), transpose_a=true)"
+done
+for dt in f32 f64 i64 bool; do
+    setup=$(input x "$dt" x "[2, 3, 4]")
+    case_script transpose "$dt" "$setup" "transpose(x)" "transpose(to(x, \"gpu\"))"
+    case_script transpose "${dt}_axes" "$setup" "transpose(x, [1, 0, 2])" "transpose(to(x, \"gpu\"), [1, 0, 2])"
+    case_script broadcast_to "$dt" "$setup" "broadcast_to(x, [5, 2, 3, 4])" "broadcast_to(to(x, \"gpu\"), [5, 2, 3, 4])"
+    case_script reshape "$dt" "$setup" "reshape(x, [4, -1])" "reshape(to(x, \"gpu\"), [4, -1])"
+    for to_dt in f32 f64 i64 bool; do
+        case_script astype "${dt}_$to_dt" "$setup" "astype(x, \"$to_dt\")" "astype(to(x, \"gpu\"), \"$to_dt\")"
+    done
+done
+# Philox: the same seed draws the same numbers on either device (the GPU draws on the device)
+case_script rand f32 "" "rand([1000])" "rand([1000])"
+case_script randn f32 "" "randn([1000])" "randn([1000])"
+case_script randint i64 "" "randint(-50, 50, [1000])" "randint(-50, 50, [1000])"
+
+# run each in its own process
+pass=0 fail=0 skip=0
+if [ $gpu = no ]; then   # the CPU halves still run: the generated scripts are checked here too
+    for f in "$OUT"/cases/*.tsl; do
+        sed '/^device("gpu")/,$d' "$f" >"$OUT/cpu_only.tsl"
+        if "$TSL" "$OUT/cpu_only.tsl" >/dev/null 2>"$OUT/err"; then pass=$((pass + 1)); else skip=$((skip + 1)); fi
+    done
+    echo "parity: SKIP, no GPU here ($(head -1 "$OUT/probe.err" | sed 's/^.*error: //')); the CPU halves of the $(ls "$OUT"/cases | wc -l) cases ran: $pass ran, $skip refused by the CPU"
+    exit 0
+fi
+: >"$OUT/not_covered.txt"
+cat "$OUT"/cases/*.tsl >"$OUT/all.tsl"
+for f in "$OUT"/cases/*.tsl; do
+    base=$(basename "$f" .tsl)
+    # the CPU half alone: an op the CPU refuses for this dtype is not a GPU question
+    sed '/^device("gpu")/,$d' "$f" >"$OUT/cpu_only.tsl"
+    if ! "$TSL" "$OUT/cpu_only.tsl" >/dev/null 2>&1; then   # ... and the GPU must refuse it too
+        skip=$((skip + 1))
+        sed 's/^c = .*/c = 0/' "$f" >"$OUT/gpu_only.tsl"
+        if timeout 60 "$TSL" "$OUT/gpu_only.tsl" >/dev/null 2>&1; then fail=$((fail + 1)); echo "FAIL $base: the CPU refuses it, the GPU does not"; fi
+        continue
+    fi
+    if timeout 60 "$TSL" "$f" >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out"; then
+        pass=$((pass + 1))
+    elif grep -q "is not supported on device 'gpu'" "$OUT/err"; then
+        echo "$base: $(grep -o "[a-z_0-9]*() is not supported on device 'gpu'" "$OUT/err" | head -1)" >>"$OUT/not_covered.txt"
+    else
+        fail=$((fail + 1))
+        echo "FAIL $base:"; sed 's/^/    /' "$OUT/err" | head -8; sed 's/^/    /' "$OUT/out" | head -6
+    fi
+done
+n=$(ls "$OUT"/cases | wc -l)
+echo "parity: $pass agree, $fail differ or fail, $(wc -l <"$OUT/not_covered.txt") not covered on the GPU, $skip refused by the CPU ($n cases)"
+[ $fail -eq 0 ]
