@@ -303,8 +303,9 @@ static Value grad_tree(Interp *I, Tape *tp, Value v, const int *leaves, int *k) 
         if (var->grad) return TENSOR_VAL(tensor_retain(var->grad));
         Shape s;
         shape_of(v.as.t, &s);
-        Tensor *z = tensor_zeros(v.as.t->dtype, &s);
-        return z ? TENSOR_VAL(z) : interp_error(I, "%s", op_error());
+        Tensor *z = tensor_zeros(v.as.t->dtype, &s), *zd = z ? gpu_to(z, v.as.t->device) : NULL;   /* where v is */
+        tensor_release(z);
+        return zd ? TENSOR_VAL(zd) : interp_error(I, "%s", op_error());
     }
     if (v.type == VAL_LIST) {
         ObjList *l = AS_LIST(v);

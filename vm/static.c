@@ -495,13 +495,19 @@ bool static_values_differ(Value a, Value b, char *where, size_t n) {
                      dtype_name(y->dtype), shape_str(&sy, b2, sizeof b2));
             return true;
         }
+        /* compared on the host: a GPU tensor is copied first */
+        Tensor *hx = tensor_host(x), *hy = hx ? tensor_host(y) : NULL;
+        bool differ = !hx || !hy;
+        if (differ) snprintf(where, n, "%s", op_error());
         size_t esz = dtype_size(x->dtype);
-        for (int64_t i = 0; i < x->size; i++)
-            if (memcmp((char *)x->data + i * (int64_t)esz, (char *)y->data + i * (int64_t)esz, esz)) {
-                snprintf(where, n, "element %lld: eager %.9g, static %.9g", (long long)i, tensor_get(x, i), tensor_get(y, i));
-                return true;
+        for (int64_t i = 0; !differ && i < x->size; i++)
+            if (memcmp((char *)hx->data + i * (int64_t)esz, (char *)hy->data + i * (int64_t)esz, esz)) {
+                snprintf(where, n, "element %lld: eager %.9g, static %.9g", (long long)i, tensor_get(hx, i), tensor_get(hy, i));
+                differ = true;
             }
-        return false;
+        tensor_release(hx);
+        tensor_release(hy);
+        return differ;
     }
     case VAL_LIST:
     case VAL_DICT: {

@@ -7,5 +7,6 @@
 #define GEN_NVRTC_OPTIONS "--fmad=false", "--std=c++17", "-default-device"
 /* what the check compiles for without a GPU (the H200 is compute capability 9.0) */
 #define GEN_CHECK_ARCH "compute_90"
+#define GEN_CHECK_ARCH_OPTION "--gpu-architecture=compute_90"
 
 #endif

@@ -24,7 +24,7 @@ static void compile(const char *what, const char *body, int kernels) {
     nvrtcProgram prog;
     nvrtcResult r = nvrtcCreateProgram(&prog, src, what, 0, NULL, NULL);
     if (r == NVRTC_SUCCESS) {
-        const char *opts[] = { GEN_NVRTC_OPTIONS, "--gpu-architecture=" GEN_CHECK_ARCH };
+        const char *opts[] = { GEN_NVRTC_OPTIONS, GEN_CHECK_ARCH_OPTION };
         r = nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof *opts), opts);
         size_t ptx = 0;
         if (r == NVRTC_SUCCESS) nvrtcGetPTXSize(prog, &ptx);
