@@ -407,6 +407,41 @@ static int run_astype(const OpCall *c, Tensor *out) {
     return CALL(astype, t->dtype, out->dtype, t->data, out->data, t->size);
 }
 
+/* concat/stack: for each index before the axis, each operand's block in turn (as the CPU's
+ * cpu_join): one 2-D copy per operand, its blocks strided by the result's row. */
+static int run_join(const OpCall *c, Tensor *r) {
+    int ax = c->at->axis < 0 ? c->at->axis + r->ndim : c->at->axis;
+    int64_t outer = 1, row = (int64_t)dtype_size(r->dtype), total = 0;
+    for (int i = 0; i < ax; i++) outer *= r->shape[i];
+    for (int i = ax + 1; i < r->ndim; i++) row *= r->shape[i];
+    for (int k = 0; k < c->nin; k++) total += row * (c->op == OP_STACK ? 1 : c->in[k].t->shape[ax]);
+    char err[400];
+    int64_t at = 0;
+    for (int k = 0; k < c->nin; k++) {
+        Tensor *t = as_dtype(c->in[k].t, r->dtype);
+        if (!t) return -1;
+        int64_t bytes = row * (c->op == OP_STACK ? 1 : t->shape[ax]);
+        int rc = r->size ? CALL(copy2d, (char *)r->data + at, (size_t)total, t->data, (size_t)bytes, (size_t)bytes,
+                                (size_t)outer) : 0;
+        tensor_release(t);
+        if (rc) return -1;
+        at += bytes;
+    }
+    return 0;
+}
+
+/* equal and allclose answer one truth value: the operands are compared on the host. */
+static int run_equal(const OpCall *c, Tensor *out) {
+    Tensor *a = tensor_host(c->in[0].t), *b = a ? tensor_host(c->in[1].t) : NULL;
+    int r = !b ? -1 : c->op == OP_EQUAL ? tensor_equal(a, b) : op_allclose(a, b, c->at->f[0], c->at->f[1]);
+    tensor_release(a);
+    tensor_release(b);
+    if (r < 0) return -1;
+    uint8_t v = (uint8_t)r;
+    char err[400];
+    return CALL(to_device, out->data, &v, 1);
+}
+
 /* ---------- random numbers ---------- */
 
 /* rand, randn, randint on the GPU draw the CPU's stream (ops/cpu/random.c): element i of a
@@ -424,6 +459,12 @@ static int run_random(const OpCall *c, Tensor *out) {
 
 /* ---------- the registry entry ---------- */
 
+static bool all_tensors(const OpCall *c) {
+    for (int k = 0; k < c->nin; k++)
+        if (c->in[k].kind != ARG_TENSOR) return false;
+    return true;
+}
+
 static bool gpu_supports_op(const OpCall *c) {
     const OpDef *d = &op_info[c->op];
     if (d->kind == K_UNARY || d->kind == K_BINARY || d->kind == K_COMPARE) return ew_supported(c);
@@ -435,6 +476,7 @@ static bool gpu_supports_op(const OpCall *c) {
     case OP_MATMUL: return matmul_supported(c);
     case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
     case OP_TRANSPOSE: case OP_BROADCAST_TO: case OP_ASTYPE: return true;
+    case OP_CONCAT: case OP_STACK: case OP_EQUAL: case OP_ALLCLOSE: return all_tensors(c);
     default: return false;
     }
 }
@@ -453,6 +495,8 @@ static int gpu_run(const OpCall *c, Tensor **out) {
     case OP_BROADCAST_TO: return run_broadcast(c, out[0]);
     case OP_ASTYPE: return run_astype(c, out[0]);
     case OP_RAND: case OP_RANDN: case OP_RANDINT: return run_random(c, out[0]);
+    case OP_CONCAT: case OP_STACK: return run_join(c, out[0]);
+    case OP_EQUAL: case OP_ALLCLOSE: return run_equal(c, out[0]);
     default: op_fail("%s() is not supported on device 'gpu'", d->name); return -1;
     }
 }

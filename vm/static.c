@@ -23,6 +23,7 @@ typedef struct Cache {
     Graph *graphs[CACHE_MAX];
     int n;
     bool eager_only;          /* the compiler does not support this code */
+    bool gpu_warned;          /* it ran eagerly on the GPU once already (the warning is said once) */
     struct Cache *next;       /* all caches, for freeing */
 } Cache;
 
@@ -384,9 +385,10 @@ static bool on_gpu(Graph *g, Value *vals) {
     return false;
 }
 
-static Graph *gpu_eager(Interp *I, Graph *g, Value *vals, SrcLoc loc, const char *what, bool *eager) {
+static Graph *gpu_eager(Interp *I, Cache *c, Graph *g, Value *vals, SrcLoc loc, const char *what, bool *eager) {
     if (g) release_input_buffer(g, vals);
-    warn_eager(I, loc, what, "static graphs run on the CPU only (so far), and this code works on the GPU");
+    if (!c->gpu_warned) warn_eager(I, loc, what, "static graphs run on the CPU only (so far), and this code works on the GPU");
+    c->gpu_warned = true;
     *eager = true;
     return NULL;
 }
@@ -394,13 +396,13 @@ static Graph *gpu_eager(Interp *I, Graph *g, Value *vals, SrcLoc loc, const char
 static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const char *what, Value **vals_out,
                      bool *eager) {
     *eager = false;
-    if (ops_ctx()->default_device != DEV_CPU) return gpu_eager(I, NULL, NULL, loc, what, eager);
+    if (ops_ctx()->default_device != DEV_CPU) return gpu_eager(I, c, NULL, NULL, loc, what, eager);
     char why[512] = "";
     for (int i = 0; i < c->n; i++) {
         Graph *g = c->graphs[i];
         Value *vals = input_buffer(g);
         fetch_inputs(g, e, vals);
-        if (on_gpu(g, vals)) return gpu_eager(I, g, vals, loc, what, eager);
+        if (on_gpu(g, vals)) return gpu_eager(I, c, g, vals, loc, what, eager);
         if (guards_pass(g, vals, i == 0 ? why : NULL, sizeof why)) {
             if (i > 0) {   /* most recently used first */
                 memmove(c->graphs + 1, c->graphs, sizeof(Graph *) * (size_t)i);
@@ -443,7 +445,7 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
     c->n++;
     Value *vals = input_buffer(g);
     fetch_inputs(g, e, vals);
-    if (on_gpu(g, vals)) return gpu_eager(I, g, vals, loc, what, eager);
+    if (on_gpu(g, vals)) return gpu_eager(I, c, g, vals, loc, what, eager);
     *vals_out = vals;
     return g;
 }

@@ -191,6 +191,13 @@ static int plugin_copy(void *dst, const void *src, size_t bytes, char *err, size
     return copy(dst, src, bytes, cudaMemcpyDeviceToDevice, err, n);
 }
 
+static int plugin_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                         char *err, size_t n) {
+    if (!width || !height) return 0;
+    cudaError_t e = cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDeviceToDevice, cuda.stream);
+    return e == cudaSuccess ? 0 : cuda_fail_rt(e, "cudaMemcpy2D", err, n);
+}
+
 static int plugin_synchronize(char *err, size_t n) {
     cudaError_t e = cudaStreamSynchronize(cuda.stream);
     if (e == cudaSuccess) e = cudaGetLastError();
@@ -208,6 +215,7 @@ static const TslCudaPlugin plugin = {
     .to_device = plugin_to_device,
     .to_host = plugin_to_host,
     .copy = plugin_copy,
+    .copy2d = plugin_copy2d,
     .synchronize = plugin_synchronize,
     .has_ew = cuda_has_ew,
     .ew = cuda_ew,

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TSL_CUDA_ABI 1
+#define TSL_CUDA_ABI 2
 #define TSL_CUDA_MAX_RANK 32   /* TSL_MAX_RANK */
 #define TSL_CUDA_MAX_IN 8      /* inputs of one fused elementwise kernel */
 
@@ -78,6 +78,9 @@ typedef struct {
     int (*to_device)(void *dst, const void *src, size_t bytes, char *err, size_t n);
     int (*to_host)(void *dst, const void *src, size_t bytes, char *err, size_t n);
     int (*copy)(void *dst, const void *src, size_t bytes, char *err, size_t n);
+    /* height rows of width bytes, rows dpitch / spitch bytes apart (concat, stack) */
+    int (*copy2d)(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, char *err,
+                  size_t n);
     int (*synchronize)(char *err, size_t n);
     /* Whether the generator has a kernel for (op, ct) (elementwise and astype). */
     int (*has_ew)(int op, int ct);

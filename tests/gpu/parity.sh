@@ -20,7 +20,7 @@ gpu=yes
 "$TSL" "$OUT/probe.tsl" >/dev/null 2>"$OUT/probe.err" || gpu=no
 
 # exact on both devices (IEEE-exact or integer); everything else is compared within 1e-5
-EXACT=" neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
+EXACT=" concat stack equal allclose neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
  floor_divide mod maximum minimum logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor
  eq ne lt le gt ge sqrt max min argmax argmin all any astype transpose broadcast_to reshape flatten
  expand_dims squeeze rand randint "
@@ -111,6 +111,16 @@ for dt in f32 f64 i64 bool; do
         case_script astype "${dt}_$to_dt" "$setup" "astype(x, \"$to_dt\")" "astype(to(x, \"gpu\"), \"$to_dt\")"
     done
 done
+for dt in f32 f64 i64 bool; do
+    setup="$(input x "$dt" a "[2, 3, 4]")
+$(input x "$dt" b "[2, 5, 4]")"
+    case_script concat "$dt" "$setup" "concat([a, b, a], axis=1)" "concat([to(a, \"gpu\"), to(b, \"gpu\"), to(a, \"gpu\")], axis=1)"
+    case_script stack "$dt" "$setup" "stack([a, a], axis=2)" "stack([to(a, \"gpu\"), to(a, \"gpu\")], axis=2)"
+    # equal and allclose answer a bool: tensor() makes it comparable
+    case_script equal "$dt" "$setup" "tensor(equal(a, a))" "tensor(equal(to(a, \"gpu\"), to(a, \"gpu\")))"
+    case_script equal "${dt}_differ" "$setup" "tensor(equal(a, b))" "tensor(equal(to(a, \"gpu\"), to(b, \"gpu\")))"
+done
+case_script allclose f32 "$(input x f32 a "[3, 4]")" "tensor(allclose(a, a + 1e-7))" "tensor(allclose(to(a, \"gpu\"), to(a + 1e-7, \"gpu\")))"
 # Philox: the same seed draws the same numbers on either device (the GPU draws on the device)
 case_script rand f32 "" "rand([1000])" "rand([1000])"
 case_script randn f32 "" "randn([1000])" "randn([1000])"
