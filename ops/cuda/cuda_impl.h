@@ -36,6 +36,7 @@ int cuda_launch_blocks(CUfunction f, int64_t items, void **params, char *err, si
 
 int cuda_has_ew(int op, int ct);
 int cuda_ew(const CudaEw *job, char *err, size_t n);
+int cuda_fused(const CudaFused *job, char *err, size_t n);
 int cuda_astype(int dt_in, int dt_out, const void *in, void *out, int64_t count, char *err, size_t n);
 int cuda_reduce(const CudaReduce *job, char *err, size_t n);
 int cuda_softmax(int op, int dt, const void *in, void *out, int64_t rows, int64_t len, char *err, size_t n);

@@ -52,6 +52,35 @@ int cuda_ew(const CudaEw *job, char *err, size_t n) {
     return cuda_launch(f, job->n, params, err, n);
 }
 
+int cuda_fused(const CudaFused *job, char *err, size_t n) {
+    enum { MAX_STEPS = 256 };
+    if (job->nsteps < 1 || job->nsteps > MAX_STEPS || job->nin < 1 || job->nin > TSL_CUDA_MAX_IN) {
+        snprintf(err, n, "a fused chain of %d steps over %d inputs is not supported on the GPU", job->nsteps, job->nin);
+        return -1;
+    }
+    GenStep steps[MAX_STEPS];
+    for (int s = 0; s < job->nsteps; s++)
+        steps[s] = (GenStep){ (OpCode)job->steps[s].op, job->steps[s].dst, job->steps[s].a, job->steps[s].b };
+    static _Thread_local char src[65536], name[8192];
+    if (gen_fused_kernel(steps, job->nsteps, job->nin, job->ct, name, sizeof name, src, sizeof src)) {
+        snprintf(err, n, "no GPU kernel for this fused chain");
+        return -1;
+    }
+    CUfunction f = cuda_kernel(src, name, err, n);
+    if (!f) return -1;
+    GenFusedArgs a;
+    memset(&a, 0, sizeof a);
+    a.n = job->n;
+    for (int k = 0; k < job->nin; k++) {
+        a.in[k] = job->in[k];
+        a.inner[k] = job->inner[k];
+        a.num[k] = job->num[k];
+    }
+    a.out = job->out;
+    void *params[] = { &a };
+    return cuda_launch(f, job->n, params, err, n);
+}
+
 static CUfunction family(const char *name, char *err, size_t n) { return cuda_kernel(gen_families(), name, err, n); }
 
 int cuda_astype(int dt_in, int dt_out, const void *in, void *out, int64_t count, char *err, size_t n) {

@@ -219,6 +219,7 @@ static const TslCudaPlugin plugin = {
     .synchronize = plugin_synchronize,
     .has_ew = cuda_has_ew,
     .ew = cuda_ew,
+    .fused = cuda_fused,
     .astype = cuda_astype,
     .reduce = cuda_reduce,
     .softmax = cuda_softmax,

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TSL_CUDA_ABI 2
+#define TSL_CUDA_ABI 3
 #define TSL_CUDA_MAX_RANK 32   /* TSL_MAX_RANK */
 #define TSL_CUDA_MAX_IN 8      /* inputs of one fused elementwise kernel */
 
@@ -41,6 +41,25 @@ typedef struct {
     int q;
     void *out;
 } CudaEw;
+
+/* A fused elementwise chain (the static VM's fused group) as one generated kernel: step s
+ * is t[dst] := op(a, b) as gen.h's GenStep; operands are earlier temporaries (>= 0) or
+ * inputs (-(k+1)), b -1000000 for a unary step. Inputs are contiguous of n elements or
+ * single elements (inner 0); a NULL input is the number num[k]. All in ct; the last
+ * step's result is written to out. */
+typedef struct {
+    int op, dst, a, b;
+} CudaStep;
+typedef struct {
+    int ct;
+    int nsteps, nin;
+    const CudaStep *steps;
+    const void *in[TSL_CUDA_MAX_IN];
+    int64_t inner[TSL_CUDA_MAX_IN];
+    double num[TSL_CUDA_MAX_IN];
+    void *out;
+    int64_t n;
+} CudaFused;
 
 /* A reduction of a contiguous [outer, len, inner] view to [outer, inner]. */
 typedef struct {
@@ -85,6 +104,8 @@ typedef struct {
     /* Whether the generator has a kernel for (op, ct) (elementwise and astype). */
     int (*has_ew)(int op, int ct);
     int (*ew)(const CudaEw *job, char *err, size_t n);
+    /* a whole fused chain in one kernel (compiled once per chain) */
+    int (*fused)(const CudaFused *job, char *err, size_t n);
     /* out (dt_out, n elements) = in (dt_in) converted as the CPU's astype; i64 from a float
      * that is NaN, infinite or out of range sets *bad (checked by the host after a sync) */
     int (*astype)(int dt_in, int dt_out, const void *in, void *out, int64_t count, char *err, size_t n);

@@ -15,8 +15,9 @@
 
 static int failures;
 
-/* Compiles prelude + body as one program; reports the log on failure. */
-static void compile(const char *what, const char *body, int kernels) {
+/* Compiles prelude + body as one program; reports the log on failure. With arch an sm_XX
+ * option, to a CUBIN as the plugin does at run time (NVRTC needs no GPU for that either). */
+static void compile_for(const char *what, const char *body, int kernels, const char *arch) {
     const char *pre = gen_prelude();
     size_t n = strlen(pre) + strlen(body) + 1;
     char *src = malloc(n);
@@ -24,10 +25,11 @@ static void compile(const char *what, const char *body, int kernels) {
     nvrtcProgram prog;
     nvrtcResult r = nvrtcCreateProgram(&prog, src, what, 0, NULL, NULL);
     if (r == NVRTC_SUCCESS) {
-        const char *opts[] = { GEN_NVRTC_OPTIONS, GEN_CHECK_ARCH_OPTION };
+        const char *opts[] = { GEN_NVRTC_OPTIONS, arch ? arch : GEN_CHECK_ARCH_OPTION };
         r = nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof *opts), opts);
         size_t ptx = 0;
-        if (r == NVRTC_SUCCESS) nvrtcGetPTXSize(prog, &ptx);
+        if (r == NVRTC_SUCCESS && arch) nvrtcGetCUBINSize(prog, &ptx);
+        else if (r == NVRTC_SUCCESS) nvrtcGetPTXSize(prog, &ptx);
         if (r != NVRTC_SUCCESS || ptx < 100) {
             size_t len = 0;
             nvrtcGetProgramLogSize(prog, &len);
@@ -46,6 +48,8 @@ static void compile(const char *what, const char *body, int kernels) {
     printf("  %-24s %4d kernel%s %s\n", what, kernels, kernels == 1 ? " " : "s", r == NVRTC_SUCCESS ? "ok" : "FAILED");
     free(src);
 }
+
+static void compile(const char *what, const char *body, int kernels) { compile_for(what, body, kernels, NULL); }
 
 static const char *const op_names[] = {
 #define OP(id, name, sig, nout, kind, flags, rule, impl, sym, doc) name,
@@ -115,6 +119,8 @@ int main(void) {
     for (int op = 0; op < OP__COUNT; op++) kernels += check_op((OpCode)op);
     kernels += check_fused();
     compile("families", gen_families(), 1);
+    /* the plugin's own path: a CUBIN for the device's architecture (the H200's sm_90) */
+    compile_for("families (sm_90 CUBIN)", gen_families(), 1, "--gpu-architecture=sm_90");
     if (failures) {
         fprintf(stderr, "ptx_check: %d failure(s)\n", failures);
         return 1;
