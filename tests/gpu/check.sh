@@ -9,7 +9,7 @@
 #   4. compute-sanitizer --tool memcheck over all parity cases in one process, if installed;
 #   5. the GPU benchmarks (bench/gpu/gpu.tsl) and their baselines (bench/gpu/direct.c), with
 #      the ratios the issue asks for.
-# Exit status: 0 when every step passed. The figures go in bench/results.md by hand.
+# Exit status: 0 when every step passed. The figures go in bench/gpu/results.md by hand.
 BIN=${1:-bin}
 CUDA_HOME=${2:-/usr/local/cuda}
 cd "$(dirname "$0")/../.." || exit 1
