@@ -36,7 +36,8 @@ static void gpu_load(void) {
     }
     const TslCudaPlugin *p = ((TslCudaPluginFn)entry)();
     if (!p || p->abi != TSL_CUDA_ABI || p->nops != OP__COUNT) {
-        snprintf(gpu.error, sizeof gpu.error, "CUDA runtime not available: %.400s is not a CUDA plugin of this build of tsl", path);
+        snprintf(gpu.error, sizeof gpu.error,
+                 "CUDA runtime not available: %.400s is not a CUDA plugin of this build of tsl", path);
         return;
     }
     char err[400] = "";
@@ -374,7 +375,8 @@ static int run_view(const OpCall *c, Tensor **out) {
 
 static int gather(const Tensor *t, const int64_t *stride, Tensor *out) {
     char err[400];
-    return CALL(gather_strided, (int)dtype_size(t->dtype), out->ndim, out->shape, stride, t->data, out->data, out->size);
+    return CALL(gather_strided, (int)dtype_size(t->dtype), out->ndim, out->shape, stride, t->data, out->data,
+                out->size);
 }
 
 static int run_transpose(const OpCall *c, Tensor *out) {

@@ -6,7 +6,9 @@
 #include "gen.h"
 #include "gen_args.h"
 
-int cuda_has_ew(int op, int ct) { return op >= 0 && op < OP__COUNT && ct >= DT_BOOL && ct <= DT_F64 && gen_ew_has(op, ct); }
+int cuda_has_ew(int op, int ct) {
+    return op >= 0 && op < OP__COUNT && ct >= DT_BOOL && ct <= DT_F64 && gen_ew_has(op, ct);
+}
 
 /* The elementwise kernel of (op, ct, form): generated and compiled on first use, then
  * looked up here without generating its source again (eager code launches one per op). */

@@ -67,7 +67,8 @@ static int check_op(OpCode op) {
             char name[128];
             if (!gen_ew_has(op, (DType)dt)) continue;
             if (gen_ew_kernel(op, (DType)dt, *f, name, sizeof name, body + len, sizeof body - len)) {
-                fprintf(stderr, "%s: the generator has no %s kernel in form %c\n", op_names[op], gen_dtype_suffix((DType)dt), *f);
+                fprintf(stderr, "%s: the generator has no %s kernel in form %c\n", op_names[op],
+                        gen_dtype_suffix((DType)dt), *f);
                 failures++;
                 continue;
             }

@@ -17,8 +17,9 @@ static bool elementwise(OpCode op) {
 
 START_TEST(gen_table_covers_elementwise) {
     for (int op = 0; op < OP__COUNT; op++) {
-        if (elementwise((OpCode)op)) ck_assert_msg(gen_ew_expr((OpCode)op), "%s has no GPU row", op_def((OpCode)op)->name);
-        else ck_assert_msg(!gen_ew_expr((OpCode)op), "%s is not elementwise but has a GPU row", op_def((OpCode)op)->name);
+        const char *name = op_def((OpCode)op)->name;
+        if (elementwise((OpCode)op)) ck_assert_msg(gen_ew_expr((OpCode)op), "%s has no GPU row", name);
+        else ck_assert_msg(!gen_ew_expr((OpCode)op), "%s is not elementwise but has a GPU row", name);
     }
 }
 END_TEST
