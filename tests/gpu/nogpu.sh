@@ -8,7 +8,8 @@
 #     (to(), device(), --device gpu, a static to(); :device gpu and tsl_set_device are in
 #     the REPL and API tests) gives the one clear error, exit status 1, at the user's line;
 #   - with the plugin present, the error is the honest one for this machine, and the plugin's
-#     own start-up is exercised against the toolkit's stub driver.
+#     own start-up is exercised against the toolkit's stub driver;
+#   - the parity suite's scripts (tests/gpu/parity.sh) run, with the CPU for the GPU.
 # On a machine with a GPU the error tests are skipped (make gpu-check tests the GPU itself).
 BIN=${1:-bin}
 CUDA_HOME=${2:-/usr/local/cuda}
@@ -53,6 +54,10 @@ if [ -f "$plugin" ] && "$TSL" "$tmp/probe.tsl" >"$tmp/out" 2>/dev/null && grep -
     [ $fail -eq 0 ]
     exit
 fi
+
+# the parity suite's generated scripts, with the CPU standing in for the GPU
+if sh tests/gpu/parity.sh "$TSL" "$tmp/parity" >"$tmp/parity.out" 2>&1; then ok; tail -1 "$tmp/parity.out"
+else bad "tests/gpu/parity.sh: $(tail -8 "$tmp/parity.out")"; fi
 
 # expect_error NAME WANT CMD...: exit status 1 and the first line of stderr is WANT
 expect_error() {
