@@ -229,56 +229,125 @@ static double power_of_ten(uint64_t k) {
     return r;
 }
 
-static int run_ew(const OpCall *c, Tensor *out) {
-    DType ct, rt;
-    if (ew_types(c, &ct, &rt)) return -1;
+/* Element strides of t broadcast to out's shape (0 on stretched axes). */
+static void broadcast_strides(const Tensor *t, const Tensor *out, int64_t *stride) {
+    int64_t s = 1;
+    for (int d = out->ndim - 1, e = t->ndim - 1; d >= 0; d--, e--) {
+        int64_t len = e >= 0 ? t->shape[e] : 1;
+        stride[d] = len == out->shape[d] && len != 1 ? s : 0;
+        s *= len;
+    }
+}
+
+/* One elementwise launch: op over operands already in ct, each a tensor x[k] (broadcast to
+ * out's shape) or, where x[k] is NULL, the number num[k]. */
+static int ew_launch(OpCode op, DType ct, int nin, Tensor *const *x, const double *num, Tensor *out, int64_t decimals) {
     CudaEw j;
     memset(&j, 0, sizeof j);
-    j.op = c->op;
+    j.op = op;
     j.ct = ct;
     j.out_dt = out->dtype;
-    j.nin = c->nin;
+    j.nin = nin;
     j.n = out->size;
     j.out = out->data;
-    if (c->op == OP_ROUND) {
-        int64_t d = c->at->i[0];
-        j.p = power_of_ten(d < 0 ? 0 - (uint64_t)d : (uint64_t)d);
-        j.q = d >= 0;
-    } else {
-        j.p = 1;
-    }
-    Tensor *conv[2] = { NULL, NULL };
+    j.p = power_of_ten(decimals < 0 ? 0 - (uint64_t)decimals : (uint64_t)decimals);
+    j.q = decimals >= 0;
     bool contiguous = true;
-    for (int k = 0; k < c->nin; k++) {
-        if (c->in[k].kind == ARG_NUM) {
-            j.num[k] = c->in[k].x;
-            continue;
-        }
-        if (!(conv[k] = as_dtype(c->in[k].t, ct))) goto fail;
-        j.in[k] = conv[k]->data;
-        j.inner[k] = conv[k]->size == out->size ? 1 : 0;
-        contiguous &= conv[k]->size == out->size || conv[k]->size == 1;
+    for (int k = 0; k < nin; k++) {
+        j.num[k] = num[k];
+        if (!x[k]) continue;
+        j.in[k] = x[k]->data;
+        j.inner[k] = x[k]->size == out->size ? 1 : 0;
+        contiguous &= x[k]->size == out->size || x[k]->size == 1;
     }
     j.form = contiguous ? 'c' : 's';
     j.ndim = out->ndim;
     for (int d = 0; d < out->ndim; d++) j.shape[d] = out->shape[d];
-    for (int k = 0; k < c->nin && !contiguous; k++) {   /* broadcast strides, 0 on stretched axes */
-        if (!conv[k]) continue;
-        int64_t s = 1;
-        for (int d = out->ndim - 1, e = conv[k]->ndim - 1; d >= 0; d--, e--) {
-            int64_t len = e >= 0 ? conv[k]->shape[e] : 1;
-            j.stride[k][d] = len == out->shape[d] && len != 1 ? s : 0;
-            s *= len;
-        }
-    }
+    for (int k = 0; k < nin && !contiguous; k++)
+        if (x[k]) broadcast_strides(x[k], out, j.stride[k]);
     char err[400];
-    int rc = CALL(ew, &j);
-    tensor_release(conv[0]);
-    tensor_release(conv[1]);
+    return CALL(ew, &j);
+}
+
+/* Operand k of c in dtype dt: a NEW GPU tensor (NULL for a number, whose value goes to
+ * num[k]). *ok is false when a conversion failed. */
+static Tensor *operand(const OpCall *c, int k, DType dt, double *num, bool *ok) {
+    num[k] = c->in[k].x;
+    if (c->in[k].kind != ARG_TENSOR) return NULL;
+    Tensor *t = as_dtype(c->in[k].t, dt);
+    *ok &= t != NULL;
+    return t;
+}
+
+static int run_ew(const OpCall *c, Tensor *out) {
+    DType ct, rt;
+    if (ew_types(c, &ct, &rt)) return -1;
+    Tensor *x[2] = { NULL, NULL };
+    double num[2] = { 0, 0 };
+    bool ok = true;
+    for (int k = 0; k < c->nin && ok; k++) x[k] = operand(c, k, ct, num, &ok);
+    int rc = ok ? ew_launch(c->op, ct, c->nin, x, num, out, c->op == OP_ROUND ? c->at->i[0] : 0) : -1;
+    tensor_release(x[0]);
+    tensor_release(x[1]);
     return rc;
-fail:
-    tensor_release(conv[0]);
-    return -1;
+}
+
+/* clip as the CPU computes it: t broadcast into out, then maximum with lo and minimum with
+ * hi, in place (nil bounds are open). */
+static int run_clip(const OpCall *c, Tensor *out) {
+    DType dt = out->dtype;
+    double num[3] = { 0, 0, 0 };
+    bool ok = true;
+    Tensor *t = operand(c, 0, dt, num, &ok);
+    if (!ok) return -1;
+    int rc;
+    if (!t) {   /* a number: every element is it (the maximum of it and itself) */
+        rc = ew_launch(OP_MAXIMUM, dt, 2, (Tensor *[]){ NULL, NULL }, (double[]){ num[0], num[0] }, out, 0);
+    } else if (t->size == out->size) {
+        char err[400];
+        rc = CALL(copy, out->data, t->data, nbytes(t));
+    } else {
+        int64_t stride[TSL_MAX_RANK];
+        broadcast_strides(t, out, stride);
+        char err[400];
+        rc = CALL(gather_strided, (int)dtype_size(dt), out->ndim, out->shape, stride, t->data, out->data, out->size);
+    }
+    tensor_release(t);
+    for (int k = 1; k < 3 && rc == 0; k++) {
+        if (c->in[k].kind == ARG_NONE) continue;
+        Tensor *b = operand(c, k, dt, num, &ok);
+        rc = ok ? ew_launch(k == 1 ? OP_MAXIMUM : OP_MINIMUM, dt, 2, (Tensor *[]){ out, b }, (double[]){ 0, num[k] },
+                            out, 0)
+                : -1;
+        tensor_release(b);
+    }
+    return rc;
+}
+
+/* A number operand of where as a one-element GPU tensor of dtype dt. */
+static Tensor *number_tensor(DType dt, double x) {
+    Tensor *h = tensor_scalar(dt, x), *t = h ? gpu_from_host(h) : NULL;
+    tensor_release(h);
+    return t;
+}
+
+/* where(cond, a, b): cond as bool, a and b in the result's dtype, each broadcast by strides. */
+static int run_where(const OpCall *c, Tensor *out) {
+    Tensor *x[3] = { NULL, NULL, NULL };
+    int rc = -1;
+    for (int k = 0; k < 3; k++) {
+        DType dt = k ? out->dtype : DT_BOOL;
+        x[k] = c->in[k].kind == ARG_TENSOR ? as_dtype(c->in[k].t, dt) : number_tensor(dt, c->in[k].x);
+        if (!x[k]) goto done;
+    }
+    int64_t stride[3][TSL_MAX_RANK];
+    for (int k = 0; k < 3; k++) broadcast_strides(x[k], out, stride[k]);
+    char err[400];
+    rc = CALL(where, (int)dtype_size(out->dtype), out->ndim, out->shape, (const int64_t(*)[TSL_CUDA_MAX_RANK])stride,
+              x[0]->data, x[1]->data, x[2]->data, out->data, out->size);
+done:
+    for (int k = 0; k < 3; k++) tensor_release(x[k]);
+    return rc;
 }
 
 /* ---------- reductions and softmax ---------- */
@@ -477,7 +546,7 @@ static bool gpu_supports_op(const OpCall *c) {
     case OP_SOFTMAX: case OP_LOG_SOFTMAX: return softmax_supported(c);
     case OP_MATMUL: return matmul_supported(c);
     case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
-    case OP_TRANSPOSE: case OP_BROADCAST_TO: case OP_ASTYPE: return true;
+    case OP_TRANSPOSE: case OP_BROADCAST_TO: case OP_ASTYPE: case OP_CLIP: case OP_WHERE: return true;
     case OP_CONCAT: case OP_STACK: case OP_EQUAL: case OP_ALLCLOSE: return all_tensors(c);
     default: return false;
     }
@@ -498,6 +567,8 @@ static int gpu_run(const OpCall *c, Tensor **out) {
     case OP_ASTYPE: return run_astype(c, out[0]);
     case OP_RAND: case OP_RANDN: case OP_RANDINT: return run_random(c, out[0]);
     case OP_CONCAT: case OP_STACK: return run_join(c, out[0]);
+    case OP_CLIP: return run_clip(c, out[0]);
+    case OP_WHERE: return run_where(c, out[0]);
     case OP_EQUAL: case OP_ALLCLOSE: return run_equal(c, out[0]);
     default: op_fail("%s() is not supported on device 'gpu'", d->name); return -1;
     }

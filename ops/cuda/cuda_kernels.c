@@ -162,6 +162,34 @@ int cuda_gather_strided(int esz, int ndim, const int64_t *shape, const int64_t *
     return cuda_launch(f, count, params, err, n);
 }
 
+int cuda_where(int esz, int ndim, const int64_t *shape, const int64_t (*stride)[TSL_CUDA_MAX_RANK], const void *cond,
+               const void *a, const void *b, void *out, int64_t count, char *err, size_t n) {
+    if ((esz != 1 && esz != 4 && esz != 8) || ndim > 32) {
+        snprintf(err, n, "no GPU where for %d-byte elements", esz);
+        return -1;
+    }
+    char name[32];
+    snprintf(name, sizeof name, "tsl_where_%d", esz);
+    CUfunction f = family(name, err, n);
+    if (!f) return -1;
+    GenWhereArgs w;
+    memset(&w, 0, sizeof w);
+    w.n = count;
+    w.ndim = ndim;
+    for (int d = 0; d < ndim; d++) {
+        w.shape[d] = shape[d];
+        w.st0[d] = stride[0][d];
+        w.st1[d] = stride[1][d];
+        w.st2[d] = stride[2][d];
+    }
+    w.cond = cond;
+    w.a = a;
+    w.b = b;
+    w.out = out;
+    void *params[] = { &w };
+    return cuda_launch(f, count, params, err, n);
+}
+
 int cuda_random(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count, char *err,
                 size_t n) {
     static const char *const names[] = { "tsl_random_uniform", "tsl_random_normal", "tsl_random_int" };

@@ -225,6 +225,7 @@ static const TslCudaPlugin plugin = {
     .softmax = cuda_softmax,
     .gemm = cuda_gemm,
     .gather_strided = cuda_gather_strided,
+    .where = cuda_where,
     .random = cuda_random,
 };
 

@@ -87,6 +87,7 @@ static const char prelude[] =
     "struct TslFusedArgs { " STR(GEN_FUSED_ARGS_FIELDS) " };\n"
     "struct TslReduceArgs { " STR(GEN_REDUCE_ARGS_FIELDS) " };\n"
     "struct TslGatherArgs { " STR(GEN_GATHER_ARGS_FIELDS) " };\n"
+    "struct TslWhereArgs { " STR(GEN_WHERE_ARGS_FIELDS) " };\n"
     "#define TSL_NAN_F __int_as_float(0x7fc00000)\n"
     "#define TSL_NAN_D __longlong_as_double(0x7ff8000000000000LL)\n"
     /* one name per math function, overloaded on float and double */
@@ -438,6 +439,17 @@ static const char families[] =
     "extern \"C\" __global__ void tsl_gather_1(TslGatherArgs a) { gather_kernel<unsigned char>(a); }\n"
     "extern \"C\" __global__ void tsl_gather_4(TslGatherArgs a) { gather_kernel<unsigned int>(a); }\n"
     "extern \"C\" __global__ void tsl_gather_8(TslGatherArgs a) { gather_kernel<unsigned long long>(a); }\n"
+    /* where: each input broadcast through its own strides; any non-zero condition byte is true */
+    "template <typename E> __device__ void where_kernel(TslWhereArgs a) {\n"
+    "  const tsl_b8 *cond = (const tsl_b8 *)a.cond; const E *x = (const E *)a.a, *y = (const E *)a.b; E *out = (E *)a.out;\n"
+    "  for (long long i = tsl_tid(); i < a.n; i += tsl_nthreads()) {\n"
+    "    long long o0 = 0, o1 = 0, o2 = 0, r = i;\n"
+    "    for (int d = a.ndim - 1; d >= 0; d--) {\n"
+    "      long long j = r % a.shape[d]; r /= a.shape[d]; o0 += j * a.st0[d]; o1 += j * a.st1[d]; o2 += j * a.st2[d]; }\n"
+    "    out[i] = cond[o0] ? x[o1] : y[o2]; } }\n"
+    "extern \"C\" __global__ void tsl_where_1(TslWhereArgs a) { where_kernel<unsigned char>(a); }\n"
+    "extern \"C\" __global__ void tsl_where_4(TslWhereArgs a) { where_kernel<unsigned int>(a); }\n"
+    "extern \"C\" __global__ void tsl_where_8(TslWhereArgs a) { where_kernel<unsigned long long>(a); }\n"
     /* Philox4x32-10, exactly ops/cpu/random.c's: element i uses the block of counter + i */
     "__device__ void tsl_philox(tsl_u64 ctr, tsl_u64 key, unsigned int out[4]) {\n"
     "  unsigned int c0 = (unsigned int)ctr, c1 = (unsigned int)(ctr >> 32), c2 = 0, c3 = 0;\n"

@@ -22,7 +22,13 @@
 #define GEN_GATHER_ARGS_FIELDS \
     long long n; int ndim; long long shape[32]; long long stride[32]; const void *in; void *out;
 
+/* where: out[i] = cond[...] ? a[...] : b[...], each input through its own strides */
+#define GEN_WHERE_ARGS_FIELDS \
+    long long n; int ndim; long long shape[32]; long long st0[32]; long long st1[32]; long long st2[32]; \
+    const void *cond; const void *a; const void *b; void *out;
+
 typedef struct { GEN_EW_ARGS_FIELDS } GenEwArgs;
+typedef struct { GEN_WHERE_ARGS_FIELDS } GenWhereArgs;
 typedef struct { GEN_FUSED_ARGS_FIELDS } GenFusedArgs;
 typedef struct { GEN_REDUCE_ARGS_FIELDS } GenReduceArgs;
 typedef struct { GEN_GATHER_ARGS_FIELDS } GenGatherArgs;

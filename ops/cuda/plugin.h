@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TSL_CUDA_ABI 3
+#define TSL_CUDA_ABI 4
 #define TSL_CUDA_MAX_RANK 32   /* TSL_MAX_RANK */
 #define TSL_CUDA_MAX_IN 8      /* inputs of one fused elementwise kernel */
 
@@ -117,6 +117,10 @@ typedef struct {
      * broadcast_to (strides in elements, 0 where broadcast), elements of esz bytes */
     int (*gather_strided)(int esz, int ndim, const int64_t *shape, const int64_t *stride, const void *in, void *out,
                           int64_t count, char *err, size_t n);
+    /* out[i] = cond[...] ? a[...] : b[...] (cond bool; a, b, out of esz-byte elements), each
+     * input through its strides over out's shape */
+    int (*where)(int esz, int ndim, const int64_t *shape, const int64_t (*stride)[TSL_CUDA_MAX_RANK], const void *cond,
+                 const void *a, const void *b, void *out, int64_t count, char *err, size_t n);
     /* Philox draws with the CPU's stream definition (ops/cpu/random.c): kind 0 uniform f32,
      * 1 normal f32, 2 integers in [lo, hi) (i64). */
     int (*random)(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count,

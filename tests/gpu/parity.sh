@@ -21,7 +21,7 @@ gpu=yes
 
 # exact on both devices (IEEE-exact or integer); everything else is compared within 1e-5.
 # NaN is compared by position (its sign and payload may differ: tests/gpu/same.tsl)
-EXACT=" concat stack equal allclose neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
+EXACT=" concat stack equal allclose clip where neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
  floor_divide mod maximum minimum logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor
  eq ne lt le gt ge max min argmax argmin all any astype transpose broadcast_to reshape flatten
  expand_dims squeeze rand randint "
@@ -122,6 +122,15 @@ $(input x "$dt" b "[2, 5, 4]")"
     case_script equal "$dt" "$setup" "tensor(equal(a, a))" "tensor(equal(to(a, \"gpu\"), to(a, \"gpu\")))"
     case_script equal "${dt}_differ" "$setup" "tensor(equal(a, b))" "tensor(equal(to(a, \"gpu\"), to(b, \"gpu\")))"
 done
+for dt in f32 f64 i64; do
+    setup="$(input x "$dt" a "[3, 5]")
+$(input x "$dt" b "[5]")"
+    case_script clip "$dt" "$setup" "clip(a, -0.5, 0.5)" "clip(to(a, \"gpu\"), -0.5, 0.5)"
+    case_script clip "${dt}_tensor_lo" "$setup" "clip(a, b, nil)" "clip(to(a, \"gpu\"), to(b, \"gpu\"), nil)"
+    case_script where "$dt" "$setup" "where(a > b, a, b)" "where(to(a, \"gpu\") > to(b, \"gpu\"), to(a, \"gpu\"), to(b, \"gpu\"))"
+    case_script where "${dt}_number" "$setup" "where(a > 0, a, 0)" "where(to(a, \"gpu\") > 0, to(a, \"gpu\"), 0)"
+done
+case_script where bool "$(input x bool a "[3, 5]")" "where(a, a, true)" "where(to(a, \"gpu\"), to(a, \"gpu\"), true)"
 case_script allclose f32 "$(input x f32 a "[3, 4]")" "tensor(allclose(a, a + 1e-7))" "tensor(allclose(to(a, \"gpu\"), to(a + 1e-7, \"gpu\")))"
 # Philox: the same seed draws the same numbers on either device (the GPU draws on the device)
 case_script rand f32 "" "rand([1000])" "rand([1000])"
