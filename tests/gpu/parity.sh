@@ -69,7 +69,7 @@ while read -r name kind sym flags; do
             setup=$(input "$name" "$dt" x "[3, 5]")
             case "$flags" in *F_SYNTAX*) call="${sym}x" ;; *) call="$name(x)" ;; esac
             case_script "$name" "$dt" "$setup" "$call" "$(gpu_of "$call")"
-            [ "$name" = round ] && [ "$dt" = f32 -o "$dt" = f64 ] &&
+            [ "$name" = round ] && { [ "$dt" = f32 ] || [ "$dt" = f64 ]; } &&
                 case_script round "${dt}_decimals" "$setup" "round(x, 2)" "round(to(x, \"gpu\"), 2)"
         else
             setup="$(input "$name" "$dt" a "[3, 5]")
