@@ -355,56 +355,148 @@ done:
 static bool reduce_op(OpCode op) {
     switch (op) {
     case OP_SUM: case OP_MEAN: case OP_MAX: case OP_MIN: case OP_PROD: case OP_ARGMAX: case OP_ARGMIN:
-    case OP_ALL: case OP_ANY: return true;
+    case OP_ALL: case OP_ANY: case OP_VAR: case OP_STD: case OP_NORM: return true;
     default: return false;
     }
 }
 
-/* The reduced axes as one run [lo, hi) of t's axes: the view [outer, len, inner] the plugin
- * reduces. false when they are not adjacent (not covered on the GPU yet). */
-static bool reduce_run(const OpCall *c, const Tensor *t, int64_t *outer, int64_t *len, int64_t *inner) {
+static int gather(const Tensor *t, const int64_t *stride, Tensor *out);
+
+/* t's elements permuted into out (out's axis d is t's axis perm[d]). */
+static int permute_into(const Tensor *t, const int *perm, Tensor *out) {
+    int64_t src[TSL_MAX_RANK], stride[TSL_MAX_RANK], k = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) { src[d] = k; k *= t->shape[d]; }
+    for (int d = 0; d < t->ndim; d++) stride[d] = src[perm[d]];
+    return gather(t, stride, out);
+}
+
+/* A NEW GPU tensor: t's elements permuted. */
+static Tensor *permuted(const Tensor *t, const int *perm) {
+    Shape s = { t->ndim, { 0 } };
+    for (int d = 0; d < t->ndim; d++) s.d[d] = t->shape[perm[d]];
+    Tensor *r = gpu_alloc(t->dtype, &s);
+    if (r && permute_into(t, perm, r)) {
+        tensor_release(r);
+        r = NULL;
+    }
+    return r;
+}
+
+/* The input of a reduction as the view [outer, len, inner] the plugin reduces: t itself
+ * (retained) when the reduced axes are one adjacent run, else a copy with them moved last,
+ * in order (inner 1), as the CPU's reduction moves them. */
+static Tensor *reduce_input(const OpCall *c, const Tensor *t, int64_t *outer, int64_t *len, int64_t *inner) {
     bool mask[TSL_MAX_RANK] = { false };
     int n = t->ndim ? c->at->naxes : -1;   /* a 0-d tensor reduces to itself */
     if (n < 0) for (int d = 0; d < t->ndim; d++) mask[d] = true;
     for (int i = 0; i < n; i++) mask[((c->at->axes[i] % t->ndim) + t->ndim) % t->ndim] = true;
-    int lo = 0, hi = t->ndim;
+    int lo = 0, hi = t->ndim, perm[TSL_MAX_RANK], np = 0;
     while (lo < t->ndim && !mask[lo]) lo++;
     while (hi > lo && !mask[hi - 1]) hi--;
+    bool adjacent = true;
     *outer = *len = *inner = 1;
     for (int d = 0; d < t->ndim; d++) {
-        if (d >= lo && d < hi && !mask[d]) return false;
-        int64_t *to = d < lo ? outer : d < hi ? len : inner;
-        *to *= t->shape[d];
+        adjacent &= !(d >= lo && d < hi && !mask[d]);
+        *(mask[d] ? len : outer) *= t->shape[d];
     }
-    return true;
+    if (adjacent) {
+        *outer = *len = 1;
+        for (int d = 0; d < t->ndim; d++) *(d < lo ? outer : d < hi ? len : inner) *= t->shape[d];
+        return tensor_retain((Tensor *)t);
+    }
+    for (int d = 0; d < t->ndim; d++) if (!mask[d]) perm[np++] = d;
+    for (int d = 0; d < t->ndim; d++) if (mask[d]) perm[np++] = d;
+    return permuted(t, perm);
 }
 
-static bool reduce_supported(const OpCall *c) {
-    const Tensor *t = c->in[0].t;
-    int64_t o, l, i;
-    if (c->op == OP_MEAN && !dtype_is_float(t->dtype)) return false;
-    return reduce_run(c, t, &o, &l, &i);
-}
-
-static int run_reduce(const OpCall *c, Tensor *out) {
-    const Tensor *t = c->in[0].t;
-    CudaReduce j = { .op = c->op, .dt = t->dtype, .out_dt = out->dtype, .in = t->data, .out = out->data };
-    reduce_run(c, t, &j.outer, &j.len, &j.inner);
+/* One reduction of x ([outer, len, inner]) into out (outer * inner elements). */
+static int reduce_into(OpCode op, const Tensor *x, Tensor *out, int64_t outer, int64_t len, int64_t inner) {
+    CudaReduce j = { .op = op, .dt = x->dtype, .out_dt = out->dtype, .in = x->data, .out = out->data,
+                     .outer = outer, .len = len, .inner = inner };
     char err[400];
     return CALL(reduce, &j);
 }
 
-static bool softmax_supported(const OpCall *c) {
-    const Tensor *t = c->in[0].t;
-    int ax = c->at->axis;
-    return dtype_is_float(t->dtype) && t->ndim > 0 && (ax == -1 || ax == t->ndim - 1);
+/* x as a tensor of shape [a, b, c] sharing its buffer. */
+static Tensor *view3(Tensor *x, int64_t a, int64_t b, int64_t c) {
+    Shape s = { 3, { a, b, c } };
+    return tensor_view(x, &s);
 }
 
+/* var, std and norm, as the CPU's rows compute them: the mean, the squared deviations and
+ * their mean (the square root for std); the squares and their sum, then its root (norm). */
+static int composite_into(OpCode op, Tensor *x, Tensor *res, int64_t outer, int64_t len, int64_t inner) {
+    DType dt = x->dtype;
+    Shape sq = { 3, { outer, len, inner } }, sm = { 3, { outer, 1, inner } };
+    Tensor *xv = view3(x, outer, len, inner), *tmp = xv ? gpu_alloc(dt, &sq) : NULL, *m = NULL;
+    double num[2] = { 0, 0 };
+    int rc = tmp ? 0 : -1;
+    if (rc == 0 && op != OP_NORM) {   /* tmp = (x - mean)^2 */
+        rc = (m = gpu_alloc(dt, &sm)) ? reduce_into(OP_MEAN, xv, m, outer, len, inner) : -1;
+        if (rc == 0) rc = ew_launch(OP_SUB, dt, 2, (Tensor *[]){ xv, m }, num, tmp, 0);
+        if (rc == 0) rc = ew_launch(OP_MUL, dt, 2, (Tensor *[]){ tmp, tmp }, num, tmp, 0);
+    } else if (rc == 0) {             /* tmp = x^2 */
+        rc = ew_launch(OP_MUL, dt, 2, (Tensor *[]){ xv, xv }, num, tmp, 0);
+    }
+    if (rc == 0) rc = reduce_into(op == OP_NORM ? OP_SUM : OP_MEAN, tmp, res, outer, len, inner);
+    if (rc == 0 && op != OP_VAR) rc = ew_launch(OP_SQRT, dt, 1, (Tensor *[]){ res }, num, res, 0);
+    tensor_release(m);
+    tensor_release(tmp);
+    tensor_release(xv);
+    return rc;
+}
+
+/* Reductions over any axes. mean, var, std and norm of integers compute in f64 and round to
+ * the result's f32, as the CPU does. */
+static int run_reduce(const OpCall *c, Tensor *out) {
+    const Tensor *t = c->in[0].t;
+    int64_t outer, len, inner;
+    Tensor *x = reduce_input(c, t, &outer, &len, &inner);
+    if (!x) return -1;
+    bool floats = c->op == OP_MEAN || c->op == OP_VAR || c->op == OP_STD || c->op == OP_NORM;
+    DType in = floats && !dtype_is_float(t->dtype) ? DT_F64 : t->dtype;
+    Tensor *xc = as_dtype(x, in), *res = NULL;
+    tensor_release(x);
+    if (!xc) return -1;
+    Shape rs = { 1, { outer * inner } };
+    res = floats && in != out->dtype ? gpu_alloc(in, &rs) : tensor_retain(out);
+    int rc = -1;
+    if (res) {
+        bool composite = c->op == OP_VAR || c->op == OP_STD || c->op == OP_NORM;
+        rc = composite ? composite_into(c->op, xc, res, outer, len, inner) : reduce_into(c->op, xc, res, outer, len, inner);
+        char err[400];
+        if (rc == 0 && res != out) rc = CALL(astype, res->dtype, out->dtype, res->data, out->data, out->size);
+    }
+    tensor_release(res);
+    tensor_release(xc);
+    return rc;
+}
+
+static bool softmax_supported(const OpCall *c) {
+    const Tensor *t = c->in[0].t;
+    return dtype_is_float(t->dtype) && t->ndim > 0;
+}
+
+/* softmax and log_softmax along the last axis; along another one the axis is moved last
+ * first and back after. */
 static int run_softmax(const OpCall *c, Tensor *out) {
     const Tensor *t = c->in[0].t;
-    int64_t len = t->shape[t->ndim - 1], rows = len ? t->size / len : 0;
+    int nd = t->ndim, ax = c->at->axis < 0 ? c->at->axis + nd : c->at->axis;
+    int64_t len = t->shape[ax], rows = len ? t->size / len : 0;
     char err[400];
-    return CALL(softmax, c->op, t->dtype, t->data, out->data, rows, len);
+    if (ax == nd - 1) return CALL(softmax, c->op, t->dtype, t->data, out->data, rows, len);
+    int perm[TSL_MAX_RANK], back[TSL_MAX_RANK], np = 0;
+    for (int d = 0; d < nd; d++) if (d != ax) perm[np++] = d;
+    perm[np] = ax;
+    for (int d = 0; d < nd; d++) back[perm[d]] = d;
+    Tensor *x = permuted(t, perm), *y = NULL;
+    Shape s;
+    if (x) shape_of(x, &s);
+    int rc = x && (y = gpu_alloc(x->dtype, &s)) ? CALL(softmax, c->op, t->dtype, x->data, y->data, rows, len) : -1;
+    if (rc == 0) rc = permute_into(y, back, out);
+    tensor_release(x);
+    tensor_release(y);
+    return rc;
 }
 
 /* ---------- matmul (cuBLAS) ---------- */
@@ -449,15 +541,11 @@ static int gather(const Tensor *t, const int64_t *stride, Tensor *out) {
 }
 
 static int run_transpose(const OpCall *c, Tensor *out) {
-    const Tensor *t = c->in[0].t;
     int perm[TSL_MAX_RANK];
     Shape sa, so;
-    shape_of(t, &sa);
+    shape_of(c->in[0].t, &sa);
     if (shape_transpose(&sa, c->at->naxes < 0 ? NULL : c->at->axes, c->at->naxes, perm, &so)) return -1;
-    int64_t src[TSL_MAX_RANK], stride[TSL_MAX_RANK], s = 1;
-    for (int d = t->ndim - 1; d >= 0; d--) { src[d] = s; s *= t->shape[d]; }
-    for (int d = 0; d < t->ndim; d++) stride[d] = src[perm[d]];
-    return gather(t, stride, out);
+    return permute_into(c->in[0].t, perm, out);
 }
 
 static int run_broadcast(const OpCall *c, Tensor *out) {
@@ -541,7 +629,7 @@ static bool gpu_supports_op(const OpCall *c) {
     if (d->kind == K_UNARY || d->kind == K_BINARY || d->kind == K_COMPARE) return ew_supported(c);
     if (c->op == OP_RAND || c->op == OP_RANDN || c->op == OP_RANDINT) return true;
     if (c->nin < 1 || c->in[0].kind != ARG_TENSOR) return false;
-    if (reduce_op(c->op)) return reduce_supported(c);
+    if (reduce_op(c->op)) return true;
     switch (c->op) {
     case OP_SOFTMAX: case OP_LOG_SOFTMAX: return softmax_supported(c);
     case OP_MATMUL: return matmul_supported(c);

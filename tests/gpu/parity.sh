@@ -82,16 +82,19 @@ $(input "$name" "$dt" b "[5]")"
 done
 
 # the other families the GPU covers
-for r in sum mean max min prod argmax argmin all any; do
+for r in sum mean max min prod argmax argmin all any var std norm; do
     for dt in f32 f64 i64 bool; do
         setup=$(input "$r" "$dt" x "[4, 6, 5]")
-        for ax in "" ", axis=1" ", axis=[1, 2]" ", axis=0, keepdims=true"; do
+        for ax in "" ", axis=1" ", axis=[1, 2]" ", axis=[0, 2]" ", axis=0, keepdims=true"; do
             case_script "$r" "$dt" "$setup" "$r(x$ax)" "$r(to(x, \"gpu\")$ax)"
         done
     done
 done
 for s in softmax log_softmax; do
-    for dt in f32 f64; do case_script "$s" "$dt" "$(input x "$dt" x "[6, 33]")" "$s(x)" "$s(to(x, \"gpu\"))"; done
+    for dt in f32 f64; do
+        case_script "$s" "$dt" "$(input x "$dt" x "[6, 33]")" "$s(x)" "$s(to(x, \"gpu\"))"
+        case_script "$s" "${dt}_axis0" "$(input x "$dt" x "[6, 4, 3]")" "$s(x, axis=0)" "$s(to(x, \"gpu\"), axis=0)"
+    done
 done
 for dt in f32 f64; do
     case_script matmul "$dt" "$(input x "$dt" a "[7, 9]")
