@@ -355,7 +355,7 @@ done:
 static bool reduce_op(OpCode op) {
     switch (op) {
     case OP_SUM: case OP_MEAN: case OP_MAX: case OP_MIN: case OP_PROD: case OP_ARGMAX: case OP_ARGMIN:
-    case OP_ALL: case OP_ANY: case OP_VAR: case OP_STD: case OP_NORM: return true;
+    case OP_ALL: case OP_ANY: case OP_VAR: case OP_STD: case OP_NORM: case OP_LOGSUMEXP: return true;
     default: return false;
     }
 }
@@ -446,6 +446,35 @@ static int composite_into(OpCode op, Tensor *x, Tensor *res, int64_t outer, int6
     return rc;
 }
 
+/* logsumexp as the CPU's rows: m = max (NaN wins); m where it is not finite (NaN, +-inf, and
+ * -inf for an empty axis), else m + log(sum(exp(x - m))). */
+static int logsumexp_into(Tensor *x, Tensor *res, int64_t outer, int64_t len, int64_t inner) {
+    DType dt = x->dtype;
+    Shape sq = { 3, { outer, len, inner } }, sm = { 3, { outer, 1, inner } };
+    Tensor *xv = view3(x, outer, len, inner), *tmp = xv ? gpu_alloc(dt, &sq) : NULL;
+    Tensor *m = tmp ? gpu_alloc(dt, &sm) : NULL, *fin = m ? gpu_alloc(DT_BOOL, &sm) : NULL;
+    double num[2] = { 0, 0 };
+    int rc = fin ? reduce_into(OP_MAX, xv, m, outer, len, inner) : -1;
+    if (len == 0 && rc == 0) rc = ew_launch(OP_SUB, dt, 2, (Tensor *[]){ NULL, NULL }, (double[]){ 0, INFINITY }, m, 0);
+    if (rc == 0) rc = ew_launch(OP_SUB, dt, 2, (Tensor *[]){ xv, m }, num, tmp, 0);
+    if (rc == 0) rc = ew_launch(OP_EXP, dt, 1, (Tensor *[]){ tmp }, num, tmp, 0);
+    if (rc == 0) rc = reduce_into(OP_SUM, tmp, res, outer, len, inner);
+    if (rc == 0) rc = ew_launch(OP_LOG, dt, 1, (Tensor *[]){ res }, num, res, 0);
+    if (rc == 0) rc = ew_launch(OP_ADD, dt, 2, (Tensor *[]){ m, res }, num, res, 0);
+    if (rc == 0) rc = ew_launch(OP_ISFINITE, dt, 1, (Tensor *[]){ m }, num, fin, 0);
+    char err[400];
+    if (rc == 0) {
+        int64_t st[3][TSL_MAX_RANK] = { { 1 }, { 1 }, { 1 } };
+        rc = CALL(where, (int)dtype_size(dt), 1, (int64_t[]){ res->size }, (const int64_t(*)[TSL_CUDA_MAX_RANK])st,
+                  fin->data, res->data, m->data, res->data, res->size);
+    }
+    tensor_release(fin);
+    tensor_release(m);
+    tensor_release(tmp);
+    tensor_release(xv);
+    return rc;
+}
+
 /* Reductions over any axes. mean, var, std and norm of integers compute in f64 and round to
  * the result's f32, as the CPU does. */
 static int run_reduce(const OpCall *c, Tensor *out) {
@@ -453,7 +482,7 @@ static int run_reduce(const OpCall *c, Tensor *out) {
     int64_t outer, len, inner;
     Tensor *x = reduce_input(c, t, &outer, &len, &inner);
     if (!x) return -1;
-    bool floats = c->op == OP_MEAN || c->op == OP_VAR || c->op == OP_STD || c->op == OP_NORM;
+    bool floats = c->op == OP_MEAN || c->op == OP_VAR || c->op == OP_STD || c->op == OP_NORM || c->op == OP_LOGSUMEXP;
     DType in = floats && !dtype_is_float(t->dtype) ? DT_F64 : t->dtype;
     Tensor *xc = as_dtype(x, in), *res = NULL;
     tensor_release(x);
@@ -463,7 +492,9 @@ static int run_reduce(const OpCall *c, Tensor *out) {
     int rc = -1;
     if (res) {
         bool composite = c->op == OP_VAR || c->op == OP_STD || c->op == OP_NORM;
-        rc = composite ? composite_into(c->op, xc, res, outer, len, inner) : reduce_into(c->op, xc, res, outer, len, inner);
+        rc = c->op == OP_LOGSUMEXP ? logsumexp_into(xc, res, outer, len, inner)
+             : composite ? composite_into(c->op, xc, res, outer, len, inner)
+                         : reduce_into(c->op, xc, res, outer, len, inner);
         char err[400];
         if (rc == 0 && res != out) rc = CALL(astype, res->dtype, out->dtype, res->data, out->data, out->size);
     }
@@ -496,6 +527,44 @@ static int run_softmax(const OpCall *c, Tensor *out) {
     if (rc == 0) rc = permute_into(y, back, out);
     tensor_release(x);
     tensor_release(y);
+    return rc;
+}
+
+/* ---------- along an axis ---------- */
+
+/* cumsum and cumprod: each line along the axis in order (the CPU's bits). */
+static int run_cum(const OpCall *c, Tensor *out) {
+    const Tensor *t = c->in[0].t;
+    int ax = c->at->axis < 0 ? c->at->axis + t->ndim : c->at->axis;
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < ax; d++) outer *= t->shape[d];
+    for (int d = ax + 1; d < t->ndim; d++) inner *= t->shape[d];
+    if (t->size == 0) return 0;
+    char err[400];
+    return CALL(lines, c->op == OP_CUMPROD, t->dtype, outer, t->shape[ax], inner, 0, t->data, out->data);
+}
+
+/* trace: for each trailing position r, t[k, k, r] summed over k in order (the CPU's bits). */
+static int run_trace(const OpCall *c, Tensor *out) {
+    const Tensor *t = c->in[0].t;
+    int64_t d0 = t->shape[0], d1 = t->shape[1], rest = out->size;
+    char err[400];
+    return CALL(lines, 2, t->dtype, 1, d0 < d1 ? d0 : d1, rest, (d1 + 1) * rest, t->data, out->data);
+}
+
+/* outer: a's elements as a column times b's as a row, as the CPU broadcasts them. */
+static int run_outer(const OpCall *c, Tensor *out) {
+    DType dt = out->dtype;
+    double num[2] = { 0, 0 };
+    bool ok = true;
+    Tensor *a = operand(c, 0, dt, num, &ok), *b = operand(c, 1, dt, num, &ok);
+    Shape sc = { 2, { a ? a->size : 0, 1 } }, sr = { 2, { 1, b ? b->size : 0 } };
+    Tensor *col = ok ? tensor_view(a, &sc) : NULL, *row = col ? tensor_view(b, &sr) : NULL;
+    int rc = row ? ew_launch(OP_MUL, dt, 2, (Tensor *[]){ col, row }, num, out, 0) : -1;
+    tensor_release(col);
+    tensor_release(row);
+    tensor_release(a);
+    tensor_release(b);
     return rc;
 }
 
@@ -635,7 +704,8 @@ static bool gpu_supports_op(const OpCall *c) {
     case OP_MATMUL: return matmul_supported(c);
     case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
     case OP_TRANSPOSE: case OP_BROADCAST_TO: case OP_ASTYPE: case OP_CLIP: case OP_WHERE: return true;
-    case OP_CONCAT: case OP_STACK: case OP_EQUAL: case OP_ALLCLOSE: return all_tensors(c);
+    case OP_CONCAT: case OP_STACK: case OP_EQUAL: case OP_ALLCLOSE: case OP_OUTER: return all_tensors(c);
+    case OP_CUMSUM: case OP_CUMPROD: case OP_TRACE: return true;
     default: return false;
     }
 }
@@ -656,6 +726,9 @@ static int gpu_run(const OpCall *c, Tensor **out) {
     case OP_RAND: case OP_RANDN: case OP_RANDINT: return run_random(c, out[0]);
     case OP_CONCAT: case OP_STACK: return run_join(c, out[0]);
     case OP_CLIP: return run_clip(c, out[0]);
+    case OP_CUMSUM: case OP_CUMPROD: return run_cum(c, out[0]);
+    case OP_TRACE: return run_trace(c, out[0]);
+    case OP_OUTER: return run_outer(c, out[0]);
     case OP_WHERE: return run_where(c, out[0]);
     case OP_EQUAL: case OP_ALLCLOSE: return run_equal(c, out[0]);
     default: op_fail("%s() is not supported on device 'gpu'", d->name); return -1;

@@ -45,6 +45,8 @@ int cuda_gather_strided(int esz, int ndim, const int64_t *shape, const int64_t *
                         int64_t count, char *err, size_t n);
 int cuda_where(int esz, int ndim, const int64_t *shape, const int64_t (*stride)[TSL_CUDA_MAX_RANK], const void *cond,
                const void *a, const void *b, void *out, int64_t count, char *err, size_t n);
+int cuda_lines(int kind, int dt, int64_t outer, int64_t len, int64_t inner, int64_t step, const void *in, void *out,
+               char *err, size_t n);
 int cuda_random(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count, char *err,
                 size_t n);
 

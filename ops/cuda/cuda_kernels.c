@@ -190,6 +190,19 @@ int cuda_where(int esz, int ndim, const int64_t *shape, const int64_t (*stride)[
     return cuda_launch(f, count, params, err, n);
 }
 
+int cuda_lines(int kind, int dt, int64_t outer, int64_t len, int64_t inner, int64_t step, const void *in, void *out,
+               char *err, size_t n) {
+    static const char *const kinds[] = { "cumsum", "cumprod", "trace" };
+    if (kind < 0 || kind > 2 || dt < DT_BOOL || dt > DT_F64) return snprintf(err, n, "unknown line kernel"), -1;
+    char name[64];
+    gen_family_name(name, sizeof name, kinds[kind], gen_dtype_suffix(dt), NULL);
+    CUfunction f = family(name, err, n);
+    if (!f) return -1;
+    GenLineArgs a = { outer, len, inner, step, in, out };
+    void *params[] = { &a };
+    return cuda_launch(f, kind == 2 ? inner : outer * inner, params, err, n);
+}
+
 int cuda_random(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count, char *err,
                 size_t n) {
     static const char *const names[] = { "tsl_random_uniform", "tsl_random_normal", "tsl_random_int" };

@@ -226,6 +226,7 @@ static const TslCudaPlugin plugin = {
     .gemm = cuda_gemm,
     .gather_strided = cuda_gather_strided,
     .where = cuda_where,
+    .lines = cuda_lines,
     .random = cuda_random,
 };
 

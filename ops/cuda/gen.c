@@ -88,6 +88,7 @@ static const char prelude[] =
     "struct TslReduceArgs { " STR(GEN_REDUCE_ARGS_FIELDS) " };\n"
     "struct TslGatherArgs { " STR(GEN_GATHER_ARGS_FIELDS) " };\n"
     "struct TslWhereArgs { " STR(GEN_WHERE_ARGS_FIELDS) " };\n"
+    "struct TslLineArgs { " STR(GEN_LINE_ARGS_FIELDS) " };\n"
     "#define TSL_NAN_F __int_as_float(0x7fc00000)\n"
     "#define TSL_NAN_D __longlong_as_double(0x7ff8000000000000LL)\n"
     /* one name per math function, overloaded on float and double */
@@ -450,6 +451,26 @@ static const char families[] =
     "extern \"C\" __global__ void tsl_where_1(TslWhereArgs a) { where_kernel<unsigned char>(a); }\n"
     "extern \"C\" __global__ void tsl_where_4(TslWhereArgs a) { where_kernel<unsigned int>(a); }\n"
     "extern \"C\" __global__ void tsl_where_8(TslWhereArgs a) { where_kernel<unsigned long long>(a); }\n"
+    /* cumsum, cumprod and trace walk each line in order, one thread per line, as the CPU's
+     * sequential loops do (so the bits are the CPU's); integers accumulate in unsigned
+     * 64 bits, wrapping as i64 arithmetic does */
+    "template <typename TI, typename TA, typename TO, bool PROD> __device__ void cum_kernel(TslLineArgs a) {\n"
+    "  const TI *x = (const TI *)a.in; TO *y = (TO *)a.out;\n"
+    "  for (long long line = tsl_tid(); line < a.outer * a.inner; line += tsl_nthreads()) {\n"
+    "    long long base = (line / a.inner) * a.len * a.inner + line % a.inner;\n"
+    "    TA acc = 0;\n"
+    "    for (long long j = 0; j < a.len; j++) {\n"
+    "      TA v = (TA)x[base + j * a.inner]; acc = j == 0 ? v : PROD ? acc * v : acc + v; y[base + j * a.inner] = (TO)acc; } } }\n"
+    "template <typename TI, typename TA, typename TO> __device__ void trace_kernel(TslLineArgs a) {\n"
+    "  const TI *x = (const TI *)a.in; TO *y = (TO *)a.out;\n"
+    "  for (long long r = tsl_tid(); r < a.inner; r += tsl_nthreads()) {\n"
+    "    TA acc = 0; for (long long k = 0; k < a.len; k++) acc += (TA)x[k * a.step + r]; y[r] = (TO)acc; } }\n"
+    "#define TSL_LINES(TI, S, TA, TO) \\\n"
+    "  extern \"C\" __global__ void tsl_cumsum_##S(TslLineArgs a) { cum_kernel<TI, TA, TO, false>(a); } \\\n"
+    "  extern \"C\" __global__ void tsl_cumprod_##S(TslLineArgs a) { cum_kernel<TI, TA, TO, true>(a); } \\\n"
+    "  extern \"C\" __global__ void tsl_trace_##S(TslLineArgs a) { trace_kernel<TI, TA, TO>(a); }\n"
+    "TSL_LINES(tsl_b8, b8, tsl_u64, tsl_i64) TSL_LINES(tsl_i64, i64, tsl_u64, tsl_i64)\n"
+    "TSL_LINES(float, f32, float, float) TSL_LINES(double, f64, double, double)\n"
     /* Philox4x32-10, exactly ops/cpu/random.c's: element i uses the block of counter + i */
     "__device__ void tsl_philox(tsl_u64 ctr, tsl_u64 key, unsigned int out[4]) {\n"
     "  unsigned int c0 = (unsigned int)ctr, c1 = (unsigned int)(ctr >> 32), c2 = 0, c3 = 0;\n"

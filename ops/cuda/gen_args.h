@@ -27,7 +27,13 @@
     long long n; int ndim; long long shape[32]; long long st0[32]; long long st1[32]; long long st2[32]; \
     const void *cond; const void *a; const void *b; void *out;
 
+/* cumsum, cumprod (lines of [outer, len, inner]) and trace (len elements step apart, for
+ * each of inner positions) */
+#define GEN_LINE_ARGS_FIELDS \
+    long long outer; long long len; long long inner; long long step; const void *in; void *out;
+
 typedef struct { GEN_EW_ARGS_FIELDS } GenEwArgs;
+typedef struct { GEN_LINE_ARGS_FIELDS } GenLineArgs;
 typedef struct { GEN_WHERE_ARGS_FIELDS } GenWhereArgs;
 typedef struct { GEN_FUSED_ARGS_FIELDS } GenFusedArgs;
 typedef struct { GEN_REDUCE_ARGS_FIELDS } GenReduceArgs;

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TSL_CUDA_ABI 4
+#define TSL_CUDA_ABI 5
 #define TSL_CUDA_MAX_RANK 32   /* TSL_MAX_RANK */
 #define TSL_CUDA_MAX_IN 8      /* inputs of one fused elementwise kernel */
 
@@ -121,6 +121,11 @@ typedef struct {
      * input through its strides over out's shape */
     int (*where)(int esz, int ndim, const int64_t *shape, const int64_t (*stride)[TSL_CUDA_MAX_RANK], const void *cond,
                  const void *a, const void *b, void *out, int64_t count, char *err, size_t n);
+    /* kind 0 cumsum, 1 cumprod: each line of [outer, len, inner] in order; kind 2 trace:
+     * out[r] = the sum of in[k * step + r] for k < len, r < inner. dt is the input's dtype
+     * (bool and i64 give i64). */
+    int (*lines)(int kind, int dt, int64_t outer, int64_t len, int64_t inner, int64_t step, const void *in, void *out,
+                 char *err, size_t n);
     /* Philox draws with the CPU's stream definition (ops/cpu/random.c): kind 0 uniform f32,
      * 1 normal f32, 2 integers in [lo, hi) (i64). */
     int (*random)(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count,

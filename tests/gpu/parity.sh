@@ -21,7 +21,7 @@ gpu=yes
 
 # exact on both devices (IEEE-exact or integer); everything else is compared within 1e-5.
 # NaN is compared by position (its sign and payload may differ: tests/gpu/same.tsl)
-EXACT=" concat stack equal allclose clip where neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
+EXACT=" concat stack equal allclose clip where cumsum cumprod trace outer neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
  floor_divide mod maximum minimum logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor
  eq ne lt le gt ge max min argmax argmin all any astype transpose broadcast_to reshape flatten
  expand_dims squeeze rand randint "
@@ -82,7 +82,7 @@ $(input "$name" "$dt" b "[5]")"
 done
 
 # the other families the GPU covers
-for r in sum mean max min prod argmax argmin all any var std norm; do
+for r in sum mean max min prod argmax argmin all any var std norm logsumexp; do
     for dt in f32 f64 i64 bool; do
         setup=$(input "$r" "$dt" x "[4, 6, 5]")
         for ax in "" ", axis=1" ", axis=[1, 2]" ", axis=[0, 2]" ", axis=0, keepdims=true"; do
@@ -132,6 +132,18 @@ $(input x "$dt" b "[5]")"
     case_script clip "${dt}_tensor_lo" "$setup" "clip(a, b, nil)" "clip(to(a, \"gpu\"), to(b, \"gpu\"), nil)"
     case_script where "$dt" "$setup" "where(a > b, a, b)" "where(to(a, \"gpu\") > to(b, \"gpu\"), to(a, \"gpu\"), to(b, \"gpu\"))"
     case_script where "${dt}_number" "$setup" "where(a > 0, a, 0)" "where(to(a, \"gpu\") > 0, to(a, \"gpu\"), 0)"
+done
+for dt in f32 f64 i64 bool; do
+    setup=$(input x "$dt" x "[4, 6, 5]")
+    for op in cumsum cumprod; do
+        case_script "$op" "$dt" "$setup" "$op(x)" "$op(to(x, \"gpu\"))"
+        case_script "$op" "${dt}_axis0" "$setup" "$op(x, axis=0)" "$op(to(x, \"gpu\"), axis=0)"
+    done
+    case_script trace "$dt" "$setup" "trace(x)" "trace(to(x, \"gpu\"))"
+    case_script trace "${dt}_2d" "$(input x "$dt" x "[5, 3]")" "trace(x)" "trace(to(x, \"gpu\"))"
+    setup="$(input x "$dt" a "[4]")
+$(input x "$dt" b "[2, 3]")"
+    case_script outer "$dt" "$setup" "outer(a, b)" "outer(to(a, \"gpu\"), to(b, \"gpu\"))"
 done
 case_script where bool "$(input x bool a "[3, 5]")" "where(a, a, true)" "where(to(a, \"gpu\"), to(a, \"gpu\"), true)"
 case_script allclose f32 "$(input x f32 a "[3, 4]")" "tensor(allclose(a, a + 1e-7))" "tensor(allclose(to(a, \"gpu\"), to(a + 1e-7, \"gpu\")))"
