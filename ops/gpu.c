@@ -552,6 +552,35 @@ static int run_trace(const OpCall *c, Tensor *out) {
     return CALL(lines, 2, t->dtype, 1, d0 < d1 ? d0 : d1, rest, (d1 + 1) * rest, t->data, out->data);
 }
 
+/* diff: t one step along the axis minus t (bool: not equal), as one strided elementwise
+ * launch over two offsets of t's own buffer. */
+static int run_diff(const OpCall *c, Tensor *out) {
+    const Tensor *t = c->in[0].t;
+    int ax = c->at->axis < 0 ? c->at->axis + t->ndim : c->at->axis;
+    CudaEw j;
+    memset(&j, 0, sizeof j);
+    j.op = t->dtype == DT_BOOL ? OP_NE : OP_SUB;
+    j.ct = t->dtype;
+    j.out_dt = out->dtype;
+    j.nin = 2;
+    j.form = 's';
+    j.n = out->size;
+    j.ndim = out->ndim;
+    j.p = 1;
+    j.q = 1;
+    int64_t s = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        j.shape[d] = out->shape[d];
+        j.stride[0][d] = j.stride[1][d] = s;
+        s *= t->shape[d];
+    }
+    j.in[0] = (const char *)t->data + (size_t)j.stride[0][ax] * dtype_size(t->dtype);   /* the next element */
+    j.in[1] = t->data;
+    j.out = out->data;
+    char err[400];
+    return out->size ? CALL(ew, &j) : 0;
+}
+
 /* outer: a's elements as a column times b's as a row, as the CPU broadcasts them. */
 static int run_outer(const OpCall *c, Tensor *out) {
     DType dt = out->dtype;
@@ -705,7 +734,7 @@ static bool gpu_supports_op(const OpCall *c) {
     case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
     case OP_TRANSPOSE: case OP_BROADCAST_TO: case OP_ASTYPE: case OP_CLIP: case OP_WHERE: return true;
     case OP_CONCAT: case OP_STACK: case OP_EQUAL: case OP_ALLCLOSE: case OP_OUTER: return all_tensors(c);
-    case OP_CUMSUM: case OP_CUMPROD: case OP_TRACE: return true;
+    case OP_CUMSUM: case OP_CUMPROD: case OP_TRACE: case OP_DIFF: return true;
     default: return false;
     }
 }
@@ -728,6 +757,7 @@ static int gpu_run(const OpCall *c, Tensor **out) {
     case OP_CLIP: return run_clip(c, out[0]);
     case OP_CUMSUM: case OP_CUMPROD: return run_cum(c, out[0]);
     case OP_TRACE: return run_trace(c, out[0]);
+    case OP_DIFF: return run_diff(c, out[0]);
     case OP_OUTER: return run_outer(c, out[0]);
     case OP_WHERE: return run_where(c, out[0]);
     case OP_EQUAL: case OP_ALLCLOSE: return run_equal(c, out[0]);

@@ -21,7 +21,7 @@ gpu=yes
 
 # exact on both devices (IEEE-exact or integer); everything else is compared within 1e-5.
 # NaN is compared by position (its sign and payload may differ: tests/gpu/same.tsl)
-EXACT=" concat stack equal allclose clip where cumsum cumprod trace outer neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
+EXACT=" concat stack equal allclose clip where cumsum cumprod trace outer diff neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
  floor_divide mod maximum minimum logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor
  eq ne lt le gt ge max min argmax argmin all any astype transpose broadcast_to reshape flatten
  expand_dims squeeze rand randint "
@@ -140,6 +140,8 @@ for dt in f32 f64 i64 bool; do
         case_script "$op" "${dt}_axis0" "$setup" "$op(x, axis=0)" "$op(to(x, \"gpu\"), axis=0)"
     done
     case_script trace "$dt" "$setup" "trace(x)" "trace(to(x, \"gpu\"))"
+    case_script diff "$dt" "$setup" "diff(x)" "diff(to(x, \"gpu\"))"
+    case_script diff "${dt}_axis1" "$setup" "diff(x, axis=1)" "diff(to(x, \"gpu\"), axis=1)"
     case_script trace "${dt}_2d" "$(input x "$dt" x "[5, 3]")" "trace(x)" "trace(to(x, \"gpu\"))"
     setup="$(input x "$dt" a "[4]")
 $(input x "$dt" b "[2, 3]")"
