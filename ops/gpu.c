@@ -599,28 +599,46 @@ static int run_outer(const OpCall *c, Tensor *out) {
 
 /* ---------- matmul (cuBLAS) ---------- */
 
-/* f32/f64 operands of one dtype, 2-D or 3-D, batches equal or one side a plain matrix. */
+/* matmul and dot in f32/f64 (operands of other dtypes are converted, as on the CPU): 1-D
+ * operands as a row or a column, 2-D, and 3-D batches (equal, or one side a single matrix);
+ * dot with a 0-d operand is a product. */
 static bool matmul_supported(const OpCall *c) {
-    if (c->op != OP_MATMUL || c->in[0].kind != ARG_TENSOR || c->in[1].kind != ARG_TENSOR) return false;
-    const Tensor *a = c->in[0].t, *b = c->in[1].t;
-    if (a->dtype != b->dtype || !dtype_is_float(a->dtype)) return false;
-    if (a->ndim < 2 || a->ndim > 3 || b->ndim < 2 || b->ndim > 3) return false;
-    return a->ndim == 2 || b->ndim == 2 || a->shape[0] == b->shape[0];
+    if (!dtype_is_float(op_promote(c->in, 2))) return false;
+    int nd[2];
+    for (int k = 0; k < 2; k++) nd[k] = c->in[k].kind == ARG_TENSOR ? c->in[k].ndim : 0;
+    if (nd[0] == 0 || nd[1] == 0) return c->op == OP_DOT;
+    if (nd[0] > 3 || nd[1] > 3 || (c->op == OP_MATMUL && c->at->flag && nd[0] < 2)) return false;
+    return nd[0] < 3 || nd[1] < 3 || c->in[0].dims[0] == c->in[1].dims[0];
 }
 
 static int run_matmul(const OpCall *c, Tensor *out) {
-    const Tensor *a = c->in[0].t, *b = c->in[1].t;
-    bool ta = c->at->flag;
-    int64_t ar = a->shape[a->ndim - 2], ac = a->shape[a->ndim - 1];
-    CudaGemm j = { .dt = a->dtype, .trans_a = ta, .a = a->data, .b = b->data, .c = out->data };
+    DType dt = out->dtype;
+    double num[2] = { 0, 0 };
+    bool ok = true;
+    Tensor *a = operand(c, 0, dt, num, &ok), *b = ok ? operand(c, 1, dt, num, &ok) : NULL;
+    int rc = -1;
+    if (!ok) goto done;
+    if (!a || !b || a->ndim == 0 || b->ndim == 0) {   /* dot with a 0-d operand */
+        rc = ew_launch(OP_MUL, dt, 2, (Tensor *[]){ a, b }, num, out, 0);
+        goto done;
+    }
+    bool ta = c->op == OP_MATMUL && c->at->flag;
+    /* a as [batch?, rows, cols] (a vector is one row), b as [batch?, k, n] (a vector is one column) */
+    int64_t ar = a->ndim == 1 ? 1 : a->shape[a->ndim - 2], ac = a->shape[a->ndim - 1];
+    int64_t bk = b->ndim == 1 ? b->shape[0] : b->shape[b->ndim - 2], bn = b->ndim == 1 ? 1 : b->shape[b->ndim - 1];
+    CudaGemm j = { .dt = dt, .trans_a = ta, .a = a->data, .b = b->data, .c = out->data };
     j.m = ta ? ac : ar;
     j.k = ta ? ar : ac;
-    j.n = b->shape[b->ndim - 1];
+    j.n = bn;
     j.batch = a->ndim == 3 ? a->shape[0] : b->ndim == 3 ? b->shape[0] : 1;
     j.a_stride = a->ndim == 3 ? ar * ac : 0;
-    j.b_stride = b->ndim == 3 ? j.k * j.n : 0;
+    j.b_stride = b->ndim == 3 ? bk * bn : 0;
     char err[400];
-    return CALL(gemm, &j);
+    rc = out->size ? CALL(gemm, &j) : 0;
+done:
+    tensor_release(a);
+    tensor_release(b);
+    return rc;
 }
 
 /* ---------- shapes and conversions ---------- */
@@ -730,7 +748,7 @@ static bool gpu_supports_op(const OpCall *c) {
     if (reduce_op(c->op)) return true;
     switch (c->op) {
     case OP_SOFTMAX: case OP_LOG_SOFTMAX: return softmax_supported(c);
-    case OP_MATMUL: return matmul_supported(c);
+    case OP_MATMUL: case OP_DOT: return matmul_supported(c);
     case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
     case OP_TRANSPOSE: case OP_BROADCAST_TO: case OP_ASTYPE: case OP_CLIP: case OP_WHERE: return true;
     case OP_CONCAT: case OP_STACK: case OP_EQUAL: case OP_ALLCLOSE: case OP_OUTER: return all_tensors(c);
@@ -747,7 +765,7 @@ static int gpu_run(const OpCall *c, Tensor **out) {
     if (reduce_op(c->op)) return run_reduce(c, out[0]);
     switch (c->op) {
     case OP_SOFTMAX: case OP_LOG_SOFTMAX: return run_softmax(c, out[0]);
-    case OP_MATMUL: return run_matmul(c, out[0]);
+    case OP_MATMUL: case OP_DOT: return run_matmul(c, out[0]);
     case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: return run_view(c, out);
     case OP_TRANSPOSE: return run_transpose(c, out[0]);
     case OP_BROADCAST_TO: return run_broadcast(c, out[0]);

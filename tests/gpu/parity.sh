@@ -106,6 +106,15 @@ $(input x "$dt" b "[9, 5]")" "a @ b" "to(a, \"gpu\") @ to(b, \"gpu\")"
     case_script matmul "${dt}_transpose_a" "$(input x "$dt" a "[9, 7]")
 $(input x "$dt" b "[9, 5]")" "matmul(a, b, transpose_a=true)" "matmul(to(a, \"gpu\"), to(b, \"gpu\"), transpose_a=true)"
 done
+for dt in f32 f64; do   # vectors, dot, mixed dtypes
+    setup="$(input x "$dt" v "[9]")
+$(input x "$dt" a "[7, 9]")
+$(input x "$dt" b "[9, 5]")
+$(input x f32 w "[9]")"
+    for call in "v @ b" "a @ v" "v @ w" "dot(v, w)" "dot(a, b)" "dot(a, v)" "dot(v, 2)" "matmul(a, b.T.T)"; do
+        case_script matmul "${dt}_$(echo "$call" | tr -c 'a-z0-9' '_')" "$setup" "$call" "$(gpu_of "$call" | sed 's/\bv\b/to(v, "gpu")/g; s/\bw\b/to(w, "gpu")/g')"
+    done
+done
 for dt in f32 f64 i64 bool; do
     setup=$(input x "$dt" x "[2, 3, 4]")
     case_script transpose "$dt" "$setup" "transpose(x)" "transpose(to(x, \"gpu\"))"
