@@ -27,6 +27,27 @@ static CUfunction ew_kernel(const CudaEw *job, char *err, size_t n) {
     return f;
 }
 
+/* Integer kernels that can meet an operand the CPU refuses report it in cuda.flag; the
+ * error must be the user's, at this op, so the host waits for the answer. */
+static bool raises(int op, int ct) { return ct == DT_I64 && (op == OP_FLOOR_DIVIDE || op == OP_MOD || op == OP_POW); }
+
+static int flag_reset(char *err, size_t n) {
+    cudaError_t e = cudaMemsetAsync(cuda.flag, 0, sizeof(int), cuda.stream);
+    return e == cudaSuccess ? 0 : cuda_fail_rt(e, "cudaMemset", err, n);
+}
+
+/* The flag a kernel raised: 0 none, else the CPU's message in err and -1. */
+static int flag_check(char *err, size_t n) {
+    int bad = 0;
+    cudaError_t e = cudaMemcpyAsync(&bad, cuda.flag, sizeof bad, cudaMemcpyDeviceToHost, cuda.stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(cuda.stream);
+    if (e != cudaSuccess) return cuda_fail_rt(e, "a kernel", err, n);
+    static const char *const msg[] = { "", "integer division by zero", "integer modulo by zero",
+                                       "integers to negative integer powers are not allowed" };
+    if (bad >= 1 && bad <= 3) snprintf(err, n, "%s", msg[bad]);
+    return bad ? -1 : 0;
+}
+
 int cuda_ew(const CudaEw *job, char *err, size_t n) {
     if (job->op < 0 || job->op >= OP__COUNT || job->ct < DT_BOOL || job->ct > DT_F64) {
         snprintf(err, n, "no GPU kernel for this elementwise op");
@@ -50,8 +71,12 @@ int cuda_ew(const CudaEw *job, char *err, size_t n) {
     a.p = job->p;
     a.q = job->q;
     a.out = job->out;
+    a.bad = cuda.flag;
     void *params[] = { &a };
-    return cuda_launch(f, job->n, params, err, n);
+    bool check = raises(job->op, job->ct);
+    if (check && flag_reset(err, n)) return -1;
+    if (cuda_launch(f, job->n, params, err, n)) return -1;
+    return check ? flag_check(err, n) : 0;
 }
 
 int cuda_fused(const CudaFused *job, char *err, size_t n) {
@@ -79,8 +104,13 @@ int cuda_fused(const CudaFused *job, char *err, size_t n) {
         a.num[k] = job->num[k];
     }
     a.out = job->out;
+    a.bad = cuda.flag;
+    bool check = false;
+    for (int s = 0; s < job->nsteps; s++) check |= raises(job->steps[s].op, job->ct);
     void *params[] = { &a };
-    return cuda_launch(f, job->n, params, err, n);
+    if (check && flag_reset(err, n)) return -1;
+    if (cuda_launch(f, job->n, params, err, n)) return -1;
+    return check ? flag_check(err, n) : 0;
 }
 
 static CUfunction family(const char *name, char *err, size_t n) { return cuda_kernel(gen_families(), name, err, n); }

@@ -15,9 +15,8 @@ enum { B = 1 << DT_BOOL, I = 1 << DT_I64, F = 1 << DT_F32, D = 1 << DT_F64, FD =
 
 /* The element function of every elementwise op: a CUDA expression over x (and y) in the
  * compute dtype, and the compute dtypes the CPU defines it for (ops/cpu/ew.c). i64 floor
- * division, modulo and power are absent: their operand errors (division by zero, negative
- * powers) are raised by the CPU kernel, and a GPU kernel cannot raise them, so the op is not
- * supported on the GPU rather than wrong there. */
+ * division, modulo and power report an operand the CPU raises an error for through a.bad
+ * (the plugin reads it back and raises the CPU's message). */
 static const struct {
     const char *expr;
     unsigned dtypes;
@@ -59,9 +58,9 @@ static const struct {
     [OP_SUB] = { "tsl_sub(x, y)", I | FD },
     [OP_MUL] = { "tsl_mul(x, y)", ALL },
     [OP_DIV] = { "x / y", FD },
-    [OP_FLOOR_DIVIDE] = { "tsl_floordiv(x, y)", FD },
-    [OP_MOD] = { "tsl_mod(x, y)", FD },
-    [OP_POW] = { "tsl_pow(x, y)", FD },
+    [OP_FLOOR_DIVIDE] = { "tsl_floordiv(x, y, a.bad)", I | FD },
+    [OP_MOD] = { "tsl_mod(x, y, a.bad)", I | FD },
+    [OP_POW] = { "tsl_pow(x, y, a.bad)", I | FD },
     [OP_MAXIMUM] = { "tsl_max(x, y)", ALL },
     [OP_MINIMUM] = { "tsl_min(x, y)", ALL },
     [OP_ATAN2] = { "tsl_atan2(x, y)", FD },
@@ -149,22 +148,33 @@ static const char prelude[] =
     "__device__ __forceinline__ tsl_i64 tsl_mul(tsl_i64 x, tsl_i64 y) { return (tsl_i64)((tsl_u64)x * (tsl_u64)y); }\n"
     "__device__ __forceinline__ tsl_b8 tsl_mul(tsl_b8 x, tsl_b8 y) { return x & y; }\n"
     /* floor modulo and floor division as NumPy's npy_remainder / npy_floor_divide */
-    "__device__ __forceinline__ float tsl_mod(float a, float b) {\n"
+    "__device__ __forceinline__ float tsl_mod(float a, float b, int *) {\n"
     "  if (b == 0) return TSL_NAN_F; float r = fmodf(a, b);\n"
     "  if (r == 0) return copysignf(0.0f, b); if ((r < 0) != (b < 0)) r += b; return r; }\n"
-    "__device__ __forceinline__ double tsl_mod(double a, double b) {\n"
+    "__device__ __forceinline__ double tsl_mod(double a, double b, int *) {\n"
     "  if (b == 0) return TSL_NAN_D; double r = fmod(a, b);\n"
     "  if (r == 0) return copysign(0.0, b); if ((r < 0) != (b < 0)) r += b; return r; }\n"
-    "__device__ __forceinline__ float tsl_floordiv(float a, float b) {\n"
+    "__device__ __forceinline__ float tsl_floordiv(float a, float b, int *) {\n"
     "  if (b == 0) return a / b; float mod = fmodf(a, b), div = (a - mod) / b;\n"
     "  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1.0f; if (div == 0) return copysignf(0.0f, a / b);\n"
     "  float f = floorf(div); return div - f > 0.5f ? f + 1.0f : f; }\n"
-    "__device__ __forceinline__ double tsl_floordiv(double a, double b) {\n"
+    "__device__ __forceinline__ double tsl_floordiv(double a, double b, int *) {\n"
     "  if (b == 0) return a / b; double mod = fmod(a, b), div = (a - mod) / b;\n"
     "  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1.0; if (div == 0) return copysign(0.0, a / b);\n"
     "  double f = floor(div); return div - f > 0.5 ? f + 1.0 : f; }\n"
-    "__device__ __forceinline__ float tsl_pow(float x, float y) { return powf(x, y); }\n"
-    "__device__ __forceinline__ double tsl_pow(double x, double y) { return pow(x, y); }\n"
+    "__device__ __forceinline__ float tsl_pow(float x, float y, int *) { return powf(x, y); }\n"
+    "__device__ __forceinline__ double tsl_pow(double x, double y, int *) { return pow(x, y); }\n"
+    /* i64 as the CPU's floordiv_i64 / mod_i64 / pow_i64; an operand the CPU's kernel refuses
+     * sets *bad (1 division by zero, 2 modulo by zero, 3 a negative power) */
+    "__device__ __forceinline__ tsl_i64 tsl_floordiv(tsl_i64 a, tsl_i64 b, int *bad) {\n"
+    "  if (b == 0) { *bad = 1; return 0; } if (b == -1) return tsl_neg(a);\n"
+    "  tsl_i64 q = a / b; if (q * b != a && (a < 0) != (b < 0)) q--; return q; }\n"
+    "__device__ __forceinline__ tsl_i64 tsl_mod(tsl_i64 a, tsl_i64 b, int *bad) {\n"
+    "  if (b == 0) { *bad = 2; return 0; } if (b == -1) return 0;\n"
+    "  tsl_i64 r = a % b; if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
+    "__device__ __forceinline__ tsl_i64 tsl_pow(tsl_i64 a, tsl_i64 e, int *bad) {\n"
+    "  if (e < 0) { *bad = 3; return 0; } tsl_u64 r = 1, b = (tsl_u64)a;\n"
+    "  while (e > 0) { if (e & 1) r *= b; b *= b; e >>= 1; } return (tsl_i64)r; }\n"
     "__device__ __forceinline__ float tsl_atan2(float x, float y) { return atan2f(x, y); }\n"
     "__device__ __forceinline__ double tsl_atan2(double x, double y) { return atan2(x, y); }\n"
     /* NaN wins */

@@ -4,15 +4,16 @@
 #ifndef TSL_CUDA_GEN_ARGS_H
 #define TSL_CUDA_GEN_ARGS_H
 
-/* an elementwise launch (see CudaEw in plugin.h) */
+/* an elementwise launch (see CudaEw in plugin.h); bad: where an integer kernel reports an
+ * operand the CPU's kernel raises an error for (division by zero, a negative power) */
 #define GEN_EW_ARGS_FIELDS \
     long long n; int ndim; long long shape[32]; long long st0[32]; long long st1[32]; \
     long long inner0; long long inner1; const void *in0; const void *in1; \
-    double num0; double num1; double p; int q; void *out;
+    double num0; double num1; double p; int q; void *out; int *bad;
 
 /* a fused chain: inputs contiguous or one element (inner 0), numbers where in[k] is NULL */
 #define GEN_FUSED_ARGS_FIELDS \
-    long long n; const void *in[8]; long long inner[8]; double num[8]; void *out;
+    long long n; const void *in[8]; long long inner[8]; double num[8]; void *out; int *bad;
 
 /* a reduction of [outer, len, inner] to [outer, inner] */
 #define GEN_REDUCE_ARGS_FIELDS \

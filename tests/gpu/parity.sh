@@ -158,6 +158,11 @@ $(input x "$dt" b "[2, 3]")"
 done
 case_script where bool "$(input x bool a "[3, 5]")" "where(a, a, true)" "where(to(a, \"gpu\"), to(a, \"gpu\"), true)"
 case_script allclose f32 "$(input x f32 a "[3, 4]")" "tensor(allclose(a, a + 1e-7))" "tensor(allclose(to(a, \"gpu\"), to(a + 1e-7, \"gpu\")))"
+# integer operands the CPU refuses: the GPU must refuse them too
+setup="$(input x i64 a "[3, 5]")"
+case_script mod i64_by_zero "$setup" "a % 0" "to(a, \"gpu\") % 0"
+case_script floor_divide i64_by_zero "$setup" "floor_divide(a, 0)" "floor_divide(to(a, \"gpu\"), 0)"
+case_script pow i64_negative "$setup" "a ** -1" "to(a, \"gpu\") ** -1"
 # Philox: the same seed draws the same numbers on either device (the GPU draws on the device)
 case_script rand f32 "" "rand([1000])" "rand([1000])"
 case_script randn f32 "" "randn([1000])" "randn([1000])"
