@@ -216,7 +216,6 @@ static bool exact_compare(const OpCall *c) {
 static bool ew_supported(const OpCall *c) {
     DType ct, rt;
     if (ew_types(c, &ct, &rt) || exact_compare(c)) return false;
-    if (c->op == OP_ROUND && c->at->i[0] != 0 && !dtype_is_float(ct)) return false;
     return gpu.cu->has_ew(c->op, ct);
 }
 

@@ -118,13 +118,21 @@ static const char prelude[] =
     "__device__ __forceinline__ double tsl_ceil(double x) { return ceil(x); }\n"
     "template <typename T> __device__ __forceinline__ T tsl_floor(T x) { return x; }\n"
     "template <typename T> __device__ __forceinline__ T tsl_ceil(T x) { return x; }\n"
-    /* NumPy's around: p is 10^|decimals| as the CPU computes it, q whether decimals >= 0
-     * (integers: only decimals >= 0 reaches the GPU, where they are unchanged) */
+    /* NumPy's around: p is 10^|decimals| as the CPU computes it (exact up to 10^22), q
+     * whether decimals >= 0 */
     "__device__ __forceinline__ float tsl_round(float x, double p, int q) {\n"
     "  float pf = (float)p; return p == 1 ? rintf(x) : q ? rintf(x * pf) / pf : rintf(x / pf) * pf; }\n"
     "__device__ __forceinline__ double tsl_round(double x, double p, int q) {\n"
     "  return p == 1 ? rint(x) : q ? rint(x * p) / p : rint(x / p) * p; }\n"
-    "template <typename T> __device__ __forceinline__ T tsl_round(T x, double p, int q) { return x; }\n"
+    /* integers as the CPU's round_i64: to a multiple of 10^k, ties to the even multiple,
+     * exactly; 10^k past twice i64's range rounds everything to 0; bool: unchanged, or all
+     * false for decimals < 0 */
+    "__device__ __forceinline__ tsl_i64 tsl_round(tsl_i64 x, double p, int q) {\n"
+    "  if (q || p == 1) return x; if (p >= 18446744073709551616.0) return 0;\n"
+    "  tsl_u64 d = (tsl_u64)p, m = x < 0 ? 0 - (tsl_u64)x : (tsl_u64)x, quo = m / d, rem = m % d;\n"
+    "  if (rem > d - rem || (rem == d - rem && (quo & 1))) quo++;\n"
+    "  tsl_u64 r = quo * d; return x < 0 ? (tsl_i64)(0 - r) : (tsl_i64)r; }\n"
+    "__device__ __forceinline__ tsl_b8 tsl_round(tsl_b8 x, double p, int q) { return q ? x : 0; }\n"
     "template <typename T> __device__ __forceinline__ T tsl_sign(T x) { return x != x ? x : (T)((x > 0) - (x < 0)); }\n"
     "__device__ __forceinline__ tsl_b8 tsl_sign(tsl_b8 x) { return x; }\n"
     "__device__ __forceinline__ tsl_b8 tsl_isnan(float x) { return isnan(x) != 0; }\n"

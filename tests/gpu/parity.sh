@@ -69,8 +69,11 @@ while read -r name kind sym flags; do
             setup=$(input "$name" "$dt" x "[3, 5]")
             case "$flags" in *F_SYNTAX*) call="${sym}x" ;; *) call="$name(x)" ;; esac
             case_script "$name" "$dt" "$setup" "$call" "$(gpu_of "$call")"
-            [ "$name" = round ] && { [ "$dt" = f32 ] || [ "$dt" = f64 ]; } &&
-                case_script round "${dt}_decimals" "$setup" "round(x, 2)" "round(to(x, \"gpu\"), 2)"
+            if [ "$name" = round ]; then
+                case_script round "${dt}_decimals" "$setup" "round(x * 1000, 2)" "round(to(x, \"gpu\") * 1000, 2)"
+                case_script round "${dt}_negative" "$setup" "round(x * 1000, -1)" "round(to(x, \"gpu\") * 1000, -1)"
+                case_script round "${dt}_own_dtype" "$setup" "round(x, -1)" "round(to(x, \"gpu\"), -1)"
+            fi
         else
             setup="$(input "$name" "$dt" a "[3, 5]")
 $(input "$name" "$dt" b "[5]")"
