@@ -580,6 +580,47 @@ static int run_diff(const OpCall *c, Tensor *out) {
     return out->size ? CALL(ew, &j) : 0;
 }
 
+/* The CPU's message for position k of idx that is out of range for n elements. */
+static int bad_position(const OpCall *c, const Tensor *idx, int64_t k, int64_t n) {
+    int64_t p = 0;
+    char err[400];
+    if (CALL(to_host, &p, (const int64_t *)idx->data + k, sizeof p)) return -1;
+    op_fail("%s(): index %lld is out of bounds for a tensor of %lld element%s", op_info[c->op].name, (long long)p,
+            (long long)n, n == 1 ? "" : "s");
+    return -1;
+}
+
+static int run_take(const OpCall *c, Tensor *out) {
+    const Tensor *t = c->in[0].t, *idx = c->in[1].t;
+    int64_t k = 0;
+    char err[400];
+    int rc = gpu.cu->take((int)dtype_size(t->dtype), t->data, t->size, idx->data, out->data, idx->size, &k, err, sizeof err);
+    if (rc < 0) op_fail("%s", err);
+    return rc == 1 ? bad_position(c, idx, k, t->size) : rc;
+}
+
+/* scatter_add: a copy of t, then v added at the positions in order (one thread: the CPU's
+ * order and bits). */
+static int run_scatter_add(const OpCall *c, Tensor *out) {
+    DType dt = out->dtype;
+    const Tensor *idx = c->in[1].t;
+    double num[3] = { 0, 0, 0 };
+    bool ok = true;
+    Tensor *base = operand(c, 0, dt, num, &ok), *v = ok ? operand(c, 2, dt, num, &ok) : NULL;
+    if (ok && !v) ok = (v = number_tensor(dt, num[2])) != NULL;
+    int rc = -1;
+    char err[400];
+    if (ok && base && (rc = CALL(copy, out->data, base->data, nbytes(out))) == 0) {
+        int64_t k = 0;
+        rc = gpu.cu->scatter_add(dt, out->data, out->size, idx->data, v->data, idx->size, v->size == 1, &k, err, sizeof err);
+        if (rc < 0) op_fail("%s", err);
+        if (rc == 1) rc = bad_position(c, idx, k, out->size);
+    }
+    tensor_release(base);
+    tensor_release(v);
+    return rc;
+}
+
 /* outer: a's elements as a column times b's as a row, as the CPU broadcasts them. */
 static int run_outer(const OpCall *c, Tensor *out) {
     DType dt = out->dtype;
@@ -752,6 +793,8 @@ static bool gpu_supports_op(const OpCall *c) {
     case OP_TRANSPOSE: case OP_BROADCAST_TO: case OP_ASTYPE: case OP_CLIP: case OP_WHERE: return true;
     case OP_CONCAT: case OP_STACK: case OP_EQUAL: case OP_ALLCLOSE: case OP_OUTER: return all_tensors(c);
     case OP_CUMSUM: case OP_CUMPROD: case OP_TRACE: case OP_DIFF: return true;
+    case OP_TAKE: return c->in[1].kind == ARG_TENSOR;
+    case OP_SCATTER_ADD: return c->in[1].kind == ARG_TENSOR;
     default: return false;
     }
 }
@@ -775,6 +818,8 @@ static int gpu_run(const OpCall *c, Tensor **out) {
     case OP_CUMSUM: case OP_CUMPROD: return run_cum(c, out[0]);
     case OP_TRACE: return run_trace(c, out[0]);
     case OP_DIFF: return run_diff(c, out[0]);
+    case OP_TAKE: return run_take(c, out[0]);
+    case OP_SCATTER_ADD: return run_scatter_add(c, out[0]);
     case OP_OUTER: return run_outer(c, out[0]);
     case OP_WHERE: return run_where(c, out[0]);
     case OP_EQUAL: case OP_ALLCLOSE: return run_equal(c, out[0]);

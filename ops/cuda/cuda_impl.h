@@ -15,6 +15,7 @@ typedef struct {
     cublasHandle_t blas;
     void *workspace;
     int *flag;              /* a device int kernels raise (astype's bad conversions) */
+    unsigned long long *badk;   /* the first bad position of take / scatter_add */
     int cc_major, cc_minor, sms;
     char name[256];
     int lost;               /* a sticky error happened: every later call fails */
@@ -47,6 +48,10 @@ int cuda_where(int esz, int ndim, const int64_t *shape, const int64_t (*stride)[
                const void *a, const void *b, void *out, int64_t count, char *err, size_t n);
 int cuda_lines(int kind, int dt, int64_t outer, int64_t len, int64_t inner, int64_t step, const void *in, void *out,
                char *err, size_t n);
+int cuda_take(int esz, const void *t, int64_t nt, const int64_t *idx, void *out, int64_t count, int64_t *bad_k,
+              char *err, size_t n);
+int cuda_scatter_add(int dt, void *y, int64_t ny, const int64_t *idx, const void *v, int64_t count, int one,
+                     int64_t *bad_k, char *err, size_t n);
 int cuda_random(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count, char *err,
                 size_t n);
 

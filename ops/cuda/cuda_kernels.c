@@ -233,6 +233,48 @@ int cuda_lines(int kind, int dt, int64_t outer, int64_t len, int64_t inner, int6
     return cuda_launch(f, kind == 2 ? inner : outer * inner, params, err, n);
 }
 
+/* Sets badk to "none" (all ones: atomicMin keeps the smallest bad position). */
+static int badk_reset(char *err, size_t n) {
+    cudaError_t e = cudaMemsetAsync(cuda.badk, 0xff, sizeof *cuda.badk, cuda.stream);
+    return e == cudaSuccess ? 0 : cuda_fail_rt(e, "cudaMemset", err, n);
+}
+
+/* 0, or 1 with *bad_k when a kernel found a bad position; -1 on a CUDA error. */
+static int badk_read(int64_t *bad_k, char *err, size_t n) {
+    unsigned long long k = 0;
+    cudaError_t e = cudaMemcpyAsync(&k, cuda.badk, sizeof k, cudaMemcpyDeviceToHost, cuda.stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(cuda.stream);
+    if (e != cudaSuccess) return cuda_fail_rt(e, "a kernel", err, n);
+    if (k == ~0ull) return 0;
+    *bad_k = (int64_t)k;
+    return 1;
+}
+
+int cuda_take(int esz, const void *t, int64_t nt, const int64_t *idx, void *out, int64_t count, int64_t *bad_k,
+              char *err, size_t n) {
+    if (esz != 1 && esz != 4 && esz != 8) return snprintf(err, n, "no GPU take for %d-byte elements", esz), -1;
+    char name[32];
+    snprintf(name, sizeof name, "tsl_take_%d", esz);
+    CUfunction f = family(name, err, n);
+    if (!f || badk_reset(err, n)) return -1;
+    long long cnt = count, size = nt;
+    void *params[] = { &t, &size, &idx, &out, &cnt, &cuda.badk };
+    if (cuda_launch(f, count, params, err, n)) return -1;
+    return badk_read(bad_k, err, n);
+}
+
+int cuda_scatter_add(int dt, void *y, int64_t ny, const int64_t *idx, const void *v, int64_t count, int one,
+                     int64_t *bad_k, char *err, size_t n) {
+    char name[64];
+    gen_family_name(name, sizeof name, "scatter_add", gen_dtype_suffix(dt), NULL);
+    CUfunction f = family(name, err, n);
+    if (!f || badk_reset(err, n)) return -1;
+    long long cnt = count, size = ny;
+    void *params[] = { &y, &size, &idx, &v, &cnt, &one, &cuda.badk };
+    if (cuda_launch(f, 1, params, err, n)) return -1;
+    return badk_read(bad_k, err, n);
+}
+
 int cuda_random(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count, char *err,
                 size_t n) {
     static const char *const names[] = { "tsl_random_uniform", "tsl_random_normal", "tsl_random_int" };

@@ -68,6 +68,7 @@ static int plugin_init(char *err, size_t n) {
     }
     e = cudaMalloc(&cuda.workspace, CUDA_BLAS_WORKSPACE);
     if (e == cudaSuccess) e = cudaMalloc((void **)&cuda.flag, sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&cuda.badk, sizeof *cuda.badk);
     if (e != cudaSuccess) {
         snprintf(err, n, "%s", cudaGetErrorString(e));
         return CUDA_NO_RUNTIME;
@@ -227,6 +228,8 @@ static const TslCudaPlugin plugin = {
     .gather_strided = cuda_gather_strided,
     .where = cuda_where,
     .lines = cuda_lines,
+    .take = cuda_take,
+    .scatter_add = cuda_scatter_add,
     .random = cuda_random,
 };
 

@@ -489,6 +489,25 @@ static const char families[] =
     "  extern \"C\" __global__ void tsl_trace_##S(TslLineArgs a) { trace_kernel<TI, TA, TO>(a); }\n"
     "TSL_LINES(tsl_b8, b8, tsl_u64, tsl_i64) TSL_LINES(tsl_i64, i64, tsl_u64, tsl_i64)\n"
     "TSL_LINES(float, f32, float, float) TSL_LINES(double, f64, double, double)\n"
+    /* take: out[i] = t[idx[i]] (negative from the end); the first bad i goes to *badk (the
+     * smallest, whatever the order threads run in) */
+    "__device__ __forceinline__ long long tsl_position(tsl_i64 p, long long n) { long long q = p < 0 ? p + n : p; return q >= 0 && q < n ? q : -1; }\n"
+    "template <typename E> __device__ void take_kernel(const E *t, long long nt, const tsl_i64 *idx, E *out, long long n, tsl_u64 *badk) {\n"
+    "  for (long long i = tsl_tid(); i < n; i += tsl_nthreads()) {\n"
+    "    long long q = tsl_position(idx[i], nt);\n"
+    "    if (q < 0) atomicMin(badk, (tsl_u64)i); else out[i] = t[q]; } }\n"
+    "#define TSL_TAKE(E, S) extern \"C\" __global__ void tsl_take_##S(const E *t, long long nt, const tsl_i64 *idx, E *out, long long n, tsl_u64 *badk) \\\n"
+    "  { take_kernel<E>(t, nt, idx, out, n, badk); }\n"
+    "TSL_TAKE(unsigned char, 1) TSL_TAKE(unsigned int, 4) TSL_TAKE(unsigned long long, 8)\n"
+    /* scatter_add: y[idx[k]] += v[k] in order, by one thread, so repeated positions add up in
+     * the CPU's order and give its bits; every position is checked first */
+    "template <typename T> __device__ void scatter_kernel(T *y, long long ny, const tsl_i64 *idx, const T *v, long long n, int one, tsl_u64 *badk) {\n"
+    "  if (tsl_tid() != 0) return;\n"
+    "  for (long long k = 0; k < n; k++) if (tsl_position(idx[k], ny) < 0) { *badk = (tsl_u64)k; return; }\n"
+    "  for (long long k = 0; k < n; k++) { long long q = tsl_position(idx[k], ny); y[q] = tsl_add(y[q], v[one ? 0 : k]); } }\n"
+    "#define TSL_SCATTER(T, S) extern \"C\" __global__ void tsl_scatter_add_##S(T *y, long long ny, const tsl_i64 *idx, const T *v, long long n, int one, tsl_u64 *badk) \\\n"
+    "  { scatter_kernel<T>(y, ny, idx, v, n, one, badk); }\n"
+    "TSL_SCATTER(tsl_b8, b8) TSL_SCATTER(tsl_i64, i64) TSL_SCATTER(float, f32) TSL_SCATTER(double, f64)\n"
     /* Philox4x32-10, exactly ops/cpu/random.c's: element i uses the block of counter + i */
     "__device__ void tsl_philox(tsl_u64 ctr, tsl_u64 key, unsigned int out[4]) {\n"
     "  unsigned int c0 = (unsigned int)ctr, c1 = (unsigned int)(ctr >> 32), c2 = 0, c3 = 0;\n"

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TSL_CUDA_ABI 5
+#define TSL_CUDA_ABI 6
 #define TSL_CUDA_MAX_RANK 32   /* TSL_MAX_RANK */
 #define TSL_CUDA_MAX_IN 8      /* inputs of one fused elementwise kernel */
 
@@ -126,6 +126,13 @@ typedef struct {
      * (bool and i64 give i64). */
     int (*lines)(int kind, int dt, int64_t outer, int64_t len, int64_t inner, int64_t step, const void *in, void *out,
                  char *err, size_t n);
+    /* take (esz-byte elements; idx i64, negative from the end) and scatter_add (y of dtype dt
+     * gets v[k], or v[0] when one, added at idx[k] in order): 0; 1 when a position is out of
+     * range, *bad_k the first such k (nothing is added then); -1 on a CUDA error */
+    int (*take)(int esz, const void *t, int64_t nt, const int64_t *idx, void *out, int64_t count, int64_t *bad_k,
+                char *err, size_t n);
+    int (*scatter_add)(int dt, void *y, int64_t ny, const int64_t *idx, const void *v, int64_t count, int one,
+                       int64_t *bad_k, char *err, size_t n);
     /* Philox draws with the CPU's stream definition (ops/cpu/random.c): kind 0 uniform f32,
      * 1 normal f32, 2 integers in [lo, hi) (i64). */
     int (*random)(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count,

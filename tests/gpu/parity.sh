@@ -21,7 +21,7 @@ gpu=yes
 
 # exact on both devices (IEEE-exact or integer); everything else is compared within 1e-5.
 # NaN is compared by position (its sign and payload may differ: tests/gpu/same.tsl)
-EXACT=" concat stack equal allclose clip where cumsum cumprod trace outer diff neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
+EXACT=" concat stack equal allclose clip where cumsum cumprod trace outer diff take scatter_add neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
  floor_divide mod maximum minimum logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor
  eq ne lt le gt ge max min argmax argmin all any astype transpose broadcast_to reshape flatten
  expand_dims squeeze rand randint "
@@ -161,6 +161,15 @@ $(input x "$dt" b "[2, 3]")"
 done
 case_script where bool "$(input x bool a "[3, 5]")" "where(a, a, true)" "where(to(a, \"gpu\"), to(a, \"gpu\"), true)"
 case_script allclose f32 "$(input x f32 a "[3, 4]")" "tensor(allclose(a, a + 1e-7))" "tensor(allclose(to(a, \"gpu\"), to(a + 1e-7, \"gpu\")))"
+for dt in f32 f64 i64 bool; do
+    setup="$(input x "$dt" x "[4, 5]")
+i = tensor([3, -1, 0, 19, 3, 7], \"i64\")
+$(input x "$dt" v "[6]")"
+    case_script take "$dt" "$setup" "take(x, i)" "take(to(x, \"gpu\"), to(i, \"gpu\"))"
+    case_script take "${dt}_out_of_range" "$setup" "take(x, i + 20)" "take(to(x, \"gpu\"), to(i + 20, \"gpu\"))"
+    case_script scatter_add "$dt" "$setup" "scatter_add(x, i, v)" "scatter_add(to(x, \"gpu\"), to(i, \"gpu\"), to(v, \"gpu\"))"
+    case_script scatter_add "${dt}_number" "$setup" "scatter_add(x, i, 2)" "scatter_add(to(x, \"gpu\"), to(i, \"gpu\"), 2)"
+done
 # integer operands the CPU refuses: the GPU must refuse them too
 setup="$(input x i64 a "[3, 5]")"
 case_script mod i64_by_zero "$setup" "a % 0" "to(a, \"gpu\") % 0"
