@@ -60,11 +60,6 @@ int gpu_start(void) {
     return 0;
 }
 
-void gpu_describe(char *buf, size_t n) {
-    if (gpu_start()) snprintf(buf, n, "%s", op_error());
-    else gpu.cu->describe(buf, n);
-}
-
 /* A plugin call's result: 0, or -1 with its message as the op error. */
 static int plugin_result(int rc, const char *err) {
     if (rc) op_fail("%s", err);

@@ -14,8 +14,6 @@
 
 /* Starts the GPU (first call only); 0, or -1 with the reason, every time it is asked. */
 int gpu_start(void);
-/* The device's name and memory, or why there is none. */
-void gpu_describe(char *buf, size_t n);
 /* t on device d: t itself (retained) when it is there already, else a NEW copy. */
 Tensor *gpu_to(const Tensor *t, Device d);
 

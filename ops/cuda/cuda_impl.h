@@ -17,7 +17,6 @@ typedef struct {
     int *flag;              /* a device int kernels raise (astype's bad conversions) */
     unsigned long long *badk;   /* the first bad position of take / scatter_add */
     int cc_major, cc_minor, sms;
-    char name[256];
     int lost;               /* a sticky error happened: every later call fails */
     CUcontext ctx;          /* device 0's primary context, made current on any thread that launches */
 } CudaState;

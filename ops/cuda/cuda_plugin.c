@@ -59,7 +59,6 @@ static int plugin_init(char *err, size_t n) {
     cuDeviceGetAttribute(&cuda.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
     cuDeviceGetAttribute(&cuda.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
     cuDeviceGetAttribute(&cuda.sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
-    cuDeviceGetName(cuda.name, sizeof cuda.name, dev);
     /* cuBLAS: its own workspace (so it never allocates behind the allocator's back) and the
      * pedantic math mode (no reduced-precision or split-k shortcuts chosen per call) */
     if (cublasCreate(&cuda.blas) != CUBLAS_STATUS_SUCCESS) {
@@ -80,13 +79,6 @@ static int plugin_init(char *err, size_t n) {
         return CUDA_NO_RUNTIME;
     }
     return CUDA_OK;
-}
-
-static void plugin_describe(char *buf, size_t n) {
-    size_t free_b = 0, total = 0;
-    cudaMemGetInfo(&free_b, &total);
-    snprintf(buf, n, "%s (compute capability %d.%d, %d SMs, %.1f GiB)", cuda.name, cuda.cc_major, cuda.cc_minor,
-             cuda.sms, (double)total / (1 << 30));
 }
 
 /* ---------- the caching allocator ----------
@@ -209,7 +201,6 @@ static const TslCudaPlugin plugin = {
     .abi = TSL_CUDA_ABI,
     .nops = OP__COUNT,
     .init = plugin_init,
-    .describe = plugin_describe,
     .alloc = plugin_alloc,
     .free = plugin_free,
     .alloc_stats = plugin_alloc_stats,

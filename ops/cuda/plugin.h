@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TSL_CUDA_ABI 6
+#define TSL_CUDA_ABI 7
 #define TSL_CUDA_MAX_RANK 32   /* TSL_MAX_RANK */
 #define TSL_CUDA_MAX_IN 8      /* inputs of one fused elementwise kernel */
 
@@ -85,8 +85,6 @@ typedef struct {
     int nops;   /* OP__COUNT of the op table it was built with */
     /* Starts the runtime on device 0: CUDA_OK, CUDA_NO_RUNTIME (why in err) or CUDA_NO_DEVICE. */
     int (*init)(char *err, size_t n);
-    /* The device's name and memory, for `--version` style reports. */
-    void (*describe)(char *buf, size_t n);
     /* Device memory from the caching allocator: a freed block is kept for the next request of
      * its size class; when the device is out of memory the cache is freed and the request
      * tried once more. */
