@@ -310,7 +310,7 @@ int cuda_gemm(const CudaGemm *j, char *err, size_t n) {
     }
     if (s != CUBLAS_STATUS_SUCCESS) {
         snprintf(err, n, "cuBLAS gemm failed (status %d)", (int)s);
-        cuda.lost = 1;
+        if (s == CUBLAS_STATUS_EXECUTION_FAILED) cuda.lost = 1;   /* a kernel of cuBLAS faulted */
         return -1;
     }
     return 0;

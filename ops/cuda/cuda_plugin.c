@@ -6,6 +6,7 @@
  * those are the only ones that include CUDA headers, and only libtsl_cuda.so links them. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cuda_impl.h"
@@ -14,9 +15,32 @@ CudaState cuda;
 
 /* ---------- errors ---------- */
 
+/* The errors after which the context is unusable (a kernel faulted): the device is lost.
+ * The others (a bad argument, out of memory) leave it working. */
+static bool sticky_rt(cudaError_t e) {
+    switch (e) {
+    case cudaErrorIllegalAddress: case cudaErrorLaunchFailure: case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction: case cudaErrorMisalignedAddress: case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc: case cudaErrorLaunchTimeout: case cudaErrorECCUncorrectable: case cudaErrorAssert:
+    case cudaErrorContextIsDestroyed: case cudaErrorDevicesUnavailable: case cudaErrorUnknown: return true;
+    default: return false;
+    }
+}
+
+static bool sticky_drv(CUresult e) {
+    switch (e) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS: case CUDA_ERROR_LAUNCH_FAILED: case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION: case CUDA_ERROR_MISALIGNED_ADDRESS: case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC: case CUDA_ERROR_LAUNCH_TIMEOUT: case CUDA_ERROR_ECC_UNCORRECTABLE: case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED: case CUDA_ERROR_UNKNOWN: return true;
+    default: return false;
+    }
+}
+
 int cuda_fail_rt(cudaError_t e, const char *what, char *err, size_t n) {
     snprintf(err, n, "CUDA error in %s: %s", what, cudaGetErrorString(e));
-    if (e != cudaErrorMemoryAllocation) cuda.lost = 1;   /* a sticky error: the context is unusable */
+    if (sticky_rt(e)) cuda.lost = 1;
+    else cudaGetLastError();   /* not sticky: cleared, so the next call does not report it again */
     return -1;
 }
 
@@ -24,7 +48,7 @@ int cuda_fail_drv(CUresult e, const char *what, char *err, size_t n) {
     const char *s = NULL;
     cuGetErrorString(e, &s);
     snprintf(err, n, "CUDA error in %s: %s", what, s ? s : "unknown error");
-    if (e != CUDA_ERROR_OUT_OF_MEMORY) cuda.lost = 1;
+    if (sticky_drv(e)) cuda.lost = 1;
     return -1;
 }
 
@@ -187,7 +211,14 @@ static int plugin_copy(void *dst, const void *src, size_t bytes, char *err, size
 static int plugin_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                          char *err, size_t n) {
     if (!width || !height) return 0;
-    cudaError_t e = cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDeviceToDevice, cuda.stream);
+    cudaError_t e = cudaSuccess;
+    if (dpitch <= INT32_MAX && spitch <= INT32_MAX) {
+        e = cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDeviceToDevice, cuda.stream);
+    } else {   /* pitches past what cudaMemcpy2D takes: one copy per row */
+        for (size_t r = 0; r < height && e == cudaSuccess; r++)
+            e = cudaMemcpyAsync((char *)dst + r * dpitch, (const char *)src + r * spitch, width, cudaMemcpyDeviceToDevice,
+                                cuda.stream);
+    }
     return e == cudaSuccess ? 0 : cuda_fail_rt(e, "cudaMemcpy2D", err, n);
 }
 
