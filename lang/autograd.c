@@ -143,7 +143,9 @@ void autograd_record(const OpCall *c, Tensor *const *out) {
 
 int autograd_record_index(const Tensor *t, const IndexItem *idx, int n, Tensor *res) {
     if (!is_float(res->dtype)) return 0;
-    Tensor *at_pos = op_index_positions(t, idx, n);   /* O(result), not O(t): rows in a loop stay cheap */
+    Tensor *pos = op_index_positions(t, idx, n);   /* O(result), not O(t): rows in a loop stay cheap */
+    Tensor *at_pos = pos ? gpu_to(pos, t->device) : NULL;   /* beside t, for the backward scatter_add */
+    tensor_release(pos);
     if (!at_pos) return -1;
     OpArg in[2] = { op_arg_tensor(t), op_arg_tensor(at_pos) };
     OpAttrs at = attrs_default();
