@@ -211,7 +211,8 @@ static bool gpu_supports_op(const OpCall *c) {
     case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
     case OP_TRANSPOSE: case OP_BROADCAST_TO: case OP_ASTYPE: case OP_CLIP: case OP_WHERE: return true;
     case OP_CONCAT: case OP_STACK: case OP_EQUAL: case OP_ALLCLOSE: case OP_OUTER: return all_tensors(c);
-    case OP_CUMSUM: case OP_CUMPROD: case OP_TRACE: case OP_DIFF: return true;
+    case OP_CUMSUM: case OP_CUMPROD: case OP_TRACE: case OP_DIFF: case OP_TILE: case OP_REPEAT: return true;
+    case OP_ONE_HOT: return c->in[0].dtype == DT_I64;
     case OP_TAKE: return c->in[1].kind == ARG_TENSOR;
     case OP_SCATTER_ADD: return c->in[1].kind == ARG_TENSOR;
     default: return false;
@@ -237,6 +238,9 @@ static int gpu_run(const OpCall *c, Tensor **out) {
     case OP_CUMSUM: case OP_CUMPROD: return gpu_run_cum(c, out[0]);
     case OP_TRACE: return gpu_run_trace(c, out[0]);
     case OP_DIFF: return gpu_run_diff(c, out[0]);
+    case OP_TILE: return gpu_run_tile(c, out[0]);
+    case OP_REPEAT: return gpu_run_repeat(c, out[0]);
+    case OP_ONE_HOT: return gpu_run_one_hot(c, out[0]);
     case OP_TAKE: return gpu_run_take(c, out[0]);
     case OP_SCATTER_ADD: return gpu_run_scatter_add(c, out[0]);
     case OP_OUTER: return gpu_run_outer(c, out[0]);

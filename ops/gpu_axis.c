@@ -291,3 +291,16 @@ int gpu_run_outer(const OpCall *c, Tensor *out) {
     tensor_release(b);
     return rc;
 }
+
+/* one_hot: a row of n f32 per label; a label out of [0, n) is the CPU's error. */
+int gpu_run_one_hot(const OpCall *c, Tensor *out) {
+    const Tensor *lab = c->in[0].t;
+    int64_t n = c->at->i[0], k = 0, bad = 0;
+    char err[400];
+    int rc = gpu_cu->one_hot(lab->data, lab->size, n, out->data, &k, err, sizeof err);
+    if (rc < 0) op_fail("%s", err);
+    if (rc != 1) return rc;
+    if (GPU_CALL(to_host, &bad, (const int64_t *)lab->data + k, sizeof bad)) return -1;
+    op_fail("one_hot(): label %lld is out of range for n = %lld (labels must be in [0, n))", (long long)bad, (long long)n);
+    return -1;
+}

@@ -67,5 +67,8 @@ int gpu_run_astype(const OpCall *c, Tensor *out);
 int gpu_run_join(const OpCall *c, Tensor *out);
 int gpu_run_equal(const OpCall *c, Tensor *out);
 int gpu_run_random(const OpCall *c, Tensor *out);
+int gpu_run_tile(const OpCall *c, Tensor *out);
+int gpu_run_repeat(const OpCall *c, Tensor *out);
+int gpu_run_one_hot(const OpCall *c, Tensor *out);
 
 #endif

@@ -81,3 +81,50 @@ int gpu_run_equal(const OpCall *c, Tensor *out) {
     char err[400];
     return GPU_CALL(to_device, out->data, &v, 1);
 }
+
+/* The remap of tile and repeat: the input index along output axis d is
+ * (index / div[d]) % mod[d], at the input's stride[d]. */
+static int remap(const Tensor *t, Tensor *out, const int64_t *div, const int64_t *mod, const int64_t *stride) {
+    char err[400];
+    return out->size ? GPU_CALL(remap, (int)dtype_size(t->dtype), out->ndim, out->shape, div, mod, stride, t->data,
+                                out->data, out->size)
+                     : 0;
+}
+
+/* tile: t's shape aligned at the last axes (leading 1s), each output index modulo t's. */
+int gpu_run_tile(const OpCall *c, Tensor *out) {
+    const Tensor *t = c->in[0].t;
+    int64_t div[TSL_MAX_RANK], mod[TSL_MAX_RANK], stride[TSL_MAX_RANK], s = 1;
+    for (int d = out->ndim - 1; d >= 0; d--) {
+        int e = d - (out->ndim - t->ndim);
+        div[d] = 1;
+        mod[d] = e >= 0 ? t->shape[e] : 1;
+        stride[d] = s;
+        s *= mod[d];
+    }
+    return remap(t, out, div, mod, stride);
+}
+
+/* repeat: each element n times along the axis, or of the flattened tensor without one. */
+int gpu_run_repeat(const OpCall *c, Tensor *out) {
+    const Tensor *t = c->in[0].t;
+    const OpDef *d = op_def(c->op);
+    bool axis_given = false;
+    for (int p = 0; p < d->nparams; p++)
+        if (!strcmp(d->params[p].name, "axis")) axis_given = op_given(c, p);
+    int64_t n = c->at->i[0], div[TSL_MAX_RANK], mod[TSL_MAX_RANK], stride[TSL_MAX_RANK], s = 1;
+    if (!axis_given) {   /* out is 1-D: element k of it is t's flat element k / n */
+        div[0] = n;
+        mod[0] = t->size ? t->size : 1;
+        stride[0] = 1;
+        return remap(t, out, div, mod, stride);
+    }
+    int ax = c->at->axis < 0 ? c->at->axis + t->ndim : c->at->axis;
+    for (int k = t->ndim - 1; k >= 0; k--) {
+        div[k] = k == ax ? n : 1;
+        mod[k] = t->shape[k] ? t->shape[k] : 1;
+        stride[k] = s;
+        s *= t->shape[k];
+    }
+    return remap(t, out, div, mod, stride);
+}

@@ -51,6 +51,9 @@ int cuda_take(int esz, const void *t, int64_t nt, const int64_t *idx, void *out,
               char *err, size_t n);
 int cuda_scatter_add(int dt, void *y, int64_t ny, const int64_t *idx, const void *v, int64_t count, int one,
                      int64_t *bad_k, char *err, size_t n);
+int cuda_remap(int esz, int ndim, const int64_t *shape, const int64_t *div, const int64_t *mod, const int64_t *stride,
+               const void *in, void *out, int64_t count, char *err, size_t n);
+int cuda_one_hot(const int64_t *labels, int64_t count, int64_t n, float *out, int64_t *bad_k, char *err, size_t en);
 int cuda_random(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count, char *err,
                 size_t n);
 

@@ -275,6 +275,38 @@ int cuda_scatter_add(int dt, void *y, int64_t ny, const int64_t *idx, const void
     return badk_read(bad_k, err, n);
 }
 
+int cuda_remap(int esz, int ndim, const int64_t *shape, const int64_t *div, const int64_t *mod, const int64_t *stride,
+               const void *in, void *out, int64_t count, char *err, size_t n) {
+    if ((esz != 1 && esz != 4 && esz != 8) || ndim > 32) return snprintf(err, n, "no GPU remap for %d-byte elements", esz), -1;
+    char name[32];
+    snprintf(name, sizeof name, "tsl_remap_%d", esz);
+    CUfunction f = family(name, err, n);
+    if (!f) return -1;
+    GenRemapArgs a;
+    memset(&a, 0, sizeof a);
+    a.n = count;
+    a.ndim = ndim;
+    for (int d = 0; d < ndim; d++) {
+        a.shape[d] = shape[d];
+        a.div[d] = div[d];
+        a.mod[d] = mod[d];
+        a.stride[d] = stride[d];
+    }
+    a.in = in;
+    a.out = out;
+    void *params[] = { &a };
+    return cuda_launch(f, count, params, err, n);
+}
+
+int cuda_one_hot(const int64_t *labels, int64_t count, int64_t n, float *out, int64_t *bad_k, char *err, size_t en) {
+    CUfunction f = family("tsl_one_hot", err, en);
+    if (!f || badk_reset(err, en)) return -1;
+    long long cnt = count, width = n;
+    void *params[] = { &labels, &cnt, &width, &out, &cuda.badk };
+    if (cuda_launch(f, count, params, err, en)) return -1;
+    return badk_read(bad_k, err, en);
+}
+
 int cuda_random(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count, char *err,
                 size_t n) {
     static const char *const names[] = { "tsl_random_uniform", "tsl_random_normal", "tsl_random_int" };

@@ -88,6 +88,7 @@ static const char prelude[] =
     "struct TslGatherArgs { " STR(GEN_GATHER_ARGS_FIELDS) " };\n"
     "struct TslWhereArgs { " STR(GEN_WHERE_ARGS_FIELDS) " };\n"
     "struct TslLineArgs { " STR(GEN_LINE_ARGS_FIELDS) " };\n"
+    "struct TslRemapArgs { " STR(GEN_REMAP_ARGS_FIELDS) " };\n"
     "#define TSL_NAN_F __int_as_float(0x7fc00000)\n"
     "#define TSL_NAN_D __longlong_as_double(0x7ff8000000000000LL)\n"
     /* one name per math function, overloaded on float and double */
@@ -489,6 +490,21 @@ static const char families[] =
     "  extern \"C\" __global__ void tsl_trace_##S(TslLineArgs a) { trace_kernel<TI, TA, TO>(a); }\n"
     "TSL_LINES(tsl_b8, b8, tsl_u64, tsl_i64) TSL_LINES(tsl_i64, i64, tsl_u64, tsl_i64)\n"
     "TSL_LINES(float, f32, float, float) TSL_LINES(double, f64, double, double)\n"
+    /* tile and repeat: each output element fetched from (index / div) % mod along each axis */
+    "template <typename E> __device__ void remap_kernel(TslRemapArgs a) {\n"
+    "  const E *in = (const E *)a.in; E *out = (E *)a.out;\n"
+    "  for (long long i = tsl_tid(); i < a.n; i += tsl_nthreads()) {\n"
+    "    long long off = 0, r = i;\n"
+    "    for (int d = a.ndim - 1; d >= 0; d--) { long long j = r % a.shape[d]; r /= a.shape[d]; off += ((j / a.div[d]) % a.mod[d]) * a.stride[d]; }\n"
+    "    out[i] = in[off]; } }\n"
+    "extern \"C\" __global__ void tsl_remap_1(TslRemapArgs a) { remap_kernel<unsigned char>(a); }\n"
+    "extern \"C\" __global__ void tsl_remap_4(TslRemapArgs a) { remap_kernel<unsigned int>(a); }\n"
+    "extern \"C\" __global__ void tsl_remap_8(TslRemapArgs a) { remap_kernel<unsigned long long>(a); }\n"
+    /* one_hot: each label's row of n f32, a 1 at the label; the first bad label to *badk */
+    "extern \"C\" __global__ void tsl_one_hot(const tsl_i64 *lab, long long count, long long n, float *out, tsl_u64 *badk) {\n"
+    "  for (long long p = tsl_tid(); p < count; p += tsl_nthreads()) {\n"
+    "    tsl_i64 l = lab[p]; if (l < 0 || l >= n) { atomicMin(badk, (tsl_u64)p); continue; }\n"
+    "    for (long long k = 0; k < n; k++) out[p * n + k] = k == l ? 1.0f : 0.0f; } }\n"
     /* take: out[i] = t[idx[i]] (negative from the end); the first bad i goes to *badk (the
      * smallest, whatever the order threads run in) */
     "__device__ __forceinline__ long long tsl_position(tsl_i64 p, long long n) { long long q = p < 0 ? p + n : p; return q >= 0 && q < n ? q : -1; }\n"

@@ -33,7 +33,13 @@
 #define GEN_LINE_ARGS_FIELDS \
     long long outer; long long len; long long inner; long long step; const void *in; void *out;
 
+/* tile and repeat: the input index along axis d is (out index / div[d]) % mod[d] */
+#define GEN_REMAP_ARGS_FIELDS \
+    long long n; int ndim; long long shape[32]; long long div[32]; long long mod[32]; long long stride[32]; \
+    const void *in; void *out;
+
 typedef struct { GEN_EW_ARGS_FIELDS } GenEwArgs;
+typedef struct { GEN_REMAP_ARGS_FIELDS } GenRemapArgs;
 typedef struct { GEN_LINE_ARGS_FIELDS } GenLineArgs;
 typedef struct { GEN_WHERE_ARGS_FIELDS } GenWhereArgs;
 typedef struct { GEN_FUSED_ARGS_FIELDS } GenFusedArgs;

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TSL_CUDA_ABI 7
+#define TSL_CUDA_ABI 8
 #define TSL_CUDA_MAX_RANK 32   /* TSL_MAX_RANK */
 #define TSL_CUDA_MAX_IN 8      /* inputs of one fused elementwise kernel */
 
@@ -131,6 +131,12 @@ typedef struct {
                 char *err, size_t n);
     int (*scatter_add)(int dt, void *y, int64_t ny, const int64_t *idx, const void *v, int64_t count, int one,
                        int64_t *bad_k, char *err, size_t n);
+    /* out[i] = in[sum over d of ((index_d / div[d]) % mod[d]) * stride[d]] (tile, repeat) */
+    int (*remap)(int esz, int ndim, const int64_t *shape, const int64_t *div, const int64_t *mod, const int64_t *stride,
+                 const void *in, void *out, int64_t count, char *err, size_t n);
+    /* one_hot of count i64 labels into rows of n f32: 0, or 1 with *bad_k the first label out
+     * of [0, n); -1 on a CUDA error */
+    int (*one_hot)(const int64_t *labels, int64_t count, int64_t n, float *out, int64_t *bad_k, char *err, size_t en);
     /* Philox draws with the CPU's stream definition (ops/cpu/random.c): kind 0 uniform f32,
      * 1 normal f32, 2 integers in [lo, hi) (i64). */
     int (*random)(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count,

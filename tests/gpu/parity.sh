@@ -21,7 +21,7 @@ gpu=yes
 
 # exact on both devices (IEEE-exact or integer); everything else is compared within 1e-5.
 # NaN is compared by position (its sign and payload may differ: tests/gpu/same.tsl)
-EXACT=" concat stack equal allclose clip where cumsum cumprod trace outer diff take scatter_add neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
+EXACT=" concat stack equal allclose clip where cumsum cumprod trace outer diff take scatter_add tile repeat one_hot neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
  floor_divide mod maximum minimum logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor
  eq ne lt le gt ge max min argmax argmin all any astype transpose broadcast_to reshape flatten
  expand_dims squeeze rand randint "
@@ -155,6 +155,10 @@ for dt in f32 f64 i64 bool; do
     case_script diff "$dt" "$setup" "diff(x)" "diff(to(x, \"gpu\"))"
     case_script diff "${dt}_axis1" "$setup" "diff(x, axis=1)" "diff(to(x, \"gpu\"), axis=1)"
     case_script trace "${dt}_2d" "$(input x "$dt" x "[5, 3]")" "trace(x)" "trace(to(x, \"gpu\"))"
+    case_script tile "$dt" "$setup" "tile(x, [2, 1, 3])" "tile(to(x, \"gpu\"), [2, 1, 3])"
+    case_script tile "${dt}_short_reps" "$setup" "tile(x, [2])" "tile(to(x, \"gpu\"), [2])"
+    case_script repeat "$dt" "$setup" "repeat(x, 3)" "repeat(to(x, \"gpu\"), 3)"
+    case_script repeat "${dt}_axis1" "$setup" "repeat(x, 2, axis=1)" "repeat(to(x, \"gpu\"), 2, axis=1)"
     setup="$(input x "$dt" a "[4]")
 $(input x "$dt" b "[2, 3]")"
     case_script outer "$dt" "$setup" "outer(a, b)" "outer(to(a, \"gpu\"), to(b, \"gpu\"))"
@@ -170,6 +174,9 @@ $(input x "$dt" v "[6]")"
     case_script scatter_add "$dt" "$setup" "scatter_add(x, i, v)" "scatter_add(to(x, \"gpu\"), to(i, \"gpu\"), to(v, \"gpu\"))"
     case_script scatter_add "${dt}_number" "$setup" "scatter_add(x, i, 2)" "scatter_add(to(x, \"gpu\"), to(i, \"gpu\"), 2)"
 done
+setup='l = tensor([[3, 0], [1, 4]], "i64")'
+case_script one_hot f32 "$setup" "one_hot(l, 5)" "one_hot(to(l, \"gpu\"), 5)"
+case_script one_hot f32_out_of_range "$setup" "one_hot(l, 4)" "one_hot(to(l, \"gpu\"), 4)"
 # integer operands the CPU refuses: the GPU must refuse them too
 setup="$(input x i64 a "[3, 5]")"
 case_script mod i64_by_zero "$setup" "a % 0" "to(a, \"gpu\") % 0"
