@@ -4,7 +4,8 @@
 # can be checked without one is in `make test`). Steps, each with its own time limit:
 #   1. the device (nvidia-smi) and the build (make already built bin/tsl, the plugin and
 #      ptx_check before this script runs);
-#   2. the structural checks of tests/gpu/nogpu.sh (no CUDA in bin/tsl, NVRTC);
+#   2. the structural checks of tests/gpu/nogpu.sh (no CUDA in bin/tsl, NVRTC), and the
+#      caching allocator (tests/gpu/alloc_check.c: no cudaMalloc in steady state);
 #   3. the CPU/GPU parity suite, one process per case (tests/gpu/parity.sh);
 #   4. compute-sanitizer --tool memcheck over all parity cases in one process, if installed;
 #   5. the GPU benchmarks (bench/gpu/gpu.tsl) and their baselines (bench/gpu/direct.c), with
@@ -35,6 +36,14 @@ fi
 step "structural checks (tests/gpu/nogpu.sh)"
 timeout 120 sh tests/gpu/nogpu.sh "$BIN" "$CUDA_HOME" >>"$LOG" 2>&1 || { status=1; log "FAILED"; }
 tail -1 "$LOG"
+
+step "the caching allocator (tests/gpu/alloc_check.c)"
+if cc -std=c11 -D_GNU_SOURCE -O2 -Iops -o "$OUT/alloc_check" tests/gpu/alloc_check.c -ldl >>"$LOG" 2>&1; then
+    timeout 60 "$OUT/alloc_check" "$BIN/libtsl_cuda.so" >>"$LOG" 2>&1 || { status=1; log "FAILED"; }
+    tail -1 "$LOG"
+else
+    status=1; log "alloc_check did not build"
+fi
 
 step "CPU/GPU parity (tests/gpu/parity.sh)"
 timeout 200 sh tests/gpu/parity.sh "$BIN/tsl" "$OUT/parity" >>"$LOG" 2>&1 || { status=1; log "FAILED (or timed out)"; }
