@@ -50,7 +50,7 @@ timeout 200 sh tests/gpu/parity.sh "$BIN/tsl" "$OUT/parity" >>"$LOG" 2>&1 || { s
 tail -1 "$LOG"
 [ -s "$OUT/parity/not_covered.txt" ] && { log "not covered on the GPU:"; sed 's/^/  /' "$OUT/parity/not_covered.txt" >>"$LOG"; }
 
-step "compute-sanitizer memcheck over the parity cases"
+step "compute-sanitizer memcheck over the first parity case of each op"
 SAN=$(command -v compute-sanitizer || echo "$CUDA_HOME/bin/compute-sanitizer")
 if [ -x "$SAN" ] && [ -f "$OUT/parity/all.tsl" ]; then
     timeout 150 "$SAN" --tool memcheck --leak-check full --error-exitcode 99 "$BIN/tsl" "$OUT/parity/all.tsl" \

@@ -5,12 +5,13 @@
 # and on the GPU and compares: bit for bit (equal) where the result is exact on both (the
 # arithmetic, comparisons, rounding, min/max, bit ops, conversions, copies, integer results,
 # Philox uniform and integer draws), within relative 1e-5 otherwise (transcendental
-# functions, reductions and matmul, whose summation order differs from the CPU's). Each
-# script runs in its own process, so a sticky CUDA error cannot cascade into the next.
+# functions, reductions and matmul, whose summation order differs from the CPU's). The
+# cases of one op run in one process; when any of them fails, each runs in its own process,
+# so a sticky CUDA error cannot hide or cascade into the others.
 # A script the CPU itself refuses (an op not defined for the dtype) is skipped; a GPU answer
 # "NAME() is not supported on device 'gpu'" is listed as not covered; anything else that
 # differs or fails is a failure. OUTDIR keeps the scripts (for compute-sanitizer) and a
-# combined all.tsl.
+# all.tsl with the first case of each op (for compute-sanitizer).
 TSL=${1:-bin/tsl}
 OUT=${2:-$(mktemp -d)}
 mkdir -p "$OUT/cases"
@@ -43,10 +44,12 @@ input() {   # input NAME DTYPE VAR SHAPE
 }
 
 n=0
+: >"$OUT/index.txt"
 # case_script NAME ID SETUP CPU_EXPR GPU_EXPR: writes one script
 case_script() {
     n=$((n + 1))
     f="$OUT/cases/$(printf %04d $n)_$1_$2.tsl"
+    printf '%s %s\n' "$1" "$f" >>"$OUT/index.txt"
     if echo "$EXACT" | grep -q " $1 "; then exact=true; else exact=false; fi
     { printf 'seed(7)\n%s\nc = %s\n' "$3" "$4"
       printf 'seed(7)\n%s\n' "$3"
@@ -187,7 +190,7 @@ case_script rand f32 "" "rand([1000])" "rand([1000])"
 case_script randn f32 "" "randn([1000])" "randn([1000])"
 case_script randint i64 "" "randint(-50, 50, [1000])" "randint(-50, 50, [1000])"
 
-# run each in its own process
+# run the cases
 pass=0 fail=0 skip=0
 if [ $gpu = no ]; then
     # The scripts are still checked, with the CPU standing in for the GPU ("gpu" read as
@@ -209,18 +212,10 @@ if [ $gpu = no ]; then
     exit
 fi
 : >"$OUT/not_covered.txt"
-cat "$OUT"/cases/*.tsl >"$OUT/all.tsl"
-for f in "$OUT"/cases/*.tsl; do
-    base=$(basename "$f" .tsl)
-    # the CPU half alone: an op the CPU refuses for this dtype is not a GPU question
-    sed '/^device("gpu")/,$d' "$f" >"$OUT/cpu_only.tsl"
-    if ! "$TSL" "$OUT/cpu_only.tsl" >/dev/null 2>&1; then   # ... and the GPU must refuse it too
-        skip=$((skip + 1))
-        sed 's/^c = .*/c = 0/' "$f" >"$OUT/gpu_only.tsl"
-        if timeout 60 "$TSL" "$OUT/gpu_only.tsl" >/dev/null 2>&1; then fail=$((fail + 1)); echo "FAIL $base: the CPU refuses it, the GPU does not"; fi
-        continue
-    fi
-    if timeout 60 "$TSL" "$f" >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out"; then
+# one case on its own: pass, not covered (listed), or a failure (reported)
+run_case() {
+    base=$(basename "$1" .tsl)
+    if timeout 60 "$TSL" "$1" >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out"; then
         pass=$((pass + 1))
     elif grep -q "is not supported on device 'gpu'" "$OUT/err"; then
         echo "$base: $(grep -o "[a-z_0-9]*() is not supported on device 'gpu'" "$OUT/err" | head -1)" >>"$OUT/not_covered.txt"
@@ -228,6 +223,34 @@ for f in "$OUT"/cases/*.tsl; do
         fail=$((fail + 1))
         echo "FAIL $base:"; sed 's/^/    /' "$OUT/err" | head -8; sed 's/^/    /' "$OUT/out" | head -6
     fi
+}
+# The CPU half of each case alone first: what the CPU refuses is not a GPU question, except
+# that the GPU must refuse it too.
+mkdir -p "$OUT/groups"
+: >"$OUT/all.tsl"
+while read -r op f; do
+    base=$(basename "$f" .tsl)
+    sed '/^device("gpu")/,$d' "$f" >"$OUT/cpu_only.tsl"
+    if ! "$TSL" "$OUT/cpu_only.tsl" >/dev/null 2>&1; then
+        skip=$((skip + 1))
+        sed 's/^c = .*/c = 0/' "$f" >"$OUT/gpu_only.tsl"
+        if timeout 60 "$TSL" "$OUT/gpu_only.tsl" >/dev/null 2>&1; then fail=$((fail + 1)); echo "FAIL $base: the CPU refuses it, the GPU does not"; fi
+        continue
+    fi
+    cat "$f" >>"$OUT/groups/$op.tsl"
+    echo "$f" >>"$OUT/groups/$op.list"
+    [ -f "$OUT/groups/$op.first" ] || { cat "$f" >>"$OUT/all.tsl"; touch "$OUT/groups/$op.first"; }
+done <"$OUT/index.txt"
+# Then the cases of each op in one process (a GPU process starts in a fraction of a second,
+# and there are hundreds of cases): when every case of the op says ok, they pass; otherwise
+# each case runs in its own process, so a sticky error cannot hide the others.
+for g in "$OUT"/groups/*.tsl; do
+    list="${g%.tsl}.list"
+    want=$(wc -l <"$list")
+    got=0
+    if timeout 120 "$TSL" "$g" >"$OUT/out" 2>"$OUT/err"; then got=$(grep -c '^ok$' "$OUT/out"); fi
+    if [ "$got" -eq "$want" ]; then pass=$((pass + want)); continue; fi
+    while read -r f; do run_case "$f"; done <"$list"
 done
 n=$(ls "$OUT"/cases | wc -l)
 echo "parity: $pass agree, $fail differ or fail, $(wc -l <"$OUT/not_covered.txt") not covered on the GPU, $skip refused by the CPU ($n cases)"
