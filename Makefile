@@ -46,9 +46,11 @@ API_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/api/test_*.c))
 LIB_A    := $(BIN)/libtsl.a
 LIB_SO   := $(BIN)/libtsl.so
 MPI_PLUGIN := $(BIN)/libtsl_mpi.so
+CUDA_PLUGIN := $(BIN)/libtsl_cuda.so
+PTX_CHECK   := $(BIN)/ptx_check
 
-.PHONY: all deps test unit scripts demo asan test-asan tsan deploy-test bench bench-quick fuzz fuzz-smoke clean
-all: $(BIN)/tsl $(LIB_SO) $(MPI_PLUGIN)
+.PHONY: all deps test unit scripts demo asan test-asan tsan deploy-test bench bench-quick fuzz fuzz-smoke clean gpu-test gpu-check
+all: $(BIN)/tsl $(LIB_SO) $(MPI_PLUGIN) $(CUDA_PLUGIN) $(PTX_CHECK)
 
 # The MPI plugin (ops/mpi/): built with mpicc (installed with the packages above, so looked
 # for when the recipe runs) and loaded by ops/dist.c only under mpirun, so bin/tsl itself never
@@ -58,6 +60,30 @@ $(MPI_PLUGIN): ops/mpi/mpi_plugin.c ops/mpi/plugin.h | $(STAMP)
 	@if command -v mpicc >/dev/null 2>&1; then \
 	  echo "mpicc ... -shared -o $@ $<"; mpicc $(CSTD) $(WARN) $(OPT) -fPIC -shared -fvisibility=hidden -o $@ $<; \
 	else echo "note: no mpicc (openmpi-bin, libopenmpi-dev): $@ not built, MPI tests will be skipped"; fi
+
+# The CUDA plugin (ops/cuda/): C host code compiled against the CUDA toolkit and linked to
+# the runtime, the driver, cuBLAS and NVRTC; ops/gpu.c dlopens it on the first use of the GPU,
+# so bin/tsl and libtsl.so never link CUDA (`make test` checks). Built whenever the toolkit's
+# nvcc is installed (CUDA_HOME); otherwise a note, and the GPU checks say they are skipped.
+# ptx_check compiles every kernel the generator can produce with NVRTC (no GPU needed).
+CUDA_HOME ?= /usr/local/cuda
+CUDA_SRC  := ops/cuda/cuda_plugin.c ops/cuda/cuda_kernels.c ops/cuda/nvrtc.c ops/cuda/gen.c
+CUDA_DEPS := $(CUDA_SRC) $(wildcard ops/cuda/*.h) ops/ops.def ops/opcall.h ops/tensor.h
+CUDA_LINK := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib64/stubs -Wl,-rpath,$(CUDA_HOME)/lib64
+$(CUDA_PLUGIN): $(CUDA_DEPS) | $(STAMP)
+	@mkdir -p $(BIN)
+	@if [ -x $(CUDA_HOME)/bin/nvcc ]; then \
+	  echo "cc ... -shared -o $@ ops/cuda/*.c (CUDA)"; \
+	  $(CC) $(CSTD) $(WARN) $(OPT) -fPIC -shared -fvisibility=hidden -Iops -Iops/cuda -I$(CUDA_HOME)/include \
+	    -o $@ $(CUDA_SRC) $(CUDA_LINK) -lcublas -lnvrtc -lcudart -lcuda -lpthread || exit 1; \
+	else echo "note: no nvcc ($(CUDA_HOME)/bin/nvcc): $@ not built, GPU checks will be skipped"; rm -f $@; fi
+$(PTX_CHECK): tests/gpu/ptx_check.c ops/cuda/gen.c ops/cuda/gen.h ops/cuda/gen_args.h ops/cuda/nvrtc_opts.h ops/ops.def | $(STAMP)
+	@mkdir -p $(BIN)
+	@if [ -x $(CUDA_HOME)/bin/nvcc ]; then \
+	  echo "cc ... -o $@ tests/gpu/ptx_check.c ops/cuda/gen.c -lnvrtc"; \
+	  $(CC) $(CSTD) $(WARN) $(OPT) -Iops -I$(CUDA_HOME)/include -o $@ tests/gpu/ptx_check.c ops/cuda/gen.c \
+	    $(CUDA_LINK) -lnvrtc || exit 1; \
+	else rm -f $@; fi
 
 # Install what the build needs, once. Root installs with apt; others are told what is missing.
 $(STAMP): Makefile
@@ -134,11 +160,12 @@ $(BIN)/api_test: $(API_OBJ) $(LIB_A)
 	@mkdir -p $(BIN)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIB_LIBS) $(CHECK_LIBS) $(LDFLAGS)
 
-$(BIN)/unit: $(CORE_OBJ) $(UNIT_OBJ)
+# the unit tests check the generator's table against ops.def (no CUDA needed for that)
+$(BIN)/unit: $(CORE_OBJ) $(UNIT_OBJ) $(BUILD)/ops/cuda/gen.o
 	@mkdir -p $(BIN)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(CHECK_LIBS) $(LDFLAGS)
 
-test: $(BIN)/tsl $(BIN)/unit $(BIN)/api_test $(LIB_SO) $(MPI_PLUGIN)
+test: $(BIN)/tsl $(BIN)/unit $(BIN)/api_test $(LIB_SO) $(MPI_PLUGIN) $(CUDA_PLUGIN) $(PTX_CHECK)
 	@echo "== unit tests (check)"
 	@CK_VERBOSITY=normal $(BIN)/unit
 	@echo "== public API tests (check, tsl.h only)"
@@ -151,6 +178,7 @@ test: $(BIN)/tsl $(BIN)/unit $(BIN)/api_test $(LIB_SO) $(MPI_PLUGIN)
 	@extra=$$(nm -D --defined-only $(LIB_SO) | awk '$$3 !~ /^tsl_/ {print $$3}'); \
 	if [ -n "$$extra" ]; then echo "libtsl.so also exports: $$extra"; exit 1; fi; \
 	echo "$$(nm -D --defined-only $(LIB_SO) | wc -l) symbols, all tsl_*"
+	@$(MAKE) --no-print-directory gpu-test
 	@$(MAKE) --no-print-directory deploy-test
 	@$(MAKE) --no-print-directory tsan
 
@@ -174,6 +202,20 @@ tsan: $(BIN)/tsl
 	$(TSAN_ENV) bin-tsan/threads $$d/digits.tslg
 	@echo "== 3 states on the thread pool, under ThreadSanitizer"
 	@$(TSAN_ENV) bin-tsan/pool_threads
+
+# What a machine without a GPU can check of the GPU backend (part of `make test`): no CUDA
+# library in bin/tsl or libtsl.so, every generated kernel through NVRTC, and the errors
+# asking for the GPU gives here (tests/gpu/nogpu.sh).
+gpu-test: $(BIN)/tsl $(LIB_SO) $(CUDA_PLUGIN) $(PTX_CHECK)
+	@echo "== GPU backend without a GPU (plugin, NVRTC, errors)"
+	@sh tests/gpu/nogpu.sh $(BIN) $(CUDA_HOME)
+
+# On a machine with a GPU: build (on every core: GPU time is scarce), the parity suite,
+# compute-sanitizer and the GPU benchmarks, logged to build/gpu-check.log (tests/gpu/check.sh;
+# about 6 minutes at most).
+gpu-check:
+	$(MAKE) -j$$(nproc) $(BIN)/tsl $(CUDA_PLUGIN) $(PTX_CHECK)
+	sh tests/gpu/check.sh $(BIN) $(CUDA_HOME)
 
 unit: $(BIN)/unit
 	$(BIN)/unit

@@ -247,9 +247,9 @@ TSL_API int tsl_tensor_ndim(const tsl_Tensor *t);
 TSL_API int64_t tsl_tensor_dim(const tsl_Tensor *t, int i);
 /* Elements (the product of the shape). */
 TSL_API int64_t tsl_tensor_size(const tsl_Tensor *t);
-/* The elements, read-only (borrowed: valid while t is). */
+/* The elements, read-only (borrowed: valid while t is); NULL for a tensor on the GPU. */
 TSL_API const void *tsl_tensor_data(const tsl_Tensor *t);
-/* Copies the elements into dst (cap bytes); TSL_BADARG when they do not fit. */
+/* Copies the elements into dst (cap bytes), from any device; TSL_BADARG when they do not fit. */
 TSL_API tsl_Status tsl_tensor_copy_data(tsl_State *S, const tsl_Tensor *t, void *dst, size_t cap);
 /* Reads a NumPy .npy file (*out: new reference); TSL_IO with the reason. */
 TSL_API tsl_Status tsl_npy_read(tsl_State *S, const char *path, tsl_Tensor **out);

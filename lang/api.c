@@ -13,6 +13,8 @@
 #include "mem.h"
 #include "pool.h"
 #include "tops.h"
+#include "ctx.h"
+#include "gpu.h"
 
 _Static_assert(TSL_MAX_SOURCE == TSL_MAX_SOURCE_BYTES, "tsl.h and interp.h agree on the source limit");
 _Static_assert(TSL_MAX_DIMS == TSL_MAX_RANK, "tsl.h and tensor.h agree on the rank limit");
@@ -211,10 +213,13 @@ int tsl_threads(void) { return pool_threads(); }
 
 tsl_Status tsl_set_device(tsl_State *S, const char *device) {
     if (!S || !device) return TSL_BADARG;
-    if (!strcmp(device, "cpu")) return TSL_OK;
-    if (!strcmp(device, "gpu"))
-        return api_fail(S, TSL_UNSUPPORTED, "device 'gpu' is not available (this build has no GPU backend yet)");
-    return api_fail(S, TSL_BADARG, "the device is cpu or gpu");
+    Device d;
+    if (!strcmp(device, "cpu")) d = DEV_CPU;
+    else if (!strcmp(device, "gpu")) d = DEV_GPU;
+    else return api_fail(S, TSL_BADARG, "the device is cpu or gpu");
+    if (d == DEV_GPU && gpu_start()) return api_fail(S, TSL_UNSUPPORTED, "%s", op_error());
+    S->I->opsctx->default_device = d;   /* the state's own context: new tensors go there */
+    return TSL_OK;
 }
 
 typedef struct {

@@ -35,12 +35,19 @@ tsl_DType tsl_tensor_dtype(const tsl_Tensor *t) { return (tsl_DType)T(t)->dtype;
 int tsl_tensor_ndim(const tsl_Tensor *t) { return T(t)->ndim; }
 int64_t tsl_tensor_dim(const tsl_Tensor *t, int i) { return i >= 0 && i < T(t)->ndim ? T(t)->shape[i] : 0; }
 int64_t tsl_tensor_size(const tsl_Tensor *t) { return T(t)->size; }
-const void *tsl_tensor_data(const tsl_Tensor *t) { return T(t)->data; }
+const void *tsl_tensor_data(const tsl_Tensor *t) { return T(t)->device == DEV_CPU ? T(t)->data : NULL; }
 
 tsl_Status tsl_tensor_copy_data(tsl_State *S, const tsl_Tensor *t, void *dst, size_t cap) {
     if (!t || (!dst && cap)) return TSL_BADARG;
     size_t bytes = (size_t)T(t)->size * dtype_size(T(t)->dtype);
     if (bytes > cap) return api_fail(S, TSL_BADARG, "the tensor's %zu bytes do not fit in %zu", bytes, cap);
+    if (T(t)->device != DEV_CPU) {   /* through a host copy */
+        Tensor *h = tensor_host(T(t));
+        if (!h) return api_fail(S, TSL_ERROR, "%s", op_error());
+        if (bytes) memcpy(dst, h->data, bytes);
+        tensor_release(h);
+        return TSL_OK;
+    }
     if (bytes) memcpy(dst, T(t)->data, bytes);
     return TSL_OK;
 }
@@ -54,5 +61,8 @@ tsl_Status tsl_npy_read(tsl_State *S, const char *path, tsl_Tensor **out) {
 
 tsl_Status tsl_npy_write(tsl_State *S, const char *path, const tsl_Tensor *t) {
     if (!path || !t) return TSL_BADARG;
-    return npy_save(path, T(t)) == 0 ? TSL_OK : api_fail(S, TSL_IO, "%s", op_error());
+    Tensor *h = tensor_host(T(t));   /* a GPU tensor is written from a host copy */
+    int rc = h ? npy_save(path, h) : -1;
+    tensor_release(h);
+    return rc == 0 ? TSL_OK : api_fail(S, h ? TSL_IO : TSL_ERROR, "%s", op_error());
 }

@@ -5,6 +5,7 @@
 #include "grad.h"
 #include "mem.h"
 #include "tops.h"
+#include "gpu.h"
 
 /* One recorded op call: operands (tensors retained), attributes, the tape variables of
  * its operands (-1: not tracked) and of its results. */
@@ -142,7 +143,9 @@ void autograd_record(const OpCall *c, Tensor *const *out) {
 
 int autograd_record_index(const Tensor *t, const IndexItem *idx, int n, Tensor *res) {
     if (!is_float(res->dtype)) return 0;
-    Tensor *at_pos = op_index_positions(t, idx, n);   /* O(result), not O(t): rows in a loop stay cheap */
+    Tensor *pos = op_index_positions(t, idx, n);   /* O(result), not O(t): rows in a loop stay cheap */
+    Tensor *at_pos = pos ? gpu_to(pos, t->device) : NULL;   /* beside t, for the backward scatter_add */
+    tensor_release(pos);
     if (!at_pos) return -1;
     OpArg in[2] = { op_arg_tensor(t), op_arg_tensor(at_pos) };
     OpAttrs at = attrs_default();
@@ -187,7 +190,9 @@ static int accumulate(Tensor **dst, Tensor *g) {
 static int backward(Tape *tp, int y) {
     Shape s;
     shape_of(tp->vars[y].t, &s);
-    tp->vars[y].grad = op_full(&s, 1, tp->vars[y].t->dtype);
+    Tensor *ones = op_full(&s, 1, tp->vars[y].t->dtype);   /* the seed lives where y does */
+    tp->vars[y].grad = ones ? gpu_to(ones, tp->vars[y].t->device) : NULL;
+    tensor_release(ones);
     if (!tp->vars[y].grad) return -1;
     for (int k = tp->nnodes - 1; k >= 0; k--) {
         TapeNode *n = &tp->nodes[k];
@@ -300,8 +305,9 @@ static Value grad_tree(Interp *I, Tape *tp, Value v, const int *leaves, int *k) 
         if (var->grad) return TENSOR_VAL(tensor_retain(var->grad));
         Shape s;
         shape_of(v.as.t, &s);
-        Tensor *z = tensor_zeros(v.as.t->dtype, &s);
-        return z ? TENSOR_VAL(z) : interp_error(I, "%s", op_error());
+        Tensor *z = tensor_zeros(v.as.t->dtype, &s), *zd = z ? gpu_to(z, v.as.t->device) : NULL;   /* where v is */
+        tensor_release(z);
+        return zd ? TENSOR_VAL(zd) : interp_error(I, "%s", op_error());
     }
     if (v.type == VAL_LIST) {
         ObjList *l = AS_LIST(v);
@@ -388,7 +394,10 @@ out:
 
 static bool value_as_number(Interp *I, Value y, double *out) {
     if (y.type == VAL_NUM) { *out = y.as.n; return true; }
-    if (y.type == VAL_TENSOR && y.as.t->size == 1) { *out = tensor_get(y.as.t, 0); return true; }
+    if (y.type == VAL_TENSOR && y.as.t->size == 1) {
+        if (tensor_first(y.as.t, out)) return interp_error(I, "%s", op_error()), false;   /* a GPU loss is copied */
+        return true;
+    }
     return interp_error(I, "check_grad(): f must return a one-element float tensor or a number"), false;
 }
 
@@ -410,6 +419,8 @@ Value autograd_check_grad(Interp *I, Value f, Value x, double eps) {
     if (x.type != VAL_TENSOR || !is_float(x.as.t->dtype))
         return interp_error(I, "check_grad(): x must be a float tensor, got %s", val_type_name(x));
     if (!(eps > 0)) return interp_error(I, "check_grad(): eps must be a positive number");
+    if (x.as.t->device != DEV_CPU)   /* it perturbs x element by element, on the host */
+        return interp_error(I, "check_grad(): x must be on the CPU (to(x, \"cpu\"))");
     Tensor *x64 = op_astype(x.as.t, DT_F64);
     if (!x64) return interp_error(I, "%s", op_error());
     Value arg = TENSOR_VAL(x64);

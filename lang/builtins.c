@@ -49,7 +49,10 @@ bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *par
 bool arg_number(Interp *I, const char *fname, const char *pname, Value v, double *out) {
     if (v.type == VAL_NUM) { *out = v.as.n; return true; }
     if (v.type == VAL_BOOL) { *out = v.as.b; return true; }
-    if (v.type == VAL_TENSOR && v.as.t->size == 1) { *out = tensor_get(v.as.t, 0); return true; }
+    if (v.type == VAL_TENSOR && v.as.t->size == 1) {
+        if (tensor_first(v.as.t, out)) return interp_error(I, "%s", op_error()), false;
+        return true;
+    }
     interp_error(I, "%s(): '%s' must be a number, got a %s", fname, pname, val_type_name(v));
     return false;
 }
@@ -254,7 +257,7 @@ static bool number_of(Interp *I, const char *fname, Value v, double *out) {
     if (v.type == VAL_TENSOR) {
         if (v.as.t->size != 1)
             return interp_error(I, "%s(): only a one-element tensor converts to a number", fname), false;
-        *out = tensor_get(v.as.t, 0);
+        if (tensor_first(v.as.t, out)) return interp_error(I, "%s", op_error()), false;
         return true;
     }
     if (v.type == VAL_NUM || v.type == VAL_BOOL) { *out = v.type == VAL_NUM ? v.as.n : v.as.b; return true; }

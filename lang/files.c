@@ -94,7 +94,10 @@ static Value bi_save_csv(Interp *I, CallArgs *a) {
     if (!args_bind(I, a, "save_csv", p, 2, v) || !path_of(I, "save_csv", v[0], &path)) return ERR_VAL;
     if (v[1].type != VAL_TENSOR) return interp_error(I, "save_csv() needs a tensor, got a %s", val_type_name(v[1]));
     StrBuf h = { 0 };
-    bool ok = csv_header(I, v[2], &h) && (csv_save(path, v[1].as.t, h.s) == 0 || (interp_error(I, "%s", op_error()), false));
+    Tensor *t = tensor_host(v[1].as.t);   /* a GPU tensor is written from a host copy */
+    bool ok = t && csv_header(I, v[2], &h) && (csv_save(path, t, h.s) == 0 || (interp_error(I, "%s", op_error()), false));
+    if (!t) interp_error(I, "%s", op_error());
+    tensor_release(t);
     sb_free(&h);
     return ok ? NIL_VAL : ERR_VAL;
 }

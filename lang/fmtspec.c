@@ -285,9 +285,16 @@ Value builtin_format(Interp *I, CallArgs *a) {
         break;
     case VAL_TENSOR: {
         int64_t pos = 0;
+        Tensor *h = tensor_host(x.as.t);   /* a GPU tensor formats from a host copy */
+        if (!h) {
+            interp_error(I, "%s", op_error());
+            ok = false;
+            break;
+        }
         sb_puts(&out, "tensor(");
-        ok = format_tensor_rec(I, &out, x.as.t, 0, &pos, &sp);
+        ok = format_tensor_rec(I, &out, h, 0, &pos, &sp);
         sb_puts(&out, ")");
+        tensor_release(h);
         break;
     }
     default:

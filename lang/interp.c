@@ -17,6 +17,7 @@
 #include "tops.h"
 #include "vm.h"
 #include "infer.h"
+#include "gpu.h"
 
 /* The dispatchers eval() and exec() are inlined into their callers and handle the common
  * leaves (numbers, local names) themselves; every other kind has a function of its own, kept
@@ -121,7 +122,9 @@ int interp_truthy(Interp *I, Value v) {
         interp_error(I, "ambiguous truth value of a tensor with %lld elements; use any/all", (long long)t->size);
         return -1;
     }
-    return tensor_get(t, 0) != 0;
+    double x;
+    if (tensor_first(t, &x)) return interp_error(I, "%s", op_error()), -1;   /* a GPU tensor is copied */
+    return x != 0;
 }
 
 /* ---------- variables ---------- */
@@ -939,6 +942,10 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
         } else if (v.type == VAL_TENSOR) {
             it->kind = IDX_TENSOR;
             it->t = v.as.t;
+            if (v.as.t->device != DEV_CPU) {   /* indices are read on the host */
+                if (!(owned[nowned] = tensor_host(v.as.t))) { interp_error(I, "%s", op_error()); goto out; }
+                it->t = owned[nowned++];
+            }
         } else if (v.type == VAL_LIST) {
             Value tv = list_index_tensor(I, v);
             if (IS_ERR(tv)) goto out;
@@ -956,7 +963,7 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
         goto out;
     }
     {
-        Tensor *res = set ? op_index_set(t, items, n, setval) : op_index(t, items, n);
+        Tensor *res = gpu_index_any(t, items, n, setval, set);   /* on the host, for a GPU tensor too */
         if (res && !set && I->tape && autograd_tracked(t) && autograd_record_index(t, items, n, res)) {
             tensor_release(res);
             res = NULL;
@@ -1100,7 +1107,7 @@ static Value tensor_field(Interp *I, Tensor *t, const char *name) {
     if (!strcmp(name, "ndim")) return NUM_VAL(t->ndim);
     if (!strcmp(name, "size")) return NUM_VAL((double)t->size);
     if (!strcmp(name, "device")) return val_cstr(t->device == DEV_GPU ? "gpu" : "cpu");
-    if (!strcmp(name, "T")) return tensor_result(I, op_transpose(t, NULL, -1));
+    if (!strcmp(name, "T")) return tensor_result(I, gpu_transpose_any(t));
     return interp_error(I, "tensor has no attribute '%s'", name);
 }
 

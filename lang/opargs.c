@@ -271,7 +271,9 @@ Value interp_call_op(Interp *I, OpCode op, CallArgs *a) {
     }
     if (I->tape) autograd_record(&call, res);
     if (d->flags & F_ITEM) {
-        r = res[0]->dtype == DT_BOOL ? BOOL_VAL(tensor_get(res[0], 0) != 0) : NUM_VAL(tensor_get(res[0], 0));
+        double x = 0;
+        if (tensor_first(res[0], &x)) r = interp_error(I, "%s", op_error());   /* a GPU result is copied */
+        else r = res[0]->dtype == DT_BOOL ? BOOL_VAL(x != 0) : NUM_VAL(x);
         tensor_release(res[0]);
         goto out;
     }

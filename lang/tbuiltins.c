@@ -11,6 +11,8 @@
 #include "builtins.h"
 #include "infer.h"
 #include "opargs.h"
+#include "ctx.h"
+#include "gpu.h"
 
 /* ---------- conversions ---------- */
 
@@ -27,6 +29,8 @@ static bool nested_shape(Interp *I, Value v, Shape *s, int depth, bool *all_bool
     if (v.type == VAL_BOOL) { s->ndim = depth; return true; }
     if (v.type == VAL_TENSOR) {
         Tensor *t = v.as.t;
+        if (t->device != DEV_CPU)
+            return interp_error(I, "tensor(): a GPU tensor inside a list (move it with to(t, \"cpu\") first)"), false;
         if (depth + t->ndim > TSL_MAX_RANK) return interp_error(I, "tensor(): rank above %d", TSL_MAX_RANK), false;
         if (t->dtype != DT_BOOL) *all_bool = false;
         for (int i = 0; i < t->ndim; i++) s->d[depth + i] = t->shape[i];
@@ -65,12 +69,24 @@ static void nested_fill(Value v, Tensor *t, int64_t *pos) {
         for (int i = 0; i < AS_LIST(v)->len; i++) nested_fill(AS_LIST(v)->items[i], t, pos);
 }
 
+/* t converted to dt on its own device (a GPU tensor through the op core's astype). */
+static Tensor *convert(const Tensor *t, DType dt) {
+    if (t->device == DEV_CPU) return op_astype(t, dt);
+    OpAttrs at;
+    memset(&at, 0, sizeof at);
+    at.dtype = (int)dt;
+    OpArg in = op_arg_tensor(t);
+    OpCall c = { OP_ASTYPE, 1, &in, &at };
+    Tensor *out = NULL;
+    return op_run(&c, &out) ? NULL : out;
+}
+
 /* Any value that can be a tensor: numbers, bools, nested lists, tensors (retained).
  * dtype -1: bool if every element is a bool, else f32 (a tensor keeps its dtype). */
 Value interp_to_tensor(Interp *I, Value v, int dtype) {
     if (v.type == VAL_TENSOR) {
         if (dtype < 0 || v.as.t->dtype == (DType)dtype) return val_retain(v);
-        return tresult(I, op_astype(v.as.t, (DType)dtype));
+        return tresult(I, convert(v.as.t, (DType)dtype));
     }
     Shape s;
     bool all_bool = true;
@@ -107,16 +123,22 @@ static Value bi_tensor(Interp *I, CallArgs *a) {
     Value v[2];
     int dt;
     if (!args_bind(I, a, "tensor", p, 1, v) || !arg_dtype(I, "tensor", v[1], &dt)) return ERR_VAL;
-    if (v[0].type == VAL_TENSOR) return tresult(I, dt < 0 ? tensor_copy(v[0].as.t) : op_astype(v[0].as.t, (DType)dt));
+    if (v[0].type == VAL_TENSOR) return tresult(I, dt < 0 ? tensor_copy(v[0].as.t) : convert(v[0].as.t, (DType)dt));
+    Value t;
     if (dt == DT_I64 || dt == DT_BOOL) {
         /* i64 from numbers: non-integral values are an error rather than silently truncated */
-        Value t = interp_to_tensor(I, v[0], DT_F64);
-        if (IS_ERR(t)) return t;
-        Tensor *r = op_astype(t.as.t, (DType)dt);
-        val_release(t);
-        return tresult(I, r);
+        Value f = interp_to_tensor(I, v[0], DT_F64);
+        if (IS_ERR(f)) return f;
+        Tensor *r = op_astype(f.as.t, (DType)dt);
+        val_release(f);
+        t = tresult(I, r);
+    } else {
+        t = interp_to_tensor(I, v[0], dt);
     }
-    return interp_to_tensor(I, v[0], dt);
+    if (IS_ERR(t) || ops_ctx()->default_device == DEV_CPU) return t;
+    Tensor *moved = gpu_to(t.as.t, ops_ctx()->default_device);   /* a new tensor is made on the default device */
+    val_release(t);
+    return tresult(I, moved);
 }
 
 static Value bi_seed(Interp *I, CallArgs *a) {
@@ -153,7 +175,10 @@ static Value bi_item(Interp *I, CallArgs *a) {
     if (v[0].type != VAL_TENSOR) return interp_error(I, "item() needs a tensor or a number, got a %s", val_type_name(v[0]));
     if (v[0].as.t->size != 1)
         return interp_error(I, "item(): the tensor has %lld elements, not one", (long long)v[0].as.t->size);
-    double x = tensor_get(v[0].as.t, 0);
+    Tensor *h = tensor_host(v[0].as.t);
+    if (!h) return interp_error(I, "%s", op_error());
+    double x = tensor_get(h, 0);
+    tensor_release(h);
     return v[0].as.t->dtype == DT_BOOL ? BOOL_VAL(x != 0) : NUM_VAL(x);
 }
 
@@ -190,34 +215,48 @@ static Value bi_tolist(Interp *I, CallArgs *a) {
                                 shape_str(&s, sh, sizeof sh), (long long)(I->opsctx->max_tensor_bytes / (int64_t)sizeof(Value)));
         }
     }
+    Tensor *h = tensor_host(t);
+    if (!h) return interp_error(I, "%s", op_error());
     int64_t pos = 0;
-    return tolist_rec(v[0].as.t, 0, &pos);
+    Value r = tolist_rec(h, 0, &pos);
+    tensor_release(h);
+    return r;
 }
 
 /* ---------- devices ---------- */
 
-static bool device_ok(Interp *I, Value v, const char *fname) {
+/* The device v names, started if it is the GPU (the first use loads the CUDA plugin). */
+static bool device_ok(Interp *I, Value v, const char *fname, Device *dev) {
     if (v.type != VAL_STR) return interp_error(I, "%s(): device must be \"cpu\" or \"gpu\"", fname), false;
     const char *d = AS_STR(v)->chars;
+    *dev = DEV_CPU;
     if (!strcmp(d, "cpu")) return true;
-    if (!strcmp(d, "gpu")) return interp_error(I, "device 'gpu' is not available (this build has no GPU backend yet)"), false;
+    if (!strcmp(d, "gpu")) {
+        if (gpu_start()) return interp_error(I, "%s", op_error()), false;
+        *dev = DEV_GPU;
+        return true;
+    }
     return interp_error(I, "%s(): unknown device \"%s\" (use \"cpu\" or \"gpu\")", fname, d), false;
 }
 
 static Value bi_to(Interp *I, CallArgs *a) {
     static const char *const p[] = { "t", "device", NULL };
     Value v[2];
-    if (!args_bind(I, a, "to", p, 2, v) || !device_ok(I, v[1], "to")) return ERR_VAL;
+    Device d;
+    if (!args_bind(I, a, "to", p, 2, v) || !device_ok(I, v[1], "to", &d)) return ERR_VAL;
     if (v[0].type != VAL_TENSOR) return interp_error(I, "to() needs a tensor, got a %s", val_type_name(v[0]));
-    return val_retain(v[0]);
+    return tresult(I, gpu_to(v[0].as.t, d));
 }
 
 static Value bi_device(Interp *I, CallArgs *a) {
     static const char *const p[] = { "name", NULL };
     Value v[1];
+    Device d;
     if (!args_bind(I, a, "device", p, 0, v)) return ERR_VAL;
-    if (v[0].type == VAL_UNDEF) return val_cstr("cpu");
-    return device_ok(I, v[0], "device") ? NIL_VAL : ERR_VAL;
+    if (v[0].type == VAL_UNDEF) return val_cstr(device_name(ops_ctx()->default_device));
+    if (!device_ok(I, v[0], "device", &d)) return ERR_VAL;
+    ops_ctx()->default_device = d;
+    return NIL_VAL;
 }
 
 /* ---------- I/O ---------- */
@@ -251,7 +290,10 @@ static Value bi_save_npy(Interp *I, CallArgs *a) {
     Value v[2];
     if (!args_bind(I, a, "save_npy", p, 2, v) || !path_arg(I, "save_npy", v[0])) return ERR_VAL;
     if (v[1].type != VAL_TENSOR) return interp_error(I, "save_npy() needs a tensor, got a %s", val_type_name(v[1]));
-    if (npy_save(AS_STR(v[0])->chars, v[1].as.t)) return interp_error(I, "%s", op_error());
+    Tensor *t = tensor_host(v[1].as.t);   /* a GPU tensor is written from a host copy */
+    int rc = t ? npy_save(AS_STR(v[0])->chars, t) : -1;
+    tensor_release(t);
+    if (rc) return interp_error(I, "%s", op_error());
     return NIL_VAL;
 }
 

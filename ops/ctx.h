@@ -63,6 +63,9 @@ struct OpsCtx {
     int perm_next;
     /* print options (print_options() changes them) */
     PrintOptions print;
+    /* where ops with no tensor operand (zeros, arange, rand...) put their results:
+     * device("gpu"), --device gpu, :device gpu */
+    Device default_device;
 };
 
 /* The default hook: realloc and free. */

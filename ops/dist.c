@@ -1,13 +1,12 @@
 /* dist.c - joining the MPI world at run time: the plugin is found beside the binary that
  * holds this code (bin/tsl or bin/libtsl.so; TSL_MPI_PLUGIN names another), dlopen'ed only
  * when mpirun started the process. See dist.h. */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "dist.h"
+#include "plugin.h"
 #include "tensor.h"
 #include "mpi/plugin.h"
 
@@ -20,36 +19,19 @@ static struct {
 
 static bool under_mpirun(void) { return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE"); }
 
-/* The plugin's path: TSL_MPI_PLUGIN, else libtsl_mpi.so in the folder of this code's binary. */
-static void plugin_path(char *buf, size_t n) {
-    const char *env = getenv("TSL_MPI_PLUGIN");
-    if (env && *env) { snprintf(buf, n, "%s", env); return; }
-    Dl_info info;
-    char exe[4096];
-    const char *self = dladdr((void *)plugin_path, &info) && info.dli_fname ? info.dli_fname : "";
-    if (!strchr(self, '/')) {   /* the executable, started through PATH: its name has no folder */
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        exe[n > 0 ? n : 0] = 0;
-        self = exe;
-    }
-    const char *slash = strrchr(self, '/');
-    int dir = slash ? (int)(slash - self) : 1;
-    snprintf(buf, n, "%.*s/libtsl_mpi.so", dir, slash ? self : ".");
-}
-
 static void world_start(void) {
     if (!under_mpirun()) return;
-    char path[4096];
-    plugin_path(path, sizeof path);
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
+    char path[4096], why[600];
+    plugin_path("TSL_MPI_PLUGIN", "libtsl_mpi.so", path, sizeof path);
+    void *entry;
+    int rc = plugin_open(path, "tsl_mpi_plugin", &entry, why, sizeof why);
+    if (rc == -1) {
         snprintf(world.error, sizeof world.error,
-                 "started by mpirun, but the MPI plugin could not be loaded (%s); build it with `make` where Open MPI is installed",
-                 dlerror());
+                 "started by mpirun, but the MPI plugin could not be loaded (%.400s); build it with `make` where Open MPI is installed",
+                 why);
         return;
     }
-    TslMpiPluginFn get = (TslMpiPluginFn)dlsym(h, "tsl_mpi_plugin");
-    const TslMpiPlugin *p = get ? get() : NULL;
+    const TslMpiPlugin *p = rc == 0 ? ((TslMpiPluginFn)entry)() : NULL;
     if (!p || p->abi != TSL_MPI_ABI) {
         snprintf(world.error, sizeof world.error, "%.400s is not an MPI plugin of this build of tsl", path);
         return;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "opcall.h"
+#include "ctx.h"
 #include "infer.h"
 #include "grad.h"
 
@@ -201,15 +202,20 @@ int op_infer(const OpCall *c, Shape *out, DType *dt) {
     return infer_of[c->op](c, out, dt);
 }
 
-/* Backends, registered at start-up before any interpreter runs; read-only afterwards. */
+/* Backends: the CPU from the start, the GPU when ops/gpu.c starts its plugin. */
 static const DeviceImpl *devices[2] = { &cpu_device, NULL };
 
-void op_device_register(Device d, const DeviceImpl *impl) { devices[d] = impl; }
+/* The GPU registers when its plugin starts, possibly while another thread runs CPU code:
+ * the pointer is published with release/acquire. */
+void op_device_register(Device d, const DeviceImpl *impl) { __atomic_store_n(&devices[d], impl, __ATOMIC_RELEASE); }
 
 const DeviceImpl *op_device(Device d) {
-    if (!devices[d]) op_fail("device 'gpu' is not available (this build has no GPU backend yet)");
-    return devices[d];
+    const DeviceImpl *impl = __atomic_load_n(&devices[d], __ATOMIC_ACQUIRE);
+    if (!impl) op_fail("device '%s' is not started", device_name(d));
+    return impl;
 }
+
+const char *device_name(Device d) { return d == DEV_GPU ? "gpu" : "cpu"; }
 
 /* The device of the call's tensor operands; mixing devices is an error naming both. */
 static int call_device(const OpCall *c, Device *d) {
@@ -219,12 +225,34 @@ static int call_device(const OpCall *c, Device *d) {
         if (c->in[i].kind != ARG_TENSOR || !c->in[i].t) continue;
         Device x = c->in[i].t->device;
         if (seen && x != *d) {
-            op_fail("%s(): operands are on different devices (%s and %s)", op_info[c->op].name,
-                    *d == DEV_GPU ? "gpu" : "cpu", x == DEV_GPU ? "gpu" : "cpu");
+            op_fail("%s(): operands are on different devices (%s and %s)", op_info[c->op].name, device_name(*d),
+                    device_name(x));
             return -1;
         }
         *d = x;
         seen = true;
+    }
+    return 0;
+}
+
+/* The device a call with no tensor operand (zeros, arange, rand...) makes its results on:
+ * the default device (device("gpu")). */
+static Device default_device(const OpCall *c) {
+    for (int i = 0; i < c->nin; i++)
+        if (c->in[i].kind == ARG_TENSOR) return DEV_CPU;
+    return ops_ctx()->default_device;
+}
+
+/* Results the CPU made for the default device (which has no kernel for the op) move there. */
+static int to_default_device(const OpCall *c, Device made_on, int nout, Tensor **out) {
+    Device dev = default_device(c);
+    if (dev == made_on) return 0;
+    const DeviceImpl *impl = op_device(dev);
+    for (int k = 0; k < nout; k++) {
+        Tensor *moved = impl ? impl->from_host(out[k]) : NULL;
+        if (!moved) return -1;
+        tensor_release(out[k]);
+        out[k] = moved;
     }
     return 0;
 }
@@ -237,6 +265,12 @@ int op_run(const OpCall *c, Tensor **out) {
     if (op_infer(c, s, dt) || call_device(c, &dev)) return -1;
     const DeviceImpl *impl = op_device(dev);
     if (!impl) return -1;
+    Device want = default_device(c);   /* no tensor operand: the default device, if it has the kernel */
+    const DeviceImpl *there = want != dev ? op_device(want) : NULL;
+    if (there && there->supports_op && there->supports_op(c)) {
+        impl = there;
+        dev = want;
+    }
     if (impl->supports_op && !impl->supports_op(c)) {
         op_fail("%s() is not supported on device '%s'", d->name, impl->name);
         return -1;
@@ -252,7 +286,7 @@ int op_run(const OpCall *c, Tensor **out) {
         ours[k] = !out[k];
         if (!out[k] && !views && !kernel_makes && !(out[k] = impl->alloc(dt[k], &s[k]))) goto fail;
     }
-    if (impl->run(c, out) == 0) return 0;
+    if (impl->run(c, out) == 0 && to_default_device(c, dev, d->nout, out) == 0) return 0;
 fail:
     for (int k = 0; k < d->nout; k++)
         if (ours[k]) {
@@ -266,7 +300,12 @@ int op_exec(const OpCall *c, Tensor **out) {
     Device dev;
     if (call_device(c, &dev)) return -1;
     const DeviceImpl *impl = op_device(dev);
-    return impl ? impl->run(c, out) : -1;
+    if (!impl) return -1;
+    if (dev != DEV_CPU && impl->supports_op && !impl->supports_op(c)) {   /* the CPU runs every op */
+        op_fail("%s() is not supported on device '%s'", op_info[c->op].name, impl->name);
+        return -1;
+    }
+    return impl->run(c, out);
 }
 
 int op_run_number(OpCode op, const OpArg *in, int n, const OpAttrs *at, double *r) {

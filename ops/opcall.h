@@ -181,10 +181,17 @@ typedef struct {
     int (*unary)(OpCode op, DType dt, const void *src, void *dst, int64_t n);
     int (*binary)(OpCode op, DType ct, const void *a, int64_t sa, const void *b, int64_t sb, void *out, int64_t n);
     void (*synchronize)(void);
+    /* memory of the device (NULL for the CPU, whose buffers tensor.c handles) */
+    void (*release)(TBuf *b);                      /* frees a buffer the device owns */
+    int (*to_host)(const Tensor *t, void *dst);    /* t's elements into host memory */
+    Tensor *(*from_host)(const Tensor *t);         /* a new tensor here with a CPU tensor's elements */
+    Tensor *(*clone)(const Tensor *t);             /* a new tensor here with t's elements */
 } DeviceImpl;
 void op_device_register(Device d, const DeviceImpl *impl);
-/* The registered device, or NULL (error set) when it is not available. */
+/* The registered device, or NULL (error set) when it is not available. The GPU is
+ * registered by ops/gpu.c when its plugin loads (gpu_start). */
 const DeviceImpl *op_device(Device d);
+const char *device_name(Device d);
 extern const DeviceImpl cpu_device;
 
 /* Shape/dtype inference of each op family (ops/infer.c and beside it), named by the impl

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tensor.h"
+#include "opcall.h"
 #include "tops.h"
 #include "mem.h"
 #include "ctx.h"
@@ -143,6 +144,7 @@ Tensor *tensor_new(DType dt, const Shape *s) {
     }
     c->tensor_alloc_count++;
     b->rc = 1;
+    b->device = DEV_CPU;
     b->bytes = (size_t)bytes;
     b->data = data;
     c->tensor_live_bytes += bytes;
@@ -184,11 +186,36 @@ Tensor *tensor_view(Tensor *t, const Shape *s) {
 }
 
 Tensor *tensor_copy(const Tensor *t) {
+    if (t->device != DEV_CPU) {
+        const DeviceImpl *d = op_device(t->device);
+        return d ? d->clone(t) : NULL;
+    }
     Shape s;
     shape_of(t, &s);
     Tensor *c = tensor_new(t->dtype, &s);
     if (c) memcpy(c->data, t->data, (size_t)t->size * dtype_size(t->dtype));
     return c;
+}
+
+Tensor *tensor_host(const Tensor *t) {
+    if (t->device == DEV_CPU) return tensor_retain((Tensor *)t);
+    const DeviceImpl *d = op_device(t->device);
+    Shape s;
+    shape_of(t, &s);
+    Tensor *h = d ? tensor_new(t->dtype, &s) : NULL;
+    if (h && d->to_host(t, h->data)) {
+        tensor_release(h);
+        h = NULL;
+    }
+    return h;
+}
+
+int tensor_first(const Tensor *t, double *x) {
+    Tensor *h = tensor_host(t);
+    if (!h) return -1;
+    *x = tensor_get(h, 0);
+    tensor_release(h);
+    return 0;
 }
 
 Tensor *tensor_retain(Tensor *t) {
@@ -199,8 +226,12 @@ Tensor *tensor_retain(Tensor *t) {
 void tensor_release(Tensor *t) {
     if (!t || --t->rc > 0) return;
     if (--t->buf->rc == 0) {
-        ops_ctx()->tensor_live_bytes -= (int64_t)t->buf->bytes;
-        mem_free(t->buf->data);
+        if (t->buf->device == DEV_CPU) {
+            ops_ctx()->tensor_live_bytes -= (int64_t)t->buf->bytes;
+            mem_free(t->buf->data);
+        } else {   /* registered before the buffer existed, and never unregistered */
+            op_device(t->buf->device)->release(t->buf);
+        }
         mem_free(t->buf);
     }
     mem_free(t);

@@ -24,6 +24,7 @@ typedef struct {
     int rc;
     size_t bytes;
     void *data;
+    Device device;   /* who owns data: host memory (DEV_CPU, 0), or the GPU plugin's allocator */
 } TBuf;
 
 typedef struct Tensor {
@@ -74,11 +75,19 @@ Tensor *tensor_new(DType dt, const Shape *s);          /* uninitialised data */
 Tensor *tensor_zeros(DType dt, const Shape *s);
 Tensor *tensor_scalar(DType dt, double v);              /* 0-d */
 Tensor *tensor_view(Tensor *t, const Shape *s);         /* same buffer, new shape (same count) */
-Tensor *tensor_copy(const Tensor *t);
+Tensor *tensor_copy(const Tensor *t);                   /* on t's device */
+/* t's elements readable on the host: t itself retained when it is on the CPU, else a new
+ * CPU copy. Every reader of ->data outside a device's kernels goes through this. */
+Tensor *tensor_host(const Tensor *t);
 Tensor *tensor_retain(Tensor *t);
 void tensor_release(Tensor *t);
 
-/* Element access through double (used by printing, conversion and small helpers). */
+/* Element 0 of t as a double, copied from its device when it is not on the CPU (truth
+ * values, item(), numbers from one-element tensors): 0, or -1 with the error set. */
+int tensor_first(const Tensor *t, double *x);
+
+/* Element access through double (used by printing, conversion and small helpers); CPU
+ * tensors only (tensor_host first). */
 double tensor_get(const Tensor *t, int64_t i);
 void tensor_set(Tensor *t, int64_t i, double v);
 

@@ -67,6 +67,10 @@ static void usage(FILE *out) {
           "                         first rank(), world_size() or collective (spec section 11)\n"
           "  PMI_SIZE=N             the same, set by other MPI launchers\n"
           "  TSL_MPI_PLUGIN=FILE    the MPI plugin to load (default: libtsl_mpi.so beside bin/tsl)\n"
+          "  TSL_CUDA_PLUGIN=FILE   the CUDA plugin to load on the first use of the GPU (default:\n"
+          "                         libtsl_cuda.so beside bin/tsl)\n"
+          "  XDG_CACHE_HOME=DIR     the GPU's compiled kernels are cached in DIR/tsl/cuda\n"
+          "                         (default: $HOME/.cache/tsl/cuda)\n"
           "  TSL_FAIL_ALLOC=N       testing: make the Nth allocation fail\n"
           "  HOME                   the REPL keeps its history in $HOME/.tsl_history\n",
           out);

@@ -248,6 +248,15 @@ for cmd, want in ((":static off", "static: off"), (":static on", "static: on"), 
                   (":time off", "time: off"), (":device cpu", "device: cpu")):
     send(cmd + "\r")
     check(want in read_until(">>> "), "%s prints '%s'" % (cmd, want))
+# :device gpu: the GPU where there is one, else the one clear error; the REPL goes on either way
+send(":device gpu\r")
+out = read_until(">>> ")
+check("device: gpu" in out or "error: CUDA runtime not available: " in out or "error: no CUDA device found" in out,
+      ":device gpu switches to the GPU or says why it cannot: %r" % out)
+send(":device cpu\r")
+read_until(">>> ")
+send("1 + 1\r")
+check("2" in read_until(">>> "), "the REPL works on the CPU after :device gpu")
 # static code that runs eagerly warns once, located (issue 12), but not after :static off
 send(":static off\r")
 read_until(">>> ")

@@ -339,8 +339,10 @@ static bool builtin_on_runtime_values(Comp *c, const char *name, ObjBuiltin *b, 
             *r = cc_folded(c, v, c->loc);
             return true;
         }
+        bool gpu = v.type == VAL_TENSOR && v.as.t->device != DEV_CPU;
         val_release(v);
-        *r = args[0];
+        /* static graphs run on the CPU: moving to the GPU is eager code's */
+        *r = gpu ? cc_unsupported(c, "to() a GPU (static graphs run on the CPU only, so far)") : args[0];
         return true;
     }
     if (!strcmp(name, "seed") && nargs == 1 && nkw == 0) {

@@ -23,6 +23,7 @@ typedef struct Cache {
     Graph *graphs[CACHE_MAX];
     int n;
     bool eager_only;          /* the compiler does not support this code */
+    bool gpu_warned;          /* it ran eagerly on the GPU once already (the warning is said once) */
     struct Cache *next;       /* all caches, for freeing */
 } Cache;
 
@@ -376,14 +377,32 @@ static void release_input_buffer(Graph *g, Value *vals) {
 
 /* Finds (or compiles) the graph for the current inputs. NULL with *eager when the code must
  * run eagerly; NULL otherwise means an error is pending. *vals_out: fetched inputs. */
+/* Static graphs run on the CPU: code that works on the GPU (a GPU tensor among the inputs,
+ * or the GPU as the default device) runs eagerly, on the GPU, and says so. */
+static bool on_gpu(Graph *g, Value *vals) {
+    for (int i = 0; i < g->ninputs; i++)
+        if (vals[i].type == VAL_TENSOR && vals[i].as.t->device != DEV_CPU) return true;
+    return false;
+}
+
+static Graph *gpu_eager(Interp *I, Cache *c, Graph *g, Value *vals, SrcLoc loc, const char *what, bool *eager) {
+    if (g) release_input_buffer(g, vals);
+    if (!c->gpu_warned) warn_eager(I, loc, what, "static graphs run on the CPU only (so far), and this code works on the GPU");
+    c->gpu_warned = true;
+    *eager = true;
+    return NULL;
+}
+
 static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const char *what, Value **vals_out,
                      bool *eager) {
     *eager = false;
+    if (ops_ctx()->default_device != DEV_CPU) return gpu_eager(I, c, NULL, NULL, loc, what, eager);
     char why[512] = "";
     for (int i = 0; i < c->n; i++) {
         Graph *g = c->graphs[i];
         Value *vals = input_buffer(g);
         fetch_inputs(g, e, vals);
+        if (on_gpu(g, vals)) return gpu_eager(I, c, g, vals, loc, what, eager);
         if (guards_pass(g, vals, i == 0 ? why : NULL, sizeof why)) {
             if (i > 0) {   /* most recently used first */
                 memmove(c->graphs + 1, c->graphs, sizeof(Graph *) * (size_t)i);
@@ -426,6 +445,7 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
     c->n++;
     Value *vals = input_buffer(g);
     fetch_inputs(g, e, vals);
+    if (on_gpu(g, vals)) return gpu_eager(I, c, g, vals, loc, what, eager);
     *vals_out = vals;
     return g;
 }
@@ -477,13 +497,19 @@ bool static_values_differ(Value a, Value b, char *where, size_t n) {
                      dtype_name(y->dtype), shape_str(&sy, b2, sizeof b2));
             return true;
         }
+        /* compared on the host: a GPU tensor is copied first */
+        Tensor *hx = tensor_host(x), *hy = hx ? tensor_host(y) : NULL;
+        bool differ = !hx || !hy;
+        if (differ) snprintf(where, n, "%s", op_error());
         size_t esz = dtype_size(x->dtype);
-        for (int64_t i = 0; i < x->size; i++)
-            if (memcmp((char *)x->data + i * (int64_t)esz, (char *)y->data + i * (int64_t)esz, esz)) {
-                snprintf(where, n, "element %lld: eager %.9g, static %.9g", (long long)i, tensor_get(x, i), tensor_get(y, i));
-                return true;
+        for (int64_t i = 0; !differ && i < x->size; i++)
+            if (memcmp((char *)hx->data + i * (int64_t)esz, (char *)hy->data + i * (int64_t)esz, esz)) {
+                snprintf(where, n, "element %lld: eager %.9g, static %.9g", (long long)i, tensor_get(hx, i), tensor_get(hy, i));
+                differ = true;
             }
-        return false;
+        tensor_release(hx);
+        tensor_release(hy);
+        return differ;
     }
     case VAL_LIST:
     case VAL_DICT: {

@@ -385,7 +385,29 @@ static void format_axis(const Fmt *f, int dim, int64_t off, int64_t hang, int64_
     mem_free(s.s);
 }
 
+static char *format_host(const Tensor *t);
+
+/* A tensor on another device prints from a host copy, and says where it lives. */
 char *tensor_format(const Tensor *t) {
+    if (t->device == DEV_CPU) return format_host(t);
+    Tensor *h = tensor_host(t);
+    Buf b = { NULL, 0, 0 };
+    if (!h) {
+        put(&b, "<a GPU tensor that could not be copied to the host: ");
+        put(&b, op_error());
+        put(&b, ">");
+        return b.s;
+    }
+    char *s = format_host(h);
+    tensor_release(h);
+    size_t len = strlen(s);
+    put_n(&b, s, len > 0 ? len - 1 : 0);   /* before the closing parenthesis */
+    put(&b, ", device=gpu)");
+    mem_free(s);
+    return b.s;
+}
+
+static char *format_host(const Tensor *t) {
     Buf b = { NULL, 0, 0 };
     put(&b, "tensor(");
     if (t->size == 0) {

@@ -19,7 +19,7 @@ const Tensor *operand_as(const OpArg *a, DType dt, Tensor **tmp, ScalarBox *box)
     *tmp = NULL;
     if (a->kind == ARG_NUM) {
         memset(box, 0, sizeof *box);
-        box->buf = (TBuf){ 1, sizeof box->storage, &box->storage };
+        box->buf = (TBuf){ 1, sizeof box->storage, &box->storage, DEV_CPU };
         box->t.rc = 1;
         box->t.dtype = dt;
         box->t.size = 1;

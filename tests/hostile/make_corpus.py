@@ -144,7 +144,7 @@ runtime = [
     ("ambiguous_not", "ambiguous truth value", "x = not ones(2)\n"),
     ("ambiguous_and", "ambiguous truth value", "x = ones(2) and 1\n"),
     ("ambiguous_assert", "ambiguous truth value", "assert(ones(2))\n"),
-    ("device_gpu", "device 'gpu' is not available", 'device("gpu")\n'),
+    ("device_not_string", "device must be", 'device(1)\n'),
     ("device_unknown", "unknown device", 'x = to(zeros(2), "tpu")\n'),
     ("grad_nonscalar", "f must return a one-element float tensor or a number", "g = grad(fn(x) { return x })(tensor([1.0, 2.0]))\n"),
     ("export_missing", "not implemented in this build", 'export(fn(x) { return x }, [1], "/tmp/x")\n'),

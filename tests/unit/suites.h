@@ -15,13 +15,14 @@ Suite *table_suite(void);    /* test_table.c: every op of ops.def x dtype x {eag
 Suite *num_suite(void);      /* test_num.c: ops/num.h conversions, slice/range lengths, shape_count */
 Suite *values_suite(void);   /* test_values.c: cycles, shared structure, gc, object memory */
 Suite *limits_suite(void);   /* test_limits.c: polling, compile budget, kept buffers (issue 10) */
-Suite *builtin_table_suite(void);
-Suite *state_suite(void);    /* test_state.c: two interpreters, the allocation hook, out of memory (issue 14) */   /* test_builtin_table.c: signature and doc rows of the built-ins */
+Suite *builtin_table_suite(void);   /* test_builtin_table.c: signature and doc rows of the built-ins */
+Suite *state_suite(void);    /* test_state.c: two interpreters, the allocation hook, out of memory (issue 14) */
 
 Suite *grad_suite(void);     /* test_grad.c: the GradBuilder and backward rules (issue 12) */
 Suite *grad_table_suite(void);   /* test_grad_table.c: every backward rule against central differences */
-Suite *graphfile_suite(void);
+Suite *graphfile_suite(void);   /* test_graphfile.c: graph files as untrusted input (issue 14) */
 Suite *chain_suite(void);    /* test_chain.c: the fused-group engine, bitwise against the kernels */
-Suite *pool_suite(void);     /* test_pool.c: the thread pool's partition, errors, same bits */   /* test_graphfile.c: graph files as untrusted input (issue 14) */
+Suite *gpu_gen_suite(void);  /* test_gpu_gen.c: the CUDA generator's table against ops.def and the CPU */
+Suite *pool_suite(void);     /* test_pool.c: the thread pool's partition, errors, same bits */
 
 #endif

@@ -1,0 +1,60 @@
+/* cuda_impl.h - what the plugin's files share: the device state and the kernels behind
+ * the plugin table (plugin.h). Inside libtsl_cuda.so only. */
+#ifndef TSL_CUDA_IMPL_H
+#define TSL_CUDA_IMPL_H
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include "opcall.h"
+#include "plugin.h"
+
+#define CUDA_BLAS_WORKSPACE (32u << 20)
+
+typedef struct {
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    void *workspace;
+    int *flag;              /* a device int kernels raise (astype's bad conversions) */
+    unsigned long long *badk;   /* the first bad position of take / scatter_add */
+    int cc_major, cc_minor, sms;
+    int lost;               /* a sticky error happened: every later call fails */
+    CUcontext ctx;          /* device 0's primary context, made current on any thread that launches */
+} CudaState;
+extern CudaState cuda;
+
+/* Error text into err; marks the device lost unless the error was out of memory. -1. */
+int cuda_fail_rt(cudaError_t e, const char *what, char *err, size_t n);
+int cuda_fail_drv(CUresult e, const char *what, char *err, size_t n);
+
+/* The kernel `name` of the module compiled from prelude + src (nvrtc.c): compiled once per
+ * source hash, kept in memory and on disk. NULL with the message in err. */
+CUfunction cuda_kernel(const char *src, const char *name, char *err, size_t n);
+/* Launches f over `count` elements (grid-stride loops: the grid is capped) with params. */
+int cuda_launch(CUfunction f, int64_t count, void **params, char *err, size_t n);
+/* One block per item (reductions, softmax rows). */
+int cuda_launch_blocks(CUfunction f, int64_t items, void **params, char *err, size_t n);
+
+int cuda_has_ew(int op, int ct);
+int cuda_ew(const CudaEw *job, char *err, size_t n);
+int cuda_fused(const CudaFused *job, char *err, size_t n);
+int cuda_astype(int dt_in, int dt_out, const void *in, void *out, int64_t count, char *err, size_t n);
+int cuda_reduce(const CudaReduce *job, char *err, size_t n);
+int cuda_softmax(int op, int dt, const void *in, void *out, int64_t rows, int64_t len, char *err, size_t n);
+int cuda_gemm(const CudaGemm *job, char *err, size_t n);
+int cuda_gather_strided(int esz, int ndim, const int64_t *shape, const int64_t *stride, const void *in, void *out,
+                        int64_t count, char *err, size_t n);
+int cuda_where(int esz, int ndim, const int64_t *shape, const int64_t (*stride)[TSL_CUDA_MAX_RANK], const void *cond,
+               const void *a, const void *b, void *out, int64_t count, char *err, size_t n);
+int cuda_lines(int kind, int dt, int64_t outer, int64_t len, int64_t inner, int64_t step, const void *in, void *out,
+               char *err, size_t n);
+int cuda_take(int esz, const void *t, int64_t nt, const int64_t *idx, void *out, int64_t count, int64_t *bad_k,
+              char *err, size_t n);
+int cuda_scatter_add(int dt, void *y, int64_t ny, const int64_t *idx, const void *v, int64_t count, int one,
+                     int64_t *bad_k, char *err, size_t n);
+int cuda_remap(int esz, int ndim, const int64_t *shape, const int64_t *div, const int64_t *mod, const int64_t *stride,
+               const void *in, void *out, int64_t count, char *err, size_t n);
+int cuda_one_hot(const int64_t *labels, int64_t count, int64_t n, float *out, int64_t *bad_k, char *err, size_t en);
+int cuda_random(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count, char *err,
+                size_t n);
+
+#endif

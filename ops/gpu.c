@@ -1,0 +1,264 @@
+/* gpu.c - the GPU device: loads the CUDA plugin (ops/cuda/plugin.h) on the first use of
+ * the GPU, holds GPU tensors' memory and transfers, and is the GPU's entry in the device
+ * registry. A call arrives validated and inferred (ops/op.c); the op families (gpu_ew.c,
+ * gpu_axis.c, gpu_shape.c, gpu_matmul.c, gpu_random.c) choose the plugin kernel, convert
+ * operands to the compute dtype (as the CPU does) and lay out strides. What the plugin has
+ * no kernel for is refused by supports_op, so the user reads "NAME() is not supported on
+ * device 'gpu'", never a wrong result. See docs/gpu.md. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include "gpu_impl.h"
+#include "tops.h"
+#include "ctx.h"
+#include "mem.h"
+#include "plugin.h"
+
+/* The plugin belongs to the process (one CUDA context), started once under pthread_once. */
+static struct {
+    pthread_once_t once;
+    char error[600];           /* why it could not start (every later use reports it) */
+} gpu = { PTHREAD_ONCE_INIT, "" };
+
+const TslCudaPlugin *gpu_cu;   /* NULL until started; then read-only */
+
+extern const DeviceImpl gpu_device;
+
+static void gpu_load(void) {
+    char path[4096], why[600];
+    void *entry;
+    plugin_path("TSL_CUDA_PLUGIN", "libtsl_cuda.so", path, sizeof path);
+    int rc = plugin_open(path, "tsl_cuda_plugin", &entry, why, sizeof why);
+    if (rc) {
+        snprintf(gpu.error, sizeof gpu.error, "CUDA runtime not available: %.500s", why);
+        return;
+    }
+    const TslCudaPlugin *p = ((TslCudaPluginFn)entry)();
+    if (!p || p->abi != TSL_CUDA_ABI || p->nops != OP__COUNT) {
+        snprintf(gpu.error, sizeof gpu.error,
+                 "CUDA runtime not available: %.400s is not a CUDA plugin of this build of tsl", path);
+        return;
+    }
+    char err[400] = "";
+    switch (p->init(err, sizeof err)) {
+    case CUDA_OK:
+        gpu_cu = p;
+        op_device_register(DEV_GPU, &gpu_device);
+        return;
+    case CUDA_NO_DEVICE: snprintf(gpu.error, sizeof gpu.error, "no CUDA device found"); return;
+    default: snprintf(gpu.error, sizeof gpu.error, "CUDA runtime not available: %.500s", err); return;
+    }
+}
+
+int gpu_start(void) {
+    pthread_once(&gpu.once, gpu_load);
+    if (!gpu_cu) {
+        op_fail("%s", gpu.error);
+        return -1;
+    }
+    return 0;
+}
+
+int gpu_result(int rc, const char *err) {
+    if (rc) op_fail("%s", err);
+    return rc ? -1 : 0;
+}
+
+/* ---------- memory ---------- */
+
+Tensor *gpu_alloc(DType dt, const Shape *s) {
+    int64_t count = shape_count(s), limit = ops_ctx()->max_tensor_bytes, nb;
+    if (count < 0) return NULL;
+    if (__builtin_mul_overflow(count, (int64_t)dtype_size(dt), &nb) || nb > limit) {   /* as tensor_new */
+        char buf[600];
+        op_fail("tensor of shape %s (%s) needs more than the limit of %lld bytes (--max-tensor-bytes)",
+                shape_str(s, buf, sizeof buf), dtype_name(dt), (long long)limit);
+        return NULL;
+    }
+    size_t bytes = (size_t)nb;
+    TBuf *b = mem_try_alloc(sizeof(TBuf));
+    Tensor *t = b ? mem_try_alloc(sizeof(Tensor)) : NULL;
+    char err[400];
+    void *data = NULL;
+    if (!t || GPU_CALL(alloc, &data, bytes ? bytes : 64)) {
+        if (!t) op_fail("out of memory");
+        mem_free(t);
+        mem_free(b);
+        return NULL;
+    }
+    *b = (TBuf){ .rc = 1, .bytes = bytes, .data = data, .device = DEV_GPU };
+    memset(t, 0, sizeof *t);
+    t->rc = 1;
+    t->dtype = dt;
+    t->device = DEV_GPU;
+    t->ndim = s->ndim;
+    memcpy(t->shape, s->d, sizeof(int64_t) * (size_t)s->ndim);
+    t->size = count;
+    t->buf = b;
+    t->data = data;
+    return t;
+}
+
+void gpu_release(TBuf *b) { gpu_cu->free(b->data, b->bytes ? b->bytes : 64); }
+
+size_t gpu_nbytes(const Tensor *t) { return (size_t)t->size * dtype_size(t->dtype); }
+
+int gpu_to_host(const Tensor *t, void *dst) {
+    char err[400];
+    return GPU_CALL(to_host, dst, t->data, gpu_nbytes(t));
+}
+
+Tensor *gpu_from_host(const Tensor *h) {
+    Shape s;
+    shape_of(h, &s);
+    Tensor *t = gpu_alloc(h->dtype, &s);
+    char err[400];
+    if (t && GPU_CALL(to_device, t->data, h->data, gpu_nbytes(h))) {
+        tensor_release(t);
+        t = NULL;
+    }
+    return t;
+}
+
+Tensor *gpu_clone(const Tensor *a) {
+    Shape s;
+    shape_of(a, &s);
+    Tensor *t = gpu_alloc(a->dtype, &s);
+    char err[400];
+    if (t && GPU_CALL(copy, t->data, a->data, gpu_nbytes(a))) {
+        tensor_release(t);
+        t = NULL;
+    }
+    return t;
+}
+
+void gpu_synchronize(void) {
+    char err[400];
+    gpu_result(gpu_cu->synchronize(err, sizeof err), err);
+}
+
+Tensor *gpu_to(const Tensor *t, Device d) {
+    if (t->device == d) return tensor_retain((Tensor *)t);
+    if (d == DEV_CPU) return tensor_host(t);
+    if (gpu_start()) return NULL;
+    return gpu_from_host(t);
+}
+
+Tensor *gpu_index_any(Tensor *t, const void *items, int n, const Tensor *v, bool set) {
+    const IndexItem *idx = items;
+    if (t->device == DEV_CPU && (!v || v->device == DEV_CPU))
+        return set ? op_index_set(t, idx, n, v) : op_index(t, idx, n);
+    Tensor *h = tensor_host(t), *hv = v && h ? tensor_host(v) : NULL;
+    Tensor *r = h && (!v || hv) ? (set ? op_index_set(h, idx, n, hv) : op_index(h, idx, n)) : NULL;
+    tensor_release(h);
+    tensor_release(hv);
+    Tensor *moved = r ? gpu_to(r, t->device) : NULL;
+    tensor_release(r);
+    return moved;
+}
+
+bool gpu_equal_any(const Tensor *a, const Tensor *b) {
+    if (a->device == DEV_CPU && b->device == DEV_CPU) return tensor_equal(a, b);
+    Tensor *x = tensor_host(a), *y = x ? tensor_host(b) : NULL;
+    bool same = x && y && tensor_equal(x, y);   /* a copy that failed (a lost device) compares unequal */
+    tensor_release(x);
+    tensor_release(y);
+    return same;
+}
+
+Tensor *gpu_transpose_any(const Tensor *t) {
+    if (t->device == DEV_CPU) return op_transpose(t, NULL, -1);
+    OpAttrs at;
+    memset(&at, 0, sizeof at);
+    at.naxes = -1;
+    OpArg in = op_arg_tensor(t);
+    OpCall c = { OP_TRANSPOSE, 1, &in, &at };
+    Tensor *out = NULL;
+    return op_run(&c, &out) ? NULL : out;
+}
+
+/* a (on the GPU) in dtype dt: a itself retained, or a converted copy */
+Tensor *gpu_as_dtype(const Tensor *a, DType dt) {
+    if (a->dtype == dt) return tensor_retain((Tensor *)a);
+    Shape s;
+    shape_of(a, &s);
+    Tensor *r = gpu_alloc(dt, &s);
+    char err[400];
+    if (r && GPU_CALL(astype, a->dtype, dt, a->data, r->data, a->size)) {
+        tensor_release(r);
+        r = NULL;
+    }
+    return r;
+}
+
+/* ---------- the registry entry ---------- */
+
+static bool all_tensors(const OpCall *c) {
+    for (int k = 0; k < c->nin; k++)
+        if (c->in[k].kind != ARG_TENSOR) return false;
+    return true;
+}
+
+static bool gpu_supports_op(const OpCall *c) {
+    const OpDef *d = &op_info[c->op];
+    if (d->kind == K_UNARY || d->kind == K_BINARY || d->kind == K_COMPARE) return gpu_ew_supported(c);
+    if (c->op == OP_RAND || c->op == OP_RANDN || c->op == OP_RANDINT) return true;
+    if (c->nin < 1 || c->in[0].kind != ARG_TENSOR) return false;
+    if (gpu_reduce_op(c->op)) return true;
+    switch (c->op) {
+    case OP_SOFTMAX: case OP_LOG_SOFTMAX: return gpu_softmax_supported(c);
+    case OP_MATMUL: case OP_DOT: return gpu_matmul_supported(c);
+    case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
+    case OP_TRANSPOSE: case OP_BROADCAST_TO: case OP_ASTYPE: case OP_CLIP: case OP_WHERE: return true;
+    case OP_CONCAT: case OP_STACK: case OP_EQUAL: case OP_ALLCLOSE: case OP_OUTER: return all_tensors(c);
+    case OP_CUMSUM: case OP_CUMPROD: case OP_TRACE: case OP_DIFF: case OP_TILE: case OP_REPEAT: return true;
+    case OP_ONE_HOT: return c->in[0].dtype == DT_I64;
+    case OP_TAKE: return c->in[1].kind == ARG_TENSOR;
+    case OP_SCATTER_ADD: return c->in[1].kind == ARG_TENSOR;
+    default: return false;
+    }
+}
+
+static bool gpu_allocates(OpCode op) { return op_info[op].flags & F_VIEW; }
+
+static int gpu_run(const OpCall *c, Tensor **out) {
+    const OpDef *d = &op_info[c->op];
+    if (d->kind == K_UNARY || d->kind == K_BINARY || d->kind == K_COMPARE) return gpu_run_ew(c, out[0]);
+    if (gpu_reduce_op(c->op)) return gpu_run_reduce(c, out[0]);
+    switch (c->op) {
+    case OP_SOFTMAX: case OP_LOG_SOFTMAX: return gpu_run_softmax(c, out[0]);
+    case OP_MATMUL: case OP_DOT: return gpu_run_matmul(c, out[0]);
+    case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: return gpu_run_view(c, out);
+    case OP_TRANSPOSE: return gpu_run_transpose(c, out[0]);
+    case OP_BROADCAST_TO: return gpu_run_broadcast(c, out[0]);
+    case OP_ASTYPE: return gpu_run_astype(c, out[0]);
+    case OP_RAND: case OP_RANDN: case OP_RANDINT: return gpu_run_random(c, out[0]);
+    case OP_CONCAT: case OP_STACK: return gpu_run_join(c, out[0]);
+    case OP_CLIP: return gpu_run_clip(c, out[0]);
+    case OP_CUMSUM: case OP_CUMPROD: return gpu_run_cum(c, out[0]);
+    case OP_TRACE: return gpu_run_trace(c, out[0]);
+    case OP_DIFF: return gpu_run_diff(c, out[0]);
+    case OP_TILE: return gpu_run_tile(c, out[0]);
+    case OP_REPEAT: return gpu_run_repeat(c, out[0]);
+    case OP_ONE_HOT: return gpu_run_one_hot(c, out[0]);
+    case OP_TAKE: return gpu_run_take(c, out[0]);
+    case OP_SCATTER_ADD: return gpu_run_scatter_add(c, out[0]);
+    case OP_OUTER: return gpu_run_outer(c, out[0]);
+    case OP_WHERE: return gpu_run_where(c, out[0]);
+    case OP_EQUAL: case OP_ALLCLOSE: return gpu_run_equal(c, out[0]);
+    default: op_fail("%s() is not supported on device 'gpu'", d->name); return -1;
+    }
+}
+
+const DeviceImpl gpu_device = {
+    .name = "gpu",
+    .supports_op = gpu_supports_op,
+    .alloc = gpu_alloc,
+    .run = gpu_run,
+    .allocates = gpu_allocates,
+    .synchronize = gpu_synchronize,
+    .release = gpu_release,
+    .to_host = gpu_to_host,
+    .from_host = gpu_from_host,
+    .clone = gpu_clone,
+};

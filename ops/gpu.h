@@ -1,0 +1,29 @@
+/* gpu.h - the GPU device (ops/gpu.c): the CUDA plugin loaded on first use.
+ *
+ * bin/tsl never links CUDA. The first use of the GPU (to(t, "gpu"), device("gpu"),
+ * --device gpu, :device gpu, tsl_set_device) calls gpu_start(), which dlopens
+ * bin/libtsl_cuda.so (TSL_CUDA_PLUGIN names another), checks that it was built with this
+ * op table, starts CUDA on device 0 and registers the GPU in the device registry. The
+ * plugin and its CUDA context belong to the process: started once, under pthread_once.
+ * Errors: -1 / NULL with the message in op_error(): "CUDA runtime not available: <reason>"
+ * (no plugin, no driver, ...) or "no CUDA device found". */
+#ifndef TSL_GPU_H
+#define TSL_GPU_H
+#include <stddef.h>
+#include "opcall.h"
+
+/* Starts the GPU (first call only); 0, or -1 with the reason, every time it is asked. */
+int gpu_start(void);
+/* t on device d: t itself (retained) when it is there already, else a NEW copy. */
+Tensor *gpu_to(const Tensor *t, Device d);
+
+/* Indexing of a tensor on any device (t[items], or t with v assigned at items when set):
+ * indexing runs on the host (ops/cpu/index.c), so a GPU tensor is indexed through a host
+ * copy and the NEW result goes back to t's device. */
+Tensor *gpu_index_any(Tensor *t, const void *items, int n, const Tensor *v, bool set);
+/* Same dtype, shape and element bits, for tensors on any device (compared on the host). */
+bool gpu_equal_any(const Tensor *a, const Tensor *b);
+/* t.T on any device: the axes reversed (a NEW tensor). */
+Tensor *gpu_transpose_any(const Tensor *t);
+
+#endif

@@ -1,0 +1,257 @@
+#!/bin/sh
+# parity.sh TSL [OUTDIR] - CPU/GPU parity of every op the GPU covers, generated from the op
+# table (ops/ops.def), on a machine with a GPU (make gpu-check runs it; without a GPU it says
+# so and exits 0). For each op, dtype and calling form a script computes the op on the CPU
+# and on the GPU and compares: bit for bit (equal) where the result is exact on both (the
+# arithmetic, comparisons, rounding, min/max, bit ops, conversions, copies, integer results,
+# Philox uniform and integer draws), within relative 1e-5 otherwise (transcendental
+# functions, reductions and matmul, whose summation order differs from the CPU's). The
+# cases of one op run in one process; when any of them fails, each runs in its own process,
+# so a sticky CUDA error cannot hide or cascade into the others.
+# A script the CPU itself refuses (an op not defined for the dtype) is skipped; a GPU answer
+# "NAME() is not supported on device 'gpu'" is listed as not covered; anything else that
+# differs or fails is a failure. OUTDIR keeps the scripts (for compute-sanitizer) and a
+# all.tsl with the first case of each op (for compute-sanitizer).
+TSL=${1:-bin/tsl}
+OUT=${2:-$(mktemp -d)}
+mkdir -p "$OUT/cases"
+cd "$(dirname "$0")/../.." || exit 1
+printf 'x = to(zeros(1), "gpu")\n' >"$OUT/probe.tsl"
+gpu=yes
+"$TSL" "$OUT/probe.tsl" >/dev/null 2>"$OUT/probe.err" || gpu=no
+
+# exact on both devices (IEEE-exact or integer); everything else is compared within 1e-5.
+# NaN is compared by position (its sign and payload may differ: tests/gpu/same.tsl)
+EXACT=" concat stack equal allclose clip where cumsum cumprod trace outer diff take scatter_add tile repeat one_hot neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
+ floor_divide mod maximum minimum logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor
+ eq ne lt le gt ge max min argmax argmin all any astype transpose broadcast_to reshape flatten
+ expand_dims squeeze rand randint "
+
+# the input of each dtype, kept inside every op's domain (no NaN: NaN bits may differ)
+input() {   # input NAME DTYPE VAR SHAPE
+    case "$1" in
+    log|log2|log10|sqrt) f="rand($4) + 0.1" ;;
+    acosh) f="rand($4) + 1.1" ;;
+    pow) f="rand($4) + 0.5" ;;
+    *) f="rand($4) * 1.8 - 0.9" ;;
+    esac
+    case "$2" in
+    f32) echo "$3 = $f" ;;
+    f64) echo "$3 = astype($f, \"f64\")" ;;
+    i64) if [ "$3" = b ]; then echo "$3 = randint(1, 4, $4)"; else echo "$3 = randint(-5, 6, $4)"; fi ;;
+    bool) echo "$3 = rand($4) > 0.5" ;;
+    esac
+}
+
+n=0
+: >"$OUT/index.txt"
+# case_script NAME ID SETUP CPU_EXPR GPU_EXPR: writes one script
+case_script() {
+    n=$((n + 1))
+    f="$OUT/cases/$(printf %04d $n)_$1_$2.tsl"
+    printf '%s %s\n' "$1" "$f" >>"$OUT/index.txt"
+    if echo "$EXACT" | grep -q " $1 "; then exact=true; else exact=false; fi
+    { printf 'seed(7)\n%s\nc = %s\n' "$3" "$4"
+      printf 'seed(7)\n%s\n' "$3"
+      printf 'device("gpu")\ng = to(%s, "cpu")\ndevice("cpu")\n' "$5"
+      cat tests/gpu/same.tsl
+      printf 'if not same(c, g, %s) { print(c); print(g); assert(false, "CPU and GPU differ") }\n' "$exact"
+      printf 'print("ok")\n'; } >"$f"
+}
+
+# $1 the op's call on names that the GPU version rebinds to GPU copies
+gpu_of() { echo "$1" | sed 's/\bx\b/to(x, "gpu")/g; s/\ba\b/to(a, "gpu")/g; s/\bb\b/to(b, "gpu")/g'; }
+
+# elementwise ops, from ops.def: K_UNARY / K_BINARY / K_COMPARE rows, builtin or operator
+grep '^OP(' ops/ops.def | sed 's/^OP(\([A-Z0-9_]*\), *"\([a-z0-9_]*\)", *"[^"]*", *[0-9], *\(K_[A-Z]*\), *\([^,]*\),.*, *\(NULL\|"[^"]*"\), *"[^"]*")$/\2 \3 \5 \4/' |
+while read -r name kind sym flags; do
+    case "$kind" in K_UNARY|K_BINARY|K_COMPARE) ;; *) continue ;; esac
+    sym=$(echo "$sym" | tr -d '"')
+    for dt in f32 f64 i64 bool; do
+        if [ "$kind" = K_UNARY ]; then
+            setup=$(input "$name" "$dt" x "[3, 5]")
+            case "$flags" in *F_SYNTAX*) call="${sym}x" ;; *) call="$name(x)" ;; esac
+            case_script "$name" "$dt" "$setup" "$call" "$(gpu_of "$call")"
+            if [ "$name" = round ]; then
+                case_script round "${dt}_decimals" "$setup" "round(x * 1000, 2)" "round(to(x, \"gpu\") * 1000, 2)"
+                case_script round "${dt}_negative" "$setup" "round(x * 1000, -1)" "round(to(x, \"gpu\") * 1000, -1)"
+                case_script round "${dt}_own_dtype" "$setup" "round(x, -1)" "round(to(x, \"gpu\"), -1)"
+            fi
+        else
+            setup="$(input "$name" "$dt" a "[3, 5]")
+$(input "$name" "$dt" b "[5]")"
+            case "$flags" in *F_SYNTAX*) call="a $sym b"; num="a $sym 2" ;; *) call="$name(a, b)"; num="$name(a, 2)" ;; esac
+            case_script "$name" "$dt" "$setup" "$call" "$(gpu_of "$call")"
+            case_script "$name" "${dt}_number" "$setup" "$num" "$(gpu_of "$num")"
+        fi
+    done
+done
+
+# the other families the GPU covers
+for r in sum mean max min prod argmax argmin all any var std norm logsumexp; do
+    for dt in f32 f64 i64 bool; do
+        setup=$(input "$r" "$dt" x "[4, 6, 5]")
+        for ax in "" ", axis=1" ", axis=[1, 2]" ", axis=[0, 2]" ", axis=0, keepdims=true"; do
+            case_script "$r" "$dt" "$setup" "$r(x$ax)" "$r(to(x, \"gpu\")$ax)"
+        done
+    done
+done
+for s in softmax log_softmax; do
+    for dt in f32 f64; do
+        case_script "$s" "$dt" "$(input x "$dt" x "[6, 33]")" "$s(x)" "$s(to(x, \"gpu\"))"
+        case_script "$s" "${dt}_axis0" "$(input x "$dt" x "[6, 4, 3]")" "$s(x, axis=0)" "$s(to(x, \"gpu\"), axis=0)"
+    done
+done
+for dt in f32 f64; do
+    case_script matmul "$dt" "$(input x "$dt" a "[7, 9]")
+$(input x "$dt" b "[9, 5]")" "a @ b" "to(a, \"gpu\") @ to(b, \"gpu\")"
+    case_script matmul "${dt}_batched" "$(input x "$dt" a "[3, 7, 9]")
+$(input x "$dt" b "[3, 9, 5]")" "a @ b" "to(a, \"gpu\") @ to(b, \"gpu\")"
+    case_script matmul "${dt}_broadcast" "$(input x "$dt" a "[3, 7, 9]")
+$(input x "$dt" b "[9, 5]")" "a @ b" "to(a, \"gpu\") @ to(b, \"gpu\")"
+    case_script matmul "${dt}_transpose_a" "$(input x "$dt" a "[9, 7]")
+$(input x "$dt" b "[9, 5]")" "matmul(a, b, transpose_a=true)" "matmul(to(a, \"gpu\"), to(b, \"gpu\"), transpose_a=true)"
+done
+for dt in f32 f64; do   # vectors, dot, mixed dtypes
+    setup="$(input x "$dt" v "[9]")
+$(input x "$dt" a "[7, 9]")
+$(input x "$dt" b "[9, 5]")
+$(input x f32 w "[9]")"
+    for call in "v @ b" "a @ v" "v @ w" "dot(v, w)" "dot(a, b)" "dot(a, v)" "dot(v, 2)" "matmul(a, b.T.T)"; do
+        case_script matmul "${dt}_$(echo "$call" | tr -c 'a-z0-9' '_')" "$setup" "$call" "$(gpu_of "$call" | sed 's/\bv\b/to(v, "gpu")/g; s/\bw\b/to(w, "gpu")/g')"
+    done
+done
+for dt in f32 f64 i64 bool; do
+    setup=$(input x "$dt" x "[2, 3, 4]")
+    case_script transpose "$dt" "$setup" "transpose(x)" "transpose(to(x, \"gpu\"))"
+    case_script transpose "${dt}_axes" "$setup" "transpose(x, [1, 0, 2])" "transpose(to(x, \"gpu\"), [1, 0, 2])"
+    case_script broadcast_to "$dt" "$setup" "broadcast_to(x, [5, 2, 3, 4])" "broadcast_to(to(x, \"gpu\"), [5, 2, 3, 4])"
+    case_script reshape "$dt" "$setup" "reshape(x, [4, -1])" "reshape(to(x, \"gpu\"), [4, -1])"
+    for to_dt in f32 f64 i64 bool; do
+        case_script astype "${dt}_$to_dt" "$setup" "astype(x, \"$to_dt\")" "astype(to(x, \"gpu\"), \"$to_dt\")"
+    done
+done
+for dt in f32 f64 i64 bool; do
+    setup="$(input x "$dt" a "[2, 3, 4]")
+$(input x "$dt" b "[2, 5, 4]")"
+    case_script concat "$dt" "$setup" "concat([a, b, a], axis=1)" "concat([to(a, \"gpu\"), to(b, \"gpu\"), to(a, \"gpu\")], axis=1)"
+    case_script stack "$dt" "$setup" "stack([a, a], axis=2)" "stack([to(a, \"gpu\"), to(a, \"gpu\")], axis=2)"
+    # equal and allclose answer a bool: tensor() makes it comparable
+    case_script equal "$dt" "$setup" "tensor(equal(a, a))" "tensor(equal(to(a, \"gpu\"), to(a, \"gpu\")))"
+    case_script equal "${dt}_differ" "$setup" "tensor(equal(a, b))" "tensor(equal(to(a, \"gpu\"), to(b, \"gpu\")))"
+done
+for dt in f32 f64 i64; do
+    setup="$(input x "$dt" a "[3, 5]")
+$(input x "$dt" b "[5]")"
+    case_script clip "$dt" "$setup" "clip(a, -0.5, 0.5)" "clip(to(a, \"gpu\"), -0.5, 0.5)"
+    case_script clip "${dt}_tensor_lo" "$setup" "clip(a, b, nil)" "clip(to(a, \"gpu\"), to(b, \"gpu\"), nil)"
+    case_script where "$dt" "$setup" "where(a > b, a, b)" "where(to(a, \"gpu\") > to(b, \"gpu\"), to(a, \"gpu\"), to(b, \"gpu\"))"
+    case_script where "${dt}_number" "$setup" "where(a > 0, a, 0)" "where(to(a, \"gpu\") > 0, to(a, \"gpu\"), 0)"
+done
+for dt in f32 f64 i64 bool; do
+    setup=$(input x "$dt" x "[4, 6, 5]")
+    for op in cumsum cumprod; do
+        case_script "$op" "$dt" "$setup" "$op(x)" "$op(to(x, \"gpu\"))"
+        case_script "$op" "${dt}_axis0" "$setup" "$op(x, axis=0)" "$op(to(x, \"gpu\"), axis=0)"
+    done
+    case_script trace "$dt" "$setup" "trace(x)" "trace(to(x, \"gpu\"))"
+    case_script diff "$dt" "$setup" "diff(x)" "diff(to(x, \"gpu\"))"
+    case_script diff "${dt}_axis1" "$setup" "diff(x, axis=1)" "diff(to(x, \"gpu\"), axis=1)"
+    case_script trace "${dt}_2d" "$(input x "$dt" x "[5, 3]")" "trace(x)" "trace(to(x, \"gpu\"))"
+    case_script tile "$dt" "$setup" "tile(x, [2, 1, 3])" "tile(to(x, \"gpu\"), [2, 1, 3])"
+    case_script tile "${dt}_short_reps" "$setup" "tile(x, [2])" "tile(to(x, \"gpu\"), [2])"
+    case_script repeat "$dt" "$setup" "repeat(x, 3)" "repeat(to(x, \"gpu\"), 3)"
+    case_script repeat "${dt}_axis1" "$setup" "repeat(x, 2, axis=1)" "repeat(to(x, \"gpu\"), 2, axis=1)"
+    setup="$(input x "$dt" a "[4]")
+$(input x "$dt" b "[2, 3]")"
+    case_script outer "$dt" "$setup" "outer(a, b)" "outer(to(a, \"gpu\"), to(b, \"gpu\"))"
+done
+case_script where bool "$(input x bool a "[3, 5]")" "where(a, a, true)" "where(to(a, \"gpu\"), to(a, \"gpu\"), true)"
+case_script allclose f32 "$(input x f32 a "[3, 4]")" "tensor(allclose(a, a + 1e-7))" "tensor(allclose(to(a, \"gpu\"), to(a + 1e-7, \"gpu\")))"
+for dt in f32 f64 i64 bool; do
+    setup="$(input x "$dt" x "[4, 5]")
+i = tensor([3, -1, 0, 19, 3, 7], \"i64\")
+$(input x "$dt" v "[6]")"
+    case_script take "$dt" "$setup" "take(x, i)" "take(to(x, \"gpu\"), to(i, \"gpu\"))"
+    case_script take "${dt}_out_of_range" "$setup" "take(x, i + 20)" "take(to(x, \"gpu\"), to(i + 20, \"gpu\"))"
+    case_script scatter_add "$dt" "$setup" "scatter_add(x, i, v)" "scatter_add(to(x, \"gpu\"), to(i, \"gpu\"), to(v, \"gpu\"))"
+    case_script scatter_add "${dt}_number" "$setup" "scatter_add(x, i, 2)" "scatter_add(to(x, \"gpu\"), to(i, \"gpu\"), 2)"
+done
+setup='l = tensor([[3, 0], [1, 4]], "i64")'
+case_script one_hot f32 "$setup" "one_hot(l, 5)" "one_hot(to(l, \"gpu\"), 5)"
+case_script one_hot f32_out_of_range "$setup" "one_hot(l, 4)" "one_hot(to(l, \"gpu\"), 4)"
+# integer operands the CPU refuses: the GPU must refuse them too
+setup="$(input x i64 a "[3, 5]")"
+case_script mod i64_by_zero "$setup" "a % 0" "to(a, \"gpu\") % 0"
+case_script floor_divide i64_by_zero "$setup" "floor_divide(a, 0)" "floor_divide(to(a, \"gpu\"), 0)"
+case_script pow i64_negative "$setup" "a ** -1" "to(a, \"gpu\") ** -1"
+# Philox: the same seed draws the same numbers on either device (the GPU draws on the device)
+case_script rand f32 "" "rand([1000])" "rand([1000])"
+case_script randn f32 "" "randn([1000])" "randn([1000])"
+case_script randint i64 "" "randint(-50, 50, [1000])" "randint(-50, 50, [1000])"
+
+# run the cases
+pass=0 fail=0 skip=0
+if [ $gpu = no ]; then
+    # The scripts are still checked, with the CPU standing in for the GPU ("gpu" read as
+    # "cpu"): each must run and agree with itself, or be refused by the CPU in both halves.
+    for f in "$OUT"/cases/*.tsl; do
+        sed 's/"gpu"/"cpu"/g' "$f" >"$OUT/cpu_as_gpu.tsl"
+        sed '/^device("gpu")/,$d' "$f" >"$OUT/cpu_only.tsl"
+        if "$TSL" "$OUT/cpu_as_gpu.tsl" >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out"; then
+            pass=$((pass + 1))
+        elif ! "$TSL" "$OUT/cpu_only.tsl" >/dev/null 2>&1; then
+            skip=$((skip + 1))
+        else
+            fail=$((fail + 1))
+            echo "FAIL $(basename "$f"), with the CPU for the GPU:"; sed 's/^/    /' "$OUT/err" | head -6
+        fi
+    done
+    echo "parity: no GPU here ($(head -1 "$OUT/probe.err" | sed 's/^.*error: //')); with the CPU for the GPU, $pass of $(ls "$OUT"/cases | wc -l) cases agree, $skip refused by the CPU, $fail broken"
+    [ $fail -eq 0 ]
+    exit
+fi
+: >"$OUT/not_covered.txt"
+# one case on its own: pass, not covered (listed), or a failure (reported)
+run_case() {
+    base=$(basename "$1" .tsl)
+    if timeout 60 "$TSL" "$1" >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out"; then
+        pass=$((pass + 1))
+    elif grep -q "is not supported on device 'gpu'" "$OUT/err"; then
+        echo "$base: $(grep -o "[a-z_0-9]*() is not supported on device 'gpu'" "$OUT/err" | head -1)" >>"$OUT/not_covered.txt"
+    else
+        fail=$((fail + 1))
+        echo "FAIL $base:"; sed 's/^/    /' "$OUT/err" | head -8; sed 's/^/    /' "$OUT/out" | head -6
+    fi
+}
+# The CPU half of each case alone first: what the CPU refuses is not a GPU question, except
+# that the GPU must refuse it too.
+mkdir -p "$OUT/groups"
+: >"$OUT/all.tsl"
+while read -r op f; do
+    base=$(basename "$f" .tsl)
+    sed '/^device("gpu")/,$d' "$f" >"$OUT/cpu_only.tsl"
+    if ! "$TSL" "$OUT/cpu_only.tsl" >/dev/null 2>&1; then
+        skip=$((skip + 1))
+        sed 's/^c = .*/c = 0/' "$f" >"$OUT/gpu_only.tsl"
+        if timeout 60 "$TSL" "$OUT/gpu_only.tsl" >/dev/null 2>&1; then fail=$((fail + 1)); echo "FAIL $base: the CPU refuses it, the GPU does not"; fi
+        continue
+    fi
+    cat "$f" >>"$OUT/groups/$op.tsl"
+    echo "$f" >>"$OUT/groups/$op.list"
+    [ -f "$OUT/groups/$op.first" ] || { cat "$f" >>"$OUT/all.tsl"; touch "$OUT/groups/$op.first"; }
+done <"$OUT/index.txt"
+# Then the cases of each op in one process (a GPU process starts in a fraction of a second,
+# and there are hundreds of cases): when every case of the op says ok, they pass; otherwise
+# each case runs in its own process, so a sticky error cannot hide the others.
+for g in "$OUT"/groups/*.tsl; do
+    list="${g%.tsl}.list"
+    want=$(wc -l <"$list")
+    got=0
+    if timeout 120 "$TSL" "$g" >"$OUT/out" 2>"$OUT/err"; then got=$(grep -c '^ok$' "$OUT/out"); fi
+    if [ "$got" -eq "$want" ]; then pass=$((pass + want)); continue; fi
+    while read -r f; do run_case "$f"; done <"$list"
+done
+n=$(ls "$OUT"/cases | wc -l)
+echo "parity: $pass agree, $fail differ or fail, $(wc -l <"$OUT/not_covered.txt") not covered on the GPU, $skip refused by the CPU ($n cases)"
+[ $fail -eq 0 ]
