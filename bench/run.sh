@@ -38,5 +38,6 @@ bin/tsl --threads 2 bench/threads.tsl $Q | tee -a $out/raw.jsonl
 echo "running Python peers..."
 $PY bench/peers.py $Q | tee -a $out/raw.jsonl || echo "python peers failed"
 if command -v lua5.4 >/dev/null; then lua5.4 bench/scalar.lua $Q | tee -a $out/raw.jsonl; fi
+$PY bench/startup.py $Q | tee -a $out/raw.jsonl
 $out/floor $Q | tee -a $out/raw.jsonl
 $PY bench/report.py $out/raw.jsonl $out/machine.txt bench $out/explain.txt
