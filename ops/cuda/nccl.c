@@ -90,8 +90,7 @@ static int bind(char *err, size_t n) {
 }
 
 int cuda_nccl_init(const void *id, int rank, int size, char *err, size_t n) {
-    if (nccl.loaded != 1) return cuda_nccl_load(NULL, err, n);
-    if (bind(err, n)) return -1;
+    if (cuda_nccl_load(NULL, err, n) || bind(err, n)) return -1;
     ncclUniqueId u;
     memcpy(u.internal, id, sizeof u.internal);
     ncclResult_t r = nccl.comm_init_rank(&nccl.comm, size, u, rank);
