@@ -117,7 +117,7 @@ static int finish(const char *what, char *err, size_t n) {
 
 static int comm_ready(char *err, size_t n) {
     if (!nccl.comm) {
-        snprintf(err, n, "NCCL: no communicator (it failed earlier)");
+        snprintf(err, n, "NCCL: the communicator was aborted after an earlier error");
         return -1;
     }
     return bind(err, n);
