@@ -1,6 +1,6 @@
 #!/bin/sh
 # check.sh BIN CUDA_HOME - `make gpu-check`: everything a lent GPU is for, in one run of at
-# most about 6 minutes, logged to build/gpu-check.log (GPU time is scarce: everything that
+# most about 7 minutes, logged to build/gpu-check.log (GPU time is scarce: everything that
 # can be checked without one is in `make test`). Steps, each with its own time limit:
 #   1. the device (nvidia-smi) and the build (make already built bin/tsl, the plugin and
 #      ptx_check before this script runs);
@@ -66,7 +66,7 @@ else
 fi
 
 step "collectives over NCCL (tests/gpu/nccl.sh)"
-timeout 240 sh tests/gpu/nccl.sh "$BIN" "$OUT/nccl" >>"$LOG" 2>&1 || { status=1; log "FAILED (or timed out)"; }
+timeout 150 sh tests/gpu/nccl.sh "$BIN" "$OUT/nccl" >>"$LOG" 2>&1 || { status=1; log "FAILED (or timed out)"; }
 tail -1 "$LOG"
 
 step "benchmarks (bench/gpu)"

@@ -33,23 +33,23 @@ if ! command -v mpirun >/dev/null 2>&1 || ! [ -f "$BIN/libtsl_mpi.so" ]; then
     echo "nccl.sh: $([ $status -eq 0 ] && echo passed || echo FAILED), without the mpirun parts"
     exit $status
 fi
-if timeout 120 $MPIRUN -np 1 "$BIN/tsl" tests/gpu/nccl.tsl >"$DIR/out" 2>"$DIR/err"; then pass "nccl.tsl under mpirun -np 1 (NCCL)"
+if timeout 60 $MPIRUN -np 1 "$BIN/tsl" tests/gpu/nccl.tsl >"$DIR/out" 2>"$DIR/err"; then pass "nccl.tsl under mpirun -np 1 (NCCL)"
 else fail "nccl.tsl under mpirun -np 1 (NCCL): $(head -3 "$DIR/err")"; fi
 
-timeout 120 $MPIRUN -np 2 "$BIN/tsl" tests/gpu/nccl_mixed.tsl >"$DIR/out" 2>"$DIR/err"; rc=$?
+timeout 60 $MPIRUN -np 2 "$BIN/tsl" tests/gpu/nccl_mixed.tsl >"$DIR/out" 2>"$DIR/err"; rc=$?
 if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -qF 'allreduce(op="sum") of f32[2] on gpu' "$DIR/err" &&
    grep -qF 'allreduce(op="sum") of f32[2] on cpu' "$DIR/err" && grep -q 'the ranks disagree' "$DIR/err" &&
    ! grep -q 'not reached' "$DIR/out"; then pass "a GPU rank and a CPU rank: an error naming both"
 else fail "a GPU rank and a CPU rank: exit $rc: $(head -3 "$DIR/err")"; fi
 
-TSL_NCCL_LIB=/nonexistent/libnccl.so.2 timeout 120 $MPIRUN -np 2 "$BIN/tsl" tests/gpu/nccl.tsl >"$DIR/out" 2>"$DIR/err"; rc=$?
+TSL_NCCL_LIB=/nonexistent/libnccl.so.2 timeout 60 $MPIRUN -np 2 "$BIN/tsl" tests/gpu/nccl.tsl >"$DIR/out" 2>"$DIR/err"; rc=$?
 if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q '^\[rank [01] of 2\] .*error: NCCL not available: .*nonexistent' "$DIR/err"; then
     pass "NCCL missing: a clear error, the job ends"
 else fail "NCCL missing: exit $rc: $(head -3 "$DIR/err")"; fi
 
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 if [ "$gpus" -ge 2 ]; then
-    if timeout 120 $MPIRUN -np 2 "$BIN/tsl" tests/gpu/nccl.tsl >"$DIR/out" 2>"$DIR/err"; then
+    if timeout 60 $MPIRUN -np 2 "$BIN/tsl" tests/gpu/nccl.tsl >"$DIR/out" 2>"$DIR/err"; then
         pass "nccl.tsl on 2 ranks, one GPU each: $(cat "$DIR/out")"
     else fail "nccl.tsl on 2 ranks: $(head -3 "$DIR/err")"; fi
 else
