@@ -67,7 +67,8 @@ $(MPI_PLUGIN): ops/mpi/mpi_plugin.c ops/mpi/plugin.h | $(STAMP)
 # nvcc is installed (CUDA_HOME); otherwise a note, and the GPU checks say they are skipped.
 # ptx_check compiles every kernel the generator can produce with NVRTC (no GPU needed).
 CUDA_HOME ?= /usr/local/cuda
-CUDA_SRC  := ops/cuda/cuda_plugin.c ops/cuda/cuda_kernels.c ops/cuda/nvrtc.c ops/cuda/gen.c
+CUDA_SRC  := ops/cuda/cuda_plugin.c ops/cuda/cuda_kernels.c ops/cuda/nvrtc.c ops/cuda/gen.c ops/cuda/gen_coll.c \
+             ops/cuda/nccl.c
 CUDA_DEPS := $(CUDA_SRC) $(wildcard ops/cuda/*.h) ops/ops.def ops/opcall.h ops/tensor.h
 CUDA_LINK := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib64/stubs -Wl,-rpath,$(CUDA_HOME)/lib64
 $(CUDA_PLUGIN): $(CUDA_DEPS) | $(STAMP)
@@ -75,13 +76,13 @@ $(CUDA_PLUGIN): $(CUDA_DEPS) | $(STAMP)
 	@if [ -x $(CUDA_HOME)/bin/nvcc ]; then \
 	  echo "cc ... -shared -o $@ ops/cuda/*.c (CUDA)"; \
 	  $(CC) $(CSTD) $(WARN) $(OPT) -fPIC -shared -fvisibility=hidden -Iops -Iops/cuda -I$(CUDA_HOME)/include \
-	    -o $@ $(CUDA_SRC) $(CUDA_LINK) -lcublas -lnvrtc -lcudart -lcuda -lpthread || exit 1; \
+	    -o $@ $(CUDA_SRC) $(CUDA_LINK) -lcublas -lnvrtc -lcudart -lcuda -ldl -lpthread || exit 1; \
 	else echo "note: no nvcc ($(CUDA_HOME)/bin/nvcc): $@ not built, GPU checks will be skipped"; rm -f $@; fi
-$(PTX_CHECK): tests/gpu/ptx_check.c ops/cuda/gen.c ops/cuda/gen.h ops/cuda/gen_args.h ops/cuda/nvrtc_opts.h ops/ops.def | $(STAMP)
+$(PTX_CHECK): tests/gpu/ptx_check.c ops/cuda/gen.c ops/cuda/gen.h ops/cuda/gen_coll.c ops/cuda/gen_coll.h ops/cuda/gen_args.h ops/cuda/nvrtc_opts.h ops/ops.def | $(STAMP)
 	@mkdir -p $(BIN)
 	@if [ -x $(CUDA_HOME)/bin/nvcc ]; then \
-	  echo "cc ... -o $@ tests/gpu/ptx_check.c ops/cuda/gen.c -lnvrtc"; \
-	  $(CC) $(CSTD) $(WARN) $(OPT) -Iops -I$(CUDA_HOME)/include -o $@ tests/gpu/ptx_check.c ops/cuda/gen.c \
+	  echo "cc ... -o $@ tests/gpu/ptx_check.c ops/cuda/gen.c ops/cuda/gen_coll.c -lnvrtc"; \
+	  $(CC) $(CSTD) $(WARN) $(OPT) -Iops -I$(CUDA_HOME)/include -o $@ tests/gpu/ptx_check.c ops/cuda/gen.c ops/cuda/gen_coll.c \
 	    $(CUDA_LINK) -lnvrtc || exit 1; \
 	else rm -f $@; fi
 
@@ -212,7 +213,7 @@ gpu-test: $(BIN)/tsl $(LIB_SO) $(CUDA_PLUGIN) $(PTX_CHECK)
 
 # On a machine with a GPU: build (on every core: GPU time is scarce), the parity suite,
 # compute-sanitizer and the GPU benchmarks, logged to build/gpu-check.log (tests/gpu/check.sh;
-# about 6 minutes at most).
+# about 7 minutes at most).
 gpu-check:
 	$(MAKE) -j$$(nproc) $(BIN)/tsl $(CUDA_PLUGIN) $(PTX_CHECK)
 	sh tests/gpu/check.sh $(BIN) $(CUDA_HOME)

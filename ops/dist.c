@@ -62,6 +62,12 @@ bool dist_started(int *rank, int *size) {
     return world.mpi && world.size > 1;
 }
 
+bool dist_joined(int *rank, int *size) {
+    *rank = world.rank;
+    *size = world.size;
+    return world.mpi != NULL;
+}
+
 /* A plugin call's result: 0, or -1 with its message as the op error. */
 static int plugin_result(int rc, const char *err) {
     if (rc) op_fail("%s", err);

@@ -18,6 +18,8 @@ int dist_rank(void);
 int dist_size(void);
 /* Whether a world of more than one process was started (does not start it). */
 bool dist_started(int *rank, int *size);
+/* Whether the process joined an MPI world, of any size (mpirun -np 1 too; does not start it). */
+bool dist_joined(int *rank, int *size);
 /* recv (size * nbytes bytes) gets every rank's send, in rank order. */
 int dist_allgather(const void *send, void *recv, size_t nbytes);
 int dist_bcast(void *buf, size_t nbytes, int root);

@@ -1,7 +1,7 @@
 /* gpu.c - the GPU device: loads the CUDA plugin (ops/cuda/plugin.h) on the first use of
  * the GPU, holds GPU tensors' memory and transfers, and is the GPU's entry in the device
  * registry. A call arrives validated and inferred (ops/op.c); the op families (gpu_ew.c,
- * gpu_axis.c, gpu_shape.c, gpu_matmul.c, gpu_random.c) choose the plugin kernel, convert
+ * gpu_axis.c, gpu_shape.c, gpu_matmul.c, gpu_random.c, gpu_dist.c) choose the plugin kernel, convert
  * operands to the compute dtype (as the CPU does) and lay out strides. What the plugin has
  * no kernel for is refused by supports_op, so the user reads "NAME() is not supported on
  * device 'gpu'", never a wrong result. See docs/gpu.md. */
@@ -215,6 +215,7 @@ static bool gpu_supports_op(const OpCall *c) {
     case OP_ONE_HOT: return c->in[0].dtype == DT_I64;
     case OP_TAKE: return c->in[1].kind == ARG_TENSOR;
     case OP_SCATTER_ADD: return c->in[1].kind == ARG_TENSOR;
+    case OP_ALLREDUCE: case OP_BROADCAST: case OP_ALLGATHER: return true;
     default: return false;
     }
 }
@@ -246,6 +247,7 @@ static int gpu_run(const OpCall *c, Tensor **out) {
     case OP_OUTER: return gpu_run_outer(c, out[0]);
     case OP_WHERE: return gpu_run_where(c, out[0]);
     case OP_EQUAL: case OP_ALLCLOSE: return gpu_run_equal(c, out[0]);
+    case OP_ALLREDUCE: case OP_BROADCAST: case OP_ALLGATHER: return gpu_run_dist(c, out[0]);
     default: op_fail("%s() is not supported on device 'gpu'", d->name); return -1;
     }
 }

@@ -70,5 +70,7 @@ int gpu_run_random(const OpCall *c, Tensor *out);
 int gpu_run_tile(const OpCall *c, Tensor *out);
 int gpu_run_repeat(const OpCall *c, Tensor *out);
 int gpu_run_one_hot(const OpCall *c, Tensor *out);
+/* allreduce, broadcast, allgather over NCCL (gpu_dist.c) */
+int gpu_run_dist(const OpCall *c, Tensor *out);
 
 #endif

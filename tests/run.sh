@@ -688,6 +688,11 @@ else
     if timeout 300 $MPIRUN -np 2 $TSL examples/train_digits_dist.tsl 3 600 check >"$tmp/out" 2>"$tmp/err" &&
        grep -q 'over 2 rank(s)' "$tmp/out"; then ok
     else bad "examples/train_digits_dist.tsl on 2 ranks: $(head -3 "$tmp/err")"; fi
+    # GPU collectives (tests/gpu/nccl.sh runs them where GPUs are): where the GPU cannot start,
+    # to() fails first with the reason, on every rank, and the job ends
+    TSL_CUDA_PLUGIN=/nonexistent/libtsl_cuda.so timeout 60 $MPIRUN -np 2 $TSL tests/gpu/nccl.tsl >"$tmp/out" 2>"$tmp/err"; rc=$?
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q '^\[rank [01] of 2\] tests/gpu/nccl.tsl:[0-9]*:[0-9]*: error: CUDA runtime not available: ' "$tmp/err"; then ok
+    else bad "a GPU collective where the GPU cannot start: exit $rc: $(head -3 "$tmp/err")"; fi
     TSL_MPI_PLUGIN=/nonexistent/libtsl_mpi.so timeout 60 $MPIRUN -np 1 $TSL -e 'print(rank())' >"$tmp/out" 2>"$tmp/err"; rc=$?
     if [ $rc -ne 0 ] && grep -q 'started by mpirun, but the MPI plugin could not be loaded' "$tmp/err"; then ok
     else bad "a plugin that cannot load under mpirun: exit $rc: $(head -3 "$tmp/err")"; fi

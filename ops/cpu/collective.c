@@ -15,32 +15,34 @@
 /* allreduce gathers and combines this many bytes of each rank's tensor at a time */
 #define CHUNK_BYTES ((size_t)1 << 20)
 
-/* What every rank must agree on: op, attribute, dtype, ndim, dims. */
-enum { H_OP, H_ATTR, H_DTYPE, H_NDIM, H_DIMS, H_LEN = H_DIMS + TSL_MAX_RANK };
+/* What every rank must agree on: op, attribute, dtype, device, ndim, dims. */
+enum { H_OP, H_ATTR, H_DTYPE, H_DEVICE, H_NDIM, H_DIMS, H_LEN = H_DIMS + TSL_MAX_RANK };
 
 static void header_of(const OpCall *c, const Tensor *t, int64_t *h) {
     memset(h, 0, sizeof(int64_t) * H_LEN);
     h[H_OP] = c->op;
     h[H_ATTR] = c->op == OP_ALLGATHER ? 0 : c->at->i[0];
     h[H_DTYPE] = t->dtype;
+    h[H_DEVICE] = t->device;
     h[H_NDIM] = t->ndim;
     for (int k = 0; k < t->ndim; k++) h[H_DIMS + k] = t->shape[k];
 }
 
-/* "allreduce(op=\"sum\") of f32[2, 3]" */
-static const char *header_text(const int64_t *h, char *buf, size_t n) {
+/* "allreduce(op=\"sum\") of f32[2, 3]", and " on gpu" when devices are to be named */
+static const char *header_text(const int64_t *h, bool device, char *buf, size_t n) {
     Shape s = { (int)h[H_NDIM], { 0 } };
     for (int k = 0; k < s.ndim; k++) s.d[k] = h[H_DIMS + k];
     char sh[400], attr[32] = "";
     if (h[H_OP] == OP_ALLREDUCE) snprintf(attr, sizeof attr, "op=\"%s\"", redop_names[h[H_ATTR]]);
     if (h[H_OP] == OP_BROADCAST) snprintf(attr, sizeof attr, "root=%lld", (long long)h[H_ATTR]);
-    snprintf(buf, n, "%s(%s) of %s%s", op_info[h[H_OP]].name, attr, dtype_name((DType)h[H_DTYPE]),
-             shape_str(&s, sh, sizeof sh));
+    snprintf(buf, n, "%s(%s) of %s%s%s%s", op_info[h[H_OP]].name, attr, dtype_name((DType)h[H_DTYPE]),
+             shape_str(&s, sh, sizeof sh), device ? " on " : "", device ? device_name((Device)h[H_DEVICE]) : "");
     return buf;
 }
 
-/* Every rank's header; an error naming this rank's call and the first one that differs. */
-static int agree(const OpCall *c, const Tensor *t) {
+/* Every rank's header; an error naming this rank's call and the first one that differs
+ * (with both devices when a tensor is on the GPU: some ranks on the CPU, some on the GPU). */
+int cpu_dist_agree(const OpCall *c, const Tensor *t) {
     int size = dist_size(), rank = dist_rank();
     int64_t mine[H_LEN];
     header_of(c, t, mine);
@@ -49,8 +51,10 @@ static int agree(const OpCall *c, const Tensor *t) {
     for (int r = 0; rc == 0 && r < size; r++) {
         if (!memcmp(all + (size_t)r * H_LEN, mine, sizeof mine)) continue;
         char a[500], b[500];
+        const int64_t *theirs = all + (size_t)r * H_LEN;
+        bool device = mine[H_DEVICE] != DEV_CPU || theirs[H_DEVICE] != DEV_CPU;
         op_fail("%s(): the ranks disagree: rank %d called %s, rank %d called %s", op_info[c->op].name, rank,
-                header_text(mine, a, sizeof a), r, header_text(all + (size_t)r * H_LEN, b, sizeof b));
+                header_text(mine, device, a, sizeof a), r, header_text(theirs, device, b, sizeof b));
         rc = -1;
     }
     mem_free(all);
@@ -91,7 +95,7 @@ int cpu_dist(const OpCall *c, Tensor **out) {
     Tensor *tmp;
     ScalarBox box;
     const Tensor *t = operand_as(&c->in[0], (DType)c->in[0].dtype, &tmp, &box);
-    if (!t || agree(c, t)) {
+    if (!t || cpu_dist_agree(c, t)) {
         tensor_release(tmp);
         return -1;
     }

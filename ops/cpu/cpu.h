@@ -89,6 +89,10 @@ float cpu_sum_f32(const float *x, int64_t n, int64_t stride);
  * entry in the device registry (kernels.c). out[k] already has the dtype and shape that
  * infer_<impl> gave, except for F_VIEW and F_DYNAMIC ops, whose kernels allocate out[k].
  * 0, or -1 with the message set by op_fail(). */
+/* Before a collective: every rank's op, attribute, dtype, device and shape agree (gathered
+ * over MPI), or -1 with an error naming this rank's call and the first that differs
+ * (ops/cpu/collective.c; the GPU's collectives, ops/gpu_dist.c, call it too). */
+int cpu_dist_agree(const OpCall *c, const Tensor *t);
 #define OP(id, name, sig, nout, kind, flags, rule, impl, sym, doc) int cpu_##impl(const OpCall *c, Tensor **out);
 #include "ops.def"
 #undef OP

@@ -57,4 +57,11 @@ int cuda_one_hot(const int64_t *labels, int64_t count, int64_t n, float *out, in
 int cuda_random(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count, char *err,
                 size_t n);
 
+/* collectives over NCCL and allreduce's ordered combine (nccl.c; plugin.h says what each does) */
+int cuda_nccl_load(void *id, char *err, size_t n);
+int cuda_nccl_init(const void *id, int rank, int size, char *err, size_t n);
+int cuda_nccl_allgather(const void *send, void *recv, size_t nbytes, char *err, size_t n);
+int cuda_nccl_bcast(void *buf, size_t nbytes, int root, char *err, size_t n);
+int cuda_rank_combine(int redop, int dt, const void *parts, int size, int64_t count, void *out, char *err, size_t n);
+
 #endif

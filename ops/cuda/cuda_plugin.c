@@ -1,6 +1,7 @@
 /* cuda_plugin.c - the CUDA plugin's entry point, start-up and memory: the table
  * tsl_cuda_plugin() hands to ops/gpu.c (plugin.h), the runtime and cuBLAS started on
- * device 0 with one stream, and the caching device allocator.
+ * one device (device 0, or under mpirun the local rank mod the device count) with one
+ * stream, and the caching device allocator.
  *
  * The kernels live in cuda_kernels.c; the compiled-module cache in nvrtc.c. This file and
  * those are the only ones that include CUDA headers, and only libtsl_cuda.so links them. */
@@ -54,6 +55,17 @@ int cuda_fail_drv(CUresult e, const char *what, char *err, size_t n) {
 
 /* ---------- start-up ---------- */
 
+/* The device this process uses: its local rank (the launcher's, Open MPI, MPICH or Slurm)
+ * modulo the device count, so one process per GPU gets a GPU each; device 0 otherwise. */
+static int device_of_process(int count) {
+    static const char *const vars[] = { "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID" };
+    for (size_t k = 0; k < sizeof vars / sizeof *vars; k++) {
+        const char *v = getenv(vars[k]);
+        if (v && *v) return (int)(strtol(v, NULL, 10) % count + count) % count;
+    }
+    return 0;
+}
+
 static int plugin_init(char *err, size_t n) {
     CUresult r = cuInit(0);
     if (r == CUDA_ERROR_NO_DEVICE) return CUDA_NO_DEVICE;
@@ -70,7 +82,8 @@ static int plugin_init(char *err, size_t n) {
     }
     int count = 0;
     if (cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) return CUDA_NO_DEVICE;
-    cudaError_t e = cudaSetDevice(0);
+    int device = device_of_process(count);
+    cudaError_t e = cudaSetDevice(device);
     if (e == cudaSuccess) e = cudaFree(NULL);   /* starts the runtime on the primary context */
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&cuda.stream, cudaStreamNonBlocking);
     if (e != cudaSuccess) {
@@ -79,7 +92,7 @@ static int plugin_init(char *err, size_t n) {
     }
     cuCtxGetCurrent(&cuda.ctx);   /* the runtime's primary context: kernels launch in it */
     CUdevice dev;
-    cuDeviceGet(&dev, 0);
+    cuDeviceGet(&dev, device);
     cuDeviceGetAttribute(&cuda.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
     cuDeviceGetAttribute(&cuda.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
     cuDeviceGetAttribute(&cuda.sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
@@ -255,6 +268,11 @@ static const TslCudaPlugin plugin = {
     .take = cuda_take,
     .scatter_add = cuda_scatter_add,
     .random = cuda_random,
+    .nccl_load = cuda_nccl_load,
+    .nccl_init = cuda_nccl_init,
+    .nccl_allgather = cuda_nccl_allgather,
+    .nccl_bcast = cuda_nccl_bcast,
+    .rank_combine = cuda_rank_combine,
 };
 
 __attribute__((visibility("default"))) const TslCudaPlugin *tsl_cuda_plugin(void) { return &plugin; }

@@ -14,9 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TSL_CUDA_ABI 8
+#define TSL_CUDA_ABI 9
 #define TSL_CUDA_MAX_RANK 32   /* TSL_MAX_RANK */
 #define TSL_CUDA_MAX_IN 8      /* inputs of one fused elementwise kernel */
+#define TSL_NCCL_ID_BYTES 128  /* NCCL_UNIQUE_ID_BYTES: the communicator's id, sent over MPI */
 
 /* init's results */
 enum { CUDA_OK = 0, CUDA_NO_RUNTIME = 1, CUDA_NO_DEVICE = 2 };
@@ -83,7 +84,7 @@ typedef struct {
 typedef struct {
     int abi;    /* TSL_CUDA_ABI: a plugin from another build is refused */
     int nops;   /* OP__COUNT of the op table it was built with */
-    /* Starts the runtime on device 0: CUDA_OK, CUDA_NO_RUNTIME (why in err) or CUDA_NO_DEVICE. */
+    /* Starts the runtime on device 0 (under mpirun: the local rank mod the device count): CUDA_OK, CUDA_NO_RUNTIME (why in err) or CUDA_NO_DEVICE. */
     int (*init)(char *err, size_t n);
     /* Device memory from the caching allocator: a freed block is kept for the next request of
      * its size class; when the device is out of memory the cache is freed and the request
@@ -141,6 +142,27 @@ typedef struct {
      * 1 normal f32, 2 integers in [lo, hi) (i64). */
     int (*random)(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count,
                   char *err, size_t n);
+
+    /* ---------- collectives over NCCL (ops/cuda/nccl.c; the host side is ops/gpu_dist.c) ----------
+     * libnccl is dlopen'ed by nccl_load, so the plugin loads where NCCL is missing; only a
+     * collective on GPU tensors needs it. One communicator per process, over the ranks of
+     * MPI_COMM_WORLD, on this process's device (init's rule: local rank mod device count).
+     * Each collective is enqueued on the plugin's stream and waited for, so a failure is
+     * reported by the call that caused it. */
+    /* Loads NCCL (first call only); with id non-NULL also makes a new unique id into it
+     * (TSL_NCCL_ID_BYTES bytes, on rank 0). -1 with "NCCL not available: <reason>". */
+    int (*nccl_load)(void *id, char *err, size_t n);
+    /* The communicator from rank 0's id (every rank calls it, as ncclCommInitRank). */
+    int (*nccl_init)(const void *id, int rank, int size, char *err, size_t n);
+    /* recv (size * nbytes) gets every rank's send, in rank order (ncclAllGather) */
+    int (*nccl_allgather)(const void *send, void *recv, size_t nbytes, char *err, size_t n);
+    /* buf of rank root on every rank, in place (ncclBroadcast) */
+    int (*nccl_bcast)(void *buf, size_t nbytes, int root, char *err, size_t n);
+    /* out[i] = ((parts[0][i] op parts[1][i]) op parts[2][i]) ... over size slices of count
+     * elements of dt, in rank order with the CPU's arithmetic (ops/cpu/collective.c); mean
+     * divides the sum by size. redop is a RedOp (sum, mean, max, min). */
+    int (*rank_combine)(int redop, int dt, const void *parts, int size, int64_t count, void *out, char *err,
+                        size_t n);
 } TslCudaPlugin;
 
 typedef const TslCudaPlugin *(*TslCudaPluginFn)(void);

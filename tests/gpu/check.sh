@@ -1,6 +1,6 @@
 #!/bin/sh
 # check.sh BIN CUDA_HOME - `make gpu-check`: everything a lent GPU is for, in one run of at
-# most about 6 minutes, logged to build/gpu-check.log (GPU time is scarce: everything that
+# most about 7 minutes, logged to build/gpu-check.log (GPU time is scarce: everything that
 # can be checked without one is in `make test`). Steps, each with its own time limit:
 #   1. the device (nvidia-smi) and the build (make already built bin/tsl, the plugin and
 #      ptx_check before this script runs);
@@ -8,7 +8,10 @@
 #      caching allocator (tests/gpu/alloc_check.c: no cudaMalloc in steady state);
 #   3. the CPU/GPU parity suite, one process per case (tests/gpu/parity.sh);
 #   4. compute-sanitizer --tool memcheck over all parity cases in one process, if installed;
-#   5. the GPU benchmarks (bench/gpu/gpu.tsl) and their baselines (bench/gpu/direct.c), with
+#   5. collectives on GPU tensors over NCCL (tests/gpu/nccl.sh): with one GPU the ordered
+#      combine, NCCL through a 1-rank communicator and the errors; the 2-rank test (one
+#      process per GPU) only where there are two GPUs, else it says it is skipped;
+#   6. the GPU benchmarks (bench/gpu/gpu.tsl) and their baselines (bench/gpu/direct.c), with
 #      the ratios the issue asks for.
 # Exit status: 0 when every step passed. The figures go in bench/gpu/results.md by hand.
 BIN=${1:-bin}
@@ -61,6 +64,10 @@ if [ -x "$SAN" ] && [ -f "$OUT/parity/all.tsl" ]; then
 else
     log "SKIP: compute-sanitizer is not installed"
 fi
+
+step "collectives over NCCL (tests/gpu/nccl.sh)"
+timeout 150 sh tests/gpu/nccl.sh "$BIN" "$OUT/nccl" >>"$LOG" 2>&1 || { status=1; log "FAILED (or timed out)"; }
+tail -1 "$LOG"
 
 step "benchmarks (bench/gpu)"
 cc -std=c11 -O2 -I"$CUDA_HOME/include" -o "$OUT/direct" bench/gpu/direct.c -L"$CUDA_HOME/lib64" \

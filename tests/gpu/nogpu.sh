@@ -1,8 +1,8 @@
 #!/bin/sh
 # nogpu.sh BIN CUDA_HOME - what a machine without a GPU can check of the GPU backend (part of
 # `make test`; docs/gpu.md):
-#   - bin/tsl and libtsl.so never link a CUDA library; the plugin links them and exports
-#     only its entry point;
+#   - bin/tsl and libtsl.so never link a CUDA library; the plugin links them (not NCCL, which
+#     it dlopens) and exports only its entry point;
 #   - every kernel the generator can produce compiles with NVRTC to PTX (ptx_check);
 #   - bin/tsl runs CPU work with the plugin absent, and every way of asking for the GPU
 #     (to(), device(), --device gpu, a static to(); :device gpu and tsl_set_device are in
@@ -35,6 +35,8 @@ if [ -f "$plugin" ]; then
     for lib in libcudart libcublas libnvrtc libcuda.so; do
         if echo "$needed" | grep -q "$lib"; then ok; else bad "the plugin does not link $lib"; fi
     done
+    # NCCL is dlopen'ed on the first GPU collective (ops/cuda/nccl.c), never linked
+    if echo "$needed" | grep -q libnccl; then bad "the plugin links NCCL: it must load where NCCL is missing"; else ok; fi
     exports=$(nm -D --defined-only "$plugin" | awk '{print $3}' | grep -v '^_' | tr '\n' ' ')
     if [ "$exports" = "tsl_cuda_plugin " ]; then ok; else bad "the plugin exports: $exports"; fi
     if [ -x "$BIN/ptx_check" ]; then

@@ -5,12 +5,14 @@
  * Covered: each elementwise op of the table in each compute dtype it is defined for, in
  * both launch forms (contiguous and strided broadcast); fused chains (the tanh-GELU of the
  * benchmarks, a bias + relu, chains with comparisons and numbers) in f32 and f64; and the
- * hand-written families (reductions, softmax, astype, strided copies, Philox). */
+ * hand-written families (reductions, softmax, astype, strided copies, Philox); and allreduce's
+ * ordered combine of the ranks' slices (ops/cuda/gen_coll.c), every (op, dtype). */
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cuda/gen.h"
+#include "cuda/gen_coll.h"
 #include "cuda/nvrtc_opts.h"
 
 static int failures;
@@ -114,11 +116,38 @@ static int check_fused(void) {
     return count;
 }
 
+/* allreduce's combine in rank order: every (op, dtype) it has, as PTX and as the plugin's CUBIN */
+static int check_rank_combine(void) {
+    static char body[1 << 15];
+    size_t len = 0;
+    int count = 0;
+    for (int r = REDOP_SUM; r <= REDOP_MIN; r++)
+        for (int dt = DT_BOOL; dt <= DT_F64; dt++) {
+            char name[64];
+            if (!gen_rank_combine_has((RedOp)r, (DType)dt)) continue;
+            if (gen_rank_combine_kernel((RedOp)r, (DType)dt, name, sizeof name, body + len, sizeof body - len)) {
+                fprintf(stderr, "rank combine %d %s: not generated\n", r, gen_dtype_suffix((DType)dt));
+                failures++;
+                continue;
+            }
+            len += strlen(body + len);
+            count++;
+        }
+    if (count != 11) {   /* sum, max, min on i64, f32, f64; mean on f32, f64 */
+        fprintf(stderr, "rank combine: %d kernels, expected 11\n", count);
+        failures++;
+    }
+    compile("rank combine", body, count);
+    compile_for("rank combine (sm_90)", body, count, "--gpu-architecture=sm_90");
+    return count;
+}
+
 int main(void) {
     int kernels = 0;
     printf("NVRTC to PTX (%s):\n", GEN_CHECK_ARCH);
     for (int op = 0; op < OP__COUNT; op++) kernels += check_op((OpCode)op);
     kernels += check_fused();
+    kernels += check_rank_combine();
     compile("families", gen_families(), 1);
     /* the plugin's own path: a CUBIN for the device's architecture (the H200's sm_90) */
     compile_for("families (sm_90 CUBIN)", gen_families(), 1, "--gpu-architecture=sm_90");
