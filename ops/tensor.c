@@ -48,11 +48,6 @@ int dtype_parse(const char *s, DType *out) {
     return -1;
 }
 
-size_t dtype_size(DType t) {
-    static const size_t sizes[] = { 1, 8, 4, 8 };
-    return sizes[t];
-}
-
 int dtype_is_float(DType t) { return t == DT_F32 || t == DT_F64; }
 
 int64_t shape_count(const Shape *s) {

@@ -57,7 +57,8 @@ bool mem_over_budget(void);
 
 const char *dtype_name(DType t);
 int dtype_parse(const char *s, DType *out);   /* 0 ok, -1 unknown */
-size_t dtype_size(DType t);
+/* inline: the VM and the kernels ask for it on every instruction */
+static inline size_t dtype_size(DType t) { return t == DT_BOOL ? 1 : t == DT_F32 ? 4 : 8; }
 int dtype_is_float(DType t);
 
 /* Errors: the current ops context's message (set by op_fail, read by callers). */

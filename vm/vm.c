@@ -55,8 +55,10 @@ static void set_t(VmRegs *r, int reg, Tensor *t) {
  * else refers to it (so no other variable can see it change) and it has the register's dtype
  * and shape; otherwise a new one. In steady state a graph allocates nothing. */
 static bool fits(const Tensor *t, const RegInfo *ri) {
-    return t->dtype == ri->dtype && t->ndim == ri->shape.ndim &&
-           !memcmp(t->shape, ri->shape.d, sizeof(int64_t) * (size_t)t->ndim);
+    if (t->dtype != ri->dtype || t->ndim != ri->shape.ndim) return false;
+    for (int k = 0; k < t->ndim; k++)   /* a loop, not memcmp: a call costs more for 1-2 dims */
+        if (t->shape[k] != ri->shape.d[k]) return false;
+    return true;
 }
 
 /* A register with a slot in the memory plan takes the slot's buffer; the register that held
@@ -600,6 +602,11 @@ static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A
     e.chunk_rows = epi_chunk_rows(e.n);
     e.scratch = r->scratch->p;
     e.area = epi_area(in, e.n, e.esz);
+    if (e.m <= e.chunk_rows && e.m <= MATMUL_BLOCK_ROWS) {   /* one block of one chunk (an RNN cell, an MLP at batch 1): no pool */
+        e.b_end = e.m;
+        cpu_matmul_rows(e.dt, A->data, ta, B->data, e.product, e.m, k, e.n, 0, e.m);
+        return epi_part(&e, 0, 0) ? fail_at(I, in, op_error()) : 0;
+    }
     for (e.b0 = 0; e.b0 < e.m; e.b0 += MATMUL_BLOCK_ROWS) {
         int64_t rows = e.m - e.b0 < MATMUL_BLOCK_ROWS ? e.m - e.b0 : MATMUL_BLOCK_ROWS;
         e.b_end = e.b0 + rows;
@@ -615,7 +622,9 @@ static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     if (!A || !B) return fail_at(I, in, "undefined variable");
     int64_t m = g->regs[in->dst].shape.d[0], n = g->regs[in->dst].shape.d[1];
     int64_t most = m < MATMUL_BLOCK_ROWS ? m : MATMUL_BLOCK_ROWS;   /* a block's rows, at most */
-    size_t need = epi_area(in, n, dtype_size(g->regs[in->dst].dtype)) * (size_t)epi_width(in, most, n, epi_chunk_rows(n));
+    int64_t chunk_rows = epi_chunk_rows(n);
+    size_t need = epi_area(in, n, dtype_size(g->regs[in->dst].dtype)) *
+                  (size_t)(m <= chunk_rows ? 1 : epi_width(in, most, n, chunk_rows));
     if (r->scratch->bytes < need) {   /* before A and B are held: mem_alloc may jump out */
         mem_free(r->scratch->p);
         r->scratch->p = NULL;   /* never leave a freed block here */

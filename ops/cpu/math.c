@@ -10,6 +10,7 @@
  * (tests/unit/test_ew.c checks both paths agree). With AVX-512F, cpu_unary reaches most of
  * these through chain512.c, one vector of math512.c's functions at a time. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
@@ -98,10 +99,15 @@ VEC2(avx2_atan2_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_set1_pd, _mm256
  * read-only afterwards. */
 static int cpu_avx512;
 static int force_avx2;   /* tests only (vm_force_avx2), set while no other thread runs kernels */
-static void detect_avx512(void) { cpu_avx512 = __builtin_cpu_supports("avx512f") && !getenv("TSL_NO_AVX512"); }
+static atomic_bool detected;   /* set (release) once cpu_avx512 holds the answer */
+static void detect_avx512(void) {
+    cpu_avx512 = __builtin_cpu_supports("avx512f") && !getenv("TSL_NO_AVX512");
+    atomic_store_explicit(&detected, true, memory_order_release);
+}
 static int has_avx512(void) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, detect_avx512);
+    if (!atomic_load_explicit(&detected, memory_order_acquire))   /* skips the call once known */
+        pthread_once(&once, detect_avx512);
     return cpu_avx512 && !force_avx2;
 }
 bool cpu_has_avx512(void) { return has_avx512(); }

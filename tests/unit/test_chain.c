@@ -388,6 +388,36 @@ START_TEST(chain_binary_two_scalars) {
 }
 END_TEST
 
+/* + - * / of two long f32 arrays (cpu_binary_avx512's 256-bit loop past a chain's block)
+ * give each element the bits of the same op on that element alone (the 512-bit masked path),
+ * NaN payloads included: where both operands are NaN, the first operand's, as x86 gives. */
+START_TEST(chain_long_f32_arrays_match_one_by_one) {
+    static const OpCode ops[] = {OP_ADD, OP_SUB, OP_MUL, OP_DIV};
+    static const int64_t ns[] = {513, 520, 1000, 16389};
+    static float a[16389], b[16389], y[16389];
+    static double d[16389];
+    fill(d, 16389, 91);
+    for (int i = 0; i < 16389; i++) a[i] = (float)d[i];
+    fill(d, 16389, 92);
+    for (int i = 0; i < 16389; i++) b[i] = (float)d[i];
+    for (int i = 0; i < 16389; i += 37) {   /* both NaN, with different payloads */
+        uint32_t pa = 0x7fc00000u | (uint32_t)i, pb = 0xffc00000u | (uint32_t)(i + 1);
+        memcpy(&a[i], &pa, 4);
+        memcpy(&b[i], &pb, 4);
+    }
+    for (int o = 0; o < 4; o++)
+        for (int k = 0; k < 4; k++) {
+            int64_t n = ns[k];
+            ck_assert_int_eq(cpu_binary(ops[o], DT_F32, a, 1, b, 1, y, n), 0);
+            for (int64_t i = 0; i < n; i++) {
+                float one;
+                ck_assert_int_eq(cpu_binary(ops[o], DT_F32, &a[i], 1, &b[i], 1, &one, 1), 0);
+                ck_assert_msg(!memcmp(&one, &y[i], 4), "op %d n %lld element %lld", (int)ops[o], (long long)n, (long long)i);
+            }
+        }
+}
+END_TEST
+
 Suite *chain_suite(void) {
     Suite *s = suite_create("chain");
     TCase *tc = tcase_create("core");
@@ -397,6 +427,7 @@ Suite *chain_suite(void) {
     tcase_add_test(tc, chain_vector_ops_numpy);
     tcase_add_test(tc, chain_relu_signs);
     tcase_add_test(tc, chain_binary_two_scalars);
+    tcase_add_test(tc, chain_long_f32_arrays_match_one_by_one);
     suite_add_tcase(s, tc);
     return s;
 }
