@@ -14,8 +14,12 @@
  * Nothing here writes into a tensor in place: every result is a new tensor, so registers,
  * stacks and containers may share tensors freely (a PUSH keeps a reference, not a copy).
  * Host-needing instructions (item, a branch on a tensor, print) read through tensor_host.
- * Not here yet (docs/gpu.md): one arena per graph from the memory plan, CUDA Graph
- * capture and replay, and one generated kernel per fused group. */
+ * On the GPU a fused group whose steps the generator covers runs as one kernel
+ * (gpu_fused_run: the eager kernels' expression rows in one loop, so the same bits);
+ * otherwise, and on the CPU, step by step.
+ * Not here yet (docs/gpu.md): one arena per graph from the memory plan, and CUDA Graph
+ * capture and replay. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +142,69 @@ static int run_steps(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *prod
     for (int k = 0; k < ntemps; k++) tensor_release(temps[k]);
     mem_free(temps);
     return rc;
+}
+
+/* The kernel input for register reg (a tensor), or for number register num: -(k+1), or
+ * PLAN_FULL when the kernel takes no more inputs. */
+#define PLAN_FULL INT_MIN
+static int plan_input(VmGpuFused *p, int reg, int num) {
+    for (int k = 0; k < p->nin; k++)
+        if (p->in_reg[k] == reg && p->in_num[k] == num) return -(k + 1);
+    if (p->nin == GPU_FUSED_MAX_IN) return PLAN_FULL;
+    p->in_reg[p->nin] = reg;
+    p->in_num[p->nin] = num;
+    return -(++p->nin);
+}
+
+int vm_gpu_fused_plan(const Ins *in, VmGpuFused *p) {
+    int n = in->nsteps, last_temp = 0;
+    if (n < 1 || n > VM_GPU_FUSED_MAX || in->steps[n - 1].dst != -(in->dst + 1)) return -1;
+    for (int k = 0; k < n; k++) {
+        if (in->steps[k].dst < 0 && k != n - 1) return -1;   /* a result read outside the group */
+        if (in->steps[k].dst >= last_temp) last_temp = in->steps[k].dst + 1;
+    }
+    p->nsteps = n;
+    p->nin = 0;
+    for (int k = 0; k < n; k++) {
+        const FusedStep *st = &in->steps[k];
+        GpuFusedStep *q = &p->steps[k];
+        q->op = st->op;
+        q->dst = st->dst >= 0 ? st->dst : last_temp;
+        q->a = st->a >= 0 ? st->a : plan_input(p, -st->a - 1, -1);
+        q->b = st->b == FUSED_NONE ? GPU_FUSED_NONE : st->b >= 0 ? st->b : plan_input(p, -st->b - 1, -1);
+        if (st->scalar_reg >= 0) {
+            int x = plan_input(p, -1, st->scalar_reg);
+            if (st->num_left) q->b = q->a, q->a = x;
+            else q->b = x;
+        }
+        if (q->a == PLAN_FULL || q->b == PLAN_FULL) return -1;   /* more inputs than a kernel takes */
+    }
+    return 0;
+}
+
+/* A fused group on the GPU as one kernel: 0, 1 when it must run step by step, -1 failed. */
+static int fused_kernel(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+    VmGpuFused p;
+    if (g->device != DEV_GPU || vm_gpu_fused_plan(in, &p)) return 1;
+    const Tensor *x[GPU_FUSED_MAX_IN];
+    double num[GPU_FUSED_MAX_IN];
+    for (int k = 0; k < p.nin; k++) {
+        x[k] = p.in_reg[k] >= 0 ? r->ten[p.in_reg[k]] : NULL;
+        num[k] = p.in_num[k] >= 0 ? r->num[p.in_num[k]] : 0;
+        if (p.in_reg[k] >= 0 && !x[k]) return fail_at(I, in, "undefined variable");
+    }
+    const DeviceImpl *dev = op_device(g->device);
+    Tensor *out = dev ? dev->alloc(g->regs[in->dst].dtype, &g->regs[in->dst].shape) : NULL;
+    if (!out) return fail_at(I, in, op_error());
+    int rc = gpu_fused_run(p.steps, p.nsteps, x, num, p.nin, out);
+    if (rc == 0) set_t(r, in->dst, out);
+    else tensor_release(out);
+    return rc < 0 ? fail_at(I, in, op_error()) : rc;
+}
+
+static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+    int rc = fused_kernel(I, g, r, in);
+    return rc == 1 ? run_steps(I, g, r, in, NULL) : rc;
 }
 
 /* The product as eager computes matmul(a, b, transpose_a=aux), then the steps over it; the
@@ -327,7 +394,7 @@ static int vm_gpu_ins(Interp *I, Graph *g, VmRegs *r, Ins *in, int *pc) {
     case I_POP: return exec_pop(I, g, r, in);
     case I_FUSED:
         if (!interp_poll(I)) return stopped_at(I, in);
-        return run_steps(I, g, r, in, NULL);
+        return exec_fused(I, g, r, in);
     case I_EPILOGUE:
         if (!interp_poll(I)) return stopped_at(I, in);
         return exec_epilogue(I, g, r, in);
