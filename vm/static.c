@@ -386,10 +386,9 @@ static Device inputs_device(Graph *g, Value *vals) {
 /* A new graph's device. Graphs for the GPU run in vm_gpu.c; TSL_VM_DEVICE=1 sends every
  * graph there, so its logic is tested on the CPU (tests/run.sh). */
 static void set_device(Graph *g, Value *vals) {
-    static int forced = -1;
-    if (forced < 0) forced = getenv("TSL_VM_DEVICE") && !strcmp(getenv("TSL_VM_DEVICE"), "1");
+    const char *forced = getenv("TSL_VM_DEVICE");   /* read per compile: no shared state between threads */
     g->device = inputs_device(g, vals);
-    g->device_vm = g->device != DEV_CPU || forced;
+    g->device_vm = g->device != DEV_CPU || (forced && !strcmp(forced, "1"));
 }
 
 /* Finds (or compiles) the graph for the current inputs. NULL with *eager when the code must
