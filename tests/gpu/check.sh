@@ -52,7 +52,7 @@ tail -1 "$LOG"
 [ -s "$OUT/parity/not_covered.txt" ] && { log "not covered on the GPU:"; sed 's/^/  /' "$OUT/parity/not_covered.txt" >>"$LOG"; }
 
 step "static graphs on the GPU: GPU static == GPU eager (tests/gpu/static.sh)"
-timeout 120 sh tests/gpu/static.sh "$BIN/tsl" gpu "$OUT/static" >>"$LOG" 2>&1 || { status=1; log "FAILED (or timed out)"; }
+timeout 150 sh tests/gpu/static.sh "$BIN/tsl" gpu "$OUT/static" >>"$LOG" 2>&1 || { status=1; log "FAILED (or timed out)"; }
 tail -1 "$LOG"
 [ -s "$OUT/static/skipped.txt" ] && { log "scripts that fail eagerly on the GPU (not counted):"; sed 's/^/  /' "$OUT/static/skipped.txt" >>"$LOG"; }
 
