@@ -10,6 +10,7 @@
 #ifndef TSL_GPU_H
 #define TSL_GPU_H
 #include <stddef.h>
+#include <stdint.h>
 #include "opcall.h"
 
 /* Starts the GPU (first call only); 0, or -1 with the reason, every time it is asked. */
@@ -25,6 +26,10 @@ Tensor *gpu_index_any(Tensor *t, const void *items, int n, const Tensor *v, bool
 bool gpu_equal_any(const Tensor *a, const Tensor *b);
 /* t.T on any device: the axes reversed (a NEW tensor). */
 Tensor *gpu_transpose_any(const Tensor *t);
+
+/* cudaMalloc calls of the process so far (the caching allocator's count), 0 before the GPU
+ * started: memstats().device_mallocs, for checking that steady state allocates nothing. */
+int64_t gpu_device_mallocs(void);
 
 /* A fused elementwise group (the static VM's) as one generated kernel (ops/gpu_fused.c).
  * Step s is t[dst] := op(a, b): operands are earlier temporaries (>= 0) or inputs -(k+1),

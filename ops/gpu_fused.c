@@ -1,6 +1,7 @@
-/* gpu_fused.c - a fused elementwise group of a static graph as one kernel: the plugin
- * generates it from the op table's expression rows (ops/cuda/gen.c, gen_fused_kernel) and
- * compiles it with NVRTC once per chain. See gpu.h. */
+/* gpu_fused.c - what static graphs on the GPU ask of the device: a fused elementwise group
+ * as one kernel (the plugin generates it from the op table's expression rows,
+ * ops/cuda/gen.c gen_fused_kernel, and compiles it with NVRTC once per chain), and the
+ * allocator's cudaMalloc count for steady-state checks. See gpu.h. */
 #include "gpu_impl.h"
 
 /* Whether the plugin can run the chain over these inputs in one kernel. */
@@ -29,4 +30,10 @@ int gpu_fused_run(const GpuFusedStep *steps, int nsteps, const Tensor *const *in
     }
     char err[400] = "";
     return GPU_CALL(fused, &job);
+}
+
+int64_t gpu_device_mallocs(void) {
+    int64_t mallocs = 0, cached = 0;
+    if (gpu_cu) gpu_cu->alloc_stats(&mallocs, &cached);
+    return mallocs;
 }
