@@ -15,6 +15,7 @@
 #include "autograd.h"
 #include "help.h"
 #include "vm.h"
+#include "gpu.h"
 
 
 bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *params, int nreq, Value *out) {
@@ -342,6 +343,7 @@ static Value bi_memstats(Interp *I, CallArgs *a) {
     dict_set_cstr(d, "live_bytes", NUM_VAL((double)c->tensor_live_bytes));
     dict_set_cstr(d, "peak_bytes", NUM_VAL((double)c->tensor_peak_bytes));
     dict_set_cstr(d, "object_bytes", NUM_VAL((double)c->obj_live_bytes));
+    dict_set_cstr(d, "device_mallocs", NUM_VAL((double)gpu_device_mallocs()));
     return OBJ_VAL(VAL_DICT, d);
 }
 

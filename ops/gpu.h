@@ -10,6 +10,7 @@
 #ifndef TSL_GPU_H
 #define TSL_GPU_H
 #include <stddef.h>
+#include <stdint.h>
 #include "opcall.h"
 
 /* Starts the GPU (first call only); 0, or -1 with the reason, every time it is asked. */
@@ -25,5 +26,26 @@ Tensor *gpu_index_any(Tensor *t, const void *items, int n, const Tensor *v, bool
 bool gpu_equal_any(const Tensor *a, const Tensor *b);
 /* t.T on any device: the axes reversed (a NEW tensor). */
 Tensor *gpu_transpose_any(const Tensor *t);
+
+/* cudaMalloc calls of the process so far (the caching allocator's count), 0 before the GPU
+ * started: memstats().device_mallocs, for checking that steady state allocates nothing. */
+int64_t gpu_device_mallocs(void);
+
+/* A fused elementwise group (the static VM's) as one generated kernel (ops/gpu_fused.c).
+ * Step s is t[dst] := op(a, b): operands are earlier temporaries (>= 0) or inputs -(k+1),
+ * b GPU_FUSED_NONE for a unary step; the last step's temporary is the result. The kernel
+ * evaluates each step with the expression row the eager kernel of its op uses, keeping
+ * temporaries in the compute dtype, so its bits are the eager ops' bits. */
+#define GPU_FUSED_MAX_IN 8
+#define GPU_FUSED_NONE (-1000000)
+typedef struct {
+    int op, dst, a, b;
+} GpuFusedStep;
+/* in[k]: a GPU tensor of out's dtype with out's size or one element, or NULL for the
+ * number num[k] (a weak scalar, converted to the dtype as the eager kernel converts it).
+ * 0 when it ran; 1 when the GPU has no kernel for it (nothing ran: the caller runs the
+ * steps one by one); -1 on an error (message in op_error()). */
+int gpu_fused_run(const GpuFusedStep *steps, int nsteps, const Tensor *const *in, const double *num, int nin,
+                  Tensor *out);
 
 #endif

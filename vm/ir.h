@@ -139,6 +139,11 @@ typedef struct Graph {
     int noutputs, capoutputs;
     Opnd result;           /* static fn: the return value */
     bool has_result;
+    /* the device the graph was compiled for (its tensor inputs', else the default device);
+     * device_vm: run by vm_gpu.c, the op core's devices, not vm.c's CPU loop (the GPU, or
+     * any graph under TSL_VM_DEVICE=1) */
+    Device device;
+    bool device_vm;
     /* statistics for dis and TSL_EXPLAIN */
     int ops_before, fused_groups;
     int64_t bytes_saved;

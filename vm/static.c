@@ -23,7 +23,6 @@ typedef struct Cache {
     Graph *graphs[CACHE_MAX];
     int n;
     bool eager_only;          /* the compiler does not support this code */
-    bool gpu_warned;          /* it ran eagerly on the GPU once already (the warning is said once) */
     struct Cache *next;       /* all caches, for freeing */
 } Cache;
 
@@ -375,35 +374,38 @@ static void release_input_buffer(Graph *g, Value *vals) {
     if (vals != g->vals) mem_free(vals);
 }
 
+/* The device a graph for these inputs is compiled for: the first input tensor not on the
+ * CPU's, else the default device (where the code's literals and creation ops go). A graph
+ * for another device does not apply, as one for another shape does not. */
+static Device inputs_device(Graph *g, Value *vals) {
+    for (int i = 0; i < g->ninputs; i++)
+        if (vals[i].type == VAL_TENSOR && vals[i].as.t->device != DEV_CPU) return vals[i].as.t->device;
+    return ops_ctx()->default_device;
+}
+
+/* A new graph's device. Graphs for the GPU run in vm_gpu.c; TSL_VM_DEVICE=1 sends every
+ * graph there, so its logic is tested on the CPU (tests/run.sh). */
+static void set_device(Graph *g, Value *vals) {
+    const char *forced = getenv("TSL_VM_DEVICE");   /* read per compile: no shared state between threads */
+    g->device = inputs_device(g, vals);
+    g->device_vm = g->device != DEV_CPU || (forced && !strcmp(forced, "1"));
+}
+
 /* Finds (or compiles) the graph for the current inputs. NULL with *eager when the code must
  * run eagerly; NULL otherwise means an error is pending. *vals_out: fetched inputs. */
-/* Static graphs run on the CPU: code that works on the GPU (a GPU tensor among the inputs,
- * or the GPU as the default device) runs eagerly, on the GPU, and says so. */
-static bool on_gpu(Graph *g, Value *vals) {
-    for (int i = 0; i < g->ninputs; i++)
-        if (vals[i].type == VAL_TENSOR && vals[i].as.t->device != DEV_CPU) return true;
-    return false;
-}
-
-static Graph *gpu_eager(Interp *I, Cache *c, Graph *g, Value *vals, SrcLoc loc, const char *what, bool *eager) {
-    if (g) release_input_buffer(g, vals);
-    if (!c->gpu_warned) warn_eager(I, loc, what, "static graphs run on the CPU only (so far), and this code works on the GPU");
-    c->gpu_warned = true;
-    *eager = true;
-    return NULL;
-}
-
 static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const char *what, Value **vals_out,
                      bool *eager) {
     *eager = false;
-    if (ops_ctx()->default_device != DEV_CPU) return gpu_eager(I, c, NULL, NULL, loc, what, eager);
     char why[512] = "";
     for (int i = 0; i < c->n; i++) {
         Graph *g = c->graphs[i];
         Value *vals = input_buffer(g);
         fetch_inputs(g, e, vals);
-        if (on_gpu(g, vals)) return gpu_eager(I, c, g, vals, loc, what, eager);
-        if (guards_pass(g, vals, i == 0 ? why : NULL, sizeof why)) {
+        Device d = inputs_device(g, vals);
+        if (d != g->device) {
+            if (i == 0) snprintf(why, sizeof why, "the code works on device '%s' now, was on '%s'", device_name(d),
+                                 device_name(g->device));
+        } else if (guards_pass(g, vals, i == 0 ? why : NULL, sizeof why)) {
             if (i > 0) {   /* most recently used first */
                 memmove(c->graphs + 1, c->graphs, sizeof(Graph *) * (size_t)i);
                 c->graphs[0] = g;
@@ -445,7 +447,7 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
     c->n++;
     Value *vals = input_buffer(g);
     fetch_inputs(g, e, vals);
-    if (on_gpu(g, vals)) return gpu_eager(I, c, g, vals, loc, what, eager);
+    set_device(g, vals);
     *vals_out = vals;
     return g;
 }

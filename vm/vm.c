@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "vm.h"
+#include "vm_impl.h"
 #include "mem.h"
 #include "infer.h"
 #include "opt.h"
@@ -667,6 +668,7 @@ void vm_regs_free(VmRegs *r, const Graph *g) {
 }
 
 int vm_exec(Interp *I, Graph *g, VmRegs *r) {
+    if (g->device_vm) return vm_exec_gpu(I, g, r);   /* device memory: vm_gpu.c */
     double *N = r->num;
     Tensor **T = r->ten;
     Ins *code = g->code;
@@ -794,4 +796,33 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
         else set_t(r, in->dst, t);
     }
     return 0;
+}
+
+/* ---------- shared with vm_gpu.c (vm_impl.h) ---------- */
+
+int vm_number_ins(Interp *I, VmRegs *r, Ins *in) {
+    double *N = r->num, x;
+    switch (in->op) {
+    case I_NBIN:
+        x = op_binary_number((OpCode)in->aux, N[in->a], N[in->b]);
+        if (x != x && number_op_failed(in, N[in->a], N[in->b], 2)) return fail_at(I, in, op_error());
+        N[in->dst] = x;
+        return 0;
+    case I_NNEG: N[in->dst] = -N[in->a]; return 0;
+    case I_NNOT: N[in->dst] = N[in->a] == 0; return 0;
+    default:   /* I_NMATH */
+        if (in->imm != 0) {
+            cpu_round_decimals(DT_F64, &N[in->a], &N[in->dst], 1, (int64_t)in->imm);
+            return 0;
+        }
+        x = op_unary_number((OpCode)in->aux, N[in->a]);
+        if (x != x && number_op_failed(in, N[in->a], 0, 1)) return fail_at(I, in, op_error());
+        N[in->dst] = x;
+        return 0;
+    }
+}
+
+int vm_host_ins(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+    if (in->op == I_PRINT) return exec_print(I, g, r, in);
+    return in->op == I_ASSERT ? exec_assert(I, g, r, in) : exec_store(I, g, r, in);
 }

@@ -7,7 +7,8 @@
 #   2. the structural checks of tests/gpu/nogpu.sh (no CUDA in bin/tsl, NVRTC), and the
 #      caching allocator (tests/gpu/alloc_check.c: no cudaMalloc in steady state);
 #   3. the CPU/GPU parity suite, one process per case (tests/gpu/parity.sh);
-#   4. compute-sanitizer --tool memcheck over all parity cases in one process, if installed;
+#   4. static graphs on the GPU against eager GPU code (tests/gpu/static.sh gpu);
+#      compute-sanitizer --tool memcheck over all parity cases in one process, if installed;
 #   5. collectives on GPU tensors over NCCL (tests/gpu/nccl.sh): with one GPU the ordered
 #      combine, NCCL through a 1-rank communicator and the errors; the 2-rank test (one
 #      process per GPU) only where there are two GPUs, else it says it is skipped;
@@ -52,6 +53,11 @@ step "CPU/GPU parity (tests/gpu/parity.sh)"
 timeout 200 sh tests/gpu/parity.sh "$BIN/tsl" "$OUT/parity" >>"$LOG" 2>&1 || { status=1; log "FAILED (or timed out)"; }
 tail -1 "$LOG"
 [ -s "$OUT/parity/not_covered.txt" ] && { log "not covered on the GPU:"; sed 's/^/  /' "$OUT/parity/not_covered.txt" >>"$LOG"; }
+
+step "static graphs on the GPU: GPU static == GPU eager (tests/gpu/static.sh)"
+timeout 150 sh tests/gpu/static.sh "$BIN/tsl" gpu "$OUT/static" >>"$LOG" 2>&1 || { status=1; log "FAILED (or timed out)"; }
+tail -1 "$LOG"
+[ -s "$OUT/static/skipped.txt" ] && { log "scripts that fail eagerly on the GPU (not counted):"; sed 's/^/  /' "$OUT/static/skipped.txt" >>"$LOG"; }
 
 step "compute-sanitizer memcheck over the first parity case of each op"
 SAN=$(command -v compute-sanitizer || echo "$CUDA_HOME/bin/compute-sanitizer")

@@ -49,6 +49,10 @@ else
 fi
 
 # Does this machine have a GPU the plugin can start? Then the error tests do not apply.
+# static graphs on the GPU: vm/vm_gpu.c's code on the CPU, against eager code
+if sh tests/gpu/static.sh "$TSL" cpu "$tmp/static" >"$tmp/static.out" 2>&1; then ok; tail -1 "$tmp/static.out"
+else bad "tests/gpu/static.sh cpu: $(tail -8 "$tmp/static.out")"; fi
+
 printf 'x = to(zeros(2), "gpu")\nprint(x.device)\n' >"$tmp/probe.tsl"
 if [ -f "$plugin" ] && "$TSL" "$tmp/probe.tsl" >"$tmp/out" 2>/dev/null && grep -q gpu "$tmp/out"; then
     echo "gpu-test: this machine has a GPU; the no-GPU error tests are skipped (run make gpu-check)"

@@ -1,0 +1,68 @@
+#!/bin/sh
+# static.sh TSL MODE [OUTDIR] - static graphs on the GPU (vm/vm_gpu.c) against eager code.
+#   MODE gpu (make gpu-check, on a lent GPU): tests/gpu/static_gpu.tsl, then every script of
+#     tests/scripts under --device gpu: one that runs eagerly there (--no-static) must give
+#     the same bits compiled (--verify-static: GPU static == GPU eager, every variable and
+#     result). A script that fails eagerly on the GPU (an op the GPU lacks, an expectation
+#     within the CPU's rounding) is listed, not failed: it says nothing about the VM.
+#     Each script runs in its own process (a sticky CUDA error cannot cascade); those not
+#     started within STATIC_BUDGET seconds (default 90) are listed as not run.
+#   MODE cpu (make test, no GPU needed): the same VM code on the CPU (TSL_VM_DEVICE=1 sends
+#     every graph to vm_gpu.c): static_gpu.tsl with "gpu" read as "cpu", every script of
+#     tests/scripts three ways, and random programs of tests/difftest.py, --verify-static.
+TSL=${1:-bin/tsl}
+MODE=${2:-cpu}
+OUT=${3:-$(mktemp -d)}
+cd "$(dirname "$0")/../.." || exit 1
+mkdir -p "$OUT"
+pass=0 fail=0 skipped=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+if [ "$MODE" = gpu ]; then
+    if timeout 120 "$TSL" --verify-static tests/gpu/static_gpu.tsl >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out" &&
+       ! TSL_EXPLAIN=1 "$TSL" tests/gpu/static_gpu.tsl 2>&1 >/dev/null | grep -q 'runs eagerly'; then ok
+    else bad "tests/gpu/static_gpu.tsl: $(head -3 "$OUT/err")"; fi
+    : >"$OUT/skipped.txt"
+    # GPU time is scarce: scripts not started within the budget are listed, not run
+    end=$(($(date +%s) + ${STATIC_BUDGET:-90}))
+    for f in tests/scripts/*.tsl; do
+        if [ "$(date +%s)" -ge "$end" ]; then
+            skipped=$((skipped + 1))
+            echo "$f: not run (the ${STATIC_BUDGET:-90} s budget was spent)" >>"$OUT/skipped.txt"
+            continue
+        fi
+        if ! timeout 60 "$TSL" --device gpu --no-static "$f" >/dev/null 2>"$OUT/err"; then
+            skipped=$((skipped + 1))
+            echo "$f: $(head -1 "$OUT/err")" >>"$OUT/skipped.txt"
+            continue
+        fi
+        if timeout 60 "$TSL" --device gpu --verify-static "$f" >/dev/null 2>"$OUT/err"; then ok
+        else bad "$f --device gpu --verify-static: $(head -3 "$OUT/err")"; fi
+    done
+    echo "static.sh gpu: $pass passed, $fail failed, $skipped scripts skipped: failing eagerly on the GPU, or past the budget ($OUT/skipped.txt)"
+    [ $fail -eq 0 ]
+    exit
+fi
+
+export TSL_VM_DEVICE=1
+sed 's/"gpu"/"cpu"/g' tests/gpu/static_gpu.tsl >"$OUT/static_cpu.tsl"
+if "$TSL" --verify-static "$OUT/static_cpu.tsl" >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out"; then ok
+else bad "static_gpu.tsl on the CPU: $(head -3 "$OUT/err")"; fi
+for f in tests/scripts/*.tsl; do
+    for mode in "" --verify-static; do
+        if "$TSL" $mode "$f" >"$OUT/out" 2>"$OUT/err"; then
+            if [ -f "${f%.tsl}.out" ] && ! cmp -s "$OUT/out" "${f%.tsl}.out"; then bad "$f $mode: output differs from ${f%.tsl}.out"
+            else ok; fi
+        else
+            bad "$f $mode: exit $?: $(head -3 "$OUT/err")"
+        fi
+    done
+done
+if command -v python3 >/dev/null 2>&1; then
+    python3 tests/difftest.py --count 1000 --seed 5 >"$OUT/diff.tsl"
+    if "$TSL" --verify-static "$OUT/diff.tsl" >/dev/null 2>"$OUT/err"; then ok
+    else bad "differential test under TSL_VM_DEVICE=1: $(head -3 "$OUT/err")"; fi
+fi
+echo "static.sh cpu (vm_gpu.c on the CPU): $pass passed, $fail failed"
+[ $fail -eq 0 ]
