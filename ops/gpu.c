@@ -67,14 +67,8 @@ int gpu_result(int rc, const char *err) {
 /* ---------- memory ---------- */
 
 Tensor *gpu_alloc(DType dt, const Shape *s) {
-    int64_t count = shape_count(s), limit = ops_ctx()->max_tensor_bytes, nb;
-    if (count < 0) return NULL;
-    if (__builtin_mul_overflow(count, (int64_t)dtype_size(dt), &nb) || nb > limit) {   /* as tensor_new */
-        char buf[600];
-        op_fail("tensor of shape %s (%s) needs more than the limit of %lld bytes (--max-tensor-bytes)",
-                shape_str(s, buf, sizeof buf), dtype_name(dt), (long long)limit);
-        return NULL;
-    }
+    int64_t count = shape_count(s), nb;
+    if (count < 0 || tensor_nbytes(dt, s, count, &nb)) return NULL;
     size_t bytes = (size_t)nb;
     TBuf *b = mem_try_alloc(sizeof(TBuf));
     Tensor *t = b ? mem_try_alloc(sizeof(Tensor)) : NULL;
@@ -88,14 +82,7 @@ Tensor *gpu_alloc(DType dt, const Shape *s) {
     }
     *b = (TBuf){ .rc = 1, .bytes = bytes, .data = data, .device = DEV_GPU };
     memset(t, 0, sizeof *t);
-    t->rc = 1;
-    t->dtype = dt;
-    t->device = DEV_GPU;
-    t->ndim = s->ndim;
-    memcpy(t->shape, s->d, sizeof(int64_t) * (size_t)s->ndim);
-    t->size = count;
-    t->buf = b;
-    t->data = data;
+    tensor_init(t, dt, s, count, b);
     return t;
 }
 

@@ -107,14 +107,31 @@ static void heap_tune(void) {
     pthread_once(&once, heap_tune_once);
 }
 
-/* Whether a tensor of `bytes` fits the limits; else the error is set. */
-static bool within_limits(OpsCtx *c, const Shape *s, DType dt, int64_t count, int64_t *bytes) {
-    if (__builtin_mul_overflow(count, (int64_t)dtype_size(dt), bytes) || *bytes > c->max_tensor_bytes) {
+int tensor_nbytes(DType dt, const Shape *s, int64_t count, int64_t *bytes) {
+    int64_t limit = ops_ctx()->max_tensor_bytes;
+    if (__builtin_mul_overflow(count, (int64_t)dtype_size(dt), bytes) || *bytes > limit) {
         char buf[600];
         op_fail("tensor of shape %s (%s) needs more than the limit of %lld bytes (--max-tensor-bytes)",
-                shape_str(s, buf, sizeof buf), dtype_name(dt), (long long)c->max_tensor_bytes);
-        return false;
+                shape_str(s, buf, sizeof buf), dtype_name(dt), (long long)limit);
+        return -1;
     }
+    return 0;
+}
+
+void tensor_init(Tensor *t, DType dt, const Shape *s, int64_t count, TBuf *b) {
+    t->rc = 1;
+    t->dtype = dt;
+    t->device = b->device;
+    t->ndim = s->ndim;
+    memcpy(t->shape, s->d, sizeof(int64_t) * (size_t)s->ndim);
+    t->size = count;
+    t->buf = b;
+    t->data = b->data;
+}
+
+/* Whether a tensor of `bytes` fits the limits; else the error is set. */
+static bool within_limits(OpsCtx *c, const Shape *s, DType dt, int64_t count, int64_t *bytes) {
+    if (tensor_nbytes(dt, s, count, bytes)) return false;
     if (*bytes > mem_budget_left() && !(c->reclaim && c->reclaim(c->reclaim_ud) > 0 && *bytes <= mem_budget_left())) {
         op_fail(MAX_MEMORY_MSG, (long long)c->max_live);
         return false;
@@ -144,14 +161,7 @@ Tensor *tensor_new(DType dt, const Shape *s) {
     b->data = data;
     c->tensor_live_bytes += bytes;
     if (c->tensor_live_bytes > c->tensor_peak_bytes) c->tensor_peak_bytes = c->tensor_live_bytes;
-    t->rc = 1;
-    t->dtype = dt;
-    t->device = DEV_CPU;
-    t->ndim = s->ndim;
-    memcpy(t->shape, s->d, sizeof(int64_t) * (size_t)s->ndim);
-    t->size = count;
-    t->buf = b;
-    t->data = data;
+    tensor_init(t, dt, s, count, b);
     return t;
 }
 

@@ -73,6 +73,10 @@ void shape_of(const Tensor *t, Shape *s);
 const char *shape_str(const Shape *s, char *buf, size_t n);
 
 Tensor *tensor_new(DType dt, const Shape *s);          /* uninitialised data */
+/* For device allocators: the bytes of count elements of dt (0), or -1 with the
+ * --max-tensor-bytes error; and a new tensor's header over buffer b (on b's device). */
+int tensor_nbytes(DType dt, const Shape *s, int64_t count, int64_t *bytes);
+void tensor_init(Tensor *t, DType dt, const Shape *s, int64_t count, TBuf *b);
 Tensor *tensor_zeros(DType dt, const Shape *s);
 Tensor *tensor_scalar(DType dt, double v);              /* 0-d */
 Tensor *tensor_view(Tensor *t, const Shape *s);         /* same buffer, new shape (same count) */

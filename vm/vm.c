@@ -20,7 +20,7 @@
 #define vmcase(l) case l:
 #define vmbreak break
 
-static int fail_at(Interp *I, Ins *in, const char *msg) {
+int vm_fail_at(Interp *I, Ins *in, const char *msg) {
     Source *saved = I->cur_src;
     I->cur_src = in->src;
     interp_error_at(I, in->loc, "%s", msg);
@@ -29,8 +29,8 @@ static int fail_at(Interp *I, Ins *in, const char *msg) {
 }
 
 /* Ctrl-C, --timeout or --max-ops stopped the run at `in` (the error is set): locate it in
- * the instruction's own source, as fail_at does. */
-static int stopped_at(Interp *I, Ins *in) {
+ * the instruction's own source, as vm_fail_at does. */
+int vm_stopped_at(Interp *I, Ins *in) {
     Source *saved = I->cur_src;
     I->cur_src = in->src;
     interp_attach_loc(I, in->loc);
@@ -164,7 +164,7 @@ static int exec_print(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     sb_putn(&b, "", 0);
     for (int i = 0; i < in->nopnds; i++) {
         Value v = vm_operand(I, g, r, &in->opnds[i]);
-        if (IS_ERR(v)) { sb_free(&b); return fail_at(I, in, I->err_msg); }
+        if (IS_ERR(v)) { sb_free(&b); return vm_fail_at(I, in, I->err_msg); }
         if (i) sb_putn(&b, " ", 1);
         bool ok = fmt_value_in(I, &b, v, false);
         val_release(v);
@@ -190,19 +190,19 @@ static int exec_print(Interp *I, Graph *g, VmRegs *r, Ins *in) {
 
 static int exec_assert(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     if (r->num[in->a] != 0) return 0;
-    if (in->key && in->aux == 1) return fail_at(I, in, in->key);   /* a check with its own message */
+    if (in->key && in->aux == 1) return vm_fail_at(I, in, in->key);   /* a check with its own message */
     if (in->key) {   /* a variable first assigned in a loop or branch that did not assign it */
         char msg[300];
         snprintf(msg, sizeof msg, "undefined variable '%s'", in->key);
-        return fail_at(I, in, msg);
+        return vm_fail_at(I, in, msg);
     }
-    if (!in->nopnds) return fail_at(I, in, "assertion failed");
+    if (!in->nopnds) return vm_fail_at(I, in, "assertion failed");
     Value m = vm_operand(I, g, r, &in->opnds[0]);
     StrBuf b = { 0 };
     sb_puts(&b, "assertion failed: ");
     fmt_value(&b, m, false);
     val_release(m);
-    int rc = fail_at(I, in, b.s);
+    int rc = vm_fail_at(I, in, b.s);
     sb_free(&b);
     return rc;
 }
@@ -233,7 +233,7 @@ static Tensor *exec_index(Interp *I, Graph *g, VmRegs *r, Ins *in, Tensor *setva
         if (in->args[k] < 0) continue;
         if (items[k].kind == IDX_TENSOR) {
             if (!(items[k].t = r->ten[in->args[k]])) {
-                *failed = fail_at(I, in, "undefined variable");
+                *failed = vm_fail_at(I, in, "undefined variable");
                 return NULL;
             }
             continue;
@@ -242,19 +242,19 @@ static Tensor *exec_index(Interp *I, Graph *g, VmRegs *r, Ins *in, Tensor *setva
         if (!num_to_i64(x, &items[k].i)) {
             char msg[96];
             snprintf(msg, sizeof msg, x == floor(x) ? "index %g is out of range" : "tensor index must be an integer, got %g", x);
-            *failed = fail_at(I, in, msg);
+            *failed = vm_fail_at(I, in, msg);
             return NULL;
         }
     }
     Tensor *src = r->ten[in->a];
     if (!src || (in->op == I_INDEX_SET && !setval)) {
-        *failed = fail_at(I, in, "undefined variable");
+        *failed = vm_fail_at(I, in, "undefined variable");
         return NULL;
     }
     if (setval) return op_index_set(src, items, in->nidx, setval);
     Tensor *out = dst_tensor(g, r, in->dst, src, NULL);
     if (!out || op_index_into(src, items, in->nidx, out)) {
-        *failed = fail_at(I, in, op_error());
+        *failed = vm_fail_at(I, in, op_error());
         return NULL;
     }
     return tensor_retain(out);
@@ -329,12 +329,12 @@ static void fused_chain(VmRegs *r, const Ins *in, DType dt, int64_t n, ChainStep
 static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     RegInfo *d = &g->regs[in->dst];
     for (int k = 0; k < in->nsteps; k++)
-        if (in->steps[k].dst < 0 && !dst_tensor(g, r, -in->steps[k].dst - 1, NULL, NULL)) return fail_at(I, in, op_error());
+        if (in->steps[k].dst < 0 && !dst_tensor(g, r, -in->steps[k].dst - 1, NULL, NULL)) return vm_fail_at(I, in, op_error());
     for (int k = 0; k < in->nsteps; k++) {
         FusedStep *st = &in->steps[k];
         int regs[2] = { st->a < 0 ? -st->a - 1 : -1, st->b < 0 && st->b != FUSED_NONE ? -st->b - 1 : -1 };
         for (int q = 0; q < 2; q++)
-            if (regs[q] >= 0 && !r->ten[regs[q]]) return fail_at(I, in, "undefined variable");
+            if (regs[q] >= 0 && !r->ten[regs[q]]) return vm_fail_at(I, in, "undefined variable");
     }
     FusedJob j = { NULL, in->nsteps, d->dtype, shape_count(&d->shape), NULL, 0 };
     int64_t parts = pool_parts(j.total, FUSED_PART);
@@ -356,7 +356,7 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     j.steps = cs;
     uintptr_t temps = (uintptr_t)((char *)r->scratch->p + head);
     j.temps = (char *)((temps + 63) & ~(uintptr_t)63);
-    if (pool_run(parts, width, fused_part, &j)) return fail_at(I, in, op_error());
+    if (pool_run(parts, width, fused_part, &j)) return vm_fail_at(I, in, op_error());
     return 0;
 }
 
@@ -420,7 +420,7 @@ static int run_op(Interp *I, Graph *g, VmRegs *r, Ins *in, OpArg *args) {
             *a = op_arg_num(r->num[reg], g->regs[reg].is_bool);
         } else {
             const Tensor *t = r->ten[reg];
-            if (!t) return fail_at(I, in, "undefined variable");
+            if (!t) return vm_fail_at(I, in, "undefined variable");
             a->kind = ARG_TENSOR;   /* field by field: this runs for every operand of every op */
             a->t = t;
             a->dtype = (uint8_t)t->dtype;
@@ -435,20 +435,20 @@ static int run_op(Interp *I, Graph *g, VmRegs *r, Ins *in, OpArg *args) {
          * A view would be a new tensor every run, and would hold its operand's buffer, which
          * the next iteration of a loop then could not reuse. */
         Tensor *d = op_dst(g, r, in, 0, args, false), *src = (Tensor *)args[0].t;
-        if (!d) return fail_at(I, in, op_error());
+        if (!d) return vm_fail_at(I, in, op_error());
         memcpy(d->data, src->data, (size_t)src->size * dtype_size(src->dtype));
         return 0;
     }
     if (!(op_mode[op] & VM_GIVEN)) {   /* results the kernel makes itself */
-        if (op_run(&call, out)) return fail_at(I, in, op_error());
+        if (op_run(&call, out)) return vm_fail_at(I, in, op_error());
         for (int k = 0; k < in->nres; k++) set_t(r, in->res[k], out[k]);
         return 0;
     }
     /* The compiler inferred every shape and dtype, and the guards hold them: with its
      * buffers given (owned by the registers), the call goes straight to the kernel. */
     for (int k = 0; k < in->nres; k++)
-        if (!(out[k] = op_dst(g, r, in, k, args, op_mode[op] & VM_ELEMENTWISE))) return fail_at(I, in, op_error());
-    return op_kernel[op](&call, out) ? fail_at(I, in, op_error()) : 0;
+        if (!(out[k] = op_dst(g, r, in, k, args, op_mode[op] & VM_ELEMENTWISE))) return vm_fail_at(I, in, op_error());
+    return op_kernel[op](&call, out) ? vm_fail_at(I, in, op_error()) : 0;
 }
 
 /* A private tensor of t's dtype and shape holding a copy of t, reusing *slot's buffer. */
@@ -476,7 +476,7 @@ static int exec_push(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         s->cap = cap;
     }
     if (g->regs[in->a].kind == R_NUM) s->x[s->n] = r->num[in->a];
-    else if (r->ten[in->a] && !copy_into(&s->t[s->n], r->ten[in->a])) return fail_at(I, in, op_error());
+    else if (r->ten[in->a] && !copy_into(&s->t[s->n], r->ten[in->a])) return vm_fail_at(I, in, op_error());
     /* (an empty register: a value of a branch side this iteration did not take, which its
      * backward, taking the same side, never reads) */
     s->n++;
@@ -485,7 +485,7 @@ static int exec_push(Interp *I, Graph *g, VmRegs *r, Ins *in) {
 
 static int exec_pop(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     VmStack *s = &r->stacks[in->aux];
-    if (s->n == 0) return fail_at(I, in, "internal error: a backward loop popped more values than its loop saved");
+    if (s->n == 0) return vm_fail_at(I, in, "internal error: a backward loop popped more values than its loop saved");
     s->n--;
     if (g->regs[in->dst].kind == R_NUM) {
         r->num[in->dst] = s->x[s->n];
@@ -498,7 +498,7 @@ static int exec_pop(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         r->ten[in->dst] = t;
         return 0;
     }
-    if (!copy_into(&r->ten[in->dst], t)) return fail_at(I, in, op_error());
+    if (!copy_into(&r->ten[in->dst], t)) return vm_fail_at(I, in, op_error());
     return 0;
 }
 
@@ -589,15 +589,15 @@ static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A
     bool ta = in->aux != 0;
     int64_t k = A->shape[ta ? 0 : 1];
     for (int q = 0; q < in->nsteps; q++)
-        if (in->steps[q].dst < 0 && !dst_tensor(g, r, -in->steps[q].dst - 1, A, B)) return fail_at(I, in, op_error());
+        if (in->steps[q].dst < 0 && !dst_tensor(g, r, -in->steps[q].dst - 1, A, B)) return vm_fail_at(I, in, op_error());
     Tensor *prod = in->c >= 0 ? dst_tensor(g, r, in->c, A, B) : r->ten[in->dst];
-    if (!prod) return fail_at(I, in, op_error());
+    if (!prod) return vm_fail_at(I, in, op_error());
     for (int q = 0; q < in->nsteps; q++) {
         const FusedStep *st = &in->steps[q];
         int regs[2] = { st->a < 0 && st->a != EPI_PRODUCT ? -st->a - 1 : -1,
                         st->b < 0 && st->b != FUSED_NONE && st->b != EPI_PRODUCT ? -st->b - 1 : -1 };
         for (int x = 0; x < 2; x++)
-            if (regs[x] >= 0 && !r->ten[regs[x]]) return fail_at(I, in, "undefined variable");
+            if (regs[x] >= 0 && !r->ten[regs[x]]) return vm_fail_at(I, in, "undefined variable");
     }
     e.product = prod->data;
     e.chunk_rows = epi_chunk_rows(e.n);
@@ -606,21 +606,21 @@ static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A
     if (e.m <= e.chunk_rows && e.m <= MATMUL_BLOCK_ROWS) {   /* one block of one chunk (an RNN cell, an MLP at batch 1): no pool */
         e.b_end = e.m;
         cpu_matmul_rows(e.dt, A->data, ta, B->data, e.product, e.m, k, e.n, 0, e.m);
-        return epi_part(&e, 0, 0) ? fail_at(I, in, op_error()) : 0;
+        return epi_part(&e, 0, 0) ? vm_fail_at(I, in, op_error()) : 0;
     }
     for (e.b0 = 0; e.b0 < e.m; e.b0 += MATMUL_BLOCK_ROWS) {
         int64_t rows = e.m - e.b0 < MATMUL_BLOCK_ROWS ? e.m - e.b0 : MATMUL_BLOCK_ROWS;
         e.b_end = e.b0 + rows;
         cpu_matmul_rows(e.dt, A->data, ta, B->data, e.product + (size_t)(e.b0 * e.n) * e.esz, e.m, k, e.n, e.b0, rows);
         int64_t parts = pool_parts(rows, e.chunk_rows);
-        if (pool_run(parts, epi_width(in, rows, e.n, e.chunk_rows), epi_part, &e)) return fail_at(I, in, op_error());
+        if (pool_run(parts, epi_width(in, rows, e.n, e.chunk_rows), epi_part, &e)) return vm_fail_at(I, in, op_error());
     }
     return 0;
 }
 
 static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     Tensor *A = r->ten[in->a], *B = r->ten[in->b];
-    if (!A || !B) return fail_at(I, in, "undefined variable");
+    if (!A || !B) return vm_fail_at(I, in, "undefined variable");
     int64_t m = g->regs[in->dst].shape.d[0], n = g->regs[in->dst].shape.d[1];
     int64_t most = m < MATMUL_BLOCK_ROWS ? m : MATMUL_BLOCK_ROWS;   /* a block's rows, at most */
     int64_t chunk_rows = epi_chunk_rows(n);
@@ -682,7 +682,7 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             vmcase(I_NMOVE) N[in->dst] = N[in->a]; vmbreak;
             vmcase(I_NBIN) {
                 double x = op_binary_number((OpCode)in->aux, N[in->a], N[in->b]);
-                if (x != x && number_op_failed(in, N[in->a], N[in->b], 2)) return fail_at(I, in, op_error());
+                if (x != x && number_op_failed(in, N[in->a], N[in->b], 2)) return vm_fail_at(I, in, op_error());
                 N[in->dst] = x;
                 vmbreak;
             }
@@ -692,7 +692,7 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
                 if (in->imm != 0) cpu_round_decimals(DT_F64, &N[in->a], &N[in->dst], 1, (int64_t)in->imm);
                 else {
                     double x = op_unary_number((OpCode)in->aux, N[in->a]);
-                    if (x != x && number_op_failed(in, N[in->a], 0, 1)) return fail_at(I, in, op_error());
+                    if (x != x && number_op_failed(in, N[in->a], 0, 1)) return vm_fail_at(I, in, op_error());
                     N[in->dst] = x;
                 }
                 vmbreak;
@@ -701,16 +701,16 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             vmcase(I_SCALAR) {
                 double x = N[in->a];
                 if (in->aux == DT_I64 && !double_fits_i64(x))   /* as astype: never a wrapped integer */
-                    return fail_at(I, in, isnan(x) ? "cannot convert nan to i64"
+                    return vm_fail_at(I, in, isnan(x) ? "cannot convert nan to i64"
                                           : isinf(x) ? (x > 0 ? "cannot convert inf to i64" : "cannot convert -inf to i64")
                                                      : "cannot convert an out-of-range value to i64");
-                if (!(t = dst_tensor(g, r, in->dst, NULL, NULL))) return fail_at(I, in, op_error());
+                if (!(t = dst_tensor(g, r, in->dst, NULL, NULL))) return vm_fail_at(I, in, op_error());
                 tensor_set(t, 0, in->aux == DT_I64 ? trunc(x) : x);
                 vmbreak;
             }
             vmcase(I_TMOVE) {
                 Tensor *src = T[in->a], *home = T[in->dst];
-                if (!src) return fail_at(I, in, "undefined variable");
+                if (!src) return vm_fail_at(I, in, "undefined variable");
                 /* copy into the home's own buffer when it is private, so the source register
                  * keeps its buffer for the next iteration; otherwise share the tensor */
                 if (home && home != src && home->rc == 1 && home->buf->rc == 1 && home->dtype == src->dtype &&
@@ -723,7 +723,7 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             }
             vmcase(I_OP) {
                 /* before each kernel: a run of slow ops without a loop stops too */
-                if (!interp_poll(I)) return stopped_at(I, in);
+                if (!interp_poll(I)) return vm_stopped_at(I, in);
                 if (exec_op(I, g, r, in)) return -1;
                 vmbreak;
             }
@@ -741,18 +741,18 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             }
             vmcase(I_SEED) rng_seed((uint64_t)(int64_t)in->imm); vmbreak;
             vmcase(I_ITEM) {
-                if (!T[in->a]) return fail_at(I, in, "undefined variable");
+                if (!T[in->a]) return vm_fail_at(I, in, "undefined variable");
                 N[in->dst] = tensor_get(T[in->a], 0);
                 vmbreak;
             }
             vmcase(I_TRUTH) {
                 Tensor *x = T[in->a];
-                if (!x) return fail_at(I, in, "undefined variable");
+                if (!x) return vm_fail_at(I, in, "undefined variable");
                 if (x->size != 1) {
                     char msg[128];
                     snprintf(msg, sizeof msg, "ambiguous truth value of a tensor with %lld elements; use any/all",
                              (long long)x->size);
-                    return fail_at(I, in, msg);
+                    return vm_fail_at(I, in, msg);
                 }
                 N[in->dst] = tensor_get(x, 0) != 0;
                 vmbreak;
@@ -760,7 +760,7 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             vmcase(I_JUMP) {
                 /* backward jumps close loops: poll Ctrl-C, --timeout and --max-ops there */
                 if (in->aux < pc && (I->interrupt_flag || I->max_ops) && !interp_check_limits(I))
-                    return stopped_at(I, in);
+                    return vm_stopped_at(I, in);
                 pc = in->aux;
                 vmbreak;
             }
@@ -768,7 +768,7 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
                 if (N[in->a] != 0) vmbreak;
                 /* the compiler's loops close with jump, but a loaded file may loop here */
                 if (in->aux < pc && (I->interrupt_flag || I->max_ops) && !interp_check_limits(I))
-                    return stopped_at(I, in);
+                    return vm_stopped_at(I, in);
                 pc = in->aux;
                 vmbreak;
             }
@@ -778,20 +778,20 @@ int vm_exec(Interp *I, Graph *g, VmRegs *r) {
             vmcase(I_ASSERT) if (exec_assert(I, g, r, in)) return -1; vmbreak;
             vmcase(I_STORE) if (exec_store(I, g, r, in)) return -1; vmbreak;
             vmcase(I_FUSED) {
-                if (!interp_poll(I)) return stopped_at(I, in);
+                if (!interp_poll(I)) return vm_stopped_at(I, in);
                 if (exec_fused(I, g, r, in)) return -1;
                 vmbreak;
             }
             vmcase(I_EPILOGUE) {
-                if (!interp_poll(I)) return stopped_at(I, in);
+                if (!interp_poll(I)) return vm_stopped_at(I, in);
                 if (exec_epilogue(I, g, r, in)) return -1;
                 vmbreak;
             }
-            default: return fail_at(I, in, "internal error: unknown instruction");
+            default: return vm_fail_at(I, in, "internal error: unknown instruction");
         }
         continue;
     tensor_out:
-        if (!t) return fail_at(I, in, op_error());
+        if (!t) return vm_fail_at(I, in, op_error());
         if (t == r->ten[in->dst]) tensor_release(t);   /* written in place (exec_index) */
         else set_t(r, in->dst, t);
     }
@@ -805,7 +805,7 @@ int vm_number_ins(Interp *I, VmRegs *r, Ins *in) {
     switch (in->op) {
     case I_NBIN:
         x = op_binary_number((OpCode)in->aux, N[in->a], N[in->b]);
-        if (x != x && number_op_failed(in, N[in->a], N[in->b], 2)) return fail_at(I, in, op_error());
+        if (x != x && number_op_failed(in, N[in->a], N[in->b], 2)) return vm_fail_at(I, in, op_error());
         N[in->dst] = x;
         return 0;
     case I_NNEG: N[in->dst] = -N[in->a]; return 0;
@@ -816,7 +816,7 @@ int vm_number_ins(Interp *I, VmRegs *r, Ins *in) {
             return 0;
         }
         x = op_unary_number((OpCode)in->aux, N[in->a]);
-        if (x != x && number_op_failed(in, N[in->a], 0, 1)) return fail_at(I, in, op_error());
+        if (x != x && number_op_failed(in, N[in->a], 0, 1)) return vm_fail_at(I, in, op_error());
         N[in->dst] = x;
         return 0;
     }

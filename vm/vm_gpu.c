@@ -30,33 +30,9 @@
 #include "opt.h"
 #include "gpu.h"
 
-static int fail_at(Interp *I, Ins *in, const char *msg) {
-    Source *saved = I->cur_src;
-    I->cur_src = in->src;
-    interp_error_at(I, in->loc, "%s", msg);
-    I->cur_src = saved;
-    return -1;
-}
-
-static int stopped_at(Interp *I, Ins *in) {
-    Source *saved = I->cur_src;
-    I->cur_src = in->src;
-    interp_attach_loc(I, in->loc);
-    I->cur_src = saved;
-    return -1;
-}
-
 static void set_t(VmRegs *r, int reg, Tensor *t) {
     tensor_release(r->ten[reg]);
     r->ten[reg] = t;
-}
-
-static void arg_tensor(OpArg *a, const Tensor *t) {
-    a->kind = ARG_TENSOR;
-    a->t = t;
-    a->dtype = (uint8_t)t->dtype;
-    a->ndim = (uint8_t)t->ndim;
-    a->dims = t->shape;
 }
 
 /* One op call into new tensors (out[] filled), as eager execution makes it. */
@@ -81,11 +57,11 @@ static int exec_op(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         int reg = in->args[k];
         if (reg < 0) args[k].kind = ARG_NONE;
         else if (g->regs[reg].kind == R_NUM) args[k] = op_arg_num(r->num[reg], g->regs[reg].is_bool);
-        else if (!r->ten[reg]) rc = fail_at(I, in, "undefined variable");
-        else arg_tensor(&args[k], r->ten[reg]);
+        else if (!r->ten[reg]) rc = vm_fail_at(I, in, "undefined variable");
+        else args[k] = op_arg_tensor(r->ten[reg]);
     }
     Tensor *out[OP_MAX_OUT];
-    if (rc == 0 && call_op((OpCode)in->aux, in->nargs, args, in->attrs, out)) rc = fail_at(I, in, op_error());
+    if (rc == 0 && call_op((OpCode)in->aux, in->nargs, args, in->attrs, out)) rc = vm_fail_at(I, in, op_error());
     if (rc == 0)
         for (int k = 0; k < in->nres; k++) set_t(r, in->res[k], out[k]);
     if (args != few) mem_free(args);
@@ -113,23 +89,23 @@ static int run_steps(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *prod
         const Tensor *a = step_operand(r, temps, product, st->a);
         const Tensor *b = st->b == FUSED_NONE ? NULL : step_operand(r, temps, product, st->b);
         if (!a || (st->b != FUSED_NONE && !b)) {
-            rc = fail_at(I, in, "undefined variable");
+            rc = vm_fail_at(I, in, "undefined variable");
             break;
         }
         int n = 1;
-        arg_tensor(&args[0], a);
+        args[0] = op_arg_tensor(a);
         if (st->scalar_reg >= 0) {   /* a weak number, on the side the source wrote it */
             OpArg x = op_arg_num(r->num[st->scalar_reg], g->regs[st->scalar_reg].is_bool);
             if (st->num_left) args[1] = args[0], args[0] = x;
             else args[1] = x;
             n = 2;
         } else if (b) {
-            arg_tensor(&args[1], b);
+            args[1] = op_arg_tensor(b);
             n = 2;
         }
         Tensor *out[OP_MAX_OUT];
         if (call_op(st->op, n, args, NULL, out)) {
-            rc = fail_at(I, in, op_error());
+            rc = vm_fail_at(I, in, op_error());
             break;
         }
         if (st->dst >= 0) {
@@ -191,15 +167,15 @@ static int fused_kernel(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     for (int k = 0; k < p.nin; k++) {
         x[k] = p.in_reg[k] >= 0 ? r->ten[p.in_reg[k]] : NULL;
         num[k] = p.in_num[k] >= 0 ? r->num[p.in_num[k]] : 0;
-        if (p.in_reg[k] >= 0 && !x[k]) return fail_at(I, in, "undefined variable");
+        if (p.in_reg[k] >= 0 && !x[k]) return vm_fail_at(I, in, "undefined variable");
     }
     const DeviceImpl *dev = op_device(g->device);
     Tensor *out = dev ? dev->alloc(g->regs[in->dst].dtype, &g->regs[in->dst].shape) : NULL;
-    if (!out) return fail_at(I, in, op_error());
+    if (!out) return vm_fail_at(I, in, op_error());
     int rc = gpu_fused_run(p.steps, p.nsteps, x, num, p.nin, out);
     if (rc == 0) set_t(r, in->dst, out);
     else tensor_release(out);
-    return rc < 0 ? fail_at(I, in, op_error()) : rc;
+    return rc < 0 ? vm_fail_at(I, in, op_error()) : rc;
 }
 
 static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
@@ -210,10 +186,10 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
 /* The product as eager computes matmul(a, b, transpose_a=aux), then the steps over it; the
  * product goes to register c when something else reads it. */
 static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
-    if (!r->ten[in->a] || !r->ten[in->b]) return fail_at(I, in, "undefined variable");
+    if (!r->ten[in->a] || !r->ten[in->b]) return vm_fail_at(I, in, "undefined variable");
     OpArg args[2];
-    arg_tensor(&args[0], r->ten[in->a]);
-    arg_tensor(&args[1], r->ten[in->b]);
+    args[0] = op_arg_tensor(r->ten[in->a]);
+    args[1] = op_arg_tensor(r->ten[in->b]);
     OpAttrs at;
     memset(&at, 0, sizeof at);
     at.naxes = -1;
@@ -223,7 +199,7 @@ static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         at.flag = true;
     }
     Tensor *out[OP_MAX_OUT];
-    if (call_op(OP_MATMUL, 2, args, &at, out)) return fail_at(I, in, op_error());
+    if (call_op(OP_MATMUL, 2, args, &at, out)) return vm_fail_at(I, in, op_error());
     Tensor *p = out[0];
     int rc = run_steps(I, g, r, in, p);
     if (rc == 0 && in->c >= 0) set_t(r, in->c, tensor_retain(p));
@@ -239,20 +215,20 @@ static int exec_index(Interp *I, VmRegs *r, Ins *in) {
     for (int k = 0; k < in->nidx; k++) {
         if (in->args[k] < 0) continue;
         if (items[k].kind == IDX_TENSOR) {
-            if (!(items[k].t = r->ten[in->args[k]])) return fail_at(I, in, "undefined variable");
+            if (!(items[k].t = r->ten[in->args[k]])) return vm_fail_at(I, in, "undefined variable");
             continue;
         }
         double x = r->num[in->args[k]];
         if (!num_to_i64(x, &items[k].i)) {
             char msg[96];
             snprintf(msg, sizeof msg, x == floor(x) ? "index %g is out of range" : "tensor index must be an integer, got %g", x);
-            return fail_at(I, in, msg);
+            return vm_fail_at(I, in, msg);
         }
     }
     Tensor *src = r->ten[in->a], *v = in->op == I_INDEX_SET ? r->ten[in->b] : NULL;
-    if (!src || (in->op == I_INDEX_SET && !v)) return fail_at(I, in, "undefined variable");
+    if (!src || (in->op == I_INDEX_SET && !v)) return vm_fail_at(I, in, "undefined variable");
     Tensor *t = gpu_index_any(src, items, in->nidx, v, in->op == I_INDEX_SET);
-    if (!t) return fail_at(I, in, op_error());
+    if (!t) return vm_fail_at(I, in, op_error());
     set_t(r, in->dst, t);
     return 0;
 }
@@ -295,25 +271,25 @@ static Tensor *const_tensor(Graph *g, VmRegs *r, int k) {
 static int exec_scalar(Interp *I, VmRegs *r, Ins *in) {
     double x = r->num[in->a];
     if (in->aux == DT_I64 && !double_fits_i64(x))
-        return fail_at(I, in, isnan(x) ? "cannot convert nan to i64"
+        return vm_fail_at(I, in, isnan(x) ? "cannot convert nan to i64"
                               : isinf(x) ? (x > 0 ? "cannot convert inf to i64" : "cannot convert -inf to i64")
                                          : "cannot convert an out-of-range value to i64");
     Tensor *t = scalar_tensor((DType)in->aux, x);
-    if (!t) return fail_at(I, in, op_error());
+    if (!t) return vm_fail_at(I, in, op_error());
     set_t(r, in->dst, t);
     return 0;
 }
 
 static int exec_truth(Interp *I, VmRegs *r, Ins *in) {
     Tensor *x = r->ten[in->a];
-    if (!x) return fail_at(I, in, "undefined variable");
+    if (!x) return vm_fail_at(I, in, "undefined variable");
     if (x->size != 1) {
         char msg[128];
         snprintf(msg, sizeof msg, "ambiguous truth value of a tensor with %lld elements; use any/all", (long long)x->size);
-        return fail_at(I, in, msg);
+        return vm_fail_at(I, in, msg);
     }
     double v;
-    if (!host_first(x, &v)) return fail_at(I, in, op_error());
+    if (!host_first(x, &v)) return vm_fail_at(I, in, op_error());
     r->num[in->dst] = v != 0;
     return 0;
 }
@@ -339,7 +315,7 @@ static void exec_push(Graph *g, VmRegs *r, Ins *in) {
 
 static int exec_pop(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     VmStack *s = &r->stacks[in->aux];
-    if (s->n == 0) return fail_at(I, in, "internal error: a backward loop popped more values than its loop saved");
+    if (s->n == 0) return vm_fail_at(I, in, "internal error: a backward loop popped more values than its loop saved");
     s->n--;
     if (g->regs[in->dst].kind == R_NUM) r->num[in->dst] = s->x[s->n];
     else if (s->t[s->n]) {
@@ -362,29 +338,29 @@ static int vm_gpu_ins(Interp *I, Graph *g, VmRegs *r, Ins *in, int *pc) {
     case I_NMATH: return vm_number_ins(I, r, in);
     case I_TCONST: {
         Tensor *t = const_tensor(g, r, in->aux);
-        if (!t) return fail_at(I, in, op_error());
+        if (!t) return vm_fail_at(I, in, op_error());
         set_t(r, in->dst, t);
         return 0;
     }
     case I_SCALAR: return exec_scalar(I, r, in);
     case I_TMOVE:
-        if (!r->ten[in->a]) return fail_at(I, in, "undefined variable");
+        if (!r->ten[in->a]) return vm_fail_at(I, in, "undefined variable");
         set_t(r, in->dst, tensor_retain(r->ten[in->a]));
         return 0;
     case I_OP:
-        if (!interp_poll(I)) return stopped_at(I, in);
+        if (!interp_poll(I)) return vm_stopped_at(I, in);
         return exec_op(I, g, r, in);
     case I_INDEX:
     case I_INDEX_SET: return exec_index(I, r, in);
     case I_SEED: rng_seed((uint64_t)(int64_t)in->imm); return 0;
     case I_ITEM:
-        if (!r->ten[in->a]) return fail_at(I, in, "undefined variable");
-        return host_first(r->ten[in->a], &N[in->dst]) ? 0 : fail_at(I, in, op_error());
+        if (!r->ten[in->a]) return vm_fail_at(I, in, "undefined variable");
+        return host_first(r->ten[in->a], &N[in->dst]) ? 0 : vm_fail_at(I, in, op_error());
     case I_TRUTH: return exec_truth(I, r, in);
     case I_JUMP:
     case I_JUMPF:
         if (in->op == I_JUMPF && N[in->a] != 0) return 0;
-        if (in->aux < *pc && (I->interrupt_flag || I->max_ops) && !interp_check_limits(I)) return stopped_at(I, in);
+        if (in->aux < *pc && (I->interrupt_flag || I->max_ops) && !interp_check_limits(I)) return vm_stopped_at(I, in);
         *pc = in->aux;
         return 0;
     case I_PRINT:
@@ -393,12 +369,12 @@ static int vm_gpu_ins(Interp *I, Graph *g, VmRegs *r, Ins *in, int *pc) {
     case I_PUSH: exec_push(g, r, in); return 0;
     case I_POP: return exec_pop(I, g, r, in);
     case I_FUSED:
-        if (!interp_poll(I)) return stopped_at(I, in);
+        if (!interp_poll(I)) return vm_stopped_at(I, in);
         return exec_fused(I, g, r, in);
     case I_EPILOGUE:
-        if (!interp_poll(I)) return stopped_at(I, in);
+        if (!interp_poll(I)) return vm_stopped_at(I, in);
         return exec_epilogue(I, g, r, in);
-    default: return fail_at(I, in, "internal error: unknown instruction");
+    default: return vm_fail_at(I, in, "internal error: unknown instruction");
     }
 }
 

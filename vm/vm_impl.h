@@ -21,6 +21,11 @@ typedef struct {
  * writes a register, too many inputs or steps): it then runs step by step. */
 int vm_gpu_fused_plan(const Ins *in, VmGpuFused *p);
 
+/* vm.c: an error at instruction `in`, in its own source: msg (vm_fail_at), or the pending
+ * error of a poll that stopped the run (vm_stopped_at). Both return -1. */
+int vm_fail_at(Interp *I, Ins *in, const char *msg);
+int vm_stopped_at(Interp *I, Ins *in);
+
 /* vm.c: instructions whose work does not depend on the device. */
 int vm_number_ins(Interp *I, VmRegs *r, Ins *in);              /* NBIN, NNEG, NNOT, NMATH */
 int vm_host_ins(Interp *I, Graph *g, VmRegs *r, Ins *in);     /* PRINT, ASSERT, STORE */
