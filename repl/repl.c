@@ -75,9 +75,11 @@ int repl_exit_status(tsl_State *S, tsl_Status st) {
     case TSL_OK: return 0;
     case TSL_EXIT: return tsl_exit_code(S);
     default: {
-        int rank, size;   /* in an MPI job, whose error it is */
-        if (tsl_world(&rank, &size)) fprintf(stderr, "[rank %d of %d] ", rank, size);
-        fputs(tsl_error_report(S), stderr);
+        /* in an MPI job, whose error it is: prefix and report in one call, so one write to
+         * the unbuffered stderr that the other ranks' reports cannot cut in two */
+        int rank, size;
+        if (tsl_world(&rank, &size)) fprintf(stderr, "[rank %d of %d] %s", rank, size, tsl_error_report(S));
+        else fputs(tsl_error_report(S), stderr);
         return st == TSL_INTERRUPTED ? 130 : st == TSL_IO ? 2 : 1;
     }
     }
