@@ -1,7 +1,7 @@
 /* gpu.c - the GPU device: loads the CUDA plugin (ops/cuda/plugin.h) on the first use of
  * the GPU, holds GPU tensors' memory and transfers, and is the GPU's entry in the device
  * registry. A call arrives validated and inferred (ops/op.c); the op families (gpu_ew.c,
- * gpu_axis.c, gpu_shape.c, gpu_matmul.c, gpu_random.c, gpu_dist.c) choose the plugin kernel, convert
+ * gpu_axis.c, gpu_shape.c, gpu_matmul.c, gpu_random.c, gpu_dist.c, gpu_sort.c) choose the plugin kernel, convert
  * operands to the compute dtype (as the CPU does) and lay out strides. What the plugin has
  * no kernel for is refused by supports_op, so the user reads "NAME() is not supported on
  * device 'gpu'", never a wrong result. See docs/gpu.md. */
@@ -200,6 +200,7 @@ static bool gpu_supports_op(const OpCall *c) {
     case OP_CONCAT: case OP_STACK: case OP_EQUAL: case OP_ALLCLOSE: case OP_OUTER: return all_tensors(c);
     case OP_CUMSUM: case OP_CUMPROD: case OP_TRACE: case OP_DIFF: case OP_TILE: case OP_REPEAT: return true;
     case OP_ONE_HOT: return c->in[0].dtype == DT_I64;
+    case OP_SORT: case OP_ARGSORT: case OP_TOPK: case OP_UNIQUE: case OP_PAD: return true;
     case OP_TAKE: return c->in[1].kind == ARG_TENSOR;
     case OP_SCATTER_ADD: return c->in[1].kind == ARG_TENSOR;
     case OP_ALLREDUCE: case OP_BROADCAST: case OP_ALLGATHER: return true;
@@ -229,6 +230,9 @@ static int gpu_run(const OpCall *c, Tensor **out) {
     case OP_TILE: return gpu_run_tile(c, out[0]);
     case OP_REPEAT: return gpu_run_repeat(c, out[0]);
     case OP_ONE_HOT: return gpu_run_one_hot(c, out[0]);
+    case OP_SORT: case OP_ARGSORT: case OP_TOPK: return gpu_run_sort(c, out);
+    case OP_UNIQUE: return gpu_run_unique(c, out);
+    case OP_PAD: return gpu_run_pad(c, out[0]);
     case OP_TAKE: return gpu_run_take(c, out[0]);
     case OP_SCATTER_ADD: return gpu_run_scatter_add(c, out[0]);
     case OP_OUTER: return gpu_run_outer(c, out[0]);

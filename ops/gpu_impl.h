@@ -70,6 +70,10 @@ int gpu_run_random(const OpCall *c, Tensor *out);
 int gpu_run_tile(const OpCall *c, Tensor *out);
 int gpu_run_repeat(const OpCall *c, Tensor *out);
 int gpu_run_one_hot(const OpCall *c, Tensor *out);
+/* sort, argsort, topk, unique (allocates out[0]: F_DYNAMIC) and pad (gpu_sort.c) */
+int gpu_run_sort(const OpCall *c, Tensor **out);
+int gpu_run_unique(const OpCall *c, Tensor **out);
+int gpu_run_pad(const OpCall *c, Tensor *out);
 /* allreduce, broadcast, allgather over NCCL (gpu_dist.c) */
 int gpu_run_dist(const OpCall *c, Tensor *out);
 

@@ -340,7 +340,7 @@ static void pad_source(const OpCall *c, double *x, int64_t *exact, bool *is_exac
 /* The fill value converted to dt, its bytes in v; into i64 it must be an integer (as
  * astype, NaN, inf and out-of-range values are errors; so is a fraction, which astype
  * would truncate but which cannot be meant as a fill). */
-static int pad_value(const OpCall *c, DType dt, unsigned char *v) {
+int cpu_pad_value(const OpCall *c, DType dt, unsigned char *v) {
     double x;
     int64_t exact;
     bool is_exact;
@@ -393,7 +393,7 @@ static void pad_copy(const Tensor *t, Tensor *r, const OpAttrs *at) {
 int cpu_pad(const OpCall *c, Tensor **out) {
     const Tensor *t = c->in[0].t;
     unsigned char v[8];
-    if (pad_value(c, t->dtype, v)) return -1;
+    if (cpu_pad_value(c, t->dtype, v)) return -1;
     fill_bytes(out[0]->data, v, dtype_size(t->dtype), out[0]->size);
     if (t->size > 0) pad_copy(t, out[0], c->at);
     return 0;

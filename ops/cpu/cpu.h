@@ -107,4 +107,8 @@ typedef struct {
 } ScalarBox;
 const Tensor *operand_as(const OpArg *a, DType dt, Tensor **tmp, ScalarBox *box);
 
+/* axis.c: pad's fill value (c's operand 1, a number, a CPU tensor or none) converted to dt,
+ * its bytes in v, with the CPU's errors (the GPU's pad uses it too): 0 or -1. */
+int cpu_pad_value(const OpCall *c, DType dt, unsigned char *v);
+
 #endif

@@ -56,6 +56,13 @@ int cuda_remap(int esz, int ndim, const int64_t *shape, const int64_t *div, cons
 int cuda_one_hot(const int64_t *labels, int64_t count, int64_t n, float *out, int64_t *bad_k, char *err, size_t en);
 int cuda_random(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count, char *err,
                 size_t n);
+/* ordering and padding (sort.c; plugin.h says what each does) */
+int cuda_sort(int dt, const void *in, int64_t outer, int64_t len, int64_t inner, int desc, int64_t kout, void *vals,
+              int64_t *idx, uint64_t *key, int64_t *pos, int64_t P, char *err, size_t n);
+int cuda_unique(int dt, const void *in, int64_t count, void *out, int64_t *m, uint64_t *key, int64_t *pos,
+                int64_t *rank, int64_t P, char *err, size_t n);
+int cuda_pad(int esz, int ndim, const int64_t *oshape, const int64_t *ishape, const int64_t *before,
+             const void *value, const void *in, void *out, int64_t count, char *err, size_t n);
 
 /* collectives over NCCL and allreduce's ordered combine (nccl.c; plugin.h says what each does) */
 int cuda_nccl_load(void *id, char *err, size_t n);

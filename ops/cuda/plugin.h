@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TSL_CUDA_ABI 9
+#define TSL_CUDA_ABI 10
 #define TSL_CUDA_MAX_RANK 32   /* TSL_MAX_RANK */
 #define TSL_CUDA_MAX_IN 8      /* inputs of one fused elementwise kernel */
 #define TSL_NCCL_ID_BYTES 128  /* NCCL_UNIQUE_ID_BYTES: the communicator's id, sent over MPI */
@@ -142,6 +142,25 @@ typedef struct {
      * 1 normal f32, 2 integers in [lo, hi) (i64). */
     int (*random)(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count,
                   char *err, size_t n);
+
+    /* ---------- kern: ordering and padding (ops/cuda/sort.c; the host side is ops/gpu_sort.c) ----------
+     * sort, argsort and topk: each line of the [outer, len, inner] view of in (dtype dt)
+     * ordered as the CPU's stable sort (ops/cpu/axis.c: NaN above +inf, -0 tied with +0,
+     * ties in input order; desc complements the keys); the first kout of each line go to
+     * vals (in's dtype, [outer, kout, inner]; may be NULL) and their positions along the axis
+     * to idx (may be NULL). key and pos are scratch of outer * inner * P elements, P the
+     * power of two >= len. */
+    int (*sort)(int dt, const void *in, int64_t outer, int64_t len, int64_t inner, int desc, int64_t kout, void *vals,
+                int64_t *idx, uint64_t *key, int64_t *pos, int64_t P, char *err, size_t n);
+    /* unique: the distinct values of in (count elements of dt), ascending, the first of equals
+     * kept, into out (room for count); *m their number (waits for the device). key, pos,
+     * rank: scratch of P elements, P the power of two >= count. */
+    int (*unique)(int dt, const void *in, int64_t count, void *out, int64_t *m, uint64_t *key, int64_t *pos,
+                  int64_t *rank, int64_t P, char *err, size_t n);
+    /* pad: out (count elements, shape oshape) holds value (esz bytes) except where each index
+     * lies in [before, before + ishape): there it holds in[index - before] */
+    int (*pad)(int esz, int ndim, const int64_t *oshape, const int64_t *ishape, const int64_t *before,
+               const void *value, const void *in, void *out, int64_t count, char *err, size_t n);
 
     /* ---------- collectives over NCCL (ops/cuda/nccl.c; the host side is ops/gpu_dist.c) ----------
      * libnccl is dlopen'ed by nccl_load, so the plugin loads where NCCL is missing; only a

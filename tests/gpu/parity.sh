@@ -25,7 +25,7 @@ gpu=yes
 EXACT=" concat stack equal allclose clip where cumsum cumprod trace outer diff take scatter_add tile repeat one_hot neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
  floor_divide mod maximum minimum logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor
  eq ne lt le gt ge max min argmax argmin all any astype transpose broadcast_to reshape flatten
- expand_dims squeeze rand randint "
+ expand_dims squeeze rand randint sort argsort topk unique pad "
 
 # the input of each dtype, kept inside every op's domain (no NaN: NaN bits may differ)
 input() {   # input NAME DTYPE VAR SHAPE
@@ -180,6 +180,31 @@ done
 setup='l = tensor([[3, 0], [1, 4]], "i64")'
 case_script one_hot f32 "$setup" "one_hot(l, 5)" "one_hot(to(l, \"gpu\"), 5)"
 case_script one_hot f32_out_of_range "$setup" "one_hot(l, 4)" "one_hot(to(l, \"gpu\"), 4)"
+# ordering (sort, argsort, topk, unique: the CPU's stable order, NaN last, -0 tied with +0;
+# i64 and bool inputs have many ties) and pad, every dtype, several axes
+for dt in f32 f64 i64 bool; do
+    setup="$(input x "$dt" x "[4, 6, 5]")
+b = tensor(-2)"   # pad's value as a one-element tensor
+    case "$dt" in f32|f64) setup="$setup
+x = where(rand([4, 6, 5]) > 0.85, nan, where(x > 0.6, -0.0, where(x < -0.6, 0.0, x)))" ;; esac
+    for call in "sort(x)" "sort(x, axis=0)" "sort(x, axis=1, descending=true)" "argsort(x)" "argsort(x, axis=0)" \
+        "argsort(x, axis=1, descending=true)" "topk(x, 3)[0]" "topk(x, 3)[1]" "topk(x, 2, axis=1)[0]" \
+        "topk(x, 2, axis=1)[1]" "topk(x, 4, axis=0)[1]" "topk(x, 0)[0]" "topk(x, 5)[1]" "unique(x)" \
+        "unique(x[0, 0])" "pad(x, [[1, 2], [0, 1], [3, 0]])" "pad(x, [[1, 1]], 1)" "pad(x[0], [[2, 0], [1, 1]], b)" \
+        "sort(x[0, 0, 0:0])" "unique(x[0, 0, 0:0])" "pad(x[0, 0, 0:0], [[2, 1]])"; do
+        case_script "$(echo "$call" | sed 's/(.*//')" "${dt}_$(echo "$call" | tr -c 'a-z0-9' '_')" "$setup" "$call" "$(gpu_of "$call")"
+    done
+done
+setup="$(input x f32 x "[300]")
+x = concat([x, x, -x, round(x)])"   # one long line: several stages of the network, many ties
+for call in "sort(x)" "argsort(x, descending=true)" "topk(x, 40)[1]" "unique(x)"; do
+    case_script "$(echo "$call" | sed 's/(.*//')" "long_$(echo "$call" | tr -c 'a-z0-9' '_')" "$setup" "$call" "$(gpu_of "$call")"
+done
+# pad's fill values the CPU refuses for an i64 tensor: the GPU refuses them too
+setup="$(input x i64 x "[3, 4]")"
+case_script pad i64_fraction "$setup" "pad(x, [[1, 1]], 0.5)" "pad(to(x, \"gpu\"), [[1, 1]], 0.5)"
+case_script pad i64_nan "$setup" "pad(x, [[1, 1]], nan)" "pad(to(x, \"gpu\"), [[1, 1]], nan)"
+case_script topk i64_k_too_large "$setup" "topk(x, 5)[0]" "topk(to(x, \"gpu\"), 5)[0]"
 # integer operands the CPU refuses: the GPU must refuse them too
 setup="$(input x i64 a "[3, 5]")"
 case_script mod i64_by_zero "$setup" "a % 0" "to(a, \"gpu\") % 0"

@@ -6,13 +6,15 @@
  * both launch forms (contiguous and strided broadcast); fused chains (the tanh-GELU of the
  * benchmarks, a bias + relu, chains with comparisons and numbers) in f32 and f64; and the
  * hand-written families (reductions, softmax, astype, strided copies, Philox); and allreduce's
- * ordered combine of the ranks' slices (ops/cuda/gen_coll.c), every (op, dtype). */
+ * ordered combine of the ranks' slices (ops/cuda/gen_coll.c), every (op, dtype); and the
+ * ordering and padding module (ops/cuda/gen_sort.c: sort, argsort, topk, unique, pad). */
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cuda/gen.h"
 #include "cuda/gen_coll.h"
+#include "cuda/gen_sort.h"
 #include "cuda/nvrtc_opts.h"
 
 static int failures;
@@ -151,6 +153,8 @@ int main(void) {
     compile("families", gen_families(), 1);
     /* the plugin's own path: a CUBIN for the device's architecture (the H200's sm_90) */
     compile_for("families (sm_90 CUBIN)", gen_families(), 1, "--gpu-architecture=sm_90");
+    compile("sort and pad", gen_sort_source(), 1);
+    compile_for("sort and pad (sm_90)", gen_sort_source(), 1, "--gpu-architecture=sm_90");
     if (failures) {
         fprintf(stderr, "ptx_check: %d failure(s)\n", failures);
         return 1;
