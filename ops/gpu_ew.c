@@ -22,8 +22,41 @@ static bool exact_compare(const OpCall *c) {
 
 bool gpu_ew_supported(const OpCall *c) {
     DType ct, rt;
-    if (ew_types(c, &ct, &rt) || exact_compare(c)) return false;
-    return gpu_cu->has_ew(c->op, ct);
+    if (ew_types(c, &ct, &rt)) return false;
+    return exact_compare(c) || gpu_cu->has_ew(c->op, ct);
+}
+
+/* x (op) a[i] as a[i] (op') x */
+static OpCode swapped_compare(OpCode op) {
+    switch (op) {
+    case OP_LT: return OP_GT;
+    case OP_LE: return OP_GE;
+    case OP_GT: return OP_LT;
+    case OP_GE: return OP_LE;
+    default: return op;
+    }
+}
+
+/* An integer tensor (op) a number x that is NaN, past i64's range or between two integers,
+ * as the CPU plans it (ops/cpu/ew.c compare_plan): a constant, or a[i] <= k / a[i] > k for
+ * k = floor(x), an exact comparison with an integral number the kernels already make. */
+static int run_exact_compare(const OpCall *c, Tensor *out) {
+    int kn = c->in[0].kind == ARG_NUM ? 0 : 1;
+    OpCode op = kn == 0 ? swapped_compare(c->op) : c->op;
+    double x = c->in[kn].x;
+    bool eq_ne = op == OP_EQ || op == OP_NE, less = op == OP_LT || op == OP_LE;
+    int constant = -1;   /* 0 or 1 when every element compares the same */
+    if (isnan(x)) constant = op == OP_NE;
+    else if (x >= 9223372036854775808.0 || x < -9223372036854775808.0) constant = eq_ne ? op == OP_NE : less == (x > 0);
+    else if (eq_ne) constant = op == OP_NE;   /* x is not an integer: never equal */
+    if (constant >= 0)
+        return gpu_ew_launch(constant ? OP_EQ : OP_NE, DT_I64, 2, (Tensor *[]){ NULL, NULL }, (double[]){ 0, 0 }, out, 0);
+    OpArg in[2] = { c->in[1 - kn], c->in[kn] };
+    in[1].x = floor(x);   /* k < x < k + 1: a < x and a <= x mean a <= k; a > x and a >= x mean a > k */
+    OpCall k = *c;
+    k.op = less ? OP_LE : OP_GT;
+    k.in = in;
+    return gpu_run_ew(&k, out);
 }
 
 /* NumPy's power_of_ten as the CPU's round uses it (ops/cpu/ew.c). */
@@ -87,6 +120,7 @@ Tensor *gpu_operand(const OpCall *c, int k, DType dt, double *num, bool *ok) {
 
 int gpu_run_ew(const OpCall *c, Tensor *out) {
     DType ct, rt;
+    if (exact_compare(c)) return run_exact_compare(c, out);
     if (ew_types(c, &ct, &rt)) return -1;
     Tensor *x[2] = { NULL, NULL };
     double num[2] = { 0, 0 };

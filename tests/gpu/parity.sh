@@ -205,6 +205,18 @@ setup="$(input x i64 x "[3, 4]")"
 case_script pad i64_fraction "$setup" "pad(x, [[1, 1]], 0.5)" "pad(to(x, \"gpu\"), [[1, 1]], 0.5)"
 case_script pad i64_nan "$setup" "pad(x, [[1, 1]], nan)" "pad(to(x, \"gpu\"), [[1, 1]], nan)"
 case_script topk i64_k_too_large "$setup" "topk(x, 5)[0]" "topk(to(x, \"gpu\"), 5)[0]"
+# an integer tensor compared with a number that is not an integer, NaN or past i64's range
+# (the CPU compares exactly: no rounding of the number), the number on either side
+for dt in i64 bool; do
+    setup="$(input x "$dt" a "[3, 5]")"
+    for op in "==" "!=" "<" "<=" ">" ">="; do
+        name=$(case "$op" in "==") echo eq ;; "!=") echo ne ;; "<") echo lt ;; "<=") echo le ;; ">") echo gt ;; *) echo ge ;; esac)
+        for x in 2.5 -2.5 0.5 nan 1e19 -1e19 inf; do
+            case_script "$name" "${dt}_vs_$(echo "$x" | tr -c 'a-z0-9' '_')" "$setup" "a $op $x" "to(a, \"gpu\") $op $x"
+        done
+        case_script "$name" "${dt}_number_left" "$setup" "-0.5 $op a" "-0.5 $op to(a, \"gpu\")"
+    done
+done
 # integer operands the CPU refuses: the GPU must refuse them too
 setup="$(input x i64 a "[3, 5]")"
 case_script mod i64_by_zero "$setup" "a % 0" "to(a, \"gpu\") % 0"
