@@ -68,7 +68,8 @@ $(MPI_PLUGIN): ops/mpi/mpi_plugin.c ops/mpi/plugin.h | $(STAMP)
 # ptx_check compiles every kernel the generator can produce with NVRTC (no GPU needed).
 CUDA_HOME ?= /usr/local/cuda
 CUDA_SRC  := ops/cuda/cuda_plugin.c ops/cuda/cuda_kernels.c ops/cuda/nvrtc.c ops/cuda/gen.c ops/cuda/gen_coll.c \
-             ops/cuda/nccl.c ops/cuda/sort.c ops/cuda/gen_sort.c
+             ops/cuda/nccl.c ops/cuda/sort.c ops/cuda/gen_sort.c \
+             ops/cuda/linalg.c ops/cuda/gen_linalg.c
 CUDA_DEPS := $(CUDA_SRC) $(wildcard ops/cuda/*.h) ops/ops.def ops/opcall.h ops/tensor.h
 CUDA_LINK := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib64/stubs -Wl,-rpath,$(CUDA_HOME)/lib64
 $(CUDA_PLUGIN): $(CUDA_DEPS) | $(STAMP)
@@ -79,12 +80,12 @@ $(CUDA_PLUGIN): $(CUDA_DEPS) | $(STAMP)
 	    -o $@ $(CUDA_SRC) $(CUDA_LINK) -lcublas -lnvrtc -lcudart -lcuda -ldl -lpthread || exit 1; \
 	else echo "note: no nvcc ($(CUDA_HOME)/bin/nvcc): $@ not built, GPU checks will be skipped"; rm -f $@; fi
 $(PTX_CHECK): tests/gpu/ptx_check.c ops/cuda/gen.c ops/cuda/gen.h ops/cuda/gen_coll.c ops/cuda/gen_coll.h ops/cuda/gen_args.h ops/cuda/nvrtc_opts.h ops/ops.def \
-              ops/cuda/gen_sort.c ops/cuda/gen_sort.h | $(STAMP)
+              ops/cuda/gen_sort.c ops/cuda/gen_sort.h ops/cuda/gen_linalg.c ops/cuda/gen_linalg.h | $(STAMP)
 	@mkdir -p $(BIN)
 	@if [ -x $(CUDA_HOME)/bin/nvcc ]; then \
-	  echo "cc ... -o $@ tests/gpu/ptx_check.c ops/cuda/gen.c ops/cuda/gen_coll.c ops/cuda/gen_sort.c -lnvrtc"; \
+	  echo "cc ... -o $@ tests/gpu/ptx_check.c ops/cuda/gen.c ops/cuda/gen_coll.c ops/cuda/gen_sort.c ops/cuda/gen_linalg.c -lnvrtc"; \
 	  $(CC) $(CSTD) $(WARN) $(OPT) -Iops -I$(CUDA_HOME)/include -o $@ tests/gpu/ptx_check.c ops/cuda/gen.c ops/cuda/gen_coll.c \
-	    ops/cuda/gen_sort.c \
+	    ops/cuda/gen_sort.c ops/cuda/gen_linalg.c \
 	    $(CUDA_LINK) -lnvrtc || exit 1; \
 	else rm -f $@; fi
 

@@ -63,6 +63,7 @@ int cuda_unique(int dt, const void *in, int64_t count, void *out, int64_t *m, ui
                 int64_t *rank, int64_t P, char *err, size_t n);
 int cuda_pad(int esz, int ndim, const int64_t *oshape, const int64_t *ishape, const int64_t *before,
              const void *value, const void *in, void *out, int64_t count, char *err, size_t n);
+int cuda_imatmul(const CudaImatmul *job, char *err, size_t n);
 
 /* collectives over NCCL and allreduce's ordered combine (nccl.c; plugin.h says what each does) */
 int cuda_nccl_load(void *id, char *err, size_t n);

@@ -271,6 +271,7 @@ static const TslCudaPlugin plugin = {
     .sort = cuda_sort,
     .unique = cuda_unique,
     .pad = cuda_pad,
+    .imatmul = cuda_imatmul,
     .nccl_load = cuda_nccl_load,
     .nccl_init = cuda_nccl_init,
     .nccl_allgather = cuda_nccl_allgather,

@@ -81,6 +81,17 @@ typedef struct {
     int64_t a_stride, b_stride;
 } CudaGemm;
 
+/* C[batch] = op(A) @ B in i64 (wrapping), row-major, over a broadcast batch of nbd axes
+ * (bshape); a_stride[d] / b_stride[d]: elements between A's / B's matrices along batch axis
+ * d, 0 where broadcast. trans_a: A's matrices are stored k x m. */
+typedef struct {
+    int64_t m, n, k;
+    int trans_a, nbd;
+    int64_t bshape[TSL_CUDA_MAX_RANK], a_stride[TSL_CUDA_MAX_RANK], b_stride[TSL_CUDA_MAX_RANK];
+    const int64_t *a, *b;
+    int64_t *c;
+} CudaImatmul;
+
 typedef struct {
     int abi;    /* TSL_CUDA_ABI: a plugin from another build is refused */
     int nops;   /* OP__COUNT of the op table it was built with */
@@ -143,7 +154,8 @@ typedef struct {
     int (*random)(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count,
                   char *err, size_t n);
 
-    /* ---------- kern: ordering and padding (ops/cuda/sort.c; the host side is ops/gpu_sort.c) ----------
+    /* ---------- kern: ordering, padding (ops/cuda/sort.c; the host side is ops/gpu_sort.c) and
+     * integer matmul (ops/cuda/linalg.c; ops/gpu_matmul.c) ----------
      * sort, argsort and topk: each line of the [outer, len, inner] view of in (dtype dt)
      * ordered as the CPU's stable sort (ops/cpu/axis.c: NaN above +inf, -0 tied with +0,
      * ties in input order; desc complements the keys); the first kout of each line go to
@@ -161,6 +173,8 @@ typedef struct {
      * lies in [before, before + ishape): there it holds in[index - before] */
     int (*pad)(int esz, int ndim, const int64_t *oshape, const int64_t *ishape, const int64_t *before,
                const void *value, const void *in, void *out, int64_t count, char *err, size_t n);
+    /* integer matmul (ops/cuda/linalg.c) */
+    int (*imatmul)(const CudaImatmul *job, char *err, size_t n);
 
     /* ---------- collectives over NCCL (ops/cuda/nccl.c; the host side is ops/gpu_dist.c) ----------
      * libnccl is dlopen'ed by nccl_load, so the plugin loads where NCCL is missing; only a

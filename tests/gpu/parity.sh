@@ -26,6 +26,8 @@ EXACT=" concat stack equal allclose clip where cumsum cumprod trace outer diff t
  floor_divide mod maximum minimum logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor
  eq ne lt le gt ge max min argmax argmin all any astype transpose broadcast_to reshape flatten
  expand_dims squeeze rand randint sort argsort topk unique pad "
+# integer matmul is exact too (the case names say the dtype)
+exact_case() { case "$1 $2" in "matmul i64"*|"matmul bool"*|"dot i64"*|"dot bool"*) return 0 ;; esac; echo "$EXACT" | grep -q " $1 "; }
 
 # the input of each dtype, kept inside every op's domain (no NaN: NaN bits may differ)
 input() {   # input NAME DTYPE VAR SHAPE
@@ -50,7 +52,7 @@ case_script() {
     n=$((n + 1))
     f="$OUT/cases/$(printf %04d $n)_$1_$2.tsl"
     printf '%s %s\n' "$1" "$f" >>"$OUT/index.txt"
-    if echo "$EXACT" | grep -q " $1 "; then exact=true; else exact=false; fi
+    if exact_case "$1" "$2"; then exact=true; else exact=false; fi
     { printf 'seed(7)\n%s\nc = %s\n' "$3" "$4"
       printf 'seed(7)\n%s\n' "$3"
       printf 'device("gpu")\ng = to(%s, "cpu")\ndevice("cpu")\n' "$5"
@@ -112,6 +114,32 @@ $(input x "$dt" b "[9, 5]")" "a @ b" "to(a, \"gpu\") @ to(b, \"gpu\")"
     case_script matmul "${dt}_transpose_a" "$(input x "$dt" a "[9, 7]")
 $(input x "$dt" b "[9, 5]")" "matmul(a, b, transpose_a=true)" "matmul(to(a, \"gpu\"), to(b, \"gpu\"), transpose_a=true)"
 done
+# integer matmul (i64 wraps; bool computes in i64, then != 0), batches of any rank that
+# broadcast against each other, transpose_a, vectors; floats through the same batch walk.
+# i64 and bool are exact; floats within 1e-5 (cuBLAS's summation order is not OpenBLAS's)
+for dt in i64 bool f32 f64; do
+    for shapes in "[7, 9] [9, 5]" "[2, 3, 7, 9] [2, 3, 9, 5]" "[2, 1, 7, 9] [3, 9, 5]" "[4, 7, 9] [2, 1, 9, 5]" \
+        "[9] [2, 3, 9, 5]" "[2, 3, 7, 9] [9]" "[9] [9]" "[0, 7, 9] [9, 5]" "[7, 0] [0, 5]" "[2, 2, 1, 3, 9] [1, 2, 3, 9, 4]"; do
+        sa=${shapes%% \[*}; sb="[${shapes#* \[}"
+        setup="$(input x "$dt" a "$sa")
+$(input x "$dt" b "$sb")"
+        case_script matmul "${dt}_$(echo "$shapes" | tr -c 'a-z0-9' '_')" "$setup" "a @ b" "to(a, \"gpu\") @ to(b, \"gpu\")"
+    done
+    setup="$(input x "$dt" a "[2, 1, 9, 7]")
+$(input x "$dt" b "[3, 9, 5]")"
+    case_script matmul "${dt}_transpose_a_broadcast" "$setup" "matmul(a, b, transpose_a=true)" "matmul(to(a, \"gpu\"), to(b, \"gpu\"), transpose_a=true)"
+    case_script dot "${dt}_2d" "$(input x "$dt" a "[7, 9]")
+$(input x "$dt" b "[9, 5]")" "dot(a, b)" "dot(to(a, \"gpu\"), to(b, \"gpu\"))"
+    case_script dot "${dt}_number" "$(input x "$dt" a "[7, 9]")" "dot(a, 3)" "dot(to(a, \"gpu\"), 3)"
+done
+setup="a = randint(-5, 6, [4, 7, 9]) * 1000000000000
+b = randint(-5, 6, [9, 5]) * 1000000000"   # i64 products that wrap
+case_script matmul i64_wraps "$setup" "a @ b" "to(a, \"gpu\") @ to(b, \"gpu\")"
+setup="$(input x i64 a "[3, 7, 9]")
+$(input x bool b "[9, 5]")"
+case_script matmul i64_bool "$setup" "a @ b" "to(a, \"gpu\") @ to(b, \"gpu\")"
+case_script matmul i64_shape_mismatch "$setup" "b @ a" "to(b, \"gpu\") @ to(a, \"gpu\")"
+case_script dot i64_rank3 "$setup" "dot(a, b)" "dot(to(a, \"gpu\"), to(b, \"gpu\"))"   # the CPU refuses: so must the GPU
 for dt in f32 f64; do   # vectors, dot, mixed dtypes
     setup="$(input x "$dt" v "[9]")
 $(input x "$dt" a "[7, 9]")

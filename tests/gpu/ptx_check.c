@@ -7,7 +7,8 @@
  * benchmarks, a bias + relu, chains with comparisons and numbers) in f32 and f64; and the
  * hand-written families (reductions, softmax, astype, strided copies, Philox); and allreduce's
  * ordered combine of the ranks' slices (ops/cuda/gen_coll.c), every (op, dtype); and the
- * ordering and padding module (ops/cuda/gen_sort.c: sort, argsort, topk, unique, pad). */
+ * ordering and padding module (ops/cuda/gen_sort.c: sort, argsort, topk, unique, pad) and
+ * integer matmul (ops/cuda/gen_linalg.c). */
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "cuda/gen.h"
 #include "cuda/gen_coll.h"
 #include "cuda/gen_sort.h"
+#include "cuda/gen_linalg.h"
 #include "cuda/nvrtc_opts.h"
 
 static int failures;
@@ -155,6 +157,8 @@ int main(void) {
     compile_for("families (sm_90 CUBIN)", gen_families(), 1, "--gpu-architecture=sm_90");
     compile("sort and pad", gen_sort_source(), 1);
     compile_for("sort and pad (sm_90)", gen_sort_source(), 1, "--gpu-architecture=sm_90");
+    compile("integer matmul", gen_linalg_source(), 1);
+    compile_for("integer matmul (sm_90)", gen_linalg_source(), 1, "--gpu-architecture=sm_90");
     if (failures) {
         fprintf(stderr, "ptx_check: %d failure(s)\n", failures);
         return 1;
