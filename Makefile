@@ -62,14 +62,14 @@ $(MPI_PLUGIN): ops/mpi/mpi_plugin.c ops/mpi/plugin.h | $(STAMP)
 	else echo "note: no mpicc (openmpi-bin, libopenmpi-dev): $@ not built, MPI tests will be skipped"; fi
 
 # The CUDA plugin (ops/cuda/): C host code compiled against the CUDA toolkit and linked to
-# the runtime, the driver, cuBLAS and NVRTC; ops/gpu.c dlopens it on the first use of the GPU,
+# the runtime, the driver, cuBLAS, cuSOLVER and NVRTC; ops/gpu.c dlopens it on the first use of the GPU,
 # so bin/tsl and libtsl.so never link CUDA (`make test` checks). Built whenever the toolkit's
 # nvcc is installed (CUDA_HOME); otherwise a note, and the GPU checks say they are skipped.
 # ptx_check compiles every kernel the generator can produce with NVRTC (no GPU needed).
 CUDA_HOME ?= /usr/local/cuda
 CUDA_SRC  := ops/cuda/cuda_plugin.c ops/cuda/cuda_kernels.c ops/cuda/nvrtc.c ops/cuda/gen.c ops/cuda/gen_coll.c \
              ops/cuda/nccl.c ops/cuda/sort.c ops/cuda/gen_sort.c \
-             ops/cuda/linalg.c ops/cuda/gen_linalg.c
+             ops/cuda/linalg.c ops/cuda/gen_linalg.c ops/cuda/solver.c
 CUDA_DEPS := $(CUDA_SRC) $(wildcard ops/cuda/*.h) ops/ops.def ops/opcall.h ops/tensor.h
 CUDA_LINK := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib64/stubs -Wl,-rpath,$(CUDA_HOME)/lib64
 $(CUDA_PLUGIN): $(CUDA_DEPS) | $(STAMP)
@@ -77,7 +77,7 @@ $(CUDA_PLUGIN): $(CUDA_DEPS) | $(STAMP)
 	@if [ -x $(CUDA_HOME)/bin/nvcc ]; then \
 	  echo "cc ... -shared -o $@ ops/cuda/*.c (CUDA)"; \
 	  $(CC) $(CSTD) $(WARN) $(OPT) -fPIC -shared -fvisibility=hidden -Iops -Iops/cuda -I$(CUDA_HOME)/include \
-	    -o $@ $(CUDA_SRC) $(CUDA_LINK) -lcublas -lnvrtc -lcudart -lcuda -ldl -lpthread || exit 1; \
+	    -o $@ $(CUDA_SRC) $(CUDA_LINK) -lcusolver -lcublas -lnvrtc -lcudart -lcuda -ldl -lpthread || exit 1; \
 	else echo "note: no nvcc ($(CUDA_HOME)/bin/nvcc): $@ not built, GPU checks will be skipped"; rm -f $@; fi
 $(PTX_CHECK): tests/gpu/ptx_check.c ops/cuda/gen.c ops/cuda/gen.h ops/cuda/gen_coll.c ops/cuda/gen_coll.h ops/cuda/gen_args.h ops/cuda/nvrtc_opts.h ops/ops.def \
               ops/cuda/gen_sort.c ops/cuda/gen_sort.h ops/cuda/gen_linalg.c ops/cuda/gen_linalg.h | $(STAMP)

@@ -1,8 +1,9 @@
 /* gpu.c - the GPU device: loads the CUDA plugin (ops/cuda/plugin.h) on the first use of
  * the GPU, holds GPU tensors' memory and transfers, and is the GPU's entry in the device
  * registry. A call arrives validated and inferred (ops/op.c); the op families (gpu_ew.c,
- * gpu_axis.c, gpu_shape.c, gpu_matmul.c, gpu_random.c, gpu_dist.c, gpu_sort.c) choose the plugin kernel, convert
- * operands to the compute dtype (as the CPU does) and lay out strides. What the plugin has
+ * gpu_axis.c, gpu_shape.c, gpu_matmul.c, gpu_random.c, gpu_dist.c, gpu_sort.c, gpu_linalg.c)
+ * choose the plugin kernel, convert operands to the compute dtype (as the CPU does) and lay
+ * out strides. What the plugin has
  * no kernel for is refused by supports_op, so the user reads "NAME() is not supported on
  * device 'gpu'", never a wrong result. See docs/gpu.md. */
 #include <pthread.h>
@@ -192,6 +193,7 @@ static bool gpu_supports_op(const OpCall *c) {
     if (c->op == OP_RAND || c->op == OP_RANDN || c->op == OP_RANDINT) return true;
     if (c->nin < 1 || c->in[0].kind != ARG_TENSOR) return false;
     if (gpu_reduce_op(c->op)) return true;
+    if (gpu_linalg_op(c->op)) return all_tensors(c);
     switch (c->op) {
     case OP_SOFTMAX: case OP_LOG_SOFTMAX: return gpu_softmax_supported(c);
     case OP_MATMUL: case OP_DOT: return gpu_matmul_supported(c);
@@ -214,6 +216,7 @@ static int gpu_run(const OpCall *c, Tensor **out) {
     const OpDef *d = &op_info[c->op];
     if (d->kind == K_UNARY || d->kind == K_BINARY || d->kind == K_COMPARE) return gpu_run_ew(c, out[0]);
     if (gpu_reduce_op(c->op)) return gpu_run_reduce(c, out[0]);
+    if (gpu_linalg_op(c->op)) return gpu_run_linalg(c, out);
     switch (c->op) {
     case OP_SOFTMAX: case OP_LOG_SOFTMAX: return gpu_run_softmax(c, out[0]);
     case OP_MATMUL: case OP_DOT: return gpu_run_matmul(c, out[0]);

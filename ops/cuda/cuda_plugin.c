@@ -194,6 +194,9 @@ static void plugin_free(void *p, size_t bytes) {
     pthread_mutex_unlock(&pool_lock);
 }
 
+int cuda_alloc(void **p, size_t bytes, char *err, size_t n) { return plugin_alloc(p, bytes, err, n); }
+void cuda_free(void *p, size_t bytes) { plugin_free(p, bytes); }
+
 static void plugin_alloc_stats(int64_t *m, int64_t *cached) {
     pthread_mutex_lock(&pool_lock);
     *m = mallocs;
@@ -272,6 +275,7 @@ static const TslCudaPlugin plugin = {
     .unique = cuda_unique,
     .pad = cuda_pad,
     .imatmul = cuda_imatmul,
+    .solve = cuda_solve,
     .nccl_load = cuda_nccl_load,
     .nccl_init = cuda_nccl_init,
     .nccl_allgather = cuda_nccl_allgather,

@@ -1,6 +1,7 @@
 /* gen_linalg.h - CUDA source of the GPU's own linear-algebra kernels: integer matmul (i64,
  * wrapping, as ops/cpu/linalg.c's triple loop; exact, so any summation order gives the
- * CPU's bits) over a broadcast batch. Compiled by ops/cuda/nvrtc.c with gen.h's prelude and
+ * CPU's bits) over a broadcast batch, and the small kernels around cuSOLVER (det from the
+ * LU factors, identity matrices, cholesky's zeroed upper triangle, qr's r). Compiled by ops/cuda/nvrtc.c with gen.h's prelude and
  * by tests/gpu/ptx_check.c. Pure C with no CUDA dependency. */
 #ifndef TSL_CUDA_GEN_LINALG_H
 #define TSL_CUDA_GEN_LINALG_H
@@ -14,7 +15,8 @@
 
 typedef struct { GEN_IMATMUL_ARGS_FIELDS } GenImatmulArgs;
 
-/* The module: tsl_imatmul. */
+/* The module: tsl_imatmul, and the small kernels around cuSOLVER (ops/cuda/solver.c):
+ * tsl_{det,eye,tril,qr_r}_{f32,f64}. */
 const char *gen_linalg_source(void);
 
 #endif

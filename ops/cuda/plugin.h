@@ -92,6 +92,22 @@ typedef struct {
     int64_t *c;
 } CudaImatmul;
 
+/* Dense linear algebra through cuSOLVER (f32 or f64): batch matrices, each column-major
+ * (LAPACK's layout) and contiguous after the previous one, overwritten.
+ *   solve:    a n x n, b n x k: b becomes the solution
+ *   inv:      a n x n; out[0] n x n, the inverse
+ *   det:      a n x n; out[0] one value per matrix (0 for a singular one, as the CPU)
+ *   cholesky: a becomes l (its lower triangle; the upper one zeroed)
+ *   qr:       a m x n becomes q (its first k = min(m, n) columns); out[0] r, k x n ROW-major
+ *   svd:      a m x n; out[0] u (m x k), out[1] s (k, descending), out[2] v (n x k: vt row-major)
+ *   eigh:     a n x n (its lower triangle read) becomes the eigenvectors; out[0] the values,
+ *             ascending */
+typedef struct {
+    int op, dt;     /* OpCode, DType */
+    int64_t batch, m, n, k;
+    void *a, *b, *out[3];
+} CudaSolve;
+
 typedef struct {
     int abi;    /* TSL_CUDA_ABI: a plugin from another build is refused */
     int nops;   /* OP__COUNT of the op table it was built with */
@@ -155,7 +171,8 @@ typedef struct {
                   char *err, size_t n);
 
     /* ---------- kern: ordering, padding (ops/cuda/sort.c; the host side is ops/gpu_sort.c) and
-     * integer matmul (ops/cuda/linalg.c; ops/gpu_matmul.c) ----------
+     * integer matmul (ops/cuda/linalg.c; ops/gpu_matmul.c), cuSOLVER (ops/cuda/solver.c;
+     * ops/gpu_linalg.c) ----------
      * sort, argsort and topk: each line of the [outer, len, inner] view of in (dtype dt)
      * ordered as the CPU's stable sort (ops/cpu/axis.c: NaN above +inf, -0 tied with +0,
      * ties in input order; desc complements the keys); the first kout of each line go to
@@ -175,6 +192,10 @@ typedef struct {
                const void *value, const void *in, void *out, int64_t count, char *err, size_t n);
     /* integer matmul (ops/cuda/linalg.c) */
     int (*imatmul)(const CudaImatmul *job, char *err, size_t n);
+    /* cuSOLVER (ops/cuda/solver.c): 0 with *failed the first matrix cuSOLVER reported as
+     * singular / not positive definite / not converged (-1 when none; det has no such
+     * failure); waits for the device */
+    int (*solve)(const CudaSolve *job, int64_t *failed, char *err, size_t n);
 
     /* ---------- collectives over NCCL (ops/cuda/nccl.c; the host side is ops/gpu_dist.c) ----------
      * libnccl is dlopen'ed by nccl_load, so the plugin loads where NCCL is missing; only a

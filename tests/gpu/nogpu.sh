@@ -32,7 +32,7 @@ done
 plugin=$BIN/libtsl_cuda.so
 if [ -f "$plugin" ]; then
     needed=$(readelf -d "$plugin" | grep NEEDED)
-    for lib in libcudart libcublas libnvrtc libcuda.so; do
+    for lib in libcudart libcublas libcusolver libnvrtc libcuda.so; do
         if echo "$needed" | grep -q "$lib"; then ok; else bad "the plugin does not link $lib"; fi
     done
     # NCCL is dlopen'ed on the first GPU collective (ops/cuda/nccl.c), never linked
