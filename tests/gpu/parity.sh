@@ -245,6 +245,39 @@ for dt in i64 bool; do
         case_script "$name" "${dt}_number_left" "$setup" "-0.5 $op a" "-0.5 $op to(a, \"gpu\")"
     done
 done
+# linear algebra (cuSOLVER on the GPU, LAPACK on the CPU): within relative 1e-5, on
+# well-conditioned matrices (the routines' summation orders differ). Neither side normalizes
+# signs, so qr compares abs(q) and abs(r), svd and eigh their values and the reconstructions
+# u * s @ vt and vecs * vals @ vecs.T (sign-free); i64 computes in f32 as on the CPU.
+lin_fns='fn usv(r) { return (r[0] * expand_dims(r[1], -2)) @ r[2] }
+fn vlv(r) { return (r[1] * expand_dims(r[0], -2)) @ transpose(r[1], [0, 2, 1]) }'
+lin_gpu() { gpu_of "$1" | sed 's/\bs\b/to(s, "gpu")/g; s/\bv\b/to(v, "gpu")/g; s/\bw\b/to(w, "gpu")/g'; }
+for dt in f32 f64 i64; do
+    setup="$(input x "$dt" x "[2, 5, 5]")
+$(input x "$dt" b "[3, 1, 5, 2]")
+$(input x "$dt" v "[3, 4, 6]")
+$(input x "$dt" w "[2, 6, 4]")
+a = x + astype(eye(5) * 30, x.dtype)
+s = astype(a @ transpose(a, [0, 2, 1]), \"f64\")
+$lin_fns"
+    for call in "solve(a, b)" "solve(a[0], b[0, 0])" "solve(a, b[0, 0, :, 0])" "inv(a)" "det(a)" "det(x)" "cholesky(s)" \
+        "abs(qr(x)[0])" "abs(qr(x)[1])" "abs(qr(v)[0])" "abs(qr(v)[1])" "abs(qr(w)[0])" "abs(qr(w)[1])" \
+        "svd(x)[1]" "svd(v)[1]" "svd(w)[1]" "usv(svd(x))" "usv(svd(v))" "usv(svd(w))" \
+        "eigh(s)[0]" "vlv(eigh(s))" "inv(x[:, 0:0, 0:0])" "det(x[:, 0:0, 0:0])"; do
+        case_script "$(echo "$call" | sed 's/^abs(//; s/^usv(//; s/^vlv(//; s/(.*//')" "${dt}_$(echo "$call" | tr -c 'a-z0-9' '_')" \
+            "$setup" "$call" "$(lin_gpu "$call")"
+    done
+done
+# the CPU's errors on values: a singular matrix, one that is not positive definite (det of a
+# singular matrix is 0, no error)
+setup='a = tensor([[1.0, 2.0], [2.0, 4.0]])
+b = tensor([1.0, 1.0])'
+case_script solve singular "$setup" "solve(a, b)" "solve(to(a, \"gpu\"), to(b, \"gpu\"))"
+case_script inv singular "$setup" "inv(a)" "inv(to(a, \"gpu\"))"
+case_script inv singular_in_batch "$setup" "inv(stack([eye(2), a]))" "inv(to(stack([eye(2), a]), \"gpu\"))"
+case_script det singular "$setup" "det(a)" "det(to(a, \"gpu\"))"
+case_script cholesky not_positive_definite "a = tensor([[1.0, 2.0], [2.0, 1.0]])" "cholesky(a)" "cholesky(to(a, \"gpu\"))"
+case_script solve shape_mismatch "$setup" "solve(a, b[0:1])" "solve(to(a, \"gpu\"), to(b[0:1], \"gpu\"))"
 # integer operands the CPU refuses: the GPU must refuse them too
 setup="$(input x i64 a "[3, 5]")"
 case_script mod i64_by_zero "$setup" "a % 0" "to(a, \"gpu\") % 0"
