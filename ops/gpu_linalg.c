@@ -103,6 +103,25 @@ static int run_solve(const Tensor *a, Tensor *b, Tensor *out) {
     return rc;
 }
 
+/* Whether a holds a NaN (1), or not (0); -1 on an error. svd: LAPACK's gesdd refuses a NaN
+ * and the CPU reports "did not converge"; gesvdj would return NaNs without a word. */
+static int has_nan(const Tensor *a) {
+    Shape s, one = { 0, { 0 } };
+    shape_of(a, &s);
+    Tensor *mask = gpu_alloc(DT_BOOL, &s), *any = mask ? gpu_alloc(DT_BOOL, &one) : NULL;
+    double num[1] = { 0 };
+    char err[400];
+    unsigned char found = 0;
+    int rc = any ? gpu_ew_launch(OP_ISNAN, a->dtype, 1, (Tensor *[]){ (Tensor *)a }, num, mask, 0) : -1;
+    CudaReduce j = { .op = OP_ANY, .dt = DT_BOOL, .out_dt = DT_BOOL, .outer = 1, .len = a->size, .inner = 1,
+                     .in = mask ? mask->data : NULL, .out = any ? any->data : NULL };
+    if (rc == 0) rc = GPU_CALL(reduce, &j);
+    if (rc == 0) rc = GPU_CALL(to_host, &found, any->data, 1);
+    tensor_release(any);
+    tensor_release(mask);
+    return rc ? -1 : found != 0;
+}
+
 /* inv, det, cholesky, qr, svd, eigh of a's matrices (a in the compute dtype). */
 static int run_single(OpCode op, const Tensor *a, Tensor **out) {
     int nbd = a->ndim - 2;
@@ -110,6 +129,13 @@ static int run_single(OpCode op, const Tensor *a, Tensor **out) {
     CudaSolve j = { .op = op, .dt = a->dtype, .batch = batch_of(a, 2), .m = m, .n = n, .k = k };
     bool empty = op == OP_QR || op == OP_SVD ? k == 0 : n == 0;
     if (j.batch == 0 || (empty && op != OP_DET)) return 0;
+    if (op == OP_SVD) {
+        int nan = has_nan(a);
+        if (nan) {
+            if (nan > 0) op_fail("svd: did not converge");
+            return -1;
+        }
+    }
     Tensor *acm = colmajor(a, nbd, a->shape), *extra = NULL;
     if (!acm) return -1;
     j.a = acm->data;

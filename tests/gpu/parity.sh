@@ -277,6 +277,7 @@ case_script inv singular "$setup" "inv(a)" "inv(to(a, \"gpu\"))"
 case_script inv singular_in_batch "$setup" "inv(stack([eye(2), a]))" "inv(to(stack([eye(2), a]), \"gpu\"))"
 case_script det singular "$setup" "det(a)" "det(to(a, \"gpu\"))"
 case_script cholesky not_positive_definite "a = tensor([[1.0, 2.0], [2.0, 1.0]])" "cholesky(a)" "cholesky(to(a, \"gpu\"))"
+case_script svd nan "a = tensor([[1.0, nan], [2.0, 1.0]])" "svd(a)[1]" "svd(to(a, \"gpu\"))[1]"
 case_script solve shape_mismatch "$setup" "solve(a, b[0:1])" "solve(to(a, \"gpu\"), to(b[0:1], \"gpu\"))"
 # integer operands the CPU refuses: the GPU must refuse them too
 setup="$(input x i64 a "[3, 5]")"
