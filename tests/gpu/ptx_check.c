@@ -21,9 +21,24 @@
 
 static int failures;
 
+/* Each name of entries (NULL-terminated) is an entry point of the PTX: the names the plugin
+ * looks kernels up by (a misspelt one would only fail on a GPU). */
+static void check_entries(const char *what, const char *ptx, const char *const *entries) {
+    for (; entries && *entries; entries++) {
+        char pat[128];
+        snprintf(pat, sizeof pat, ".entry %s(", *entries);
+        if (!strstr(ptx, pat)) {
+            fprintf(stderr, "%s: no kernel %s in the PTX\n", what, *entries);
+            failures++;
+        }
+    }
+}
+
 /* Compiles prelude + body as one program; reports the log on failure. With arch an sm_XX
- * option, to a CUBIN as the plugin does at run time (NVRTC needs no GPU for that either). */
-static void compile_for(const char *what, const char *body, int kernels, const char *arch) {
+ * option, to a CUBIN as the plugin does at run time (NVRTC needs no GPU for that either);
+ * without, to PTX, which must have the given entries. */
+static void compile_with(const char *what, const char *body, int kernels, const char *arch,
+                         const char *const *entries) {
     const char *pre = gen_prelude();
     size_t n = strlen(pre) + strlen(body) + 1;
     char *src = malloc(n);
@@ -36,6 +51,14 @@ static void compile_for(const char *what, const char *body, int kernels, const c
         size_t ptx = 0;
         if (r == NVRTC_SUCCESS && arch) nvrtcGetCUBINSize(prog, &ptx);
         else if (r == NVRTC_SUCCESS) nvrtcGetPTXSize(prog, &ptx);
+        if (r == NVRTC_SUCCESS && !arch && entries && ptx > 0) {
+            char *text = malloc(ptx + 1);
+            if (text && nvrtcGetPTX(prog, text) == NVRTC_SUCCESS) {
+                text[ptx] = 0;
+                check_entries(what, text, entries);
+            }
+            free(text);
+        }
         if (r != NVRTC_SUCCESS || ptx < 100) {
             size_t len = 0;
             nvrtcGetProgramLogSize(prog, &len);
@@ -55,7 +78,22 @@ static void compile_for(const char *what, const char *body, int kernels, const c
     free(src);
 }
 
+static void compile_for(const char *what, const char *body, int kernels, const char *arch) {
+    compile_with(what, body, kernels, arch, NULL);
+}
+
 static void compile(const char *what, const char *body, int kernels) { compile_for(what, body, kernels, NULL); }
+
+/* the entry points ops/cuda/sort.c and ops/cuda/linalg.c + solver.c launch */
+static const char *const sort_entries[] = {
+    "tsl_sort_keys_b8", "tsl_sort_keys_i64", "tsl_sort_keys_f32", "tsl_sort_keys_f64", "tsl_sort_step",
+    "tsl_sort_write_1", "tsl_sort_write_4", "tsl_sort_write_8", "tsl_unique_flags", "tsl_unique_scan",
+    "tsl_unique_write_1", "tsl_unique_write_4", "tsl_unique_write_8", "tsl_pad_1", "tsl_pad_4", "tsl_pad_8", NULL,
+};
+static const char *const linalg_entries[] = {
+    "tsl_imatmul", "tsl_det_f32", "tsl_det_f64", "tsl_eye_f32", "tsl_eye_f64", "tsl_tril_f32", "tsl_tril_f64",
+    "tsl_qr_r_f32", "tsl_qr_r_f64", NULL,
+};
 
 static const char *const op_names[] = {
 #define OP(id, name, sig, nout, kind, flags, rule, impl, sym, doc) name,
@@ -155,10 +193,10 @@ int main(void) {
     compile("families", gen_families(), 1);
     /* the plugin's own path: a CUBIN for the device's architecture (the H200's sm_90) */
     compile_for("families (sm_90 CUBIN)", gen_families(), 1, "--gpu-architecture=sm_90");
-    compile("sort and pad", gen_sort_source(), 1);
-    compile_for("sort and pad (sm_90)", gen_sort_source(), 1, "--gpu-architecture=sm_90");
-    compile("integer matmul", gen_linalg_source(), 1);
-    compile_for("integer matmul (sm_90)", gen_linalg_source(), 1, "--gpu-architecture=sm_90");
+    compile_with("sort and pad", gen_sort_source(), 16, NULL, sort_entries);
+    compile_for("sort and pad (sm_90)", gen_sort_source(), 16, "--gpu-architecture=sm_90");
+    compile_with("matmul i64, cuSOLVER aid", gen_linalg_source(), 9, NULL, linalg_entries);
+    compile_for("matmul i64, aid (sm_90)", gen_linalg_source(), 9, "--gpu-architecture=sm_90");
     if (failures) {
         fprintf(stderr, "ptx_check: %d failure(s)\n", failures);
         return 1;
