@@ -4,6 +4,8 @@
 #   - bin/tsl and libtsl.so never link a CUDA library; the plugin links them (not NCCL, which
 #     it dlopens) and exports only its entry point;
 #   - every kernel the generator can produce compiles with NVRTC to PTX (ptx_check);
+#   - the sort/pad and integer-matmul / cuSOLVER-aid kernels, compiled as host C++, agree with
+#     references on the CPU (emul.sh);
 #   - bin/tsl runs CPU work with the plugin absent, and every way of asking for the GPU
 #     (to(), device(), --device gpu, a static to(); :device gpu and tsl_set_device are in
 #     the REPL and API tests) gives the one clear error, exit status 1, at the user's line;
@@ -47,6 +49,9 @@ if [ -f "$plugin" ]; then
 else
     echo "SKIP: no CUDA toolkit ($CUDA_HOME/bin/nvcc): the plugin and the NVRTC check were not built"
 fi
+
+# the sort/pad and integer-matmul / cuSOLVER-aid kernels run on the host against references
+if sh tests/gpu/emul.sh >"$tmp/emul" 2>&1; then ok; tail -1 "$tmp/emul"; else bad "tests/gpu/emul.sh: $(tail -12 "$tmp/emul")"; fi
 
 # Does this machine have a GPU the plugin can start? Then the error tests do not apply.
 # static graphs on the GPU: vm/vm_gpu.c's code on the CPU, against eager code

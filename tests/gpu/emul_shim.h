@@ -1,0 +1,19 @@
+// emul_shim.h - what the plugin's hand-written kernel modules need of CUDA, for running them
+// on the host (tests/gpu/emul.sh): one block of one thread, so every grid-stride loop walks
+// all its elements in order and __syncthreads has nothing to wait for. Kernels that rely on
+// several threads cooperating are still correct with one (the one-block scan included).
+#include <cstdint>
+#include <cstring>
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __shared__ static
+typedef unsigned char tsl_b8;
+typedef long long tsl_i64;
+typedef unsigned long long tsl_u64;
+struct EmulDim { unsigned x; };
+static const EmulDim threadIdx = { 0 }, blockIdx = { 0 }, blockDim = { 1 }, gridDim = { 1 };
+inline long long tsl_tid() { return 0; }
+inline long long tsl_nthreads() { return 1; }
+inline void __syncthreads() {}
+inline long long __double_as_longlong(double x) { long long b; std::memcpy(&b, &x, sizeof b); return b; }
