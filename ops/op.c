@@ -243,8 +243,12 @@ static Device default_device(const OpCall *c) {
     return ops_ctx()->default_device;
 }
 
-/* Results the CPU made for the default device (which has no kernel for the op) move there. */
+/* Results the CPU made for the default device (which has no kernel for the op) move there.
+ * A call with tensor operands leaves its results on their device (default_device's DEV_CPU
+ * then only means "not the default device's to make": the CPU has no from_host). */
 static int to_default_device(const OpCall *c, Device made_on, int nout, Tensor **out) {
+    for (int i = 0; i < c->nin; i++)
+        if (c->in[i].kind == ARG_TENSOR) return 0;
     Device dev = default_device(c);
     if (dev == made_on) return 0;
     const DeviceImpl *impl = op_device(dev);
