@@ -1,12 +1,13 @@
 // fake_plugin.cpp - a stand-in for bin/libtsl_cuda.so whose "device" is host memory, for
-// checking the GPU's HOST side (ops/gpu_sort.c, gpu_matmul.c, gpu_linalg.c, gpu_ew.c's exact
-// comparison) on a machine without a GPU: tests/gpu/fake.sh appends this to
-// tests/gpu/emul_shim.h and the kernel modules' source (so sort, unique, pad, i64 matmul and
-// the cuSOLVER aids run the plugin's real kernels, one thread, with ops/cuda/sort.c's and
-// solver.c's launch sequences), builds a shared object and runs parity cases with
-// TSL_CUDA_PLUGIN pointing at it. The other entries implement plugin.h's contracts plainly
-// (gemm as a triple loop, solve through LAPACK as ops/cpu/lapack.c calls it, elementwise for
-// the few ops these paths launch); an entry it does not have fails with "fake plugin: ...".
+// checking the GPU's HOST side (ops/gpu*.c, the op core's device handling) on a machine
+// without a GPU: tests/gpu/fake.sh appends this to tests/gpu/fake_shim.h and the source of
+// every kernel the plugin launches (the prelude, the families, each elementwise kernel, the
+// sort/pad and i64-matmul / cuSOLVER-aid modules: emit_kernels all), builds a shared object
+// and runs the parity cases with TSL_CUDA_PLUGIN pointing at it. The entries do what
+// ops/cuda/cuda_kernels.c, sort.c, linalg.c and solver.c do around those kernels (flags,
+// bad positions, launch sequences); gemm is a triple loop and solve calls LAPACK with
+// cuSOLVER's column-major contract. Fused chains (compiled per graph) and NCCL fail with
+// "fake plugin: ...".
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -57,73 +58,147 @@ static void put(void *p, int dt, int64_t i, double x) {
     }
 }
 
-// the elementwise ops the host paths under test launch, in the compute dtype
-static bool ew_known(int op) {
-    return op == OP_MUL || op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE ||
-           op == OP_ISNAN || op == OP_ABS;
-}
-static int fake_has_ew(int op, int) { return ew_known(op); }
+static int flag, flag_bad;
+static unsigned long long badk;
+
+// ops/cuda/cuda_kernels.c cuda_ew: the generated kernel of (op, ct, form), i64 errors raised
+static int fake_has_ew(int op, int ct) { return op >= 0 && op < OP__COUNT && ct >= 0 && ct < 4 && ew_fn[op][ct][0]; }
 static int fake_ew(const CudaEw *j, char *err, size_t n) {
-    if (!ew_known(j->op)) return NO("kernel for this elementwise op");
-    for (int64_t i = 0; i < j->n; i++) {
-        long long xi[2] = { 0, 0 };
-        double xd[2] = { 0, 0 };
-        for (int k = 0; k < j->nin; k++) {
-            int64_t off = 0;
-            if (j->form == 'c') off = j->inner[k] ? i : 0;
-            else for (int64_t d = j->ndim - 1, r = i; d >= 0; d--) { off += (r % j->shape[d]) * j->stride[k][d]; r /= j->shape[d]; }
-            bool num = !j->in[k];
-            if (j->ct == DT_I64 || j->ct == DT_BOOL) xi[k] = num ? (long long)j->num[k] : (long long)get(j->in[k], j->ct, off);
-            if (j->ct == DT_I64 && !num) xi[k] = ((const long long *)j->in[k])[off];   // exact
-            xd[k] = num ? j->num[k] : get(j->in[k], j->ct, off);
-        }
-        bool ints = j->ct == DT_I64 || j->ct == DT_BOOL;
-        double r;
-        switch (j->op) {
-        case OP_MUL:
-            if (j->ct == DT_I64) { ((long long *)j->out)[i] = (long long)((unsigned long long)xi[0] * (unsigned long long)xi[1]); continue; }
-            r = xd[0] * xd[1]; break;
-        case OP_ISNAN: r = xd[0] != xd[0]; break;
-        case OP_ABS:
-            if (j->ct == DT_I64) { ((long long *)j->out)[i] = xi[0] < 0 ? -xi[0] : xi[0]; continue; }
-            r = std::fabs(xd[0]); break;
-        case OP_EQ: r = ints ? xi[0] == xi[1] : xd[0] == xd[1]; break;
-        case OP_NE: r = ints ? xi[0] != xi[1] : xd[0] != xd[1]; break;
-        case OP_LT: r = ints ? xi[0] < xi[1] : xd[0] < xd[1]; break;
-        case OP_LE: r = ints ? xi[0] <= xi[1] : xd[0] <= xd[1]; break;
-        case OP_GT: r = ints ? xi[0] > xi[1] : xd[0] > xd[1]; break;
-        default: r = ints ? xi[0] >= xi[1] : xd[0] >= xd[1]; break;
-        }
-        put(j->out, j->out_dt, i, r);
-    }
+    if (!fake_has_ew(j->op, j->ct)) return NO("kernel for this elementwise op");
+    TslEwArgs a;
+    std::memset(&a, 0, sizeof a);
+    a.n = j->n; a.ndim = j->ndim;
+    for (int d = 0; d < j->ndim; d++) { a.shape[d] = j->shape[d]; a.st0[d] = j->stride[0][d]; a.st1[d] = j->stride[1][d]; }
+    a.inner0 = j->inner[0]; a.inner1 = j->inner[1]; a.in0 = j->in[0]; a.in1 = j->in[1]; a.num0 = j->num[0]; a.num1 = j->num[1];
+    a.p = j->p; a.q = j->q; a.out = j->out; a.bad = &flag;
+    flag = 0;
+    ew_fn[j->op][j->ct][j->form == 's'](a);
+    static const char *const msg[] = { "", "integer division by zero", "integer modulo by zero",
+                                       "integers to negative integer powers are not allowed" };
+    if (flag >= 1 && flag <= 3) return std::snprintf(err, n, "%s", msg[flag]), -1;
     return 0;
 }
-static int fake_astype(int di, int dout, const void *in, void *out, int64_t count, char *, size_t) {
-    for (int64_t i = 0; i < count; i++) {
-        if (di == DT_I64 && dout == DT_I64) ((long long *)out)[i] = ((const long long *)in)[i];
-        else if (di == DT_I64 && dout == DT_F32) ((float *)out)[i] = (float)((const long long *)in)[i];
-        else put(out, dout, i, get(in, di, i));
-    }
+
+#define BY_DT(dt, F, ...) ((dt) == DT_BOOL ? F##b8(__VA_ARGS__) : (dt) == DT_I64 ? F##i64(__VA_ARGS__) : (dt) == DT_F32 ? F##f32(__VA_ARGS__) : F##f64(__VA_ARGS__))
+#define BY_ESZ(esz, F, ...) ((esz) == 1 ? F##1(__VA_ARGS__) : (esz) == 4 ? F##4(__VA_ARGS__) : F##8(__VA_ARGS__))
+
+template <typename F> static void astype_from(int dout, const F *in, void *out, long long n) {
+    if (dout == DT_BOOL) astype_kernel<F, tsl_b8>(in, (tsl_b8 *)out, n, &flag);
+    else if (dout == DT_I64) astype_kernel<F, tsl_i64>(in, (tsl_i64 *)out, n, &flag);
+    else if (dout == DT_F32) astype_kernel<F, float>(in, (float *)out, n, &flag);
+    else astype_kernel<F, double>(in, (double *)out, n, &flag);
+}
+static int fake_astype(int di, int dout, const void *in, void *out, int64_t count, char *err, size_t n) {
+    flag = 0;
+    if (di == DT_BOOL) astype_from(dout, (const tsl_b8 *)in, out, count);
+    else if (di == DT_I64) astype_from(dout, (const tsl_i64 *)in, out, count);
+    else if (di == DT_F32) astype_from(dout, (const float *)in, out, count);
+    else astype_from(dout, (const double *)in, out, count);
+    if (flag && dout == DT_I64 && (di == DT_F32 || di == DT_F64))
+        return std::snprintf(err, n, "cannot convert %s to i64", flag == 1 ? "nan" : flag == 2 ? "inf" : "an out-of-range value"), -1;
     return 0;
 }
+
+// reductions and softmax: block kernels, 256 threads per block
 static int fake_reduce(const CudaReduce *j, char *err, size_t n) {
-    if (j->op != OP_ANY) return NO("reduction but any");
-    for (int64_t o = 0; o < j->outer * j->inner; o++) {
-        bool any = false;
-        for (int64_t l = 0; l < j->len; l++) any |= get(j->in, j->dt, (o / j->inner * j->len + l) * j->inner + o % j->inner) != 0;
-        put(j->out, j->out_dt, o, any);
-    }
+    TslReduceArgs a = { j->outer, j->len, j->inner, j->in, j->out };
+    void (*f)(TslReduceArgs) = nullptr;
+#define RED(S) switch (j->op) { case OP_SUM: f = tsl_reduce_sum_##S; break; case OP_PROD: f = tsl_reduce_prod_##S; break; \
+    case OP_MAX: f = tsl_reduce_max_##S; break; case OP_MIN: f = tsl_reduce_min_##S; break; case OP_ARGMAX: f = tsl_reduce_argmax_##S; break; \
+    case OP_ARGMIN: f = tsl_reduce_argmin_##S; break; case OP_ALL: f = tsl_reduce_all_##S; break; case OP_ANY: f = tsl_reduce_any_##S; break; \
+    default: break; }
+    if (j->dt == DT_BOOL) { RED(b8) } else if (j->dt == DT_I64) { RED(i64) }
+    else if (j->dt == DT_F32) { RED(f32) if (j->op == OP_MEAN) f = tsl_reduce_mean_f32; }
+    else { RED(f64) if (j->op == OP_MEAN) f = tsl_reduce_mean_f64; }
+#undef RED
+    if (!f) return NO("reduction for this op and dtype");
+    emul_blocks(j->outer * j->inner, [&] { f(a); });
+    return 0;
+}
+static int fake_softmax(int op, int dt, const void *in, void *out, int64_t rows, int64_t len, char *, size_t) {
+    TslReduceArgs a = { rows, len, 1, in, out };
+    void (*f)(TslReduceArgs) = op == OP_LOG_SOFTMAX ? (dt == DT_F32 ? tsl_log_softmax_f32 : tsl_log_softmax_f64)
+                                                    : (dt == DT_F32 ? tsl_softmax_f32 : tsl_softmax_f64);
+    emul_blocks(rows, [&] { f(a); });
     return 0;
 }
 static int fake_gather(int esz, int ndim, const int64_t *shape, const int64_t *stride, const void *in, void *out,
                        int64_t count, char *, size_t) {
-    for (int64_t i = 0; i < count; i++) {
-        int64_t off = 0, r = i;
-        for (int d = ndim - 1; d >= 0; d--) { off += (r % shape[d]) * stride[d]; r /= shape[d]; }
-        std::memcpy((char *)out + i * esz, (const char *)in + off * esz, (size_t)esz);
-    }
+    TslGatherArgs a;
+    std::memset(&a, 0, sizeof a);
+    a.n = count; a.ndim = ndim;
+    for (int d = 0; d < ndim; d++) { a.shape[d] = shape[d]; a.stride[d] = stride[d]; }
+    a.in = in; a.out = out;
+    BY_ESZ(esz, tsl_gather_, a);
     return 0;
 }
+static int fake_where(int esz, int ndim, const int64_t *shape, const int64_t (*stride)[TSL_CUDA_MAX_RANK], const void *cond,
+                      const void *x, const void *y, void *out, int64_t count, char *, size_t) {
+    TslWhereArgs w;
+    std::memset(&w, 0, sizeof w);
+    w.n = count; w.ndim = ndim;
+    for (int d = 0; d < ndim; d++) { w.shape[d] = shape[d]; w.st0[d] = stride[0][d]; w.st1[d] = stride[1][d]; w.st2[d] = stride[2][d]; }
+    w.cond = cond; w.a = x; w.b = y; w.out = out;
+    BY_ESZ(esz, tsl_where_, w);
+    return 0;
+}
+static int fake_lines(int kind, int dt, int64_t outer, int64_t len, int64_t inner, int64_t step, const void *in, void *out,
+                      char *, size_t) {
+    TslLineArgs a = { outer, len, inner, step, in, out };
+    if (kind == 0) BY_DT(dt, tsl_cumsum_, a);
+    else if (kind == 1) BY_DT(dt, tsl_cumprod_, a);
+    else BY_DT(dt, tsl_trace_, a);
+    return 0;
+}
+static int badk_read(int64_t *bad_k) {
+    if (badk == ~0ull) return 0;
+    *bad_k = (int64_t)badk;
+    return 1;
+}
+static int fake_take(int esz, const void *t, int64_t nt, const int64_t *idx, void *out, int64_t count, int64_t *bad_k, char *, size_t) {
+    badk = ~0ull;
+    if (esz == 1) tsl_take_1((const unsigned char *)t, nt, (const tsl_i64 *)idx, (unsigned char *)out, count, &badk);
+    else if (esz == 4) tsl_take_4((const unsigned *)t, nt, (const tsl_i64 *)idx, (unsigned *)out, count, &badk);
+    else tsl_take_8((const unsigned long long *)t, nt, (const tsl_i64 *)idx, (unsigned long long *)out, count, &badk);
+    return badk_read(bad_k);
+}
+static int fake_scatter_add(int dt, void *y, int64_t ny, const int64_t *idx, const void *v, int64_t count, int one,
+                            int64_t *bad_k, char *, size_t) {
+    badk = ~0ull;
+    const tsl_i64 *ix = (const tsl_i64 *)idx;
+    if (dt == DT_BOOL) tsl_scatter_add_b8((tsl_b8 *)y, ny, ix, (const tsl_b8 *)v, count, one, &badk);
+    else if (dt == DT_I64) tsl_scatter_add_i64((tsl_i64 *)y, ny, ix, (const tsl_i64 *)v, count, one, &badk);
+    else if (dt == DT_F32) tsl_scatter_add_f32((float *)y, ny, ix, (const float *)v, count, one, &badk);
+    else tsl_scatter_add_f64((double *)y, ny, ix, (const double *)v, count, one, &badk);
+    return badk_read(bad_k);
+}
+static int fake_remap(int esz, int ndim, const int64_t *shape, const int64_t *div, const int64_t *mod, const int64_t *stride,
+                      const void *in, void *out, int64_t count, char *, size_t) {
+    TslRemapArgs a;
+    std::memset(&a, 0, sizeof a);
+    a.n = count; a.ndim = ndim;
+    for (int d = 0; d < ndim; d++) { a.shape[d] = shape[d]; a.div[d] = div[d]; a.mod[d] = mod[d]; a.stride[d] = stride[d]; }
+    a.in = in; a.out = out;
+    BY_ESZ(esz, tsl_remap_, a);
+    return 0;
+}
+static int fake_one_hot(const int64_t *labels, int64_t count, int64_t n, float *out, int64_t *bad_k, char *, size_t) {
+    badk = ~0ull;
+    tsl_one_hot((const tsl_i64 *)labels, count, n, out, &badk);
+    return badk_read(bad_k);
+}
+static int fake_random(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count, char *, size_t) {
+    if (kind == 0) tsl_random_uniform(key, counter, (float *)out, count);
+    else if (kind == 1) tsl_random_normal(key, counter, (float *)out, count);
+    else tsl_random_int(key, counter, (tsl_i64 *)out, count, lo, (uint64_t)hi - (uint64_t)lo);
+    return 0;
+}
+static int fake_fused(const CudaFused *, char *err, size_t n) { return NO("fused chains (compiled per graph)"); }
+static int fake_nccl_load(void *, char *err, size_t n) { return NO("NCCL"); }
+static int fake_nccl_init(const void *, int, int, char *err, size_t n) { return NO("NCCL"); }
+static int fake_nccl_allgather(const void *, void *, size_t, char *err, size_t n) { return NO("NCCL"); }
+static int fake_nccl_bcast(void *, size_t, int, char *err, size_t n) { return NO("NCCL"); }
+static int fake_rank_combine(int, int, const void *, int, int64_t, void *, char *err, size_t n) { return NO("NCCL"); }
 // plugin.h's CudaGemm: C[b] = op(A[b]) @ B[b], row-major
 static int fake_gemm(const CudaGemm *j, char *, size_t) {
     for (int64_t b = 0; b < j->batch; b++)
@@ -278,8 +353,6 @@ static int fake_solve(const CudaSolve *j, int64_t *failed, char *err, size_t n) 
     return 0;
 }
 
-static int fake_nothing(char *err, size_t n) { return NO("such entry"); }
-
 static TslCudaPlugin make_table() {
     TslCudaPlugin p;
     std::memset(&p, 0, sizeof p);
@@ -296,16 +369,30 @@ static TslCudaPlugin make_table() {
     p.synchronize = fake_sync;
     p.has_ew = fake_has_ew;
     p.ew = fake_ew;
+    p.fused = fake_fused;
     p.astype = fake_astype;
     p.reduce = fake_reduce;
+    p.softmax = fake_softmax;
     p.gemm = fake_gemm;
     p.gather_strided = fake_gather;
+    p.where = fake_where;
+    p.lines = fake_lines;
+    p.take = fake_take;
+    p.scatter_add = fake_scatter_add;
+    p.remap = fake_remap;
+    p.one_hot = fake_one_hot;
+    p.random = fake_random;
+    p.nccl_load = fake_nccl_load;
+    p.nccl_init = fake_nccl_init;
+    p.nccl_allgather = fake_nccl_allgather;
+    p.nccl_bcast = fake_nccl_bcast;
+    p.rank_combine = fake_rank_combine;
     p.sort = fake_sort;
     p.unique = fake_unique;
     p.pad = fake_pad;
     p.imatmul = fake_imatmul;
     p.solve = fake_solve;
-    (void)fake_nothing;
+    ew_register();
     return p;
 }
 static const TslCudaPlugin table = make_table();
