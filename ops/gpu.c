@@ -202,7 +202,7 @@ static bool gpu_supports_op(const OpCall *c) {
     case OP_CONCAT: case OP_STACK: case OP_EQUAL: case OP_ALLCLOSE: case OP_OUTER: return all_tensors(c);
     case OP_CUMSUM: case OP_CUMPROD: case OP_TRACE: case OP_DIFF: case OP_TILE: case OP_REPEAT: return true;
     case OP_ONE_HOT: return c->in[0].dtype == DT_I64;
-    case OP_SORT: case OP_ARGSORT: case OP_TOPK: case OP_UNIQUE: case OP_PAD: return true;
+    case OP_SORT: case OP_ARGSORT: case OP_TOPK: case OP_UNIQUE: case OP_PAD: case OP_FULL: return true;
     case OP_TAKE: return c->in[1].kind == ARG_TENSOR;
     case OP_SCATTER_ADD: return c->in[1].kind == ARG_TENSOR;
     case OP_ALLREDUCE: case OP_BROADCAST: case OP_ALLGATHER: return true;
@@ -236,6 +236,7 @@ static int gpu_run(const OpCall *c, Tensor **out) {
     case OP_SORT: case OP_ARGSORT: case OP_TOPK: return gpu_run_sort(c, out);
     case OP_UNIQUE: return gpu_run_unique(c, out);
     case OP_PAD: return gpu_run_pad(c, out[0]);
+    case OP_FULL: return gpu_run_full(c, out[0]);
     case OP_TAKE: return gpu_run_take(c, out[0]);
     case OP_SCATTER_ADD: return gpu_run_scatter_add(c, out[0]);
     case OP_OUTER: return gpu_run_outer(c, out[0]);

@@ -70,6 +70,7 @@ int gpu_run_random(const OpCall *c, Tensor *out);
 int gpu_run_tile(const OpCall *c, Tensor *out);
 int gpu_run_repeat(const OpCall *c, Tensor *out);
 int gpu_run_one_hot(const OpCall *c, Tensor *out);
+int gpu_run_full(const OpCall *c, Tensor *out);   /* full with a GPU tensor value (gpu_shape.c) */
 /* sort, argsort, topk, unique (allocates out[0]: F_DYNAMIC) and pad (gpu_sort.c) */
 int gpu_run_sort(const OpCall *c, Tensor **out);
 int gpu_run_unique(const OpCall *c, Tensor **out);

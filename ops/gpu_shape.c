@@ -128,3 +128,22 @@ int gpu_run_repeat(const OpCall *c, Tensor *out) {
     }
     return remap(t, out, div, mod, stride);
 }
+
+/* full with a GPU tensor as its value (zeros, ones and full of a number have no tensor
+ * operand: the CPU makes them): the value read as the CPU's cpu_full reads it, converted as
+ * its tensor_set converts it, then spread by a strided copy with every stride 0. */
+int gpu_run_full(const OpCall *c, Tensor *out) {
+    double v = c->op == OP_ONES;
+    if (c->op == OP_FULL && c->in[0].kind == ARG_NUM) v = c->in[0].x;
+    else if (c->op == OP_FULL && tensor_first(c->in[0].t, &v)) return -1;
+    if (out->dtype == DT_I64 && !double_fits_i64(v)) {   /* as astype: never a wrapped integer */
+        op_fail("cannot convert %s to i64", isnan(v) ? "nan" : isinf(v) ? (v > 0 ? "inf" : "-inf") : "an out-of-range value");
+        return -1;
+    }
+    if (out->size == 0) return 0;
+    Tensor *one = gpu_number_tensor(out->dtype, v);
+    int64_t stride[TSL_MAX_RANK] = { 0 };
+    int rc = one ? gpu_gather(one, stride, out) : -1;
+    tensor_release(one);
+    return rc;
+}

@@ -25,7 +25,7 @@ gpu=yes
 EXACT=" concat stack equal allclose clip where cumsum cumprod trace outer diff take scatter_add tile repeat one_hot neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
  floor_divide mod maximum minimum logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor
  eq ne lt le gt ge max min argmax argmin all any astype transpose broadcast_to reshape flatten
- expand_dims squeeze rand randint sort argsort topk unique pad "
+ expand_dims squeeze rand randint sort argsort topk unique pad full "
 # integer matmul is exact too (the case names say the dtype)
 exact_case() { case "$1 $2" in "matmul i64"*|"matmul bool"*|"dot i64"*|"dot bool"*) return 0 ;; esac; echo "$EXACT" | grep -q " $1 "; }
 
@@ -228,6 +228,14 @@ x = concat([x, x, -x, round(x)])"   # one long line: several stages of the netwo
 for call in "sort(x)" "argsort(x, descending=true)" "topk(x, 40)[1]" "unique(x)"; do
     case_script "$(echo "$call" | sed 's/(.*//')" "long_$(echo "$call" | tr -c 'a-z0-9' '_')" "$setup" "$call" "$(gpu_of "$call")"
 done
+# full with a tensor as its value (autograd's zeros_like makes these): the GPU's own
+for dt in f32 f64 i64 bool; do
+    setup=$(input x "$dt" x "[3, 4]")
+    for call in "full([2, 3], x[0, 0])" "full([2, 3], x[1, 2], \"i64\")" "full([2, 0], x[0, 1])" "full([4], x[0, 0], \"bool\")"; do
+        case_script full "${dt}_$(echo "$call" | tr -c 'a-z0-9' '_')" "$setup" "$call" "$(gpu_of "$call")"
+    done
+done
+case_script full f32_nan_to_i64 "x = tensor([nan])" "full([2], x[0], \"i64\")" "full([2], to(x, \"gpu\")[0], \"i64\")"
 # pad's fill values the CPU refuses for an i64 tensor: the GPU refuses them too
 setup="$(input x i64 x "[3, 4]")"
 case_script pad i64_fraction "$setup" "pad(x, [[1, 1]], 0.5)" "pad(to(x, \"gpu\"), [[1, 1]], 0.5)"
