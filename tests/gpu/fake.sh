@@ -1,21 +1,28 @@
 #!/bin/sh
-# fake.sh TSL PARITY_DIR [CXX] - the GPU's host side without a GPU: builds
+# fake.sh TSL PARITY_DIR [static] - the GPU's host side without a GPU: builds
 # tests/gpu/fake_plugin.cpp (the plugin table on host memory, running every kernel the
 # plugin launches, generated or hand-written, as host C++: tests/gpu/fake_shim.h; LAPACK
 # for cuSOLVER) and runs every parity case (PARITY_DIR as tests/gpu/parity.sh left it) with
 # TSL_CUDA_PLUGIN pointing at it: each must print ok, or be refused by the CPU and by the
-# "GPU" alike. Needs a C++20 compiler and LAPACK's headers; says SKIP otherwise.
+# "GPU" alike. With "static", then also tests/gpu/static.sh gpu on it (static graphs on the
+# "GPU": fused chains compiled per graph as host C++). Needs a C++20 compiler ($CXX, default
+# c++) and LAPACK's headers; says SKIP otherwise.
 TSL=$1
 P=$2
-CXX=${3:-c++}
+CXX=${CXX:-c++}
 cd "$(dirname "$0")/../.." || exit 1
 if ! command -v "$CXX" >/dev/null 2>&1 || [ ! -f /usr/include/lapack.h ]; then echo "fake: SKIP (no C++ compiler or lapack.h)"; exit 0; fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cc -std=c11 -Iops -o "$tmp/emit" tests/gpu/emit_kernels.c ops/cuda/gen.c ops/cuda/gen_sort.c ops/cuda/gen_linalg.c || exit 1
 { cat tests/gpu/fake_shim.h; "$tmp/emit" all; cat tests/gpu/fake_plugin.cpp; } >"$tmp/fake.cpp" || exit 1
-"$CXX" -std=c++20 -O1 -w -fPIC -shared -pthread -Iops -o "$tmp/libfake.so" "$tmp/fake.cpp" $(pkg-config --libs openblas 2>/dev/null || echo -lopenblas) \
+cc -std=c11 -O1 -fPIC -Iops -c -o "$tmp/gen.o" ops/cuda/gen.c || exit 1
+"$CXX" -std=c++20 -O1 -w -fPIC -shared -pthread -Iops -o "$tmp/libfake.so" "$tmp/fake.cpp" "$tmp/gen.o" -ldl \
+    $(pkg-config --libs openblas 2>/dev/null || echo -lopenblas) \
     || { echo "fake: the fake plugin does not build"; exit 1; }
+# fused chains are generated per graph: the fake compiles each with these
+mkdir -p "$tmp/fused"
+export TSL_FAKE_CXX="$CXX" TSL_FAKE_SHIM="$PWD/tests/gpu/fake_shim.h" TSL_FAKE_DIR="$tmp/fused"
 pass=0 fail=0 skip=0
 for f in "$P"/cases/*; do
     sed '/^device("gpu")/,$d' "$f" >"$tmp/cpu.tsl"
@@ -33,4 +40,7 @@ for f in "$P"/cases/*; do
     fi
 done
 echo "fake: the GPU's host side and kernels on a host-memory plugin: $pass parity cases agree, $skip refused on both, $fail differ or fail"
+if [ "$3" = static ]; then
+    TSL_CUDA_PLUGIN="$tmp/libfake.so" STATIC_BUDGET=${STATIC_BUDGET:-600} sh tests/gpu/static.sh "$TSL" gpu "$tmp/static" || fail=$((fail + 1))
+fi
 [ $fail -eq 0 ]

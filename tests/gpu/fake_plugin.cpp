@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <vector>
 #include <lapack.h>
 #include "cuda/plugin.h"
@@ -193,7 +194,53 @@ static int fake_random(int kind, uint64_t key, uint64_t counter, int64_t lo, int
     else tsl_random_int(key, counter, (tsl_i64 *)out, count, lo, (uint64_t)hi - (uint64_t)lo);
     return 0;
 }
-static int fake_fused(const CudaFused *, char *err, size_t n) { return NO("fused chains (compiled per graph)"); }
+// fused chains: the generator's kernel for the chain (gen.c, linked in), compiled on first
+// use with the C++ compiler $TSL_FAKE_CXX after $TSL_FAKE_SHIM and the prelude, and dlopen'ed
+extern "C" {
+typedef struct { int op, dst, a, b; } FakeGenStep;   // gen.h's GenStep (OpCode is an int enum)
+int gen_fused_kernel(const FakeGenStep *steps, int nsteps, int ninputs, int ct, char *name, size_t nn, char *src, size_t ns);
+const char *gen_prelude(void);
+}
+static int fake_fused(const CudaFused *j, char *err, size_t n) {
+    const char *cxx = std::getenv("TSL_FAKE_CXX"), *shim = std::getenv("TSL_FAKE_SHIM"), *dir = std::getenv("TSL_FAKE_DIR");
+    if (!cxx || !shim || !dir) return NO("fused chains (TSL_FAKE_CXX, TSL_FAKE_SHIM, TSL_FAKE_DIR unset)");
+    std::vector<FakeGenStep> steps((size_t)j->nsteps);
+    for (int k = 0; k < j->nsteps; k++) steps[k] = { j->steps[k].op, j->steps[k].dst, j->steps[k].a, j->steps[k].b };
+    static char src[65536], name[8192];
+    if (gen_fused_kernel(steps.data(), j->nsteps, j->nin, j->ct, name, sizeof name, src, sizeof src)) return NO("kernel for this chain");
+    unsigned long long h = 1469598103934665603ull;
+    for (const char *c = src; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    char base[512], cmd[2048];
+    std::snprintf(base, sizeof base, "%s/fused_%016llx", dir, h);
+    std::snprintf(cmd, sizeof cmd, "%s.so", base);
+    void *lib = dlopen(cmd, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        char path[600];
+        std::snprintf(path, sizeof path, "%s.cpp", base);
+        FILE *f = std::fopen(path, "w");
+        if (!f) return NO("place for a fused kernel's source");
+        std::fprintf(f, "#include \"%s\"\n%s%s", shim, gen_prelude(), src);
+        std::fclose(f);
+        std::snprintf(cmd, sizeof cmd, "%s -std=c++20 -O1 -w -fPIC -shared -o %s.so %s.cpp", cxx, base, base);
+        if (std::system(cmd) != 0) return NO("fused kernel that compiles as host C++");
+        std::snprintf(cmd, sizeof cmd, "%s.so", base);
+        lib = dlopen(cmd, RTLD_NOW | RTLD_LOCAL);
+    }
+    void (*kernel)(TslFusedArgs) = lib ? (void (*)(TslFusedArgs))dlsym(lib, name) : nullptr;
+    if (!kernel) return NO("fused kernel in its library");
+    TslFusedArgs a;
+    std::memset(&a, 0, sizeof a);
+    a.n = j->n;
+    for (int k = 0; k < j->nin; k++) { a.in[k] = j->in[k]; a.inner[k] = j->inner[k]; a.num[k] = j->num[k]; }
+    a.out = j->out;
+    a.bad = &flag;
+    flag = 0;
+    kernel(a);
+    static const char *const msg[] = { "", "integer division by zero", "integer modulo by zero",
+                                       "integers to negative integer powers are not allowed" };
+    if (flag >= 1 && flag <= 3) return std::snprintf(err, n, "%s", msg[flag]), -1;
+    return 0;
+}
 static int fake_nccl_load(void *, char *err, size_t n) { return NO("NCCL"); }
 static int fake_nccl_init(const void *, int, int, char *err, size_t n) { return NO("NCCL"); }
 static int fake_nccl_allgather(const void *, void *, size_t, char *err, size_t n) { return NO("NCCL"); }
