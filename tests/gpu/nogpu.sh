@@ -12,8 +12,8 @@
 #   - with the plugin present, the error is the honest one for this machine, and the plugin's
 #     own start-up is exercised against the toolkit's stub driver;
 #   - the parity suite's scripts (tests/gpu/parity.sh) run, with the CPU for the GPU, and
-#     those of the sort family, pad, matmul, integer comparisons and linear algebra run
-#     through the GPU's host code on a host-memory stand-in plugin (fake.sh).
+#     again through the GPU's host code on a host-memory stand-in plugin that runs the
+#     plugin's kernels as host C++ (fake.sh).
 # On a machine with a GPU the error tests are skipped (make gpu-check tests the GPU itself).
 BIN=${1:-bin}
 CUDA_HOME=${2:-/usr/local/cuda}
@@ -71,8 +71,8 @@ fi
 # the parity suite's generated scripts, with the CPU standing in for the GPU
 if sh tests/gpu/parity.sh "$TSL" "$tmp/parity" >"$tmp/parity.out" 2>&1; then ok; tail -1 "$tmp/parity.out"
 else bad "tests/gpu/parity.sh: $(tail -8 "$tmp/parity.out")"; fi
-# the GPU's host side for the sort family, pad, matmul, integer comparisons and linear
-# algebra, on a plugin whose device is host memory (the real sort/pad/matmul kernels as C++)
+# the same cases through the GPU's host code, on a plugin whose device is host memory and
+# whose kernels are the plugin's own compiled as host C++ (fake.sh)
 if sh tests/gpu/fake.sh "$TSL" "$tmp/parity" >"$tmp/fake.out" 2>&1; then ok; tail -1 "$tmp/fake.out"
 else bad "tests/gpu/fake.sh: $(tail -12 "$tmp/fake.out")"; fi
 
