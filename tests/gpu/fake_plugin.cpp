@@ -400,6 +400,15 @@ static int fake_solve(const CudaSolve *j, int64_t *failed, char *err, size_t n) 
     return 0;
 }
 
+#if TSL_CUDA_ABI >= 11
+// CUDA Graph capture (the "capt" entries, merged beside these at ABI 11 or later): refused,
+// which the static VM takes as "not captured" and runs the segment as it is
+static int fake_capture_begin(int, char *err, size_t n) { return NO("CUDA Graphs"); }
+static int fake_capture_end(void **, char *err, size_t n) { return NO("CUDA Graphs"); }
+static int fake_graph_launch(void *, char *err, size_t n) { return NO("CUDA Graphs"); }
+static void fake_graph_free(void *) {}
+#endif
+
 static TslCudaPlugin make_table() {
     TslCudaPlugin p;
     std::memset(&p, 0, sizeof p);
@@ -439,6 +448,12 @@ static TslCudaPlugin make_table() {
     p.pad = fake_pad;
     p.imatmul = fake_imatmul;
     p.solve = fake_solve;
+#if TSL_CUDA_ABI >= 11
+    p.capture_begin = fake_capture_begin;
+    p.capture_end = fake_capture_end;
+    p.graph_launch = fake_graph_launch;
+    p.graph_free = fake_graph_free;
+#endif
     ew_register();
     return p;
 }
