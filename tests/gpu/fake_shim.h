@@ -6,6 +6,7 @@
 #include <barrier>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -30,29 +31,41 @@ inline int atomicMax(int *p, int v) { int o = *p; if (v > o) *p = v; return o; }
 inline int atomicExch(int *p, int v) { int o = *p; *p = v; return o; }
 inline int atomicCAS(int *p, int c, int v) { int o = *p; if (o == c) *p = v; return o; }
 
-// 256 threads that run one block's job at a time (made on first use, never ended: the
-// process exits with them waiting)
+// 256 threads that run one block's job at a time, made on first use and stopped at exit
+// (joined, so that LeakSanitizer's check at exit meets no thread waiting in a barrier)
 struct EmulPool {
     std::barrier<> start{ 257 }, end{ 257 }, sync{ 256 };
     std::function<void()> job;
     std::vector<std::thread> threads;
+    bool quit = false;
     EmulPool() {
         for (unsigned t = 0; t < 256; t++)
             threads.emplace_back([this, t] {
                 threadIdx.x = t;
                 for (;;) {
                     start.arrive_and_wait();
+                    if (quit) return;
                     job();
                     end.arrive_and_wait();
                 }
             });
-        for (auto &t : threads) t.detach();
+    }
+    void stop() {
+        quit = true;
+        start.arrive_and_wait();
+        for (auto &t : threads) t.join();
     }
 };
+static EmulPool *emul_pool;
+static void emul_pool_stop() { emul_pool->stop(); }
 
 // items blocks of 256 threads running f, one block after another
 template <typename F> static void emul_blocks(long long items, F f) {
-    static EmulPool *pool = new EmulPool;
+    if (!emul_pool) {
+        emul_pool = new EmulPool;
+        std::atexit(emul_pool_stop);
+    }
+    EmulPool *pool = emul_pool;
     blockDim.x = 256;
     gridDim.x = (unsigned)items;
     emul_barrier = &pool->sync;
