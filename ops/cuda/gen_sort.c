@@ -40,6 +40,32 @@ static const char source[] =
     "    tsl_u64 ka = key[t], kb = key[l]; tsl_i64 pa = pos[t], pb = pos[l];\n"
     "    bool greater = ka > kb || (ka == kb && pa > pb);\n"
     "    if (greater == up) { key[t] = kb; key[l] = ka; pos[t] = pb; pos[l] = pa; } } }\n"
+    /* the same network's steps that stay inside a tile of 512 pairs, in shared memory: for k
+     * from kfirst to klast, j from min(k / 2, 256) down to 1 (the tile's own half-size), one
+     * launch instead of one per step. A tile never splits a row's pair (rows are P long, P a
+     * power of two, tiles 512-aligned); pairs past total are padding that pairs only with
+     * padding. Any block size: each thread takes pairs i, i + blockDim.x, ... */
+    "extern \"C\" __global__ void tsl_sort_tile(tsl_u64 *key, tsl_i64 *pos, long long total, long long P,\n"
+    "    long long kfirst, long long klast) {\n"
+    "  __shared__ tsl_u64 sk[512]; __shared__ tsl_i64 sp[512];\n"
+    "  for (long long base = (long long)blockIdx.x * 512; base < total; base += (long long)gridDim.x * 512) {\n"
+    "    for (int e = threadIdx.x; e < 512; e += blockDim.x) {\n"
+    "      long long t = base + e;\n"
+    "      sk[e] = t < total ? key[t] : ~0ull; sp[e] = t < total ? pos[t] : 0x7fffffffffffffffLL; }\n"
+    "    __syncthreads();\n"
+    "    for (long long k = kfirst; k <= klast; k <<= 1)\n"
+    "      for (int j = (k >> 1) < 256 ? (int)(k >> 1) : 256; j > 0; j >>= 1) {\n"
+    "        for (int i = threadIdx.x; i < 256; i += blockDim.x) {\n"
+    "          int a = 2 * j * (i / j) + i % j, b = a + j;\n"
+    "          bool up = (((base + a) % P) & k) == 0;\n"
+    "          tsl_u64 ka = sk[a], kb = sk[b]; tsl_i64 pa = sp[a], pb = sp[b];\n"
+    "          bool greater = ka > kb || (ka == kb && pa > pb);\n"
+    "          if (greater == up) { sk[a] = kb; sk[b] = ka; sp[a] = pb; sp[b] = pa; } }\n"
+    "        __syncthreads(); }\n"
+    "    for (int e = threadIdx.x; e < 512; e += blockDim.x) {\n"
+    "      long long t = base + e;\n"
+    "      if (t < total) { key[t] = sk[e]; pos[t] = sp[e]; } }\n"
+    "    __syncthreads(); } }\n"
     /* the first kout of each sorted row: values (may be NULL) and positions (may be NULL)
      * into [outer, kout, inner] */
     "template <typename E> __device__ void sort_write(const E *in, const tsl_i64 *pos, long long outer, long long n,\n"

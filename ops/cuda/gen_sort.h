@@ -19,7 +19,7 @@
 
 typedef struct { GEN_PAD_ARGS_FIELDS } GenPadArgs;
 
-/* The module: tsl_sort_keys_{b8,i64,f32,f64}, tsl_sort_step, tsl_sort_write_{1,4,8},
+/* The module: tsl_sort_keys_{b8,i64,f32,f64}, tsl_sort_step, tsl_sort_tile, tsl_sort_write_{1,4,8},
  * tsl_unique_flags, tsl_unique_scan, tsl_unique_write_{1,4,8}, tsl_pad_{1,4,8}. */
 const char *gen_sort_source(void);
 

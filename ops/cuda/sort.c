@@ -12,23 +12,34 @@ static CUfunction sort_kernel(const char *name, char *err, size_t n) {
 
 static const char *elem_suffix(int esz) { return esz == 1 ? "1" : esz == 4 ? "4" : esz == 8 ? "8" : NULL; }
 
+enum { TILE = 512 };   /* pairs per tile of tsl_sort_tile (its shared memory) */
+
 /* Fills the rows of P (key, position) pairs from the lines of in and sorts every row with
- * the bitonic network: log2(P) * (log2(P) + 1) / 2 launches, each over all rows. */
+ * the bitonic network, all rows at once: the steps inside 512-pair tiles run in shared
+ * memory (tsl_sort_tile: every step up to k = 512 in one launch, then the last nine steps
+ * of each larger k in one), the others (j >= 512) one launch each over global memory. */
 static int sort_rows(int dt, const void *in, int64_t outer, int64_t len, int64_t inner, int desc, int64_t P,
                      uint64_t *key, int64_t *pos, char *err, size_t n) {
     char name[64];
     gen_family_name(name, sizeof name, "sort_keys", gen_dtype_suffix(dt), NULL);
     CUfunction fk = sort_kernel(name, err, n), fs = fk ? sort_kernel("tsl_sort_step", err, n) : NULL;
-    if (!fs) return -1;
-    long long o = outer, l = len, i = inner, p = P, total = outer * inner * P;
+    CUfunction ft = fs ? sort_kernel("tsl_sort_tile", err, n) : NULL;
+    if (!ft) return -1;
+    long long o = outer, l = len, i = inner, p = P, total = outer * inner * P, tiles = (total + TILE - 1) / TILE;
     unsigned long long flip = desc ? ~0ull : 0;
     void *kp[] = { &in, &o, &l, &i, &p, &flip, &key, &pos };
     if (cuda_launch(fk, total, kp, err, n)) return -1;
-    for (long long k = 2; k <= P; k <<= 1)
-        for (long long j = k >> 1; j > 0; j >>= 1) {
+    long long k0 = 2, k1 = P < TILE ? P : TILE;
+    void *tp[] = { &key, &pos, &total, &p, &k0, &k1 };
+    if (P > 1 && cuda_launch_blocks(ft, tiles, tp, err, n)) return -1;
+    for (long long k = 2 * TILE; k <= P; k <<= 1) {
+        for (long long j = k >> 1; j >= TILE; j >>= 1) {
             void *sp[] = { &key, &pos, &total, &p, &k, &j };
             if (cuda_launch(fs, total, sp, err, n)) return -1;
         }
+        k0 = k1 = k;
+        if (cuda_launch_blocks(ft, tiles, tp, err, n)) return -1;
+    }
     return 0;
 }
 

@@ -26,6 +26,22 @@ template <typename T> static bool before(T a, T b, bool desc) {
 
 static long long pow2(long long n) { long long p = 1; while (p < n) p <<= 1; return p; }
 
+// ops/cuda/sort.c's network: tiles of 512 pairs in "shared memory", larger steps global
+static void network(tsl_u64 *key, tsl_i64 *pos, long long total, long long P) {
+    const long long T = 512, tiles = (total + T - 1) / T;
+    auto tile = [&](long long k0, long long k1) {
+        emul_grid = (unsigned)tiles;
+        for (long long b = 0; b < tiles; b++) { emul_block = (unsigned)b; tsl_sort_tile(key, pos, total, P, k0, k1); }
+        emul_block = 0;
+        emul_grid = 1;
+    };
+    if (P > 1) tile(2, P < T ? P : T);
+    for (long long k = 2 * T; k <= P; k <<= 1) {
+        for (long long j = k >> 1; j >= T; j >>= 1) tsl_sort_step(key, pos, total, P, k, j);
+        tile(k, k);
+    }
+}
+
 // ops/cuda/sort.c sort_rows + the write: the first kout of each line
 template <typename T, typename E>
 static void gpu_sort(void (*keys)(const T *, long long, long long, long long, long long, tsl_u64, tsl_u64 *, tsl_i64 *),
@@ -36,8 +52,7 @@ static void gpu_sort(void (*keys)(const T *, long long, long long, long long, lo
     std::vector<tsl_u64> key(total);
     std::vector<tsl_i64> pos(total);
     keys(in.data(), outer, n, inner, P, desc ? ~0ull : 0, key.data(), pos.data());
-    for (long long k = 2; k <= P; k <<= 1)
-        for (long long j = k >> 1; j > 0; j >>= 1) tsl_sort_step(key.data(), pos.data(), total, P, k, j);
+    network(key.data(), pos.data(), total, P);
     vals.assign(outer * kout * inner, T());
     idx.assign(outer * kout * inner, -1);
     write((const E *)in.data(), pos.data(), outer, n, inner, P, kout, (E *)vals.data(), (tsl_i64 *)idx.data());
@@ -47,7 +62,8 @@ template <typename T, typename E>
 static void check_sort(const char *what, void (*keys)(const T *, long long, long long, long long, long long, tsl_u64, tsl_u64 *, tsl_i64 *),
                        void (*write)(const E *, const tsl_i64 *, long long, long long, long long, long long, long long, E *, tsl_i64 *),
                        T (*draw)()) {
-    const long long shapes[][3] = { { 1, 1, 1 }, { 4, 7, 3 }, { 2, 37, 1 }, { 1, 64, 2 }, { 3, 5, 4 }, { 1, 300, 1 } };
+    const long long shapes[][3] = { { 1, 1, 1 }, { 4, 7, 3 }, { 2, 37, 1 }, { 1, 64, 2 }, { 3, 5, 4 }, { 1, 300, 1 },
+                                    { 1, 1500, 1 }, { 2, 700, 3 }, { 1, 4096, 1 } };
     for (auto &s : shapes)
         for (int desc = 0; desc < 2; desc++)
             for (long long kout : { s[1], s[1] / 2 }) {
@@ -83,15 +99,14 @@ static unsigned char draw_b8() { return next() % 2; }
 
 // unique: sort one row, flags, one-block scan, writes (ops/cuda/sort.c cuda_unique)
 static void check_unique() {
-    for (long long n : { 1LL, 2LL, 9LL, 100LL, 257LL }) {
+    for (long long n : { 1LL, 2LL, 9LL, 100LL, 257LL, 3000LL }) {
         std::vector<float> in(n);
         for (auto &x : in) x = draw_f32();
         long long P = pow2(n);
         std::vector<tsl_u64> key(P);
         std::vector<tsl_i64> pos(P), rank(P);
         tsl_sort_keys_f32(in.data(), 1, n, 1, P, 0, key.data(), pos.data());
-        for (long long k = 2; k <= P; k <<= 1)
-            for (long long j = k >> 1; j > 0; j >>= 1) tsl_sort_step(key.data(), pos.data(), P, P, k, j);
+        network(key.data(), pos.data(), P, P);
         std::vector<float> out(n);
         tsl_unique_flags(key.data(), n, rank.data());
         tsl_unique_scan(rank.data(), n);
@@ -187,6 +202,6 @@ int main() {
     check_imatmul();
     check_lapack_aid();
     if (failures) { std::printf("emul: %d failure(s)\n", failures); return 1; }
-    std::printf("emul: sort (4 dtypes, 6 shapes, both orders, topk), unique, pad, i64 matmul, det/eye/tril/qr_r agree with the references\n");
+    std::printf("emul: sort (4 dtypes, 9 shapes up to lines of 4096, both orders, topk), unique, pad, i64 matmul, det/eye/tril/qr_r agree with the references\n");
     return 0;
 }

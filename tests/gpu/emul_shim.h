@@ -12,7 +12,10 @@ typedef unsigned char tsl_b8;
 typedef long long tsl_i64;
 typedef unsigned long long tsl_u64;
 struct EmulDim { unsigned x; };
-static const EmulDim threadIdx = { 0 }, blockIdx = { 0 }, blockDim = { 1 }, gridDim = { 1 };
+static unsigned emul_block, emul_grid = 1;   // a launch of blocks run one after another
+static const EmulDim threadIdx = { 0 }, blockDim = { 1 };
+#define blockIdx (EmulDim{ emul_block })
+#define gridDim (EmulDim{ emul_grid })
 inline long long tsl_tid() { return 0; }
 inline long long tsl_nthreads() { return 1; }
 inline void __syncthreads() {}

@@ -271,8 +271,12 @@ static void sort_rows(int dt, const void *in, int64_t outer, int64_t len, int64_
     else if (dt == DT_I64) tsl_sort_keys_i64((const tsl_i64 *)in, o, l, i, p, flip, k, q);
     else if (dt == DT_F32) tsl_sort_keys_f32((const float *)in, o, l, i, p, flip, k, q);
     else tsl_sort_keys_f64((const double *)in, o, l, i, p, flip, k, q);
-    for (long long kk = 2; kk <= P; kk <<= 1)
-        for (long long jj = kk >> 1; jj > 0; jj >>= 1) tsl_sort_step(k, q, total, p, kk, jj);
+    const long long T = 512, tiles = (total + T - 1) / T;   // ops/cuda/sort.c's sequence
+    if (P > 1) emul_blocks(tiles, [&] { tsl_sort_tile(k, q, total, p, 2, P < T ? P : T); });
+    for (long long kk = 2 * T; kk <= P; kk <<= 1) {
+        for (long long jj = kk >> 1; jj >= T; jj >>= 1) tsl_sort_step(k, q, total, p, kk, jj);
+        emul_blocks(tiles, [&] { tsl_sort_tile(k, q, total, p, kk, kk); });
+    }
 }
 static int fake_sort(int dt, const void *in, int64_t outer, int64_t len, int64_t inner, int desc, int64_t kout, void *vals,
                      int64_t *idx, uint64_t *key, int64_t *pos, int64_t P, char *err, size_t n) {

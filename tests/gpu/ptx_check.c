@@ -86,7 +86,7 @@ static void compile(const char *what, const char *body, int kernels) { compile_f
 
 /* the entry points ops/cuda/sort.c and ops/cuda/linalg.c + solver.c launch */
 static const char *const sort_entries[] = {
-    "tsl_sort_keys_b8", "tsl_sort_keys_i64", "tsl_sort_keys_f32", "tsl_sort_keys_f64", "tsl_sort_step",
+    "tsl_sort_keys_b8", "tsl_sort_keys_i64", "tsl_sort_keys_f32", "tsl_sort_keys_f64", "tsl_sort_step", "tsl_sort_tile",
     "tsl_sort_write_1", "tsl_sort_write_4", "tsl_sort_write_8", "tsl_unique_flags", "tsl_unique_scan",
     "tsl_unique_write_1", "tsl_unique_write_4", "tsl_unique_write_8", "tsl_pad_1", "tsl_pad_4", "tsl_pad_8", NULL,
 };
@@ -193,8 +193,8 @@ int main(void) {
     compile("families", gen_families(), 1);
     /* the plugin's own path: a CUBIN for the device's architecture (the H200's sm_90) */
     compile_for("families (sm_90 CUBIN)", gen_families(), 1, "--gpu-architecture=sm_90");
-    compile_with("sort and pad", gen_sort_source(), 16, NULL, sort_entries);
-    compile_for("sort and pad (sm_90)", gen_sort_source(), 16, "--gpu-architecture=sm_90");
+    compile_with("sort and pad", gen_sort_source(), 17, NULL, sort_entries);
+    compile_for("sort and pad (sm_90)", gen_sort_source(), 17, "--gpu-architecture=sm_90");
     compile_with("matmul i64, cuSOLVER aid", gen_linalg_source(), 9, NULL, linalg_entries);
     compile_for("matmul i64, aid (sm_90)", gen_linalg_source(), 9, "--gpu-architecture=sm_90");
     if (failures) {
