@@ -1,7 +1,9 @@
 // emul_shim.h - what the plugin's hand-written kernel modules need of CUDA, for running them
-// on the host (tests/gpu/emul.sh): one block of one thread, so every grid-stride loop walks
-// all its elements in order and __syncthreads has nothing to wait for. Kernels that rely on
-// several threads cooperating are still correct with one (the one-block scan included).
+// on the host (tests/gpu/emul.sh): blocks of one thread, the blocks of a launch one after
+// another (emul_block of emul_grid; grid-stride kernels run as one block), so every loop
+// walks its elements in order and __syncthreads has nothing to wait for. The modules'
+// cooperating kernels (the one-block scan, the sort's tiles) take any block size, one
+// included; tests/gpu/fake_shim.h runs them with 256 threads.
 #include <cstdint>
 #include <cstring>
 #define __global__
