@@ -213,7 +213,7 @@ gpu-test: $(BIN)/tsl $(LIB_SO) $(CUDA_PLUGIN) $(PTX_CHECK)
 
 # On a machine with a GPU: build (on every core: GPU time is scarce), the parity suite,
 # compute-sanitizer and the GPU benchmarks, logged to build/gpu-check.log (tests/gpu/check.sh;
-# about 7 minutes at most).
+# 6 minutes at most, TSL_GPU_CHECK_BUDGET).
 gpu-check:
 	$(MAKE) -j$$(nproc) $(BIN)/tsl $(CUDA_PLUGIN) $(PTX_CHECK)
 	sh tests/gpu/check.sh $(BIN) $(CUDA_HOME)
