@@ -7,6 +7,9 @@
 #                        starts with `# allows-eager`
 #   tests/errors/*.tsl   each must fail with exit 1 and print the `# error: L:C: MSG` it names
 #   command-line behaviour, the examples, and the REPL through a pty (tests/repl_pty.py)
+# Every script gets one argument, args()[0]: an empty scratch folder of its own under this
+# run's private mktemp -d folder, for the files it writes (never a fixed /tmp path: two runs at
+# once would share it, and a file left by an earlier run could make a test pass).
 # Prints one line per failure and ends with "N passed, N failed".
 TSL=${1:-bin/tsl}
 pass=0
@@ -17,16 +20,18 @@ trap 'rm -rf "$tmp"' EXIT
 ok() { pass=$((pass + 1)); }
 # a sanitizer report anywhere in a run's stderr is a failure, whatever the exit status
 sanitized() { ! grep -q 'Sanitizer' "$tmp/err"; }
+# scratch: prints the path of a new, empty scratch folder for one script run
+scratch() { rm -rf "$tmp/scratch" && mkdir "$tmp/scratch" && echo "$tmp/scratch"; }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 for f in tests/scripts/*.tsl; do
     # all their static code compiles, unless the script says it tests the eager fallback
     if ! grep -q '^# allows-eager' "$f"; then
-        TSL_EXPLAIN=1 $TSL "$f" >/dev/null 2>"$tmp/err"
+        TSL_EXPLAIN=1 $TSL "$f" "$(scratch)" >/dev/null 2>"$tmp/err"
         if grep -q 'runs eagerly' "$tmp/err"; then bad "$f: $(grep -m1 'runs eagerly' "$tmp/err")"; else ok; fi
     fi
     for mode in --no-static "" --verify-static; do
-        if $TSL $mode "$f" >"$tmp/out" 2>"$tmp/err"; then
+        if $TSL $mode "$f" "$(scratch)" >"$tmp/out" 2>"$tmp/err"; then
             if ! sanitized; then
                 bad "$f $mode: sanitizer report: $(grep -m1 Sanitizer "$tmp/err")"
             elif [ -f "${f%.tsl}.out" ] && ! cmp -s "$tmp/out" "${f%.tsl}.out"; then
@@ -40,7 +45,7 @@ done
 
 for f in tests/errors/*.tsl; do
     want="$f:$(sed -n 's/^# error: \([0-9]*:[0-9]*\): /\1: error: /p' "$f")"
-    $TSL "$f" >/dev/null 2>"$tmp/err"
+    $TSL "$f" "$(scratch)" >/dev/null 2>"$tmp/err"
     rc=$?
     got=$(head -1 "$tmp/err")
     if [ $rc -eq 1 ] && [ "$got" = "$want" ] && sanitized; then ok; else bad "$f: exit $rc, got '$got', want '$want'"; fi
@@ -52,7 +57,7 @@ case "$TSL" in *asan*|*fuzz*) memcap="" ;; *) memcap="ulimit -v 262144;" ;; esac
 for f in tests/hostile/*.tsl; do
     want=$(sed -n '1s/^# expect: //p' "$f")
     flags=$(sed -n '2s/^# flags: //p' "$f")
-    (eval "$memcap" TSL_PATH=tests/hostile/mods timeout 5 $TSL $flags "$f" >/dev/null 2>"$tmp/err")
+    (eval "$memcap" TSL_PATH=tests/hostile/mods timeout 5 $TSL $flags "$f" "$(scratch)" >/dev/null 2>"$tmp/err")
     rc=$?
     first=$(grep -v -m1 '^[^ ]*:[0-9]*:[0-9]*: warning: ' "$tmp/err")   # an eager-fallback warning may come first
     case "$first" in

@@ -18,6 +18,8 @@ mkdir -p "$OUT"
 pass=0 fail=0 skipped=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# scratch: a new, empty folder for one script's files, its args()[0] (as in tests/run.sh)
+scratch() { rm -rf "$OUT/scratch" && mkdir "$OUT/scratch" && echo "$OUT/scratch"; }
 
 if [ "$MODE" = gpu ]; then
     if timeout 120 "$TSL" --verify-static tests/gpu/static_gpu.tsl >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out" &&
@@ -32,12 +34,12 @@ if [ "$MODE" = gpu ]; then
             echo "$f: not run (the ${STATIC_BUDGET:-90} s budget was spent)" >>"$OUT/skipped.txt"
             continue
         fi
-        if ! timeout 60 "$TSL" --device gpu --no-static "$f" >/dev/null 2>"$OUT/err"; then
+        if ! timeout 60 "$TSL" --device gpu --no-static "$f" "$(scratch)" >/dev/null 2>"$OUT/err"; then
             skipped=$((skipped + 1))
             echo "$f: $(head -1 "$OUT/err")" >>"$OUT/skipped.txt"
             continue
         fi
-        if timeout 60 "$TSL" --device gpu --verify-static "$f" >/dev/null 2>"$OUT/err"; then ok
+        if timeout 60 "$TSL" --device gpu --verify-static "$f" "$(scratch)" >/dev/null 2>"$OUT/err"; then ok
         else bad "$f --device gpu --verify-static: $(head -3 "$OUT/err")"; fi
     done
     echo "static.sh gpu: $pass passed, $fail failed, $skipped scripts skipped: failing eagerly on the GPU, or past the budget ($OUT/skipped.txt)"
@@ -51,7 +53,7 @@ if "$TSL" --verify-static "$OUT/static_cpu.tsl" >"$OUT/out" 2>"$OUT/err" && grep
 else bad "static_gpu.tsl on the CPU: $(head -3 "$OUT/err")"; fi
 for f in tests/scripts/*.tsl; do
     for mode in "" --verify-static; do
-        if "$TSL" $mode "$f" >"$OUT/out" 2>"$OUT/err"; then
+        if "$TSL" $mode "$f" "$(scratch)" >"$OUT/out" 2>"$OUT/err"; then
             if [ -f "${f%.tsl}.out" ] && ! cmp -s "$OUT/out" "${f%.tsl}.out"; then bad "$f $mode: output differs from ${f%.tsl}.out"
             else ok; fi
         else

@@ -41,8 +41,8 @@ static uint8_t *read_all(const char *path, size_t *n) {
 
 /* Exports program k into file[k]. */
 static void make_file(int k) {
-    char path[64], code[1024], quoted[80];
-    snprintf(path, sizeof path, "/tmp/tsl_unit_graph_%d_%d.tslg", (int)getpid(), k);
+    char path[256], code[1024], quoted[272];
+    tmp_file(path, sizeof path, ".tslg");
     snprintf(quoted, sizeof quoted, "\"%s\"", path);
     const char *at = strstr(programs[k], "PATH");
     snprintf(code, sizeof code, "%.*s%s%s", (int)(at - programs[k]), programs[k], quoted, at + 4);
@@ -114,13 +114,15 @@ START_TEST(graphfile_round_trip_same_bytes) {
 END_TEST
 
 START_TEST(graphfile_loaded_equals_static) {
+    char path[256], code[1024];
+    tmp_file(path, sizeof path, ".tslg");
+    snprintf(code, sizeof code, "seed(2)\nw = randn([5, 3])\nstatic fn f(x) { return softmax(relu(x @ w), axis=1) }\n"
+             "x = randn([4, 5])\nexport(f, [x], \"%s\")\ng = load(\"%s\")\nsame = equal(g(x), f(x))", path, path);
     I = interp_new();
-    ck_assert_int_eq(run_in(I, "seed(2)\nw = randn([5, 3])\nstatic fn f(x) { return softmax(relu(x @ w), axis=1) }\n"
-                               "x = randn([4, 5])\nexport(f, [x], \"/tmp/tsl_unit_eq.tslg\")\n"
-                               "g = load(\"/tmp/tsl_unit_eq.tslg\")\nsame = equal(g(x), f(x))"), 0);
+    ck_assert_int_eq(run_in(I, code), 0);
     int k = globals_find(&I->main->g, "same");
     ck_assert(I->main->g.vals[k].type == VAL_BOOL && I->main->g.vals[k].as.b);
-    unlink("/tmp/tsl_unit_eq.tslg");
+    unlink(path);
     interp_free(I);
 }
 END_TEST
