@@ -113,6 +113,22 @@ check "version" 0 "tsl 0.1.0 (OpenBLAS, Prescott kernels)" -- env OPENBLAS_CORET
 check "static_mode()" 0 "static static" -- $TSL -e 'static { m = static_mode() }
 print(static_mode(), m)'
 check "static_mode() under --no-static" 0 "eager" -- $TSL --no-static -e 'print(static_mode())'
+# a warm loaded graph allocates nothing per call on the CPU VM (its registers keep their buffers;
+# not under TSL_VM_DEVICE=1, whose vm_gpu.c makes every result a new tensor: so not in tests/scripts)
+check "a warm loaded graph allocates nothing" 0 "true" -- $TSL -e 'import nn
+model = nn.mlp([8, 16, 4])
+static fn predict(x) { return model.forward(model, x) }
+x = randn([5, 8])
+export(predict, [x], args()[0] + "/mlp.tslg")
+g = load(args()[0] + "/mlp.tslg")
+for i in range(3) { y = g(x) }
+y = nil
+m0 = memstats()
+for i in range(20) {
+  y = g(x)
+  y = nil
+}
+print(memstats().allocations == m0.allocations)' "$(scratch)"
 # OpenBLAS's generic kernels are replaced where the CPU runs its AVX-512 or AVX2 ones
 if grep -qw avx512bw /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo && grep -qw avx512dq /proc/cpuinfo; then
     if env -u OPENBLAS_CORETYPE $TSL --version | grep -q "Prescott kernels"; then bad "BLAS kernels: $($TSL --version)"; else ok; fi
