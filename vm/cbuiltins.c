@@ -1,8 +1,10 @@
 /* cbuiltins.c - built-in functions in static code. Every op of ops.def compiles the same
  * way (cc_call_op: the eager binding and attribute rules, op_infer for shapes and dtypes,
- * one OP instruction); pure built-ins that are not ops fold at compile time through their
- * eager implementation; print/assert act in program order. Anything else is reported
- * unsupported (the code then runs eagerly, and TSL_EXPLAIN says why). */
+ * one OP instruction). A built-in that is not an op compiles by the rule its table row
+ * gives (BuiltinDef.stat, lang/builtins.h, read through ObjBuiltin.def, never its name):
+ * the pure ones (ST_FOLDS) fold at compile time through their eager implementation;
+ * print/assert act in program order. Anything else is reported unsupported (the code then
+ * runs eagerly, and TSL_EXPLAIN says why). */
 #include "comp.h"
 #include "opargs.h"
 #include "dist.h"

@@ -8,7 +8,8 @@
  * A graph load() made runs where its tensor arguments are (the first one not on the CPU,
  * else the default device), as a static graph does: on the GPU through vm/vm_gpu.c
  * (Graph.device_vm), with a copy of its constants made on that device at its first call
- * there and kept. TSL_VM_DEVICE=1 sends it through vm_gpu.c on the CPU too, as it does
+ * there and kept (the weights it binds; literals go to the default device, as in a static
+ * graph). TSL_VM_DEVICE=1 sends it through vm_gpu.c on the CPU too, as it does
  * every static graph. The C API's sessions run on the CPU. */
 #include <errno.h>
 #include <stdio.h>
@@ -437,20 +438,17 @@ static bool consts_on(Loaded *l, Device d, Tensor ***out) {
     return true;
 }
 
-/* Runs the bound registers on device d: vm_gpu.c off the CPU (or under TSL_VM_DEVICE=1),
- * the default device d meanwhile, so the literals and creation ops of the graph are made
- * where its arguments and constants are. */
+/* Runs the bound registers on device d: through vm_gpu.c off the CPU (or under
+ * TSL_VM_DEVICE=1), as a static graph compiled for d runs. As there, the graph's literals
+ * and creation ops are made on the default device (the weights, bound from the constants,
+ * are on d): with arguments on the GPU and the CPU as the default, a random draw meets them
+ * in the op core's mixing-devices error, as in eager code. */
 static int exec_loaded(Interp *I, const Model *m, VmRegs *r, Device d) {
     Graph *g = m->gf->g;   /* this interpreter's own: load() made it */
     const char *forced = getenv("TSL_VM_DEVICE");
     g->device = d;
     g->device_vm = d != DEV_CPU || (forced && !strcmp(forced, "1"));
-    OpsCtx *ctx = ops_ctx();
-    Device saved = ctx->default_device;
-    ctx->default_device = d;
-    int rc = exec_model(I, m, r);
-    ctx->default_device = saved;
-    return rc;
+    return exec_model(I, m, r);
 }
 
 static Loaded *loaded_of(Value f) {

@@ -26,7 +26,7 @@ if [ "$MODE" = gpu ]; then
     if timeout 120 "$TSL" --verify-static tests/gpu/static_gpu.tsl >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out" &&
        ! TSL_EXPLAIN=1 "$TSL" tests/gpu/static_gpu.tsl 2>&1 >/dev/null | grep -q 'runs eagerly'; then ok
     else bad "tests/gpu/static_gpu.tsl: $(head -3 "$OUT/err")"; fi
-    # a graph load() made, called with GPU tensors: on the GPU, the eager GPU bits
+    # graphs load() made, called with GPU tensors: on the GPU, the eager GPU bits
     if timeout 120 "$TSL" tests/gpu/export_gpu.tsl "$(scratch)" >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out"; then ok
     else bad "tests/gpu/export_gpu.tsl: $(head -3 "$OUT/err")"; fi
     : >"$OUT/skipped.txt"
