@@ -389,8 +389,7 @@ typedef struct {
     Model *m;
     VmRegs *r;            /* the interpreter's session (a nested call makes its own) */
     bool busy;
-    Tensor **dev_consts;  /* the graph's constants on device dev (not the CPU), or NULL */
-    Device dev;
+    Tensor **gpu_consts;  /* the graph's constants copied to the GPU (made once), or NULL */
 } Loaded;
 
 static void release_consts(Tensor **consts, int n) {
@@ -401,7 +400,7 @@ static void release_consts(Tensor **consts, int n) {
 static void loaded_free(void *p) {
     Loaded *l = p;
     if (l->r) vm_regs_free(l->r, l->m->gf->g);
-    release_consts(l->dev_consts, l->m->gf->g->nconsts);
+    release_consts(l->gpu_consts, l->m->gf->g->nconsts);
     model_free(l->m);
     mem_free(l);
 }
@@ -414,27 +413,24 @@ static Device call_device(const Graph *g, const Value *vals) {
     return ops_ctx()->default_device;
 }
 
-/* The constants for a run on device d: the graph's own on the CPU, else copies on d, made
- * at the first call there and kept (weights cross to the GPU once, not per call). NULL
- * with op_error() set when a copy fails; *out NULL means the graph's own. */
+/* The constants for a run on device d into *out: NULL (the graph's own) on the CPU, else
+ * their copies on the GPU, made at the first call there and kept until the graph is freed
+ * (the weights cross once, not per call; a nested call finds them too). false with
+ * op_error() set when a copy fails, nothing kept. */
 static bool consts_on(Loaded *l, Device d, Tensor ***out) {
     const Graph *g = l->m->gf->g;
     *out = NULL;
     if (d == DEV_CPU) return true;
-    if (l->dev_consts && l->dev == d) {
-        *out = l->dev_consts;
-        return true;
+    if (!l->gpu_consts) {
+        Tensor **c = mem_calloc((size_t)g->nconsts + 1, sizeof(Tensor *));
+        for (int i = 0; i < g->nconsts; i++)
+            if (!(c[i] = gpu_to(g->consts[i], d))) {
+                release_consts(c, i);
+                return false;
+            }
+        l->gpu_consts = c;
     }
-    Tensor **c = mem_calloc((size_t)g->nconsts + 1, sizeof(Tensor *));
-    for (int i = 0; i < g->nconsts; i++)
-        if (!(c[i] = gpu_to(g->consts[i], d))) {
-            release_consts(c, i);
-            return false;
-        }
-    release_consts(l->dev_consts, g->nconsts);
-    l->dev_consts = c;
-    l->dev = d;
-    *out = c;
+    *out = l->gpu_consts;
     return true;
 }
 
