@@ -1,6 +1,7 @@
 #!/bin/sh
 # static.sh TSL MODE [OUTDIR] - static graphs on the GPU (vm/vm_gpu.c) against eager code.
-#   MODE gpu (make gpu-check, on a lent GPU): tests/gpu/static_gpu.tsl, then every script of
+#   MODE gpu (make gpu-check, on a lent GPU): tests/gpu/static_gpu.tsl, tests/gpu/export_gpu.tsl
+#     (a loaded graph called with GPU tensors), then every script of
 #     tests/scripts under --device gpu: one that runs eagerly there (--no-static) must give
 #     the same bits compiled (--verify-static: GPU static == GPU eager, every variable and
 #     result). A script that fails eagerly on the GPU (an op the GPU lacks, an expectation
@@ -8,7 +9,7 @@
 #     Each script runs in its own process (a sticky CUDA error cannot cascade); those not
 #     started within STATIC_BUDGET seconds (default 90) are listed as not run.
 #   MODE cpu (make test, no GPU needed): the same VM code on the CPU (TSL_VM_DEVICE=1 sends
-#     every graph to vm_gpu.c): static_gpu.tsl with "gpu" read as "cpu", every script of
+#     every graph to vm_gpu.c): static_gpu.tsl and export_gpu.tsl with "gpu" read as "cpu", every script of
 #     tests/scripts three ways, and random programs of tests/difftest.py, --verify-static.
 TSL=${1:-bin/tsl}
 MODE=${2:-cpu}
@@ -18,11 +19,16 @@ mkdir -p "$OUT"
 pass=0 fail=0 skipped=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# scratch: a new, empty folder for one script's files, its args()[0] (as in tests/run.sh)
+scratch() { rm -rf "$OUT/scratch" && mkdir "$OUT/scratch" && echo "$OUT/scratch"; }
 
 if [ "$MODE" = gpu ]; then
     if timeout 120 "$TSL" --verify-static tests/gpu/static_gpu.tsl >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out" &&
        ! TSL_EXPLAIN=1 "$TSL" tests/gpu/static_gpu.tsl 2>&1 >/dev/null | grep -q 'runs eagerly'; then ok
     else bad "tests/gpu/static_gpu.tsl: $(head -3 "$OUT/err")"; fi
+    # graphs load() made, called with GPU tensors: on the GPU, the eager GPU bits
+    if timeout 120 "$TSL" tests/gpu/export_gpu.tsl "$(scratch)" >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out"; then ok
+    else bad "tests/gpu/export_gpu.tsl: $(head -3 "$OUT/err")"; fi
     : >"$OUT/skipped.txt"
     # GPU time is scarce: scripts not started within the budget are listed, not run
     end=$(($(date +%s) + ${STATIC_BUDGET:-90}))
@@ -32,12 +38,12 @@ if [ "$MODE" = gpu ]; then
             echo "$f: not run (the ${STATIC_BUDGET:-90} s budget was spent)" >>"$OUT/skipped.txt"
             continue
         fi
-        if ! timeout 60 "$TSL" --device gpu --no-static "$f" >/dev/null 2>"$OUT/err"; then
+        if ! timeout 60 "$TSL" --device gpu --no-static "$f" "$(scratch)" >/dev/null 2>"$OUT/err"; then
             skipped=$((skipped + 1))
             echo "$f: $(head -1 "$OUT/err")" >>"$OUT/skipped.txt"
             continue
         fi
-        if timeout 60 "$TSL" --device gpu --verify-static "$f" >/dev/null 2>"$OUT/err"; then ok
+        if timeout 60 "$TSL" --device gpu --verify-static "$f" "$(scratch)" >/dev/null 2>"$OUT/err"; then ok
         else bad "$f --device gpu --verify-static: $(head -3 "$OUT/err")"; fi
     done
     echo "static.sh gpu: $pass passed, $fail failed, $skipped scripts skipped: failing eagerly on the GPU, or past the budget ($OUT/skipped.txt)"
@@ -49,9 +55,12 @@ export TSL_VM_DEVICE=1
 sed 's/"gpu"/"cpu"/g' tests/gpu/static_gpu.tsl >"$OUT/static_cpu.tsl"
 if "$TSL" --verify-static "$OUT/static_cpu.tsl" >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out"; then ok
 else bad "static_gpu.tsl on the CPU: $(head -3 "$OUT/err")"; fi
+sed 's/"gpu"/"cpu"/g' tests/gpu/export_gpu.tsl >"$OUT/export_cpu.tsl"
+if "$TSL" "$OUT/export_cpu.tsl" "$(scratch)" >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out"; then ok
+else bad "export_gpu.tsl on the CPU: $(head -3 "$OUT/err")"; fi
 for f in tests/scripts/*.tsl; do
     for mode in "" --verify-static; do
-        if "$TSL" $mode "$f" >"$OUT/out" 2>"$OUT/err"; then
+        if "$TSL" $mode "$f" "$(scratch)" >"$OUT/out" 2>"$OUT/err"; then
             if [ -f "${f%.tsl}.out" ] && ! cmp -s "$OUT/out" "${f%.tsl}.out"; then bad "$f $mode: output differs from ${f%.tsl}.out"
             else ok; fi
         else
