@@ -682,8 +682,8 @@ static int run_segment(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
 
 /* Staging at the start of a run: an input whose address moved between runs is copied into a
  * tensor the graph keeps (its staging copy), so a capture reads one address every run. Inputs
- * are staged when the third run (the capture's) finds them moved, or later when a replay
- * found one moved (replay_refuses marks it; every capture is then dropped and made again:
+ * are staged from the third run (the capture's) when they moved in any run before, or later
+ * when a replay found one moved (replay_refuses marks it; every capture is then dropped and made again:
  * bounded, as each time one more input is staged). */
 static int stage_inputs(Interp *I, Graph *g, VmRegs *r, VmDev *d) {
     bool again = false;
@@ -691,7 +691,8 @@ static int stage_inputs(Interp *I, Graph *g, VmRegs *r, VmDev *d) {
         int reg = g->guards[i].reg;
         if (reg < 0 || g->regs[reg].kind != R_TENSOR || !r->ten[reg]) continue;
         Tensor *t = r->ten[reg], *st = d->stage[reg];
-        if (!st && (d->stage_next[reg] || (d->runs == 2 && d->input_at[reg] != t->data))) {
+        if (d->input_at[reg] && d->input_at[reg] != t->data) d->stage_next[reg] |= d->runs <= 2;   /* moved before the capture */
+        if (!st && d->stage_next[reg] && d->runs >= 2) {
             d->stage_next[reg] = false;
             if (!(st = tensor_copy(t))) return vm_fail_at(I, &g->code[0], op_error());
             d->stage[reg] = st;

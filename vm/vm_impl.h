@@ -65,7 +65,8 @@ typedef struct VmDev {
     int nregions;
     int *region_of;         /* per register: its region, -1 none */
     Tensor **stage;         /* per register: the staging copy of an input whose address moves */
-    bool *stage_next;       /* per register: an input a replay found moved, staged next run */
+    bool *stage_next;       /* per register: an input that moved before the capture, or that a
+                             * replay found moved: staged from the next capture on */
     int *staged;            /* the registers with one */
     int nstaged;
     Tensor **dconst;        /* the constants on the graph's device, made once */
