@@ -22,6 +22,7 @@
 
 #define ARENA_ALIGN 256                      /* cudaMalloc's alignment: every kernel's vector loads */
 #define ARENA_MAX ((int64_t)1 << 32)         /* beyond this a graph runs without an arena */
+#define ESCAPE_COPY_MAX ((int64_t)1 << 20)   /* bytes of a leaving value copied out of the arena */
 
 static int64_t reg_bytes(const RegInfo *ri) {
     int64_t n = shape_count(&ri->shape);
@@ -55,6 +56,23 @@ static void mark_written(const Graph *g, bool *w) {
     }
 }
 
+/* Registers whose values leave the graph (outputs, the result, prints, stores, pushes). */
+static void mark_opnd(const Opnd *o, bool *esc) {
+    if (o->kind == OPND_TENSOR) esc[o->reg] = true;
+    if (o->kind == OPND_LIST || o->kind == OPND_DICT)
+        for (int i = 0; i < o->n; i++) mark_opnd(&o->items[i], esc);
+}
+
+static void mark_escaping(const Graph *g, bool *esc) {
+    for (int i = 0; i < g->noutputs; i++) mark_opnd(&g->outputs[i].val, esc);
+    if (g->has_result) mark_opnd(&g->result, esc);
+    for (int i = 0; i < g->ncode; i++) {
+        const Ins *in = &g->code[i];
+        for (int k = 0; k < in->nopnds; k++) mark_opnd(&in->opnds[k], esc);
+        if (in->op == I_PUSH && g->regs[in->a].kind == R_TENSOR) esc[in->a] = true;
+    }
+}
+
 /* A tensor of register ri's dtype and shape over the arena's buffer at offset off. */
 static Tensor *region_tensor(Tensor *mem, const RegInfo *ri, int64_t off) {
     Tensor *t = mem_alloc(sizeof(Tensor));
@@ -68,8 +86,9 @@ static Tensor *region_tensor(Tensor *mem, const RegInfo *ri, int64_t off) {
 /* Lays out and allocates the arena: 0, or -1 when the graph runs without one. */
 static int arena_make(VmDev *d, const Graph *g) {
     int n = g->nregs;
-    bool *w = mem_calloc((size_t)n + 1, sizeof(bool));
+    bool *w = mem_calloc((size_t)n + 1, sizeof(bool)), *esc = mem_calloc((size_t)n + 1, sizeof(bool));
     mark_written(g, w);
+    mark_escaping(g, esc);
     int *slot_region = mem_alloc(sizeof(int) * ((size_t)g->nslots + 1));
     for (int s = 0; s < g->nslots; s++) slot_region[s] = -1;
     int64_t *off = mem_alloc(sizeof(int64_t) * ((size_t)n + 1));
@@ -78,7 +97,10 @@ static int arena_make(VmDev *d, const Graph *g) {
     for (int r = 0; r < n; r++) {
         const RegInfo *ri = &g->regs[r];
         int64_t b = ri->kind == R_TENSOR && w[r] ? reg_bytes(ri) : -1;
-        if (b < 0) continue;
+        /* a large value that leaves the graph is handed over in a buffer of its own rather
+         * than copied out of the arena every run (the copy would cost more than a launch
+         * saves); a segment that writes it is then not captured */
+        if (b < 0 || (esc[r] && b > ESCAPE_COPY_MAX)) continue;
         if (ri->slot >= 0 && ri->slot < g->nslots && slot_region[ri->slot] >= 0) {
             d->region_of[r] = slot_region[ri->slot];
             continue;
@@ -102,6 +124,7 @@ static int arena_make(VmDev *d, const Graph *g) {
         }   /* else no room for an arena: the graph allocates per op as before */
     }
     mem_free(w);
+    mem_free(esc);
     mem_free(slot_region);
     mem_free(off);
     mem_free(owner);
@@ -126,7 +149,9 @@ VmDev *vm_dev_get(Interp *I, Graph *g) {
     d->stage_next = mem_calloc((size_t)n + 1, sizeof(bool));
     if (arena_make(d, g)) {
         d->off = true;
-        if (d->nregions && g->ncode) vm_dev_explain(I, d, &g->code[0], "this graph runs without an arena (too large, or no device memory for one): no capture");
+        if (g->ncode)
+            vm_dev_explain(I, d, &g->code[0], "%s", d->nregions ? "this graph runs without an arena (too large, or no device memory for one): no capture"
+                                                                : "no register of this graph needs a place in an arena (its results leave it in buffers of their own): no capture");
         return NULL;
     }
     d->nseg = vm_gpu_segments(g, &d->seg);

@@ -544,11 +544,25 @@ static const char *replay_refuses(Graph *g, VmRegs *r, VmDev *d, VmCapture *c, c
  * launched; on the CPU (TSL_VM_DEVICE=1) the stand-in runs the instructions and records the
  * same things, so the bookkeeping is tested without a GPU. A capture that fails leaves the
  * segment uncaptured for good and the run goes on op by op: never a wrong result. */
+static void find_homeless(void *ud, int reg, int what) {
+    void **p = ud;
+    if (what == WRITE_T && !vm_dev_region(p[0], reg)) *(bool *)p[1] = true;
+}
+
 static int capture(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
     VmSeg *sg = &d->seg[s];
     VmCapture *c = &d->cap[s];
     Ins *first = &g->code[sg->begin];
-    bool gpu = d->device == DEV_GPU;
+    bool gpu = d->device == DEV_GPU, homeless = false;
+    void *ud[2] = { d, &homeless };
+    for (int i = sg->begin; i < sg->end; i++)
+        if (g->code[i].op != I_TCONST) visit_regs(g, &g->code[i], find_homeless, ud);
+    if (homeless) {   /* known before trying: its writes would not be at the same address next run */
+        c->state = CAP_NEVER;
+        vm_dev_explain(I, d, first, "segment %d (instructions %d-%d) is not captured: it writes a large value that leaves "
+                       "the graph (handed over in a buffer of its own, not copied out of the arena)", s, sg->begin, sg->end - 1);
+        return run_range(I, g, r, d, sg->begin, sg->end);
+    }
     int n = g->nregs;
     double *num = NULL;
     Tensor **ten = NULL;
@@ -592,7 +606,8 @@ static int capture(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
         rec.ins = i;
         visit_regs(g, &g->code[i], record, &rec);
     }
-    if (!why && (rec.misplaced || d->misfit)) why = "a result is not in its place in the arena";
+    if (!why && (rec.misplaced || d->misfit))
+        why = "it writes a register without a place in the arena (a large value that leaves the graph, or a shape the plan did not know)";
     mem_free(rec.written);
     if (why) {
         c->state = CAP_NEVER;
