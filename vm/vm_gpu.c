@@ -540,15 +540,15 @@ static const char *replay_refuses(Graph *g, VmRegs *r, VmDev *d, VmCapture *c, c
     return NULL;
 }
 
-/* Captures segment s (its third run): on the GPU its launches become a CUDA Graph, then
- * launched; on the CPU (TSL_VM_DEVICE=1) the stand-in runs the instructions and records the
- * same things, so the bookkeeping is tested without a GPU. A capture that fails leaves the
- * segment uncaptured for good and the run goes on op by op: never a wrong result. */
 static void find_homeless(void *ud, int reg, int what) {
     void **p = ud;
     if (what == WRITE_T && !vm_dev_region(p[0], reg)) *(bool *)p[1] = true;
 }
 
+/* Captures segment s (its third run): on the GPU its launches become a CUDA Graph, then
+ * launched; on the CPU (TSL_VM_DEVICE=1) the stand-in runs the instructions and records the
+ * same things, so the bookkeeping is tested without a GPU. A capture that fails leaves the
+ * segment uncaptured for good and the run goes on op by op: never a wrong result. */
 static int capture(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
     VmSeg *sg = &d->seg[s];
     VmCapture *c = &d->cap[s];
@@ -644,11 +644,6 @@ static int capture(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
     return 0;
 }
 
-/* A captured segment again. On the GPU the host only sets what the instructions would set
- * (numbers from nconst, constants, and each written register to its region) and launches the
- * graph. On the CPU the stand-in re-executes the instructions into the same regions, with the
- * numbers the capture baked in (the same, since replay_refuses checked them: if that check
- * were missing, the CPU tests would see the stale numbers a CUDA Graph would use). */
 /* A written tensor register := its region (what the captured instruction left there). */
 static void place_writes(void *ud, int reg, int what) {
     void **p = ud;
@@ -659,6 +654,11 @@ static void place_writes(void *ud, int reg, int what) {
     if (home && r->ten[reg] != home) set_t(r, reg, tensor_retain(home));
 }
 
+/* A captured segment again. On the GPU the host only sets what the instructions would set
+ * (numbers from nconst, constants, and each written register to its region) and launches the
+ * graph. On the CPU the stand-in re-executes the instructions into the same regions, with the
+ * numbers the capture baked in (the same, since replay_refuses checked them: if that check
+ * were missing, the CPU tests would see the stale numbers a CUDA Graph would use). */
 static int replay(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
     VmSeg *sg = &d->seg[s];
     VmCapture *c = &d->cap[s];
