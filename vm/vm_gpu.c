@@ -146,8 +146,12 @@ static int run_steps(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in, const Te
             args[1] = op_arg_tensor(b);
             n = 2;
         }
-        Tensor *out[OP_MAX_OUT];
-        if (call_op(st->op, n, args, NULL, out)) {
+        /* a register's step writes into its region, unless an operand is there */
+        Tensor *out[OP_MAX_OUT] = { NULL }, *home = st->dst < 0 && d ? vm_dev_region(d, -st->dst - 1) : NULL;
+        if (home && (home->device != a->device || overlaps(a, home) || (b && overlaps(b, home)))) home = NULL;
+        if ((out[0] = home)) tensor_retain(home);
+        if (call_op_into(st->op, n, args, NULL, out)) {
+            if (home) tensor_release(home);
             rc = vm_fail_at(I, in, op_error());
             break;
         }
@@ -175,6 +179,9 @@ static int plan_input(VmGpuFused *p, int reg, int num) {
     return -(++p->nin);
 }
 
+/* A step operand outside the group: its register, or VM_GPU_PRODUCT (an epilogue's product). */
+static int operand_reg(int x) { return x == EPI_PRODUCT ? VM_GPU_PRODUCT : -x - 1; }
+
 int vm_gpu_fused_plan(const Ins *in, VmGpuFused *p) {
     int n = in->nsteps, last_temp = 0;
     if (n < 1 || n > VM_GPU_FUSED_MAX || in->steps[n - 1].dst != -(in->dst + 1)) return -1;
@@ -189,8 +196,8 @@ int vm_gpu_fused_plan(const Ins *in, VmGpuFused *p) {
         GpuFusedStep *q = &p->steps[k];
         q->op = st->op;
         q->dst = st->dst >= 0 ? st->dst : last_temp;
-        q->a = st->a >= 0 ? st->a : plan_input(p, -st->a - 1, -1);
-        q->b = st->b == FUSED_NONE ? GPU_FUSED_NONE : st->b >= 0 ? st->b : plan_input(p, -st->b - 1, -1);
+        q->a = st->a >= 0 ? st->a : plan_input(p, operand_reg(st->a), -1);
+        q->b = st->b == FUSED_NONE ? GPU_FUSED_NONE : st->b >= 0 ? st->b : plan_input(p, operand_reg(st->b), -1);
         if (st->scalar_reg >= 0) {
             int x = plan_input(p, -1, st->scalar_reg);
             if (st->num_left) q->b = q->a, q->a = x;
@@ -201,16 +208,18 @@ int vm_gpu_fused_plan(const Ins *in, VmGpuFused *p) {
     return 0;
 }
 
-/* A fused group on the GPU as one kernel: 0, 1 when it must run step by step, -1 failed. */
-static int fused_kernel(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in) {
+/* A fused group on the GPU as one kernel, or an epilogue's steps over its product (every
+ * operand then has the result's size or one element: a bias at batch 1): 0, 1 when it must
+ * run step by step, -1 failed. */
+static int fused_kernel(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in, const Tensor *product) {
     VmGpuFused p;
     if (g->device != DEV_GPU || vm_gpu_fused_plan(in, &p)) return 1;
     const Tensor *x[GPU_FUSED_MAX_IN];
     double num[GPU_FUSED_MAX_IN];
     for (int k = 0; k < p.nin; k++) {
-        x[k] = p.in_reg[k] >= 0 ? r->ten[p.in_reg[k]] : NULL;
+        x[k] = p.in_reg[k] == VM_GPU_PRODUCT ? product : p.in_reg[k] >= 0 ? r->ten[p.in_reg[k]] : NULL;
         num[k] = p.in_num[k] >= 0 ? r->num[p.in_num[k]] : 0;
-        if (p.in_reg[k] >= 0 && !x[k]) return vm_fail_at(I, in, "undefined variable");
+        if ((p.in_reg[k] >= 0 || p.in_reg[k] == VM_GPU_PRODUCT) && !x[k]) return vm_fail_at(I, in, "undefined variable");
     }
     const DeviceImpl *dev = op_device(g->device);
     Tensor *out = d ? vm_dev_region(d, in->dst) : NULL;   /* the region, unless an input is in it */
@@ -226,7 +235,7 @@ static int fused_kernel(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in) {
 }
 
 static int exec_fused(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in) {
-    int rc = fused_kernel(I, g, r, d, in);
+    int rc = fused_kernel(I, g, r, d, in, NULL);
     return rc == 1 ? run_steps(I, g, r, d, in, NULL) : rc;
 }
 
@@ -248,7 +257,8 @@ static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in) {
     Tensor *out[OP_MAX_OUT];
     if (call_op(OP_MATMUL, 2, args, &at, out)) return vm_fail_at(I, in, op_error());
     Tensor *p = out[0];
-    int rc = run_steps(I, g, r, d, in, p);
+    int rc = fused_kernel(I, g, r, d, in, p);   /* the steps as one kernel where they fit it */
+    if (rc == 1) rc = run_steps(I, g, r, d, in, p);
     if (rc == 0 && in->c >= 0 && put(d, r, in->c, tensor_retain(p))) rc = vm_fail_at(I, in, op_error());
     tensor_release(p);
     return rc;

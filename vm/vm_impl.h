@@ -12,13 +12,15 @@ int vm_exec_gpu(Interp *I, Graph *g, VmRegs *r);
  * the kernel (the group's result is the last step's temporary), and where each kernel input
  * comes from: a tensor register (in_reg) or a number register (in_num, a weak scalar). */
 #define VM_GPU_FUSED_MAX 256
+#define VM_GPU_PRODUCT (-2)   /* in_reg of an epilogue's product (EPI_PRODUCT in its steps) */
 typedef struct {
     int nsteps, nin;
     GpuFusedStep steps[VM_GPU_FUSED_MAX];
     int in_reg[GPU_FUSED_MAX_IN], in_num[GPU_FUSED_MAX_IN];
 } VmGpuFused;
 /* 0 with the plan, or -1 when the group cannot be one kernel (a step other than the last
- * writes a register, too many inputs or steps): it then runs step by step. */
+ * writes a register, too many inputs or steps): it then runs step by step. The same for an
+ * EPILOGUE's steps, whose product is then an input (in_reg VM_GPU_PRODUCT). */
 int vm_gpu_fused_plan(const Ins *in, VmGpuFused *p);
 
 /* ---------- one arena per graph, capture segments, CUDA Graph capture (vm_seg.c, vm_dev.c) ----------

@@ -96,6 +96,31 @@ START_TEST(vm_gpu_fused_plan_refuses_escaping_step) {
 }
 END_TEST
 
+/* An epilogue's steps as one kernel: the product is an input of the plan beside the bias. */
+START_TEST(vm_gpu_fused_plan_epilogue) {
+    ck_assert_int_eq(run_in(I, "x = rand([1, 6])\nw = rand([6, 5])\nb = rand([5])\nstatic { y = tanh(x @ w + b) * 0.5 }\n"), 0);
+    Graph *g = static_last_graph(I);
+    Ins *e = NULL;
+    for (int i = 0; i < g->ncode; i++)
+        if (g->code[i].op == I_EPILOGUE) e = &g->code[i];
+    ck_assert_ptr_nonnull(e);
+    VmGpuFused p;
+    ck_assert_int_eq(vm_gpu_fused_plan(e, &p), 0);
+    ck_assert_int_eq(p.nsteps, e->nsteps);
+    int product = 0, bias = 0;
+    for (int k = 0; k < p.nin; k++) {
+        product += p.in_reg[k] == VM_GPU_PRODUCT;
+        bias += p.in_reg[k] >= 0 && g->regs[p.in_reg[k]].shape.ndim == 1;
+    }
+    ck_assert_int_eq(product, 1);
+    ck_assert_int_eq(bias, 1);
+    GenStep gs[VM_GPU_FUSED_MAX];
+    for (int s = 0; s < p.nsteps; s++) gs[s] = (GenStep){ (OpCode)p.steps[s].op, p.steps[s].dst, p.steps[s].a, p.steps[s].b };
+    static char name[8192], src[65536];
+    ck_assert_int_eq(gen_fused_kernel(gs, p.nsteps, p.nin, DT_F32, name, sizeof name, src, sizeof src), 0);
+}
+END_TEST
+
 /* A graph made for the CPU's tensors runs in vm.c (no device VM): the one branch per run. */
 START_TEST(vm_gpu_cpu_graph_stays_in_vm) {
     ck_assert_int_eq(run_in(I, "x = rand([3])\nstatic { y = x + 1 }\n"), 0);
@@ -221,6 +246,7 @@ Suite *vm_gpu_suite(void) {
     tcase_add_test(tc, vm_gpu_fused_plan_gelu);
     tcase_add_test(tc, vm_gpu_fused_plan_numbers_on_both_sides);
     tcase_add_test(tc, vm_gpu_fused_plan_refuses_escaping_step);
+    tcase_add_test(tc, vm_gpu_fused_plan_epilogue);
     tcase_add_test(tc, vm_gpu_cpu_graph_stays_in_vm);
     suite_add_tcase(s, tc);
     tc = tcase_create("capture");
