@@ -11,14 +11,19 @@
  * (TSL_VM_DEVICE=1 sends every graph here: tests/run.sh runs the static scripts that way
  * with --verify-static).
  *
- * Nothing here writes into a tensor in place: every result is a new tensor, so registers,
- * stacks and containers may share tensors freely (a PUSH keeps a reference, not a copy).
- * Host-needing instructions (item, a branch on a tensor, print) read through tensor_host.
- * On the GPU a fused group whose steps the generator covers runs as one kernel
- * (gpu_fused_run: the eager kernels' expression rows in one loop, so the same bits);
- * otherwise, and on the CPU, step by step.
- * Not here yet (docs/gpu.md): one arena per graph from the memory plan, and CUDA Graph
- * capture and replay. */
+ * With the graph's own register file (the static cache's graphs) results go into the graph's
+ * arena (vm_dev.c): each tensor register written has a fixed place, so every run writes the
+ * same addresses; values that leave the graph (outputs, prints, stores, pushes) are copied
+ * out, and a tmove copies into its destination's place. Without one (a nested run, a model
+ * session) every result is a new tensor, so registers, stacks and containers share tensors
+ * freely. Host-needing instructions (item, a branch on a tensor, print) read through
+ * tensor_host. On the GPU a fused group whose steps the generator covers runs as one kernel
+ * (gpu_fused_run: the eager kernels' expression rows in one loop, so the same bits), and so
+ * do an epilogue's steps when every operand has the result's size; otherwise, and on the
+ * CPU, step by step.
+ * Capture (the end of this file): the graph's capture segments (vm_seg.c) run op by op on
+ * runs 1 and 2, are captured on run 3 (a CUDA Graph on the GPU; a stand-in on the CPU that
+ * records the same things) and replayed after, when what they read is what they captured. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>

@@ -223,6 +223,12 @@ START_TEST(vm_gpu_capture_numbers_never_stale) {
     ck_assert_int_eq(d->captures, 1);
     ck_assert_int_eq(d->cap[0].state, CAP_LIVE);
     ck_assert_int_ge(d->cap[0].nnum, 1);
+    /* a segment in a loop body, its counter a number its kernel takes: (((0.5*0+1)*1+1)*2+1) = 5 */
+    ck_assert_int_eq(run_dev("static fn g(x) {\n for k in range(3) { x = exp(x * k) * 0 + x * k + 1 }\n return x\n}\n"
+                             "for i in range(6) { assert(equal(g(full([3], 0.5)), full([3], 5.0)), str(i)) }\n"), 0);
+    d = static_last_graph(I)->dev;
+    ck_assert_int_ge(d->nseg, 1);
+    ck_assert_int_le(d->captures, d->nseg);
 }
 END_TEST
 
