@@ -68,7 +68,7 @@ $(MPI_PLUGIN): ops/mpi/mpi_plugin.c ops/mpi/plugin.h | $(STAMP)
 # ptx_check compiles every kernel the generator can produce with NVRTC (no GPU needed).
 CUDA_HOME ?= /usr/local/cuda
 CUDA_SRC  := ops/cuda/cuda_plugin.c ops/cuda/cuda_kernels.c ops/cuda/nvrtc.c ops/cuda/gen.c ops/cuda/gen_coll.c \
-             ops/cuda/nccl.c
+             ops/cuda/nccl.c ops/cuda/graph.c
 CUDA_DEPS := $(CUDA_SRC) $(wildcard ops/cuda/*.h) ops/ops.def ops/opcall.h ops/tensor.h
 CUDA_LINK := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib64/stubs -Wl,-rpath,$(CUDA_HOME)/lib64
 $(CUDA_PLUGIN): $(CUDA_DEPS) | $(STAMP)
