@@ -389,18 +389,24 @@ static Value bi_dis(Interp *I, CallArgs *a) {
 /* grad(f) and value_and_grad(f): a built-in bound to f (spec section 7). */
 static Value grad_fn_call(Interp *I, CallArgs *a) { return autograd_call(I, I->calling_builtin->bound, a, false); }
 static Value vgrad_fn_call(Interp *I, CallArgs *a) { return autograd_call(I, I->calling_builtin->bound, a, true); }
-static Value make_grad_fn(Interp *I, CallArgs *a, const char *who, const char *name, BuiltinFn fn) {
+/* The rows of the functions grad(f) and value_and_grad(f) return: not globals, so in no
+ * table of names, but static code compiles a call of one (cgrad.c). */
+static const BuiltinDef grad_fn_def = { "grad_fn", grad_fn_call, "(...)", "the gradient of f", ST_CALL_GRAD };
+static const BuiltinDef vgrad_fn_def = { "value_and_grad_fn", vgrad_fn_call, "(...)", "[f's value, its gradient]",
+                                         ST_CALL_VALUE_AND_GRAD };
+static Value make_grad_fn(Interp *I, CallArgs *a, const char *who, const BuiltinDef *def) {
     static const char *const p[] = { "f", NULL };
     Value v[1];
     if (!args_bind(I, a, who, p, 1, v)) return ERR_VAL;
     if (v[0].type != VAL_FUNC && v[0].type != VAL_DICT)
         return interp_error(I, "%s(): f must be a function, got %s", who, val_type_name(v[0]));
-    ObjBuiltin *b = builtin_new(name, fn);
+    ObjBuiltin *b = builtin_new(def->name, def->fn);
+    b->def = def;
     b->bound = val_retain(v[0]);
     return OBJ_VAL(VAL_FUNC, b);
 }
-static Value bi_grad(Interp *I, CallArgs *a) { return make_grad_fn(I, a, "grad", "grad_fn", grad_fn_call); }
-static Value bi_vgrad(Interp *I, CallArgs *a) { return make_grad_fn(I, a, "value_and_grad", "value_and_grad_fn", vgrad_fn_call); }
+static Value bi_grad(Interp *I, CallArgs *a) { return make_grad_fn(I, a, "grad", &grad_fn_def); }
+static Value bi_vgrad(Interp *I, CallArgs *a) { return make_grad_fn(I, a, "value_and_grad", &vgrad_fn_def); }
 static Value bi_check_grad(Interp *I, CallArgs *a) {
     static const char *const p[] = { "f", "x", "eps", NULL };
     Value v[3];
@@ -410,35 +416,35 @@ static Value bi_check_grad(Interp *I, CallArgs *a) {
 }
 
 const BuiltinDef core_builtins[] = {
-    { "print", bi_print, "(...)", "prints its arguments separated by one space, then a newline" },
-    { "str", bi_str, "(x)", "the text print(x) shows" },
-    { "type", bi_type, "(v)", "the type name: nil bool number string list dict function tensor" },
-    { "len", bi_len, "(x)", "code points of a string, items of a list or dict, first dimension of a tensor" },
-    { "range", builtins_range_list, "([start, ]stop[, step])", "the integers from start up to (not including) stop" },
-    { "push", bi_push, "(list, x)", "appends x to the list" },
-    { "pop", bi_pop, "(list)", "removes and returns the last item of the list" },
-    { "keys", bi_keys, "(dict)", "the keys of a dict, in insertion order" },
-    { "get", bi_get, "(dict, key, default=nil)", "dict[key], or default when the key is missing" },
-    { "assert", bi_assert, "(cond, message=nil)", "fails with 'assertion failed: MESSAGE' unless cond is true" },
-    { "error", bi_error, "(message)", "fails with the message" },
-    { "clock", bi_clock, "()", "seconds on a monotonic clock" },
-    { "args", bi_args, "()", "the command-line arguments after the script, as strings" },
-    { "int", bi_int, "(x)", "a number truncated toward zero, or a decimal integer string read" },
-    { "float", bi_float, "(x)", "a number from a one-element tensor, a bool or a float string" },
-    { "bool", bi_bool, "(x)", "the truth value of x" },
-    { "gc", bi_gc, "()", "runs the cycle collector now; returns how many objects it freed" },
-    { "dis", bi_dis, "(f=nil, format=nil)", "shows the optimized bytecode of a static fn or the last static block" },
-    { "grad", bi_grad, "(f)", "a function with f's parameters returning f's gradient w.r.t. its first argument" },
-    { "value_and_grad", bi_vgrad, "(f)", "like grad(f), but the function returns [value, gradient]" },
-    { "check_grad", bi_check_grad, "(f, x, eps=1e-3)", "largest relative error of grad(f)(x) against f64 central differences" },
-    { "export", model_builtin_export, "(f, example_args, path)", "compiles f for the example arguments and writes its graph to a file" },
-    { "load", model_builtin_load, "(path)", "a function that runs an exported graph file" },
-    { "memstats", bi_memstats, "()", "a dict of allocation counts and live/peak bytes" },
-    { "static_mode", bi_static_mode, "()", "\"static\" when static code is compiled, \"eager\" under --no-static or :static off" },
-    { "help", builtin_help, "(x=nil)", "describes a built-in, a function or a module; help(\"name\") looks a name up" },
+    { "print", bi_print, "(...)", "prints its arguments separated by one space, then a newline", ST_PRINT },
+    { "str", bi_str, "(x)", "the text print(x) shows", ST_FOLDS },
+    { "type", bi_type, "(v)", "the type name: nil bool number string list dict function tensor", ST_TYPE | ST_FOLDS },
+    { "len", bi_len, "(x)", "code points of a string, items of a list or dict, first dimension of a tensor", ST_LEN | ST_FOLDS },
+    { "range", builtins_range_list, "([start, ]stop[, step])", "the integers from start up to (not including) stop", ST_FOLDS },
+    { "push", bi_push, "(list, x)", "appends x to the list", ST_PUSH },
+    { "pop", bi_pop, "(list)", "removes and returns the last item of the list", ST_NONE },
+    { "keys", bi_keys, "(dict)", "the keys of a dict, in insertion order", ST_KEYS | ST_FOLDS },
+    { "get", bi_get, "(dict, key, default=nil)", "dict[key], or default when the key is missing", ST_GET | ST_FOLDS },
+    { "assert", bi_assert, "(cond, message=nil)", "fails with 'assertion failed: MESSAGE' unless cond is true", ST_ASSERT },
+    { "error", bi_error, "(message)", "fails with the message", ST_NONE },
+    { "clock", bi_clock, "()", "seconds on a monotonic clock", ST_NONE },
+    { "args", bi_args, "()", "the command-line arguments after the script, as strings", ST_NONE },
+    { "int", bi_int, "(x)", "a number truncated toward zero, or a decimal integer string read", ST_FOLDS },
+    { "float", bi_float, "(x)", "a number from a one-element tensor, a bool or a float string", ST_FLOAT | ST_FOLDS },
+    { "bool", bi_bool, "(x)", "the truth value of x", ST_BOOL | ST_FOLDS },
+    { "gc", bi_gc, "()", "runs the cycle collector now; returns how many objects it freed", ST_NONE },
+    { "dis", bi_dis, "(f=nil, format=nil)", "shows the optimized bytecode of a static fn or the last static block", ST_NONE },
+    { "grad", bi_grad, "(f)", "a function with f's parameters returning f's gradient w.r.t. its first argument", ST_GRAD },
+    { "value_and_grad", bi_vgrad, "(f)", "like grad(f), but the function returns [value, gradient]", ST_VALUE_AND_GRAD },
+    { "check_grad", bi_check_grad, "(f, x, eps=1e-3)", "largest relative error of grad(f)(x) against f64 central differences", ST_EAGER },
+    { "export", model_builtin_export, "(f, example_args, path)", "compiles f for the example arguments and writes its graph to a file", ST_NONE },
+    { "load", model_builtin_load, "(path)", "a function that runs an exported graph file", ST_NONE },
+    { "memstats", bi_memstats, "()", "a dict of allocation counts and live/peak bytes", ST_NONE },
+    { "static_mode", bi_static_mode, "()", "\"static\" when static code is compiled, \"eager\" under --no-static or :static off", ST_STATIC_MODE },
+    { "help", builtin_help, "(x=nil)", "describes a built-in, a function or a module; help(\"name\") looks a name up", ST_NONE },
     { "printoptions", bi_printoptions, "(precision=8, threshold=1000, edgeitems=3, linewidth=75)",
-      "sets how tensors print from now on; returns the previous settings as a dict" },
-    { NULL, NULL, NULL, NULL },
+      "sets how tensors print from now on; returns the previous settings as a dict", ST_NONE },
+    { NULL, NULL, NULL, NULL, ST_NONE },
 };
 
 static const BuiltinDef *const groups[] = { core_builtins, tensor_builtins, string_builtins, list_builtins,
@@ -456,10 +462,12 @@ const BuiltinDef *builtin_def(const char *name) {
  * (pthread_once) and read-only afterwards; the names themselves are static strings. */
 static const char **table_names;
 static BuiltinFn *table_fns;
+static const BuiltinDef **table_defs;   /* NULL for an op */
 static int table_len;
 
-static void table_add(const char *name, BuiltinFn fn) {
+static void table_add(const char *name, BuiltinFn fn, const BuiltinDef *def) {
     table_names[table_len] = name;
+    table_defs[table_len] = def;
     table_fns[table_len++] = fn;
 }
 
@@ -470,11 +478,12 @@ static void table_build(void) {
     /* the process's, not a state's: plain malloc, never freed */
     table_names = malloc(sizeof *table_names * (size_t)n);
     table_fns = malloc(sizeof *table_fns * (size_t)n);
-    if (!table_names || !table_fns) abort();
+    table_defs = malloc(sizeof *table_defs * (size_t)n);
+    if (!table_names || !table_fns || !table_defs) abort();
     for (int g = 0; g < NGROUPS; g++)
-        for (const BuiltinDef *d = groups[g]; d->name; d++) table_add(d->name, d->fn);
+        for (const BuiltinDef *d = groups[g]; d->name; d++) table_add(d->name, d->fn, d);
     for (int op = 0; op < OP__COUNT; op++)
-        if (!(op_def((OpCode)op)->flags & F_SYNTAX)) table_add(op_info[op].name, op_builtins[op]);
+        if (!(op_def((OpCode)op)->flags & F_SYNTAX)) table_add(op_info[op].name, op_builtins[op], NULL);
 }
 
 static void table_ready(void) {
@@ -488,7 +497,10 @@ static void objects_build(Interp *I) {
     /* filled in place: after an out-of-memory jump half way, the next call finishes it */
     if (!I->builtins) I->builtins = mem_calloc((size_t)table_len, sizeof *I->builtins);
     for (int i = 0; i < table_len; i++)
-        if (!I->builtins[i]) I->builtins[i] = builtin_new(table_names[i], table_fns[i]);
+        if (!I->builtins[i]) {
+            I->builtins[i] = builtin_new(table_names[i], table_fns[i]);
+            I->builtins[i]->def = table_defs[i];
+        }
     for (int i = 0; i < table_len; i++)
         if (!strcmp(table_names[i], "range")) I->range_builtin = I->builtins[i];
 }

@@ -3,14 +3,35 @@
 #define TSL_BUILTINS_H
 #include "interp.h"
 
+/* How static code treats a built-in that is not an op (vm/cbuiltins.c; ops have theirs in
+ * ops.def): the rule that compiles a call of it, ST_NONE where nothing does (the code runs
+ * eagerly), or'ed with ST_FOLDS when it is pure and a call whose arguments are known while
+ * compiling is run then, its result a constant. */
+enum {
+    ST_NONE,
+    ST_PRINT, ST_ASSERT, ST_STATIC_MODE,      /* act in program order; "static" */
+    ST_GRAD, ST_VALUE_AND_GRAD,               /* of a function known while compiling: cgrad.c */
+    ST_CALL_GRAD, ST_CALL_VALUE_AND_GRAD,     /* the function grad(f) returned, called */
+    ST_EAGER,                                 /* says it runs eagerly (check_grad) */
+    ST_RANK, ST_WORLD_SIZE,                   /* constants of the process */
+    ST_TENSOR, ST_BOOL, ST_TO, ST_SEED,       /* also on tensors known only at run time */
+    ST_ITEM, ST_FLOAT, ST_LEN, ST_TYPE,
+    ST_PUSH, ST_EXTEND, ST_INSERT,            /* onto lists the static code made */
+    ST_REVERSED, ST_KEYS, ST_GET, ST_SORTED,
+    ST_RULE = 0xff,                           /* the rule's bits */
+    ST_FOLDS = 0x100,
+};
+
 /* One row per built-in that is not an op (ops have theirs in ops.def): the signature as a
- * call would be written ("split(s, sep=nil)" without the name) and one line saying what it
- * does, so help(x) can print both from the table that defines the built-in. */
-typedef struct {
+ * call would be written ("split(s, sep=nil)" without the name), one line saying what it
+ * does, so help(x) can print both from the table that defines the built-in, and how static
+ * code treats it (ST_*). */
+typedef struct BuiltinDef {
     const char *name;
     BuiltinFn fn;
     const char *signature;
     const char *doc;
+    unsigned stat;
 } BuiltinDef;
 
 extern const BuiltinDef core_builtins[];

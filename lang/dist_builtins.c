@@ -24,8 +24,8 @@ static Value bi_barrier(Interp *I, CallArgs *a) {
 }
 
 const BuiltinDef dist_builtins[] = {
-    { "rank", bi_rank, "()", "this process's rank in the MPI job (0 without mpirun)" },
-    { "world_size", bi_world_size, "()", "the number of processes in the MPI job (1 without mpirun)" },
-    { "barrier", bi_barrier, "()", "waits until every rank of the MPI job reaches a barrier" },
-    { NULL, NULL, NULL, NULL },
+    { "rank", bi_rank, "()", "this process's rank in the MPI job (0 without mpirun)", ST_RANK },
+    { "world_size", bi_world_size, "()", "the number of processes in the MPI job (1 without mpirun)", ST_WORLD_SIZE },
+    { "barrier", bi_barrier, "()", "waits until every rank of the MPI job reaches a barrier", ST_NONE },
+    { NULL, NULL, NULL, NULL, ST_NONE },
 };

@@ -162,11 +162,11 @@ static Value bi_index(Interp *I, CallArgs *a) {
 }
 
 const BuiltinDef list_builtins[] = {
-    { "sorted", bi_sorted, "(list, key=nil, reverse=false)", "a new list of the items in order (stable; numbers or strings)" },
-    { "reversed", bi_reversed, "(list)", "a new list of the items in reverse order" },
-    { "extend", bi_extend, "(list, other)", "appends the items of other to the list" },
-    { "insert", bi_insert, "(list, i, x)", "puts x before position i (negative from the end)" },
-    { "remove", bi_remove, "(list, x)", "removes the first item equal to x" },
-    { "index", bi_index, "(list, x)", "the position of the first item equal to x" },
-    { NULL, NULL, NULL, NULL },
+    { "sorted", bi_sorted, "(list, key=nil, reverse=false)", "a new list of the items in order (stable; numbers or strings)", ST_SORTED | ST_FOLDS },
+    { "reversed", bi_reversed, "(list)", "a new list of the items in reverse order", ST_REVERSED | ST_FOLDS },
+    { "extend", bi_extend, "(list, other)", "appends the items of other to the list", ST_EXTEND },
+    { "insert", bi_insert, "(list, i, x)", "puts x before position i (negative from the end)", ST_INSERT },
+    { "remove", bi_remove, "(list, x)", "removes the first item equal to x", ST_NONE },
+    { "index", bi_index, "(list, x)", "the position of the first item equal to x", ST_FOLDS },
+    { NULL, NULL, NULL, NULL, ST_NONE },
 };

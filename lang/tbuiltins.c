@@ -298,14 +298,14 @@ static Value bi_save_npy(Interp *I, CallArgs *a) {
 }
 
 const BuiltinDef tensor_builtins[] = {
-    { "tensor", bi_tensor, "(data, dtype=nil)", "a tensor from a number, a nested list or a tensor (a copy)" },
-    { "seed", bi_seed, "(n)", "restarts the random generator from n" },
-    { "item", bi_item, "(x)", "the one element of a tensor as a number (or bool)" },
-    { "tolist", bi_tolist, "(t)", "a tensor as nested lists of numbers (or bools)" },
-    { "to", bi_to, "(t, device)", "the tensor on device \"cpu\" or \"gpu\"" },
-    { "device", bi_device, "(name=nil)", "the default device, or sets it" },
-    { "load_csv", bi_load_csv, "(path, skip_header=false)", "a 2-D f32 tensor from a CSV file of numbers" },
-    { "load_npy", bi_load_npy, "(path)", "a tensor from a NumPy .npy file" },
-    { "save_npy", bi_save_npy, "(path, t)", "writes the tensor as a NumPy .npy file" },
-    { NULL, NULL, NULL, NULL },
+    { "tensor", bi_tensor, "(data, dtype=nil)", "a tensor from a number, a nested list or a tensor (a copy)", ST_TENSOR | ST_FOLDS },
+    { "seed", bi_seed, "(n)", "restarts the random generator from n", ST_SEED },
+    { "item", bi_item, "(x)", "the one element of a tensor as a number (or bool)", ST_ITEM },
+    { "tolist", bi_tolist, "(t)", "a tensor as nested lists of numbers (or bools)", ST_NONE },
+    { "to", bi_to, "(t, device)", "the tensor on device \"cpu\" or \"gpu\"", ST_TO },
+    { "device", bi_device, "(name=nil)", "the default device, or sets it", ST_NONE },
+    { "load_csv", bi_load_csv, "(path, skip_header=false)", "a 2-D f32 tensor from a CSV file of numbers", ST_NONE },
+    { "load_npy", bi_load_npy, "(path)", "a tensor from a NumPy .npy file", ST_NONE },
+    { "save_npy", bi_save_npy, "(path, t)", "writes the tensor as a NumPy .npy file", ST_NONE },
+    { NULL, NULL, NULL, NULL, ST_NONE },
 };

@@ -103,10 +103,12 @@ typedef struct ObjClosure {
 struct Interp;
 struct CallArgs;
 typedef Value (*BuiltinFn)(struct Interp *I, struct CallArgs *a);
+struct BuiltinDef;
 typedef struct {
     Obj h;
     const char *name;
     BuiltinFn fn;
+    const struct BuiltinDef *def;   /* its row (lang/builtins.h), or NULL: an op, a loaded graph */
     Value bound;    /* owned: grad(f)'s f (nil for the plain built-ins) */
     void *udata;    /* owned through udata_free: a loaded model's state (vm/model.c) */
     void (*udata_free)(void *udata);

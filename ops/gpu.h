@@ -48,4 +48,19 @@ typedef struct {
 int gpu_fused_run(const GpuFusedStep *steps, int nsteps, const Tensor *const *in, const double *num, int nin,
                   Tensor *out);
 
+/* CUDA Graph capture of the plugin's stream (ops/gpu_graph.c; the static VM's segments,
+ * vm/vm_gpu.c). Between gpu_capture_begin and gpu_capture_end kernels are recorded, not run,
+ * and every device buffer freed is kept by the graph being captured (its kernels may use it
+ * at each replay) until gpu_graph_free. gpu_capture_end is called after every begin that
+ * succeeded, even when the work in between failed: it gives the instantiated graph, or -1
+ * (capture invalidated by a call that needs the host, ...; nothing was launched, the buffers
+ * are free again). */
+int gpu_capture_begin(void);
+/* dst's elements := src's (two GPU tensors of the same size): a device-to-device copy on the
+ * stream, not waited for (so it can be captured). */
+int gpu_copy_into(Tensor *dst, const Tensor *src);
+int gpu_capture_end(void **graph);
+int gpu_graph_launch(void *graph);   /* enqueued on the stream, not waited for */
+void gpu_graph_free(void *graph);
+
 #endif

@@ -7,6 +7,9 @@
 #                        starts with `# allows-eager`
 #   tests/errors/*.tsl   each must fail with exit 1 and print the `# error: L:C: MSG` it names
 #   command-line behaviour, the examples, and the REPL through a pty (tests/repl_pty.py)
+# Every script gets one argument, args()[0]: an empty scratch folder of its own under this
+# run's private mktemp -d folder, for the files it writes (never a fixed /tmp path: two runs at
+# once would share it, and a file left by an earlier run could make a test pass).
 # Prints one line per failure and ends with "N passed, N failed".
 TSL=${1:-bin/tsl}
 pass=0
@@ -17,16 +20,18 @@ trap 'rm -rf "$tmp"' EXIT
 ok() { pass=$((pass + 1)); }
 # a sanitizer report anywhere in a run's stderr is a failure, whatever the exit status
 sanitized() { ! grep -q 'Sanitizer' "$tmp/err"; }
+# scratch: prints the path of a new, empty scratch folder for one script run
+scratch() { rm -rf "$tmp/scratch" && mkdir "$tmp/scratch" && echo "$tmp/scratch"; }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 for f in tests/scripts/*.tsl; do
     # all their static code compiles, unless the script says it tests the eager fallback
     if ! grep -q '^# allows-eager' "$f"; then
-        TSL_EXPLAIN=1 $TSL "$f" >/dev/null 2>"$tmp/err"
+        TSL_EXPLAIN=1 $TSL "$f" "$(scratch)" >/dev/null 2>"$tmp/err"
         if grep -q 'runs eagerly' "$tmp/err"; then bad "$f: $(grep -m1 'runs eagerly' "$tmp/err")"; else ok; fi
     fi
     for mode in --no-static "" --verify-static; do
-        if $TSL $mode "$f" >"$tmp/out" 2>"$tmp/err"; then
+        if $TSL $mode "$f" "$(scratch)" >"$tmp/out" 2>"$tmp/err"; then
             if ! sanitized; then
                 bad "$f $mode: sanitizer report: $(grep -m1 Sanitizer "$tmp/err")"
             elif [ -f "${f%.tsl}.out" ] && ! cmp -s "$tmp/out" "${f%.tsl}.out"; then
@@ -40,7 +45,7 @@ done
 
 for f in tests/errors/*.tsl; do
     want="$f:$(sed -n 's/^# error: \([0-9]*:[0-9]*\): /\1: error: /p' "$f")"
-    $TSL "$f" >/dev/null 2>"$tmp/err"
+    $TSL "$f" "$(scratch)" >/dev/null 2>"$tmp/err"
     rc=$?
     got=$(head -1 "$tmp/err")
     if [ $rc -eq 1 ] && [ "$got" = "$want" ] && sanitized; then ok; else bad "$f: exit $rc, got '$got', want '$want'"; fi
@@ -52,7 +57,7 @@ case "$TSL" in *asan*|*fuzz*) memcap="" ;; *) memcap="ulimit -v 262144;" ;; esac
 for f in tests/hostile/*.tsl; do
     want=$(sed -n '1s/^# expect: //p' "$f")
     flags=$(sed -n '2s/^# flags: //p' "$f")
-    (eval "$memcap" TSL_PATH=tests/hostile/mods timeout 5 $TSL $flags "$f" >/dev/null 2>"$tmp/err")
+    (eval "$memcap" TSL_PATH=tests/hostile/mods timeout 5 $TSL $flags "$f" "$(scratch)" >/dev/null 2>"$tmp/err")
     rc=$?
     first=$(grep -v -m1 '^[^ ]*:[0-9]*:[0-9]*: warning: ' "$tmp/err")   # an eager-fallback warning may come first
     case "$first" in
@@ -108,6 +113,22 @@ check "version" 0 "tsl 0.1.0 (OpenBLAS, Prescott kernels)" -- env OPENBLAS_CORET
 check "static_mode()" 0 "static static" -- $TSL -e 'static { m = static_mode() }
 print(static_mode(), m)'
 check "static_mode() under --no-static" 0 "eager" -- $TSL --no-static -e 'print(static_mode())'
+# a warm loaded graph allocates nothing per call on the CPU VM (its registers keep their buffers;
+# not under TSL_VM_DEVICE=1, whose vm_gpu.c makes every result a new tensor: so not in tests/scripts)
+check "a warm loaded graph allocates nothing" 0 "true" -- $TSL -e 'import nn
+model = nn.mlp([8, 16, 4])
+static fn predict(x) { return model.forward(model, x) }
+x = randn([5, 8])
+export(predict, [x], args()[0] + "/mlp.tslg")
+g = load(args()[0] + "/mlp.tslg")
+for i in range(3) { y = g(x) }
+y = nil
+m0 = memstats()
+for i in range(20) {
+  y = g(x)
+  y = nil
+}
+print(memstats().allocations == m0.allocations)' "$(scratch)"
 # OpenBLAS's generic kernels are replaced where the CPU runs its AVX-512 or AVX2 ones
 if grep -qw avx512bw /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo && grep -qw avx512dq /proc/cpuinfo; then
     if env -u OPENBLAS_CORETYPE $TSL --version | grep -q "Prescott kernels"; then bad "BLAS kernels: $($TSL --version)"; else ok; fi

@@ -1,8 +1,10 @@
 /* cbuiltins.c - built-in functions in static code. Every op of ops.def compiles the same
  * way (cc_call_op: the eager binding and attribute rules, op_infer for shapes and dtypes,
- * one OP instruction); pure built-ins that are not ops fold at compile time through their
- * eager implementation; print/assert act in program order. Anything else is reported
- * unsupported (the code then runs eagerly, and TSL_EXPLAIN says why). */
+ * one OP instruction). A built-in that is not an op compiles by the rule its table row
+ * gives (BuiltinDef.stat, lang/builtins.h, read through ObjBuiltin.def, never its name):
+ * the pure ones (ST_FOLDS) fold at compile time through their eager implementation;
+ * print/assert act in program order. Anything else is reported unsupported (the code then
+ * runs eagerly, and TSL_EXPLAIN says why). */
 #include "comp.h"
 #include "opargs.h"
 #include "dist.h"
@@ -87,16 +89,6 @@ static AVal number_tensor(Comp *c, AVal v, DType dt) {
     in->a = xr;
     in->aux = dt;
     return t;
-}
-
-/* Built-ins that are not ops and fold at compile time when their arguments are known. */
-bool cc_is_pure_builtin(const char *name) {
-    static const char *const pure[] = { "tensor", "range", "str", "int", "float", "bool", "type", "len", "keys",
-                                        "get", "split", "join", "replace", "find", "strip", "upper", "lower",
-                                        "startswith", "endswith", "format", "sorted", "reversed", "index", NULL };
-    for (int i = 0; pure[i]; i++)
-        if (!strcmp(pure[i], name)) return true;
-    return false;
 }
 
 /* ---------- ops of the table ---------- */
@@ -316,20 +308,20 @@ AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw,
 }
 /* Built-ins that are not ops, on values known only at run time: tensor() of a tensor,
  * bool() of a tensor (its truth value), to(t, "cpu"), seed(n). true with the result in *r. */
-static bool builtin_on_runtime_values(Comp *c, const char *name, ObjBuiltin *b, AVal *args, int nargs, char **kwn,
+static bool builtin_on_runtime_values(Comp *c, int rule, ObjBuiltin *b, AVal *args, int nargs, char **kwn,
                                       AVal *kw, int nkw, AVal *r) {
-    if (!strcmp(name, "tensor") && nargs >= 1 && args[0].kind == AV_TENSOR) {
+    if (rule == ST_TENSOR && nargs >= 1 && args[0].kind == AV_TENSOR) {
         bool with_dtype = nargs == 2 || nkw == 1;
         *r = with_dtype ? cc_call_op(c, OP_ASTYPE, args, nargs, kwn, kw, nkw) : args[0];   /* tensors are immutable */
         return true;
     }
-    if (!strcmp(name, "bool") && nargs == 1 && nkw == 0 && args[0].kind == AV_TENSOR) {
+    if (rule == ST_BOOL && nargs == 1 && nkw == 0 && args[0].kind == AV_TENSOR) {
         int reg;
         int t = cc_truth(c, args[0], &reg, c->loc);
         *r = c->failed ? FAILV : t >= 0 ? cc_bool_const(t) : (AVal){ .kind = AV_NUM, .reg = reg, .is_bool = true };
         return true;
     }
-    if (!strcmp(name, "to") && nargs == 2 && nkw == 0 && args[0].kind == AV_TENSOR && args[1].kind == AV_CONST) {
+    if (rule == ST_TO && nargs == 2 && nkw == 0 && args[0].kind == AV_TENSOR && args[1].kind == AV_CONST) {
         /* the eager built-in on a stand-in tensor says whether the device is available */
         Value probe[2] = { TENSOR_VAL(tensor_scalar(DT_F32, 0)), args[1].k };
         CallArgs ca = { probe, 2, NULL, NULL, 0 };
@@ -345,7 +337,7 @@ static bool builtin_on_runtime_values(Comp *c, const char *name, ObjBuiltin *b, 
         *r = gpu ? cc_unsupported(c, "to() a GPU (static graphs run on the CPU only, so far)") : args[0];
         return true;
     }
-    if (!strcmp(name, "seed") && nargs == 1 && nkw == 0) {
+    if (rule == ST_SEED && nargs == 1 && nkw == 0) {
         int64_t n;
         if (!cc_need_int(c, &args[0], &n, "seed()'s argument")) {
             *r = FAILV;
@@ -359,71 +351,75 @@ static bool builtin_on_runtime_values(Comp *c, const char *name, ObjBuiltin *b, 
     return false;
 }
 
+/* A call of built-in b in static code: its row's ST_* rule says how (lang/builtins.h), or
+ * it is an op of ops.def; a built-in known by neither (a loaded graph, whatever its name)
+ * runs eagerly. */
 AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, int nargs, char **kwn, AVal *kw,
                             int nkw, SrcLoc loc) {
     c->loc = loc;
-    if (b && b->bound.type != VAL_NIL && (!strcmp(name, "grad_fn") || !strcmp(name, "value_and_grad_fn")))
-        return cgrad_call(c, cc_const_av(b->bound), name[0] == 'v', args, nargs, kwn, kw, nkw, loc);
-    if ((!strcmp(name, "grad") || !strcmp(name, "value_and_grad")) && nargs == 1 && nkw == 0 &&
+    unsigned stat = b && b->def ? b->def->stat : ST_NONE;
+    int rule = (int)(stat & ST_RULE);
+    if ((rule == ST_CALL_GRAD || rule == ST_CALL_VALUE_AND_GRAD) && b->bound.type != VAL_NIL)
+        return cgrad_call(c, cc_const_av(b->bound), rule == ST_CALL_VALUE_AND_GRAD, args, nargs, kwn, kw, nkw, loc);
+    if ((rule == ST_GRAD || rule == ST_VALUE_AND_GRAD) && nargs == 1 && nkw == 0 &&
         ((args[0].kind == AV_CONST && args[0].k.type == VAL_FUNC) || args[0].kind == AV_CLOSURE || args[0].kind == AV_DICT))
-        return cgrad_make(c, args[0], name[0] == 'v');
-    if (!strcmp(name, "grad") || !strcmp(name, "value_and_grad") || !strcmp(name, "check_grad") ||
-        (b && b->bound.type != VAL_NIL))
+        return cgrad_make(c, args[0], rule == ST_VALUE_AND_GRAD);
+    if (rule == ST_GRAD || rule == ST_VALUE_AND_GRAD || rule == ST_EAGER || (b && b->bound.type != VAL_NIL))
         return cc_unsupported(c, "%s() runs eagerly in static code", name);
-    if (!strcmp(name, "print")) return builtin_print(c, args, nargs, nkw);
-    if (!strcmp(name, "static_mode") && nargs == 0 && nkw == 0) return cc_const_av(cc_keep_value(c, val_cstr("static")));
-    if (!strcmp(name, "assert")) return builtin_assert(c, args, nargs, kwn, kw, nkw);
-    OpCode op = op_by_name(name);
-    if (op < OP__COUNT) return cc_call_op(c, op, args, nargs, kwn, kw, nkw);
+    if (rule == ST_PRINT) return builtin_print(c, args, nargs, nkw);
+    if (rule == ST_STATIC_MODE && nargs == 0 && nkw == 0) return cc_const_av(cc_keep_value(c, val_cstr("static")));
+    if (rule == ST_ASSERT) return builtin_assert(c, args, nargs, kwn, kw, nkw);
+    OpCode op = b && !b->def ? op_by_name(name) : OP__COUNT;
+    if (op < OP__COUNT && b->fn == op_builtins[op]) return cc_call_op(c, op, args, nargs, kwn, kw, nkw);
     /* constants of the process (its place in the MPI job), so shard sizes are known shapes */
-    if ((!strcmp(name, "rank") || !strcmp(name, "world_size")) && nargs == 0 && nkw == 0) {
-        int v = name[0] == 'r' ? dist_rank() : dist_size();
+    if ((rule == ST_RANK || rule == ST_WORLD_SIZE) && nargs == 0 && nkw == 0) {
+        int v = rule == ST_RANK ? dist_rank() : dist_size();
         return dist_start() ? cc_error_at(c, loc, "%s", op_error()) : cc_num_const(v);
     }
     /* sorted() with a key calls it: folding would run a TSL function (and its prints) while compiling */
-    bool calls_back = !strcmp(name, "sorted") && (nargs > 1 || (nkw && strcmp(kwn[0], "reverse")) || nkw > 1);
-    if (cc_is_pure_builtin(name) && !calls_back) {
+    bool calls_back = rule == ST_SORTED && (nargs > 1 || (nkw && strcmp(kwn[0], "reverse")) || nkw > 1);
+    if ((stat & ST_FOLDS) && !calls_back) {
         AVal r;
         if (fold_builtin(c, b, args, nargs, kwn, kw, nkw, &r)) return c->failed ? FAILV : r;
     }
     AVal r;
-    if (builtin_on_runtime_values(c, name, b, args, nargs, kwn, kw, nkw, &r)) return r;
-    if ((!strcmp(name, "item") || !strcmp(name, "float")) && nargs == 1 && args[0].kind == AV_TENSOR) {
+    if (builtin_on_runtime_values(c, rule, b, args, nargs, kwn, kw, nkw, &r)) return r;
+    if ((rule == ST_ITEM || rule == ST_FLOAT) && nargs == 1 && args[0].kind == AV_TENSOR) {
         if (shape_count(&args[0].shape) != 1)
-            return !strcmp(name, "item")
+            return rule == ST_ITEM
                        ? cc_error_at(c, loc, "item(): the tensor has %lld elements, not one", (long long)shape_count(&args[0].shape))
                        : cc_error_at(c, loc, "float(): only a one-element tensor converts to a number");
-        AVal r = { .kind = AV_NUM, .reg = cc_new_num(c, args[0].dtype == DT_BOOL && name[0] == 'i') };
+        AVal r = { .kind = AV_NUM, .reg = cc_new_num(c, args[0].dtype == DT_BOOL && rule == ST_ITEM) };
         Ins *in = cc_emit(c, I_ITEM);
         in->dst = r.reg;
         in->a = args[0].reg;
         r.is_bool = c->g->regs[r.reg].is_bool;
         return r;
     }
-    if ((!strcmp(name, "item") || !strcmp(name, "float")) && nargs == 1 && args[0].kind == AV_NUM) return args[0];
-    if (!strcmp(name, "len") && nargs == 1) {
+    if ((rule == ST_ITEM || rule == ST_FLOAT) && nargs == 1 && args[0].kind == AV_NUM) return args[0];
+    if (rule == ST_LEN && nargs == 1) {
         if (args[0].kind == AV_LIST || args[0].kind == AV_DICT) return cc_num_const(args[0].st->n);
         if (args[0].kind == AV_TENSOR && args[0].shape.ndim > 0) return cc_num_const((double)args[0].shape.d[0]);
     }
-    if (!strcmp(name, "type") && nargs == 1) {
+    if (rule == ST_TYPE && nargs == 1) {
         const char *t = args[0].kind == AV_NUM ? (args[0].is_bool ? "bool" : "number")
                         : args[0].kind == AV_TENSOR ? "tensor" : args[0].kind == AV_LIST ? "list"
                         : args[0].kind == AV_DICT ? "dict" : args[0].kind == AV_CLOSURE ? "function"
                         : val_type_name(args[0].k);
         return cc_const_av(cc_keep_value(c, val_cstr(t)));
     }
-    if (!strcmp(name, "push") && nargs == 2 && args[0].kind == AV_LIST) {
+    if (rule == ST_PUSH && nargs == 2 && args[0].kind == AV_LIST) {
         if (args[0].st->obj >= 0) return cc_unsupported(c, "push() onto a list that exists outside the static code");
         cc_astruct_push(c, args[0].st, NULL, args[1]);
         return cc_const_av(NIL_VAL);
     }
-    if (!strcmp(name, "extend") && nargs == 2 && nkw == 0 && args[0].kind == AV_LIST && args[1].kind == AV_LIST) {
+    if (rule == ST_EXTEND && nargs == 2 && nkw == 0 && args[0].kind == AV_LIST && args[1].kind == AV_LIST) {
         if (args[0].st->obj >= 0) return cc_unsupported(c, "extend() of a list that exists outside the static code");
         int n = args[1].st->n;   /* extend(l, l) appends l's items once */
         for (int i = 0; i < n; i++) cc_astruct_push(c, args[0].st, NULL, args[1].st->items[i]);
         return cc_const_av(NIL_VAL);
     }
-    if (!strcmp(name, "insert") && nargs == 3 && nkw == 0 && args[0].kind == AV_LIST) {
+    if (rule == ST_INSERT && nargs == 3 && nkw == 0 && args[0].kind == AV_LIST) {
         AStruct *st = args[0].st;
         if (st->obj >= 0) return cc_unsupported(c, "insert() into a list that exists outside the static code");
         double x;
@@ -436,18 +432,18 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
         st->items[at] = args[2];
         return cc_const_av(NIL_VAL);
     }
-    if (!strcmp(name, "reversed") && nargs == 1 && nkw == 0 && args[0].kind == AV_LIST) {
+    if (rule == ST_REVERSED && nargs == 1 && nkw == 0 && args[0].kind == AV_LIST) {
         AStruct *st = cc_astruct_new(c, false);   /* a new list of the same items: tensors stay inputs */
         for (int i = args[0].st->n - 1; i >= 0; i--) cc_astruct_push(c, st, NULL, args[0].st->items[i]);
         return (AVal){ .kind = AV_LIST, .st = st, .reg = -1 };
     }
-    if (!strcmp(name, "keys") && nargs == 1 && args[0].kind == AV_DICT) {
+    if (rule == ST_KEYS && nargs == 1 && args[0].kind == AV_DICT) {
         AStruct *st = cc_astruct_new(c, false);
         for (int i = 0; i < args[0].st->n; i++)
             cc_astruct_push(c, st, NULL, cc_const_av(cc_keep_value(c, val_cstr(args[0].st->keys[i]))));
         return (AVal){ .kind = AV_LIST, .st = st, .reg = -1 };
     }
-    if (!strcmp(name, "get") && nargs >= 2 && args[0].kind == AV_DICT && args[1].kind == AV_CONST &&
+    if (rule == ST_GET && nargs >= 2 && args[0].kind == AV_DICT && args[1].kind == AV_CONST &&
         args[1].k.type == VAL_STR) {
         int at = cc_astruct_find(args[0].st, AS_STR(args[1].k)->chars);
         if (at >= 0) return args[0].st->items[at];

@@ -225,7 +225,6 @@ Opnd cc_opnd_of(Comp *c, AVal v);
 AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, SrcLoc loc);
 AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value);
 AVal cc_make_closure(Comp *c, FnProto *p);
-bool cc_is_pure_builtin(const char *name);
 /* Runs x and returns FAILV from the enclosing function if compilation has failed. */
 #define TRY(x)                                                                     \
     do {                                                                           \

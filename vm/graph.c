@@ -120,6 +120,7 @@ void graph_free(Graph *g) {
     mem_free(g->outputs);
     if (g->has_result) opnd_free(&g->result);
     if (g->rf) vm_regs_free(g->rf, g);
+    vm_dev_free(g->dev, g->nregs);
     mem_free(g->vals);
     mem_free(g);
 }

@@ -152,9 +152,11 @@ typedef struct Graph {
     struct VmRegs *rf;       /* register file (tensors stay for reuse) */
     Value *vals;             /* fetched inputs */
     bool busy;               /* rf/vals in use (a nested run uses its own) */
+    struct VmDev *dev;       /* vm_gpu.c's arena and captures (vm_impl.h), NULL until its first run */
 } Graph;
 
 void graph_free(Graph *g);
+void vm_dev_free(struct VmDev *d, int nregs);   /* vm/vm_dev.c */
 void opnd_free(Opnd *o);
 void ins_free(Ins *in);
 int graph_emit(Graph *g, InsOp op, SrcLoc loc, Source *src);

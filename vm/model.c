@@ -3,7 +3,14 @@
  *
  * A loaded graph runs on the same VM as a static fn: its arguments are checked against the
  * guards it was exported with (a wrong shape or dtype names the argument), the registers of
- * captured values are bound to their constants, and vm_exec runs the code. */
+ * captured values are bound to their constants, and vm_exec runs the code.
+ *
+ * A graph load() made runs where its tensor arguments are (the first one not on the CPU,
+ * else the default device), as a static graph does: on the GPU through vm/vm_gpu.c
+ * (Graph.device_vm), with a copy of its constants made on that device at its first call
+ * there and kept (the weights it binds; literals go to the default device, as in a static
+ * graph). TSL_VM_DEVICE=1 sends it through vm_gpu.c on the CPU too, as it does
+ * every static graph. The C API's sessions run on the CPU. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +18,8 @@
 #include "model.h"
 #include "graphfile.h"
 #include "vm.h"
+#include "ctx.h"
+#include "gpu.h"
 
 struct Model {
     GraphFile *gf;
@@ -184,8 +193,9 @@ static const char *arg_name(const Model *m, const Guard *gd) {
     return n ? n : "?";
 }
 
-/* Whether v passes guard gd; the message names the argument when it does not. */
-static bool arg_ok(const Model *m, const Guard *gd, Value v, char *err, size_t errlen) {
+/* Whether v passes guard gd; the message names the argument when it does not. A tensor on
+ * the GPU passes only where any_device (load()'s functions; the C API's run on the CPU). */
+static bool arg_ok(const Model *m, const Guard *gd, Value v, bool any_device, char *err, size_t errlen) {
     char b1[300], b2[300];
     const char *name = arg_name(m, gd);
     if (v.type == VAL_UNDEF && !(gd->kind == G_CONST && gd->k.type == VAL_UNDEF)) {
@@ -201,7 +211,8 @@ static bool arg_ok(const Model *m, const Guard *gd, Value v, char *err, size_t e
         }
         Shape s;
         shape_of(v.as.t, &s);
-        if (v.as.t->dtype == gd->dtype && shape_equal(&s, &gd->shape) && v.as.t->device == DEV_CPU) return true;
+        if (v.as.t->dtype == gd->dtype && shape_equal(&s, &gd->shape) && (any_device || v.as.t->device == DEV_CPU))
+            return true;
         snprintf(err, errlen, "argument '%s' must be %s %s (as exported), got %s %s%s", name, dtype_name(gd->dtype),
                  shape_str(&gd->shape, b1, sizeof b1), dtype_name(v.as.t->dtype), shape_str(&s, b2, sizeof b2),
                  v.as.t->device == DEV_CPU ? "" : " on the GPU");
@@ -326,7 +337,7 @@ static bool bind_inputs(ModelSession *s, Tensor *const *in, int nin, char *err, 
             }
             v = NUM_VAL(tensor_get(in[i], 0));
         }
-        if (!arg_ok(m, gd, v, err, errlen)) return false;
+        if (!arg_ok(m, gd, v, false, err, errlen)) return false;
     }
     for (int i = 0; i < nin; i++) {
         const Guard *gd = &g->guards[m->leaves[i]];
@@ -378,13 +389,62 @@ typedef struct {
     Model *m;
     VmRegs *r;            /* the interpreter's session (a nested call makes its own) */
     bool busy;
+    Tensor **gpu_consts;  /* the graph's constants copied to the GPU (made once), or NULL */
 } Loaded;
+
+static void release_consts(Tensor **consts, int n) {
+    for (int i = 0; consts && i < n; i++) tensor_release(consts[i]);
+    mem_free(consts);
+}
 
 static void loaded_free(void *p) {
     Loaded *l = p;
     if (l->r) vm_regs_free(l->r, l->m->gf->g);
+    release_consts(l->gpu_consts, l->m->gf->g->nconsts);
     model_free(l->m);
     mem_free(l);
+}
+
+/* The device a call runs on: its first tensor argument not on the CPU, else the default
+ * device (static.c picks a static graph's the same way). */
+static Device call_device(const Graph *g, const Value *vals) {
+    for (int i = 0; i < g->ninputs; i++)
+        if (vals[i].type == VAL_TENSOR && vals[i].as.t->device != DEV_CPU) return vals[i].as.t->device;
+    return ops_ctx()->default_device;
+}
+
+/* The constants for a run on device d into *out: NULL (the graph's own) on the CPU, else
+ * their copies on the GPU, made at the first call there and kept until the graph is freed
+ * (the weights cross once, not per call; a nested call finds them too). false with
+ * op_error() set when a copy fails, nothing kept. */
+static bool consts_on(Loaded *l, Device d, Tensor ***out) {
+    const Graph *g = l->m->gf->g;
+    *out = NULL;
+    if (d == DEV_CPU) return true;
+    if (!l->gpu_consts) {
+        Tensor **c = mem_calloc((size_t)g->nconsts + 1, sizeof(Tensor *));
+        for (int i = 0; i < g->nconsts; i++)
+            if (!(c[i] = gpu_to(g->consts[i], d))) {
+                release_consts(c, i);
+                return false;
+            }
+        l->gpu_consts = c;
+    }
+    *out = l->gpu_consts;
+    return true;
+}
+
+/* Runs the bound registers on device d: through vm_gpu.c off the CPU (or under
+ * TSL_VM_DEVICE=1), as a static graph compiled for d runs. As there, the graph's literals
+ * and creation ops are made on the default device (the weights, bound from the constants,
+ * are on d): with arguments on the GPU and the CPU as the default, a random draw meets them
+ * in the op core's mixing-devices error, as in eager code. */
+static int exec_loaded(Interp *I, const Model *m, VmRegs *r, Device d) {
+    Graph *g = m->gf->g;   /* this interpreter's own: load() made it */
+    const char *forced = getenv("TSL_VM_DEVICE");
+    g->device = d;
+    g->device_vm = d != DEV_CPU || (forced && !strcmp(forced, "1"));
+    return exec_model(I, m, r);
 }
 
 static Loaded *loaded_of(Value f) {
@@ -424,10 +484,16 @@ static Value call_loaded(Interp *I, CallArgs *a) {
     static_fetch_args(g, params, vals);
     char err[700];
     for (int i = 0; i < g->nguards; i++)
-        if (!arg_ok(m, &g->guards[i], vals[g->guards[i].input], err, sizeof err)) {
+        if (!arg_ok(m, &g->guards[i], vals[g->guards[i].input], true, err, sizeof err)) {
             mem_free(params);
             return interp_error(I, "%s(): %s", m->gf->name, err);
         }
+    Device d = call_device(g, vals);
+    Tensor **consts;
+    if (!consts_on(l, d, &consts)) {
+        mem_free(params);
+        return interp_error(I, "%s(): %s", m->gf->name, op_error());
+    }
     bool own = !l->busy;
     if (own && !l->r) l->r = vm_regs_new(g);
     VmRegs *r = own ? l->r : vm_regs_new(g);
@@ -439,7 +505,9 @@ static Value call_loaded(Interp *I, CallArgs *a) {
         else if (gd->reg >= 0 && v.type == VAL_NUM) r->num[gd->reg] = v.as.n;
     }
     mem_free(params);
-    Value result = exec_model(I, m, r) ? ERR_VAL : g->has_result ? vm_operand(I, (Graph *)g, r, &g->result) : NIL_VAL;
+    r->consts = consts;
+    Value result = exec_loaded(I, m, r, d) ? ERR_VAL : g->has_result ? vm_operand(I, (Graph *)g, r, &g->result) : NIL_VAL;
+    r->consts = NULL;
     if (IS_ERR(result) && !I->interrupted && !I->exiting) relocate_error(I, m);
     unbind(m, r);
     if (own) l->busy = false;

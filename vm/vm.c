@@ -120,9 +120,16 @@ Value vm_operand(Interp *I, Graph *g, VmRegs *r, const Opnd *o) {
     switch (o->kind) {
     case OPND_CONST: return graph_const_value(o->k);
     case OPND_NUM: return g->regs[o->reg].is_bool ? BOOL_VAL(r->num[o->reg] != 0) : NUM_VAL(r->num[o->reg]);
-    case OPND_TENSOR:
-        if (!r->ten[o->reg]) return interp_error(I, "undefined variable");
-        return TENSOR_VAL(tensor_retain(r->ten[o->reg]));
+    case OPND_TENSOR: {
+        Tensor *t = r->ten[o->reg];
+        if (!t) return interp_error(I, "undefined variable");
+        /* a GPU graph's arena is written again next run: what leaves the graph is a copy */
+        if (g->dev && vm_dev_owns(g->dev, t)) {
+            Tensor *c = tensor_copy(t);
+            return c ? TENSOR_VAL(c) : interp_error(I, "%s", op_error());
+        }
+        return TENSOR_VAL(tensor_retain(t));
+    }
     case OPND_OBJ: {
         Obj *ob = r->objs[o->reg];
         ob->rc++;

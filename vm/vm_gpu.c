@@ -11,14 +11,19 @@
  * (TSL_VM_DEVICE=1 sends every graph here: tests/run.sh runs the static scripts that way
  * with --verify-static).
  *
- * Nothing here writes into a tensor in place: every result is a new tensor, so registers,
- * stacks and containers may share tensors freely (a PUSH keeps a reference, not a copy).
- * Host-needing instructions (item, a branch on a tensor, print) read through tensor_host.
- * On the GPU a fused group whose steps the generator covers runs as one kernel
- * (gpu_fused_run: the eager kernels' expression rows in one loop, so the same bits);
- * otherwise, and on the CPU, step by step.
- * Not here yet (docs/gpu.md): one arena per graph from the memory plan, and CUDA Graph
- * capture and replay. */
+ * With the graph's own register file (the static cache's graphs) results go into the graph's
+ * arena (vm_dev.c): each tensor register written has a fixed place, so every run writes the
+ * same addresses; values that leave the graph (outputs, prints, stores, pushes) are copied
+ * out, and a tmove copies into its destination's place. Without one (a nested run, a model
+ * session) every result is a new tensor, so registers, stacks and containers share tensors
+ * freely. Host-needing instructions (item, a branch on a tensor, print) read through
+ * tensor_host. On the GPU a fused group whose steps the generator covers runs as one kernel
+ * (gpu_fused_run: the eager kernels' expression rows in one loop, so the same bits), and so
+ * do an epilogue's steps when every operand has the result's size; otherwise, and on the
+ * CPU, step by step.
+ * Capture (the end of this file): the graph's capture segments (vm_seg.c) run op by op on
+ * runs 1 and 2, are captured on run 3 (a CUDA Graph on the GPU; a stand-in on the CPU that
+ * records the same things) and replayed after, when what they read is what they captured. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -35,8 +40,24 @@ static void set_t(VmRegs *r, int reg, Tensor *t) {
     r->ten[reg] = t;
 }
 
-/* One op call into new tensors (out[] filled), as eager execution makes it. */
-static int call_op(OpCode op, int nargs, const OpArg *args, const OpAttrs *at, Tensor **out) {
+/* Register reg := t (stolen): into the register's region when the graph runs with an arena
+ * (d), so the address is the same every run. -1 (error set) when the copy failed. */
+static int put(VmDev *d, VmRegs *r, int reg, Tensor *t) {
+    if (d && !(t = vm_dev_place(d, reg, t))) return -1;
+    set_t(r, reg, t);
+    return 0;
+}
+
+/* Whether a's and b's elements share memory. */
+static bool overlaps(const Tensor *a, const Tensor *b) {
+    const char *pa = a->data, *pb = b->data;
+    size_t na = (size_t)a->size * dtype_size(a->dtype), nb = (size_t)b->size * dtype_size(b->dtype);
+    return a->device == b->device && pa < pb + nb && pb < pa + na;
+}
+
+/* One op call, as eager execution makes it: into out[k] where the caller gives a tensor,
+ * else into new tensors. */
+static int call_op_into(OpCode op, int nargs, const OpArg *args, const OpAttrs *at, Tensor **out) {
     OpAttrs none;
     if (!at) {
         memset(&none, 0, sizeof none);
@@ -45,11 +66,30 @@ static int call_op(OpCode op, int nargs, const OpArg *args, const OpAttrs *at, T
         at = &none;
     }
     OpCall call = { op, nargs, args, at };
-    for (int k = 0; k < OP_MAX_OUT; k++) out[k] = NULL;
     return op_run(&call, out);
 }
 
-static int exec_op(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+static int call_op(OpCode op, int nargs, const OpArg *args, const OpAttrs *at, Tensor **out) {
+    for (int k = 0; k < OP_MAX_OUT; k++) out[k] = NULL;
+    return call_op_into(op, nargs, args, at, out);
+}
+
+/* The region op results res[k] are written into directly: none for views and results whose
+ * shape depends on the data (the op makes those), on another device, or overlapping an
+ * operand (computed elsewhere, then copied in). */
+static Tensor *direct_out(VmDev *d, Ins *in, int k, const OpArg *args) {
+    Tensor *home = d ? vm_dev_region(d, in->res[k]) : NULL;
+    if (!home || (op_info[in->aux].flags & (F_VIEW | F_DYNAMIC))) return NULL;
+    bool any = false;
+    for (int q = 0; q < in->nargs; q++) {
+        if (args[q].kind != ARG_TENSOR) continue;
+        any = true;
+        if (args[q].t->device != home->device || overlaps(args[q].t, home)) return NULL;
+    }
+    return any ? home : NULL;
+}
+
+static int exec_op(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in) {
     OpArg few[4];
     OpArg *args = in->nargs <= 4 ? few : mem_alloc(sizeof(OpArg) * (size_t)in->nargs);
     int rc = 0;
@@ -60,10 +100,18 @@ static int exec_op(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         else if (!r->ten[reg]) rc = vm_fail_at(I, in, "undefined variable");
         else args[k] = op_arg_tensor(r->ten[reg]);
     }
-    Tensor *out[OP_MAX_OUT];
-    if (rc == 0 && call_op((OpCode)in->aux, in->nargs, args, in->attrs, out)) rc = vm_fail_at(I, in, op_error());
+    Tensor *out[OP_MAX_OUT] = { NULL };
+    bool given[OP_MAX_OUT] = { false };
+    for (int k = 0; rc == 0 && k < in->nres && k < OP_MAX_OUT; k++)
+        if ((out[k] = direct_out(d, in, k, args))) given[k] = true, tensor_retain(out[k]);
+    if (rc == 0 && call_op_into((OpCode)in->aux, in->nargs, args, in->attrs, out)) {
+        rc = vm_fail_at(I, in, op_error());
+        for (int k = 0; k < OP_MAX_OUT; k++)
+            if (given[k]) tensor_release(out[k]);   /* the caller's buffers stay the caller's */
+    }
     if (rc == 0)
-        for (int k = 0; k < in->nres; k++) set_t(r, in->res[k], out[k]);
+        for (int k = 0; k < in->nres; k++)
+            if (put(d, r, in->res[k], out[k]) && rc == 0) rc = vm_fail_at(I, in, op_error());
     if (args != few) mem_free(args);
     return rc;
 }
@@ -77,7 +125,7 @@ static const Tensor *step_operand(VmRegs *r, Tensor **temps, const Tensor *produ
     return x >= 0 ? temps[x] : r->ten[-x - 1];
 }
 
-static int run_steps(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *product) {
+static int run_steps(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in, const Tensor *product) {
     int ntemps = 0;
     for (int k = 0; k < in->nsteps; k++)
         if (in->steps[k].dst + 1 > ntemps) ntemps = in->steps[k].dst + 1;
@@ -103,16 +151,20 @@ static int run_steps(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *prod
             args[1] = op_arg_tensor(b);
             n = 2;
         }
-        Tensor *out[OP_MAX_OUT];
-        if (call_op(st->op, n, args, NULL, out)) {
+        /* a register's step writes into its region, unless an operand is there */
+        Tensor *out[OP_MAX_OUT] = { NULL }, *home = st->dst < 0 && d ? vm_dev_region(d, -st->dst - 1) : NULL;
+        if (home && (home->device != a->device || overlaps(a, home) || (b && overlaps(b, home)))) home = NULL;
+        if ((out[0] = home)) tensor_retain(home);
+        if (call_op_into(st->op, n, args, NULL, out)) {
+            if (home) tensor_release(home);
             rc = vm_fail_at(I, in, op_error());
             break;
         }
         if (st->dst >= 0) {
             tensor_release(temps[st->dst]);
             temps[st->dst] = out[0];
-        } else {
-            set_t(r, -st->dst - 1, out[0]);
+        } else if (put(d, r, -st->dst - 1, out[0])) {
+            rc = vm_fail_at(I, in, op_error());
         }
     }
     for (int k = 0; k < ntemps; k++) tensor_release(temps[k]);
@@ -132,6 +184,9 @@ static int plan_input(VmGpuFused *p, int reg, int num) {
     return -(++p->nin);
 }
 
+/* A step operand outside the group: its register, or VM_GPU_PRODUCT (an epilogue's product). */
+static int operand_reg(int x) { return x == EPI_PRODUCT ? VM_GPU_PRODUCT : -x - 1; }
+
 int vm_gpu_fused_plan(const Ins *in, VmGpuFused *p) {
     int n = in->nsteps, last_temp = 0;
     if (n < 1 || n > VM_GPU_FUSED_MAX || in->steps[n - 1].dst != -(in->dst + 1)) return -1;
@@ -146,8 +201,8 @@ int vm_gpu_fused_plan(const Ins *in, VmGpuFused *p) {
         GpuFusedStep *q = &p->steps[k];
         q->op = st->op;
         q->dst = st->dst >= 0 ? st->dst : last_temp;
-        q->a = st->a >= 0 ? st->a : plan_input(p, -st->a - 1, -1);
-        q->b = st->b == FUSED_NONE ? GPU_FUSED_NONE : st->b >= 0 ? st->b : plan_input(p, -st->b - 1, -1);
+        q->a = st->a >= 0 ? st->a : plan_input(p, operand_reg(st->a), -1);
+        q->b = st->b == FUSED_NONE ? GPU_FUSED_NONE : st->b >= 0 ? st->b : plan_input(p, operand_reg(st->b), -1);
         if (st->scalar_reg >= 0) {
             int x = plan_input(p, -1, st->scalar_reg);
             if (st->num_left) q->b = q->a, q->a = x;
@@ -158,34 +213,40 @@ int vm_gpu_fused_plan(const Ins *in, VmGpuFused *p) {
     return 0;
 }
 
-/* A fused group on the GPU as one kernel: 0, 1 when it must run step by step, -1 failed. */
-static int fused_kernel(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+/* A fused group on the GPU as one kernel, or an epilogue's steps over its product (every
+ * operand then has the result's size or one element: a bias at batch 1): 0, 1 when it must
+ * run step by step, -1 failed. */
+static int fused_kernel(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in, const Tensor *product) {
     VmGpuFused p;
     if (g->device != DEV_GPU || vm_gpu_fused_plan(in, &p)) return 1;
     const Tensor *x[GPU_FUSED_MAX_IN];
     double num[GPU_FUSED_MAX_IN];
     for (int k = 0; k < p.nin; k++) {
-        x[k] = p.in_reg[k] >= 0 ? r->ten[p.in_reg[k]] : NULL;
+        x[k] = p.in_reg[k] == VM_GPU_PRODUCT ? product : p.in_reg[k] >= 0 ? r->ten[p.in_reg[k]] : NULL;
         num[k] = p.in_num[k] >= 0 ? r->num[p.in_num[k]] : 0;
-        if (p.in_reg[k] >= 0 && !x[k]) return vm_fail_at(I, in, "undefined variable");
+        if ((p.in_reg[k] >= 0 || p.in_reg[k] == VM_GPU_PRODUCT) && !x[k]) return vm_fail_at(I, in, "undefined variable");
     }
     const DeviceImpl *dev = op_device(g->device);
-    Tensor *out = dev ? dev->alloc(g->regs[in->dst].dtype, &g->regs[in->dst].shape) : NULL;
-    if (!out) return vm_fail_at(I, in, op_error());
+    Tensor *out = d ? vm_dev_region(d, in->dst) : NULL;   /* the region, unless an input is in it */
+    for (int k = 0; out && k < p.nin; k++)
+        if (x[k] && overlaps(x[k], out)) out = NULL;
+    if (out) tensor_retain(out);
+    else if (!(out = dev ? dev->alloc(g->regs[in->dst].dtype, &g->regs[in->dst].shape) : NULL))
+        return vm_fail_at(I, in, op_error());
     int rc = gpu_fused_run(p.steps, p.nsteps, x, num, p.nin, out);
-    if (rc == 0) set_t(r, in->dst, out);
-    else tensor_release(out);
+    if (rc == 0 && put(d, r, in->dst, out)) return vm_fail_at(I, in, op_error());
+    if (rc != 0) tensor_release(out);
     return rc < 0 ? vm_fail_at(I, in, op_error()) : rc;
 }
 
-static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
-    int rc = fused_kernel(I, g, r, in);
-    return rc == 1 ? run_steps(I, g, r, in, NULL) : rc;
+static int exec_fused(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in) {
+    int rc = fused_kernel(I, g, r, d, in, NULL);
+    return rc == 1 ? run_steps(I, g, r, d, in, NULL) : rc;
 }
 
 /* The product as eager computes matmul(a, b, transpose_a=aux), then the steps over it; the
  * product goes to register c when something else reads it. */
-static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in) {
     if (!r->ten[in->a] || !r->ten[in->b]) return vm_fail_at(I, in, "undefined variable");
     OpArg args[2];
     args[0] = op_arg_tensor(r->ten[in->a]);
@@ -201,15 +262,16 @@ static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     Tensor *out[OP_MAX_OUT];
     if (call_op(OP_MATMUL, 2, args, &at, out)) return vm_fail_at(I, in, op_error());
     Tensor *p = out[0];
-    int rc = run_steps(I, g, r, in, p);
-    if (rc == 0 && in->c >= 0) set_t(r, in->c, tensor_retain(p));
+    int rc = fused_kernel(I, g, r, d, in, p);   /* the steps as one kernel where they fit it */
+    if (rc == 1) rc = run_steps(I, g, r, d, in, p);
+    if (rc == 0 && in->c >= 0 && put(d, r, in->c, tensor_retain(p))) rc = vm_fail_at(I, in, op_error());
     tensor_release(p);
     return rc;
 }
 
 /* ---------- indexing, numbers, host reads ---------- */
 
-static int exec_index(Interp *I, VmRegs *r, Ins *in) {
+static int exec_index(Interp *I, VmRegs *r, VmDev *d, Ins *in) {
     IndexItem items[TSL_MAX_RANK + 8];
     if (in->nidx) memcpy(items, in->idx, sizeof(IndexItem) * (size_t)in->nidx);
     for (int k = 0; k < in->nidx; k++) {
@@ -228,8 +290,7 @@ static int exec_index(Interp *I, VmRegs *r, Ins *in) {
     Tensor *src = r->ten[in->a], *v = in->op == I_INDEX_SET ? r->ten[in->b] : NULL;
     if (!src || (in->op == I_INDEX_SET && !v)) return vm_fail_at(I, in, "undefined variable");
     Tensor *t = gpu_index_any(src, items, in->nidx, v, in->op == I_INDEX_SET);
-    if (!t) return vm_fail_at(I, in, op_error());
-    set_t(r, in->dst, t);
+    if (!t || put(d, r, in->dst, t)) return vm_fail_at(I, in, op_error());
     return 0;
 }
 
@@ -268,15 +329,14 @@ static Tensor *const_tensor(Graph *g, VmRegs *r, int k) {
     return c->device == d ? tensor_retain(c) : gpu_to(c, d);
 }
 
-static int exec_scalar(Interp *I, VmRegs *r, Ins *in) {
+static int exec_scalar(Interp *I, VmRegs *r, VmDev *d, Ins *in) {
     double x = r->num[in->a];
     if (in->aux == DT_I64 && !double_fits_i64(x))
         return vm_fail_at(I, in, isnan(x) ? "cannot convert nan to i64"
                               : isinf(x) ? (x > 0 ? "cannot convert inf to i64" : "cannot convert -inf to i64")
                                          : "cannot convert an out-of-range value to i64");
     Tensor *t = scalar_tensor((DType)in->aux, x);
-    if (!t) return vm_fail_at(I, in, op_error());
-    set_t(r, in->dst, t);
+    if (!t || put(d, r, in->dst, t)) return vm_fail_at(I, in, op_error());
     return 0;
 }
 
@@ -296,7 +356,7 @@ static int exec_truth(Interp *I, VmRegs *r, Ins *in) {
 
 /* ---------- stacks ---------- */
 
-static void exec_push(Graph *g, VmRegs *r, Ins *in) {
+static int exec_push(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     VmStack *s = &r->stacks[in->aux];
     if (s->n == s->cap) {
         int cap = s->cap ? s->cap * 2 : 16;
@@ -306,28 +366,33 @@ static void exec_push(Graph *g, VmRegs *r, Ins *in) {
         s->cap = cap;
     }
     if (g->regs[in->a].kind == R_NUM) s->x[s->n] = r->num[in->a];
-    else {   /* values are never written in place here: a reference is the copy */
+    else {   /* a reference is the copy, unless the value lives in the arena (rewritten next time) */
+        Tensor *t = r->ten[in->a];
+        if (t && vm_dev_owns(g->dev, t) && !(t = tensor_copy(t))) return vm_fail_at(I, in, op_error());
+        else if (t && t == r->ten[in->a]) tensor_retain(t);
         tensor_release(s->t[s->n]);
-        s->t[s->n] = r->ten[in->a] ? tensor_retain(r->ten[in->a]) : NULL;
+        s->t[s->n] = t;
     }
     s->n++;
+    return 0;
 }
 
-static int exec_pop(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+static int exec_pop(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in) {
     VmStack *s = &r->stacks[in->aux];
     if (s->n == 0) return vm_fail_at(I, in, "internal error: a backward loop popped more values than its loop saved");
     s->n--;
     if (g->regs[in->dst].kind == R_NUM) r->num[in->dst] = s->x[s->n];
     else if (s->t[s->n]) {
-        set_t(r, in->dst, s->t[s->n]);
+        Tensor *t = s->t[s->n];
         s->t[s->n] = NULL;
+        if (put(d, r, in->dst, t)) return vm_fail_at(I, in, op_error());
     }
     return 0;
 }
 
 /* ---------- the loop ---------- */
 
-static int vm_gpu_ins(Interp *I, Graph *g, VmRegs *r, Ins *in, int *pc) {
+static int vm_gpu_ins(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in, int *pc) {
     double *N = r->num;
     switch (in->op) {
     case I_NCONST: N[in->dst] = in->imm; return 0;
@@ -337,21 +402,20 @@ static int vm_gpu_ins(Interp *I, Graph *g, VmRegs *r, Ins *in, int *pc) {
     case I_NNOT:
     case I_NMATH: return vm_number_ins(I, r, in);
     case I_TCONST: {
-        Tensor *t = const_tensor(g, r, in->aux);
+        Tensor *t = d ? vm_dev_const(d, g, in->aux) : const_tensor(g, r, in->aux);
         if (!t) return vm_fail_at(I, in, op_error());
-        set_t(r, in->dst, t);
+        set_t(r, in->dst, d ? tensor_retain(t) : t);
         return 0;
     }
-    case I_SCALAR: return exec_scalar(I, r, in);
-    case I_TMOVE:
+    case I_SCALAR: return exec_scalar(I, r, d, in);
+    case I_TMOVE:   /* with an arena: a copy into the destination's region */
         if (!r->ten[in->a]) return vm_fail_at(I, in, "undefined variable");
-        set_t(r, in->dst, tensor_retain(r->ten[in->a]));
-        return 0;
+        return put(d, r, in->dst, tensor_retain(r->ten[in->a])) ? vm_fail_at(I, in, op_error()) : 0;
     case I_OP:
         if (!interp_poll(I)) return vm_stopped_at(I, in);
-        return exec_op(I, g, r, in);
+        return exec_op(I, g, r, d, in);
     case I_INDEX:
-    case I_INDEX_SET: return exec_index(I, r, in);
+    case I_INDEX_SET: return exec_index(I, r, d, in);
     case I_SEED: rng_seed((uint64_t)(int64_t)in->imm); return 0;
     case I_ITEM:
         if (!r->ten[in->a]) return vm_fail_at(I, in, "undefined variable");
@@ -366,24 +430,352 @@ static int vm_gpu_ins(Interp *I, Graph *g, VmRegs *r, Ins *in, int *pc) {
     case I_PRINT:
     case I_ASSERT:
     case I_STORE: return vm_host_ins(I, g, r, in);
-    case I_PUSH: exec_push(g, r, in); return 0;
-    case I_POP: return exec_pop(I, g, r, in);
+    case I_PUSH: return exec_push(I, g, r, in);
+    case I_POP: return exec_pop(I, g, r, d, in);
     case I_FUSED:
         if (!interp_poll(I)) return vm_stopped_at(I, in);
-        return exec_fused(I, g, r, in);
+        return exec_fused(I, g, r, d, in);
     case I_EPILOGUE:
         if (!interp_poll(I)) return vm_stopped_at(I, in);
-        return exec_epilogue(I, g, r, in);
+        return exec_epilogue(I, g, r, d, in);
     default: return vm_fail_at(I, in, "internal error: unknown instruction");
     }
 }
 
+/* ---------- capture segments (vm_seg.c) and their replay ---------- */
+
+/* What an instruction of a segment reads and writes: fn(ud, reg, what) for each register. */
+enum { READ_T, READ_N, WRITE_T, WRITE_N };
+typedef void (*RegVisit)(void *ud, int reg, int what);
+
+static void visit_step_operand(int x, RegVisit fn, void *ud) {
+    if (x < 0 && x != FUSED_NONE && x != EPI_PRODUCT) fn(ud, -x - 1, READ_T);
+}
+
+static void visit_regs(const Graph *g, const Ins *in, RegVisit fn, void *ud) {
+    switch (in->op) {
+    case I_NCONST: fn(ud, in->dst, WRITE_N); return;
+    case I_TCONST: fn(ud, in->dst, WRITE_T); return;
+    case I_TMOVE: fn(ud, in->a, READ_T); fn(ud, in->dst, WRITE_T); return;
+    case I_OP:
+        for (int k = 0; k < in->nargs; k++)
+            if (in->args[k] >= 0) fn(ud, in->args[k], g->regs[in->args[k]].kind == R_NUM ? READ_N : READ_T);
+        for (int k = 0; k < in->nres; k++)
+            if (in->res[k] >= 0) fn(ud, in->res[k], WRITE_T);
+        return;
+    case I_EPILOGUE: fn(ud, in->a, READ_T); fn(ud, in->b, READ_T); /* fall through */
+    case I_FUSED:
+        for (int k = 0; k < in->nsteps; k++) {
+            const FusedStep *st = &in->steps[k];
+            visit_step_operand(st->a, fn, ud);
+            visit_step_operand(st->b, fn, ud);
+            if (st->scalar_reg >= 0) fn(ud, st->scalar_reg, READ_N);
+            if (st->dst < 0) fn(ud, -st->dst - 1, WRITE_T);
+        }
+        fn(ud, in->dst, WRITE_T);
+        if (in->op == I_EPILOGUE && in->c >= 0) fn(ud, in->c, WRITE_T);
+        return;
+    default: return;
+    }
+}
+
+/* The capture run's bookkeeping: what the segment reads from outside itself (a register
+ * read before the segment writes it), and whether every tensor it writes is in its region. */
+typedef struct {
+    VmDev *d;
+    VmRegs *r;
+    VmCapture *c;
+    int *written;   /* per register: 1 once the segment wrote it, 2 once recorded as read */
+    bool misplaced;
+    bool validate;  /* after the run: check the writes */
+    const Graph *g;
+    int ins;        /* the instruction being visited (for TCONST) */
+} Recorder;
+
+static void record(void *ud, int reg, int what) {
+    Recorder *rc = ud;
+    VmCapture *c = rc->c;
+    if (rc->validate) {   /* after the capture run: where each written tensor register ended up */
+        if (what == WRITE_T) {
+            const Ins *in = &rc->g->code[rc->ins];
+            Tensor *want = in->op == I_TCONST ? rc->d->dconst[in->aux] : vm_dev_region(rc->d, reg);
+            if (!want || rc->r->ten[reg] != want) rc->misplaced = true;
+        }
+        return;
+    }
+    if (what == WRITE_T || what == WRITE_N) {
+        if (!rc->written[reg]) rc->written[reg] = 1;
+        return;
+    }
+    if (rc->written[reg]) return;
+    rc->written[reg] = 2;
+    if (what == READ_N) {
+        c->num = mem_realloc(c->num, sizeof(VmNumRead) * (size_t)(c->nnum + 1));
+        c->num[c->nnum++] = (VmNumRead){ reg, rc->r->num[reg] };
+    } else {
+        c->ten = mem_realloc(c->ten, sizeof(VmTenRead) * (size_t)(c->nten + 1));
+        c->ten[c->nten++] = (VmTenRead){ reg, rc->r->ten[reg] ? rc->r->ten[reg]->data : NULL };
+    }
+}
+
+static bool is_input(const Graph *g, int reg) {
+    for (int i = 0; i < g->nguards; i++)
+        if (g->guards[i].reg == reg) return true;
+    return false;
+}
+
+/* Instructions [b, e) one by one. */
+static int run_range(Interp *I, Graph *g, VmRegs *r, VmDev *d, int b, int e) {
+    int pc = e;
+    for (int i = b; i < e; i++)
+        if (vm_gpu_ins(I, g, r, d, &g->code[i], &pc)) return -1;
+    return 0;
+}
+
+/* Why a captured segment cannot be replayed now (NULL: it can): a number a kernel received by
+ * value, or the address of a tensor it read, is not what it was at capture. An input that
+ * moved gets a staging copy from the next run on, and the graph is captured again then. */
+static const char *replay_refuses(Graph *g, VmRegs *r, VmDev *d, VmCapture *c, char *why, size_t n) {
+    for (int k = 0; k < c->nnum; k++)
+        if (r->num[c->num[k].reg] != c->num[k].x && !(isnan(r->num[c->num[k].reg]) && isnan(c->num[k].x))) {
+            snprintf(why, n, "a number its kernels take by value changed (%.17g, captured %.17g)", r->num[c->num[k].reg], c->num[k].x);
+            return why;
+        }
+    for (int k = 0; k < c->nten; k++) {
+        int reg = c->ten[k].reg;
+        if (r->ten[reg] && r->ten[reg]->data == c->ten[k].p) continue;
+        if (is_input(g, reg) && !d->stage[reg]) {
+            d->stage_next[reg] = true;   /* staged from the next run (stage_inputs) */
+            snprintf(why, n, "an input tensor moved: it is staged from the next run, which captures again");
+        } else {
+            snprintf(why, n, "a tensor it reads is not where the capture read it");
+        }
+        return why;
+    }
+    return NULL;
+}
+
+static void find_homeless(void *ud, int reg, int what) {
+    void **p = ud;
+    if (what == WRITE_T && !vm_dev_region(p[0], reg)) *(bool *)p[1] = true;
+}
+
+/* Captures segment s (its third run): on the GPU its launches become a CUDA Graph, then
+ * launched; on the CPU (TSL_VM_DEVICE=1) the stand-in runs the instructions and records the
+ * same things, so the bookkeeping is tested without a GPU. A capture that fails leaves the
+ * segment uncaptured for good and the run goes on op by op: never a wrong result. */
+static int capture(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
+    VmSeg *sg = &d->seg[s];
+    VmCapture *c = &d->cap[s];
+    Ins *first = &g->code[sg->begin];
+    bool gpu = d->device == DEV_GPU, homeless = false;
+    void *ud[2] = { d, &homeless };
+    for (int i = sg->begin; i < sg->end; i++)
+        if (g->code[i].op != I_TCONST) visit_regs(g, &g->code[i], find_homeless, ud);
+    if (homeless) {   /* known before trying: its writes would not be at the same address next run */
+        c->state = CAP_NEVER;
+        vm_dev_explain(I, d, first, "segment %d (instructions %d-%d) is not captured: it writes a large value that leaves "
+                       "the graph (handed over in a buffer of its own, not copied out of the arena)", s, sg->begin, sg->end - 1);
+        return run_range(I, g, r, d, sg->begin, sg->end);
+    }
+    int n = g->nregs;
+    double *num = NULL;
+    Tensor **ten = NULL;
+    if (gpu) {   /* nothing runs while capturing: on failure the host side is put back and rerun */
+        num = mem_alloc(sizeof(double) * ((size_t)n + 1));
+        ten = mem_alloc(sizeof(Tensor *) * ((size_t)n + 1));
+        memcpy(num, r->num, sizeof(double) * (size_t)n);
+        for (int k = 0; k < n; k++) ten[k] = r->ten[k] ? tensor_retain(r->ten[k]) : NULL;
+    }
+    Recorder rec = { d, r, c, mem_calloc((size_t)n + 1, sizeof(int)), false, false, g, 0 };
+    d->misfit = false;
+    const char *why = NULL;
+    char msg[600] = "";
+    bool began = false;
+    if (gpu) {
+        if (gpu_capture_begin()) {
+            snprintf(msg, sizeof msg, "%s", op_error());
+            why = msg;
+        } else {
+            began = true;
+        }
+    }
+    int rc = 0;
+    for (int i = sg->begin; i < sg->end && !why; i++) {
+        rec.ins = i;
+        visit_regs(g, &g->code[i], record, &rec);
+        int pc = sg->end;
+        if (vm_gpu_ins(I, g, r, d, &g->code[i], &pc)) {
+            rc = -1;
+            snprintf(msg, sizeof msg, "%s", I->err_msg);
+            why = msg;
+        }
+    }
+    void *graph = NULL;
+    if (began && gpu_capture_end(&graph) && !why) {   /* every begin that succeeded is ended */
+        snprintf(msg, sizeof msg, "%s", op_error());
+        why = msg;
+    }
+    rec.validate = true;
+    for (int i = sg->begin; i < sg->end && !why; i++) {
+        rec.ins = i;
+        visit_regs(g, &g->code[i], record, &rec);
+    }
+    if (!why && (rec.misplaced || d->misfit))
+        why = "it writes a register without a place in the arena (a large value that leaves the graph, or a shape the plan did not know)";
+    mem_free(rec.written);
+    if (why) {
+        c->state = CAP_NEVER;
+        mem_free(c->num);
+        mem_free(c->ten);
+        c->num = NULL;
+        c->ten = NULL;
+        c->nnum = c->nten = 0;
+        if (graph) gpu_graph_free(graph);
+        if (!gpu) {   /* the stand-in ran for real: its error is the program's */
+            if (rc) return -1;
+            vm_dev_explain(I, d, first, "segment %d (instructions %d-%d) is not captured: %s", s, sg->begin, sg->end - 1, why);
+            return 0;
+        }
+        if (rc) interp_clear_error(I);
+        for (int k = 0; k < n; k++) set_t(r, k, ten[k]);
+        memcpy(r->num, num, sizeof(double) * (size_t)n);
+        mem_free(num);
+        mem_free(ten);
+        vm_dev_explain(I, d, first, "segment %d (instructions %d-%d) is not captured: %s", s, sg->begin, sg->end - 1, why);
+        return run_range(I, g, r, d, sg->begin, sg->end);   /* for real: a real error reports at its line */
+    }
+    if (gpu) {
+        for (int k = 0; k < n; k++) tensor_release(ten[k]);
+        mem_free(num);
+        mem_free(ten);
+    }
+    c->graph = graph;
+    c->state = CAP_LIVE;
+    d->captures++;
+    vm_dev_explain(I, d, first, "segment %d (instructions %d-%d) captured%s after %d runs: replayed from now on", s,
+                   sg->begin, sg->end - 1, gpu ? " as a CUDA Graph" : " (the CPU's stand-in)", d->runs);
+    if (gpu && gpu_graph_launch(graph)) return vm_fail_at(I, first, op_error());
+    return 0;
+}
+
+/* A written tensor register := its region (what the captured instruction left there). */
+static void place_writes(void *ud, int reg, int what) {
+    void **p = ud;
+    VmDev *d = p[0];
+    VmRegs *r = p[1];
+    if (what != WRITE_T) return;
+    Tensor *home = vm_dev_region(d, reg);
+    if (home && r->ten[reg] != home) set_t(r, reg, tensor_retain(home));
+}
+
+/* A captured segment again. On the GPU the host only sets what the instructions would set
+ * (numbers from nconst, constants, and each written register to its region) and launches the
+ * graph. On the CPU the stand-in re-executes the instructions into the same regions, with the
+ * numbers the capture baked in (the same, since replay_refuses checked them: if that check
+ * were missing, the CPU tests would see the stale numbers a CUDA Graph would use). */
+static int replay(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
+    VmSeg *sg = &d->seg[s];
+    VmCapture *c = &d->cap[s];
+    if (d->device != DEV_GPU) {
+        for (int k = 0; k < c->nnum; k++) r->num[c->num[k].reg] = c->num[k].x;
+        return run_range(I, g, r, d, sg->begin, sg->end);
+    }
+    void *ud[2] = { d, r };
+    for (int i = sg->begin; i < sg->end; i++) {
+        Ins *in = &g->code[i];
+        if (in->op == I_NCONST) r->num[in->dst] = in->imm;
+        else if (in->op == I_TCONST) set_t(r, in->dst, tensor_retain(d->dconst[in->aux]));
+        else visit_regs(g, in, place_writes, ud);
+    }
+    return gpu_graph_launch(c->graph) ? vm_fail_at(I, &g->code[sg->begin], op_error()) : 0;
+}
+
+static int run_segment(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
+    VmSeg *sg = &d->seg[s];
+    VmCapture *c = &d->cap[s];
+    Ins *first = &g->code[sg->begin];
+    if (!interp_poll(I)) return vm_stopped_at(I, first);
+    if (c->state == CAP_LIVE) {
+        char why[300];
+        const char *no = replay_refuses(g, r, d, c, why, sizeof why);
+        if (!no) return replay(I, g, r, d, s);
+        if (!c->told) {
+            c->told = true;
+            vm_dev_explain(I, d, first, "segment %d runs op by op this time: %s", s, no);
+        }
+        return run_range(I, g, r, d, sg->begin, sg->end);
+    }
+    if (c->state == CAP_WARM && d->runs >= 2) return capture(I, g, r, d, s);
+    return run_range(I, g, r, d, sg->begin, sg->end);
+}
+
+/* Staging at the start of a run: an input whose address moved between runs is copied into a
+ * tensor the graph keeps (its staging copy), so a capture reads one address every run. Inputs
+ * are staged from the third run (the capture's) when they moved in any run before, or later
+ * when a replay found one moved (replay_refuses marks it; every capture is then dropped and made again:
+ * bounded, as each time one more input is staged). */
+static int stage_inputs(Interp *I, Graph *g, VmRegs *r, VmDev *d) {
+    bool again = false;
+    for (int i = 0; i < g->nguards; i++) {
+        int reg = g->guards[i].reg;
+        if (reg < 0 || g->regs[reg].kind != R_TENSOR || !r->ten[reg]) continue;
+        Tensor *t = r->ten[reg], *st = d->stage[reg];
+        if (d->input_at[reg] && d->input_at[reg] != t->data) d->stage_next[reg] |= d->runs <= 2;   /* moved before the capture */
+        if (!st && d->stage_next[reg] && d->runs >= 2) {
+            d->stage_next[reg] = false;
+            if (!(st = tensor_copy(t))) return vm_fail_at(I, &g->code[0], op_error());
+            d->stage[reg] = st;
+            d->staged[d->nstaged++] = reg;
+            again = again || d->runs > 2;
+        } else if (st && st->dtype == t->dtype && st->size == t->size && st->device == t->device) {
+            if (st->device == DEV_CPU) memcpy(st->data, t->data, (size_t)t->size * dtype_size(t->dtype));
+            else if (gpu_copy_into(st, t)) return vm_fail_at(I, &g->code[0], op_error());
+        } else {
+            continue;   /* not stageable: the replay's address check runs the segments op by op */
+        }
+        set_t(r, reg, tensor_retain(st));
+    }
+    for (int i = 0; i < g->nguards; i++) {
+        int reg = g->guards[i].reg;
+        if (reg >= 0 && g->regs[reg].kind == R_TENSOR && r->ten[reg]) d->input_at[reg] = r->ten[reg]->data;
+    }
+    if (again) {   /* captures made with the old address: made again, this run */
+        d->recaptures++;
+        for (int s = 0; s < d->nseg; s++) {
+            VmCapture *c = &d->cap[s];
+            if (c->state != CAP_LIVE) continue;
+            if (c->graph) gpu_graph_free(c->graph);
+            c->graph = NULL;
+            mem_free(c->num);
+            mem_free(c->ten);
+            c->num = NULL;
+            c->ten = NULL;
+            c->nnum = c->nten = 0;
+            c->told = false;
+            c->state = d->recaptures > 8 ? CAP_NEVER : CAP_WARM;
+        }
+    }
+    return 0;
+}
+
 int vm_exec_gpu(Interp *I, Graph *g, VmRegs *r) {
     for (int i = 0; i < g->nstacks; i++) r->stacks[i].n = 0;
+    /* the arena belongs to the graph's own register file (run_graph works on a copy of
+     * *g->rf); a nested run of the same graph or a model session's registers go without */
+    VmDev *d = g->rf && r->ten == g->rf->ten ? vm_dev_get(I, g) : NULL;
+    if (d && d->nseg && stage_inputs(I, g, r, d)) return -1;
     int pc = 0;
     while (pc < g->ncode) {
+        if (d && d->seg_at[pc] >= 0) {
+            int s = d->seg_at[pc];
+            if (run_segment(I, g, r, d, s)) return -1;
+            pc = d->seg[s].end;
+            continue;
+        }
         Ins *in = &g->code[pc++];
-        if (vm_gpu_ins(I, g, r, in, &pc)) return -1;
+        if (vm_gpu_ins(I, g, r, d, in, &pc)) return -1;
     }
+    if (d) d->runs++;
     return 0;
 }

@@ -12,14 +12,93 @@ int vm_exec_gpu(Interp *I, Graph *g, VmRegs *r);
  * the kernel (the group's result is the last step's temporary), and where each kernel input
  * comes from: a tensor register (in_reg) or a number register (in_num, a weak scalar). */
 #define VM_GPU_FUSED_MAX 256
+#define VM_GPU_PRODUCT (-2)   /* in_reg of an epilogue's product (EPI_PRODUCT in its steps) */
 typedef struct {
     int nsteps, nin;
     GpuFusedStep steps[VM_GPU_FUSED_MAX];
     int in_reg[GPU_FUSED_MAX_IN], in_num[GPU_FUSED_MAX_IN];
 } VmGpuFused;
 /* 0 with the plan, or -1 when the group cannot be one kernel (a step other than the last
- * writes a register, too many inputs or steps): it then runs step by step. */
+ * writes a register, too many inputs or steps): it then runs step by step. The same for an
+ * EPILOGUE's steps, whose product is then an input (in_reg VM_GPU_PRODUCT). */
 int vm_gpu_fused_plan(const Ins *in, VmGpuFused *p);
+
+/* ---------- one arena per graph, capture segments, CUDA Graph capture (vm_seg.c, vm_dev.c) ----------
+ * A graph run by vm_gpu.c on its own register file (Graph.rf: the static cache's graphs, not
+ * a model session's) keeps a VmDev between runs: every tensor register an instruction writes
+ * has a region at a fixed offset of one allocation (registers of one memory-plan slot share
+ * theirs), so each run writes the same addresses; results that leave the graph are copied
+ * out (vm_operand, push). Constants are copied to the device once. The instructions split
+ * into capture segments; a segment's third run is captured (a CUDA Graph on the GPU) and
+ * later runs replay it when every tensor address and number it read is the one captured. */
+typedef struct {
+    int begin, end;   /* instructions [begin, end) */
+} VmSeg;
+/* Why instruction `in` cannot be part of a capture segment, or NULL when it can. */
+const char *vm_seg_refuses(const Graph *g, const Ins *in);
+/* g's capture segments in order (*out: a new array, mem_free it; NULL when none): their count. */
+int vm_gpu_segments(const Graph *g, VmSeg **out);
+
+enum { CAP_WARM, CAP_LIVE, CAP_NEVER };
+typedef struct {
+    int reg;
+    double x;
+} VmNumRead;
+typedef struct {
+    int reg;
+    const void *p;
+} VmTenRead;
+/* One segment's capture: what it read from outside itself when captured. */
+typedef struct {
+    int state;              /* CAP_WARM until captured; CAP_NEVER when a capture failed */
+    void *graph;            /* the plugin's instantiated CUDA Graph (NULL on the CPU stand-in) */
+    VmNumRead *num;         /* number registers its kernels read, with their values */
+    VmTenRead *ten;         /* tensor registers it read, with their device addresses */
+    int nnum, nten;
+    bool told;              /* TSL_EXPLAIN said why a replay fell back */
+} VmCapture;
+
+typedef struct VmDev {
+    Device device;
+    bool explain;           /* TSL_EXPLAIN */
+    bool off;               /* no arena (too large, or the device would not give one): run as before */
+    Tensor *mem;            /* the arena: one allocation on the graph's device */
+    Tensor **region;        /* its regions, as tensors over mem's buffer */
+    int nregions;
+    int *region_of;         /* per register: its region, -1 none */
+    Tensor **stage;         /* per register: the staging copy of an input whose address moves */
+    bool *stage_next;       /* per register: an input that moved before the capture, or that a
+                             * replay found moved: staged from the next capture on */
+    int *staged;            /* the registers with one */
+    int nstaged;
+    Tensor **dconst;        /* the constants on the graph's device, made once */
+    int nconsts;
+    const void **input_at;  /* per input register: its address in the run before */
+    VmSeg *seg;
+    int nseg;
+    int *seg_at;            /* per instruction: the segment beginning there, -1 */
+    VmCapture *cap;
+    int runs;               /* runs completed */
+    int captures;           /* segments captured, ever: steady state never adds to it */
+    int recaptures;         /* captures dropped because an input moved (bounded) */
+    bool misfit;            /* a result did not fit its region during the current capture */
+} VmDev;
+
+/* g's arena and capture state, made on its first run (NULL when g does not run with one). */
+VmDev *vm_dev_get(Interp *I, Graph *g);
+void vm_dev_free(VmDev *d, int nregs);
+/* The region of register reg (borrowed), NULL when it has none. */
+Tensor *vm_dev_region(VmDev *d, int reg);
+/* Whether t lives in memory the graph writes again next run (the arena, a staging copy):
+ * such a value is copied when it leaves the graph. */
+bool vm_dev_owns(const VmDev *d, const Tensor *t);
+/* Steals t, a new value of register reg: its region holding t's elements (a new reference),
+ * or t itself when reg has no region or t does not fit it; NULL when the copy failed. */
+Tensor *vm_dev_place(VmDev *d, int reg, Tensor *t);
+/* Constant k on the graph's device (borrowed), copied there on first use; NULL failed. */
+Tensor *vm_dev_const(VmDev *d, Graph *g, int k);
+/* TSL_EXPLAIN's line at instruction in, when the graph's VmDev explains. */
+void vm_dev_explain(Interp *I, const VmDev *d, const Ins *in, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* vm.c: an error at instruction `in`, in its own source: msg (vm_fail_at), or the pending
  * error of a poll that stopped the run (vm_stopped_at). Both return -1. */

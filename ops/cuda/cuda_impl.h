@@ -76,4 +76,14 @@ int cuda_nccl_allgather(const void *send, void *recv, size_t nbytes, char *err, 
 int cuda_nccl_bcast(void *buf, size_t nbytes, int root, char *err, size_t n);
 int cuda_rank_combine(int redop, int dt, const void *parts, int size, int64_t count, void *out, char *err, size_t n);
 
+/* CUDA Graph capture (graph.c; plugin.h says what each does). cuda_capture_keep: called by
+ * the allocator's free, 1 when a capture is under way and it kept the block for the graph. */
+int cuda_capture_begin(int mode, char *err, size_t n);
+int cuda_capture_end(void **graph, char *err, size_t n);
+int cuda_graph_launch(void *graph, char *err, size_t n);
+void cuda_graph_free(void *graph);
+int cuda_capture_keep(void *p, size_t bytes);
+/* The allocator's free without the capture's hold (graph.c gives kept blocks back with it). */
+void cuda_pool_free(void *p, size_t bytes);
+
 #endif

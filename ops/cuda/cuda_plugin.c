@@ -178,7 +178,7 @@ static int plugin_alloc(void **p, size_t bytes, char *err, size_t n) {
     return e == cudaSuccess ? 0 : cuda_fail_rt(e, "cudaMalloc", err, n);
 }
 
-static void plugin_free(void *p, size_t bytes) {
+void cuda_pool_free(void *p, size_t bytes) {
     if (!p) return;
     Cached *b = malloc(sizeof *b);
     if (!b) {   /* no host memory to remember it: give it back */
@@ -192,6 +192,12 @@ static void plugin_free(void *p, size_t bytes) {
     cache[c] = b;
     cached_bytes += (int64_t)1 << c;
     pthread_mutex_unlock(&pool_lock);
+}
+
+/* While a CUDA Graph is being captured, a freed block may still be read or written by the
+ * captured kernels at every replay: the graph keeps it (graph.c). */
+static void plugin_free(void *p, size_t bytes) {
+    if (p && !cuda_capture_keep(p, bytes)) cuda_pool_free(p, bytes);
 }
 
 int cuda_alloc(void **p, size_t bytes, char *err, size_t n) { return plugin_alloc(p, bytes, err, n); }
@@ -281,6 +287,10 @@ static const TslCudaPlugin plugin = {
     .nccl_allgather = cuda_nccl_allgather,
     .nccl_bcast = cuda_nccl_bcast,
     .rank_combine = cuda_rank_combine,
+    .capture_begin = cuda_capture_begin,
+    .capture_end = cuda_capture_end,
+    .graph_launch = cuda_graph_launch,
+    .graph_free = cuda_graph_free,
 };
 
 __attribute__((visibility("default"))) const TslCudaPlugin *tsl_cuda_plugin(void) { return &plugin; }

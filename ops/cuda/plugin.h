@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TSL_CUDA_ABI 10
+#define TSL_CUDA_ABI 12
 #define TSL_CUDA_MAX_RANK 32   /* TSL_MAX_RANK */
 #define TSL_CUDA_MAX_IN 8      /* inputs of one fused elementwise kernel */
 #define TSL_NCCL_ID_BYTES 128  /* NCCL_UNIQUE_ID_BYTES: the communicator's id, sent over MPI */
@@ -217,6 +217,21 @@ typedef struct {
      * divides the sum by size. redop is a RedOp (sum, mean, max, min). */
     int (*rank_combine)(int redop, int dt, const void *parts, int size, int64_t count, void *out, char *err,
                         size_t n);
+
+    /* ---------- capt: CUDA Graph capture of the stream (ops/cuda/graph.c; host side
+     * ops/gpu_graph.c, used by the static VM's capture segments, vm/vm_gpu.c) ----------
+     * capture_begin starts capturing the plugin's stream (mode 0: cudaStreamCaptureModeRelaxed,
+     * so the caching allocator may still cudaMalloc); from then until capture_end, launches are
+     * recorded, not run, and free() keeps every block for the graph being captured. capture_end
+     * must follow every capture_begin that succeeded: it ends the capture and instantiates the
+     * graph into *graph (an opaque handle owning the kept blocks), or fails (-1: the capture was
+     * invalidated, e.g. by a call that needs the host; the kept blocks go back to the cache).
+     * graph_launch enqueues a replay on the stream (not waited for); graph_free destroys it and
+     * gives its blocks back to the cache. */
+    int (*capture_begin)(int mode, char *err, size_t n);
+    int (*capture_end)(void **graph, char *err, size_t n);
+    int (*graph_launch)(void *graph, char *err, size_t n);
+    void (*graph_free)(void *graph);
 } TslCudaPlugin;
 
 typedef const TslCudaPlugin *(*TslCudaPluginFn)(void);

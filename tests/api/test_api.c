@@ -454,12 +454,17 @@ END_TEST
 
 /* ---- exported graphs ---- */
 
-static char model_path[64];
+static char model_path[256];
 
 /* Exports `static fn affine(x, w) { return relu(x @ w + 1) }` for x f32 [2, 3], w f32 [3, 2]
  * from a state that is then freed: the file is all the model needs. */
 static void export_model(void) {
-    snprintf(model_path, sizeof model_path, "/tmp/tsl_api_model_%d.tslg", (int)getpid());
+    /* a file of this run's own (mkstemps), never a fixed name another run could share */
+    const char *dir = getenv("TMPDIR");
+    snprintf(model_path, sizeof model_path, "%s/tsl_api_model_XXXXXX.tslg", dir && *dir ? dir : "/tmp");
+    int fd = mkstemps(model_path, 5);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
     tsl_State *S = new_state();
     char code[512];
     snprintf(code, sizeof code, "static fn affine(x, w) { return relu(x @ w + 1) }\n"

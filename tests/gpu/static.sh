@@ -1,15 +1,20 @@
 #!/bin/sh
 # static.sh TSL MODE [OUTDIR] - static graphs on the GPU (vm/vm_gpu.c) against eager code.
-#   MODE gpu (make gpu-check, on a lent GPU): tests/gpu/static_gpu.tsl, then every script of
+#   MODE gpu (make gpu-check, on a lent GPU): tests/gpu/static_gpu.tsl, tests/gpu/export_gpu.tsl
+#     (a loaded graph called with GPU tensors), then every script of
 #     tests/scripts under --device gpu: one that runs eagerly there (--no-static) must give
 #     the same bits compiled (--verify-static: GPU static == GPU eager, every variable and
 #     result). A script that fails eagerly on the GPU (an op the GPU lacks, an expectation
 #     within the CPU's rounding) is listed, not failed: it says nothing about the VM.
 #     Each script runs in its own process (a sticky CUDA error cannot cascade); those not
 #     started within STATIC_BUDGET seconds (default 90) are listed as not run.
+#     Capture: static_gpu.tsl's `affine` is captured as a CUDA Graph exactly once (TSL_EXPLAIN),
+#     and compute-sanitizer memcheck (if installed) runs static_gpu.tsl: arena, staging,
+#     captured graphs and replays.
 #   MODE cpu (make test, no GPU needed): the same VM code on the CPU (TSL_VM_DEVICE=1 sends
-#     every graph to vm_gpu.c): static_gpu.tsl with "gpu" read as "cpu", every script of
-#     tests/scripts three ways, and random programs of tests/difftest.py, --verify-static.
+#     every graph to vm_gpu.c): static_gpu.tsl with "gpu" read as "cpu" (its `affine`
+#     captured exactly once by the CPU's stand-in), export_gpu.tsl the same way, every script
+#     of tests/scripts three ways, and random programs of tests/difftest.py, --verify-static.
 TSL=${1:-bin/tsl}
 MODE=${2:-cpu}
 OUT=${3:-$(mktemp -d)}
@@ -18,26 +23,41 @@ mkdir -p "$OUT"
 pass=0 fail=0 skipped=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# scratch: a new, empty folder for one script's files, its args()[0] (as in tests/run.sh)
+scratch() { rm -rf "$OUT/scratch" && mkdir "$OUT/scratch" && echo "$OUT/scratch"; }
 
 if [ "$MODE" = gpu ]; then
-    if timeout 120 "$TSL" --verify-static tests/gpu/static_gpu.tsl >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out" &&
-       ! TSL_EXPLAIN=1 "$TSL" tests/gpu/static_gpu.tsl 2>&1 >/dev/null | grep -q 'runs eagerly'; then ok
-    else bad "tests/gpu/static_gpu.tsl: $(head -3 "$OUT/err")"; fi
-    : >"$OUT/skipped.txt"
-    # GPU time is scarce: scripts not started within the budget are listed, not run
+    # graphs load() made, called with GPU tensors: on the GPU, the eager GPU bits
+    if timeout 120 "$TSL" tests/gpu/export_gpu.tsl "$(scratch)" >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out"; then ok
+    else bad "tests/gpu/export_gpu.tsl: $(head -3 "$OUT/err")"; fi
+    # GPU time is scarce: scripts not started within the budget (from here) are listed, not run
     end=$(($(date +%s) + ${STATIC_BUDGET:-90}))
+    TSL_EXPLAIN=1 timeout 60 "$TSL" tests/gpu/static_gpu.tsl 2>"$OUT/explain.txt" >/dev/null
+    if timeout 120 "$TSL" --verify-static tests/gpu/static_gpu.tsl >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out" &&
+       ! grep -q 'runs eagerly' "$OUT/explain.txt"; then ok
+    else bad "tests/gpu/static_gpu.tsl: $(head -3 "$OUT/err")"; fi
+    # captured once on the GPU: the line of affine's body, in TSL_EXPLAIN's output
+    line=$(grep -n '^static fn affine' tests/gpu/static_gpu.tsl | cut -d: -f1)
+    n=$(grep -c "static_gpu.tsl:$line:.*captured as a CUDA Graph" "$OUT/explain.txt")
+    if [ "$n" = 1 ]; then ok; else bad "static_gpu.tsl: affine captured as a CUDA Graph $n times, not once"; fi
+    SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    if [ -x "$SAN" ]; then
+        if timeout 60 "$SAN" --tool memcheck --error-exitcode 99 "$TSL" tests/gpu/static_gpu.tsl >"$OUT/memcheck.txt" 2>&1; then ok
+        else bad "compute-sanitizer memcheck of static_gpu.tsl: $(tail -3 "$OUT/memcheck.txt")"; fi
+    fi
+    : >"$OUT/skipped.txt"
     for f in tests/scripts/*.tsl; do
         if [ "$(date +%s)" -ge "$end" ]; then
             skipped=$((skipped + 1))
             echo "$f: not run (the ${STATIC_BUDGET:-90} s budget was spent)" >>"$OUT/skipped.txt"
             continue
         fi
-        if ! timeout 60 "$TSL" --device gpu --no-static "$f" >/dev/null 2>"$OUT/err"; then
+        if ! timeout 60 "$TSL" --device gpu --no-static "$f" "$(scratch)" >/dev/null 2>"$OUT/err"; then
             skipped=$((skipped + 1))
             echo "$f: $(head -1 "$OUT/err")" >>"$OUT/skipped.txt"
             continue
         fi
-        if timeout 60 "$TSL" --device gpu --verify-static "$f" >/dev/null 2>"$OUT/err"; then ok
+        if timeout 60 "$TSL" --device gpu --verify-static "$f" "$(scratch)" >/dev/null 2>"$OUT/err"; then ok
         else bad "$f --device gpu --verify-static: $(head -3 "$OUT/err")"; fi
     done
     echo "static.sh gpu: $pass passed, $fail failed, $skipped scripts skipped: failing eagerly on the GPU, or past the budget ($OUT/skipped.txt)"
@@ -49,9 +69,15 @@ export TSL_VM_DEVICE=1
 sed 's/"gpu"/"cpu"/g' tests/gpu/static_gpu.tsl >"$OUT/static_cpu.tsl"
 if "$TSL" --verify-static "$OUT/static_cpu.tsl" >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out"; then ok
 else bad "static_gpu.tsl on the CPU: $(head -3 "$OUT/err")"; fi
+line=$(grep -n '^static fn affine' tests/gpu/static_gpu.tsl | cut -d: -f1)
+n=$(TSL_EXPLAIN=1 "$TSL" "$OUT/static_cpu.tsl" 2>&1 >/dev/null | grep -c "static_cpu.tsl:$line:.*captured (the CPU's stand-in)")
+if [ "$n" = 1 ]; then ok; else bad "static_gpu.tsl on the CPU: affine captured $n times, not once"; fi
+sed 's/"gpu"/"cpu"/g' tests/gpu/export_gpu.tsl >"$OUT/export_cpu.tsl"
+if "$TSL" "$OUT/export_cpu.tsl" "$(scratch)" >"$OUT/out" 2>"$OUT/err" && grep -q '^ok$' "$OUT/out"; then ok
+else bad "export_gpu.tsl on the CPU: $(head -3 "$OUT/err")"; fi
 for f in tests/scripts/*.tsl; do
     for mode in "" --verify-static; do
-        if "$TSL" $mode "$f" >"$OUT/out" 2>"$OUT/err"; then
+        if "$TSL" $mode "$f" "$(scratch)" >"$OUT/out" 2>"$OUT/err"; then
             if [ -f "${f%.tsl}.out" ] && ! cmp -s "$OUT/out" "${f%.tsl}.out"; then bad "$f $mode: output differs from ${f%.tsl}.out"
             else ok; fi
         else

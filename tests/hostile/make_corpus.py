@@ -4,7 +4,10 @@
 Each file starts with `# expect: TEXT` (the error message must contain TEXT) and may have
 `# flags: ...` (extra command-line options). tests/run.sh runs each: it must exit 1 with a
 FILE:LINE:COL: error: line containing TEXT, within 5 s, with no sanitizer report.
-Run it again after changing the cases; the files are committed."""
+Run it again after changing the cases; the files are committed. Some cases are written by
+hand next to these (load_garbage.tsl, export_to_directory.tsl, the range_*, values_* ...:
+every .tsl here that this script does not name), so it overwrites its own files and leaves
+every other file alone."""
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -28,7 +31,8 @@ for i, b in enumerate([b"\x80", b"\xc0\x80", b"\xed\xa0\x80", b"\xf5\x80\x80\x80
     case("lex_bad_utf8_code_%d" % i, "invalid UTF-8", b"x = 1 " + b + b"\n")
 for i, pre in enumerate([b"", b"x = 1\n", b"x = \"a", b"# comment ", b"fn f() {"]):
     case("lex_nul_%d" % i, "NUL byte", pre + b"\x00 + 1\n")
-for i, ch in enumerate(["$", "`", "?", "\\", "!", "&", "|", "~", "^", "\u00e9t\u00e9 = 1"]):
+# 5-8 were & | ~ ^ until v2 made them operators; characters that stay foreign took their places
+for i, ch in enumerate(["$", "`", "?", "\\", "!", "\u00ac", "\u20ac", "\u00d7", "\u00f7", "\u00e9t\u00e9 = 1"]):
     case("lex_bad_char_%d" % i, "unexpected character", "x = 1\ny = 2 %s 3\n" % ch if i < 9 else "%s\n" % ch)
 for i, num in enumerate(["12abc", "1e5x", "0x1Fg", "1_000_"]):
     case("lex_bad_number_%d" % i, "malformed number", "x = %s\n" % num)
@@ -147,7 +151,6 @@ runtime = [
     ("device_not_string", "device must be", 'device(1)\n'),
     ("device_unknown", "unknown device", 'x = to(zeros(2), "tpu")\n'),
     ("grad_nonscalar", "f must return a one-element float tensor or a number", "g = grad(fn(x) { return x })(tensor([1.0, 2.0]))\n"),
-    ("export_missing", "not implemented in this build", 'export(fn(x) { return x }, [1], "/tmp/x")\n'),
     ("dis_plain_fn", "is not a static fn", "fn f() { }\ndis(f)\n"),
     ("cyclic_import", "cyclic import of module 'cyc_a' (cyc_a -> cyc_b -> cyc_a)", "import cyc_a\n"),
     # issue 11 (strings, lists, files): results bounded like printed text, files regular only
@@ -302,9 +305,6 @@ def npy(header, data=b"", version=1):
     return b"\x93NUMPY" + bytes([version, 0]) + len(h).to_bytes(4, "little") + h + data
 
 def main():
-    for f in os.listdir(HERE):
-        if f.endswith(".tsl"):
-            os.remove(os.path.join(HERE, f))
     for name, data in cases:
         with open(os.path.join(HERE, name + ".tsl"), "wb") as f:
             f.write(data)

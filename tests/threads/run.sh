@@ -38,10 +38,12 @@ files=$(ls "$tmp/o1" | wc -l)
 if [ "$files" -ge 90 ] && diff -r "$tmp/o1" "$tmp/o2" >"$tmp/diff" && cmp -s "$tmp/o1.out" "$tmp/o2.out"; then ok
 else bad "tests/threads/ops.tsl differs between --threads 1 and 2 ($files results): $(head -3 "$tmp/diff")"; fi
 
+# each script's args()[0] is an empty scratch folder for the files it writes (as in tests/run.sh)
 for f in tests/scripts/*.tsl; do
-    $TSL --threads 1 "$f" >"$tmp/a" 2>&1
+    rm -rf "$tmp/s1" "$tmp/s2" && mkdir "$tmp/s1" "$tmp/s2"
+    $TSL --threads 1 "$f" "$tmp/s1" >"$tmp/a" 2>&1
     a=$?
-    $TSL --threads 2 "$f" >"$tmp/b" 2>&1
+    $TSL --threads 2 "$f" "$tmp/s2" >"$tmp/b" 2>&1
     b=$?
     if [ $a -eq $b ] && cmp -s "$tmp/a" "$tmp/b"; then ok; else bad "$f: --threads 1 and 2 differ (exit $a, $b)"; fi
 done

@@ -5,6 +5,7 @@
 #include "suites.h"
 #include "builtins.h"
 #include "opcall.h"
+#include "helpers.h"
 
 START_TEST(builtin_rows_have_signature_and_doc) {
     const char **names;
@@ -35,11 +36,36 @@ START_TEST(builtin_rows_of_v2_builtins) {
 }
 END_TEST
 
+/* Each built-in object carries its row (ObjBuiltin.def), which the static compiler reads
+ * for the built-in's ST_* rule instead of matching names; an op carries none. The pure
+ * built-ins fold while compiling; those with a side effect or reading state never do. */
+START_TEST(builtin_objects_carry_their_row) {
+    Interp *I = interp_new();
+    ck_assert_int_eq(run_in(I, "x = 1"), 0);   /* the main module, with the built-ins installed */
+    const char **names;
+    int n = builtins_names(&names);
+    for (int i = 0; i < n; i++) {
+        int k = globals_find(&I->main->g, names[i]);
+        ck_assert_int_ge(k, 0);
+        Value v = I->main->g.vals[k];
+        ck_assert(v.type == VAL_FUNC && v.as.o->kind == OBJ_BUILTIN);
+        ck_assert_msg(AS_BUILTIN(v)->def == builtin_def(names[i]), "%s carries another row", names[i]);
+    }
+    static const char *const folds[] = { "tensor", "len", "str", "format", "sorted", "index", NULL };
+    static const char *const never[] = { "print", "push", "seed", "clock", "args", "read_text", "exit", "load", NULL };
+    for (int i = 0; folds[i]; i++) ck_assert_msg(builtin_def(folds[i])->stat & ST_FOLDS, "%s does not fold", folds[i]);
+    for (int i = 0; never[i]; i++) ck_assert_msg(!(builtin_def(never[i])->stat & ST_FOLDS), "%s folds", never[i]);
+    ck_assert_int_eq(builtin_def("item")->stat & ST_RULE, ST_ITEM);
+    interp_free(I);
+}
+END_TEST
+
 Suite *builtin_table_suite(void) {
     Suite *s = suite_create("builtin_table");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, builtin_rows_have_signature_and_doc);
     tcase_add_test(tc, builtin_rows_of_v2_builtins);
+    tcase_add_test(tc, builtin_objects_carry_their_row);
     suite_add_tcase(s, tc);
     return s;
 }

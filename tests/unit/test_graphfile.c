@@ -9,6 +9,7 @@
 #include "helpers.h"
 #include "graphfile.h"
 #include "model.h"
+#include "vm.h"
 
 /* Small programs covering the instruction kinds: an op chain with a fused group, weights
  * read from globals, a dict argument, numbers (an input and a guard), a loop, a branch,
@@ -41,8 +42,8 @@ static uint8_t *read_all(const char *path, size_t *n) {
 
 /* Exports program k into file[k]. */
 static void make_file(int k) {
-    char path[64], code[1024], quoted[80];
-    snprintf(path, sizeof path, "/tmp/tsl_unit_graph_%d_%d.tslg", (int)getpid(), k);
+    char path[256], code[1024], quoted[272];
+    tmp_file(path, sizeof path, ".tslg");
     snprintf(quoted, sizeof quoted, "\"%s\"", path);
     const char *at = strstr(programs[k], "PATH");
     snprintf(code, sizeof code, "%.*s%s%s", (int)(at - programs[k]), programs[k], quoted, at + 4);
@@ -114,14 +115,60 @@ START_TEST(graphfile_round_trip_same_bytes) {
 END_TEST
 
 START_TEST(graphfile_loaded_equals_static) {
+    char path[256], code[1024];
+    tmp_file(path, sizeof path, ".tslg");
+    snprintf(code, sizeof code, "seed(2)\nw = randn([5, 3])\nstatic fn f(x) { return softmax(relu(x @ w), axis=1) }\n"
+             "x = randn([4, 5])\nexport(f, [x], \"%s\")\ng = load(\"%s\")\nsame = equal(g(x), f(x))", path, path);
     I = interp_new();
-    ck_assert_int_eq(run_in(I, "seed(2)\nw = randn([5, 3])\nstatic fn f(x) { return softmax(relu(x @ w), axis=1) }\n"
-                               "x = randn([4, 5])\nexport(f, [x], \"/tmp/tsl_unit_eq.tslg\")\n"
-                               "g = load(\"/tmp/tsl_unit_eq.tslg\")\nsame = equal(g(x), f(x))"), 0);
+    ck_assert_int_eq(run_in(I, code), 0);
     int k = globals_find(&I->main->g, "same");
     ck_assert(I->main->g.vals[k].type == VAL_BOOL && I->main->g.vals[k].as.b);
-    unlink("/tmp/tsl_unit_eq.tslg");
+    unlink(path);
     interp_free(I);
+}
+END_TEST
+
+/* The tensor in global `name` of I's main module. */
+static Tensor *global_tensor(const char *name) {
+    int k = globals_find(&I->main->g, name);
+    ck_assert_int_ge(k, 0);
+    ck_assert(I->main->g.vals[k].type == VAL_TENSOR);
+    return I->main->g.vals[k].as.t;
+}
+
+/* TSL_VM_DEVICE=1 sends a loaded graph through vm_gpu.c (the device VM, on the CPU here) as
+ * it sends static graphs: its results are the CPU VM's bit for bit, a fused group, a matmul
+ * epilogue, a reduction and a random draw among them, and a call without it is back on the
+ * CPU VM. */
+START_TEST(graphfile_loaded_on_the_device_vm) {
+    char path[256], code[1024];
+    tmp_file(path, sizeof path, ".tslg");
+    snprintf(code, sizeof code, "import nn\nseed(4)\nmodel = nn.mlp([6, 12, 3])\n"
+             "static fn f(x) { h = model.forward(model, x)\n"
+             "  return softmax(h * 0.5 + mean(h, axis=1, keepdims=true), axis=1) + rand(h.shape) }\n"
+             "x = randn([7, 6])\nexport(f, [x], \"%s\")\ng = load(\"%s\")\n"
+             "seed(9)\na = g(x)", path, path);
+    unsetenv("TSL_VM_DEVICE");
+    I = interp_new();
+    ck_assert_int_eq(run_in(I, code), 0);
+    const char *name;
+    const Graph *g = model_loaded_graph(I->main->g.vals[globals_find(&I->main->g, "g")], &name);
+    ck_assert_ptr_nonnull(g);
+    ck_assert(!g->device_vm);
+    setenv("TSL_VM_DEVICE", "1", 1);
+    ck_assert_int_eq(run_in(I, "seed(9)\nb = g(x)"), 0);
+    ck_assert(g->device_vm);
+    unsetenv("TSL_VM_DEVICE");
+    ck_assert_int_eq(run_in(I, "seed(9)\nc = g(x)"), 0);
+    ck_assert(!g->device_vm);
+    Tensor *a = global_tensor("a"), *b = global_tensor("b"), *c = global_tensor("c");
+    ck_assert_int_eq(a->size, 21);
+    ck_assert_int_eq(b->size, 21);
+    ck_assert_int_eq(memcmp(a->data, b->data, 21 * sizeof(float)), 0);
+    ck_assert_int_eq(memcmp(a->data, c->data, 21 * sizeof(float)), 0);
+    unlink(path);
+    interp_free(I);
+    I = NULL;
 }
 END_TEST
 
@@ -308,6 +355,7 @@ Suite *graphfile_suite(void) {
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_test(t, graphfile_round_trip_same_bytes);
     tcase_add_test(t, graphfile_loaded_equals_static);
+    tcase_add_test(t, graphfile_loaded_on_the_device_vm);
     tcase_add_test(t, graphfile_every_prefix_rejected);
     tcase_add_test(t, graphfile_every_bit_flip_safe);
     tcase_add_test(t, graphfile_every_field_extreme_values);

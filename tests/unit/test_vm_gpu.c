@@ -2,7 +2,10 @@
  * no GPU: how a fused group becomes one generated kernel (vm_gpu_fused_plan). A plan is
  * checked by evaluating it on the host with the CPU's elementwise kernels, element by
  * element, as the generated kernel would, against the group's result from the CPU VM, and
- * by generating its kernel source (ops/cuda/gen.c; NVRTC is tests/gpu/ptx_check.c's job). */
+ * by generating its kernel source (ops/cuda/gen.c; NVRTC is tests/gpu/ptx_check.c's job).
+ * Then capture segments (vm_seg.c) on graphs compiled from source, and the arena and the
+ * capture state machine (vm_dev.c) run on the CPU under TSL_VM_DEVICE=1: addresses that stay
+ * put from run to run, one capture per segment, numbers that change between runs. */
 #include <stdlib.h>
 #include <string.h>
 #include "suites.h"
@@ -93,12 +96,152 @@ START_TEST(vm_gpu_fused_plan_refuses_escaping_step) {
 }
 END_TEST
 
+/* An epilogue's steps as one kernel: the product is an input of the plan beside the bias. */
+START_TEST(vm_gpu_fused_plan_epilogue) {
+    ck_assert_int_eq(run_in(I, "x = rand([1, 6])\nw = rand([6, 5])\nb = rand([5])\nstatic { y = tanh(x @ w + b) * 0.5 }\n"), 0);
+    Graph *g = static_last_graph(I);
+    Ins *e = NULL;
+    for (int i = 0; i < g->ncode; i++)
+        if (g->code[i].op == I_EPILOGUE) e = &g->code[i];
+    ck_assert_ptr_nonnull(e);
+    VmGpuFused p;
+    ck_assert_int_eq(vm_gpu_fused_plan(e, &p), 0);
+    ck_assert_int_eq(p.nsteps, e->nsteps);
+    int product = 0, bias = 0;
+    for (int k = 0; k < p.nin; k++) {
+        product += p.in_reg[k] == VM_GPU_PRODUCT;
+        bias += p.in_reg[k] >= 0 && g->regs[p.in_reg[k]].shape.ndim == 1;
+    }
+    ck_assert_int_eq(product, 1);
+    ck_assert_int_eq(bias, 1);
+    GenStep gs[VM_GPU_FUSED_MAX];
+    for (int s = 0; s < p.nsteps; s++) gs[s] = (GenStep){ (OpCode)p.steps[s].op, p.steps[s].dst, p.steps[s].a, p.steps[s].b };
+    static char name[8192], src[65536];
+    ck_assert_int_eq(gen_fused_kernel(gs, p.nsteps, p.nin, DT_F32, name, sizeof name, src, sizeof src), 0);
+}
+END_TEST
+
 /* A graph made for the CPU's tensors runs in vm.c (no device VM): the one branch per run. */
 START_TEST(vm_gpu_cpu_graph_stays_in_vm) {
     ck_assert_int_eq(run_in(I, "x = rand([3])\nstatic { y = x + 1 }\n"), 0);
     Graph *g = static_last_graph(I);
     ck_assert_int_eq(g->device, DEV_CPU);
     ck_assert(!g->device_vm || getenv("TSL_VM_DEVICE"));
+}
+END_TEST
+
+/* ---------- capture segments, the arena, the capture state machine ---------- */
+
+/* Runs code with every graph compiled for vm_gpu.c (TSL_VM_DEVICE is read per compile). */
+static int run_dev(const char *code) {
+    setenv("TSL_VM_DEVICE", "1", 1);
+    int rc = run_in(I, code);
+    unsetenv("TSL_VM_DEVICE");
+    return rc;
+}
+
+/* A graph with a print, a reduction read by a branch, a loop-free if and a tail: the segments
+ * are the runs of kernels between the host's instructions and the jump targets. */
+START_TEST(vm_gpu_segments_split_at_host_work) {
+    ck_assert_int_eq(run_in(I, "static fn f(x, s) {\n a = exp(x) @ x\n b = tanh(a) * s\n print(1)\n c = sum(b)\n"
+                               " if c > 0 { b = b + 1 }\n return b * 2\n}\n"
+                               "x = reshape(arange(4, dtype=\"f32\"), [2, 2]) / 10\ny = f(x, 2)\n"), 0);
+    Graph *g = static_last_graph(I);
+    VmSeg *seg;
+    int n = vm_gpu_segments(g, &seg);
+    /* 0-2 nconst, 3 exp, 4 epilogue | 5 print | 6 sum, 7 gt | 8 truth, 9 tmove (no kernel),
+     * 10 jumpf | 11 add, 12 tmove | 13 jump | 14 mul (a jump target) */
+    ck_assert_int_eq(n, 4);
+    int want[4][2] = { { 0, 5 }, { 6, 8 }, { 11, 13 }, { 14, 15 } };
+    for (int s = 0; s < n; s++) {
+        ck_assert_int_eq(seg[s].begin, want[s][0]);
+        ck_assert_int_eq(seg[s].end, want[s][1]);
+        for (int i = seg[s].begin; i < seg[s].end; i++) ck_assert_ptr_null(vm_seg_refuses(g, &g->code[i]));
+    }
+    ck_assert_ptr_nonnull(vm_seg_refuses(g, &g->code[5]));   /* print */
+    ck_assert_ptr_nonnull(vm_seg_refuses(g, &g->code[8]));   /* truth */
+    mem_free(seg);
+}
+END_TEST
+
+/* Kernels whose errors the host reads after a sync, and random draws, stay outside. */
+START_TEST(vm_gpu_segments_refuse_host_checked_kernels) {
+    ck_assert_int_eq(run_in(I, "static fn f(x, i) {\n a = x // 2\n b = rand([3])\n c = take(x, i)\n return [a, b, c]\n}\n"
+                               "y = f(arange(6), arange(2))\n"), 0);
+    Graph *g = static_last_graph(I);
+    VmSeg *seg;
+    ck_assert_int_eq(vm_gpu_segments(g, &seg), 0);
+    ck_assert_ptr_null(seg);
+    int refused = 0;
+    for (int i = 0; i < g->ncode; i++) refused += g->code[i].op == I_OP && vm_seg_refuses(g, &g->code[i]);
+    ck_assert_int_eq(refused, 3);
+}
+END_TEST
+
+/* The arena's regions, and the tensors the registers hold, are at the same addresses run
+ * after run; each segment is captured once (on the third run) and never again; the values
+ * are those of arithmetic. */
+START_TEST(vm_gpu_arena_addresses_stay_and_capture_once) {
+    ck_assert_int_eq(run_dev("static fn f(x, w) { return tanh(x @ w + 1) * 2 + x @ w }\n"
+                             "x = full([2, 3], 0.5)\nw = full([3, 3], 0.25)\n"), 0);
+    const void *base = NULL, *reg_at[64] = { NULL };
+    Graph *g = NULL;
+    for (int run = 0; run < 6; run++) {
+        ck_assert_int_eq(run_dev("y = f(x, w)\nassert(allclose(y, full([2, 3], 2 * tanh(1.375) + 0.375), rtol=1e-6))\n"), 0);
+        Graph *now = static_last_graph(I);
+        ck_assert(now->device_vm);
+        if (!g) g = now;
+        ck_assert_ptr_eq(now, g);   /* one graph: the cache's */
+        VmDev *d = g->dev;
+        ck_assert_ptr_nonnull(d);
+        ck_assert_ptr_nonnull(d->mem);
+        ck_assert_int_ge(d->nseg, 1);
+        if (run == 0) base = d->mem->data;
+        ck_assert_ptr_eq(d->mem->data, base);
+        ck_assert_int_lt(g->nregs, 64);
+        for (int r = 0; r < g->nregs; r++) {
+            Tensor *home = vm_dev_region(d, r);
+            if (!home) continue;
+            if (g->rf->ten[r]) ck_assert_ptr_eq(g->rf->ten[r], home);   /* what the register kept: its region */
+            if (run == 0) reg_at[r] = home->data;
+            ck_assert_ptr_eq(home->data, reg_at[r]);
+            ck_assert(home->data >= base && (const char *)home->data < (const char *)base + d->mem->size);
+        }
+        ck_assert_int_eq(d->captures, run >= 2 ? d->nseg : 0);   /* on the third run, and never again */
+        for (int s = 0; s < d->nseg; s++) ck_assert_int_eq(d->cap[s].state, run >= 2 ? CAP_LIVE : CAP_WARM);
+    }
+}
+END_TEST
+
+/* A number the captured kernels take by value changes every call: never the captured one's
+ * result (expected values from arithmetic: x * a + b with exact binary fractions). */
+START_TEST(vm_gpu_capture_numbers_never_stale) {
+    ck_assert_int_eq(run_dev("static fn f(x, a, b) { return x * a + b }\nx = full([4], 0.5)\n"
+                             "for i in range(8) {\n y = f(x, i, 1)\n assert(equal(y, full([4], 0.5 * i + 1)), str(i))\n}\n"
+                             "for i in range(4) {\n y = f(x, 3, 2)\n assert(equal(y, full([4], 3.5)))\n}\n"), 0);
+    VmDev *d = static_last_graph(I)->dev;
+    ck_assert_int_eq(d->captures, 1);
+    ck_assert_int_eq(d->cap[0].state, CAP_LIVE);
+    ck_assert_int_ge(d->cap[0].nnum, 1);
+    /* a segment in a loop body, its counter a number its kernel takes: (((0.5*0+1)*1+1)*2+1) = 5 */
+    ck_assert_int_eq(run_dev("static fn g(x) {\n for k in range(3) { x = exp(x * k) * 0 + x * k + 1 }\n return x\n}\n"
+                             "for i in range(6) { assert(equal(g(full([3], 0.5)), full([3], 5.0)), str(i)) }\n"), 0);
+    d = static_last_graph(I)->dev;
+    ck_assert_int_ge(d->nseg, 1);
+    ck_assert_int_le(d->captures, d->nseg);
+}
+END_TEST
+
+/* An input that moves after the capture is staged and the graph captured again, once; a
+ * value that leaves the graph is a copy, not the arena (the next run rewrites the arena). */
+START_TEST(vm_gpu_capture_input_moves_and_results_are_copies) {
+    ck_assert_int_eq(run_dev("static fn f(x) { return exp(x) * 2 }\nx = full([4], 0.0)\nkept = []\n"
+                             "for i in range(4) { kept = kept + [f(x)] }\n"
+                             "for i in range(6) { x = full([4], i * 1.0)\n y = f(x)\n assert(equal(y, exp(full([4], i * 1.0)) * 2), str(i)) }\n"
+                             "for k in kept { assert(equal(k, full([4], 2.0))) }\n"), 0);
+    VmDev *d = static_last_graph(I)->dev;
+    ck_assert_int_le(d->captures, 2);
+    ck_assert_int_eq(d->nstaged, 1);
 }
 END_TEST
 
@@ -109,7 +252,16 @@ Suite *vm_gpu_suite(void) {
     tcase_add_test(tc, vm_gpu_fused_plan_gelu);
     tcase_add_test(tc, vm_gpu_fused_plan_numbers_on_both_sides);
     tcase_add_test(tc, vm_gpu_fused_plan_refuses_escaping_step);
+    tcase_add_test(tc, vm_gpu_fused_plan_epilogue);
     tcase_add_test(tc, vm_gpu_cpu_graph_stays_in_vm);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("capture");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, vm_gpu_segments_split_at_host_work);
+    tcase_add_test(tc, vm_gpu_segments_refuse_host_checked_kernels);
+    tcase_add_test(tc, vm_gpu_arena_addresses_stay_and_capture_once);
+    tcase_add_test(tc, vm_gpu_capture_numbers_never_stale);
+    tcase_add_test(tc, vm_gpu_capture_input_moves_and_results_are_copies);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,98 @@
+/* vm_seg.c - capture segments: the runs of a GPU graph's instructions that only launch
+ * device work, so that vm_gpu.c can record each one as a CUDA Graph and replay it.
+ *
+ * A segment is a maximal run of instructions none of which needs the host while the device
+ * works (no item, no branch on a tensor, no print, no host-side indexing, no kernel whose
+ * errors the host reads back after a sync), that no jump enters in the middle and that
+ * launches at least one kernel. Control flow ends a segment (a loop body may be one: it is
+ * replayed once per iteration). The only number instruction a segment keeps is nconst: its
+ * value is the same every run, whereas a number computed from others (nbin, nmove...) may
+ * change what a captured kernel receives by value, so it is run on the host between
+ * segments and the segment after it checks the number it reads (vm_gpu.c).
+ * This file is a pure function of the graph (tested in tests/unit/test_vm_gpu.c). */
+#include "vm_impl.h"
+#include "opt.h"
+
+/* Whether a tensor instruction computes in i64: integer kernels raise a flag the host reads
+ * after a sync (floor_divide, mod and pow by zero or a negative power, astype to i64). */
+static bool touches_i64(const Graph *g, const Ins *in) {
+    for (int k = 0; k < in->nres && k < OP_MAX_OUT; k++)
+        if (in->res[k] >= 0 && g->regs[in->res[k]].kind == R_TENSOR && g->regs[in->res[k]].dtype == DT_I64) return true;
+    if (in->dst >= 0 && g->regs[in->dst].kind == R_TENSOR && g->regs[in->dst].dtype == DT_I64) return true;
+    for (int k = 0; k < in->nargs; k++) {
+        int r = in->args[k];
+        if (r >= 0 && g->regs[r].kind == R_TENSOR && g->regs[r].dtype == DT_I64) return true;
+    }
+    for (int k = 0; k < in->nsteps; k++) {
+        const FusedStep *st = &in->steps[k];
+        int regs[3] = { st->a, st->b, st->dst };
+        for (int q = 0; q < 3; q++)
+            if (regs[q] < 0 && regs[q] != FUSED_NONE && regs[q] != EPI_PRODUCT && g->regs[-regs[q] - 1].dtype == DT_I64)
+                return true;
+    }
+    return false;
+}
+
+static const char *op_refuses(const Graph *g, const Ins *in) {
+    OpCode op = (OpCode)in->aux;
+    int fl = op_info[op].flags;
+    if (fl & F_RANDOM) return "a random draw takes the host's generator state by value";
+    if (fl & F_COLL) return "a collective waits for the other ranks";
+    if (fl & F_DYNAMIC) return "its result's shape depends on the data";
+    if (fl & F_ITEM) return "its result is read on the host";
+    if (op == OP_TAKE || op == OP_SCATTER_ADD || op == OP_ONE_HOT)
+        return "its range check is read back on the host";
+    if (touches_i64(g, in)) return "an integer kernel's error flag is read back on the host";
+    return NULL;
+}
+
+const char *vm_seg_refuses(const Graph *g, const Ins *in) {
+    switch (in->op) {
+    case I_NCONST: case I_TCONST: case I_TMOVE: return NULL;
+    case I_OP: return op_refuses(g, in);
+    case I_FUSED: case I_EPILOGUE:
+        return touches_i64(g, in) ? "an integer kernel's error flag is read back on the host" : NULL;
+    case I_NMOVE: case I_NBIN: case I_NNEG: case I_NNOT: case I_NMATH:
+        return "a number computed on the host";
+    case I_SCALAR: return "a number becomes a tensor through a host copy";
+    case I_INDEX: case I_INDEX_SET: return "indexing runs on the host";
+    case I_ITEM: return "item() reads the device";
+    case I_TRUTH: return "a branch on a tensor reads the device";
+    case I_JUMP: case I_JUMPF: return "control flow";
+    case I_PRINT: return "print runs on the host";
+    case I_ASSERT: return "assert runs on the host";
+    case I_STORE: return "a store into a container runs on the host";
+    case I_PUSH: case I_POP: return "a backward loop's stack lives on the host";
+    case I_SEED: return "seed() sets the host's generator";
+    default: return "an instruction the capture does not know";
+    }
+}
+
+static bool launches(const Ins *in) { return in->op == I_OP || in->op == I_FUSED || in->op == I_EPILOGUE; }
+
+int vm_gpu_segments(const Graph *g, VmSeg **out) {
+    *out = NULL;
+    bool *target = mem_calloc((size_t)g->ncode + 1, sizeof(bool));
+    for (int i = 0; i < g->ncode; i++)
+        if ((g->code[i].op == I_JUMP || g->code[i].op == I_JUMPF) && g->code[i].aux >= 0 && g->code[i].aux <= g->ncode)
+            target[g->code[i].aux] = true;
+    int n = 0, cap = 0;
+    VmSeg *seg = NULL;
+    int begin = -1, work = 0;
+    for (int i = 0; i <= g->ncode; i++) {
+        bool ok = i < g->ncode && !vm_seg_refuses(g, &g->code[i]);
+        if (begin >= 0 && (!ok || target[i])) {   /* the run ends before i */
+            if (work) {
+                GROW(seg, n, cap);
+                seg[n++] = (VmSeg){ begin, i };
+            }
+            begin = -1;
+        }
+        if (!ok) continue;
+        if (begin < 0) begin = i, work = 0;
+        work += launches(&g->code[i]);
+    }
+    mem_free(target);
+    *out = seg;
+    return n;
+}
