@@ -31,7 +31,8 @@ CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsub
 LIB_LIBS := $(BLAS_LIBS) -lsleef -lm -lpthread
 LDLIBS  := $(LIB_LIBS) -lreadline
 
-DEB_PKGS := libreadline-dev libopenblas-serial-dev liblapacke-dev re2c check pkg-config libsleef-dev python3-numpy \
+# g++: make test's host-memory stand-in for the GPU compiles the CUDA kernels as host C++
+DEB_PKGS := g++ libreadline-dev libopenblas-serial-dev liblapacke-dev re2c check pkg-config libsleef-dev python3-numpy \
             openmpi-bin libopenmpi-dev
 STAMP    := $(BUILD)/.deps-ok
 

@@ -118,6 +118,15 @@ static bool arg_bool(Interp *I, Value v, bool dflt) {
 
 /* ---------- construction from values ---------- */
 
+/* A new tensor is made on the default device (spec: --device, device("gpu")): t, made on
+ * the host, moves there (tensor(), load_csv, load_npy). */
+static Value on_default_device(Interp *I, Value t) {
+    if (IS_ERR(t) || ops_ctx()->default_device == DEV_CPU) return t;
+    Tensor *moved = gpu_to(t.as.t, ops_ctx()->default_device);
+    val_release(t);
+    return tresult(I, moved);
+}
+
 static Value bi_tensor(Interp *I, CallArgs *a) {
     static const char *const p[] = { "data", "dtype", NULL };
     Value v[2];
@@ -135,10 +144,7 @@ static Value bi_tensor(Interp *I, CallArgs *a) {
     } else {
         t = interp_to_tensor(I, v[0], dt);
     }
-    if (IS_ERR(t) || ops_ctx()->default_device == DEV_CPU) return t;
-    Tensor *moved = gpu_to(t.as.t, ops_ctx()->default_device);   /* a new tensor is made on the default device */
-    val_release(t);
-    return tresult(I, moved);
+    return on_default_device(I, t);
 }
 
 static Value bi_seed(Interp *I, CallArgs *a) {
@@ -275,14 +281,14 @@ static Value bi_load_csv(Interp *I, CallArgs *a) {
     static const char *const p[] = { "path", "skip_header", NULL };
     Value v[2];
     if (!args_bind(I, a, "load_csv", p, 1, v) || !path_arg(I, "load_csv", v[0])) return ERR_VAL;
-    return tresult(I, csv_load(AS_STR(v[0])->chars, arg_bool(I, v[1], false)));
+    return on_default_device(I, tresult(I, csv_load(AS_STR(v[0])->chars, arg_bool(I, v[1], false))));
 }
 
 static Value bi_load_npy(Interp *I, CallArgs *a) {
     static const char *const p[] = { "path", NULL };
     Value v[1];
     if (!args_bind(I, a, "load_npy", p, 1, v) || !path_arg(I, "load_npy", v[0])) return ERR_VAL;
-    return tresult(I, npy_load(AS_STR(v[0])->chars));
+    return on_default_device(I, tresult(I, npy_load(AS_STR(v[0])->chars)));
 }
 
 static Value bi_save_npy(Interp *I, CallArgs *a) {
