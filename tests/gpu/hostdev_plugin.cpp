@@ -1,13 +1,13 @@
-// fake_plugin.cpp - a stand-in for bin/libtsl_cuda.so whose "device" is host memory, for
+// hostdev_plugin.cpp - a stand-in for bin/libtsl_cuda.so whose "device" is host memory, for
 // checking the GPU's HOST side (ops/gpu*.c, the op core's device handling) on a machine
-// without a GPU: tests/gpu/fake.sh appends this to tests/gpu/fake_shim.h and the source of
+// without a GPU: tests/gpu/hostdev.sh appends this to tests/gpu/hostdev_shim.h and the source of
 // every kernel the plugin launches (the prelude, the families, each elementwise kernel, the
 // sort/pad and i64-matmul / cuSOLVER-aid modules: emit_kernels all), builds a shared object
 // and runs the parity cases with TSL_CUDA_PLUGIN pointing at it. The entries do what
 // ops/cuda/cuda_kernels.c, sort.c, linalg.c and solver.c do around those kernels (flags,
 // bad positions, launch sequences); gemm is a triple loop and solve calls LAPACK with
 // cuSOLVER's column-major contract. Fused chains (compiled per graph) and NCCL fail with
-// "fake plugin: ...".
+// "host-memory stand-in plugin: ...".
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -25,21 +25,21 @@ enum {
 };
 enum { DT_BOOL, DT_I64, DT_F32, DT_F64 };
 
-#define NO(what) (std::snprintf(err, n, "fake plugin: no %s", what), -1)
+#define NO(what) (std::snprintf(err, n, "host-memory stand-in plugin: no %s", what), -1)
 
-static int fake_init(char *, size_t) { return CUDA_OK; }
-static int fake_alloc(void **p, size_t bytes, char *err, size_t n) {
+static int hostdev_init(char *, size_t) { return CUDA_OK; }
+static int hostdev_alloc(void **p, size_t bytes, char *err, size_t n) {
     *p = std::calloc(bytes ? bytes : 1, 1);
     return *p ? 0 : NO("memory");
 }
-static void fake_free(void *p, size_t) { std::free(p); }
-static void fake_stats(int64_t *m, int64_t *c) { *m = 0; *c = 0; }
-static int fake_copy(void *dst, const void *src, size_t bytes, char *, size_t) { std::memmove(dst, src, bytes); return 0; }
-static int fake_copy2d(void *dst, size_t dp, const void *src, size_t sp, size_t w, size_t h, char *, size_t) {
+static void hostdev_free(void *p, size_t) { std::free(p); }
+static void hostdev_stats(int64_t *m, int64_t *c) { *m = 0; *c = 0; }
+static int hostdev_copy(void *dst, const void *src, size_t bytes, char *, size_t) { std::memmove(dst, src, bytes); return 0; }
+static int hostdev_copy2d(void *dst, size_t dp, const void *src, size_t sp, size_t w, size_t h, char *, size_t) {
     for (size_t r = 0; r < h; r++) std::memmove((char *)dst + r * dp, (const char *)src + r * sp, w);
     return 0;
 }
-static int fake_sync(char *, size_t) { return 0; }
+static int hostdev_sync(char *, size_t) { return 0; }
 
 static size_t esize(int dt) { return dt == DT_BOOL ? 1 : dt == DT_F32 ? 4 : 8; }
 static double get(const void *p, int dt, int64_t i) {
@@ -63,9 +63,9 @@ static int flag, flag_bad;
 static unsigned long long badk;
 
 // ops/cuda/cuda_kernels.c cuda_ew: the generated kernel of (op, ct, form), i64 errors raised
-static int fake_has_ew(int op, int ct) { return op >= 0 && op < OP__COUNT && ct >= 0 && ct < 4 && ew_fn[op][ct][0]; }
-static int fake_ew(const CudaEw *j, char *err, size_t n) {
-    if (!fake_has_ew(j->op, j->ct)) return NO("kernel for this elementwise op");
+static int hostdev_has_ew(int op, int ct) { return op >= 0 && op < OP__COUNT && ct >= 0 && ct < 4 && ew_fn[op][ct][0]; }
+static int hostdev_ew(const CudaEw *j, char *err, size_t n) {
+    if (!hostdev_has_ew(j->op, j->ct)) return NO("kernel for this elementwise op");
     TslEwArgs a;
     std::memset(&a, 0, sizeof a);
     a.n = j->n; a.ndim = j->ndim;
@@ -89,7 +89,7 @@ template <typename F> static void astype_from(int dout, const F *in, void *out, 
     else if (dout == DT_F32) astype_kernel<F, float>(in, (float *)out, n, &flag);
     else astype_kernel<F, double>(in, (double *)out, n, &flag);
 }
-static int fake_astype(int di, int dout, const void *in, void *out, int64_t count, char *err, size_t n) {
+static int hostdev_astype(int di, int dout, const void *in, void *out, int64_t count, char *err, size_t n) {
     flag = 0;
     if (di == DT_BOOL) astype_from(dout, (const tsl_b8 *)in, out, count);
     else if (di == DT_I64) astype_from(dout, (const tsl_i64 *)in, out, count);
@@ -101,7 +101,7 @@ static int fake_astype(int di, int dout, const void *in, void *out, int64_t coun
 }
 
 // reductions and softmax: block kernels, 256 threads per block
-static int fake_reduce(const CudaReduce *j, char *err, size_t n) {
+static int hostdev_reduce(const CudaReduce *j, char *err, size_t n) {
     TslReduceArgs a = { j->outer, j->len, j->inner, j->in, j->out };
     void (*f)(TslReduceArgs) = nullptr;
 #define RED(S) switch (j->op) { case OP_SUM: f = tsl_reduce_sum_##S; break; case OP_PROD: f = tsl_reduce_prod_##S; break; \
@@ -116,14 +116,14 @@ static int fake_reduce(const CudaReduce *j, char *err, size_t n) {
     emul_blocks(j->outer * j->inner, [&] { f(a); });
     return 0;
 }
-static int fake_softmax(int op, int dt, const void *in, void *out, int64_t rows, int64_t len, char *, size_t) {
+static int hostdev_softmax(int op, int dt, const void *in, void *out, int64_t rows, int64_t len, char *, size_t) {
     TslReduceArgs a = { rows, len, 1, in, out };
     void (*f)(TslReduceArgs) = op == OP_LOG_SOFTMAX ? (dt == DT_F32 ? tsl_log_softmax_f32 : tsl_log_softmax_f64)
                                                     : (dt == DT_F32 ? tsl_softmax_f32 : tsl_softmax_f64);
     emul_blocks(rows, [&] { f(a); });
     return 0;
 }
-static int fake_gather(int esz, int ndim, const int64_t *shape, const int64_t *stride, const void *in, void *out,
+static int hostdev_gather(int esz, int ndim, const int64_t *shape, const int64_t *stride, const void *in, void *out,
                        int64_t count, char *, size_t) {
     TslGatherArgs a;
     std::memset(&a, 0, sizeof a);
@@ -133,7 +133,7 @@ static int fake_gather(int esz, int ndim, const int64_t *shape, const int64_t *s
     BY_ESZ(esz, tsl_gather_, a);
     return 0;
 }
-static int fake_where(int esz, int ndim, const int64_t *shape, const int64_t (*stride)[TSL_CUDA_MAX_RANK], const void *cond,
+static int hostdev_where(int esz, int ndim, const int64_t *shape, const int64_t (*stride)[TSL_CUDA_MAX_RANK], const void *cond,
                       const void *x, const void *y, void *out, int64_t count, char *, size_t) {
     TslWhereArgs w;
     std::memset(&w, 0, sizeof w);
@@ -143,7 +143,7 @@ static int fake_where(int esz, int ndim, const int64_t *shape, const int64_t (*s
     BY_ESZ(esz, tsl_where_, w);
     return 0;
 }
-static int fake_lines(int kind, int dt, int64_t outer, int64_t len, int64_t inner, int64_t step, const void *in, void *out,
+static int hostdev_lines(int kind, int dt, int64_t outer, int64_t len, int64_t inner, int64_t step, const void *in, void *out,
                       char *, size_t) {
     TslLineArgs a = { outer, len, inner, step, in, out };
     if (kind == 0) BY_DT(dt, tsl_cumsum_, a);
@@ -156,14 +156,14 @@ static int badk_read(int64_t *bad_k) {
     *bad_k = (int64_t)badk;
     return 1;
 }
-static int fake_take(int esz, const void *t, int64_t nt, const int64_t *idx, void *out, int64_t count, int64_t *bad_k, char *, size_t) {
+static int hostdev_take(int esz, const void *t, int64_t nt, const int64_t *idx, void *out, int64_t count, int64_t *bad_k, char *, size_t) {
     badk = ~0ull;
     if (esz == 1) tsl_take_1((const unsigned char *)t, nt, (const tsl_i64 *)idx, (unsigned char *)out, count, &badk);
     else if (esz == 4) tsl_take_4((const unsigned *)t, nt, (const tsl_i64 *)idx, (unsigned *)out, count, &badk);
     else tsl_take_8((const unsigned long long *)t, nt, (const tsl_i64 *)idx, (unsigned long long *)out, count, &badk);
     return badk_read(bad_k);
 }
-static int fake_scatter_add(int dt, void *y, int64_t ny, const int64_t *idx, const void *v, int64_t count, int one,
+static int hostdev_scatter_add(int dt, void *y, int64_t ny, const int64_t *idx, const void *v, int64_t count, int one,
                             int64_t *bad_k, char *, size_t) {
     badk = ~0ull;
     const tsl_i64 *ix = (const tsl_i64 *)idx;
@@ -173,7 +173,7 @@ static int fake_scatter_add(int dt, void *y, int64_t ny, const int64_t *idx, con
     else tsl_scatter_add_f64((double *)y, ny, ix, (const double *)v, count, one, &badk);
     return badk_read(bad_k);
 }
-static int fake_remap(int esz, int ndim, const int64_t *shape, const int64_t *div, const int64_t *mod, const int64_t *stride,
+static int hostdev_remap(int esz, int ndim, const int64_t *shape, const int64_t *div, const int64_t *mod, const int64_t *stride,
                       const void *in, void *out, int64_t count, char *, size_t) {
     TslRemapArgs a;
     std::memset(&a, 0, sizeof a);
@@ -183,28 +183,28 @@ static int fake_remap(int esz, int ndim, const int64_t *shape, const int64_t *di
     BY_ESZ(esz, tsl_remap_, a);
     return 0;
 }
-static int fake_one_hot(const int64_t *labels, int64_t count, int64_t n, float *out, int64_t *bad_k, char *, size_t) {
+static int hostdev_one_hot(const int64_t *labels, int64_t count, int64_t n, float *out, int64_t *bad_k, char *, size_t) {
     badk = ~0ull;
     tsl_one_hot((const tsl_i64 *)labels, count, n, out, &badk);
     return badk_read(bad_k);
 }
-static int fake_random(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count, char *, size_t) {
+static int hostdev_random(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count, char *, size_t) {
     if (kind == 0) tsl_random_uniform(key, counter, (float *)out, count);
     else if (kind == 1) tsl_random_normal(key, counter, (float *)out, count);
     else tsl_random_int(key, counter, (tsl_i64 *)out, count, lo, (uint64_t)hi - (uint64_t)lo);
     return 0;
 }
 // fused chains: the generator's kernel for the chain (gen.c, linked in), compiled on first
-// use with the C++ compiler $TSL_FAKE_CXX after $TSL_FAKE_SHIM and the prelude, and dlopen'ed
+// use with the C++ compiler $TSL_HOSTDEV_CXX after $TSL_HOSTDEV_SHIM and the prelude, and dlopen'ed
 extern "C" {
-typedef struct { int op, dst, a, b; } FakeGenStep;   // gen.h's GenStep (OpCode is an int enum)
-int gen_fused_kernel(const FakeGenStep *steps, int nsteps, int ninputs, int ct, char *name, size_t nn, char *src, size_t ns);
+typedef struct { int op, dst, a, b; } HostdevGenStep;   // gen.h's GenStep (OpCode is an int enum)
+int gen_fused_kernel(const HostdevGenStep *steps, int nsteps, int ninputs, int ct, char *name, size_t nn, char *src, size_t ns);
 const char *gen_prelude(void);
 }
-static int fake_fused(const CudaFused *j, char *err, size_t n) {
-    const char *cxx = std::getenv("TSL_FAKE_CXX"), *shim = std::getenv("TSL_FAKE_SHIM"), *dir = std::getenv("TSL_FAKE_DIR");
-    if (!cxx || !shim || !dir) return NO("fused chains (TSL_FAKE_CXX, TSL_FAKE_SHIM, TSL_FAKE_DIR unset)");
-    std::vector<FakeGenStep> steps((size_t)j->nsteps);
+static int hostdev_fused(const CudaFused *j, char *err, size_t n) {
+    const char *cxx = std::getenv("TSL_HOSTDEV_CXX"), *shim = std::getenv("TSL_HOSTDEV_SHIM"), *dir = std::getenv("TSL_HOSTDEV_DIR");
+    if (!cxx || !shim || !dir) return NO("fused chains (TSL_HOSTDEV_CXX, TSL_HOSTDEV_SHIM, TSL_HOSTDEV_DIR unset)");
+    std::vector<HostdevGenStep> steps((size_t)j->nsteps);
     for (int k = 0; k < j->nsteps; k++) steps[k] = { j->steps[k].op, j->steps[k].dst, j->steps[k].a, j->steps[k].b };
     static char src[65536], name[8192];
     if (gen_fused_kernel(steps.data(), j->nsteps, j->nin, j->ct, name, sizeof name, src, sizeof src)) return NO("kernel for this chain");
@@ -241,13 +241,13 @@ static int fake_fused(const CudaFused *j, char *err, size_t n) {
     if (flag >= 1 && flag <= 3) return std::snprintf(err, n, "%s", msg[flag]), -1;
     return 0;
 }
-static int fake_nccl_load(void *, char *err, size_t n) { return NO("NCCL"); }
-static int fake_nccl_init(const void *, int, int, char *err, size_t n) { return NO("NCCL"); }
-static int fake_nccl_allgather(const void *, void *, size_t, char *err, size_t n) { return NO("NCCL"); }
-static int fake_nccl_bcast(void *, size_t, int, char *err, size_t n) { return NO("NCCL"); }
-static int fake_rank_combine(int, int, const void *, int, int64_t, void *, char *err, size_t n) { return NO("NCCL"); }
+static int hostdev_nccl_load(void *, char *err, size_t n) { return NO("NCCL"); }
+static int hostdev_nccl_init(const void *, int, int, char *err, size_t n) { return NO("NCCL"); }
+static int hostdev_nccl_allgather(const void *, void *, size_t, char *err, size_t n) { return NO("NCCL"); }
+static int hostdev_nccl_bcast(void *, size_t, int, char *err, size_t n) { return NO("NCCL"); }
+static int hostdev_rank_combine(int, int, const void *, int, int64_t, void *, char *err, size_t n) { return NO("NCCL"); }
 // plugin.h's CudaGemm: C[b] = op(A[b]) @ B[b], row-major
-static int fake_gemm(const CudaGemm *j, char *, size_t) {
+static int hostdev_gemm(const CudaGemm *j, char *, size_t) {
     for (int64_t b = 0; b < j->batch; b++)
         for (int64_t i = 0; i < j->m; i++)
             for (int64_t c = 0; c < j->n; c++) {
@@ -278,7 +278,7 @@ static void sort_rows(int dt, const void *in, int64_t outer, int64_t len, int64_
         emul_blocks(tiles, [&] { tsl_sort_tile(k, q, total, p, kk, kk); });
     }
 }
-static int fake_sort(int dt, const void *in, int64_t outer, int64_t len, int64_t inner, int desc, int64_t kout, void *vals,
+static int hostdev_sort(int dt, const void *in, int64_t outer, int64_t len, int64_t inner, int desc, int64_t kout, void *vals,
                      int64_t *idx, uint64_t *key, int64_t *pos, int64_t P, char *err, size_t n) {
     if ((P & (P - 1)) || P < len || kout > len) return NO("sort of these arguments");
     if (outer * inner == 0 || len == 0 || kout == 0) return 0;
@@ -290,7 +290,7 @@ static int fake_sort(int dt, const void *in, int64_t outer, int64_t len, int64_t
     else tsl_sort_write_8((const unsigned long long *)in, (tsl_i64 *)pos, o, l, i, p, k, (unsigned long long *)vals, (tsl_i64 *)idx);
     return 0;
 }
-static int fake_unique(int dt, const void *in, int64_t count, void *out, int64_t *m, uint64_t *key, int64_t *pos,
+static int hostdev_unique(int dt, const void *in, int64_t count, void *out, int64_t *m, uint64_t *key, int64_t *pos,
                        int64_t *rank, int64_t P, char *err, size_t n) {
     *m = 0;
     if ((P & (P - 1)) || P < count) return NO("unique of these arguments");
@@ -306,7 +306,7 @@ static int fake_unique(int dt, const void *in, int64_t count, void *out, int64_t
     *m = rank[count - 1];
     return 0;
 }
-static int fake_pad(int esz, int ndim, const int64_t *oshape, const int64_t *ishape, const int64_t *before, const void *value,
+static int hostdev_pad(int esz, int ndim, const int64_t *oshape, const int64_t *ishape, const int64_t *before, const void *value,
                     const void *in, void *out, int64_t count, char *, size_t) {
     TslPadArgs a;
     std::memset(&a, 0, sizeof a);
@@ -319,7 +319,7 @@ static int fake_pad(int esz, int ndim, const int64_t *oshape, const int64_t *ish
     if (esz == 1) tsl_pad_1(a); else if (esz == 4) tsl_pad_4(a); else tsl_pad_8(a);
     return 0;
 }
-static int fake_imatmul(const CudaImatmul *j, char *, size_t) {
+static int hostdev_imatmul(const CudaImatmul *j, char *, size_t) {
     TslImatmulArgs a;
     std::memset(&a, 0, sizeof a);
     a.m = j->m; a.n = j->n; a.k = j->k; a.ta = j->trans_a; a.nbd = j->nbd; a.total = j->m * j->n;
@@ -332,7 +332,7 @@ static int fake_imatmul(const CudaImatmul *j, char *, size_t) {
 // plugin.h's CudaSolve through LAPACK (column-major in and out, as cuSOLVER gets them), with
 // solver.c's aids (det, eye, tril, qr_r) as the real kernels
 #define LA(dt, S, D) ((dt) == DT_F32 ? (S) : (D))
-static int fake_solve(const CudaSolve *j, int64_t *failed, char *err, size_t n) {
+static int hostdev_solve(const CudaSolve *j, int64_t *failed, char *err, size_t n) {
     *failed = -1;
     int dt = j->dt, m = (int)j->m, nn = (int)j->n, k = (int)j->k, info = 0, ldm = m > 1 ? m : 1, ldn = nn > 1 ? nn : 1;
     size_t es = esize(dt);
@@ -407,10 +407,10 @@ static int fake_solve(const CudaSolve *j, int64_t *failed, char *err, size_t n) 
 #if TSL_CUDA_ABI >= 11
 // CUDA Graph capture (the "capt" entries, merged beside these at ABI 11 or later): refused,
 // which the static VM takes as "not captured" and runs the segment as it is
-static int fake_capture_begin(int, char *err, size_t n) { return NO("CUDA Graphs"); }
-static int fake_capture_end(void **, char *err, size_t n) { return NO("CUDA Graphs"); }
-static int fake_graph_launch(void *, char *err, size_t n) { return NO("CUDA Graphs"); }
-static void fake_graph_free(void *) {}
+static int hostdev_capture_begin(int, char *err, size_t n) { return NO("CUDA Graphs"); }
+static int hostdev_capture_end(void **, char *err, size_t n) { return NO("CUDA Graphs"); }
+static int hostdev_graph_launch(void *, char *err, size_t n) { return NO("CUDA Graphs"); }
+static void hostdev_graph_free(void *) {}
 #endif
 
 static TslCudaPlugin make_table() {
@@ -418,45 +418,45 @@ static TslCudaPlugin make_table() {
     std::memset(&p, 0, sizeof p);
     p.abi = TSL_CUDA_ABI;
     p.nops = OP__COUNT;
-    p.init = fake_init;
-    p.alloc = fake_alloc;
-    p.free = fake_free;
-    p.alloc_stats = fake_stats;
-    p.to_device = fake_copy;
-    p.to_host = fake_copy;
-    p.copy = fake_copy;
-    p.copy2d = fake_copy2d;
-    p.synchronize = fake_sync;
-    p.has_ew = fake_has_ew;
-    p.ew = fake_ew;
-    p.fused = fake_fused;
-    p.astype = fake_astype;
-    p.reduce = fake_reduce;
-    p.softmax = fake_softmax;
-    p.gemm = fake_gemm;
-    p.gather_strided = fake_gather;
-    p.where = fake_where;
-    p.lines = fake_lines;
-    p.take = fake_take;
-    p.scatter_add = fake_scatter_add;
-    p.remap = fake_remap;
-    p.one_hot = fake_one_hot;
-    p.random = fake_random;
-    p.nccl_load = fake_nccl_load;
-    p.nccl_init = fake_nccl_init;
-    p.nccl_allgather = fake_nccl_allgather;
-    p.nccl_bcast = fake_nccl_bcast;
-    p.rank_combine = fake_rank_combine;
-    p.sort = fake_sort;
-    p.unique = fake_unique;
-    p.pad = fake_pad;
-    p.imatmul = fake_imatmul;
-    p.solve = fake_solve;
+    p.init = hostdev_init;
+    p.alloc = hostdev_alloc;
+    p.free = hostdev_free;
+    p.alloc_stats = hostdev_stats;
+    p.to_device = hostdev_copy;
+    p.to_host = hostdev_copy;
+    p.copy = hostdev_copy;
+    p.copy2d = hostdev_copy2d;
+    p.synchronize = hostdev_sync;
+    p.has_ew = hostdev_has_ew;
+    p.ew = hostdev_ew;
+    p.fused = hostdev_fused;
+    p.astype = hostdev_astype;
+    p.reduce = hostdev_reduce;
+    p.softmax = hostdev_softmax;
+    p.gemm = hostdev_gemm;
+    p.gather_strided = hostdev_gather;
+    p.where = hostdev_where;
+    p.lines = hostdev_lines;
+    p.take = hostdev_take;
+    p.scatter_add = hostdev_scatter_add;
+    p.remap = hostdev_remap;
+    p.one_hot = hostdev_one_hot;
+    p.random = hostdev_random;
+    p.nccl_load = hostdev_nccl_load;
+    p.nccl_init = hostdev_nccl_init;
+    p.nccl_allgather = hostdev_nccl_allgather;
+    p.nccl_bcast = hostdev_nccl_bcast;
+    p.rank_combine = hostdev_rank_combine;
+    p.sort = hostdev_sort;
+    p.unique = hostdev_unique;
+    p.pad = hostdev_pad;
+    p.imatmul = hostdev_imatmul;
+    p.solve = hostdev_solve;
 #if TSL_CUDA_ABI >= 11
-    p.capture_begin = fake_capture_begin;
-    p.capture_end = fake_capture_end;
-    p.graph_launch = fake_graph_launch;
-    p.graph_free = fake_graph_free;
+    p.capture_begin = hostdev_capture_begin;
+    p.capture_end = hostdev_capture_end;
+    p.graph_launch = hostdev_graph_launch;
+    p.graph_free = hostdev_graph_free;
 #endif
     ew_register();
     return p;
