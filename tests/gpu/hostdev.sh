@@ -4,8 +4,10 @@
 # plugin launches, generated or hand-written, as host C++: tests/gpu/hostdev_shim.h; LAPACK
 # for cuSOLVER) and runs every parity case (PARITY_DIR as tests/gpu/parity.sh left it) with
 # TSL_CUDA_PLUGIN pointing at it: each must print ok, or be refused by the CPU and by the
-# "GPU" alike. With "static", then also tests/gpu/static.sh gpu on it (static graphs on the
-# "GPU": fused chains compiled per graph as host C++). Needs a C++20 compiler ($CXX, default
+# stand-in device alike. With "static" (as nogpu.sh runs it), then also tests/gpu/static.sh
+# gpu on it: static graphs on the stand-in device, their fused chains compiled per graph as
+# host C++ and their capture segments recorded and replayed by the stand-in's emulation of
+# CUDA Graph capture (hostdev_plugin.cpp). Needs a C++20 compiler ($CXX, default
 # c++) and LAPACK's headers; says SKIP otherwise.
 TSL=$1
 P=$2
