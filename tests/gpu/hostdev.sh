@@ -44,5 +44,14 @@ done
 echo "hostdev: the GPU's host side and kernels on a host-memory plugin: $pass parity cases agree, $skip refused on both, $fail differ or fail"
 if [ "$3" = static ]; then
     TSL_CUDA_PLUGIN="$tmp/libhostdev.so" STATIC_BUDGET=${STATIC_BUDGET:-600} sh tests/gpu/static.sh "$TSL" gpu "$tmp/static" || fail=$((fail + 1))
+    # every capture invalidated at its end: each segment goes back to op by op, still equal
+    # to eager code, and nothing is said to be captured
+    if TSL_CUDA_PLUGIN="$tmp/libhostdev.so" TSL_HOSTDEV_INVALIDATE=1 TSL_EXPLAIN=1 "$TSL" --verify-static tests/gpu/static_gpu.tsl \
+           >"$tmp/out" 2>"$tmp/err" && grep -q '^ok$' "$tmp/out" && ! grep -q 'captured as a CUDA Graph' "$tmp/err" &&
+       grep -q 'not captured: CUDA error in cudaStreamEndCapture' "$tmp/err"; then
+        echo "hostdev: static_gpu.tsl with every capture invalidated: ok (each segment runs op by op)"
+    else
+        fail=$((fail + 1)); echo "FAIL static_gpu.tsl with every capture invalidated:"; grep -v '^explain' "$tmp/err" | head -4 | sed 's/^/    /'
+    fi
 fi
 [ $fail -eq 0 ]
