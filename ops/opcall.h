@@ -30,7 +30,8 @@ typedef enum {
 } OpCode;
 
 enum { K_UNARY, K_BINARY, K_COMPARE, K_REDUCE, K_OTHER };
-enum { F_FUSE = 1, F_COMM = 2, F_NUM = 4, F_SYNTAX = 8, F_RANDOM = 16, F_VIEW = 32, F_DYNAMIC = 64, F_WEAK = 128, F_ITEM = 256, F_COLL = 512 };
+enum { F_FUSE = 1, F_COMM = 2, F_NUM = 4, F_SYNTAX = 8, F_RANDOM = 16, F_VIEW = 32, F_DYNAMIC = 64, F_WEAK = 128, F_ITEM = 256, F_COLL = 512,
+       F_READBACK = 1024 };
 
 /* The backward rule of an op (spec section 7): graph-building code over a GradBuilder
  * (ops/grad.h), filled in from the one list of rules in ops/grad.c. */

@@ -34,14 +34,15 @@ static bool touches_i64(const Graph *g, const Ins *in) {
 }
 
 static const char *op_refuses(const Graph *g, const Ins *in) {
-    OpCode op = (OpCode)in->aux;
-    int fl = op_info[op].flags;
+    int fl = op_info[(OpCode)in->aux].flags;
     if (fl & F_RANDOM) return "a random draw takes the host's generator state by value";
     if (fl & F_COLL) return "a collective waits for the other ranks";
     if (fl & F_DYNAMIC) return "its result's shape depends on the data";
     if (fl & F_ITEM) return "its result is read on the host";
-    if (op == OP_TAKE || op == OP_SCATTER_ADD || op == OP_ONE_HOT)
-        return "its range check is read back on the host";
+    if (fl & F_READBACK) return "its GPU kernel's outcome (a range check, cuSOLVER's info) is read back on the host";
+    if ((OpCode)in->aux == OP_PAD)   /* gpu_run_pad converts a tensor fill value on the host */
+        for (int k = 1; k < in->nargs; k++)
+            if (in->args[k] >= 0 && g->regs[in->args[k]].kind == R_TENSOR) return "pad's tensor fill value is read on the host";
     if (touches_i64(g, in)) return "an integer kernel's error flag is read back on the host";
     return NULL;
 }

@@ -2,7 +2,7 @@
  * host as C++: by default the sort/pad module (ops/cuda/gen_sort.c) and the integer-matmul /
  * cuSOLVER-aid module (ops/cuda/gen_linalg.c), for tests/gpu/emul.sh; with "all" also the
  * prelude, the hand-written families and every elementwise kernel the generator makes, with
- * ew_register() filling ew_fn[op][dtype][form] (tests/gpu/fake.sh). */
+ * ew_register() filling ew_fn[op][dtype][form] (tests/gpu/hostdev.sh). */
 #include <stdio.h>
 #include <string.h>
 #include "cuda/gen.h"

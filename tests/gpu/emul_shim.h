@@ -3,7 +3,7 @@
 // another (emul_block of emul_grid; grid-stride kernels run as one block), so every loop
 // walks its elements in order and __syncthreads has nothing to wait for. The modules'
 // cooperating kernels (the one-block scan, the sort's tiles) take any block size, one
-// included; tests/gpu/fake_shim.h runs them with 256 threads.
+// included; tests/gpu/hostdev_shim.h runs them with 256 threads.
 #include <cstdint>
 #include <cstring>
 #define __global__

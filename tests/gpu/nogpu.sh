@@ -13,7 +13,8 @@
 #     own start-up is exercised against the toolkit's stub driver;
 #   - the parity suite's scripts (tests/gpu/parity.sh) run, with the CPU for the GPU, and
 #     again through the GPU's host code on a host-memory stand-in plugin that runs the
-#     plugin's kernels as host C++ (fake.sh).
+#     plugin's kernels as host C++ (hostdev.sh), and static graphs on that stand-in device
+#     against eager code (static.sh gpu: its emulated CUDA Graph capture included).
 # On a machine with a GPU the error tests are skipped (make gpu-check tests the GPU itself).
 BIN=${1:-bin}
 CUDA_HOME=${2:-/usr/local/cuda}
@@ -72,9 +73,10 @@ fi
 if sh tests/gpu/parity.sh "$TSL" "$tmp/parity" >"$tmp/parity.out" 2>&1; then ok; tail -1 "$tmp/parity.out"
 else bad "tests/gpu/parity.sh: $(tail -8 "$tmp/parity.out")"; fi
 # the same cases through the GPU's host code, on a plugin whose device is host memory and
-# whose kernels are the plugin's own compiled as host C++ (fake.sh)
-if sh tests/gpu/fake.sh "$TSL" "$tmp/parity" >"$tmp/fake.out" 2>&1; then ok; tail -1 "$tmp/fake.out"
-else bad "tests/gpu/fake.sh: $(tail -12 "$tmp/fake.out")"; fi
+# whose kernels are the plugin's own compiled as host C++ (hostdev.sh); then static graphs on
+# it, captured and replayed through the stand-in's CUDA Graph emulation (static.sh gpu)
+if sh tests/gpu/hostdev.sh "$TSL" "$tmp/parity" static >"$tmp/hostdev.out" 2>&1; then ok; tail -3 "$tmp/hostdev.out"
+else bad "tests/gpu/hostdev.sh: $(tail -12 "$tmp/hostdev.out")"; fi
 
 # expect_error NAME WANT CMD...: exit status 1 and the first line of stderr is WANT
 expect_error() {

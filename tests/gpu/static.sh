@@ -4,8 +4,9 @@
 #     (a loaded graph called with GPU tensors), then every script of
 #     tests/scripts under --device gpu: one that runs eagerly there (--no-static) must give
 #     the same bits compiled (--verify-static: GPU static == GPU eager, every variable and
-#     result). A script that fails eagerly on the GPU (an op the GPU lacks, an expectation
-#     within the CPU's rounding) is listed, not failed: it says nothing about the VM.
+#     result; STATIC_SCRIPTS, if set, names the scripts instead). A script that fails eagerly
+#     on the GPU (an op the GPU lacks, an expectation within the CPU's rounding) is listed,
+#     not failed: it says nothing about the VM.
 #     Each script runs in its own process (a sticky CUDA error cannot cascade); those not
 #     started within STATIC_BUDGET seconds (default 90) are listed as not run.
 #     Capture: static_gpu.tsl's `affine` is captured as a CUDA Graph exactly once (TSL_EXPLAIN),
@@ -46,7 +47,7 @@ if [ "$MODE" = gpu ]; then
         else bad "compute-sanitizer memcheck of static_gpu.tsl: $(tail -3 "$OUT/memcheck.txt")"; fi
     fi
     : >"$OUT/skipped.txt"
-    for f in tests/scripts/*.tsl; do
+    for f in ${STATIC_SCRIPTS:-tests/scripts/*.tsl}; do
         if [ "$(date +%s)" -ge "$end" ]; then
             skipped=$((skipped + 1))
             echo "$f: not run (the ${STATIC_BUDGET:-90} s budget was spent)" >>"$OUT/skipped.txt"

@@ -178,6 +178,34 @@ START_TEST(vm_gpu_segments_refuse_host_checked_kernels) {
 }
 END_TEST
 
+/* Ops whose GPU host code reads an outcome back after a sync (F_READBACK: cuSOLVER's info, a
+ * range check; pad's tensor fill value) stay outside, as CUDA refuses a sync while capturing:
+ * the host-memory stand-in's capture emulation found inv and cholesky invalidating whole
+ * segments. The matmul before them, and pad with a number, are still captured. */
+START_TEST(vm_gpu_segments_refuse_readback_ops) {
+    ck_assert_int_eq(run_in(I, "static fn f(a, v) {\n b = a @ a\n c = inv(b)\n d = cholesky(b)\n"
+                               " e = pad(a, [[1, 1], [0, 0]], v)\n g = pad(a, [[1, 1], [0, 0]], 3)\n return [c, d, e, g]\n}\n"
+                               "y = f(eye(3) * 2, sum(ones(2)))\n"), 0);
+    Graph *g = static_last_graph(I);
+    int seen = 0;
+    for (int i = 0; i < g->ncode; i++) {
+        const Ins *in = &g->code[i];
+        if (in->op != I_OP) continue;
+        OpCode op = (OpCode)in->aux;
+        bool tensor_value = false;
+        for (int k = 1; k < in->nargs; k++) tensor_value |= in->args[k] >= 0 && g->regs[in->args[k]].kind == R_TENSOR;
+        if (op == OP_INV || op == OP_CHOLESKY || (op == OP_PAD && tensor_value)) {
+            ck_assert_ptr_nonnull(vm_seg_refuses(g, in));
+            seen++;
+        } else if (op == OP_MATMUL || op == OP_PAD) {
+            ck_assert_ptr_null(vm_seg_refuses(g, in));
+            seen += 10;
+        }
+    }
+    ck_assert_int_eq(seen, 23);   /* inv, cholesky, pad(v) refused; matmul, pad(3) kept */
+}
+END_TEST
+
 /* The arena's regions, and the tensors the registers hold, are at the same addresses run
  * after run; each segment is captured once (on the third run) and never again; the values
  * are those of arithmetic. */
@@ -259,6 +287,7 @@ Suite *vm_gpu_suite(void) {
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, vm_gpu_segments_split_at_host_work);
     tcase_add_test(tc, vm_gpu_segments_refuse_host_checked_kernels);
+    tcase_add_test(tc, vm_gpu_segments_refuse_readback_ops);
     tcase_add_test(tc, vm_gpu_arena_addresses_stay_and_capture_once);
     tcase_add_test(tc, vm_gpu_capture_numbers_never_stale);
     tcase_add_test(tc, vm_gpu_capture_input_moves_and_results_are_copies);

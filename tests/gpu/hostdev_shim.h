@@ -1,5 +1,5 @@
-// fake_shim.h - CUDA's built-ins for running the plugin's generated kernels on the host
-// (tests/gpu/fake.sh): a grid-stride kernel runs as one block of one thread; a block kernel
+// hostdev_shim.h - CUDA's built-ins for running the plugin's generated kernels on the host
+// (tests/gpu/hostdev.sh): a grid-stride kernel runs as one block of one thread; a block kernel
 // (reductions, softmax: TSL_BLOCK threads cooperating through shared memory) runs each block
 // on a pool of 256 std::threads meeting at a std::barrier for __syncthreads, blocks one after
 // another (so a function's static __shared__ array is one block's shared memory).

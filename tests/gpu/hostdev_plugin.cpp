@@ -1,17 +1,21 @@
-// fake_plugin.cpp - a stand-in for bin/libtsl_cuda.so whose "device" is host memory, for
+// hostdev_plugin.cpp - a stand-in for bin/libtsl_cuda.so whose "device" is host memory, for
 // checking the GPU's HOST side (ops/gpu*.c, the op core's device handling) on a machine
-// without a GPU: tests/gpu/fake.sh appends this to tests/gpu/fake_shim.h and the source of
+// without a GPU: tests/gpu/hostdev.sh appends this to tests/gpu/hostdev_shim.h and the source of
 // every kernel the plugin launches (the prelude, the families, each elementwise kernel, the
 // sort/pad and i64-matmul / cuSOLVER-aid modules: emit_kernels all), builds a shared object
 // and runs the parity cases with TSL_CUDA_PLUGIN pointing at it. The entries do what
 // ops/cuda/cuda_kernels.c, sort.c, linalg.c and solver.c do around those kernels (flags,
 // bad positions, launch sequences); gemm is a triple loop and solve calls LAPACK with
 // cuSOLVER's column-major contract. Fused chains (compiled per graph) and NCCL fail with
-// "fake plugin: ...".
+// "host-memory stand-in plugin: ...".
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <utility>
 #include <vector>
 #include <lapack.h>
 #include "cuda/plugin.h"
@@ -25,21 +29,77 @@ enum {
 };
 enum { DT_BOOL, DT_I64, DT_F32, DT_F64 };
 
-#define NO(what) (std::snprintf(err, n, "fake plugin: no %s", what), -1)
+#define NO(what) (std::snprintf(err, n, "host-memory stand-in plugin: no %s", what), -1)
 
-static int fake_init(char *, size_t) { return CUDA_OK; }
-static int fake_alloc(void **p, size_t bytes, char *err, size_t n) {
+// ---------- the stream, and CUDA Graph capture emulated on it ----------
+// Outside a capture the stand-in's stream is synchronous: stream work runs at once. While a
+// capture is under way (capture_begin .. capture_end, cudaStreamCaptureModeRelaxed as
+// ops/cuda/graph.c asks) stream work is RECORDED, not run, with its kernel arguments built
+// and copied by value now, as a CUDA Graph bakes a kernel's parameters (device addresses
+// included); graph_launch replays the list in order. What CUDA refuses on a capturing stream
+// (a synchronize; a copy to or from pageable host memory, which the real plugin follows with
+// a synchronize: so every entry that reads a result back on the host) fails with CUDA's error
+// and invalidates the capture: later stream work fails too, and capture_end reports
+// cudaErrorStreamCaptureInvalidated, as cudaStreamEndCapture does. Allocation is allowed
+// (relaxed mode); a block freed while capturing is kept for the graph, as cuda_capture_keep
+// does, so no later allocation reuses an address the graph's kernels bake.
+typedef std::function<int(char *, size_t)> Work;
+struct HostdevGraph {
+    std::vector<Work> work;
+    std::vector<void *> kept;
+};
+static std::mutex cap_lock;   // the kept list: free may come from another thread
+static bool capturing, invalidated;
+static HostdevGraph *rec;     // what the capture under way recorded
+
+#define CAPTURE_INVALIDATED "operation failed due to a previous error during capture"
+static int stream(Work w, char *err, size_t n) {
+    if (!capturing) return w(err, n);
+    if (invalidated) return std::snprintf(err, n, "CUDA error in a launch: " CAPTURE_INVALIDATED), -1;
+    rec->work.push_back(std::move(w));
+    return 0;
+}
+// An entry that waits for the stream (what: the CUDA call the real plugin makes): refused
+// while capturing, which invalidates the capture
+static int host_wait(const char *what, char *err, size_t n) {
+    if (!capturing) return 0;
+    invalidated = true;
+    std::snprintf(err, n, "CUDA error in %s: operation not permitted when stream is capturing", what);
+    return -1;
+}
+
+static int hostdev_init(char *, size_t) { return CUDA_OK; }
+static int hostdev_alloc(void **p, size_t bytes, char *err, size_t n) {
     *p = std::calloc(bytes ? bytes : 1, 1);
     return *p ? 0 : NO("memory");
 }
-static void fake_free(void *p, size_t) { std::free(p); }
-static void fake_stats(int64_t *m, int64_t *c) { *m = 0; *c = 0; }
-static int fake_copy(void *dst, const void *src, size_t bytes, char *, size_t) { std::memmove(dst, src, bytes); return 0; }
-static int fake_copy2d(void *dst, size_t dp, const void *src, size_t sp, size_t w, size_t h, char *, size_t) {
-    for (size_t r = 0; r < h; r++) std::memmove((char *)dst + r * dp, (const char *)src + r * sp, w);
+static void hostdev_free(void *p, size_t) {
+    if (!p) return;
+    {
+        std::lock_guard<std::mutex> hold(cap_lock);
+        if (capturing) { rec->kept.push_back(p); return; }
+    }
+    std::free(p);
+}
+static void hostdev_stats(int64_t *m, int64_t *c) { *m = 0; *c = 0; }
+static int hostdev_to(void *dst, const void *src, size_t bytes, char *err, size_t n) {
+    if (!bytes) return 0;
+    if (host_wait("cudaMemcpy", err, n)) return -1;   // a host copy, then a synchronize
+    std::memmove(dst, src, bytes);
     return 0;
 }
-static int fake_sync(char *, size_t) { return 0; }
+static int hostdev_copy(void *dst, const void *src, size_t bytes, char *err, size_t n) {
+    if (!bytes) return 0;
+    return stream([=](char *, size_t) { std::memmove(dst, src, bytes); return 0; }, err, n);
+}
+static int hostdev_copy2d(void *dst, size_t dp, const void *src, size_t sp, size_t w, size_t h, char *err, size_t n) {
+    if (!w || !h) return 0;
+    return stream([=](char *, size_t) {
+        for (size_t r = 0; r < h; r++) std::memmove((char *)dst + r * dp, (const char *)src + r * sp, w);
+        return 0;
+    }, err, n);
+}
+static int hostdev_sync(char *err, size_t n) { return host_wait("cudaStreamSynchronize", err, n); }
 
 static size_t esize(int dt) { return dt == DT_BOOL ? 1 : dt == DT_F32 ? 4 : 8; }
 static double get(const void *p, int dt, int64_t i) {
@@ -63,21 +123,27 @@ static int flag, flag_bad;
 static unsigned long long badk;
 
 // ops/cuda/cuda_kernels.c cuda_ew: the generated kernel of (op, ct, form), i64 errors raised
-static int fake_has_ew(int op, int ct) { return op >= 0 && op < OP__COUNT && ct >= 0 && ct < 4 && ew_fn[op][ct][0]; }
-static int fake_ew(const CudaEw *j, char *err, size_t n) {
-    if (!fake_has_ew(j->op, j->ct)) return NO("kernel for this elementwise op");
+static int hostdev_has_ew(int op, int ct) { return op >= 0 && op < OP__COUNT && ct >= 0 && ct < 4 && ew_fn[op][ct][0]; }
+// ops/cuda/cuda_kernels.c raises(): the integer kernels whose flag the host reads back
+static bool raises(int op, int ct) { return ct == DT_I64 && (op == OP_FLOOR_DIVIDE || op == OP_MOD || op == OP_POW); }
+static int hostdev_ew(const CudaEw *j, char *err, size_t n) {
+    if (!hostdev_has_ew(j->op, j->ct)) return NO("kernel for this elementwise op");
+    if (raises(j->op, j->ct) && host_wait("a kernel", err, n)) return -1;
     TslEwArgs a;
     std::memset(&a, 0, sizeof a);
     a.n = j->n; a.ndim = j->ndim;
     for (int d = 0; d < j->ndim; d++) { a.shape[d] = j->shape[d]; a.st0[d] = j->stride[0][d]; a.st1[d] = j->stride[1][d]; }
     a.inner0 = j->inner[0]; a.inner1 = j->inner[1]; a.in0 = j->in[0]; a.in1 = j->in[1]; a.num0 = j->num[0]; a.num1 = j->num[1];
     a.p = j->p; a.q = j->q; a.out = j->out; a.bad = &flag;
-    flag = 0;
-    ew_fn[j->op][j->ct][j->form == 's'](a);
-    static const char *const msg[] = { "", "integer division by zero", "integer modulo by zero",
-                                       "integers to negative integer powers are not allowed" };
-    if (flag >= 1 && flag <= 3) return std::snprintf(err, n, "%s", msg[flag]), -1;
-    return 0;
+    void (*kernel)(TslEwArgs) = ew_fn[j->op][j->ct][j->form == 's'];
+    return stream([=](char *e, size_t en) {
+        flag = 0;
+        kernel(a);
+        static const char *const msg[] = { "", "integer division by zero", "integer modulo by zero",
+                                           "integers to negative integer powers are not allowed" };
+        if (flag >= 1 && flag <= 3) return std::snprintf(e, en, "%s", msg[flag]), -1;
+        return 0;
+    }, err, n);
 }
 
 #define BY_DT(dt, F, ...) ((dt) == DT_BOOL ? F##b8(__VA_ARGS__) : (dt) == DT_I64 ? F##i64(__VA_ARGS__) : (dt) == DT_F32 ? F##f32(__VA_ARGS__) : F##f64(__VA_ARGS__))
@@ -89,7 +155,12 @@ template <typename F> static void astype_from(int dout, const F *in, void *out, 
     else if (dout == DT_F32) astype_kernel<F, float>(in, (float *)out, n, &flag);
     else astype_kernel<F, double>(in, (double *)out, n, &flag);
 }
-static int fake_astype(int di, int dout, const void *in, void *out, int64_t count, char *err, size_t n) {
+static int astype_now(int di, int dout, const void *in, void *out, int64_t count, char *err, size_t n);
+static int hostdev_astype(int di, int dout, const void *in, void *out, int64_t count, char *err, size_t n) {
+    if (dout == DT_I64 && (di == DT_F32 || di == DT_F64) && host_wait("astype", err, n)) return -1;
+    return stream([=](char *e, size_t en) { return astype_now(di, dout, in, out, count, e, en); }, err, n);
+}
+static int astype_now(int di, int dout, const void *in, void *out, int64_t count, char *err, size_t n) {
     flag = 0;
     if (di == DT_BOOL) astype_from(dout, (const tsl_b8 *)in, out, count);
     else if (di == DT_I64) astype_from(dout, (const tsl_i64 *)in, out, count);
@@ -101,7 +172,7 @@ static int fake_astype(int di, int dout, const void *in, void *out, int64_t coun
 }
 
 // reductions and softmax: block kernels, 256 threads per block
-static int fake_reduce(const CudaReduce *j, char *err, size_t n) {
+static int hostdev_reduce(const CudaReduce *j, char *err, size_t n) {
     TslReduceArgs a = { j->outer, j->len, j->inner, j->in, j->out };
     void (*f)(TslReduceArgs) = nullptr;
 #define RED(S) switch (j->op) { case OP_SUM: f = tsl_reduce_sum_##S; break; case OP_PROD: f = tsl_reduce_prod_##S; break; \
@@ -113,58 +184,59 @@ static int fake_reduce(const CudaReduce *j, char *err, size_t n) {
     else { RED(f64) if (j->op == OP_MEAN) f = tsl_reduce_mean_f64; }
 #undef RED
     if (!f) return NO("reduction for this op and dtype");
-    emul_blocks(j->outer * j->inner, [&] { f(a); });
-    return 0;
+    long long blocks = j->outer * j->inner;
+    return stream([=](char *, size_t) { emul_blocks(blocks, [&] { f(a); }); return 0; }, err, n);
 }
-static int fake_softmax(int op, int dt, const void *in, void *out, int64_t rows, int64_t len, char *, size_t) {
+static int hostdev_softmax(int op, int dt, const void *in, void *out, int64_t rows, int64_t len, char *err, size_t n) {
     TslReduceArgs a = { rows, len, 1, in, out };
     void (*f)(TslReduceArgs) = op == OP_LOG_SOFTMAX ? (dt == DT_F32 ? tsl_log_softmax_f32 : tsl_log_softmax_f64)
                                                     : (dt == DT_F32 ? tsl_softmax_f32 : tsl_softmax_f64);
-    emul_blocks(rows, [&] { f(a); });
-    return 0;
+    return stream([=](char *, size_t) { emul_blocks(rows, [&] { f(a); }); return 0; }, err, n);
 }
-static int fake_gather(int esz, int ndim, const int64_t *shape, const int64_t *stride, const void *in, void *out,
-                       int64_t count, char *, size_t) {
+static int hostdev_gather(int esz, int ndim, const int64_t *shape, const int64_t *stride, const void *in, void *out,
+                       int64_t count, char *err, size_t n) {
     TslGatherArgs a;
     std::memset(&a, 0, sizeof a);
     a.n = count; a.ndim = ndim;
     for (int d = 0; d < ndim; d++) { a.shape[d] = shape[d]; a.stride[d] = stride[d]; }
     a.in = in; a.out = out;
-    BY_ESZ(esz, tsl_gather_, a);
-    return 0;
+    return stream([=](char *, size_t) { BY_ESZ(esz, tsl_gather_, a); return 0; }, err, n);
 }
-static int fake_where(int esz, int ndim, const int64_t *shape, const int64_t (*stride)[TSL_CUDA_MAX_RANK], const void *cond,
-                      const void *x, const void *y, void *out, int64_t count, char *, size_t) {
+static int hostdev_where(int esz, int ndim, const int64_t *shape, const int64_t (*stride)[TSL_CUDA_MAX_RANK], const void *cond,
+                      const void *x, const void *y, void *out, int64_t count, char *err, size_t n) {
     TslWhereArgs w;
     std::memset(&w, 0, sizeof w);
     w.n = count; w.ndim = ndim;
     for (int d = 0; d < ndim; d++) { w.shape[d] = shape[d]; w.st0[d] = stride[0][d]; w.st1[d] = stride[1][d]; w.st2[d] = stride[2][d]; }
     w.cond = cond; w.a = x; w.b = y; w.out = out;
-    BY_ESZ(esz, tsl_where_, w);
-    return 0;
+    return stream([=](char *, size_t) { BY_ESZ(esz, tsl_where_, w); return 0; }, err, n);
 }
-static int fake_lines(int kind, int dt, int64_t outer, int64_t len, int64_t inner, int64_t step, const void *in, void *out,
-                      char *, size_t) {
+static int hostdev_lines(int kind, int dt, int64_t outer, int64_t len, int64_t inner, int64_t step, const void *in, void *out,
+                      char *err, size_t n) {
     TslLineArgs a = { outer, len, inner, step, in, out };
-    if (kind == 0) BY_DT(dt, tsl_cumsum_, a);
-    else if (kind == 1) BY_DT(dt, tsl_cumprod_, a);
-    else BY_DT(dt, tsl_trace_, a);
-    return 0;
+    return stream([=](char *, size_t) {
+        if (kind == 0) BY_DT(dt, tsl_cumsum_, a);
+        else if (kind == 1) BY_DT(dt, tsl_cumprod_, a);
+        else BY_DT(dt, tsl_trace_, a);
+        return 0;
+    }, err, n);
 }
 static int badk_read(int64_t *bad_k) {
     if (badk == ~0ull) return 0;
     *bad_k = (int64_t)badk;
     return 1;
 }
-static int fake_take(int esz, const void *t, int64_t nt, const int64_t *idx, void *out, int64_t count, int64_t *bad_k, char *, size_t) {
+static int hostdev_take(int esz, const void *t, int64_t nt, const int64_t *idx, void *out, int64_t count, int64_t *bad_k, char *err, size_t n) {
+    if (host_wait("a kernel's bad position", err, n)) return -1;   // cuda_kernels.c badk_read
     badk = ~0ull;
     if (esz == 1) tsl_take_1((const unsigned char *)t, nt, (const tsl_i64 *)idx, (unsigned char *)out, count, &badk);
     else if (esz == 4) tsl_take_4((const unsigned *)t, nt, (const tsl_i64 *)idx, (unsigned *)out, count, &badk);
     else tsl_take_8((const unsigned long long *)t, nt, (const tsl_i64 *)idx, (unsigned long long *)out, count, &badk);
     return badk_read(bad_k);
 }
-static int fake_scatter_add(int dt, void *y, int64_t ny, const int64_t *idx, const void *v, int64_t count, int one,
-                            int64_t *bad_k, char *, size_t) {
+static int hostdev_scatter_add(int dt, void *y, int64_t ny, const int64_t *idx, const void *v, int64_t count, int one,
+                            int64_t *bad_k, char *err, size_t n) {
+    if (host_wait("a kernel's bad position", err, n)) return -1;
     badk = ~0ull;
     const tsl_i64 *ix = (const tsl_i64 *)idx;
     if (dt == DT_BOOL) tsl_scatter_add_b8((tsl_b8 *)y, ny, ix, (const tsl_b8 *)v, count, one, &badk);
@@ -173,38 +245,40 @@ static int fake_scatter_add(int dt, void *y, int64_t ny, const int64_t *idx, con
     else tsl_scatter_add_f64((double *)y, ny, ix, (const double *)v, count, one, &badk);
     return badk_read(bad_k);
 }
-static int fake_remap(int esz, int ndim, const int64_t *shape, const int64_t *div, const int64_t *mod, const int64_t *stride,
-                      const void *in, void *out, int64_t count, char *, size_t) {
+static int hostdev_remap(int esz, int ndim, const int64_t *shape, const int64_t *div, const int64_t *mod, const int64_t *stride,
+                      const void *in, void *out, int64_t count, char *err, size_t n) {
     TslRemapArgs a;
     std::memset(&a, 0, sizeof a);
     a.n = count; a.ndim = ndim;
     for (int d = 0; d < ndim; d++) { a.shape[d] = shape[d]; a.div[d] = div[d]; a.mod[d] = mod[d]; a.stride[d] = stride[d]; }
     a.in = in; a.out = out;
-    BY_ESZ(esz, tsl_remap_, a);
-    return 0;
+    return stream([=](char *, size_t) { BY_ESZ(esz, tsl_remap_, a); return 0; }, err, n);
 }
-static int fake_one_hot(const int64_t *labels, int64_t count, int64_t n, float *out, int64_t *bad_k, char *, size_t) {
+static int hostdev_one_hot(const int64_t *labels, int64_t count, int64_t n, float *out, int64_t *bad_k, char *err, size_t en) {
+    if (host_wait("a kernel's bad position", err, en)) return -1;
     badk = ~0ull;
     tsl_one_hot((const tsl_i64 *)labels, count, n, out, &badk);
     return badk_read(bad_k);
 }
-static int fake_random(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count, char *, size_t) {
-    if (kind == 0) tsl_random_uniform(key, counter, (float *)out, count);
-    else if (kind == 1) tsl_random_normal(key, counter, (float *)out, count);
-    else tsl_random_int(key, counter, (tsl_i64 *)out, count, lo, (uint64_t)hi - (uint64_t)lo);
-    return 0;
+static int hostdev_random(int kind, uint64_t key, uint64_t counter, int64_t lo, int64_t hi, void *out, int64_t count, char *err, size_t n) {
+    return stream([=](char *, size_t) {
+        if (kind == 0) tsl_random_uniform(key, counter, (float *)out, count);
+        else if (kind == 1) tsl_random_normal(key, counter, (float *)out, count);
+        else tsl_random_int(key, counter, (tsl_i64 *)out, count, lo, (uint64_t)hi - (uint64_t)lo);
+        return 0;
+    }, err, n);
 }
 // fused chains: the generator's kernel for the chain (gen.c, linked in), compiled on first
-// use with the C++ compiler $TSL_FAKE_CXX after $TSL_FAKE_SHIM and the prelude, and dlopen'ed
+// use with the C++ compiler $TSL_HOSTDEV_CXX after $TSL_HOSTDEV_SHIM and the prelude, and dlopen'ed
 extern "C" {
-typedef struct { int op, dst, a, b; } FakeGenStep;   // gen.h's GenStep (OpCode is an int enum)
-int gen_fused_kernel(const FakeGenStep *steps, int nsteps, int ninputs, int ct, char *name, size_t nn, char *src, size_t ns);
+typedef struct { int op, dst, a, b; } HostdevGenStep;   // gen.h's GenStep (OpCode is an int enum)
+int gen_fused_kernel(const HostdevGenStep *steps, int nsteps, int ninputs, int ct, char *name, size_t nn, char *src, size_t ns);
 const char *gen_prelude(void);
 }
-static int fake_fused(const CudaFused *j, char *err, size_t n) {
-    const char *cxx = std::getenv("TSL_FAKE_CXX"), *shim = std::getenv("TSL_FAKE_SHIM"), *dir = std::getenv("TSL_FAKE_DIR");
-    if (!cxx || !shim || !dir) return NO("fused chains (TSL_FAKE_CXX, TSL_FAKE_SHIM, TSL_FAKE_DIR unset)");
-    std::vector<FakeGenStep> steps((size_t)j->nsteps);
+static int hostdev_fused(const CudaFused *j, char *err, size_t n) {
+    const char *cxx = std::getenv("TSL_HOSTDEV_CXX"), *shim = std::getenv("TSL_HOSTDEV_SHIM"), *dir = std::getenv("TSL_HOSTDEV_DIR");
+    if (!cxx || !shim || !dir) return NO("fused chains (TSL_HOSTDEV_CXX, TSL_HOSTDEV_SHIM, TSL_HOSTDEV_DIR unset)");
+    std::vector<HostdevGenStep> steps((size_t)j->nsteps);
     for (int k = 0; k < j->nsteps; k++) steps[k] = { j->steps[k].op, j->steps[k].dst, j->steps[k].a, j->steps[k].b };
     static char src[65536], name[8192];
     if (gen_fused_kernel(steps.data(), j->nsteps, j->nin, j->ct, name, sizeof name, src, sizeof src)) return NO("kernel for this chain");
@@ -234,20 +308,25 @@ static int fake_fused(const CudaFused *j, char *err, size_t n) {
     for (int k = 0; k < j->nin; k++) { a.in[k] = j->in[k]; a.inner[k] = j->inner[k]; a.num[k] = j->num[k]; }
     a.out = j->out;
     a.bad = &flag;
-    flag = 0;
-    kernel(a);
-    static const char *const msg[] = { "", "integer division by zero", "integer modulo by zero",
-                                       "integers to negative integer powers are not allowed" };
-    if (flag >= 1 && flag <= 3) return std::snprintf(err, n, "%s", msg[flag]), -1;
-    return 0;
+    bool check = false;   // cuda_fused: a raising step's flag is read back on the host
+    for (int k = 0; k < j->nsteps; k++) check |= raises(j->steps[k].op, j->ct);
+    if (check && host_wait("a kernel", err, n)) return -1;
+    return stream([=](char *e, size_t en) {
+        flag = 0;
+        kernel(a);
+        static const char *const msg[] = { "", "integer division by zero", "integer modulo by zero",
+                                           "integers to negative integer powers are not allowed" };
+        if (flag >= 1 && flag <= 3) return std::snprintf(e, en, "%s", msg[flag]), -1;
+        return 0;
+    }, err, n);
 }
-static int fake_nccl_load(void *, char *err, size_t n) { return NO("NCCL"); }
-static int fake_nccl_init(const void *, int, int, char *err, size_t n) { return NO("NCCL"); }
-static int fake_nccl_allgather(const void *, void *, size_t, char *err, size_t n) { return NO("NCCL"); }
-static int fake_nccl_bcast(void *, size_t, int, char *err, size_t n) { return NO("NCCL"); }
-static int fake_rank_combine(int, int, const void *, int, int64_t, void *, char *err, size_t n) { return NO("NCCL"); }
+static int hostdev_nccl_load(void *, char *err, size_t n) { return NO("NCCL"); }
+static int hostdev_nccl_init(const void *, int, int, char *err, size_t n) { return NO("NCCL"); }
+static int hostdev_nccl_allgather(const void *, void *, size_t, char *err, size_t n) { return NO("NCCL"); }
+static int hostdev_nccl_bcast(void *, size_t, int, char *err, size_t n) { return NO("NCCL"); }
+static int hostdev_rank_combine(int, int, const void *, int, int64_t, void *, char *err, size_t n) { return NO("NCCL"); }
 // plugin.h's CudaGemm: C[b] = op(A[b]) @ B[b], row-major
-static int fake_gemm(const CudaGemm *j, char *, size_t) {
+static int gemm_now(const CudaGemm *j) {
     for (int64_t b = 0; b < j->batch; b++)
         for (int64_t i = 0; i < j->m; i++)
             for (int64_t c = 0; c < j->n; c++) {
@@ -258,6 +337,10 @@ static int fake_gemm(const CudaGemm *j, char *, size_t) {
                 put(j->c, j->dt, (b * j->m + i) * j->n + c, s);
             }
     return 0;
+}
+static int hostdev_gemm(const CudaGemm *j, char *err, size_t n) {
+    CudaGemm v = *j;
+    return stream([=](char *, size_t) { return gemm_now(&v); }, err, n);
 }
 
 // ops/cuda/sort.c's sequences on the real kernels
@@ -278,23 +361,26 @@ static void sort_rows(int dt, const void *in, int64_t outer, int64_t len, int64_
         emul_blocks(tiles, [&] { tsl_sort_tile(k, q, total, p, kk, kk); });
     }
 }
-static int fake_sort(int dt, const void *in, int64_t outer, int64_t len, int64_t inner, int desc, int64_t kout, void *vals,
+static int hostdev_sort(int dt, const void *in, int64_t outer, int64_t len, int64_t inner, int desc, int64_t kout, void *vals,
                      int64_t *idx, uint64_t *key, int64_t *pos, int64_t P, char *err, size_t n) {
     if ((P & (P - 1)) || P < len || kout > len) return NO("sort of these arguments");
     if (outer * inner == 0 || len == 0 || kout == 0) return 0;
-    sort_rows(dt, in, outer, len, inner, desc, P, key, pos);
-    long long o = outer, l = len, i = inner, p = P, k = kout;
-    size_t es = esize(dt);
-    if (es == 1) tsl_sort_write_1((const unsigned char *)in, (tsl_i64 *)pos, o, l, i, p, k, (unsigned char *)vals, (tsl_i64 *)idx);
-    else if (es == 4) tsl_sort_write_4((const unsigned *)in, (tsl_i64 *)pos, o, l, i, p, k, (unsigned *)vals, (tsl_i64 *)idx);
-    else tsl_sort_write_8((const unsigned long long *)in, (tsl_i64 *)pos, o, l, i, p, k, (unsigned long long *)vals, (tsl_i64 *)idx);
-    return 0;
+    return stream([=](char *, size_t) {
+        sort_rows(dt, in, outer, len, inner, desc, P, key, pos);
+        long long o = outer, l = len, i = inner, p = P, k = kout;
+        size_t es = esize(dt);
+        if (es == 1) tsl_sort_write_1((const unsigned char *)in, (tsl_i64 *)pos, o, l, i, p, k, (unsigned char *)vals, (tsl_i64 *)idx);
+        else if (es == 4) tsl_sort_write_4((const unsigned *)in, (tsl_i64 *)pos, o, l, i, p, k, (unsigned *)vals, (tsl_i64 *)idx);
+        else tsl_sort_write_8((const unsigned long long *)in, (tsl_i64 *)pos, o, l, i, p, k, (unsigned long long *)vals, (tsl_i64 *)idx);
+        return 0;
+    }, err, n);
 }
-static int fake_unique(int dt, const void *in, int64_t count, void *out, int64_t *m, uint64_t *key, int64_t *pos,
+static int hostdev_unique(int dt, const void *in, int64_t count, void *out, int64_t *m, uint64_t *key, int64_t *pos,
                        int64_t *rank, int64_t P, char *err, size_t n) {
     *m = 0;
     if ((P & (P - 1)) || P < count) return NO("unique of these arguments");
     if (count == 0) return 0;
+    if (host_wait("unique's count", err, n)) return -1;   // sort.c reads the count back
     sort_rows(dt, in, 1, count, 1, 0, P, key, pos);
     long long c = count;
     tsl_unique_flags((tsl_u64 *)key, c, (tsl_i64 *)rank);
@@ -306,8 +392,8 @@ static int fake_unique(int dt, const void *in, int64_t count, void *out, int64_t
     *m = rank[count - 1];
     return 0;
 }
-static int fake_pad(int esz, int ndim, const int64_t *oshape, const int64_t *ishape, const int64_t *before, const void *value,
-                    const void *in, void *out, int64_t count, char *, size_t) {
+static int hostdev_pad(int esz, int ndim, const int64_t *oshape, const int64_t *ishape, const int64_t *before, const void *value,
+                    const void *in, void *out, int64_t count, char *err, size_t n) {
     TslPadArgs a;
     std::memset(&a, 0, sizeof a);
     a.n = count;
@@ -316,24 +402,26 @@ static int fake_pad(int esz, int ndim, const int64_t *oshape, const int64_t *ish
     std::memcpy(&a.value, value, (size_t)esz);
     a.in = in;
     a.out = out;
-    if (esz == 1) tsl_pad_1(a); else if (esz == 4) tsl_pad_4(a); else tsl_pad_8(a);
-    return 0;
+    return stream([=](char *, size_t) {
+        if (esz == 1) tsl_pad_1(a); else if (esz == 4) tsl_pad_4(a); else tsl_pad_8(a);
+        return 0;
+    }, err, n);
 }
-static int fake_imatmul(const CudaImatmul *j, char *, size_t) {
+static int hostdev_imatmul(const CudaImatmul *j, char *err, size_t n) {
     TslImatmulArgs a;
     std::memset(&a, 0, sizeof a);
     a.m = j->m; a.n = j->n; a.k = j->k; a.ta = j->trans_a; a.nbd = j->nbd; a.total = j->m * j->n;
     for (int d = 0; d < j->nbd; d++) { a.bshape[d] = j->bshape[d]; a.astr[d] = j->a_stride[d]; a.bstr[d] = j->b_stride[d]; a.total *= j->bshape[d]; }
     a.a = j->a; a.b = j->b; a.c = j->c;
-    tsl_imatmul(a);
-    return 0;
+    return stream([=](char *, size_t) { tsl_imatmul(a); return 0; }, err, n);
 }
 
 // plugin.h's CudaSolve through LAPACK (column-major in and out, as cuSOLVER gets them), with
 // solver.c's aids (det, eye, tril, qr_r) as the real kernels
 #define LA(dt, S, D) ((dt) == DT_F32 ? (S) : (D))
-static int fake_solve(const CudaSolve *j, int64_t *failed, char *err, size_t n) {
+static int hostdev_solve(const CudaSolve *j, int64_t *failed, char *err, size_t n) {
     *failed = -1;
+    if (host_wait("cusolver's info", err, n)) return -1;   // solver.c reads each info back
     int dt = j->dt, m = (int)j->m, nn = (int)j->n, k = (int)j->k, info = 0, ldm = m > 1 ? m : 1, ldn = nn > 1 ? nn : 1;
     size_t es = esize(dt);
     int64_t mat = j->op == OP_QR || j->op == OP_SVD ? j->m * j->n : j->n * j->n;
@@ -405,12 +493,57 @@ static int fake_solve(const CudaSolve *j, int64_t *failed, char *err, size_t n) 
 }
 
 #if TSL_CUDA_ABI >= 11
-// CUDA Graph capture (the "capt" entries, merged beside these at ABI 11 or later): refused,
-// which the static VM takes as "not captured" and runs the segment as it is
-static int fake_capture_begin(int, char *err, size_t n) { return NO("CUDA Graphs"); }
-static int fake_capture_end(void **, char *err, size_t n) { return NO("CUDA Graphs"); }
-static int fake_graph_launch(void *, char *err, size_t n) { return NO("CUDA Graphs"); }
-static void fake_graph_free(void *) {}
+// CUDA Graph capture (the "capt" entries, ops/cuda/graph.c's contract): the recording is
+// the stream's (above); these begin and end it, replay it, and free it with its kept blocks
+static void give_back(std::vector<void *> &kept) {
+    for (void *p : kept) std::free(p);
+    kept.clear();
+}
+static int hostdev_capture_begin(int, char *err, size_t n) {
+    if (capturing) return std::snprintf(err, n, "CUDA error in cudaStreamBeginCapture: operation would make the legacy stream depend on a capturing blocking stream"), -1;
+    HostdevGraph *g = new (std::nothrow) HostdevGraph;
+    if (!g) return NO("host memory for a capture");
+    std::lock_guard<std::mutex> hold(cap_lock);
+    rec = g;
+    capturing = true;
+    invalidated = false;
+    return 0;
+}
+static int hostdev_capture_end(void **graph, char *err, size_t n) {
+    *graph = nullptr;
+    if (!capturing) return std::snprintf(err, n, "CUDA error in cudaStreamEndCapture: operation not permitted when stream is not capturing"), -1;
+    HostdevGraph *g;
+    {
+        std::lock_guard<std::mutex> hold(cap_lock);
+        g = rec;
+        rec = nullptr;
+        capturing = false;
+    }
+    // TSL_HOSTDEV_INVALIDATE: every capture ends invalidated, as if a call had needed the host,
+    // so that the caller's way back (vm_gpu.c: the host side put back, the segment op by op) runs
+    if (std::getenv("TSL_HOSTDEV_INVALIDATE")) invalidated = true;
+    if (invalidated) {   // nothing recorded ran: the kept blocks are free again
+        give_back(g->kept);
+        delete g;
+        return std::snprintf(err, n, "CUDA error in cudaStreamEndCapture: " CAPTURE_INVALIDATED), -1;
+    }
+    *graph = g;
+    return 0;
+}
+static int hostdev_graph_launch(void *graph, char *err, size_t n) {
+    HostdevGraph *g = (HostdevGraph *)graph;
+    return stream([g](char *e, size_t en) {
+        for (const Work &w : g->work)
+            if (w(e, en)) return -1;
+        return 0;
+    }, err, n);
+}
+static void hostdev_graph_free(void *graph) {
+    HostdevGraph *g = (HostdevGraph *)graph;
+    if (!g) return;
+    give_back(g->kept);
+    delete g;
+}
 #endif
 
 static TslCudaPlugin make_table() {
@@ -418,45 +551,45 @@ static TslCudaPlugin make_table() {
     std::memset(&p, 0, sizeof p);
     p.abi = TSL_CUDA_ABI;
     p.nops = OP__COUNT;
-    p.init = fake_init;
-    p.alloc = fake_alloc;
-    p.free = fake_free;
-    p.alloc_stats = fake_stats;
-    p.to_device = fake_copy;
-    p.to_host = fake_copy;
-    p.copy = fake_copy;
-    p.copy2d = fake_copy2d;
-    p.synchronize = fake_sync;
-    p.has_ew = fake_has_ew;
-    p.ew = fake_ew;
-    p.fused = fake_fused;
-    p.astype = fake_astype;
-    p.reduce = fake_reduce;
-    p.softmax = fake_softmax;
-    p.gemm = fake_gemm;
-    p.gather_strided = fake_gather;
-    p.where = fake_where;
-    p.lines = fake_lines;
-    p.take = fake_take;
-    p.scatter_add = fake_scatter_add;
-    p.remap = fake_remap;
-    p.one_hot = fake_one_hot;
-    p.random = fake_random;
-    p.nccl_load = fake_nccl_load;
-    p.nccl_init = fake_nccl_init;
-    p.nccl_allgather = fake_nccl_allgather;
-    p.nccl_bcast = fake_nccl_bcast;
-    p.rank_combine = fake_rank_combine;
-    p.sort = fake_sort;
-    p.unique = fake_unique;
-    p.pad = fake_pad;
-    p.imatmul = fake_imatmul;
-    p.solve = fake_solve;
+    p.init = hostdev_init;
+    p.alloc = hostdev_alloc;
+    p.free = hostdev_free;
+    p.alloc_stats = hostdev_stats;
+    p.to_device = hostdev_to;
+    p.to_host = hostdev_to;
+    p.copy = hostdev_copy;
+    p.copy2d = hostdev_copy2d;
+    p.synchronize = hostdev_sync;
+    p.has_ew = hostdev_has_ew;
+    p.ew = hostdev_ew;
+    p.fused = hostdev_fused;
+    p.astype = hostdev_astype;
+    p.reduce = hostdev_reduce;
+    p.softmax = hostdev_softmax;
+    p.gemm = hostdev_gemm;
+    p.gather_strided = hostdev_gather;
+    p.where = hostdev_where;
+    p.lines = hostdev_lines;
+    p.take = hostdev_take;
+    p.scatter_add = hostdev_scatter_add;
+    p.remap = hostdev_remap;
+    p.one_hot = hostdev_one_hot;
+    p.random = hostdev_random;
+    p.nccl_load = hostdev_nccl_load;
+    p.nccl_init = hostdev_nccl_init;
+    p.nccl_allgather = hostdev_nccl_allgather;
+    p.nccl_bcast = hostdev_nccl_bcast;
+    p.rank_combine = hostdev_rank_combine;
+    p.sort = hostdev_sort;
+    p.unique = hostdev_unique;
+    p.pad = hostdev_pad;
+    p.imatmul = hostdev_imatmul;
+    p.solve = hostdev_solve;
 #if TSL_CUDA_ABI >= 11
-    p.capture_begin = fake_capture_begin;
-    p.capture_end = fake_capture_end;
-    p.graph_launch = fake_graph_launch;
-    p.graph_free = fake_graph_free;
+    p.capture_begin = hostdev_capture_begin;
+    p.capture_end = hostdev_capture_end;
+    p.graph_launch = hostdev_graph_launch;
+    p.graph_free = hostdev_graph_free;
 #endif
     ew_register();
     return p;
