@@ -5,6 +5,7 @@
 #include <string.h>
 #include "gpu_impl.h"
 #include "infer.h"
+#include "cpu/cpu.h"
 
 /* ---------- elementwise ---------- */
 
@@ -26,46 +27,23 @@ bool gpu_ew_supported(const OpCall *c) {
     return exact_compare(c) || gpu_cu->has_ew(c->op, ct);
 }
 
-/* x (op) a[i] as a[i] (op') x */
-static OpCode swapped_compare(OpCode op) {
-    switch (op) {
-    case OP_LT: return OP_GT;
-    case OP_LE: return OP_GE;
-    case OP_GT: return OP_LT;
-    case OP_GE: return OP_LE;
-    default: return op;
-    }
-}
-
 /* An integer tensor (op) a number x that is NaN, past i64's range or between two integers,
  * as the CPU plans it (ops/cpu/ew.c compare_plan): a constant, or a[i] <= k / a[i] > k for
  * k = floor(x), an exact comparison with an integral number the kernels already make. */
 static int run_exact_compare(const OpCall *c, Tensor *out) {
     int kn = c->in[0].kind == ARG_NUM ? 0 : 1;
-    OpCode op = kn == 0 ? swapped_compare(c->op) : c->op;
-    double x = c->in[kn].x;
-    bool eq_ne = op == OP_EQ || op == OP_NE, less = op == OP_LT || op == OP_LE;
-    int constant = -1;   /* 0 or 1 when every element compares the same */
-    if (isnan(x)) constant = op == OP_NE;
-    else if (x >= 9223372036854775808.0 || x < -9223372036854775808.0) constant = eq_ne ? op == OP_NE : less == (x > 0);
-    else if (eq_ne) constant = op == OP_NE;   /* x is not an integer: never equal */
-    if (constant >= 0)
-        return gpu_ew_launch(constant ? OP_EQ : OP_NE, DT_I64, 2, (Tensor *[]){ NULL, NULL }, (double[]){ 0, 0 }, out, 0);
+    OpCode op = c->op;
+    int64_t k = 0;
+    CmpPlan plan = cpu_compare_plan(&op, c->in[kn].x, kn == 0, &k);
+    if (plan == CMP_TRUE || plan == CMP_FALSE)   /* every element compares the same */
+        return gpu_ew_launch(plan == CMP_TRUE ? OP_EQ : OP_NE, DT_I64, 2, (Tensor *[]){ NULL, NULL }, (double[]){ 0, 0 },
+                             out, 0);
     OpArg in[2] = { c->in[1 - kn], c->in[kn] };
-    in[1].x = floor(x);   /* k < x < k + 1: a < x and a <= x mean a <= k; a > x and a >= x mean a > k */
-    OpCall k = *c;
-    k.op = less ? OP_LE : OP_GT;
-    k.in = in;
-    return gpu_run_ew(&k, out);
-}
-
-/* NumPy's power_of_ten as the CPU's round uses it (ops/cpu/ew.c). */
-static double power_of_ten(uint64_t k) {
-    static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8 };
-    if (k < 9) return p10[k];
-    double r = 1e9;
-    for (uint64_t i = 9; i < k && !isinf(r); i++) r *= 10.0;
-    return r;
+    in[1].x = (double)k;   /* an integer in range: the kernels compare it exactly */
+    OpCall kc = *c;
+    kc.op = plan == CMP_LE_K ? OP_LE : plan == CMP_GT_K ? OP_GT : op;
+    kc.in = in;
+    return gpu_run_ew(&kc, out);
 }
 
 /* Element strides of t broadcast to out's shape (0 on stretched axes). */
@@ -89,7 +67,7 @@ int gpu_ew_launch(OpCode op, DType ct, int nin, Tensor *const *x, const double *
     j.nin = nin;
     j.n = out->size;
     j.out = out->data;
-    j.p = power_of_ten(decimals < 0 ? 0 - (uint64_t)decimals : (uint64_t)decimals);
+    j.p = cpu_power_of_ten(decimals < 0 ? 0 - (uint64_t)decimals : (uint64_t)decimals);
     j.q = decimals >= 0;
     bool contiguous = true;
     for (int k = 0; k < nin; k++) {

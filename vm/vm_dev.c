@@ -171,8 +171,8 @@ VmDev *vm_dev_get(Interp *I, Graph *g) {
     return d;
 }
 
-static void capture_drop(VmCapture *c, Device dev) {
-    if (c->graph && dev == DEV_GPU) gpu_graph_free(c->graph);
+void vm_capture_drop(VmCapture *c) {
+    if (c->graph) gpu_graph_free(c->graph);   /* only a GPU capture has one */
     c->graph = NULL;
     mem_free(c->num);
     mem_free(c->ten);
@@ -183,7 +183,7 @@ static void capture_drop(VmCapture *c, Device dev) {
 
 void vm_dev_free(VmDev *d, int nregs) {
     if (!d) return;
-    for (int s = 0; s < d->nseg; s++) capture_drop(&d->cap[s], d->device);
+    for (int s = 0; s < d->nseg; s++) vm_capture_drop(&d->cap[s]);
     mem_free(d->cap);
     mem_free(d->seg);
     mem_free(d->seg_at);

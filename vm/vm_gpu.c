@@ -626,11 +626,7 @@ static int capture(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
     mem_free(rec.written);
     if (why) {
         c->state = CAP_NEVER;
-        mem_free(c->num);
-        mem_free(c->ten);
-        c->num = NULL;
-        c->ten = NULL;
-        c->nnum = c->nten = 0;
+        vm_capture_drop(c);
         if (graph) gpu_graph_free(graph);
         if (!gpu) {   /* the stand-in ran for real: its error is the program's */
             if (rc) return -1;
@@ -745,13 +741,7 @@ static int stage_inputs(Interp *I, Graph *g, VmRegs *r, VmDev *d) {
         for (int s = 0; s < d->nseg; s++) {
             VmCapture *c = &d->cap[s];
             if (c->state != CAP_LIVE) continue;
-            if (c->graph) gpu_graph_free(c->graph);
-            c->graph = NULL;
-            mem_free(c->num);
-            mem_free(c->ten);
-            c->num = NULL;
-            c->ten = NULL;
-            c->nnum = c->nten = 0;
+            vm_capture_drop(c);
             c->told = false;
             c->state = d->recaptures > 8 ? CAP_NEVER : CAP_WARM;
         }

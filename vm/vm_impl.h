@@ -87,6 +87,8 @@ typedef struct VmDev {
 /* g's arena and capture state, made on its first run (NULL when g does not run with one). */
 VmDev *vm_dev_get(Interp *I, Graph *g);
 void vm_dev_free(VmDev *d, int nregs);
+/* Frees a capture's graph and what it recorded (state and told are the caller's). */
+void vm_capture_drop(VmCapture *c);
 /* The region of register reg (borrowed), NULL when it has none. */
 Tensor *vm_dev_region(VmDev *d, int reg);
 /* Whether t lives in memory the graph writes again next run (the arena, a staging copy):

@@ -48,6 +48,17 @@ bool cpu_has_avx512(void);
 /* ew.c: kernels with a parameter or an operand the generic entry points do not carry.
  * cpu_round_decimals: NumPy's around to `decimals` places (dst may be src); 0. */
 int cpu_round_decimals(DType dt, const void *src, void *dst, int64_t n, int64_t decimals);
+/* NumPy's power_of_ten (used by np.around): exact up to 10^22, then repeated
+ * multiplication by 10, which from 10^25 on is not the correctly rounded 10^n; rounding
+ * multiplies by this very number, so it is reproduced (the GPU's round too). Stops once
+ * infinite. */
+double cpu_power_of_ten(uint64_t n);
+/* How an i64 element compares with a number x that is NaN, outside i64's range, or
+ * between two integers: a[i] (op) x is a[i] (op') k for the integer k = floor(x), or a
+ * constant; CMP_EXACT with k = x when x is an integer in range. Exact: nothing is rounded.
+ * num_left (x (op) a[i]) swaps *op to a[i] (op) x first. The GPU plans the same way. */
+typedef enum { CMP_FALSE, CMP_TRUE, CMP_LE_K, CMP_GT_K, CMP_EXACT } CmpPlan;
+CmpPlan cpu_compare_plan(OpCode *op, double x, bool num_left, int64_t *k);
 /* a[i] (op) x for a comparison op, exactly (no rounding of x or a[i]); num_left: x (op)
  * a[i]. 0, or -1 (error set) for an op that is not a comparison. */
 int cpu_compare_i64_number(OpCode op, const int64_t *a, double x, bool num_left, uint8_t *out,

@@ -327,10 +327,7 @@ int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n) {
 #undef LOOP
 #undef TEST
 
-/* NumPy's power_of_ten (used by np.around): exact up to 10^22, then repeated
- * multiplication by 10, which from 10^25 on is not the correctly rounded 10^n; rounding
- * multiplies by this very number, so it is reproduced. Stops once infinite. */
-static double numpy_power_of_ten(uint64_t n) {
+double cpu_power_of_ten(uint64_t n) {
     static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8 };
     if (n < 9) return p10[n];
     double r = 1e9;
@@ -359,12 +356,12 @@ int cpu_round_decimals(DType dt, const void *src, void *dst, int64_t n, int64_t 
     bool up = decimals >= 0;
     if (dt == DT_F32) {
         const float *x = src;
-        float *y = dst, p = (float)numpy_power_of_ten(k);
+        float *y = dst, p = (float)cpu_power_of_ten(k);
         if (up) for (int64_t i = 0; i < n; i++) y[i] = rintf(x[i] * p) / p;
         else for (int64_t i = 0; i < n; i++) y[i] = rintf(x[i] / p) * p;
     } else if (dt == DT_F64) {
         const double *x = src;
-        double *y = dst, p = numpy_power_of_ten(k);
+        double *y = dst, p = cpu_power_of_ten(k);
         if (up) for (int64_t i = 0; i < n; i++) y[i] = rint(x[i] * p) / p;
         else for (int64_t i = 0; i < n; i++) y[i] = rint(x[i] / p) * p;
     } else if (up) {
@@ -588,24 +585,6 @@ int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, in
     return -1;
 }
 
-/* How an i64 element compares with a number x that is NaN, outside i64's range, or
- * between two integers: a[i] (op) x is a[i] (op') k for the integer k = floor(x), or a
- * constant. Exact: nothing is rounded. */
-typedef enum { CMP_FALSE, CMP_TRUE, CMP_LE_K, CMP_GT_K, CMP_EXACT } CmpPlan;
-static CmpPlan compare_plan(OpCode op, double x, int64_t *k) {
-    bool eq_ne = op == OP_EQ || op == OP_NE, less = op == OP_LT || op == OP_LE;
-    if (isnan(x)) return op == OP_NE ? CMP_TRUE : CMP_FALSE;
-    if (x >= 9223372036854775808.0 || x < -9223372036854775808.0) {   /* past every a[i] */
-        if (eq_ne) return op == OP_NE ? CMP_TRUE : CMP_FALSE;
-        return less == (x > 0) ? CMP_TRUE : CMP_FALSE;
-    }
-    double f = floor(x);
-    *k = (int64_t)f;
-    if (f == x) return CMP_EXACT;
-    /* k < x < k + 1: a < x and a <= x mean a <= k; a > x and a >= x mean a > k */
-    return eq_ne ? (op == OP_NE ? CMP_TRUE : CMP_FALSE) : less ? CMP_LE_K : CMP_GT_K;
-}
-
 static OpCode swap_compare(OpCode op) {
     switch (op) {
     case OP_LT: return OP_GT;
@@ -616,14 +595,29 @@ static OpCode swap_compare(OpCode op) {
     }
 }
 
+CmpPlan cpu_compare_plan(OpCode *op, double x, bool num_left, int64_t *k) {
+    if (num_left) *op = swap_compare(*op);   /* x < a[i] is a[i] > x */
+    OpCode o = *op;
+    bool eq_ne = o == OP_EQ || o == OP_NE, less = o == OP_LT || o == OP_LE;
+    if (isnan(x)) return o == OP_NE ? CMP_TRUE : CMP_FALSE;
+    if (x >= 9223372036854775808.0 || x < -9223372036854775808.0) {   /* past every a[i] */
+        if (eq_ne) return o == OP_NE ? CMP_TRUE : CMP_FALSE;
+        return less == (x > 0) ? CMP_TRUE : CMP_FALSE;
+    }
+    double f = floor(x);
+    *k = (int64_t)f;
+    if (f == x) return CMP_EXACT;
+    /* k < x < k + 1: a < x and a <= x mean a <= k; a > x and a >= x mean a > k */
+    return eq_ne ? (o == OP_NE ? CMP_TRUE : CMP_FALSE) : less ? CMP_LE_K : CMP_GT_K;
+}
+
 int cpu_compare_i64_number(OpCode op, const int64_t *a, double x, bool num_left, uint8_t *out, int64_t n) {
     if (op_info[op].kind != K_COMPARE) {
         op_fail("%s is not a comparison", op_info[op].name);
         return -1;
     }
-    if (num_left) op = swap_compare(op);   /* x < a[i] is a[i] > x */
     int64_t k = 0;
-    switch (compare_plan(op, x, &k)) {
+    switch (cpu_compare_plan(&op, x, num_left, &k)) {
     case CMP_FALSE: memset(out, 0, (size_t)n); return 0;
     case CMP_TRUE: memset(out, 1, (size_t)n); return 0;
     case CMP_LE_K: for (int64_t i = 0; i < n; i++) out[i] = a[i] <= k; return 0;
