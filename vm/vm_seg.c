@@ -40,6 +40,14 @@ static bool has_number_arg(const Graph *g, const Ins *in) {
     return false;
 }
 
+/* ops/gpu.c's gpu_supports_op: an op other than an elementwise one whose first operand is
+ * not a tensor (clip of a number...) is made by the CPU and its result copied to the device. */
+static bool made_on_host(const Graph *g, const Ins *in) {
+    int kind = op_info[(OpCode)in->aux].kind;
+    if (kind == K_UNARY || kind == K_BINARY || kind == K_COMPARE) return false;
+    return in->nargs < 1 || in->args[0] < 0 || g->regs[in->args[0]].kind != R_TENSOR;
+}
+
 static const char *op_refuses(const Graph *g, const Ins *in) {
     OpCode op = (OpCode)in->aux;
     int fl = op_info[op].flags;
@@ -57,6 +65,7 @@ static const char *op_refuses(const Graph *g, const Ins *in) {
     if (op == OP_ZEROS || op == OP_ONES || op == OP_FULL) return "its fill value is copied to the device from the host";
     if (op == OP_WHERE && has_number_arg(g, in)) return "where's number operand is copied to the device from the host";
     if (op == OP_EQUAL || op == OP_ALLCLOSE) return "equal and allclose compare on the host";
+    if (made_on_host(g, in)) return "its first operand is not a tensor: the CPU makes it, copied to the device";
     return NULL;
 }
 
