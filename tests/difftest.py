@@ -164,6 +164,14 @@ def program(rng, n):
         lines.append("      cnt = cnt + j")
         lines.append("    }")
         outs += ["cnt", "v"]
+    if REPEAT and rng.random() < 0.5:
+        # gradients in the block, one through a loop (a backward loop's stack): --repeat only,
+        # so the other modes' programs stay as they were for the same seed
+        act = rng.choice(["tanh", "sigmoid", "relu"])
+        lines.append("    gw = grad(fn(w) { return sum(%s(a * w + b) * s) })(a)" % act)
+        lines.append("    gl = grad(fn(w) { h = w; for i in range(%d) { h = %s(h * 0.9 + b) }; return sum(h * s) })(a)"
+                     % (rng.randint(1, 4), act))
+        outs += ["gw", "gl"]
     lines.append("  }")
     lines.append("  return [%s]" % ", ".join(outs))
     lines.append("}")

@@ -10,7 +10,7 @@
 #     Each script runs in its own process (a sticky CUDA error cannot cascade); those not
 #     started within STATIC_BUDGET seconds (default 90) are listed as not run.
 #     Capture: static_gpu.tsl's `affine` is captured as a CUDA Graph exactly once (TSL_EXPLAIN);
-#     difftest.py --repeat 5 programs (REPEAT_COUNT, default 12) agree with eager GPU code
+#     difftest.py --repeat 5 programs (REPEAT_COUNT, default 8) agree with eager GPU code
 #     every call, with captures and replays counted (at least one of each) and none invalidated;
 #     and compute-sanitizer memcheck (if installed) runs static_gpu.tsl: arena, staging,
 #     captured graphs and replays.
@@ -54,7 +54,7 @@ if [ "$MODE" = gpu ]; then
     # eager bit for bit every call; captures and replays must happen, and no capture may be
     # invalidated by a host copy (an op missing from vm/vm_seg.c's rules)
     if command -v python3 >/dev/null 2>&1; then
-        python3 tests/difftest.py --count "${REPEAT_COUNT:-12}" --seed "${REPEAT_SEED:-3}" --repeat 5 >"$OUT/repeat.tsl"
+        python3 tests/difftest.py --count "${REPEAT_COUNT:-8}" --seed "${REPEAT_SEED:-3}" --repeat 5 >"$OUT/repeat.tsl"
         if TSL_EXPLAIN=1 timeout 300 "$TSL" --device gpu --verify-static "$OUT/repeat.tsl" >"$OUT/out" 2>"$OUT/err"; then
             caps=$(grep -c 'captured as a CUDA Graph' "$OUT/err")
             reps=$(grep -c 'replayed in run' "$OUT/err")
