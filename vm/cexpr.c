@@ -620,9 +620,17 @@ static Opnd opnd_of(Comp *c, AVal v, int depth, long *nodes) {
         o.mod = v.cl->mod;
         o.n = v.cl->proto->nupvals;
         o.cells = mem_calloc((size_t)o.n + 1, sizeof(ObjCell *));
+        o.csrc = mem_calloc((size_t)o.n + 1, sizeof(CellSrc));
         for (int i = 0; i < o.n; i++) {
             o.cells[i] = v.cl->caps[i].ptr;
             o.cells[i]->h.rc++;
+            Value cur;
+            InputSrc src;
+            o.csrc[i].kind = SRC_CELLPTR;
+            if (cc_key_source(c, v.cl->caps[i], &cur, &src)) {
+                if (src.kind == SRC_CELLPTR) src.cell->h.rc--;   /* cc_key_source took a reference */
+                else if (src.kind == SRC_CELL || src.kind == SRC_UPVAL) o.csrc[i] = (CellSrc){ src.kind, src.slot };
+            }
         }
         return o;
     default:

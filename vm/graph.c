@@ -62,6 +62,7 @@ void opnd_free(Opnd *o) {
     if (o->kind == OPND_CLOSURE) {
         for (int i = 0; i < o->n; i++) val_release(OBJ_VAL(VAL_CELL, o->cells[i]));
         mem_free(o->cells);
+        mem_free(o->csrc);
         o->n = 0;
     }
     for (int i = 0; i < o->n; i++) {

@@ -52,6 +52,7 @@ typedef struct Opnd {
     FnProto *proto;        /* CLOSURE: a function made in static code, built at run time */
     Module *mod;
     ObjCell **cells;       /* its captured variables (retained), n of them */
+    struct CellSrc *csrc;  /* CLOSURE: where each cell is found in the block's frame at run time */
     int bound;             /* NUM/TENSOR: flag register + 1; flag 0 means "unbound" (0: always bound) */
 } Opnd;
 
@@ -95,6 +96,14 @@ typedef struct {
     int path;              /* SRC_LEAF: index into the parent structure's flattening */
     char *name;            /* for messages */
 } InputSrc;
+
+/* Where a closure made in static code finds a captured cell when it leaves a run: the
+ * frame's cell slot (SRC_CELL) or upvalue (SRC_UPVAL) of this call, or always the same cell
+ * (SRC_CELLPTR). A new call has new cells: those of the compiling call would be stale. */
+typedef struct CellSrc {
+    SrcKind kind;
+    int slot;
+} CellSrc;
 
 /* Guard on one input: what the value must be for this graph to apply. */
 typedef enum { G_TENSOR, G_NUMBER, G_NUMBER_EQ, G_CONST, G_LIST, G_DICT } GuardKind;

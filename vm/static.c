@@ -280,6 +280,25 @@ static void write_output(Env *e, VmRegs *r, Output *o, Value v) {
     else val_release(old);
 }
 
+/* A closure made in static code leaves it with this call's cells (the frame's now), not
+ * those of the call that compiled the graph: rebound before the outputs are materialised. */
+static void rebind_cells(Env *e, Opnd *o) {
+    if (o->kind == OPND_CLOSURE) {
+        for (int i = 0; o->csrc && i < o->n; i++) {
+            ObjCell *cell = o->cells[i];
+            if (o->csrc[i].kind == SRC_CELL) cell = (ObjCell *)e->f->slots[o->csrc[i].slot].as.o;
+            else if (o->csrc[i].kind == SRC_UPVAL) cell = (e->fn ? e->fn : e->f->closure)->upvals[o->csrc[i].slot];
+            if (cell == o->cells[i]) continue;
+            cell->h.rc++;
+            val_release(OBJ_VAL(VAL_CELL, o->cells[i]));
+            o->cells[i] = cell;
+        }
+        return;
+    }
+    if (o->kind == OPND_LIST || o->kind == OPND_DICT)
+        for (int i = 0; i < o->n; i++) rebind_cells(e, &o->items[i]);
+}
+
 /* Runs g; writes its outputs; returns the static fn result (or NIL_VAL), ERR_VAL on error. */
 static Value run_graph(Interp *I, Graph *g, Env *e, Value *vals, bool quiet) {
     bool own = !g->busy;
@@ -294,6 +313,8 @@ static Value run_graph(Interp *I, Graph *g, Env *e, Value *vals, bool quiet) {
     if (vm_exec(I, g, &r) == 0) {
         /* materialise every output before writing any: outputs may read each other's inputs */
         Value *outs = mem_alloc(sizeof(Value) * (size_t)(g->noutputs + 1));
+        for (int i = 0; i < g->noutputs; i++) rebind_cells(e, &g->outputs[i].val);
+        if (g->has_result) rebind_cells(e, &g->result);
         int made = 0;
         for (; made < g->noutputs; made++) {
             outs[made] = vm_operand(I, g, &r, &g->outputs[made].val);

@@ -695,7 +695,13 @@ static int run_segment(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
     if (c->state == CAP_LIVE) {
         char why[300];
         const char *no = replay_refuses(g, r, d, c, why, sizeof why);
-        if (!no) return replay(I, g, r, d, s);
+        if (!no) {
+            if (!c->replayed) {
+                c->replayed = true;
+                vm_dev_explain(I, d, first, "segment %d replayed in run %d", s, d->runs + 1);
+            }
+            return replay(I, g, r, d, s);
+        }
         if (!c->told) {
             c->told = true;
             vm_dev_explain(I, d, first, "segment %d runs op by op this time: %s", s, no);
@@ -743,6 +749,7 @@ static int stage_inputs(Interp *I, Graph *g, VmRegs *r, VmDev *d) {
             if (c->state != CAP_LIVE) continue;
             vm_capture_drop(c);
             c->told = false;
+            c->replayed = false;
             c->state = d->recaptures > 8 ? CAP_NEVER : CAP_WARM;
         }
     }

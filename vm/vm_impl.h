@@ -56,6 +56,7 @@ typedef struct {
     VmTenRead *ten;         /* tensor registers it read, with their device addresses */
     int nnum, nten;
     bool told;              /* TSL_EXPLAIN said why a replay fell back */
+    bool replayed;          /* TSL_EXPLAIN said it was replayed (the tests count these) */
 } VmCapture;
 
 typedef struct VmDev {

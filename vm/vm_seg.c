@@ -33,8 +33,24 @@ static bool touches_i64(const Graph *g, const Ins *in) {
     return false;
 }
 
+/* Whether an operand of the instruction is a number (a register, not a tensor). */
+static bool has_number_arg(const Graph *g, const Ins *in) {
+    for (int k = 0; k < in->nargs; k++)
+        if (in->args[k] >= 0 && g->regs[in->args[k]].kind == R_NUM) return true;
+    return false;
+}
+
+/* ops/gpu.c's gpu_supports_op: an op other than an elementwise one whose first operand is
+ * not a tensor (clip of a number...) is made by the CPU and its result copied to the device. */
+static bool made_on_host(const Graph *g, const Ins *in) {
+    int kind = op_info[(OpCode)in->aux].kind;
+    if (kind == K_UNARY || kind == K_BINARY || kind == K_COMPARE) return false;
+    return in->nargs < 1 || in->args[0] < 0 || g->regs[in->args[0]].kind != R_TENSOR;
+}
+
 static const char *op_refuses(const Graph *g, const Ins *in) {
-    int fl = op_info[(OpCode)in->aux].flags;
+    OpCode op = (OpCode)in->aux;
+    int fl = op_info[op].flags;
     if (fl & F_RANDOM) return "a random draw takes the host's generator state by value";
     if (fl & F_COLL) return "a collective waits for the other ranks";
     if (fl & F_DYNAMIC) return "its result's shape depends on the data";
@@ -44,6 +60,12 @@ static const char *op_refuses(const Graph *g, const Ins *in) {
         for (int k = 1; k < in->nargs; k++)
             if (in->args[k] >= 0 && g->regs[in->args[k]].kind == R_TENSOR) return "pad's tensor fill value is read on the host";
     if (touches_i64(g, in)) return "an integer kernel's error flag is read back on the host";
+    /* host copies in the GPU's host code (ops/gpu_shape.c, gpu_ew.c), which CUDA refuses while
+     * capturing: found by difftest.py --repeat on the stand-in's capture emulation */
+    if (op == OP_ZEROS || op == OP_ONES || op == OP_FULL) return "its fill value is copied to the device from the host";
+    if (op == OP_WHERE && has_number_arg(g, in)) return "where's number operand is copied to the device from the host";
+    if (op == OP_EQUAL || op == OP_ALLCLOSE) return "equal and allclose compare on the host";
+    if (made_on_host(g, in)) return "its first operand is not a tensor: the CPU makes it, copied to the device";
     return NULL;
 }
 

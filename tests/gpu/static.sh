@@ -9,13 +9,16 @@
 #     not failed: it says nothing about the VM.
 #     Each script runs in its own process (a sticky CUDA error cannot cascade); those not
 #     started within STATIC_BUDGET seconds (default 90) are listed as not run.
-#     Capture: static_gpu.tsl's `affine` is captured as a CUDA Graph exactly once (TSL_EXPLAIN),
+#     Capture: static_gpu.tsl's `affine` is captured as a CUDA Graph exactly once (TSL_EXPLAIN);
+#     difftest.py --repeat 5 programs (REPEAT_COUNT, default 8) agree with eager GPU code
+#     every call, with captures and replays counted (at least one of each) and none invalidated;
 #     and compute-sanitizer memcheck (if installed) runs static_gpu.tsl: arena, staging,
 #     captured graphs and replays.
 #   MODE cpu (make test, no GPU needed): the same VM code on the CPU (TSL_VM_DEVICE=1 sends
 #     every graph to vm_gpu.c): static_gpu.tsl with "gpu" read as "cpu" (its `affine`
 #     captured exactly once by the CPU's stand-in), export_gpu.tsl the same way, every script
-#     of tests/scripts three ways, and random programs of tests/difftest.py, --verify-static.
+#     of tests/scripts three ways, and random programs of tests/difftest.py, --verify-static
+#     (also with --repeat 6: each block run six times, captured and replayed by the stand-in).
 TSL=${1:-bin/tsl}
 MODE=${2:-cpu}
 OUT=${3:-$(mktemp -d)}
@@ -45,6 +48,22 @@ if [ "$MODE" = gpu ]; then
     if [ -x "$SAN" ]; then
         if timeout 60 "$SAN" --tool memcheck --error-exitcode 99 "$TSL" tests/gpu/static_gpu.tsl >"$OUT/memcheck.txt" 2>&1; then ok
         else bad "compute-sanitizer memcheck of static_gpu.tsl: $(tail -3 "$OUT/memcheck.txt")"; fi
+    fi
+    # random programs whose static code runs again and again (difftest.py --repeat: new input
+    # tensors, the same ones, other numbers, results kept and compared): GPU static == GPU
+    # eager bit for bit every call; captures and replays must happen, and no capture may be
+    # invalidated by a host copy (an op missing from vm/vm_seg.c's rules)
+    if command -v python3 >/dev/null 2>&1; then
+        python3 tests/difftest.py --count "${REPEAT_COUNT:-8}" --seed "${REPEAT_SEED:-3}" --repeat 5 >"$OUT/repeat.tsl"
+        if TSL_EXPLAIN=1 timeout 300 "$TSL" --device gpu --verify-static "$OUT/repeat.tsl" >"$OUT/out" 2>"$OUT/err"; then
+            caps=$(grep -c 'captured as a CUDA Graph' "$OUT/err")
+            reps=$(grep -c 'replayed in run' "$OUT/err")
+            if [ "$caps" -gt 0 ] && [ "$reps" -gt 0 ] && ! grep -q 'when stream is capturing' "$OUT/err"; then ok
+                echo "static.sh gpu: difftest.py --repeat 5: $(tail -1 "$OUT/out") agree, $caps segments captured, $reps replayed"
+            else
+                bad "difftest.py --repeat 5 --device gpu: $caps captured, $reps replayed; $(grep 'when stream is capturing' "$OUT/err" | head -2)"
+            fi
+        else bad "difftest.py --repeat 5 --device gpu --verify-static: $(grep -v '^explain' "$OUT/err" | head -3)"; fi
     fi
     : >"$OUT/skipped.txt"
     for f in ${STATIC_SCRIPTS:-tests/scripts/*.tsl}; do
@@ -90,6 +109,15 @@ if command -v python3 >/dev/null 2>&1; then
     python3 tests/difftest.py --count 1000 --seed 5 >"$OUT/diff.tsl"
     if "$TSL" --verify-static "$OUT/diff.tsl" >/dev/null 2>"$OUT/err"; then ok
     else bad "differential test under TSL_VM_DEVICE=1: $(head -3 "$OUT/err")"; fi
+    # the same, each program's static code run 6 times (difftest.py --repeat): captures by the
+    # CPU's stand-in and their replays must happen, with eager's bits every call
+    python3 tests/difftest.py --count 300 --seed 5 --repeat 6 >"$OUT/repeat.tsl"
+    if TSL_EXPLAIN=1 "$TSL" --verify-static "$OUT/repeat.tsl" >/dev/null 2>"$OUT/err"; then
+        caps=$(grep -c "captured (the CPU's stand-in)" "$OUT/err")
+        reps=$(grep -c 'replayed in run' "$OUT/err")
+        if [ "$caps" -gt 0 ] && [ "$reps" -gt 0 ]; then ok; echo "static.sh cpu: difftest.py --repeat 6: $caps segments captured, $reps replayed"
+        else bad "difftest.py --repeat 6 under TSL_VM_DEVICE=1: $caps captured, $reps replayed"; fi
+    else bad "difftest.py --repeat 6 under TSL_VM_DEVICE=1: $(grep -v '^explain' "$OUT/err" | head -3)"; fi
 fi
 echo "static.sh cpu (vm_gpu.c on the CPU): $pass passed, $fail failed"
 [ $fail -eq 0 ]

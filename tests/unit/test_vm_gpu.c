@@ -206,6 +206,38 @@ START_TEST(vm_gpu_segments_refuse_readback_ops) {
 }
 END_TEST
 
+/* Ops whose GPU host code copies to or from the host without a readback of an error (zeros,
+ * ones, full: the fill value; where: a number operand; equal, allclose: compared on the host;
+ * an op whose first operand is a number, made by the CPU) stay outside: difftest.py --repeat on
+ * the stand-in's capture emulation found zeros and clip(s, -10, 10) invalidating whole
+ * segments (a host copy while capturing). where of tensors and clip of a tensor are captured. */
+START_TEST(vm_gpu_segments_refuse_host_copies) {
+    ck_assert_int_eq(run_in(I, "static fn f(x, s) {\n a = zeros([3]) + x\n b = where(x > 0, x, 0.5)\n"
+                               " c = full([3], 2) * x\n d = where(x > 0, x, a)\n e = equal(x, a)\n"
+                               " h = clip(s, -10, 10) + clip(x, -1, 1)\n return [b, c, d, e, h]\n}\n"
+                               "y = f(arange(3, dtype=\"f32\"), 0.5)\n"), 0);
+    Graph *g = static_last_graph(I);
+    int refused = 0, kept = 0;
+    for (int i = 0; i < g->ncode; i++) {
+        const Ins *in = &g->code[i];
+        if (in->op != I_OP) continue;
+        OpCode op = (OpCode)in->aux;
+        bool number = false;
+        for (int k = 0; k < in->nargs; k++) number |= in->args[k] >= 0 && g->regs[in->args[k]].kind == R_NUM;
+        bool number_first = in->nargs > 0 && in->args[0] >= 0 && g->regs[in->args[0]].kind == R_NUM;
+        if (op == OP_ZEROS || op == OP_FULL || op == OP_EQUAL || (op == OP_WHERE && number) || (op == OP_CLIP && number_first)) {
+            ck_assert_ptr_nonnull(vm_seg_refuses(g, in));
+            refused++;
+        } else if (op == OP_WHERE || op == OP_CLIP) {
+            ck_assert_ptr_null(vm_seg_refuses(g, in));
+            kept++;
+        }
+    }
+    ck_assert_int_eq(refused, 4);   /* zeros, where(x > 0, x, 0.5), equal, clip(s...) (full of constants folds) */
+    ck_assert_int_eq(kept, 2);      /* where of tensors, clip(x, -1, 1) */
+}
+END_TEST
+
 /* The arena's regions, and the tensors the registers hold, are at the same addresses run
  * after run; each segment is captured once (on the third run) and never again; the values
  * are those of arithmetic. */
@@ -288,6 +320,7 @@ Suite *vm_gpu_suite(void) {
     tcase_add_test(tc, vm_gpu_segments_split_at_host_work);
     tcase_add_test(tc, vm_gpu_segments_refuse_host_checked_kernels);
     tcase_add_test(tc, vm_gpu_segments_refuse_readback_ops);
+    tcase_add_test(tc, vm_gpu_segments_refuse_host_copies);
     tcase_add_test(tc, vm_gpu_arena_addresses_stay_and_capture_once);
     tcase_add_test(tc, vm_gpu_capture_numbers_never_stale);
     tcase_add_test(tc, vm_gpu_capture_input_moves_and_results_are_copies);
