@@ -75,7 +75,7 @@ else bad "tests/gpu/parity.sh: $(tail -8 "$tmp/parity.out")"; fi
 # the same cases through the GPU's host code, on a plugin whose device is host memory and
 # whose kernels are the plugin's own compiled as host C++ (hostdev.sh); then static graphs on
 # it, captured and replayed through the stand-in's CUDA Graph emulation (static.sh gpu)
-if sh tests/gpu/hostdev.sh "$TSL" "$tmp/parity" static >"$tmp/hostdev.out" 2>&1; then ok; tail -3 "$tmp/hostdev.out"
+if sh tests/gpu/hostdev.sh "$TSL" "$tmp/parity" static >"$tmp/hostdev.out" 2>&1; then ok; tail -4 "$tmp/hostdev.out"
 else bad "tests/gpu/hostdev.sh: $(tail -12 "$tmp/hostdev.out")"; fi
 
 # expect_error NAME WANT CMD...: exit status 1 and the first line of stderr is WANT
