@@ -347,7 +347,7 @@ bool op_number_is_bool(OpCode op, const OpArg *in, int n) {
 
 /* ---------- conveniences (tops.h): one call each through op_run ---------- */
 
-static Tensor *call(OpCode op, const OpArg *in, int n, const OpAttrs *at) {
+int op_run_with(OpCode op, const OpArg *in, int n, const OpAttrs *at, Tensor **out) {
     OpAttrs none;
     if (!at) {
         memset(&none, 0, sizeof none);
@@ -356,8 +356,12 @@ static Tensor *call(OpCode op, const OpArg *in, int n, const OpAttrs *at) {
         at = &none;
     }
     OpCall c = { op, n, in, at };
+    return op_run(&c, out);
+}
+
+static Tensor *call(OpCode op, const OpArg *in, int n, const OpAttrs *at) {
     Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
-    return op_run(&c, out) ? NULL : out[0];
+    return op_run_with(op, in, n, at, out) ? NULL : out[0];
 }
 
 Tensor *op_unary(OpCode op, const Tensor *a) {

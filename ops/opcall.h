@@ -159,6 +159,9 @@ int op_infer(const OpCall *c, Shape *out, DType *dt);
  * and shape, and does not alias an operand unless the op is elementwise). F_VIEW and
  * F_DYNAMIC ops always allocate their results (out[k] is replaced, the old one released). */
 int op_run(const OpCall *c, Tensor **out);
+/* op_run of op on in[0..n) with attributes at, or every attribute at its default when at is
+ * NULL (out[k] as op_run takes it). */
+int op_run_with(OpCode op, const OpArg *in, int n, const OpAttrs *at, Tensor **out);
 /* Runs a call op_infer already accepted, into out[] buffers of the inferred dtypes and
  * shapes (no second inference: the eager fast paths and the VM know them). */
 int op_exec(const OpCall *c, Tensor **out);

@@ -473,15 +473,18 @@ static bool copy_into(Tensor **slot, const Tensor *t) {
     return true;
 }
 
+void vm_stack_reserve(VmStack *s) {
+    if (s->n < s->cap) return;
+    int cap = s->cap ? s->cap * 2 : 16;
+    s->t = mem_realloc(s->t, sizeof(Tensor *) * (size_t)cap);
+    s->x = mem_realloc(s->x, sizeof(double) * (size_t)cap);
+    for (int k = s->cap; k < cap; k++) s->t[k] = NULL;
+    s->cap = cap;
+}
+
 static int exec_push(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     VmStack *s = &r->stacks[in->aux];
-    if (s->n == s->cap) {
-        int cap = s->cap ? s->cap * 2 : 16;
-        s->t = mem_realloc(s->t, sizeof(Tensor *) * (size_t)cap);
-        s->x = mem_realloc(s->x, sizeof(double) * (size_t)cap);
-        for (int k = s->cap; k < cap; k++) s->t[k] = NULL;
-        s->cap = cap;
-    }
+    vm_stack_reserve(s);
     if (g->regs[in->a].kind == R_NUM) s->x[s->n] = r->num[in->a];
     else if (r->ten[in->a] && !copy_into(&s->t[s->n], r->ten[in->a])) return vm_fail_at(I, in, op_error());
     /* (an empty register: a value of a branch side this iteration did not take, which its

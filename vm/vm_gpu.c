@@ -55,23 +55,10 @@ static bool overlaps(const Tensor *a, const Tensor *b) {
     return a->device == b->device && pa < pb + nb && pb < pa + na;
 }
 
-/* One op call, as eager execution makes it: into out[k] where the caller gives a tensor,
- * else into new tensors. */
-static int call_op_into(OpCode op, int nargs, const OpArg *args, const OpAttrs *at, Tensor **out) {
-    OpAttrs none;
-    if (!at) {
-        memset(&none, 0, sizeof none);
-        none.naxes = -1;
-        none.dtype = -1;
-        at = &none;
-    }
-    OpCall call = { op, nargs, args, at };
-    return op_run(&call, out);
-}
-
+/* One op call into new tensors, as eager execution makes it. */
 static int call_op(OpCode op, int nargs, const OpArg *args, const OpAttrs *at, Tensor **out) {
     for (int k = 0; k < OP_MAX_OUT; k++) out[k] = NULL;
-    return call_op_into(op, nargs, args, at, out);
+    return op_run_with(op, args, nargs, at, out);
 }
 
 /* The region op results res[k] are written into directly: none for views and results whose
@@ -104,7 +91,7 @@ static int exec_op(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in) {
     bool given[OP_MAX_OUT] = { false };
     for (int k = 0; rc == 0 && k < in->nres && k < OP_MAX_OUT; k++)
         if ((out[k] = direct_out(d, in, k, args))) given[k] = true, tensor_retain(out[k]);
-    if (rc == 0 && call_op_into((OpCode)in->aux, in->nargs, args, in->attrs, out)) {
+    if (rc == 0 && op_run_with((OpCode)in->aux, args, in->nargs, in->attrs, out)) {
         rc = vm_fail_at(I, in, op_error());
         for (int k = 0; k < OP_MAX_OUT; k++)
             if (given[k]) tensor_release(out[k]);   /* the caller's buffers stay the caller's */
@@ -155,7 +142,7 @@ static int run_steps(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in, const Te
         Tensor *out[OP_MAX_OUT] = { NULL }, *home = st->dst < 0 && d ? vm_dev_region(d, -st->dst - 1) : NULL;
         if (home && (home->device != a->device || overlaps(a, home) || (b && overlaps(b, home)))) home = NULL;
         if ((out[0] = home)) tensor_retain(home);
-        if (call_op_into(st->op, n, args, NULL, out)) {
+        if (op_run_with(st->op, args, n, NULL, out)) {
             if (home) tensor_release(home);
             rc = vm_fail_at(I, in, op_error());
             break;
@@ -358,13 +345,7 @@ static int exec_truth(Interp *I, VmRegs *r, Ins *in) {
 
 static int exec_push(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     VmStack *s = &r->stacks[in->aux];
-    if (s->n == s->cap) {
-        int cap = s->cap ? s->cap * 2 : 16;
-        s->t = mem_realloc(s->t, sizeof(Tensor *) * (size_t)cap);
-        s->x = mem_realloc(s->x, sizeof(double) * (size_t)cap);
-        for (int k = s->cap; k < cap; k++) s->t[k] = NULL;
-        s->cap = cap;
-    }
+    vm_stack_reserve(s);
     if (g->regs[in->a].kind == R_NUM) s->x[s->n] = r->num[in->a];
     else {   /* a reference is the copy, unless the value lives in the arena (rewritten next time) */
         Tensor *t = r->ten[in->a];

@@ -126,6 +126,14 @@ static unsigned long long badk;
 static int hostdev_has_ew(int op, int ct) { return op >= 0 && op < OP__COUNT && ct >= 0 && ct < 4 && ew_fn[op][ct][0]; }
 // ops/cuda/cuda_kernels.c raises(): the integer kernels whose flag the host reads back
 static bool raises(int op, int ct) { return ct == DT_I64 && (op == OP_FLOOR_DIVIDE || op == OP_MOD || op == OP_POW); }
+
+// An elementwise kernel's error flag as cuda_kernels.c reports it: 1 to 3, the integer errors.
+static int raised_error(int f, char *e, size_t en) {
+    static const char *const msg[] = { "", "integer division by zero", "integer modulo by zero",
+                                       "integers to negative integer powers are not allowed" };
+    if (f >= 1 && f <= 3) return std::snprintf(e, en, "%s", msg[f]), -1;
+    return 0;
+}
 static int hostdev_ew(const CudaEw *j, char *err, size_t n) {
     if (!hostdev_has_ew(j->op, j->ct)) return NO("kernel for this elementwise op");
     if (raises(j->op, j->ct) && host_wait("a kernel", err, n)) return -1;
@@ -139,10 +147,7 @@ static int hostdev_ew(const CudaEw *j, char *err, size_t n) {
     return stream([=](char *e, size_t en) {
         flag = 0;
         kernel(a);
-        static const char *const msg[] = { "", "integer division by zero", "integer modulo by zero",
-                                           "integers to negative integer powers are not allowed" };
-        if (flag >= 1 && flag <= 3) return std::snprintf(e, en, "%s", msg[flag]), -1;
-        return 0;
+        return raised_error(flag, e, en);
     }, err, n);
 }
 
@@ -314,10 +319,7 @@ static int hostdev_fused(const CudaFused *j, char *err, size_t n) {
     return stream([=](char *e, size_t en) {
         flag = 0;
         kernel(a);
-        static const char *const msg[] = { "", "integer division by zero", "integer modulo by zero",
-                                           "integers to negative integer powers are not allowed" };
-        if (flag >= 1 && flag <= 3) return std::snprintf(e, en, "%s", msg[flag]), -1;
-        return 0;
+        return raised_error(flag, e, en);
     }, err, n);
 }
 static int hostdev_nccl_load(void *, char *err, size_t n) { return NO("NCCL"); }
