@@ -704,6 +704,11 @@ $TSL run "$tmp/run/f.tslg" --in "$tmp/run/x.npy" >/dev/null 2>"$tmp/err"
 if tail -n +2 "$tmp/err" | cmp -s - "$tmp/want"; then ok; else bad "tsl run with too few inputs does not print the signature: $(cat "$tmp/err")"; fi
 # docs/format.md's layout table, magic and codes agree with the files export() writes and the code
 if python3 tests/format_doc.py "$TSL" >"$tmp/out" 2>&1; then ok; else bad "docs/format.md: $(head -3 "$tmp/out")"; fi
+# dis(f, "dot"): the pre-activation an epilogue step writes (t6, instruction 4 of
+# tests/dis/grad.all.out) feeds the gt that reads it (instruction 7)
+sed 's/^dis(step)$/dis(step, "dot")/' tests/dis/grad.tsl >"$tmp/dot.tsl"
+$TSL "$tmp/dot.tsl" >"$tmp/out" 2>"$tmp/err"
+if grep -q '^  i4 -> i7;$' "$tmp/out" && sanitized; then ok; else bad "dis dot: no edge from the epilogue's step register to its reader: $(head -2 "$tmp/err")"; fi
 # dis() of a loaded graph lists the file's program under the function's name
 out=$($TSL -e 'dis(load(args()[0]))' "$tmp/run/f.tslg" 2>"$tmp/err")
 case "$out" in "== f: "*"matmul"*"(t"*) ok ;; *) bad "dis of a loaded graph: $(echo "$out" | head -2) $(head -2 "$tmp/err")" ;; esac

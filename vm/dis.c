@@ -247,7 +247,7 @@ void dis_graph(FILE *out, Graph *g, const char *title) {
     Source *last_src = g->ncode ? g->code[0].src : NULL;
     for (int i = 0; i < g->ncode; i++) {
         Ins *in = &g->code[i];
-        char text[1024];
+        char text[8192];
         ins_text(g, in, text, sizeof text);
         char where[64] = "";
         if (in->src != last_src && in->src) {
@@ -270,6 +270,18 @@ void dis_graph(FILE *out, Graph *g, const char *title) {
             tensors, g->compile_ms);
 }
 
+/* An edge from the instruction that last wrote register r (if any) to instruction i. */
+static void dot_edge(FILE *out, const Graph *g, const int *writer, int r, int i) {
+    if (r >= 0 && r < g->nregs && writer[r] >= 0) fprintf(out, "  i%d -> i%d;\n", writer[r], i);
+}
+
+/* The registers a fused group's or epilogue's steps read (-1 for none). */
+static void step_reads(const FusedStep *st, int r[3]) {
+    r[0] = st->a < 0 && st->a != EPI_PRODUCT ? -st->a - 1 : -1;
+    r[1] = st->b < 0 && st->b != FUSED_NONE && st->b != EPI_PRODUCT ? -st->b - 1 : -1;
+    r[2] = st->scalar_reg;
+}
+
 void dis_dot(FILE *out, Graph *g, const char *title) {
     fprintf(out, "digraph \"%s\" {\n  rankdir=TB;\n  node [shape=box, fontname=monospace];\n", title);
     /* the instruction that last wrote each register feeds the readers after it */
@@ -277,7 +289,7 @@ void dis_dot(FILE *out, Graph *g, const char *title) {
     for (int r = 0; r < g->nregs; r++) writer[r] = -1;
     for (int i = 0; i < g->ncode; i++) {
         Ins *in = &g->code[i];
-        char text[1024];
+        char text[8192];
         ins_text(g, in, text, sizeof text);
         for (char *p = text; *p; p++)
             if (*p == '"') *p = '\'';
@@ -286,11 +298,19 @@ void dis_dot(FILE *out, Graph *g, const char *title) {
         int fixed[3] = { in->a, in->b, in->op == I_EPILOGUE ? -1 : in->c };   /* an epilogue writes c */
         const int *srcs = in->op == I_OP ? in->args : fixed;
         int nsrc = in->op == I_OP ? in->nargs : in->op == I_STORE ? 0 : 3;
-        for (int k = 0; k < nsrc; k++)
-            if (srcs[k] >= 0 && srcs[k] < g->nregs && writer[srcs[k]] >= 0) fprintf(out, "  i%d -> i%d;\n", writer[srcs[k]], i);
+        for (int k = 0; k < nsrc; k++) dot_edge(out, g, writer, srcs[k], i);
+        for (int k = 0; (in->op == I_INDEX || in->op == I_INDEX_SET) && k < in->nargs; k++) dot_edge(out, g, writer, in->args[k], i);
+        bool grouped = in->op == I_FUSED || in->op == I_EPILOGUE;
+        for (int k = 0; grouped && k < in->nsteps; k++) {
+            int r[3];
+            step_reads(&in->steps[k], r);
+            for (int q = 0; q < 3; q++) dot_edge(out, g, writer, r[q], i);
+        }
         if (in->dst >= 0 && in->dst < g->nregs) writer[in->dst] = i;
         if (in->op == I_EPILOGUE && in->c >= 0 && in->c < g->nregs) writer[in->c] = i;
         for (int k = 1; in->op == I_OP && k < in->nres; k++) writer[in->res[k]] = i;
+        for (int k = 0; grouped && k < in->nsteps; k++)   /* a step's value read after the group */
+            if (in->steps[k].dst < 0 && -in->steps[k].dst - 1 < g->nregs) writer[-in->steps[k].dst - 1] = i;
         if (in->op == I_JUMP || in->op == I_JUMPF) fprintf(out, "  i%d -> i%d [style=dashed];\n", i, in->aux);
     }
     mem_free(writer);
