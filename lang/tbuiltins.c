@@ -90,6 +90,9 @@ Value interp_to_tensor(Interp *I, Value v, int dtype) {
         if (dtype < 0 || v.as.t->dtype == (DType)dtype) return val_retain(v);
         return tresult(I, convert(v.as.t, (DType)dtype));
     }
+    /* elements read into a new tensor are numbers to it: a tracked one would leave the tape */
+    if (I->tape && value_holds_tracked(v))
+        return interp_error(I, "no gradient through a list of tensors made into a tensor yet: stack() them instead");
     Shape s;
     bool all_bool = true;
     if (!nested_shape(I, v, &s, 0, &all_bool)) return ERR_VAL;
