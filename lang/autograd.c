@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include "autograd.h"
+#include "builtins.h"
 #include "grad.h"
 #include "mem.h"
 #include "tops.h"
@@ -34,6 +35,11 @@ struct Tape {
     int *slots;
     int nslots;
     Tape *outer;   /* the tape of an enclosing grad: it records this one's forward and backward ops */
+    int64_t counted;   /* bytes of the arrays above, counted toward --max-memory (tape_grow) */
+    /* the first conversion of a tracked tensor to host values (item() at 3:12): a result that
+     * reaches the argument only through it has no gradient, and says where it was cut */
+    const char *cut_by;
+    SrcLoc cut_at;
 };
 
 /* The innermost active tape is the interpreter's (I->tape); code without an Interp at hand
@@ -41,6 +47,33 @@ struct Tape {
 static Tape *active_tape(void) {
     Interp *I = interp_current();
     return I ? I->tape : NULL;
+}
+
+/* The tape's memory counts toward --max-memory (mem_charge): its arrays, and the headers of
+ * the tensors it keeps (their data counts as tensors), since a tape of a million small ops
+ * holds hundreds of megabytes of them. */
+static bool tape_charge(Tape *tp, int64_t bytes) {
+    if (!mem_charge(bytes)) return false;
+    tp->counted += bytes;
+    return true;
+}
+
+/* p (of old bytes, NULL for a new block) resized to n bytes; NULL with the message in
+ * op_error() when that would pass the limit or the allocation fails (p is unchanged). */
+static void *tape_grow(Tape *tp, void *p, size_t old, size_t n) {
+    if (!tape_charge(tp, (int64_t)n - (int64_t)old)) return NULL;
+    void *q = mem_try_realloc(p, n);
+    if (!q) {
+        tape_charge(tp, (int64_t)old - (int64_t)n);
+        op_fail("out of memory: the gradient tape cannot grow to %zu bytes", n);
+    }
+    return q;
+}
+
+/* Frees a block of `bytes` that tape_grow made. */
+static void tape_drop(Tape *tp, void *p, size_t bytes) {
+    mem_free(p);
+    tape_charge(tp, -(int64_t)bytes);
 }
 
 static size_t hash_ptr(const void *p, int n) { return (size_t)(((uintptr_t)p >> 4) * 2654435761u) & (size_t)(n - 1); }
@@ -63,25 +96,35 @@ static void slots_put(Tape *tp, int v) {
     tp->slots[h] = v;
 }
 
-/* A new variable for t (retained); t now maps to it. */
+/* A new variable for t (retained); t now maps to it. -1 with the message in op_error() when
+ * the tape cannot grow (it is unchanged then). */
 static int tape_var(Tape *tp, Tensor *t) {
     if (tp->nvars == tp->vcap) {
-        int cap = tp->vcap ? tp->vcap * 2 : 16;   /* raised once grown: out of memory jumps */
-        tp->vars = mem_realloc(tp->vars, sizeof(Var) * (size_t)cap);
+        int cap = tp->vcap ? tp->vcap * 2 : 16;
+        int64_t keep = (int64_t)(cap - tp->vcap) * TENSOR_KEEP_BYTES;   /* each variable keeps its tensor */
+        if (!tape_charge(tp, keep)) return -1;
+        Var *vars = tape_grow(tp, tp->vars, sizeof(Var) * (size_t)tp->vcap, sizeof(Var) * (size_t)cap);
+        if (!vars) {
+            tape_charge(tp, -keep);
+            return -1;
+        }
+        tp->vars = vars;
         tp->vcap = cap;
+    }
+    if ((tp->nvars + 1) * 2 > tp->nslots) {   /* grow and rehash: the newest variable of each tensor wins */
+        int nslots = tp->nslots ? tp->nslots * 2 : 64;
+        while ((tp->nvars + 1) * 2 > nslots) nslots *= 2;
+        int *slots = tape_grow(tp, NULL, 0, sizeof(int) * (size_t)nslots);
+        if (!slots) return -1;
+        if (tp->slots) tape_drop(tp, tp->slots, sizeof(int) * (size_t)tp->nslots);
+        tp->slots = slots;
+        tp->nslots = nslots;
+        for (int i = 0; i < tp->nslots; i++) tp->slots[i] = -1;
+        for (int w = 0; w < tp->nvars; w++) slots_put(tp, w);
     }
     int v = tp->nvars++;
     tp->vars[v] = (Var){ tensor_retain(t), NULL };
-    if (tp->nvars * 2 > tp->nslots) {   /* grow and rehash: the newest variable of each tensor wins */
-        mem_free(tp->slots);
-        tp->nslots = tp->nslots ? tp->nslots * 2 : 64;
-        while (tp->nvars * 2 > tp->nslots) tp->nslots *= 2;
-        tp->slots = mem_alloc(sizeof(int) * (size_t)tp->nslots);
-        for (int i = 0; i < tp->nslots; i++) tp->slots[i] = -1;
-        for (int w = 0; w < tp->nvars; w++) slots_put(tp, w);
-    } else {
-        slots_put(tp, v);
-    }
+    slots_put(tp, v);
     return v;
 }
 
@@ -90,8 +133,7 @@ static void tape_free(Tape *tp) {
         TapeNode *n = &tp->nodes[i];
         for (int k = 0; k < n->nin; k++)
             if (n->in[k].kind == ARG_TENSOR) tensor_release((Tensor *)n->in[k].t);
-        mem_free(n->in);
-        mem_free(n->in_var);
+        mem_free(n->in);   /* in_var lies in the same block */
     }
     for (int v = 0; v < tp->nvars; v++) {
         tensor_release(tp->vars[v].t);
@@ -100,26 +142,39 @@ static void tape_free(Tape *tp) {
     mem_free(tp->nodes);
     mem_free(tp->vars);
     mem_free(tp->slots);
+    mem_charge(-tp->counted);
+    tp->counted = 0;
 }
 
 static bool is_float(DType dt) { return dt == DT_F32 || dt == DT_F64; }
 
-static void record_on(Tape *tp, const OpCall *c, Tensor *const *out, int k) {
+static int record_on(Tape *tp, const OpCall *c, Tensor *const *out, int k) {
     bool any = false;
     for (int i = 0; i < c->nin && !any; i++)
         any = c->in[i].kind == ARG_TENSOR && tape_find(tp, c->in[i].t) >= 0;
-    if (!any) return;
+    if (!any) return 0;
     if (tp->nnodes == tp->ncap) {
         int cap = tp->ncap ? tp->ncap * 2 : 16;
-        tp->nodes = mem_realloc(tp->nodes, sizeof(TapeNode) * (size_t)cap);
+        TapeNode *nodes = tape_grow(tp, tp->nodes, sizeof(TapeNode) * (size_t)tp->ncap, sizeof(TapeNode) * (size_t)cap);
+        if (!nodes) return -1;
+        tp->nodes = nodes;
         tp->ncap = cap;
+    }
+    /* the operands and their variables in one block (tape_free frees in) */
+    size_t nin = (size_t)(c->nin ? c->nin : 1), bytes = (sizeof(OpArg) + sizeof(int)) * nin;
+    OpArg *in = tape_grow(tp, NULL, 0, bytes);
+    if (!in) return -1;
+    int out_var = tape_var(tp, out[k]);
+    if (out_var < 0) {
+        tape_drop(tp, in, bytes);
+        return -1;
     }
     TapeNode *n = &tp->nodes[tp->nnodes++];
     n->op = c->op;
     n->nin = c->nin;
     n->at = *c->at;
-    n->in = mem_alloc(sizeof(OpArg) * (size_t)(c->nin ? c->nin : 1));
-    n->in_var = mem_alloc(sizeof(int) * (size_t)(c->nin ? c->nin : 1));
+    n->in = in;
+    n->in_var = (int *)(in + nin);
     for (int i = 0; i < c->nin; i++) {
         n->in[i] = c->in[i];
         n->in_var[i] = -1;
@@ -127,18 +182,27 @@ static void record_on(Tape *tp, const OpCall *c, Tensor *const *out, int k) {
         tensor_retain((Tensor *)c->in[i].t);   /* dims point into it: kept alive with it */
         if (is_float(c->in[i].t->dtype)) n->in_var[i] = tape_find(tp, c->in[i].t);
     }
-    n->out_var = tape_var(tp, out[k]);
+    n->out_var = out_var;
     n->out_k = k;
+    return 0;
 }
 
 /* On every active tape: an inner grad's ops are also the outer one's (grad(grad(f))). Each
  * float result gets a node (a non-float result carries no gradient), so that a gradient
  * reaching a later result of a multi-result op (qr's r) stops with an error instead of
  * silently being zero. */
-void autograd_record(const OpCall *c, Tensor *const *out) {
+int autograd_record(const OpCall *c, Tensor *const *out) {
     for (int k = 0; k < op_info[c->op].nout; k++)
         if (out[k] && is_float(out[k]->dtype))
-            for (Tape *tp = active_tape(); tp; tp = tp->outer) record_on(tp, c, out, k);
+            for (Tape *tp = active_tape(); tp; tp = tp->outer)
+                if (record_on(tp, c, out, k)) return -1;
+    return 0;
+}
+
+int autograd_record_unary(OpCode op, const Tensor *t, const OpAttrs *at, Tensor *res) {
+    OpArg in[1] = { op_arg_tensor(t) };
+    OpCall c = { op, 1, in, at };
+    return autograd_record(&c, &res);
 }
 
 int autograd_record_index(const Tensor *t, const IndexItem *idx, int n, Tensor *res) {
@@ -150,16 +214,22 @@ int autograd_record_index(const Tensor *t, const IndexItem *idx, int n, Tensor *
     OpArg in[2] = { op_arg_tensor(t), op_arg_tensor(at_pos) };
     OpAttrs at = attrs_default();
     OpCall c = { OP_TAKE, 2, in, &at };
-    autograd_record(&c, &res);
+    int rc = autograd_record(&c, &res);
     tensor_release(at_pos);   /* the tape holds its own reference */
-    return 0;
+    return rc;
 }
 
 /* The builder's op runner: backward ops are recorded on the enclosing tapes, if any. */
 static int recording_run(GradBuilder *b, const OpCall *c, Tensor **out) {
     (void)b;
     if (op_run(c, out)) return -1;
-    if (active_tape()) autograd_record(c, out);
+    if (active_tape() && autograd_record(c, out)) {
+        for (int k = 0; k < OP_MAX_OUT; k++) {
+            tensor_release(out[k]);
+            out[k] = NULL;
+        }
+        return -1;
+    }
     return 0;
 }
 
@@ -167,6 +237,71 @@ bool autograd_tracked(const Tensor *t) {
     for (Tape *tp = active_tape(); tp; tp = tp->outer)
         if (tape_find(tp, t) >= 0) return true;
     return false;
+}
+
+/* ---------- where values leave the tape ---------- */
+
+/* Calls visit(t, ud) on each tensor v holds, through lists and dicts, until one returns true
+ * (then true). *budget bounds the walk: a list that holds itself is walked that far only. */
+typedef bool (*TensorVisit)(const Tensor *t, const void *ud);
+static bool any_tensor(Value v, TensorVisit visit, const void *ud, int *budget) {
+    if (--*budget < 0) return false;
+    if (v.type == VAL_TENSOR) return visit(v.as.t, ud);
+    if (v.type == VAL_LIST) {
+        ObjList *l = AS_LIST(v);
+        for (int i = 0; i < l->len && *budget >= 0; i++)
+            if (any_tensor(l->items[i], visit, ud, budget)) return true;
+    } else if (v.type == VAL_DICT) {
+        ObjDict *d = AS_DICT(v);
+        for (int i = 0; i < d->len && *budget >= 0; i++)
+            if (d->entries[i].key && any_tensor(d->entries[i].val, visit, ud, budget)) return true;
+    }
+    return false;
+}
+
+enum { WALK_BUDGET = 1 << 16 };
+
+static bool is_tracked(const Tensor *t, const void *ud) { (void)ud; return autograd_tracked(t); }
+static bool is_same(const Tensor *t, const void *ud) { return t == ud; }
+
+bool value_holds_tracked(Value v) {
+    int budget = WALK_BUDGET;
+    return any_tensor(v, is_tracked, NULL, &budget);
+}
+
+static bool args_hold(const CallArgs *a, TensorVisit visit, const void *ud) {
+    int budget = WALK_BUDGET;
+    for (int i = 0; i < a->npos; i++)
+        if (any_tensor(a->pos[i], visit, ud, &budget)) return true;
+    for (int i = 0; i < a->nkw; i++)
+        if (any_tensor(a->kw[i], visit, ud, &budget)) return true;
+    return false;
+}
+
+/* A float tensor of the result that the tape does not know and the call was not handed:
+ * made from the arguments behind the tape's back. */
+static bool is_escaped(const Tensor *t, const void *ud) {
+    return is_float(t->dtype) && !autograd_tracked(t) && !args_hold(ud, is_same, t);
+}
+
+Value autograd_after_builtin(Interp *I, const ObjBuiltin *b, const CallArgs *a, Value r, SrcLoc loc) {
+    if (IS_ERR(r) || b->bound.type != VAL_NIL) return r;   /* grad(f)'s function: its zeros are constants */
+    bool cuts = b->def && (b->def->stat & ST_CUTS);
+    int budget = WALK_BUDGET;
+    bool escaped = !cuts && any_tensor(r, is_escaped, a, &budget);
+    if (!cuts && !escaped) return r;
+    if (!args_hold(a, is_tracked, NULL)) return r;
+    if (escaped) {
+        val_release(r);
+        return interp_error(I, "%s(): no gradient through this call yet: it makes a tensor from one being differentiated "
+                               "that the gradient tape does not record", b->name);
+    }
+    for (Tape *tp = I->tape; tp; tp = tp->outer)
+        if (!tp->cut_by) {
+            tp->cut_by = b->name;   /* a built-in's name lives as long as the interpreter */
+            tp->cut_at = loc;
+        }
+    return r;
 }
 
 /* ---------- backward ---------- */
@@ -241,12 +376,11 @@ static Value fresh_argument(Interp *I, Value v, int depth) {
         shape_of(v.as.t, &s);
         Tensor *t = tensor_view(v.as.t, &s);
         if (!t) return interp_error(I, "%s", op_error());
-        if (I->tape) {   /* an enclosing grad sees the new object as reshape(v): grad(grad(f)) */
-            OpArg in[1] = { op_arg_tensor(v.as.t) };
-            OpAttrs at = attrs_default();
-            at.shape = s;
-            OpCall c = { OP_RESHAPE, 1, in, &at };
-            autograd_record(&c, &t);
+        OpAttrs at = attrs_default();   /* an enclosing grad sees the new object as reshape(v): grad(grad(f)) */
+        at.shape = s;
+        if (I->tape && autograd_record_unary(OP_RESHAPE, v.as.t, &at, t)) {
+            tensor_release(t);
+            return interp_error(I, "%s", op_error());
         }
         return TENSOR_VAL(t);
     }
@@ -284,7 +418,8 @@ static bool track_leaves(Interp *I, Tape *tp, Value v, int **leaves, int *n, int
             *leaves = mem_realloc(*leaves, sizeof(int) * (size_t)*cap);
         }
         int found = tape_find(tp, v.as.t);
-        (*leaves)[(*n)++] = found >= 0 ? found : tape_var(tp, v.as.t);
+        if (found < 0 && (found = tape_var(tp, v.as.t)) < 0) return interp_error(I, "%s", op_error()), false;
+        (*leaves)[(*n)++] = found;
     } else if (v.type == VAL_LIST) {
         ObjList *l = AS_LIST(v);
         for (int i = 0; i < l->len; i++)
@@ -370,6 +505,10 @@ Value autograd_call(Interp *I, Value f, CallArgs *a, bool with_value) {
         goto out;
     } else if (y.type != VAL_NUM) {
         interp_error(I, "%s(): f must return a one-element float tensor or a number, got %s", who, val_type_name(y));
+        goto out;
+    }
+    if (yv < 0 && tp.cut_by) {   /* zeros would be wrong: the result does depend on the argument */
+        interp_error(I, GRAD_CUT_MSG, who, tp.cut_by, tp.cut_at.line, tp.cut_at.col);
         goto out;
     }
     if (yv >= 0 && backward(&tp, yv)) { interp_error(I, "%s", op_error()); goto out; }

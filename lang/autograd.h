@@ -16,8 +16,14 @@
 
 typedef struct Tape Tape;   /* I->tape: the innermost active tape, or NULL (the common case: one test) */
 
-/* Records a finished call (out[] its results); a no-op when no operand is tracked. */
-void autograd_record(const OpCall *c, Tensor *const *out);
+/* Records a finished call (out[] its results); a no-op when no operand is tracked. 0, or -1
+ * with the message in op_error() when the tape cannot grow (--max-memory counts it). */
+int autograd_record(const OpCall *c, Tensor *const *out);
+
+/* Records res = op(t) with attributes at (t tracked or not): a copy the interpreter makes
+ * without the op call (tensor(t), grad's fresh argument) recorded as the op that gives it.
+ * 0, or -1 with the message in op_error(). */
+int autograd_record_unary(OpCode op, const Tensor *t, const OpAttrs *at, Tensor *res);
 
 /* Records res = t[idx] (t tracked) as take(t, positions): positions are the flat
  * positions of t that the index read (op_index_positions: the same plan as the read), so
@@ -27,6 +33,20 @@ int autograd_record_index(const Tensor *t, const IndexItem *idx, int n, Tensor *
 
 /* Whether t is on the active tape (a leaf or a recorded result). */
 bool autograd_tracked(const Tensor *t);
+/* Whether v holds such a tensor, through lists and dicts. */
+bool value_holds_tracked(Value v);
+
+/* After built-in b returned r for arguments a (call at loc), with a tape active: the boundary
+ * where a value can leave the tape. A conversion to host values (ST_CUTS: item, float,
+ * tolist...) of a tracked tensor is remembered as the cut, so a gradient that reaches the
+ * argument only through it is an error instead of silent zeros (autograd_call). A new float
+ * tensor made from tracked arguments that the tape did not record (a loaded graph, a tensor
+ * built from a list of tracked tensors) is an error now. Returns r, or ERR_VAL (r released). */
+/* The error of a result that reaches the argument only through a cut (eager and static code
+ * say it alike): who (grad or value_and_grad), the built-in that cut, its line and column. */
+#define GRAD_CUT_MSG "%s(): f's result reaches its argument only through %s() at %d:%d, which makes a number " \
+                     "(not a tensor on the gradient tape), so no gradient flows back; keep the value a tensor"
+Value autograd_after_builtin(Interp *I, const ObjBuiltin *b, const CallArgs *a, Value r, SrcLoc loc);
 
 /* The built-ins (builtins.c binds them): grad(f) / value_and_grad(f) make a function;
  * calling it runs autograd_call. check_grad compares with central differences. */

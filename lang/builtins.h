@@ -20,6 +20,9 @@ enum {
     ST_REVERSED, ST_KEYS, ST_GET, ST_SORTED,
     ST_RULE = 0xff,                           /* the rule's bits */
     ST_FOLDS = 0x100,
+    /* its result is host values read from a tensor's elements (item, float, tolist): under
+     * grad it cuts the gradient (lang/autograd.c, autograd_after_builtin) */
+    ST_CUTS = 0x200,
 };
 
 /* One row per built-in that is not an op (ops have theirs in ops.def): the signature as a

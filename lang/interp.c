@@ -168,9 +168,11 @@ static bool c_stack_ok(Interp *I) {
 }
 
 static Value call_builtin(Interp *I, ObjBuiltin *b, CallArgs *a) {
+    SrcLoc loc = I->call_loc;   /* b may call TSL code, which makes calls of its own */
     I->calling_builtin = b;   /* grad(f)'s functions read their f from it */
     Value r = b->fn(I, a);
-    return r;
+    /* under grad, every built-in is a boundary a value may leave the tape by */
+    return I->tape ? autograd_after_builtin(I, b, a, r, loc) : r;
 }
 
 /* Calls a closure whose positional arguments are already at `base` on the value stack
@@ -250,9 +252,13 @@ static Value call_closure_eager(Interp *I, ObjClosure *c, Value *base, int npos,
             val_release(base[i]);
             base[i] = OBJ_VAL(VAL_CELL, cell);
         }
+    Source *saved_stmt_src = I->stmt_src;
+    SrcLoc saved_stmt = I->stmt_loc;   /* the caller's statement again once the call is over */
     Exec st = exec_block(I, &fr, p->body);
     I->depth--;
     I->cur_src = saved_src;
+    I->stmt_src = saved_stmt_src;
+    I->stmt_loc = saved_stmt;
     if (st == EX_RETURN) { result = I->ret; I->ret = NIL_VAL; }
     else if (st == EX_ERR) result = ERR_VAL;
     else if (st != EX_OK) result = interp_error_at(I, I->jump_loc, "'break' or 'continue' outside a loop");
@@ -324,6 +330,8 @@ __attribute__((always_inline)) static inline Value run_body(Interp *I, Frame *f,
     for (int i = 0; i < body->n; i++) {
         Node *s = body->kids[i];
         if (!interp_poll(I)) { interp_attach_loc(I, s->loc); return ERR_VAL; }
+        I->stmt_loc = s->loc;   /* the return and if below do not pass through exec() */
+        I->stmt_src = I->cur_src;
         if (s->kind == AST_RETURN) {
             if (I->heap.gc_due) gc_collect();   /* as exec() does before a statement */
             return s->a ? eval(I, f, s->a) : NIL_VAL;
@@ -381,12 +389,15 @@ static Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c) {
     for (int i = n->n; i < nslots; i++) base[i] = UNDEF_VAL;
     I->sp = base + nslots;
     Frame fr = { base, c, c->module };
-    Source *saved_src = I->cur_src;
+    Source *saved_src = I->cur_src, *saved_stmt_src = I->stmt_src;
+    SrcLoc saved_stmt = I->stmt_loc;   /* the caller's statement again once the call is over */
     I->cur_src = closure_src(c);
     I->depth++;
     Value result = run_body(I, &fr, p->body);
     I->depth--;
     I->cur_src = saved_src;
+    I->stmt_src = saved_stmt_src;
+    I->stmt_loc = saved_stmt;
     for (int i = 0; i < nslots; i++) val_release(base[i]);
     I->sp = base;
     if (IS_ERR(result)) {
@@ -438,6 +449,7 @@ NOINLINE static Value call_builtin_positional(Interp *I, Frame *f, Node *n, ObjB
         I->sp = base + i + 1;
     }
     CallArgs a = { base, n->n, NULL, NULL, 0 };
+    I->call_loc = n->loc;
     Value r = call_builtin(I, b, &a);
     for (int i = 0; i < n->n; i++) val_release(base[i]);
     I->sp = base;
@@ -474,6 +486,7 @@ NOINLINE static Value call_general(Interp *I, Frame *f, Node *n, Value fn) {
     memcpy(kwv, base + n->n, sizeof(Value) * (size_t)n->nk);
     kw.kw = kwv;
     I->sp = base + n->n;
+    I->call_loc = n->loc;
     Value r = call_value_at(I, fn, base, n->n, n->nk ? &kw : NULL);
     for (int k = 0; k < n->nk; k++) val_release(kwv[k]);
     if (kwv != kwbuf) mem_free(kwv);
@@ -539,15 +552,25 @@ static OpArg value_arg(Value v) {
 /* Operators take no attributes. */
 static const OpAttrs no_attrs = { .naxes = -1, .dtype = -1 };
 
+/* Every tensor the evaluator itself makes from tensors (operators, attributes) comes from
+ * here: the op runs and, under grad, is recorded, so no such path can leave the tape behind
+ * (a transpose that was not recorded made grad(x.T * x.T) zero). */
+static Value recorded_op(Interp *I, const OpCall *c) {
+    Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
+    if (op_run(c, out)) return interp_error(I, "%s", op_error());
+    if (I->tape && autograd_record(c, out)) {
+        for (int k = 0; k < OP_MAX_OUT; k++) tensor_release(out[k]);
+        return interp_error(I, "%s", op_error());
+    }
+    return TENSOR_VAL(out[0]);
+}
+
 /* a (op) b through the op core. */
 static Value tensor_binary(Interp *I, OpCode op, Value a, Value b) {
     if (!interp_poll(I)) return ERR_VAL;   /* before the kernel, not after it */
     OpArg in[2] = { value_arg(a), value_arg(b) };
     OpCall c = { op, 2, in, &no_attrs };
-    Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
-    if (op_run(&c, out)) return interp_error(I, "%s", op_error());
-    if (I->tape) autograd_record(&c, out);
-    return TENSOR_VAL(out[0]);
+    return recorded_op(I, &c);
 }
 
 /* Arithmetic and comparison on two numbers: the one definition eager code, the static
@@ -791,9 +814,7 @@ static Value eval_unary(Interp *I, Frame *f, Node *n) {
     if (a.type == VAL_TENSOR) {
         OpArg in = op_arg_tensor(a.as.t);
         OpCall c = { tilde ? OP_BITWISE_NOT : OP_NEG, 1, &in, &no_attrs };
-        Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
-        Value r = op_run(&c, out) ? interp_error(I, "%s", op_error()) : TENSOR_VAL(out[0]);
-        if (I->tape && !IS_ERR(r)) autograd_record(&c, out);
+        Value r = recorded_op(I, &c);
         val_release(a);
         if (IS_ERR(r)) interp_attach_loc(I, n->loc);
         return r;
@@ -1107,7 +1128,11 @@ static Value tensor_field(Interp *I, Tensor *t, const char *name) {
     if (!strcmp(name, "ndim")) return NUM_VAL(t->ndim);
     if (!strcmp(name, "size")) return NUM_VAL((double)t->size);
     if (!strcmp(name, "device")) return val_cstr(t->device == DEV_GPU ? "gpu" : "cpu");
-    if (!strcmp(name, "T")) return tensor_result(I, gpu_transpose_any(t));
+    if (!strcmp(name, "T")) {   /* transpose(t), recorded as that call is */
+        OpArg in = op_arg_tensor(t);
+        OpCall c = { OP_TRANSPOSE, 1, &in, &no_attrs };
+        return recorded_op(I, &c);
+    }
     return interp_error(I, "tensor has no attribute '%s'", name);
 }
 
@@ -1688,6 +1713,8 @@ NOINLINE static Exec exec_other(Interp *I, Frame *f, Node *n) {
 }
 
 __attribute__((always_inline)) static inline Exec exec(Interp *I, Frame *f, Node *n) {
+    I->stmt_loc = n->loc;
+    I->stmt_src = I->cur_src;
     if (I->heap.gc_due) gc_collect();   /* a statement boundary is a safe point for the cycle collector */
     switch (n->kind) {
     case AST_EXPR: return exec_expr(I, f, n);

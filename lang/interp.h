@@ -105,6 +105,11 @@ typedef struct Interp {
     Node **programs;
     int nprograms;
     Source *cur_src;          /* source of the code now running (error locations) */
+    /* the statement that began last and its source: where an out-of-memory jump, which
+     * unwinds past every location, is reported (state.c) */
+    SrcLoc stmt_loc;
+    Source *stmt_src;
+    SrcLoc call_loc;          /* the call of the built-in being called (autograd_after_builtin) */
     /* pending error */
     bool err_set, err_has_loc, interrupted;
     char err_msg[512];

@@ -269,7 +269,11 @@ Value interp_call_op(Interp *I, OpCode op, CallArgs *a) {
         interp_error(I, "%s", op_error());
         goto out;
     }
-    if (I->tape) autograd_record(&call, res);
+    if (I->tape && autograd_record(&call, res)) {
+        for (int k = 0; k < OP_MAX_OUT; k++) tensor_release(res[k]);
+        interp_error(I, "%s", op_error());
+        goto out;
+    }
     if (d->flags & F_ITEM) {
         double x = 0;
         if (tensor_first(res[0], &x)) r = interp_error(I, "%s", op_error());   /* a GPU result is copied */

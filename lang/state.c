@@ -57,6 +57,11 @@ static void recover(Interp *I, const Snapshot *s) {
     I->exiting = false;
     interp_error(I, "out of memory");
     I->err_src = failed_in;
+    if (I->stmt_src) {   /* the jump passed every location: the statement that was running has one */
+        I->err_src = I->stmt_src;
+        I->err_loc = I->stmt_loc;
+        I->err_has_loc = true;
+    }
 }
 
 int interp_protected(Interp *I, InterpBody body, void *ud) {
@@ -64,6 +69,9 @@ int interp_protected(Interp *I, InterpBody body, void *ud) {
     jmp_buf here, *outer = I->opsctx->on_oom;
     Snapshot s = snapshot(I);
     volatile int rc;
+    Source *stmt_src = I->stmt_src;
+    SrcLoc stmt_loc = I->stmt_loc;
+    I->stmt_src = NULL;   /* no statement of this call has begun yet */
     I->opsctx->on_oom = &here;
     if (setjmp(here) == 0) rc = body(I, ud);
     else {
@@ -71,6 +79,8 @@ int interp_protected(Interp *I, InterpBody body, void *ud) {
         rc = INTERP_OOM;
     }
     I->opsctx->on_oom = outer;
+    I->stmt_src = stmt_src;
+    I->stmt_loc = stmt_loc;
     interp_leave(scope);
     return rc;
 }

@@ -12,6 +12,8 @@
 #include "infer.h"
 #include "opargs.h"
 #include "ctx.h"
+#include "autograd.h"
+#include "grad.h"
 #include "gpu.h"
 
 /* ---------- conversions ---------- */
@@ -88,6 +90,9 @@ Value interp_to_tensor(Interp *I, Value v, int dtype) {
         if (dtype < 0 || v.as.t->dtype == (DType)dtype) return val_retain(v);
         return tresult(I, convert(v.as.t, (DType)dtype));
     }
+    /* elements read into a new tensor are numbers to it: a tracked one would leave the tape */
+    if (I->tape && value_holds_tracked(v))
+        return interp_error(I, "no gradient through a list of tensors made into a tensor yet: stack() them instead");
     Shape s;
     bool all_bool = true;
     if (!nested_shape(I, v, &s, 0, &all_bool)) return ERR_VAL;
@@ -127,12 +132,28 @@ static Value on_default_device(Interp *I, Value t) {
     return tresult(I, moved);
 }
 
+/* tensor(t): a copy, or t converted to dtype dt (>= 0). Under grad it is recorded as what it
+ * computes (reshape to its own shape, or astype), as static code compiles it, so the
+ * gradient flows through the copy. */
+static Value tensor_of_tensor(Interp *I, const Tensor *t, int dt) {
+    Tensor *r = dt < 0 ? tensor_copy(t) : convert(t, (DType)dt);
+    if (!r) return interp_error(I, "%s", op_error());
+    OpAttrs at = attrs_default();
+    shape_of(t, &at.shape);
+    at.dtype = dt;
+    if (I->tape && autograd_record_unary(dt < 0 ? OP_RESHAPE : OP_ASTYPE, t, &at, r)) {
+        tensor_release(r);
+        return interp_error(I, "%s", op_error());
+    }
+    return TENSOR_VAL(r);
+}
+
 static Value bi_tensor(Interp *I, CallArgs *a) {
     static const char *const p[] = { "data", "dtype", NULL };
     Value v[2];
     int dt;
     if (!args_bind(I, a, "tensor", p, 1, v) || !arg_dtype(I, "tensor", v[1], &dt)) return ERR_VAL;
-    if (v[0].type == VAL_TENSOR) return tresult(I, dt < 0 ? tensor_copy(v[0].as.t) : convert(v[0].as.t, (DType)dt));
+    if (v[0].type == VAL_TENSOR) return tensor_of_tensor(I, v[0].as.t, dt);
     Value t;
     if (dt == DT_I64 || dt == DT_BOOL) {
         /* i64 from numbers: non-integral values are an error rather than silently truncated */
@@ -306,8 +327,8 @@ static Value bi_save_npy(Interp *I, CallArgs *a) {
 const BuiltinDef tensor_builtins[] = {
     { "tensor", bi_tensor, "(data, dtype=nil)", "a tensor from a number, a nested list or a tensor (a copy)", ST_TENSOR | ST_FOLDS },
     { "seed", bi_seed, "(n)", "restarts the random generator from n", ST_SEED },
-    { "item", bi_item, "(x)", "the one element of a tensor as a number (or bool)", ST_ITEM },
-    { "tolist", bi_tolist, "(t)", "a tensor as nested lists of numbers (or bools)", ST_NONE },
+    { "item", bi_item, "(x)", "the one element of a tensor as a number (or bool)", ST_ITEM | ST_CUTS },
+    { "tolist", bi_tolist, "(t)", "a tensor as nested lists of numbers (or bools)", ST_CUTS },
     { "to", bi_to, "(t, device)", "the tensor on device \"cpu\" or \"gpu\"", ST_TO },
     { "device", bi_device, "(name=nil)", "the default device, or sets it", ST_NONE },
     { "load_csv", bi_load_csv, "(path, skip_header=false)", "a 2-D f32 tensor from a CSV file of numbers", ST_NONE },

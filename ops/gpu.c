@@ -154,17 +154,6 @@ bool gpu_equal_any(const Tensor *a, const Tensor *b) {
     return same;
 }
 
-Tensor *gpu_transpose_any(const Tensor *t) {
-    if (t->device == DEV_CPU) return op_transpose(t, NULL, -1);
-    OpAttrs at;
-    memset(&at, 0, sizeof at);
-    at.naxes = -1;
-    OpArg in = op_arg_tensor(t);
-    OpCall c = { OP_TRANSPOSE, 1, &in, &at };
-    Tensor *out = NULL;
-    return op_run(&c, &out) ? NULL : out;
-}
-
 /* a (on the GPU) in dtype dt: a itself retained, or a converted copy */
 Tensor *gpu_as_dtype(const Tensor *a, DType dt) {
     if (a->dtype == dt) return tensor_retain((Tensor *)a);

@@ -24,8 +24,6 @@ Tensor *gpu_to(const Tensor *t, Device d);
 Tensor *gpu_index_any(Tensor *t, const void *items, int n, const Tensor *v, bool set);
 /* Same dtype, shape and element bits, for tensors on any device (compared on the host). */
 bool gpu_equal_any(const Tensor *a, const Tensor *b);
-/* t.T on any device: the axes reversed (a NEW tensor). */
-Tensor *gpu_transpose_any(const Tensor *t);
 
 /* cudaMalloc calls of the process so far (the caching allocator's count), 0 before the GPU
  * started: memstats().device_mallocs, for checking that steady state allocates nothing. */

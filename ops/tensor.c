@@ -21,6 +21,16 @@ int64_t mem_budget_left(void) {
     return left > 0 ? left : 0;
 }
 
+bool mem_charge(int64_t bytes) {
+    OpsCtx *c = ops_ctx();
+    if (bytes > 0 && bytes > mem_budget_left() && !(c->reclaim && c->reclaim(c->reclaim_ud) > 0 && bytes <= mem_budget_left())) {
+        op_fail(MAX_MEMORY_MSG, (long long)c->max_live);
+        return false;
+    }
+    c->obj_live_bytes += bytes;
+    return true;
+}
+
 bool mem_over_budget(void) {
     OpsCtx *c = ops_ctx();
     return c->max_live && c->tensor_live_bytes + c->obj_live_bytes > c->max_live;

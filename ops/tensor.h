@@ -54,6 +54,15 @@ int64_t mem_budget_left(void);
 bool mem_over_budget(void);
 /* The one message of the limit, wherever it is hit (printf format; the limit as long long). */
 #define MAX_MEMORY_MSG "out of memory: the program's memory would exceed --max-memory (%lld bytes)"
+/* Bookkeeping that grows with a program's work but is neither a tensor nor an object (the
+ * autograd tape, the compiled backward's PUSH stacks) counts toward --max-memory with the
+ * objects (obj_live_bytes): mem_charge(n) before allocating n more bytes of it, false with
+ * the limit's message in op_error() when they do not fit; mem_charge(-n) once freed. */
+bool mem_charge(int64_t bytes);
+/* What keeping a tensor alive costs besides its data, which tensor accounting counts: its
+ * header and buffer record, each with the allocator's header (mem.c). The tape and the PUSH
+ * stacks charge it per tensor they keep: a million saved scalars are a million headers. */
+#define TENSOR_KEEP_BYTES ((int64_t)(sizeof(Tensor) + sizeof(TBuf) + 64))
 
 const char *dtype_name(DType t);
 int dtype_parse(const char *s, DType *out);   /* 0 ok, -1 unknown */

@@ -389,6 +389,7 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
             return rule == ST_ITEM
                        ? cc_error_at(c, loc, "item(): the tensor has %lld elements, not one", (long long)shape_count(&args[0].shape))
                        : cc_error_at(c, loc, "float(): only a one-element tensor converts to a number");
+        if (cgrad_tracked(c, args[0].reg)) cgrad_cut(c, name, loc);
         AVal r = { .kind = AV_NUM, .reg = cc_new_num(c, args[0].dtype == DT_BOOL && rule == ST_ITEM) };
         Ins *in = cc_emit(c, I_ITEM);
         in->dst = r.reg;

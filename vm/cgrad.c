@@ -14,6 +14,7 @@
  * eagerly, and says why). grad(grad(f)) nests tapes as eager code does: an inner backward's
  * ops are recorded on the outer tape. */
 #include "comp.h"
+#include "autograd.h"
 #include "grad.h"
 
 typedef struct {
@@ -103,6 +104,8 @@ struct CTape {
     int nest;          /* loops or branches begun where no region can start (their ops fail) */
     int *redirect;     /* backward: variable -> the one its gradient goes to instead (-1 none) */
     CTape *outer;
+    const char *cut_by;   /* the first item()/float() of a tracked value (cgrad_cut), NULL none */
+    SrcLoc cut_at;
 };
 
 static bool is_float(DType dt) { return dt == DT_F32 || dt == DT_F64; }
@@ -240,6 +243,14 @@ bool cgrad_tracked(Comp *c, int reg) {
     for (CTape *tp = c->tape; tp; tp = tp->outer)
         if (var_of(tp, reg) >= 0) return true;
     return false;
+}
+
+void cgrad_cut(Comp *c, const char *what, SrcLoc loc) {
+    for (CTape *tp = c->tape; tp; tp = tp->outer)
+        if (!tp->cut_by) {
+            tp->cut_by = what;
+            tp->cut_at = loc;
+        }
 }
 
 
@@ -985,6 +996,10 @@ AVal cgrad_call(Comp *c, AVal f, bool with_value, AVal *args, int nargs, char **
     c->loc = loc;
     if (c->failed || !check_result(c, &y, who)) goto out;
     int yv = y.kind == AV_TENSOR ? var_of(&tp, y.reg) : -1;
+    if (yv < 0 && tp.cut_by) {   /* as eagerly (autograd_call): zeros would be wrong */
+        cc_error_at(c, loc, GRAD_CUT_MSG, who, tp.cut_by, tp.cut_at.line, tp.cut_at.col);
+        goto out;
+    }
     if (yv >= 0 && !backward(c, &tp, yv, gval_of(c, &y))) goto out;
     int k = 0;
     AVal g = grad_tree(c, &tp, &fargs[0], leaves, &k);

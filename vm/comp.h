@@ -239,6 +239,9 @@ AVal cgrad_call(Comp *c, AVal f, bool with_value, AVal *args, int nargs, char **
 void cgrad_record(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at, AVal *res);
 void cgrad_move(Comp *c, int dst, int src);
 bool cgrad_tracked(Comp *c, int reg);
+/* item()/float() (what) of a tracked register at loc: the first such cut on each active tape
+ * is where a result that reaches the argument only through it was cut (GRAD_CUT_MSG). */
+void cgrad_cut(Comp *c, const char *what, SrcLoc loc);
 /* A run-time loop while a tape is active: begin after its homes are made (home registers,
  * the counter register or -1), body_end after the body (the registers the homes are about
  * to take; whether the loop breaks or continues), end after the loop. */

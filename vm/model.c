@@ -20,6 +20,7 @@
 #include "vm.h"
 #include "ctx.h"
 #include "gpu.h"
+#include "autograd.h"
 
 struct Model {
     GraphFile *gf;
@@ -521,6 +522,11 @@ static Value call_loaded(Interp *I, CallArgs *a) {
     const Model *m = l->m;
     const Graph *g = m->gf->g;
     if (a->nkw) return interp_error(I, "%s(): a loaded graph takes positional arguments only", m->gf->name);
+    /* its ops run on the VM, unseen by the gradient tape: zeros would be silently wrong */
+    for (int i = 0; I->tape && i < a->npos; i++)
+        if (value_holds_tracked(a->pos[i]))
+            return interp_error(I, "%s(): no gradient through a loaded graph yet (grad of a call of what load() made)",
+                                m->gf->name);
     if (a->npos > m->gf->nparams)
         return interp_error(I, "%s(): takes %d argument%s but %d were given", m->gf->name, m->gf->nparams,
                             m->gf->nparams == 1 ? "" : "s", a->npos);

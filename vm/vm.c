@@ -4,6 +4,7 @@
  * results are the eager results, bit for bit. Registers hold numbers or references to
  * tensors; a tensor register that is overwritten releases its old value. An instruction
  * that fails reports at its own source location, with the message eager would give. */
+#include <limits.h>
 #include <pthread.h>
 #include <math.h>
 #include <stdio.h>
@@ -473,18 +474,36 @@ static bool copy_into(Tensor **slot, const Tensor *t) {
     return true;
 }
 
-void vm_stack_reserve(VmStack *s) {
-    if (s->n < s->cap) return;
+/* What one entry of a PUSH stack costs toward --max-memory: its two array slots and the
+ * header of the tensor it keeps (the tensor's data counts as a tensor). */
+#define STACK_ENTRY_BYTES ((int64_t)(sizeof(Tensor *) + sizeof(double)) + TENSOR_KEEP_BYTES)
+
+int vm_stack_reserve(VmStack *s) {
+    if (s->n < s->cap) return 0;
+    if (s->cap > INT_MAX / 2) {
+        op_fail("out of memory: a backward loop saved more than %d iterations", s->cap);
+        return -1;
+    }
     int cap = s->cap ? s->cap * 2 : 16;
-    s->t = mem_realloc(s->t, sizeof(Tensor *) * (size_t)cap);
-    s->x = mem_realloc(s->x, sizeof(double) * (size_t)cap);
+    int64_t more = (int64_t)(cap - s->cap) * STACK_ENTRY_BYTES;
+    if (!mem_charge(more)) return -1;
+    Tensor **t = mem_try_realloc(s->t, sizeof(Tensor *) * (size_t)cap);
+    if (t) s->t = t;   /* kept even if x fails: the entries past cap are unused */
+    double *x = t ? mem_try_realloc(s->x, sizeof(double) * (size_t)cap) : NULL;
+    if (!x) {
+        mem_charge(-more);
+        op_fail("out of memory: a backward loop's saved values cannot grow to %d entries", cap);
+        return -1;
+    }
+    s->x = x;
     for (int k = s->cap; k < cap; k++) s->t[k] = NULL;
     s->cap = cap;
+    return 0;
 }
 
 static int exec_push(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     VmStack *s = &r->stacks[in->aux];
-    vm_stack_reserve(s);
+    if (vm_stack_reserve(s)) return vm_fail_at(I, in, op_error());
     if (g->regs[in->a].kind == R_NUM) s->x[s->n] = r->num[in->a];
     else if (r->ten[in->a] && !copy_into(&s->t[s->n], r->ten[in->a])) return vm_fail_at(I, in, op_error());
     /* (an empty register: a value of a branch side this iteration did not take, which its
@@ -665,6 +684,7 @@ void vm_regs_free(VmRegs *r, const Graph *g) {
         for (int k = 0; k < r->stacks[i].cap; k++) tensor_release(r->stacks[i].t[k]);
         mem_free(r->stacks[i].t);
         mem_free(r->stacks[i].x);
+        mem_charge(-(int64_t)r->stacks[i].cap * STACK_ENTRY_BYTES);
     }
     mem_free(r->stacks);
     if (r->scratch) mem_free(r->scratch->p);

@@ -345,7 +345,7 @@ static int exec_truth(Interp *I, VmRegs *r, Ins *in) {
 
 static int exec_push(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     VmStack *s = &r->stacks[in->aux];
-    vm_stack_reserve(s);
+    if (vm_stack_reserve(s)) return vm_fail_at(I, in, op_error());
     if (g->regs[in->a].kind == R_NUM) s->x[s->n] = r->num[in->a];
     else {   /* a reference is the copy, unless the value lives in the arena (rewritten next time) */
         Tensor *t = r->ten[in->a];

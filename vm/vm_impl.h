@@ -87,8 +87,9 @@ typedef struct VmDev {
 
 /* g's arena and capture state, made on its first run (NULL when g does not run with one). */
 VmDev *vm_dev_get(Interp *I, Graph *g);
-/* Room for one more entry on a PUSH stack (vm.c; both VMs push). */
-void vm_stack_reserve(VmStack *s);
+/* Room for one more entry on a PUSH stack (vm.c; both VMs push), counted toward --max-memory.
+ * 0, or -1 with the message in op_error(). */
+int vm_stack_reserve(VmStack *s);
 void vm_dev_free(VmDev *d, int nregs);
 /* Frees a capture's graph and what it recorded (state and told are the caller's). */
 void vm_capture_drop(VmCapture *c);

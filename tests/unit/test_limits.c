@@ -106,6 +106,42 @@ START_TEST(limits_max_memory_releases_kept_buffers) {
 }
 END_TEST
 
+/* The eager tape counts toward --max-memory while grad runs and gives back every byte it
+ * charged, whether backward ran or the limit stopped it (issue 24). */
+START_TEST(limits_tape_is_charged_and_returned) {
+    ck_assert_int_eq(run_in(I, "fn f(x) {\n  s = x\n  for i in range(20000) { s = s * 1.0 }\n  return sum(s)\n}\n"
+                               "g = grad(f)(tensor(1.0))"), 0);
+    int64_t base = I->opsctx->obj_live_bytes, tensors = I->opsctx->tensor_live_bytes;
+    ck_assert_int_eq(run_in(I, "g = grad(f)(tensor(1.0))"), 0);
+    ck_assert_int_eq(I->opsctx->obj_live_bytes, base);
+    /* room for the tensors' data (20000 scalars), not for the tape's nodes and headers */
+    I->opsctx->max_live = base + tensors + 1000000;
+    ck_assert_int_eq(run_in(I, "g = grad(f)(tensor(1.0))"), 1);
+    ck_assert(strstr(I->err_msg, "--max-memory") != NULL);
+    ck_assert_int_eq(I->err_loc.line, 3);   /* the op in the loop that would pass the limit */
+    ck_assert_int_eq(I->opsctx->obj_live_bytes, base);   /* the stopped tape gave its charge back */
+}
+END_TEST
+
+/* The compiled backward's PUSH stacks are charged as they grow and keep their charge with
+ * their buffers between runs: a second run charges nothing more. */
+START_TEST(limits_push_stacks_are_charged) {
+    ck_assert_int_eq(run_in(I, "static fn f(x, n) {\n  return grad(fn(x) {\n    s = x\n"
+                               "    for i in range(n) { s = sin(s) }\n    return sum(s)\n  })(x)\n}\n"
+                               "x = tensor(1.0)\ng = 0"), 0);
+    int64_t before = I->opsctx->obj_live_bytes;
+    ck_assert_int_eq(run_in(I, "g = f(x, 5000)"), 0);
+    int64_t charged = I->opsctx->obj_live_bytes - before;
+    ck_assert(charged >= 5000 * TENSOR_KEEP_BYTES);   /* a saved scalar per iteration */
+    ck_assert_int_eq(run_in(I, "g = f(x, 5000)"), 0);
+    ck_assert_int_eq(I->opsctx->obj_live_bytes - before, charged);
+    I->opsctx->max_live = I->opsctx->obj_live_bytes + I->opsctx->tensor_live_bytes + 1000000;
+    ck_assert_int_eq(run_in(I, "g = f(x, 100000)"), 1);
+    ck_assert(strstr(I->err_msg, "--max-memory") != NULL);
+    ck_assert_int_eq(I->err_loc.line, 4);   /* the loop's op, not a bare "out of memory" */
+}
+END_TEST
+
 Suite *limits_suite(void) {
     Suite *s = suite_create("limits");
     TCase *tc = tcase_create("limits");
@@ -115,6 +151,8 @@ Suite *limits_suite(void) {
     tcase_add_test(tc, limits_compile_budget_in_time);
     tcase_add_test(tc, limits_buffers_do_not_pile_up);
     tcase_add_test(tc, limits_max_memory_releases_kept_buffers);
+    tcase_add_test(tc, limits_tape_is_charged_and_returned);
+    tcase_add_test(tc, limits_push_stacks_are_charged);
     suite_add_tcase(s, tc);
     return s;
 }
