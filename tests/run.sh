@@ -402,6 +402,19 @@ printf 'fn f(n) {\n  if n == 0 { return undefined_z }\n  return f(n - 1)\n}\nfn 
 printf '%s\n' "  in f() called from $f:3:10 (repeated 50 times)" "  in f() called from $f:5:17" "  in g() called from $f:6:1" >"$tmp/want"
 $TSL "$f" 2>"$tmp/err"; rc=$?
 if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want"; then ok; else bad "traceback repeats: $(tail -n +4 "$tmp/err" | head -5)"; fi
+# a function called on the user's behalf keeps its frame: a dict's forward, a sorted key,
+# grad's f (every mode: the calls are eager), and an nn layer reached through sequential
+f=tests/errors/traceback_callbacks.tsl
+printf '%s\n' "  in check() called from $f:6:40" "  in <fn>() called from $f:7:27" "  in by_key() called from $f:8:25" \
+    "  in loss() called from $f:9:5" >"$tmp/want"
+for mode in --no-static "" --verify-static; do
+    $TSL $mode "$f" 2>"$tmp/err"; rc=$?
+    if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want"; then ok; else bad "traceback through callbacks $mode: $(tail -n +4 "$tmp/err" | head -5)"; fi
+done
+f="$tmp/layers.tsl"
+printf 'import nn\nmodel = nn.sequential([nn.linear(4, 8), nn.relu(), nn.linear(3, 2)])\ny = model(zeros([5, 4]))\n' >"$f"
+$TSL "$f" 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && [ "$(tail -n 1 "$tmp/err")" = "  in <fn>() called from $f:3:5" ]; then ok; else bad "traceback of an nn layer: $(tail -n 3 "$tmp/err")"; fi
 # dis counts them apart too: 20 tensors and one function; the listing shows 12, then the rest
 python3 -c 'print("\n".join("x%d = ones([2])" % i for i in range(20)))
 print("static { y = " + " + ".join("x%d" % i for i in range(20)) + " + exp(x0) }\ndis()")' >"$tmp/many.tsl" 2>/dev/null &&
