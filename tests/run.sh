@@ -6,6 +6,7 @@
 #                        their static code must compile (no eager fallback) unless a line
 #                        starts with `# allows-eager`
 #   tests/errors/*.tsl   each must fail with exit 1 and print the `# error: L:C: MSG` it names
+#                        (one with a `# both-modes` line: also with --no-static and --verify-static)
 #   command-line behaviour, the examples, and the REPL through a pty (tests/repl_pty.py)
 # Every script gets one argument, args()[0]: an empty scratch folder of its own under this
 # run's private mktemp -d folder, for the files it writes (never a fixed /tmp path: two runs at
@@ -43,12 +44,19 @@ for f in tests/scripts/*.tsl; do
     done
 done
 
+# a file with a `# both-modes` line must give the same error eagerly and compiled (static code
+# that runs eagerly may warn first)
 for f in tests/errors/*.tsl; do
     want="$f:$(sed -n 's/^# error: \([0-9]*:[0-9]*\): /\1: error: /p' "$f")"
-    $TSL "$f" "$(scratch)" >/dev/null 2>"$tmp/err"
-    rc=$?
-    got=$(head -1 "$tmp/err")
-    if [ $rc -eq 1 ] && [ "$got" = "$want" ] && sanitized; then ok; else bad "$f: exit $rc, got '$got', want '$want'"; fi
+    modes=default
+    grep -q '^# both-modes' "$f" && modes='default --no-static --verify-static'
+    for mode in $modes; do
+        [ "$mode" = default ] && mode=
+        $TSL $mode "$f" "$(scratch)" >/dev/null 2>"$tmp/err"
+        rc=$?
+        got=$(grep -v -m1 '^[^ ]*:[0-9]*:[0-9]*: warning: ' "$tmp/err")
+        if [ $rc -eq 1 ] && [ "$got" = "$want" ] && sanitized; then ok; else bad "$f $mode: exit $rc, got '$got', want '$want'"; fi
+    done
 done
 
 # hostile inputs: each must fail cleanly with the error its '# expect:' line names,

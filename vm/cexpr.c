@@ -229,8 +229,7 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
                 else if (j == 1) { items[k].has_stop = true; items[k].stop = x; }
                 else items[k].step = x;
             }
-            if (items[k].step == 0) { cc_error_at(c, n->loc, "slice step cannot be zero"); goto out; }
-            continue;
+            continue;   /* a zero step is infer_index's to report, in the index's order */
         }
         AVal v = cc_expr(c, it);
         if (c->failed) goto out;
@@ -247,6 +246,9 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
                 }
             } else {
                 regs[k] = cc_num_reg(c, &v);
+                /* a value known now (this call's) is checked now, in the index's order,
+                 * as eager code would; the run checks the values of later calls */
+                items[k].at_run_time = !(v.known && num_to_i64(v.num, &items[k].i));
             }
         } else if (v.kind == AV_TENSOR && v.dtype == DT_I64) {
             items[k].kind = IDX_TENSOR;
@@ -263,7 +265,14 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
     }
     Shape so;
     c->loc = n->loc;
-    if (infer_index(&t.shape, items, n->n, &so)) {
+    int bad = infer_index(&t.shape, items, n->n, &so);
+    if (bad == INFER_INDEX_UNDECIDED) {
+        /* it fails, but which error is the first depends on an integer of the run: eager
+         * code makes the checks with it, in order */
+        cc_unsupported(c, "an index that fails unless its run-time integers fail first (%s)", op_error());
+        goto out;
+    }
+    if (bad) {
         cc_op_failed(c);
         goto out;
     }
