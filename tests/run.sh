@@ -411,13 +411,20 @@ printf '%s\n' "  in f() called from $f:3:10 (repeated 50 times)" "  in f() calle
 $TSL "$f" 2>"$tmp/err"; rc=$?
 if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want"; then ok; else bad "traceback repeats: $(tail -n +4 "$tmp/err" | head -5)"; fi
 # a function called on the user's behalf keeps its frame: a dict's forward, a sorted key,
-# grad's f (every mode: the calls are eager), and an nn layer reached through sequential
+# grad's f (every mode: the calls are eager), the calls a static fn inlines, and an nn layer
+# reached through sequential
 f=tests/errors/traceback_callbacks.tsl
 printf '%s\n' "  in check() called from $f:6:40" "  in <fn>() called from $f:7:27" "  in by_key() called from $f:8:25" \
     "  in loss() called from $f:9:5" >"$tmp/want"
 for mode in --no-static "" --verify-static; do
     $TSL $mode "$f" 2>"$tmp/err"; rc=$?
     if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want"; then ok; else bad "traceback through callbacks $mode: $(tail -n +4 "$tmp/err" | head -5)"; fi
+done
+f=tests/errors/traceback_static.tsl
+printf '%s\n' "  in check() called from $f:7:40" "  in <fn>() called from $f:9:12" "  in run() called from $f:11:5" >"$tmp/want"
+for mode in --no-static "" --verify-static; do
+    $TSL $mode "$f" 2>"$tmp/err"; rc=$?
+    if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want"; then ok; else bad "traceback through inlined calls $mode: $(tail -n +4 "$tmp/err" | head -5)"; fi
 done
 f="$tmp/layers.tsl"
 printf 'import nn\nmodel = nn.sequential([nn.linear(4, 8), nn.relu(), nn.linear(3, 2)])\ny = model(zeros([5, 4]))\n' >"$f"

@@ -34,6 +34,13 @@ AVal cc_unsupported(Comp *c, const char *fmt, ...) {
     return FAILV;
 }
 
+/* Innermost first, as the error would unwind through eager calls: a static fn's body is
+ * inlined, so without these a shape error in a model's layer would name only the outer call. */
+void cc_trace_inlined(Comp *c) {
+    for (Inline *ic = c->ictx; ic && ic->call_src && c->I->err_set; ic = ic->outer)
+        traceback_add(&c->I->traceback, ic->proto->name[0] ? ic->proto->name : "<fn>", ic->call_src, ic->call_loc);
+}
+
 AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) {
     if (!c->failed) {
@@ -47,6 +54,7 @@ AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) {
         interp_error_at(c->I, loc, "%s", msg);
         interp_attach_loc(c->I, loc);   /* an error the interpreter's helpers set has none yet */
         c->I->cur_src = saved;
+        cc_trace_inlined(c);
         c->failed = true;
         c->status = COMPILE_ERROR;
     }
@@ -65,6 +73,7 @@ AVal cc_folded(Comp *c, Value r, SrcLoc loc) {
         c->I->cur_src = c->src;
         interp_attach_loc(c->I, loc);
         c->I->cur_src = saved;
+        cc_trace_inlined(c);
         return FAILV;
     }
     cc_keep_value(c, r);
