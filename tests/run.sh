@@ -422,9 +422,13 @@ for mode in --no-static "" --verify-static; do
 done
 f=tests/errors/traceback_static.tsl
 printf '%s\n' "  in check() called from $f:7:40" "  in <fn>() called from $f:9:12" "  in run() called from $f:11:5" >"$tmp/want"
+g=tests/errors/traceback_static_run.tsl
+printf '%s\n' "  in pick() called from $g:9:33" "  in layer() called from $g:13:12" "  in run() called from $g:15:5" >"$tmp/want2"
 for mode in --no-static "" --verify-static; do
     $TSL $mode "$f" 2>"$tmp/err"; rc=$?
     if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want"; then ok; else bad "traceback through inlined calls $mode: $(tail -n +4 "$tmp/err" | head -5)"; fi
+    $TSL $mode "$g" 2>"$tmp/err"; rc=$?
+    if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want2"; then ok; else bad "run-time traceback through inlined calls $mode: $(tail -n +4 "$tmp/err" | head -5)"; fi
 done
 f="$tmp/layers.tsl"
 printf 'import nn\nmodel = nn.sequential([nn.linear(4, 8), nn.relu(), nn.linear(3, 2)])\ny = model(zeros([5, 4]))\n' >"$f"

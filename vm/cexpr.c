@@ -434,7 +434,8 @@ static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClo
     if (nargs > p->nparams)
         return cc_error_at(c, loc, "%s() takes %d argument%s but %d were given", fname, p->nparams,
                         p->nparams == 1 ? "" : "s", nargs);
-    Inline ic = { c->ictx, ++c->next_inline, p, mod, real, cc, false, FAILV, c->branch_depth, c->src, loc };
+    CallFrame *frame = graph_frame(c->g, fname, c->src, loc, c->ictx ? c->ictx->frame : NULL);
+    Inline ic = { c->ictx, ++c->next_inline, p, mod, real, cc, false, FAILV, c->branch_depth, frame };
     AVal *bound = mem_calloc((size_t)p->nparams + 1, sizeof(AVal));
     AVal r = FAILV;
     for (int i = 0; i < nargs; i++) bound[i] = args[i];

@@ -116,8 +116,7 @@ typedef struct Inline {
     bool returned;
     AVal result;
     int depth_at_entry;    /* runtime-branch depth when the function was entered */
-    Source *call_src;      /* where it was called from: its traceback frame */
-    SrcLoc call_loc;
+    CallFrame *frame;      /* its traceback frame (NULL for the fn compiled itself) */
 } Inline;
 
 typedef struct {

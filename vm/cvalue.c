@@ -37,8 +37,7 @@ AVal cc_unsupported(Comp *c, const char *fmt, ...) {
 /* Innermost first, as the error would unwind through eager calls: a static fn's body is
  * inlined, so without these a shape error in a model's layer would name only the outer call. */
 void cc_trace_inlined(Comp *c) {
-    for (Inline *ic = c->ictx; ic && ic->call_src && c->I->err_set; ic = ic->outer)
-        traceback_add(&c->I->traceback, ic->proto->name[0] ? ic->proto->name : "<fn>", ic->call_src, ic->call_loc);
+    if (c->ictx) graph_trace(c->I, c->ictx->frame);
 }
 
 AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -85,6 +84,7 @@ AVal cc_folded(Comp *c, Value r, SrcLoc loc) {
 
 Ins *cc_emit(Comp *c, InsOp op) {
     int i = graph_emit(c->g, op, c->loc, c->src);
+    c->g->code[i].frame = c->ictx ? c->ictx->frame : NULL;
     return &c->g->code[i];
 }
 
