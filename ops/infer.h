@@ -25,7 +25,8 @@ int shape_broadcast_to(const Shape *a, const Shape *s);
  * allow, in the order the index itself makes them (index arrays' entries and integers known
  * only at run time are checked when it runs). -1: the index fails with op_error()'s message;
  * INFER_INDEX_UNDECIDED: it fails, but an integer known only at run time comes first in
- * that order, so which error it gives is decided only when it runs. */
+ * that order (a number is made an integer before every check), so which error it gives is
+ * decided only when it runs. */
 #define INFER_INDEX_UNDECIDED (-2)
 int infer_index(const Shape *a, const IndexItem *idx, int n, Shape *out);
 

@@ -204,6 +204,7 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
     IndexItem *items = mem_calloc((size_t)n->n + 1, sizeof(IndexItem));
     int *regs = mem_alloc(sizeof(int) * (size_t)(n->n + 1));
     AVal r = FAILV;
+    bool run_time_number = false;   /* an item before: a number the run makes an integer */
     for (int k = 0; k < n->n; k++) {
         Node *it = n->kids[k];
         regs[k] = -1;
@@ -234,13 +235,18 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
         AVal v = cc_expr(c, it);
         if (c->failed) goto out;
         if (v.kind == AV_NUM && !v.is_bool) {
+            bool bad_num = v.known && (v.num != floor(v.num) || (!v.deps && !num_to_i64(v.num, &items[k].i)));
+            if (bad_num && run_time_number) {   /* the run may fail on the earlier one first */
+                cc_unsupported(c, "an index that fails unless its run-time integers fail first");
+                goto out;
+            }
             if (v.known && v.num != floor(v.num)) {
                 cc_error_at(c, n->loc, "tensor index must be an integer, got %g", v.num);
                 goto out;
             }
             items[k].kind = IDX_INT;
             if (v.known && !v.deps) {
-                if (!num_to_i64(v.num, &items[k].i)) {
+                if (bad_num) {
                     cc_error_at(c, n->loc, "index %g is out of range", v.num);
                     goto out;
                 }
@@ -249,6 +255,7 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
                 /* a value known now (this call's) is checked now, in the index's order,
                  * as eager code would; the run checks the values of later calls */
                 items[k].at_run_time = !(v.known && num_to_i64(v.num, &items[k].i));
+                run_time_number |= items[k].at_run_time;
             }
         } else if (v.kind == AV_TENSOR && v.dtype == DT_I64) {
             items[k].kind = IDX_TENSOR;

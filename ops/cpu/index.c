@@ -456,6 +456,10 @@ int infer_index(const Shape *s, const IndexItem *idx, int n, Shape *out) {
         }
     Plan p;
     int rc = make_plan(&a, idx, n, &p, false);
+    /* a number known only at run time is made an integer when the index runs, before any
+     * check here: if it is not one, that is the error */
+    for (int k = 0; rc && k < n; k++)
+        if (idx[k].kind == IDX_INT && idx[k].at_run_time) rc = INFER_INDEX_UNDECIDED;
     if (rc) return rc;
     *out = p.out;
     plan_free(&p);
