@@ -177,7 +177,12 @@ static Value call_builtin(Interp *I, ObjBuiltin *b, CallArgs *a) {
  * (they become its first slots). Keywords come separately. Consumes base[0..npos). */
 static Value call_closure_eager(Interp *I, ObjClosure *c, Value *base, int npos, CallArgs *kw);
 
-static void add_traceback(Interp *I, CallSite site, ObjClosure *c);
+/* The frame of a failed call of c: "in NAME() called from" the call expression that was
+ * being evaluated when c was entered. */
+static void add_traceback(Interp *I, CallSite site, ObjClosure *c) {
+    if (I->err_set && site.src)
+        traceback_add(&I->traceback, c->proto->name[0] ? c->proto->name : "<fn>", site.src, site.loc);
+}
 
 /* A static fn runs compiled (vm/static.c) unless static code is switched off. Every call of
  * a closure but fast_call's comes here (call_value_at: a call expression, a dict's forward, a
@@ -320,13 +325,6 @@ Value interp_call_args(Interp *I, Value fn, CallArgs *a) {
 Value interp_call(Interp *I, Value fn, Value *args, int nargs) {
     CallArgs a = { args, nargs, NULL, NULL, 0 };
     return interp_call_args(I, fn, &a);
-}
-
-/* The frame of a failed call of c: "in NAME() called from" the call expression that was
- * being evaluated when c was entered. */
-static void add_traceback(Interp *I, CallSite site, ObjClosure *c) {
-    if (I->err_set && site.src)
-        traceback_add(&I->traceback, c->proto->name[0] ? c->proto->name : "<fn>", site.src, site.loc);
 }
 
 /* The common call: a plain closure, positional arguments matching its parameters, no
