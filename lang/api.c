@@ -261,6 +261,7 @@ tsl_Status tsl_set_stdlib_path(tsl_State *S, const char *dir) {
 static void reset_stack(Interp *I) {
     I->sp = I->stack;
     I->depth = 0;
+    I->call_site = (CallSite){ 0 };
 }
 
 static tsl_Status run_status(tsl_State *S, int rc) {

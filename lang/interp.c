@@ -168,7 +168,7 @@ static bool c_stack_ok(Interp *I) {
 }
 
 static Value call_builtin(Interp *I, ObjBuiltin *b, CallArgs *a) {
-    SrcLoc loc = I->call_loc;   /* b may call TSL code, which makes calls of its own */
+    SrcLoc loc = I->call_site.loc;   /* b may call TSL code, which makes calls of its own */
     I->calling_builtin = b;   /* grad(f)'s functions read their f from it */
     Value r = b->fn(I, a);
     /* under grad, every built-in is a boundary a value may leave the tape by */
@@ -179,13 +179,28 @@ static Value call_builtin(Interp *I, ObjBuiltin *b, CallArgs *a) {
  * (they become its first slots). Keywords come separately. Consumes base[0..npos). */
 static Value call_closure_eager(Interp *I, ObjClosure *c, Value *base, int npos, CallArgs *kw);
 
-/* A static fn runs compiled (vm/static.c) unless static code is switched off. */
+/* The frame of a failed call of c: "in NAME() called from" the call expression that was
+ * being evaluated when c was entered. */
+static void add_traceback(Interp *I, CallSite site, ObjClosure *c) {
+    if (I->err_set && site.src)
+        traceback_add(&I->traceback, c->proto->name[0] ? c->proto->name : "<fn>", site.src, site.loc);
+}
+
+/* A static fn runs compiled (vm/static.c) unless static code is switched off. Every call of
+ * a closure but fast_call's comes here (call_value_at: a call expression, a dict's forward, a
+ * built-in calling back), so this is where a failed call gets its traceback frame. */
 static Value call_closure(Interp *I, ObjClosure *c, Value *base, int npos, CallArgs *kw) {
-    if (!c->proto->is_static || I->no_static) return call_closure_eager(I, c, base, npos, kw);
-    I->sp = base + npos;
-    Value r = static_call(I, c, base, npos, kw);
-    for (int i = 0; i < npos; i++) val_release(base[i]);
-    I->sp = base;
+    CallSite site = I->call_site;
+    Value r;
+    if (!c->proto->is_static || I->no_static) {
+        r = call_closure_eager(I, c, base, npos, kw);
+    } else {
+        I->sp = base + npos;
+        r = static_call(I, c, base, npos, kw);
+        for (int i = 0; i < npos; i++) val_release(base[i]);
+        I->sp = base;
+    }
+    if (IS_ERR(r)) add_traceback(I, site, c);
     return r;
 }
 
@@ -318,10 +333,6 @@ Value interp_call(Interp *I, Value fn, Value *args, int nargs) {
     return interp_call_args(I, fn, &a);
 }
 
-static void add_traceback(Interp *I, Node *call, ObjClosure *c) {
-    if (I->err_set) traceback_add(&I->traceback, c->proto->name[0] ? c->proto->name : "<fn>", I->cur_src, call->loc);
-}
-
 /* The common call: a plain closure, positional arguments matching its parameters, no
  * keywords, no captured locals. Arguments are evaluated straight into the new frame. */
 /* Runs a function body to its value (owned), or ERR_VAL. A `return e` among the body's own
@@ -372,6 +383,7 @@ COLD static Value call_too_deep(Interp *I, Node *n) {
 }
 
 static Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c) {
+    CallSite site = I->call_site;
     FnProto *p = c->proto;
     Value *base = I->sp;
     int nslots = p->nlocals;
@@ -402,7 +414,7 @@ static Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c) {
     I->sp = base;
     if (IS_ERR(result)) {
         interp_attach_loc(I, n->loc);
-        add_traceback(I, n, c);
+        add_traceback(I, site, c);
     }
     return result;
 }
@@ -410,13 +422,8 @@ static Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c) {
 NOINLINE static Value call_general(Interp *I, Frame *f, Node *n, Value fn);
 NOINLINE static Value call_builtin_positional(Interp *I, Frame *f, Node *n, ObjBuiltin *b);
 
-NOINLINE static Value eval_call(Interp *I, Frame *f, Node *n) {
-    if (!POLL(I)) {   /* the poll set the message; give it this call's location */
-        interp_attach_loc(I, n->loc);
-        return ERR_VAL;
-    }
-    Value fn = eval(I, f, n->a);
-    if (IS_ERR(fn)) return fn;
+/* Calls fn (taken) as the call expression n says. */
+static inline Value call_expr(Interp *I, Frame *f, Node *n, Value fn) {
     if (fn.type == VAL_FUNC && fn.as.o->kind == OBJ_CLOSURE && n->nk == 0) {
         FnProto *p = AS_CLOSURE(fn)->proto;
         if (n->n == p->plain_arity || (n->n == p->nparams && !p->has_cells && I->no_static)) {
@@ -431,6 +438,22 @@ NOINLINE static Value eval_call(Interp *I, Frame *f, Node *n) {
         return r;
     }
     return call_general(I, f, n, fn);
+}
+
+NOINLINE static Value eval_call(Interp *I, Frame *f, Node *n) {
+    if (!POLL(I)) {   /* the poll set the message; give it this call's location */
+        interp_attach_loc(I, n->loc);
+        return ERR_VAL;
+    }
+    Value fn = eval(I, f, n->a);
+    if (IS_ERR(fn)) return fn;
+    /* this expression is the call site of whatever function runs until it returns, however
+     * the call gets there (directly, through a dict's forward, or from a built-in) */
+    CallSite outer = I->call_site;
+    I->call_site = (CallSite){ I->cur_src, n->loc };
+    Value r = call_expr(I, f, n, fn);
+    I->call_site = outer;
+    return r;
 }
 
 /* A built-in called with positional arguments only (len(xs), push(xs, x), tanh(h)): the
@@ -449,7 +472,6 @@ NOINLINE static Value call_builtin_positional(Interp *I, Frame *f, Node *n, ObjB
         I->sp = base + i + 1;
     }
     CallArgs a = { base, n->n, NULL, NULL, 0 };
-    I->call_loc = n->loc;
     Value r = call_builtin(I, b, &a);
     for (int i = 0; i < n->n; i++) val_release(base[i]);
     I->sp = base;
@@ -486,14 +508,10 @@ NOINLINE static Value call_general(Interp *I, Frame *f, Node *n, Value fn) {
     memcpy(kwv, base + n->n, sizeof(Value) * (size_t)n->nk);
     kw.kw = kwv;
     I->sp = base + n->n;
-    I->call_loc = n->loc;
     Value r = call_value_at(I, fn, base, n->n, n->nk ? &kw : NULL);
     for (int k = 0; k < n->nk; k++) val_release(kwv[k]);
     if (kwv != kwbuf) mem_free(kwv);
-    if (IS_ERR(r)) {
-        interp_attach_loc(I, n->loc);
-        if (fn.type == VAL_FUNC && fn.as.o->kind == OBJ_CLOSURE) add_traceback(I, n, AS_CLOSURE(fn));
-    }
+    if (IS_ERR(r)) interp_attach_loc(I, n->loc);
     val_release(fn);
     return r;
 fail:

@@ -70,6 +70,14 @@ typedef struct {
     long hidden;                       /* frames between the two */
 } Traceback;
 
+/* The call expression being evaluated: where a function entered now was called from. Every
+ * call expression sets it around its call, so a function a built-in calls back (a sorted
+ * key, grad's f) or a dict's forward finds the user's line that started it. */
+typedef struct {
+    Source *src;              /* NULL outside every call (an API call, the top level) */
+    SrcLoc loc;
+} CallSite;
+
 /* Where the library's text goes: program output (print, dis) and diagnostics (warnings,
  * TSL_EXPLAIN lines). Returns 0, or an errno value when the text could not be written.
  * NULL means standard output / standard error (the public hooks of lang/api.c set them). */
@@ -109,7 +117,7 @@ typedef struct Interp {
      * unwinds past every location, is reported (state.c) */
     SrcLoc stmt_loc;
     Source *stmt_src;
-    SrcLoc call_loc;          /* the call of the built-in being called (autograd_after_builtin) */
+    CallSite call_site;       /* the innermost call expression being evaluated */
     /* pending error */
     bool err_set, err_has_loc, interrupted;
     char err_msg[512];

@@ -67,16 +67,21 @@ static Token *push_token(TokenList *tl, TokKind k, LexState *s, const unsigned c
     return t;
 }
 
-/* Numbers: 12 1.5 .5 1e-3 0x1F 1_000 (underscores are dropped before conversion). */
+/* Numbers: 12 1.5 .5 1e-3 0x1F 1_000 (underscores are dropped before conversion). Every form,
+ * hex included, goes through strtod, which rounds the exact value of all its digits to the
+ * nearest f64 (inf past the largest): no integer type in between to wrap or saturate at 2^64,
+ * and no fixed buffer to cut a long literal short. */
 static double decode_number(const unsigned char *p, const unsigned char *end) {
-    char buf[128];
+    char small[128];
+    size_t len = (size_t)(end - p);
+    char *buf = len < sizeof small ? small : mem_alloc(len + 1);
     size_t n = 0;
-    for (; p < end && n + 1 < sizeof buf; p++)
+    for (; p < end; p++)
         if (*p != '_') buf[n++] = (char)*p;
     buf[n] = 0;
-    if (n > 2 && buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X'))
-        return (double)strtoull(buf + 2, NULL, 16);
-    return strtod(buf, NULL);
+    double x = strtod(buf, NULL);
+    if (buf != small) mem_free(buf);
+    return x;
 }
 
 static int hexval(int c) {

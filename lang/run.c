@@ -421,6 +421,7 @@ static int run_source(Interp *I, const char *name, const char *text, size_t len,
     Exec st = interp_exec_module(I, I->main, prog);
     I->sp = I->stack;
     I->depth = 0;
+    I->call_site = (CallSite){ 0 };
     int rc = 0;
     if (st == EX_ERR) {
         if (!I->exiting) interp_report_error(I);

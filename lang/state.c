@@ -31,10 +31,11 @@ typedef struct {
     struct Tape *tape;
     bool no_static, repl;
     Source *cur_src;
+    CallSite call_site;
 } Snapshot;
 
 static Snapshot snapshot(const Interp *I) {
-    return (Snapshot){ I->sp, I->depth, I->tape, I->no_static, I->repl, I->cur_src };
+    return (Snapshot){ I->sp, I->depth, I->tape, I->no_static, I->repl, I->cur_src, I->call_site };
 }
 
 /* Back to where the protected call began, with "out of memory" pending. What the unwound C
@@ -49,6 +50,7 @@ static void recover(Interp *I, const Snapshot *s) {
     I->no_static = s->no_static;
     I->repl = s->repl;
     I->cur_src = s->cur_src;
+    I->call_site = s->call_site;
     I->calling_builtin = NULL;
     I->sp = s->sp;
     I->heap.free_depth = 0;   /* a free is never interrupted (freeing allocates nothing) */

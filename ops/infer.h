@@ -21,8 +21,13 @@ int shape_squeeze(const Shape *a, const int *axes, int n, Shape *out);
 int shape_concat(const Shape *const *s, const DType *dts, int n, int axis, Shape *out, DType *dt);
 int shape_stack(const Shape *const *s, const DType *dts, int n, int axis, Shape *out, DType *dt);
 int shape_broadcast_to(const Shape *a, const Shape *s);
-/* Result shape of NumPy indexing; values of integer indices and index arrays are not
- * looked at (bounds are checked when the index runs). */
+/* Result shape of NumPy indexing, with every check the index's shapes and known integers
+ * allow, in the order the index itself makes them (index arrays' entries and integers known
+ * only at run time are checked when it runs). -1: the index fails with op_error()'s message;
+ * INFER_INDEX_UNDECIDED: it fails, but an integer known only at run time comes first in
+ * that order (a number is made an integer before every check), so which error it gives is
+ * decided only when it runs. */
+#define INFER_INDEX_UNDECIDED (-2)
 int infer_index(const Shape *a, const IndexItem *idx, int n, Shape *out);
 
 #endif

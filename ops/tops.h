@@ -83,6 +83,8 @@ typedef enum { IDX_INT, IDX_SLICE, IDX_ELLIPSIS, IDX_TENSOR } IndexKind;
 typedef struct {
     IndexKind kind;
     int64_t i;                     /* IDX_INT */
+    bool at_run_time;              /* IDX_INT: i is known only when the index runs (a static
+                                      graph's register), so infer_index cannot check it */
     bool has_start, has_stop;      /* IDX_SLICE */
     int64_t start, stop, step;
     const Tensor *t;               /* IDX_TENSOR: i64 gather or bool mask */

@@ -96,10 +96,8 @@ void repl_put_escaped(FILE *out, const char *s) {
     free(big);
 }
 
-/* Returns true when the line was a command (handled here). */
-static bool run_command(tsl_State *S, char *line, bool *quit) {
-    while (*line == ' ') line++;
-    if (line[0] != ':') return false;
+/* Runs the command in `line` (starting with ':'), which it cuts into words in place. */
+static void run_command_words(tsl_State *S, char *line, bool *quit) {
     char *arg = strchr(line, ' ');
     if (arg) { *arg++ = 0; while (*arg == ' ') arg++; }
     else arg = line + strlen(line);
@@ -145,6 +143,20 @@ static bool run_command(tsl_State *S, char *line, bool *quit) {
         repl_put_escaped(stderr, line);
         fputs("' (try :help)\n", stderr);
     }
+}
+
+/* Returns true when the line was a command (handled here). The command is split into its
+ * words in a copy: the line itself is left exactly as typed, for the history. */
+static bool run_command(tsl_State *S, const char *typed, bool *quit) {
+    typed += strspn(typed, " ");
+    if (typed[0] != ':') return false;
+    char *line = strdup(typed);
+    if (!line) {
+        fputs("tsl: error: out of memory\n", stderr);
+        return true;
+    }
+    run_command_words(S, line, quit);
+    free(line);
     return true;
 }
 

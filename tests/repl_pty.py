@@ -284,6 +284,15 @@ send("3 + 4\r")
 out = read_until(">>> ")
 check("7" in out and "garbage_text" not in out, "Ctrl-C at the prompt clears what was typed")
 
+# :load FILE runs the file in the session (its name stays in the history, below)
+loaded = os.path.join(home, "loaded.tsl")
+with open(loaded, "w") as f:
+    f.write("loaded_value = 40 + 2\n")
+send(":load " + loaded + "\r")
+read_until(">>> ")
+send("loaded_value\r")
+check("42" in read_until(">>> "), ":load FILE runs the file in the session")
+
 send(":quit\r")
 rest = b""
 while True:   # everything up to the exit (a sanitizer build reports leaks here)
@@ -300,6 +309,10 @@ check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and b"Sanitizer" not 
 with open(os.path.join(home, ".tsl_history")) as f:
     hist = f.read()
 check("1 + 2" in hist and "twice(21)" in hist, "history is saved to ~/.tsl_history")
+# a command is kept exactly as typed, its argument and spacing too, not cut to its first word
+hist_lines = hist.split("\n")
+for typed in (":time on", ":static off", ":device cpu", ":help split", ":help sum  ", ":load " + loaded):
+    check(typed in hist_lines, "the history holds %r as typed" % typed)
 
 # exit(code) (issue 11, files and process): ends the REPL with that status, stdout flushed
 pid, fd = pty.fork()

@@ -6,6 +6,7 @@
 #                        their static code must compile (no eager fallback) unless a line
 #                        starts with `# allows-eager`
 #   tests/errors/*.tsl   each must fail with exit 1 and print the `# error: L:C: MSG` it names
+#                        (one with a `# both-modes` line: also with --no-static and --verify-static)
 #   command-line behaviour, the examples, and the REPL through a pty (tests/repl_pty.py)
 # Every script gets one argument, args()[0]: an empty scratch folder of its own under this
 # run's private mktemp -d folder, for the files it writes (never a fixed /tmp path: two runs at
@@ -43,12 +44,19 @@ for f in tests/scripts/*.tsl; do
     done
 done
 
+# a file with a `# both-modes` line must give the same error eagerly and compiled (static code
+# that runs eagerly may warn first)
 for f in tests/errors/*.tsl; do
     want="$f:$(sed -n 's/^# error: \([0-9]*:[0-9]*\): /\1: error: /p' "$f")"
-    $TSL "$f" "$(scratch)" >/dev/null 2>"$tmp/err"
-    rc=$?
-    got=$(head -1 "$tmp/err")
-    if [ $rc -eq 1 ] && [ "$got" = "$want" ] && sanitized; then ok; else bad "$f: exit $rc, got '$got', want '$want'"; fi
+    modes=default
+    grep -q '^# both-modes' "$f" && modes='default --no-static --verify-static'
+    for mode in $modes; do
+        [ "$mode" = default ] && mode=
+        $TSL $mode "$f" "$(scratch)" >/dev/null 2>"$tmp/err"
+        rc=$?
+        got=$(grep -v -m1 '^[^ ]*:[0-9]*:[0-9]*: warning: ' "$tmp/err")
+        if [ $rc -eq 1 ] && [ "$got" = "$want" ] && sanitized; then ok; else bad "$f $mode: exit $rc, got '$got', want '$want'"; fi
+    done
 done
 
 # hostile inputs: each must fail cleanly with the error its '# expect:' line names,
@@ -445,6 +453,30 @@ printf 'fn f(n) {\n  if n == 0 { return undefined_z }\n  return f(n - 1)\n}\nfn 
 printf '%s\n' "  in f() called from $f:3:10 (repeated 50 times)" "  in f() called from $f:5:17" "  in g() called from $f:6:1" >"$tmp/want"
 $TSL "$f" 2>"$tmp/err"; rc=$?
 if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want"; then ok; else bad "traceback repeats: $(tail -n +4 "$tmp/err" | head -5)"; fi
+# a function called on the user's behalf keeps its frame: a dict's forward, a sorted key,
+# grad's f (every mode: the calls are eager), the calls a static fn inlines, and an nn layer
+# reached through sequential
+f=tests/errors/traceback_callbacks.tsl
+printf '%s\n' "  in check() called from $f:6:40" "  in <fn>() called from $f:7:27" "  in by_key() called from $f:8:25" \
+    "  in loss() called from $f:9:5" >"$tmp/want"
+for mode in --no-static "" --verify-static; do
+    $TSL $mode "$f" 2>"$tmp/err"; rc=$?
+    if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want"; then ok; else bad "traceback through callbacks $mode: $(tail -n +4 "$tmp/err" | head -5)"; fi
+done
+f=tests/errors/traceback_static.tsl
+printf '%s\n' "  in check() called from $f:7:40" "  in <fn>() called from $f:9:12" "  in run() called from $f:11:5" >"$tmp/want"
+g=tests/errors/traceback_static_run.tsl
+printf '%s\n' "  in pick() called from $g:9:33" "  in layer() called from $g:13:12" "  in run() called from $g:15:5" >"$tmp/want2"
+for mode in --no-static "" --verify-static; do
+    $TSL $mode "$f" 2>"$tmp/err"; rc=$?
+    if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want"; then ok; else bad "traceback through inlined calls $mode: $(tail -n +4 "$tmp/err" | head -5)"; fi
+    $TSL $mode "$g" 2>"$tmp/err"; rc=$?
+    if [ $rc -eq 1 ] && tail -n +4 "$tmp/err" | cmp -s - "$tmp/want2"; then ok; else bad "run-time traceback through inlined calls $mode: $(tail -n +4 "$tmp/err" | head -5)"; fi
+done
+f="$tmp/layers.tsl"
+printf 'import nn\nmodel = nn.sequential([nn.linear(4, 8), nn.relu(), nn.linear(3, 2)])\ny = model(zeros([5, 4]))\n' >"$f"
+$TSL "$f" 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && [ "$(tail -n 1 "$tmp/err")" = "  in <fn>() called from $f:3:5" ]; then ok; else bad "traceback of an nn layer: $(tail -n 3 "$tmp/err")"; fi
 # dis counts them apart too: 20 tensors and one function; the listing shows 12, then the rest
 python3 -c 'print("\n".join("x%d = ones([2])" % i for i in range(20)))
 print("static { y = " + " + ".join("x%d" % i for i in range(20)) + " + exp(x0) }\ndis()")' >"$tmp/many.tsl" 2>/dev/null &&

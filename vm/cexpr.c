@@ -204,6 +204,7 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
     IndexItem *items = mem_calloc((size_t)n->n + 1, sizeof(IndexItem));
     int *regs = mem_alloc(sizeof(int) * (size_t)(n->n + 1));
     AVal r = FAILV;
+    bool run_time_number = false;   /* an item before: a number the run makes an integer */
     for (int k = 0; k < n->n; k++) {
         Node *it = n->kids[k];
         regs[k] = -1;
@@ -229,24 +230,32 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
                 else if (j == 1) { items[k].has_stop = true; items[k].stop = x; }
                 else items[k].step = x;
             }
-            if (items[k].step == 0) { cc_error_at(c, n->loc, "slice step cannot be zero"); goto out; }
-            continue;
+            continue;   /* a zero step is infer_index's to report, in the index's order */
         }
         AVal v = cc_expr(c, it);
         if (c->failed) goto out;
         if (v.kind == AV_NUM && !v.is_bool) {
+            bool bad_num = v.known && (v.num != floor(v.num) || (!v.deps && !num_to_i64(v.num, &items[k].i)));
+            if (bad_num && run_time_number) {   /* the run may fail on the earlier one first */
+                cc_unsupported(c, "an index that fails unless its run-time integers fail first");
+                goto out;
+            }
             if (v.known && v.num != floor(v.num)) {
                 cc_error_at(c, n->loc, "tensor index must be an integer, got %g", v.num);
                 goto out;
             }
             items[k].kind = IDX_INT;
             if (v.known && !v.deps) {
-                if (!num_to_i64(v.num, &items[k].i)) {
+                if (bad_num) {
                     cc_error_at(c, n->loc, "index %g is out of range", v.num);
                     goto out;
                 }
             } else {
                 regs[k] = cc_num_reg(c, &v);
+                /* a value known now (this call's) is checked now, in the index's order,
+                 * as eager code would; the run checks the values of later calls */
+                items[k].at_run_time = !(v.known && num_to_i64(v.num, &items[k].i));
+                run_time_number |= items[k].at_run_time;
             }
         } else if (v.kind == AV_TENSOR && v.dtype == DT_I64) {
             items[k].kind = IDX_TENSOR;
@@ -263,7 +272,14 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
     }
     Shape so;
     c->loc = n->loc;
-    if (infer_index(&t.shape, items, n->n, &so)) {
+    int bad = infer_index(&t.shape, items, n->n, &so);
+    if (bad == INFER_INDEX_UNDECIDED) {
+        /* it fails, but which error is the first depends on an integer of the run: eager
+         * code makes the checks with it, in order */
+        cc_unsupported(c, "an index that fails unless its run-time integers fail first (%s)", op_error());
+        goto out;
+    }
+    if (bad) {
         cc_op_failed(c);
         goto out;
     }
@@ -425,7 +441,8 @@ static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClo
     if (nargs > p->nparams)
         return cc_error_at(c, loc, "%s() takes %d argument%s but %d were given", fname, p->nparams,
                         p->nparams == 1 ? "" : "s", nargs);
-    Inline ic = { c->ictx, ++c->next_inline, p, mod, real, cc, false, FAILV, c->branch_depth };
+    CallFrame *frame = graph_frame(c->g, fname, c->src, loc, c->ictx ? c->ictx->frame : NULL);
+    Inline ic = { c->ictx, ++c->next_inline, p, mod, real, cc, false, FAILV, c->branch_depth, frame };
     AVal *bound = mem_calloc((size_t)p->nparams + 1, sizeof(AVal));
     AVal r = FAILV;
     for (int i = 0; i < nargs; i++) bound[i] = args[i];

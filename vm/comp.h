@@ -116,6 +116,7 @@ typedef struct Inline {
     bool returned;
     AVal result;
     int depth_at_entry;    /* runtime-branch depth when the function was entered */
+    CallFrame *frame;      /* its traceback frame (NULL for the fn compiled itself) */
 } Inline;
 
 typedef struct {
@@ -178,6 +179,8 @@ extern const AVal FAILV;
 
 AVal cc_unsupported(Comp *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A compile error inside inlined calls: their traceback frames, as eager calls add them. */
+void cc_trace_inlined(Comp *c);
 AVal cc_op_failed(Comp *c);
 AVal cc_folded(Comp *c, Value r, SrcLoc loc);
 Ins *cc_emit(Comp *c, InsOp op);

@@ -846,6 +846,7 @@ static void compile_interrupted(Comp *c, SrcLoc loc) {
     c->I->cur_src = c->src;
     interp_attach_loc(c->I, loc);
     c->I->cur_src = saved;
+    cc_trace_inlined(c);
     c->failed = true;
     c->status = COMPILE_ERROR;
 }
@@ -1034,7 +1035,7 @@ CompileStatus compile_fn(Interp *I, ObjClosure *fn, Value *params, Graph **out, 
     c.fn = fn;
     c.params = params;
     /* the body compiles as a call at depth 0: its parameters are the inputs (K_LOCAL) */
-    Inline top = { NULL, 0, p, fn->module, fn, NULL, false, FAILV, 0 };
+    Inline top = { NULL, 0, p, fn->module, fn, NULL, false, FAILV, 0, NULL };   /* its frame: the caller's */
     c.ictx = &top;
     for (int i = 0; i < p->nparams && !c.failed; i++) {
         if (params[i].type != VAL_UNDEF) continue;

@@ -34,6 +34,12 @@ AVal cc_unsupported(Comp *c, const char *fmt, ...) {
     return FAILV;
 }
 
+/* Innermost first, as the error would unwind through eager calls: a static fn's body is
+ * inlined, so without these a shape error in a model's layer would name only the outer call. */
+void cc_trace_inlined(Comp *c) {
+    if (c->ictx) graph_trace(c->I, c->ictx->frame);
+}
+
 AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) {
     if (!c->failed) {
@@ -47,6 +53,7 @@ AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) {
         interp_error_at(c->I, loc, "%s", msg);
         interp_attach_loc(c->I, loc);   /* an error the interpreter's helpers set has none yet */
         c->I->cur_src = saved;
+        cc_trace_inlined(c);
         c->failed = true;
         c->status = COMPILE_ERROR;
     }
@@ -65,6 +72,7 @@ AVal cc_folded(Comp *c, Value r, SrcLoc loc) {
         c->I->cur_src = c->src;
         interp_attach_loc(c->I, loc);
         c->I->cur_src = saved;
+        cc_trace_inlined(c);
         return FAILV;
     }
     cc_keep_value(c, r);
@@ -76,6 +84,7 @@ AVal cc_folded(Comp *c, Value r, SrcLoc loc) {
 
 Ins *cc_emit(Comp *c, InsOp op) {
     int i = graph_emit(c->g, op, c->loc, c->src);
+    c->g->code[i].frame = c->ictx ? c->ictx->frame : NULL;
     return &c->g->code[i];
 }
 

@@ -26,6 +26,17 @@ int graph_emit(Graph *g, InsOp op, SrcLoc loc, Source *src) {
     return g->ncode++;
 }
 
+CallFrame *graph_frame(Graph *g, const char *name, Source *src, SrcLoc loc, CallFrame *outer) {
+    CallFrame *f = mem_alloc(sizeof *f);
+    *f = (CallFrame){ mem_strndup(name, strlen(name)), src, loc, outer, g->frames };
+    g->frames = f;
+    return f;
+}
+
+void graph_trace(Interp *I, const CallFrame *f) {
+    for (; f && I->err_set; f = f->outer) traceback_add(&I->traceback, f->name, f->src, f->loc);
+}
+
 int graph_reg(Graph *g, RegKind kind) {
     GROW(g->regs, g->nregs, g->capregs);
     RegInfo *r = &g->regs[g->nregs];
@@ -99,6 +110,12 @@ void graph_free(Graph *g) {
     if (!g) return;
     for (int i = 0; i < g->ncode; i++) ins_free(&g->code[i]);
     mem_free(g->code);
+    while (g->frames) {
+        CallFrame *f = g->frames;
+        g->frames = f->next;
+        mem_free(f->name);
+        mem_free(f);
+    }
     mem_free(g->regs);
     for (int i = 0; i < g->nconsts; i++) tensor_release(g->consts[i]);
     mem_free(g->consts);

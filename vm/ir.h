@@ -64,6 +64,16 @@ typedef struct {
     bool num_left;
 } FusedStep;
 
+/* A call the compiler inlined: the traceback frame an error inside it gets ("in NAME()
+ * called from SRC:LOC"), as the eager call would add it. Owned by the graph (its list). */
+typedef struct CallFrame {
+    char *name;
+    Source *src;
+    SrcLoc loc;
+    struct CallFrame *outer;   /* the inlined call it was made in, or NULL */
+    struct CallFrame *next;    /* the graph's list */
+} CallFrame;
+
 typedef struct Ins {
     InsOp op;
     int dst, a, b, c;
@@ -84,6 +94,7 @@ typedef struct Ins {
     int nsteps;
     SrcLoc loc;
     Source *src;
+    const CallFrame *frame;   /* the inlined call it belongs to, or NULL (not in graph files) */
 } Ins;
 
 /* Where an input comes from at run time, relative to the block's frame. */
@@ -162,6 +173,7 @@ typedef struct Graph {
     Value *vals;             /* fetched inputs */
     bool busy;               /* rf/vals in use (a nested run uses its own) */
     struct VmDev *dev;       /* vm_gpu.c's arena and captures (vm_impl.h), NULL until its first run */
+    CallFrame *frames;       /* every inlined call's frame (Ins.frame points into them) */
 } Graph;
 
 void graph_free(Graph *g);
@@ -170,6 +182,11 @@ void opnd_free(Opnd *o);
 void ins_free(Ins *in);
 int graph_emit(Graph *g, InsOp op, SrcLoc loc, Source *src);
 int graph_reg(Graph *g, RegKind kind);
+/* A new frame for a call inlined in `outer` (NULL: in the code compiled itself), owned by g. */
+CallFrame *graph_frame(Graph *g, const char *name, Source *src, SrcLoc loc, CallFrame *outer);
+/* Adds the frames of f and the calls it was inlined in, innermost first, to the pending
+ * error's traceback. */
+void graph_trace(Interp *I, const CallFrame *f);
 const char *ins_name(InsOp op);
 /* Strings of a loaded graph live outside every interpreter (OBJ_DETACHED): made here, read
  * through graph_const_value (a copy for a detached string, else a new reference), freed by

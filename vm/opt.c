@@ -513,6 +513,7 @@ static int pass_fuse(Graph *g) {
         Ins *first = &g->code[i];
         SrcLoc loc = g->code[j - 1].loc;
         Source *src = g->code[j - 1].src;
+        const CallFrame *frame = g->code[j - 1].frame;
         for (int k = i + 1; k < j; k++) dead[k] = true;
         for (int k = i; k < j; k++) {
             Ins *in = &g->code[k];
@@ -531,6 +532,7 @@ static int pass_fuse(Graph *g) {
         first->nsteps = n;
         first->loc = loc;
         first->src = src;
+        first->frame = frame;
         g->bytes_saved += saved;
         groups++;
         mem_free(local_uses);

@@ -37,6 +37,8 @@ static bool verify_index(Load *L, Ins *in) {
             if (!items[k].t || items[k].t->dtype != DT_I64) return load_fail(L, "corrupt graph file: an index array that is not i64");
         } else if (r != -1 && !(items[k].kind == IDX_INT && load_want_reg(L, r, R_NUM, "an index's"))) {
             return load_fail(L, "corrupt graph file: an index item reads register %d", r);
+        } else if (r != -1) {
+            items[k].at_run_time = true;   /* its value comes from the register */
         }
     }
     const RegInfo *a = &g->regs[in->a], *d = &g->regs[in->dst];

@@ -26,6 +26,7 @@ int vm_fail_at(Interp *I, Ins *in, const char *msg) {
     I->cur_src = in->src;
     interp_error_at(I, in->loc, "%s", msg);
     I->cur_src = saved;
+    graph_trace(I, in->frame);
     return -1;
 }
 
@@ -36,6 +37,7 @@ int vm_stopped_at(Interp *I, Ins *in) {
     I->cur_src = in->src;
     interp_attach_loc(I, in->loc);
     I->cur_src = saved;
+    graph_trace(I, in->frame);
     return -1;
 }
 
@@ -178,22 +180,14 @@ static int exec_print(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         val_release(v);
         if (!ok) {   /* text over the size limit, or interrupted: the error is set */
             sb_free(&b);
-            Source *saved = I->cur_src;
-            I->cur_src = in->src;
-            interp_attach_loc(I, in->loc);
-            I->cur_src = saved;
-            return -1;
+            return vm_stopped_at(I, in);
         }
     }
     sb_putn(&b, "\n", 1);
     bool ok = r->quiet || interp_write_out(I, b.s, b.len);
     sb_free(&b);
     if (ok) return 0;
-    Source *saved = I->cur_src;   /* the error is set: give it this print's location */
-    I->cur_src = in->src;
-    interp_attach_loc(I, in->loc);
-    I->cur_src = saved;
-    return -1;
+    return vm_stopped_at(I, in);   /* the error is set: give it this print's location */
 }
 
 static int exec_assert(Interp *I, Graph *g, VmRegs *r, Ins *in) {

@@ -146,6 +146,7 @@ static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *a
                 ax[d].item_v.kind = IDX_INT;
                 ax[d].item_v.t = NULL;
                 ax[d].item_v.i = data ? ((const int64_t *)it->t->data)[0] : 0;
+                ax[d].item_v.at_run_time = !data;
             } else {
                 ax[d].arr = tensor_retain((Tensor *)it->t);
             }
@@ -155,7 +156,8 @@ static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *a
     return 0;
 }
 
-/* Plans an index. `data` false: only p->out is wanted (no bounds checks, no offsets).
+/* Plans an index. `data` false: only p->out is wanted (no offsets, and no bounds checks
+ * but those of integers known without data: see infer_index).
  *
  * NumPy's rules: index arrays (i64 tensors, masks as their nonzero() arrays) and, when
  * there is at least one, the integers too (as 0-d arrays) form the advanced indices; they
@@ -171,6 +173,7 @@ static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p, bool
     memset(ax, 0, sizeof ax);
     p->adv_pos = -1;
     int rc = -1;
+    bool unchecked = false;   /* an integer passed that only the run can check */
     if (expand_items(a, idx, n, ax, data)) goto out;
     int64_t stride[TSL_MAX_RANK], s = 1;
     for (int d = a->ndim - 1; d >= 0; d--) { stride[d] = s; s *= a->shape[d]; }
@@ -181,9 +184,10 @@ static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p, bool
         if (ax[d].kind == IDX_SLICE && ax[d].item_v.step == 0) { op_fail("slice step cannot be zero"); goto out; }
         if (ax[d].kind != IDX_INT) continue;
         int64_t len = a->shape[d], i = ax[d].item_v.i;
+        if (!data && ax[d].item_v.at_run_time) { unchecked = true; continue; }
         if (i < 0) i += len;
-        if (data && (i < 0 || i >= len)) { bad_index(ax[d].item_v.i, d, len); goto out; }
-        if (data) p->base += i * stride[d];
+        if (i < 0 || i >= len) { bad_index(ax[d].item_v.i, d, len); goto out; }
+        p->base += i * stride[d];
     }
     /* adjacency of the advanced indices, judged on the items as written */
     int first_item = -1, last_item = -1, first_adv = -1;
@@ -275,7 +279,8 @@ static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p, bool
 out:
     for (int d = 0; d < TSL_MAX_RANK; d++) tensor_release(ax[d].arr);
     if (rc) plan_free(p);
-    return rc;
+    /* an error found after an integer only the run can check may not be the index's */
+    return rc && unchecked ? INFER_INDEX_UNDECIDED : rc;
 }
 
 /* Calls visit(k, src_offset) for every result element k in order. */
@@ -365,13 +370,12 @@ static int index_int_prefix(const Tensor *a, const IndexItem *idx, int n, Tensor
         if (idx[k].kind != IDX_INT) return 0;
     int64_t off = 0, block = 1;
     for (int d = a->ndim - 1; d >= n; d--) block *= a->shape[d];
-    int64_t stride = block;
-    for (int d = n - 1; d >= 0; d--) {
+    for (int d = 0; d < n; d++) {   /* in the order written: the first bad one is the error */
         int64_t i = idx[d].i < 0 ? idx[d].i + a->shape[d] : idx[d].i;
         if (i < 0 || i >= a->shape[d]) return bad_index(idx[d].i, d, a->shape[d]);
-        off += i * stride;
-        stride *= a->shape[d];
+        off = off * a->shape[d] + i;
     }
+    off *= block;
     size_t esz = dtype_size(a->dtype);
     memcpy(out->data, (const char *)a->data + off * (int64_t)esz, (size_t)block * esz);
     return 1;
@@ -436,9 +440,9 @@ out:
 }
 
 /* The result shape of an index, without data: integer values and index-array contents do
- * not change it, so the plan is made without reading them and without bounds checks (they
- * happen when the index runs, with the real values). A bool mask's result size depends on
- * its data, so it has none. */
+ * not change it, so the plan is made without reading the arrays; it checks what it can in
+ * make_plan's order (the known integers' bounds among them), and the run checks the rest
+ * with the real values. A bool mask's result size depends on its data, so it has none. */
 int infer_index(const Shape *s, const IndexItem *idx, int n, Shape *out) {
     Tensor a;
     memset(&a, 0, sizeof a);
@@ -451,7 +455,12 @@ int infer_index(const Shape *s, const IndexItem *idx, int n, Shape *out) {
             return -1;
         }
     Plan p;
-    if (make_plan(&a, idx, n, &p, false)) return -1;
+    int rc = make_plan(&a, idx, n, &p, false);
+    /* a number known only at run time is made an integer when the index runs, before any
+     * check here: if it is not one, that is the error */
+    for (int k = 0; rc && k < n; k++)
+        if (idx[k].kind == IDX_INT && idx[k].at_run_time) rc = INFER_INDEX_UNDECIDED;
+    if (rc) return rc;
     *out = p.out;
     plan_free(&p);
     return 0;

@@ -357,7 +357,10 @@ int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keep
     bool needs_tmp = op == OP_VAR || op == OP_STD || op == OP_LOGSUMEXP || op == OP_NORM;
     int rc = -1;
     if (acc) {
-        if (inner == 0) {
+        /* An empty input runs no kernel: a row kernel's scratch is sized by the reduced axes
+         * alone, which may be huge when another axis is 0 (zeros([0, 2**40, 4]) along axis
+         * 1). With no rows there is nothing to fill; with empty rows each gets the identity. */
+        if (outer == 0 || inner == 0) {
             double empty = op == OP_PROD || op == OP_ALL ? 1 : op == OP_LOGSUMEXP ? -INFINITY
                            : (op == OP_SUM || op == OP_ANY || op == OP_NORM) ? 0 : NAN;
             for (int64_t o = 0; o < outer; o++) tensor_set(acc, o, empty);
