@@ -22,11 +22,9 @@
 #include "repl.h"
 
 /* What the signal handlers stop: the state (set while it exists), or the session running a
- * model for `tsl run` (repl_watch_session). A Ctrl-C that finds neither waits in
- * sigint_pending for the session to come. */
+ * model for `tsl run` (repl_watch_session). */
 static tsl_State *volatile signal_state;
 static tsl_Session *volatile signal_session;
-static volatile sig_atomic_t sigint_pending;
 
 typedef struct {
     int argc;
@@ -126,13 +124,16 @@ bool repl_parse_seconds(const char *s, double *out) {
     return true;
 }
 
+/* Ctrl-C stops the running code, which then reports where; with nothing that could report
+ * (`tsl run` loading a model, reading or writing .npy files) the process ends at once, with
+ * the status an interrupted run has. */
 static void on_sigint(int sig) {
     (void)sig;
     tsl_State *S = signal_state;
     tsl_Session *s = signal_session;
     if (S) tsl_interrupt(S);
     if (s) tsl_session_interrupt(s);
-    if (!S && !s) sigint_pending = 1;
+    if (!S && !s) _exit(130);
 }
 
 /* --timeout: the timer's handler raises the same flag the evaluator and the VM poll (the
@@ -145,10 +146,7 @@ static void on_sigalrm(int sig) {
     if (s) tsl_session_timeout(s);
 }
 
-void repl_watch_session(tsl_Session *s) {
-    signal_session = s;
-    if (s && sigint_pending) tsl_session_interrupt(s);
-}
+void repl_watch_session(tsl_Session *s) { signal_session = s; }
 
 void repl_arm_timeout(double t) {
     struct sigaction sa;

@@ -24,7 +24,7 @@ bool repl_parse_seconds(const char *s, double *out);
 /* Starts the --timeout timer: when it fires, the state or session being run stops. */
 void repl_arm_timeout(double seconds);
 /* The session that Ctrl-C and the --timeout timer stop while `tsl run` runs it; NULL when
- * it is done. A Ctrl-C that came before (while the model was loading) stops it at once. */
+ * it is done (Ctrl-C then ends the process with status 130). */
 void repl_watch_session(tsl_Session *s);
 /* Writes s with control bytes and terminal escapes shown escaped. */
 void repl_put_escaped(FILE *out, const char *s);
