@@ -81,7 +81,7 @@ typedef enum {
     TSL_ERROR,        /* a syntax or run-time error: the message is in the state */
     TSL_INCOMPLETE,   /* tsl_run_input: the input ends inside an open construct; add a line */
     TSL_EXIT,         /* the program called exit(code): tsl_exit_code says the code */
-    TSL_INTERRUPTED,  /* tsl_interrupt stopped it (tsl_timeout's stop is a TSL_ERROR: "time limit exceeded") */
+    TSL_INTERRUPTED,  /* tsl_interrupt stopped it (tsl_timeout's stop is a TSL_ERROR) */
     TSL_IO,           /* a file could not be read or written */
     TSL_NOT_FOUND,    /* no global of that name */
     TSL_TYPE,         /* a value of another type than asked for */

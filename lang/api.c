@@ -277,8 +277,8 @@ static tsl_Status run_status(tsl_State *S, int rc) {
 
 /* Both entries that take text (repl: the REPL's, which keeps the last value); the interpreter
  * checks the text against the source limits, and a text it refuses is an invalid argument. */
-static tsl_Status run_text(tsl_State *S, const char *name, const char *text, size_t len, int line_base, bool repl,
-                           bool *incomplete) {
+static tsl_Status run_text(tsl_State *S, const char *name, const char *text, size_t len, int line_base,
+                           bool repl, bool *incomplete) {
     api_begin(S);
     int rc = interp_run_source_at(S->I, name, text, len, line_base, repl, incomplete);
     if (rc == INTERP_REFUSED) return TSL_BADARG;

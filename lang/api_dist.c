@@ -5,7 +5,8 @@
 
 /* Either pointer may be NULL: the result alone says whether this is a job. */
 TSL_API int tsl_world(int *rank, int *size) {
-    int r = 0, n = 1, joined = !dist_start() && dist_started(&r, &n);   /* dist_start fails: the plugin did not load */
+    int r = 0, n = 1;
+    int joined = !dist_start() && dist_started(&r, &n);   /* dist_start fails: no plugin loaded */
     if (rank) *rank = joined ? r : 0;
     if (size) *size = joined ? n : 1;
     return joined;

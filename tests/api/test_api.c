@@ -530,10 +530,10 @@ END_TEST
 
 static char model_path[256];
 
-/* Exports `static fn affine(x, w) { return relu(x @ w + 1) }` for x f32 [2, 3], w f32 [3, 2]
- * from a state that is then freed: the file is all the model needs. */
-static void export_model(void) {
-    /* a file of this run's own (mkstemps), never a fixed name another run could share */
+/* Runs defs, then export(fn_and_args, model_path), in a state that is then freed: the file is
+ * all the model needs. model_path is a file of this run's own (mkstemps), never a fixed name
+ * another run could share. */
+static void export_to_model_path(const char *defs, const char *fn_and_args) {
     const char *dir = getenv("TMPDIR");
     snprintf(model_path, sizeof model_path, "%s/tsl_api_model_XXXXXX.tslg", dir && *dir ? dir : "/tmp");
     int fd = mkstemps(model_path, 5);
@@ -541,10 +541,14 @@ static void export_model(void) {
     close(fd);
     tsl_State *S = new_state();
     char code[512];
-    snprintf(code, sizeof code, "static fn affine(x, w) { return relu(x @ w + 1) }\n"
-             "x = ones([2, 3])\nw = ones([3, 2])\nexport(affine, [x, w], \"%s\")", model_path);
+    snprintf(code, sizeof code, "%s\nexport(%s, \"%s\")", defs, fn_and_args, model_path);
     ck_assert_msg(tsl_run_string(S, "<export>", code, -1) == TSL_OK, "%s", tsl_error_report(S));
     tsl_free(S);
+}
+
+/* `static fn affine(x, w) { return relu(x @ w + 1) }` for x f32 [2, 3], w f32 [3, 2]. */
+static void export_model(void) {
+    export_to_model_path("static fn affine(x, w) { return relu(x @ w + 1) }", "affine, [ones([2, 3]), ones([3, 2])]");
 }
 
 START_TEST(test_model_run) {
@@ -598,22 +602,11 @@ START_TEST(test_model_run) {
 }
 END_TEST
 
-/* A file that is not a graph, a truncated one, a missing one: each an error with a reason,
- * no model. */
-/* Exports `static fn spin(x, n)`, whose loop runs n times (n a 0-d f64 tensor: a value of
- * the run, not of the export), to model_path. */
+/* `static fn spin(x, n)`, whose loop runs n times (n a 0-d f64 tensor: a value of the run,
+ * not of the export). */
 static void export_spin(void) {
-    const char *dir = getenv("TMPDIR");
-    snprintf(model_path, sizeof model_path, "%s/tsl_api_spin_XXXXXX.tslg", dir && *dir ? dir : "/tmp");
-    int fd = mkstemps(model_path, 5);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    tsl_State *S = new_state();
-    char code[512];
-    snprintf(code, sizeof code, "static fn spin(x, n) {\n  i = 0\n  while i < n { i = i + 1 }\n  return x + i\n}\n"
-             "export(spin, [ones([2]), tensor(1.0, dtype=\"f64\")], \"%s\")", model_path);
-    ck_assert_msg(tsl_run_string(S, "<export>", code, -1) == TSL_OK, "%s", tsl_error_report(S));
-    tsl_free(S);
+    export_to_model_path("static fn spin(x, n) {\n  i = 0\n  while i < n { i = i + 1 }\n  return x + i\n}",
+                         "spin, [ones([2]), tensor(1.0, dtype=\"f64\")]");
 }
 
 static void *interrupt_session_later(void *s) {
@@ -686,6 +679,8 @@ START_TEST(test_session_max_memory) {
 }
 END_TEST
 
+/* A file that is not a graph, a truncated one, a missing one: each an error with a reason,
+ * no model. */
 START_TEST(test_model_corrupt) {
     export_model();
     FILE *f = fopen(model_path, "rb");
