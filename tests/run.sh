@@ -685,7 +685,7 @@ if [ $rc -eq 1 ] && [ $t -lt 3000 ] && grep -q '^tsl: error: .*spin.tslg:[0-9]*:
 # shellcheck disable=SC2086
 $TSL run $spin --in "$tmp/run/nbig.npy" >/dev/null 2>"$tmp/err" &
 pid=$!
-sleep 0.5
+sleep 1   # loaded and running by then, even on a busy machine
 kill -INT $pid
 for i in $(seq 30); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done   # 3 s, then it ignored Ctrl-C
 kill -KILL $pid 2>/dev/null
