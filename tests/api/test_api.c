@@ -551,6 +551,22 @@ static void export_model(void) {
     export_to_model_path("static fn affine(x, w) { return relu(x @ w + 1) }", "affine, [ones([2, 3]), ones([3, 2])]");
 }
 
+/* The model at model_path, loaded, and a session on it. */
+static tsl_Session *open_session(tsl_Model **m) {
+    ck_assert_int_eq(tsl_model_load(NULL, model_path, m), TSL_OK);
+    tsl_Session *s = NULL;
+    ck_assert_int_eq(tsl_session_new(*m, &s), TSL_OK);
+    return s;
+}
+
+/* Frees what a model test made: its inputs, the session, the model and its file. */
+static void close_session(tsl_Session *s, tsl_Model *m, tsl_Tensor **in, int nin) {
+    for (int i = 0; i < nin; i++) tsl_tensor_free(in[i]);
+    tsl_session_free(s);
+    tsl_model_free(m);
+    unlink(model_path);
+}
+
 START_TEST(test_model_run) {
     export_model();
     tsl_Model *m;
@@ -594,11 +610,7 @@ START_TEST(test_model_run) {
     ck_assert_int_eq(tsl_session_run(s, in, 2, &out, 1), TSL_OK);
     ck_assert_float_eq(((const float *)tsl_tensor_data(out))[3], 2);
     tsl_tensor_free(out);
-    tsl_tensor_free(in[0]);
-    tsl_tensor_free(in[1]);
-    tsl_session_free(s);
-    tsl_model_free(m);
-    unlink(model_path);
+    close_session(s, m, in, 2);
 }
 END_TEST
 
@@ -620,9 +632,7 @@ static void *interrupt_session_later(void *s) {
 START_TEST(test_session_interrupt_from_another_thread) {
     export_spin();
     tsl_Model *m;
-    ck_assert_int_eq(tsl_model_load(NULL, model_path, &m), TSL_OK);
-    tsl_Session *s;
-    ck_assert_int_eq(tsl_session_new(m, &s), TSL_OK);
+    tsl_Session *s = open_session(&m);
     tsl_Tensor *in[2], *out = NULL;
     ck_assert_int_eq(tsl_tensor_new(NULL, TSL_F32, 1, (int64_t[]){ 2 }, (float[]){ 1, 2 }, &in[0]), TSL_OK);
     ck_assert_int_eq(tsl_tensor_new(NULL, TSL_F64, 0, NULL, (double[]){ 1e15 }, &in[1]), TSL_OK);
@@ -643,11 +653,7 @@ START_TEST(test_session_interrupt_from_another_thread) {
     ck_assert_int_eq(tsl_session_run(s, in, 2, &out, 1), TSL_ERROR);
     ck_assert_ptr_nonnull(strstr(tsl_session_error(s), "time limit exceeded (--timeout)"));
     ck_assert_int_eq(tsl_session_run(s, in, 2, &out, 1), TSL_ERROR);
-    tsl_tensor_free(in[0]);
-    tsl_tensor_free(in[1]);
-    tsl_session_free(s);
-    tsl_model_free(m);
-    unlink(model_path);
+    close_session(s, m, in, 2);
 }
 END_TEST
 
@@ -656,9 +662,7 @@ END_TEST
 START_TEST(test_session_max_memory) {
     export_model();
     tsl_Model *m;
-    ck_assert_int_eq(tsl_model_load(NULL, model_path, &m), TSL_OK);
-    tsl_Session *s;
-    ck_assert_int_eq(tsl_session_new(m, &s), TSL_OK);
+    tsl_Session *s = open_session(&m);
     tsl_Tensor *in[2], *out = NULL;
     ck_assert_int_eq(tsl_tensor_new(NULL, TSL_F32, 2, (int64_t[]){ 2, 3 }, NULL, &in[0]), TSL_OK);
     ck_assert_int_eq(tsl_tensor_new(NULL, TSL_F32, 2, (int64_t[]){ 3, 2 }, NULL, &in[1]), TSL_OK);
@@ -671,11 +675,7 @@ START_TEST(test_session_max_memory) {
     ck_assert_int_eq(tsl_session_run(s, in, 2, &out, 1), TSL_OK);
     ck_assert_float_eq(((const float *)tsl_tensor_data(out))[0], 1.0f);   /* relu(0 + 1) */
     tsl_tensor_free(out);
-    tsl_tensor_free(in[0]);
-    tsl_tensor_free(in[1]);
-    tsl_session_free(s);
-    tsl_model_free(m);
-    unlink(model_path);
+    close_session(s, m, in, 2);
 }
 END_TEST
 
