@@ -179,10 +179,12 @@ test: $(BIN)/tsl $(BIN)/unit $(BIN)/api_test $(LIB_SO) $(MPI_PLUGIN) $(CUDA_PLUG
 	@sh tests/run.sh $(BIN)/tsl
 	@echo "== the same bits for --threads 1 and --threads 2"
 	@sh tests/threads/run.sh $(BIN)/tsl
-	@echo "== libtsl.so exports only the tsl_* API"
-	@extra=$$(nm -D --defined-only $(LIB_SO) | awk '$$3 !~ /^tsl_/ {print $$3}'); \
-	if [ -n "$$extra" ]; then echo "libtsl.so also exports: $$extra"; exit 1; fi; \
-	echo "$$(nm -D --defined-only $(LIB_SO) | wc -l) symbols, all tsl_*"
+	@echo "== libtsl.so exports exactly the functions include/tsl.h declares (the API tests' list)"
+	@nm -D --defined-only $(LIB_SO) | awk '{print $$3}' | sort >$(BUILD)/exported.txt; \
+	sed -n 's/^TSL_API .*[ *]\(tsl_[a-z0-9_]*\)(.*/\1/p' include/tsl.h | sort >$(BUILD)/declared.txt; \
+	if ! cmp -s $(BUILD)/exported.txt $(BUILD)/declared.txt; then \
+	  echo "exported (<) and declared in include/tsl.h (>) differ:"; diff $(BUILD)/exported.txt $(BUILD)/declared.txt; exit 1; fi; \
+	echo "$$(wc -l <$(BUILD)/exported.txt) symbols, all declared in include/tsl.h"
 	@$(MAKE) --no-print-directory gpu-test
 	@$(MAKE) --no-print-directory deploy-test
 	@$(MAKE) --no-print-directory tsan

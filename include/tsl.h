@@ -24,6 +24,11 @@
  * the source line, a caret, the traceback). A function given a NULL state (allowed where its
  * comment says so) returns the status only. Accessors that cannot fail return their value.
  *
+ * NULL. Every pointer argument may be NULL without a crash: where its comment does not say
+ * what NULL means, a function with a status returns TSL_BADARG and does nothing (an array
+ * with a NULL entry counts too), a function without one does nothing, and an accessor returns
+ * -1, NULL or "" (tests/api/test_null_args.c calls every function of this header so).
+ *
  * Ownership. "new reference": the caller frees it (tsl_tensor_free). "borrowed": the library
  * keeps it; valid until the call named at the declaration. Strings handed in are copied.
  *
@@ -76,7 +81,7 @@ typedef enum {
     TSL_ERROR,        /* a syntax or run-time error: the message is in the state */
     TSL_INCOMPLETE,   /* tsl_run_input: the input ends inside an open construct; add a line */
     TSL_EXIT,         /* the program called exit(code): tsl_exit_code says the code */
-    TSL_INTERRUPTED,  /* tsl_interrupt or tsl_timeout stopped it */
+    TSL_INTERRUPTED,  /* tsl_interrupt stopped it (tsl_timeout's stop is a TSL_ERROR) */
     TSL_IO,           /* a file could not be read or written */
     TSL_NOT_FOUND,    /* no global of that name */
     TSL_TYPE,         /* a value of another type than asked for */
@@ -137,7 +142,8 @@ TSL_API tsl_Status tsl_set_threads(int n);
 TSL_API int tsl_threads(void);
 /* "cpu" or "gpu"; TSL_UNSUPPORTED (with a message) for a device this build lacks. */
 TSL_API tsl_Status tsl_set_device(tsl_State *S, const char *device);
-/* What args() returns to the program (copied). */
+/* What args() returns to the program (copied); TSL_BADARG, and the old ones kept, when an
+ * entry is NULL. */
 TSL_API tsl_Status tsl_set_args(tsl_State *S, int argc, const char *const *argv);
 /* The standard library's folder (copied); TSL_STDLIB in the environment still wins. */
 TSL_API tsl_Status tsl_set_stdlib_path(tsl_State *S, const char *dir);
@@ -145,13 +151,15 @@ TSL_API tsl_Status tsl_set_stdlib_path(tsl_State *S, const char *dir);
 /* ---- running code ---- */
 
 /* Runs len bytes of text (len < 0: up to its NUL) as the main module, `name` labelling its
- * locations ("<string>"). TSL_OK, TSL_ERROR, TSL_EXIT or TSL_INTERRUPTED. */
+ * locations ("<string>"). TSL_OK, TSL_ERROR, TSL_EXIT or TSL_INTERRUPTED; TSL_BADARG (and
+ * nothing run) for a text longer than TSL_MAX_SOURCE bytes. */
 TSL_API tsl_Status tsl_run_string(tsl_State *S, const char *name, const char *text, ptrdiff_t len);
 /* Runs a script file; TSL_IO when it cannot be read. */
 TSL_API tsl_Status tsl_run_file(tsl_State *S, const char *path);
 /* The REPL's entry: like tsl_run_string, but TSL_INCOMPLETE (and nothing run) when the text
  * ends inside an open construct, and the value of a last expression statement is kept for
- * tsl_result_text. line_base: lines of the session before this input (locations count on). */
+ * tsl_result_text. line_base: lines of the session before this input (locations count on);
+ * TSL_BADARG (nothing run) when it is negative or the input's lines would count past INT_MAX. */
 TSL_API tsl_Status tsl_run_input(tsl_State *S, const char *name, const char *text, size_t len, int line_base);
 /* After tsl_run_input: *text is the value shown as the REPL shows it, or NULL when it was
  * nil (borrowed: valid until the next call on S). TSL_ERROR when it is too large to show or
@@ -160,9 +168,12 @@ TSL_API tsl_Status tsl_result_text(tsl_State *S, const char **text);
 /* The code passed to exit(code) after TSL_EXIT. */
 TSL_API int tsl_exit_code(tsl_State *S);
 
-/* Async-signal-safe: ask the running code to stop (Ctrl-C); it fails with "interrupted". */
+/* Async-signal-safe, and safe from another thread while S runs: ask the running code to stop
+ * (Ctrl-C); it fails with "interrupted" (TSL_INTERRUPTED) at its next poll, and S runs again
+ * after. Called while nothing runs, it stops the next run at its start. */
 TSL_API void tsl_interrupt(tsl_State *S);
-/* Async-signal-safe: the time is up (--timeout); this and every later poll fails. */
+/* The same for the time limit (--timeout): this and every later poll fails with "time limit
+ * exceeded (--timeout)" (TSL_ERROR). */
 TSL_API void tsl_timeout(tsl_State *S);
 /* Whether an interrupt is pending (1) or not (0); tsl_interrupt_clear drops it (the REPL,
  * at its prompt). */
@@ -172,7 +183,7 @@ TSL_API void tsl_interrupt_clear(tsl_State *S);
 /* ---- the MPI job (spec section 11) ---- */
 
 /* 1 with this process's *rank and the job's *size when it was started by mpirun (joining
- * the job if no collective has yet), else 0 (a world of one). */
+ * the job if no collective has yet), else 0 (a world of one). Either pointer may be NULL. */
 TSL_API int tsl_world(int *rank, int *size);
 /* Ends every process of the MPI job with status (MPI_Abort), so that the other ranks do not
  * wait forever in a collective for one that failed; the caller reports the error first. Returns
@@ -183,7 +194,8 @@ TSL_API void tsl_world_abort(int status);
 
 /* The message of the last failure, "" when none. */
 TSL_API const char *tsl_error_message(tsl_State *S);
-/* Where it happened: 1 with *file, *line and *col set, or 0 when it has no location. */
+/* Where it happened: 1 with *file, *line and *col set (each pointer may be NULL), or 0 when
+ * it has no location. */
 TSL_API int tsl_error_location(tsl_State *S, const char **file, int *line, int *col);
 /* The whole report as `tsl` prints it (ends with a newline), "" when none. */
 TSL_API const char *tsl_error_report(tsl_State *S);
@@ -215,7 +227,8 @@ static inline tsl_Value tsl_tensor(tsl_Tensor *t) {
 
 /* The type of global `name` of the main module; TSL_NOT_FOUND when it has none. */
 TSL_API tsl_Status tsl_get_type(tsl_State *S, const char *name, tsl_Type *type);
-/* Typed getters: TSL_NOT_FOUND, or TSL_TYPE when the global holds something else. */
+/* Typed getters: TSL_NOT_FOUND, or TSL_TYPE when the global holds something else. The value's
+ * pointers (x, b, s, len, t) may be NULL: the status alone then says what the global is. */
 TSL_API tsl_Status tsl_get_number(tsl_State *S, const char *name, double *x);
 TSL_API tsl_Status tsl_get_bool(tsl_State *S, const char *name, int *b);
 /* *s borrowed: valid until the next call on S that runs code. */
@@ -227,7 +240,8 @@ TSL_API tsl_Status tsl_set_number(tsl_State *S, const char *name, double x);
 TSL_API tsl_Status tsl_set_tensor(tsl_State *S, const char *name, tsl_Tensor *t);
 
 /* Calls the function bound to global `name` with args (borrowed). *result receives its value
- * (see tsl_Value); a list, dict or function result comes back as TSL_OTHER. */
+ * (see tsl_Value); a list, dict or function result comes back as TSL_OTHER. result may be
+ * NULL (the value is dropped); a string or tensor argument whose pointer is NULL is TSL_BADARG. */
 TSL_API tsl_Status tsl_call(tsl_State *S, const char *name, const tsl_Value *args, int nargs,
                             tsl_Value *result);
 
@@ -241,9 +255,10 @@ TSL_API tsl_Status tsl_tensor_new(tsl_State *S, tsl_DType dtype, int ndim, const
                                   const void *data, tsl_Tensor **out);
 /* Drops a reference; NULL is a no-op. */
 TSL_API void tsl_tensor_free(tsl_Tensor *t);
+/* The accessors: -1 (tsl_tensor_data: NULL) for a NULL tensor. */
 TSL_API tsl_DType tsl_tensor_dtype(const tsl_Tensor *t);
 TSL_API int tsl_tensor_ndim(const tsl_Tensor *t);
-/* The extent of dimension i (0 <= i < ndim). */
+/* The extent of dimension i (0 <= i < ndim; -1 for another i). */
 TSL_API int64_t tsl_tensor_dim(const tsl_Tensor *t, int i);
 /* Elements (the product of the shape). */
 TSL_API int64_t tsl_tensor_size(const tsl_Tensor *t);
@@ -266,7 +281,8 @@ TSL_API tsl_Status tsl_model_load_bytes(tsl_State *S, const void *data, size_t n
 /* Frees the model; its sessions must be freed first. NULL is a no-op. */
 TSL_API void tsl_model_free(tsl_Model *m);
 /* The signature, flattened: the tensors and numbers of the arguments in order (lists and
- * dicts walked in order; a number is a 0-d f64 tensor), and the leaves of the result. */
+ * dicts walked in order; a number is a 0-d f64 tensor), and the leaves of the result. -1 for
+ * a NULL model. */
 TSL_API int tsl_model_num_inputs(const tsl_Model *m);
 TSL_API int tsl_model_num_outputs(const tsl_Model *m);
 /* Input i's dtype, rank, shape (shape holds TSL_MAX_DIMS) and name ("x", "params.w[2]",
@@ -283,9 +299,21 @@ TSL_API const char *tsl_model_signature(const tsl_Model *m);
 TSL_API tsl_Status tsl_session_new(const tsl_Model *m, tsl_Session **out);
 TSL_API void tsl_session_free(tsl_Session *s);
 /* Runs the model: in[nin] borrowed; out[nout] (nout = tsl_model_num_outputs) receives new
- * references, in the host's memory of the calling thread. TSL_ERROR with the message in tsl_session_error: a wrong shape or dtype names
- * the argument. */
+ * references, in the host's memory of the calling thread. TSL_ERROR with the message in
+ * tsl_session_error: a wrong shape or dtype names the argument. TSL_INTERRUPTED when
+ * tsl_session_interrupt stopped it. */
 TSL_API tsl_Status tsl_session_run(tsl_Session *s, tsl_Tensor *const *in, int nin, tsl_Tensor **out, int nout);
+/* What tsl_interrupt and tsl_timeout are to a state, for the session's runs: async-signal-
+ * safe, and safe from another thread while the session runs on its own. The run stops at its
+ * next poll (every loop's backward jump, every op) with "interrupted" (TSL_INTERRUPTED; the
+ * session runs again after) or "time limit exceeded (--timeout)" (TSL_ERROR, and every later
+ * run too). */
+TSL_API void tsl_session_interrupt(tsl_Session *s);
+TSL_API void tsl_session_timeout(tsl_Session *s);
+/* The limits of the session's runs, as tsl_set_option sets a state's (TSL_OPT_MAX_MEMORY,
+ * TSL_OPT_MAX_OPS, TSL_OPT_MAX_TENSOR_BYTES; the options about source and static code do not
+ * apply to a graph). TSL_BADARG, with the reason in tsl_session_error, as there. */
+TSL_API tsl_Status tsl_session_set_option(tsl_Session *s, tsl_Option opt, int64_t value);
 /* The message of the session's last failure, "" when none (borrowed: until its next run). */
 TSL_API const char *tsl_session_error(const tsl_Session *s);
 
@@ -301,7 +329,8 @@ TSL_API tsl_Status tsl_vars_text(tsl_State *S, const char **text);
  * '.', the fields of the dict, module or tensor before it. *out NULL when there are no more. */
 TSL_API tsl_Status tsl_complete(tsl_State *S, const char *text, int index, const char **out);
 /* Writes s[0..n) into buf (cap bytes, NUL-terminated when cap > 0) with control bytes and
- * terminal escapes shown escaped (\x1b, \n); returns the length the whole text needs. */
+ * terminal escapes shown escaped (\x1b, \n); returns the length the whole text needs. s NULL
+ * is the empty text; buf NULL writes nothing (as cap 0). */
 TSL_API size_t tsl_escape(const char *s, size_t n, char *buf, size_t cap);
 
 #ifdef __cplusplus

@@ -130,14 +130,10 @@ void api_begin(tsl_State *S) {
 
 tsl_Status api_fail(tsl_State *S, tsl_Status st, const char *fmt, ...) {
     if (!S) return st;
-    Interp *I = S->I;
-    interp_clear_error(I);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(I->err_msg, sizeof I->err_msg, fmt, ap);
+    interp_vfail_plain(S->I, fmt, ap);
     va_end(ap);
-    I->err_set = true;
-    interp_report_plain(I, I->err_msg);
     return st;
 }
 
@@ -170,10 +166,11 @@ const char *tsl_error_report(tsl_State *S) {
 
 /* ---- options ---- */
 
-tsl_Status tsl_set_option(tsl_State *S, tsl_Option opt, int64_t v) {
-    if (!S) return TSL_BADARG;
-    if (v < 0) return api_fail(S, TSL_BADARG, "option %d: the value must not be negative", (int)opt);
-    Interp *I = S->I;
+tsl_Status api_set_option(Interp *I, tsl_Option opt, int64_t v, char *why, size_t cap) {
+    if (v < 0) {
+        snprintf(why, cap, "option %d: the value must not be negative", (int)opt);
+        return TSL_BADARG;
+    }
     switch (opt) {
     case TSL_OPT_MAX_DEPTH: I->max_depth = v > 1000000 ? 1000000 : (int)v; break;
     case TSL_OPT_MAX_NESTING: I->max_nesting = v > 100000 ? 100000 : (int)v; break;
@@ -182,9 +179,17 @@ tsl_Status tsl_set_option(tsl_State *S, tsl_Option opt, int64_t v) {
     case TSL_OPT_MAX_OPS: I->max_ops = v; break;
     case TSL_OPT_NO_STATIC: I->no_static = v != 0; break;
     case TSL_OPT_VERIFY_STATIC: I->verify_static = v != 0; break;
-    default: return api_fail(S, TSL_BADARG, "unknown option %d", (int)opt);
+    default: snprintf(why, cap, "unknown option %d", (int)opt); return TSL_BADARG;
     }
+    I->limits_on = I->max_ops > 0 || I->opsctx->max_live > 0;
     return TSL_OK;
+}
+
+tsl_Status tsl_set_option(tsl_State *S, tsl_Option opt, int64_t v) {
+    if (!S) return TSL_BADARG;
+    char why[96];
+    tsl_Status st = api_set_option(S->I, opt, v, why, sizeof why);
+    return st == TSL_OK ? st : api_fail(S, st, "%s", why);
 }
 
 tsl_Status tsl_get_option(tsl_State *S, tsl_Option opt, int64_t *v) {
@@ -245,6 +250,8 @@ static tsl_Status set_args(tsl_State *S, void *ud) {
 
 tsl_Status tsl_set_args(tsl_State *S, int argc, const char *const *argv) {
     if (!S || argc < 0 || (argc && !argv)) return TSL_BADARG;
+    for (int i = 0; i < argc; i++)   /* before the old arguments are dropped */
+        if (!argv[i]) return api_fail(S, TSL_BADARG, "argument %d of %d is NULL", i + 1, argc);
     return api_run(S, set_args, &(ArgsJob){ argc, argv });
 }
 
@@ -269,14 +276,20 @@ static tsl_Status run_status(tsl_State *S, int rc) {
     return rc == 0 ? TSL_OK : api_error_status(S);
 }
 
+/* Both entries that take text (repl: the REPL's, which keeps the last value); the interpreter
+ * checks the text against the source limits, and a text it refuses is an invalid argument. */
+static tsl_Status run_text(tsl_State *S, const char *name, const char *text, size_t len, int line_base,
+                           bool repl, bool *incomplete) {
+    api_begin(S);
+    int rc = interp_run_source_at(S->I, name, text, len, line_base, repl, incomplete);
+    if (rc == INTERP_REFUSED) return TSL_BADARG;
+    if (rc == 2 && incomplete && *incomplete) return TSL_INCOMPLETE;
+    return run_status(S, rc);
+}
+
 tsl_Status tsl_run_string(tsl_State *S, const char *name, const char *text, ptrdiff_t len) {
     if (!S || !name || !text) return TSL_BADARG;
-    size_t n = len < 0 ? strlen(text) : (size_t)len;
-    if (n > TSL_MAX_SOURCE_BYTES)
-        return api_fail(S, TSL_BADARG, "the source is larger than the limit of %d bytes", TSL_MAX_SOURCE_BYTES);
-    api_begin(S);
-    int rc = interp_run_source(S->I, name, text, n, false, NULL);
-    return run_status(S, rc);
+    return run_text(S, name, text, len < 0 ? strlen(text) : (size_t)len, 0, false, NULL);
 }
 
 tsl_Status tsl_run_file(tsl_State *S, const char *path) {
@@ -289,17 +302,14 @@ tsl_Status tsl_run_file(tsl_State *S, const char *path) {
 }
 
 tsl_Status tsl_run_input(tsl_State *S, const char *name, const char *text, size_t len, int line_base) {
-    if (!S || !name || !text || line_base < 0) return TSL_BADARG;
+    if (!S || !name || !text) return TSL_BADARG;
     Interp *I = S->I;
     InterpScope scope = interp_enter(I);   /* the value is the state's: released under it */
     val_release(I->last_value);
     I->last_value = NIL_VAL;
     interp_leave(scope);
-    api_begin(S);
     bool incomplete = false;
-    int rc = interp_run_source_at(I, name, text, len, line_base, true, &incomplete);
-    if (rc == 2 && incomplete) return TSL_INCOMPLETE;
-    return run_status(S, rc);
+    return run_text(S, name, text, len, line_base, true, &incomplete);
 }
 
 static tsl_Status result_text(tsl_State *S, void *ud) {
@@ -328,8 +338,8 @@ tsl_Status tsl_result_text(tsl_State *S, const char **text) {
 
 int tsl_exit_code(tsl_State *S) { return S && S->I->exiting ? S->I->exit_code : 0; }
 
-/* The flags are the state's; a signal handler may call these (they only store to a volatile
- * sig_atomic_t). */
+/* The flags are the state's; a signal handler or another thread may call these (they only
+ * store to lock-free atomics). */
 void tsl_interrupt(tsl_State *S) {
     if (S) interp_interrupt(S->I);
 }
@@ -379,10 +389,11 @@ static tsl_Status wrong_type(tsl_State *S, const char *name, const char *want, V
 }
 
 tsl_Status tsl_get_type(tsl_State *S, const char *name, tsl_Type *type) {
+    if (!type) return TSL_BADARG;
     Value v;
     tsl_Status st = find_global(S, name, &v);
-    if (st == TSL_OK && type) *type = type_of(v);
-    return type ? st : TSL_BADARG;
+    if (st == TSL_OK) *type = type_of(v);
+    return st;
 }
 
 tsl_Status tsl_get_number(tsl_State *S, const char *name, double *x) {

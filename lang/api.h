@@ -28,6 +28,9 @@ tsl_Status api_run(tsl_State *S, ApiBody body, void *ud);
 /* A tensor handed to the host: a copy in the host's memory (the memory current on this
  * thread outside every state), so it outlives the state. Call it outside api_run. */
 tsl_Status api_hand_out(tsl_State *S, const Tensor *t, tsl_Tensor **out);
+/* Sets an option of an interpreter: a state's, or a session's (tsl_session_set_option).
+ * TSL_BADARG with the reason in why for a negative value or an unknown option. */
+tsl_Status api_set_option(Interp *I, tsl_Option opt, int64_t v, char *why, size_t cap);
 /* The main module, made on first use (completion and help work before any input has run). */
 Module *api_main(tsl_State *S);
 

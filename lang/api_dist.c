@@ -3,11 +3,13 @@
 #include "api.h"
 #include "dist.h"
 
+/* Either pointer may be NULL: the result alone says whether this is a job. */
 TSL_API int tsl_world(int *rank, int *size) {
-    *rank = 0;
-    *size = 1;
-    if (dist_start()) return 0;   /* the plugin failed to load: the run that needs it says so */
-    return dist_started(rank, size) ? 1 : 0;
+    int r = 0, n = 1;
+    int joined = !dist_start() && dist_started(&r, &n);   /* dist_start fails: no plugin loaded */
+    if (rank) *rank = joined ? r : 0;
+    if (size) *size = joined ? n : 1;
+    return joined;
 }
 
 TSL_API void tsl_world_abort(int status) {

@@ -33,8 +33,8 @@ void tsl_model_free(tsl_Model *m) {
     if (m) model_free((Model *)m);
 }
 
-int tsl_model_num_inputs(const tsl_Model *m) { return model_num_inputs((const Model *)m); }
-int tsl_model_num_outputs(const tsl_Model *m) { return model_num_outputs((const Model *)m); }
+int tsl_model_num_inputs(const tsl_Model *m) { return m ? model_num_inputs((const Model *)m) : -1; }
+int tsl_model_num_outputs(const tsl_Model *m) { return m ? model_num_outputs((const Model *)m) : -1; }
 const char *tsl_model_signature(const tsl_Model *m) { return m ? model_signature((const Model *)m) : ""; }
 
 static void put_shape(const Shape *s, int *ndim, int64_t *shape) {
@@ -91,9 +91,31 @@ tsl_Status tsl_session_run(tsl_Session *s, tsl_Tensor *const *in, int nin, tsl_T
         snprintf(s->err, sizeof s->err, "the model has %d outputs, room was given for %d", model_num_outputs(s->m), nout);
         return TSL_BADARG;
     }
+    for (int i = 0; i < nin; i++)
+        if (!in[i]) {
+            const char *name = "?";
+            if (i < model_num_inputs(s->m)) model_input_info(s->m, i, NULL, NULL, &name);
+            snprintf(s->err, sizeof s->err, "input %d (%s) is NULL", i + 1, name);
+            return TSL_BADARG;
+        }
     for (int i = 0; i < nout; i++) out[i] = NULL;
     int rc = model_run(s->s, (Tensor *const *)in, nin, (Tensor **)out, s->err, sizeof s->err);
-    return rc == 0 ? TSL_OK : TSL_ERROR;
+    return rc == 0 ? TSL_OK : rc == MODEL_INTERRUPTED ? TSL_INTERRUPTED : TSL_ERROR;
+}
+
+tsl_Status tsl_session_set_option(tsl_Session *s, tsl_Option opt, int64_t value) {
+    if (!s) return TSL_BADARG;
+    s->err[0] = 0;
+    return api_set_option(model_session_interp(s->s), opt, value, s->err, sizeof s->err);
+}
+
+/* The session's interpreter's flags: what tsl_interrupt and tsl_timeout raise for a state. */
+void tsl_session_interrupt(tsl_Session *s) {
+    if (s) interp_interrupt(model_session_interp(s->s));
+}
+
+void tsl_session_timeout(tsl_Session *s) {
+    if (s) interp_time_up(model_session_interp(s->s));
 }
 
 const char *tsl_session_error(const tsl_Session *s) { return s ? s->err : ""; }

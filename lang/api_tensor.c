@@ -31,11 +31,12 @@ tsl_Status tsl_tensor_new(tsl_State *S, tsl_DType dtype, int ndim, const int64_t
 }
 
 void tsl_tensor_free(tsl_Tensor *t) { tensor_release((Tensor *)t); }
-tsl_DType tsl_tensor_dtype(const tsl_Tensor *t) { return (tsl_DType)T(t)->dtype; }
-int tsl_tensor_ndim(const tsl_Tensor *t) { return T(t)->ndim; }
-int64_t tsl_tensor_dim(const tsl_Tensor *t, int i) { return i >= 0 && i < T(t)->ndim ? T(t)->shape[i] : 0; }
-int64_t tsl_tensor_size(const tsl_Tensor *t) { return T(t)->size; }
-const void *tsl_tensor_data(const tsl_Tensor *t) { return T(t)->device == DEV_CPU ? T(t)->data : NULL; }
+/* The accessors cannot fail, so NULL (or a dimension out of range) answers -1, never a crash. */
+tsl_DType tsl_tensor_dtype(const tsl_Tensor *t) { return t ? (tsl_DType)T(t)->dtype : (tsl_DType)-1; }
+int tsl_tensor_ndim(const tsl_Tensor *t) { return t ? T(t)->ndim : -1; }
+int64_t tsl_tensor_dim(const tsl_Tensor *t, int i) { return t && i >= 0 && i < T(t)->ndim ? T(t)->shape[i] : -1; }
+int64_t tsl_tensor_size(const tsl_Tensor *t) { return t ? T(t)->size : -1; }
+const void *tsl_tensor_data(const tsl_Tensor *t) { return t && T(t)->device == DEV_CPU ? T(t)->data : NULL; }
 
 tsl_Status tsl_tensor_copy_data(tsl_State *S, const tsl_Tensor *t, void *dst, size_t cap) {
     if (!t || (!dst && cap)) return TSL_BADARG;

@@ -185,12 +185,13 @@ tsl_Status tsl_complete(tsl_State *S, const char *text, int index, const char **
     return api_run(S, complete, &(ToolJob){ text, out, index });
 }
 
+/* s NULL is the empty text; buf NULL writes nothing (as cap 0) and still says the length. */
 size_t tsl_escape(const char *s, size_t n, char *buf, size_t cap) {
     StrBuf b = { 0 };
     sb_putn(&b, "", 0);
-    sb_put_escaped(&b, s, n);
+    if (s) sb_put_escaped(&b, s, n);
     size_t len = b.len;
-    if (cap) {
+    if (buf && cap) {
         size_t k = len < cap - 1 ? len : cap - 1;
         memcpy(buf, b.s, k);
         buf[k] = 0;

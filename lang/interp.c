@@ -77,14 +77,14 @@ void interp_clear_error(Interp *I) {
     I->traceback.hidden = 0;
 }
 
-/* Ctrl-C and --timeout arrive as signals (repl/main.c): the handlers only set the state's
- * flags (interp_interrupt, interp_time_up), so the hot-path poll is one load of
- * I->interrupt_flag. I->timeout_flag says which it was and stays set: once the time is up,
- * every later poll fails too. The wake-up flag is cleared before the reason is read, so a
- * signal that lands in between is reported now or at the next poll. */
+/* Ctrl-C and --timeout arrive as signals (repl/main.c), or from another thread of a host
+ * (tsl_interrupt): they only set the state's atomic flags (interp_interrupt, interp_time_up),
+ * so the hot-path poll is one load of I->interrupt_flag. I->timeout_flag says which it was
+ * and stays set: once the time is up, every later poll fails too. The wake-up flag is
+ * cleared (in one exchange) before the reason is read, so a signal that lands in between is
+ * reported now or at the next poll. */
 bool interp_check_signals(Interp *I) {
-    if (!I->interrupt_flag) return true;
-    I->interrupt_flag = 0;
+    if (!atomic_exchange(&I->interrupt_flag, 0)) return true;
     if (I->timeout_flag) {
         I->interrupt_flag = 1;
         interp_error(I, "time limit exceeded (--timeout)");

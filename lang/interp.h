@@ -9,6 +9,8 @@
 #ifndef TSL_INTERP_H
 #define TSL_INTERP_H
 #include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include "value.h"
 #include "ctx.h"
@@ -139,9 +141,10 @@ typedef struct Interp {
     ObjBuiltin *range_builtin;   /* range(), which loops and the compiler recognise */
     char stdlib_dir[4096];    /* where `import` finds the standard library ("" : "stdlib") */
     int compile_budget_ms;    /* a static compile taking longer gives up (runs eagerly) */
-    /* Set by interp_interrupt / interp_time_up, which a signal handler may call: the evaluator,
-     * the compiler and the VM poll interrupt_flag; timeout_flag says the time is up. */
-    volatile sig_atomic_t interrupt_flag, timeout_flag;
+    /* Set by interp_interrupt / interp_time_up, which a signal handler or another thread may
+     * call (lock-free atomics: both are safe): the evaluator, the compiler and the VM poll
+     * interrupt_flag; timeout_flag says the time is up. */
+    atomic_int interrupt_flag, timeout_flag;
     /* text out: the library never prints itself (spec section 9) */
     InterpWriteFn write_out, write_diag;
     void *out_ud, *diag_ud;
@@ -189,7 +192,10 @@ void interp_set_stdlib_dir(Interp *I, const char *dir);
  * and the input ended inside an open construct (*incomplete set). */
 int interp_run_source(Interp *I, const char *name, const char *text, size_t len, bool echo,
                       bool *incomplete);
-/* The same, for text that starts after line `line_base` of a longer input (the REPL session). */
+/* The same, for text that starts after line `line_base` of a longer input (the REPL session).
+ * Both refuse text over TSL_MAX_SOURCE_BYTES, a negative line_base, and lines that would count
+ * past INT_MAX: INTERP_REFUSED, with the error set, before anything runs. */
+#define INTERP_REFUSED (-101)
 int interp_run_source_at(Interp *I, const char *name, const char *text, size_t len, int line_base,
                          bool echo, bool *incomplete);
 int interp_run_file(Interp *I, const char *path);
@@ -215,6 +221,9 @@ void interp_attach_loc(Interp *I, SrcLoc loc);
 void interp_report_error(Interp *I);
 /* Sets I->report to "tsl: error: MSG" for an error that belongs to no source. */
 void interp_report_plain(Interp *I, const char *msg);
+/* Sets a pending error that belongs to no source ("tsl: error: MSG") and renders its report. */
+void interp_fail_plain(Interp *I, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void interp_vfail_plain(Interp *I, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void interp_clear_error(Interp *I);
 void traceback_add(Traceback *t, const char *fn_name, const Source *src, SrcLoc loc);
 /* Appends s[0..n) with control bytes and terminal escapes shown escaped (\x1b, \n, \u{9b}). */
@@ -273,7 +282,7 @@ Value interp_to_tensor(Interp *I, Value v, int dtype_or_minus1);
 bool interp_check_limits(Interp *I);      /* signals, then counts one op against --max-ops */
 bool interp_check_signals(Interp *I);     /* Ctrl-C and --timeout only; false with an error set */
 /* The cheap poll for any loop that can run long (value walks, compiler passes, kernels):
- * one load of a volatile flag. False with an error set (the caller attaches a location). */
+ * one load of an atomic flag. False with an error set (the caller attaches a location). */
 static inline bool interp_poll(Interp *I) { return !I->interrupt_flag || interp_check_signals(I); }
 
 #endif

@@ -5,7 +5,9 @@
  * error as FILE:LINE:COL: error: MESSAGE, the source line and a caret into I->report. The
  * library prints nothing: the program (repl/) prints the report. */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +301,20 @@ void interp_report_error(Interp *I) { report_protected(I, error_body, NULL); }
 
 void interp_report_plain(Interp *I, const char *msg) { report_protected(I, plain_body, msg); }
 
+void interp_vfail_plain(Interp *I, const char *fmt, va_list ap) {
+    interp_clear_error(I);
+    vsnprintf(I->err_msg, sizeof I->err_msg, fmt, ap);
+    I->err_set = true;
+    interp_report_plain(I, I->err_msg);
+}
+
+void interp_fail_plain(Interp *I, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    interp_vfail_plain(I, fmt, ap);
+    va_end(ap);
+}
+
 /* Moves every location in a parsed input down by `lines` (a REPL input after earlier ones). */
 static void shift_lines(Node *n, int lines) {
     if (!n) return;
@@ -438,10 +454,7 @@ static int run_file(Interp *I, const char *path) {
     extern char *read_file(const char *path, size_t *len);
     char *text = read_file(path, &len);
     if (!text) {
-        interp_clear_error(I);
-        snprintf(I->err_msg, sizeof I->err_msg, "cannot read script: %s", op_error());   /* it quotes the path */
-        I->err_set = true;
-        interp_report_plain(I, I->err_msg);
+        interp_fail_plain(I, "cannot read script: %s", op_error());   /* it quotes the path */
         return 2;
     }
     const char *slash = strrchr(path, '/');
@@ -489,10 +502,35 @@ static int out_of_memory(Interp *I) {
     return 1;
 }
 
+/* Whether text[0..len) fits the limits every source text must (the one check for all that
+ * come in as text: tsl_run_string, tsl_run_input, and so the REPL): at most
+ * TSL_MAX_SOURCE_BYTES, and its lines, counted on from line_base, within an int. Files are
+ * read bounded by the same limit (read_file). When it does not fit, the error is set (with
+ * no location: nothing of the text was read) and false returned, before anything is copied. */
+static bool source_fits(Interp *I, const char *text, size_t len, int line_base) {
+    if (len > TSL_MAX_SOURCE_BYTES) {
+        interp_fail_plain(I, "the source is larger than the limit of %d bytes", TSL_MAX_SOURCE_BYTES);
+        return false;
+    }
+    /* a text of len bytes has at most len + 1 lines: count them only near the edge */
+    size_t room = (size_t)(INT_MAX - line_base), lines = 1;
+    if (len < room) return true;
+    for (const char *p = text, *end = text + len; (p = memchr(p, '\n', (size_t)(end - p))); p++) lines++;
+    if (lines <= room) return true;
+    interp_fail_plain(I, "line_base %d: the input's %zu lines would count past the last line number, %d", line_base,
+                      lines, INT_MAX);
+    return false;
+}
+
 int interp_run_source_at(Interp *I, const char *name, const char *text, size_t len, int line_base, bool echo,
                          bool *incomplete) {
     SourceJob j = { name, text, len, line_base, echo, incomplete };
     if (incomplete) *incomplete = false;
+    if (line_base < 0) {
+        interp_fail_plain(I, "line_base must not be negative, not %d", line_base);
+        return INTERP_REFUSED;
+    }
+    if (!source_fits(I, text, len, line_base)) return INTERP_REFUSED;
     int rc = interp_protected(I, source_body, &j);
     return rc == INTERP_OOM ? out_of_memory(I) : rc;
 }

@@ -108,6 +108,9 @@ int interp_pcall(Interp *I, Value fn, Value *args, int nargs, Value *out) {
     return rc == INTERP_OOM ? 1 : rc;
 }
 
+/* A signal handler may only touch lock-free atomics. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the interrupt flags are lock-free");
+
 void interp_interrupt(Interp *I) { I->interrupt_flag = 1; }
 
 void interp_time_up(Interp *I) {

@@ -3,7 +3,8 @@
  * The interpreter runs on a thread with a large stack so deep (but legal) recursion up to
  * --max-depth fits; a guard in the evaluator turns anything deeper into an error.
  * SIGINT and the --timeout timer (SIGALRM) only set a flag that the evaluator and the VM poll
- * (tsl_interrupt, tsl_timeout). Like the rest of repl/, this file sees include/tsl.h alone. */
+ * (tsl_interrupt, tsl_timeout; tsl_session_interrupt, tsl_session_timeout for `tsl run`).
+ * Like the rest of repl/, this file sees include/tsl.h alone. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,8 +21,10 @@
 #include <unistd.h>
 #include "repl.h"
 
-/* The state the signal handlers stop (set while it exists). */
+/* What the signal handlers stop: the state (set while it exists), or the session running a
+ * model for `tsl run` (repl_watch_session). */
 static tsl_State *volatile signal_state;
+static tsl_Session *volatile signal_session;
 
 typedef struct {
     int argc;
@@ -32,12 +35,12 @@ typedef struct {
 static void usage(FILE *out) {
     fputs("usage: tsl [options] [FILE.tsl [ARGS...]]\n"
           "       tsl [options] -e CODE [ARGS...]\n"
-          "       tsl run MODEL.tslg --in X.npy ... [--out Y.npy ...]\n"
+          "       tsl run MODEL.tslg --in X.npy ... [--out Y.npy ...] [--timeout S] [--max-memory N]\n"
           "       tsl run MODEL.tslg --help\n"
           "With no FILE, starts the interactive REPL. `tsl run` runs a graph that export() wrote:\n"
           "the inputs in the order of its signature, the outputs written to the --out files in\n"
-          "order (printed when there are none); --help prints the signature. A script named run:\n"
-          "tsl -- run.\n\n"
+          "order (printed when there are none); --timeout and --max-memory as below; --help\n"
+          "prints the signature. A script named run: tsl -- run.\n\n"
           "options:\n"
           "  -e CODE                run CODE instead of a file\n"
           "  --                     end of the options (a FILE may then start with '-')\n"
@@ -92,7 +95,7 @@ static void usage_error(const char *before, const char *arg, const char *after) 
 }
 
 /* Numeric options take plain decimal digits: no sign, no exponent, no junk, no overflow. */
-static bool parse_count(const char *opt, const char *s, int64_t *out) {
+bool repl_parse_count(const char *opt, const char *s, int64_t *out) {
     int64_t v = 0;
     bool ok = s && *s;
     for (const char *p = s; ok && *p; p++) {
@@ -110,7 +113,7 @@ static bool parse_count(const char *opt, const char *s, int64_t *out) {
 }
 
 /* --timeout: a finite number of seconds, above 0 and at most a year (setitimer's range). */
-static bool parse_seconds(const char *s, double *out) {
+bool repl_parse_seconds(const char *s, double *out) {
     char *end;
     errno = 0;
     double t = s && *s ? strtod(s, &end) : NAN;
@@ -122,20 +125,31 @@ static bool parse_seconds(const char *s, double *out) {
     return true;
 }
 
+/* Ctrl-C stops the running code, which then reports where; with nothing that could report
+ * (`tsl run` loading a model, reading or writing .npy files) the process ends at once, with
+ * the status an interrupted run has. */
 static void on_sigint(int sig) {
     (void)sig;
     tsl_State *S = signal_state;
+    tsl_Session *s = signal_session;
     if (S) tsl_interrupt(S);
+    if (s) tsl_session_interrupt(s);
+    if (!S && !s) _exit(130);
 }
 
-/* --timeout: the timer's handler raises the same flag the evaluator and the VM poll. */
+/* --timeout: the timer's handler raises the same flag the evaluator and the VM poll (the
+ * timer repeats, so a session watched after it first fired still hears it). */
 static void on_sigalrm(int sig) {
     (void)sig;
     tsl_State *S = signal_state;
+    tsl_Session *s = signal_session;
     if (S) tsl_timeout(S);
+    if (s) tsl_session_timeout(s);
 }
 
-static void arm_timeout(double t) {
+void repl_watch_session(tsl_Session *s) { signal_session = s; }
+
+void repl_arm_timeout(double t) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigalrm;
@@ -228,14 +242,14 @@ static int run_main(int argc, char **argv) {
                 goto done;
             }
         } else if (!strcmp(a, "--threads")) {
-            if (!parse_count(a, i + 1 < argc ? argv[++i] : NULL, &n)) { rc = 2; goto done; }
+            if (!repl_parse_count(a, i + 1 < argc ? argv[++i] : NULL, &n)) { rc = 2; goto done; }
             if (n < 1 || n > INT32_MAX) { usage_error("--threads takes a count of at least 1, not ", argv[i], ""); rc = 2; goto done; }
             tsl_set_threads((int)n);
         } else if (!strcmp(a, "--timeout")) {
-            if (!parse_seconds(i + 1 < argc ? argv[++i] : NULL, &timeout)) { rc = 2; goto done; }
+            if (!repl_parse_seconds(i + 1 < argc ? argv[++i] : NULL, &timeout)) { rc = 2; goto done; }
         } else if (!strcmp(a, "--max-depth") || !strcmp(a, "--max-nesting") || !strcmp(a, "--max-tensor-bytes") ||
                    !strcmp(a, "--max-memory") || !strcmp(a, "--max-ops")) {
-            if (!parse_count(a, i + 1 < argc ? argv[++i] : NULL, &n)) { rc = 2; goto done; }
+            if (!repl_parse_count(a, i + 1 < argc ? argv[++i] : NULL, &n)) { rc = 2; goto done; }
             set_limit(S, a, n);
         } else {
             usage_error("unknown option ", a, " (see tsl --help)");
@@ -245,7 +259,7 @@ static int run_main(int argc, char **argv) {
     }
     if (!code && i < argc) file = argv[i++];
     tsl_set_args(S, argc - i, (const char *const *)(argv + i));
-    if (timeout > 0) arm_timeout(timeout);
+    if (timeout > 0) repl_arm_timeout(timeout);
     if (code) rc = repl_exit_status(S, tsl_run_string(S, "<string>", code, (ptrdiff_t)strlen(code)));
     else if (file) rc = repl_exit_status(S, tsl_run_file(S, file));
     else rc = repl_run(S);

@@ -7,6 +7,7 @@
  * Locations count lines over the whole session, so a function keeps the line it was typed on.
  * Standard input that is not a terminal is no session: it runs as one script (spec section 1). */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -305,7 +306,7 @@ int repl_run(tsl_State *S) {
             text_clear(&input);   /* Ctrl-D on a continuation line drops the unfinished input */
             continue;
         }
-        lines_read++;
+        if (lines_read < INT_MAX) lines_read++;   /* saturates: tsl_run_input refuses what would count past it */
         if (input.len == 0 && run_command(S, line, &quit)) {
             if (*line) { add_history(line); if (hist[0]) { write_history(hist); } }
             free(line);

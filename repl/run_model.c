@@ -1,11 +1,13 @@
-/* run_model.c - `tsl run MODEL.tslg --in X.npy ... [--out Y.npy ...]`: runs a graph that
- * export() wrote, without its source, on the public API alone (a model, a session, .npy files).
- * `tsl run MODEL.tslg --help` prints its signature (tsl_model_signature, as help() does).
+/* run_model.c - `tsl run MODEL.tslg --in X.npy ... [--out Y.npy ...] [--timeout S]
+ * [--max-memory N]`: runs a graph that export() wrote, without its source, on the public API
+ * alone (a model, a session, .npy files). `tsl run MODEL.tslg --help` prints its signature
+ * (tsl_model_signature, as help() does).
  *
  * Inputs are the model's flattened signature in order (tsl_model_input); outputs go to the
  * --out files in order, or are printed as TSL prints tensors when no --out is given (through
  * a state, so the text is the language's). Every failure is one line on stderr and status 1;
- * a usage mistake is status 2, as for the rest of the command line. */
+ * a usage mistake is status 2 and Ctrl-C 130, as for the rest of the command line, whose
+ * parsing of --timeout and --max-memory (main.c) this shares. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +21,11 @@ typedef struct {
     const char *in[MAX_FILES], *out[MAX_FILES];
     int nin, nout;
     bool help;            /* --help: print the model's signature instead of running it */
+    double timeout;       /* seconds, 0: none */
+    int64_t max_memory;   /* bytes, 0: none */
 } RunArgs;
+
+#define USAGE "usage: tsl run MODEL.tslg --in X.npy ... [--out Y.npy ...] [--timeout S] [--max-memory N] | --help"
 
 static int fail(const char *what, const char *path, const char *why) {
     fputs("tsl: error: ", stderr);
@@ -52,17 +58,21 @@ static int parse_args(int argc, char **argv, RunArgs *r) {
             return 2;
         } else if (!strcmp(a, "--help")) {
             r->help = true;
+        } else if (!strcmp(a, "--timeout")) {
+            if (!repl_parse_seconds(i + 1 < argc ? argv[++i] : NULL, &r->timeout)) return 2;
+        } else if (!strcmp(a, "--max-memory")) {
+            if (!repl_parse_count(a, i + 1 < argc ? argv[++i] : NULL, &r->max_memory)) return 2;
         } else if (!r->model && a[0] != '-') {
             r->model = a;
         } else {
             fputs("tsl: error: tsl run: unexpected argument '", stderr);
             repl_put_escaped(stderr, a);
-            fputs("' (usage: tsl run MODEL.tslg --in X.npy ... [--out Y.npy ...] | --help)\n", stderr);
+            fputs("' (" USAGE ")\n", stderr);
             return 2;
         }
     }
     if (!r->model) {
-        fputs("tsl: error: usage: tsl run MODEL.tslg --in X.npy ... [--out Y.npy ...] | --help\n", stderr);
+        fputs("tsl: error: " USAGE "\n", stderr);
         return 2;
     }
     return 0;
@@ -123,6 +133,16 @@ static int read_inputs(const tsl_Model *m, const RunArgs *r, tsl_Tensor **in) {
     return rc;
 }
 
+/* The run itself, stopped by Ctrl-C (status 130) and the --timeout timer (status 1). */
+static int run_session(tsl_Session *s, const RunArgs *r, tsl_Tensor **in, tsl_Tensor **out, int nout) {
+    repl_watch_session(s);
+    tsl_Status st = tsl_session_run(s, in, r->nin, out, nout);
+    repl_watch_session(NULL);
+    if (st == TSL_OK) return 0;
+    fail(tsl_session_error(s), NULL, NULL);
+    return st == TSL_INTERRUPTED ? 130 : 1;
+}
+
 static int run_loaded(const tsl_Model *m, const RunArgs *r) {
     if (check_counts(m, r)) return 1;
     int nout = tsl_model_num_outputs(m);
@@ -130,7 +150,9 @@ static int run_loaded(const tsl_Model *m, const RunArgs *r) {
     tsl_Session *s = NULL;
     int rc = out ? read_inputs(m, r, in) : fail("out of memory", NULL, NULL);
     if (rc == 0 && tsl_session_new(m, &s) != TSL_OK) rc = fail("out of memory starting a session for", r->model, NULL);
-    if (rc == 0 && tsl_session_run(s, in, r->nin, out, nout) != TSL_OK) rc = fail(tsl_session_error(s), NULL, NULL);
+    if (rc == 0 && tsl_session_set_option(s, TSL_OPT_MAX_MEMORY, r->max_memory) != TSL_OK)
+        rc = fail(tsl_session_error(s), NULL, NULL);
+    if (rc == 0) rc = run_session(s, r, in, out, nout);
     if (rc == 0) rc = write_outputs(r, out, nout);
     for (int i = 0; out && i < nout; i++) tsl_tensor_free(out[i]);
     for (int i = 0; i < r->nin; i++) tsl_tensor_free(in[i]);
@@ -143,6 +165,7 @@ int run_model_command(int argc, char **argv) {
     RunArgs r;
     int rc = parse_args(argc, argv, &r);
     if (rc) return rc;
+    if (r.timeout > 0) repl_arm_timeout(r.timeout);
     tsl_State *S = NULL;
     if (tsl_new(NULL, NULL, &S) != TSL_OK) return fail("out of memory", NULL, NULL);
     tsl_Model *m = NULL;

@@ -752,6 +752,53 @@ if python3 tests/format_doc.py "$TSL" >"$tmp/out" 2>&1; then ok; else bad "docs/
 sed 's/^dis(step)$/dis(step, "dot")/' tests/dis/grad.tsl >"$tmp/dot.tsl"
 $TSL "$tmp/dot.tsl" >"$tmp/out" 2>"$tmp/err"
 if grep -q '^  i4 -> i7;$' "$tmp/out" && sanitized; then ok; else bad "dis dot: no edge from the epilogue's step register to its reader: $(head -2 "$tmp/err")"; fi
+# `tsl run` stops as `tsl` does: --timeout is the time-limit error (exit 1), Ctrl-C exits 130,
+# --max-memory bounds what the run holds; both options are read by tsl's own parsing (a bad
+# value: exit 2). spin's loop runs n times, n an input (1e15: days), then makes 4 MB.
+cat >"$tmp/spin.tsl" <<'RUN_EOF'
+d = args()[0]
+static fn spin(x, n) {
+  i = 0
+  while i < n { i = i + 1 }
+  return x @ transpose(x) + i
+}
+x = ones([1000, 4])
+export(spin, [x, tensor(1.0, dtype="f64")], d + "/spin.tslg")
+save_npy(d + "/x1000.npy", x)
+save_npy(d + "/n3.npy", tensor(3.0, dtype="f64"))
+save_npy(d + "/nbig.npy", tensor(1e15, dtype="f64"))
+RUN_EOF
+if $TSL "$tmp/spin.tsl" "$tmp/run" 2>"$tmp/err" && sanitized; then ok; else bad "exporting spin: $(head -2 "$tmp/err")"; fi
+spin="$tmp/run/spin.tslg --in $tmp/run/x1000.npy"
+t0=$(ms)
+# shellcheck disable=SC2086
+timeout 10 $TSL run $spin --in "$tmp/run/nbig.npy" --timeout 0.3 >/dev/null 2>"$tmp/err"; rc=$? t=$(($(ms) - t0))
+if [ $rc -eq 1 ] && [ $t -lt 3000 ] && grep -q '^tsl: error: .*spin.tslg:[0-9]*:[0-9]*: time limit exceeded (--timeout)$' "$tmp/err" &&
+   sanitized; then ok; else bad "tsl run --timeout 0.3 on a loop of days: exit $rc after $t ms: $(head -1 "$tmp/err")"; fi
+# shellcheck disable=SC2086
+$TSL run $spin --in "$tmp/run/nbig.npy" >/dev/null 2>"$tmp/err" &
+pid=$!
+sleep 1   # loaded and running by then, even on a busy machine
+kill -INT $pid
+for i in $(seq 30); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done   # 3 s, then it ignored Ctrl-C
+kill -KILL $pid 2>/dev/null
+wait $pid
+rc=$?
+if [ $rc -eq 130 ] && grep -q '^tsl: error: .*spin.tslg:[0-9]*:[0-9]*: interrupted$' "$tmp/err" && sanitized; then ok
+else bad "SIGINT to tsl run: exit $rc, want 130: $(head -1 "$tmp/err")"; fi
+# shellcheck disable=SC2086
+timeout 10 $TSL run $spin --in "$tmp/run/n3.npy" --max-memory 1000000 >/dev/null 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && grep -q "^tsl: error: .*spin.tslg:[0-9]*:[0-9]*: out of memory: the program's memory would exceed --max-memory (1000000 bytes)$" "$tmp/err" &&
+   sanitized; then ok; else bad "tsl run --max-memory 1000000 (a 4 MB result): exit $rc: $(head -1 "$tmp/err")"; fi
+# shellcheck disable=SC2086
+if timeout 10 $TSL run $spin --in "$tmp/run/n3.npy" --max-memory 100000000 --timeout 60 --out "$tmp/run/spin3.npy" 2>"$tmp/err" &&
+   sanitized && $TSL -e 'assert(equal(load_npy(args()[0]), ones([1000, 1000]) * 7))' "$tmp/run/spin3.npy" 2>"$tmp/err"
+then ok; else bad "tsl run with room and time: $(head -2 "$tmp/err")"; fi
+for opt in "--timeout nan" "--timeout 0" "--timeout" "--max-memory 1e6" "--max-memory -1" "--max-memory"; do
+    # shellcheck disable=SC2086
+    check "tsl run usage error: $opt" 2 "" -- $TSL run $spin --in "$tmp/run/n3.npy" $opt
+    if grep -q '^tsl: error: --' "$tmp/err"; then ok; else bad "tsl run $opt: message '$(cat "$tmp/err")'"; fi
+done
 # dis() of a loaded graph lists the file's program under the function's name
 out=$($TSL -e 'dis(load(args()[0]))' "$tmp/run/f.tslg" 2>"$tmp/err")
 case "$out" in "== f: "*"matmul"*"(t"*) ok ;; *) bad "dis of a loaded graph: $(echo "$out" | head -2) $(head -2 "$tmp/err")" ;; esac

@@ -347,6 +347,8 @@ void model_session_set_limits(ModelSession *s, int64_t max_ops, int64_t max_tens
     if (max_tensor_bytes > 0) s->I->opsctx->max_tensor_bytes = max_tensor_bytes;
 }
 
+struct Interp *model_session_interp(ModelSession *s) { return s->I; }
+
 void model_session_free(ModelSession *s) {
     if (!s) return;
     Interp *I = s->I;
@@ -414,7 +416,7 @@ int model_run(ModelSession *s, Tensor *const *in, int nin, Tensor **out, char *e
     Interp *I = s->I;
     if (!bind_inputs(s, in, nin, err, errlen)) return -1;
     interp_clear_error(I);
-    int rc = interp_protected(I, run_body, s) == 0 ? 0 : -1;
+    int rc = interp_protected(I, run_body, s) == 0 ? 0 : I->interrupted ? MODEL_INTERRUPTED : -1;
     if (rc == 0) rc = take_outputs(s, out, err, errlen);
     else snprintf(err, errlen, "%s:%d:%d: %s", I->err_src ? I->err_src->name : s->m->src.name, I->err_loc.line,
                   I->err_loc.col, I->err_msg);

@@ -37,8 +37,13 @@ ModelSession *model_session_new(const Model *m);
  * --max-tensor-bytes (0: the default, 1 GiB) give them. */
 void model_session_set_limits(ModelSession *s, int64_t max_ops, int64_t max_tensor_bytes);
 void model_session_free(ModelSession *s);
+/* The session's own interpreter: its options (limits) and its interrupt flags, which a signal
+ * handler or another thread may raise while a run is under way (interp_interrupt). */
+struct Interp *model_session_interp(ModelSession *s);
 /* Runs the model: in[nin] borrowed, out[model_num_outputs] receives new references.
- * 0, or -1 with the message (naming the argument for a wrong shape or dtype) in err. */
+ * 0, or -1 with the message (naming the argument for a wrong shape or dtype) in err, or
+ * MODEL_INTERRUPTED when an interrupt stopped it (err: "MODEL:L:C: interrupted"). */
+#define MODEL_INTERRUPTED (-2)
 int model_run(ModelSession *s, Tensor *const *in, int nin, Tensor **out, char *err, size_t errlen);
 
 #endif

@@ -2,11 +2,16 @@
  * with -Iinclude alone, so it cannot reach the interpreter's internals. One suite per part of
  * the header: states, running and errors, globals and calls, tensors, host tools. */
 #include <check.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "tsl.h"
+
+Suite *null_args_suite(void);   /* test_null_args.c */
 
 static tsl_State *new_state(void) {
     tsl_State *S = NULL;
@@ -296,6 +301,75 @@ START_TEST(test_interrupt) {
 }
 END_TEST
 
+/* Another thread stops a running state (tsl_interrupt is safe from one); the state runs
+ * again after. */
+static void *interrupt_later(void *S) {
+    nanosleep(&(struct timespec){ 0, 200 * 1000 * 1000 }, NULL);
+    tsl_interrupt(S);
+    return NULL;
+}
+
+START_TEST(test_interrupt_from_another_thread) {
+    tsl_State *S = new_state();
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, interrupt_later, S), 0);
+    ck_assert_int_eq(tsl_run_string(S, "<t>", "i = 0\nwhile true { i += 1 }", -1), TSL_INTERRUPTED);
+    pthread_join(th, NULL);
+    ck_assert_str_eq(tsl_error_message(S), "interrupted");
+    ck_assert_int_eq(tsl_run_string(S, "<t>", "x = i > 0", -1), TSL_OK);
+    int b = 0;
+    ck_assert_int_eq(tsl_get_bool(S, "x", &b), TSL_OK);
+    ck_assert_int_eq(b, 1);
+    tsl_free(S);
+}
+END_TEST
+
+/* line_base counts lines on from the session's earlier ones: a line past INT_MAX is refused
+ * before anything runs (it used to overflow), the last one that fits is reported as it is. */
+START_TEST(test_line_base_limits) {
+    tsl_State *S = new_state();
+    ck_assert_int_eq(tsl_run_input(S, "<stdin>", "x = 1", 5, INT_MAX), TSL_BADARG);
+    ck_assert_ptr_nonnull(strstr(tsl_error_message(S), "line_base 2147483647"));
+    ck_assert_int_eq(tsl_get_type(S, "x", &(tsl_Type){ 0 }), TSL_NOT_FOUND);   /* nothing ran */
+    ck_assert_int_eq(tsl_run_input(S, "<stdin>", "x = 1\ny = 2", 11, INT_MAX - 1), TSL_BADARG);
+    ck_assert_int_eq(tsl_run_input(S, "<stdin>", "x = 1", 5, -1), TSL_BADARG);
+    ck_assert_str_eq(tsl_error_message(S), "line_base must not be negative, not -1");
+    int line = 0, col = 0;
+    const char *two = "x = 1\ny = nope";
+    ck_assert_int_eq(tsl_run_input(S, "<stdin>", two, strlen(two), INT_MAX - 2), TSL_ERROR);
+    ck_assert_int_eq(tsl_error_location(S, NULL, &line, &col), 1);
+    ck_assert_int_eq(line, INT_MAX);
+    ck_assert_int_eq(col, 5);
+    ck_assert_int_eq(tsl_run_input(S, "<stdin>", "z = )", 5, INT_MAX - 1), TSL_ERROR);   /* a syntax error there */
+    ck_assert_int_eq(tsl_error_location(S, NULL, &line, NULL), 1);
+    ck_assert_int_eq(line, INT_MAX);
+    tsl_free(S);
+}
+END_TEST
+
+/* Every entry that takes text has the one limit: TSL_MAX_SOURCE bytes run, one more byte is
+ * refused alike by tsl_run_string and tsl_run_input (which used to run it). */
+START_TEST(test_source_limit_every_entry) {
+    tsl_State *S = new_state();
+    size_t n = (size_t)TSL_MAX_SOURCE + 1;
+    char *text = malloc(n);
+    ck_assert_ptr_nonnull(text);
+    memset(text, ' ', n);
+    memcpy(text, "x = 1", 5);
+    ck_assert_int_eq(tsl_run_string(S, "<big>", text, (ptrdiff_t)n), TSL_BADARG);
+    char refused[256];
+    snprintf(refused, sizeof refused, "%s", tsl_error_message(S));
+    ck_assert_str_eq(refused, "the source is larger than the limit of 67108864 bytes");
+    ck_assert_int_eq(tsl_run_input(S, "<stdin>", text, n, 0), TSL_BADARG);
+    ck_assert_str_eq(tsl_error_message(S), refused);
+    ck_assert_int_eq(tsl_get_type(S, "x", &(tsl_Type){ 0 }), TSL_NOT_FOUND);
+    ck_assert_int_eq(tsl_run_input(S, "<stdin>", text, n - 1, 0), TSL_OK);   /* at the limit */
+    ck_assert_int_eq(tsl_get_type(S, "x", &(tsl_Type){ 0 }), TSL_OK);
+    free(text);
+    tsl_free(S);
+}
+END_TEST
+
 START_TEST(test_options) {
     tsl_State *S = new_state();
     int64_t v = 0;
@@ -456,10 +530,10 @@ END_TEST
 
 static char model_path[256];
 
-/* Exports `static fn affine(x, w) { return relu(x @ w + 1) }` for x f32 [2, 3], w f32 [3, 2]
- * from a state that is then freed: the file is all the model needs. */
-static void export_model(void) {
-    /* a file of this run's own (mkstemps), never a fixed name another run could share */
+/* Runs defs, then export(fn_and_args, model_path), in a state that is then freed: the file is
+ * all the model needs. model_path is a file of this run's own (mkstemps), never a fixed name
+ * another run could share. */
+static void export_to_model_path(const char *defs, const char *fn_and_args) {
     const char *dir = getenv("TMPDIR");
     snprintf(model_path, sizeof model_path, "%s/tsl_api_model_XXXXXX.tslg", dir && *dir ? dir : "/tmp");
     int fd = mkstemps(model_path, 5);
@@ -467,10 +541,30 @@ static void export_model(void) {
     close(fd);
     tsl_State *S = new_state();
     char code[512];
-    snprintf(code, sizeof code, "static fn affine(x, w) { return relu(x @ w + 1) }\n"
-             "x = ones([2, 3])\nw = ones([3, 2])\nexport(affine, [x, w], \"%s\")", model_path);
+    snprintf(code, sizeof code, "%s\nexport(%s, \"%s\")", defs, fn_and_args, model_path);
     ck_assert_msg(tsl_run_string(S, "<export>", code, -1) == TSL_OK, "%s", tsl_error_report(S));
     tsl_free(S);
+}
+
+/* `static fn affine(x, w) { return relu(x @ w + 1) }` for x f32 [2, 3], w f32 [3, 2]. */
+static void export_model(void) {
+    export_to_model_path("static fn affine(x, w) { return relu(x @ w + 1) }", "affine, [ones([2, 3]), ones([3, 2])]");
+}
+
+/* The model at model_path, loaded, and a session on it. */
+static tsl_Session *open_session(tsl_Model **m) {
+    ck_assert_int_eq(tsl_model_load(NULL, model_path, m), TSL_OK);
+    tsl_Session *s = NULL;
+    ck_assert_int_eq(tsl_session_new(*m, &s), TSL_OK);
+    return s;
+}
+
+/* Frees what a model test made: its inputs, the session, the model and its file. */
+static void close_session(tsl_Session *s, tsl_Model *m, tsl_Tensor **in, int nin) {
+    for (int i = 0; i < nin; i++) tsl_tensor_free(in[i]);
+    tsl_session_free(s);
+    tsl_model_free(m);
+    unlink(model_path);
 }
 
 START_TEST(test_model_run) {
@@ -519,11 +613,72 @@ START_TEST(test_model_run) {
     ck_assert_int_eq(tsl_session_run(s, in, 2, &out, 1), TSL_OK);
     ck_assert_float_eq(((const float *)tsl_tensor_data(out))[3], 2);
     tsl_tensor_free(out);
-    tsl_tensor_free(in[0]);
+    close_session(s, m, in, 2);
+}
+END_TEST
+
+/* `static fn spin(x, n)`, whose loop runs n times (n a 0-d f64 tensor: a value of the run,
+ * not of the export). */
+static void export_spin(void) {
+    export_to_model_path("static fn spin(x, n) {\n  i = 0\n  while i < n { i = i + 1 }\n  return x + i\n}",
+                         "spin, [ones([2]), tensor(1.0, dtype=\"f64\")]");
+}
+
+static void *interrupt_session_later(void *s) {
+    nanosleep(&(struct timespec){ 0, 200 * 1000 * 1000 }, NULL);
+    tsl_session_interrupt(s);
+    return NULL;
+}
+
+/* Another thread stops a session in a loop that would run for days: TSL_INTERRUPTED, the
+ * location in the model; the session then runs again. */
+START_TEST(test_session_interrupt_from_another_thread) {
+    export_spin();
+    tsl_Model *m;
+    tsl_Session *s = open_session(&m);
+    tsl_Tensor *in[2], *out = NULL;
+    ck_assert_int_eq(tsl_tensor_new(NULL, TSL_F32, 1, (int64_t[]){ 2 }, (float[]){ 1, 2 }, &in[0]), TSL_OK);
+    ck_assert_int_eq(tsl_tensor_new(NULL, TSL_F64, 0, NULL, (double[]){ 1e15 }, &in[1]), TSL_OK);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, interrupt_session_later, s), 0);
+    ck_assert_int_eq(tsl_session_run(s, in, 2, &out, 1), TSL_INTERRUPTED);
+    pthread_join(th, NULL);
+    ck_assert_ptr_null(out);
+    const char *err = tsl_session_error(s);
+    ck_assert_msg(strstr(err, ".tslg:3:") && strstr(err, ": interrupted"), "%s", err);
     tsl_tensor_free(in[1]);
-    tsl_session_free(s);
-    tsl_model_free(m);
-    unlink(model_path);
+    ck_assert_int_eq(tsl_tensor_new(NULL, TSL_F64, 0, NULL, (double[]){ 3 }, &in[1]), TSL_OK);
+    ck_assert_msg(tsl_session_run(s, in, 2, &out, 1) == TSL_OK, "%s", tsl_session_error(s));
+    ck_assert_float_eq(((const float *)tsl_tensor_data(out))[1], 5.0f);   /* 2 + 3 */
+    tsl_tensor_free(out);
+    /* the time limit: this run and every later one stop */
+    tsl_session_timeout(s);
+    ck_assert_int_eq(tsl_session_run(s, in, 2, &out, 1), TSL_ERROR);
+    ck_assert_ptr_nonnull(strstr(tsl_session_error(s), "time limit exceeded (--timeout)"));
+    ck_assert_int_eq(tsl_session_run(s, in, 2, &out, 1), TSL_ERROR);
+    close_session(s, m, in, 2);
+}
+END_TEST
+
+/* A session's memory limit, as --max-memory: a result larger than it is an error, and the
+ * same run fits without it. */
+START_TEST(test_session_max_memory) {
+    export_model();
+    tsl_Model *m;
+    tsl_Session *s = open_session(&m);
+    tsl_Tensor *in[2], *out = NULL;
+    ck_assert_int_eq(tsl_tensor_new(NULL, TSL_F32, 2, (int64_t[]){ 2, 3 }, NULL, &in[0]), TSL_OK);
+    ck_assert_int_eq(tsl_tensor_new(NULL, TSL_F32, 2, (int64_t[]){ 3, 2 }, NULL, &in[1]), TSL_OK);
+    ck_assert_int_eq(tsl_session_set_option(s, TSL_OPT_MAX_MEMORY, 8), TSL_OK);
+    ck_assert_int_eq(tsl_session_run(s, in, 2, &out, 1), TSL_ERROR);
+    ck_assert_ptr_nonnull(strstr(tsl_session_error(s), "--max-memory (8 bytes)"));
+    ck_assert_int_eq(tsl_session_set_option(s, TSL_OPT_MAX_MEMORY, -1), TSL_BADARG);
+    ck_assert_str_eq(tsl_session_error(s), "option 3: the value must not be negative");
+    ck_assert_int_eq(tsl_session_set_option(s, TSL_OPT_MAX_MEMORY, 0), TSL_OK);   /* no limit */
+    ck_assert_int_eq(tsl_session_run(s, in, 2, &out, 1), TSL_OK);
+    ck_assert_float_eq(((const float *)tsl_tensor_data(out))[0], 1.0f);   /* relu(0 + 1) */
+    tsl_tensor_free(out);
+    close_session(s, m, in, 2);
 }
 END_TEST
 
@@ -619,6 +774,9 @@ static Suite *api_suite(void) {
     tcase_add_test(run, test_diagnostics_hook);
     tcase_add_test(run, test_exit_and_missing_file);
     tcase_add_test(run, test_interrupt);
+    tcase_add_test(run, test_interrupt_from_another_thread);
+    tcase_add_test(run, test_line_base_limits);
+    tcase_add_test(run, test_source_limit_every_entry);
     tcase_add_test(run, test_options);
     suite_add_tcase(s, run);
     TCase *values = tcase_create("values");
@@ -630,6 +788,8 @@ static Suite *api_suite(void) {
     TCase *models = tcase_create("models");
     tcase_add_test(models, test_model_run);
     tcase_add_test(models, test_model_corrupt);
+    tcase_add_test(models, test_session_interrupt_from_another_thread);
+    tcase_add_test(models, test_session_max_memory);
     suite_add_tcase(s, models);
     TCase *tools = tcase_create("tools");
     tcase_add_test(tools, test_complete);
@@ -643,6 +803,7 @@ int main(void) {
     unsetenv("TSL_WARN");      /* the diagnostics test wants the default warning */
     unsetenv("TSL_EXPLAIN");
     SRunner *sr = srunner_create(api_suite());
+    srunner_add_suite(sr, null_args_suite());
     srunner_run_all(sr, CK_ENV);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
