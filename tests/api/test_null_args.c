@@ -291,6 +291,7 @@ static void null_tsl_model_load_bytes(void) {
 static void null_tsl_model_free(void) { tsl_model_free(NULL); }
 static void null_tsl_model_num_inputs(void) { ck_assert_int_eq(tsl_model_num_inputs(NULL), -1); }
 static void null_tsl_model_num_outputs(void) { ck_assert_int_eq(tsl_model_num_outputs(NULL), -1); }
+static void null_tsl_model_signature(void) { ck_assert_str_eq(tsl_model_signature(NULL), ""); }
 
 static void null_tsl_model_input(void) {
     tsl_DType dt;
@@ -389,7 +390,7 @@ static const NullCase cases[] = {
     CASE(tsl_tensor_free), CASE(tsl_tensor_dtype), CASE(tsl_tensor_ndim), CASE(tsl_tensor_dim),
     CASE(tsl_tensor_size), CASE(tsl_tensor_data), CASE(tsl_tensor_copy_data), CASE(tsl_npy_read),
     CASE(tsl_npy_write), CASE(tsl_model_load), CASE(tsl_model_load_bytes), CASE(tsl_model_free),
-    CASE(tsl_model_num_inputs), CASE(tsl_model_num_outputs), CASE(tsl_model_input), CASE(tsl_model_output),
+    CASE(tsl_model_num_inputs), CASE(tsl_model_num_outputs), CASE(tsl_model_signature), CASE(tsl_model_input), CASE(tsl_model_output),
     CASE(tsl_session_new), CASE(tsl_session_free), CASE(tsl_session_run), CASE(tsl_session_interrupt),
     CASE(tsl_session_timeout), CASE(tsl_session_set_option), CASE(tsl_session_error), CASE(tsl_help_text),
     CASE(tsl_dis_text), CASE(tsl_vars_text), CASE(tsl_complete), CASE(tsl_escape),
