@@ -439,15 +439,17 @@ static bool attrs_in_domain(Load *L, const OpDef *def, const OpAttrs *a) {
     return true;
 }
 
-/* The shape attribute's dimensions are non-negative, or -1 where the signature says shape-. */
+/* The shape attribute's dimensions are non-negative, or -1 where the signature says shape-
+ * (or where no op says: a folded op's dropped attributes). */
 static int64_t shape_attr_lowest(const OpDef *def) {
-    for (int p = 0; p < def->nparams; p++)
+    for (int p = 0; def && p < def->nparams; p++)
         if (def->params[p].type == P_SHAPE_M1) return -1;
-    return 0;
+    return def ? 0 : -1;
 }
 
+/* The attributes of op (OP__COUNT: of an instruction that is no op, checked only as fields). */
 static bool read_attrs(Load *L, OpCode op, OpAttrs *a) {
-    const OpDef *def = op_def(op);
+    const OpDef *def = op < OP__COUNT ? op_def(op) : NULL;
     memset(a, 0, sizeof *a);
     Reader *r = &L->r;
     a->given = wire_get_u32(r);
@@ -468,7 +470,7 @@ static bool read_attrs(Load *L, OpCode op, OpAttrs *a) {
     a->dtype = wire_get_i32(r);
     for (int k = 0; k < a->naxes; k++)
         if (a->axes[k] < -TSL_MAX_RANK || a->axes[k] >= TSL_MAX_RANK) return load_fail(L, "corrupt graph file: axis %d", a->axes[k]);
-    return read_ok(L) && attrs_in_domain(L, def, a);
+    return read_ok(L) && (!def || attrs_in_domain(L, def, a));
 }
 
 static bool read_index_item(Load *L, IndexItem *it) {
@@ -526,10 +528,15 @@ static bool read_ins_arrays(Load *L, Ins *in) {
     } else if (key != -1) {
         return load_fail(L, "corrupt graph file: key %d", key);
     }
-    if (wire_get_u8(r)) {   /* only an op has attributes (vm/cbuiltins.c) */
-        if (in->op != I_OP) return load_fail(L, "corrupt graph file: attributes on a %s", ins_name(in->op));
+    if (wire_get_u8(r)) {
+        /* an op's attributes, checked by its signature; earlier builds also wrote those of an op
+         * that constant folding made a tconst: read, then dropped (nothing reads them) */
         in->attrs = mem_alloc(sizeof(OpAttrs));
-        if (!read_attrs(L, (OpCode)in->aux, in->attrs)) return false;
+        if (!read_attrs(L, in->op == I_OP ? (OpCode)in->aux : OP__COUNT, in->attrs)) return false;
+        if (in->op != I_OP) {
+            mem_free(in->attrs);
+            in->attrs = NULL;
+        }
     }
     uint32_t nsteps = wire_count(r, 21, MAX_STEPS);
     if (!read_ok(L)) return false;
