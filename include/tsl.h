@@ -274,6 +274,9 @@ TSL_API int tsl_model_num_outputs(const tsl_Model *m);
 TSL_API tsl_Status tsl_model_input(const tsl_Model *m, int i, tsl_DType *dtype, int *ndim, int64_t *shape,
                                    const char **name);
 TSL_API tsl_Status tsl_model_output(const tsl_Model *m, int i, tsl_DType *dtype, int *ndim, int64_t *shape);
+/* The signature as help() of the loaded graph prints it (borrowed from m): "f(x, m)", a line
+ * of counts, then one line per input ("  input 1: x: f32[2, 4]") and per output. */
+TSL_API const char *tsl_model_signature(const tsl_Model *m);
 
 /* A session runs m (borrowed: m must outlive it) on one thread at a time; *out: new.
  * TSL_ERROR (*out NULL) when there is no memory for it or its copies of the constants. */

@@ -35,6 +35,7 @@ void tsl_model_free(tsl_Model *m) {
 
 int tsl_model_num_inputs(const tsl_Model *m) { return model_num_inputs((const Model *)m); }
 int tsl_model_num_outputs(const tsl_Model *m) { return model_num_outputs((const Model *)m); }
+const char *tsl_model_signature(const tsl_Model *m) { return m ? model_signature((const Model *)m) : ""; }
 
 static void put_shape(const Shape *s, int *ndim, int64_t *shape) {
     if (ndim) *ndim = s->ndim;

@@ -60,11 +60,7 @@ static Value bi_write_text(Interp *I, CallArgs *a) {
     if (!args_bind(I, a, "write_text", p, 2, v) || !path_of(I, "write_text", v[0], &path) ||
         !arg_str(I, "write_text", "s", v[1], &s))
         return ERR_VAL;
-    FILE *fp = io_create_regular(path, "write_text");
-    if (!fp) return interp_error(I, "%s", op_error());
-    bool ok = fwrite(s->chars, 1, (size_t)s->len, fp) == (size_t)s->len;
-    ok = fclose(fp) == 0 && ok;
-    if (!ok) return interp_error(I, "write_text: cannot write '%s'", path);
+    if (io_write_file(path, "write_text", s->chars, (size_t)s->len) != 0) return interp_error(I, "%s", op_error());
     return NIL_VAL;
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "builtins.h"
+#include "vm.h"
 #include "help.h"
 #include "mem.h"
 #include "opcall.h"
@@ -220,7 +221,8 @@ static void describe_module(Interp *I, Module *m, StrBuf *b) {
 }
 
 static void describe(Interp *I, Value v, StrBuf *b) {
-    if (v.type == VAL_FUNC && v.as.o->kind == OBJ_BUILTIN) describe_builtin(AS_BUILTIN(v), b);
+    if (model_loaded_signature(v)) sb_puts(b, model_loaded_signature(v));   /* a graph load() made */
+    else if (v.type == VAL_FUNC && v.as.o->kind == OBJ_BUILTIN) describe_builtin(AS_BUILTIN(v), b);
     else if (v.type == VAL_FUNC && v.as.o->kind == OBJ_CLOSURE) describe_closure(AS_CLOSURE(v), b);
     else if (v.type == VAL_DICT && module_of(I, v)) describe_module(I, module_of(I, v), b);
     else sb_printf(b, "%s%s: help describes built-ins, functions and modules (help(\"name\") looks a name up)\n",

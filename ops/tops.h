@@ -7,6 +7,7 @@
  * except the `_into` target. */
 #ifndef TSL_TOPS_H
 #define TSL_TOPS_H
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include "tensor.h"
@@ -120,7 +121,22 @@ Tensor *npy_load(const char *path);
 int npy_save(const char *path, const Tensor *t);               /* 0 ok, -1 err */
 Tensor *csv_load(const char *path, bool skip_header);
 int csv_save(const char *path, const Tensor *t, const char *header);   /* 0 ok, -1 err */
-FILE *io_create_regular(const char *path, const char *who);
+/* Writing a file whole or not at all (io_write.c): io_write_begin opens a temporary file in
+ * path's folder (making missing folders; a link at path writes where it points; an existing
+ * non-regular file is refused); io_write_end(w, ok), with ok false when a write the caller
+ * made failed, syncs it and renames it over path, or removes it and leaves path untouched.
+ * NULL / -1 with "who: cannot write 'path': reason" in op_error(). io_write_file does both
+ * for bytes in memory. */
+typedef struct {
+    FILE *fp;
+    const char *who, *path;
+    int mode;                   /* the replaced file's permissions, -1 for a new file */
+    char target[PATH_MAX];      /* path, or where the link at path points */
+    char tmp[PATH_MAX + 64];
+} IoWriter;
+FILE *io_write_begin(IoWriter *w, const char *path, const char *who);
+int io_write_end(IoWriter *w, bool ok);
+int io_write_file(const char *path, const char *who, const void *data, size_t n);
 
 /* NumPy-style text, newly allocated (mem_free it). */
 char *tensor_format(const Tensor *t);

@@ -1,5 +1,6 @@
 /* run_model.c - `tsl run MODEL.tslg --in X.npy ... [--out Y.npy ...]`: runs a graph that
  * export() wrote, without its source, on the public API alone (a model, a session, .npy files).
+ * `tsl run MODEL.tslg --help` prints its signature (tsl_model_signature, as help() does).
  *
  * Inputs are the model's flattened signature in order (tsl_model_input); outputs go to the
  * --out files in order, or are printed as TSL prints tensors when no --out is given (through
@@ -17,9 +18,8 @@ typedef struct {
     const char *model;
     const char *in[MAX_FILES], *out[MAX_FILES];
     int nin, nout;
+    bool help;            /* --help: print the model's signature instead of running it */
 } RunArgs;
-
-static const char *const dtype_names[] = { "bool", "i64", "f32", "f64" };
 
 static int fail(const char *what, const char *path, const char *why) {
     fputs("tsl: error: ", stderr);
@@ -50,33 +50,22 @@ static int parse_args(int argc, char **argv, RunArgs *r) {
         } else if (in || out) {
             fprintf(stderr, "tsl: error: %s needs a .npy file\n", a);
             return 2;
+        } else if (!strcmp(a, "--help")) {
+            r->help = true;
         } else if (!r->model && a[0] != '-') {
             r->model = a;
         } else {
             fputs("tsl: error: tsl run: unexpected argument '", stderr);
             repl_put_escaped(stderr, a);
-            fputs("' (usage: tsl run MODEL.tslg --in X.npy ... [--out Y.npy ...])\n", stderr);
+            fputs("' (usage: tsl run MODEL.tslg --in X.npy ... [--out Y.npy ...] | --help)\n", stderr);
             return 2;
         }
     }
     if (!r->model) {
-        fputs("tsl: error: usage: tsl run MODEL.tslg --in X.npy ... [--out Y.npy ...]\n", stderr);
+        fputs("tsl: error: usage: tsl run MODEL.tslg --in X.npy ... [--out Y.npy ...] | --help\n", stderr);
         return 2;
     }
     return 0;
-}
-
-/* Input i's name and expected type, for a message ("x: f32[4, 8]"). */
-static void describe_input(const tsl_Model *m, int i, char *buf, size_t cap) {
-    tsl_DType dt;
-    int ndim;
-    int64_t shape[TSL_MAX_DIMS];
-    const char *name;
-    tsl_model_input(m, i, &dt, &ndim, shape, &name);
-    int n = snprintf(buf, cap, "%s: %s[", name, dtype_names[dt]);
-    for (int d = 0; d < ndim && n > 0 && (size_t)n < cap; d++)
-        n += snprintf(buf + n, cap - (size_t)n, "%s%lld", d ? ", " : "", (long long)shape[d]);
-    if (n > 0 && (size_t)n < cap) snprintf(buf + n, cap - (size_t)n, "]");
 }
 
 static int check_counts(const tsl_Model *m, const RunArgs *r) {
@@ -84,11 +73,7 @@ static int check_counts(const tsl_Model *m, const RunArgs *r) {
     if (r->nin != want) {
         fprintf(stderr, "tsl: error: the model takes %d input%s, %d --in file%s given\n", want, want == 1 ? "" : "s",
                 r->nin, r->nin == 1 ? " was" : "s were");
-        for (int i = 0; i < want; i++) {
-            char d[256];
-            describe_input(m, i, d, sizeof d);
-            fprintf(stderr, "  input %d: %s\n", i + 1, d);
-        }
+        fputs(tsl_model_signature(m), stderr);   /* what it takes: as help() and --help print it */
         return 1;
     }
     if (r->nout && r->nout != outs) {
@@ -163,7 +148,8 @@ int run_model_command(int argc, char **argv) {
     tsl_Model *m = NULL;
     if (tsl_model_load(S, r.model, &m) != TSL_OK) rc = fail(tsl_error_message(S), NULL, NULL);   /* it names the file */
     tsl_free(S);
-    if (rc == 0) rc = run_loaded(m, &r);
+    if (rc == 0 && r.help) fputs(tsl_model_signature(m), stdout);
+    else if (rc == 0) rc = run_loaded(m, &r);
     tsl_model_free(m);
     return rc;
 }

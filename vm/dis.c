@@ -5,6 +5,7 @@
 #include <string.h>
 #include "vm.h"
 #include "mem.h"
+#include "opt.h"
 
 static void reg_str(Graph *g, int r, char *buf, size_t n) {
     if (r < 0) { snprintf(buf, n, "-"); return; }
@@ -17,21 +18,45 @@ static void reg_str(Graph *g, int r, char *buf, size_t n) {
 }
 
 
-/* The attributes a call passed, by their signature names: "axis=[1], keepdims=true". */
+/* Whether dis shows attribute p of the call: one the op requires, one the caller passed, or
+ * one whose value is not the table's default. Not the given bit alone: the gradient and the
+ * passes build calls (a sum over the broadcast axes) that set values without it, and the
+ * kernels read the values. A nil default is told by the given bit where the value cannot say
+ * nil (an axis, a number). */
+static bool attr_shown(const OpParam *pp, const OpAttrs *at, int p) {
+    if (pp->required || ((at->given >> p) & 1u)) return true;
+    switch (pp->type) {
+    case P_AXES: return at->naxes >= 0;
+    case P_DTYPE: return at->dtype >= 0;
+    case P_PAIRS: return at->npairs > 0;
+    case P_SHAPE: case P_SHAPE_M1: return at->shape.ndim > 0;
+    default: break;
+    }
+    if (pp->default_nil) return false;
+    switch (pp->type) {
+    case P_AXIS: return at->axis != (int)pp->default_num;
+    case P_BOOL: return at->flag != (pp->default_num != 0);
+    case P_INT: case P_REDOP: return at->i[pp->slot] != (int64_t)pp->default_num;
+    case P_F: return !(at->f[pp->slot] == pp->default_num);
+    default: return true;
+    }
+}
+
+/* The call's attributes, by their signature names, from the op table: "axis=[1], keepdims=true". */
 static size_t attrs_text(const Ins *in, char *buf, size_t n) {
     const OpDef *d = op_def((OpCode)in->aux);
     const OpAttrs *at = in->attrs;
     size_t len = 0;
-    for (int p = 0; p < d->nparams && len < n; p++) {
+    for (int p = 0; at && p < d->nparams && len < n; p++) {
         const OpParam *pp = &d->params[p];
-        if (pp->type <= P_N || !((at->given >> p) & 1u)) continue;
+        if (pp->type <= P_N || !attr_shown(pp, at, p)) continue;
         len += (size_t)snprintf(buf + len, n - len, ", %s=", pp->name);
         if (len >= n) break;
         char sh[600];
         switch (pp->type) {
         case P_AXIS: len += (size_t)snprintf(buf + len, n - len, "%d", at->axis); break;
         case P_AXES:
-            if (at->naxes < 0) { len += (size_t)snprintf(buf + len, n - len, "nil"); break; }
+            if (at->naxes <= 0) { len += (size_t)snprintf(buf + len, n - len, at->naxes < 0 ? "nil" : "[]"); break; }
             for (int k = 0; k < at->naxes && len < n; k++)
                 len += (size_t)snprintf(buf + len, n - len, "%s%d%s", k ? ", " : "[", at->axes[k], k == at->naxes - 1 ? "]" : "");
             break;
@@ -39,9 +64,16 @@ static size_t attrs_text(const Ins *in, char *buf, size_t n) {
         case P_INT: len += (size_t)snprintf(buf + len, n - len, "%lld", (long long)at->i[pp->slot]); break;
         case P_F: len += (size_t)snprintf(buf + len, n - len, "%g", at->f[pp->slot]); break;
         case P_SHAPE: case P_SHAPE_M1: len += (size_t)snprintf(buf + len, n - len, "%s", shape_str(&at->shape, sh, sizeof sh)); break;
+        case P_PAIRS:
+            len += (size_t)snprintf(buf + len, n - len, "[");
+            for (int k = 0; k < at->npairs && len < n; k++)
+                len += (size_t)snprintf(buf + len, n - len, "%s[%lld, %lld]", k ? ", " : "", (long long)at->pairs[k][0],
+                                        (long long)at->pairs[k][1]);
+            if (len < n) len += (size_t)snprintf(buf + len, n - len, "]");
+            break;
         case P_REDOP: len += (size_t)snprintf(buf + len, n - len, "\"%s\"", redop_names[at->i[pp->slot]]); break;
         case P_DTYPE: len += (size_t)snprintf(buf + len, n - len, "%s", at->dtype < 0 ? "nil" : dtype_name((DType)at->dtype)); break;
-        default: len += (size_t)snprintf(buf + len, n - len, "..."); break;
+        default: len += (size_t)snprintf(buf + len, n - len, "?"); break;
         }
     }
     return len;
@@ -66,6 +98,59 @@ static void op_text(Graph *g, const Ins *in, char *buf, size_t n) {
     }
     if (len < n) len += attrs_text(in, buf + len, n - len);
     if (len < n) snprintf(buf + len, n - len, ")");
+}
+
+/* A step's operand: the matmul's product, an earlier step's value (s1), or a register (t3, n4). */
+static void step_operand(const Graph *g, int x, char *buf, size_t n) {
+    if (x == EPI_PRODUCT) snprintf(buf, n, "product");
+    else if (x >= 0) snprintf(buf, n, "s%d", x);
+    else snprintf(buf, n, "%c%d", g->regs[-x - 1].kind == R_NUM ? 'n' : 't', -x - 1);
+}
+
+/* The steps of a fused group or epilogue, each with what it reads and writes:
+ * " { s0 = exp(t3); t7 = add(s0, s0) }". A step that writes a register other than the
+ * instruction's result (a value read after the group: the pre-activation a gradient keeps)
+ * shows the register with its dtype, shape and buffer, as a result would. */
+static size_t steps_text(Graph *g, const Ins *in, char *buf, size_t n) {
+    size_t len = (size_t)snprintf(buf, n, " {");
+    for (int i = 0; i < in->nsteps && len < n; i++) {
+        const FusedStep *st = &in->steps[i];
+        char d[160], a[32], b[32] = "";
+        if (st->dst >= 0) snprintf(d, sizeof d, "s%d", st->dst);
+        else if (-st->dst - 1 == in->dst) snprintf(d, sizeof d, "t%d", in->dst);
+        else reg_str(g, -st->dst - 1, d, sizeof d);
+        step_operand(g, st->a, a, sizeof a);
+        if (st->scalar_reg >= 0) snprintf(b, sizeof b, "n%d", st->scalar_reg);
+        else if (st->b != FUSED_NONE) step_operand(g, st->b, b, sizeof b);
+        const char *x = st->num_left && *b ? b : a, *y = st->num_left && *b ? a : b;
+        len += (size_t)snprintf(buf + len, n - len, "%s %s = %s(%s%s%s)", i ? ";" : "", d, op_info[st->op].name, x,
+                                *y ? ", " : "", y);
+    }
+    if (len < n) len += (size_t)snprintf(buf + len, n - len, " }");
+    return len;
+}
+
+/* "[n6, 1:3]": an index instruction's items, registers where they are read at run time. */
+static size_t index_text(const Ins *in, char *buf, size_t n) {
+    size_t len = (size_t)snprintf(buf, n, "[");
+    for (int k = 0; k < in->nidx && len < n; k++) {
+        const IndexItem *it = &in->idx[k];
+        const char *sep = k ? ", " : "";
+        int r = k < in->nargs ? in->args[k] : -1;
+        if (r >= 0) len += (size_t)snprintf(buf + len, n - len, "%s%c%d", sep, it->kind == IDX_TENSOR ? 't' : 'n', r);
+        else if (it->kind == IDX_INT) len += (size_t)snprintf(buf + len, n - len, "%s%lld", sep, (long long)it->i);
+        else if (it->kind == IDX_ELLIPSIS) len += (size_t)snprintf(buf + len, n - len, "%s...", sep);
+        else if (it->kind == IDX_TENSOR) len += (size_t)snprintf(buf + len, n - len, "%sconst", sep);
+        else {
+            char lo[24] = "", hi[24] = "";
+            if (it->has_start) snprintf(lo, sizeof lo, "%lld", (long long)it->start);
+            if (it->has_stop) snprintf(hi, sizeof hi, "%lld", (long long)it->stop);
+            len += (size_t)snprintf(buf + len, n - len, "%s%s:%s", sep, lo, hi);
+            if (it->step != 1 && len < n) len += (size_t)snprintf(buf + len, n - len, ":%lld", (long long)it->step);
+        }
+    }
+    if (len < n) len += (size_t)snprintf(buf + len, n - len, "]");
+    return len;
 }
 
 static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
@@ -95,20 +180,26 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
     case I_POP: snprintf(buf, n, "%s = pop stack%d", d, in->aux); break;
     case I_STORE: snprintf(buf, n, "o%d%s%s", in->a, in->key ? "." : "[..]", in->key ? in->key : ""); break;
     case I_FUSED: {
-        size_t len = (size_t)snprintf(buf, n, "%s = fused group %d: ", d, in->aux);
-        for (int i = 0; i < in->nsteps && len < n; i++)
-            len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? " -> " : "", op_info[in->steps[i].op].name);
+        size_t len = (size_t)snprintf(buf, n, "%s = fused group %d", d, in->aux);
+        if (len < n) steps_text(g, in, buf + len, n - len);
         break;
     }
-    case I_EPILOGUE: {   /* "t9 = matmul+add+relu(t3, t8)": the product's steps by op name */
+    case I_EPILOGUE: {   /* "t9 = matmul+add+relu(t3, t8) { steps }; product t5": every register it writes */
         size_t len = (size_t)snprintf(buf, n, "%s = matmul", d);
         for (int i = 0; i < in->nsteps && len < n; i++) len += (size_t)snprintf(buf + len, n - len, "+%s", op_info[in->steps[i].op].name);
         if (len < n) len += (size_t)snprintf(buf + len, n - len, "(%s, %s%s)", a, b, in->aux ? ", transpose_a=true" : "");
+        if (len < n) len += steps_text(g, in, buf + len, n - len);
         if (in->c >= 0 && len < n) {
             char c[160];
             reg_str(g, in->c, c, sizeof c);
             snprintf(buf + len, n - len, "; product %s", c);
         }
+        break;
+    }
+    case I_INDEX: case I_INDEX_SET: {
+        size_t len = (size_t)snprintf(buf, n, "%s = %s", d, a);
+        if (len < n) len += index_text(in, buf + len, n - len);
+        if (in->op == I_INDEX_SET && len < n) snprintf(buf + len, n - len, " := %s", b);
         break;
     }
     default:
@@ -156,7 +247,7 @@ void dis_graph(FILE *out, Graph *g, const char *title) {
     Source *last_src = g->ncode ? g->code[0].src : NULL;
     for (int i = 0; i < g->ncode; i++) {
         Ins *in = &g->code[i];
-        char text[1024];
+        char text[8192];
         ins_text(g, in, text, sizeof text);
         char where[64] = "";
         if (in->src != last_src && in->src) {
@@ -179,6 +270,18 @@ void dis_graph(FILE *out, Graph *g, const char *title) {
             tensors, g->compile_ms);
 }
 
+/* An edge from the instruction that last wrote register r (if any) to instruction i. */
+static void dot_edge(FILE *out, const Graph *g, const int *writer, int r, int i) {
+    if (r >= 0 && r < g->nregs && writer[r] >= 0) fprintf(out, "  i%d -> i%d;\n", writer[r], i);
+}
+
+/* The registers a fused group's or epilogue's steps read (-1 for none). */
+static void step_reads(const FusedStep *st, int r[3]) {
+    r[0] = st->a < 0 && st->a != EPI_PRODUCT ? -st->a - 1 : -1;
+    r[1] = st->b < 0 && st->b != FUSED_NONE && st->b != EPI_PRODUCT ? -st->b - 1 : -1;
+    r[2] = st->scalar_reg;
+}
+
 void dis_dot(FILE *out, Graph *g, const char *title) {
     fprintf(out, "digraph \"%s\" {\n  rankdir=TB;\n  node [shape=box, fontname=monospace];\n", title);
     /* the instruction that last wrote each register feeds the readers after it */
@@ -186,7 +289,7 @@ void dis_dot(FILE *out, Graph *g, const char *title) {
     for (int r = 0; r < g->nregs; r++) writer[r] = -1;
     for (int i = 0; i < g->ncode; i++) {
         Ins *in = &g->code[i];
-        char text[1024];
+        char text[8192];
         ins_text(g, in, text, sizeof text);
         for (char *p = text; *p; p++)
             if (*p == '"') *p = '\'';
@@ -195,11 +298,19 @@ void dis_dot(FILE *out, Graph *g, const char *title) {
         int fixed[3] = { in->a, in->b, in->op == I_EPILOGUE ? -1 : in->c };   /* an epilogue writes c */
         const int *srcs = in->op == I_OP ? in->args : fixed;
         int nsrc = in->op == I_OP ? in->nargs : in->op == I_STORE ? 0 : 3;
-        for (int k = 0; k < nsrc; k++)
-            if (srcs[k] >= 0 && srcs[k] < g->nregs && writer[srcs[k]] >= 0) fprintf(out, "  i%d -> i%d;\n", writer[srcs[k]], i);
+        for (int k = 0; k < nsrc; k++) dot_edge(out, g, writer, srcs[k], i);
+        for (int k = 0; (in->op == I_INDEX || in->op == I_INDEX_SET) && k < in->nargs; k++) dot_edge(out, g, writer, in->args[k], i);
+        bool grouped = in->op == I_FUSED || in->op == I_EPILOGUE;
+        for (int k = 0; grouped && k < in->nsteps; k++) {
+            int r[3];
+            step_reads(&in->steps[k], r);
+            for (int q = 0; q < 3; q++) dot_edge(out, g, writer, r[q], i);
+        }
         if (in->dst >= 0 && in->dst < g->nregs) writer[in->dst] = i;
         if (in->op == I_EPILOGUE && in->c >= 0 && in->c < g->nregs) writer[in->c] = i;
         for (int k = 1; in->op == I_OP && k < in->nres; k++) writer[in->res[k]] = i;
+        for (int k = 0; grouped && k < in->nsteps; k++)   /* a step's value read after the group */
+            if (in->steps[k].dst < 0 && -in->steps[k].dst - 1 < g->nregs) writer[-in->steps[k].dst - 1] = i;
         if (in->op == I_JUMP || in->op == I_JUMPF) fprintf(out, "  i%d -> i%d [style=dashed];\n", i, in->aux);
     }
     mem_free(writer);

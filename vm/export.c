@@ -405,7 +405,7 @@ static void put_tables(Tables *t, const Graph *g, Writer *sec) {
  * weights at a multiple of GF_WEIGHT_ALIGN, so a reader may map them in place. */
 static void assemble(Writer *sec, Writer *out, uint32_t version) {
     int nsec = GF_SEC_END - 1;
-    wire_put(out, GF_MAGIC, 8);
+    wire_put(out, GF_MAGIC, GF_MAGIC_BYTES);
     wire_u32(out, GF_ENDIAN_TAG);
     wire_u32(out, version);
     wire_u32(out, GF_OPSET_VERSION);

@@ -9,7 +9,10 @@
 #include "ir.h"
 #include "wire.h"
 
-#define GF_MAGIC "\x89TSLG\r\n\x1a\n"
+/* The first GF_MAGIC_BYTES bytes of every file (docs/format.md's layout table). */
+#define GF_MAGIC "\x89TSLG\r\n\x1a"
+#define GF_MAGIC_BYTES 8u
+_Static_assert(sizeof GF_MAGIC - 1 == GF_MAGIC_BYTES, "GF_MAGIC is GF_MAGIC_BYTES bytes");
 /* 2 added the epilogue instruction (code 23). A file says the lowest version that holds its
  * instructions, so a graph without an epilogue still reads in a version-1 build. */
 #define GF_FORMAT_VERSION 2u

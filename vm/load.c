@@ -37,7 +37,7 @@ static const char *section_name(int id) {
 
 static bool check_header(Load *L, bool check_sum) {
     const uint8_t *d = L->data;
-    if (L->n < GF_HEADER_BYTES || memcmp(d, GF_MAGIC, 8))
+    if (L->n < GF_HEADER_BYTES || memcmp(d, GF_MAGIC, GF_MAGIC_BYTES))
         return load_fail(L, "not a TSL graph file (it does not start with the graph file magic)");
     uint32_t tag = wire_le32(d + 8), version = wire_le32(d + 12), opset = wire_le32(d + 16);
     if (tag == 0x0D0C0B0Au)

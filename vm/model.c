@@ -28,6 +28,7 @@ struct Model {
     int nleaves;
     const Opnd **outs;    /* number and tensor leaves of the result, in order */
     int nouts;
+    char *signature;      /* model_signature's text, made at load (a Model is never written after) */
 };
 
 struct ModelSession {
@@ -85,6 +86,43 @@ static void collect_outs(Model *m, const Opnd *o) {
         for (int i = 0; i < o->n; i++) collect_outs(m, &o->items[i]);
 }
 
+/* "x: f32[2, 4]", "n: number": what an argument or a result must be. */
+static void put_type(StrBuf *b, bool num, DType dt, const Shape *s) {
+    char sh[600];
+    if (num) sb_puts(b, "number");
+    else sb_printf(b, "%s%s", dtype_name(dt), shape_str(s, sh, sizeof sh));
+}
+
+/* The function's name and parameters, then its flattened inputs and outputs, one a line. */
+static char *signature_text(const Model *m) {
+    const Graph *g = m->gf->g;
+    StrBuf b = { 0 };
+    sb_printf(&b, "%s(", m->gf->name);
+    for (int p = 0; p < m->gf->nparams; p++) {
+        const char *name = "_";   /* a parameter the graph never reads has no input */
+        for (int i = 0; i < g->ninputs; i++)
+            if (g->inputs[i].kind == SRC_ARG && g->inputs[i].slot == p && g->inputs[i].name) name = g->inputs[i].name;
+        sb_printf(&b, "%s%s", p ? ", " : "", name);
+    }
+    sb_printf(&b, ")\n  a graph exported by export(): %d input%s, %d output%s\n", m->nleaves,
+              m->nleaves == 1 ? "" : "s", m->nouts, m->nouts == 1 ? "" : "s");
+    for (int i = 0; i < m->nleaves; i++) {
+        const Guard *gd = &g->guards[m->leaves[i]];
+        sb_printf(&b, "  input %d: %s: ", i + 1, g->inputs[gd->input].name ? g->inputs[gd->input].name : "?");
+        put_type(&b, gd->kind != G_TENSOR, gd->dtype, &gd->shape);
+        sb_puts(&b, "\n");
+    }
+    for (int i = 0; i < m->nouts; i++) {
+        const RegInfo *ri = &g->regs[m->outs[i]->reg];
+        sb_printf(&b, "  output %d: ", i + 1);
+        put_type(&b, m->outs[i]->kind == OPND_NUM, ri->dtype, &ri->shape);
+        sb_puts(&b, "\n");
+    }
+    return b.s;
+}
+
+const char *model_signature(const Model *m) { return m->signature; }
+
 Model *model_from_graphfile(GraphFile *gf, const char *name) {
     Model *m = mem_calloc(1, sizeof *m);
     m->gf = gf;
@@ -97,6 +135,7 @@ Model *model_from_graphfile(GraphFile *gf, const char *name) {
         if (g->guards[i].reg >= 0) m->leaves[m->nleaves++] = i;
     sort_leaves(g, m->leaves, m->nleaves);
     if (g->has_result) collect_outs(m, &g->result);
+    m->signature = signature_text(m);
     return m;
 }
 
@@ -107,6 +146,7 @@ void model_free(Model *m) {
     mem_free(m->src.text);
     mem_free(m->leaves);
     mem_free(m->outs);
+    mem_free(m->signature);
     mem_free(m);
 }
 
@@ -467,6 +507,11 @@ static void relocate_error(Interp *I, const Model *m) {
     else interp_error(I, "%s(): %s", m->gf->name, msg);
 }
 
+const char *model_loaded_signature(Value f) {
+    Loaded *l = loaded_of(f);
+    return l ? l->m->signature : NULL;
+}
+
 const Graph *model_loaded_graph(Value f, const char **name) {
     Loaded *l = loaded_of(f);
     if (!l) return NULL;
@@ -573,15 +618,6 @@ static GraphFile *export_graph(Interp *I, Value f, ObjList *args, bool *owned) {
     return gf;
 }
 
-static bool write_file(Interp *I, const char *path, const Writer *w) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return interp_error(I, "export(): cannot write '%s': %s", path, strerror(errno)), false;
-    bool ok = fwrite(w->p, 1, w->len, f) == w->len;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) interp_error(I, "export(): cannot write '%s': %s", path, strerror(errno));
-    return ok;
-}
-
 Value model_builtin_export(Interp *I, CallArgs *a) {
     static const char *const p[] = { "f", "example_args", "path", NULL };
     Value v[3];
@@ -596,7 +632,10 @@ Value model_builtin_export(Interp *I, CallArgs *a) {
     char err[300];
     bool ok = graphfile_write(gf, &w, err, sizeof err) == 0;
     if (!ok) interp_error(I, "export(): %s", err);
-    else ok = write_file(I, AS_STR(v[2])->chars, &w);
+    else if (io_write_file(AS_STR(v[2])->chars, "export()", w.p, w.len) != 0) {
+        interp_error(I, "%s", op_error());
+        ok = false;
+    }
     mem_free(w.p);
     if (owned) graphfile_free(gf);
     return ok ? NIL_VAL : ERR_VAL;

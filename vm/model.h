@@ -26,6 +26,10 @@ int model_num_inputs(const Model *m);
 void model_input_info(const Model *m, int i, DType *dt, Shape *s, const char **name);
 int model_num_outputs(const Model *m);
 void model_output_info(const Model *m, int i, DType *dt, Shape *s);
+/* The signature as text (borrowed from m), the one printer of help(g) and `tsl run MODEL
+ * --help`: "f(x, m)", a line of counts, then "  input 1: x: f32[2, 4]" and "  output 1: ..."
+ * lines (a number input or output is "number"). */
+const char *model_signature(const Model *m);
 
 /* NULL when the copies of the model's constants cannot be made (memory limits). */
 ModelSession *model_session_new(const Model *m);

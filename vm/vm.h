@@ -63,6 +63,8 @@ Value model_builtin_export(Interp *I, CallArgs *a);
 Value model_builtin_load(Interp *I, CallArgs *a);
 /* The graph of a function load() made (for dis), named in *name; NULL for any other value. */
 const Graph *model_loaded_graph(Value f, const char **name);
+/* Its signature (model_signature: help() prints it), NULL for any other value. */
+const char *model_loaded_signature(Value f);
 
 /* dis.c */
 void dis_graph(FILE *out, Graph *g, const char *title);

@@ -236,14 +236,9 @@ int npy_save(const char *path, const Tensor *t) {
     /* pad with spaces so that magic + header ends on a 64-byte boundary, then '\n' */
     int total = 10 + n + 1;
     int pad = (64 - total % 64) % 64;
-    /* O_NONBLOCK: a FIFO nobody reads fails (ENXIO) instead of blocking the open forever */
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666), flags = fd < 0 ? -1 : fcntl(fd, F_GETFL);
-    FILE *fp = flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) ? NULL : fdopen(fd, "wb");
-    if (!fp) {
-        op_fail("save_npy: cannot open '%s': %s", path, strerror(errno));
-        if (fd >= 0) close(fd);
-        return -1;
-    }
+    IoWriter w;
+    FILE *fp = io_write_begin(&w, path, "save_npy");
+    if (!fp) return -1;
     uint16_t hlen = (uint16_t)(n + pad + 1);
     unsigned char pre[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xFF), (unsigned char)(hlen >> 8) };
     int ok = fwrite(pre, 1, 10, fp) == 10 && fwrite(dict, 1, (size_t)n, fp) == (size_t)n;
@@ -251,9 +246,7 @@ int npy_save(const char *path, const Tensor *t) {
     ok = ok && fputc('\n', fp) != EOF;
     size_t bytes = (size_t)t->size * dtype_size(t->dtype);
     ok = ok && fwrite(t->data, 1, bytes, fp) == bytes;
-    ok = (fclose(fp) == 0) && ok;
-    if (!ok) { op_fail("save_npy: cannot write '%s'", path); return -1; }
-    return 0;
+    return io_write_end(&w, ok);
 }
 
 char *io_read_all(FILE *fp, const char *path, const char *who, size_t limit, size_t *len, bool *oom) {
@@ -376,26 +369,6 @@ out:
     return t;
 }
 
-/* Opens path for writing (created or truncated) as a regular file: a FIFO nobody reads fails
- * at once (O_NONBLOCK) instead of blocking, and a device or FIFO is refused. */
-FILE *io_create_regular(const char *path, const char *who) {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666);
-    if (fd < 0) { op_fail("%s: cannot open '%s': %s", who, path, strerror(errno)); return NULL; }
-    struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        op_fail("%s: '%s' is not a regular file", who, path);
-        close(fd);
-        return NULL;
-    }
-    int flags = fcntl(fd, F_GETFL);
-    FILE *fp = flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) ? NULL : fdopen(fd, "wb");
-    if (!fp) {
-        op_fail("%s: cannot open '%s': %s", who, path, strerror(errno));
-        close(fd);
-    }
-    return fp;
-}
-
 /* The shortest text that load_csv (strtod, then to the tensor's f32) reads back as x: f32
  * elements need at most 9 significant digits, f64 ones 17. */
 static void csv_number(char *buf, size_t size, double x, DType dt) {
@@ -416,7 +389,8 @@ int csv_save(const char *path, const Tensor *t, const char *header) {
         op_fail("save_csv: needs a 1-D or 2-D tensor, got one of rank %d", t->ndim);
         return -1;
     }
-    FILE *fp = io_create_regular(path, "save_csv");
+    IoWriter w;
+    FILE *fp = io_write_begin(&w, path, "save_csv");
     if (!fp) return -1;
     int64_t rows = t->shape[0], cols = t->ndim == 2 ? t->shape[1] : 1;
     bool ok = !header || fprintf(fp, "%s\n", header) >= 0;
@@ -428,7 +402,5 @@ int csv_save(const char *path, const Tensor *t, const char *header) {
         }
         ok = ok && fputc('\n', fp) != EOF;
     }
-    ok = (fclose(fp) == 0) && ok;
-    if (!ok) { op_fail("save_csv: cannot write '%s'", path); return -1; }
-    return 0;
+    return io_write_end(&w, ok);
 }

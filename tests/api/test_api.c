@@ -491,6 +491,9 @@ START_TEST(test_model_run) {
     ck_assert_int_eq(tsl_model_input(m, 2, NULL, NULL, NULL, NULL), TSL_BADARG);
     ck_assert_int_eq(tsl_model_output(m, 0, &dt, &ndim, shape), TSL_OK);
     ck_assert_int_eq(shape[1], 2);
+    /* what help() of the loaded graph and `tsl run --help` print: [2, 3] @ [3, 2] is [2, 2] */
+    ck_assert_str_eq(tsl_model_signature(m), "affine(x, w)\n  a graph exported by export(): 2 inputs, 1 output\n"
+                                             "  input 1: x: f32[2, 3]\n  input 2: w: f32[3, 2]\n  output 1: f32[2, 2]\n");
     tsl_Session *s;
     ck_assert_int_eq(tsl_session_new(m, &s), TSL_OK);
     tsl_Tensor *in[2], *out = NULL;

@@ -300,7 +300,7 @@ END_TEST
 START_TEST(graphfile_small_file_huge_claims) {
     uint8_t b[100];
     memset(b, 0xff, sizeof b);
-    memcpy(b, GF_MAGIC, 8);
+    memcpy(b, GF_MAGIC, GF_MAGIC_BYTES);
     put_field(b + 8, 4, GF_ENDIAN_TAG);
     put_field(b + 12, 4, GF_FORMAT_VERSION);
     put_field(b + 16, 4, GF_OPSET_VERSION);

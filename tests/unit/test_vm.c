@@ -253,7 +253,9 @@ END_TEST
 
 /* The golden `dis` of tests/dis/passes.tsl with every pass on and with each one off: the
  * optimizer's decisions (what folds, merges, dies, fuses, shares a buffer) are visible and
- * any change to them shows up here. The compile time at the end of the summary is cut. */
+ * any change to them shows up here; and of tests/dis/grad.tsl, a gradient's graph (attributes
+ * the backward pass set, registers an epilogue writes besides its result). The compile time
+ * at the end of the summary is cut. */
 static char *dis_of_last(void) {
     char *text = NULL;
     size_t len = 0;
@@ -275,19 +277,26 @@ static char *read_file(const char *path) {
     return buf;
 }
 
-static const char *const golden_passes[] = { "all", "-fold", "-cse", "-dce", "-epilogue", "-fuse", "-mem" };
+static const struct {
+    const char *script, *pass;
+} golden[] = {
+    { "passes", "all" }, { "passes", "-fold" }, { "passes", "-cse" }, { "passes", "-dce" },
+    { "passes", "-epilogue" }, { "passes", "-fuse" }, { "passes", "-mem" }, { "grad", "all" },
+};
 
-START_TEST(vm_golden_dis_per_pass) {
-    const char *pass = golden_passes[_i];
+START_TEST(vm_golden_dis) {
+    const char *script = golden[_i].script, *pass = golden[_i].pass;
     if (strcmp(pass, "all")) setenv("TSL_OPT", pass, 1);
-    char *src = read_file("tests/dis/passes.tsl");
-    ck_assert_msg(src != NULL, "tests/dis/passes.tsl not found (run from the repository root)");
+    char path[64];
+    snprintf(path, sizeof path, "tests/dis/%s.tsl", script);
+    char *src = read_file(path);
+    ck_assert_msg(src != NULL, "%s not found (run from the repository root)", path);
     char *prog = strdup(src);
-    *strstr(prog, "dis()") = 0;   /* run the block; the test prints the graph itself */
+    strstr(prog, "\ndis(")[1] = 0;   /* run the code; the test prints the graph itself */
     ck_assert_int_eq(run(prog), 0);
     free(prog);
-    char *got = dis_of_last(), path[64];
-    snprintf(path, sizeof path, "tests/dis/passes.%s.out", pass);
+    char *got = dis_of_last();
+    snprintf(path, sizeof path, "tests/dis/%s.%s.out", script, pass);
     char *want = read_file(path);
     ck_assert_msg(want != NULL, "%s not found", path);
     ck_assert_msg(!strcmp(got, want), "dis with TSL_OPT=%s differs from %s:\n%s", pass, path, got);
@@ -313,7 +322,7 @@ Suite *vm_suite(void) {
     tcase_add_test(tc, vm_no_allocation_in_steady_state);
     tcase_add_test(tc, vm_training_step_allocates_nothing);
     tcase_add_test(tc, vm_loop_invariant_transpose_hoisted);
-    tcase_add_loop_test(tc, vm_golden_dis_per_pass, 0, (int)(sizeof golden_passes / sizeof golden_passes[0]));
+    tcase_add_loop_test(tc, vm_golden_dis, 0, (int)(sizeof golden / sizeof golden[0]));
     suite_add_tcase(s, tc);
     return s;
 }
