@@ -189,10 +189,6 @@ static bool list_operands(Interp *I, const char *fname, Operands *o, Value v) {
     return true;
 }
 
-/* Operands that stay numbers: the elementwise families and the number parameters. */
-static bool weak_numbers(const OpDef *d, ParamType t) {
-    return t == P_N || (d->flags & F_WEAK) || d->kind == K_UNARY || d->kind == K_BINARY || d->kind == K_COMPARE;
-}
 
 bool opargs_check_operand(Interp *I, OpCode op, int p, Value v) {
     const OpDef *d = op_def(op);
@@ -223,7 +219,7 @@ static bool bind_call(Interp *I, OpCode op, CallArgs *a, Operands *o, OpAttrs *a
                 continue;
             }
             if (!opargs_check_operand(I, op, p, v)) return false;
-            if (!operand_of(I, o, v, weak_numbers(d, pp->type))) return false;
+            if (!operand_of(I, o, v, op_param_takes_number(d, pp->type))) return false;
         } else if (!opargs_attr(I, op, p, v, at)) {
             return false;
         }

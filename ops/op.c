@@ -39,7 +39,9 @@ static const struct { const char *name; ParamType type; } param_types[] = {
 
 const char *const redop_names[4] = { "sum", "mean", "max", "min" };
 
-static bool is_operand(ParamType t) { return t <= P_N; }
+bool op_param_takes_number(const OpDef *d, ParamType t) {
+    return t == P_N || (d->flags & F_WEAK) || d->kind == K_UNARY || d->kind == K_BINARY || d->kind == K_COMPARE;
+}
 
 static void table_abort(const OpDef *d, const char *why) {
     fprintf(stderr, "tsl: ops.def: row '%s': %s\n", d->name, why);
@@ -71,7 +73,7 @@ static void parse_param(OpDef *d, const char *text, size_t len, int *nint, int *
         if (r == 4) table_abort(d, "unknown redop default");
         p->default_num = r;
     }
-    if (is_operand(p->type)) p->slot = d->noperands++;
+    if (op_param_is_operand(p->type)) p->slot = d->noperands++;
     else if (p->type == P_INT || p->type == P_REDOP) p->slot = (*nint)++;
     else if (p->type == P_F) p->slot = (*nf)++;
     if (*nint > 3 || *nf > 3) table_abort(d, "more than 3 int or f parameters");

@@ -80,6 +80,13 @@ extern OpDef op_info[OP__COUNT];
  * malformed table row (a programming error, caught by the first test run). */
 void op_table_init(void);
 const OpDef *op_def(OpCode op);
+/* Whether parameter type t is an operand (T, T?, Ts, N), not an attribute. */
+static inline bool op_param_is_operand(ParamType t) { return t <= P_N; }
+/* Whether a number operand stays a number (a weak scalar, spec section 5) for parameter type
+ * t of op d: number parameters, the elementwise families and F_WEAK ops. Elsewhere a number
+ * becomes a 0-d tensor first (eager and the static compiler alike), and kernels read a
+ * tensor there. */
+bool op_param_takes_number(const OpDef *d, ParamType t);
 /* The op with this built-in name (F_SYNTAX ops have none), or OP__COUNT. */
 OpCode op_by_name(const char *name);
 /* The op an operator symbol stands for with `nin` operands ("-" is NEG or SUB), or OP__COUNT. */

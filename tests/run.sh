@@ -733,6 +733,18 @@ for m in cut none; do
     $TSL run "$tmp/run/$m.tslg" --in "$tmp/run/x.npy" >/dev/null 2>"$tmp/err"; rc=$?
     if [ $rc -eq 1 ] && grep -q "^tsl: error: .*$m.tslg" "$tmp/err" && sanitized; then ok; else bad "tsl run, $m.tslg: exit $rc, $(head -2 "$tmp/err")"; fi
 done
+# load(), tsl run's model and its --in files refuse a FIFO (it would block) and /dev/zero (read
+# without end) as every reader does, through io_open_regular (issue 24)
+for c in "$tmp/fifo.tsl|--in $tmp/run/x.npy --in $tmp/run/a.npy" "/dev/zero|--in $tmp/run/x.npy --in $tmp/run/a.npy" \
+         "$tmp/run/f.tslg|--in $tmp/fifo.tsl --in $tmp/run/a.npy" "$tmp/run/f.tslg|--in $tmp/run/x.npy --in /dev/zero"; do
+    model=${c%%|*}; flags=${c#*|}
+    timeout 5 $TSL run "$model" $flags >/dev/null 2>"$tmp/err"; rc=$?
+    if [ $rc -eq 1 ] && grep -q "^tsl: error: .*is not a regular file" "$tmp/err" && sanitized; then ok
+    else bad "tsl run $model $flags: exit $rc, $(head -2 "$tmp/err")"; fi
+done
+timeout 5 $TSL -e "g = load(\"$tmp/fifo.tsl\")" >/dev/null 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && grep -q "^<string>:1:5: error: load(): .* is not a regular file" "$tmp/err" && sanitized; then ok
+else bad "load() of a FIFO: exit $rc: $(head -1 "$tmp/err")"; fi
 if $TSL --help | grep -q '^ *tsl run MODEL.tslg'; then ok; else bad "tsl --help does not list tsl run"; fi
 # the graph's signature (issue 24): help() of a loaded graph and `tsl run MODEL --help` print the
 # same text (model_signature); f(x, m) returns [tanh(x @ w) * m.a, sum(x, axis=1)] with x [2, 4]

@@ -243,7 +243,7 @@ static bool tensor_operand(Comp *c, OpCode op, int p, AVal *v) {
         cc_error_at(c, c->loc, "%s", c->I->err_msg);
         return false;
     }
-    bool weak = t == P_N || (d->flags & F_WEAK) || d->kind == K_UNARY || d->kind == K_BINARY || d->kind == K_COMPARE;
+    bool weak = op_param_takes_number(d, t);
     if (v->kind == AV_NUM) {
         if (!weak) *v = number_tensor(c, *v, v->is_bool ? DT_BOOL : DT_F32);
         return true;

@@ -103,7 +103,9 @@ static const char *get_str(Load *L) {
     return L->strs[i];
 }
 
-static bool get_shape(Load *L, Shape *s) {
+/* A shape whose dimensions are at least `lowest`: 0 for a tensor's, -1 for the shape
+ * attribute of an op whose signature allows one inferred dimension (reshape's shape-). */
+static bool get_dims(Load *L, Shape *s, int64_t lowest) {
     uint8_t nd = wire_get_u8(&L->r);
     if (nd > TSL_MAX_RANK) return load_fail(L, "corrupt graph file: a shape of rank %u in the %s section", nd, L->where);
     s->ndim = nd;
@@ -111,12 +113,14 @@ static bool get_shape(Load *L, Shape *s) {
     for (int d = 0; d < nd; d++) {
         s->d[d] = wire_get_i64(&L->r);
         if (!read_ok(L)) return false;
-        if (s->d[d] < 0 || (s->d[d] > 0 && count > INT64_MAX / 8 / s->d[d]))
+        if (s->d[d] < lowest || (s->d[d] > 0 && count > INT64_MAX / 8 / s->d[d]))
             return load_fail(L, "corrupt graph file: a shape dimension of %lld in the %s section", (long long)s->d[d], L->where);
-        count *= s->d[d];
+        if (s->d[d] >= 0) count *= s->d[d];   /* an inferred -1 counts as nothing yet */
     }
     return read_ok(L);
 }
+
+static bool get_shape(Load *L, Shape *s) { return get_dims(L, s, 0); }
 
 static bool get_dtype(Load *L, int x, DType *dt) {
     if (x < 0 || x > DT_F64) return load_fail(L, "corrupt graph file: dtype %d in the %s section", x, L->where);
@@ -418,7 +422,34 @@ static bool read_opnd(Load *L, Opnd *o, int depth) {
 
 /* ---------- instructions ---------- */
 
-static bool read_attrs(Load *L, OpAttrs *a) {
+/* Every attribute the op's signature (ops/ops.def) types, in the domain the compiler's
+ * conversion (lang/opargs.c, opargs_attr) gives it. The enum attributes (a redop, a dtype)
+ * index tables wherever they are read (redop_names, the dtype sizes), inference included,
+ * so they are range-checked here, once, from the table, for every op that has one; shapes,
+ * axes and numbers op_infer then checks against the operands, as the compiler did. */
+static bool attrs_in_domain(Load *L, const OpDef *def, const OpAttrs *a) {
+    for (int p = 0; p < def->nparams; p++) {
+        const OpParam *pp = &def->params[p];
+        int64_t x = pp->type == P_REDOP ? a->i[pp->slot] : pp->type == P_DTYPE ? a->dtype : 0;
+        bool ok = pp->type == P_REDOP ? x >= 0 && x < (int64_t)(sizeof redop_names / sizeof *redop_names)
+                : pp->type == P_DTYPE ? x >= -1 && x <= DT_F64
+                : true;
+        if (!ok) return load_fail(L, "corrupt graph file: %s() with %s %lld", def->name, pp->name, (long long)x);
+    }
+    return true;
+}
+
+/* The shape attribute's dimensions are non-negative, or -1 where the signature says shape-
+ * (or where no op says: a folded op's dropped attributes). */
+static int64_t shape_attr_lowest(const OpDef *def) {
+    for (int p = 0; def && p < def->nparams; p++)
+        if (def->params[p].type == P_SHAPE_M1) return -1;
+    return def ? 0 : -1;
+}
+
+/* The attributes of op (OP__COUNT: of an instruction that is no op, checked only as fields). */
+static bool read_attrs(Load *L, OpCode op, OpAttrs *a) {
+    const OpDef *def = op < OP__COUNT ? op_def(op) : NULL;
     memset(a, 0, sizeof *a);
     Reader *r = &L->r;
     a->given = wire_get_u32(r);
@@ -429,7 +460,7 @@ static bool read_attrs(Load *L, OpAttrs *a) {
     a->flag = wire_get_u8(r) != 0;
     for (int k = 0; k < 3; k++) a->i[k] = wire_get_i64(r);
     for (int k = 0; k < 3; k++) a->f[k] = wire_get_f64(r);
-    if (!get_shape(L, &a->shape)) return false;
+    if (!get_dims(L, &a->shape, shape_attr_lowest(def))) return false;
     a->npairs = wire_get_i32(r);
     if (a->npairs < 0 || a->npairs > TSL_MAX_RANK) return load_fail(L, "corrupt graph file: %d pairs", a->npairs);
     for (int k = 0; k < a->npairs; k++) {
@@ -437,10 +468,9 @@ static bool read_attrs(Load *L, OpAttrs *a) {
         a->pairs[k][1] = wire_get_i64(r);
     }
     a->dtype = wire_get_i32(r);
-    if (a->dtype < -1 || a->dtype > DT_F64) return load_fail(L, "corrupt graph file: dtype %d", a->dtype);
     for (int k = 0; k < a->naxes; k++)
         if (a->axes[k] < -TSL_MAX_RANK || a->axes[k] >= TSL_MAX_RANK) return load_fail(L, "corrupt graph file: axis %d", a->axes[k]);
-    return read_ok(L);
+    return read_ok(L) && (!def || attrs_in_domain(L, def, a));
 }
 
 static bool read_index_item(Load *L, IndexItem *it) {
@@ -499,8 +529,14 @@ static bool read_ins_arrays(Load *L, Ins *in) {
         return load_fail(L, "corrupt graph file: key %d", key);
     }
     if (wire_get_u8(r)) {
+        /* an op's attributes, checked by its signature; earlier builds also wrote those of an op
+         * that constant folding made a tconst: read, then dropped (nothing reads them) */
         in->attrs = mem_alloc(sizeof(OpAttrs));
-        if (!read_attrs(L, in->attrs)) return false;
+        if (!read_attrs(L, in->op == I_OP ? (OpCode)in->aux : OP__COUNT, in->attrs)) return false;
+        if (in->op != I_OP) {
+            mem_free(in->attrs);
+            in->attrs = NULL;
+        }
     }
     uint32_t nsteps = wire_count(r, 21, MAX_STEPS);
     if (!read_ok(L)) return false;

@@ -157,10 +157,13 @@ Model *model_load_bytes(const void *data, size_t n, const char *name, char *err,
     return gf ? model_from_graphfile(gf, name) : NULL;
 }
 
+/* Through io_open_regular, as scripts, modules, load_npy, load_csv and read_text are read:
+ * /dev/zero, a FIFO or a directory is refused before a byte is read, never read without
+ * end or waited on. */
 Model *model_load_file(const char *path, char *err, size_t errlen) {
-    FILE *f = fopen(path, "rb");
+    FILE *f = io_open_regular(path, NULL, 0);
     if (!f) {
-        snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        snprintf(err, errlen, "%s", op_error());
         return NULL;
     }
     size_t n = 0;

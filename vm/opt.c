@@ -401,7 +401,9 @@ static int pass_fold(Graph *g) {
         in->aux = g->nconsts++;
         in->a = in->b = in->c = -1;
         mem_free(in->args);
+        mem_free(in->attrs);   /* a tconst has none (a graph file would carry them) */
         in->args = NULL;
+        in->attrs = NULL;
         in->nargs = 0;
         in->nres = 0;
         kof[in->dst] = in->aux;

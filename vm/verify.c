@@ -52,6 +52,30 @@ static bool verify_index(Load *L, Ins *in) {
            load_fail(L, "corrupt graph file: an index's result register has the wrong type");
 }
 
+/* Each operand of an OP against its parameter in the op's signature (ops/ops.def), for
+ * every op alike: a register that exists; absent (-1) only for an optional tensor (T?); a
+ * number register only where the op takes numbers as numbers (op_param_takes_number).
+ * Elsewhere the compiler makes a number a 0-d tensor first, and the VM hands the kernel the
+ * register's tensor, which a number register does not have. */
+static bool operands_fit_signature(Load *L, const Ins *in, const OpDef *def) {
+    Graph *g = L->gf->g;
+    for (int p = 0, k = 0; p < def->nparams; p++) {
+        ParamType t = def->params[p].type;
+        if (!op_param_is_operand(t)) continue;
+        int take = t == P_TS ? in->nargs - (def->noperands - 1) : 1;
+        for (int j = 0; j < take && k < in->nargs; j++, k++) {
+            int r = in->args[k];
+            if (r == -1 && t == P_TOPT) continue;
+            if (r == -1) return load_fail(L, "corrupt graph file: '%s' lacks operand %d", def->name, k);
+            if (r < 0 || r >= g->nregs) return load_fail(L, "corrupt graph file: '%s' reads register %d", def->name, r);
+            if (g->regs[r].kind == R_NUM && !op_param_takes_number(def, t))
+                return load_fail(L, "corrupt graph file: '%s' operand %d is a number register where the op takes a tensor",
+                                 def->name, k);
+        }
+    }
+    return true;
+}
+
 /* An OP: its operands' kinds and count, and its results' dtypes and shapes by inference. */
 static bool verify_op(Load *L, Ins *in) {
     Graph *g = L->gf->g;
@@ -64,20 +88,12 @@ static bool verify_op(Load *L, Ins *in) {
         in->nargs > 4096)
         return load_fail(L, "corrupt graph file: '%s' with %d operands", def->name, in->nargs);
     if (in->nres != def->nout || in->res[0] != in->dst) return load_fail(L, "corrupt graph file: '%s' with %d results", def->name, in->nres);
-    /* an operand may be absent (-1) only where the signature has an optional tensor */
-    for (int p = 0, k = 0; p < def->nparams; p++) {
-        ParamType t = def->params[p].type;
-        if (t != P_T && t != P_TOPT && t != P_TS && t != P_N) continue;
-        int take = t == P_TS ? in->nargs - (def->noperands - 1) : 1;
-        for (int j = 0; j < take && k < in->nargs; j++, k++)
-            if (in->args[k] == -1 && t != P_TOPT) return load_fail(L, "corrupt graph file: '%s' lacks operand %d", def->name, k);
-    }
+    if (!operands_fit_signature(L, in, def)) return false;
     OpArg *args = mem_calloc((size_t)in->nargs + 1, sizeof(OpArg));
     bool ok = true;
-    for (int k = 0; k < in->nargs && ok; k++) {
+    for (int k = 0; k < in->nargs; k++) {
         int r = in->args[k];
         if (r == -1) args[k].kind = ARG_NONE;
-        else if (r < 0 || r >= g->nregs) ok = load_fail(L, "corrupt graph file: '%s' reads register %d", def->name, r);
         else if (g->regs[r].kind == R_NUM) args[k] = op_arg_num(0, g->regs[r].is_bool);
         else args[k] = op_arg_meta(g->regs[r].dtype, &g->regs[r].shape);
     }
@@ -94,30 +110,52 @@ static bool verify_op(Load *L, Ins *in) {
     return ok;
 }
 
+/* An outside register a fused step reads: what vm/opt.c's fusable() lets into a group, a
+ * tensor of the group's dtype whose elements lie as the group's do (its shape broadcasts
+ * to the group's without growing), so the chain walks it element for element. */
+static bool fused_input_ok(Load *L, int reg, const RegInfo *d) {
+    if (!load_is_reg(L, reg, R_TENSOR)) return false;
+    const RegInfo *o = &L->gf->g->regs[reg];
+    Shape bs;
+    return o->dtype == d->dtype && shape_count(&o->shape) == shape_count(&d->shape) &&
+           !shape_broadcast(&o->shape, &d->shape, &bs, "fuse") && shape_equal(&bs, &d->shape);
+}
+
+/* A FUSED group, held to what the fusion pass (vm/opt.c, pass_fuse) emits: at least two
+ * elementwise steps of F_FUSE ops, not comparisons, over one float dtype and shape with at
+ * least one element (the chain kernels are f32 and f64 only); step k keeps its result in
+ * temporary k or writes a register of the group's type, the last step the group's own; a
+ * step reads temporaries of earlier steps that kept theirs, registers fused_input_ok
+ * accepts, and a binary step one operand or one number besides its first. */
 static bool verify_fused(Load *L, Ins *in) {
     Graph *g = L->gf->g;
     if (!load_want_reg(L, in->dst, R_TENSOR, "a fused group's")) return false;
     const RegInfo *d = &g->regs[in->dst];
-    if (in->nsteps < 1 || in->nsteps > MAX_STEPS) return load_fail(L, "corrupt graph file: a fused group of %d steps", in->nsteps);
+    if (!dtype_is_float(d->dtype) || shape_count(&d->shape) < 1)
+        return load_fail(L, "corrupt graph file: a fused group of %lld %s elements", (long long)shape_count(&d->shape),
+                         dtype_name(d->dtype));
+    if (in->nsteps < 2 || in->nsteps > MAX_STEPS) return load_fail(L, "corrupt graph file: a fused group of %d steps", in->nsteps);
+    if (in->steps[in->nsteps - 1].dst != -in->dst - 1) return load_fail(L, "corrupt graph file: a fused group's last step");
     for (int k = 0; k < in->nsteps; k++) {
         FusedStep *s = &in->steps[k];
         const OpDef *def = op_def(s->op);
         if (!(def->flags & F_FUSE) || (def->kind != K_UNARY && def->kind != K_BINARY))
             return load_fail(L, "corrupt graph file: '%s' in a fused group", def->name);
-        int refs[3] = { s->dst, s->a, s->b };
-        for (int q = 0; q < 3; q++) {
-            int x = refs[q];
-            if (q == 2 && x == FUSED_NONE) continue;
-            int ext = x < 0 && x > INT32_MIN ? -x - 1 : -1;   /* an external register -(r+1) */
-            /* the VM walks every operand linearly over the group's element count */
-            if (x >= 0 ? (q == 0 ? x >= in->nsteps : x >= k)
-                       : !(load_is_reg(L, ext, R_TENSOR) && g->regs[ext].dtype == d->dtype &&
-                           shape_count(&g->regs[ext].shape) == shape_count(&d->shape)))
-                return load_fail(L, "corrupt graph file: step %d of a fused group refers to %d", k, x);
+        bool dst_ok = s->dst >= 0 ? s->dst == k
+                                  : s->dst > INT32_MIN && load_is_reg(L, -s->dst - 1, R_TENSOR) &&
+                                        load_same_type(&g->regs[-s->dst - 1], d);
+        int reads[2] = { s->a, s->b };
+        bool reads_ok = true;
+        for (int q = 0; q < 2 && reads_ok; q++) {
+            int x = reads[q];
+            if (q == 1 && x == FUSED_NONE) continue;
+            reads_ok = x >= 0 ? x < k && in->steps[x].dst == x : x > INT32_MIN && fused_input_ok(L, -x - 1, d);
         }
-        if (def->kind == K_UNARY ? s->b != FUSED_NONE || s->scalar_reg >= 0 : s->scalar_reg < -1)
-            return load_fail(L, "corrupt graph file: step %d of a fused group has the wrong operands", k);
-        if (s->scalar_reg >= 0 && (!load_is_reg(L, s->scalar_reg, R_NUM) || (d->dtype != DT_F32 && d->dtype != DT_F64)))
+        if (!dst_ok || !reads_ok) return load_fail(L, "corrupt graph file: step %d of a fused group refers to the wrong operands", k);
+        bool operands_ok = def->kind == K_UNARY ? s->b == FUSED_NONE && s->scalar_reg == -1
+                                                : s->scalar_reg >= -1 && (s->scalar_reg >= 0) == (s->b == FUSED_NONE);
+        if (!operands_ok) return load_fail(L, "corrupt graph file: step %d of a fused group has the wrong operands", k);
+        if (s->scalar_reg >= 0 && !load_is_reg(L, s->scalar_reg, R_NUM))
             return load_fail(L, "corrupt graph file: step %d of a fused group reads scalar %d", k, s->scalar_reg);
     }
     return true;

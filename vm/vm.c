@@ -291,9 +291,12 @@ static int fused_part(void *ud, int64_t part, int slot) {
 
 /* A step's operand x (a step's temporary, or an outside register -(r+1)) into *g. */
 static void fused_arg(VmRegs *r, int x, ChainArg *g) {
+    const Tensor *t = x >= 0 ? NULL : r->ten[-x - 1];
     g->kind = x >= 0 ? CHAIN_TEMP : CHAIN_ARRAY;
     g->temp = x;
-    g->data = x >= 0 ? NULL : r->ten[-x - 1]->data;
+    g->data = t ? t->data : NULL;
+    g->dtype = t ? t->dtype : DT_F32;
+    g->n = t ? t->size : 0;   /* the chain checks both against its own */
 }
 
 /* The group's steps over n elements as the chain runs them, into cs; a number operand is
@@ -309,7 +312,15 @@ static void fused_chain(VmRegs *r, const Ins *in, DType dt, int64_t n, ChainStep
         c->pair_next = c->fetch_next = false;
         c->temp = st->dst;   /* >= 0: a temporary; else the register's tensor */
         c->out = NULL;
-        if (st->dst < 0) c->temp = -1, c->out = r->ten[-st->dst - 1]->data;
+        c->out_dtype = dt;
+        c->out_n = 0;
+        if (st->dst < 0) {
+            const Tensor *o = r->ten[-st->dst - 1];
+            c->temp = -1;
+            c->out = o->data;
+            c->out_dtype = o->dtype;
+            c->out_n = o->size;
+        }
         fused_arg(r, st->a, &c->in[0]);
         if (st->scalar_reg < 0) {
             c->nin = st->b == FUSED_NONE ? 1 : 2;
@@ -324,6 +335,7 @@ static void fused_chain(VmRegs *r, const Ins *in, DType dt, int64_t n, ChainStep
         x->kind = CHAIN_SCALAR;
         x->temp = -1;
         x->data = &num[k];
+        x->dtype = dt;
     }
     if (n > chain_block(dt)) cpu_chain_plan(cs, in->nsteps);
 }

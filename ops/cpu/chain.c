@@ -62,8 +62,45 @@ void cpu_chain_plan(ChainStep *steps, int n) {
     }
 }
 
+/* Whether an operand the chain reads over [0, end) is there: a temporary of the chain, an
+ * array of the chain's dtype holding at least end elements, or one value of that dtype. */
+static bool arg_fits(const ChainArg *a, int n, DType dt, int64_t end) {
+    switch (a->kind) {
+    case CHAIN_TEMP: return a->temp >= 0 && a->temp < n;
+    case CHAIN_ARRAY: return a->data && a->dtype == dt && a->n >= end;
+    case CHAIN_SCALAR: return a->data && a->dtype == dt;
+    default: return false;
+    }
+}
+
+/* The steps against the chain before a block runs: the blocks, temporaries and element
+ * strides are sized for f32 or f64 (chain_block, chain512.c's lanes), and the VM builds the
+ * steps from a graph, which may have come from a file. Nothing is trusted. */
+static int chain_check(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end) {
+    if (dt != DT_F32 && dt != DT_F64) {
+        op_fail("a fused chain of %s elements (chains are f32 or f64)", dtype_name(dt));
+        return -1;
+    }
+    if (begin < 0 || begin > end) {
+        op_fail("a fused chain over elements [%lld, %lld)", (long long)begin, (long long)end);
+        return -1;
+    }
+    for (int k = 0; k < n; k++) {
+        const ChainStep *s = &steps[k];
+        bool ok = (s->nin == 1 || s->nin == 2) && arg_fits(&s->in[0], n, dt, end) &&
+                  (s->nin == 1 || arg_fits(&s->in[1], n, dt, end));
+        ChainArg out = { s->temp >= 0 ? CHAIN_TEMP : CHAIN_ARRAY, s->temp, s->out, s->out_dtype, s->out_n };
+        if (!ok || !arg_fits(&out, n, dt, end)) {
+            op_fail("step %d of a fused %s chain does not fit its %lld elements", k, dtype_name(dt), (long long)end);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int cpu_chain_run(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end,
                   void *scratch) {
+    if (chain_check(steps, n, dt, begin, end)) return -1;
     bool wide = cpu_has_avx512();
     int64_t block = chain_block(dt);
     for (int64_t at = begin; at < end; at += block) {

@@ -28,23 +28,29 @@
 static inline int64_t chain_block(DType dt) { return CHAIN_BYTES / (int64_t)dtype_size(dt); }
 
 /* An operand: a temporary of the chain, a contiguous array (element 0 of the whole range),
- * or one value (in the chain's dtype) broadcast to every element. */
+ * or one value (in the chain's dtype) broadcast to every element. An array and a value say
+ * their dtype and an array how many elements it holds: cpu_chain_run checks them against
+ * the chain's dtype and range before it reads anything (the steps may come from a file). */
 typedef enum { CHAIN_TEMP, CHAIN_ARRAY, CHAIN_SCALAR } ChainArgKind;
 typedef struct {
     ChainArgKind kind;
     int temp;         /* CHAIN_TEMP */
     const void *data; /* CHAIN_ARRAY, CHAIN_SCALAR */
+    DType dtype;      /* CHAIN_ARRAY, CHAIN_SCALAR */
+    int64_t n;        /* CHAIN_ARRAY: elements at data */
 } ChainArg;
 
 /* One step: result := op(in[0]) or op(in[0], in[1]), into temporary `temp` (in [0, n) for a
  * chain of n steps; one step writes each), or into the array `out` (element 0 of the whole
- * range) when temp < 0. */
+ * range; out_dtype elements, out_n of them) when temp < 0. */
 typedef struct {
     OpCode op;
     int nin;
     ChainArg in[2];
     int temp;
     void *out;
+    DType out_dtype;
+    int64_t out_n;
     bool pair_next;  /* cpu_chain_plan: computed with the next step in one pass */
     bool fetch_next; /* cpu_chain_plan: asks for the next block's lines while it computes */
 } ChainStep;
@@ -59,8 +65,11 @@ void cpu_chain_plan(ChainStep *steps, int n);
 bool cpu_chain_math_op(OpCode op);
 
 /* Elements [begin, end) of the chain's arrays through its n steps, in dtype dt (f32 or f64).
- * scratch holds n * CHAIN_BYTES bytes for the temporaries. Allocates nothing and
- * sets no error for float ops (safe on a pool worker): 0, or a kernel's non-zero status. */
+ * scratch holds n * CHAIN_BYTES bytes for the temporaries. Allocates nothing (safe on a pool
+ * worker): 0, a kernel's non-zero status, or -1 with the error set when the steps do not
+ * fit the chain (a dtype other than f32 or f64, an array of another dtype or shorter than
+ * end, a temporary outside [0, n), a step of other than 1 or 2 operands): nothing is read
+ * or written then. */
 int cpu_chain_run(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end,
                   void *scratch);
 

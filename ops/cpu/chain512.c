@@ -313,7 +313,7 @@ static const char *arg_at(const ChainArg *g, char *scratch, size_t esz, int64_t 
 /* Steps s and s + 1 of a pair over one block (their temporaries and arrays at `at`). */
 static void run_pair(const ChainStep *s, DType dt, int64_t at, int64_t len, char *scratch) {
     const ChainStep *s2 = s + 1;
-    size_t esz = dt == DT_F32 ? 4 : 8;
+    size_t esz = dtype_size(dt);
     bool left =
         s2->in[0].kind == CHAIN_TEMP && s2->in[0].temp == s->temp; /* s's result is s2's left */
     int64_t sa, sb, sc;
@@ -347,7 +347,7 @@ static void next_lines(const ChainStep *steps, int n, size_t esz, int64_t at, in
 
 int cpu_chain_block512(const ChainStep *steps, int n, DType dt, int64_t at, int64_t len,
                        void *scratch) {
-    size_t esz = dt == DT_F32 ? 4 : 8;
+    size_t esz = dtype_size(dt);
     for (int k = 0; k < n; k++) {
         const ChainStep *s = &steps[k];
         if (s->pair_next) { /* this step and the next in one pass (cpu_chain_plan) */

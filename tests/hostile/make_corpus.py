@@ -296,6 +296,11 @@ number_cases = [
     ("io_csv_dev_zero", "not a regular file", 'x = load_csv("/dev/zero")\n'),
     ("io_npy_dev_zero", "not a regular file", 'x = load_npy("/dev/zero")\n'),
 ]
+# issue 24: load() reads a graph file through the same helper (tests/run.sh: FIFOs, tsl run)
+number_cases += [
+    ("io_load_dev_zero", "not a regular file", 'g = load("/dev/zero")\n'),
+    ("io_read_text_dev_zero", "not a regular file", 'x = read_text("/dev/zero")\n'),
+]
 for name, expect, body in number_cases:
     case(name, expect, body)
 

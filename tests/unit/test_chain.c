@@ -71,14 +71,18 @@ static void arrays_free(Arrays *a) {
     for (int k = 0; k < 9; k++) mem_free(all[k]);
 }
 
-static ChainArg temp(int k) { return (ChainArg){CHAIN_TEMP, k, NULL}; }
-static ChainArg array(const void *p) { return (ChainArg){CHAIN_ARRAY, -1, p}; }
-static ChainArg scalar(const void *p) { return (ChainArg){CHAIN_SCALAR, -1, p}; }
+/* The dtype and length of the arrays the steps built next name (the chain checks them). */
+static DType cur_dt;
+static int64_t cur_n;
+static void extent(DType dt, int64_t n) { cur_dt = dt, cur_n = n; }
+static ChainArg temp(int k) { return (ChainArg){CHAIN_TEMP, k, NULL, cur_dt, 0}; }
+static ChainArg array(const void *p) { return (ChainArg){CHAIN_ARRAY, -1, p, cur_dt, cur_n}; }
+static ChainArg scalar(const void *p) { return (ChainArg){CHAIN_SCALAR, -1, p, cur_dt, 0}; }
 static ChainStep step1(OpCode op, ChainArg a, int t, void *out) {
-    return (ChainStep){op, 1, {a, a}, t, out, false, false};
+    return (ChainStep){op, 1, {a, a}, t, out, cur_dt, out ? cur_n : 0, false, false};
 }
 static ChainStep step2(OpCode op, ChainArg a, ChainArg b, int t, void *out) {
-    return (ChainStep){op, 2, {a, b}, t, out, false, false};
+    return (ChainStep){op, 2, {a, b}, t, out, cur_dt, out ? cur_n : 0, false, false};
 }
 
 /* The ways a chain runs: the processor's path (AVX-512 here when it has it) over [0, n) and
@@ -140,6 +144,7 @@ static int fusable_count(void) {
 static void check_unary(OpCode op, DType dt, int64_t n) {
     Arrays a;
     arrays_init(&a, dt, n, (uint32_t)(op * 131 + n));
+    extent(dt, n);
     ChainStep s[4] = {
         step1(op, array(a.x), 0, NULL),
         step2(OP_ADD, temp(0), array(a.y), 1, NULL),
@@ -170,6 +175,7 @@ static void check_binary(OpCode op, DType dt, int64_t n, int which) {
     const void *pd = dt == DT_F32 ? (const void *)&df : (const void *)&d;
     Arrays a;
     arrays_init(&a, dt, n, (uint32_t)(op * 17 + n));
+    extent(dt, n);
     ChainStep s[5] = {
         step2(op, array(a.x), array(a.y), 0, NULL),       step2(op, temp(0), scalar(pc), 1, NULL),
         step2(op, scalar(pd), temp(1), 2, NULL),          step2(op, temp(2), temp(0), -1, a.out1),
@@ -223,6 +229,7 @@ START_TEST(chain_pairs_match_kernels) {
                        *pd = d ? (const void *)&dd : (const void *)&df;
             Arrays a;
             arrays_init(&a, dt, n, (uint32_t)(_i * 29 + n));
+            extent(dt, n);
             ChainStep s[4] = {
                 step2(op1, array(a.x), array(a.y), 0, NULL),
                 left ? step2(op2, temp(0), scalar(pc), -1, a.out1)
@@ -330,6 +337,7 @@ START_TEST(chain_vector_ops_numpy) {
                 x64[i] = nx[i], y64[i] = ny[i], x32[i] = (float)nx[i], y32[i] = (float)ny[i];
             const void *x = d ? (void *)x64 : (void *)x32, *y = d ? (void *)y64 : (void *)y32;
             void *mo = d ? (void *)m : (void *)mf, *ro = d ? (void *)r : (void *)rf;
+            extent(dt, NN);
             ChainStep s[8] = {
                 step2(OP_MAXIMUM, array(x), array(y), -1, mo),
                 step2(OP_DIV, array(x), array(y), 1, NULL),
@@ -359,6 +367,7 @@ END_TEST
 /* relu: max(x, 0) with NaN kept and -0 made +0 (ops.def), from math */
 START_TEST(chain_relu_signs) {
     float x[5] = {-0.0f, 0.0f, NAN, -3.0f, 2.5f}, y[5], scratch[CHAIN_BYTES / 4];
+    extent(DT_F32, 5);
     ChainStep s[1] = {step1(OP_RELU, array(x), -1, y)};
     for (int way = 0; way < 2; way++) {
         vm_force_avx2(way);
@@ -418,6 +427,43 @@ START_TEST(chain_long_f32_arrays_match_one_by_one) {
 }
 END_TEST
 
+/* The chain does not trust its steps (a graph file may have built them): a chain of bool
+ * or i64 elements (its blocks and strides are sized for f32 and f64: a bool chain of 4096
+ * elements walked with an 8-byte stride ran off its arrays), an array of another dtype or
+ * shorter than the range, a temporary outside the chain or a step of 3 operands is an
+ * error, before anything is read or written: the guard bytes after each array stay. */
+START_TEST(chain_refuses_steps_that_do_not_fit) {
+    enum { N = 4096, GUARD = 64 };
+    static double x[N + GUARD], y[N + GUARD];
+    static char scratch[2 * CHAIN_BYTES];
+    for (int way = 0; way < 2; way++) {
+        vm_force_avx2(way);
+        for (int c = 0; c < 7; c++) {
+            memset(x, 0x5a, sizeof x);
+            memset(y, 0x5a, sizeof y);
+            DType dt = c == 0 ? DT_BOOL : c == 1 ? DT_I64 : DT_F32;
+            extent(dt, N);
+            ChainStep s[2] = {step2(OP_ADD, array(x), array(x), 0, NULL), step1(OP_NEG, temp(0), -1, y)};
+            if (c == 2) s[0].in[1].n = N - 1;          /* one element short */
+            if (c == 3) s[0].in[1].dtype = DT_F64;     /* an f64 array in an f32 chain */
+            if (c == 4) s[1].in[0].temp = 2;           /* a temporary past the chain's 2 */
+            if (c == 5) s[1].out_n = N / 2;            /* a result array too short */
+            if (c == 6) s[0].nin = 3;
+            cpu_chain_plan(s, 2);
+            ck_assert_int_eq(cpu_chain_run(s, 2, dt, 0, N, scratch), -1);
+            ck_assert_msg(strstr(op_error(), "fused"), "case %d: %s", c, op_error());
+            for (int i = 0; i < N + GUARD; i++) ck_assert_msg(memcmp(&y[i], &x[i], 8) == 0, "case %d wrote y[%d]", c, i);
+        }
+        vm_force_avx2(0);
+    }
+    extent(DT_F32, 8);   /* and the same steps fitting their arrays run */
+    float a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, b[8];
+    ChainStep s[2] = {step2(OP_ADD, array(a), array(a), 0, NULL), step1(OP_NEG, temp(0), -1, b)};
+    ck_assert_int_eq(cpu_chain_run(s, 2, DT_F32, 0, 8, scratch), 0);
+    for (int i = 0; i < 8; i++) ck_assert(b[i] == -2.0f * (float)(i + 1));
+}
+END_TEST
+
 Suite *chain_suite(void) {
     Suite *s = suite_create("chain");
     TCase *tc = tcase_create("core");
@@ -428,6 +474,7 @@ Suite *chain_suite(void) {
     tcase_add_test(tc, chain_relu_signs);
     tcase_add_test(tc, chain_binary_two_scalars);
     tcase_add_test(tc, chain_long_f32_arrays_match_one_by_one);
+    tcase_add_test(tc, chain_refuses_steps_that_do_not_fit);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -348,6 +348,178 @@ START_TEST(graphfile_epilogue_needs_format_2) {
 }
 END_TEST
 
+/* ---------- crafted files: what the compiler never emits (issue 24) ---------- */
+
+/* The bytes export() writes for `program` (PATH stands for the file's path). */
+static uint8_t *export_bytes(const char *program, size_t *n) {
+    char path[256], code[2048], quoted[272];
+    tmp_file(path, sizeof path, ".tslg");
+    snprintf(quoted, sizeof quoted, "\"%s\"", path);
+    const char *at = strstr(program, "PATH");
+    snprintf(code, sizeof code, "%.*s%s%s", (int)(at - program), program, quoted, at + 4);
+    Interp *J = interp_new();
+    ck_assert_msg(run_in(J, code) == 0, "export failed: %s", J->err_msg);
+    interp_free(J);
+    uint8_t *b = read_all(path, n);
+    unlink(path);
+    return b;
+}
+
+/* A file that differs from an export of `program` only where `mutate` changed its loaded
+ * program (as a hand-made file could), written with a valid checksum; `which` picks among
+ * the changes mutate knows. NULL when mutate finds nothing to change. */
+typedef bool (*Mutate)(Graph *g, int which);
+static uint8_t *crafted(const uint8_t *file_bytes, size_t n, Mutate mutate, int which, size_t *out_n) {
+    char err[512];
+    Source src = { (char *)"<craft>", NULL, NULL, 0, 0, NULL };
+    GraphFile *gf = graphfile_read(file_bytes, n, &src, true, err, sizeof err);
+    ck_assert_msg(gf != NULL, "the export does not load: %s", err);
+    uint8_t *b = NULL;
+    if (mutate(gf->g, which)) {
+        Writer w = { 0 };
+        ck_assert_int_eq(graphfile_write(gf, &w, err, sizeof err), 0);
+        b = w.p;
+        *out_n = w.len;
+    }
+    graphfile_free(gf);
+    return b;
+}
+
+/* The loader refuses b (checksum and all valid) with a message containing `want`. */
+static void refused(uint8_t *b, size_t n, const char *want, const char *what) {
+    char err[512];
+    Source src = { (char *)"<craft>", NULL, NULL, 0, 0, NULL };
+    GraphFile *gf = graphfile_read(b, n, &src, true, err, sizeof err);
+    if (gf) load_and_run(b, n);   /* what accepting it led to (under ASan: the report) */
+    ck_assert_msg(gf == NULL, "%s: loaded", what);
+    ck_assert_msg(strstr(err, want), "%s: refused with '%s', not '%s'", what, err, want);
+    mem_free(b);
+}
+
+/* Every tensor register and tensor guard of g made dtype dt (a graph the compiler would
+ * have typed so for inputs of dt, but for what its instructions then allow). */
+static void retype(Graph *g, DType dt) {
+    for (int r = 0; r < g->nregs; r++)
+        if (g->regs[r].kind == R_TENSOR) g->regs[r].dtype = dt;
+    for (int i = 0; i < g->nguards; i++)
+        if (g->guards[i].kind == G_TENSOR) g->guards[i].dtype = dt;
+}
+
+/* Operand 0 of the which-th op whose first parameter takes no number, given a number
+ * register instead (the graph's number input). */
+static bool number_for_tensor(Graph *g, int which) {
+    int num = -1;
+    for (int r = 0; r < g->nregs && num < 0; r++)
+        if (g->regs[r].kind == R_NUM) num = r;
+    ck_assert_int_ge(num, 0);
+    for (int i = 0; i < g->ncode; i++) {
+        Ins *in = &g->code[i];
+        if (in->op != I_OP || in->nargs < 1) continue;
+        const OpDef *d = op_def((OpCode)in->aux);
+        if (op_param_takes_number(d, d->params[0].type) || which-- > 0) continue;
+        in->args[0] = num;
+        return true;
+    }
+    return false;
+}
+
+/* The graph verifier checks every op's operands against the op table's signature: a number
+ * register where reshape, flatten, expand_dims, squeeze, sum, mean, transpose, tile, pad,
+ * take, astype, cumsum, sort, softmax, ... take a tensor (the VM handed their kernels a NULL
+ * tensor) is refused, one op at a time, for every such op of the program. */
+START_TEST(graphfile_number_register_for_a_tensor) {
+    size_t n, m;
+    uint8_t *file_bytes = export_bytes(
+        "static fn f(x, k) {\n  y = x * k\n"
+        "  return [reshape(y, [6]), flatten(y), expand_dims(y, 0), squeeze(expand_dims(y, 0), axis=0), sum(y, axis=0),\n"
+        "    mean(y), transpose(y), tile(y, [2, 1]), pad(y, [[1, 1], [0, 0]], k), take(y, astype(y > 0, \"i64\")),\n"
+        "    astype(y, \"f64\"), cumsum(y), sort(y), softmax(y), argmax(y), diff(y), broadcast_to(y, [4, 2, 3]),\n"
+        "    concat([y, y]), stack([y, y]), repeat(y, 2), trace(y[:, :2]), inv(y[:, :2]), outer(y, y)]\n}\n"
+        "export(f, [randn([2, 3]), 0.5], PATH)", &n);
+    load_and_run(file_bytes, n);   /* as exported: it loads and runs */
+    int count = 0;
+    for (uint8_t *b; (b = crafted(file_bytes, n, number_for_tensor, count, &m)); count++) {
+        char what[32];
+        snprintf(what, sizeof what, "op %d", count);
+        refused(b, m, "is a number register where the op takes a tensor", what);
+    }
+    ck_assert_int_ge(count, 20);
+    free(file_bytes);
+}
+END_TEST
+
+/* allreduce's op: the which-th of out of range values; with which >= 2 on a bool graph, the
+ * graph the issue showed (the verifier's own inference named redop_names[10^8]). */
+static bool bad_redop(Graph *g, int which) {
+    static const int64_t values[] = { 4, -1, 100000000, 100000000 };
+    if (which >= 4) return false;
+    if (which == 3) retype(g, DT_BOOL);
+    for (int i = 0; i < g->ncode; i++)
+        if (g->code[i].op == I_OP && g->code[i].aux == OP_ALLREDUCE) g->code[i].attrs->i[0] = values[which];
+    return true;
+}
+static bool bad_dtype_attr(Graph *g, int which) {
+    static const int dts[] = { 4, -2, 1 << 30 };
+    if (which >= 3) return false;
+    for (int i = 0; i < g->ncode; i++)
+        if (g->code[i].op == I_OP && g->code[i].aux == OP_ASTYPE) g->code[i].attrs->dtype = dts[which];
+    return true;
+}
+
+/* Every enum attribute (a redop, a dtype) is range-checked when the file is decoded, from
+ * the op table, before any inference reads a table with it. */
+START_TEST(graphfile_enum_attributes_range_checked) {
+    size_t n, m;
+    uint8_t *file_bytes = export_bytes("static fn f(x) { return allreduce(x, op=\"max\") }\nexport(f, [randn([3])], PATH)", &n);
+    load_and_run(file_bytes, n);
+    uint8_t *b;
+    for (int k = 0; (b = crafted(file_bytes, n, bad_redop, k, &m)); k++) refused(b, m, "allreduce() with op ", "redop");
+    free(file_bytes);
+    file_bytes = export_bytes("static fn f(x) { return astype(x, \"i64\") }\nexport(f, [randn([3])], PATH)", &n);
+    for (int k = 0; (b = crafted(file_bytes, n, bad_dtype_attr, k, &m)); k++) refused(b, m, "astype() with dtype ", "dtype");
+    free(file_bytes);
+}
+END_TEST
+
+/* A fused group as the fusion pass never makes it: over bool or i64 (the pass fuses f32 and
+ * f64 only; a bool chain of 4096 elements ran off its arrays with an 8-byte stride, an i64
+ * one gave zeros), or a step reading a temporary no step kept. */
+static bool fused_retyped(Graph *g, int which) {
+    if (which >= 2) return false;
+    retype(g, which ? DT_I64 : DT_BOOL);
+    return true;
+}
+static bool fused_unwritten_temp(Graph *g, int which) {
+    for (int i = 0; i < g->ncode && which == 0; i++)
+        if (g->code[i].op == I_FUSED && g->code[i].steps[0].dst == 0) {
+            g->code[i].steps[0].dst = -g->code[i].dst - 1;   /* step 0 writes the group's register */
+            return true;                                       /* and step 1 still reads temporary 0 */
+        }
+    return false;
+}
+
+START_TEST(graphfile_fused_group_as_the_pass_makes_it) {
+    size_t n, m;
+    uint8_t *file_bytes = export_bytes("static fn f(x, y) { return (x + y) * y - x }\n"
+                                       "export(f, [randn([4096]), randn([4096])], PATH)", &n);
+    char err[512];
+    Source src = { (char *)"<craft>", NULL, NULL, 0, 0, NULL };
+    GraphFile *gf = graphfile_read(file_bytes, n, &src, true, err, sizeof err);
+    ck_assert_ptr_nonnull(gf);
+    bool fused = false;
+    for (int i = 0; i < gf->g->ncode; i++) fused = fused || gf->g->code[i].op == I_FUSED;
+    ck_assert_msg(fused, "the program has no fused group to craft from");
+    graphfile_free(gf);
+    load_and_run(file_bytes, n);
+    uint8_t *b;
+    for (int k = 0; (b = crafted(file_bytes, n, fused_retyped, k, &m)); k++)
+        refused(b, m, k ? "a fused group of 4096 i64 elements" : "a fused group of 4096 bool elements", "fused type");
+    ck_assert_ptr_nonnull(b = crafted(file_bytes, n, fused_unwritten_temp, 0, &m));
+    refused(b, m, "step 1 of a fused group refers to the wrong operands", "unwritten temporary");
+    free(file_bytes);
+}
+END_TEST
+
 Suite *graphfile_suite(void) {
     Suite *s = suite_create("graphfile");
     TCase *t = tcase_create("graphfile");
@@ -363,6 +535,9 @@ Suite *graphfile_suite(void) {
     tcase_add_test(t, graphfile_small_file_huge_claims);
     tcase_add_test(t, graphfile_instruction_codes_are_format_2);
     tcase_add_test(t, graphfile_epilogue_needs_format_2);
+    tcase_add_test(t, graphfile_number_register_for_a_tensor);
+    tcase_add_test(t, graphfile_enum_attributes_range_checked);
+    tcase_add_test(t, graphfile_fused_group_as_the_pass_makes_it);
     suite_add_tcase(s, t);
     return s;
 }
