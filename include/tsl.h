@@ -184,7 +184,8 @@ TSL_API void tsl_world_abort(int status);
  * left): this rank's last exchange with the others, joining the job first under mpirun. TSL_OK
  * when every rank finished too, and at once outside mpirun; TSL_ERROR when a rank still waits
  * in a collective, which stops with an error at its line, and the report in S says which
- * (print it and end with a failure, as for a failed run). Collectives after it are errors. */
+ * (print it and end with a failure, as for a failed run). Under mpirun, collectives after it
+ * are errors. */
 TSL_API tsl_Status tsl_world_finish(tsl_State *S);
 
 /* ---- errors (all borrowed: valid until the next call on S) ---- */

@@ -79,9 +79,21 @@ static int plugin_result(int rc, const char *err) {
     return rc ? -1 : 0;
 }
 
+/* A header is another process's bytes: one from another build of tsl (mpirun can start
+ * different programs) must not be used as an index. */
+static bool call_known(const DistCall *h) {
+    bool op = h->call >= 0 && h->call < OP__COUNT && (op_info[h->call].flags & F_COLL);
+    return op && h->attr >= 0 && (h->call != OP_ALLREDUCE || h->attr <= REDOP_MIN) && h->dtype >= 0 &&
+           h->dtype <= DT_F64 && h->device >= 0 && h->device <= DEV_GPU && h->ndim >= 0 && h->ndim <= TSL_MAX_RANK;
+}
+
 /* "allreduce(op=\"sum\") of f32[2, 3]", " on gpu" when devices are to be named, "barrier()" */
 static const char *call_text(const DistCall *h, bool device, char *buf, size_t n) {
     if (h->call == DIST_BARRIER) return "barrier()";
+    if (!call_known(h)) {
+        snprintf(buf, n, "something this build of tsl does not know (call %lld)", (long long)h->call);
+        return buf;
+    }
     Shape s = { (int)h->ndim, { 0 } };
     for (int k = 0; k < s.ndim; k++) s.d[k] = h->dims[k];
     char sh[400], attr[32] = "";
@@ -110,8 +122,8 @@ static void disagree(const DistCall *mine, const DistCall *theirs, int r) {
                  call_text(mine, device, a, sizeof a), r, call_text(theirs, device, b, sizeof b));
 }
 
-/* 0 when the world can hold an exchange now (one of more than one rank is joined, nothing
- * broke, this rank has not finished), 1 when it is a world of one, else -1. */
+/* 0 when the world can hold an exchange now (the process joined an MPI world, nothing broke,
+ * this rank has not finished), 1 when it is a world of one without MPI, else -1. */
 static int exchange_ready(void) {
     if (dist_start()) return -1;
     if (world.broken[0]) {
