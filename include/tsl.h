@@ -187,8 +187,17 @@ TSL_API void tsl_interrupt_clear(tsl_State *S);
 TSL_API int tsl_world(int *rank, int *size);
 /* Ends every process of the MPI job with status (MPI_Abort), so that the other ranks do not
  * wait forever in a collective for one that failed; the caller reports the error first. Returns
- * at once when the process is not part of a job of more than one. */
+ * at once when the process is not part of a job of more than one, or when the ranks disagreed
+ * in a collective (every rank saw it and stops with its own error: ending normally, each one's
+ * report is printed before mpirun ends the job with a failure). */
 TSL_API void tsl_world_abort(int status);
+/* A host calls it once its run ended without an error (the script's end, exit(0), the REPL
+ * left): this rank's last exchange with the others, joining the job first under mpirun. TSL_OK
+ * when every rank finished too, and at once outside mpirun; TSL_ERROR when a rank still waits
+ * in a collective, which stops with an error at its line, and the report in S says which
+ * (print it and end with a failure, as for a failed run). Under mpirun, collectives after it
+ * are errors. */
+TSL_API tsl_Status tsl_world_finish(tsl_State *S);
 
 /* ---- errors (all borrowed: valid until the next call on S) ---- */
 

@@ -263,7 +263,9 @@ static int run_main(int argc, char **argv) {
     if (code) rc = repl_exit_status(S, tsl_run_string(S, "<string>", code, (ptrdiff_t)strlen(code)));
     else if (file) rc = repl_exit_status(S, tsl_run_file(S, file));
     else rc = repl_run(S);
-    /* a rank that failed ends the MPI job: the others would wait for it in their next collective */
+    /* a rank that ends tells the others, which may wait for it in a collective (then both
+     * stop with an error); one that failed ends the MPI job, as the others would wait for it */
+    if (rc == 0 && tsl_world_finish(S) != TSL_OK) rc = repl_exit_status(S, TSL_ERROR);
     if (rc != 0) tsl_world_abort(rc);
 done:
     /* output still buffered fails only now (a full disk, a closed pipe): that is an error too */

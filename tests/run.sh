@@ -849,14 +849,37 @@ else
         done
     done
     t0=$(ms)
-    timeout 60 $MPIRUN -np 2 $TSL tests/mpi/errors/rank_fails.tsl >"$tmp/out" 2>"$tmp/err"; rc=$?
+    timeout -k 5 60 $MPIRUN -np 2 $TSL tests/mpi/errors/rank_fails.tsl >"$tmp/out" 2>"$tmp/err"; rc=$?
     t=$(($(ms) - t0))
     if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $t -lt 10000 ] && grep -q '^\[rank 1 of 2\] .*error: assertion failed: the last rank fails' "$tmp/err" &&
        ! grep -q 'not reached' "$tmp/out"; then ok
     else bad "a failing rank: exit $rc after $t ms: $(head -3 "$tmp/err")"; fi
-    timeout 60 $MPIRUN -np 2 $TSL tests/mpi/errors/shapes_differ.tsl >"$tmp/out" 2>"$tmp/err"; rc=$?
+    timeout -k 5 60 $MPIRUN -np 2 $TSL tests/mpi/errors/shapes_differ.tsl >"$tmp/out" 2>"$tmp/err"; rc=$?
     if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -qF 'rank 0 called allreduce(op="sum") of f32[2], rank 1 called allreduce(op="sum") of f32[3]' "$tmp/err"; then ok
     else bad "shapes that differ between ranks: exit $rc: $(head -3 "$tmp/err")"; fi
+    # ranks that do different things (a barrier against an allreduce, a collective after the
+    # others ended, exit(0) while the others wait) all stop, each with its error at its own
+    # line, and the job fails within seconds (timeout -k: a hung mpirun ignores SIGTERM)
+    mpi_stops() {   # NAME NP LINE...: tests/mpi/errors/NAME.tsl on NP ranks prints every LINE on stderr
+        f=tests/mpi/errors/$1.tsl np=$2; shift 2
+        t0=$(ms)
+        timeout -k 5 60 $MPIRUN -np $np $TSL "$f" >"$tmp/out" 2>"$tmp/err"; rc=$?
+        t=$(($(ms) - t0)) missing=""
+        for want in "$@"; do grep -qxF "$want" "$tmp/err" || missing="$missing [$want]"; done
+        if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $rc -ne 137 ] && [ $t -lt 20000 ] && [ -z "$missing" ] &&
+           ! grep -q 'not reached' "$tmp/out"; then ok
+        else bad "$f on $np ranks: exit $rc after $t ms, missing:$missing: $(head -3 "$tmp/err")"; fi
+    }
+    mpi_stops barrier_disagrees 2 \
+        "[rank 0 of 2] tests/mpi/errors/barrier_disagrees.tsl:5:3: error: barrier(): the ranks disagree: rank 0 called barrier(), rank 1 called allreduce(op=\"sum\") of f32[2]" \
+        "[rank 1 of 2] tests/mpi/errors/barrier_disagrees.tsl:7:7: error: allreduce(): the ranks disagree: rank 1 called allreduce(op=\"sum\") of f32[2], rank 0 called barrier()"
+    mpi_stops extra_collective 3 \
+        "[rank 0 of 3] tsl: error: this rank finished while rank 2 waits in allreduce(op=\"sum\") of f32[2]" \
+        "[rank 1 of 3] tsl: error: this rank finished while rank 2 waits in allreduce(op=\"sum\") of f32[2]" \
+        "[rank 2 of 3] tests/mpi/errors/extra_collective.tsl:6:16: error: rank 0 finished while this rank waits in allreduce(op=\"sum\") of f32[2]"
+    mpi_stops exit_while_waiting 2 \
+        "[rank 0 of 2] tsl: error: this rank finished while rank 1 waits in barrier()" \
+        "[rank 1 of 2] tests/mpi/errors/exit_while_waiting.tsl:5:1: error: rank 0 finished while this rank waits in barrier()"
     # the data-parallel example: parameters asserted equal on both ranks after every step
     if timeout 300 $MPIRUN -np 2 $TSL examples/train_digits_dist.tsl 3 600 check >"$tmp/out" 2>"$tmp/err" &&
        grep -q 'over 2 rank(s)' "$tmp/out"; then ok

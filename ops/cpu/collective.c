@@ -1,8 +1,9 @@
 /* collective.c - the collectives of ops.def (allreduce, broadcast, allgather) on CPU tensors.
  *
- * Each call first gathers every rank's header (op, attribute, dtype, shape), so ranks that
- * call different collectives, or the same one on other shapes, all stop with one error that
- * names both sides instead of exchanging the wrong number of bytes. allreduce then gathers
+ * Each call first gathers every rank's header (op, attribute, dtype, shape: dist_agree), so
+ * ranks that call different collectives, or the same one on other shapes, or a barrier, or
+ * that finished, all stop with one error that names both sides instead of exchanging the
+ * wrong number of bytes. allreduce then gathers
  * the tensors and combines them here, in rank order: every rank computes the same
  * (((t0 + t1) + t2) ...), so results are the same bits everywhere and independent of timing,
  * and equal to one process adding the same partial tensors in that order. It does so in
@@ -15,50 +16,18 @@
 /* allreduce gathers and combines this many bytes of each rank's tensor at a time */
 #define CHUNK_BYTES ((size_t)1 << 20)
 
-/* What every rank must agree on: op, attribute, dtype, device, ndim, dims. */
-enum { H_OP, H_ATTR, H_DTYPE, H_DEVICE, H_NDIM, H_DIMS, H_LEN = H_DIMS + TSL_MAX_RANK };
-
-static void header_of(const OpCall *c, const Tensor *t, int64_t *h) {
-    memset(h, 0, sizeof(int64_t) * H_LEN);
-    h[H_OP] = c->op;
-    h[H_ATTR] = c->op == OP_ALLGATHER ? 0 : c->at->i[0];
-    h[H_DTYPE] = t->dtype;
-    h[H_DEVICE] = t->device;
-    h[H_NDIM] = t->ndim;
-    for (int k = 0; k < t->ndim; k++) h[H_DIMS + k] = t->shape[k];
-}
-
-/* "allreduce(op=\"sum\") of f32[2, 3]", and " on gpu" when devices are to be named */
-static const char *header_text(const int64_t *h, bool device, char *buf, size_t n) {
-    Shape s = { (int)h[H_NDIM], { 0 } };
-    for (int k = 0; k < s.ndim; k++) s.d[k] = h[H_DIMS + k];
-    char sh[400], attr[32] = "";
-    if (h[H_OP] == OP_ALLREDUCE) snprintf(attr, sizeof attr, "op=\"%s\"", redop_names[h[H_ATTR]]);
-    if (h[H_OP] == OP_BROADCAST) snprintf(attr, sizeof attr, "root=%lld", (long long)h[H_ATTR]);
-    snprintf(buf, n, "%s(%s) of %s%s%s%s", op_info[h[H_OP]].name, attr, dtype_name((DType)h[H_DTYPE]),
-             shape_str(&s, sh, sizeof sh), device ? " on " : "", device ? device_name((Device)h[H_DEVICE]) : "");
-    return buf;
-}
-
-/* Every rank's header; an error naming this rank's call and the first one that differs
- * (with both devices when a tensor is on the GPU: some ranks on the CPU, some on the GPU). */
+/* The header of this call (ops/dist.h), so every rank checks that all called the same
+ * collective on the same dtype, device and shape before any data moves. */
 int cpu_dist_agree(const OpCall *c, const Tensor *t) {
-    int size = dist_size(), rank = dist_rank();
-    int64_t mine[H_LEN];
-    header_of(c, t, mine);
-    int64_t *all = mem_alloc(sizeof(int64_t) * H_LEN * (size_t)size);
-    int rc = dist_allgather(mine, all, sizeof mine);
-    for (int r = 0; rc == 0 && r < size; r++) {
-        if (!memcmp(all + (size_t)r * H_LEN, mine, sizeof mine)) continue;
-        char a[500], b[500];
-        const int64_t *theirs = all + (size_t)r * H_LEN;
-        bool device = mine[H_DEVICE] != DEV_CPU || theirs[H_DEVICE] != DEV_CPU;
-        op_fail("%s(): the ranks disagree: rank %d called %s, rank %d called %s", op_info[c->op].name, rank,
-                header_text(mine, device, a, sizeof a), r, header_text(theirs, device, b, sizeof b));
-        rc = -1;
-    }
-    mem_free(all);
-    return rc;
+    DistCall h;
+    memset(&h, 0, sizeof h);
+    h.call = c->op;
+    h.attr = c->op == OP_ALLGATHER ? 0 : c->at->i[0];
+    h.dtype = t->dtype;
+    h.device = t->device;
+    h.ndim = t->ndim;
+    for (int k = 0; k < t->ndim; k++) h.dims[k] = t->shape[k];
+    return dist_agree(&h);
 }
 
 /* o = a op b over n elements of type T (max/min: NaN wins, as maximum()). */

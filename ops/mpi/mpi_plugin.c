@@ -57,13 +57,11 @@ static int plugin_bcast(void *buf, size_t nbytes, int root, char *err, size_t n)
     return mpi_status(MPI_Bcast(buf, (int)nbytes, MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast", err, n);
 }
 
-static int plugin_barrier(char *err, size_t n) { return mpi_status(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier", err, n); }
-
 static void plugin_abort(int status) {
     MPI_Abort(MPI_COMM_WORLD, status);
     exit(status);   /* MPI_Abort does not return; this only satisfies the contract */
 }
 
-static const TslMpiPlugin plugin = { TSL_MPI_ABI, plugin_init, plugin_allgather, plugin_bcast, plugin_barrier, plugin_abort };
+static const TslMpiPlugin plugin = { TSL_MPI_ABI, plugin_init, plugin_allgather, plugin_bcast, plugin_abort };
 
 __attribute__((visibility("default"))) const TslMpiPlugin *tsl_mpi_plugin(void) { return &plugin; }

@@ -287,6 +287,19 @@ START_TEST(test_exit_and_missing_file) {
 }
 END_TEST
 
+/* Outside mpirun a world of one: finishing is at once and collectives stay identities. */
+START_TEST(test_world_finish_alone) {
+    ck_assert_int_eq(tsl_world_finish(NULL), TSL_BADARG);
+    tsl_State *S = new_state();
+    int rank = -1, size = -1;
+    ck_assert_int_eq(tsl_world(&rank, &size), 0);
+    ck_assert_int_eq(rank * 10 + size, 1);
+    ck_assert_int_eq(tsl_world_finish(S), TSL_OK);
+    ck_assert_int_eq(tsl_run_string(S, "<t>", "barrier()\nassert(equal(allreduce(tensor([1.5])), tensor([1.5])))", -1), TSL_OK);
+    tsl_free(S);
+}
+END_TEST
+
 START_TEST(test_interrupt) {
     tsl_State *S = new_state();
     tsl_interrupt(S);
@@ -773,6 +786,7 @@ static Suite *api_suite(void) {
     tcase_add_test(run, test_output_hook);
     tcase_add_test(run, test_diagnostics_hook);
     tcase_add_test(run, test_exit_and_missing_file);
+    tcase_add_test(run, test_world_finish_alone);
     tcase_add_test(run, test_interrupt);
     tcase_add_test(run, test_interrupt_from_another_thread);
     tcase_add_test(run, test_line_base_limits);
