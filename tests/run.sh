@@ -837,13 +837,13 @@ if ! command -v mpirun >/dev/null 2>&1; then
     echo "SKIP: MPI tests: mpirun is not installed (make installs openmpi-bin)"
 elif [ ! -f "$mpi_plugin" ]; then
     echo "SKIP: MPI tests: no $mpi_plugin (make builds it beside bin/tsl where mpicc is installed; make asan does not)"
-elif ! timeout 60 $MPIRUN -np 2 true >"$tmp/err" 2>&1; then
+elif ! timeout -k 5 60 $MPIRUN -np 2 true >"$tmp/err" 2>&1; then
     echo "SKIP: MPI tests: mpirun cannot start 2 processes here: $(head -2 "$tmp/err")"
 else
     for f in tests/mpi/*.tsl; do
         for np in 1 2 3; do
             for mode in "" --no-static; do
-                if timeout 120 $MPIRUN -np $np $TSL $mode "$f" >"$tmp/out" 2>"$tmp/err"; then ok
+                if timeout -k 5 120 $MPIRUN -np $np $TSL $mode "$f" >"$tmp/out" 2>"$tmp/err"; then ok
                 else bad "$f on $np ranks $mode: exit $?: $(head -3 "$tmp/err")"; fi
             done
         done
@@ -881,15 +881,15 @@ else
         "[rank 0 of 2] tsl: error: this rank finished while rank 1 waits in barrier()" \
         "[rank 1 of 2] tests/mpi/errors/exit_while_waiting.tsl:5:1: error: rank 0 finished while this rank waits in barrier()"
     # the data-parallel example: parameters asserted equal on both ranks after every step
-    if timeout 300 $MPIRUN -np 2 $TSL examples/train_digits_dist.tsl 3 600 check >"$tmp/out" 2>"$tmp/err" &&
+    if timeout -k 5 300 $MPIRUN -np 2 $TSL examples/train_digits_dist.tsl 3 600 check >"$tmp/out" 2>"$tmp/err" &&
        grep -q 'over 2 rank(s)' "$tmp/out"; then ok
     else bad "examples/train_digits_dist.tsl on 2 ranks: $(head -3 "$tmp/err")"; fi
     # GPU collectives (tests/gpu/nccl.sh runs them where GPUs are): where the GPU cannot start,
     # to() fails first with the reason, on every rank, and the job ends
-    TSL_CUDA_PLUGIN=/nonexistent/libtsl_cuda.so timeout 60 $MPIRUN -np 2 $TSL tests/gpu/nccl.tsl >"$tmp/out" 2>"$tmp/err"; rc=$?
+    TSL_CUDA_PLUGIN=/nonexistent/libtsl_cuda.so timeout -k 5 60 $MPIRUN -np 2 $TSL tests/gpu/nccl.tsl >"$tmp/out" 2>"$tmp/err"; rc=$?
     if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q '^\[rank [01] of 2\] tests/gpu/nccl.tsl:[0-9]*:[0-9]*: error: CUDA runtime not available: ' "$tmp/err"; then ok
     else bad "a GPU collective where the GPU cannot start: exit $rc: $(head -3 "$tmp/err")"; fi
-    TSL_MPI_PLUGIN=/nonexistent/libtsl_mpi.so timeout 60 $MPIRUN -np 1 $TSL -e 'print(rank())' >"$tmp/out" 2>"$tmp/err"; rc=$?
+    TSL_MPI_PLUGIN=/nonexistent/libtsl_mpi.so timeout -k 5 60 $MPIRUN -np 1 $TSL -e 'print(rank())' >"$tmp/out" 2>"$tmp/err"; rc=$?
     if [ $rc -ne 0 ] && grep -q 'started by mpirun, but the MPI plugin could not be loaded' "$tmp/err"; then ok
     else bad "a plugin that cannot load under mpirun: exit $rc: $(head -3 "$tmp/err")"; fi
 fi
