@@ -141,6 +141,8 @@ static void null_tsl_timeout(void) { tsl_timeout(NULL); }
 static void null_tsl_interrupt_pending(void) { ck_assert_int_eq(tsl_interrupt_pending(NULL), 0); }
 static void null_tsl_interrupt_clear(void) { tsl_interrupt_clear(NULL); }
 
+static void null_tsl_world_finish(void) { ck_assert_int_eq(tsl_world_finish(NULL), TSL_BADARG); }
+
 static void null_tsl_world(void) {
     int rank = -1, size = -1;
     ck_assert_int_eq(tsl_world(NULL, NULL), 0);   /* not started by mpirun: a world of one */
@@ -384,7 +386,7 @@ static const NullCase cases[] = {
     CASE(tsl_threads), CASE(tsl_set_device), CASE(tsl_set_args), CASE(tsl_set_stdlib_path),
     CASE(tsl_run_string), CASE(tsl_run_file), CASE(tsl_run_input), CASE(tsl_result_text), CASE(tsl_exit_code),
     CASE(tsl_interrupt), CASE(tsl_timeout), CASE(tsl_interrupt_pending), CASE(tsl_interrupt_clear),
-    CASE(tsl_world), CASE(tsl_world_abort), CASE(tsl_error_message), CASE(tsl_error_location),
+    CASE(tsl_world), CASE(tsl_world_finish), CASE(tsl_world_abort), CASE(tsl_error_message), CASE(tsl_error_location),
     CASE(tsl_error_report), CASE(tsl_get_type), CASE(tsl_get_number), CASE(tsl_get_bool), CASE(tsl_get_string),
     CASE(tsl_get_tensor), CASE(tsl_set_number), CASE(tsl_set_tensor), CASE(tsl_call), CASE(tsl_tensor_new),
     CASE(tsl_tensor_free), CASE(tsl_tensor_dtype), CASE(tsl_tensor_ndim), CASE(tsl_tensor_dim),
