@@ -14,6 +14,7 @@
 #include "ctx.h"
 #include "infer.h"
 #include "grad.h"
+#include "cpu/cpu.h"   /* numbers are computed by the CPU library */
 
 OpDef op_info[OP__COUNT] = {
 #define OP(id, nm, sig, no, kd, fl, rule, impl, sym, dc) \
@@ -202,20 +203,41 @@ int op_infer(const OpCall *c, Shape *out, DType *dt) {
     return infer_of[c->op](c, out, dt);
 }
 
-/* Backends: the CPU from the start, the GPU when ops/gpu.c starts its plugin. */
-static const DeviceImpl *devices[2] = { &cpu_device, NULL };
+/* The device registry: every device of this build, by Device. A device with a start hook is
+ * used once started, possibly while another thread runs CPU code: the flag is published with
+ * release/acquire. A new device is a DeviceImpl and its row here. */
+static const DeviceImpl *const device_table[DEV__COUNT] = { [DEV_CPU] = &cpu_device, [DEV_GPU] = &gpu_device };
+static bool device_started[DEV__COUNT];
 
-/* The GPU registers when its plugin starts, possibly while another thread runs CPU code:
- * the pointer is published with release/acquire. */
-void op_device_register(Device d, const DeviceImpl *impl) { __atomic_store_n(&devices[d], impl, __ATOMIC_RELEASE); }
+static bool started(Device d) { return !device_table[d]->start || __atomic_load_n(&device_started[d], __ATOMIC_ACQUIRE); }
 
 const DeviceImpl *op_device(Device d) {
-    const DeviceImpl *impl = __atomic_load_n(&devices[d], __ATOMIC_ACQUIRE);
-    if (!impl) op_fail("device '%s' is not started", device_name(d));
-    return impl;
+    if (started(d)) return device_table[d];
+    op_fail("device '%s' is not started", device_name(d));
+    return NULL;
 }
 
-const char *device_name(Device d) { return d == DEV_GPU ? "gpu" : "cpu"; }
+int device_start(Device d) {
+    if (started(d)) return 0;
+    if (device_table[d]->start()) return -1;
+    __atomic_store_n(&device_started[d], true, __ATOMIC_RELEASE);
+    return 0;
+}
+
+const char *device_name(Device d) { return device_table[d]->name; }
+
+int device_by_name(const char *name, Device *d) {
+    for (int i = 0; i < DEV__COUNT; i++)
+        if (!strcmp(device_table[i]->name, name)) return *d = (Device)i, 0;
+    return -1;
+}
+
+int64_t device_mallocs(void) {
+    int64_t n = 0;
+    for (int i = 0; i < DEV__COUNT; i++)
+        if (device_table[i]->mallocs && started((Device)i)) n += device_table[i]->mallocs();
+    return n;
+}
 
 /* The device of the call's tensor operands; mixing devices is an error naming both. */
 static int call_device(const OpCall *c, Device *d) {

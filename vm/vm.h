@@ -40,7 +40,9 @@ void vm_keep_spare(VmRegs *r, const Opnd *o, Value old);
 /* Builds the run-time Value of an operand (a new reference), or ERR_VAL. */
 Value vm_operand(Interp *I, Graph *g, VmRegs *r, const Opnd *o);
 
-/* static.c: what the interpreter calls. */
+/* static.c: what the interpreter calls, through the hooks vm_register() gives it (lang/interp.h's
+ * StaticHooks); every entry point that makes a state (tsl_new, a model session) calls it first. */
+void vm_register(void);
 Exec static_exec_block(Interp *I, Frame *f, Node *block_stmt);
 Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw);
 Value static_dis(Interp *I, Value fn, bool dot);
