@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <unistd.h>
-#include "cpu/cpu.h"
+#include "tops.h"
 #include "ctx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
