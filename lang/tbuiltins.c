@@ -241,10 +241,11 @@ static Value bi_tolist(Interp *I, CallArgs *a) {
 
 /* The device v names, started (the GPU's first use loads the CUDA plugin). */
 static bool device_ok(Interp *I, Value v, const char *fname, Device *dev) {
-    if (v.type != VAL_STR) return interp_error(I, "%s(): device must be \"cpu\" or \"gpu\"", fname), false;
+    char names[128];
+    device_names(names, sizeof names);
+    if (v.type != VAL_STR) return interp_error(I, "%s(): device must be %s", fname, names), false;
     const char *d = AS_STR(v)->chars;
-    if (device_by_name(d, dev))
-        return interp_error(I, "%s(): unknown device \"%s\" (use \"cpu\" or \"gpu\")", fname, d), false;
+    if (device_by_name(d, dev)) return interp_error(I, "%s(): unknown device \"%s\" (use %s)", fname, d, names), false;
     return device_start(*dev) ? interp_error(I, "%s", op_error()), false : true;
 }
 

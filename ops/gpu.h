@@ -5,7 +5,7 @@
  * bin/tsl never links CUDA. The first use of the GPU (to(t, "gpu"), device("gpu"),
  * --device gpu, :device gpu, tsl_set_device) calls device_start(DEV_GPU), which dlopens
  * bin/libtsl_cuda.so (TSL_CUDA_PLUGIN names another), checks that it was built with this
- * op table, starts CUDA on device 0 and registers the GPU in the device registry. The
+ * op table and starts CUDA on device 0; the registry then counts the GPU started. The
  * plugin and its CUDA context belong to the process: started once, under pthread_once.
  * Errors: -1 / NULL with the message in op_error(): "CUDA runtime not available: <reason>"
  * (no plugin, no driver, ...) or "no CUDA device found". */

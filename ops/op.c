@@ -203,24 +203,22 @@ int op_infer(const OpCall *c, Shape *out, DType *dt) {
     return infer_of[c->op](c, out, dt);
 }
 
-/* The device registry: every device of this build, by Device. A device with a start hook is
- * used once started, possibly while another thread runs CPU code: the flag is published with
- * release/acquire. A new device is a DeviceImpl and its row here. */
+/* The device registry: every device of this build, by Device (a new device is a DeviceImpl and
+ * its row here), and the started ones, the CPU from the start. A device starts on its first
+ * use, possibly while another thread runs CPU code: it is published with release/acquire. */
 static const DeviceImpl *const device_table[DEV__COUNT] = { [DEV_CPU] = &cpu_device, [DEV_GPU] = &gpu_device };
-static bool device_started[DEV__COUNT];
-
-static bool started(Device d) { return !device_table[d]->start || __atomic_load_n(&device_started[d], __ATOMIC_ACQUIRE); }
+static const DeviceImpl *devices[DEV__COUNT] = { [DEV_CPU] = &cpu_device };
 
 const DeviceImpl *op_device(Device d) {
-    if (started(d)) return device_table[d];
-    op_fail("device '%s' is not started", device_name(d));
-    return NULL;
+    const DeviceImpl *impl = __atomic_load_n(&devices[d], __ATOMIC_ACQUIRE);
+    if (!impl) op_fail("device '%s' is not started", device_name(d));
+    return impl;
 }
 
 int device_start(Device d) {
-    if (started(d)) return 0;
-    if (device_table[d]->start()) return -1;
-    __atomic_store_n(&device_started[d], true, __ATOMIC_RELEASE);
+    if (__atomic_load_n(&devices[d], __ATOMIC_ACQUIRE)) return 0;
+    if (device_table[d]->start && device_table[d]->start()) return -1;
+    __atomic_store_n(&devices[d], device_table[d], __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -232,10 +230,18 @@ int device_by_name(const char *name, Device *d) {
     return -1;
 }
 
+void device_names(char *buf, size_t n) {
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < DEV__COUNT && len < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, "%s\"%s\"", i == 0 ? "" : i == DEV__COUNT - 1 ? " or " : ", ",
+                                device_table[i]->name);
+}
+
 int64_t device_mallocs(void) {
     int64_t n = 0;
     for (int i = 0; i < DEV__COUNT; i++)
-        if (device_table[i]->mallocs && started((Device)i)) n += device_table[i]->mallocs();
+        if (device_table[i]->mallocs && __atomic_load_n(&devices[i], __ATOMIC_ACQUIRE)) n += device_table[i]->mallocs();
     return n;
 }
 

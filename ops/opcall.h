@@ -178,7 +178,7 @@ bool op_number_is_bool(OpCode op, const OpArg *in, int n);
 typedef int (*OpKernelFn)(const OpCall *c, Tensor **out);
 typedef struct {
     const char *name;
-    int (*start)(void);             /* NULL: always there; else 0, or -1 with the reason (every call) */
+    int (*start)(void);             /* first use: 0, or -1 with the reason (every call); NULL: none needed */
     int64_t (*mallocs)(void);       /* device allocations so far (memstats().device_mallocs), or NULL */
     bool (*supports_op)(const OpCall *c);
     Tensor *(*alloc)(DType dt, const Shape *s);  /* a result's buffer on this device */
@@ -202,6 +202,7 @@ int device_start(Device d);
 const char *device_name(Device d);
 /* The device called name: 0 with *d, -1 when no device has that name. */
 int device_by_name(const char *name, Device *d);
+void device_names(char *buf, size_t n);   /* "cpu" or "gpu", for messages */
 int64_t device_mallocs(void);   /* over every started device */
 extern const DeviceImpl cpu_device, gpu_device;
 

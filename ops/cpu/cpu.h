@@ -1,8 +1,8 @@
-/* cpu.h - internal interfaces between the CPU kernel files of ops/. */
+/* cpu.h - the CPU library: what the CPU kernel files of ops/cpu/ share, and the kernels the ops
+ * core's host paths and vm/vm.c (the CPU executor) call. lang/ and vm/ otherwise use tops.h. */
 #ifndef TSL_CPU_H
 #define TSL_CPU_H
 #include <stdint.h>
-#include <limits.h>
 #include "tops.h"
 
 /* math.c: array math through SLEEF vectors (x and y may alias). VM_SLEEF_UNARY lists the
@@ -125,8 +125,8 @@ int cpu_pad_value(const OpCall *c, DType dt, unsigned char *v);
 
 /* ---------- the CPU library ----------
  * Kernels and the helpers they share, on CPU tensors (the CPU executor of vm/vm.c calls them
- * too). Functions named _into write into a tensor the caller
- * provides with the result's dtype and shape (which is not an operand unless said). */
+ * too). Functions named _into write into a tensor the caller provides with the result's dtype
+ * and shape (which is not an operand unless said). */
 
 /* NumPy around(x, decimals) over n elements of dtype dt (the kernel of round with decimals). */
 int cpu_round_decimals(DType dt, const void *src, void *dst, int64_t n, int64_t decimals);
@@ -165,8 +165,7 @@ int op_index_into(const Tensor *a, const IndexItem *idx, int n, Tensor *out);   
 /* A copy of `a` with the indexed elements set from `v` (broadcast to the indexed shape). */
 Tensor *op_index_set(const Tensor *a, const IndexItem *idx, int n, const Tensor *v);
 
-/* Random numbers (tops.h's stream). */
-/* Draws into a tensor of the right dtype (f32; i64 for ints, hi > lo). */
+/* Draws from tops.h's random stream into a tensor of the right dtype (f32; i64 for ints, hi > lo). */
 void rng_fill_uniform(Tensor *r);
 void rng_fill_normal(Tensor *r);
 void rng_fill_int(Tensor *r, int64_t lo, int64_t hi);
