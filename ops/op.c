@@ -279,9 +279,8 @@ static int to_default_device(const OpCall *c, Device made_on, int nout, Tensor *
         if (c->in[i].kind == ARG_TENSOR) return 0;
     Device dev = default_device(c);
     if (dev == made_on) return 0;
-    const DeviceImpl *impl = op_device(dev);
     for (int k = 0; k < nout; k++) {
-        Tensor *moved = impl ? impl->from_host(out[k]) : NULL;
+        Tensor *moved = tensor_to(out[k], dev);
         if (!moved) return -1;
         tensor_release(out[k]);
         out[k] = moved;

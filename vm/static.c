@@ -913,13 +913,6 @@ void static_fetch_args(const Graph *g, Value *params, Value *vals) {
 VmRegs *vm_regs_new(const Graph *g) { return regs_new((Graph *)g); }
 
 /* What the interpreter reaches static code through (lang/interp.h). */
-static const StaticHooks hooks = {
-    .exec_block = static_exec_block,
-    .call = static_call,
-    .dis = static_dis,
-    .export_fn = model_builtin_export,
-    .load = model_builtin_load,
-    .loaded_signature = model_loaded_signature,
-    .free_all = static_free_all,
-};
+static const StaticHooks hooks = { static_exec_block, static_call, static_dis, model_builtin_export, model_builtin_load,
+                                   model_loaded_signature, static_free_all };
 void vm_register(void) { interp_set_static_hooks(&hooks); }
