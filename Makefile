@@ -50,7 +50,7 @@ MPI_PLUGIN := $(BIN)/libtsl_mpi.so
 CUDA_PLUGIN := $(BIN)/libtsl_cuda.so
 PTX_CHECK   := $(BIN)/ptx_check
 
-.PHONY: all deps test unit scripts demo asan test-asan tsan deploy-test bench bench-quick fuzz fuzz-smoke clean gpu-test gpu-check
+.PHONY: all deps layers test unit scripts demo asan test-asan tsan deploy-test bench bench-quick fuzz fuzz-smoke clean gpu-test gpu-check
 all: $(BIN)/tsl $(LIB_SO) $(MPI_PLUGIN) $(CUDA_PLUGIN) $(PTX_CHECK)
 
 # The MPI plugin (ops/mpi/): built with mpicc (installed with the packages above, so looked
@@ -170,7 +170,26 @@ $(BIN)/unit: $(CORE_OBJ) $(UNIT_OBJ) $(BUILD)/ops/cuda/gen.o
 	@mkdir -p $(BIN)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(CHECK_LIBS) $(LDFLAGS)
 
+# The layers (docs/internals.md): lang/ builds without vm/ (static code reaches the interpreter
+# through the hooks vm_register() sets; only the C API glue, lang/api*.c, includes vm/), and
+# device code stops at op_run: lang/ and vm/ name no gpu_ function and include no CPU library
+# header, except the GPU VM's files and vm.c, the CPU executor.
+empty :=
+space := $(empty) $(empty)
+VM_HEADERS := $(notdir $(wildcard vm/*.h))
+LANG_ONLY_OBJ := $(filter-out $(BUILD)/lang/api%,$(filter $(BUILD)/lang/% $(BUILD)/lex.o,$(CORE_OBJ)))
+layers: $(CORE_OBJ)
+	@nm --defined-only $(filter $(BUILD)/vm/%,$(CORE_OBJ)) | awk 'NF == 3 {print $$3}' | sort -u >$(BUILD)/vm_syms.txt
+	@bad=$$(nm -u $(LANG_ONLY_OBJ) | awk 'NF == 2 {print "lang/ links to vm/: " $$2}' | sort -u \
+	    | grep -wFf $(BUILD)/vm_syms.txt; \
+	  grep -nE '#include "($(subst $(space),|,$(VM_HEADERS)))"' $(filter-out lang/api%,$(wildcard lang/*.[ch])); \
+	  grep -nE '\bgpu_[a-z0-9_]+ *\(' $(filter-out vm/vm_gpu.c vm/vm_dev.c vm/vm_seg.c,$(wildcard lang/*.[ch] vm/*.[ch])); \
+	  grep -n '#include "cpu/' $(filter-out vm/vm.c vm/vm_gpu.c vm/vm_dev.c vm/vm_seg.c,$(wildcard lang/*.[ch] vm/*.[ch]))); \
+	if [ -n "$$bad" ]; then echo "layer violations (see docs/internals.md):"; echo "$$bad"; exit 1; fi; \
+	echo "layers: lang/ links without vm/, and lang/ and vm/ call no device's own functions"
+
 test: $(BIN)/tsl $(BIN)/unit $(BIN)/api_test $(LIB_SO) $(MPI_PLUGIN) $(CUDA_PLUGIN) $(PTX_CHECK)
+	@$(MAKE) --no-print-directory layers
 	@echo "== unit tests (check)"
 	@CK_VERBOSITY=normal $(BIN)/unit
 	@echo "== public API tests (check, tsl.h only)"

@@ -14,7 +14,7 @@
 #include "pool.h"
 #include "tops.h"
 #include "ctx.h"
-#include "gpu.h"
+#include "vm.h"
 
 _Static_assert(TSL_MAX_SOURCE == TSL_MAX_SOURCE_BYTES, "tsl.h and interp.h agree on the source limit");
 _Static_assert(TSL_MAX_DIMS == TSL_MAX_RANK, "tsl.h and tensor.h agree on the rank limit");
@@ -41,6 +41,7 @@ tsl_Status tsl_new(tsl_AllocFn alloc, void *ud, tsl_State **out) {
     if (!out) return TSL_BADARG;
     *out = NULL;
     pthread_once(&blas_once, blas_choose_kernels);
+    vm_register();   /* static code, reached by lang/ through hooks */
     Interp *I = interp_new_with_alloc(alloc, ud);
     if (!I) return TSL_ERROR;
     InterpScope scope = interp_enter(I);
@@ -219,10 +220,8 @@ int tsl_threads(void) { return pool_threads(); }
 tsl_Status tsl_set_device(tsl_State *S, const char *device) {
     if (!S || !device) return TSL_BADARG;
     Device d;
-    if (!strcmp(device, "cpu")) d = DEV_CPU;
-    else if (!strcmp(device, "gpu")) d = DEV_GPU;
-    else return api_fail(S, TSL_BADARG, "the device is cpu or gpu");
-    if (d == DEV_GPU && gpu_start()) return api_fail(S, TSL_UNSUPPORTED, "%s", op_error());
+    if (device_by_name(device, &d)) return api_fail(S, TSL_BADARG, "the device is cpu or gpu");
+    if (device_start(d)) return api_fail(S, TSL_UNSUPPORTED, "%s", op_error());
     S->I->opsctx->default_device = d;   /* the state's own context: new tensors go there */
     return TSL_OK;
 }

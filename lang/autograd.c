@@ -6,7 +6,6 @@
 #include "grad.h"
 #include "mem.h"
 #include "tops.h"
-#include "gpu.h"
 
 /* One recorded op call: operands (tensors retained), attributes, the tape variables of
  * its operands (-1: not tracked) and of its results. */
@@ -208,7 +207,7 @@ int autograd_record_unary(OpCode op, const Tensor *t, const OpAttrs *at, Tensor 
 int autograd_record_index(const Tensor *t, const IndexItem *idx, int n, Tensor *res) {
     if (!is_float(res->dtype)) return 0;
     Tensor *pos = op_index_positions(t, idx, n);   /* O(result), not O(t): rows in a loop stay cheap */
-    Tensor *at_pos = pos ? gpu_to(pos, t->device) : NULL;   /* beside t, for the backward scatter_add */
+    Tensor *at_pos = pos ? tensor_to(pos, t->device) : NULL;   /* beside t, for the backward scatter_add */
     tensor_release(pos);
     if (!at_pos) return -1;
     OpArg in[2] = { op_arg_tensor(t), op_arg_tensor(at_pos) };
@@ -326,7 +325,7 @@ static int backward(Tape *tp, int y) {
     Shape s;
     shape_of(tp->vars[y].t, &s);
     Tensor *ones = op_full(&s, 1, tp->vars[y].t->dtype);   /* the seed lives where y does */
-    tp->vars[y].grad = ones ? gpu_to(ones, tp->vars[y].t->device) : NULL;
+    tp->vars[y].grad = ones ? tensor_to(ones, tp->vars[y].t->device) : NULL;
     tensor_release(ones);
     if (!tp->vars[y].grad) return -1;
     for (int k = tp->nnodes - 1; k >= 0; k--) {
@@ -440,7 +439,7 @@ static Value grad_tree(Interp *I, Tape *tp, Value v, const int *leaves, int *k) 
         if (var->grad) return TENSOR_VAL(tensor_retain(var->grad));
         Shape s;
         shape_of(v.as.t, &s);
-        Tensor *z = tensor_zeros(v.as.t->dtype, &s), *zd = z ? gpu_to(z, v.as.t->device) : NULL;   /* where v is */
+        Tensor *z = tensor_zeros(v.as.t->dtype, &s), *zd = z ? tensor_to(z, v.as.t->device) : NULL;   /* where v is */
         tensor_release(z);
         return zd ? TENSOR_VAL(zd) : interp_error(I, "%s", op_error());
     }
@@ -560,7 +559,7 @@ Value autograd_check_grad(Interp *I, Value f, Value x, double eps) {
     if (!(eps > 0)) return interp_error(I, "check_grad(): eps must be a positive number");
     if (x.as.t->device != DEV_CPU)   /* it perturbs x element by element, on the host */
         return interp_error(I, "check_grad(): x must be on the CPU (to(x, \"cpu\"))");
-    Tensor *x64 = op_astype(x.as.t, DT_F64);
+    Tensor *x64 = tensor_astype(x.as.t, DT_F64);
     if (!x64) return interp_error(I, "%s", op_error());
     Value arg = TENSOR_VAL(x64);
     CallArgs ca = { &arg, 1, NULL, NULL, 0 };

@@ -14,8 +14,6 @@
 #include "builtins.h"
 #include "autograd.h"
 #include "help.h"
-#include "vm.h"
-#include "gpu.h"
 
 
 bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *params, int nreq, Value *out) {
@@ -343,7 +341,7 @@ static Value bi_memstats(Interp *I, CallArgs *a) {
     dict_set_cstr(d, "live_bytes", NUM_VAL((double)c->tensor_live_bytes));
     dict_set_cstr(d, "peak_bytes", NUM_VAL((double)c->tensor_peak_bytes));
     dict_set_cstr(d, "object_bytes", NUM_VAL((double)c->obj_live_bytes));
-    dict_set_cstr(d, "device_mallocs", NUM_VAL((double)gpu_device_mallocs()));
+    dict_set_cstr(d, "device_mallocs", NUM_VAL((double)device_mallocs()));
     return OBJ_VAL(VAL_DICT, d);
 }
 
@@ -378,14 +376,23 @@ static Value bi_printoptions(Interp *I, CallArgs *a) {
     return OBJ_VAL(VAL_DICT, d);
 }
 
+/* dis, export and load belong to the static compiler (vm/), reached through its hooks. */
+static const StaticHooks *vm_hooks(Interp *I) {
+    const StaticHooks *h = interp_static_hooks();
+    if (!h) interp_error(I, "this build of tsl has no static compiler");
+    return h;
+}
+
 static Value bi_dis(Interp *I, CallArgs *a) {
     static const char *const p[] = { "f", "format", NULL };
     Value v[2];
     if (!args_bind(I, a, "dis", p, 0, v)) return ERR_VAL;
     bool dot = v[1].type == VAL_STR && !strcmp(AS_STR(v[1])->chars, "dot");
     if (v[1].type != VAL_UNDEF && !dot) return interp_error(I, "dis(): format must be \"dot\"");
-    return static_dis(I, v[0], dot);
+    return vm_hooks(I) ? vm_hooks(I)->dis(I, v[0], dot) : ERR_VAL;
 }
+static Value bi_export(Interp *I, CallArgs *a) { return vm_hooks(I) ? vm_hooks(I)->export_fn(I, a) : ERR_VAL; }
+static Value bi_load(Interp *I, CallArgs *a) { return vm_hooks(I) ? vm_hooks(I)->load(I, a) : ERR_VAL; }
 /* grad(f) and value_and_grad(f): a built-in bound to f (spec section 7). */
 static Value grad_fn_call(Interp *I, CallArgs *a) { return autograd_call(I, I->calling_builtin->bound, a, false); }
 static Value vgrad_fn_call(Interp *I, CallArgs *a) { return autograd_call(I, I->calling_builtin->bound, a, true); }
@@ -437,8 +444,8 @@ const BuiltinDef core_builtins[] = {
     { "grad", bi_grad, "(f)", "a function with f's parameters returning f's gradient w.r.t. its first argument", ST_GRAD },
     { "value_and_grad", bi_vgrad, "(f)", "like grad(f), but the function returns [value, gradient]", ST_VALUE_AND_GRAD },
     { "check_grad", bi_check_grad, "(f, x, eps=1e-3)", "largest relative error of grad(f)(x) against f64 central differences", ST_EAGER },
-    { "export", model_builtin_export, "(f, example_args, path)", "compiles f for the example arguments and writes its graph to a file", ST_NONE },
-    { "load", model_builtin_load, "(path)", "a function that runs an exported graph file", ST_NONE },
+    { "export", bi_export, "(f, example_args, path)", "compiles f for the example arguments and writes its graph to a file", ST_NONE },
+    { "load", bi_load, "(path)", "a function that runs an exported graph file", ST_NONE },
     { "memstats", bi_memstats, "()", "a dict of allocation counts and live/peak bytes", ST_NONE },
     { "static_mode", bi_static_mode, "()", "\"static\" when static code is compiled, \"eager\" under --no-static or :static off", ST_STATIC_MODE },
     { "help", builtin_help, "(x=nil)", "describes a built-in, a function or a module; help(\"name\") looks a name up", ST_NONE },

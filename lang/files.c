@@ -1,5 +1,5 @@
 /* files.c - the file and process built-ins of spec section 5 (v2): read_text write_text
- * save_csv exit. Files are opened as load_csv opens them (ops/cpu/io.c: regular files only,
+ * save_csv exit. Files are opened as load_csv opens them (ops/io.c: regular files only,
  * a FIFO never blocks); text is UTF-8. */
 #include <math.h>
 #include <stdio.h>

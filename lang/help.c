@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "builtins.h"
-#include "vm.h"
 #include "help.h"
 #include "mem.h"
 #include "opcall.h"
@@ -221,7 +220,9 @@ static void describe_module(Interp *I, Module *m, StrBuf *b) {
 }
 
 static void describe(Interp *I, Value v, StrBuf *b) {
-    if (model_loaded_signature(v)) sb_puts(b, model_loaded_signature(v));   /* a graph load() made */
+    const StaticHooks *vm = interp_static_hooks();
+    const char *loaded = vm ? vm->loaded_signature(v) : NULL;   /* a graph load() made */
+    if (loaded) sb_puts(b, loaded);
     else if (v.type == VAL_FUNC && v.as.o->kind == OBJ_BUILTIN) describe_builtin(AS_BUILTIN(v), b);
     else if (v.type == VAL_FUNC && v.as.o->kind == OBJ_CLOSURE) describe_closure(AS_CLOSURE(v), b);
     else if (v.type == VAL_DICT && module_of(I, v)) describe_module(I, module_of(I, v), b);

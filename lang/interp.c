@@ -15,9 +15,7 @@
 #include "gc.h"
 #include "mem.h"
 #include "tops.h"
-#include "vm.h"
 #include "infer.h"
-#include "gpu.h"
 
 /* The dispatchers eval() and exec() are inlined into their callers and handle the common
  * leaves (numbers, local names) themselves; every other kind has a function of its own, kept
@@ -186,17 +184,22 @@ static void add_traceback(Interp *I, CallSite site, ObjClosure *c) {
         traceback_add(&I->traceback, c->proto->name[0] ? c->proto->name : "<fn>", site.src, site.loc);
 }
 
+static const StaticHooks *static_hooks;   /* published once, read by every thread */
+void interp_set_static_hooks(const StaticHooks *h) { __atomic_store_n(&static_hooks, h, __ATOMIC_RELEASE); }
+const StaticHooks *interp_static_hooks(void) { return __atomic_load_n(&static_hooks, __ATOMIC_ACQUIRE); }
+
 /* A static fn runs compiled (vm/static.c) unless static code is switched off. Every call of
  * a closure but fast_call's comes here (call_value_at: a call expression, a dict's forward, a
  * built-in calling back), so this is where a failed call gets its traceback frame. */
 static Value call_closure(Interp *I, ObjClosure *c, Value *base, int npos, CallArgs *kw) {
     CallSite site = I->call_site;
+    const StaticHooks *vm = interp_static_hooks();
     Value r;
-    if (!c->proto->is_static || I->no_static) {
+    if (!c->proto->is_static || I->no_static || !vm) {
         r = call_closure_eager(I, c, base, npos, kw);
     } else {
         I->sp = base + npos;
-        r = static_call(I, c, base, npos, kw);
+        r = vm->call(I, c, base, npos, kw);
         for (int i = 0; i < npos; i++) val_release(base[i]);
         I->sp = base;
     }
@@ -556,7 +559,7 @@ static Value concat_lists(ObjList *a, ObjList *b) {
 /* A number as a 0-d tensor of dtype dt, converted as astype converts. */
 static Value scalar_as(Interp *I, double x, DType dt) {
     Tensor *f = tensor_scalar(DT_F64, x);
-    Tensor *t = f ? op_astype(f, dt) : NULL;
+    Tensor *t = f ? tensor_astype(f, dt) : NULL;
     tensor_release(f);
     return t ? TENSOR_VAL(t) : interp_error(I, "%s", op_error());
 }
@@ -1002,7 +1005,7 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
         goto out;
     }
     {
-        Tensor *res = gpu_index_any(t, items, n, setval, set);   /* on the host, for a GPU tensor too */
+        Tensor *res = tensor_index(t, items, n, setval, set);
         if (res && !set && I->tape && autograd_tracked(t) && autograd_record_index(t, items, n, res)) {
             tensor_release(res);
             res = NULL;
@@ -1145,7 +1148,7 @@ static Value tensor_field(Interp *I, Tensor *t, const char *name) {
     if (!strcmp(name, "dtype")) return val_cstr(dtype_name(t->dtype));
     if (!strcmp(name, "ndim")) return NUM_VAL(t->ndim);
     if (!strcmp(name, "size")) return NUM_VAL((double)t->size);
-    if (!strcmp(name, "device")) return val_cstr(t->device == DEV_GPU ? "gpu" : "cpu");
+    if (!strcmp(name, "device")) return val_cstr(device_name(t->device));
     if (!strcmp(name, "T")) {   /* transpose(t), recorded as that call is */
         OpArg in = op_arg_tensor(t);
         OpCall c = { OP_TRANSPOSE, 1, &in, &no_attrs };
@@ -1711,7 +1714,8 @@ NOINLINE static Exec exec_other(Interp *I, Frame *f, Node *n) {
         return assign_to(I, f, n->a, m);
     }
     case AST_STATIC: {
-        Exec st = static_exec_block(I, f, n);
+        const StaticHooks *vm = interp_static_hooks();
+        Exec st = vm ? vm->exec_block(I, f, n) : interp_exec_block_eager(I, f, n->a);
         if (st == EX_BREAK || st == EX_CONTINUE || (st == EX_RETURN)) {
             val_release(I->ret);
             I->ret = NIL_VAL;

@@ -160,6 +160,20 @@ Interp *interp_new_with_alloc(TslAllocFn f, void *ud);
 Interp *interp_new(void);
 void interp_free(Interp *I);
 
+/* Static code (vm/) reaches the interpreter through these hooks, which vm_register() sets
+ * at start-up (tsl_new, a model session), so lang/ never calls up into vm/. Unset (lang/
+ * linked alone), static code runs eagerly and dis/export/load say there is no compiler. */
+typedef struct {
+    Exec (*exec_block)(Interp *I, Frame *f, Node *static_stmt);
+    Value (*call)(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw);
+    Value (*dis)(Interp *I, Value fn, bool dot);
+    BuiltinFn export_fn, load;                  /* the export() and load() built-ins */
+    const char *(*loaded_signature)(Value f);   /* a loaded graph's, NULL for any other value */
+    void (*free_all)(Interp *I);                /* the state's static caches */
+} StaticHooks;
+void interp_set_static_hooks(const StaticHooks *h);
+const StaticHooks *interp_static_hooks(void);   /* NULL until set */
+
 /* Entering a state: makes I (its objects, its ops context) current on this thread until
  * interp_leave restores what was current before. Entry points do it; entering nests. */
 typedef struct {

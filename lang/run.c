@@ -14,7 +14,6 @@
 #include "interp.h"
 #include "mem.h"
 #include "parse.h"
-#include "vm.h"
 #include "tops.h"
 
 #define STACK_VALUES (1 << 21)
@@ -72,8 +71,7 @@ Interp *interp_new_with_alloc(TslAllocFn f, void *ud) {
 Interp *interp_new(void) { return interp_new_with_alloc(NULL, NULL); }
 
 static void free_contents(Interp *I) {
-    static_free_all(I);
-    cpu_reduce_cache_free();
+    if (interp_static_hooks()) interp_static_hooks()->free_all(I);
     val_release(I->ret);
     val_release(I->last_value);
     for (Module *m = I->modules; m;) {

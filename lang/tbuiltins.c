@@ -14,7 +14,6 @@
 #include "ctx.h"
 #include "autograd.h"
 #include "grad.h"
-#include "gpu.h"
 
 /* ---------- conversions ---------- */
 
@@ -71,24 +70,12 @@ static void nested_fill(Value v, Tensor *t, int64_t *pos) {
         for (int i = 0; i < AS_LIST(v)->len; i++) nested_fill(AS_LIST(v)->items[i], t, pos);
 }
 
-/* t converted to dt on its own device (a GPU tensor through the op core's astype). */
-static Tensor *convert(const Tensor *t, DType dt) {
-    if (t->device == DEV_CPU) return op_astype(t, dt);
-    OpAttrs at;
-    memset(&at, 0, sizeof at);
-    at.dtype = (int)dt;
-    OpArg in = op_arg_tensor(t);
-    OpCall c = { OP_ASTYPE, 1, &in, &at };
-    Tensor *out = NULL;
-    return op_run(&c, &out) ? NULL : out;
-}
-
 /* Any value that can be a tensor: numbers, bools, nested lists, tensors (retained).
  * dtype -1: bool if every element is a bool, else f32 (a tensor keeps its dtype). */
 Value interp_to_tensor(Interp *I, Value v, int dtype) {
     if (v.type == VAL_TENSOR) {
         if (dtype < 0 || v.as.t->dtype == (DType)dtype) return val_retain(v);
-        return tresult(I, convert(v.as.t, (DType)dtype));
+        return tresult(I, tensor_astype(v.as.t, (DType)dtype));
     }
     /* elements read into a new tensor are numbers to it: a tracked one would leave the tape */
     if (I->tape && value_holds_tracked(v))
@@ -127,7 +114,7 @@ static bool arg_bool(Interp *I, Value v, bool dflt) {
  * the host, moves there (tensor(), load_csv, load_npy). */
 static Value on_default_device(Interp *I, Value t) {
     if (IS_ERR(t) || ops_ctx()->default_device == DEV_CPU) return t;
-    Tensor *moved = gpu_to(t.as.t, ops_ctx()->default_device);
+    Tensor *moved = tensor_to(t.as.t, ops_ctx()->default_device);
     val_release(t);
     return tresult(I, moved);
 }
@@ -136,7 +123,7 @@ static Value on_default_device(Interp *I, Value t) {
  * computes (reshape to its own shape, or astype), as static code compiles it, so the
  * gradient flows through the copy. */
 static Value tensor_of_tensor(Interp *I, const Tensor *t, int dt) {
-    Tensor *r = dt < 0 ? tensor_copy(t) : convert(t, (DType)dt);
+    Tensor *r = dt < 0 ? tensor_copy(t) : tensor_astype(t, (DType)dt);
     if (!r) return interp_error(I, "%s", op_error());
     OpAttrs at = attrs_default();
     shape_of(t, &at.shape);
@@ -159,7 +146,7 @@ static Value bi_tensor(Interp *I, CallArgs *a) {
         /* i64 from numbers: non-integral values are an error rather than silently truncated */
         Value f = interp_to_tensor(I, v[0], DT_F64);
         if (IS_ERR(f)) return f;
-        Tensor *r = op_astype(f.as.t, (DType)dt);
+        Tensor *r = tensor_astype(f.as.t, (DType)dt);
         val_release(f);
         t = tresult(I, r);
     } else {
@@ -252,18 +239,14 @@ static Value bi_tolist(Interp *I, CallArgs *a) {
 
 /* ---------- devices ---------- */
 
-/* The device v names, started if it is the GPU (the first use loads the CUDA plugin). */
+/* The device v names, started (the GPU's first use loads the CUDA plugin). */
 static bool device_ok(Interp *I, Value v, const char *fname, Device *dev) {
-    if (v.type != VAL_STR) return interp_error(I, "%s(): device must be \"cpu\" or \"gpu\"", fname), false;
+    char names[128];
+    device_names(names, sizeof names);
+    if (v.type != VAL_STR) return interp_error(I, "%s(): device must be %s", fname, names), false;
     const char *d = AS_STR(v)->chars;
-    *dev = DEV_CPU;
-    if (!strcmp(d, "cpu")) return true;
-    if (!strcmp(d, "gpu")) {
-        if (gpu_start()) return interp_error(I, "%s", op_error()), false;
-        *dev = DEV_GPU;
-        return true;
-    }
-    return interp_error(I, "%s(): unknown device \"%s\" (use \"cpu\" or \"gpu\")", fname, d), false;
+    if (device_by_name(d, dev)) return interp_error(I, "%s(): unknown device \"%s\" (use %s)", fname, d, names), false;
+    return device_start(*dev) ? interp_error(I, "%s", op_error()), false : true;
 }
 
 static Value bi_to(Interp *I, CallArgs *a) {
@@ -272,7 +255,7 @@ static Value bi_to(Interp *I, CallArgs *a) {
     Device d;
     if (!args_bind(I, a, "to", p, 2, v) || !device_ok(I, v[1], "to", &d)) return ERR_VAL;
     if (v[0].type != VAL_TENSOR) return interp_error(I, "to() needs a tensor, got a %s", val_type_name(v[0]));
-    return tresult(I, gpu_to(v[0].as.t, d));
+    return tresult(I, tensor_to(v[0].as.t, d));
 }
 
 static Value bi_device(Interp *I, CallArgs *a) {

@@ -7,7 +7,6 @@
 #include <string.h>
 #include "value.h"
 #include "interp.h"
-#include "gpu.h"
 #include "gc.h"
 #include "mem.h"
 #include "tops.h"
@@ -677,7 +676,7 @@ static bool eq_step(EqWalk *w, Value a, Value b) {
         }
         return true;
     case VAL_FUNC: return a.as.o == b.as.o;
-    case VAL_TENSOR: return gpu_equal_any(a.as.t, b.as.t);   /* GPU tensors compare on the host */
+    case VAL_TENSOR: return tensor_equal(a.as.t, b.as.t);
     default: return false;
     }
 }

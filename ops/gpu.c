@@ -23,8 +23,6 @@ static struct {
 
 const TslCudaPlugin *gpu_cu;   /* NULL until started; then read-only */
 
-extern const DeviceImpl gpu_device;
-
 static void gpu_load(void) {
     char path[4096], why[600];
     void *entry;
@@ -44,14 +42,14 @@ static void gpu_load(void) {
     switch (p->init(err, sizeof err)) {
     case CUDA_OK:
         gpu_cu = p;
-        op_device_register(DEV_GPU, &gpu_device);
         return;
     case CUDA_NO_DEVICE: snprintf(gpu.error, sizeof gpu.error, "no CUDA device found"); return;
     default: snprintf(gpu.error, sizeof gpu.error, "CUDA runtime not available: %.500s", err); return;
     }
 }
 
-int gpu_start(void) {
+/* The registry's start hook: the first call loads the plugin; 0, or -1 with the reason every time. */
+static int gpu_start(void) {
     pthread_once(&gpu.once, gpu_load);
     if (!gpu_cu) {
         op_fail("%s", gpu.error);
@@ -123,35 +121,6 @@ Tensor *gpu_clone(const Tensor *a) {
 void gpu_synchronize(void) {
     char err[400];
     gpu_result(gpu_cu->synchronize(err, sizeof err), err);
-}
-
-Tensor *gpu_to(const Tensor *t, Device d) {
-    if (t->device == d) return tensor_retain((Tensor *)t);
-    if (d == DEV_CPU) return tensor_host(t);
-    if (gpu_start()) return NULL;
-    return gpu_from_host(t);
-}
-
-Tensor *gpu_index_any(Tensor *t, const void *items, int n, const Tensor *v, bool set) {
-    const IndexItem *idx = items;
-    if (t->device == DEV_CPU && (!v || v->device == DEV_CPU))
-        return set ? op_index_set(t, idx, n, v) : op_index(t, idx, n);
-    Tensor *h = tensor_host(t), *hv = v && h ? tensor_host(v) : NULL;
-    Tensor *r = h && (!v || hv) ? (set ? op_index_set(h, idx, n, hv) : op_index(h, idx, n)) : NULL;
-    tensor_release(h);
-    tensor_release(hv);
-    Tensor *moved = r ? gpu_to(r, t->device) : NULL;
-    tensor_release(r);
-    return moved;
-}
-
-bool gpu_equal_any(const Tensor *a, const Tensor *b) {
-    if (a->device == DEV_CPU && b->device == DEV_CPU) return tensor_equal(a, b);
-    Tensor *x = tensor_host(a), *y = x ? tensor_host(b) : NULL;
-    bool same = x && y && tensor_equal(x, y);   /* a copy that failed (a lost device) compares unequal */
-    tensor_release(x);
-    tensor_release(y);
-    return same;
 }
 
 /* a (on the GPU) in dtype dt: a itself retained, or a converted copy */
@@ -238,6 +207,8 @@ static int gpu_run(const OpCall *c, Tensor **out) {
 
 const DeviceImpl gpu_device = {
     .name = "gpu",
+    .start = gpu_start,
+    .mallocs = gpu_device_mallocs,
     .supports_op = gpu_supports_op,
     .alloc = gpu_alloc,
     .run = gpu_run,

@@ -1,9 +1,11 @@
-/* gpu.h - the GPU device (ops/gpu.c): the CUDA plugin loaded on first use.
+/* gpu.h - the GPU device (ops/gpu.c): the CUDA plugin loaded on first use, and what only the
+ * GPU VM (vm/vm_gpu.c, vm_dev.c, vm_seg.c) calls. Everything else reaches the GPU through
+ * the device registry (opcall.h) and the device-neutral calls of tops.h.
  *
  * bin/tsl never links CUDA. The first use of the GPU (to(t, "gpu"), device("gpu"),
- * --device gpu, :device gpu, tsl_set_device) calls gpu_start(), which dlopens
+ * --device gpu, :device gpu, tsl_set_device) calls device_start(DEV_GPU), which dlopens
  * bin/libtsl_cuda.so (TSL_CUDA_PLUGIN names another), checks that it was built with this
- * op table, starts CUDA on device 0 and registers the GPU in the device registry. The
+ * op table and starts CUDA on device 0; the registry then counts the GPU started. The
  * plugin and its CUDA context belong to the process: started once, under pthread_once.
  * Errors: -1 / NULL with the message in op_error(): "CUDA runtime not available: <reason>"
  * (no plugin, no driver, ...) or "no CUDA device found". */
@@ -13,21 +15,13 @@
 #include <stdint.h>
 #include "opcall.h"
 
-/* Starts the GPU (first call only); 0, or -1 with the reason, every time it is asked. */
-int gpu_start(void);
-/* t on device d: t itself (retained) when it is there already, else a NEW copy. */
-Tensor *gpu_to(const Tensor *t, Device d);
+#include "tops.h"
 
-/* Indexing of a tensor on any device (t[items], or t with v assigned at items when set):
- * indexing runs on the host (ops/cpu/index.c), so a GPU tensor is indexed through a host
- * copy and the NEW result goes back to t's device. */
-Tensor *gpu_index_any(Tensor *t, const void *items, int n, const Tensor *v, bool set);
-/* Same dtype, shape and element bits, for tensors on any device (compared on the host). */
-bool gpu_equal_any(const Tensor *a, const Tensor *b);
-
-/* cudaMalloc calls of the process so far (the caching allocator's count), 0 before the GPU
- * started: memstats().device_mallocs, for checking that steady state allocates nothing. */
-int64_t gpu_device_mallocs(void);
+/* The GPU VM's old names for tops.h's tensor_to and tensor_index. */
+static inline Tensor *gpu_to(const Tensor *t, Device d) { return tensor_to(t, d); }
+static inline Tensor *gpu_index_any(Tensor *t, const void *items, int n, const Tensor *v, bool set) {
+    return tensor_index(t, items, n, v, set);
+}
 
 /* A fused elementwise group (the static VM's) as one generated kernel (ops/gpu_fused.c).
  * Step s is t[dst] := op(a, b): operands are earlier temporaries (>= 0) or inputs -(k+1),

@@ -5,13 +5,13 @@
 
 int gpu_capture_begin(void) {
     char err[400];
-    if (gpu_start()) return -1;
+    if (device_start(DEV_GPU)) return -1;
     return GPU_CALL(capture_begin, 0);
 }
 
 int gpu_copy_into(Tensor *dst, const Tensor *src) {
     char err[400];
-    if (!gpu_cu) return gpu_start();
+    if (!gpu_cu) return device_start(DEV_GPU);
     return GPU_CALL(copy, dst->data, src->data, gpu_nbytes(src));
 }
 

@@ -11,7 +11,7 @@
 #include "gpu.h"
 #include "cuda/plugin.h"
 
-/* The started plugin (gpu_start), NULL before. */
+/* The started plugin (device_start(DEV_GPU)), NULL before. */
 extern const TslCudaPlugin *gpu_cu;
 
 /* A plugin call's result: 0, or -1 with its message err as the op error. */
@@ -25,6 +25,7 @@ Tensor *gpu_from_host(const Tensor *h);             /* a GPU copy of CPU tensor 
 Tensor *gpu_clone(const Tensor *a);                 /* a GPU copy of GPU tensor a */
 Tensor *gpu_as_dtype(const Tensor *a, DType dt);    /* a itself (retained) or a converted copy */
 size_t gpu_nbytes(const Tensor *t);
+int64_t gpu_device_mallocs(void);   /* cudaMalloc calls so far (the caching allocator's count) */
 
 /* ---------- building blocks ---------- */
 /* out[i] = t[sum of index_d * stride[d]] over out's shape (gpu_shape.c) */

@@ -4,7 +4,7 @@
 #include <string.h>
 #include "gpu_impl.h"
 #include "infer.h"
-#include "tops.h"
+#include "cpu/cpu.h"   /* equal and allclose compare on the host */
 
 /* ---------- shapes and conversions ---------- */
 

@@ -14,6 +14,7 @@
 #include "ctx.h"
 #include "infer.h"
 #include "grad.h"
+#include "cpu/cpu.h"   /* numbers are computed by the CPU library */
 
 OpDef op_info[OP__COUNT] = {
 #define OP(id, nm, sig, no, kd, fl, rule, impl, sym, dc) \
@@ -204,12 +205,11 @@ int op_infer(const OpCall *c, Shape *out, DType *dt) {
     return infer_of[c->op](c, out, dt);
 }
 
-/* Backends: the CPU from the start, the GPU when ops/gpu.c starts its plugin. */
-static const DeviceImpl *devices[2] = { &cpu_device, NULL };
-
-/* The GPU registers when its plugin starts, possibly while another thread runs CPU code:
- * the pointer is published with release/acquire. */
-void op_device_register(Device d, const DeviceImpl *impl) { __atomic_store_n(&devices[d], impl, __ATOMIC_RELEASE); }
+/* The device registry: every device of this build, by Device (a new device is a DeviceImpl and
+ * its row here), and the started ones, the CPU from the start. A device starts on its first
+ * use, possibly while another thread runs CPU code: it is published with release/acquire. */
+static const DeviceImpl *const device_table[DEV__COUNT] = { [DEV_CPU] = &cpu_device, [DEV_GPU] = &gpu_device };
+static const DeviceImpl *devices[DEV__COUNT] = { [DEV_CPU] = &cpu_device };
 
 const DeviceImpl *op_device(Device d) {
     const DeviceImpl *impl = __atomic_load_n(&devices[d], __ATOMIC_ACQUIRE);
@@ -217,7 +217,35 @@ const DeviceImpl *op_device(Device d) {
     return impl;
 }
 
-const char *device_name(Device d) { return d == DEV_GPU ? "gpu" : "cpu"; }
+int device_start(Device d) {
+    if (__atomic_load_n(&devices[d], __ATOMIC_ACQUIRE)) return 0;
+    if (device_table[d]->start && device_table[d]->start()) return -1;
+    __atomic_store_n(&devices[d], device_table[d], __ATOMIC_RELEASE);
+    return 0;
+}
+
+const char *device_name(Device d) { return device_table[d]->name; }
+
+int device_by_name(const char *name, Device *d) {
+    for (int i = 0; i < DEV__COUNT; i++)
+        if (!strcmp(device_table[i]->name, name)) return *d = (Device)i, 0;
+    return -1;
+}
+
+void device_names(char *buf, size_t n) {
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < DEV__COUNT && len < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, "%s\"%s\"", i == 0 ? "" : i == DEV__COUNT - 1 ? " or " : ", ",
+                                device_table[i]->name);
+}
+
+int64_t device_mallocs(void) {
+    int64_t n = 0;
+    for (int i = 0; i < DEV__COUNT; i++)
+        if (device_table[i]->mallocs && __atomic_load_n(&devices[i], __ATOMIC_ACQUIRE)) n += device_table[i]->mallocs();
+    return n;
+}
 
 /* The device of the call's tensor operands; mixing devices is an error naming both. */
 static int call_device(const OpCall *c, Device *d) {
@@ -253,9 +281,8 @@ static int to_default_device(const OpCall *c, Device made_on, int nout, Tensor *
         if (c->in[i].kind == ARG_TENSOR) return 0;
     Device dev = default_device(c);
     if (dev == made_on) return 0;
-    const DeviceImpl *impl = op_device(dev);
     for (int k = 0; k < nout; k++) {
-        Tensor *moved = impl ? impl->from_host(out[k]) : NULL;
+        Tensor *moved = tensor_to(out[k], dev);
         if (!moved) return -1;
         tensor_release(out[k]);
         out[k] = moved;

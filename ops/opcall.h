@@ -179,10 +179,14 @@ bool op_number_is_bool(OpCode op, const OpArg *in, int n);
 
 /* ---------- devices ---------- */
 
-/* A device's kernels, registered at start-up (the CPU) or when a plugin loads (CUDA). */
+/* A device: its kernels and memory. The registry (ops/op.c) lists every device this build
+ * knows; Device is an index into it. A device whose start fails (no plugin, no driver) is
+ * reported by name and never used. */
 typedef int (*OpKernelFn)(const OpCall *c, Tensor **out);
 typedef struct {
     const char *name;
+    int (*start)(void);             /* first use: 0, or -1 with the reason (every call); NULL: none needed */
+    int64_t (*mallocs)(void);       /* device allocations so far (memstats().device_mallocs), or NULL */
     bool (*supports_op)(const OpCall *c);
     Tensor *(*alloc)(DType dt, const Shape *s);  /* a result's buffer on this device */
     int (*run)(const OpCall *c, Tensor **out);   /* out[] allocated with the inferred types */
@@ -198,12 +202,16 @@ typedef struct {
     Tensor *(*from_host)(const Tensor *t);         /* a new tensor here with a CPU tensor's elements */
     Tensor *(*clone)(const Tensor *t);             /* a new tensor here with t's elements */
 } DeviceImpl;
-void op_device_register(Device d, const DeviceImpl *impl);
-/* The registered device, or NULL (error set) when it is not available. The GPU is
- * registered by ops/gpu.c when its plugin loads (gpu_start). */
+/* The started device, or NULL (error set) when it is not: device_start starts it (the
+ * first use of the GPU loads its plugin): 0, or -1 with the reason. */
 const DeviceImpl *op_device(Device d);
+int device_start(Device d);
 const char *device_name(Device d);
-extern const DeviceImpl cpu_device;
+/* The device called name: 0 with *d, -1 when no device has that name. */
+int device_by_name(const char *name, Device *d);
+void device_names(char *buf, size_t n);   /* "cpu" or "gpu", for messages */
+int64_t device_mallocs(void);   /* over every started device */
+extern const DeviceImpl cpu_device, gpu_device;
 
 /* Shape/dtype inference of each op family (ops/infer.c and beside it), named by the impl
  * column of ops.def: int infer_<impl>(const OpCall *c, Shape *out, DType *dt). */

@@ -225,6 +225,42 @@ Tensor *tensor_host(const Tensor *t) {
     return h;
 }
 
+Tensor *tensor_to(const Tensor *t, Device d) {
+    if (t->device == d) return tensor_retain((Tensor *)t);
+    if (d == DEV_CPU) return tensor_host(t);
+    return device_start(d) ? NULL : op_device(d)->from_host(t);
+}
+
+Tensor *tensor_astype(const Tensor *t, DType dt) {
+    OpAttrs at;
+    memset(&at, 0, sizeof at);
+    at.dtype = (int)dt;
+    OpArg in = op_arg_tensor(t);
+    Tensor *out = NULL;
+    return op_run_with(OP_ASTYPE, &in, 1, &at, &out) ? NULL : out;
+}
+
+bool tensor_equal(const Tensor *a, const Tensor *b) {
+    if (a->device == DEV_CPU && b->device == DEV_CPU) return cpu_same_bits(a, b);
+    Tensor *x = tensor_host(a), *y = x ? tensor_host(b) : NULL;
+    bool same = x && y && cpu_same_bits(x, y);
+    tensor_release(x);
+    tensor_release(y);
+    return same;
+}
+
+Tensor *tensor_index(Tensor *t, const IndexItem *idx, int n, const Tensor *v, bool set) {
+    if (t->device == DEV_CPU && (!v || v->device == DEV_CPU))
+        return set ? op_index_set(t, idx, n, v) : op_index(t, idx, n);
+    Tensor *h = tensor_host(t), *hv = v && h ? tensor_host(v) : NULL;
+    Tensor *r = h && (!v || hv) ? (set ? op_index_set(h, idx, n, hv) : op_index(h, idx, n)) : NULL;
+    tensor_release(h);
+    tensor_release(hv);
+    Tensor *moved = r ? tensor_to(r, t->device) : NULL;
+    tensor_release(r);
+    return moved;
+}
+
 int tensor_first(const Tensor *t, double *x) {
     Tensor *h = tensor_host(t);
     if (!h) return -1;

@@ -18,7 +18,7 @@
 
 /* Ordered for promotion: the larger of two dtypes wins (bool < i64 < f32 < f64). */
 typedef enum { DT_BOOL, DT_I64, DT_F32, DT_F64 } DType;
-typedef enum { DEV_CPU, DEV_GPU } Device;
+typedef enum { DEV_CPU, DEV_GPU, DEV__COUNT } Device;   /* the device registry's rows (ops/op.c) */
 
 typedef struct {
     int rc;

@@ -1,7 +1,8 @@
-/* tops.h - the tensor operations (the ops library's public API).
+/* tops.h - the tensor operations (the ops library's device-neutral API: what lang/ and vm/ call).
  *
  * Every op is declared once in ops.def and called through opcall.h's op_run; this header
- * adds one-call conveniences over it and the CPU library the kernels are made of. Functions
+ * adds one-call conveniences over it, calls that work on a tensor of any device, and the
+ * host-side formatting and file I/O. The CPU library is ops/cpu/cpu.h. Functions
  * returning Tensor* return NEW tensors and BORROW their arguments; NULL (or -1) means
  * failure with the message in op_error(). No function here modifies a tensor it was given,
  * except the `_into` target. */
@@ -37,46 +38,21 @@ Tensor *op_rand(const Shape *s);
 Tensor *op_randn(const Shape *s);
 Tensor *op_randint(int64_t lo, int64_t hi, const Shape *s);
 
-/* ---------- the CPU library (ops/cpu/) ----------
- * Kernels and the helpers they share. Functions named _into write into a tensor the caller
- * provides with the result's dtype and shape (which is not an operand unless said). */
+/* ---------- any device ----------
+ * What lang/ and vm/ call instead of a device's own functions: each dispatches through the
+ * device registry (opcall.h), reading a tensor on the host where only the host can. */
+/* t on device d (started on first use): t itself (retained) when it is there, else a NEW copy. */
+Tensor *tensor_to(const Tensor *t, Device d);
+/* t converted to dt on its own device (astype's kernel: NaN, inf or out of range to i64 is an error). */
+Tensor *tensor_astype(const Tensor *t, DType dt);
+/* Same dtype, shape and element bits (compared on the host; a failed copy compares unequal). */
+bool tensor_equal(const Tensor *a, const Tensor *b);
 
 /* Numbers: the elementwise ops on f64 numbers (NumPy float64 semantics). */
 double op_unary_number(OpCode op, double x);
 double op_binary_number(OpCode op, double x, double y);   /* K_BINARY/K_COMPARE on numbers */
-/* NumPy around(x, decimals) over n elements of dtype dt (the kernel of round with decimals). */
-int cpu_round_decimals(DType dt, const void *src, void *dst, int64_t n, int64_t decimals);
 /* Broadcast two shapes (NumPy rules); -1 with an error naming `opname` on mismatch. */
 int shape_broadcast(const Shape *a, const Shape *b, Shape *out, const char *opname);
-
-/* The elementwise kernels on contiguous runs (fused groups call them on chunks; each
- * element gets the same bits in any chunk). cpu_binary: a and b in dtype ct with strides 0
- * (a scalar) or 1; out may be a or b. */
-int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n);
-int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, int64_t sb, void *out, int64_t n);
-
-int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keepdims, Tensor *r);
-int op_softmax_into(const Tensor *a, int axis, bool log, Tensor *r);
-int op_matmul_into(const Tensor *a, const Tensor *b, Tensor *out);
-/* The same with a's last two axes swapped when ta (BLAS reads it transposed: no copy). */
-int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out);
-/* A float product of more than one row is computed in blocks of this many rows of the result,
- * each one BLAS call: a static graph's matmul epilogue (bias, activation) runs on each block
- * right after its call, while it is in cache, and gets eager's bits because eager computes the
- * same blocks. 256 rows keep B's repacking (once per call) small next to the block's work. */
-#define MATMUL_BLOCK_ROWS 256
-/* Rows [r0, r0 + rows) of the f32/f64 product c[m, n] = a[m, k] @ b[k, n] (a stored [k, m] when
- * ta), written to c0 with rows n elements apart: one block of op_matmul_t_into's (m == 1: gemv). */
-void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
-                     int64_t r0, int64_t rows);
-/* Helpers that make their result: a converted copy (NaN, inf or out of range to i64 is an
- * error), a permuted copy (perm NULL: reversed), a broadcast copy. */
-Tensor *op_astype(const Tensor *a, DType dt);
-Tensor *op_transpose(const Tensor *a, const int *perm, int n);
-Tensor *op_broadcast_to(const Tensor *a, const Shape *s);
-int op_astype_into(const Tensor *a, Tensor *r);
-int op_transpose_into(const Tensor *a, const int *perm, int n, Tensor *r);
-void op_broadcast_into(const Tensor *a, Tensor *r);
 
 /* Indexing (NumPy basic and advanced). */
 typedef enum { IDX_INT, IDX_SLICE, IDX_ELLIPSIS, IDX_TENSOR } IndexKind;
@@ -89,28 +65,19 @@ typedef struct {
     int64_t start, stop, step;
     const Tensor *t;               /* IDX_TENSOR: i64 gather or bool mask */
 } IndexItem;
-Tensor *op_index(const Tensor *a, const IndexItem *idx, int n);
-int op_index_into(const Tensor *a, const IndexItem *idx, int n, Tensor *out);   /* out must not be a */
+/* t[idx], or a copy of t with v (broadcast to the indexed shape) set at idx when set, on
+ * t's device: indexing runs on the host, so a GPU tensor goes through a host copy. */
+Tensor *tensor_index(Tensor *t, const IndexItem *idx, int n, const Tensor *v, bool set);
 /* The flat position in a of every element a[idx] reads (i64, the result's shape): what the
  * gradient of indexing scatters back to. */
 Tensor *op_index_positions(const Tensor *a, const IndexItem *idx, int n);
-/* A copy of `a` with the indexed elements set from `v` (broadcast to the indexed shape). */
-Tensor *op_index_set(const Tensor *a, const IndexItem *idx, int n, const Tensor *v);
 
 /* Random numbers: Philox4x32-10, a stream defined by (seed, counter). */
 void rng_seed(uint64_t seed);
 void rng_get_state(uint64_t *seed, uint64_t *counter);
 void rng_set_state(uint64_t seed, uint64_t counter);
-/* Draws into a tensor of the right dtype (f32; i64 for ints, hi > lo). */
-void rng_fill_uniform(Tensor *r);
-void rng_fill_normal(Tensor *r);
-void rng_fill_int(Tensor *r, int64_t lo, int64_t hi);
 
-/* Comparison. */
-bool tensor_equal(const Tensor *a, const Tensor *b);          /* dtype, shape, bits */
-int op_allclose(const Tensor *a, const Tensor *b, double rtol, double atol);  /* 1/0, -1 err */
-
-/* I/O. */
+/* I/O (ops/io.c, ops/io_write.c). */
 /* Opens path to read only when it is a regular file of at most max_bytes (0: any size):
  * a FIFO, a device or a directory would block or read without end. NULL with the reason
  * in op_error(), prefixed "who: " when who is not NULL. */
@@ -140,7 +107,7 @@ FILE *io_write_begin(IoWriter *w, const char *path, const char *who);
 int io_write_end(IoWriter *w, bool ok);
 int io_write_file(const char *path, const char *who, const void *data, size_t n);
 
-/* NumPy-style text, newly allocated (mem_free it). */
+/* NumPy-style text, newly allocated (mem_free it; ops/format.c). */
 char *tensor_format(const Tensor *t);
 /* The settings tensor_format uses, as NumPy's printoptions (all >= 0); the current ops context's. */
 typedef struct {

@@ -358,7 +358,7 @@ for r in range(3) {
 print(total)'
 check "--timeout 0.5 on quick code" 0 "1" -- $TSL --timeout 0.5 -e 'print(1)'
 check "--max-memory 2**63-1" 0 "1" -- $TSL --max-memory 9223372036854775807 -e 'print(1)'
-# files are written whole or not at all (issue 24: ops/cpu/io_write.c): a write that fails past
+# files are written whole or not at all (issue 24: ops/io_write.c): a write that fails past
 # the file size limit (ulimit -f; SIGXFSZ ignored, so an error, not a signal death) is a located
 # error, leaves the old file byte for byte and no temporary file; writers make missing folders
 d=$(scratch)

@@ -19,7 +19,6 @@
 #include "graphfile.h"
 #include "vm.h"
 #include "ctx.h"
-#include "gpu.h"
 #include "autograd.h"
 
 struct Model {
@@ -336,6 +335,7 @@ static void session_release(ModelSession *s) {
 }
 
 ModelSession *model_session_new(const Model *m) {
+    vm_register();
     Interp *I = interp_new();
     if (!I) return NULL;
     NewSession a = { m, NULL };
@@ -470,7 +470,7 @@ static bool consts_on(Loaded *l, Device d, Tensor ***out) {
     if (!l->gpu_consts) {
         Tensor **c = mem_calloc((size_t)g->nconsts + 1, sizeof(Tensor *));
         for (int i = 0; i < g->nconsts; i++)
-            if (!(c[i] = gpu_to(g->consts[i], d))) {
+            if (!(c[i] = tensor_to(g->consts[i], d))) {
                 release_consts(c, i);
                 return false;
             }

@@ -108,7 +108,7 @@ static Cache *cache_new(Interp *I) {
     return c;
 }
 
-void static_free_all(Interp *I) {
+static void static_free_all(Interp *I) {
     StaticState *s = I->vm;
     if (!s) return;
     for (Cache *c = s->caches; c;) {
@@ -777,7 +777,7 @@ Exec interp_exec_block_eager(Interp *I, Frame *f, Node *blk);
 
 static Exec exec_eager(Interp *I, Frame *f, Node *blk) { return interp_exec_block_eager(I, f, blk); }
 
-Exec static_exec_block(Interp *I, Frame *f, Node *n) {
+static Exec static_exec_block(Interp *I, Frame *f, Node *n) {
     if (I->no_static) return exec_eager(I, f, n->a);
     Cache *c = n->vm_cache;
     if (!c) c = n->vm_cache = cache_new(I);
@@ -795,7 +795,7 @@ Exec static_exec_block(Interp *I, Frame *f, Node *n) {
 
 Value interp_call_eager(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw);
 
-Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw) {
+static Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw) {
     FnProto *p = fn->proto;
     const char *fname = p->name[0] ? p->name : "<fn>";
     Cache *c = p->vm_cache;
@@ -878,7 +878,7 @@ Value static_dis_text(Interp *I, Value fn, bool dot, StrBuf *out) {
     return ok ? NIL_VAL : interp_error(I, "dis: out of memory");
 }
 
-Value static_dis(Interp *I, Value fn, bool dot) {
+static Value static_dis(Interp *I, Value fn, bool dot) {
     StrBuf b = { 0 };
     sb_putn(&b, "", 0);
     Value r = static_dis_text(I, fn, dot, &b);
@@ -911,3 +911,8 @@ void static_fetch_args(const Graph *g, Value *params, Value *vals) {
 }
 
 VmRegs *vm_regs_new(const Graph *g) { return regs_new((Graph *)g); }
+
+/* What the interpreter reaches static code through (lang/interp.h). */
+static const StaticHooks hooks = { static_exec_block, static_call, static_dis, model_builtin_export, model_builtin_load,
+                                   model_loaded_signature, static_free_all };
+void vm_register(void) { interp_set_static_hooks(&hooks); }

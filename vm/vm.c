@@ -16,6 +16,7 @@
 #include "opt.h"
 #include "pool.h"
 #include "cpu/chain.h"
+#include "cpu/cpu.h"
 
 #define vmdispatch(op) switch (op)
 #define vmcase(l) case l:

@@ -40,11 +40,10 @@ void vm_keep_spare(VmRegs *r, const Opnd *o, Value old);
 /* Builds the run-time Value of an operand (a new reference), or ERR_VAL. */
 Value vm_operand(Interp *I, Graph *g, VmRegs *r, const Opnd *o);
 
-/* static.c: what the interpreter calls. */
-Exec static_exec_block(Interp *I, Frame *f, Node *block_stmt);
-Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw);
-Value static_dis(Interp *I, Value fn, bool dot);
-/* The same listing appended to out instead of written as program output. */
+/* static.c: what the interpreter calls, through the hooks vm_register() gives it (lang/interp.h's
+ * StaticHooks); every entry point that makes a state (tsl_new, a model session) calls it first. */
+void vm_register(void);
+/* dis(fn)'s listing appended to out instead of written as program output. */
 Value static_dis_text(Interp *I, Value fn, bool dot, StrBuf *out);
 /* Where an eager value and a static one first differ, bit for bit (--verify-static's test),
  * written into where; false when they are the same. */
@@ -56,7 +55,6 @@ CompileStatus static_compile_export(Interp *I, ObjClosure *fn, Value *params, Gr
 void static_fetch_args(const Graph *g, Value *params, Value *vals);
 Graph *static_last_graph(Interp *I);   /* the graph that ran last (tests, :dis) */
 int static_cache_count(const void *cache);   /* graphs cached for a block or static fn */
-void static_free_all(Interp *I);
 
 /* model.c: the export() and load() built-ins (spec section 9). */
 Value model_builtin_export(Interp *I, CallArgs *a);

@@ -1,4 +1,5 @@
-/* cpu.h - internal interfaces between the CPU kernel files of ops/. */
+/* cpu.h - the CPU library: what the CPU kernel files of ops/cpu/ share, and the kernels the ops
+ * core's host paths and vm/vm.c (the CPU executor) call. lang/ and vm/ otherwise use tops.h. */
 #ifndef TSL_CPU_H
 #define TSL_CPU_H
 #include <stdint.h>
@@ -121,5 +122,56 @@ const Tensor *operand_as(const OpArg *a, DType dt, Tensor **tmp, ScalarBox *box)
 /* axis.c: pad's fill value (c's operand 1, a number, a CPU tensor or none) converted to dt,
  * its bytes in v, with the CPU's errors (the GPU's pad uses it too): 0 or -1. */
 int cpu_pad_value(const OpCall *c, DType dt, unsigned char *v);
+
+/* ---------- the CPU library ----------
+ * Kernels and the helpers they share, on CPU tensors (the CPU executor of vm/vm.c calls them
+ * too). Functions named _into write into a tensor the caller provides with the result's dtype
+ * and shape (which is not an operand unless said). */
+
+/* NumPy around(x, decimals) over n elements of dtype dt (the kernel of round with decimals). */
+int cpu_round_decimals(DType dt, const void *src, void *dst, int64_t n, int64_t decimals);
+/* The elementwise kernels on contiguous runs (fused groups call them on chunks; each
+ * element gets the same bits in any chunk). cpu_binary: a and b in dtype ct with strides 0
+ * (a scalar) or 1; out may be a or b. */
+int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n);
+int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, int64_t sb, void *out, int64_t n);
+
+int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keepdims, Tensor *r);
+int op_softmax_into(const Tensor *a, int axis, bool log, Tensor *r);
+int op_matmul_into(const Tensor *a, const Tensor *b, Tensor *out);
+/* The same with a's last two axes swapped when ta (BLAS reads it transposed: no copy). */
+int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out);
+/* A float product of more than one row is computed in blocks of this many rows of the result,
+ * each one BLAS call: a static graph's matmul epilogue (bias, activation) runs on each block
+ * right after its call, while it is in cache, and gets eager's bits because eager computes the
+ * same blocks. 256 rows keep B's repacking (once per call) small next to the block's work. */
+#define MATMUL_BLOCK_ROWS 256
+/* Rows [r0, r0 + rows) of the f32/f64 product c[m, n] = a[m, k] @ b[k, n] (a stored [k, m] when
+ * ta), written to c0 with rows n elements apart: one block of op_matmul_t_into's (m == 1: gemv). */
+void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
+                     int64_t r0, int64_t rows);
+/* Helpers that make their result: a converted copy (NaN, inf or out of range to i64 is an
+ * error), a permuted copy (perm NULL: reversed), a broadcast copy. */
+Tensor *op_astype(const Tensor *a, DType dt);
+Tensor *op_transpose(const Tensor *a, const int *perm, int n);
+Tensor *op_broadcast_to(const Tensor *a, const Shape *s);
+int op_astype_into(const Tensor *a, Tensor *r);
+int op_transpose_into(const Tensor *a, const int *perm, int n, Tensor *r);
+void op_broadcast_into(const Tensor *a, Tensor *r);
+
+/* Indexing (NumPy basic and advanced), on CPU tensors. */
+Tensor *op_index(const Tensor *a, const IndexItem *idx, int n);
+int op_index_into(const Tensor *a, const IndexItem *idx, int n, Tensor *out);   /* out must not be a */
+/* A copy of `a` with the indexed elements set from `v` (broadcast to the indexed shape). */
+Tensor *op_index_set(const Tensor *a, const IndexItem *idx, int n, const Tensor *v);
+
+/* Draws from tops.h's random stream into a tensor of the right dtype (f32; i64 for ints, hi > lo). */
+void rng_fill_uniform(Tensor *r);
+void rng_fill_normal(Tensor *r);
+void rng_fill_int(Tensor *r, int64_t lo, int64_t hi);
+
+/* Comparison. */
+bool cpu_same_bits(const Tensor *a, const Tensor *b);              /* dtype, shape, bits */
+int op_allclose(const Tensor *a, const Tensor *b, double rtol, double atol);  /* 1/0, -1 err */
 
 #endif

@@ -627,7 +627,7 @@ int cpu_compare_i64_number(OpCode op, const int64_t *a, double x, bool num_left,
     return 0;
 }
 
-bool tensor_equal(const Tensor *a, const Tensor *b) {
+bool cpu_same_bits(const Tensor *a, const Tensor *b) {
     if (a->dtype != b->dtype || a->ndim != b->ndim) return false;
     if (memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim)) return false;
     return !memcmp(a->data, b->data, (size_t)a->size * dtype_size(a->dtype));

@@ -240,7 +240,7 @@ done:
 int cpu_astype(const OpCall *c, Tensor **out) { return op_astype_into(c->in[0].t, out[0]); }
 
 int cpu_equal(const OpCall *c, Tensor **out) {
-    int r = c->op == OP_EQUAL ? tensor_equal(c->in[0].t, c->in[1].t)
+    int r = c->op == OP_EQUAL ? cpu_same_bits(c->in[0].t, c->in[1].t)
                               : op_allclose(c->in[0].t, c->in[1].t, c->at->f[0], c->at->f[1]);
     if (r < 0) return -1;
     *(uint8_t *)out[0]->data = (uint8_t)r;

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 #include "suites.h"
-#include "tops.h"
+#include "cpu/cpu.h"
 #include "cpu/cpu.h"
 
 /* ---------- building calls ---------- */

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "suites.h"
-#include "tops.h"
+#include "cpu/cpu.h"
 #include "mem.h"
 #include "cpu/cpu.h"
 #include "cpu/chain.h"

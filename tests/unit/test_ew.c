@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "suites.h"
-#include "tops.h"
+#include "cpu/cpu.h"
 #include "cpu/cpu.h"
 
 /* ---------- comparing floats ---------- */

@@ -7,7 +7,7 @@
 #include <string.h>
 #include "suites.h"
 #include "opcall.h"
-#include "tops.h"
+#include "cpu/cpu.h"
 #include "cuda/gen.h"
 
 static bool elementwise(OpCode op) {

@@ -25,6 +25,20 @@ static double num(const char *name) {
     return v.as.n;
 }
 
+/* lang/ without vm/: with no StaticHooks, static code runs eagerly and the compiler's
+ * built-ins say why they cannot run. */
+START_TEST(interp_without_static_hooks) {
+    const StaticHooks *vm = interp_static_hooks();
+    ck_assert_ptr_nonnull(vm);   /* main() registered them */
+    interp_set_static_hooks(NULL);
+    ck_assert_int_eq(run("static fn f(x) { return x * 2 + 1 }\ny = f(3)\nstatic { z = y + f(1) }"), 0);
+    ck_assert_double_eq(num("y"), 7);
+    ck_assert_double_eq(num("z"), 10);
+    ck_assert_fails_with(I, "dis(f)", "this build of tsl has no static compiler", 1, 1);
+    interp_set_static_hooks(vm);
+}
+END_TEST
+
 START_TEST(interp_arithmetic_and_printing) {
     ck_assert_int_eq(run("a = 0.1 + 0.2\nb = -7 % 3\nc = 2 ** -1\nd = 1 / 0\ne = 2 ** 3 ** 2"), 0);
     ck_assert_double_eq(num("a"), 0.1 + 0.2);
@@ -162,6 +176,7 @@ Suite *interp_suite(void) {
     tcase_add_test(tc, interp_tensor_assignment_rebinds);
     tcase_add_test(tc, interp_operation_budget);
     tcase_add_test(tc, interp_no_growth_across_runs);
+    tcase_add_test(tc, interp_without_static_hooks);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 #include "suites.h"
-#include "tops.h"
+#include "cpu/cpu.h"
 #include "cpu/cpu.h"
 
 #define F64_TOL 1e-12

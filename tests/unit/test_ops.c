@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "suites.h"
-#include "tops.h"
+#include "cpu/cpu.h"
 #include "cpu/cpu.h"
 #include "mem.h"
 

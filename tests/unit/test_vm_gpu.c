@@ -11,7 +11,7 @@
 #include "suites.h"
 #include "helpers.h"
 #include "vm_impl.h"
-#include "tops.h"
+#include "cpu/cpu.h"
 #include "cuda/gen.h"
 
 static Interp *I;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "cpu.h"
+#include "tops.h"
 #include "mem.h"
 
 static const char NPY_MAGIC[] = "\x93NUMPY";

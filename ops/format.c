@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cpu.h"
+#include "tops.h"
 #include "ctx.h"
 #include "mem.h"
 

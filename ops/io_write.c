@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "cpu.h"
+#include "tops.h"
 
 /* A write past the file size limit (ulimit -f) raises SIGXFSZ, whose default action kills the
  * process with the old file already gone in an in-place write; ignored, the write fails with
