@@ -1,5 +1,5 @@
 /* vm_seg.c - capture segments: the runs of a GPU graph's instructions that only launch
- * device work, so that vm_gpu.c can record each one as a CUDA Graph and replay it.
+ * device work, so that the device executor (exec_dev.c) can record each one as a CUDA Graph and replay it.
  *
  * A segment is a maximal run of instructions none of which needs the host while the device
  * works (no item, no branch on a tensor, no print, no host-side indexing, no kernel whose
@@ -8,7 +8,7 @@
  * replayed once per iteration). The only number instruction a segment keeps is nconst: its
  * value is the same every run, whereas a number computed from others (nbin, nmove...) may
  * change what a captured kernel receives by value, so it is run on the host between
- * segments and the segment after it checks the number it reads (vm_gpu.c).
+ * segments and the segment after it checks the number it reads (exec_dev.c).
  * This file is a pure function of the graph (tested in tests/unit/test_vm_gpu.c). */
 #include "vm_impl.h"
 #include "opt.h"

@@ -35,16 +35,11 @@
 #include "opt.h"
 #include "gpu.h"
 
-static void set_t(VmRegs *r, int reg, Tensor *t) {
-    tensor_release(r->ten[reg]);
-    r->ten[reg] = t;
-}
-
 /* Register reg := t (stolen): into the register's region when the graph runs with an arena
  * (d), so the address is the same every run. -1 (error set) when the copy failed. */
 static int put(VmDev *d, VmRegs *r, int reg, Tensor *t) {
     if (d && !(t = vm_dev_place(d, reg, t))) return -1;
-    set_t(r, reg, t);
+    vm_set_t(r, reg, t);
     return 0;
 }
 
@@ -256,43 +251,18 @@ static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in) {
     return rc;
 }
 
-/* ---------- indexing, numbers, host reads ---------- */
+/* ---------- the small hooks ---------- */
 
-static int exec_index(Interp *I, VmRegs *r, VmDev *d, Ins *in) {
-    IndexItem items[TSL_MAX_RANK + 8];
-    if (in->nidx) memcpy(items, in->idx, sizeof(IndexItem) * (size_t)in->nidx);
-    for (int k = 0; k < in->nidx; k++) {
-        if (in->args[k] < 0) continue;
-        if (items[k].kind == IDX_TENSOR) {
-            if (!(items[k].t = r->ten[in->args[k]])) return vm_fail_at(I, in, "undefined variable");
-            continue;
-        }
-        double x = r->num[in->args[k]];
-        if (!num_to_i64(x, &items[k].i)) {
-            char msg[96];
-            snprintf(msg, sizeof msg, x == floor(x) ? "index %g is out of range" : "tensor index must be an integer, got %g", x);
-            return vm_fail_at(I, in, msg);
-        }
-    }
-    Tensor *src = r->ten[in->a], *v = in->op == I_INDEX_SET ? r->ten[in->b] : NULL;
-    if (!src || (in->op == I_INDEX_SET && !v)) return vm_fail_at(I, in, "undefined variable");
-    Tensor *t = gpu_index_any(src, items, in->nidx, v, in->op == I_INDEX_SET);
-    if (!t || put(d, r, in->dst, t)) return vm_fail_at(I, in, op_error());
-    return 0;
+/* The graph's arena, when this run has one: the graph's own register file (run_graph works
+ * on a copy of *g->rf); a nested run of the same graph, or a model session's registers, go
+ * without. */
+static VmDev *arena(const Graph *g, const VmRegs *r) {
+    VmDev *d = g->dev;
+    return d && !d->off && g->rf && r->ten == g->rf->ten ? d : NULL;
 }
 
-/* The first element of a tensor on any device, read on the host (NaN with the error set
- * when the copy fails). */
-static bool host_first(const Tensor *t, double *x) {
-    if (t->device == DEV_CPU) {
-        *x = tensor_get(t, 0);
-        return true;
-    }
-    Tensor *h = tensor_host(t);
-    if (!h) return false;
-    *x = tensor_get(h, 0);
-    tensor_release(h);
-    return true;
+static Tensor *dev_index(Graph *g, VmRegs *r, Ins *in, Tensor *src, IndexItem *items, Tensor *setval) {
+    return gpu_index_any(src, items, in->nidx, setval, in->op == I_INDEX_SET);
 }
 
 /* A 0-d tensor of dtype dt holding x, made on the default device as eager makes it. */
@@ -316,112 +286,22 @@ static Tensor *const_tensor(Graph *g, VmRegs *r, int k) {
     return c->device == d ? tensor_retain(c) : gpu_to(c, d);
 }
 
-static int exec_scalar(Interp *I, VmRegs *r, VmDev *d, Ins *in) {
-    double x = r->num[in->a];
-    if (in->aux == DT_I64 && !double_fits_i64(x))
-        return vm_fail_at(I, in, isnan(x) ? "cannot convert nan to i64"
-                              : isinf(x) ? (x > 0 ? "cannot convert inf to i64" : "cannot convert -inf to i64")
-                                         : "cannot convert an out-of-range value to i64");
-    Tensor *t = scalar_tensor((DType)in->aux, x);
-    if (!t || put(d, r, in->dst, t)) return vm_fail_at(I, in, op_error());
-    return 0;
+static int dev_scalar(Graph *g, VmRegs *r, int reg, DType dt, double x) {
+    Tensor *t = scalar_tensor(dt, x);
+    return t ? put(arena(g, r), r, reg, t) : -1;
 }
 
-static int exec_truth(Interp *I, VmRegs *r, Ins *in) {
-    Tensor *x = r->ten[in->a];
-    if (!x) return vm_fail_at(I, in, "undefined variable");
-    if (x->size != 1) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "ambiguous truth value of a tensor with %lld elements; use any/all", (long long)x->size);
-        return vm_fail_at(I, in, msg);
-    }
-    double v;
-    if (!host_first(x, &v)) return vm_fail_at(I, in, op_error());
-    r->num[in->dst] = v != 0;
-    return 0;
+static Tensor *dev_const(Graph *g, VmRegs *r, int k) {
+    VmDev *d = arena(g, r);
+    Tensor *t = d ? vm_dev_const(d, g, k) : const_tensor(g, r, k);
+    return t && d ? tensor_retain(t) : t;
 }
 
-/* ---------- stacks ---------- */
+static int dev_place(Graph *g, VmRegs *r, int reg, Tensor *t) { return put(arena(g, r), r, reg, t); }
 
-static int exec_push(Interp *I, Graph *g, VmRegs *r, Ins *in) {
-    VmStack *s = &r->stacks[in->aux];
-    if (vm_stack_reserve(s)) return vm_fail_at(I, in, op_error());
-    if (g->regs[in->a].kind == R_NUM) s->x[s->n] = r->num[in->a];
-    else {   /* a reference is the copy, unless the value lives in the arena (rewritten next time) */
-        Tensor *t = r->ten[in->a];
-        if (t && vm_dev_owns(g->dev, t) && !(t = tensor_copy(t))) return vm_fail_at(I, in, op_error());
-        else if (t && t == r->ten[in->a]) tensor_retain(t);
-        tensor_release(s->t[s->n]);
-        s->t[s->n] = t;
-    }
-    s->n++;
-    return 0;
-}
-
-static int exec_pop(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in) {
-    VmStack *s = &r->stacks[in->aux];
-    if (s->n == 0) return vm_fail_at(I, in, "internal error: a backward loop popped more values than its loop saved");
-    s->n--;
-    if (g->regs[in->dst].kind == R_NUM) r->num[in->dst] = s->x[s->n];
-    else if (s->t[s->n]) {
-        Tensor *t = s->t[s->n];
-        s->t[s->n] = NULL;
-        if (put(d, r, in->dst, t)) return vm_fail_at(I, in, op_error());
-    }
-    return 0;
-}
-
-/* ---------- the loop ---------- */
-
-static int vm_gpu_ins(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in, int *pc) {
-    double *N = r->num;
-    switch (in->op) {
-    case I_NCONST: N[in->dst] = in->imm; return 0;
-    case I_NMOVE: N[in->dst] = N[in->a]; return 0;
-    case I_NBIN:
-    case I_NNEG:
-    case I_NNOT:
-    case I_NMATH: return vm_number_ins(I, r, in);
-    case I_TCONST: {
-        Tensor *t = d ? vm_dev_const(d, g, in->aux) : const_tensor(g, r, in->aux);
-        if (!t) return vm_fail_at(I, in, op_error());
-        set_t(r, in->dst, d ? tensor_retain(t) : t);
-        return 0;
-    }
-    case I_SCALAR: return exec_scalar(I, r, d, in);
-    case I_TMOVE:   /* with an arena: a copy into the destination's region */
-        if (!r->ten[in->a]) return vm_fail_at(I, in, "undefined variable");
-        return put(d, r, in->dst, tensor_retain(r->ten[in->a])) ? vm_fail_at(I, in, op_error()) : 0;
-    case I_OP:
-        if (!interp_poll(I)) return vm_stopped_at(I, in);
-        return exec_op(I, g, r, d, in);
-    case I_INDEX:
-    case I_INDEX_SET: return exec_index(I, r, d, in);
-    case I_SEED: rng_seed((uint64_t)(int64_t)in->imm); return 0;
-    case I_ITEM:
-        if (!r->ten[in->a]) return vm_fail_at(I, in, "undefined variable");
-        return host_first(r->ten[in->a], &N[in->dst]) ? 0 : vm_fail_at(I, in, op_error());
-    case I_TRUTH: return exec_truth(I, r, in);
-    case I_JUMP:
-    case I_JUMPF:
-        if (in->op == I_JUMPF && N[in->a] != 0) return 0;
-        if (in->aux < *pc && (I->interrupt_flag || I->max_ops) && !interp_check_limits(I)) return vm_stopped_at(I, in);
-        *pc = in->aux;
-        return 0;
-    case I_PRINT:
-    case I_ASSERT:
-    case I_STORE: return vm_host_ins(I, g, r, in);
-    case I_PUSH: return exec_push(I, g, r, in);
-    case I_POP: return exec_pop(I, g, r, d, in);
-    case I_FUSED:
-        if (!interp_poll(I)) return vm_stopped_at(I, in);
-        return exec_fused(I, g, r, d, in);
-    case I_EPILOGUE:
-        if (!interp_poll(I)) return vm_stopped_at(I, in);
-        return exec_epilogue(I, g, r, d, in);
-    default: return vm_fail_at(I, in, "internal error: unknown instruction");
-    }
-}
+static int dev_op(Interp *I, Graph *g, VmRegs *r, Ins *in) { return exec_op(I, g, r, arena(g, r), in); }
+static int dev_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) { return exec_fused(I, g, r, arena(g, r), in); }
+static int dev_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) { return exec_epilogue(I, g, r, arena(g, r), in); }
 
 /* ---------- capture segments (vm_seg.c) and their replay ---------- */
 
@@ -505,14 +385,6 @@ static bool is_input(const Graph *g, int reg) {
     return false;
 }
 
-/* Instructions [b, e) one by one. */
-static int run_range(Interp *I, Graph *g, VmRegs *r, VmDev *d, int b, int e) {
-    int pc = e;
-    for (int i = b; i < e; i++)
-        if (vm_gpu_ins(I, g, r, d, &g->code[i], &pc)) return -1;
-    return 0;
-}
-
 /* Why a captured segment cannot be replayed now (NULL: it can): a number a kernel received by
  * value, or the address of a tensor it read, is not what it was at capture. An input that
  * moved gets a staging copy from the next run on, and the graph is captured again then. */
@@ -557,7 +429,7 @@ static int capture(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
         c->state = CAP_NEVER;
         vm_dev_explain(I, d, first, "segment %d (instructions %d-%d) is not captured: it writes a large value that leaves "
                        "the graph (handed over in a buffer of its own, not copied out of the arena)", s, sg->begin, sg->end - 1);
-        return run_range(I, g, r, d, sg->begin, sg->end);
+        return vm_run_range(I, g, r, sg->begin, sg->end);
     }
     int n = g->nregs;
     double *num = NULL;
@@ -585,8 +457,7 @@ static int capture(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
     for (int i = sg->begin; i < sg->end && !why; i++) {
         rec.ins = i;
         visit_regs(g, &g->code[i], record, &rec);
-        int pc = sg->end;
-        if (vm_gpu_ins(I, g, r, d, &g->code[i], &pc)) {
+        if (vm_run_range(I, g, r, i, i + 1)) {
             rc = -1;
             snprintf(msg, sizeof msg, "%s", I->err_msg);
             why = msg;
@@ -615,12 +486,12 @@ static int capture(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
             return 0;
         }
         if (rc) interp_clear_error(I);
-        for (int k = 0; k < n; k++) set_t(r, k, ten[k]);
+        for (int k = 0; k < n; k++) vm_set_t(r, k, ten[k]);
         memcpy(r->num, num, sizeof(double) * (size_t)n);
         mem_free(num);
         mem_free(ten);
         vm_dev_explain(I, d, first, "segment %d (instructions %d-%d) is not captured: %s", s, sg->begin, sg->end - 1, why);
-        return run_range(I, g, r, d, sg->begin, sg->end);   /* for real: a real error reports at its line */
+        return vm_run_range(I, g, r, sg->begin, sg->end);   /* for real: a real error reports at its line */
     }
     if (gpu) {
         for (int k = 0; k < n; k++) tensor_release(ten[k]);
@@ -643,7 +514,7 @@ static void place_writes(void *ud, int reg, int what) {
     VmRegs *r = p[1];
     if (what != WRITE_T) return;
     Tensor *home = vm_dev_region(d, reg);
-    if (home && r->ten[reg] != home) set_t(r, reg, tensor_retain(home));
+    if (home && r->ten[reg] != home) vm_set_t(r, reg, tensor_retain(home));
 }
 
 /* A captured segment again. On the GPU the host only sets what the instructions would set
@@ -656,13 +527,13 @@ static int replay(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
     VmCapture *c = &d->cap[s];
     if (d->device != DEV_GPU) {
         for (int k = 0; k < c->nnum; k++) r->num[c->num[k].reg] = c->num[k].x;
-        return run_range(I, g, r, d, sg->begin, sg->end);
+        return vm_run_range(I, g, r, sg->begin, sg->end);
     }
     void *ud[2] = { d, r };
     for (int i = sg->begin; i < sg->end; i++) {
         Ins *in = &g->code[i];
         if (in->op == I_NCONST) r->num[in->dst] = in->imm;
-        else if (in->op == I_TCONST) set_t(r, in->dst, tensor_retain(d->dconst[in->aux]));
+        else if (in->op == I_TCONST) vm_set_t(r, in->dst, tensor_retain(d->dconst[in->aux]));
         else visit_regs(g, in, place_writes, ud);
     }
     return gpu_graph_launch(c->graph) ? vm_fail_at(I, &g->code[sg->begin], op_error()) : 0;
@@ -687,10 +558,10 @@ static int run_segment(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
             c->told = true;
             vm_dev_explain(I, d, first, "segment %d runs op by op this time: %s", s, no);
         }
-        return run_range(I, g, r, d, sg->begin, sg->end);
+        return vm_run_range(I, g, r, sg->begin, sg->end);
     }
     if (c->state == CAP_WARM && d->runs >= 2) return capture(I, g, r, d, s);
-    return run_range(I, g, r, d, sg->begin, sg->end);
+    return vm_run_range(I, g, r, sg->begin, sg->end);
 }
 
 /* Staging at the start of a run: an input whose address moved between runs is copied into a
@@ -717,7 +588,7 @@ static int stage_inputs(Interp *I, Graph *g, VmRegs *r, VmDev *d) {
         } else {
             continue;   /* not stageable: the replay's address check runs the segments op by op */
         }
-        set_t(r, reg, tensor_retain(st));
+        vm_set_t(r, reg, tensor_retain(st));
     }
     for (int i = 0; i < g->nguards; i++) {
         int reg = g->guards[i].reg;
@@ -737,23 +608,28 @@ static int stage_inputs(Interp *I, Graph *g, VmRegs *r, VmDev *d) {
     return 0;
 }
 
-int vm_exec_gpu(Interp *I, Graph *g, VmRegs *r) {
-    for (int i = 0; i < g->nstacks; i++) r->stacks[i].n = 0;
-    /* the arena belongs to the graph's own register file (run_graph works on a copy of
-     * *g->rf); a nested run of the same graph or a model session's registers go without */
+/* A run starts: the arena (made on the first run) and the inputs staged for the captures. */
+static int dev_begin(Interp *I, Graph *g, VmRegs *r) {
     VmDev *d = g->rf && r->ten == g->rf->ten ? vm_dev_get(I, g) : NULL;
-    if (d && d->nseg && stage_inputs(I, g, r, d)) return -1;
-    int pc = 0;
-    while (pc < g->ncode) {
-        if (d && d->seg_at[pc] >= 0) {
-            int s = d->seg_at[pc];
-            if (run_segment(I, g, r, d, s)) return -1;
-            pc = d->seg[s].end;
-            continue;
-        }
-        Ins *in = &g->code[pc++];
-        if (vm_gpu_ins(I, g, r, d, in, &pc)) return -1;
-    }
-    if (d) d->runs++;
-    return 0;
+    return d && d->nseg ? stage_inputs(I, g, r, d) : 0;
 }
+
+static void dev_end(Graph *g, VmRegs *r) {
+    VmDev *d = arena(g, r);
+    if (d) d->runs++;
+}
+
+static int dev_segment(Interp *I, Graph *g, VmRegs *r, int *pc) {
+    VmDev *d = arena(g, r);
+    int s = d ? d->seg_at[*pc] : -1;
+    if (s < 0) return 0;
+    if (run_segment(I, g, r, d, s)) return -1;
+    *pc = d->seg[s].end;
+    return 1;
+}
+
+const VmExec vm_dev_exec = {
+    .name = "device", .begin = dev_begin, .end = dev_end, .segment = dev_segment, .place = dev_place,
+    .copy = vm_dev_copy, .konst = dev_const, .scalar = dev_scalar, .index = dev_index,
+    .op = dev_op, .fused = dev_fused, .epilogue = dev_epilogue,
+};
