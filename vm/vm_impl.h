@@ -65,7 +65,7 @@ typedef struct {
  * EPILOGUE's steps, whose product is then an input (in_reg VM_GPU_PRODUCT). */
 int vm_gpu_fused_plan(const Ins *in, VmGpuFused *p);
 
-/* ---------- one arena per graph, capture segments, CUDA Graph capture (vm_seg.c, vm_dev.c) ----------
+/* ---------- the device executor's arena and capture segments (vm_dev.c, vm_seg.c) ----------
  * A graph run by the device executor on its own register file (Graph.rf: the static cache's graphs, not
  * a model session's) keeps a VmDev between runs: every tensor register an instruction writes
  * has a region at a fixed offset of one allocation (registers of one memory-plan slot share
@@ -146,6 +146,13 @@ int vm_dev_copy(Tensor *dst, const Tensor *src);
 Tensor *vm_dev_const(VmDev *d, Graph *g, int k);
 /* TSL_EXPLAIN's line at instruction in, when the graph's VmDev explains. */
 void vm_dev_explain(Interp *I, const VmDev *d, const Ins *in, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Segment s of g where it begins: op by op, captured (its third run) or replayed. 0, or -1
+ * with the error reported. */
+int vm_seg_run(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s);
+/* At the start of a run: inputs whose address moved are copied into the graph's staging
+ * copies, so a capture reads one address every run. */
+int vm_seg_stage(Interp *I, Graph *g, VmRegs *r, VmDev *d);
 
 /* vm.c: an error at instruction `in`, in its own source: msg (vm_fail_at), or the pending
  * error of a poll that stopped the run (vm_stopped_at). Both return -1. */
