@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 #include "vm_impl.h"
+#include "vm_loop.h"
 #include "mem.h"
 #include "opt.h"
 #include "pool.h"
@@ -429,7 +430,14 @@ static int cpu_copy(Tensor *dst, const Tensor *src) {
 
 static Tensor *cpu_const(Graph *g, VmRegs *r, int k) { return tensor_retain((r->consts ? r->consts : g->consts)[k]); }
 
+static int cpu_loop(Interp *I, Graph *g, VmRegs *r, int pc, int end, bool segments);
+
 const VmExec vm_cpu_exec = {
     .name = "cpu", .place = cpu_place, .copy = cpu_copy, .konst = cpu_const, .scalar = cpu_scalar,
-    .index = cpu_index, .op = exec_op, .fused = exec_fused, .epilogue = exec_epilogue,
+    .index = cpu_index, .op = exec_op, .fused = exec_fused, .epilogue = exec_epilogue, .loop = cpu_loop,
 };
+
+/* The loop with this table's hooks known: direct calls, the small ones inlined (no segments). */
+static int cpu_loop(Interp *I, Graph *g, VmRegs *r, int pc, int end, bool segments) {
+    return vm_loop(I, g, r, &vm_cpu_exec, pc, end, false);
+}

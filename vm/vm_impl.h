@@ -33,6 +33,9 @@ typedef struct VmExec {
     int (*op)(Interp *I, Graph *g, VmRegs *r, Ins *in);         /* OP */
     int (*fused)(Interp *I, Graph *g, VmRegs *r, Ins *in);      /* FUSED */
     int (*epilogue)(Interp *I, Graph *g, VmRegs *r, Ins *in);   /* EPILOGUE */
+    /* the executor's own instance of the loop (vm_loop.h) over [pc, end), its hooks called
+     * directly; NULL: vm.c's, through this table */
+    int (*loop)(Interp *I, Graph *g, VmRegs *r, int pc, int end, bool segments);
 } VmExec;
 
 /* exec_cpu.c: host memory, the memory plan's buffers, block kernels (a graph for the CPU). */
@@ -153,6 +156,15 @@ int vm_seg_run(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s);
 /* At the start of a run: inputs whose address moved are copied into the graph's staging
  * copies, so a capture reads one address every run. */
 int vm_seg_stage(Interp *I, Graph *g, VmRegs *r, VmDev *d);
+
+/* vm.c: what the loop (vm_loop.h) calls out of line. Whether a number op's NaN result is an
+ * error eagerly (the message set); PRINT, ASSERT and STORE; room for one more entry on a
+ * PUSH stack, counted toward --max-memory (-1 with the message in op_error()). */
+bool vm_number_failed(const Ins *in, double a, double b, int n);
+int vm_print(Interp *I, Graph *g, VmRegs *r, Ins *in);
+int vm_assert(Interp *I, Graph *g, VmRegs *r, Ins *in);
+int vm_store(Interp *I, Graph *g, VmRegs *r, Ins *in);
+int vm_stack_reserve(VmStack *s);
 
 /* vm.c: an error at instruction `in`, in its own source: msg (vm_fail_at), or the pending
  * error of a poll that stopped the run (vm_stopped_at). Both return -1. */

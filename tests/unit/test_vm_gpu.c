@@ -1,4 +1,4 @@
-/* test_vm_gpu.c - the host-side logic of static graphs on the GPU (vm/vm_gpu.c) that needs
+/* test_vm_gpu.c - the host-side logic of static graphs on the GPU (vm/exec_dev.c) that needs
  * no GPU: how a fused group becomes one generated kernel (vm_gpu_fused_plan). A plan is
  * checked by evaluating it on the host with the CPU's elementwise kernels, element by
  * element, as the generated kernel would, against the group's result from the CPU VM, and
@@ -121,7 +121,7 @@ START_TEST(vm_gpu_fused_plan_epilogue) {
 }
 END_TEST
 
-/* A graph made for the CPU's tensors runs in vm.c (no device VM): the one branch per run. */
+/* A graph made for the CPU's tensors runs on the CPU's executor (exec_cpu.c), not the device's. */
 START_TEST(vm_gpu_cpu_graph_stays_in_vm) {
     ck_assert_int_eq(run_in(I, "x = rand([3])\nstatic { y = x + 1 }\n"), 0);
     Graph *g = static_last_graph(I);
@@ -132,7 +132,7 @@ END_TEST
 
 /* ---------- capture segments, the arena, the capture state machine ---------- */
 
-/* Runs code with every graph compiled for vm_gpu.c (TSL_VM_DEVICE is read per compile). */
+/* Runs code with every graph on the device executor (TSL_VM_DEVICE is read per compile). */
 static int run_dev(const char *code) {
     setenv("TSL_VM_DEVICE", "1", 1);
     int rc = run_in(I, code);
