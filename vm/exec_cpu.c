@@ -88,6 +88,16 @@ typedef struct {
     size_t area;
 } FusedJob;
 
+/* At least `need` bytes of block scratch (mem_alloc may jump out: never leave a freed block). */
+static void scratch_reserve(VmRegs *r, size_t need) {
+    if (r->scratch->bytes >= need) return;
+    mem_free(r->scratch->p);
+    r->scratch->p = NULL;
+    r->scratch->bytes = 0;
+    r->scratch->p = mem_alloc(need);
+    r->scratch->bytes = need;
+}
+
 /* Elements [part * FUSED_PART, (part + 1) * FUSED_PART) of the group, through every step. */
 static int fused_part(void *ud, int64_t part, int slot) {
     FusedJob *j = ud;
@@ -153,13 +163,7 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     size_t head = (sizeof(ChainStep) + sizeof(double)) * (size_t)in->nsteps;
     j.area = (size_t)in->nsteps * CHAIN_BYTES;
     size_t need = head + 63 + j.area * (size_t)width;
-    if (r->scratch->bytes < need) {
-        mem_free(r->scratch->p);
-        r->scratch->p = NULL;   /* mem_alloc may jump out: never leave a freed block here */
-        r->scratch->bytes = 0;
-        r->scratch->p = mem_alloc(need);
-        r->scratch->bytes = need;
-    }
+    scratch_reserve(r, need);
     ChainStep *cs = r->scratch->p;
     fused_chain(r, in, j.dt, j.total, cs, (double *)(cs + in->nsteps));
     j.steps = cs;
@@ -383,13 +387,7 @@ static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     int64_t chunk_rows = epi_chunk_rows(n);
     size_t need = epi_area(in, n, dtype_size(g->regs[in->dst].dtype)) *
                   (size_t)(m <= chunk_rows ? 1 : epi_width(in, most, n, chunk_rows));
-    if (r->scratch->bytes < need) {   /* before A and B are held: mem_alloc may jump out */
-        mem_free(r->scratch->p);
-        r->scratch->p = NULL;   /* never leave a freed block here */
-        r->scratch->bytes = 0;
-        r->scratch->p = mem_alloc(need);
-        r->scratch->bytes = need;
-    }
+    scratch_reserve(r, need);   /* before A and B are held: mem_alloc may jump out */
     /* held while the registers change: a destination register that held an operand (which a
      * loaded file may ask for) then gets a new buffer and the operand stays alive */
     tensor_retain(A);
@@ -433,7 +431,7 @@ static Tensor *cpu_const(Graph *g, VmRegs *r, int k) { return tensor_retain((r->
 static int cpu_loop(Interp *I, Graph *g, VmRegs *r, int pc, int end, bool segments);
 
 const VmExec vm_cpu_exec = {
-    .name = "cpu", .place = cpu_place, .copy = cpu_copy, .konst = cpu_const, .scalar = cpu_scalar,
+    .place = cpu_place, .copy = cpu_copy, .konst = cpu_const, .scalar = cpu_scalar,
     .index = cpu_index, .op = exec_op, .fused = exec_fused, .epilogue = exec_epilogue, .loop = cpu_loop,
 };
 

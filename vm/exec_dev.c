@@ -27,6 +27,14 @@
 #include "opt.h"
 #include "gpu.h"
 
+/* The graph's arena, when this run has one: the graph's own register file (run_graph works
+ * on a copy of *g->rf); a nested run of the same graph, or a model session's registers, go
+ * without. */
+static VmDev *arena(const Graph *g, const VmRegs *r) {
+    VmDev *d = g->dev;
+    return d && !d->off && g->rf && r->ten == g->rf->ten ? d : NULL;
+}
+
 /* Register reg := t (stolen): into the register's region when the graph runs with an arena
  * (d), so the address is the same every run. -1 (error set) when the copy failed. */
 static int put(VmDev *d, VmRegs *r, int reg, Tensor *t) {
@@ -40,12 +48,6 @@ static bool overlaps(const Tensor *a, const Tensor *b) {
     const char *pa = a->data, *pb = b->data;
     size_t na = (size_t)a->size * dtype_size(a->dtype), nb = (size_t)b->size * dtype_size(b->dtype);
     return a->device == b->device && pa < pb + nb && pb < pa + na;
-}
-
-/* One op call into new tensors, as eager execution makes it. */
-static int call_op(OpCode op, int nargs, const OpArg *args, const OpAttrs *at, Tensor **out) {
-    for (int k = 0; k < OP_MAX_OUT; k++) out[k] = NULL;
-    return op_run_with(op, args, nargs, at, out);
 }
 
 /* The region op results res[k] are written into directly: none for views and results whose
@@ -63,7 +65,8 @@ static Tensor *direct_out(VmDev *d, Ins *in, int k, const OpArg *args) {
     return any ? home : NULL;
 }
 
-static int exec_op(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in) {
+static int exec_op(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+    VmDev *d = arena(g, r);
     OpArg few[4];
     OpArg *args = in->nargs <= 4 ? few : mem_alloc(sizeof(OpArg) * (size_t)in->nargs);
     int rc = 0;
@@ -213,14 +216,16 @@ static int fused_kernel(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in, const
     return rc < 0 ? vm_fail_at(I, in, op_error()) : rc;
 }
 
-static int exec_fused(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in) {
+static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+    VmDev *d = arena(g, r);
     int rc = fused_kernel(I, g, r, d, in, NULL);
     return rc == 1 ? run_steps(I, g, r, d, in, NULL) : rc;
 }
 
 /* The product as eager computes matmul(a, b, transpose_a=aux), then the steps over it; the
  * product goes to register c when something else reads it. */
-static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in) {
+static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+    VmDev *d = arena(g, r);
     if (!r->ten[in->a] || !r->ten[in->b]) return vm_fail_at(I, in, "undefined variable");
     OpArg args[2];
     args[0] = op_arg_tensor(r->ten[in->a]);
@@ -233,8 +238,8 @@ static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in) {
         at.given = 1u << 2;   /* transpose_a, matmul's third parameter */
         at.flag = true;
     }
-    Tensor *out[OP_MAX_OUT];
-    if (call_op(OP_MATMUL, 2, args, &at, out)) return vm_fail_at(I, in, op_error());
+    Tensor *out[OP_MAX_OUT] = { NULL };   /* new tensors, as eager execution makes them */
+    if (op_run_with(OP_MATMUL, args, 2, &at, out)) return vm_fail_at(I, in, op_error());
     Tensor *p = out[0];
     int rc = fused_kernel(I, g, r, d, in, p);   /* the steps as one kernel where they fit it */
     if (rc == 1) rc = run_steps(I, g, r, d, in, p);
@@ -244,14 +249,6 @@ static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in) {
 }
 
 /* ---------- the small hooks ---------- */
-
-/* The graph's arena, when this run has one: the graph's own register file (run_graph works
- * on a copy of *g->rf); a nested run of the same graph, or a model session's registers, go
- * without. */
-static VmDev *arena(const Graph *g, const VmRegs *r) {
-    VmDev *d = g->dev;
-    return d && !d->off && g->rf && r->ten == g->rf->ten ? d : NULL;
-}
 
 static Tensor *dev_index(Graph *g, VmRegs *r, Ins *in, Tensor *src, IndexItem *items, Tensor *setval) {
     return gpu_index_any(src, items, in->nidx, setval, in->op == I_INDEX_SET);
@@ -270,30 +267,23 @@ static Tensor *scalar_tensor(DType dt, double x) {
     return m;
 }
 
-/* A constant of the graph on the device the program's literals are made on (the default
- * device), so an op meets it where eager code would. */
-static Tensor *const_tensor(Graph *g, VmRegs *r, int k) {
-    Tensor *c = (r->consts ? r->consts : g->consts)[k];
-    Device d = ops_ctx()->default_device;
-    return c->device == d ? tensor_retain(c) : gpu_to(c, d);
-}
+static int dev_place(Graph *g, VmRegs *r, int reg, Tensor *t) { return put(arena(g, r), r, reg, t); }
 
 static int dev_scalar(Graph *g, VmRegs *r, int reg, DType dt, double x) {
     Tensor *t = scalar_tensor(dt, x);
-    return t ? put(arena(g, r), r, reg, t) : -1;
+    return t ? dev_place(g, r, reg, t) : -1;
 }
 
+/* A constant on the device the program's literals are made on (the default device), so an
+ * op meets it where eager code would; with an arena, copied there once. */
 static Tensor *dev_const(Graph *g, VmRegs *r, int k) {
     VmDev *d = arena(g, r);
-    Tensor *t = d ? vm_dev_const(d, g, k) : const_tensor(g, r, k);
-    return t && d ? tensor_retain(t) : t;
+    if (d && d->dconst[k]) return tensor_retain(d->dconst[k]);
+    Tensor *c = (r->consts ? r->consts : g->consts)[k], *t;
+    Device dev = ops_ctx()->default_device;
+    if ((t = c->device == dev ? tensor_retain(c) : gpu_to(c, dev)) && d) d->dconst[k] = tensor_retain(t);
+    return t;
 }
-
-static int dev_place(Graph *g, VmRegs *r, int reg, Tensor *t) { return put(arena(g, r), r, reg, t); }
-
-static int dev_op(Interp *I, Graph *g, VmRegs *r, Ins *in) { return exec_op(I, g, r, arena(g, r), in); }
-static int dev_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) { return exec_fused(I, g, r, arena(g, r), in); }
-static int dev_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) { return exec_epilogue(I, g, r, arena(g, r), in); }
 
 /* A run starts: the arena (made on the first run) and the inputs staged for the captures. */
 static int dev_begin(Interp *I, Graph *g, VmRegs *r) {
@@ -316,7 +306,7 @@ static int dev_segment(Interp *I, Graph *g, VmRegs *r, int *pc) {
 }
 
 const VmExec vm_dev_exec = {
-    .name = "device", .begin = dev_begin, .end = dev_end, .segment = dev_segment, .place = dev_place,
+    .begin = dev_begin, .end = dev_end, .segment = dev_segment, .place = dev_place,
     .copy = vm_dev_copy, .konst = dev_const, .scalar = dev_scalar, .index = dev_index,
-    .op = dev_op, .fused = dev_fused, .epilogue = dev_epilogue,
+    .op = exec_op, .fused = exec_fused, .epilogue = exec_epilogue,
 };

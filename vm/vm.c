@@ -1,23 +1,12 @@
-/* vm.c - the static VM: one dispatch loop over a Graph's instructions, for every device.
- *
- * The loop runs control flow, numbers, prints, asserts, stores, the PUSH/POP stacks and the
- * host's reads (item, a branch on a tensor) itself. What depends on where tensors live goes
- * to the graph's executor (vm_impl.h's VmExec): the CPU's (exec_cpu.c: the memory plan's
- * buffers, block kernels) or the device executor (exec_dev.c: any device through the op
- * registry, one arena per graph, capture segments). Tensor instructions call the very
- * functions eager execution calls (ops/), so static results are the eager results, bit for
- * bit. Registers hold numbers or references to tensors; a tensor register that is
- * overwritten releases its old value. An instruction that fails reports at its own source
- * location, with the message eager would give. */
+/* vm.c - the static VM's entry: picks a graph's executor (vm_impl.h's VmExec) and runs the
+ * one interpreter loop (vm_loop.h) with it; what the loop calls out of line (print, assert,
+ * store, a stack's growth, errors at an instruction), operands, and the register file's end.
+ * Tensor instructions call the very functions eager execution calls (ops/), so static
+ * results are the eager results, bit for bit. */
 #include <limits.h>
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
 #include "vm.h"
-#include "vm_impl.h"
 #include "vm_loop.h"
 #include "mem.h"
-
 
 int vm_fail_at(Interp *I, Ins *in, const char *msg) {
     Source *saved = I->cur_src;
@@ -235,8 +224,7 @@ static const VmExec *const executors[] = { [DEV_CPU] = &vm_cpu_exec, [DEV_GPU] =
 
 static const VmExec *executor(const Graph *g) {
     const VmExec *x = (size_t)g->device < sizeof executors / sizeof *executors ? executors[g->device] : NULL;
-    if (g->device_vm && x == &vm_cpu_exec) return &vm_dev_exec;
-    return x ? x : &vm_dev_exec;
+    return x && !(g->device_vm && x == &vm_cpu_exec) ? x : &vm_dev_exec;
 }
 
 /* The loop through an executor's table: the device executor's, and every executor without

@@ -247,15 +247,6 @@ Tensor *vm_dev_place(VmDev *d, int reg, Tensor *t) {
     return rc ? NULL : tensor_retain(home);
 }
 
-Tensor *vm_dev_const(VmDev *d, Graph *g, int k) {
-    if (!d->dconst[k]) {
-        Tensor *c = g->consts[k];
-        Device dev = ops_ctx()->default_device;
-        d->dconst[k] = c->device == dev ? tensor_retain(c) : gpu_to(c, dev);
-    }
-    return d->dconst[k];
-}
-
 void vm_dev_explain(Interp *I, const VmDev *d, const Ins *in, const char *fmt, ...) {
     if (!d->explain) return;
     char msg[600];

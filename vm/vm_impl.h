@@ -1,4 +1,4 @@
-/* vm_impl.h - what the VM's loop (vm.c) and its executors share. */
+/* vm_impl.h - what the VM's one loop (vm_loop.h, vm.c) and its executors share. */
 #ifndef TSL_VM_IMPL_H
 #define TSL_VM_IMPL_H
 #include "vm.h"
@@ -10,9 +10,8 @@
  * vm.c picks one per graph from its device (and Graph.device_vm); a new device is a new
  * VmExec, not a new loop. Hooks that return int give 0, or -1 with the message in
  * op_error() (the loop reports it at the instruction), except op/fused/epilogue, which
- * report at the instruction themselves (vm_fail_at); NULL hooks are not needed. */
+ * report at the instruction themselves (vm_fail_at). begin, end, segment and loop may be NULL. */
 typedef struct VmExec {
-    const char *name;
     /* a run starts (the executor's per-run state: the arena, staged inputs); a run completed */
     int (*begin)(Interp *I, Graph *g, VmRegs *r);
     void (*end)(Graph *g, VmRegs *r);
@@ -145,8 +144,6 @@ bool vm_dev_owns(const VmDev *d, const Tensor *t);
 Tensor *vm_dev_place(VmDev *d, int reg, Tensor *t);
 /* dst's elements := src's, on their device (a device-to-device copy: captured on the GPU). */
 int vm_dev_copy(Tensor *dst, const Tensor *src);
-/* Constant k on the graph's device (borrowed), copied there on first use; NULL failed. */
-Tensor *vm_dev_const(VmDev *d, Graph *g, int k);
 /* TSL_EXPLAIN's line at instruction in, when the graph's VmDev explains. */
 void vm_dev_explain(Interp *I, const VmDev *d, const Ins *in, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 

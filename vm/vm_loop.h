@@ -42,9 +42,12 @@ static int exec_index(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) 
     return !t || X->place(g, r, in->dst, t) ? vm_fail_at(I, in, op_error()) : 0;
 }
 
-static bool private_like(const Tensor *d, const Tensor *t) {
-    return d->rc == 1 && d->buf->rc == 1 && d->dtype == t->dtype && d->device == t->device && d->ndim == t->ndim &&
-           !memcmp(d->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+/* Whether d is nobody else's and has t's dtype, shape and device. */
+static inline bool private_like(const Tensor *d, const Tensor *t) {
+    if (d->rc != 1 || d->buf->rc != 1 || d->dtype != t->dtype || d->device != t->device || d->ndim != t->ndim) return false;
+    for (int k = 0; k < t->ndim; k++)   /* a loop, not memcmp: a call costs more for 1-2 dims */
+        if (d->shape[k] != t->shape[k]) return false;
+    return true;
 }
 
 /* A register := another's value: a copy into the destination's own buffer when it is
@@ -79,8 +82,9 @@ static int exec_push(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
     return 0;
 }
 
-/* The value is handed over to the register (the executor places it); the stack keeps the
- * register's old buffer for the next push when nothing else holds it. */
+/* The value is handed over to the register (the executor places it: on a device with an
+ * arena, copied into its region); the stack keeps the register's old value, whose buffer the
+ * next push reuses when nothing else holds it. */
 static int exec_pop(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
     VmStack *s = &r->stacks[in->aux];
     if (s->n == 0) return vm_fail_at(I, in, "internal error: a backward loop popped more values than its loop saved");
@@ -89,43 +93,26 @@ static int exec_pop(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
         r->num[in->dst] = s->x[s->n];
         return 0;
     }
-    Tensor *t = s->t[s->n], *old = r->ten[in->dst];
+    Tensor *t = s->t[s->n];
     if (!t) return 0;   /* nothing was ever saved here: a side not taken (see exec_push) */
-    s->t[s->n] = NULL;
-    if (old) tensor_retain(old);
-    if (X->place(g, r, in->dst, t)) {
-        tensor_release(old);
-        return vm_fail_at(I, in, op_error());
-    }
-    if (old && old != r->ten[in->dst] && old->rc == 1 && old->buf->rc == 1) s->t[s->n] = old;
-    else tensor_release(old);
-    return 0;
+    s->t[s->n] = r->ten[in->dst];
+    r->ten[in->dst] = NULL;
+    return X->place(g, r, in->dst, t) ? vm_fail_at(I, in, op_error()) : 0;
 }
 
-/* The first element of a tensor on any device, read on the host. */
-static bool host_first(const Tensor *t, double *x) {
-    if (t->device == DEV_CPU) {
-        *x = tensor_get(t, 0);
-        return true;
-    }
-    Tensor *h = tensor_host(t);
-    if (!h) return false;
-    *x = tensor_get(h, 0);
-    tensor_release(h);
-    return true;
-}
-
-static int exec_truth(Interp *I, VmRegs *r, Ins *in) {
-    Tensor *x = r->ten[in->a];
-    double v;
+/* ITEM and TRUTH: the first element, read on the host whatever the tensor's device. */
+static int exec_read(Interp *I, VmRegs *r, Ins *in) {
+    Tensor *x = r->ten[in->a], *h;
     if (!x) return vm_fail_at(I, in, "undefined variable");
-    if (x->size != 1) {
+    if (in->op == I_TRUTH && x->size != 1) {
         char msg[128];
         snprintf(msg, sizeof msg, "ambiguous truth value of a tensor with %lld elements; use any/all", (long long)x->size);
         return vm_fail_at(I, in, msg);
     }
-    if (!host_first(x, &v)) return vm_fail_at(I, in, op_error());
-    r->num[in->dst] = v != 0;
+    if (!(h = x->device == DEV_CPU ? x : tensor_host(x))) return vm_fail_at(I, in, op_error());
+    double v = tensor_get(h, 0);
+    if (h != x) tensor_release(h);
+    r->num[in->dst] = in->op == I_ITEM ? v : v != 0;
     return 0;
 }
 
@@ -143,7 +130,6 @@ static int exec_scalar(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in)
 static inline __attribute__((always_inline)) int vm_loop(Interp *I, Graph *g, VmRegs *r, const VmExec *X, int pc, int end,
                                                          bool segments) {
     double *N = r->num;
-    Tensor **T = r->ten;
     Ins *code = g->code;
     while (pc < end) {
         if (segments) {
@@ -189,12 +175,8 @@ static inline __attribute__((always_inline)) int vm_loop(Interp *I, Graph *g, Vm
             vmcase(I_INDEX)
             vmcase(I_INDEX_SET) if (exec_index(I, g, r, X, in)) return -1; vmbreak;
             vmcase(I_SEED) rng_seed((uint64_t)(int64_t)in->imm); vmbreak;
-            vmcase(I_ITEM) {
-                if (!T[in->a]) return vm_fail_at(I, in, "undefined variable");
-                if (!host_first(T[in->a], &N[in->dst])) return vm_fail_at(I, in, op_error());
-                vmbreak;
-            }
-            vmcase(I_TRUTH) if (exec_truth(I, r, in)) return -1; vmbreak;
+            vmcase(I_ITEM)
+            vmcase(I_TRUTH) if (exec_read(I, r, in)) return -1; vmbreak;
             vmcase(I_JUMP) {
                 /* backward jumps close loops: poll Ctrl-C, --timeout and --max-ops there */
                 if (in->aux < pc && (I->interrupt_flag || I->max_ops) && !interp_check_limits(I))
