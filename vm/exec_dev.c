@@ -254,24 +254,19 @@ static Tensor *dev_index(Graph *g, VmRegs *r, Ins *in, Tensor *src, IndexItem *i
     return gpu_index_any(src, items, in->nidx, setval, in->op == I_INDEX_SET);
 }
 
-/* A 0-d tensor of dtype dt holding x, made on the default device as eager makes it. */
-static Tensor *scalar_tensor(DType dt, double x) {
-    Shape s = { .ndim = 0 };
-    Tensor *t = tensor_new(dt, &s);
-    if (!t) return NULL;
-    tensor_set(t, 0, dt == DT_I64 ? trunc(x) : x);
-    Device d = ops_ctx()->default_device;
-    if (d == DEV_CPU) return t;
-    Tensor *m = gpu_to(t, d);
-    tensor_release(t);
-    return m;
-}
-
 static int dev_place(Graph *g, VmRegs *r, int reg, Tensor *t) { return put(arena(g, r), r, reg, t); }
 
+/* A 0-d tensor of dtype dt holding x, made on the default device as eager makes it. */
 static int dev_scalar(Graph *g, VmRegs *r, int reg, DType dt, double x) {
-    Tensor *t = scalar_tensor(dt, x);
-    return t ? dev_place(g, r, reg, t) : -1;
+    Shape s = { .ndim = 0 };
+    Tensor *t = tensor_new(dt, &s), *m = t;
+    Device dev = ops_ctx()->default_device;
+    if (t) tensor_set(t, 0, dt == DT_I64 ? trunc(x) : x);
+    if (t && dev != DEV_CPU) {
+        m = gpu_to(t, dev);
+        tensor_release(t);
+    }
+    return m ? dev_place(g, r, reg, m) : -1;
 }
 
 /* A constant on the device the program's literals are made on (the default device), so an

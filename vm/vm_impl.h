@@ -5,14 +5,14 @@
 #include "gpu.h"
 
 /* ---------- executors ----------
- * vm.c's one loop runs control flow, numbers, prints, asserts, stores, the stacks and the
- * host's reads for every device; an executor runs what depends on where the tensors live.
- * vm.c picks one per graph from its device (and Graph.device_vm); a new device is a new
- * VmExec, not a new loop. Hooks that return int give 0, or -1 with the message in
+ * The one loop (vm_loop.h) runs control flow, numbers, prints, asserts, stores, the stacks
+ * and the host's reads for every device; an executor runs what depends on where the tensors
+ * live. vm.c picks one per graph from its device (and Graph.device_vm); a new device is a
+ * new VmExec, not a new loop. Hooks that return int give 0, or -1 with the message in
  * op_error() (the loop reports it at the instruction), except op/fused/epilogue, which
- * report at the instruction themselves (vm_fail_at). begin, end, segment and loop may be NULL. */
+ * report it themselves (vm_fail_at). begin, end, segment and loop may be NULL. */
 typedef struct VmExec {
-    /* a run starts (the executor's per-run state: the arena, staged inputs); a run completed */
+    /* a run starts (the executor's per-run state: the arena, staged inputs); a run ended well */
     int (*begin)(Interp *I, Graph *g, VmRegs *r);
     void (*end)(Graph *g, VmRegs *r);
     /* a capture segment begins at *pc: runs it (op by op, captured or replayed) and moves *pc
@@ -26,14 +26,12 @@ typedef struct VmExec {
     Tensor *(*konst)(Graph *g, VmRegs *r, int k);
     /* register reg := a 0-d tensor of dtype dt holding x (checked to fit) */
     int (*scalar)(Graph *g, VmRegs *r, int reg, DType dt, double x);
-    /* an INDEX or INDEX_SET's result (a new reference; the loop places it), its items and
-     * operands checked; NULL failed */
+    /* an INDEX or INDEX_SET's result, a new reference the loop places; NULL failed */
     Tensor *(*index)(Graph *g, VmRegs *r, Ins *in, Tensor *src, IndexItem *items, Tensor *setval);
     int (*op)(Interp *I, Graph *g, VmRegs *r, Ins *in);         /* OP */
     int (*fused)(Interp *I, Graph *g, VmRegs *r, Ins *in);      /* FUSED */
     int (*epilogue)(Interp *I, Graph *g, VmRegs *r, Ins *in);   /* EPILOGUE */
-    /* the executor's own instance of the loop (vm_loop.h) over [pc, end), its hooks called
-     * directly; NULL: vm.c's, through this table */
+    /* its own instance of the loop (vm_loop.h), hooks called directly; NULL: vm.c's */
     int (*loop)(Interp *I, Graph *g, VmRegs *r, int pc, int end, bool segments);
 } VmExec;
 

@@ -1,19 +1,18 @@
-/* vm_seg.c - capture segments: the runs of a device graph's instructions that only launch
- * device work, each recorded once (a CUDA Graph on the GPU) and replayed after. They are a
- * property of the device executor (exec_dev.c), which runs a segment here where it begins.
+/* vm_seg.c - capture segments, a property of the device executor (exec_dev.c): the runs of
+ * a graph's instructions that only launch device work, each recorded once (a CUDA Graph on
+ * the GPU) and replayed after.
  *
  * A segment is a maximal run of instructions none of which needs the host while the device
  * works (no item, no branch on a tensor, no print, no host-side indexing, no kernel whose
  * errors the host reads back after a sync), that no jump enters in the middle and that
  * launches at least one kernel. Control flow ends a segment (a loop body may be one: it is
- * replayed once per iteration). The only number instruction a segment keeps is nconst: its
- * value is the same every run, whereas a number computed from others (nbin, nmove...) may
- * change what a captured kernel receives by value, so it is run on the host between
- * segments and the segment after it checks the number it reads.
+ * replayed once per iteration). The only number instruction a segment keeps is nconst: a
+ * number computed from others (nbin, nmove...) may change what a captured kernel receives
+ * by value, so it runs on the host and the segment after it checks the number it reads.
  * Where the segments are is a pure function of the graph (vm_gpu_segments, tested in
- * tests/unit/test_vm_gpu.c). A segment runs op by op (vm.c's loop, vm_run_range) on runs 1
- * and 2, is captured on run 3 (a CUDA Graph on the GPU; a stand-in on the CPU that records
- * the same things) and replayed after, when what it reads is what it captured. */
+ * tests/unit/test_vm_gpu.c). A segment runs op by op (vm_run_range: the one loop) on runs 1
+ * and 2, is captured on run 3 (on the CPU a stand-in records the same things) and replayed
+ * after, when what it reads is what it captured. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
