@@ -41,7 +41,7 @@ int gpu_fused_run(const GpuFusedStep *steps, int nsteps, const Tensor *const *in
                   Tensor *out);
 
 /* CUDA Graph capture of the plugin's stream (ops/gpu_graph.c; the static VM's segments,
- * vm/vm_gpu.c). Between gpu_capture_begin and gpu_capture_end kernels are recorded, not run,
+ * vm/vm_seg.c). Between gpu_capture_begin and gpu_capture_end kernels are recorded, not run,
  * and every device buffer freed is kept by the graph being captured (its kernels may use it
  * at each replay) until gpu_graph_free. gpu_capture_end is called after every begin that
  * succeeded, even when the work in between failed: it gives the instantiated graph, or -1

@@ -1,6 +1,6 @@
 /* gpu_graph.c - the host side of CUDA Graph capture (gpu.h): the plugin's capture entries
  * (ops/cuda/graph.c) with their errors turned into op errors. The static VM decides what to
- * capture and when (vm/vm_gpu.c). */
+ * capture and when (vm/vm_seg.c). */
 #include "gpu_impl.h"
 
 int gpu_capture_begin(void) {

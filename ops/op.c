@@ -360,10 +360,18 @@ int op_run_number(OpCode op, const OpArg *in, int n, const OpAttrs *at, double *
                 op_fail("%s is not supported for non-integral numbers (%g)", op_display(op, name, sizeof name), in[i].x);
                 return -2;
             }
-    if (op == OP_ROUND && at && at->i[0] != 0)   /* NumPy's around, in f64, as on tensors */
-        return cpu_round_decimals(DT_F64, &in[0].x, r, 1, at->i[0]) ? -2 : 0;
+    if (op == OP_ROUND && at && at->i[0] != 0) {   /* NumPy's around, in f64, as on tensors */
+        *r = op_round_number(in[0].x, at->i[0]);
+        return 0;
+    }
     *r = n == 1 ? op_unary_number(op, in[0].x) : op_binary_number(op, in[0].x, in[1].x);
     return 0;
+}
+
+double op_round_number(double x, int64_t decimals) {
+    double r;
+    cpu_round_decimals(DT_F64, &x, &r, 1, decimals);   /* f64 never fails */
+    return r;
 }
 
 /* Comparisons, logical ops and the bitwise ones on truth values give truth values. */

@@ -51,6 +51,7 @@ bool tensor_equal(const Tensor *a, const Tensor *b);
 /* Numbers: the elementwise ops on f64 numbers (NumPy float64 semantics). */
 double op_unary_number(OpCode op, double x);
 double op_binary_number(OpCode op, double x, double y);   /* K_BINARY/K_COMPARE on numbers */
+double op_round_number(double x, int64_t decimals);       /* NumPy's around(x, decimals) in f64 */
 /* Broadcast two shapes (NumPy rules); -1 with an error naming `opname` on mismatch. */
 int shape_broadcast(const Shape *a, const Shape *b, Shape *out, const char *opname);
 

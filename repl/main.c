@@ -81,8 +81,8 @@ static void usage(FILE *out) {
           "  XDG_CACHE_HOME=DIR     the GPU's compiled kernels are cached in DIR/tsl/cuda\n"
           "                         (default: $HOME/.cache/tsl/cuda)\n"
           "  TSL_FAIL_ALLOC=N       testing: make the Nth allocation fail\n"
-          "  TSL_VM_DEVICE=1        testing: static graphs run in the GPU's VM (vm/vm_gpu.c), on\n"
-          "                         the CPU too\n"
+          "  TSL_VM_DEVICE=1        testing: static graphs run on the VM's device executor\n"
+          "                         (vm/exec_dev.c), on the CPU too\n"
           "  HOME                   the REPL keeps its history in $HOME/.tsl_history\n",
           out);
 }

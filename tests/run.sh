@@ -133,7 +133,7 @@ check "static_mode()" 0 "static static" -- $TSL -e 'static { m = static_mode() }
 print(static_mode(), m)'
 check "static_mode() under --no-static" 0 "eager" -- $TSL --no-static -e 'print(static_mode())'
 # a warm loaded graph allocates nothing per call on the CPU VM (its registers keep their buffers;
-# not under TSL_VM_DEVICE=1, whose vm_gpu.c makes every result a new tensor: so not in tests/scripts)
+# not under TSL_VM_DEVICE=1, whose device executor makes every result a new tensor: so not in tests/scripts)
 check "a warm loaded graph allocates nothing" 0 "true" -- $TSL -e 'import nn
 model = nn.mlp([8, 16, 4])
 static fn predict(x) { return model.forward(model, x) }

@@ -160,7 +160,7 @@ typedef struct Graph {
     Opnd result;           /* static fn: the return value */
     bool has_result;
     /* the device the graph was compiled for (its tensor inputs', else the default device);
-     * device_vm: run by vm_gpu.c, the op core's devices, not vm.c's CPU loop (the GPU, or
+     * device_vm: run by the device executor (exec_dev.c), not the CPU's (the GPU, or
      * any graph under TSL_VM_DEVICE=1) */
     Device device;
     bool device_vm;
@@ -172,7 +172,7 @@ typedef struct Graph {
     struct VmRegs *rf;       /* register file (tensors stay for reuse) */
     Value *vals;             /* fetched inputs */
     bool busy;               /* rf/vals in use (a nested run uses its own) */
-    struct VmDev *dev;       /* vm_gpu.c's arena and captures (vm_impl.h), NULL until its first run */
+    struct VmDev *dev;       /* the device executor's arena and captures (vm_impl.h), NULL until its first run */
     CallFrame *frames;       /* every inlined call's frame (Ins.frame points into them) */
 } Graph;
 

@@ -6,10 +6,10 @@
  * captured values are bound to their constants, and vm_exec runs the code.
  *
  * A graph load() made runs where its tensor arguments are (the first one not on the CPU,
- * else the default device), as a static graph does: on the GPU through vm/vm_gpu.c
+ * else the default device), as a static graph does: on the GPU through the device executor
  * (Graph.device_vm), with a copy of its constants made on that device at its first call
  * there and kept (the weights it binds; literals go to the default device, as in a static
- * graph). TSL_VM_DEVICE=1 sends it through vm_gpu.c on the CPU too, as it does
+ * graph). TSL_VM_DEVICE=1 sends it through exec_dev.c on the CPU too, as it does
  * every static graph. The C API's sessions run on the CPU. */
 #include <errno.h>
 #include <stdio.h>
@@ -480,7 +480,7 @@ static bool consts_on(Loaded *l, Device d, Tensor ***out) {
     return true;
 }
 
-/* Runs the bound registers on device d: through vm_gpu.c off the CPU (or under
+/* Runs the bound registers on device d: through the device executor off the CPU (or under
  * TSL_VM_DEVICE=1), as a static graph compiled for d runs. As there, the graph's literals
  * and creation ops are made on the default device (the weights, bound from the constants,
  * are on d): with arguments on the GPU and the CPU as the default, a random draw meets them

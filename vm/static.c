@@ -404,7 +404,7 @@ static Device inputs_device(Graph *g, Value *vals) {
     return ops_ctx()->default_device;
 }
 
-/* A new graph's device. Graphs for the GPU run in vm_gpu.c; TSL_VM_DEVICE=1 sends every
+/* A new graph's device. Graphs for the GPU run on exec_dev.c; TSL_VM_DEVICE=1 sends every
  * graph there, so its logic is tested on the CPU (tests/run.sh). */
 static void set_device(Graph *g, Value *vals) {
     const char *forced = getenv("TSL_VM_DEVICE");   /* read per compile: no shared state between threads */

@@ -161,7 +161,7 @@ static bool verify_fused(Load *L, Ins *in) {
     return true;
 }
 
-/* An EPILOGUE: a 2-D float product of registers of its dtype, and steps over it as vm/vm.c
+/* An EPILOGUE: a 2-D float product of registers of its dtype, and steps over it as vm/exec_cpu.c
  * runs them: every operand element for element with the product ([m, n]) or, for a binary
  * step's one tensor operand, a row vector ([n] or [1, n]) each row reads. */
 static bool epi_operand_ok(Load *L, int x, int k, const RegInfo *d, bool dst, bool *row) {

@@ -1,6 +1,6 @@
 /* vm_dev.c - a GPU graph's state between runs (vm_impl.h's VmDev): one arena laid out from
  * the memory plan, the constants on the device, staging copies of inputs, and the capture
- * segments' records. vm_gpu.c runs the graph through it.
+ * segments' records. The device executor (exec_dev.c) runs the graph through it.
  *
  * The arena: every tensor register an instruction writes (all but constants and results
  * whose shape depends on the data) gets a region at a fixed offset of one allocation, so
@@ -221,8 +221,7 @@ static bool same_type(const Tensor *a, const Tensor *b) {
     return true;
 }
 
-/* dst's elements := src's, on their device (a device-to-device copy: captured on the GPU). */
-static int copy_elems(Tensor *dst, const Tensor *src) {
+int vm_dev_copy(Tensor *dst, const Tensor *src) {
     size_t bytes = (size_t)src->size * dtype_size(src->dtype);
     if (!bytes || dst->data == src->data) return 0;
     if (dst->device == DEV_CPU && src->device == DEV_CPU) {
@@ -243,18 +242,9 @@ Tensor *vm_dev_place(VmDev *d, int reg, Tensor *t) {
         d->misfit = true;   /* a shape the plan did not know (a capture then fails) */
         return t;
     }
-    int rc = copy_elems(home, t);
+    int rc = vm_dev_copy(home, t);
     tensor_release(t);
     return rc ? NULL : tensor_retain(home);
-}
-
-Tensor *vm_dev_const(VmDev *d, Graph *g, int k) {
-    if (!d->dconst[k]) {
-        Tensor *c = g->consts[k];
-        Device dev = ops_ctx()->default_device;
-        d->dconst[k] = c->device == dev ? tensor_retain(c) : gpu_to(c, dev);
-    }
-    return d->dconst[k];
 }
 
 void vm_dev_explain(Interp *I, const VmDev *d, const Ins *in, const char *fmt, ...) {

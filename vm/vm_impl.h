@@ -1,12 +1,54 @@
-/* vm_impl.h - what vm.c shares with vm_gpu.c, the VM of graphs compiled for the GPU. */
+/* vm_impl.h - what the VM's one loop (vm_loop.h, vm.c) and its executors share. */
 #ifndef TSL_VM_IMPL_H
 #define TSL_VM_IMPL_H
 #include "vm.h"
 #include "gpu.h"
 
-/* vm_gpu.c: runs g instruction by instruction through the op core's device registry
- * (vm_exec's branch for a graph with Graph.device_vm set). 0, or -1 with an error pending. */
-int vm_exec_gpu(Interp *I, Graph *g, VmRegs *r);
+/* ---------- executors ----------
+ * The one loop (vm_loop.h) runs control flow, numbers, prints, asserts, stores, the stacks
+ * and the host's reads for every device; an executor runs what depends on where the tensors
+ * live. vm.c picks one per graph from its device (and Graph.device_vm); a new device is a
+ * new VmExec, not a new loop. Hooks that return int give 0, or -1 with the message in
+ * op_error() (the loop reports it at the instruction), except op/fused/epilogue, which
+ * report it themselves (vm_fail_at). begin, end, segment and loop may be NULL. */
+typedef struct VmExec {
+    /* a run starts (the executor's per-run state: the arena, staged inputs); a run ended well */
+    int (*begin)(Interp *I, Graph *g, VmRegs *r);
+    void (*end)(Graph *g, VmRegs *r);
+    /* a capture segment begins at *pc: runs it (op by op, captured or replayed) and moves *pc
+     * past it, 1; 0 when none begins there; -1 failed (reported) */
+    int (*segment)(Interp *I, Graph *g, VmRegs *r, int *pc);
+    /* register reg := t (stolen; t may be the register's own tensor, written in place) */
+    int (*place)(Graph *g, VmRegs *r, int reg, Tensor *t);
+    /* dst's elements := src's (the same dtype, shape and device) */
+    int (*copy)(Tensor *dst, const Tensor *src);
+    /* constant k where the graph's ops meet it: a new reference, NULL failed */
+    Tensor *(*konst)(Graph *g, VmRegs *r, int k);
+    /* register reg := a 0-d tensor of dtype dt holding x (checked to fit) */
+    int (*scalar)(Graph *g, VmRegs *r, int reg, DType dt, double x);
+    /* an INDEX or INDEX_SET's result, a new reference the loop places; NULL failed */
+    Tensor *(*index)(Graph *g, VmRegs *r, Ins *in, Tensor *src, IndexItem *items, Tensor *setval);
+    int (*op)(Interp *I, Graph *g, VmRegs *r, Ins *in);         /* OP */
+    int (*fused)(Interp *I, Graph *g, VmRegs *r, Ins *in);      /* FUSED */
+    int (*epilogue)(Interp *I, Graph *g, VmRegs *r, Ins *in);   /* EPILOGUE */
+    /* its own instance of the loop (vm_loop.h), hooks called directly; NULL: vm.c's */
+    int (*loop)(Interp *I, Graph *g, VmRegs *r, int pc, int end, bool segments);
+} VmExec;
+
+/* exec_cpu.c: host memory, the memory plan's buffers, block kernels (a graph for the CPU). */
+extern const VmExec vm_cpu_exec;
+/* exec_dev.c: any device through the op registry (op_run), with an arena per graph and
+ * capture segments (a CUDA Graph each on the GPU): the GPU's, and every graph's under
+ * TSL_VM_DEVICE=1, so the CPU tests it. */
+extern const VmExec vm_dev_exec;
+
+static inline void vm_set_t(VmRegs *r, int reg, Tensor *t) {
+    tensor_release(r->ten[reg]);
+    r->ten[reg] = t;
+}
+/* vm.c: instructions [begin, end) of g through its executor, without segments (a capture
+ * segment's own run: it has no jumps). 0, or -1 with the error pending. */
+int vm_run_range(Interp *I, Graph *g, VmRegs *r, int begin, int end);
 
 /* A FUSED instruction as one generated GPU kernel (gpu_fused_run): its steps renumbered for
  * the kernel (the group's result is the last step's temporary), and where each kernel input
@@ -23,8 +65,8 @@ typedef struct {
  * EPILOGUE's steps, whose product is then an input (in_reg VM_GPU_PRODUCT). */
 int vm_gpu_fused_plan(const Ins *in, VmGpuFused *p);
 
-/* ---------- one arena per graph, capture segments, CUDA Graph capture (vm_seg.c, vm_dev.c) ----------
- * A graph run by vm_gpu.c on its own register file (Graph.rf: the static cache's graphs, not
+/* ---------- the device executor's arena and capture segments (vm_dev.c, vm_seg.c) ----------
+ * A graph run by the device executor on its own register file (Graph.rf: the static cache's graphs, not
  * a model session's) keeps a VmDev between runs: every tensor register an instruction writes
  * has a region at a fixed offset of one allocation (registers of one memory-plan slot share
  * theirs), so each run writes the same addresses; results that leave the graph are copied
@@ -87,9 +129,6 @@ typedef struct VmDev {
 
 /* g's arena and capture state, made on its first run (NULL when g does not run with one). */
 VmDev *vm_dev_get(Interp *I, Graph *g);
-/* Room for one more entry on a PUSH stack (vm.c; both VMs push), counted toward --max-memory.
- * 0, or -1 with the message in op_error(). */
-int vm_stack_reserve(VmStack *s);
 void vm_dev_free(VmDev *d, int nregs);
 /* Frees a capture's graph and what it recorded (state and told are the caller's). */
 void vm_capture_drop(VmCapture *c);
@@ -101,18 +140,30 @@ bool vm_dev_owns(const VmDev *d, const Tensor *t);
 /* Steals t, a new value of register reg: its region holding t's elements (a new reference),
  * or t itself when reg has no region or t does not fit it; NULL when the copy failed. */
 Tensor *vm_dev_place(VmDev *d, int reg, Tensor *t);
-/* Constant k on the graph's device (borrowed), copied there on first use; NULL failed. */
-Tensor *vm_dev_const(VmDev *d, Graph *g, int k);
+/* dst's elements := src's, on their device (a device-to-device copy: captured on the GPU). */
+int vm_dev_copy(Tensor *dst, const Tensor *src);
 /* TSL_EXPLAIN's line at instruction in, when the graph's VmDev explains. */
 void vm_dev_explain(Interp *I, const VmDev *d, const Ins *in, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Segment s of g where it begins: op by op, captured (its third run) or replayed. 0, or -1
+ * with the error reported. */
+int vm_seg_run(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s);
+/* At the start of a run: inputs whose address moved are copied into the graph's staging
+ * copies, so a capture reads one address every run. */
+int vm_seg_stage(Interp *I, Graph *g, VmRegs *r, VmDev *d);
+
+/* vm.c: what the loop (vm_loop.h) calls out of line. Whether a number op's NaN result is an
+ * error eagerly (the message set); PRINT, ASSERT and STORE; room for one more entry on a
+ * PUSH stack, counted toward --max-memory (-1 with the message in op_error()). */
+bool vm_number_failed(const Ins *in, double a, double b, int n);
+int vm_print(Interp *I, Graph *g, VmRegs *r, Ins *in);
+int vm_assert(Interp *I, Graph *g, VmRegs *r, Ins *in);
+int vm_store(Interp *I, Graph *g, VmRegs *r, Ins *in);
+int vm_stack_reserve(VmStack *s);
 
 /* vm.c: an error at instruction `in`, in its own source: msg (vm_fail_at), or the pending
  * error of a poll that stopped the run (vm_stopped_at). Both return -1. */
 int vm_fail_at(Interp *I, Ins *in, const char *msg);
 int vm_stopped_at(Interp *I, Ins *in);
-
-/* vm.c: instructions whose work does not depend on the device. */
-int vm_number_ins(Interp *I, VmRegs *r, Ins *in);              /* NBIN, NNEG, NNOT, NMATH */
-int vm_host_ins(Interp *I, Graph *g, VmRegs *r, Ins *in);     /* PRINT, ASSERT, STORE */
 
 #endif

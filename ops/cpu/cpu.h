@@ -128,8 +128,6 @@ int cpu_pad_value(const OpCall *c, DType dt, unsigned char *v);
  * too). Functions named _into write into a tensor the caller provides with the result's dtype
  * and shape (which is not an operand unless said). */
 
-/* NumPy around(x, decimals) over n elements of dtype dt (the kernel of round with decimals). */
-int cpu_round_decimals(DType dt, const void *src, void *dst, int64_t n, int64_t decimals);
 /* The elementwise kernels on contiguous runs (fused groups call them on chunks; each
  * element gets the same bits in any chunk). cpu_binary: a and b in dtype ct with strides 0
  * (a scalar) or 1; out may be a or b. */

@@ -1,5 +1,5 @@
 /* graph.c - CUDA Graph capture of the plugin's stream, for the static VM's capture segments
- * (vm/vm_gpu.c through ops/gpu_graph.c).
+ * (vm/vm_seg.c through ops/gpu_graph.c).
  *
  * A captured graph bakes every kernel's parameters, device addresses included, so any block
  * its kernels touch must stay reserved for it: while a capture is under way the allocator's

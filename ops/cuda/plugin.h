@@ -219,7 +219,7 @@ typedef struct {
                         size_t n);
 
     /* ---------- capt: CUDA Graph capture of the stream (ops/cuda/graph.c; host side
-     * ops/gpu_graph.c, used by the static VM's capture segments, vm/vm_gpu.c) ----------
+     * ops/gpu_graph.c, used by the static VM's capture segments, vm/vm_seg.c) ----------
      * capture_begin starts capturing the plugin's stream (mode 0: cudaStreamCaptureModeRelaxed,
      * so the caching allocator may still cudaMalloc); from then until capture_end, launches are
      * recorded, not run, and free() keeps every block for the graph being captured. capture_end

@@ -57,7 +57,7 @@ fi
 if sh tests/gpu/emul.sh >"$tmp/emul" 2>&1; then ok; tail -1 "$tmp/emul"; else bad "tests/gpu/emul.sh: $(tail -12 "$tmp/emul")"; fi
 
 # Does this machine have a GPU the plugin can start? Then the error tests do not apply.
-# static graphs on the GPU: vm/vm_gpu.c's code on the CPU, against eager code
+# static graphs on the GPU: the VM's device executor (vm/exec_dev.c) on the CPU, against eager code
 if sh tests/gpu/static.sh "$TSL" cpu "$tmp/static" >"$tmp/static.out" 2>&1; then ok; tail -1 "$tmp/static.out"
 else bad "tests/gpu/static.sh cpu: $(tail -8 "$tmp/static.out")"; fi
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# static.sh TSL MODE [OUTDIR] - static graphs on the GPU (vm/vm_gpu.c) against eager code.
+# static.sh TSL MODE [OUTDIR] - static graphs on the GPU (the VM's device executor, vm/exec_dev.c) against eager code.
 #   MODE gpu (make gpu-check, on a lent GPU): tests/gpu/static_gpu.tsl, tests/gpu/export_gpu.tsl
 #     (a loaded graph called with GPU tensors), then every script of
 #     tests/scripts under --device gpu: one that runs eagerly there (--no-static) must give
@@ -15,7 +15,7 @@
 #     and compute-sanitizer memcheck (if installed) runs static_gpu.tsl: arena, staging,
 #     captured graphs and replays.
 #   MODE cpu (make test, no GPU needed): the same VM code on the CPU (TSL_VM_DEVICE=1 sends
-#     every graph to vm_gpu.c): static_gpu.tsl with "gpu" read as "cpu" (its `affine`
+#     every graph to the device executor): static_gpu.tsl with "gpu" read as "cpu" (its `affine`
 #     captured exactly once by the CPU's stand-in), export_gpu.tsl the same way, every script
 #     of tests/scripts three ways, and random programs of tests/difftest.py, --verify-static
 #     (also with --repeat 6: each block run six times, captured and replayed by the stand-in).
@@ -119,5 +119,5 @@ if command -v python3 >/dev/null 2>&1; then
         else bad "difftest.py --repeat 6 under TSL_VM_DEVICE=1: $caps captured, $reps replayed"; fi
     else bad "difftest.py --repeat 6 under TSL_VM_DEVICE=1: $(grep -v '^explain' "$OUT/err" | head -3)"; fi
 fi
-echo "static.sh cpu (vm_gpu.c on the CPU): $pass passed, $fail failed"
+echo "static.sh cpu (the device executor on the CPU): $pass passed, $fail failed"
 [ $fail -eq 0 ]

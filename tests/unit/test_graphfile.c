@@ -136,10 +136,10 @@ static Tensor *global_tensor(const char *name) {
     return I->main->g.vals[k].as.t;
 }
 
-/* TSL_VM_DEVICE=1 sends a loaded graph through vm_gpu.c (the device VM, on the CPU here) as
- * it sends static graphs: its results are the CPU VM's bit for bit, a fused group, a matmul
+/* TSL_VM_DEVICE=1 sends a loaded graph through the device executor (exec_dev.c, on the CPU here)
+ * as it sends static graphs: its results are the CPU executor's bit for bit, a fused group, a matmul
  * epilogue, a reduction and a random draw among them, and a call without it is back on the
- * CPU VM. */
+ * CPU executor. */
 START_TEST(graphfile_loaded_on_the_device_vm) {
     char path[256], code[1024];
     tmp_file(path, sizeof path, ".tslg");

@@ -1,4 +1,4 @@
-/* test_vm_gpu.c - the host-side logic of static graphs on the GPU (vm/vm_gpu.c) that needs
+/* test_vm_gpu.c - the host-side logic of static graphs on the GPU (vm/exec_dev.c) that needs
  * no GPU: how a fused group becomes one generated kernel (vm_gpu_fused_plan). A plan is
  * checked by evaluating it on the host with the CPU's elementwise kernels, element by
  * element, as the generated kernel would, against the group's result from the CPU VM, and
@@ -121,7 +121,7 @@ START_TEST(vm_gpu_fused_plan_epilogue) {
 }
 END_TEST
 
-/* A graph made for the CPU's tensors runs in vm.c (no device VM): the one branch per run. */
+/* A graph made for the CPU's tensors runs on the CPU's executor (exec_cpu.c), not the device's. */
 START_TEST(vm_gpu_cpu_graph_stays_in_vm) {
     ck_assert_int_eq(run_in(I, "x = rand([3])\nstatic { y = x + 1 }\n"), 0);
     Graph *g = static_last_graph(I);
@@ -132,7 +132,7 @@ END_TEST
 
 /* ---------- capture segments, the arena, the capture state machine ---------- */
 
-/* Runs code with every graph compiled for vm_gpu.c (TSL_VM_DEVICE is read per compile). */
+/* Runs code with every graph on the device executor (TSL_VM_DEVICE is read per compile). */
 static int run_dev(const char *code) {
     setenv("TSL_VM_DEVICE", "1", 1);
     int rc = run_in(I, code);
@@ -305,6 +305,23 @@ START_TEST(vm_gpu_capture_input_moves_and_results_are_copies) {
 }
 END_TEST
 
+/* A backward loop's stacks through the one loop on the device executor: each push a copy of
+ * an arena value (the arena is rewritten next iteration), each pop handed back into the
+ * register's region; the gradient is eager's bit for bit on every call, captured or not. */
+START_TEST(vm_gpu_stacks_through_the_device_executor) {
+    ck_assert_int_eq(run_dev("fn loss(w) {\n h = full([3], 0.5)\n for k in range(4) { h = tanh(h * w + 0.1) }\n return sum(h)\n}\n"
+                             "g = grad(loss)\nstatic fn step(w) { return g(w) }\nw = full([3], 0.7)\n"
+                             "for i in range(5) {\n w = w + 0.01\n assert(equal(step(w), g(w)), str(i))\n}\n"), 0);
+    Graph *g = static_last_graph(I);
+    int push = 0, pop = 0;
+    for (int i = 0; i < g->ncode; i++) push += g->code[i].op == I_PUSH, pop += g->code[i].op == I_POP;
+    ck_assert_int_ge(push, 1);
+    ck_assert_int_eq(push, pop);
+    ck_assert_ptr_nonnull(g->dev);
+    ck_assert_int_ge(g->dev->captures, 1);
+}
+END_TEST
+
 Suite *vm_gpu_suite(void) {
     Suite *s = suite_create("vm_gpu");
     TCase *tc = tcase_create("fused_plan");
@@ -324,6 +341,7 @@ Suite *vm_gpu_suite(void) {
     tcase_add_test(tc, vm_gpu_arena_addresses_stay_and_capture_once);
     tcase_add_test(tc, vm_gpu_capture_numbers_never_stale);
     tcase_add_test(tc, vm_gpu_capture_input_moves_and_results_are_copies);
+    tcase_add_test(tc, vm_gpu_stacks_through_the_device_executor);
     suite_add_tcase(s, tc);
     return s;
 }

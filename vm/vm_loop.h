@@ -1,0 +1,216 @@
+/* vm_loop.h - the VM's one interpreter loop (vm_loop) and the instructions it runs through
+ * an executor's hooks (vm_impl.h's VmExec).
+ *
+ * The loop runs control flow, numbers, prints, asserts, stores, the PUSH/POP stacks and the
+ * host's reads (item, a branch on a tensor) itself, the same for every device, and hands
+ * what depends on where tensors live to the executor X. It is an inline function so that a
+ * file instantiates it for an executor: vm.c once for any executor through its table (the
+ * device executor's), exec_cpu.c for the CPU's (VmExec.loop), whose hooks the compiler then
+ * calls directly, so the CPU's hot loop pays nothing for being shared. Included by those
+ * two files only. */
+#ifndef TSL_VM_LOOP_H
+#define TSL_VM_LOOP_H
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "vm_impl.h"
+
+#define vmdispatch(op) switch (op)
+#define vmcase(l) case l:
+#define vmbreak break
+
+/* An index instruction: its number operands checked into items, then the executor's. */
+static int exec_index(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
+    IndexItem items[TSL_MAX_RANK + 8];
+    if (in->nidx) memcpy(items, in->idx, sizeof(IndexItem) * (size_t)in->nidx);
+    for (int k = 0; k < in->nidx; k++) {
+        if (in->args[k] < 0) continue;
+        if (items[k].kind == IDX_TENSOR) {
+            if (!(items[k].t = r->ten[in->args[k]])) return vm_fail_at(I, in, "undefined variable");
+            continue;
+        }
+        double x = r->num[in->args[k]];
+        if (!num_to_i64(x, &items[k].i)) {
+            char msg[96];
+            snprintf(msg, sizeof msg, x == floor(x) ? "index %g is out of range" : "tensor index must be an integer, got %g", x);
+            return vm_fail_at(I, in, msg);
+        }
+    }
+    Tensor *src = r->ten[in->a], *v = in->op == I_INDEX_SET ? r->ten[in->b] : NULL;
+    if (!src || (in->op == I_INDEX_SET && !v)) return vm_fail_at(I, in, "undefined variable");
+    Tensor *t = X->index(g, r, in, src, items, v);
+    return !t || X->place(g, r, in->dst, t) ? vm_fail_at(I, in, op_error()) : 0;
+}
+
+/* Whether d is nobody else's and has t's dtype, shape and device. */
+static inline bool private_like(const Tensor *d, const Tensor *t) {
+    if (d->rc != 1 || d->buf->rc != 1 || d->dtype != t->dtype || d->device != t->device || d->ndim != t->ndim) return false;
+    for (int k = 0; k < t->ndim; k++)   /* a loop, not memcmp: a call costs more for 1-2 dims */
+        if (d->shape[k] != t->shape[k]) return false;
+    return true;
+}
+
+/* A register := another's value: a copy into the destination's own buffer when it is
+ * private, so the source keeps its buffer for the next iteration; otherwise the executor
+ * places it (shared on the CPU, copied into the arena's region on a device). */
+static int exec_tmove(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
+    Tensor *src = r->ten[in->a], *home = r->ten[in->dst];
+    if (!src) return vm_fail_at(I, in, "undefined variable");
+    int rc = home && home != src && private_like(home, src) ? X->copy(home, src) : X->place(g, r, in->dst, tensor_retain(src));
+    return rc ? vm_fail_at(I, in, op_error()) : 0;
+}
+
+/* A private tensor like t holding a copy of t, reusing *slot's buffer. */
+static bool copy_into(const VmExec *X, Tensor **slot, const Tensor *t) {
+    Tensor *d = *slot;
+    if (d && private_like(d, t)) return X->copy(d, t) == 0;
+    Tensor *c = tensor_copy(t);
+    if (!c) return false;
+    tensor_release(d);
+    *slot = c;
+    return true;
+}
+
+static int exec_push(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
+    VmStack *s = &r->stacks[in->aux];
+    if (vm_stack_reserve(s)) return vm_fail_at(I, in, op_error());
+    if (g->regs[in->a].kind == R_NUM) s->x[s->n] = r->num[in->a];
+    else if (r->ten[in->a] && !copy_into(X, &s->t[s->n], r->ten[in->a])) return vm_fail_at(I, in, op_error());
+    /* (an empty register: a value of a branch side this iteration did not take, which its
+     * backward, taking the same side, never reads) */
+    s->n++;
+    return 0;
+}
+
+/* The value is handed over to the register (the executor places it: on a device with an
+ * arena, copied into its region); the stack keeps the register's old value, whose buffer the
+ * next push reuses when nothing else holds it. */
+static int exec_pop(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
+    VmStack *s = &r->stacks[in->aux];
+    if (s->n == 0) return vm_fail_at(I, in, "internal error: a backward loop popped more values than its loop saved");
+    s->n--;
+    if (g->regs[in->dst].kind == R_NUM) {
+        r->num[in->dst] = s->x[s->n];
+        return 0;
+    }
+    Tensor *t = s->t[s->n];
+    if (!t) return 0;   /* nothing was ever saved here: a side not taken (see exec_push) */
+    s->t[s->n] = r->ten[in->dst];
+    r->ten[in->dst] = NULL;
+    return X->place(g, r, in->dst, t) ? vm_fail_at(I, in, op_error()) : 0;
+}
+
+/* ITEM and TRUTH: the first element, read on the host whatever the tensor's device. */
+static int exec_read(Interp *I, VmRegs *r, Ins *in) {
+    Tensor *x = r->ten[in->a], *h;
+    if (!x) return vm_fail_at(I, in, "undefined variable");
+    if (in->op == I_TRUTH && x->size != 1) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "ambiguous truth value of a tensor with %lld elements; use any/all", (long long)x->size);
+        return vm_fail_at(I, in, msg);
+    }
+    if (!(h = x->device == DEV_CPU ? x : tensor_host(x))) return vm_fail_at(I, in, op_error());
+    double v = tensor_get(h, 0);
+    if (h != x) tensor_release(h);
+    r->num[in->dst] = in->op == I_ITEM ? v : v != 0;
+    return 0;
+}
+
+static int exec_scalar(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
+    double x = r->num[in->a];
+    if (in->aux == DT_I64 && !double_fits_i64(x))   /* as astype: never a wrapped integer */
+        return vm_fail_at(I, in, isnan(x) ? "cannot convert nan to i64"
+                              : isinf(x) ? (x > 0 ? "cannot convert inf to i64" : "cannot convert -inf to i64")
+                                         : "cannot convert an out-of-range value to i64");
+    return X->scalar(g, r, in->dst, (DType)in->aux, x) ? vm_fail_at(I, in, op_error()) : 0;
+}
+
+/* Instructions from pc until one jumps to or past end; segments: the executor's capture
+ * segments run where they begin (off for a segment's own run, and for an executor without). */
+static inline __attribute__((always_inline)) int vm_loop(Interp *I, Graph *g, VmRegs *r, const VmExec *X, int pc, int end,
+                                                         bool segments) {
+    double *N = r->num;
+    Ins *code = g->code;
+    while (pc < end) {
+        if (segments) {
+            int ran = X->segment(I, g, r, &pc);
+            if (ran < 0) return -1;
+            if (ran) continue;
+        }
+        Ins *in = &code[pc++];
+        vmdispatch(in->op) {
+            vmcase(I_NCONST) N[in->dst] = in->imm; vmbreak;
+            vmcase(I_NMOVE) N[in->dst] = N[in->a]; vmbreak;
+            vmcase(I_NBIN) {
+                double x = op_binary_number((OpCode)in->aux, N[in->a], N[in->b]);
+                if (x != x && vm_number_failed(in, N[in->a], N[in->b], 2)) return vm_fail_at(I, in, op_error());
+                N[in->dst] = x;
+                vmbreak;
+            }
+            vmcase(I_NNEG) N[in->dst] = -N[in->a]; vmbreak;
+            vmcase(I_NNOT) N[in->dst] = N[in->a] == 0; vmbreak;
+            vmcase(I_NMATH) {
+                if (in->imm != 0) N[in->dst] = op_round_number(N[in->a], (int64_t)in->imm);
+                else {
+                    double x = op_unary_number((OpCode)in->aux, N[in->a]);
+                    if (x != x && vm_number_failed(in, N[in->a], 0, 1)) return vm_fail_at(I, in, op_error());
+                    N[in->dst] = x;
+                }
+                vmbreak;
+            }
+            vmcase(I_TCONST) {
+                Tensor *t = X->konst(g, r, in->aux);
+                if (!t) return vm_fail_at(I, in, op_error());
+                vm_set_t(r, in->dst, t);
+                vmbreak;
+            }
+            vmcase(I_SCALAR) if (exec_scalar(I, g, r, X, in)) return -1; vmbreak;
+            vmcase(I_TMOVE) if (exec_tmove(I, g, r, X, in)) return -1; vmbreak;
+            vmcase(I_OP) {
+                /* before each kernel: a run of slow ops without a loop stops too */
+                if (!interp_poll(I)) return vm_stopped_at(I, in);
+                if (X->op(I, g, r, in)) return -1;
+                vmbreak;
+            }
+            vmcase(I_INDEX)
+            vmcase(I_INDEX_SET) if (exec_index(I, g, r, X, in)) return -1; vmbreak;
+            vmcase(I_SEED) rng_seed((uint64_t)(int64_t)in->imm); vmbreak;
+            vmcase(I_ITEM)
+            vmcase(I_TRUTH) if (exec_read(I, r, in)) return -1; vmbreak;
+            vmcase(I_JUMP) {
+                /* backward jumps close loops: poll Ctrl-C, --timeout and --max-ops there */
+                if (in->aux < pc && (I->interrupt_flag || I->max_ops) && !interp_check_limits(I))
+                    return vm_stopped_at(I, in);
+                pc = in->aux;
+                vmbreak;
+            }
+            vmcase(I_JUMPF) {
+                if (N[in->a] != 0) vmbreak;
+                /* the compiler's loops close with jump, but a loaded file may loop here */
+                if (in->aux < pc && (I->interrupt_flag || I->max_ops) && !interp_check_limits(I))
+                    return vm_stopped_at(I, in);
+                pc = in->aux;
+                vmbreak;
+            }
+            vmcase(I_PRINT) if (vm_print(I, g, r, in)) return -1; vmbreak;
+            vmcase(I_PUSH) if (exec_push(I, g, r, X, in)) return -1; vmbreak;
+            vmcase(I_POP) if (exec_pop(I, g, r, X, in)) return -1; vmbreak;
+            vmcase(I_ASSERT) if (vm_assert(I, g, r, in)) return -1; vmbreak;
+            vmcase(I_STORE) if (vm_store(I, g, r, in)) return -1; vmbreak;
+            vmcase(I_FUSED) {
+                if (!interp_poll(I)) return vm_stopped_at(I, in);
+                if (X->fused(I, g, r, in)) return -1;
+                vmbreak;
+            }
+            vmcase(I_EPILOGUE) {
+                if (!interp_poll(I)) return vm_stopped_at(I, in);
+                if (X->epilogue(I, g, r, in)) return -1;
+                vmbreak;
+            }
+            default: return vm_fail_at(I, in, "internal error: unknown instruction");
+        }
+    }
+    return 0;
+}
+
+#endif
