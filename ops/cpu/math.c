@@ -5,7 +5,7 @@
  * each lane's bits a function of its own value, so a whole tensor and any chunk of it give
  * identical bits: fused and unfused execution agree. math512.c has the AVX-512 versions;
  * the vm_* functions dispatch to them when the processor has AVX-512F. Both call the
- * variants cpu.h's VM_SLEEF_UNARY names, and this file is the reference: where SLEEF's
+ * variants cpu.h's EW_SLEEF_UNARY names, and this file is the reference: where SLEEF's
  * AVX-512 code leaves other bits (NaNs), math512.c adjusts its results to these
  * (tests/unit/test_ew.c checks both paths agree). With AVX-512F, cpu_unary reaches most of
  * these through chain512.c, one vector of math512.c's functions at a time. */
@@ -45,7 +45,7 @@
 #define AVX2_SLEEF(NAME, ULP, NANBITS, RANGE)                         \
     VEC_F32(avx2_##NAME##_f32, Sleef_finz_##NAME##f8_##ULP##avx2)     \
     VEC_F64(avx2_##NAME##_f64, Sleef_finz_##NAME##d4_##ULP##avx2)
-VM_SLEEF_UNARY(AVX2_SLEEF)
+EW_SLEEF_UNARY(AVX2_SLEEF)
 VEC_F32(avx2_sqrt_f32, _mm256_sqrt_ps)
 VEC_F64(avx2_sqrt_f64, _mm256_sqrt_pd)
 
@@ -159,7 +159,7 @@ RANGED(ranged_f64, double)
     }
 #define PUBLIC(NAME, ULP, NANBITS, RANGE) \
     DISPATCH(NAME##_f32, float) DISPATCH(NAME##_f64, double) PUBLIC_##RANGE(NAME)
-VM_SLEEF_UNARY(PUBLIC)
+EW_SLEEF_UNARY(PUBLIC)
 PUBLIC(sqrt, exact, nan_keep, sleef_only)
 PUBLIC(sigmoid, u10, nan_keep, sleef_only)
 

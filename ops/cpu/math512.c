@@ -46,7 +46,7 @@ __m512d avx512_sigmoid_8(__m512d x) {
     return _mm512_mask_blend_pd(neg, _mm512_div_pd(one, d), _mm512_div_pd(e, d));
 }
 
-/* NaN bits as math.c's AVX2 path leaves them (cpu.h's VM_SLEEF_UNARY says which). */
+/* NaN bits as math.c's AVX2 path leaves them (cpu.h's EW_SLEEF_UNARY says which). */
 static inline __m512 nan_keep_ps(__m512 v) { return v; }
 static inline __m512d nan_keep_pd(__m512d v) { return v; }
 static inline __m512 nan_canon_ps(__m512 v) {
@@ -67,7 +67,7 @@ static inline __m512d nan_canon_pd(__m512d v) {
     }                                                                          \
     VEC_F32(avx512_##NAME##_f32, avx512_##NAME##_16)                           \
     VEC_F64(avx512_##NAME##_f64, avx512_##NAME##_8)
-VM_SLEEF_UNARY(AVX512_SLEEF)
+EW_SLEEF_UNARY(AVX512_SLEEF)
 VEC_F32(avx512_sqrt_f32, _mm512_sqrt_ps)
 VEC_F32(avx512_sigmoid_f32, avx512_sigmoid_16)
 VEC_F64(avx512_sqrt_f64, _mm512_sqrt_pd)
