@@ -184,10 +184,10 @@ static const char families[] =
     "  static __device__ A fold(A a, T x, long long) { return tsl_mul(a, (A)x); } static __device__ A merge(A a, A b) { return tsl_mul(a, b); } };\n"
     "template <typename T> struct MaxOp { typedef T A; static __device__ A init() { return 0; }\n"
     "  static __device__ A start(T x, long long) { return x; }\n"
-    "  static __device__ A fold(A a, T x, long long) { return tsl_max(a, x); } static __device__ A merge(A a, A b) { return tsl_max(a, b); } };\n"
+    "  static __device__ A fold(A a, T x, long long) { return tsl_maximum(a, x); } static __device__ A merge(A a, A b) { return tsl_maximum(a, b); } };\n"
     "template <typename T> struct MinOp { typedef T A; static __device__ A init() { return 0; }\n"
     "  static __device__ A start(T x, long long) { return x; }\n"
-    "  static __device__ A fold(A a, T x, long long) { return tsl_min(a, x); } static __device__ A merge(A a, A b) { return tsl_min(a, b); } };\n"
+    "  static __device__ A fold(A a, T x, long long) { return tsl_minimum(a, x); } static __device__ A merge(A a, A b) { return tsl_minimum(a, b); } };\n"
     /* argmax/argmin: (value, index); the larger (smaller) value wins, the first NaN wins,
      * ties go to the lower index */
     "template <typename T> struct Arg { T v; long long i; };\n"
