@@ -18,7 +18,7 @@ static const char *const ctype_c[NDT] = { "float", "double", "int64_t", "uint8_t
 static const char *const ctype_cu[NDT] = { "float", "double", "tsl_i64", "tsl_b8", "double" };
 
 typedef struct {
-    char name[32];
+    char name[32], id[32];   /* "floor_divide", "FLOOR_DIVIDE" (OP_FLOOR_DIVIDE) */
     int arity;
     bool to_bool, fails;
     char *body[NDT];    /* NULL: not defined for that dtype */
@@ -62,6 +62,24 @@ static Row *find_row(const char *name, size_t n) {
 
 /* ---------- reading ew.def ---------- */
 
+typedef struct {
+    char *p;
+    size_t len, cap;
+} Buf;
+
+__attribute__((format(printf, 2, 3))) static void put(Buf *b, const char *fmt, ...) {
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int k = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (k < 0) die("format error");
+        if (b->len + (size_t)k < b->cap) { b->len += (size_t)k; return; }
+        b->cap = (b->cap + (size_t)k + 64) * 2;
+        if (!(b->p = realloc(b->p, b->cap))) die("out of memory");
+    }
+}
+
 static int brace_depth(const char *s) {
     int d = 0;
     for (; *s; s++) d += (*s == '{') - (*s == '}');
@@ -83,13 +101,26 @@ static void set_body(Row *r, const char *classes, size_t nc, char *body) {
     if (strstr(body, "fail(")) r->fails = true;
 }
 
-/* "name(x[, y]) [-> bool] [= EXPR]" */
+/* One "CLASSES: BODY" clause of row r, n bytes at p (a block's braces balanced). */
+static void clause(Row *r, const char *p, size_t n) {
+    size_t nc = strcspn(p, ":");
+    if (nc >= n) die("expected CLASSES: BODY");
+    const char *body = skip_space(p + nc + 1);
+    int nb = (int)(n - (size_t)(body - p));
+    while (nb > 0 && body[nb - 1] == ' ') nb--;
+    if (nc == 3 && !memcmp(p, "vec", 3)) snprintf(r->vec, sizeof r->vec, "%.*s", nb, body);
+    else if (nc == 4 && !memcmp(p, "cuda", 4)) snprintf(r->cuda, sizeof r->cuda, "%.*s", nb, body);
+    else set_body(r, p, nc, dup(body, (size_t)nb));
+}
+
+/* "name(x[, y]) [-> bool]", then "= EXPR" or clauses two spaces or more apart */
 static void read_header(const char *p) {
     if (nrows == (int)(sizeof rows / sizeof rows[0])) die("too many rows");
     Row *r = &rows[nrows++];
     size_t n = strcspn(p, "(");
     if (!p[n] || n >= sizeof r->name) die("expected name(x) or name(x, y)");
     memcpy(r->name, p, n);
+    for (size_t i = 0; i < n; i++) r->id[i] = (char)toupper((unsigned char)p[i]);
     const char *close = strchr(p, ')');
     if (!close) die("expected ')'");
     r->arity = memchr(p + n, ',', (size_t)(close - p - n)) ? 2 : 1;
@@ -98,8 +129,13 @@ static void read_header(const char *p) {
     if (*q == '=') {   /* a composite: an expression over other rows, in the float dtypes */
         q = skip_space(q + 1);
         set_body(r, "f", 1, dup(q, strlen(q)));
-    } else if (*q) {
-        die("unexpected '%s'", q);
+        return;
+    }
+    while (*q) {
+        const char *e = strstr(q, "  ");
+        size_t k = e ? (size_t)(e - q) : strlen(q);
+        clause(r, q, k);
+        q = skip_space(q + k);
     }
 }
 
@@ -107,58 +143,30 @@ static void read_def(const char *path) {
     FILE *f = fopen(path, "r");
     if (!f) die("cannot open");
     char line[512];
-    char *open = NULL;   /* a { block } still missing its closing braces */
+    Buf acc = { 0 };   /* a row's indented clause, until its braces balance */
     while (fgets(line, sizeof line, f)) {
         line_no++;
         line[strcspn(line, "\n")] = 0;
-        if (open) {   /* a block body's next line, appended to it */
-            size_t a = strlen(open), b = strlen(line);
-            char *grown = realloc(open, a + b + 2);
-            if (!grown) die("out of memory");
-            grown[a] = '\n';
-            memcpy(grown + a + 1, line, b + 1);
-            open = brace_depth(grown) > 0 ? grown : NULL;
-            continue;
-        }
         const char *p = skip_space(line);
-        if (!*p || *p == '#') continue;
-        if (p == line) { read_header(p); continue; }
-        if (!nrows) die("a body before any row");
-        Row *r = &rows[nrows - 1];
-        size_t nc = strcspn(p, ":");
-        if (!p[nc]) die("expected CLASSES: BODY");
-        const char *body = skip_space(p + nc + 1);
-        if (nc == 3 && !memcmp(p, "vec", 3)) snprintf(r->vec, sizeof r->vec, "%s", body);
-        else if (nc == 4 && !memcmp(p, "cuda", 4)) snprintf(r->cuda, sizeof r->cuda, "%s", body);
-        else {
-            char *b = dup(body, strlen(body));
-            set_body(r, p, nc, b);
-            if (brace_depth(b) > 0) open = b;
+        if (acc.len) {
+            put(&acc, "\n%s", line);
+        } else {
+            if (!*p || *p == '#') continue;
+            if (p == line) { read_header(p); continue; }
+            if (!nrows) die("a clause before any row");
+            put(&acc, "%s", p);
         }
+        if (brace_depth(acc.p) > 0) continue;
+        clause(&rows[nrows - 1], acc.p, acc.len);
+        acc.len = 0;
     }
-    if (open) die("unclosed '{'");
+    if (acc.len) die("unclosed '{'");
     fclose(f);
+    for (int r = 0; r < nrows; r++)   /* numbers are f64's, unless a row says otherwise */
+        if (!rows[r].body[NUM]) rows[r].body[NUM] = rows[r].body[F64];
 }
 
 /* ---------- rewriting a body for a dtype and a target ---------- */
-
-typedef struct {
-    char *p;
-    size_t len, cap;
-} Buf;
-
-__attribute__((format(printf, 2, 3))) static void put(Buf *b, const char *fmt, ...) {
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        int k = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-        va_end(ap);
-        if (k < 0) die("format error");
-        if (b->len + (size_t)k < b->cap) { b->len += (size_t)k; return; }
-        b->cap = (b->cap + (size_t)k + 64) * 2;
-        if (!(b->p = realloc(b->p, b->cap))) die("out of memory");
-    }
-}
 
 /* The C library's math functions a body may call: f32 takes the name with an f. */
 static bool is_libm(const char *s, size_t n) {
@@ -217,11 +225,10 @@ static void rewrite(Buf *o, const char *body, int dt, bool cuda) {
     }
 }
 
-/* One function: its signature and body for dtype dt (the body's dtype: n uses f64's body
- * unless the row has its own). */
+/* One function: its signature and body for dtype dt. */
 static void function(Buf *o, const Row *r, int dt, bool cuda) {
     const char *const *ct = cuda ? ctype_cu : ctype_c;
-    const char *body = r->body[dt] ? r->body[dt] : r->body[F64];
+    const char *body = r->body[dt];
     const char *rt = r->to_bool && dt != NUM ? ct[B8] : ct[dt];
     if (cuda) put(o, "__device__ __forceinline__ %s tsl_%s(%s x", rt, r->name, ct[dt]);
     else put(o, "static inline %s ew_%s_%s(%s x", rt, r->name, sfx[dt], ct[dt]);
@@ -240,10 +247,6 @@ static void function(Buf *o, const Row *r, int dt, bool cuda) {
 
 static bool has_loop(const Row *r, int dt) { return r->body[dt] && !(r->vec[0] && (dt == F32 || dt == F64)); }
 
-static void upper(char *dst, const char *s) {
-    while ((*dst++ = (char)toupper((unsigned char)*s++))) {}
-}
-
 /* ---------- ew_cpu.h ---------- */
 
 static void emit_cpu(void) {
@@ -252,39 +255,30 @@ static void emit_cpu(void) {
     put(&o, "#ifndef TSL_EW_CPU_H\n#define TSL_EW_CPU_H\n#include <math.h>\n#include <stdint.h>\n\n");
     for (int r = 0; r < nrows; r++)
         for (int dt = 0; dt < NDT; dt++)
-            if (rows[r].body[dt] || (dt == NUM && rows[r].body[F64])) function(&o, &rows[r], dt, false);
+            if (rows[r].body[dt]) function(&o, &rows[r], dt, false);
     /* which kernels loop over the scalar function: F(ID, name, in type, out type, suffix) */
     static const char *const dts[] = { "F32", "F64", "I64", "B8" };
     for (int arity = 1; arity <= 2; arity++)
         for (int dt = 0; dt < NUM; dt++) {
             put(&o, "\n#define EW_%s_%s(F)", arity == 1 ? "UNARY" : "BINARY", dts[dt]);
-            for (int r = 0; r < nrows; r++) {
-                char id[32];
-                upper(id, rows[r].name);
+            for (int r = 0; r < nrows; r++)
                 if (rows[r].arity == arity && has_loop(&rows[r], dt))
-                    put(&o, " \\\n    F(%s, %s, %s, %s, %s)", id, rows[r].name, ctype_c[dt],
+                    put(&o, " \\\n    F(%s, %s, %s, %s, %s)", rows[r].id, rows[r].name, ctype_c[dt],
                         rows[r].to_bool ? "uint8_t" : ctype_c[dt], sfx[dt]);
-            }
         }
     /* the number functions: F(ID, name) */
     for (int arity = 1; arity <= 2; arity++) {
         put(&o, "\n#define EW_NUMBER%d(F)", arity);
-        for (int r = 0; r < nrows; r++) {
-            char id[32];
-            upper(id, rows[r].name);
-            if (rows[r].arity == arity && (rows[r].body[NUM] || rows[r].body[F64])) put(&o, " F(%s, %s)", id, rows[r].name);
-        }
+        for (int r = 0; r < nrows; r++)
+            if (rows[r].arity == arity && rows[r].body[NUM]) put(&o, " F(%s, %s)", rows[r].id, rows[r].name);
     }
     /* SLEEF's functions (cpu.h): F(name, ULP, NANBITS, RANGE); each vector row: F(ID, name) */
     put(&o, "\n#define EW_SLEEF_UNARY(F)");
     for (int r = 0; r < nrows; r++)
         if (!strncmp(rows[r].vec, "sleef(", 6)) put(&o, " F(%s, %.*s)", rows[r].name, (int)strlen(rows[r].vec) - 7, rows[r].vec + 6);
     put(&o, "\n#define EW_VEC_UNARY(F)");
-    for (int r = 0; r < nrows; r++) {
-        char id[32];
-        upper(id, rows[r].name);
-        if (rows[r].vec[0] && rows[r].arity == 1) put(&o, " F(%s, %s)", id, rows[r].name);
-    }
+    for (int r = 0; r < nrows; r++)
+        if (rows[r].vec[0] && rows[r].arity == 1) put(&o, " F(%s, %s)", rows[r].id, rows[r].name);
     put(&o, "\n\n#endif\n");
     fwrite(o.p, 1, o.len, stdout);
 }
@@ -325,16 +319,15 @@ static void emit_cuda(const char *cuh) {
             if (rows[r].body[dt] && !rows[r].cuda[0]) function(&dev, &rows[r], dt, true);
     put(&o, "\n#define EW_CUDA_DEVICE ");
     literal(&o, dev.p);
-    /* gen.c's table: [OP_ID] = { expression, dtypes } */
+    /* gen.c's table: [OP_ID] = { expression, to_bool, dtypes } */
     put(&o, "\n#define EW_CUDA_ROWS");
     static const char *const bit[] = { "DT_F32", "DT_F64", "DT_I64", "DT_BOOL" };
     for (int r = 0; r < nrows; r++) {
-        char id[32], expr[128];
-        upper(id, rows[r].name);
+        char expr[128];
         if (rows[r].cuda[0]) snprintf(expr, sizeof expr, "%s", rows[r].cuda);
         else snprintf(expr, sizeof expr, "tsl_%s(x%s%s)", rows[r].name, rows[r].arity == 2 ? ", y" : "",
                       rows[r].fails ? ", a.bad" : "");
-        put(&o, " \\\n    [OP_%s] = { \"%s\", 0", id, expr);
+        put(&o, " \\\n    [OP_%s] = { \"%s\", %d, 0", rows[r].id, expr, rows[r].to_bool);
         for (int dt = 0; dt < NUM; dt++)
             if (rows[r].body[dt]) put(&o, " | 1u << %s", bit[dt]);
         put(&o, " },");

@@ -19,6 +19,7 @@
  * (the plugin reads it back and raises the CPU's message). */
 static const struct {
     const char *expr;
+    bool to_bool;   /* a truth-valued result (bool whatever the compute dtype) */
     unsigned dtypes;
 } ew_rows[OP__COUNT] = { EW_CUDA_ROWS };
 
@@ -35,20 +36,13 @@ static const char prelude[] =
     "struct TslRemapArgs { " STR(GEN_REMAP_ARGS_FIELDS) " };\n"
     EW_CUDA_DEVICE;
 
-static int op_kind(OpCode op);
-
 const char *gen_prelude(void) { return prelude; }
 
 const char *gen_ew_expr(OpCode op) { return op >= 0 && op < OP__COUNT ? ew_rows[op].expr : NULL; }
 
 bool gen_ew_has(OpCode op, DType ct) { return gen_ew_expr(op) && (ew_rows[op].dtypes >> ct & 1u); }
 
-DType gen_ew_result(OpCode op, DType ct) {
-    switch (op) {
-    case OP_ISNAN: case OP_ISINF: case OP_ISFINITE: case OP_LOGICAL_NOT: return DT_BOOL;
-    default: return op_kind(op) == K_COMPARE ? DT_BOOL : ct;
-    }
-}
+DType gen_ew_result(OpCode op, DType ct) { return gen_ew_expr(op) && ew_rows[op].to_bool ? DT_BOOL : ct; }
 
 const char *gen_dtype_suffix(DType dt) {
     static const char *const s[] = { "b8", "i64", "f32", "f64" };
