@@ -873,8 +873,8 @@ static int r_full(GradCtx *g) {
     X_(LOG10, r_log10) X_(LOG1P, r_log1p) X_(SQRT, r_sqrt) X_(SIN, r_sin) X_(COS, r_cos) X_(TAN, r_tan) \
     X_(ASIN, r_asin) X_(ACOS, r_acos) X_(ATAN, r_atan) X_(ASINH, r_asinh) X_(ACOSH, r_acosh)          \
     X_(ATANH, r_atanh) X_(ATAN2, r_atan2) X_(VAR, r_var) X_(STD, r_std) X_(NORM, r_norm)               \
-    X_(CUMSUM, r_cumsum)                                                                              \
-    X_(SINH, r_sinh) X_(COSH, r_cosh) X_(TANH, r_tanh) X_(SIGMOID, r_sigmoid) X_(SOFTSIGN, r_softsign) X_(RELU, r_relu)        \
+    X_(CUMSUM, r_cumsum) X_(SOFTSIGN, r_softsign)                                                     \
+    X_(SINH, r_sinh) X_(COSH, r_cosh) X_(TANH, r_tanh) X_(SIGMOID, r_sigmoid) X_(RELU, r_relu)        \
     X_(FLOOR, r_zero) X_(CEIL, r_zero) X_(ROUND, r_zero) X_(SIGN, r_zero)                             \
     X_(ADD, r_add) X_(SUB, r_sub) X_(MUL, r_mul) X_(DIV, r_div) X_(POW, r_pow)                        \
     X_(MAXIMUM, r_maximum) X_(MINIMUM, r_minimum) X_(WHERE, r_where) X_(ASTYPE, r_astype)             \

@@ -279,6 +279,9 @@ static void emit_cpu(void) {
     put(&o, "\n#define EW_VEC_UNARY(F)");
     for (int r = 0; r < nrows; r++)
         if (rows[r].vec[0] && rows[r].arity == 1) put(&o, " F(%s, %s)", rows[r].id, rows[r].name);
+    put(&o, "\n#define EW_VEC_LANE(F)");
+    for (int r = 0; r < nrows; r++)
+        if (strstr(rows[r].vec, "sleef_only") || strstr(rows[r].vec, "(lane)")) put(&o, " F(%s, %s)", rows[r].id, rows[r].name);
     put(&o, "\n\n#endif\n");
     fwrite(o.p, 1, o.len, stdout);
 }
