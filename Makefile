@@ -71,21 +71,21 @@ CUDA_HOME ?= /usr/local/cuda
 CUDA_SRC  := ops/cuda/cuda_plugin.c ops/cuda/cuda_kernels.c ops/cuda/nvrtc.c ops/cuda/gen.c ops/cuda/gen_coll.c \
              ops/cuda/nccl.c ops/cuda/graph.c ops/cuda/sort.c ops/cuda/gen_sort.c \
              ops/cuda/linalg.c ops/cuda/gen_linalg.c ops/cuda/solver.c
-CUDA_DEPS := $(CUDA_SRC) $(wildcard ops/cuda/*.h) ops/ops.def ops/opcall.h ops/tensor.h
+CUDA_DEPS := $(CUDA_SRC) $(wildcard ops/cuda/*.h) ops/ops.def ops/opcall.h ops/tensor.h $(BUILD)/ew_cuda.h
 CUDA_LINK := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib64/stubs -Wl,-rpath,$(CUDA_HOME)/lib64
 $(CUDA_PLUGIN): $(CUDA_DEPS) | $(STAMP)
 	@mkdir -p $(BIN)
 	@if [ -x $(CUDA_HOME)/bin/nvcc ]; then \
 	  echo "cc ... -shared -o $@ ops/cuda/*.c (CUDA)"; \
-	  $(CC) $(CSTD) $(WARN) $(OPT) -fPIC -shared -fvisibility=hidden -Iops -Iops/cuda -I$(CUDA_HOME)/include \
+	  $(CC) $(CSTD) $(WARN) $(OPT) -fPIC -shared -fvisibility=hidden -Iops -Iops/cuda -I$(BUILD) -I$(CUDA_HOME)/include \
 	    -o $@ $(CUDA_SRC) $(CUDA_LINK) -lcusolver -lcublas -lnvrtc -lcudart -lcuda -ldl -lpthread || exit 1; \
 	else echo "note: no nvcc ($(CUDA_HOME)/bin/nvcc): $@ not built, GPU checks will be skipped"; rm -f $@; fi
 $(PTX_CHECK): tests/gpu/ptx_check.c ops/cuda/gen.c ops/cuda/gen.h ops/cuda/gen_coll.c ops/cuda/gen_coll.h ops/cuda/gen_args.h ops/cuda/nvrtc_opts.h ops/ops.def \
-              ops/cuda/gen_sort.c ops/cuda/gen_sort.h ops/cuda/gen_linalg.c ops/cuda/gen_linalg.h | $(STAMP)
+              ops/cuda/gen_sort.c ops/cuda/gen_sort.h ops/cuda/gen_linalg.c ops/cuda/gen_linalg.h $(BUILD)/ew_cuda.h | $(STAMP)
 	@mkdir -p $(BIN)
 	@if [ -x $(CUDA_HOME)/bin/nvcc ]; then \
 	  echo "cc ... -o $@ tests/gpu/ptx_check.c ops/cuda/gen.c ops/cuda/gen_coll.c ops/cuda/gen_sort.c ops/cuda/gen_linalg.c -lnvrtc"; \
-	  $(CC) $(CSTD) $(WARN) $(OPT) -Iops -I$(CUDA_HOME)/include -o $@ tests/gpu/ptx_check.c ops/cuda/gen.c ops/cuda/gen_coll.c \
+	  $(CC) $(CSTD) $(WARN) $(OPT) -Iops -I$(BUILD) -I$(CUDA_HOME)/include -o $@ tests/gpu/ptx_check.c ops/cuda/gen.c ops/cuda/gen_coll.c \
 	    ops/cuda/gen_sort.c ops/cuda/gen_linalg.c \
 	    $(CUDA_LINK) -lnvrtc || exit 1; \
 	else rm -f $@; fi
@@ -102,6 +102,19 @@ $(STAMP): Makefile
 	fi
 	@touch $@
 deps: $(STAMP)
+
+# Each elementwise op's maths is written once, in ops/ew.def: ops/gen/ewgen.c writes the CPU's
+# scalar functions and the GPU's device functions (with ops/cuda/tsl_ew.cuh) from it.
+EWGEN  := $(BUILD)/ops/gen/ewgen
+EW_GEN := $(BUILD)/ew_cpu.h $(BUILD)/ew_cuda.h
+$(EWGEN): ops/gen/ewgen.c | $(STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O1 -o $@ $<
+$(BUILD)/ew_cpu.h: ops/ew.def $(EWGEN)
+	$(EWGEN) cpu ops/ew.def >$@.tmp && mv $@.tmp $@
+$(BUILD)/ew_cuda.h: ops/ew.def ops/cuda/tsl_ew.cuh $(EWGEN)
+	$(EWGEN) cuda ops/ew.def ops/cuda/tsl_ew.cuh >$@.tmp && mv $@.tmp $@
+$(CORE_OBJ) $(UNIT_OBJ) $(BUILD)/ops/cuda/gen.o: | $(EW_GEN)
 
 $(BUILD)/lex.c: lang/lex.re lang/token.h | $(STAMP)
 	@mkdir -p $(dir $@)

@@ -224,6 +224,7 @@ static int r_sigmoid(GradCtx *g) {
 }
 /* inverse trigonometric and hyperbolic: g / sqrt(+-(x^2) +- 1) or g / (1 +- x^2) */
 static GVal sq(GradBuilder *b, GVal v) { return gb_mul(b, v, v); }
+static int r_softsign(GradCtx *g) { give(g, 0, gb_div(B, GY, sq(B, gb_add(B, gb_num(1), gb_unary(B, OP_ABS, X))))); return done(g); }
 static int r_asin(GradCtx *g) { give(g, 0, gb_div(B, GY, gb_unary(B, OP_SQRT, gb_sub(B, gb_num(1), sq(B, X))))); return done(g); }
 static int r_acos(GradCtx *g) { give(g, 0, gb_neg(B, gb_div(B, GY, gb_unary(B, OP_SQRT, gb_sub(B, gb_num(1), sq(B, X)))))); return done(g); }
 static int r_atan(GradCtx *g) { give(g, 0, gb_div(B, GY, gb_add(B, sq(B, X), gb_num(1)))); return done(g); }
@@ -872,7 +873,7 @@ static int r_full(GradCtx *g) {
     X_(LOG10, r_log10) X_(LOG1P, r_log1p) X_(SQRT, r_sqrt) X_(SIN, r_sin) X_(COS, r_cos) X_(TAN, r_tan) \
     X_(ASIN, r_asin) X_(ACOS, r_acos) X_(ATAN, r_atan) X_(ASINH, r_asinh) X_(ACOSH, r_acosh)          \
     X_(ATANH, r_atanh) X_(ATAN2, r_atan2) X_(VAR, r_var) X_(STD, r_std) X_(NORM, r_norm)               \
-    X_(CUMSUM, r_cumsum)                                                                              \
+    X_(CUMSUM, r_cumsum) X_(SOFTSIGN, r_softsign)                                                     \
     X_(SINH, r_sinh) X_(COSH, r_cosh) X_(TANH, r_tanh) X_(SIGMOID, r_sigmoid) X_(RELU, r_relu)        \
     X_(FLOOR, r_zero) X_(CEIL, r_zero) X_(ROUND, r_zero) X_(SIGN, r_zero)                             \
     X_(ADD, r_add) X_(SUB, r_sub) X_(MUL, r_mul) X_(DIV, r_div) X_(POW, r_pow)                        \

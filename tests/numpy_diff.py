@@ -1697,6 +1697,7 @@ REF = {
     "sinh": unary(np.sinh), "cosh": unary(np.cosh), "tanh": unary(np.tanh),
     "asinh": unary(np.arcsinh), "acosh": unary(np.arccosh), "atanh": unary(np.arctanh),
     "sigmoid": unary(lambda x: 1 / (1 + np.exp(-x))),
+    "softsign": unary(lambda x: x / (1 + np.abs(x))),
     "relu": Ref(lambda A: np.where(A.c("x") > 0, A.c("x"), np.where(np.isnan(A.c("x")), A.c("x"), np.zeros_like(A.c("x")))),
                 plan_unary, EXACT_NOZ),
     "floor": exact_unary(int_same(np.floor)), "ceil": exact_unary(int_same(np.ceil)),

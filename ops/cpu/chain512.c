@@ -127,19 +127,14 @@ ORDERED(mul16, __m512, "vmulps")
 ORDERED(add8, __m512d, "vaddpd")
 ORDERED(mul8, __m512d, "vmulpd")
 
-/* The SLEEF functions of math512.c by op, one vector at a time: the function eager's array
- * version calls for every element, the padded tail included. Not here: the ops that take
- * libm past a bound (log1p, sinh, cosh, asinh, acosh: cpu.h's libm_past), which go through
- * their kernels. */
-#define VEC_ROWS(F)                                                                                \
-    F(EXP, exp)                                                                                    \
-    F(EXP2, exp2) F(EXPM1, expm1) F(LOG, log) F(LOG2, log2) F(LOG10, log10) F(SIN, sin)            \
-        F(COS, cos) F(TAN, tan) F(ASIN, asin) F(ACOS, acos) F(ATAN, atan) F(TANH, tanh)            \
-            F(ATANH, atanh) F(SIGMOID, sigmoid)
+/* The SLEEF functions of math512.c by op, one vector at a time (ew.def's EW_VEC_LANE): the
+ * function eager's array version calls for every element, the padded tail included. Not
+ * here: the ops that take libm past a bound (log1p, sinh, cosh, asinh, acosh: cpu.h's
+ * libm_past), which go through their kernels. */
 #define ROW16(ID, NAME) [OP_##ID] = avx512_##NAME##_16,
 #define ROW8(ID, NAME) [OP_##ID] = avx512_##NAME##_8,
-static __m512 (*const vec_ps[OP__COUNT])(__m512) = {VEC_ROWS(ROW16)};
-static __m512d (*const vec_pd[OP__COUNT])(__m512d) = {VEC_ROWS(ROW8)};
+static __m512 (*const vec_ps[OP__COUNT])(__m512) = {EW_VEC_LANE(ROW16)};
+static __m512d (*const vec_pd[OP__COUNT])(__m512d) = {EW_VEC_LANE(ROW8)};
 
 /* y := op(a, b) over len elements, strides 0 or 1, and y := op(a): false when op is not one
  * this file computes. */

@@ -4,9 +4,11 @@
 #define TSL_CPU_H
 #include <stdint.h>
 #include "tops.h"
+#include "ew_cpu.h"
 
-/* math.c: array math through SLEEF vectors (x and y may alias). VM_SLEEF_UNARY lists the
- * functions that come from SLEEF: F(name, accuracy, nan bits, range). Both the AVX2 and the
+/* math.c: array math through SLEEF vectors (x and y may alias). EW_SLEEF_UNARY (generated
+ * from ops/ew.def's "vec: sleef(...)" lines) lists the functions that come from SLEEF:
+ * F(name, accuracy, nan bits, range). Both the AVX2 and the
  * AVX-512 path call SLEEF's deterministic (finz) variant with the accuracy given here (u10:
  * 1.0 ULP, where SLEEF has it; tanh u35), so each element's bits depend on its value only,
  * not on the vector width or its neighbours (the plain variants pick sin/cos/tan's range
@@ -14,21 +16,10 @@
  * than its AVX2 log (always +NaN), so that path writes +NaN for every NaN. libm_past: SLEEF
  * returns inf where the result is still finite (sinh, cosh past |x| 88.7 / 709.8, asinh and
  * acosh past sqrt(max), log1p past 1e38 / 1e307); math.c computes those elements with libm. */
-#define VM_SLEEF_UNARY(F)                                                                    \
-    F(exp, u10, nan_keep, sleef_only) F(exp2, u10, nan_keep, sleef_only)                    \
-    F(expm1, u10, nan_keep, sleef_only) F(log, u10, nan_canon, sleef_only)                  \
-    F(log2, u10, nan_canon, sleef_only) F(log10, u10, nan_canon, sleef_only)                \
-    F(log1p, u10, nan_keep, libm_past) F(sin, u10, nan_keep, sleef_only)                    \
-    F(cos, u10, nan_keep, sleef_only) F(tan, u10, nan_keep, sleef_only)                     \
-    F(asin, u10, nan_keep, sleef_only) F(acos, u10, nan_keep, sleef_only)                   \
-    F(atan, u10, nan_keep, sleef_only) F(sinh, u10, nan_keep, libm_past)                    \
-    F(cosh, u10, nan_keep, libm_past) F(tanh, u35, nan_keep, sleef_only)                    \
-    F(asinh, u10, nan_keep, libm_past) F(acosh, u10, nan_keep, libm_past)                   \
-    F(atanh, u10, nan_keep, sleef_only)
 #define VM_DECLARE(NAME, ULP, NANBITS, RANGE)                      \
     void vm_##NAME##_f32(const float *x, float *y, int64_t n);     \
     void vm_##NAME##_f64(const double *x, double *y, int64_t n);
-VM_SLEEF_UNARY(VM_DECLARE)
+EW_SLEEF_UNARY(VM_DECLARE)
 VM_DECLARE(sqrt, exact, nan_keep, sleef_only)
 VM_DECLARE(sigmoid, u10, nan_keep, sleef_only)   /* 1 / (1 + exp(-x)) with the exp above */
 #undef VM_DECLARE

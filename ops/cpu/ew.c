@@ -9,6 +9,7 @@
 #include "cpu.h"
 #include "mem.h"
 #include "infer.h"
+#include "ew_cpu.h"
 
 /* ---------- broadcasting ---------- */
 
@@ -143,11 +144,8 @@ int op_astype_into(const Tensor *a, Tensor *r) {
 }
 
 /* ---------- unary ---------- */
-
-static float relu_f(float x) { return x > 0 ? x : (x != x ? x : 0.0f); }
-static double relu_d(double x) { return x > 0 ? x : (x != x ? x : 0.0); }
-static float sign_f(float x) { return x != x ? x : (float)((x > 0) - (x < 0)); }
-static double sign_d(double x) { return x != x ? x : (double)((x > 0) - (x < 0)); }
+/* The element functions ew_<op>_<dtype> and the lists of which kernel each dtype has are
+ * generated from ops/ew.def (build/ew_cpu.h, ops/gen/ewgen.c): every loop below runs one. */
 
 /* ~x for a number that is an integer in i64's range (the op layer checks); NaN otherwise,
  * never undefined behaviour. */
@@ -158,48 +156,15 @@ static double bitwise_not_number(double x) {
 
 double op_unary_number(OpCode op, double x) {
     switch (op) {
-    case OP_NEG: return -x;
-    case OP_ABS: return fabs(x);
-    case OP_EXP: return exp(x);
-    case OP_EXP2: return exp2(x);
-    case OP_EXPM1: return expm1(x);
-    case OP_LOG: return log(x);
-    case OP_LOG2: return log2(x);
-    case OP_LOG10: return log10(x);
-    case OP_LOG1P: return log1p(x);
-    case OP_SQRT: return sqrt(x);
-    case OP_SIN: return sin(x);
-    case OP_COS: return cos(x);
-    case OP_TAN: return tan(x);
-    case OP_ASIN: return asin(x);
-    case OP_ACOS: return acos(x);
-    case OP_ATAN: return atan(x);
-    case OP_SINH: return sinh(x);
-    case OP_COSH: return cosh(x);
-    case OP_TANH: return tanh(x);
-    case OP_ASINH: return asinh(x);
-    case OP_ACOSH: return acosh(x);
-    case OP_ATANH: return atanh(x);
-    case OP_SIGMOID: {   /* as the kernels: exp(-|x|) never overflows */
-        double e = exp(-fabs(x));
-        return x < 0 ? e / (1.0 + e) : 1.0 / (1.0 + e);
-    }
-    case OP_RELU: return relu_d(x);
-    case OP_FLOOR: return floor(x);
-    case OP_CEIL: return ceil(x);
-    case OP_ROUND: return nearbyint(x);
-    case OP_SIGN: return sign_d(x);
-    case OP_ISNAN: return isnan(x) ? 1 : 0;
-    case OP_ISINF: return isinf(x) ? 1 : 0;
-    case OP_ISFINITE: return isfinite(x) ? 1 : 0;
-    case OP_LOGICAL_NOT: return x == 0 ? 1 : 0;   /* NaN is true, as in NumPy */
+#define NUMBER1(ID, NAME) case OP_##ID: return ew_##NAME##_n(x);
+    EW_NUMBER1(NUMBER1)
+#undef NUMBER1
     case OP_BITWISE_NOT: return bitwise_not_number(x);
     default: return NAN;
     }
 }
 
-/* The ops computed by math.c's SLEEF array functions, by op; a row with no functions is
- * an op computed here. */
+/* The ops computed by math.c's vector array functions (ew.def's vec rows), by op. */
 typedef void (*VmF32)(const float *x, float *y, int64_t n);
 typedef void (*VmF64)(const double *x, double *y, int64_t n);
 static const struct {
@@ -207,71 +172,28 @@ static const struct {
     VmF64 f64;
 } vm_math[OP__COUNT] = {
 #define VM_ROW(ID, NAME) [OP_##ID] = { vm_##NAME##_f32, vm_##NAME##_f64 },
-    VM_ROW(EXP, exp) VM_ROW(EXP2, exp2) VM_ROW(EXPM1, expm1) VM_ROW(LOG, log)
-    VM_ROW(LOG2, log2) VM_ROW(LOG10, log10) VM_ROW(LOG1P, log1p) VM_ROW(SQRT, sqrt)
-    VM_ROW(SIN, sin) VM_ROW(COS, cos) VM_ROW(TAN, tan) VM_ROW(ASIN, asin) VM_ROW(ACOS, acos)
-    VM_ROW(ATAN, atan) VM_ROW(SINH, sinh) VM_ROW(COSH, cosh) VM_ROW(TANH, tanh)
-    VM_ROW(ASINH, asinh) VM_ROW(ACOSH, acosh) VM_ROW(ATANH, atanh) VM_ROW(SIGMOID, sigmoid)
+    EW_VEC_UNARY(VM_ROW)
 #undef VM_ROW
 };
-
-#define LOOP(T, EXPR)                                   \
-    {                                                   \
-        const T *x = src;                               \
-        T *y = dst;                                     \
-        for (int64_t i = 0; i < n; i++) y[i] = EXPR;    \
-    }                                                   \
-    return 0;
-/* A predicate of each element of dtype T, written as bool bytes. dst may be src: byte i
- * is written after every byte of element i was read. */
-#define TEST(T, EXPR)                                   \
-    {                                                   \
-        const T *x = src;                               \
-        uint8_t *y = dst;                               \
-        for (int64_t i = 0; i < n; i++) y[i] = (uint8_t)(EXPR); \
-    }                                                   \
-    return 0;
 
 static int unsupported(OpCode op, DType dt) {
     op_fail("%s is not supported for %s tensors", op_info[op].name, dtype_name(dt));
     return -1;
 }
 
-/* isnan, isinf, isfinite, logical_not: any input dtype, a bool result. */
-static int unary_test(OpCode op, DType dt, const void *src, void *dst, int64_t n) {
-    if (dt == DT_F32) {
-        switch (op) {
-        case OP_ISNAN: TEST(float, isnan(x[i]) != 0)
-        case OP_ISINF: TEST(float, isinf(x[i]) != 0)   /* glibc's isinf is -1 at -inf */
-        case OP_ISFINITE: TEST(float, isfinite(x[i]) != 0)
-        case OP_LOGICAL_NOT: TEST(float, x[i] == 0)   /* NaN is true, as in NumPy */
-        default: break;
-        }
-    } else if (dt == DT_F64) {
-        switch (op) {
-        case OP_ISNAN: TEST(double, isnan(x[i]) != 0)
-        case OP_ISINF: TEST(double, isinf(x[i]) != 0)
-        case OP_ISFINITE: TEST(double, isfinite(x[i]) != 0)
-        case OP_LOGICAL_NOT: TEST(double, x[i] == 0)
-        default: break;
-        }
-    } else if (op == OP_LOGICAL_NOT && dt == DT_I64) {
-        TEST(int64_t, x[i] == 0)
-    } else if (op == OP_LOGICAL_NOT) {
-        TEST(uint8_t, x[i] == 0)
-    } else {   /* i64 and bool are never NaN or infinite */
-        switch (op) {
-        case OP_ISNAN: case OP_ISINF: memset(dst, 0, (size_t)n); return 0;
-        case OP_ISFINITE: memset(dst, 1, (size_t)n); return 0;
-        default: break;
-        }
-    }
-    return unsupported(op, dt);
-}
-
 bool cpu_unary_is_math(OpCode op, DType dt) {
     return (dt == DT_F32 && vm_math[op].f32) || (dt == DT_F64 && vm_math[op].f64);
 }
+
+/* y[i] = f(x[i]) from dtype TI to TO. dst may be src: for a bool result (isnan, ...) byte i
+ * is written after every byte of element i was read. */
+#define UNARY_CASE(ID, NAME, TI, TO, S)                                              \
+    case OP_##ID: {                                                                  \
+        const TI *x = src;                                                           \
+        TO *y = dst;                                                                 \
+        for (int64_t i = 0; i < n; i++) y[i] = ew_##NAME##_##S(x[i]);                \
+        return 0;                                                                    \
+    }
 
 /* Runs a unary op on contiguous data of dtype dt (float kernels may run in place). The
  * bool-result ops (isnan, isinf, isfinite, logical_not) read dt and write bool bytes. With
@@ -280,52 +202,15 @@ int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n) {
     if ((dt == DT_F32 || dt == DT_F64) && cpu_has_avx512() && cpu_unary_avx512(op, dt, src, dst, n)) return 0;
     if (dt == DT_F32 && vm_math[op].f32) { vm_math[op].f32(src, dst, n); return 0; }
     if (dt == DT_F64 && vm_math[op].f64) { vm_math[op].f64(src, dst, n); return 0; }
-    if (op == OP_ISNAN || op == OP_ISINF || op == OP_ISFINITE || op == OP_LOGICAL_NOT)
-        return unary_test(op, dt, src, dst, n);
-    if (dt == DT_F32) {
-        switch (op) {
-        case OP_NEG: LOOP(float, -x[i])
-        case OP_ABS: LOOP(float, fabsf(x[i]))
-        case OP_RELU: LOOP(float, relu_f(x[i]))
-        case OP_FLOOR: LOOP(float, floorf(x[i]))
-        case OP_CEIL: LOOP(float, ceilf(x[i]))
-        case OP_ROUND: LOOP(float, nearbyintf(x[i]))
-        case OP_SIGN: LOOP(float, sign_f(x[i]))
-        default: break;
-        }
-    } else if (dt == DT_F64) {
-        switch (op) {
-        case OP_NEG: LOOP(double, -x[i])
-        case OP_ABS: LOOP(double, fabs(x[i]))
-        case OP_RELU: LOOP(double, relu_d(x[i]))
-        case OP_FLOOR: LOOP(double, floor(x[i]))
-        case OP_CEIL: LOOP(double, ceil(x[i]))
-        case OP_ROUND: LOOP(double, nearbyint(x[i]))
-        case OP_SIGN: LOOP(double, sign_d(x[i]))
-        default: break;
-        }
-    } else if (dt == DT_I64) {
-        switch (op) {
-        case OP_NEG: LOOP(int64_t, (int64_t)(0 - (uint64_t)x[i]))
-        case OP_ABS: LOOP(int64_t, x[i] < 0 ? (int64_t)(0 - (uint64_t)x[i]) : x[i])
-        case OP_RELU: LOOP(int64_t, x[i] > 0 ? x[i] : 0)
-        case OP_FLOOR: case OP_CEIL: case OP_ROUND: LOOP(int64_t, x[i])
-        case OP_SIGN: LOOP(int64_t, (x[i] > 0) - (x[i] < 0))
-        case OP_BITWISE_NOT: LOOP(int64_t, ~x[i])
-        default: break;
-        }
-    } else {
-        switch (op) {
-        case OP_ABS: case OP_RELU: case OP_FLOOR: case OP_CEIL: case OP_ROUND: case OP_SIGN:
-            LOOP(uint8_t, x[i])
-        case OP_BITWISE_NOT: LOOP(uint8_t, x[i] == 0)
-        default: break;
-        }
+    switch (dt) {
+    case DT_F32: switch (op) { EW_UNARY_F32(UNARY_CASE) default: break; } break;
+    case DT_F64: switch (op) { EW_UNARY_F64(UNARY_CASE) default: break; } break;
+    case DT_I64: switch (op) { EW_UNARY_I64(UNARY_CASE) default: break; } break;
+    case DT_BOOL: switch (op) { EW_UNARY_B8(UNARY_CASE) default: break; } break;
     }
     return unsupported(op, dt);
 }
-#undef LOOP
-#undef TEST
+#undef UNARY_CASE
 
 double cpu_power_of_ten(uint64_t n) {
     static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8 };
@@ -376,73 +261,7 @@ int cpu_round_decimals(DType dt, const void *src, void *dst, int64_t n, int64_t 
     return 0;
 }
 
-/* The dtype a unary op computes in, given its result's: the bool-result ops (isnan, ...)
- * read their operand as it is; the others compute in the result's dtype. */
-
 /* ---------- binary ---------- */
-
-static int64_t mod_i64(int64_t a, int64_t b) {
-    if (b == -1) return 0;
-    int64_t r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
-    return r;
-}
-/* Floor modulo as NumPy's npy_remainder: the sign of b, a zero result included (3 % -1
- * is -0.0, -3 % 1 is 0.0); x % 0 is NaN. */
-static double mod_d(double a, double b) {
-    if (b == 0) return NAN;
-    double r = fmod(a, b);
-    if (r == 0) return copysign(0.0, b);
-    if ((r < 0) != (b < 0)) r += b;
-    return r;
-}
-static float mod_f(float a, float b) {
-    if (b == 0) return NAN;
-    float r = fmodf(a, b);
-    if (r == 0) return copysignf(0.0f, b);
-    if ((r < 0) != (b < 0)) r += b;
-    return r;
-}
-/* NumPy's npy_floor_divide (npy_divmod): a // 0 is a / 0 (+-inf or NaN); otherwise the
- * quotient of a - fmod(a, b), one less where the remainder's sign was wrong, snapped to the
- * nearest integer; a zero quotient takes the sign of a / b. NaN never compares, so the
- * tests written with < and > let it through as NumPy's isless/isgreater do. */
-static double floordiv_d(double a, double b) {
-    if (b == 0) return a / b;
-    double mod = fmod(a, b), div = (a - mod) / b;
-    if (mod != 0 && (b < 0) != (mod < 0)) div -= 1.0;
-    if (div == 0) return copysign(0.0, a / b);
-    double f = floor(div);
-    return div - f > 0.5 ? f + 1.0 : f;
-}
-static float floordiv_f(float a, float b) {
-    if (b == 0) return a / b;
-    float mod = fmodf(a, b), div = (a - mod) / b;
-    if (mod != 0 && (b < 0) != (mod < 0)) div -= 1.0f;
-    if (div == 0) return copysignf(0.0f, a / b);
-    float f = floorf(div);
-    return div - f > 0.5f ? f + 1.0f : f;
-}
-/* b != 0 (checked first); INT64_MIN // -1 wraps to INT64_MIN, as in NumPy. */
-static int64_t floordiv_i64(int64_t a, int64_t b) {
-    if (b == -1) return (int64_t)(0 - (uint64_t)a);
-    int64_t q = a / b;
-    if (q * b != a && (a < 0) != (b < 0)) q--;
-    return q;
-}
-static int64_t pow_i64(int64_t a, int64_t e) {
-    uint64_t r = 1, b = (uint64_t)a;
-    while (e > 0) {
-        if (e & 1) r *= b;
-        b *= b;
-        e >>= 1;
-    }
-    return (int64_t)r;
-}
-static float max_f(float a, float b) { return a != a ? a : b != b ? b : a > b ? a : b; }
-static float min_f(float a, float b) { return a != a ? a : b != b ? b : a < b ? a : b; }
-static double max_d(double a, double b) { return a != a ? a : b != b ? b : a > b ? a : b; }
-static double min_d(double a, double b) { return a != a ? a : b != b ? b : a < b ? a : b; }
 
 /* Bitwise ops on numbers: both must be integers in i64's range (the op layer checks);
  * NaN otherwise, never undefined behaviour. */
@@ -453,52 +272,29 @@ static double bitwise_number(OpCode op, double x, double y) {
 }
 
 /* The same ops as cpu_binary on two numbers, with NumPy's float64 semantics (and the same
- * helpers, so a folded constant matches the tensor kernel's bits); bool results are 0/1. */
+ * element functions, so a folded constant matches the tensor kernel's bits); bool results
+ * are 0/1. */
 double op_binary_number(OpCode op, double x, double y) {
     switch (op) {
-    case OP_ADD: return x + y;
-    case OP_SUB: return x - y;
-    case OP_MUL: return x * y;
-    case OP_DIV: return x / y;
-    case OP_FLOOR_DIVIDE: return floordiv_d(x, y);
-    case OP_MOD: return mod_d(x, y);
-    case OP_POW: return pow(x, y);
-    case OP_MAXIMUM: return max_d(x, y);
-    case OP_MINIMUM: return min_d(x, y);
-    case OP_ATAN2: return atan2(x, y);
-    case OP_LOGICAL_AND: return (x != 0) && (y != 0);
-    case OP_LOGICAL_OR: return (x != 0) || (y != 0);
-    case OP_LOGICAL_XOR: return (x != 0) != (y != 0);
+#define NUMBER2(ID, NAME) case OP_##ID: return ew_##NAME##_n(x, y);
+    EW_NUMBER2(NUMBER2)
+#undef NUMBER2
     case OP_BITWISE_AND: case OP_BITWISE_OR: case OP_BITWISE_XOR: return bitwise_number(op, x, y);
-    case OP_EQ: return x == y;
-    case OP_NE: return x != y;
-    case OP_LT: return x < y;
-    case OP_LE: return x <= y;
-    case OP_GT: return x > y;
-    case OP_GE: return x >= y;
     default: return NAN;
     }
 }
 
 /* Three loop shapes (both contiguous, left scalar, right scalar) so each vectorises. */
-#define BIN(TI, TO, EXPR)                                                        \
-    {                                                                            \
-        const TI *restrict pa = a, *restrict pb = b;                             \
-        TO *restrict o = out;                                                    \
-        if (sa && sb) for (int64_t i = 0; i < n; i++) { TI x = pa[i], y = pb[i]; o[i] = (EXPR); } \
-        else if (sa) { TI y = pb[0]; for (int64_t i = 0; i < n; i++) { TI x = pa[i]; o[i] = (EXPR); } } \
-        else if (sb) { TI x = pa[0]; for (int64_t i = 0; i < n; i++) { TI y = pb[i]; o[i] = (EXPR); } } \
-        else { TI x = pa[0], y = pb[0]; for (int64_t i = 0; i < n; i++) o[i] = (EXPR); } \
-        return 0;                                                                \
+#define BINARY_CASE(ID, NAME, TI, TO, S)                                                  \
+    case OP_##ID: {                                                                      \
+        const TI *restrict pa = a, *restrict pb = b;                                     \
+        TO *restrict o = out;                                                            \
+        if (sa && sb) for (int64_t i = 0; i < n; i++) o[i] = ew_##NAME##_##S(pa[i], pb[i]); \
+        else if (sa) { TI y = pb[0]; for (int64_t i = 0; i < n; i++) o[i] = ew_##NAME##_##S(pa[i], y); } \
+        else if (sb) { TI x = pa[0]; for (int64_t i = 0; i < n; i++) o[i] = ew_##NAME##_##S(x, pb[i]); } \
+        else { TI x = pa[0], y = pb[0]; for (int64_t i = 0; i < n; i++) o[i] = ew_##NAME##_##S(x, y); } \
+        return 0;                                                                        \
     }
-
-#define CMP_CASES(T)                                                             \
-    case OP_EQ: BIN(T, uint8_t, x == y)                                          \
-    case OP_NE: BIN(T, uint8_t, x != y)                                          \
-    case OP_LT: BIN(T, uint8_t, x < y)                                           \
-    case OP_LE: BIN(T, uint8_t, x <= y)                                          \
-    case OP_GT: BIN(T, uint8_t, x > y)                                           \
-    case OP_GE: BIN(T, uint8_t, x >= y)
 
 static int check_i64_operands(OpCode op, const int64_t *b, int64_t sb, int64_t n) {
     for (int64_t i = 0; i < (sb ? n : 1); i++) {
@@ -511,79 +307,30 @@ static int check_i64_operands(OpCode op, const int64_t *b, int64_t sb, int64_t n
 
 /* Kernel over one run: a and b in compute dtype ct, strides sa/sb in {0, 1}. Comparisons
  * and the logical ops (ct bool) write bool bytes. With AVX-512F, chain512.c's vector code
- * runs the float ops it has (cpu.h), as fused groups do. */
+ * runs the float ops it has (cpu.h), as fused groups do; atan2 is math.c's SLEEF vectors. */
 int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, int64_t sb, void *out, int64_t n) {
     if ((ct == DT_F32 || ct == DT_F64) && cpu_has_avx512() && cpu_binary_avx512(op, ct, a, sa, b, sb, out, n)) return 0;
     switch (ct) {
     case DT_F32:
-        switch (op) {
-        case OP_ADD: BIN(float, float, x + y)
-        case OP_SUB: BIN(float, float, x - y)
-        case OP_MUL: BIN(float, float, x * y)
-        case OP_DIV: BIN(float, float, x / y)
-        case OP_FLOOR_DIVIDE: BIN(float, float, floordiv_f(x, y))
-        case OP_MOD: BIN(float, float, mod_f(x, y))
-        case OP_POW: BIN(float, float, powf(x, y))
-        case OP_MAXIMUM: BIN(float, float, max_f(x, y))
-        case OP_MINIMUM: BIN(float, float, min_f(x, y))
-        case OP_ATAN2: vm_atan2_f32(a, sa, b, sb, out, n); return 0;
-        CMP_CASES(float)
-        default: break;
-        }
+        if (op == OP_ATAN2) { vm_atan2_f32(a, sa, b, sb, out, n); return 0; }
+        switch (op) { EW_BINARY_F32(BINARY_CASE) default: break; }
         break;
     case DT_F64:
-        switch (op) {
-        case OP_ADD: BIN(double, double, x + y)
-        case OP_SUB: BIN(double, double, x - y)
-        case OP_MUL: BIN(double, double, x * y)
-        case OP_DIV: BIN(double, double, x / y)
-        case OP_FLOOR_DIVIDE: BIN(double, double, floordiv_d(x, y))
-        case OP_MOD: BIN(double, double, mod_d(x, y))
-        case OP_POW: BIN(double, double, pow(x, y))
-        case OP_MAXIMUM: BIN(double, double, max_d(x, y))
-        case OP_MINIMUM: BIN(double, double, min_d(x, y))
-        case OP_ATAN2: vm_atan2_f64(a, sa, b, sb, out, n); return 0;
-        CMP_CASES(double)
-        default: break;
-        }
+        if (op == OP_ATAN2) { vm_atan2_f64(a, sa, b, sb, out, n); return 0; }
+        switch (op) { EW_BINARY_F64(BINARY_CASE) default: break; }
         break;
     case DT_I64:
         if (check_i64_operands(op, b, sb, n)) return -1;
-        switch (op) {
-        case OP_ADD: BIN(int64_t, int64_t, (int64_t)((uint64_t)x + (uint64_t)y))
-        case OP_SUB: BIN(int64_t, int64_t, (int64_t)((uint64_t)x - (uint64_t)y))
-        case OP_MUL: BIN(int64_t, int64_t, (int64_t)((uint64_t)x * (uint64_t)y))
-        case OP_FLOOR_DIVIDE: BIN(int64_t, int64_t, floordiv_i64(x, y))
-        case OP_MOD: BIN(int64_t, int64_t, mod_i64(x, y))
-        case OP_POW: BIN(int64_t, int64_t, pow_i64(x, y))
-        case OP_MAXIMUM: BIN(int64_t, int64_t, x > y ? x : y)
-        case OP_MINIMUM: BIN(int64_t, int64_t, x < y ? x : y)
-        case OP_BITWISE_AND: BIN(int64_t, int64_t, x & y)
-        case OP_BITWISE_OR: BIN(int64_t, int64_t, x | y)
-        case OP_BITWISE_XOR: BIN(int64_t, int64_t, x ^ y)
-        CMP_CASES(int64_t)
-        default: break;
-        }
+        switch (op) { EW_BINARY_I64(BINARY_CASE) default: break; }
         break;
     case DT_BOOL:
-        switch (op) {
-        case OP_ADD: case OP_MAXIMUM: BIN(uint8_t, uint8_t, x | y)
-        case OP_MUL: case OP_MINIMUM: BIN(uint8_t, uint8_t, x & y)
-        case OP_BITWISE_AND: BIN(uint8_t, uint8_t, x & y)
-        case OP_BITWISE_OR: BIN(uint8_t, uint8_t, x | y)
-        case OP_BITWISE_XOR: BIN(uint8_t, uint8_t, x ^ y)
-        /* any non-zero byte is true, so a caller's raw bytes cannot leak into the result */
-        case OP_LOGICAL_AND: BIN(uint8_t, uint8_t, (x != 0) & (y != 0))
-        case OP_LOGICAL_OR: BIN(uint8_t, uint8_t, (x != 0) | (y != 0))
-        case OP_LOGICAL_XOR: BIN(uint8_t, uint8_t, (x != 0) ^ (y != 0))
-        CMP_CASES(uint8_t)
-        default: break;
-        }
+        switch (op) { EW_BINARY_B8(BINARY_CASE) default: break; }
         break;
     }
     op_fail("'%s' is not supported for %s tensors", op_symbol(op), dtype_name(ct));
     return -1;
 }
+#undef BINARY_CASE
 
 static OpCode swap_compare(OpCode op) {
     switch (op) {

@@ -5,7 +5,7 @@
  * each lane's bits a function of its own value, so a whole tensor and any chunk of it give
  * identical bits: fused and unfused execution agree. math512.c has the AVX-512 versions;
  * the vm_* functions dispatch to them when the processor has AVX-512F. Both call the
- * variants cpu.h's VM_SLEEF_UNARY names, and this file is the reference: where SLEEF's
+ * variants cpu.h's EW_SLEEF_UNARY names, and this file is the reference: where SLEEF's
  * AVX-512 code leaves other bits (NaNs), math512.c adjusts its results to these
  * (tests/unit/test_ew.c checks both paths agree). With AVX-512F, cpu_unary reaches most of
  * these through chain512.c, one vector of math512.c's functions at a time. */
@@ -18,34 +18,15 @@
 #include <sleef.h>
 #include "cpu.h"
 #include "math512.h"
+#include "vecloop.h"
 
-#define VEC_F32(NAME, SLEEF)                                                              \
-    static void NAME(const float *x, float *y, int64_t n) {                               \
-        int64_t i = 0;                                                                    \
-        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, SLEEF(_mm256_loadu_ps(x + i))); \
-        if (i < n) {                                                                      \
-            float buf[8] = { 0 };                                                         \
-            memcpy(buf, x + i, sizeof(float) * (size_t)(n - i));                          \
-            _mm256_storeu_ps(buf, SLEEF(_mm256_loadu_ps(buf)));                           \
-            memcpy(y + i, buf, sizeof(float) * (size_t)(n - i));                          \
-        }                                                                                 \
-    }
-#define VEC_F64(NAME, SLEEF)                                                              \
-    static void NAME(const double *x, double *y, int64_t n) {                             \
-        int64_t i = 0;                                                                    \
-        for (; i + 4 <= n; i += 4) _mm256_storeu_pd(y + i, SLEEF(_mm256_loadu_pd(x + i))); \
-        if (i < n) {                                                                      \
-            double buf[4] = { 0 };                                                        \
-            memcpy(buf, x + i, sizeof(double) * (size_t)(n - i));                         \
-            _mm256_storeu_pd(buf, SLEEF(_mm256_loadu_pd(buf)));                           \
-            memcpy(y + i, buf, sizeof(double) * (size_t)(n - i));                         \
-        }                                                                                 \
-    }
+#define VEC_F32(NAME, F) static VEC1(NAME, float, 8, _mm256_loadu_ps, _mm256_storeu_ps, F)
+#define VEC_F64(NAME, F) static VEC1(NAME, double, 4, _mm256_loadu_pd, _mm256_storeu_pd, F)
 
 #define AVX2_SLEEF(NAME, ULP, NANBITS, RANGE)                         \
     VEC_F32(avx2_##NAME##_f32, Sleef_finz_##NAME##f8_##ULP##avx2)     \
     VEC_F64(avx2_##NAME##_f64, Sleef_finz_##NAME##d4_##ULP##avx2)
-VM_SLEEF_UNARY(AVX2_SLEEF)
+EW_SLEEF_UNARY(AVX2_SLEEF)
 VEC_F32(avx2_sqrt_f32, _mm256_sqrt_ps)
 VEC_F64(avx2_sqrt_f64, _mm256_sqrt_pd)
 
@@ -68,31 +49,10 @@ static __m256d sigmoid4(__m256d x) {
 VEC_F32(avx2_sigmoid_f32, sigmoid8)
 VEC_F64(avx2_sigmoid_f64, sigmoid4)
 
-/* Two operands, each with stride 0 (one value, broadcast) or 1; the tail is padded with
- * zeros into one more vector call, as above. y may be a or b (loads come first). */
-#define VEC2(NAME, T, W, VT, LOAD, SET1, STORE, SLEEF)                                 \
-    static void NAME(const T *a, int64_t sa, const T *b, int64_t sb, T *y, int64_t n) { \
-        if (n <= 0) return;                                                          \
-        VT va = SET1(a[0]), vb = SET1(b[0]);                                         \
-        int64_t i = 0;                                                               \
-        for (; i + W <= n; i += W) {                                                 \
-            if (sa) va = LOAD(a + i);                                                \
-            if (sb) vb = LOAD(b + i);                                                \
-            STORE(y + i, SLEEF(va, vb));                                             \
-        }                                                                            \
-        if (i < n) {                                                                 \
-            T ba[W] = { 0 }, bb[W] = { 0 };                                          \
-            for (int64_t k = 0; k < n - i; k++) {                                    \
-                ba[k] = a[sa ? i + k : 0];                                           \
-                bb[k] = b[sb ? i + k : 0];                                           \
-            }                                                                        \
-            STORE(ba, SLEEF(LOAD(ba), LOAD(bb)));                                    \
-            memcpy(y + i, ba, sizeof(T) * (size_t)(n - i));                          \
-        }                                                                            \
-    }
-VEC2(avx2_atan2_f32, float, 8, __m256, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps,
+/* Two operands, as vecloop.h's VEC2. */
+static VEC2(avx2_atan2_f32, float, 8, __m256, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps,
      Sleef_finz_atan2f8_u10avx2)
-VEC2(avx2_atan2_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_set1_pd, _mm256_storeu_pd,
+static VEC2(avx2_atan2_f64, double, 4, __m256d, _mm256_loadu_pd, _mm256_set1_pd, _mm256_storeu_pd,
      Sleef_finz_atan2d4_u10avx2)
 
 /* Dispatch: AVX-512 when the processor has it, decided once per process (pthread_once),
@@ -159,7 +119,7 @@ RANGED(ranged_f64, double)
     }
 #define PUBLIC(NAME, ULP, NANBITS, RANGE) \
     DISPATCH(NAME##_f32, float) DISPATCH(NAME##_f64, double) PUBLIC_##RANGE(NAME)
-VM_SLEEF_UNARY(PUBLIC)
+EW_SLEEF_UNARY(PUBLIC)
 PUBLIC(sqrt, exact, nan_keep, sleef_only)
 PUBLIC(sigmoid, u10, nan_keep, sleef_only)
 

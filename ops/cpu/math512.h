@@ -7,7 +7,7 @@
 #define MATH512(NAME, ULP, NANBITS, RANGE)                           \
     void avx512_##NAME##_f32(const float *x, float *y, int64_t n);   \
     void avx512_##NAME##_f64(const double *x, double *y, int64_t n);
-VM_SLEEF_UNARY(MATH512)
+EW_SLEEF_UNARY(MATH512)
 MATH512(sqrt, exact, nan_keep, sleef_only)
 MATH512(sigmoid, u10, nan_keep, sleef_only)
 #undef MATH512
@@ -23,7 +23,7 @@ void avx512_atan2_f64(const double *y, int64_t sy, const double *x, int64_t sx, 
 #define MATH512_VEC(NAME, ULP, NANBITS, RANGE) \
     __m512 avx512_##NAME##_16(__m512 x);       \
     __m512d avx512_##NAME##_8(__m512d x);
-VM_SLEEF_UNARY(MATH512_VEC)
+EW_SLEEF_UNARY(MATH512_VEC)
 MATH512_VEC(sigmoid, u10, nan_keep, sleef_only)
 #undef MATH512_VEC
 #endif

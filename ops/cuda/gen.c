@@ -1,87 +1,32 @@
-/* gen.c - the CUDA source generator: one table row per elementwise op of ops.def, the
- * prelude of helpers those rows call (each a port of the CPU's scalar code in
- * ops/cpu/ew.c, with the same NaN, signed-zero and wrapping rules), the kernels built
- * around a row (eager launches and fused chains) and the hand-written families. */
+/* gen.c - the CUDA source generator: the prelude (the helper library ops/cuda/tsl_ew.cuh
+ * and the element function of each elementwise op, both generated into build/ew_cuda.h from
+ * ops/ew.def, the very text the CPU's scalar functions come from), the kernels built around
+ * an op's element function (eager launches and fused chains) and the hand-written families. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include "gen.h"
 #include "gen_args.h"
+#include "ew_cuda.h"
 
 #define STR_(...) #__VA_ARGS__
 #define STR(...) STR_(__VA_ARGS__)
 
-enum { B = 1 << DT_BOOL, I = 1 << DT_I64, F = 1 << DT_F32, D = 1 << DT_F64, FD = F | D, ALL = B | I | F | D };
-
-/* The element function of every elementwise op: a CUDA expression over x (and y) in the
- * compute dtype, and the compute dtypes the CPU defines it for (ops/cpu/ew.c). i64 floor
+/* The element function of every elementwise op (ops/ew.def, through ops/gen/ewgen.c's
+ * build/ew_cuda.h): a CUDA expression over x (and y) in the compute dtype, calling the
+ * generated tsl_<op> overloads, and the compute dtypes the op is defined for. i64 floor
  * division, modulo and power report an operand the CPU raises an error for through a.bad
  * (the plugin reads it back and raises the CPU's message). */
 static const struct {
     const char *expr;
+    bool to_bool;   /* a truth-valued result (bool whatever the compute dtype) */
     unsigned dtypes;
-} ew_rows[OP__COUNT] = {
-    [OP_NEG] = { "tsl_neg(x)", I | FD },
-    [OP_ABS] = { "tsl_abs(x)", ALL },
-    [OP_EXP] = { "tsl_exp(x)", FD },
-    [OP_EXP2] = { "tsl_exp2(x)", FD },
-    [OP_EXPM1] = { "tsl_expm1(x)", FD },
-    [OP_LOG] = { "tsl_log(x)", FD },
-    [OP_LOG2] = { "tsl_log2(x)", FD },
-    [OP_LOG10] = { "tsl_log10(x)", FD },
-    [OP_LOG1P] = { "tsl_log1p(x)", FD },
-    [OP_SQRT] = { "tsl_sqrt(x)", FD },
-    [OP_SIN] = { "tsl_sin(x)", FD },
-    [OP_COS] = { "tsl_cos(x)", FD },
-    [OP_TAN] = { "tsl_tan(x)", FD },
-    [OP_ASIN] = { "tsl_asin(x)", FD },
-    [OP_ACOS] = { "tsl_acos(x)", FD },
-    [OP_ATAN] = { "tsl_atan(x)", FD },
-    [OP_SINH] = { "tsl_sinh(x)", FD },
-    [OP_COSH] = { "tsl_cosh(x)", FD },
-    [OP_TANH] = { "tsl_tanh(x)", FD },
-    [OP_ASINH] = { "tsl_asinh(x)", FD },
-    [OP_ACOSH] = { "tsl_acosh(x)", FD },
-    [OP_ATANH] = { "tsl_atanh(x)", FD },
-    [OP_SIGMOID] = { "tsl_sigmoid(x)", FD },
-    [OP_RELU] = { "tsl_relu(x)", ALL },
-    [OP_FLOOR] = { "tsl_floor(x)", ALL },
-    [OP_CEIL] = { "tsl_ceil(x)", ALL },
-    [OP_ROUND] = { "tsl_round(x, a.p, a.q)", ALL },
-    [OP_SIGN] = { "tsl_sign(x)", ALL },
-    [OP_ISNAN] = { "tsl_isnan(x)", ALL },
-    [OP_ISINF] = { "tsl_isinf(x)", ALL },
-    [OP_ISFINITE] = { "tsl_isfinite(x)", ALL },
-    [OP_LOGICAL_NOT] = { "(tsl_b8)(x == 0)", ALL },
-    [OP_BITWISE_NOT] = { "tsl_bitnot(x)", B | I },
-    [OP_ADD] = { "tsl_add(x, y)", ALL },
-    [OP_SUB] = { "tsl_sub(x, y)", I | FD },
-    [OP_MUL] = { "tsl_mul(x, y)", ALL },
-    [OP_DIV] = { "x / y", FD },
-    [OP_FLOOR_DIVIDE] = { "tsl_floordiv(x, y, a.bad)", I | FD },
-    [OP_MOD] = { "tsl_mod(x, y, a.bad)", I | FD },
-    [OP_POW] = { "tsl_pow(x, y, a.bad)", I | FD },
-    [OP_MAXIMUM] = { "tsl_max(x, y)", ALL },
-    [OP_MINIMUM] = { "tsl_min(x, y)", ALL },
-    [OP_ATAN2] = { "tsl_atan2(x, y)", FD },
-    [OP_LOGICAL_AND] = { "(tsl_b8)((x != 0) & (y != 0))", B },
-    [OP_LOGICAL_OR] = { "(tsl_b8)((x != 0) | (y != 0))", B },
-    [OP_LOGICAL_XOR] = { "(tsl_b8)((x != 0) ^ (y != 0))", B },
-    [OP_BITWISE_AND] = { "(x & y)", B | I },
-    [OP_BITWISE_OR] = { "(x | y)", B | I },
-    [OP_BITWISE_XOR] = { "(x ^ y)", B | I },
-    [OP_EQ] = { "(tsl_b8)(x == y)", ALL },
-    [OP_NE] = { "(tsl_b8)(x != y)", ALL },
-    [OP_LT] = { "(tsl_b8)(x < y)", ALL },
-    [OP_LE] = { "(tsl_b8)(x <= y)", ALL },
-    [OP_GT] = { "(tsl_b8)(x > y)", ALL },
-    [OP_GE] = { "(tsl_b8)(x >= y)", ALL },
-};
+} ew_rows[OP__COUNT] = { EW_CUDA_ROWS };
 
+/* The hand-written helpers (ops/cuda/tsl_ew.cuh), the launch-argument structs, then the
+ * generated element functions. */
 static const char prelude[] =
-    "typedef unsigned char tsl_b8;\n"
-    "typedef long long tsl_i64;\n"
-    "typedef unsigned long long tsl_u64;\n"
+    EW_CUDA_LIBRARY
     "struct TslEwArgs { " STR(GEN_EW_ARGS_FIELDS) " };\n"
     "struct TslFusedArgs { " STR(GEN_FUSED_ARGS_FIELDS) " };\n"
     "struct TslReduceArgs { " STR(GEN_REDUCE_ARGS_FIELDS) " };\n"
@@ -89,115 +34,7 @@ static const char prelude[] =
     "struct TslWhereArgs { " STR(GEN_WHERE_ARGS_FIELDS) " };\n"
     "struct TslLineArgs { " STR(GEN_LINE_ARGS_FIELDS) " };\n"
     "struct TslRemapArgs { " STR(GEN_REMAP_ARGS_FIELDS) " };\n"
-    "#define TSL_NAN_F __int_as_float(0x7fc00000)\n"
-    "#define TSL_NAN_D __longlong_as_double(0x7ff8000000000000LL)\n"
-    /* one name per math function, overloaded on float and double */
-    "#define TSL_MATH1(N, FF, FD) __device__ __forceinline__ float tsl_##N(float x) { return FF(x); } \\\n"
-    "  __device__ __forceinline__ double tsl_##N(double x) { return FD(x); }\n"
-    "TSL_MATH1(exp, expf, exp) TSL_MATH1(exp2, exp2f, exp2) TSL_MATH1(expm1, expm1f, expm1)\n"
-    "TSL_MATH1(log, logf, log) TSL_MATH1(log2, log2f, log2) TSL_MATH1(log10, log10f, log10)\n"
-    "TSL_MATH1(log1p, log1pf, log1p) TSL_MATH1(sqrt, sqrtf, sqrt) TSL_MATH1(sin, sinf, sin)\n"
-    "TSL_MATH1(cos, cosf, cos) TSL_MATH1(tan, tanf, tan) TSL_MATH1(asin, asinf, asin)\n"
-    "TSL_MATH1(acos, acosf, acos) TSL_MATH1(atan, atanf, atan) TSL_MATH1(sinh, sinhf, sinh)\n"
-    "TSL_MATH1(cosh, coshf, cosh) TSL_MATH1(tanh, tanhf, tanh) TSL_MATH1(asinh, asinhf, asinh)\n"
-    "TSL_MATH1(acosh, acoshf, acosh) TSL_MATH1(atanh, atanhf, atanh)\n"
-    "TSL_MATH1(fabs_, fabsf, fabs) TSL_MATH1(rint_, rintf, rint)\n"
-    "template <typename T> __device__ __forceinline__ T tsl_sigmoid(T x) {\n"
-    "  T e = tsl_exp(-tsl_fabs_(x)); return x < 0 ? e / ((T)1 + e) : (T)1 / ((T)1 + e); }\n"
-    /* integers wrap as two's complement (through unsigned), never undefined behaviour */
-    "__device__ __forceinline__ tsl_i64 tsl_neg(tsl_i64 x) { return (tsl_i64)(0ULL - (tsl_u64)x); }\n"
-    "__device__ __forceinline__ float tsl_neg(float x) { return -x; }\n"
-    "__device__ __forceinline__ double tsl_neg(double x) { return -x; }\n"
-    "__device__ __forceinline__ tsl_i64 tsl_abs(tsl_i64 x) { return x < 0 ? tsl_neg(x) : x; }\n"
-    "__device__ __forceinline__ float tsl_abs(float x) { return fabsf(x); }\n"
-    "__device__ __forceinline__ double tsl_abs(double x) { return fabs(x); }\n"
-    "__device__ __forceinline__ tsl_b8 tsl_abs(tsl_b8 x) { return x; }\n"
-    "template <typename T> __device__ __forceinline__ T tsl_relu(T x) { return x > 0 ? x : (x != x ? x : (T)0); }\n"
-    "__device__ __forceinline__ float tsl_floor(float x) { return floorf(x); }\n"
-    "__device__ __forceinline__ double tsl_floor(double x) { return floor(x); }\n"
-    "__device__ __forceinline__ float tsl_ceil(float x) { return ceilf(x); }\n"
-    "__device__ __forceinline__ double tsl_ceil(double x) { return ceil(x); }\n"
-    "template <typename T> __device__ __forceinline__ T tsl_floor(T x) { return x; }\n"
-    "template <typename T> __device__ __forceinline__ T tsl_ceil(T x) { return x; }\n"
-    /* NumPy's around: p is 10^|decimals| as the CPU computes it (exact up to 10^22), q
-     * whether decimals >= 0 */
-    "__device__ __forceinline__ float tsl_round(float x, double p, int q) {\n"
-    "  float pf = (float)p; return p == 1 ? rintf(x) : q ? rintf(x * pf) / pf : rintf(x / pf) * pf; }\n"
-    "__device__ __forceinline__ double tsl_round(double x, double p, int q) {\n"
-    "  return p == 1 ? rint(x) : q ? rint(x * p) / p : rint(x / p) * p; }\n"
-    /* integers as the CPU's round_i64: to a multiple of 10^k, ties to the even multiple,
-     * exactly; 10^k past twice i64's range rounds everything to 0; bool: unchanged, or all
-     * false for decimals < 0 */
-    "__device__ __forceinline__ tsl_i64 tsl_round(tsl_i64 x, double p, int q) {\n"
-    "  if (q || p == 1) return x; if (p >= 18446744073709551616.0) return 0;\n"
-    "  tsl_u64 d = (tsl_u64)p, m = x < 0 ? 0 - (tsl_u64)x : (tsl_u64)x, quo = m / d, rem = m % d;\n"
-    "  if (rem > d - rem || (rem == d - rem && (quo & 1))) quo++;\n"
-    "  tsl_u64 r = quo * d; return x < 0 ? (tsl_i64)(0 - r) : (tsl_i64)r; }\n"
-    "__device__ __forceinline__ tsl_b8 tsl_round(tsl_b8 x, double p, int q) { return q ? x : 0; }\n"
-    "template <typename T> __device__ __forceinline__ T tsl_sign(T x) { return x != x ? x : (T)((x > 0) - (x < 0)); }\n"
-    "__device__ __forceinline__ tsl_b8 tsl_sign(tsl_b8 x) { return x; }\n"
-    "__device__ __forceinline__ tsl_b8 tsl_isnan(float x) { return isnan(x) != 0; }\n"
-    "__device__ __forceinline__ tsl_b8 tsl_isnan(double x) { return isnan(x) != 0; }\n"
-    "template <typename T> __device__ __forceinline__ tsl_b8 tsl_isnan(T x) { return 0; }\n"
-    "__device__ __forceinline__ tsl_b8 tsl_isinf(float x) { return isinf(x) != 0; }\n"
-    "__device__ __forceinline__ tsl_b8 tsl_isinf(double x) { return isinf(x) != 0; }\n"
-    "template <typename T> __device__ __forceinline__ tsl_b8 tsl_isinf(T x) { return 0; }\n"
-    "__device__ __forceinline__ tsl_b8 tsl_isfinite(float x) { return isfinite(x) != 0; }\n"
-    "__device__ __forceinline__ tsl_b8 tsl_isfinite(double x) { return isfinite(x) != 0; }\n"
-    "template <typename T> __device__ __forceinline__ tsl_b8 tsl_isfinite(T x) { return 1; }\n"
-    "__device__ __forceinline__ tsl_i64 tsl_bitnot(tsl_i64 x) { return ~x; }\n"
-    "__device__ __forceinline__ tsl_b8 tsl_bitnot(tsl_b8 x) { return x == 0; }\n"
-    /* bool + and * are or and and, as on the CPU */
-    "template <typename T> __device__ __forceinline__ T tsl_add(T x, T y) { return x + y; }\n"
-    "__device__ __forceinline__ tsl_i64 tsl_add(tsl_i64 x, tsl_i64 y) { return (tsl_i64)((tsl_u64)x + (tsl_u64)y); }\n"
-    "__device__ __forceinline__ tsl_b8 tsl_add(tsl_b8 x, tsl_b8 y) { return x | y; }\n"
-    "template <typename T> __device__ __forceinline__ T tsl_sub(T x, T y) { return x - y; }\n"
-    "__device__ __forceinline__ tsl_i64 tsl_sub(tsl_i64 x, tsl_i64 y) { return (tsl_i64)((tsl_u64)x - (tsl_u64)y); }\n"
-    "template <typename T> __device__ __forceinline__ T tsl_mul(T x, T y) { return x * y; }\n"
-    "__device__ __forceinline__ tsl_i64 tsl_mul(tsl_i64 x, tsl_i64 y) { return (tsl_i64)((tsl_u64)x * (tsl_u64)y); }\n"
-    "__device__ __forceinline__ tsl_b8 tsl_mul(tsl_b8 x, tsl_b8 y) { return x & y; }\n"
-    /* floor modulo and floor division as NumPy's npy_remainder / npy_floor_divide */
-    "__device__ __forceinline__ float tsl_mod(float a, float b, int *) {\n"
-    "  if (b == 0) return TSL_NAN_F; float r = fmodf(a, b);\n"
-    "  if (r == 0) return copysignf(0.0f, b); if ((r < 0) != (b < 0)) r += b; return r; }\n"
-    "__device__ __forceinline__ double tsl_mod(double a, double b, int *) {\n"
-    "  if (b == 0) return TSL_NAN_D; double r = fmod(a, b);\n"
-    "  if (r == 0) return copysign(0.0, b); if ((r < 0) != (b < 0)) r += b; return r; }\n"
-    "__device__ __forceinline__ float tsl_floordiv(float a, float b, int *) {\n"
-    "  if (b == 0) return a / b; float mod = fmodf(a, b), div = (a - mod) / b;\n"
-    "  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1.0f; if (div == 0) return copysignf(0.0f, a / b);\n"
-    "  float f = floorf(div); return div - f > 0.5f ? f + 1.0f : f; }\n"
-    "__device__ __forceinline__ double tsl_floordiv(double a, double b, int *) {\n"
-    "  if (b == 0) return a / b; double mod = fmod(a, b), div = (a - mod) / b;\n"
-    "  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1.0; if (div == 0) return copysign(0.0, a / b);\n"
-    "  double f = floor(div); return div - f > 0.5 ? f + 1.0 : f; }\n"
-    "__device__ __forceinline__ float tsl_pow(float x, float y, int *) { return powf(x, y); }\n"
-    "__device__ __forceinline__ double tsl_pow(double x, double y, int *) { return pow(x, y); }\n"
-    /* i64 as the CPU's floordiv_i64 / mod_i64 / pow_i64; an operand the CPU's kernel refuses
-     * sets *bad (1 division by zero, 2 modulo by zero, 3 a negative power) */
-    "__device__ __forceinline__ tsl_i64 tsl_floordiv(tsl_i64 a, tsl_i64 b, int *bad) {\n"
-    "  if (b == 0) { *bad = 1; return 0; } if (b == -1) return tsl_neg(a);\n"
-    "  tsl_i64 q = a / b; if (q * b != a && (a < 0) != (b < 0)) q--; return q; }\n"
-    "__device__ __forceinline__ tsl_i64 tsl_mod(tsl_i64 a, tsl_i64 b, int *bad) {\n"
-    "  if (b == 0) { *bad = 2; return 0; } if (b == -1) return 0;\n"
-    "  tsl_i64 r = a % b; if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
-    "__device__ __forceinline__ tsl_i64 tsl_pow(tsl_i64 a, tsl_i64 e, int *bad) {\n"
-    "  if (e < 0) { *bad = 3; return 0; } tsl_u64 r = 1, b = (tsl_u64)a;\n"
-    "  while (e > 0) { if (e & 1) r *= b; b *= b; e >>= 1; } return (tsl_i64)r; }\n"
-    "__device__ __forceinline__ float tsl_atan2(float x, float y) { return atan2f(x, y); }\n"
-    "__device__ __forceinline__ double tsl_atan2(double x, double y) { return atan2(x, y); }\n"
-    /* NaN wins */
-    "template <typename T> __device__ __forceinline__ T tsl_max(T a, T b) { return a != a ? a : b != b ? b : a > b ? a : b; }\n"
-    "template <typename T> __device__ __forceinline__ T tsl_min(T a, T b) { return a != a ? a : b != b ? b : a < b ? a : b; }\n"
-    "__device__ __forceinline__ tsl_b8 tsl_max(tsl_b8 a, tsl_b8 b) { return a | b; }\n"
-    "__device__ __forceinline__ tsl_b8 tsl_min(tsl_b8 a, tsl_b8 b) { return a & b; }\n"
-    /* a truth value is any non-zero element (NaN included), as the CPU's astype */
-    "template <typename T> __device__ __forceinline__ T tsl_num(double v) { return (T)v; }\n"
-    "template <> __device__ __forceinline__ tsl_b8 tsl_num<tsl_b8>(double v) { return v != 0; }\n"
-    "__device__ __forceinline__ long long tsl_tid() { return (long long)blockIdx.x * blockDim.x + threadIdx.x; }\n"
-    "__device__ __forceinline__ long long tsl_nthreads() { return (long long)gridDim.x * blockDim.x; }\n";
-
-static int op_kind(OpCode op);
+    EW_CUDA_DEVICE;
 
 const char *gen_prelude(void) { return prelude; }
 
@@ -205,12 +42,7 @@ const char *gen_ew_expr(OpCode op) { return op >= 0 && op < OP__COUNT ? ew_rows[
 
 bool gen_ew_has(OpCode op, DType ct) { return gen_ew_expr(op) && (ew_rows[op].dtypes >> ct & 1u); }
 
-DType gen_ew_result(OpCode op, DType ct) {
-    switch (op) {
-    case OP_ISNAN: case OP_ISINF: case OP_ISFINITE: case OP_LOGICAL_NOT: return DT_BOOL;
-    default: return op_kind(op) == K_COMPARE ? DT_BOOL : ct;
-    }
-}
+DType gen_ew_result(OpCode op, DType ct) { return gen_ew_expr(op) && ew_rows[op].to_bool ? DT_BOOL : ct; }
 
 const char *gen_dtype_suffix(DType dt) {
     static const char *const s[] = { "b8", "i64", "f32", "f64" };
@@ -346,10 +178,10 @@ static const char families[] =
     "  static __device__ A fold(A a, T x, long long) { return tsl_mul(a, (A)x); } static __device__ A merge(A a, A b) { return tsl_mul(a, b); } };\n"
     "template <typename T> struct MaxOp { typedef T A; static __device__ A init() { return 0; }\n"
     "  static __device__ A start(T x, long long) { return x; }\n"
-    "  static __device__ A fold(A a, T x, long long) { return tsl_max(a, x); } static __device__ A merge(A a, A b) { return tsl_max(a, b); } };\n"
+    "  static __device__ A fold(A a, T x, long long) { return tsl_maximum(a, x); } static __device__ A merge(A a, A b) { return tsl_maximum(a, b); } };\n"
     "template <typename T> struct MinOp { typedef T A; static __device__ A init() { return 0; }\n"
     "  static __device__ A start(T x, long long) { return x; }\n"
-    "  static __device__ A fold(A a, T x, long long) { return tsl_min(a, x); } static __device__ A merge(A a, A b) { return tsl_min(a, b); } };\n"
+    "  static __device__ A fold(A a, T x, long long) { return tsl_minimum(a, x); } static __device__ A merge(A a, A b) { return tsl_minimum(a, b); } };\n"
     /* argmax/argmin: (value, index); the larger (smaller) value wins, the first NaN wins,
      * ties go to the lower index */
     "template <typename T> struct Arg { T v; long long i; };\n"
