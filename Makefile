@@ -186,7 +186,8 @@ $(BIN)/unit: $(CORE_OBJ) $(UNIT_OBJ) $(BUILD)/ops/cuda/gen.o
 # The layers (docs/internals.md): lang/ builds without vm/ (static code reaches the interpreter
 # through the hooks vm_register() sets; only the C API glue, lang/api*.c, includes vm/), and
 # device code stops at op_run: lang/ and vm/ name no gpu_ function and include no CPU library
-# header, except the GPU VM's files and vm.c, the CPU executor.
+# header, except the VM's executors: exec_cpu.c (the CPU's) and exec_dev.c with vm_dev.c and
+# vm_seg.c (a device's arena and CUDA Graph segments).
 empty :=
 space := $(empty) $(empty)
 VM_HEADERS := $(notdir $(wildcard vm/*.h))
@@ -196,8 +197,8 @@ layers: $(CORE_OBJ)
 	@bad=$$(nm -u $(LANG_ONLY_OBJ) | awk 'NF == 2 {print "lang/ links to vm/: " $$2}' | sort -u \
 	    | grep -wFf $(BUILD)/vm_syms.txt; \
 	  grep -nE '#include "($(subst $(space),|,$(VM_HEADERS)))"' $(filter-out lang/api%,$(wildcard lang/*.[ch])); \
-	  grep -nE '\bgpu_[a-z0-9_]+ *\(' $(filter-out vm/vm_gpu.c vm/vm_dev.c vm/vm_seg.c,$(wildcard lang/*.[ch] vm/*.[ch])); \
-	  grep -n '#include "cpu/' $(filter-out vm/vm.c vm/vm_gpu.c vm/vm_dev.c vm/vm_seg.c,$(wildcard lang/*.[ch] vm/*.[ch]))); \
+	  grep -nE '\bgpu_[a-z0-9_]+ *\(' $(filter-out vm/exec_dev.c vm/vm_dev.c vm/vm_seg.c,$(wildcard lang/*.[ch] vm/*.[ch])); \
+	  grep -n '#include "cpu/' $(filter-out vm/exec_cpu.c vm/exec_dev.c vm/vm_dev.c vm/vm_seg.c,$(wildcard lang/*.[ch] vm/*.[ch]))); \
 	if [ -n "$$bad" ]; then echo "layer violations (see docs/internals.md):"; echo "$$bad"; exit 1; fi; \
 	echo "layers: lang/ links without vm/, and lang/ and vm/ call no device's own functions"
 

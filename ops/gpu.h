@@ -1,5 +1,5 @@
 /* gpu.h - the GPU device (ops/gpu.c): the CUDA plugin loaded on first use, and what only the
- * GPU VM (vm/vm_gpu.c, vm_dev.c, vm_seg.c) calls. Everything else reaches the GPU through
+ * device executor (vm/exec_dev.c, vm_dev.c, vm_seg.c) calls. Everything else reaches the GPU through
  * the device registry (opcall.h) and the device-neutral calls of tops.h.
  *
  * bin/tsl never links CUDA. The first use of the GPU (to(t, "gpu"), device("gpu"),
