@@ -162,65 +162,9 @@ static void fetch_inputs(Graph *g, Env *e, Value *vals) {
     for (int i = 0; i < g->ninputs; i++) vals[i] = fetch_one(g, e, vals, i);
 }
 
-static const char *kind_word(Value v) { return val_type_name(v); }
-
-/* Whether v passes guard gd; when it does not and why != NULL, says what changed. */
-static bool guard_ok(Graph *g, Guard *gd, Value v, char *why, size_t n) {
-    const char *name = g->inputs[gd->input].name ? g->inputs[gd->input].name : "?";
-    char b1[600], b2[600];
-    switch (gd->kind) {
-    case G_TENSOR: {
-        if (v.type != VAL_TENSOR) {
-            if (why) snprintf(why, n, "'%s' was a tensor, now a %s", name, kind_word(v));
-            return false;
-        }
-        Tensor *t = v.as.t;
-        Shape s;
-        shape_of(t, &s);
-        if (t->dtype == gd->dtype && shape_equal(&s, &gd->shape)) return true;
-        if (why)
-            snprintf(why, n, "'%s' changed from %s %s to %s %s", name, dtype_name(gd->dtype),
-                     shape_str(&gd->shape, b1, sizeof b1), dtype_name(t->dtype), shape_str(&s, b2, sizeof b2));
-        return false;
-    }
-    case G_NUMBER:
-        if (v.type == VAL_NUM) return true;
-        if (why) snprintf(why, n, "'%s' was a number, now a %s", name, kind_word(v));
-        return false;
-    case G_NUMBER_EQ:
-        if (v.type == VAL_NUM && memcmp(&v.as.n, &gd->num, sizeof(double)) == 0) return true;
-        if (why) {
-            if (v.type == VAL_NUM) snprintf(why, n, "guard '%s' == %g failed: it is now %g", name, gd->num, v.as.n);
-            else snprintf(why, n, "'%s' was a number, now a %s", name, kind_word(v));
-        }
-        return false;
-    case G_CONST:
-        if (gd->k.type == VAL_UNDEF && v.type == VAL_UNDEF) return true;   /* an omitted argument */
-        if (v.type == gd->k.type &&
-            (v.type == VAL_FUNC ? v.as.o == gd->k.as.o : val_equal(v, gd->k)))
-            return true;
-        if (why) snprintf(why, n, "guard on '%s' failed: a different %s", name, kind_word(v));
-        return false;
-    case G_LIST:
-        if (v.type == VAL_LIST && AS_LIST(v)->len == gd->n) return true;
-        if (why) snprintf(why, n, "the structure of '%s' changed (list of %d)", name, gd->n);
-        return false;
-    case G_DICT:
-        if (v.type == VAL_DICT && AS_DICT(v)->len == gd->n) {
-            ObjDict *d = AS_DICT(v);
-            int k = 0;
-            while (k < gd->n && !strcmp(d->entries[k].key->chars, gd->keys[k])) k++;
-            if (k == gd->n) return true;
-        }
-        if (why) snprintf(why, n, "the keys of '%s' changed", name);
-        return false;
-    }
-    return false;
-}
-
 static bool guards_pass(Graph *g, Value *vals, char *why, size_t n) {
     for (int i = 0; i < g->nguards; i++)
-        if (!guard_ok(g, &g->guards[i], vals[g->guards[i].input], why, n)) return false;
+        if (guard_check(g, &g->guards[i], vals[g->guards[i].input], true, why, n)) return false;
     return true;
 }
 

@@ -1,0 +1,106 @@
+/* guard.c - what a graph's guards accept, and why a value fails one. The one rule for a
+ * static graph's cache lookup (static.c: the reason TSL_EXPLAIN gives for a recompile),
+ * a loaded graph's and the C API's arguments (model.c: the reason in their errors) and
+ * export's choice of which guards a file can hold (export.c). */
+#include <stdio.h>
+#include <string.h>
+#include "ir.h"
+#include "mem.h"
+
+/* A G_CONST guard's value: nil, bools and strings by value, functions by identity (val_equal's
+ * rule), an omitted argument (UNDEF) only by another omitted one. */
+static bool const_ok(const Guard *gd, Value v) {
+    return v.type == gd->k.type && (v.type == VAL_UNDEF || val_equal(v, gd->k));
+}
+
+static bool keys_ok(const Guard *gd, Value v) {
+    if (v.type != VAL_DICT || AS_DICT(v)->len != gd->n) return false;
+    for (int k = 0; k < gd->n; k++)
+        if (strcmp(AS_DICT(v)->entries[k].key->chars, gd->keys[k])) return false;
+    return true;
+}
+
+static bool passes(const Guard *gd, Value v, bool any_device) {
+    switch (gd->kind) {
+    case G_TENSOR: {
+        if (v.type != VAL_TENSOR || v.as.t->dtype != gd->dtype || (!any_device && v.as.t->device != DEV_CPU)) return false;
+        Shape s;
+        shape_of(v.as.t, &s);
+        return shape_equal(&s, &gd->shape);
+    }
+    case G_NUMBER: return v.type == VAL_NUM;
+    case G_NUMBER_EQ: return v.type == VAL_NUM && !memcmp(&v.as.n, &gd->num, sizeof(double));
+    case G_CONST: return const_ok(gd, v);
+    case G_LIST: return v.type == VAL_LIST && AS_LIST(v)->len == gd->n;
+    case G_DICT: return keys_ok(gd, v);
+    }
+    return false;
+}
+
+/* What v is, for a reason: "nothing" for an omitted argument, a tensor's type, a value printed. */
+static const char *got_text(Value v, char *buf, size_t n) {
+    if (v.type == VAL_UNDEF) return "nothing";
+    if (v.type == VAL_TENSOR) {
+        char sh[300];
+        Shape s;
+        shape_of(v.as.t, &s);
+        snprintf(buf, n, "%s %s%s", dtype_name(v.as.t->dtype), shape_str(&s, sh, sizeof sh),
+                 v.as.t->device == DEV_CPU ? "" : " on the GPU");
+        return buf;
+    }
+    if (v.type == VAL_LIST) snprintf(buf, n, "a list of %d", AS_LIST(v)->len);
+    else if (v.type == VAL_DICT) snprintf(buf, n, "a dict of %d", AS_DICT(v)->len);
+    else if (v.type == VAL_NUM || v.type == VAL_FUNC || v.type == VAL_BOOL || v.type == VAL_NIL || v.type == VAL_STR) {
+        StrBuf b = { 0 };
+        fmt_value(&b, v, true);
+        snprintf(buf, n, "%s", b.s ? b.s : "?");
+        sb_free(&b);
+    } else snprintf(buf, n, "a %s", val_type_name(v));
+    return buf;
+}
+
+/* What the guard wants, for a reason. */
+static const char *want_text(const Guard *gd, char *buf, size_t n) {
+    char sh[300];
+    StrBuf b = { 0 };
+    switch (gd->kind) {
+    case G_TENSOR: snprintf(buf, n, "%s %s", dtype_name(gd->dtype), shape_str(&gd->shape, sh, sizeof sh)); break;
+    case G_NUMBER: snprintf(buf, n, "a number"); break;
+    case G_NUMBER_EQ: snprintf(buf, n, "%.17g (the graph depends on its value)", gd->num); break;
+    case G_CONST:
+        if (gd->k.type == VAL_UNDEF) {
+            snprintf(buf, n, "omitted");
+            break;
+        }
+        fmt_value(&b, gd->k, true);
+        snprintf(buf, n, "%s", b.s ? b.s : "?");
+        sb_free(&b);
+        break;
+    case G_LIST: snprintf(buf, n, "a list of %d", gd->n); break;
+    case G_DICT: snprintf(buf, n, "a dict with the same %d keys in the same order", gd->n); break;
+    }
+    return buf;
+}
+
+static const char *input_name(const Graph *g, const Guard *gd) {
+    const char *name = g->inputs[gd->input].name;
+    return name ? name : "?";
+}
+
+const char *guard_check(const Graph *g, const Guard *gd, Value v, bool any_device, char *why, size_t n) {
+    if (passes(gd, v, any_device)) return NULL;
+    if (!why) return "a guard failed";
+    char want[600], got[600];
+    snprintf(why, n, "'%s' must be %s, got %s", input_name(g, gd), want_text(gd, want, sizeof want),
+             got_text(v, got, sizeof got));
+    return why;
+}
+
+const char *guard_unstorable(const Graph *g, const Guard *gd, char *why, size_t n) {
+    ValType t = gd->k.type;
+    if (gd->kind != G_CONST || t == VAL_NIL || t == VAL_BOOL || t == VAL_NUM || t == VAL_STR || t == VAL_UNDEF)
+        return NULL;
+    snprintf(why, n, "'%s' is a %s; an exported graph takes tensors, numbers, strings, lists and dicts",
+             input_name(g, gd), val_type_name(gd->k));
+    return why;
+}
