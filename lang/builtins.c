@@ -18,33 +18,83 @@
 #include "gpu.h"
 
 
-bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *params, int nreq, Value *out) {
+/* Which argument binds each parameter of fname(params): which[i] is an index into the npos
+ * positional arguments, npos + k for keyword k, or -1 (omitted). false with the message in err.
+ * The one binding, and its messages, of eager built-ins (args_bind) and static code
+ * (vm/cbuiltins.c). */
+bool args_match(const char *fname, const char *const *params, int nreq, int npos, char *const *kwn, int nkw,
+                int *which, char *err, size_t n) {
     int np = 0;
     while (params[np]) np++;
-    if (a->npos > np) {
-        interp_error(I, "%s() takes at most %d argument%s but %d were given", fname, np, np == 1 ? "" : "s", a->npos);
+    if (np == 0 && npos + nkw > 0) {
+        snprintf(err, n, "%s() takes no arguments", fname);
         return false;
     }
-    for (int i = 0; i < np; i++) out[i] = i < a->npos ? a->pos[i] : UNDEF_VAL;
-    for (int k = 0; k < a->nkw; k++) {
+    if (npos > np) {
+        snprintf(err, n, "%s() takes at most %d argument%s but %d were given", fname, np, np == 1 ? "" : "s", npos);
+        return false;
+    }
+    for (int i = 0; i < np; i++) which[i] = i < npos ? i : -1;
+    for (int k = 0; k < nkw; k++) {
         int i = 0;
-        while (i < np && strcmp(params[i], a->kwnames[k])) i++;
+        while (i < np && strcmp(params[i], kwn[k])) i++;
         if (i == np) {
-            interp_error(I, "%s() got an unknown keyword argument '%s'", fname, a->kwnames[k]);
+            snprintf(err, n, "%s() got an unknown keyword argument '%s'", fname, kwn[k]);
             return false;
         }
-        if (out[i].type != VAL_UNDEF) {
-            interp_error(I, "%s() got multiple values for parameter '%s'", fname, params[i]);
+        if (which[i] >= 0) {
+            snprintf(err, n, "%s() got multiple values for parameter '%s'", fname, params[i]);
             return false;
         }
-        out[i] = a->kw[k];
+        which[i] = npos + k;
     }
     for (int i = 0; i < nreq; i++)
-        if (out[i].type == VAL_UNDEF) {
-            interp_error(I, "%s() missing argument '%s'", fname, params[i]);
+        if (which[i] < 0) {
+            snprintf(err, n, "%s() missing argument '%s'", fname, params[i]);
             return false;
         }
     return true;
+}
+
+bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *params, int nreq, Value *out) {
+    int which[ARGS_MAX];
+    char err[300];
+    if (!args_match(fname, params, nreq, a->npos, a->kwnames, a->nkw, which, err, sizeof err)) {
+        interp_error(I, "%s", err);
+        return false;
+    }
+    for (int i = 0; params[i]; i++)
+        out[i] = which[i] < 0 ? UNDEF_VAL : which[i] < a->npos ? a->pos[which[i]] : a->kw[which[i] - a->npos];
+    return true;
+}
+
+int builtin_params(const BuiltinDef *d, const char **params, char *buf, size_t n) {
+    const char *s = d->signature;
+    size_t len = strlen(s);
+    if (len < 2 || s[0] != '(' || s[len - 1] != ')' || len > n) return -1;
+    memcpy(buf, s + 1, len - 2);
+    buf[len - 2] = 0;
+    int np = 0, nreq = -1;
+    for (char *p = buf; *p;) {
+        if (np == ARGS_MAX) return -1;
+        params[np++] = p;
+        while (*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')) p++;
+        if (*p == '=') {
+            if (nreq < 0) nreq = np - 1;
+            *p++ = 0;
+            while (*p && *p != ',') p++;   /* the default, as help shows it */
+        } else if (nreq >= 0 && *p != '=') {
+            return -1;   /* a required parameter after one with a default */
+        }
+        if (!*p) break;
+        if (p[0] != ',' || p[1] != ' ') return -1;   /* "(...)", "([start, ]stop[, step])" */
+        *p = 0;
+        p += 2;
+    }
+    for (int i = 0; i < np; i++)
+        if (!params[i][0]) return -1;
+    params[np] = NULL;
+    return nreq < 0 ? np : nreq;
 }
 
 bool arg_number(Interp *I, const char *fname, const char *pname, Value v, double *out) {
@@ -254,10 +304,16 @@ static Value bi_args(Interp *I, CallArgs *a) {
 }
 
 /* Numbers from a number, a one-element tensor, a bool, or (for int/float) a string. */
+const char *one_element_message(char *buf, size_t n, const char *fname, int64_t size) {
+    snprintf(buf, n, "%s(): only a one-element tensor converts to a number, got %lld elements", fname, (long long)size);
+    return buf;
+}
+
 static bool number_of(Interp *I, const char *fname, Value v, double *out) {
+    char m[128];
     if (v.type == VAL_TENSOR) {
         if (v.as.t->size != 1)
-            return interp_error(I, "%s(): only a one-element tensor converts to a number", fname), false;
+            return interp_error(I, "%s", one_element_message(m, sizeof m, fname, v.as.t->size)), false;
         if (tensor_first(v.as.t, out)) return interp_error(I, "%s", op_error()), false;
         return true;
     }

@@ -266,8 +266,11 @@ void range_arg_message(char *buf, size_t size, int nargs, int i, const char *typ
 Value str_repeat(Interp *I, ObjString *s, double n);   /* strings.c: s * n */
 void builtins_free(Interp *I);
 /* Argument binding for built-ins: fills out[i] (borrowed; UNDEF when omitted and optional).
- * `params` lists names; the first `nreq` are required. */
+ * `params` lists names (at most ARGS_MAX); the first `nreq` are required. */
+enum { ARGS_MAX = 8 };
 bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *params, int nreq, Value *out);
+bool args_match(const char *fname, const char *const *params, int nreq, int npos, char *const *kwn, int nkw,
+                int *which, char *err, size_t n);
 
 /* module.c */
 Module *module_new(Interp *I, const char *name, Source *src);
