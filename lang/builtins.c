@@ -57,13 +57,19 @@ bool args_match(const char *fname, const char *const *params, int nreq, int npos
 }
 
 bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *params, int nreq, Value *out) {
+    int np = 0;
+    while (params[np]) np++;
+    if (a->nkw == 0 && a->npos >= nreq && a->npos <= np) {   /* the usual call: args_match's result */
+        for (int i = 0; i < np; i++) out[i] = i < a->npos ? a->pos[i] : UNDEF_VAL;
+        return true;
+    }
     int which[ARGS_MAX];
     char err[300];
     if (!args_match(fname, params, nreq, a->npos, a->kwnames, a->nkw, which, err, sizeof err)) {
         interp_error(I, "%s", err);
         return false;
     }
-    for (int i = 0; params[i]; i++)
+    for (int i = 0; i < np; i++)
         out[i] = which[i] < 0 ? UNDEF_VAL : which[i] < a->npos ? a->pos[which[i]] : a->kw[which[i] - a->npos];
     return true;
 }
@@ -305,7 +311,7 @@ static Value bi_args(Interp *I, CallArgs *a) {
 
 /* Numbers from a number, a one-element tensor, a bool, or (for int/float) a string. */
 const char *one_element_message(char *buf, size_t n, const char *fname, int64_t size) {
-    snprintf(buf, n, "%s(): only a one-element tensor converts to a number, got %lld elements", fname, (long long)size);
+    snprintf(buf, n, "%s(): only a one-element tensor converts to a number, not one of %lld elements", fname, (long long)size);
     return buf;
 }
 

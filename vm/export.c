@@ -11,6 +11,7 @@
 #include <string.h>
 #include "graphfile.h"
 #include "opt.h"
+#include "guard.h"
 
 /* ---------- from a compiled graph ---------- */
 

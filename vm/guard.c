@@ -4,38 +4,8 @@
  * export's choice of which guards a file can hold (export.c). */
 #include <stdio.h>
 #include <string.h>
-#include "ir.h"
+#include "guard.h"
 #include "mem.h"
-
-/* A G_CONST guard's value: nil, bools and strings by value, functions by identity (val_equal's
- * rule), an omitted argument (UNDEF) only by another omitted one. */
-static bool const_ok(const Guard *gd, Value v) {
-    return v.type == gd->k.type && (v.type == VAL_UNDEF || val_equal(v, gd->k));
-}
-
-static bool keys_ok(const Guard *gd, Value v) {
-    if (v.type != VAL_DICT || AS_DICT(v)->len != gd->n) return false;
-    for (int k = 0; k < gd->n; k++)
-        if (strcmp(AS_DICT(v)->entries[k].key->chars, gd->keys[k])) return false;
-    return true;
-}
-
-static bool passes(const Guard *gd, Value v, bool any_device) {
-    switch (gd->kind) {
-    case G_TENSOR: {
-        if (v.type != VAL_TENSOR || v.as.t->dtype != gd->dtype || (!any_device && v.as.t->device != DEV_CPU)) return false;
-        Shape s;
-        shape_of(v.as.t, &s);
-        return shape_equal(&s, &gd->shape);
-    }
-    case G_NUMBER: return v.type == VAL_NUM;
-    case G_NUMBER_EQ: return v.type == VAL_NUM && !memcmp(&v.as.n, &gd->num, sizeof(double));
-    case G_CONST: return const_ok(gd, v);
-    case G_LIST: return v.type == VAL_LIST && AS_LIST(v)->len == gd->n;
-    case G_DICT: return keys_ok(gd, v);
-    }
-    return false;
-}
 
 /* What v is, for a reason: "nothing" for an omitted argument, a tensor's type, a value printed. */
 static const char *got_text(Value v, char *buf, size_t n) {
@@ -87,8 +57,7 @@ static const char *input_name(const Graph *g, const Guard *gd) {
     return name ? name : "?";
 }
 
-const char *guard_check(const Graph *g, const Guard *gd, Value v, bool any_device, char *why, size_t n) {
-    if (passes(gd, v, any_device)) return NULL;
+const char *guard_reason(const Graph *g, const Guard *gd, Value v, char *why, size_t n) {
     if (!why) return "a guard failed";
     char want[600], got[600];
     snprintf(why, n, "'%s' must be %s, got %s", input_name(g, gd), want_text(gd, want, sizeof want),

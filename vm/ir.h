@@ -194,10 +194,5 @@ const char *ins_name(InsOp op);
 Value graph_detached_str(const char *s, size_t len);
 Value graph_const_value(Value k);
 void graph_release_const(Value k);
-/* guard.c: NULL when v passes gd, else why not (in why, or a fixed text when why is NULL).
- * A tensor off the CPU passes only where any_device. */
-const char *guard_check(const Graph *g, const Guard *gd, Value v, bool any_device, char *why, size_t n);
-/* NULL when a graph file can hold gd, else why not (in why). */
-const char *guard_unstorable(const Graph *g, const Guard *gd, char *why, size_t n);
 
 #endif

@@ -18,6 +18,7 @@
 #include "model.h"
 #include "graphfile.h"
 #include "vm.h"
+#include "guard.h"
 #include "ctx.h"
 #include "gpu.h"
 #include "autograd.h"

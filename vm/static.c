@@ -16,6 +16,7 @@
 #include "opt.h"
 #include "mem.h"
 #include "vm.h"
+#include "guard.h"
 
 #define CACHE_MAX 8
 
