@@ -302,49 +302,17 @@ AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw,
     }
     return cc_emit_op(c, op, ops, n, &at);
 }
-/* Built-ins that are not ops, on values known only at run time: tensor() of a tensor,
- * bool() of a tensor (its truth value), to(t, "cpu"), seed(n). v: the bound arguments
- * (bind_row). true with the result in *r. */
-static bool builtin_on_runtime_values(Comp *c, int rule, ObjBuiltin *b, AVal *v, AVal *r) {
-    if (rule == ST_TENSOR && v[0].kind == AV_TENSOR) {
-        bool with_dtype = v[1].kind != AV_NONE;
-        *r = with_dtype ? cc_call_op(c, OP_ASTYPE, v, 2, NULL, NULL, 0) : v[0];   /* tensors are immutable */
-        return true;
-    }
-    if (rule == ST_BOOL && v[0].kind == AV_TENSOR) {
-        int reg;
-        int t = cc_truth(c, v[0], &reg, c->loc);
-        *r = c->failed ? FAILV : t >= 0 ? cc_bool_const(t) : (AVal){ .kind = AV_NUM, .reg = reg, .is_bool = true };
-        return true;
-    }
-    if (rule == ST_TO && v[0].kind == AV_TENSOR && v[1].kind == AV_CONST) {
-        /* the eager built-in on a stand-in tensor says whether the device is available */
-        Value probe[2] = { TENSOR_VAL(tensor_scalar(DT_F32, 0)), v[1].k };
-        CallArgs ca = { probe, 2, NULL, NULL, 0 };
-        Value x = b->fn(c->I, &ca);
-        val_release(probe[0]);
-        if (IS_ERR(x)) {
-            *r = cc_folded(c, x, c->loc);
-            return true;
-        }
-        bool gpu = x.type == VAL_TENSOR && x.as.t->device != DEV_CPU;
-        val_release(x);
-        /* static graphs run on the CPU: moving to the GPU is eager code's */
-        *r = gpu ? cc_unsupported(c, "to() a GPU (static graphs run on the CPU only, so far)") : v[0];
-        return true;
-    }
-    if (rule == ST_SEED) {
-        int64_t n;
-        if (!cc_need_int(c, &v[0], &n, "seed()'s argument")) {
-            *r = FAILV;
-            return true;
-        }
-        Ins *in = cc_emit(c, I_SEED);
-        in->imm = (double)n;
-        *r = cc_const_av(NIL_VAL);
-        return true;
-    }
-    return false;
+/* to(t, device) of a tensor: the eager built-in on a stand-in tensor says whether the device is
+ * available; static graphs run on the CPU, so moving to the GPU is eager code's. */
+static AVal builtin_to(Comp *c, ObjBuiltin *b, AVal *v) {
+    Value probe[2] = { TENSOR_VAL(tensor_scalar(DT_F32, 0)), v[1].k };
+    CallArgs ca = { probe, 2, NULL, NULL, 0 };
+    Value x = b->fn(c->I, &ca);
+    val_release(probe[0]);
+    if (IS_ERR(x)) return cc_folded(c, x, c->loc);
+    bool gpu = x.type == VAL_TENSOR && x.as.t->device != DEV_CPU;
+    val_release(x);
+    return gpu ? cc_unsupported(c, "to() a GPU (static graphs run on the CPU only, so far)") : v[0];
 }
 
 /* item(x) or float(x) of a tensor or number known only at run time. */
@@ -379,9 +347,24 @@ static AVal builtin_insert(Comp *c, AVal *v, SrcLoc loc) {
 
 /* The rules on values bound to the row's parameters (v), where the kinds fit; FAILV with
  * nothing reported where they do not (the call then runs eagerly, with eager's messages). */
-static AVal builtin_by_rule(Comp *c, int rule, const char *name, AVal *v, SrcLoc loc) {
+static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc loc) {
     bool onto_new_list = v[0].kind == AV_LIST && v[0].st->obj < 0;
+    const char *name = b->name;
+    int reg, t;
+    int64_t n;
     switch (rule) {
+    case ST_TENSOR:   /* of a tensor: itself (tensors are immutable), or astype */
+        if (v[0].kind != AV_TENSOR) return FAILV;
+        return v[1].kind != AV_NONE ? cc_call_op(c, OP_ASTYPE, v, 2, NULL, NULL, 0) : v[0];
+    case ST_BOOL:   /* of a tensor: its truth value */
+        if (v[0].kind != AV_TENSOR) return FAILV;
+        t = cc_truth(c, v[0], &reg, c->loc);
+        return c->failed ? FAILV : t >= 0 ? cc_bool_const(t) : (AVal){ .kind = AV_NUM, .reg = reg, .is_bool = true };
+    case ST_TO: return v[0].kind == AV_TENSOR && v[1].kind == AV_CONST ? builtin_to(c, b, v) : FAILV;
+    case ST_SEED:
+        if (!cc_need_int(c, &v[0], &n, "seed()'s argument")) return FAILV;
+        cc_emit(c, I_SEED)->imm = (double)n;
+        return cc_const_av(NIL_VAL);
     case ST_STATIC_MODE: return cc_const_av(cc_keep_value(c, val_cstr("static")));
     case ST_ASSERT: return builtin_assert(c, v);
     case ST_ITEM:
@@ -392,11 +375,11 @@ static AVal builtin_by_rule(Comp *c, int rule, const char *name, AVal *v, SrcLoc
         if (v[0].kind == AV_TENSOR && v[0].shape.ndim > 0) return cc_num_const((double)v[0].shape.d[0]);
         return FAILV;
     case ST_TYPE: {
-        const char *t = v[0].kind == AV_NUM ? (v[0].is_bool ? "bool" : "number")
+        const char *type = v[0].kind == AV_NUM ? (v[0].is_bool ? "bool" : "number")
                         : v[0].kind == AV_TENSOR ? "tensor" : v[0].kind == AV_LIST ? "list"
                         : v[0].kind == AV_DICT ? "dict" : v[0].kind == AV_CLOSURE ? "function"
                         : val_type_name(v[0].k);
-        return cc_const_av(cc_keep_value(c, val_cstr(t)));
+        return cc_const_av(cc_keep_value(c, val_cstr(type)));
     }
     case ST_PUSH:
     case ST_EXTEND:
@@ -442,7 +425,7 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
     if (rule == ST_PRINT) return builtin_print(c, args, nargs, nkw);
     OpCode op = b && !b->def ? op_by_name(name) : OP__COUNT;
     if (op < OP__COUNT && b->fn == op_builtins[op]) return cc_call_op(c, op, args, nargs, kwn, kw, nkw);
-    AVal v[ARGS_MAX];
+    AVal v[ARGS_MAX] = { 0 };   /* kind AV_NONE: not given */
     bool bound = rule != ST_NONE && bind_row(c, b, args, nargs, kwn, kw, nkw, v);
     if (c->failed) return FAILV;
     /* constants of the process (its place in the MPI job), so shard sizes are known shapes */
@@ -456,8 +439,7 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
         AVal r;
         if (fold_builtin(c, b, args, nargs, kwn, kw, nkw, &r)) return c->failed ? FAILV : r;
     }
-    AVal r = FAILV;
-    if (bound && !builtin_on_runtime_values(c, rule, b, v, &r)) r = builtin_by_rule(c, rule, name, v, loc);
+    AVal r = bound ? builtin_by_rule(c, rule, b, v, loc) : FAILV;
     if (r.kind != AV_NONE || c->failed) return r;
     return cc_unsupported(c, "%s() with these arguments is not supported in static code yet", name);
 }

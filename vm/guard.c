@@ -6,46 +6,36 @@
 #include <string.h>
 #include "guard.h"
 #include "mem.h"
+#include "vm.h"
 
-/* What v is, for a reason: "nothing" for an omitted argument, a tensor's type, a value printed. */
-static const char *got_text(Value v, char *buf, size_t n) {
+/* A value in a reason: a tensor's type, a list's or dict's length, anything else printed. */
+static const char *value_text(Value v, char *buf, size_t n) {
+    char sh[300];
+    Shape s;
+    StrBuf b = { 0 };
     if (v.type == VAL_UNDEF) return "nothing";
-    if (v.type == VAL_TENSOR) {
-        char sh[300];
-        Shape s;
+    if (v.type == VAL_LIST || v.type == VAL_DICT) {
+        snprintf(buf, n, "a %s of %d", val_type_name(v), v.type == VAL_LIST ? AS_LIST(v)->len : AS_DICT(v)->len);
+    } else if (v.type == VAL_TENSOR) {
         shape_of(v.as.t, &s);
         snprintf(buf, n, "%s %s%s", dtype_name(v.as.t->dtype), shape_str(&s, sh, sizeof sh),
                  v.as.t->device == DEV_CPU ? "" : " on the GPU");
-        return buf;
-    }
-    if (v.type == VAL_LIST) snprintf(buf, n, "a list of %d", AS_LIST(v)->len);
-    else if (v.type == VAL_DICT) snprintf(buf, n, "a dict of %d", AS_DICT(v)->len);
-    else if (v.type == VAL_NUM || v.type == VAL_FUNC || v.type == VAL_BOOL || v.type == VAL_NIL || v.type == VAL_STR) {
-        StrBuf b = { 0 };
+    } else {
         fmt_value(&b, v, true);
         snprintf(buf, n, "%s", b.s ? b.s : "?");
         sb_free(&b);
-    } else snprintf(buf, n, "a %s", val_type_name(v));
+    }
     return buf;
 }
 
 /* What the guard wants, for a reason. */
 static const char *want_text(const Guard *gd, char *buf, size_t n) {
     char sh[300];
-    StrBuf b = { 0 };
     switch (gd->kind) {
     case G_TENSOR: snprintf(buf, n, "%s %s", dtype_name(gd->dtype), shape_str(&gd->shape, sh, sizeof sh)); break;
-    case G_NUMBER: snprintf(buf, n, "a number"); break;
+    case G_NUMBER: return "a number";
     case G_NUMBER_EQ: snprintf(buf, n, "%.17g (the graph depends on its value)", gd->num); break;
-    case G_CONST:
-        if (gd->k.type == VAL_UNDEF) {
-            snprintf(buf, n, "omitted");
-            break;
-        }
-        fmt_value(&b, gd->k, true);
-        snprintf(buf, n, "%s", b.s ? b.s : "?");
-        sb_free(&b);
-        break;
+    case G_CONST: return gd->k.type == VAL_UNDEF ? "omitted" : value_text(gd->k, buf, n);
     case G_LIST: snprintf(buf, n, "a list of %d", gd->n); break;
     case G_DICT: snprintf(buf, n, "a dict with the same %d keys in the same order", gd->n); break;
     }
@@ -61,7 +51,7 @@ const char *guard_reason(const Graph *g, const Guard *gd, Value v, char *why, si
     if (!why) return "a guard failed";
     char want[600], got[600];
     snprintf(why, n, "'%s' must be %s, got %s", input_name(g, gd), want_text(gd, want, sizeof want),
-             got_text(v, got, sizeof got));
+             value_text(v, got, sizeof got));
     return why;
 }
 
@@ -72,4 +62,25 @@ const char *guard_unstorable(const Graph *g, const Guard *gd, char *why, size_t 
     snprintf(why, n, "'%s' is a %s; an exported graph takes tensors, numbers, strings, lists and dicts",
              input_name(g, gd), val_type_name(gd->k));
     return why;
+}
+
+void guards_bind(const Graph *g, const Value *vals, VmRegs *r) {
+    for (int i = 0; i < g->nguards; i++) {
+        const Guard *gd = &g->guards[i];
+        Value v = vals[gd->input];
+        if (gd->reg >= 0 && v.type == VAL_TENSOR) r->ten[gd->reg] = tensor_retain(v.as.t);
+        else if (gd->reg >= 0 && v.type == VAL_NUM) r->num[gd->reg] = v.as.n;
+        if (gd->obj >= 0) r->objs[gd->obj] = v.as.o;
+    }
+}
+
+void guards_unbind(const Graph *g, VmRegs *r) {
+    for (int i = 0; i < g->nguards; i++) {
+        int reg = g->guards[i].reg;
+        if (reg >= 0 && g->regs[reg].kind == R_TENSOR) {
+            tensor_release(r->ten[reg]);
+            r->ten[reg] = NULL;
+        }
+    }
+    memset(r->objs, 0, sizeof(Obj *) * (size_t)g->nobjs);
 }

@@ -49,4 +49,10 @@ static inline const char *guard_check(const Graph *g, const Guard *gd, Value v, 
 /* NULL when a graph file can hold gd, else why not (in why). */
 const char *guard_unstorable(const Graph *g, const Guard *gd, char *why, size_t n);
 
+/* Before a run, the guarded inputs into their registers (tensors retained) and containers;
+ * after it, the registers let go of them (the graph must not keep the caller's tensors). */
+struct VmRegs;
+void guards_bind(const Graph *g, const Value *vals, struct VmRegs *r);
+void guards_unbind(const Graph *g, struct VmRegs *r);
+
 #endif

@@ -215,14 +215,7 @@ static void bind_constants(const Model *m, VmRegs *r) {
 /* After a run the registers of inputs and constants let go (the caller's tensors are not
  * kept alive by the session); intermediates stay for the next run. */
 static void unbind(const Model *m, VmRegs *r) {
-    const Graph *g = m->gf->g;
-    for (int i = 0; i < g->nguards; i++) {
-        int reg = g->guards[i].reg;
-        if (reg >= 0 && g->regs[reg].kind == R_TENSOR) {
-            tensor_release(r->ten[reg]);
-            r->ten[reg] = NULL;
-        }
-    }
+    guards_unbind(m->gf->g, r);
     for (int i = 0; i < m->gf->nbinds; i++)
         if (m->gf->binds[i].is_tensor) {
             tensor_release(r->ten[m->gf->binds[i].reg]);
@@ -494,12 +487,7 @@ static Value call_loaded(Interp *I, CallArgs *a) {
     if (own && !l->r) l->r = vm_regs_new(g);
     VmRegs *r = own ? l->r : vm_regs_new(g);
     l->busy = true;
-    for (int i = 0; i < g->nguards; i++) {
-        const Guard *gd = &g->guards[i];
-        Value v = vals[gd->input];
-        if (gd->reg >= 0 && v.type == VAL_TENSOR) r->ten[gd->reg] = tensor_retain(v.as.t);
-        else if (gd->reg >= 0 && v.type == VAL_NUM) r->num[gd->reg] = v.as.n;
-    }
+    guards_bind(g, vals, r);
     mem_free(params);
     r->consts = consts;
     Value result = exec_loaded(I, m, r, d) ? ERR_VAL : g->has_result ? vm_operand(I, (Graph *)g, r, &g->result) : NIL_VAL;

@@ -185,30 +185,6 @@ static VmRegs *regs_new(Graph *g) {
     return r;
 }
 
-
-/* After a run: drop the references to the program's input tensors (the graph must not keep
- * them alive); intermediate tensors stay for the next run to reuse. */
-static void unbind_inputs(Graph *g, VmRegs *r) {
-    for (int i = 0; i < g->nguards; i++)
-        if (g->guards[i].reg >= 0 && g->regs[g->guards[i].reg].kind == R_TENSOR) {
-            tensor_release(r->ten[g->guards[i].reg]);
-            r->ten[g->guards[i].reg] = NULL;
-        }
-    memset(r->objs, 0, sizeof(Obj *) * (size_t)g->nobjs);
-}
-
-static void bind_inputs(Graph *g, Value *vals, VmRegs *r) {
-    for (int i = 0; i < g->nguards; i++) {
-        Guard *gd = &g->guards[i];
-        Value v = vals[gd->input];
-        if (gd->reg >= 0) {
-            if (v.type == VAL_TENSOR) r->ten[gd->reg] = tensor_retain(v.as.t);
-            else if (v.type == VAL_NUM) r->num[gd->reg] = v.as.n;
-        }
-        if (gd->obj >= 0) r->objs[gd->obj] = v.as.o;
-    }
-}
-
 static void write_output(Env *e, VmRegs *r, Output *o, Value v) {
     Value *slot;
     switch (o->kind) {
@@ -251,7 +227,7 @@ static Value run_graph(Interp *I, Graph *g, Env *e, Value *vals, bool quiet) {
     VmRegs *rp = own ? g->rf : regs_new(g);
     VmRegs r = *rp;
     g->busy = true;
-    bind_inputs(g, vals, &r);
+    guards_bind(g, vals, &r);
     r.quiet = quiet;
     state(I)->last = g;
     Value result = NIL_VAL;
@@ -276,7 +252,7 @@ static Value run_graph(Interp *I, Graph *g, Env *e, Value *vals, bool quiet) {
     } else {
         result = ERR_VAL;
     }
-    unbind_inputs(g, &r);
+    guards_unbind(g, &r);
     if (own) {
         g->busy = false;
         warm_touch(state(I), g);
