@@ -18,44 +18,6 @@
 #include "gpu.h"
 
 
-/* Which argument binds each parameter of fname(params): which[i] is an index into the npos
- * positional arguments, npos + k for keyword k, or -1 (omitted). false with the message in err.
- * The one binding, and its messages, of eager built-ins (args_bind) and static code
- * (vm/cbuiltins.c). */
-bool args_match(const char *fname, const char *const *params, int nreq, int npos, char *const *kwn, int nkw,
-                int *which, char *err, size_t n) {
-    int np = 0;
-    while (params[np]) np++;
-    if (np == 0 && npos + nkw > 0) {
-        snprintf(err, n, "%s() takes no arguments", fname);
-        return false;
-    }
-    if (npos > np) {
-        snprintf(err, n, "%s() takes at most %d argument%s but %d were given", fname, np, np == 1 ? "" : "s", npos);
-        return false;
-    }
-    for (int i = 0; i < np; i++) which[i] = i < npos ? i : -1;
-    for (int k = 0; k < nkw; k++) {
-        int i = 0;
-        while (i < np && strcmp(params[i], kwn[k])) i++;
-        if (i == np) {
-            snprintf(err, n, "%s() got an unknown keyword argument '%s'", fname, kwn[k]);
-            return false;
-        }
-        if (which[i] >= 0) {
-            snprintf(err, n, "%s() got multiple values for parameter '%s'", fname, params[i]);
-            return false;
-        }
-        which[i] = npos + k;
-    }
-    for (int i = 0; i < nreq; i++)
-        if (which[i] < 0) {
-            snprintf(err, n, "%s() missing argument '%s'", fname, params[i]);
-            return false;
-        }
-    return true;
-}
-
 bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *params, int nreq, Value *out) {
     int np = 0;
     while (params[np]) np++;
@@ -65,7 +27,7 @@ bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *par
     }
     int which[ARGS_MAX];
     char err[300];
-    if (!args_match(fname, params, nreq, a->npos, a->kwnames, a->nkw, which, err, sizeof err)) {
+    if (!args_match(fname, params, nreq, a->npos, (const char *const *)a->kwnames, a->nkw, which, err, sizeof err)) {
         interp_error(I, "%s", err);
         return false;
     }
@@ -75,30 +37,21 @@ bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *par
 }
 
 int builtin_params(const BuiltinDef *d, const char **params, char *buf, size_t n) {
-    const char *s = d->signature;
-    size_t len = strlen(s);
-    if (len < 2 || s[0] != '(' || s[len - 1] != ')' || len > n) return -1;
-    memcpy(buf, s + 1, len - 2);
+    size_t len = strlen(d->signature);
+    if (len < 2 || len > n || strchr(d->signature, '[') || strstr(d->signature, "...")) return -1;
+    memcpy(buf, d->signature + 1, len - 2);   /* without the parentheses */
     buf[len - 2] = 0;
     int np = 0, nreq = -1;
-    for (char *p = buf; *p;) {
+    for (char *p = buf, *next; *p; p = next) {
         if (np == ARGS_MAX) return -1;
+        char *sep = strstr(p, ", ");
+        if (sep) *sep = 0;
+        next = sep ? sep + 2 : p + strlen(p);
+        char *eq = strchr(p, '=');   /* "sep=nil": optional, and so are those after it */
+        if (eq) *eq = 0;
+        if (eq && nreq < 0) nreq = np;
         params[np++] = p;
-        while (*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')) p++;
-        if (*p == '=') {
-            if (nreq < 0) nreq = np - 1;
-            *p++ = 0;
-            while (*p && *p != ',') p++;   /* the default, as help shows it */
-        } else if (nreq >= 0 && *p != '=') {
-            return -1;   /* a required parameter after one with a default */
-        }
-        if (!*p) break;
-        if (p[0] != ',' || p[1] != ' ') return -1;   /* "(...)", "([start, ]stop[, step])" */
-        *p = 0;
-        p += 2;
     }
-    for (int i = 0; i < np; i++)
-        if (!params[i][0]) return -1;
     params[np] = NULL;
     return nreq < 0 ? np : nreq;
 }

@@ -269,8 +269,6 @@ void builtins_free(Interp *I);
  * `params` lists names (at most ARGS_MAX); the first `nreq` are required. */
 enum { ARGS_MAX = 8 };
 bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *params, int nreq, Value *out);
-bool args_match(const char *fname, const char *const *params, int nreq, int npos, char *const *kwn, int nkw,
-                int *which, char *err, size_t n);
 
 /* module.c */
 Module *module_new(Interp *I, const char *name, Source *src);

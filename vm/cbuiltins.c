@@ -22,7 +22,7 @@ static bool bind_row(Comp *c, ObjBuiltin *b, AVal *args, int nargs, char **kwn, 
     int which[ARGS_MAX];
     int nreq = builtin_params(b->def, params, buf, sizeof buf);
     if (nreq < 0) return false;
-    if (!args_match(b->name, params, nreq, nargs, kwn, nkw, which, err, sizeof err)) {
+    if (!args_match(b->name, params, nreq, nargs, (const char *const *)kwn, nkw, which, err, sizeof err)) {
         cc_error_at(c, c->loc, "%s", err);
         return false;
     }

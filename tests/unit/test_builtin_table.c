@@ -96,7 +96,7 @@ START_TEST(builtin_signatures_are_the_eager_binding) {
         args_match(d->name, params, nreq, np + 1, NULL, 0, which, want, sizeof want);
         ck_assert_str_eq(eager_error(I, d, np + 1, NULL), want);
         for (int k = 0; k < np; k++) {
-            args_match(d->name, params, nreq, np, (char *const[]){ (char *)params[k] }, 1, which, want, sizeof want);
+            args_match(d->name, params, nreq, np, &params[k], 1, which, want, sizeof want);
             ck_assert_str_eq(eager_error(I, d, np, params[k]), want);
         }
         if (nreq > 0) {
