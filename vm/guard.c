@@ -1,7 +1,4 @@
-/* guard.c - what a graph's guards accept, and why a value fails one. The one rule for a
- * static graph's cache lookup (static.c: the reason TSL_EXPLAIN gives for a recompile),
- * a loaded graph's and the C API's arguments (model.c: the reason in their errors) and
- * export's choice of which guards a file can hold (export.c). */
+/* guard.c - why a value fails a guard, and the guarded inputs in a run's registers (guard.h). */
 #include <stdio.h>
 #include <string.h>
 #include "guard.h"
@@ -42,7 +39,7 @@ static const char *want_text(const Guard *gd, char *buf, size_t n) {
     return buf;
 }
 
-static const char *input_name(const Graph *g, const Guard *gd) {
+const char *guard_name(const Graph *g, const Guard *gd) {
     const char *name = g->inputs[gd->input].name;
     return name ? name : "?";
 }
@@ -50,7 +47,7 @@ static const char *input_name(const Graph *g, const Guard *gd) {
 const char *guard_reason(const Graph *g, const Guard *gd, Value v, char *why, size_t n) {
     if (!why) return "a guard failed";
     char want[600], got[600];
-    snprintf(why, n, "'%s' must be %s, got %s", input_name(g, gd), want_text(gd, want, sizeof want),
+    snprintf(why, n, "'%s' must be %s, got %s", guard_name(g, gd), want_text(gd, want, sizeof want),
              value_text(v, got, sizeof got));
     return why;
 }
@@ -60,7 +57,7 @@ const char *guard_unstorable(const Graph *g, const Guard *gd, char *why, size_t 
     if (gd->kind != G_CONST || t == VAL_NIL || t == VAL_BOOL || t == VAL_NUM || t == VAL_STR || t == VAL_UNDEF)
         return NULL;
     snprintf(why, n, "'%s' is a %s; an exported graph takes tensors, numbers, strings, lists and dicts",
-             input_name(g, gd), val_type_name(gd->k));
+             guard_name(g, gd), val_type_name(gd->k));
     return why;
 }
 

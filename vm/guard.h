@@ -8,12 +8,6 @@
 #include <string.h>
 #include "ir.h"
 
-/* A G_CONST guard's value: nil, bools and strings by value, functions by identity (val_equal's
- * rule), an omitted argument (UNDEF) only by another omitted one. */
-static inline bool guard_const_ok(const Guard *gd, Value v) {
-    return v.type == gd->k.type && (v.type == VAL_UNDEF || val_equal(v, gd->k));
-}
-
 static inline bool guard_keys_ok(const Guard *gd, Value v) {
     if (v.type != VAL_DICT || AS_DICT(v)->len != gd->n) return false;
     for (int k = 0; k < gd->n; k++)
@@ -31,13 +25,16 @@ static inline bool guard_passes(const Guard *gd, Value v, bool any_device) {
     }
     case G_NUMBER: return v.type == VAL_NUM;
     case G_NUMBER_EQ: return v.type == VAL_NUM && !memcmp(&v.as.n, &gd->num, sizeof(double));
-    case G_CONST: return guard_const_ok(gd, v);
+    /* nil, bools and strings by value, functions by identity (val_equal), an omitted argument by another */
+    case G_CONST: return v.type == gd->k.type && (v.type == VAL_UNDEF || val_equal(v, gd->k));
     case G_LIST: return v.type == VAL_LIST && AS_LIST(v)->len == gd->n;
     case G_DICT: return guard_keys_ok(gd, v);
     }
     return false;
 }
 
+/* The name of gd's input ("x", "d.w", "l[0]"), for messages. */
+const char *guard_name(const Graph *g, const Guard *gd);
 /* Why v fails gd (in why; a fixed text when why is NULL). */
 const char *guard_reason(const Graph *g, const Guard *gd, Value v, char *why, size_t n);
 

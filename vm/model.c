@@ -223,11 +223,6 @@ static void unbind(const Model *m, VmRegs *r) {
         }
 }
 
-static const char *arg_name(const Model *m, const Guard *gd) {
-    const char *n = m->gf->g->inputs[gd->input].name;
-    return n ? n : "?";
-}
-
 /* Runs the bound registers. 0, or -1 with the error set in I (located in the model). */
 static int exec_model(Interp *I, const Model *m, VmRegs *r) {
     bind_constants(m, r);
@@ -305,13 +300,13 @@ static bool bind_inputs(ModelSession *s, Tensor *const *in, int nin, char *err, 
     for (int i = 0; i < nin; i++) {
         const Guard *gd = &g->guards[m->leaves[i]];
         if (!in[i]) {
-            snprintf(err, errlen, "argument '%s' is missing", arg_name(m, gd));
+            snprintf(err, errlen, "argument '%s' is missing", guard_name(g, gd));
             return false;
         }
         Value v = TENSOR_VAL(in[i]);
         if (gd->kind != G_TENSOR) {   /* a number argument, passed as a one-element tensor */
             if (in[i]->size != 1) {
-                snprintf(err, errlen, "argument '%s' must be a number (a one-element tensor)", arg_name(m, gd));
+                snprintf(err, errlen, "argument '%s' must be a number (a one-element tensor)", guard_name(g, gd));
                 return false;
             }
             v = NUM_VAL(tensor_get(in[i], 0));
