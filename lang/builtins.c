@@ -19,30 +19,39 @@
 bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *params, int nreq, Value *out) {
     int np = 0;
     while (params[np]) np++;
-    if (a->npos > np) {
-        interp_error(I, "%s() takes at most %d argument%s but %d were given", fname, np, np == 1 ? "" : "s", a->npos);
+    if (a->nkw == 0 && a->npos >= nreq && a->npos <= np) {   /* the usual call: args_match's result */
+        for (int i = 0; i < np; i++) out[i] = i < a->npos ? a->pos[i] : UNDEF_VAL;
+        return true;
+    }
+    int which[ARGS_MAX];
+    char err[300];
+    if (!args_match(fname, params, nreq, a->npos, (const char *const *)a->kwnames, a->nkw, which, err, sizeof err)) {
+        interp_error(I, "%s", err);
         return false;
     }
-    for (int i = 0; i < np; i++) out[i] = i < a->npos ? a->pos[i] : UNDEF_VAL;
-    for (int k = 0; k < a->nkw; k++) {
-        int i = 0;
-        while (i < np && strcmp(params[i], a->kwnames[k])) i++;
-        if (i == np) {
-            interp_error(I, "%s() got an unknown keyword argument '%s'", fname, a->kwnames[k]);
-            return false;
-        }
-        if (out[i].type != VAL_UNDEF) {
-            interp_error(I, "%s() got multiple values for parameter '%s'", fname, params[i]);
-            return false;
-        }
-        out[i] = a->kw[k];
-    }
-    for (int i = 0; i < nreq; i++)
-        if (out[i].type == VAL_UNDEF) {
-            interp_error(I, "%s() missing argument '%s'", fname, params[i]);
-            return false;
-        }
+    for (int i = 0; i < np; i++)
+        out[i] = which[i] < 0 ? UNDEF_VAL : which[i] < a->npos ? a->pos[which[i]] : a->kw[which[i] - a->npos];
     return true;
+}
+
+int builtin_params(const BuiltinDef *d, const char **params, char *buf, size_t n) {
+    size_t len = strlen(d->signature);
+    if (len < 2 || len > n || strchr(d->signature, '[') || strstr(d->signature, "...")) return -1;
+    memcpy(buf, d->signature + 1, len - 2);   /* without the parentheses */
+    buf[len - 2] = 0;
+    int np = 0, nreq = -1;
+    for (char *p = buf, *next; *p; p = next) {
+        if (np == ARGS_MAX) return -1;
+        char *sep = strstr(p, ", ");
+        if (sep) *sep = 0;
+        next = sep ? sep + 2 : p + strlen(p);
+        char *eq = strchr(p, '=');   /* "sep=nil": optional, and so are those after it */
+        if (eq) *eq = 0;
+        if (eq && nreq < 0) nreq = np;
+        params[np++] = p;
+    }
+    params[np] = NULL;
+    return nreq < 0 ? np : nreq;
 }
 
 bool arg_number(Interp *I, const char *fname, const char *pname, Value v, double *out) {
@@ -252,10 +261,16 @@ static Value bi_args(Interp *I, CallArgs *a) {
 }
 
 /* Numbers from a number, a one-element tensor, a bool, or (for int/float) a string. */
+const char *one_element_message(char *buf, size_t n, const char *fname, int64_t size) {
+    snprintf(buf, n, "%s(): only a one-element tensor converts to a number, not one of %lld elements", fname, (long long)size);
+    return buf;
+}
+
 static bool number_of(Interp *I, const char *fname, Value v, double *out) {
+    char m[128];
     if (v.type == VAL_TENSOR) {
         if (v.as.t->size != 1)
-            return interp_error(I, "%s(): only a one-element tensor converts to a number", fname), false;
+            return interp_error(I, "%s", one_element_message(m, sizeof m, fname, v.as.t->size)), false;
         if (tensor_first(v.as.t, out)) return interp_error(I, "%s", op_error()), false;
         return true;
     }

@@ -28,7 +28,8 @@ enum {
 /* One row per built-in that is not an op (ops have theirs in ops.def): the signature as a
  * call would be written ("split(s, sep=nil)" without the name), one line saying what it
  * does, so help(x) can print both from the table that defines the built-in, and how static
- * code treats it (ST_*). */
+ * code treats it (ST_*). The signature is also the parameter spec static code binds a call
+ * by (builtin_params), with eager's binder and messages (args_match). */
 typedef struct BuiltinDef {
     const char *name;
     BuiltinFn fn;
@@ -44,6 +45,13 @@ extern const BuiltinDef list_builtins[];     /* lists.c */
 extern const BuiltinDef file_builtins[];     /* files.c */
 extern const BuiltinDef dist_builtins[];     /* dist_builtins.c */
 
+/* The parameters of row d's signature, "(list, i, x)" or "(data, dtype=nil)": their names (in
+ * buf, n >= its length), NULL-terminated, and the result how many are required; -1 when it is not
+ * such a list (print's "(...)", range's). Static code binds a call by it (vm/cbuiltins.c);
+ * tests/unit/test_builtins.c checks that each eager built-in binds the same parameters. */
+int builtin_params(const BuiltinDef *d, const char **params, char *buf, size_t n);
+/* The message of item(), float() or int() on a tensor of `size` elements, not one (in buf). */
+const char *one_element_message(char *buf, size_t n, const char *fname, int64_t size);
 /* The row of a built-in that is not an op, or NULL. */
 const BuiltinDef *builtin_def(const char *name);
 Value builtin_format(Interp *I, CallArgs *a);   /* fmtspec.c */

@@ -280,7 +280,8 @@ void range_arg_message(char *buf, size_t size, int nargs, int i, const char *typ
 Value str_repeat(Interp *I, ObjString *s, double n);   /* strings.c: s * n */
 void builtins_free(Interp *I);
 /* Argument binding for built-ins: fills out[i] (borrowed; UNDEF when omitted and optional).
- * `params` lists names; the first `nreq` are required. */
+ * `params` lists names (at most ARGS_MAX); the first `nreq` are required. */
+enum { ARGS_MAX = 8 };
 bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *params, int nreq, Value *out);
 
 /* module.c */

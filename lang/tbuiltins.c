@@ -187,8 +187,8 @@ static Value bi_item(Interp *I, CallArgs *a) {
     if (!args_bind(I, a, "item", p, 1, v)) return ERR_VAL;
     if (v[0].type == VAL_NUM) return v[0];
     if (v[0].type != VAL_TENSOR) return interp_error(I, "item() needs a tensor or a number, got a %s", val_type_name(v[0]));
-    if (v[0].as.t->size != 1)
-        return interp_error(I, "item(): the tensor has %lld elements, not one", (long long)v[0].as.t->size);
+    char m[128];
+    if (v[0].as.t->size != 1) return interp_error(I, "%s", one_element_message(m, sizeof m, "item", v[0].as.t->size));
     Tensor *h = tensor_host(v[0].as.t);
     if (!h) return interp_error(I, "%s", op_error());
     double x = tensor_get(h, 0);

@@ -1,8 +1,9 @@
 /* op.c - the op table and the one way to call an op.
  *
  * op_info[] is generated from ops.def; op_table_init() parses each row's signature into
- * typed parameters. op_bind() maps a call's arguments onto them (eager built-ins and the
- * static compiler both use it, so both say the same thing about a bad call), op_infer()
+ * typed parameters. op_bind() maps a call's arguments onto them through args_match(), the
+ * binder of every built-in (eager built-ins and the static compiler both use it, so both
+ * say the same thing about a bad call), op_infer()
  * gives result shapes and dtypes through the row's infer_<impl>, and op_run() allocates
  * the results and hands the call to the device that holds the operands. */
 #include <math.h>
@@ -66,6 +67,7 @@ static void parse_param(OpDef *d, const char *text, size_t len, int *nint, int *
     if (i == n) table_abort(d, "unknown parameter type");
     p->type = param_types[i].type;
     p->required = !eq && p->type != P_TOPT;
+    if (p->required && d->nparams > 1 && !d->params[d->nparams - 2].required) table_abort(d, "a required parameter after an optional one");
     p->default_nil = p->type == P_TOPT || (eq && !strcmp(eq + 1, "nil"));
     if (eq && !p->default_nil) p->default_num = !strcmp(eq + 1, "true") ? 1 : !strcmp(eq + 1, "false") ? 0 : atof(eq + 1);
     if (eq && p->type == P_REDOP) {
@@ -136,33 +138,57 @@ void op_arg_shape(const OpArg *a, Shape *s) {
 
 /* ---------- binding ---------- */
 
+bool args_match(const char *fname, const char *const *params, int nreq, int npos, const char *const *kwn, int nkw,
+                int *which, char *err, size_t n) {
+    int np = 0;
+    while (params[np]) np++;
+    if (np == 0 && npos + nkw > 0) {
+        snprintf(err, n, "%s() takes no arguments", fname);
+        return false;
+    }
+    if (npos > np) {
+        snprintf(err, n, "%s() takes at most %d argument%s but %d were given", fname, np, np == 1 ? "" : "s", npos);
+        return false;
+    }
+    for (int i = 0; i < np; i++) which[i] = i < npos ? i : -1;
+    for (int k = 0; k < nkw; k++) {
+        int i = 0;
+        while (i < np && strcmp(params[i], kwn[k])) i++;
+        if (i == np) {
+            snprintf(err, n, "%s() got an unknown keyword argument '%s'", fname, kwn[k]);
+            return false;
+        }
+        if (which[i] >= 0) {
+            snprintf(err, n, "%s() got multiple values for parameter '%s'", fname, params[i]);
+            return false;
+        }
+        which[i] = npos + k;
+    }
+    for (int i = 0; i < nreq; i++)
+        if (which[i] < 0) {
+            snprintf(err, n, "%s() missing argument '%s'", fname, params[i]);
+            return false;
+        }
+    return true;
+}
+
 int op_bind(OpCode op, int nargs, const char *const *kwnames, int nkw, int *which) {
     const OpDef *d = op_def(op);
-    int np = d->nparams;
-    if (nargs > np) {
-        op_fail("%s() takes at most %d argument%s but %d were given", d->name, np, np == 1 ? "" : "s", nargs);
-        return -1;
+    if (nkw == 0 && nargs <= d->nparams && (nargs == d->nparams || !d->params[nargs].required)) {
+        for (int p = 0; p < d->nparams; p++) which[p] = p < nargs ? p : -1;
+        return 0;   /* the usual call, positional with the required ones (the first): args_match's answer */
     }
-    for (int p = 0; p < np; p++) which[p] = p < nargs ? p : -1;
-    for (int k = 0; k < nkw; k++) {
-        int p = 0;
-        while (p < np && strcmp(d->params[p].name, kwnames[k])) p++;
-        if (p == np) {
-            op_fail("%s() got an unknown keyword argument '%s'", d->name, kwnames[k]);
-            return -1;
-        }
-        if (which[p] >= 0) {
-            op_fail("%s() got multiple values for parameter '%s'", d->name, d->params[p].name);
-            return -1;
-        }
-        which[p] = nargs + k;
+    const char *names[OP_MAX_PARAMS + 1];
+    int nreq = 0;
+    for (int p = 0; p < d->nparams; p++) {
+        names[p] = d->params[p].name;
+        nreq += d->params[p].required;   /* the first ones (parse_param) */
     }
-    for (int p = 0; p < np; p++)
-        if (d->params[p].required && which[p] < 0) {
-            op_fail("%s() missing argument '%s'", d->name, d->params[p].name);
-            return -1;
-        }
-    return 0;
+    names[d->nparams] = NULL;
+    char err[300];
+    if (args_match(d->name, names, nreq, nargs, kwnames, nkw, which, err, sizeof err)) return 0;
+    op_fail("%s", err);
+    return -1;
 }
 
 /* ---------- promotion ---------- */

@@ -149,9 +149,12 @@ static inline bool op_given(const OpCall *c, int p) { return (c->at->given >> p)
 
 /* ---------- binding (shared by eager built-ins and the static compiler) ---------- */
 
-/* Maps a call's arguments onto op's parameters: which[p] is the positional argument index,
- * nargs + k for keyword k, or -1 when the parameter takes its default. 0, or -1 with the
- * message ("NAME() missing argument 'P'", "... got an unknown keyword argument 'K'", ...). */
+/* Which argument binds each parameter of fname(params), the first nreq required: which[i] is an
+ * index into the npos positional arguments, npos + k for keyword k, or -1 (its default). false
+ * with the message in err ("NAME() missing argument 'P'", ...). The one binding of ops
+ * (op_bind: 0, or -1 with the message), the other built-ins (args_bind) and static code. */
+bool args_match(const char *fname, const char *const *params, int nreq, int npos, const char *const *kwn, int nkw,
+                int *which, char *err, size_t n);
 int op_bind(OpCode op, int nargs, const char *const *kwnames, int nkw, int *which);
 
 /* ---------- inference and execution ---------- */

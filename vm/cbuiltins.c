@@ -3,31 +3,30 @@
  * one OP instruction). A built-in that is not an op compiles by the rule its table row
  * gives (BuiltinDef.stat, lang/builtins.h, read through ObjBuiltin.def, never its name):
  * the pure ones (ST_FOLDS) fold at compile time through their eager implementation;
- * print/assert act in program order. Anything else is reported unsupported (the code then
- * runs eagerly, and TSL_EXPLAIN says why). */
+ * print/assert act in program order. Arguments bind by the row's signature, with eager's
+ * binder and messages (bind_row); a rule whose argument kinds do not fit, and anything else,
+ * is reported unsupported (the code then runs eagerly, with eager's messages, and
+ * TSL_EXPLAIN says why). */
 #include "comp.h"
 #include "opargs.h"
 #include "dist.h"
 
 /* ---------- built-ins ---------- */
 
-static bool bind(Comp *c, const char *fname, const char *const *params, int nreq, AVal *args, int nargs, char **kwn,
-                 AVal *kw, int nkw, AVal *out) {
-    int np = 0;
-    while (params[np]) np++;
-    if (nargs > np) {
-        cc_error_at(c, c->loc, "%s() takes at most %d argument%s but %d were given", fname, np, np == 1 ? "" : "s", nargs);
+/* Binds a call of built-in b by its row's signature, with the binder and messages of eager
+ * built-ins (lang/builtins.c): v[i] is parameter i's argument, AV_NONE when omitted. false when
+ * the signature is not a plain list (nothing bound) or on an error (c->failed). */
+static bool bind_row(Comp *c, ObjBuiltin *b, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, AVal *v) {
+    const char *params[ARGS_MAX + 1];
+    char buf[128], err[300];
+    int which[ARGS_MAX];
+    int nreq = builtin_params(b->def, params, buf, sizeof buf);
+    if (nreq < 0) return false;
+    if (!args_match(b->name, params, nreq, nargs, (const char *const *)kwn, nkw, which, err, sizeof err)) {
+        cc_error_at(c, c->loc, "%s", err);
         return false;
     }
-    for (int i = 0; i < np; i++) out[i] = i < nargs ? args[i] : FAILV;
-    for (int k = 0; k < nkw; k++) {
-        int i = 0;
-        while (i < np && strcmp(params[i], kwn[k])) i++;
-        if (i == np) { cc_error_at(c, c->loc, "%s() got an unknown keyword argument '%s'", fname, kwn[k]); return false; }
-        out[i] = kw[k];
-    }
-    for (int i = 0; i < nreq; i++)
-        if (out[i].kind == AV_NONE) { cc_error_at(c, c->loc, "%s() missing argument '%s'", fname, params[i]); return false; }
+    for (int i = 0; params[i]; i++) v[i] = which[i] < 0 ? FAILV : which[i] < nargs ? args[which[i]] : kw[which[i] - nargs];
     return true;
 }
 
@@ -56,10 +55,7 @@ static AVal builtin_print(Comp *c, AVal *args, int nargs, int nkw) {
     return cc_const_av(NIL_VAL);
 }
 
-static AVal builtin_assert(Comp *c, AVal *args, int nargs, char **kwn, AVal *kw, int nkw) {
-    static const char *const p[] = { "cond", "message", NULL };
-    AVal v[2];
-    if (!bind(c, "assert", p, 1, args, nargs, kwn, kw, nkw, v)) return FAILV;
+static AVal builtin_assert(Comp *c, AVal *v) {
     int reg = -1, t = cc_truth(c, v[0], &reg, c->loc);
     if (c->failed) return FAILV;
     if (t == 1) return cc_const_av(NIL_VAL);
@@ -306,54 +302,114 @@ AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw,
     }
     return cc_emit_op(c, op, ops, n, &at);
 }
-/* Built-ins that are not ops, on values known only at run time: tensor() of a tensor,
- * bool() of a tensor (its truth value), to(t, "cpu"), seed(n). true with the result in *r. */
-static bool builtin_on_runtime_values(Comp *c, int rule, ObjBuiltin *b, AVal *args, int nargs, char **kwn,
-                                      AVal *kw, int nkw, AVal *r) {
-    if (rule == ST_TENSOR && nargs >= 1 && args[0].kind == AV_TENSOR) {
-        bool with_dtype = nargs == 2 || nkw == 1;
-        *r = with_dtype ? cc_call_op(c, OP_ASTYPE, args, nargs, kwn, kw, nkw) : args[0];   /* tensors are immutable */
-        return true;
+/* to(t, device) of a tensor: the eager built-in on a stand-in tensor says whether the device is
+ * available; static graphs run on the CPU, so moving to the GPU is eager code's. */
+static AVal builtin_to(Comp *c, ObjBuiltin *b, AVal *v) {
+    Value probe[2] = { TENSOR_VAL(tensor_scalar(DT_F32, 0)), v[1].k };
+    CallArgs ca = { probe, 2, NULL, NULL, 0 };
+    Value x = b->fn(c->I, &ca);
+    val_release(probe[0]);
+    if (IS_ERR(x)) return cc_folded(c, x, c->loc);
+    bool gpu = x.type == VAL_TENSOR && x.as.t->device != DEV_CPU;
+    val_release(x);
+    return gpu ? cc_unsupported(c, "to() a GPU (static graphs run on the CPU only, so far)") : v[0];
+}
+
+/* item(x) or float(x) of a tensor or number known only at run time. */
+static AVal builtin_item(Comp *c, int rule, const char *name, AVal x, SrcLoc loc) {
+    if (x.kind == AV_NUM) return x;
+    if (shape_count(&x.shape) != 1) {
+        char m[128];
+        return cc_error_at(c, loc, "%s", one_element_message(m, sizeof m, name, shape_count(&x.shape)));
     }
-    if (rule == ST_BOOL && nargs == 1 && nkw == 0 && args[0].kind == AV_TENSOR) {
-        int reg;
-        int t = cc_truth(c, args[0], &reg, c->loc);
-        *r = c->failed ? FAILV : t >= 0 ? cc_bool_const(t) : (AVal){ .kind = AV_NUM, .reg = reg, .is_bool = true };
-        return true;
+    if (cgrad_tracked(c, x.reg)) cgrad_cut(c, name, loc);
+    AVal r = { .kind = AV_NUM, .reg = cc_new_num(c, x.dtype == DT_BOOL && rule == ST_ITEM) };
+    Ins *in = cc_emit(c, I_ITEM);
+    in->dst = r.reg;
+    in->a = x.reg;
+    r.is_bool = c->g->regs[r.reg].is_bool;
+    return r;
+}
+
+/* insert(l, i, x) into a list the static code made. */
+static AVal builtin_insert(Comp *c, AVal *v, SrcLoc loc) {
+    AStruct *st = v[0].st;
+    double x;
+    if (!cc_need_const(c, &v[1], &x, "insert()'s index")) return FAILV;
+    if (x != floor(x)) return cc_error_at(c, loc, "insert(): 'i' must be an integer, got %g", x);
+    if (x < 0) x += st->n;   /* clamped to the ends, as eagerly */
+    int at = x < 0 ? 0 : x > st->n ? st->n : (int)x;
+    cc_astruct_push(c, st, NULL, v[2]);
+    memmove(st->items + at + 1, st->items + at, sizeof(AVal) * (size_t)(st->n - 1 - at));
+    st->items[at] = v[2];
+    return cc_const_av(NIL_VAL);
+}
+
+/* The rules on values bound to the row's parameters (v), where the kinds fit; FAILV with
+ * nothing reported where they do not (the call then runs eagerly, with eager's messages). */
+static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc loc) {
+    bool onto_new_list = v[0].kind == AV_LIST && v[0].st->obj < 0;
+    const char *name = b->name;
+    int reg, t;
+    int64_t n;
+    switch (rule) {
+    case ST_TENSOR:   /* of a tensor: itself (tensors are immutable), or astype */
+        if (v[0].kind != AV_TENSOR) return FAILV;
+        return v[1].kind != AV_NONE ? cc_call_op(c, OP_ASTYPE, v, 2, NULL, NULL, 0) : v[0];
+    case ST_BOOL:   /* of a tensor: its truth value */
+        if (v[0].kind != AV_TENSOR) return FAILV;
+        t = cc_truth(c, v[0], &reg, c->loc);
+        return c->failed ? FAILV : t >= 0 ? cc_bool_const(t) : (AVal){ .kind = AV_NUM, .reg = reg, .is_bool = true };
+    case ST_TO: return v[0].kind == AV_TENSOR && v[1].kind == AV_CONST ? builtin_to(c, b, v) : FAILV;
+    case ST_SEED:
+        if (!cc_need_int(c, &v[0], &n, "seed()'s argument")) return FAILV;
+        cc_emit(c, I_SEED)->imm = (double)n;
+        return cc_const_av(NIL_VAL);
+    case ST_STATIC_MODE: return cc_const_av(cc_keep_value(c, val_cstr("static")));
+    case ST_ASSERT: return builtin_assert(c, v);
+    case ST_ITEM:
+    case ST_FLOAT:
+        return v[0].kind == AV_TENSOR || v[0].kind == AV_NUM ? builtin_item(c, rule, name, v[0], loc) : FAILV;
+    case ST_LEN:
+        if (v[0].kind == AV_LIST || v[0].kind == AV_DICT) return cc_num_const(v[0].st->n);
+        if (v[0].kind == AV_TENSOR && v[0].shape.ndim > 0) return cc_num_const((double)v[0].shape.d[0]);
+        return FAILV;
+    case ST_TYPE: {
+        const char *type = v[0].kind == AV_NUM ? (v[0].is_bool ? "bool" : "number")
+                        : v[0].kind == AV_TENSOR ? "tensor" : v[0].kind == AV_LIST ? "list"
+                        : v[0].kind == AV_DICT ? "dict" : v[0].kind == AV_CLOSURE ? "function"
+                        : val_type_name(v[0].k);
+        return cc_const_av(cc_keep_value(c, val_cstr(type)));
     }
-    if (rule == ST_TO && nargs == 2 && nkw == 0 && args[0].kind == AV_TENSOR && args[1].kind == AV_CONST) {
-        /* the eager built-in on a stand-in tensor says whether the device is available */
-        Value probe[2] = { TENSOR_VAL(tensor_scalar(DT_F32, 0)), args[1].k };
-        CallArgs ca = { probe, 2, NULL, NULL, 0 };
-        Value v = b->fn(c->I, &ca);
-        val_release(probe[0]);
-        if (IS_ERR(v)) {
-            *r = cc_folded(c, v, c->loc);
-            return true;
-        }
-        bool gpu = v.type == VAL_TENSOR && v.as.t->device != DEV_CPU;
-        val_release(v);
-        /* static graphs run on the CPU: moving to the GPU is eager code's */
-        *r = gpu ? cc_unsupported(c, "to() a GPU (static graphs run on the CPU only, so far)") : args[0];
-        return true;
+    case ST_PUSH:
+    case ST_EXTEND:
+        if (!onto_new_list || (rule == ST_EXTEND && v[1].kind != AV_LIST)) return FAILV;
+        /* extend(l, l) appends l's items once */
+        for (int i = 0, n = rule == ST_PUSH ? 1 : v[1].st->n; i < n; i++)
+            cc_astruct_push(c, v[0].st, NULL, rule == ST_PUSH ? v[1] : v[1].st->items[i]);
+        return cc_const_av(NIL_VAL);
+    case ST_INSERT: return onto_new_list ? builtin_insert(c, v, loc) : FAILV;
+    case ST_REVERSED:
+    case ST_KEYS: {
+        if (v[0].kind != (rule == ST_KEYS ? AV_DICT : AV_LIST)) return FAILV;
+        AStruct *st = cc_astruct_new(c, false);   /* a new list: tensors stay inputs */
+        for (int i = 0, n = v[0].st->n; i < n; i++)
+            cc_astruct_push(c, st, NULL, rule == ST_REVERSED ? v[0].st->items[n - 1 - i]
+                                         : cc_const_av(cc_keep_value(c, val_cstr(v[0].st->keys[i]))));
+        return (AVal){ .kind = AV_LIST, .st = st, .reg = -1 };
     }
-    if (rule == ST_SEED && nargs == 1 && nkw == 0) {
-        int64_t n;
-        if (!cc_need_int(c, &args[0], &n, "seed()'s argument")) {
-            *r = FAILV;
-            return true;
-        }
-        Ins *in = cc_emit(c, I_SEED);
-        in->imm = (double)n;
-        *r = cc_const_av(NIL_VAL);
-        return true;
+    case ST_GET: {
+        if (v[0].kind != AV_DICT || v[1].kind != AV_CONST || v[1].k.type != VAL_STR) return FAILV;
+        int at = cc_astruct_find(v[0].st, AS_STR(v[1].k)->chars);
+        return at >= 0 ? v[0].st->items[at] : v[2].kind != AV_NONE ? v[2] : cc_const_av(NIL_VAL);
     }
-    return false;
+    }
+    return FAILV;
 }
 
 /* A call of built-in b in static code: its row's ST_* rule says how (lang/builtins.h), or
  * it is an op of ops.def; a built-in known by neither (a loaded graph, whatever its name)
- * runs eagerly. */
+ * runs eagerly. Arguments bind by the row's signature, as eagerly (bind_row). */
 AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, int nargs, char **kwn, AVal *kw,
                             int nkw, SrcLoc loc) {
     c->loc = loc;
@@ -367,14 +423,15 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
     if (rule == ST_GRAD || rule == ST_VALUE_AND_GRAD || rule == ST_EAGER || (b && b->bound.type != VAL_NIL))
         return cc_unsupported(c, "%s() runs eagerly in static code", name);
     if (rule == ST_PRINT) return builtin_print(c, args, nargs, nkw);
-    if (rule == ST_STATIC_MODE && nargs == 0 && nkw == 0) return cc_const_av(cc_keep_value(c, val_cstr("static")));
-    if (rule == ST_ASSERT) return builtin_assert(c, args, nargs, kwn, kw, nkw);
     OpCode op = b && !b->def ? op_by_name(name) : OP__COUNT;
     if (op < OP__COUNT && b->fn == op_builtins[op]) return cc_call_op(c, op, args, nargs, kwn, kw, nkw);
+    AVal v[ARGS_MAX] = { 0 };   /* kind AV_NONE: not given */
+    bool bound = rule != ST_NONE && bind_row(c, b, args, nargs, kwn, kw, nkw, v);
+    if (c->failed) return FAILV;
     /* constants of the process (its place in the MPI job), so shard sizes are known shapes */
-    if ((rule == ST_RANK || rule == ST_WORLD_SIZE) && nargs == 0 && nkw == 0) {
-        int v = rule == ST_RANK ? dist_rank() : dist_size();
-        return dist_start() ? cc_error_at(c, loc, "%s", op_error()) : cc_num_const(v);
+    if (bound && (rule == ST_RANK || rule == ST_WORLD_SIZE)) {
+        int n = rule == ST_RANK ? dist_rank() : dist_size();
+        return dist_start() ? cc_error_at(c, loc, "%s", op_error()) : cc_num_const(n);
     }
     /* sorted() with a key calls it: folding would run a TSL function (and its prints) while compiling */
     bool calls_back = rule == ST_SORTED && (nargs > 1 || (nkw && strcmp(kwn[0], "reverse")) || nkw > 1);
@@ -382,74 +439,7 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
         AVal r;
         if (fold_builtin(c, b, args, nargs, kwn, kw, nkw, &r)) return c->failed ? FAILV : r;
     }
-    AVal r;
-    if (builtin_on_runtime_values(c, rule, b, args, nargs, kwn, kw, nkw, &r)) return r;
-    if ((rule == ST_ITEM || rule == ST_FLOAT) && nargs == 1 && args[0].kind == AV_TENSOR) {
-        if (shape_count(&args[0].shape) != 1)
-            return rule == ST_ITEM
-                       ? cc_error_at(c, loc, "item(): the tensor has %lld elements, not one", (long long)shape_count(&args[0].shape))
-                       : cc_error_at(c, loc, "float(): only a one-element tensor converts to a number");
-        if (cgrad_tracked(c, args[0].reg)) cgrad_cut(c, name, loc);
-        AVal r = { .kind = AV_NUM, .reg = cc_new_num(c, args[0].dtype == DT_BOOL && rule == ST_ITEM) };
-        Ins *in = cc_emit(c, I_ITEM);
-        in->dst = r.reg;
-        in->a = args[0].reg;
-        r.is_bool = c->g->regs[r.reg].is_bool;
-        return r;
-    }
-    if ((rule == ST_ITEM || rule == ST_FLOAT) && nargs == 1 && args[0].kind == AV_NUM) return args[0];
-    if (rule == ST_LEN && nargs == 1) {
-        if (args[0].kind == AV_LIST || args[0].kind == AV_DICT) return cc_num_const(args[0].st->n);
-        if (args[0].kind == AV_TENSOR && args[0].shape.ndim > 0) return cc_num_const((double)args[0].shape.d[0]);
-    }
-    if (rule == ST_TYPE && nargs == 1) {
-        const char *t = args[0].kind == AV_NUM ? (args[0].is_bool ? "bool" : "number")
-                        : args[0].kind == AV_TENSOR ? "tensor" : args[0].kind == AV_LIST ? "list"
-                        : args[0].kind == AV_DICT ? "dict" : args[0].kind == AV_CLOSURE ? "function"
-                        : val_type_name(args[0].k);
-        return cc_const_av(cc_keep_value(c, val_cstr(t)));
-    }
-    if (rule == ST_PUSH && nargs == 2 && args[0].kind == AV_LIST) {
-        if (args[0].st->obj >= 0) return cc_unsupported(c, "push() onto a list that exists outside the static code");
-        cc_astruct_push(c, args[0].st, NULL, args[1]);
-        return cc_const_av(NIL_VAL);
-    }
-    if (rule == ST_EXTEND && nargs == 2 && nkw == 0 && args[0].kind == AV_LIST && args[1].kind == AV_LIST) {
-        if (args[0].st->obj >= 0) return cc_unsupported(c, "extend() of a list that exists outside the static code");
-        int n = args[1].st->n;   /* extend(l, l) appends l's items once */
-        for (int i = 0; i < n; i++) cc_astruct_push(c, args[0].st, NULL, args[1].st->items[i]);
-        return cc_const_av(NIL_VAL);
-    }
-    if (rule == ST_INSERT && nargs == 3 && nkw == 0 && args[0].kind == AV_LIST) {
-        AStruct *st = args[0].st;
-        if (st->obj >= 0) return cc_unsupported(c, "insert() into a list that exists outside the static code");
-        double x;
-        if (!cc_need_const(c, &args[1], &x, "insert()'s index")) return FAILV;
-        if (x != floor(x)) return cc_error_at(c, loc, "insert(): 'i' must be an integer, got %g", x);
-        if (x < 0) x += st->n;   /* clamped to the ends, as eagerly */
-        int at = x < 0 ? 0 : x > st->n ? st->n : (int)x;
-        cc_astruct_push(c, st, NULL, args[2]);
-        memmove(st->items + at + 1, st->items + at, sizeof(AVal) * (size_t)(st->n - 1 - at));
-        st->items[at] = args[2];
-        return cc_const_av(NIL_VAL);
-    }
-    if (rule == ST_REVERSED && nargs == 1 && nkw == 0 && args[0].kind == AV_LIST) {
-        AStruct *st = cc_astruct_new(c, false);   /* a new list of the same items: tensors stay inputs */
-        for (int i = args[0].st->n - 1; i >= 0; i--) cc_astruct_push(c, st, NULL, args[0].st->items[i]);
-        return (AVal){ .kind = AV_LIST, .st = st, .reg = -1 };
-    }
-    if (rule == ST_KEYS && nargs == 1 && args[0].kind == AV_DICT) {
-        AStruct *st = cc_astruct_new(c, false);
-        for (int i = 0; i < args[0].st->n; i++)
-            cc_astruct_push(c, st, NULL, cc_const_av(cc_keep_value(c, val_cstr(args[0].st->keys[i]))));
-        return (AVal){ .kind = AV_LIST, .st = st, .reg = -1 };
-    }
-    if (rule == ST_GET && nargs >= 2 && args[0].kind == AV_DICT && args[1].kind == AV_CONST &&
-        args[1].k.type == VAL_STR) {
-        int at = cc_astruct_find(args[0].st, AS_STR(args[1].k)->chars);
-        if (at >= 0) return args[0].st->items[at];
-        return nargs > 2 ? args[2] : cc_const_av(NIL_VAL);
-    }
+    AVal r = bound ? builtin_by_rule(c, rule, b, v, loc) : FAILV;
+    if (r.kind != AV_NONE || c->failed) return r;
     return cc_unsupported(c, "%s() with these arguments is not supported in static code yet", name);
 }
-

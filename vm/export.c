@@ -11,6 +11,7 @@
 #include <string.h>
 #include "graphfile.h"
 #include "opt.h"
+#include "guard.h"
 
 /* ---------- from a compiled graph ---------- */
 
@@ -94,15 +95,6 @@ static bool bind_captured(GraphFile *gf, Guard *gd, Value v, char *err, size_t e
     return true;
 }
 
-static bool guard_on_arg_ok(const Graph *g, const Guard *gd, char *err, size_t errlen) {
-    if (gd->kind != G_CONST) return true;
-    ValType t = gd->k.type;
-    if (t == VAL_NIL || t == VAL_BOOL || t == VAL_NUM || t == VAL_STR || t == VAL_UNDEF) return true;
-    snprintf(err, errlen, "argument '%s' is a %s; an exported graph takes tensors, numbers, strings, lists and dicts",
-             g->inputs[gd->input].name ? g->inputs[gd->input].name : "?", val_type_name(gd->k));
-    return false;
-}
-
 /* Keeps the inputs that come from arguments, renumbered; captured ones become bindings. */
 static bool split_inputs(GraphFile *gf, const Value *vals, char *err, size_t errlen) {
     Graph *g = gf->g;
@@ -120,7 +112,7 @@ static bool split_inputs(GraphFile *gf, const Value *vals, char *err, size_t err
             mem_free(gd.keys);
             continue;
         }
-        ok = ok && guard_on_arg_ok(g, &gd, err, errlen);
+        ok = ok && !guard_unstorable(g, &gd, err, errlen);
         gd.input = newidx[gd.input];
         g->guards[ng++] = gd;
     }

@@ -18,6 +18,7 @@
 #include "model.h"
 #include "graphfile.h"
 #include "vm.h"
+#include "guard.h"
 #include "ctx.h"
 #include "autograd.h"
 
@@ -216,82 +217,12 @@ static void bind_constants(const Model *m, VmRegs *r) {
 /* After a run the registers of inputs and constants let go (the caller's tensors are not
  * kept alive by the session); intermediates stay for the next run. */
 static void unbind(const Model *m, VmRegs *r) {
-    const Graph *g = m->gf->g;
-    for (int i = 0; i < g->nguards; i++) {
-        int reg = g->guards[i].reg;
-        if (reg >= 0 && g->regs[reg].kind == R_TENSOR) {
-            tensor_release(r->ten[reg]);
-            r->ten[reg] = NULL;
-        }
-    }
+    guards_unbind(m->gf->g, r);
     for (int i = 0; i < m->gf->nbinds; i++)
         if (m->gf->binds[i].is_tensor) {
             tensor_release(r->ten[m->gf->binds[i].reg]);
             r->ten[m->gf->binds[i].reg] = NULL;
         }
-}
-
-static const char *arg_name(const Model *m, const Guard *gd) {
-    const char *n = m->gf->g->inputs[gd->input].name;
-    return n ? n : "?";
-}
-
-/* Whether v passes guard gd; the message names the argument when it does not. A tensor on
- * the GPU passes only where any_device (load()'s functions; the C API's run on the CPU). */
-static bool arg_ok(const Model *m, const Guard *gd, Value v, bool any_device, char *err, size_t errlen) {
-    char b1[300], b2[300];
-    const char *name = arg_name(m, gd);
-    if (v.type == VAL_UNDEF && !(gd->kind == G_CONST && gd->k.type == VAL_UNDEF)) {
-        snprintf(err, errlen, "missing argument '%s'", name);
-        return false;
-    }
-    switch (gd->kind) {
-    case G_TENSOR:
-        if (v.type != VAL_TENSOR) {
-            snprintf(err, errlen, "argument '%s' must be a %s tensor of shape %s, got %s", name, dtype_name(gd->dtype),
-                     shape_str(&gd->shape, b1, sizeof b1), v.type == VAL_UNDEF ? "nothing" : val_type_name(v));
-            return false;
-        }
-        Shape s;
-        shape_of(v.as.t, &s);
-        if (v.as.t->dtype == gd->dtype && shape_equal(&s, &gd->shape) && (any_device || v.as.t->device == DEV_CPU))
-            return true;
-        snprintf(err, errlen, "argument '%s' must be %s %s (as exported), got %s %s%s", name, dtype_name(gd->dtype),
-                 shape_str(&gd->shape, b1, sizeof b1), dtype_name(v.as.t->dtype), shape_str(&s, b2, sizeof b2),
-                 v.as.t->device == DEV_CPU ? "" : " on the GPU");
-        return false;
-    case G_NUMBER:
-        if (v.type == VAL_NUM) return true;
-        snprintf(err, errlen, "argument '%s' must be a number, got %s", name, v.type == VAL_UNDEF ? "nothing" : val_type_name(v));
-        return false;
-    case G_NUMBER_EQ:
-        if (v.type == VAL_NUM && !memcmp(&v.as.n, &gd->num, sizeof(double))) return true;
-        snprintf(err, errlen, "argument '%s' must be %.17g, the value it was exported with (the graph depends on it)", name, gd->num);
-        return false;
-    case G_CONST:
-        if (gd->k.type == VAL_UNDEF ? v.type == VAL_UNDEF : (v.type == gd->k.type && val_equal(v, gd->k))) return true;
-        if (gd->k.type == VAL_UNDEF) snprintf(err, errlen, "argument '%s' must be omitted (it was when the graph was exported)", name);
-        else {
-            StrBuf b = { 0 };
-            fmt_value(&b, gd->k, true);
-            snprintf(err, errlen, "argument '%s' must be %s, the value it was exported with", name, b.s ? b.s : "?");
-            sb_free(&b);
-        }
-        return false;
-    case G_LIST:
-        if (v.type == VAL_LIST && AS_LIST(v)->len == gd->n) return true;
-        snprintf(err, errlen, "argument '%s' must be a list of %d items, as exported", name, gd->n);
-        return false;
-    case G_DICT:
-        if (v.type == VAL_DICT && AS_DICT(v)->len == gd->n) {
-            int k = 0;
-            while (k < gd->n && !strcmp(AS_DICT(v)->entries[k].key->chars, gd->keys[k])) k++;
-            if (k == gd->n) return true;
-        }
-        snprintf(err, errlen, "argument '%s' must be a dict with the keys it was exported with (%d of them, in order)", name, gd->n);
-        return false;
-    }
-    return false;
 }
 
 /* Runs the bound registers. 0, or -1 with the error set in I (located in the model). */
@@ -372,18 +303,18 @@ static bool bind_inputs(ModelSession *s, Tensor *const *in, int nin, char *err, 
     for (int i = 0; i < nin; i++) {
         const Guard *gd = &g->guards[m->leaves[i]];
         if (!in[i]) {
-            snprintf(err, errlen, "argument '%s' is missing", arg_name(m, gd));
+            snprintf(err, errlen, "argument '%s' is missing", guard_name(g, gd));
             return false;
         }
         Value v = TENSOR_VAL(in[i]);
         if (gd->kind != G_TENSOR) {   /* a number argument, passed as a one-element tensor */
             if (in[i]->size != 1) {
-                snprintf(err, errlen, "argument '%s' must be a number (a one-element tensor)", arg_name(m, gd));
+                snprintf(err, errlen, "argument '%s' must be a number (a one-element tensor)", guard_name(g, gd));
                 return false;
             }
             v = NUM_VAL(tensor_get(in[i], 0));
         }
-        if (!arg_ok(m, gd, v, false, err, errlen)) return false;
+        if (guard_check(m->gf->g, gd, v, false, err, errlen)) return false;
     }
     for (int i = 0; i < nin; i++) {
         const Guard *gd = &g->guards[m->leaves[i]];
@@ -540,7 +471,7 @@ static Value call_loaded(Interp *I, CallArgs *a) {
     static_fetch_args(g, params, vals);
     char err[700];
     for (int i = 0; i < g->nguards; i++)
-        if (!arg_ok(m, &g->guards[i], vals[g->guards[i].input], true, err, sizeof err)) {
+        if (guard_check(g, &g->guards[i], vals[g->guards[i].input], true, err, sizeof err)) {
             mem_free(params);
             return interp_error(I, "%s(): %s", m->gf->name, err);
         }
@@ -554,12 +485,7 @@ static Value call_loaded(Interp *I, CallArgs *a) {
     if (own && !l->r) l->r = vm_regs_new(g);
     VmRegs *r = own ? l->r : vm_regs_new(g);
     l->busy = true;
-    for (int i = 0; i < g->nguards; i++) {
-        const Guard *gd = &g->guards[i];
-        Value v = vals[gd->input];
-        if (gd->reg >= 0 && v.type == VAL_TENSOR) r->ten[gd->reg] = tensor_retain(v.as.t);
-        else if (gd->reg >= 0 && v.type == VAL_NUM) r->num[gd->reg] = v.as.n;
-    }
+    guards_bind(g, vals, r);
     mem_free(params);
     r->consts = consts;
     Value result = exec_loaded(I, m, r, d) ? ERR_VAL : g->has_result ? vm_operand(I, (Graph *)g, r, &g->result) : NIL_VAL;

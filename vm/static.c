@@ -16,6 +16,7 @@
 #include "opt.h"
 #include "mem.h"
 #include "vm.h"
+#include "guard.h"
 
 #define CACHE_MAX 8
 
@@ -162,65 +163,9 @@ static void fetch_inputs(Graph *g, Env *e, Value *vals) {
     for (int i = 0; i < g->ninputs; i++) vals[i] = fetch_one(g, e, vals, i);
 }
 
-static const char *kind_word(Value v) { return val_type_name(v); }
-
-/* Whether v passes guard gd; when it does not and why != NULL, says what changed. */
-static bool guard_ok(Graph *g, Guard *gd, Value v, char *why, size_t n) {
-    const char *name = g->inputs[gd->input].name ? g->inputs[gd->input].name : "?";
-    char b1[600], b2[600];
-    switch (gd->kind) {
-    case G_TENSOR: {
-        if (v.type != VAL_TENSOR) {
-            if (why) snprintf(why, n, "'%s' was a tensor, now a %s", name, kind_word(v));
-            return false;
-        }
-        Tensor *t = v.as.t;
-        Shape s;
-        shape_of(t, &s);
-        if (t->dtype == gd->dtype && shape_equal(&s, &gd->shape)) return true;
-        if (why)
-            snprintf(why, n, "'%s' changed from %s %s to %s %s", name, dtype_name(gd->dtype),
-                     shape_str(&gd->shape, b1, sizeof b1), dtype_name(t->dtype), shape_str(&s, b2, sizeof b2));
-        return false;
-    }
-    case G_NUMBER:
-        if (v.type == VAL_NUM) return true;
-        if (why) snprintf(why, n, "'%s' was a number, now a %s", name, kind_word(v));
-        return false;
-    case G_NUMBER_EQ:
-        if (v.type == VAL_NUM && memcmp(&v.as.n, &gd->num, sizeof(double)) == 0) return true;
-        if (why) {
-            if (v.type == VAL_NUM) snprintf(why, n, "guard '%s' == %g failed: it is now %g", name, gd->num, v.as.n);
-            else snprintf(why, n, "'%s' was a number, now a %s", name, kind_word(v));
-        }
-        return false;
-    case G_CONST:
-        if (gd->k.type == VAL_UNDEF && v.type == VAL_UNDEF) return true;   /* an omitted argument */
-        if (v.type == gd->k.type &&
-            (v.type == VAL_FUNC ? v.as.o == gd->k.as.o : val_equal(v, gd->k)))
-            return true;
-        if (why) snprintf(why, n, "guard on '%s' failed: a different %s", name, kind_word(v));
-        return false;
-    case G_LIST:
-        if (v.type == VAL_LIST && AS_LIST(v)->len == gd->n) return true;
-        if (why) snprintf(why, n, "the structure of '%s' changed (list of %d)", name, gd->n);
-        return false;
-    case G_DICT:
-        if (v.type == VAL_DICT && AS_DICT(v)->len == gd->n) {
-            ObjDict *d = AS_DICT(v);
-            int k = 0;
-            while (k < gd->n && !strcmp(d->entries[k].key->chars, gd->keys[k])) k++;
-            if (k == gd->n) return true;
-        }
-        if (why) snprintf(why, n, "the keys of '%s' changed", name);
-        return false;
-    }
-    return false;
-}
-
 static bool guards_pass(Graph *g, Value *vals, char *why, size_t n) {
     for (int i = 0; i < g->nguards; i++)
-        if (!guard_ok(g, &g->guards[i], vals[g->guards[i].input], why, n)) return false;
+        if (guard_check(g, &g->guards[i], vals[g->guards[i].input], true, why, n)) return false;
     return true;
 }
 
@@ -238,30 +183,6 @@ static VmRegs *regs_new(Graph *g) {
     r->spare = mem_calloc((size_t)g->nregs + 1, sizeof(Tensor *));
     r->scratch = mem_calloc(1, sizeof *r->scratch);
     return r;
-}
-
-
-/* After a run: drop the references to the program's input tensors (the graph must not keep
- * them alive); intermediate tensors stay for the next run to reuse. */
-static void unbind_inputs(Graph *g, VmRegs *r) {
-    for (int i = 0; i < g->nguards; i++)
-        if (g->guards[i].reg >= 0 && g->regs[g->guards[i].reg].kind == R_TENSOR) {
-            tensor_release(r->ten[g->guards[i].reg]);
-            r->ten[g->guards[i].reg] = NULL;
-        }
-    memset(r->objs, 0, sizeof(Obj *) * (size_t)g->nobjs);
-}
-
-static void bind_inputs(Graph *g, Value *vals, VmRegs *r) {
-    for (int i = 0; i < g->nguards; i++) {
-        Guard *gd = &g->guards[i];
-        Value v = vals[gd->input];
-        if (gd->reg >= 0) {
-            if (v.type == VAL_TENSOR) r->ten[gd->reg] = tensor_retain(v.as.t);
-            else if (v.type == VAL_NUM) r->num[gd->reg] = v.as.n;
-        }
-        if (gd->obj >= 0) r->objs[gd->obj] = v.as.o;
-    }
 }
 
 static void write_output(Env *e, VmRegs *r, Output *o, Value v) {
@@ -306,7 +227,7 @@ static Value run_graph(Interp *I, Graph *g, Env *e, Value *vals, bool quiet) {
     VmRegs *rp = own ? g->rf : regs_new(g);
     VmRegs r = *rp;
     g->busy = true;
-    bind_inputs(g, vals, &r);
+    guards_bind(g, vals, &r);
     r.quiet = quiet;
     state(I)->last = g;
     Value result = NIL_VAL;
@@ -331,7 +252,7 @@ static Value run_graph(Interp *I, Graph *g, Env *e, Value *vals, bool quiet) {
     } else {
         result = ERR_VAL;
     }
-    unbind_inputs(g, &r);
+    guards_unbind(g, &r);
     if (own) {
         g->busy = false;
         warm_touch(state(I), g);

@@ -60,12 +60,65 @@ START_TEST(builtin_objects_carry_their_row) {
 }
 END_TEST
 
+/* A row's signature is its parameter spec: static code binds a call by it (vm/cbuiltins.c,
+ * through args_match), so each eager built-in must bind exactly those parameters, in that
+ * order, with as many required: one argument too many, each parameter given twice and the
+ * last required one missing get args_match's messages from the eager built-in. */
+static const char *eager_error(Interp *I, const BuiltinDef *d, int npos, const char *kw) {
+    Value pos[ARGS_MAX + 1], kwv[1] = { NIL_VAL };
+    for (int i = 0; i <= ARGS_MAX; i++) pos[i] = NIL_VAL;
+    char *kwn[1] = { (char *)kw };
+    CallArgs a = { pos, npos, kw ? kwn : NULL, kwv, kw ? 1 : 0 };
+    interp_clear_error(I);
+    Value r = d->fn(I, &a);
+    return IS_ERR(r) ? I->err_msg : "(no error)";
+}
+
+START_TEST(builtin_signatures_are_the_eager_binding) {
+    Interp *I = interp_new();
+    ck_assert_int_eq(run_in(I, "x = 1"), 0);
+    const char **names;
+    int n = builtins_names(&names), checked = 0, rules = 0;
+    for (int i = 0; i < n; i++) {
+        const BuiltinDef *d = builtin_def(names[i]);
+        const char *params[ARGS_MAX + 1];
+        char buf[128], want[300];
+        int nreq = d ? builtin_params(d, params, buf, sizeof buf) : -1;
+        if (nreq < 0) {
+            ck_assert_msg(!d || !(d->stat & ST_RULE) || (d->stat & ST_RULE) == ST_PRINT ||
+                          (d->stat & ST_RULE) == ST_CALL_GRAD || (d->stat & ST_RULE) == ST_CALL_VALUE_AND_GRAD,
+                          "%s has a static rule but no plain signature: '%s'", names[i], d ? d->signature : "");
+            continue;
+        }
+        int np = 0;
+        while (params[np]) np++;
+        int which[ARGS_MAX];
+        args_match(d->name, params, nreq, np + 1, NULL, 0, which, want, sizeof want);
+        ck_assert_str_eq(eager_error(I, d, np + 1, NULL), want);
+        for (int k = 0; k < np; k++) {
+            args_match(d->name, params, nreq, np, &params[k], 1, which, want, sizeof want);
+            ck_assert_str_eq(eager_error(I, d, np, params[k]), want);
+        }
+        if (nreq > 0) {
+            args_match(d->name, params, nreq, nreq - 1, NULL, 0, which, want, sizeof want);
+            ck_assert_str_eq(eager_error(I, d, nreq - 1, NULL), want);
+        }
+        checked++;
+        rules += (d->stat & ST_RULE) != ST_NONE;
+    }
+    ck_assert_int_ge(checked, 40);
+    ck_assert_int_ge(rules, 15);
+    interp_free(I);
+}
+END_TEST
+
 Suite *builtin_table_suite(void) {
     Suite *s = suite_create("builtin_table");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, builtin_rows_have_signature_and_doc);
     tcase_add_test(tc, builtin_rows_of_v2_builtins);
     tcase_add_test(tc, builtin_objects_carry_their_row);
+    tcase_add_test(tc, builtin_signatures_are_the_eager_binding);
     suite_add_tcase(s, tc);
     return s;
 }
