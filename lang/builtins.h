@@ -3,7 +3,7 @@
 #define TSL_BUILTINS_H
 #include "interp.h"
 
-/* How static code treats a built-in that is not an op (vm/cbuiltins.c; ops have theirs in
+/* How static code treats a built-in that is not an op (vm/compile/cbuiltins.c; ops have theirs in
  * ops.def): the rule that compiles a call of it, ST_NONE where nothing does (the code runs
  * eagerly), or'ed with ST_FOLDS when it is pure and a call whose arguments are known while
  * compiling is run then, its result a constant. */
