@@ -1,4 +1,4 @@
-/* api.h - what the files of the public API (lang/api/*.c) share: the state behind a
+/* api.h - what the files of the public API (lang/api/) share: the state behind a
  * tsl_State handle and the helpers that record a failure in it. Not installed: hosts see
  * include/tsl.h only. */
 #ifndef TSL_API_INTERNAL_H

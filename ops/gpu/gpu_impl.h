@@ -1,4 +1,4 @@
-/* gpu_impl.h - what the GPU device's files share (ops/gpu/*.c), inside the library: the
+/* gpu_impl.h - what the GPU device's files share (ops/gpu/), inside the library: the
  * started plugin, GPU tensors' memory, and each op family's supports / run functions that
  * gpu.c's registry entry dispatches to.
  *
