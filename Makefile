@@ -14,7 +14,10 @@ OPT     ?= -O2 -g
 # -fPIC so the same objects make libtsl.so; -fvisibility=hidden so only what tsl.h marks
 # TSL_API leaves it (and calls inside the library stay direct).
 PIC     := -fPIC -fvisibility=hidden -ftls-model=initial-exec
-CFLAGS  += $(CSTD) $(WARN) $(OPT) -ffp-contract=off -fno-strict-aliasing $(PIC) -Iinclude -Ilang -Iops -Ivm -I$(BUILD) \
+# The rooms (docs/internals.md) whose headers the library's files include by bare name
+# ("tensor.h", "opt.h"); ops/cpu/ and ops/gpu/cuda/ are included by path ("cpu/cpu.h").
+ROOMS   := lang lang/api ops ops/gpu vm vm/compile vm/opt vm/run vm/file
+CFLAGS  += $(CSTD) $(WARN) $(OPT) -ffp-contract=off -fno-strict-aliasing $(PIC) -Iinclude $(ROOMS:%=-I%) -I$(BUILD) \
            -I/usr/include/x86_64-linux-gnu
 # What sees the public header only (repl/, tests/api/, examples/): an #include of an internal
 # header fails to build.
@@ -36,9 +39,9 @@ DEB_PKGS := g++ libreadline-dev libopenblas-serial-dev liblapacke-dev re2c check
             openmpi-bin libopenmpi-dev
 STAMP    := $(BUILD)/.deps-ok
 
-LANG_SRC := $(wildcard lang/*.c) $(BUILD)/lex.c
-OPS_SRC  := $(wildcard ops/*.c) $(wildcard ops/cpu/*.c)
-VM_SRC   := $(wildcard vm/*.c)
+LANG_SRC := $(wildcard lang/*.c lang/api/*.c) $(BUILD)/lex.c
+OPS_SRC  := $(wildcard ops/*.c ops/cpu/*.c ops/gpu/*.c)
+VM_SRC   := $(wildcard vm/*.c vm/*/*.c)
 CORE_SRC := $(LANG_SRC) $(OPS_SRC) $(VM_SRC)
 CORE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(patsubst $(BUILD)/%,%,$(CORE_SRC)))
 REPL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard repl/*.c))
@@ -62,31 +65,31 @@ $(MPI_PLUGIN): ops/mpi/mpi_plugin.c ops/mpi/plugin.h | $(STAMP)
 	  echo "mpicc ... -shared -o $@ $<"; mpicc $(CSTD) $(WARN) $(OPT) -fPIC -shared -fvisibility=hidden -o $@ $<; \
 	else echo "note: no mpicc (openmpi-bin, libopenmpi-dev): $@ not built, MPI tests will be skipped"; fi
 
-# The CUDA plugin (ops/cuda/): C host code compiled against the CUDA toolkit and linked to
-# the runtime, the driver, cuBLAS, cuSOLVER and NVRTC; ops/gpu.c dlopens it on the first use of the GPU,
+# The CUDA plugin (ops/gpu/cuda/): C host code compiled against the CUDA toolkit and linked to
+# the runtime, the driver, cuBLAS, cuSOLVER and NVRTC; ops/gpu/gpu.c dlopens it on the first use of the GPU,
 # so bin/tsl and libtsl.so never link CUDA (`make test` checks). Built whenever the toolkit's
 # nvcc is installed (CUDA_HOME); otherwise a note, and the GPU checks say they are skipped.
 # ptx_check compiles every kernel the generator can produce with NVRTC (no GPU needed).
 CUDA_HOME ?= /usr/local/cuda
-CUDA_SRC  := ops/cuda/cuda_plugin.c ops/cuda/cuda_kernels.c ops/cuda/nvrtc.c ops/cuda/gen.c ops/cuda/gen_coll.c \
-             ops/cuda/nccl.c ops/cuda/graph.c ops/cuda/sort.c ops/cuda/gen_sort.c \
-             ops/cuda/linalg.c ops/cuda/gen_linalg.c ops/cuda/solver.c
-CUDA_DEPS := $(CUDA_SRC) $(wildcard ops/cuda/*.h) ops/ops.def ops/opcall.h ops/tensor.h $(BUILD)/ew_cuda.h
+CUDA_SRC  := ops/gpu/cuda/cuda_plugin.c ops/gpu/cuda/cuda_kernels.c ops/gpu/cuda/nvrtc.c ops/gpu/cuda/gen.c ops/gpu/cuda/gen_coll.c \
+             ops/gpu/cuda/nccl.c ops/gpu/cuda/graph.c ops/gpu/cuda/sort.c ops/gpu/cuda/gen_sort.c \
+             ops/gpu/cuda/linalg.c ops/gpu/cuda/gen_linalg.c ops/gpu/cuda/solver.c
+CUDA_DEPS := $(CUDA_SRC) $(wildcard ops/gpu/cuda/*.h) ops/ops.def ops/opcall.h ops/tensor.h $(BUILD)/ew_cuda.h
 CUDA_LINK := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib64/stubs -Wl,-rpath,$(CUDA_HOME)/lib64
 $(CUDA_PLUGIN): $(CUDA_DEPS) | $(STAMP)
 	@mkdir -p $(BIN)
 	@if [ -x $(CUDA_HOME)/bin/nvcc ]; then \
-	  echo "cc ... -shared -o $@ ops/cuda/*.c (CUDA)"; \
-	  $(CC) $(CSTD) $(WARN) $(OPT) -fPIC -shared -fvisibility=hidden -Iops -Iops/cuda -I$(BUILD) -I$(CUDA_HOME)/include \
+	  echo "cc ... -shared -o $@ ops/gpu/cuda/*.c (CUDA)"; \
+	  $(CC) $(CSTD) $(WARN) $(OPT) -fPIC -shared -fvisibility=hidden -Iops -Iops/gpu -Iops/gpu/cuda -I$(BUILD) -I$(CUDA_HOME)/include \
 	    -o $@ $(CUDA_SRC) $(CUDA_LINK) -lcusolver -lcublas -lnvrtc -lcudart -lcuda -ldl -lpthread || exit 1; \
 	else echo "note: no nvcc ($(CUDA_HOME)/bin/nvcc): $@ not built, GPU checks will be skipped"; rm -f $@; fi
-$(PTX_CHECK): tests/gpu/ptx_check.c ops/cuda/gen.c ops/cuda/gen.h ops/cuda/gen_coll.c ops/cuda/gen_coll.h ops/cuda/gen_args.h ops/cuda/nvrtc_opts.h ops/ops.def \
-              ops/cuda/gen_sort.c ops/cuda/gen_sort.h ops/cuda/gen_linalg.c ops/cuda/gen_linalg.h $(BUILD)/ew_cuda.h | $(STAMP)
+$(PTX_CHECK): tests/gpu/ptx_check.c ops/gpu/cuda/gen.c ops/gpu/cuda/gen.h ops/gpu/cuda/gen_coll.c ops/gpu/cuda/gen_coll.h ops/gpu/cuda/gen_args.h ops/gpu/cuda/nvrtc_opts.h ops/ops.def \
+              ops/gpu/cuda/gen_sort.c ops/gpu/cuda/gen_sort.h ops/gpu/cuda/gen_linalg.c ops/gpu/cuda/gen_linalg.h $(BUILD)/ew_cuda.h | $(STAMP)
 	@mkdir -p $(BIN)
 	@if [ -x $(CUDA_HOME)/bin/nvcc ]; then \
-	  echo "cc ... -o $@ tests/gpu/ptx_check.c ops/cuda/gen.c ops/cuda/gen_coll.c ops/cuda/gen_sort.c ops/cuda/gen_linalg.c -lnvrtc"; \
-	  $(CC) $(CSTD) $(WARN) $(OPT) -Iops -I$(BUILD) -I$(CUDA_HOME)/include -o $@ tests/gpu/ptx_check.c ops/cuda/gen.c ops/cuda/gen_coll.c \
-	    ops/cuda/gen_sort.c ops/cuda/gen_linalg.c \
+	  echo "cc ... -o $@ tests/gpu/ptx_check.c ops/gpu/cuda/gen.c ops/gpu/cuda/gen_coll.c ops/gpu/cuda/gen_sort.c ops/gpu/cuda/gen_linalg.c -lnvrtc"; \
+	  $(CC) $(CSTD) $(WARN) $(OPT) -Iops -Iops/gpu -I$(BUILD) -I$(CUDA_HOME)/include -o $@ tests/gpu/ptx_check.c ops/gpu/cuda/gen.c ops/gpu/cuda/gen_coll.c \
+	    ops/gpu/cuda/gen_sort.c ops/gpu/cuda/gen_linalg.c \
 	    $(CUDA_LINK) -lnvrtc || exit 1; \
 	else rm -f $@; fi
 
@@ -104,7 +107,7 @@ $(STAMP): Makefile
 deps: $(STAMP)
 
 # Each elementwise op's maths is written once, in ops/ew.def: ops/gen/ewgen.c writes the CPU's
-# scalar functions and the GPU's device functions (with ops/cuda/tsl_ew.cuh) from it.
+# scalar functions and the GPU's device functions (with ops/gpu/cuda/tsl_ew.cuh) from it.
 EWGEN  := $(BUILD)/ops/gen/ewgen
 EW_GEN := $(BUILD)/ew_cpu.h $(BUILD)/ew_cuda.h
 $(EWGEN): ops/gen/ewgen.c | $(STAMP)
@@ -112,9 +115,9 @@ $(EWGEN): ops/gen/ewgen.c | $(STAMP)
 	$(CC) $(CSTD) $(WARN) -O1 -o $@ $<
 $(BUILD)/ew_cpu.h: ops/ew.def $(EWGEN)
 	$(EWGEN) cpu ops/ew.def >$@.tmp && mv $@.tmp $@
-$(BUILD)/ew_cuda.h: ops/ew.def ops/cuda/tsl_ew.cuh $(EWGEN)
-	$(EWGEN) cuda ops/ew.def ops/cuda/tsl_ew.cuh >$@.tmp && mv $@.tmp $@
-$(CORE_OBJ) $(UNIT_OBJ) $(BUILD)/ops/cuda/gen.o: | $(EW_GEN)
+$(BUILD)/ew_cuda.h: ops/ew.def ops/gpu/cuda/tsl_ew.cuh $(EWGEN)
+	$(EWGEN) cuda ops/ew.def ops/gpu/cuda/tsl_ew.cuh >$@.tmp && mv $@.tmp $@
+$(CORE_OBJ) $(UNIT_OBJ) $(BUILD)/ops/gpu/cuda/gen.o: | $(EW_GEN)
 
 $(BUILD)/lex.c: lang/lex.re lang/token.h | $(STAMP)
 	@mkdir -p $(dir $@)
@@ -179,26 +182,29 @@ $(BIN)/api_test: $(API_OBJ) $(LIB_A)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIB_LIBS) $(CHECK_LIBS) $(LDFLAGS)
 
 # the unit tests check the generator's table against ops.def (no CUDA needed for that)
-$(BIN)/unit: $(CORE_OBJ) $(UNIT_OBJ) $(BUILD)/ops/cuda/gen.o
+$(BIN)/unit: $(CORE_OBJ) $(UNIT_OBJ) $(BUILD)/ops/gpu/cuda/gen.o
 	@mkdir -p $(BIN)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(CHECK_LIBS) $(LDFLAGS)
 
 # The layers (docs/internals.md): lang/ builds without vm/ (static code reaches the interpreter
-# through the hooks vm_register() sets; only the C API glue, lang/api*.c, includes vm/), and
+# through the hooks vm_register() sets; only the C API glue, lang/api/, includes vm/), and
 # device code stops at op_run: lang/ and vm/ name no gpu_ function and include no CPU library
-# header, except the VM's executors: exec_cpu.c (the CPU's) and exec_dev.c with vm_dev.c and
-# vm_seg.c (a device's arena and CUDA Graph segments).
+# header, except the VM's executors in vm/run/: exec_cpu.c (the CPU's) and exec_dev.c with
+# vm_dev.c and vm_seg.c (a device's arena and CUDA Graph segments).
 empty :=
 space := $(empty) $(empty)
-VM_HEADERS := $(notdir $(wildcard vm/*.h))
+VM_HEADERS := $(notdir $(wildcard vm/*.h vm/*/*.h))
+VM_FILES := $(wildcard vm/*.[ch] vm/*/*.[ch])
+LANG_FILES := $(wildcard lang/*.[ch] lang/api/*.[ch])
+VM_EXECS := $(addprefix vm/run/,exec_dev.c vm_dev.c vm_seg.c)
 LANG_ONLY_OBJ := $(filter-out $(BUILD)/lang/api%,$(filter $(BUILD)/lang/% $(BUILD)/lex.o,$(CORE_OBJ)))
 layers: $(CORE_OBJ)
 	@nm --defined-only $(filter $(BUILD)/vm/%,$(CORE_OBJ)) | awk 'NF == 3 {print $$3}' | sort -u >$(BUILD)/vm_syms.txt
 	@bad=$$(nm -u $(LANG_ONLY_OBJ) | awk 'NF == 2 {print "lang/ links to vm/: " $$2}' | sort -u \
 	    | grep -wFf $(BUILD)/vm_syms.txt; \
-	  grep -nE '#include "($(subst $(space),|,$(VM_HEADERS)))"' $(filter-out lang/api%,$(wildcard lang/*.[ch])); \
-	  grep -nE '\bgpu_[a-z0-9_]+ *\(' $(filter-out vm/exec_dev.c vm/vm_dev.c vm/vm_seg.c,$(wildcard lang/*.[ch] vm/*.[ch])); \
-	  grep -n '#include "cpu/' $(filter-out vm/exec_cpu.c vm/exec_dev.c vm/vm_dev.c vm/vm_seg.c,$(wildcard lang/*.[ch] vm/*.[ch]))); \
+	  grep -nE '#include "($(subst $(space),|,$(VM_HEADERS)))"' $(wildcard lang/*.[ch]); \
+	  grep -nE '\bgpu_[a-z0-9_]+ *\(' $(filter-out $(VM_EXECS),$(LANG_FILES) $(VM_FILES)); \
+	  grep -n '#include "cpu/' $(filter-out vm/run/exec_cpu.c $(VM_EXECS),$(LANG_FILES) $(VM_FILES))); \
 	if [ -n "$$bad" ]; then echo "layer violations (see docs/internals.md):"; echo "$$bad"; exit 1; fi; \
 	echo "layers: lang/ links without vm/, and lang/ and vm/ call no device's own functions"
 

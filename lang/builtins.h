@@ -3,7 +3,7 @@
 #define TSL_BUILTINS_H
 #include "interp.h"
 
-/* How static code treats a built-in that is not an op (vm/cbuiltins.c; ops have theirs in
+/* How static code treats a built-in that is not an op (vm/compile/cbuiltins.c; ops have theirs in
  * ops.def): the rule that compiles a call of it, ST_NONE where nothing does (the code runs
  * eagerly), or'ed with ST_FOLDS when it is pure and a call whose arguments are known while
  * compiling is run then, its result a constant. */
@@ -47,7 +47,7 @@ extern const BuiltinDef dist_builtins[];     /* dist_builtins.c */
 
 /* The parameters of row d's signature, "(list, i, x)" or "(data, dtype=nil)": their names (in
  * buf, n >= its length), NULL-terminated, and the result how many are required; -1 when it is not
- * such a list (print's "(...)", range's). Static code binds a call by it (vm/cbuiltins.c);
+ * such a list (print's "(...)", range's). Static code binds a call by it (vm/compile/cbuiltins.c);
  * tests/unit/test_builtins.c checks that each eager built-in binds the same parameters. */
 int builtin_params(const BuiltinDef *d, const char **params, char *buf, size_t n);
 /* The message of item(), float() or int() on a tensor of `size` elements, not one (in buf). */

@@ -82,7 +82,7 @@ typedef struct {
 
 /* Where the library's text goes: program output (print, dis) and diagnostics (warnings,
  * TSL_EXPLAIN lines). Returns 0, or an errno value when the text could not be written.
- * NULL means standard output / standard error (the public hooks of lang/api.c set them). */
+ * NULL means standard output / standard error (the public hooks of lang/api/api.c set them). */
 typedef int (*InterpWriteFn)(void *ud, const char *s, size_t n);
 
 typedef enum { EX_OK, EX_BREAK, EX_CONTINUE, EX_RETURN, EX_ERR } Exec;

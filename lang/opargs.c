@@ -1,5 +1,5 @@
 /* opargs.c - binding a built-in call to an op of the table, and running it eagerly.
- * The static compiler (vm/cbuiltins.c) binds with the same op_bind() and converts
+ * The static compiler (vm/compile/cbuiltins.c) binds with the same op_bind() and converts
  * attributes with the same opargs_attr(), so both modes accept and reject the same calls
  * with the same words. */
 #include <math.h>

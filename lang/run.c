@@ -1,7 +1,7 @@
 /* run.c - interpreter lifecycle, entry points and error printing.
  *
  * `tsl FILE`, `tsl -e` and the REPL all come through interp_run_source (by way of the public
- * API, lang/api.c): parse, resolve against the main module's globals, execute, and render any
+ * API, lang/api/api.c): parse, resolve against the main module's globals, execute, and render any
  * error as FILE:LINE:COL: error: MESSAGE, the source line and a caret into I->report. The
  * library prints nothing: the program (repl/) prints the report. */
 #include <errno.h>

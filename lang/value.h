@@ -40,7 +40,7 @@ typedef struct Obj {
 } Obj;
 
 #define OBJ_PRINTING 1u    /* fmt_value is inside this container */
-#define OBJ_LIFTING 2u     /* the static compiler is lifting this container (vm/cvalue.c) */
+#define OBJ_LIFTING 2u     /* the static compiler is lifting this container (vm/compile/cvalue.c) */
 #define OBJ_GC_REACHABLE 4u  /* the cycle collector reached it from a root (gc.c) */
 #define OBJ_COMPARING 8u   /* --verify-static is comparing inside this container (vm/static.c) */
 #define OBJ_DETACHED 16u   /* a string of a loaded graph: on no interpreter's object list, shared
@@ -110,7 +110,7 @@ typedef struct {
     BuiltinFn fn;
     const struct BuiltinDef *def;   /* its row (lang/builtins.h), or NULL: an op, a loaded graph */
     Value bound;    /* owned: grad(f)'s f (nil for the plain built-ins) */
-    void *udata;    /* owned through udata_free: a loaded model's state (vm/model.c) */
+    void *udata;    /* owned through udata_free: a loaded model's state (vm/file/model.c) */
     void (*udata_free)(void *udata);
 } ObjBuiltin;
 

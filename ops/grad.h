@@ -5,7 +5,7 @@
  * would instead give each GVal a register (reg) and emit one I_OP instruction per gb_op,
  * the same calls in the same order, so eager and static gradients accumulate alike. The
  * builder's `run` hook is that one difference: the eager builder runs op_run; a static one
- * (not written yet) would call cc_emit_op (vm/cbuiltins.c) with the handles' registers.
+ * (not written yet) would call cc_emit_op (vm/compile/cbuiltins.c) with the handles' registers.
  *
  * Ownership: every tensor a GVal of the builder holds is owned by the builder and
  * released by gb_free(); gb_keep() hands one out as a NEW reference. */

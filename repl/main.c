@@ -82,7 +82,7 @@ static void usage(FILE *out) {
           "                         (default: $HOME/.cache/tsl/cuda)\n"
           "  TSL_FAIL_ALLOC=N       testing: make the Nth allocation fail\n"
           "  TSL_VM_DEVICE=1        testing: static graphs run on the VM's device executor\n"
-          "                         (vm/exec_dev.c), on the CPU too\n"
+          "                         (vm/run/exec_dev.c), on the CPU too\n"
           "  HOME                   the REPL keeps its history in $HOME/.tsl_history\n",
           out);
 }

@@ -583,7 +583,7 @@ if [ $rc -eq 1 ] && grep -q "^<string>:1:1: error: write_text: cannot write .*: 
 # help and --help (issue 11): `tsl --help` names every environment variable the source reads
 # (the list comes from the source, so a new getenv without --help text fails here)
 $TSL --help >"$tmp/out" 2>&1
-vars=$(grep -ho 'getenv("[A-Za-z0-9_]*")' lang/*.c lang/*.re vm/*.c ops/*.c ops/*/*.c repl/*.c | sed 's/getenv("\(.*\)")/\1/' | sort -u)
+vars=$(grep -ho 'getenv("[A-Za-z0-9_]*")' lang/*.c lang/*/*.c lang/*.re vm/*.c vm/*/*.c ops/*.c ops/*/*.c ops/*/*/*.c repl/*.c | sed 's/getenv("\(.*\)")/\1/' | sort -u)
 if [ -z "$vars" ]; then bad "--help check: found no getenv calls in the source"; fi
 for v in $vars; do
     if grep -q "^  $v[ =]" "$tmp/out"; then ok; else bad "tsl --help does not describe environment variable $v"; fi

@@ -154,7 +154,7 @@ typedef struct Graph {
     int nguards, capguards;
     int nobjs;             /* containers read from inputs (for stores) */
     int nslots;            /* buffers shared by intermediates (opt.c's memory plan) */
-    int nstacks;           /* PUSH/POP stacks (vm/cgrad.c: values a backward loop reads) */
+    int nstacks;           /* PUSH/POP stacks (vm/compile/cgrad.c: values a backward loop reads) */
     Output *outputs;
     int noutputs, capoutputs;
     Opnd result;           /* static fn: the return value */
@@ -177,7 +177,7 @@ typedef struct Graph {
 } Graph;
 
 void graph_free(Graph *g);
-void vm_dev_free(struct VmDev *d, int nregs);   /* vm/vm_dev.c */
+void vm_dev_free(struct VmDev *d, int nregs);   /* vm/run/vm_dev.c */
 void opnd_free(Opnd *o);
 void ins_free(Ins *in);
 int graph_emit(Graph *g, InsOp op, SrcLoc loc, Source *src);

@@ -1,4 +1,4 @@
-/* vm.h - runs a Graph (vm/vm.c) and the static-code entry points (vm/static.c). */
+/* vm.h - runs a Graph (vm/run/vm.c) and the static-code entry points (vm/static.c). */
 #ifndef TSL_VM_H
 #define TSL_VM_H
 #include "ir.h"
@@ -23,7 +23,7 @@ typedef struct VmRegs {
     int *slot_owner;         /* register that last took each slot */
     bool quiet;              /* --verify-static's second run: prints are suppressed */
     Tensor **consts;         /* the constants tconst reads, when not the graph's own: a model
-                              * session's copies (vm/model.c), so no thread touches a shared
+                              * session's copies (vm/file/model.c), so no thread touches a shared
                               * tensor's reference count */
     struct { void *p; size_t bytes; } *scratch;   /* block buffers of fused groups (shared by copies of
                                                      these registers: run_graph works on a copy) */
@@ -48,7 +48,7 @@ Value static_dis_text(Interp *I, Value fn, bool dot, StrBuf *out);
 /* Where an eager value and a static one first differ, bit for bit (--verify-static's test),
  * written into where; false when they are the same. */
 bool static_values_differ(Value eager, Value stat, char *where, size_t n);
-/* export(): compiles fn for params outside the caches (vm/model.c); *vals_out: its inputs. */
+/* export(): compiles fn for params outside the caches (vm/file/model.c); *vals_out: its inputs. */
 CompileStatus static_compile_export(Interp *I, ObjClosure *fn, Value *params, Graph **out, Value **vals_out,
                                     char *why, size_t whylen);
 /* The inputs of a graph that reads only its arguments (a loaded one), borrowed into vals. */

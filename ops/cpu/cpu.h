@@ -1,5 +1,5 @@
 /* cpu.h - the CPU library: what the CPU kernel files of ops/cpu/ share, and the kernels the ops
- * core's host paths and vm/vm.c (the CPU executor) call. lang/ and vm/ otherwise use tops.h. */
+ * core's host paths and vm/run/vm.c (the CPU executor) call. lang/ and vm/ otherwise use tops.h. */
 #ifndef TSL_CPU_H
 #define TSL_CPU_H
 #include <stdint.h>
@@ -94,7 +94,7 @@ float cpu_sum_f32(const float *x, int64_t n, int64_t stride);
  * 0, or -1 with the message set by op_fail(). */
 /* Before a collective: every rank's op, attribute, dtype, device and shape agree (gathered
  * over MPI), or -1 with an error naming this rank's call and the first that differs
- * (ops/cpu/collective.c; the GPU's collectives, ops/gpu_dist.c, call it too). */
+ * (ops/cpu/collective.c; the GPU's collectives, ops/gpu/gpu_dist.c, call it too). */
 int cpu_dist_agree(const OpCall *c, const Tensor *t);
 #define OP(id, name, sig, nout, kind, flags, rule, impl, sym, doc) int cpu_##impl(const OpCall *c, Tensor **out);
 #include "ops.def"
@@ -115,7 +115,7 @@ const Tensor *operand_as(const OpArg *a, DType dt, Tensor **tmp, ScalarBox *box)
 int cpu_pad_value(const OpCall *c, DType dt, unsigned char *v);
 
 /* ---------- the CPU library ----------
- * Kernels and the helpers they share, on CPU tensors (the CPU executor of vm/vm.c calls them
+ * Kernels and the helpers they share, on CPU tensors (the CPU executor of vm/run/vm.c calls them
  * too). Functions named _into write into a tensor the caller provides with the result's dtype
  * and shape (which is not an operand unless said). */
 

@@ -44,7 +44,7 @@ void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, 
 }
 
 /* The whole product, one row block after another: the blocks are the ones a static graph's
- * matmul epilogue computes (vm/exec_cpu.c exec_epilogue), so eager gets the same bits. */
+ * matmul epilogue computes (vm/run/exec_cpu.c exec_epilogue), so eager gets the same bits. */
 static void mm_float(DType dt, const void *a, bool ta, const void *b, void *c, int64_t m, int64_t k, int64_t n) {
     size_t esz = dtype_size(dt);
     for (int64_t r0 = 0; r0 < m; r0 += MATMUL_BLOCK_ROWS) {

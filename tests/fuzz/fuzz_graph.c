@@ -1,4 +1,4 @@
-/* fuzz_graph.c - the graph file loader (vm/load.c) on arbitrary bytes, checksum off so the
+/* fuzz_graph.c - the graph file loader (vm/file/load.c) on arbitrary bytes, checksum off so the
  * verifier sees every mutation: a file it accepts runs once on zeros under an op budget and
  * small tensor limits. An error is fine; a crash, leak, hang or sanitizer report is a bug. */
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* alloc_check.c - the CUDA plugin's caching allocator on a GPU (make gpu-check): a loop that
  * allocates the same sizes every iteration stops calling cudaMalloc after the first one,
  * and a freed block comes back for the next request of its size class. Loads the plugin as
- * ops/gpu.c does; without a GPU it says so and exits 0. Usage: alloc_check PLUGIN */
+ * ops/gpu/gpu.c does; without a GPU it says so and exits 0. Usage: alloc_check PLUGIN */
 #include <dlfcn.h>
 #include <stdio.h>
 #include "cuda/plugin.h"

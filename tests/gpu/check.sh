@@ -53,7 +53,7 @@ timeout $(within 120) sh tests/gpu/nogpu.sh "$BIN" "$CUDA_HOME" >>"$LOG" 2>&1 ||
 tail -1 "$LOG"
 
 step "the caching allocator (tests/gpu/alloc_check.c)"
-if cc -std=c11 -D_GNU_SOURCE -O2 -Iops -o "$OUT/alloc_check" tests/gpu/alloc_check.c -ldl >>"$LOG" 2>&1; then
+if cc -std=c11 -D_GNU_SOURCE -O2 -Iops -Iops/gpu -o "$OUT/alloc_check" tests/gpu/alloc_check.c -ldl >>"$LOG" 2>&1; then
     timeout $(within 60) "$OUT/alloc_check" "$BIN/libtsl_cuda.so" >>"$LOG" 2>&1 || { status=1; log "FAILED"; }
     tail -1 "$LOG"
 else

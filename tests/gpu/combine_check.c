@@ -3,7 +3,7 @@
  * op p2) ..., each step rounded to the dtype; mean divides the sum by the rank count), bit
  * for bit, for every (op, dtype) on 1 to 4 ranks' slices. Runs with one GPU: it is the part
  * of the NCCL path that a single device can check for more than one rank. Loads the plugin
- * as ops/gpu.c does; without a GPU it says so and exits 0. Usage: combine_check PLUGIN */
+ * as ops/gpu/gpu.c does; without a GPU it says so and exits 0. Usage: combine_check PLUGIN */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* emit_kernels.c [all] - prints CUDA source of the plugin's kernels for running them on the
- * host as C++: by default the sort/pad module (ops/cuda/gen_sort.c) and the integer-matmul /
- * cuSOLVER-aid module (ops/cuda/gen_linalg.c), for tests/gpu/emul.sh; with "all" also the
+ * host as C++: by default the sort/pad module (ops/gpu/cuda/gen_sort.c) and the integer-matmul /
+ * cuSOLVER-aid module (ops/gpu/cuda/gen_linalg.c), for tests/gpu/emul.sh; with "all" also the
  * prelude, the hand-written families and every elementwise kernel the generator makes, with
  * ew_register() filling ew_fn[op][dtype][form] (tests/gpu/hostdev.sh). */
 #include <stdio.h>

@@ -1,6 +1,6 @@
 // emul_main.cpp - runs the plugin's sort/pad and integer-matmul / cuSOLVER-aid kernels on
 // the host (tests/gpu/emul.sh appends this to emul_shim.h and the modules' source) with the
-// launch sequences of ops/cuda/sort.c and ops/cuda/solver.c, and compares each result with a
+// launch sequences of ops/gpu/cuda/sort.c and ops/gpu/cuda/solver.c, and compares each result with a
 // reference written here from the CPU's definitions (ops/cpu/axis.c, linalg.c, lapack.c):
 // stable order with NaN last (first when descending) and -0 tied with +0, the first of equal
 // elements in unique, wrapping i64 matmul over a broadcast batch. A machine without a GPU can
@@ -26,7 +26,7 @@ template <typename T> static bool before(T a, T b, bool desc) {
 
 static long long pow2(long long n) { long long p = 1; while (p < n) p <<= 1; return p; }
 
-// ops/cuda/sort.c's network: tiles of 512 pairs in "shared memory", larger steps global
+// ops/gpu/cuda/sort.c's network: tiles of 512 pairs in "shared memory", larger steps global
 static void network(tsl_u64 *key, tsl_i64 *pos, long long total, long long P) {
     const long long T = 512, tiles = (total + T - 1) / T;
     auto tile = [&](long long k0, long long k1) {
@@ -42,7 +42,7 @@ static void network(tsl_u64 *key, tsl_i64 *pos, long long total, long long P) {
     }
 }
 
-// ops/cuda/sort.c sort_rows + the write: the first kout of each line
+// ops/gpu/cuda/sort.c sort_rows + the write: the first kout of each line
 template <typename T, typename E>
 static void gpu_sort(void (*keys)(const T *, long long, long long, long long, long long, tsl_u64, tsl_u64 *, tsl_i64 *),
                      void (*write)(const E *, const tsl_i64 *, long long, long long, long long, long long, long long, E *, tsl_i64 *),
@@ -97,7 +97,7 @@ static double draw_f64() { return (double)draw_f32(); }
 static long long draw_i64() { return (long long)(next() % 5) - 2 + (next() % 9 == 0 ? (long long)1 << 62 : 0); }
 static unsigned char draw_b8() { return next() % 2; }
 
-// unique: sort one row, flags, one-block scan, writes (ops/cuda/sort.c cuda_unique)
+// unique: sort one row, flags, one-block scan, writes (ops/gpu/cuda/sort.c cuda_unique)
 static void check_unique() {
     for (long long n : { 1LL, 2LL, 9LL, 100LL, 257LL, 3000LL }) {
         std::vector<float> in(n);

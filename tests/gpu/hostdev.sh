@@ -16,10 +16,10 @@ cd "$(dirname "$0")/../.." || exit 1
 if ! command -v "$CXX" >/dev/null 2>&1 || [ ! -f /usr/include/lapack.h ]; then echo "hostdev: SKIP (no C++ compiler or lapack.h)"; exit 0; fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cc -std=c11 -Iops -I"${BUILD:-build}" -o "$tmp/emit" tests/gpu/emit_kernels.c ops/cuda/gen.c ops/cuda/gen_sort.c ops/cuda/gen_linalg.c || exit 1
+cc -std=c11 -Iops -Iops/gpu -I"${BUILD:-build}" -o "$tmp/emit" tests/gpu/emit_kernels.c ops/gpu/cuda/gen.c ops/gpu/cuda/gen_sort.c ops/gpu/cuda/gen_linalg.c || exit 1
 { cat tests/gpu/hostdev_shim.h; "$tmp/emit" all; cat tests/gpu/hostdev_plugin.cpp; } >"$tmp/hostdev.cpp" || exit 1
-cc -std=c11 -O1 -fPIC -Iops -I"${BUILD:-build}" -c -o "$tmp/gen.o" ops/cuda/gen.c || exit 1
-"$CXX" -std=c++20 -O1 -w -fPIC -shared -pthread -Iops -o "$tmp/libhostdev.so" "$tmp/hostdev.cpp" "$tmp/gen.o" -ldl \
+cc -std=c11 -O1 -fPIC -Iops -Iops/gpu -I"${BUILD:-build}" -c -o "$tmp/gen.o" ops/gpu/cuda/gen.c || exit 1
+"$CXX" -std=c++20 -O1 -w -fPIC -shared -pthread -Iops -Iops/gpu -o "$tmp/libhostdev.so" "$tmp/hostdev.cpp" "$tmp/gen.o" -ldl \
     $(pkg-config --libs openblas 2>/dev/null || echo -lopenblas) \
     || { echo "hostdev: the host-memory stand-in plugin does not build"; exit 1; }
 # fused chains are generated per graph: the stand-in compiles each with these

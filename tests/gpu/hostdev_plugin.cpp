@@ -1,10 +1,10 @@
 // hostdev_plugin.cpp - a stand-in for bin/libtsl_cuda.so whose "device" is host memory, for
-// checking the GPU's HOST side (ops/gpu*.c, the op core's device handling) on a machine
+// checking the GPU's HOST side (ops/gpu/*.c, the op core's device handling) on a machine
 // without a GPU: tests/gpu/hostdev.sh appends this to tests/gpu/hostdev_shim.h and the source of
 // every kernel the plugin launches (the prelude, the families, each elementwise kernel, the
 // sort/pad and i64-matmul / cuSOLVER-aid modules: emit_kernels all), builds a shared object
 // and runs the parity cases with TSL_CUDA_PLUGIN pointing at it. The entries do what
-// ops/cuda/cuda_kernels.c, sort.c, linalg.c and solver.c do around those kernels (flags,
+// ops/gpu/cuda/cuda_kernels.c, sort.c, linalg.c and solver.c do around those kernels (flags,
 // bad positions, launch sequences); gemm is a triple loop and solve calls LAPACK with
 // cuSOLVER's column-major contract. Fused chains (compiled per graph) and NCCL fail with
 // "host-memory stand-in plugin: ...".
@@ -34,7 +34,7 @@ enum { DT_BOOL, DT_I64, DT_F32, DT_F64 };
 // ---------- the stream, and CUDA Graph capture emulated on it ----------
 // Outside a capture the stand-in's stream is synchronous: stream work runs at once. While a
 // capture is under way (capture_begin .. capture_end, cudaStreamCaptureModeRelaxed as
-// ops/cuda/graph.c asks) stream work is RECORDED, not run, with its kernel arguments built
+// ops/gpu/cuda/graph.c asks) stream work is RECORDED, not run, with its kernel arguments built
 // and copied by value now, as a CUDA Graph bakes a kernel's parameters (device addresses
 // included); graph_launch replays the list in order. What CUDA refuses on a capturing stream
 // (a synchronize; a copy to or from pageable host memory, which the real plugin follows with
@@ -122,9 +122,9 @@ static void put(void *p, int dt, int64_t i, double x) {
 static int flag, flag_bad;
 static unsigned long long badk;
 
-// ops/cuda/cuda_kernels.c cuda_ew: the generated kernel of (op, ct, form), i64 errors raised
+// ops/gpu/cuda/cuda_kernels.c cuda_ew: the generated kernel of (op, ct, form), i64 errors raised
 static int hostdev_has_ew(int op, int ct) { return op >= 0 && op < OP__COUNT && ct >= 0 && ct < 4 && ew_fn[op][ct][0]; }
-// ops/cuda/cuda_kernels.c raises(): the integer kernels whose flag the host reads back
+// ops/gpu/cuda/cuda_kernels.c raises(): the integer kernels whose flag the host reads back
 static bool raises(int op, int ct) { return ct == DT_I64 && (op == OP_FLOOR_DIVIDE || op == OP_MOD || op == OP_POW); }
 
 // An elementwise kernel's error flag as cuda_kernels.c reports it: 1 to 3, the integer errors.
@@ -345,7 +345,7 @@ static int hostdev_gemm(const CudaGemm *j, char *err, size_t n) {
     return stream([=](char *, size_t) { return gemm_now(&v); }, err, n);
 }
 
-// ops/cuda/sort.c's sequences on the real kernels
+// ops/gpu/cuda/sort.c's sequences on the real kernels
 static void sort_rows(int dt, const void *in, int64_t outer, int64_t len, int64_t inner, int desc, int64_t P,
                       uint64_t *key, int64_t *pos) {
     long long o = outer, l = len, i = inner, p = P, total = outer * inner * P;
@@ -356,7 +356,7 @@ static void sort_rows(int dt, const void *in, int64_t outer, int64_t len, int64_
     else if (dt == DT_I64) tsl_sort_keys_i64((const tsl_i64 *)in, o, l, i, p, flip, k, q);
     else if (dt == DT_F32) tsl_sort_keys_f32((const float *)in, o, l, i, p, flip, k, q);
     else tsl_sort_keys_f64((const double *)in, o, l, i, p, flip, k, q);
-    const long long T = 512, tiles = (total + T - 1) / T;   // ops/cuda/sort.c's sequence
+    const long long T = 512, tiles = (total + T - 1) / T;   // ops/gpu/cuda/sort.c's sequence
     if (P > 1) emul_blocks(tiles, [&] { tsl_sort_tile(k, q, total, p, 2, P < T ? P : T); });
     for (long long kk = 2 * T; kk <= P; kk <<= 1) {
         for (long long jj = kk >> 1; jj >= T; jj >>= 1) tsl_sort_step(k, q, total, p, kk, jj);
@@ -495,7 +495,7 @@ static int hostdev_solve(const CudaSolve *j, int64_t *failed, char *err, size_t 
 }
 
 #if TSL_CUDA_ABI >= 11
-// CUDA Graph capture (the "capt" entries, ops/cuda/graph.c's contract): the recording is
+// CUDA Graph capture (the "capt" entries, ops/gpu/cuda/graph.c's contract): the recording is
 // the stream's (above); these begin and end it, replay it, and free it with its kept blocks
 static void give_back(std::vector<void *> &kept) {
     for (void *p : kept) std::free(p);

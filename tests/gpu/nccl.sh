@@ -1,5 +1,5 @@
 #!/bin/sh
-# nccl.sh BIN DIR - collectives on GPU tensors (ops/gpu_dist.c, ops/cuda/nccl.c), a step of
+# nccl.sh BIN DIR - collectives on GPU tensors (ops/gpu/gpu_dist.c, ops/gpu/cuda/nccl.c), a step of
 # `make gpu-check` (tests/gpu/check.sh), run where a GPU is; DIR holds what it builds.
 #   1. allreduce's ordered combine kernel against the CPU's arithmetic, bit for bit, on 1 to 4
 #      ranks' slices (tests/gpu/combine_check.c; one GPU is enough);
@@ -18,7 +18,7 @@ status=0
 pass() { echo "ok: $*"; }
 fail() { echo "FAIL: $*"; status=1; }
 
-if cc -std=c11 -D_GNU_SOURCE -O2 -ffp-contract=off -Iops -o "$DIR/combine_check" tests/gpu/combine_check.c -ldl -lm; then
+if cc -std=c11 -D_GNU_SOURCE -O2 -ffp-contract=off -Iops -Iops/gpu -o "$DIR/combine_check" tests/gpu/combine_check.c -ldl -lm; then
     timeout 60 "$DIR/combine_check" "$BIN/libtsl_cuda.so" || status=1
 else
     fail "combine_check did not build"

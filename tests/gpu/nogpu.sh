@@ -40,7 +40,7 @@ if [ -f "$plugin" ]; then
     for lib in libcudart libcublas libcusolver libnvrtc libcuda.so; do
         if echo "$needed" | grep -q "$lib"; then ok; else bad "the plugin does not link $lib"; fi
     done
-    # NCCL is dlopen'ed on the first GPU collective (ops/cuda/nccl.c), never linked
+    # NCCL is dlopen'ed on the first GPU collective (ops/gpu/cuda/nccl.c), never linked
     if echo "$needed" | grep -q libnccl; then bad "the plugin links NCCL: it must load where NCCL is missing"; else ok; fi
     exports=$(nm -D --defined-only "$plugin" | awk '{print $3}' | grep -v '^_' | tr '\n' ' ')
     if [ "$exports" = "tsl_cuda_plugin " ]; then ok; else bad "the plugin exports: $exports"; fi
@@ -57,7 +57,7 @@ fi
 if sh tests/gpu/emul.sh >"$tmp/emul" 2>&1; then ok; tail -1 "$tmp/emul"; else bad "tests/gpu/emul.sh: $(tail -12 "$tmp/emul")"; fi
 
 # Does this machine have a GPU the plugin can start? Then the error tests do not apply.
-# static graphs on the GPU: the VM's device executor (vm/exec_dev.c) on the CPU, against eager code
+# static graphs on the GPU: the VM's device executor (vm/run/exec_dev.c) on the CPU, against eager code
 if sh tests/gpu/static.sh "$TSL" cpu "$tmp/static" >"$tmp/static.out" 2>&1; then ok; tail -1 "$tmp/static.out"
 else bad "tests/gpu/static.sh cpu: $(tail -8 "$tmp/static.out")"; fi
 

@@ -1,4 +1,4 @@
-/* ptx_check.c - compiles every kernel the CUDA generator (ops/cuda/gen.c) can produce with
+/* ptx_check.c - compiles every kernel the CUDA generator (ops/gpu/cuda/gen.c) can produce with
  * NVRTC to PTX, with the options the plugin uses; fails on any compile error. NVRTC needs
  * no GPU, so this runs in `make test` wherever the CUDA toolkit is installed.
  *
@@ -6,9 +6,9 @@
  * both launch forms (contiguous and strided broadcast); fused chains (the tanh-GELU of the
  * benchmarks, a bias + relu, chains with comparisons and numbers) in f32 and f64; and the
  * hand-written families (reductions, softmax, astype, strided copies, Philox); and allreduce's
- * ordered combine of the ranks' slices (ops/cuda/gen_coll.c), every (op, dtype); and the
- * ordering and padding module (ops/cuda/gen_sort.c: sort, argsort, topk, unique, pad) and
- * integer matmul (ops/cuda/gen_linalg.c). */
+ * ordered combine of the ranks' slices (ops/gpu/cuda/gen_coll.c), every (op, dtype); and the
+ * ordering and padding module (ops/gpu/cuda/gen_sort.c: sort, argsort, topk, unique, pad) and
+ * integer matmul (ops/gpu/cuda/gen_linalg.c). */
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,7 +84,7 @@ static void compile_for(const char *what, const char *body, int kernels, const c
 
 static void compile(const char *what, const char *body, int kernels) { compile_for(what, body, kernels, NULL); }
 
-/* the entry points ops/cuda/sort.c and ops/cuda/linalg.c + solver.c launch */
+/* the entry points ops/gpu/cuda/sort.c and ops/gpu/cuda/linalg.c + solver.c launch */
 static const char *const sort_entries[] = {
     "tsl_sort_keys_b8", "tsl_sort_keys_i64", "tsl_sort_keys_f32", "tsl_sort_keys_f64", "tsl_sort_step", "tsl_sort_tile",
     "tsl_sort_write_1", "tsl_sort_write_4", "tsl_sort_write_8", "tsl_unique_flags", "tsl_unique_scan",

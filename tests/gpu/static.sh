@@ -1,5 +1,5 @@
 #!/bin/sh
-# static.sh TSL MODE [OUTDIR] - static graphs on the GPU (the VM's device executor, vm/exec_dev.c) against eager code.
+# static.sh TSL MODE [OUTDIR] - static graphs on the GPU (the VM's device executor, vm/run/exec_dev.c) against eager code.
 #   MODE gpu (make gpu-check, on a lent GPU): tests/gpu/static_gpu.tsl, tests/gpu/export_gpu.tsl
 #     (a loaded graph called with GPU tensors), then every script of
 #     tests/scripts under --device gpu: one that runs eagerly there (--no-static) must give
@@ -52,7 +52,7 @@ if [ "$MODE" = gpu ]; then
     # random programs whose static code runs again and again (difftest.py --repeat: new input
     # tensors, the same ones, other numbers, results kept and compared): GPU static == GPU
     # eager bit for bit every call; captures and replays must happen, and no capture may be
-    # invalidated by a host copy (an op missing from vm/vm_seg.c's rules)
+    # invalidated by a host copy (an op missing from vm/run/vm_seg.c's rules)
     if command -v python3 >/dev/null 2>&1; then
         python3 tests/difftest.py --count "${REPEAT_COUNT:-8}" --seed "${REPEAT_SEED:-3}" --repeat 5 >"$OUT/repeat.tsl"
         if TSL_EXPLAIN=1 timeout 300 "$TSL" --device gpu --verify-static "$OUT/repeat.tsl" >"$OUT/out" 2>"$OUT/err"; then

@@ -60,7 +60,7 @@ START_TEST(builtin_objects_carry_their_row) {
 }
 END_TEST
 
-/* A row's signature is its parameter spec: static code binds a call by it (vm/cbuiltins.c,
+/* A row's signature is its parameter spec: static code binds a call by it (vm/compile/cbuiltins.c,
  * through args_match), so each eager built-in must bind exactly those parameters, in that
  * order, with as many required: one argument too many, each parameter given twice and the
  * last required one missing get args_match's messages from the eager built-in. */

@@ -1,4 +1,4 @@
-/* test_gpu_gen.c - the CUDA generator's table (ops/cuda/gen.c) against the op table and the
+/* test_gpu_gen.c - the CUDA generator's table (ops/gpu/cuda/gen.c) against the op table and the
  * CPU, with no GPU and no CUDA: every elementwise op of ops.def has exactly one row, each
  * compute dtype a row claims is one the CPU's kernel accepts (so the GPU never computes
  * something the CPU calls an error), and every dtype the CPU accepts is covered. NVRTC

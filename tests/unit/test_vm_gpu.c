@@ -1,8 +1,8 @@
-/* test_vm_gpu.c - the host-side logic of static graphs on the GPU (vm/exec_dev.c) that needs
+/* test_vm_gpu.c - the host-side logic of static graphs on the GPU (vm/run/exec_dev.c) that needs
  * no GPU: how a fused group becomes one generated kernel (vm_gpu_fused_plan). A plan is
  * checked by evaluating it on the host with the CPU's elementwise kernels, element by
  * element, as the generated kernel would, against the group's result from the CPU VM, and
- * by generating its kernel source (ops/cuda/gen.c; NVRTC is tests/gpu/ptx_check.c's job).
+ * by generating its kernel source (ops/gpu/cuda/gen.c; NVRTC is tests/gpu/ptx_check.c's job).
  * Then capture segments (vm_seg.c) on graphs compiled from source, and the arena and the
  * capture state machine (vm_dev.c) run on the CPU under TSL_VM_DEVICE=1: addresses that stay
  * put from run to run, one capture per segment, numbers that change between runs. */

@@ -1,0 +1,264 @@
+/* comp.h - the static compiler's private interface, shared by its files:
+ *   vm/compile/cvalue.c         compile-time values, failure reporting, emission, inputs and guards
+ *   vm/compile/cexpr.c          expressions, indexing, calls, operands the VM builds
+ *   vm/compile/cbuiltins.c      built-in functions in static code
+ *   vm/compile/compile.c        statements, loops and branches, the driver
+ * See vm/compile/compile.c for how the compiler works. */
+#ifndef TSL_COMP_H
+#define TSL_COMP_H
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "compile.h"
+#include "builtins.h"
+#include "infer.h"
+#include "mem.h"
+
+/* ---------- compile-time values ---------- */
+
+typedef enum { AV_NONE, AV_CONST, AV_NUM, AV_TENSOR, AV_LIST, AV_DICT, AV_CLOSURE } AVKind;
+
+typedef enum { K_LOCAL, K_GLOBAL, K_CELL, K_INLINE } KeyKind;
+typedef struct {
+    KeyKind kind;
+    int slot;        /* local slot; K_INLINE: activation id * 65536 + slot */
+    void *ptr;       /* Module* (K_GLOBAL), ObjCell* (K_CELL) */
+} VarKey;
+
+typedef struct AStruct AStruct;
+typedef struct CClosure {
+    FnProto *proto;
+    Module *mod;
+    VarKey *caps;
+    /* grad(f) / value_and_grad(f) of a function value f made in or read by static code:
+     * calling it differentiates f (vm/compile/cgrad.c); proto is NULL then */
+    struct AValBox *grad_of;
+    bool with_value;
+} CClosure;
+
+typedef struct {
+    AVKind kind;
+    Value k;
+    int reg;
+    bool known, is_bool;
+    double num;
+    uint64_t deps;   /* number inputs this value depends on (bit i: c->numguards[i]) */
+    DType dtype;
+    Shape shape;
+    AStruct *st;
+    CClosure *cl;
+    int unset;       /* a home that may be unbound: its run-time flag register + 1 (0: bound) */
+} AVal;
+
+struct AValBox { AVal v; };
+
+struct AStruct {
+    bool dict;
+    int n, cap;
+    AVal *items;
+    char **keys;
+    int obj;          /* container index when the structure is an input, else -1 */
+    int born;         /* Comp.nsnaps when it was made: dry runs tell their own structures */
+};
+
+typedef struct {
+    VarKey key;
+    AVal v;
+    bool assigned;    /* written by the static code: written back when it ends */
+    const char *name;
+} Binding;
+
+/* A hash index over a Binding array (the environment, the inputs): key -> its latest
+ * position, so a lookup is one probe however many variables the code has. Entries are never
+ * deleted: one whose position is past the array's end (a rollback) or holds another key is
+ * stale and reads as absent. */
+typedef struct {
+    VarKey key;
+    int pos;          /* -1: empty slot */
+} KeySlot;
+typedef struct {
+    KeySlot *slots;
+    int cap, used;
+} KeyIndex;
+
+typedef struct {
+    int pos;          /* a binding a dry run overwrote, and its value before */
+    Binding old;
+} EnvUndo;
+
+/* Where a value that changes inside a loop or run-time branch lives: a variable (st NULL)
+ * or item `slot` of a compile-time list or dict. */
+typedef struct Home {
+    VarKey key;
+    AVal home;
+    const char *name;
+    AStruct *st;
+    int slot;
+} Home;
+
+typedef struct Loop {
+    struct Loop *outer;
+    Home *homes;
+    int nhomes;
+    int *breaks, nbreaks;
+    int *conts, nconts;
+} Loop;
+
+/* An inlined function activation. */
+typedef struct Inline {
+    struct Inline *outer;
+    int id;
+    FnProto *proto;
+    Module *mod;
+    ObjClosure *closure;   /* a real closure (its upvalues are cells), or NULL */
+    CClosure *cclosure;    /* a closure made by static code, or NULL */
+    bool returned;
+    AVal result;
+    int depth_at_entry;    /* runtime-branch depth when the function was entered */
+    CallFrame *frame;      /* its traceback frame (NULL for the fn compiled itself) */
+} Inline;
+
+typedef struct {
+    AStruct *st;
+    int n;
+    AVal *items;
+    char **keys;
+} Undo;
+
+typedef struct CTape CTape;   /* vm/compile/cgrad.c */
+
+typedef struct {
+    Interp *I;
+    Graph *g;
+    CTape *tape;             /* the innermost static grad being compiled, or NULL */
+    Frame *frame;            /* the block's live frame (static block) */
+    ObjClosure *fn;          /* the static fn (static fn) */
+    Value *params;
+    Module *mod;
+    Source *src;
+    SrcLoc loc;
+    Binding *env;
+    int nenv, capenv;
+    Binding *inputs;         /* lifted inputs by source, so a source is read once */
+    int ninputs, capinputs;
+    KeyIndex envix, inputix;  /* lookups into env and inputs (cc_env_find, cc_input_find) */
+    EnvUndo *envlog;          /* bindings overwritten in dry runs (rolled back by position) */
+    int nenvlog, capenvlog;
+    int numguards[64];
+    int nnum;
+    Inline *ictx;
+    int next_inline;
+    int inline_depth;
+    int inlined;             /* calls inlined so far (a compile budget) */
+    double give_up_ms;       /* the compile budget in time: monotonic ms when it runs out */
+    int nstmts;              /* statements compiled (the clock is read every 64) */
+    Loop *loop;
+    int branch_depth;        /* inside a run-time branch or loop */
+    int dry;
+    Undo *undo;
+    int nundo, capundo;
+    int undo_base;           /* first entry of the innermost dry run */
+    int nsnaps;              /* dry runs started so far */
+    int snap_id;             /* the innermost dry run's number, 0 outside */
+    void **arena;
+    int narena, caparena;
+    Value *vals;             /* values the compiler made (strings, folded results) */
+    int nvals, capvals;
+    bool failed;
+    CompileStatus status;
+    char *why;
+    size_t whylen;
+} Comp;
+
+extern const AVal FAILV;
+
+
+
+
+
+AVal cc_unsupported(Comp *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A compile error inside inlined calls: their traceback frames, as eager calls add them. */
+void cc_trace_inlined(Comp *c);
+AVal cc_op_failed(Comp *c);
+AVal cc_folded(Comp *c, Value r, SrcLoc loc);
+Ins *cc_emit(Comp *c, InsOp op);
+int cc_new_num(Comp *c, bool is_bool);
+int cc_new_tensor(Comp *c, DType dt, const Shape *s);
+AVal cc_tensor_av(Comp *c, DType dt, const Shape *s);
+AVal cc_num_const(double x);
+AVal cc_bool_const(bool b);
+AVal cc_const_av(Value k);
+int cc_num_reg(Comp *c, AVal *v);
+AVal cc_tensor_const(Comp *c, Tensor *t);
+AStruct *cc_astruct_new(Comp *c, bool dict);
+void cc_undo_save(Comp *c, AStruct *s);
+void cc_astruct_push(Comp *c, AStruct *s, const char *key, AVal v);
+int cc_astruct_find(AStruct *s, const char *key);
+bool cc_key_eq(VarKey a, VarKey b);
+Binding *cc_find_binding(Binding *b, int n, VarKey k);
+Binding *cc_env_find(Comp *c, VarKey k);
+Binding *cc_input_find(Comp *c, VarKey k);
+void cc_key_indexed(KeyIndex *ix, VarKey k, int pos);   /* after appending a binding at pos */
+void cc_env_set(Comp *c, VarKey k, AVal v, const char *name, bool assigned);
+int cc_add_guard(Comp *c, GuardKind kind, int input);
+int cc_add_input(Comp *c, InputSrc src);
+AVal cc_lift(Comp *c, Value v, int in, const char *name);
+bool cc_key_source(Comp *c, VarKey k, Value *val, InputSrc *src);
+AVal cc_read_key(Comp *c, VarKey k, const char *name);
+VarKey cc_name_key(Comp *c, Node *n);
+bool cc_need_const(Comp *c, AVal *v, double *out, const char *what);
+bool cc_need_int(Comp *c, AVal *v, int64_t *out, const char *what);
+bool cc_pure_value(Comp *c, AVal *v, Value *out);
+AVal cc_from_value(Comp *c, Value v);
+AVal cc_expr(Comp *c, Node *n);
+AVal cc_binary_values(Comp *c, int op, AVal a, AVal b, SrcLoc loc);
+AVal cc_cond(Comp *c, Node *n);
+AVal cc_and_or_runtime(Comp *c, Node *n, int ra, bool value);
+void cc_stmt(Comp *c, Node *n);
+void cc_block(Comp *c, Node *b);
+AVal cc_call_value(Comp *c, AVal fn, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, SrcLoc loc);
+/* One OP instruction over operands (tensors, numbers, or absent: kind AV_NONE); attrs NULL
+ * for the op's defaults. cc_call_op binds a built-in call's arguments first. */
+AVal cc_emit_op(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *attrs);
+AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw, int nkw);
+int cc_truth(Comp *c, AVal v, int *reg, SrcLoc loc);
+Opnd cc_opnd_of(Comp *c, AVal v);
+AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, SrcLoc loc);
+AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value);
+AVal cc_make_closure(Comp *c, FnProto *p);
+/* Runs x and returns FAILV from the enclosing function if compilation has failed. */
+#define TRY(x)                                                                     \
+    do {                                                                           \
+        x;                                                                         \
+        if (c->failed) return FAILV;                                               \
+    } while (0)
+
+/* vm/compile/cgrad.c: grad in static code. cc_emit_op records each op on the active tapes; a tensor
+ * moved into a home keeps its tape variable. */
+AVal cgrad_make(Comp *c, AVal f, bool with_value);
+AVal cgrad_call(Comp *c, AVal f, bool with_value, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, SrcLoc loc);
+void cgrad_record(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at, AVal *res);
+void cgrad_move(Comp *c, int dst, int src);
+bool cgrad_tracked(Comp *c, int reg);
+/* item()/float() (what) of a tracked register at loc: the first such cut on each active tape
+ * is where a result that reaches the argument only through it was cut (GRAD_CUT_MSG). */
+void cgrad_cut(Comp *c, const char *what, SrcLoc loc);
+/* A run-time loop while a tape is active: begin after its homes are made (home registers,
+ * the counter register or -1), body_end after the body (the registers the homes are about
+ * to take; whether the loop breaks or continues), end after the loop. */
+void cgrad_loop_begin(Comp *c, const int *home_regs, int nhomes, int counter);
+void cgrad_loop_body_end(Comp *c, const int *new_regs, bool jumps_out);
+void cgrad_loop_end(Comp *c);
+/* A run-time branch while a tape is active: begin after its homes are made (their
+ * registers, whether each surely holds a value, the condition's register), else after the
+ * then-branch's home moves, end after the else-branch's. */
+void cgrad_branch_begin(Comp *c, const int *home_regs, const bool *bound, int nhomes, int cond);
+void cgrad_branch_else(Comp *c);
+void cgrad_branch_end(Comp *c);
+
+void *cc_arena_alloc(Comp *c, size_t n);
+Value cc_keep_value(Comp *c, Value v);
+
+#endif

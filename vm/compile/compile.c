@@ -1,0 +1,1059 @@
+/* compile.c - compiles static code (a `static { }` block or a `static fn`) to a Graph.
+ *
+ * The compiler is an abstract interpreter over the AST. Every expression becomes an AVal:
+ *   AV_CONST    a value known when compiling: nil, strings, functions (a guard if read from
+ *               an input);
+ *   AV_NUM      a number register; `known` when its value at compile time is fixed by the
+ *               inputs (it then remembers which input numbers it depends on, so it can be
+ *               turned into guards when a shape, loop step or condition needs its value);
+ *   AV_TENSOR   a tensor register with a fixed shape and dtype;
+ *   AV_LIST / AV_DICT  a structure known when compiling, whose items are AVals;
+ *   AV_CLOSURE  a function created inside static code (inlined when called).
+ * Variables read from outside are inputs: their current values decide the guards (tensors:
+ * shape/dtype; numbers: run-time registers; everything else: by value or identity).
+ * Calls are inlined; `for` over range() and `while` become loops; branches on run-time
+ * values become jumps. Variables that change inside a loop or a run-time branch live in a
+ * "home" register, found by compiling the body once as a dry run.
+ * Code the compiler does not handle yet returns COMPILE_UNSUPPORTED and runs eagerly. */
+#include <stdlib.h>
+#include <time.h>
+#include "comp.h"
+
+/* ---------- statements ---------- */
+
+static void assign(Comp *c, Node *target, AVal v);
+static void assign_into(Comp *c, Node *target, AVal obj, AVal v);
+
+/* A container field/element store: compile-time structures change; containers that came
+ * from the program are also changed at run time, in program order. */
+static void store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
+    AStruct *st = obj.st;
+    int at;
+    c->loc = loc;
+    if (obj.kind == AV_DICT) {
+        if (key.kind != AV_CONST || key.k.type != VAL_STR) { cc_error_at(c, loc, "dict keys are strings"); return; }
+        at = cc_astruct_find(st, AS_STR(key.k)->chars);
+        if (at < 0 && st->obj >= 0) { cc_unsupported(c, "adding a key to a dict that exists outside the static code"); return; }
+        cc_undo_save(c, st);
+        if (at < 0) cc_astruct_push(c, st, AS_STR(key.k)->chars, v);
+        else st->items[at] = v;
+        at = cc_astruct_find(st, AS_STR(key.k)->chars);
+    } else {
+        int64_t i;
+        if (!cc_need_int(c, &key, &i, "a list index")) return;
+        if (i < 0) i += st->n;
+        if (i < 0 || i >= st->n) { cc_error_at(c, loc, "list index out of range"); return; }
+        cc_undo_save(c, st);
+        st->items[i] = v;
+        at = (int)i;
+    }
+    if (st->obj < 0) return;
+    Ins *in = cc_emit(c, I_STORE);
+    int idx = (int)(in - c->g->code);
+    Opnd *o = mem_calloc(1, sizeof(Opnd));
+    *o = cc_opnd_of(c, v);
+    in = &c->g->code[idx];
+    in->a = st->obj;
+    in->aux = at;
+    in->opnds = o;
+    in->nopnds = 1;
+    in->key = obj.kind == AV_DICT ? mem_strndup(st->keys[at], strlen(st->keys[at])) : NULL;
+}
+
+static void assign(Comp *c, Node *target, AVal v) {
+    c->loc = target->loc;
+    if (target->kind == AST_NAME) {
+        cc_env_set(c, cc_name_key(c, target), v, target->str, true);
+        return;
+    }
+    AVal obj = cc_expr(c, target->a);
+    if (c->failed) return;
+    assign_into(c, target, obj, v);
+}
+
+/* target = v for an index or field target whose container target->a compiled to obj. */
+static void assign_into(Comp *c, Node *target, AVal obj, AVal v) {
+    c->loc = target->loc;
+    if (target->kind == AST_FIELD) {
+        if (obj.kind != AV_DICT) { cc_error_at(c, target->loc, "cannot set field '%s' on this value", target->str); return; }
+        store_struct(c, obj, cc_const_av(cc_keep_value(c, val_cstr(target->str))), v, target->loc);
+        return;
+    }
+    if (obj.kind == AV_TENSOR) {
+        AVal nt = cc_index_tensor(c, obj, target, &v);
+        if (!c->failed) assign(c, target->a, nt);
+        return;
+    }
+    if ((obj.kind == AV_LIST || obj.kind == AV_DICT) && target->n == 1 && target->kids[0]->kind != AST_SLICE) {
+        AVal key = cc_expr(c, target->kids[0]);
+        if (!c->failed) store_struct(c, obj, key, v, target->loc);
+        return;
+    }
+    cc_unsupported(c, "this kind of assignment");
+}
+
+/* Whether compiling n twice is the same as compiling it once: names, literals, and fields
+ * and indices of those (no calls, which could have effects or rebind names). */
+static bool is_simple(Node *n) {
+    if (!n) return true;
+    switch (n->kind) {
+    case AST_NAME: case AST_NUM: case AST_STR: case AST_TRUE: case AST_FALSE: case AST_NIL: case AST_ELLIPSIS:
+        return true;
+    case AST_UNARY: case AST_FIELD: return is_simple(n->a);
+    case AST_BINARY: return is_simple(n->a) && is_simple(n->b);
+    case AST_SLICE: return is_simple(n->a) && is_simple(n->b) && is_simple(n->c);
+    case AST_INDEX:
+        for (int i = 0; i < n->n; i++)
+            if (!is_simple(n->kids[i])) return false;
+        return is_simple(n->a);
+    default: return false;
+    }
+}
+
+/* target op= e: exactly target = target op e, the target's container compiled once (its
+ * current value is read through the same, simple, expressions). */
+static void assign_augmented(Comp *c, Node *n) {
+    Node *t = n->a;
+    if (t->kind == AST_NAME) {
+        AVal cur = cc_expr(c, t);
+        if (c->failed) return;
+        AVal v = cc_expr(c, n->b);
+        if (c->failed) return;
+        AVal r = cc_binary_values(c, n->op, cur, v, t->loc);
+        if (!c->failed) assign(c, t, r);
+        return;
+    }
+    if (!is_simple(t)) {
+        cc_unsupported(c, "augmented assignment to an index or field whose container or index has a call in it");
+        return;
+    }
+    AVal obj = cc_expr(c, t->a);
+    if (c->failed) return;
+    AVal cur = cc_expr(c, t);
+    if (c->failed) return;
+    AVal v = cc_expr(c, n->b);
+    if (c->failed) return;
+    AVal r = cc_binary_values(c, n->op, cur, v, t->loc);
+    if (!c->failed) assign_into(c, t, obj, r);
+}
+
+/* ---------- loops and branches ---------- */
+
+typedef struct {
+    int ncode;
+    int nenv;         /* bindings then; later ones were added by the dry run */
+    int nenvlog;      /* the environment's undo log then (cc_env_set logs what it overwrites) */
+    int nundo, undo_base;
+    int id;           /* structures born at or after it were made by the dry run */
+    int outer_id;
+} Snap;
+
+static Snap snapshot(Comp *c) {
+    /* no copy of the environment: a dry run logs the bindings it overwrites */
+    Snap s = { c->g->ncode, c->nenv, c->nenvlog, c->nundo, c->undo_base, ++c->nsnaps, c->snap_id };
+    c->snap_id = s.id;
+    c->undo_base = c->nundo;
+    c->dry++;
+    return s;
+}
+
+/* Throws away what a dry run emitted and changed. */
+static void rollback(Comp *c, Snap *s) {
+    for (int i = s->ncode; i < c->g->ncode; i++) ins_free(&c->g->code[i]);
+    c->g->ncode = s->ncode;
+    for (int i = c->nenvlog - 1; i >= s->nenvlog; i--) c->env[c->envlog[i].pos] = c->envlog[i].old;
+    c->nenvlog = s->nenvlog;
+    c->nenv = s->nenv;
+    for (int i = c->nundo - 1; i >= s->nundo; i--) {
+        Undo *u = &c->undo[i];
+        u->st->n = u->n;
+        if (u->n) memcpy(u->st->items, u->items, sizeof(AVal) * (size_t)u->n);
+        if (u->st->keys && u->n) memcpy(u->st->keys, u->keys, sizeof(char *) * (size_t)u->n);
+        mem_free(u->items);
+        mem_free(u->keys);
+    }
+    c->nundo = s->nundo;
+    c->undo_base = s->undo_base;
+    c->snap_id = s->outer_id;
+    c->dry--;
+}
+
+static bool same_av(const AVal *a, const AVal *b) {
+    if (a->kind != b->kind) return false;
+    switch (a->kind) {
+    case AV_NUM: return a->reg == b->reg && a->known == b->known && (!a->known || a->num == b->num);
+    case AV_TENSOR: return a->reg == b->reg;
+    case AV_CONST: return a->k.type == b->k.type && (a->k.type == VAL_NIL || val_equal(a->k, b->k));
+    case AV_LIST: case AV_DICT: return a->st == b->st;
+    case AV_CLOSURE: return a->cl == b->cl || (a->cl->proto && a->cl->proto == b->cl->proto);
+    default: return true;
+    }
+}
+
+/* A home register of the same kind as v (numbers and tensors; others must not change). */
+static bool make_home(Comp *c, const AVal *v, AVal *home) {
+    if (v->kind == AV_NUM) {
+        *home = (AVal){ .kind = AV_NUM, .is_bool = v->is_bool, .reg = cc_new_num(c, v->is_bool) };
+        return true;
+    }
+    if (v->kind == AV_TENSOR) {
+        *home = cc_tensor_av(c, v->dtype, &v->shape);
+        return true;
+    }
+    return false;
+}
+
+/* A home that may be unbound learns, at run time, whether v is bound. */
+static void set_bound_flag(Comp *c, const AVal *home, const AVal *v) {
+    if (!home->unset) return;
+    AVal one = cc_bool_const(true);
+    int src = v->unset ? v->unset - 1 : cc_num_reg(c, &one);
+    Ins *in = cc_emit(c, I_NMOVE);
+    in->dst = home->unset - 1;
+    in->a = src;
+}
+
+/* Whether the variable has a value in the frame the static code runs in. */
+static bool has_value_outside(Comp *c, VarKey k) {
+    Value v;
+    InputSrc src;
+    if (!cc_key_source(c, k, &v, &src)) return false;
+    if (src.kind == SRC_CELLPTR) src.cell->h.rc--;   /* cc_key_source took a reference */
+    return v.type != VAL_UNDEF;
+}
+
+static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
+    if (c->failed) return;
+    if (v.kind != home->kind) {
+        cc_unsupported(c, "variable '%s' changes kind inside a loop or branch", name);
+        return;
+    }
+    if (home->kind == AV_NUM) {
+        if (v.reg == home->reg) return;
+        int r = cc_num_reg(c, &v);
+        Ins *in = cc_emit(c, I_NMOVE);
+        in->dst = home->reg;
+        in->a = r;
+        set_bound_flag(c, home, &v);
+        return;
+    }
+    if (home->kind == AV_TENSOR) {
+        if (v.reg == home->reg) return;
+        if (v.dtype != home->dtype || !shape_equal(&v.shape, &home->shape)) {
+            char b1[600], b2[600];
+            cc_unsupported(c, "variable '%s' changes shape or dtype (%s %s to %s %s) inside a loop or branch", name,
+                        shape_str(&home->shape, b1, sizeof b1), dtype_name(home->dtype),
+                        shape_str(&v.shape, b2, sizeof b2), dtype_name(v.dtype));
+            return;
+        }
+        if (c->tape) cgrad_move(c, home->reg, v.reg);
+        Ins *in = cc_emit(c, I_TMOVE);
+        in->dst = home->reg;
+        in->a = v.reg;
+        set_bound_flag(c, home, &v);
+        return;
+    }
+    if (!same_av(home, &v)) cc_unsupported(c, "variable '%s' changes inside a loop or branch", name);
+}
+
+static void changed_one(Binding *now, const Binding *before, Home **out, int *n) {
+    if (before && same_av(&before->v, &now->v)) return;
+    if (now->v.kind == AV_NONE) return;
+    *out = mem_realloc(*out, sizeof(Home) * (size_t)(*n + 1));
+    (*out)[*n] = (Home){ now->key, now->v, now->name, NULL, 0 };
+    (*n)++;
+}
+
+static int by_pos_then_age(const void *a, const void *b) {
+    const EnvUndo *x = *(EnvUndo *const *)a, *y = *(EnvUndo *const *)b;
+    if (x->pos != y->pos) return x->pos < y->pos ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Variables whose binding differs between the environment now and the snapshot, in the
+ * order of the environment: the bindings the dry run overwrote (the oldest log entry of a
+ * position holds its value then), then those it added. Linear in what the run touched. */
+static void changed_since(Comp *c, Snap *s, Home **out, int *n) {
+    int nlog = c->nenvlog - s->nenvlog;
+    EnvUndo **log = mem_alloc(sizeof(EnvUndo *) * (size_t)(nlog + 1));
+    int m = 0;
+    for (int i = 0; i < nlog; i++)   /* bindings the run added are reported below, once */
+        if (c->envlog[s->nenvlog + i].pos < s->nenv) log[m++] = &c->envlog[s->nenvlog + i];
+    nlog = m;
+    qsort(log, (size_t)nlog, sizeof *log, by_pos_then_age);
+    for (int i = 0; i < nlog; i++)
+        if (i == 0 || log[i]->pos != log[i - 1]->pos) changed_one(&c->env[log[i]->pos], &log[i]->old, out, n);
+    mem_free(log);
+    for (int i = s->nenv; i < c->nenv; i++) changed_one(&c->env[i], NULL, out, n);
+}
+
+/* List and dict items changed since the snapshot (their value now), from the dry run's
+ * undo log; a list or dict that grows there cannot be compiled. */
+static void changed_items(Comp *c, Snap *s, Home **out, int *n) {
+    for (int i = s->nundo; i < c->nundo && !c->failed; i++) {
+        Undo *u = &c->undo[i];
+        if (u->st->born >= s->id) continue;   /* made inside the region */
+        if (u->st->n != u->n) {
+            cc_unsupported(c, "a list or dict grows inside a loop or run-time branch");
+            return;
+        }
+        for (int j = 0; j < u->n; j++) {
+            if (same_av(&u->items[j], &u->st->items[j])) continue;
+            *out = mem_realloc(*out, sizeof(Home) * (size_t)(*n + 1));
+            const char *name = u->st->keys ? u->st->keys[j] : "a list item";
+            (*out)[*n] = (Home){ { 0 }, u->st->items[j], name, u->st, j };
+            (*n)++;
+        }
+    }
+}
+
+/* Gives item `slot` of st a home register for the region, starting at its current value. */
+static void home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
+    AStruct *st = changed->st;
+    AVal before = st->items[changed->slot], home;
+    if (!make_home(c, &before, &home)) {
+        if (!same_av(&before, &changed->home))
+            cc_unsupported(c, "item '%s' changes its kind inside a loop or run-time branch", changed->name);
+        return;
+    }
+    move_into(c, &home, before, changed->name);
+    cc_undo_save(c, st);
+    st->items[changed->slot] = home;
+    *homes = mem_realloc(*homes, sizeof(Home) * (size_t)(*nhomes + 1));
+    (*homes)[*nhomes] = (Home){ { 0 }, home, changed->name, st, changed->slot };
+    (*nhomes)++;
+}
+
+/* Gives every variable that `compile_region` may change a home register, by running it
+ * once as a dry run. Emits the moves of the current values into the homes. */
+static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void *arg, Home **homes, int *nhomes) {
+    /* each nested region is compiled twice (dry run, then for real): keep the depth bounded */
+    if (c->branch_depth > 10) {
+        cc_unsupported(c, "loops and run-time branches nested more than 10 deep");
+        return;
+    }
+    Snap s = snapshot(c);
+    Loop *saved_loop = c->loop;
+    compile_region(c, arg);
+    Home *changed = NULL, *items = NULL;
+    int nchanged = 0, nitems = 0;
+    if (!c->failed) changed_since(c, &s, &changed, &nchanged);
+    if (!c->failed) changed_items(c, &s, &items, &nitems);
+    bool failed = c->failed;
+    c->loop = saved_loop;
+    rollback(c, &s);
+    if (failed) { mem_free(changed); mem_free(items); return; }
+    for (int i = 0; i < nitems && !c->failed; i++) home_item(c, &items[i], homes, nhomes);
+    mem_free(items);
+    if (c->failed) { mem_free(changed); return; }
+    for (int i = 0; i < nchanged; i++) {
+        AVal home;
+        Binding *b = cc_env_find(c, changed[i].key);
+        if (!b) b = cc_input_find(c, changed[i].key);
+        if (!b && has_value_outside(c, changed[i].key)) {   /* bound before, not read yet */
+            cc_read_key(c, changed[i].key, changed[i].name);
+            if (c->failed) break;
+            b = cc_input_find(c, changed[i].key);
+        }
+        const AVal *shape_src = b ? &b->v : &changed[i].home;
+        if (!make_home(c, shape_src, &home)) {
+            if (b && !same_av(&b->v, &changed[i].home)) {
+                cc_unsupported(c, "variable '%s' changes its value inside a loop or run-time branch", changed[i].name);
+                break;
+            }
+            continue;
+        }
+        if (!b || b->v.unset) {   /* the region may leave it unbound, as eager code would */
+            home.unset = cc_new_num(c, true) + 1;
+            if (!b) {
+                AVal zero = cc_bool_const(false);
+                int r = cc_num_reg(c, &zero);
+                Ins *in = cc_emit(c, I_NMOVE);
+                in->dst = home.unset - 1;
+                in->a = r;
+            }
+        }
+        if (b) move_into(c, &home, b->v, changed[i].name);
+        cc_env_set(c, changed[i].key, home, changed[i].name, true);   /* written back after the region */
+        *homes = mem_realloc(*homes, sizeof(Home) * (size_t)(*nhomes + 1));
+        (*homes)[*nhomes] = (Home){ changed[i].key, home, changed[i].name, NULL, 0 };
+        (*nhomes)++;
+    }
+    mem_free(changed);
+}
+
+static void home_moves(Comp *c, Home *homes, int n) {
+    for (int i = 0; i < n && !c->failed; i++) {
+        if (homes[i].st) {
+            move_into(c, &homes[i].home, homes[i].st->items[homes[i].slot], homes[i].name);
+            continue;
+        }
+        Binding *b = cc_env_find(c, homes[i].key);
+        if (b) move_into(c, &homes[i].home, b->v, homes[i].name);
+    }
+}
+
+/* Registers of the homes (-1: not a register) and, with now, of the values they are about
+ * to take (what home_moves moves), for the static gradient's loop record (vm/compile/cgrad.c). */
+static int *home_regs(Comp *c, Home *homes, int n, bool now) {
+    int *r = mem_alloc(sizeof(int) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+        const AVal *v = &homes[i].home;
+        if (now) {
+            Binding *b = homes[i].st ? NULL : cc_env_find(c, homes[i].key);
+            v = homes[i].st ? &homes[i].st->items[homes[i].slot] : b ? &b->v : NULL;
+        }
+        r[i] = v && (v->kind == AV_TENSOR || v->kind == AV_NUM) ? v->reg : -1;
+    }
+    return r;
+}
+
+static void restore_homes(Comp *c, Home *homes, int n) {
+    for (int i = 0; i < n; i++) {
+        if (homes[i].st) {
+            cc_undo_save(c, homes[i].st);
+            homes[i].st->items[homes[i].slot] = homes[i].home;
+        } else {
+            cc_env_set(c, homes[i].key, homes[i].home, homes[i].name, true);
+        }
+    }
+}
+
+static void patch(Comp *c, int at, int target) { c->g->code[at].aux = target; }
+
+typedef struct {
+    Node *n;          /* the loop statement */
+    double start, step;
+    bool counted;     /* for over range or a tensor */
+    AVal counter, stop;
+    AVal iter;        /* tensor iterated over (for t in tensor) */
+} LoopArg;
+
+/* The loop variable for this iteration: the counter, or row `counter` of the tensor. */
+static AVal loop_var(Comp *c, LoopArg *la) {
+    AVal i = la->counter;
+    if (la->iter.kind != AV_TENSOR) return i;
+    if (c->tape && cgrad_tracked(c, la->iter.reg))
+        return cc_unsupported(c, "a loop over the rows of a tensor being differentiated is not compiled yet");
+    IndexItem *it = mem_calloc(1, sizeof(IndexItem));
+    it->kind = IDX_INT;
+    Shape so = { la->iter.shape.ndim - 1, { 0 } };
+    memcpy(so.d, la->iter.shape.d + 1, sizeof(int64_t) * (size_t)so.ndim);
+    AVal v = cc_tensor_av(c, la->iter.dtype, &so);
+    Ins *ix = cc_emit(c, I_INDEX);
+    ix->dst = v.reg;
+    ix->a = la->iter.reg;
+    ix->idx = it;
+    ix->nidx = 1;
+    ix->args = mem_alloc(sizeof(int));
+    ix->args[0] = i.reg;
+    ix->nargs = 1;
+    return v;
+}
+
+static void loop_body_once(Comp *c, void *arg) {
+    LoopArg *la = arg;
+    Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0 };
+    c->loop = &lp;
+    c->branch_depth++;
+    Node *n = la->n;
+    if (la->counted) cc_env_set(c, cc_name_key(c, n->a), loop_var(c, la), n->a->str, true);
+    if (n->kind == AST_WHILE) {
+        AVal cond = cc_cond(c, n->a);
+        if (!c->failed) {
+            int reg;
+            cc_truth(c, cond, &reg, n->a->loc);
+        }
+    }
+    if (!c->failed) cc_block(c, n->kind == AST_FOR ? n->c : n->b);
+    c->branch_depth--;
+    c->loop = lp.outer;
+    mem_free(lp.breaks);
+    mem_free(lp.conts);
+}
+
+/* while cond { } and for i in range(...) { }: a run-time loop over home registers. */
+static void compile_loop(Comp *c, LoopArg *la) {
+    Node *n = la->n;
+    Home *homes = NULL;
+    int nhomes = 0;
+    if (la->counted) {
+        /* the counter is a run-time register from the start */
+        la->counter = (AVal){ .kind = AV_NUM, .reg = cc_new_num(c, false) };
+        AVal st = cc_num_const(la->start);
+        int start = cc_num_reg(c, &st);   /* may emit: before cc_emit, which may move the code */
+        Ins *in = cc_emit(c, I_NMOVE);
+        in->dst = la->counter.reg;
+        in->a = start;
+    }
+    prepare_homes(c, loop_body_once, la, &homes, &nhomes);
+    if (c->failed) { mem_free(homes); return; }
+    if (c->tape) {   /* a loop inside a function being differentiated */
+        int *hr = home_regs(c, homes, nhomes, false);
+        cgrad_loop_begin(c, hr, nhomes, la->counted ? la->counter.reg : -1);
+        mem_free(hr);
+    }
+    int top = c->g->ncode;
+    int exit_jump = -1;
+    c->loc = n->loc;
+    if (la->counted) {
+        AVal i = la->counter;
+        int stop = cc_num_reg(c, &la->stop);
+        int more = cc_new_num(c, true);
+        Ins *cmp = cc_emit(c, I_NBIN);
+        cmp->dst = more;
+        cmp->a = i.reg;
+        cmp->b = stop;
+        cmp->aux = la->step > 0 ? OP_LT : OP_GT;
+        Ins *jf = cc_emit(c, I_JUMPF);   /* may move the code: cmp is stale from here */
+        jf->a = more;
+        exit_jump = (int)(jf - c->g->code);
+        cc_env_set(c, cc_name_key(c, n->a), loop_var(c, la), n->a->str, true);
+    } else {
+        AVal cond = cc_cond(c, n->a);
+        if (c->failed) { mem_free(homes); return; }
+        int reg, t = cc_truth(c, cond, &reg, n->a->loc);
+        if (c->failed) { mem_free(homes); return; }
+        if (t == 0) {
+            restore_homes(c, homes, nhomes);
+            mem_free(homes);
+            if (c->tape) cgrad_loop_end(c);
+            return;
+        }
+        if (t < 0) {
+            Ins *jf = cc_emit(c, I_JUMPF);
+            jf->a = reg;
+            exit_jump = (int)(jf - c->g->code);
+        }
+    }
+    Loop lp = { c->loop, homes, nhomes, NULL, 0, NULL, 0 };
+    c->loop = &lp;
+    c->branch_depth++;
+    cc_block(c, n->kind == AST_FOR ? n->c : n->b);
+    if (c->tape && !c->failed) {
+        int *nr = home_regs(c, homes, nhomes, true);
+        cgrad_loop_body_end(c, nr, lp.nbreaks + lp.nconts > 0);
+        mem_free(nr);
+    }
+    c->branch_depth--;
+    c->loop = lp.outer;
+    home_moves(c, homes, nhomes);
+    int cont_target = c->g->ncode;   /* `continue` made its own moves (jump_out) */
+    if (la->counted && !c->failed) {
+        AVal step = cc_num_const(la->step);
+        int sr = cc_num_reg(c, &step);
+        Ins *inc = cc_emit(c, I_NBIN);
+        inc->dst = la->counter.reg;
+        inc->a = la->counter.reg;
+        inc->b = sr;
+        inc->aux = OP_ADD;
+    }
+    Ins *back = cc_emit(c, I_JUMP);
+    back->aux = top;
+    int end = c->g->ncode;
+    if (exit_jump >= 0) patch(c, exit_jump, end);
+    for (int i = 0; i < lp.nbreaks; i++) patch(c, lp.breaks[i], end);
+    for (int i = 0; i < lp.nconts; i++) patch(c, lp.conts[i], cont_target);
+    mem_free(lp.breaks);
+    mem_free(lp.conts);
+    restore_homes(c, homes, nhomes);
+    mem_free(homes);
+    if (c->tape) cgrad_loop_end(c);
+}
+
+/* A run-time stop of a range beyond +-2**53 is an error when the loop starts (as eagerly):
+ * the counter would stop moving there. */
+static void check_range_stop(Comp *c, AVal *stop) {
+    int r = cc_num_reg(c, stop);
+    AVal hi = cc_num_const(RANGE_MAX_BOUND), lo = cc_num_const(-RANGE_MAX_BOUND);
+    int rhi = cc_num_reg(c, &hi), rlo = cc_num_reg(c, &lo);
+    int ok[2], ops[2] = { OP_LE, OP_GE }, lim[2] = { rhi, rlo };
+    for (int k = 0; k < 2; k++) {
+        ok[k] = cc_new_num(c, true);
+        Ins *in = cc_emit(c, I_NBIN);
+        in->dst = ok[k];
+        in->a = r;
+        in->b = lim[k];
+        in->aux = ops[k];
+    }
+    Ins *both = cc_emit(c, I_NBIN);
+    both->dst = cc_new_num(c, true);
+    both->a = ok[0];
+    both->b = ok[1];
+    both->aux = OP_MUL;
+    int cond = both->dst;
+    Ins *in = cc_emit(c, I_ASSERT);
+    in->a = cond;
+    in->aux = 1;   /* key is the whole message */
+    in->key = mem_strndup(RANGE_BOUND_MSG, strlen(RANGE_BOUND_MSG));
+}
+
+static void for_stmt(Comp *c, Node *n) {
+    Node *it = n->b;
+    LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV };
+    if (it->kind == AST_CALL && it->a->kind == AST_NAME && it->nk == 0 && it->n >= 1 && it->n <= 3) {
+        AVal fn = cc_expr(c, it->a);
+        if (c->failed) return;
+        if (fn.kind == AV_CONST && fn.k.type == VAL_FUNC && fn.k.as.o == (Obj *)c->I->range_builtin) {
+            AVal a[3];
+            for (int i = 0; i < it->n; i++) {
+                a[i] = cc_expr(c, it->kids[i]);
+                if (c->failed) return;
+                if (a[i].kind != AV_NUM) {
+                    char msg[160];
+                    const char *type = a[i].kind == AV_CONST ? val_type_name(a[i].k) : a[i].kind == AV_TENSOR ? "tensor"
+                                       : a[i].kind == AV_LIST ? "list" : a[i].kind == AV_DICT ? "dict" : "function";
+                    range_arg_message(msg, sizeof msg, it->n, i, type, 0);
+                    cc_error_at(c, it->kids[i]->loc, "%s", msg);
+                    return;
+                }
+                if (a[i].known && fabs(a[i].num) > RANGE_MAX_BOUND) { cc_error_at(c, it->kids[i]->loc, RANGE_BOUND_MSG); return; }
+            }
+            c->loc = it->loc;
+            if (it->n == 1) { la.start = 0; la.stop = a[0]; }
+            else {
+                double s0;
+                if (!cc_need_const(c, &a[0], &s0, "the start of a range in static code")) return;
+                la.start = s0;
+                la.stop = a[1];
+            }
+            if (it->n == 3 && !cc_need_const(c, &a[2], &la.step, "the step of a range")) return;
+            /* integers in i64, as eagerly (range_args): a fraction or nan was looped over here */
+            int64_t unused;
+            for (int i = 0; i < it->n; i++) {
+                bool is_stop = i == (it->n == 1 ? 0 : 1);
+                if (is_stop && !la.stop.known) continue;   /* a run-time stop only bounds the counter */
+                double x = is_stop ? la.stop.num : i == 0 ? la.start : la.step;
+                if (!num_to_i64(x, &unused)) {
+                    char msg[160];
+                    range_arg_message(msg, sizeof msg, it->n, i, NULL, x);
+                    cc_error_at(c, it->kids[i]->loc, "%s", msg);
+                    return;
+                }
+            }
+            if (la.step == 0) { cc_error_at(c, it->loc, "range() step must not be zero"); return; }
+            if (!la.stop.known || la.stop.deps) {   /* may change at run time: located as eagerly */
+                c->loc = it->kids[it->n == 1 ? 0 : 1]->loc;
+                check_range_stop(c, &la.stop);
+                c->loc = it->loc;
+            }
+            compile_loop(c, &la);
+            return;
+        }
+    }
+    AVal v = cc_expr(c, it);
+    if (c->failed) return;
+    if (v.kind == AV_TENSOR) {
+        if (v.shape.ndim == 0) { cc_error_at(c, it->loc, "cannot iterate over a 0-d tensor"); return; }
+        la.iter = v;
+        la.stop = cc_num_const((double)v.shape.d[0]);
+        compile_loop(c, &la);
+        return;
+    }
+    if (v.kind == AV_LIST || v.kind == AV_DICT) {
+        /* the structure is known: one copy of the body per item */
+        for (int i = 0; i < v.st->n && !c->failed; i++) {
+            AVal item = v.kind == AV_LIST ? v.st->items[i] : cc_const_av(cc_keep_value(c, val_cstr(v.st->keys[i])));
+            cc_env_set(c, cc_name_key(c, n->a), item, n->a->str, true);
+            Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0 };
+            c->loop = &lp;
+            cc_block(c, n->c);
+            c->loop = lp.outer;
+            bool jumps = lp.nbreaks || lp.nconts;
+            mem_free(lp.breaks);
+            mem_free(lp.conts);
+            if (jumps) { cc_unsupported(c, "break/continue in a loop over a list"); return; }
+        }
+        return;
+    }
+    cc_unsupported(c, "for over this kind of value");
+}
+
+typedef struct {
+    Node *n;
+    int which;   /* 0: then, 1: else */
+} BranchArg;
+
+static void branch_once(Comp *c, void *arg) {
+    BranchArg *ba = arg;
+    c->branch_depth++;
+    if (ba->which == 0) cc_block(c, ba->n->b);
+    else if (ba->n->c) cc_stmt(c, ba->n->c);
+    c->branch_depth--;
+}
+
+static void both_branches(Comp *c, void *arg) {
+    BranchArg *ba = arg;
+    Snap s = snapshot(c);
+    BranchArg t = { ba->n, 0 };
+    branch_once(c, &t);
+    Home *changed = NULL, *items = NULL;
+    int n = 0, nitems = 0;
+    if (!c->failed) changed_since(c, &s, &changed, &n);
+    if (!c->failed) changed_items(c, &s, &items, &nitems);
+    /* keep then-branch results visible to the caller's diff, then run else from the start */
+    rollback(c, &s);
+    BranchArg e = { ba->n, 1 };
+    if (!c->failed) branch_once(c, &e);
+    /* what the then-branch changed stays visible to prepare_homes' comparison */
+    for (int i = 0; i < n; i++) cc_env_set(c, changed[i].key, changed[i].home, changed[i].name, true);
+    restore_homes(c, items, nitems);
+    mem_free(changed);
+    mem_free(items);
+}
+
+/* ---------- `and` / `or` on run-time values ---------- */
+
+typedef struct {
+    Node *n;          /* the and/or node */
+    int dst;          /* its truth */
+    bool value;       /* its value is used, not only its truth: operands must be true/false */
+} RhsArg;
+
+/* The right operand, compiled where the left one did not decide: a run-time branch. */
+static void and_or_rhs(Comp *c, void *arg) {
+    RhsArg *ra = arg;
+    c->branch_depth++;
+    AVal b = ra->value ? cc_expr(c, ra->n->b) : cc_cond(c, ra->n->b);
+    if (!c->failed && ra->value && !(b.kind == AV_NUM && b.is_bool))
+        cc_unsupported(c, "'and'/'or' on a value known only at run time, used as a value, with an operand that is not true/false");
+    int reg = -1, t = c->failed ? 0 : cc_truth(c, b, &reg, ra->n->b->loc);
+    if (!c->failed) {
+        if (t >= 0) {
+            AVal k = cc_bool_const(t != 0);
+            reg = cc_num_reg(c, &k);
+        }
+        Ins *in = cc_emit(c, I_NMOVE);
+        in->dst = ra->dst;
+        in->a = reg;
+    }
+    c->branch_depth--;
+}
+
+/* `a and b` / `a or b` where a's truth (register ra) is known only at run time: b is
+ * evaluated only when a does not decide, as eagerly. The result is a true/false register. */
+AVal cc_and_or_runtime(Comp *c, Node *n, int ra, bool value) {
+    int dst = cc_new_num(c, true);
+    Ins *in = cc_emit(c, I_NMOVE);
+    in->dst = dst;
+    in->a = ra;
+    RhsArg arg = { n, dst, value };
+    Home *homes = NULL;
+    int nhomes = 0;
+    prepare_homes(c, and_or_rhs, &arg, &homes, &nhomes);
+    if (c->failed) { mem_free(homes); return FAILV; }
+    int test = ra;
+    if (n->kind == AST_OR) {   /* b runs when a is false */
+        int nr = cc_new_num(c, true);
+        in = cc_emit(c, I_NNOT);
+        in->dst = nr;
+        in->a = ra;
+        test = nr;
+    }
+    in = cc_emit(c, I_JUMPF);
+    in->a = test;
+    int at = (int)(in - c->g->code);
+    and_or_rhs(c, &arg);
+    home_moves(c, homes, nhomes);
+    patch(c, at, c->g->ncode);
+    restore_homes(c, homes, nhomes);
+    mem_free(homes);
+    return c->failed ? FAILV : (AVal){ .kind = AV_NUM, .is_bool = true, .reg = dst };
+}
+
+/* A condition: like cc_expr, but `and`/`or` only need to give the right truth. */
+AVal cc_cond(Comp *c, Node *n) {
+    if (n->kind != AST_AND && n->kind != AST_OR) return cc_expr(c, n);
+    AVal a = cc_cond(c, n->a);
+    if (c->failed) return FAILV;
+    int reg = -1, t = cc_truth(c, a, &reg, n->a->loc);
+    if (c->failed) return FAILV;
+    if (t >= 0) return ((n->kind == AST_AND) == (t != 0)) ? cc_cond(c, n->b) : a;
+    return cc_and_or_runtime(c, n, reg, false);
+}
+
+static void if_stmt(Comp *c, Node *n) {
+    AVal cond = cc_cond(c, n->a);
+    if (c->failed) return;
+    int reg, t = cc_truth(c, cond, &reg, n->a->loc);
+    if (c->failed) return;
+    if (t >= 0) {
+        if (t) cc_block(c, n->b);
+        else if (n->c) cc_stmt(c, n->c);
+        return;
+    }
+    Home *homes = NULL;
+    int nhomes = 0;
+    BranchArg ba = { n, 0 };
+    prepare_homes(c, both_branches, &ba, &homes, &nhomes);
+    if (c->failed) { mem_free(homes); return; }
+    if (c->tape) {   /* a branch inside a function being differentiated */
+        int *hr = home_regs(c, homes, nhomes, false);
+        bool *bound = mem_alloc(sizeof(bool) * (size_t)(nhomes + 1));
+        for (int i = 0; i < nhomes; i++) bound[i] = !homes[i].home.unset;
+        cgrad_branch_begin(c, hr, bound, nhomes, reg);
+        mem_free(hr);
+        mem_free(bound);
+    }
+    c->loc = n->loc;
+    Ins *jf = cc_emit(c, I_JUMPF);
+    jf->a = reg;
+    int at_jf = (int)(jf - c->g->code);
+    c->branch_depth++;
+    cc_block(c, n->b);
+    home_moves(c, homes, nhomes);
+    if (c->tape) cgrad_branch_else(c);
+    Ins *j = cc_emit(c, I_JUMP);
+    int at_j = (int)(j - c->g->code);
+    patch(c, at_jf, c->g->ncode);
+    restore_homes(c, homes, nhomes);
+    if (n->c) cc_stmt(c, n->c);
+    home_moves(c, homes, nhomes);
+    c->branch_depth--;
+    if (c->tape) cgrad_branch_end(c);
+    patch(c, at_j, c->g->ncode);
+    restore_homes(c, homes, nhomes);
+    mem_free(homes);
+}
+
+static void jump_out(Comp *c, Node *n, bool is_break) {
+    if (!c->loop) {
+        cc_error_at(c, n->loc, "'%s' cannot leave a static block", is_break ? "break" : "continue");
+        return;
+    }
+    Loop *lp = c->loop;
+    home_moves(c, lp->homes, lp->nhomes);
+    Ins *j = cc_emit(c, I_JUMP);
+    int at = (int)(j - c->g->code);
+    if (is_break) {
+        lp->breaks = mem_realloc(lp->breaks, sizeof(int) * (size_t)(lp->nbreaks + 1));
+        lp->breaks[lp->nbreaks++] = at;
+    } else {
+        lp->conts = mem_realloc(lp->conts, sizeof(int) * (size_t)(lp->nconts + 1));
+        lp->conts[lp->nconts++] = at;
+    }
+}
+
+static double mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Ctrl-C and --timeout stop compiling too: an error at the statement being compiled. */
+static void compile_interrupted(Comp *c, SrcLoc loc) {
+    Source *saved = c->I->cur_src;
+    c->I->cur_src = c->src;
+    interp_attach_loc(c->I, loc);
+    c->I->cur_src = saved;
+    cc_trace_inlined(c);
+    c->failed = true;
+    c->status = COMPILE_ERROR;
+}
+
+void cc_stmt(Comp *c, Node *n) {
+    if (c->failed) return;
+    if (!interp_poll(c->I)) { compile_interrupted(c, n->loc); return; }
+    if ((++c->nstmts & 63) == 0 && mono_ms() > c->give_up_ms) {
+        c->loc = n->loc;
+        cc_unsupported(c, "compiling took more than %d ms; the code runs eagerly", c->I->compile_budget_ms);
+        return;
+    }
+    if (c->g->ncode > 100000) {   /* e.g. a loop over a huge list, unrolled */
+        cc_unsupported(c, "more than 100000 instructions; the code runs eagerly");
+        return;
+    }
+    if (c->ictx && c->ictx->returned) return;
+    c->loc = n->loc;
+    switch (n->kind) {
+    case AST_EXPR: cc_expr(c, n->a); return;
+    case AST_ASSIGN: {
+        if (n->op != TOK_EOF) { assign_augmented(c, n); return; }
+        AVal v = cc_expr(c, n->b);
+        if (!c->failed) assign(c, n->a, v);
+        return;
+    }
+    case AST_IF: if_stmt(c, n); return;
+    case AST_WHILE: {
+        LoopArg la = { n, 0, 1, false, FAILV, FAILV, FAILV };
+        compile_loop(c, &la);
+        return;
+    }
+    case AST_FOR: for_stmt(c, n); return;
+    case AST_BREAK: jump_out(c, n, true); return;
+    case AST_CONTINUE: jump_out(c, n, false); return;
+    case AST_RETURN: {
+        if (!c->ictx) {
+            cc_error_at(c, n->loc, "'return' cannot leave a static block");
+            return;
+        }
+        if (c->branch_depth > c->ictx->depth_at_entry) {
+            cc_unsupported(c, "'return' inside a loop or a run-time branch");
+            return;
+        }
+        AVal v = n->a ? cc_expr(c, n->a) : cc_const_av(NIL_VAL);
+        if (c->failed) return;
+        c->ictx->result = v;
+        c->ictx->returned = true;
+        return;
+    }
+    case AST_BLOCK: cc_block(c, n); return;
+    case AST_FNDECL: cc_env_set(c, cc_name_key(c, n->a), cc_make_closure(c, n->b->proto), n->a->str, true); return;
+    case AST_STATIC: cc_block(c, n->a); return;
+    case AST_IMPORT: cc_unsupported(c, "import inside static code"); return;
+    default: cc_expr(c, n); return;
+    }
+}
+
+void cc_block(Comp *c, Node *b) {
+    for (int i = 0; i < b->n && !c->failed; i++) cc_stmt(c, b->kids[i]);
+}
+
+
+/* ---------- variable lookup ---------- */
+
+static size_t key_hash(VarKey k) {
+    uint64_t h = ((uint64_t)k.kind * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(uint32_t)k.slot * 0xff51afd7ed558ccdull) ^
+                 (uint64_t)(uintptr_t)k.ptr;
+    h ^= h >> 31;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* The slot of key k: its own, or the empty one where it would go. */
+static KeySlot *key_slot(KeyIndex *ix, VarKey k) {
+    size_t mask = (size_t)ix->cap - 1, at = key_hash(k) & mask;
+    while (ix->slots[at].pos >= 0 && !cc_key_eq(ix->slots[at].key, k)) at = (at + 1) & mask;
+    return &ix->slots[at];
+}
+
+void cc_key_indexed(KeyIndex *ix, VarKey k, int pos) {
+    if (2 * (ix->used + 1) > ix->cap) {   /* keep it at most half full */
+        KeyIndex old = *ix;
+        ix->cap = old.cap ? 2 * old.cap : 64;
+        ix->used = 0;
+        ix->slots = mem_alloc(sizeof(KeySlot) * (size_t)ix->cap);
+        for (int i = 0; i < ix->cap; i++) ix->slots[i].pos = -1;
+        for (int i = 0; i < old.cap; i++)
+            if (old.slots[i].pos >= 0) cc_key_indexed(ix, old.slots[i].key, old.slots[i].pos);
+        mem_free(old.slots);
+    }
+    KeySlot *s = key_slot(ix, k);
+    if (s->pos < 0) ix->used++;
+    *s = (KeySlot){ k, pos };
+}
+
+static Binding *indexed_find(KeyIndex *ix, Binding *b, int n, VarKey k) {
+    if (!ix->cap) return NULL;
+    KeySlot *s = key_slot(ix, k);
+    return s->pos >= 0 && s->pos < n && cc_key_eq(b[s->pos].key, k) ? &b[s->pos] : NULL;
+}
+
+Binding *cc_env_find(Comp *c, VarKey k) { return indexed_find(&c->envix, c->env, c->nenv, k); }
+Binding *cc_input_find(Comp *c, VarKey k) { return indexed_find(&c->inputix, c->inputs, c->ninputs, k); }
+
+/* ---------- driver ---------- */
+
+static void comp_free(Comp *c) {
+    for (int i = 0; i < c->narena; i++) mem_free(c->arena[i]);
+    mem_free(c->arena);
+    for (int i = 0; i < c->nvals; i++) val_release(c->vals[i]);
+    mem_free(c->vals);
+    mem_free(c->env);
+    mem_free(c->inputs);
+    mem_free(c->envlog);
+    mem_free(c->envix.slots);
+    mem_free(c->inputix.slots);
+    for (int i = 0; i < c->nundo; i++) {
+        mem_free(c->undo[i].items);
+        mem_free(c->undo[i].keys);
+    }
+    mem_free(c->undo);
+}
+
+/* After the code: every block-frame variable the code assigned is written back. */
+static void collect_outputs(Comp *c) {
+    for (int i = 0; i < c->nenv && !c->failed; i++) {
+        Binding *b = &c->env[i];
+        if (!b->assigned || b->key.kind == K_INLINE || b->v.kind == AV_NONE) continue;
+        if (c->fn && b->key.kind == K_LOCAL) continue;   /* a static fn's locals end with it */
+        Output o;
+        memset(&o, 0, sizeof o);
+        InputSrc src;
+        Value cur;
+        if (!cc_key_source(c, b->key, &cur, &src)) continue;
+        o.kind = src.kind;
+        o.slot = src.slot;
+        o.mod = src.mod;
+        o.cell = src.cell;   /* SRC_CELLPTR: key_source took a reference */
+        o.name = mem_strndup(b->name, strlen(b->name));
+        o.val = cc_opnd_of(c, b->v);
+        Graph *g = c->g;
+        GROW(g->outputs, g->noutputs, g->capoutputs);
+        g->outputs[g->noutputs++] = o;
+    }
+}
+
+static CompileStatus finish(Comp *c, Graph **out) {
+    CompileStatus st = c->failed ? c->status : COMPILE_OK;
+    if (st == COMPILE_OK) collect_outputs(c);
+    st = c->failed ? c->status : COMPILE_OK;
+    comp_free(c);
+    if (st != COMPILE_OK) {
+        graph_free(c->g);
+        *out = NULL;
+    } else {
+        *out = c->g;
+    }
+    return st;
+}
+
+static void comp_init(Comp *c, Interp *I, Module *mod, Source *src, SrcLoc loc, char *why, size_t whylen) {
+    memset(c, 0, sizeof *c);
+    c->I = I;
+    c->g = mem_calloc(1, sizeof(Graph));
+    c->mod = mod;
+    c->src = src;
+    c->loc = loc;
+    c->why = why;
+    c->whylen = whylen;
+    c->give_up_ms = mono_ms() + I->compile_budget_ms;
+}
+
+CompileStatus compile_block(Interp *I, Frame *f, Node *blk, Graph **out, char *why, size_t whylen) {
+    Comp c;
+    comp_init(&c, I, f->mod, I->cur_src, blk->loc, why, whylen);
+    c.frame = f;
+    cc_block(&c, blk);
+    return finish(&c, out);
+}
+
+CompileStatus compile_fn(Interp *I, ObjClosure *fn, Value *params, Graph **out, char *why, size_t whylen) {
+    Comp c;
+    FnProto *p = fn->proto;
+    comp_init(&c, I, fn->module, closure_src(fn), p->loc, why, whylen);
+    c.fn = fn;
+    c.params = params;
+    /* the body compiles as a call at depth 0: its parameters are the inputs (K_LOCAL) */
+    Inline top = { NULL, 0, p, fn->module, fn, NULL, false, FAILV, 0, NULL };   /* its frame: the caller's */
+    c.ictx = &top;
+    for (int i = 0; i < p->nparams && !c.failed; i++) {
+        if (params[i].type != VAL_UNDEF) continue;
+        /* the default is compiled in: guard that the argument is still omitted */
+        InputSrc src = { SRC_ARG, i, NULL, NULL, 0, mem_strndup(p->params[i], strlen(p->params[i])) };
+        int gi = cc_add_guard(&c, G_CONST, cc_add_input(&c, src));
+        c.g->guards[gi].k = UNDEF_VAL;
+        if (!p->defaults[i]) {
+            cc_error_at(&c, p->loc, "%s() missing argument '%s'", p->name[0] ? p->name : "<fn>", p->params[i]);
+            break;
+        }
+        AVal d = cc_expr(&c, p->defaults[i]);
+        if (!c.failed) cc_env_set(&c, (VarKey){ K_LOCAL, i, NULL }, d, p->params[i], false);
+    }
+    if (!c.failed) cc_block(&c, p->body);
+    if (!c.failed) {
+        c.g->result = cc_opnd_of(&c, top.returned ? top.result : cc_const_av(NIL_VAL));
+        c.g->has_result = true;
+    }
+    return finish(&c, out);
+}

@@ -1,0 +1,23 @@
+/* compile.h - from the AST of a static block or static fn to a Graph (vm/compile/compile.c). */
+#ifndef TSL_COMPILE_H
+#define TSL_COMPILE_H
+#include "ir.h"
+
+typedef enum {
+    COMPILE_OK,
+    COMPILE_ERROR,         /* a TSL error is pending in the interpreter (report it) */
+    COMPILE_UNSUPPORTED,   /* the code uses something the compiler does not handle yet: run eagerly */
+} CompileStatus;
+
+/* Compiles `block` (an AST_STATIC's block) against the live frame f, whose current values
+ * decide input shapes and guards. */
+CompileStatus compile_block(Interp *I, Frame *f, Node *block, Graph **out, char *why, size_t whylen);
+/* Compiles a static fn for its parameter values (one per parameter, already bound from
+ * positional and keyword arguments; UNDEF where the default applies, compiled in). */
+CompileStatus compile_fn(Interp *I, ObjClosure *fn, Value *params, Graph **out, char *why, size_t whylen);
+
+/* The compile budget in time (docs/static.md) is the interpreter's I->compile_budget_ms
+ * (default 2000): code whose compilation runs longer runs eagerly, like code past the
+ * instruction and inlining budgets. */
+
+#endif

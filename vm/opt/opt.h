@@ -1,0 +1,24 @@
+/* opt.h - the optimizer passes (vm/opt/opt.c). */
+#ifndef TSL_OPT_H
+#define TSL_OPT_H
+#include "ir.h"
+
+#define FUSED_NONE (-1000000000)   /* a FusedStep's b when the step is unary or takes a scalar */
+#define EPI_PRODUCT (-1000000001)  /* an EPILOGUE step's operand: the block of the matmul's product */
+
+/* How a tensor operand of an EPILOGUE step lines up with the product [m, n]: element for
+ * element (its shape is [m, n]), or a row vector ([n] or [1, n]) that every row reads, as a
+ * bias broadcasts. m == 1 counts as element for element. */
+typedef enum { EPI_NO, EPI_FULL, EPI_ROW } EpiLayout;
+static inline EpiLayout opt_epi_layout(const Shape *s, int64_t m, int64_t n) {
+    if (s->ndim == 2 && s->d[0] == m && s->d[1] == n) return EPI_FULL;
+    if (s->ndim == 1 && s->d[0] == n) return m == 1 ? EPI_FULL : EPI_ROW;
+    if (s->ndim == 2 && s->d[0] == 1 && s->d[1] == n) return EPI_ROW;
+    return EPI_NO;
+}
+
+void opt_run(Graph *g);
+/* Once per process: the words of TSL_OPT that name no pass, as lines to show (false: none). */
+bool opt_env_problem(char *out, size_t n);
+
+#endif
