@@ -21,22 +21,17 @@ static bool bind_params(Interp *I, CallArgs *a, const char *fname, const char *c
                         Value *out) {
     int which[ARGS_MAX];
     char err[300];
-    if (!args_match(fname, params, nreq, a->npos, (const char *const *)a->kwnames, a->nkw, which, err, sizeof err)) {
-        interp_error(I, "%s", err);
-        return false;
-    }
+    if (!args_match(fname, params, nreq, a->npos, (const char *const *)a->kwnames, a->nkw, which, err, sizeof err))
+        return interp_error(I, "%s", err), false;
     for (int i = 0; i < np; i++)
         out[i] = which[i] < 0 ? UNDEF_VAL : which[i] < a->npos ? a->pos[which[i]] : a->kw[which[i] - a->npos];
     return true;
 }
 
-/* The usual call, positional arguments only, as many as the parameters allow: args_match's
- * result without asking it. */
+/* The usual call, as many positional arguments as allowed: args_match's result without it. */
 static inline bool bind_positional(CallArgs *a, int np, int nreq, Value *out) {
     if (a->nkw || a->npos < nreq || a->npos > np) return false;
-    int i = 0;
-    for (; i < a->npos; i++) out[i] = a->pos[i];
-    for (; i < np; i++) out[i] = UNDEF_VAL;
+    for (int i = 0; i < np; i++) out[i] = i < a->npos ? a->pos[i] : UNDEF_VAL;
     return true;
 }
 
@@ -49,9 +44,7 @@ bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *par
 static const BuiltinParams *params_of_fn(BuiltinFn fn);
 
 const BuiltinParams *builtin_bind(Interp *I, CallArgs *a, BuiltinFn self, Value *out) {
-    const ObjBuiltin *b = I->calling_builtin;
-    /* called as itself (the interpreter set calling_builtin); else, as static code's constant
-     * folding calls it, found by its function */
+    const ObjBuiltin *b = I->calling_builtin;   /* not set when constant folding calls self */
     const BuiltinParams *p = b && b->fn == self ? b->params : params_of_fn(self);
     if (p && bind_positional(a, p->np, p->nreq, out)) return p;
     if (!p || p->nreq < 0) return interp_error(I, "internal error: a built-in without a plain signature"), NULL;
@@ -428,22 +421,19 @@ static Value vgrad_fn_call(Interp *I, CallArgs *a) { return autograd_call(I, I->
 static const BuiltinDef grad_fn_def = { "grad_fn", grad_fn_call, "(...)", "the gradient of f", ST_CALL_GRAD };
 static const BuiltinDef vgrad_fn_def = { "value_and_grad_fn", vgrad_fn_call, "(...)", "[f's value, its gradient]",
                                          ST_CALL_VALUE_AND_GRAD };
-static Value make_grad_fn(Interp *I, Value f, const char *who, const BuiltinDef *def) {
-    if (f.type != VAL_FUNC && f.type != VAL_DICT)
-        return interp_error(I, "%s(): f must be a function, got %s", who, val_type_name(f));
+static Value make_grad_fn(Interp *I, CallArgs *a, BuiltinFn self, const BuiltinDef *def) {
+    Value f;
+    const BuiltinParams *p = builtin_bind(I, a, self, &f);
+    if (p && f.type != VAL_FUNC && f.type != VAL_DICT)
+        return interp_error(I, "%s(): f must be a function, got %s", p->def->name, val_type_name(f));
+    if (!p) return ERR_VAL;
     ObjBuiltin *b = builtin_new(def->name, def->fn);
     b->def = def;
     b->bound = val_retain(f);
     return OBJ_VAL(VAL_FUNC, b);
 }
-static Value bi_grad(Interp *I, CallArgs *a) {
-    Value f;
-    return builtin_bind(I, a, bi_grad, &f) ? make_grad_fn(I, f, "grad", &grad_fn_def) : ERR_VAL;
-}
-static Value bi_vgrad(Interp *I, CallArgs *a) {
-    Value f;
-    return builtin_bind(I, a, bi_vgrad, &f) ? make_grad_fn(I, f, "value_and_grad", &vgrad_fn_def) : ERR_VAL;
-}
+static Value bi_grad(Interp *I, CallArgs *a) { return make_grad_fn(I, a, bi_grad, &grad_fn_def); }
+static Value bi_vgrad(Interp *I, CallArgs *a) { return make_grad_fn(I, a, bi_vgrad, &vgrad_fn_def); }
 static Value bi_check_grad(Interp *I, CallArgs *a) {
     Value v[3];
     if (!builtin_bind(I, a, bi_check_grad, v)) return ERR_VAL;
@@ -523,8 +513,7 @@ static void table_build(void) {
             BuiltinParams *p = &table_params[table_len];
             p->def = d;
             p->nreq = builtin_params(d, p->names, p->buf, sizeof p->buf);
-            for (p->np = 0; p->nreq >= 0 && p->names[p->np]; p->np++) {}
-            if (p->nreq < 0) p->np = -1;   /* so no call binds positionally */
+            for (p->np = p->nreq < 0 ? -1 : 0; p->np >= 0 && p->names[p->np]; p->np++) {}   /* -1: none binds */
             table_add(d->name, d->fn, d);
         }
     table_rows = table_len;

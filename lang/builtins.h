@@ -45,8 +45,7 @@ extern const BuiltinDef list_builtins[];     /* lists.c */
 extern const BuiltinDef file_builtins[];     /* files.c */
 extern const BuiltinDef dist_builtins[];     /* dist_builtins.c */
 
-/* A row's parameters, parsed from its signature once per process (builtin_params): eager
- * built-ins bind by them (builtin_bind), as static code does, so the row is their one source. */
+/* A row's parameters, parsed from its signature once per process (builtin_params). */
 typedef struct BuiltinParams {
     const BuiltinDef *def;
     const char *names[ARGS_MAX + 1];   /* NULL-terminated, in buf */
@@ -54,9 +53,8 @@ typedef struct BuiltinParams {
     char buf[128];
 } BuiltinParams;
 
-/* Binds a call of the built-in whose function is `self` by its row's parameters: out[i] is
- * parameter i's argument (borrowed; UNDEF when omitted). The row's parameters, or NULL with
- * args_match's message. */
+/* Binds a call of the built-in whose function is self by its row: out[i] is parameter i's
+ * argument (borrowed; UNDEF when omitted). Returns the row's parameters, or NULL on an error. */
 const BuiltinParams *builtin_bind(Interp *I, CallArgs *a, BuiltinFn self, Value *out);
 /* The parameters of row d's signature, "(list, i, x)" or "(data, dtype=nil)": their names (in
  * buf, n >= its length), NULL-terminated, and the result how many are required; -1 when it is not
