@@ -16,22 +16,39 @@
 #include "help.h"
 
 
-bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *params, int nreq, Value *out) {
-    int np = 0;
-    while (params[np]) np++;
-    if (a->nkw == 0 && a->npos >= nreq && a->npos <= np) {   /* the usual call: args_match's result */
-        for (int i = 0; i < np; i++) out[i] = i < a->npos ? a->pos[i] : UNDEF_VAL;
-        return true;
-    }
+/* Binds a call to np parameters, the first nreq required, with args_match's messages. */
+static bool bind_params(Interp *I, CallArgs *a, const char *fname, const char *const *params, int np, int nreq,
+                        Value *out) {
     int which[ARGS_MAX];
     char err[300];
-    if (!args_match(fname, params, nreq, a->npos, (const char *const *)a->kwnames, a->nkw, which, err, sizeof err)) {
-        interp_error(I, "%s", err);
-        return false;
-    }
+    if (!args_match(fname, params, nreq, a->npos, (const char *const *)a->kwnames, a->nkw, which, err, sizeof err))
+        return interp_error(I, "%s", err), false;
     for (int i = 0; i < np; i++)
         out[i] = which[i] < 0 ? UNDEF_VAL : which[i] < a->npos ? a->pos[which[i]] : a->kw[which[i] - a->npos];
     return true;
+}
+
+/* The usual call, as many positional arguments as allowed: args_match's result without it. */
+static inline bool bind_positional(CallArgs *a, int np, int nreq, Value *out) {
+    if (a->nkw || a->npos < nreq || a->npos > np) return false;
+    for (int i = 0; i < np; i++) out[i] = i < a->npos ? a->pos[i] : UNDEF_VAL;
+    return true;
+}
+
+bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *params, int nreq, Value *out) {
+    int np = 0;
+    while (params[np]) np++;
+    return bind_positional(a, np, nreq, out) || bind_params(I, a, fname, params, np, nreq, out);
+}
+
+static const BuiltinParams *params_of_fn(BuiltinFn fn);
+
+const BuiltinParams *builtin_bind(Interp *I, CallArgs *a, BuiltinFn self, Value *out) {
+    const ObjBuiltin *b = I->calling_builtin;   /* not set when constant folding calls self */
+    const BuiltinParams *p = b && b->fn == self ? b->params : params_of_fn(self);
+    if (p && bind_positional(a, p->np, p->nreq, out)) return p;
+    if (!p || p->nreq < 0) return interp_error(I, "internal error: a built-in without a plain signature"), NULL;
+    return bind_params(I, a, p->def->name, p->names, p->np, p->nreq, out) ? p : NULL;
 }
 
 int builtin_params(const BuiltinDef *d, const char **params, char *buf, size_t n) {
@@ -99,9 +116,8 @@ static Value bi_print(Interp *I, CallArgs *a) {
 }
 
 static Value bi_str(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "x", NULL };
     Value v[1];
-    if (!args_bind(I, a, "str", p, 1, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_str, v)) return ERR_VAL;
     if (v[0].type == VAL_STR) return val_retain(v[0]);
     StrBuf b = { 0 };
     sb_putn(&b, "", 0);
@@ -112,16 +128,14 @@ static Value bi_str(Interp *I, CallArgs *a) {
 }
 
 static Value bi_type(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "v", NULL };
     Value v[1];
-    if (!args_bind(I, a, "type", p, 1, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_type, v)) return ERR_VAL;
     return val_cstr(val_type_name(v[0]));
 }
 
 static Value bi_len(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "x", NULL };
     Value v[1];
-    if (!args_bind(I, a, "len", p, 1, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_len, v)) return ERR_VAL;
     switch (v[0].type) {
     case VAL_STR: return NUM_VAL((double)AS_STR(v[0])->ncp);
     case VAL_LIST: return NUM_VAL(AS_LIST(v[0])->len);
@@ -154,7 +168,7 @@ void range_arg_message(char *buf, size_t size, int nargs, int i, const char *typ
 Value builtins_range_list(Interp *I, CallArgs *a) {
     static const char *const p[] = { "a", "b", "step", NULL };
     Value v[3];
-    if (!args_bind(I, a, "range", p, 1, v)) return ERR_VAL;
+    if (!args_bind(I, a, "range", p, 1, v)) return ERR_VAL;   /* its row is no plain list */
     int64_t x[3] = { 0, 0, 1 };
     for (int i = 0; i < 3; i++) {
         if (v[i].type == VAL_UNDEF) continue;
@@ -174,18 +188,16 @@ Value builtins_range_list(Interp *I, CallArgs *a) {
 }
 
 static Value bi_push(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "list", "x", NULL };
     Value v[2];
-    if (!args_bind(I, a, "push", p, 2, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_push, v)) return ERR_VAL;
     if (v[0].type != VAL_LIST) return interp_error(I, "push() needs a list, got a %s", val_type_name(v[0]));
     list_push(AS_LIST(v[0]), v[1]);
     return NIL_VAL;
 }
 
 static Value bi_pop(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "list", NULL };
     Value v[1];
-    if (!args_bind(I, a, "pop", p, 1, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_pop, v)) return ERR_VAL;
     if (v[0].type != VAL_LIST) return interp_error(I, "pop() needs a list, got a %s", val_type_name(v[0]));
     ObjList *l = AS_LIST(v[0]);
     if (l->len == 0) return interp_error(I, "pop() from an empty list");
@@ -193,9 +205,8 @@ static Value bi_pop(Interp *I, CallArgs *a) {
 }
 
 static Value bi_keys(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "dict", NULL };
     Value v[1];
-    if (!args_bind(I, a, "keys", p, 1, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_keys, v)) return ERR_VAL;
     if (v[0].type != VAL_DICT) return interp_error(I, "keys() needs a dict, got a %s", val_type_name(v[0]));
     ObjDict *d = AS_DICT(v[0]);
     ObjList *l = list_new(d->len);
@@ -204,9 +215,8 @@ static Value bi_keys(Interp *I, CallArgs *a) {
 }
 
 static Value bi_get(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "dict", "key", "default", NULL };
     Value v[3];
-    if (!args_bind(I, a, "get", p, 2, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_get, v)) return ERR_VAL;
     if (v[0].type != VAL_DICT) return interp_error(I, "get() needs a dict, got a %s", val_type_name(v[0]));
     if (v[1].type != VAL_STR) return interp_error(I, "get(): dict keys are strings");
     Value *x = dict_get(AS_DICT(v[0]), AS_STR(v[1])->chars, AS_STR(v[1])->len);
@@ -215,9 +225,8 @@ static Value bi_get(Interp *I, CallArgs *a) {
 }
 
 static Value bi_assert(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "cond", "message", NULL };
     Value v[2];
-    if (!args_bind(I, a, "assert", p, 1, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_assert, v)) return ERR_VAL;
     int t = interp_truthy(I, v[0]);
     if (t < 0) return ERR_VAL;
     if (t) return NIL_VAL;
@@ -231,9 +240,8 @@ static Value bi_assert(Interp *I, CallArgs *a) {
 }
 
 static Value bi_error(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "message", NULL };
     Value v[1];
-    if (!args_bind(I, a, "error", p, 1, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_error, v)) return ERR_VAL;
     StrBuf b = { 0 };
     sb_putn(&b, "", 0);
     fmt_value(&b, v[0], false);
@@ -298,9 +306,8 @@ static bool parse_int_string(const char *s, double *out) {
 }
 
 static Value bi_int(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "x", NULL };
     Value v[1];
-    if (!args_bind(I, a, "int", p, 1, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_int, v)) return ERR_VAL;
     double x;
     if (v[0].type == VAL_STR) {
         if (!parse_int_string(AS_STR(v[0])->chars, &x))
@@ -313,9 +320,8 @@ static Value bi_int(Interp *I, CallArgs *a) {
 }
 
 static Value bi_float(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "x", NULL };
     Value v[1];
-    if (!args_bind(I, a, "float", p, 1, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_float, v)) return ERR_VAL;
     double x;
     if (v[0].type == VAL_STR) {
         const char *s = AS_STR(v[0])->chars;
@@ -333,9 +339,8 @@ static Value bi_float(Interp *I, CallArgs *a) {
 }
 
 static Value bi_bool(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "x", NULL };
     Value v[1];
-    if (!args_bind(I, a, "bool", p, 1, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_bool, v)) return ERR_VAL;
     int t = interp_truthy(I, v[0]);
     return t < 0 ? ERR_VAL : BOOL_VAL(t);
 }
@@ -369,9 +374,10 @@ static Value bi_gc(Interp *I, CallArgs *a) {
 /* printoptions(precision, threshold, edgeitems, linewidth): NumPy's names and defaults for
  * how tensors print from now on; returns the settings before the call as a dict. */
 static Value bi_printoptions(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "precision", "threshold", "edgeitems", "linewidth", NULL };
     Value v[4];
-    if (!args_bind(I, a, "printoptions", p, 0, v)) return ERR_VAL;
+    const BuiltinParams *bp = builtin_bind(I, a, bi_printoptions, v);
+    if (!bp) return ERR_VAL;
+    const char *const *p = bp->names;
     PrintOptions old = tensor_print_options(), o = old;
     int64_t *field[4] = { &o.precision, &o.threshold, &o.edgeitems, &o.linewidth };
     for (int i = 0; i < 4; i++) {
@@ -399,9 +405,8 @@ static const StaticHooks *vm_hooks(Interp *I) {
 }
 
 static Value bi_dis(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "f", "format", NULL };
     Value v[2];
-    if (!args_bind(I, a, "dis", p, 0, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_dis, v)) return ERR_VAL;
     bool dot = v[1].type == VAL_STR && !strcmp(AS_STR(v[1])->chars, "dot");
     if (v[1].type != VAL_UNDEF && !dot) return interp_error(I, "dis(): format must be \"dot\"");
     return vm_hooks(I) ? vm_hooks(I)->dis(I, v[0], dot) : ERR_VAL;
@@ -416,23 +421,22 @@ static Value vgrad_fn_call(Interp *I, CallArgs *a) { return autograd_call(I, I->
 static const BuiltinDef grad_fn_def = { "grad_fn", grad_fn_call, "(...)", "the gradient of f", ST_CALL_GRAD };
 static const BuiltinDef vgrad_fn_def = { "value_and_grad_fn", vgrad_fn_call, "(...)", "[f's value, its gradient]",
                                          ST_CALL_VALUE_AND_GRAD };
-static Value make_grad_fn(Interp *I, CallArgs *a, const char *who, const BuiltinDef *def) {
-    static const char *const p[] = { "f", NULL };
-    Value v[1];
-    if (!args_bind(I, a, who, p, 1, v)) return ERR_VAL;
-    if (v[0].type != VAL_FUNC && v[0].type != VAL_DICT)
-        return interp_error(I, "%s(): f must be a function, got %s", who, val_type_name(v[0]));
+static Value make_grad_fn(Interp *I, CallArgs *a, BuiltinFn self, const BuiltinDef *def) {
+    Value f;
+    const BuiltinParams *p = builtin_bind(I, a, self, &f);
+    if (p && f.type != VAL_FUNC && f.type != VAL_DICT)
+        return interp_error(I, "%s(): f must be a function, got %s", p->def->name, val_type_name(f));
+    if (!p) return ERR_VAL;
     ObjBuiltin *b = builtin_new(def->name, def->fn);
     b->def = def;
-    b->bound = val_retain(v[0]);
+    b->bound = val_retain(f);
     return OBJ_VAL(VAL_FUNC, b);
 }
-static Value bi_grad(Interp *I, CallArgs *a) { return make_grad_fn(I, a, "grad", &grad_fn_def); }
-static Value bi_vgrad(Interp *I, CallArgs *a) { return make_grad_fn(I, a, "value_and_grad", &vgrad_fn_def); }
+static Value bi_grad(Interp *I, CallArgs *a) { return make_grad_fn(I, a, bi_grad, &grad_fn_def); }
+static Value bi_vgrad(Interp *I, CallArgs *a) { return make_grad_fn(I, a, bi_vgrad, &vgrad_fn_def); }
 static Value bi_check_grad(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "f", "x", "eps", NULL };
     Value v[3];
-    if (!args_bind(I, a, "check_grad", p, 2, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_check_grad, v)) return ERR_VAL;
     if (v[2].type != VAL_UNDEF && v[2].type != VAL_NUM) return interp_error(I, "check_grad(): eps must be a number");
     return autograd_check_grad(I, v[0], v[1], v[2].type == VAL_NUM ? v[2].as.n : 1e-3);
 }
@@ -485,7 +489,8 @@ const BuiltinDef *builtin_def(const char *name) {
 static const char **table_names;
 static BuiltinFn *table_fns;
 static const BuiltinDef **table_defs;   /* NULL for an op */
-static int table_len;
+static BuiltinParams *table_params;     /* the rows' (the first table_rows entries) */
+static int table_len, table_rows;
 
 static void table_add(const char *name, BuiltinFn fn, const BuiltinDef *def) {
     table_names[table_len] = name;
@@ -501,9 +506,17 @@ static void table_build(void) {
     table_names = malloc(sizeof *table_names * (size_t)n);
     table_fns = malloc(sizeof *table_fns * (size_t)n);
     table_defs = malloc(sizeof *table_defs * (size_t)n);
-    if (!table_names || !table_fns || !table_defs) abort();
+    table_params = malloc(sizeof *table_params * (size_t)(n - OP__COUNT));
+    if (!table_names || !table_fns || !table_defs || !table_params) abort();
     for (int g = 0; g < NGROUPS; g++)
-        for (const BuiltinDef *d = groups[g]; d->name; d++) table_add(d->name, d->fn, d);
+        for (const BuiltinDef *d = groups[g]; d->name; d++) {
+            BuiltinParams *p = &table_params[table_len];
+            p->def = d;
+            p->nreq = builtin_params(d, p->names, p->buf, sizeof p->buf);
+            for (p->np = p->nreq < 0 ? -1 : 0; p->np >= 0 && p->names[p->np]; p->np++) {}   /* -1: none binds */
+            table_add(d->name, d->fn, d);
+        }
+    table_rows = table_len;
     for (int op = 0; op < OP__COUNT; op++)
         if (!(op_def((OpCode)op)->flags & F_SYNTAX)) table_add(op_info[op].name, op_builtins[op], NULL);
 }
@@ -511,6 +524,13 @@ static void table_build(void) {
 static void table_ready(void) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, table_build);
+}
+
+static const BuiltinParams *params_of_fn(BuiltinFn fn) {
+    table_ready();
+    for (int i = 0; i < table_rows; i++)
+        if (table_fns[i] == fn) return &table_params[i];
+    return NULL;
 }
 
 /* One ObjBuiltin per name, shared by every module of the interpreter (I->builtins). */
@@ -522,6 +542,7 @@ static void objects_build(Interp *I) {
         if (!I->builtins[i]) {
             I->builtins[i] = builtin_new(table_names[i], table_fns[i]);
             I->builtins[i]->def = table_defs[i];
+            I->builtins[i]->params = i < table_rows ? &table_params[i] : NULL;
         }
     for (int i = 0; i < table_len; i++)
         if (!strcmp(table_names[i], "range")) I->range_builtin = I->builtins[i];

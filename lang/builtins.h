@@ -45,10 +45,21 @@ extern const BuiltinDef list_builtins[];     /* lists.c */
 extern const BuiltinDef file_builtins[];     /* files.c */
 extern const BuiltinDef dist_builtins[];     /* dist_builtins.c */
 
+/* A row's parameters, parsed from its signature once per process (builtin_params). */
+typedef struct BuiltinParams {
+    const BuiltinDef *def;
+    const char *names[ARGS_MAX + 1];   /* NULL-terminated, in buf */
+    int np, nreq;                      /* nreq -1: not a plain list (print's, range's) */
+    char buf[128];
+} BuiltinParams;
+
+/* Binds a call of the built-in whose function is self by its row: out[i] is parameter i's
+ * argument (borrowed; UNDEF when omitted). Returns the row's parameters, or NULL on an error. */
+const BuiltinParams *builtin_bind(Interp *I, CallArgs *a, BuiltinFn self, Value *out);
 /* The parameters of row d's signature, "(list, i, x)" or "(data, dtype=nil)": their names (in
  * buf, n >= its length), NULL-terminated, and the result how many are required; -1 when it is not
  * such a list (print's "(...)", range's). Static code binds a call by it (vm/compile/cbuiltins.c);
- * tests/unit/test_builtins.c checks that each eager built-in binds the same parameters. */
+ * Eager built-ins bind by the same list, parsed once (builtin_bind). */
 int builtin_params(const BuiltinDef *d, const char **params, char *buf, size_t n);
 /* The message of item(), float() or int() on a tensor of `size` elements, not one (in buf). */
 const char *one_element_message(char *buf, size_t n, const char *fname, int64_t size);

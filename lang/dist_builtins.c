@@ -4,22 +4,20 @@
 #include "builtins.h"
 #include "dist.h"
 
-static const char *const no_params[] = { NULL };
-
 static Value bi_rank(Interp *I, CallArgs *a) {
-    if (!args_bind(I, a, "rank", no_params, 0, NULL)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_rank, NULL)) return ERR_VAL;
     int r = dist_rank();
     return dist_start() ? interp_error(I, "%s", op_error()) : NUM_VAL(r);
 }
 
 static Value bi_world_size(Interp *I, CallArgs *a) {
-    if (!args_bind(I, a, "world_size", no_params, 0, NULL)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_world_size, NULL)) return ERR_VAL;
     int n = dist_size();
     return dist_start() ? interp_error(I, "%s", op_error()) : NUM_VAL(n);
 }
 
 static Value bi_barrier(Interp *I, CallArgs *a) {
-    if (!args_bind(I, a, "barrier", no_params, 0, NULL)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_barrier, NULL)) return ERR_VAL;
     return dist_barrier() ? interp_error(I, "%s", op_error()) : NIL_VAL;
 }
 

@@ -31,10 +31,9 @@ static int utf8_valid_at(const unsigned char *s, size_t n) {
 }
 
 static Value bi_read_text(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "path", NULL };
     Value v[1];
     const char *path;
-    if (!args_bind(I, a, "read_text", p, 1, v) || !path_of(I, "read_text", v[0], &path)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_read_text, v) || !path_of(I, "read_text", v[0], &path)) return ERR_VAL;
     FILE *fp = io_open_regular(path, "read_text", (int64_t)TSL_MAX_TEXT);
     if (!fp) return interp_error(I, "%s", op_error());
     size_t n;
@@ -53,11 +52,10 @@ static Value bi_read_text(Interp *I, CallArgs *a) {
 }
 
 static Value bi_write_text(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "path", "s", NULL };
     Value v[2];
     const char *path;
     ObjString *s;
-    if (!args_bind(I, a, "write_text", p, 2, v) || !path_of(I, "write_text", v[0], &path) ||
+    if (!builtin_bind(I, a, bi_write_text, v) || !path_of(I, "write_text", v[0], &path) ||
         !arg_str(I, "write_text", "s", v[1], &s))
         return ERR_VAL;
     if (io_write_file(path, "write_text", s->chars, (size_t)s->len) != 0) return interp_error(I, "%s", op_error());
@@ -84,10 +82,9 @@ static bool csv_header(Interp *I, Value h, StrBuf *out) {
 }
 
 static Value bi_save_csv(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "path", "t", "header", NULL };
     Value v[3];
     const char *path;
-    if (!args_bind(I, a, "save_csv", p, 2, v) || !path_of(I, "save_csv", v[0], &path)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_save_csv, v) || !path_of(I, "save_csv", v[0], &path)) return ERR_VAL;
     if (v[1].type != VAL_TENSOR) return interp_error(I, "save_csv() needs a tensor, got a %s", val_type_name(v[1]));
     StrBuf h = { 0 };
     Tensor *t = tensor_host(v[1].as.t);   /* a GPU tensor is written from a host copy */
@@ -101,10 +98,9 @@ static Value bi_save_csv(Interp *I, CallArgs *a) {
 /* exit(code): ends the program with that status (spec section 1). It unwinds as an error that
  * nothing prints (I->exiting), so every frame releases what it holds on the way out. */
 static Value bi_exit(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "code", NULL };
     Value v[1];
     double code = 0;
-    if (!args_bind(I, a, "exit", p, 0, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_exit, v)) return ERR_VAL;
     if (v[0].type != VAL_UNDEF && !arg_number(I, "exit", "code", v[0], &code)) return ERR_VAL;
     if (!(code >= 0 && code <= 255 && code == floor(code)))
         return interp_error(I, "exit(): code must be an integer from 0 to 255, got %g", code);

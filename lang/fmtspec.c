@@ -263,10 +263,9 @@ static bool format_tensor_rec(Interp *I, StrBuf *out, const Tensor *t, int dim, 
 }
 
 Value builtin_format(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "value", "spec", NULL };
     Value v[2];
     ObjString *spec_str;
-    if (!args_bind(I, a, "format", p, 1, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, builtin_format, v)) return ERR_VAL;
     if (v[1].type == VAL_UNDEF) v[1] = NIL_VAL;
     if (v[1].type == VAL_NIL) spec_str = NULL;
     else if (!arg_str(I, "format", "spec", v[1], &spec_str)) return ERR_VAL;

@@ -264,9 +264,8 @@ static Module *running_module(Interp *I) {
 }
 
 Value builtin_help(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "x", NULL };
     Value x;
-    if (!args_bind(I, a, "help", p, 0, &x)) return ERR_VAL;
+    if (!builtin_bind(I, a, builtin_help, &x)) return ERR_VAL;
     StrBuf b = { 0 };
     sb_putn(&b, "", 0);
     if (x.type == VAL_UNDEF)

@@ -56,9 +56,8 @@ static bool merge_sort(Interp *I, SortEntry *e, SortEntry *tmp, int n, bool reve
 }
 
 static Value bi_sorted(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "list", "key", "reverse", NULL };
     Value v[3];
-    if (!args_bind(I, a, "sorted", p, 1, v) || !need_list(I, "sorted", v[0])) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_sorted, v) || !need_list(I, "sorted", v[0])) return ERR_VAL;
     bool has_key = v[1].type != VAL_UNDEF && v[1].type != VAL_NIL;
     if (has_key && v[1].type != VAL_FUNC) return interp_error(I, "sorted(): key must be a function, got a %s", val_type_name(v[1]));
     bool reverse = v[2].type != VAL_UNDEF && val_truthy_simple(v[2]);
@@ -91,18 +90,16 @@ static Value bi_sorted(Interp *I, CallArgs *a) {
 /* ---------- the rest ---------- */
 
 static Value bi_reversed(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "list", NULL };
     Value v[1];
-    if (!args_bind(I, a, "reversed", p, 1, v) || !need_list(I, "reversed", v[0])) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_reversed, v) || !need_list(I, "reversed", v[0])) return ERR_VAL;
     ObjList *l = AS_LIST(v[0]), *r = list_new(l->len);
     for (int i = l->len - 1; i >= 0; i--) list_push(r, l->items[i]);
     return OBJ_VAL(VAL_LIST, r);
 }
 
 static Value bi_extend(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "list", "other", NULL };
     Value v[2];
-    if (!args_bind(I, a, "extend", p, 2, v) || !need_list(I, "extend", v[0])) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_extend, v) || !need_list(I, "extend", v[0])) return ERR_VAL;
     if (v[1].type != VAL_LIST) return interp_error(I, "extend(): 'other' must be a list, got a %s", val_type_name(v[1]));
     ObjList *l = AS_LIST(v[0]), *o = AS_LIST(v[1]);
     int n = o->len;   /* extend(l, l) appends l's items once */
@@ -111,10 +108,9 @@ static Value bi_extend(Interp *I, CallArgs *a) {
 }
 
 static Value bi_insert(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "list", "i", "x", NULL };
     Value v[3];
     double x;
-    if (!args_bind(I, a, "insert", p, 3, v) || !need_list(I, "insert", v[0]) || !arg_number(I, "insert", "i", v[1], &x))
+    if (!builtin_bind(I, a, bi_insert, v) || !need_list(I, "insert", v[0]) || !arg_number(I, "insert", "i", v[1], &x))
         return ERR_VAL;
     if (x != floor(x)) return interp_error(I, "insert(): 'i' must be an integer, got %g", x);
     ObjList *l = AS_LIST(v[0]);
@@ -137,9 +133,8 @@ static int find_item(Interp *I, ObjList *l, Value x) {
 }
 
 static Value bi_remove(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "list", "x", NULL };
     Value v[2];
-    if (!args_bind(I, a, "remove", p, 2, v) || !need_list(I, "remove", v[0])) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_remove, v) || !need_list(I, "remove", v[0])) return ERR_VAL;
     ObjList *l = AS_LIST(v[0]);
     int i = find_item(I, l, v[1]);
     if (i == -2) return ERR_VAL;
@@ -152,9 +147,8 @@ static Value bi_remove(Interp *I, CallArgs *a) {
 }
 
 static Value bi_index(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "list", "x", NULL };
     Value v[2];
-    if (!args_bind(I, a, "index", p, 2, v) || !need_list(I, "index", v[0])) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_index, v) || !need_list(I, "index", v[0])) return ERR_VAL;
     int i = find_item(I, AS_LIST(v[0]), v[1]);
     if (i == -2) return ERR_VAL;
     if (i < 0) return interp_error(I, "index(): the item is not in the list");

@@ -36,13 +36,14 @@ Value str_repeat(Interp *I, ObjString *s, double n) {
     return OBJ_VAL(VAL_STR, r);
 }
 
-static bool bind_str(Interp *I, CallArgs *a, const char *fname, const char *const *p, int nreq, Value *v, int nstr) {
-    if (!args_bind(I, a, fname, p, nreq, v)) return false;
-    for (int i = 0; i < nstr; i++) {
+/* Binds a call whose parameters are all strings. */
+static const BuiltinParams *bind_str(Interp *I, CallArgs *a, BuiltinFn self, Value *v) {
+    const BuiltinParams *p = builtin_bind(I, a, self, v);
+    for (int i = 0; p && i < p->np; i++) {
         ObjString *unused;
-        if (v[i].type != VAL_UNDEF && !arg_str(I, fname, p[i], v[i], &unused)) return false;
+        if (v[i].type != VAL_UNDEF && !arg_str(I, p->def->name, p->names[i], v[i], &unused)) return NULL;
     }
-    return true;
+    return p;
 }
 
 static void push_str(ObjList *l, const char *s, int len) {
@@ -52,9 +53,8 @@ static void push_str(ObjList *l, const char *s, int len) {
 }
 
 static Value bi_split(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "s", "sep", NULL };
     Value v[2];
-    if (!args_bind(I, a, "split", p, 1, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_split, v)) return ERR_VAL;
     ObjString *s, *sep = NULL;
     if (!arg_str(I, "split", "s", v[0], &s)) return ERR_VAL;
     if (v[1].type != VAL_UNDEF && v[1].type != VAL_NIL && !arg_str(I, "split", "sep", v[1], &sep)) return ERR_VAL;
@@ -82,9 +82,8 @@ static Value bi_split(Interp *I, CallArgs *a) {
 }
 
 static Value bi_join(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "list", "sep", NULL };
     Value v[2];
-    if (!args_bind(I, a, "join", p, 1, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_join, v)) return ERR_VAL;
     if (v[0].type != VAL_LIST) return interp_error(I, "join() needs a list of strings, got a %s", val_type_name(v[0]));
     ObjString *sep = NULL;
     if (v[1].type != VAL_UNDEF && !arg_str(I, "join", "sep", v[1], &sep)) return ERR_VAL;
@@ -105,9 +104,8 @@ static Value bi_join(Interp *I, CallArgs *a) {
 }
 
 static Value bi_replace(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "s", "old", "new", NULL };
     Value v[3];
-    if (!bind_str(I, a, "replace", p, 3, v, 3)) return ERR_VAL;
+    if (!bind_str(I, a, bi_replace, v)) return ERR_VAL;
     ObjString *s = AS_STR(v[0]), *old = AS_STR(v[1]), *rep = AS_STR(v[2]);
     const char *c = s->chars, *end = c + s->len;
     /* count first, so the result is sized (and bounded) before anything is copied */
@@ -138,9 +136,8 @@ static Value bi_replace(Interp *I, CallArgs *a) {
 }
 
 static Value bi_find(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "s", "sub", NULL };
     Value v[2];
-    if (!bind_str(I, a, "find", p, 2, v, 2)) return ERR_VAL;
+    if (!bind_str(I, a, bi_find, v)) return ERR_VAL;
     ObjString *s = AS_STR(v[0]), *sub = AS_STR(v[1]);
     const char *hit = memmem(s->chars, (size_t)s->len, sub->chars, (size_t)sub->len);
     if (!hit) return NUM_VAL(-1);
@@ -148,9 +145,8 @@ static Value bi_find(Interp *I, CallArgs *a) {
 }
 
 static Value bi_strip(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "s", NULL };
     Value v[1];
-    if (!bind_str(I, a, "strip", p, 1, v, 1)) return ERR_VAL;
+    if (!bind_str(I, a, bi_strip, v)) return ERR_VAL;
     ObjString *s = AS_STR(v[0]);
     int lo = 0, hi = s->len;
     while (lo < hi && is_space((unsigned char)s->chars[lo])) lo++;
@@ -187,10 +183,10 @@ static void put_cp(StrBuf *b, uint32_t c) {
     sb_putn(b, u, (size_t)n);
 }
 
-static Value change_case(Interp *I, CallArgs *a, const char *fname, bool up) {
-    static const char *const p[] = { "s", NULL };
+static Value change_case(Interp *I, CallArgs *a, BuiltinFn self, bool up) {
     Value v[1];
-    if (!bind_str(I, a, fname, p, 1, v, 1)) return ERR_VAL;
+    const BuiltinParams *p = bind_str(I, a, self, v);
+    if (!p) return ERR_VAL;
     ObjString *s = AS_STR(v[0]);
     const unsigned char *c = (const unsigned char *)s->chars, *end = c + s->len;
     StrBuf b = { 0 };
@@ -205,7 +201,7 @@ static Value change_case(Interp *I, CallArgs *a, const char *fname, bool up) {
         else put_cp(&b, m);
         c += n;
     }
-    if (!text_fits(I, fname, (double)b.len)) {
+    if (!text_fits(I, p->def->name, (double)b.len)) {
         sb_free(&b);
         return ERR_VAL;
     }
@@ -214,20 +210,19 @@ static Value change_case(Interp *I, CallArgs *a, const char *fname, bool up) {
     return r;
 }
 
-static Value bi_upper(Interp *I, CallArgs *a) { return change_case(I, a, "upper", true); }
-static Value bi_lower(Interp *I, CallArgs *a) { return change_case(I, a, "lower", false); }
+static Value bi_upper(Interp *I, CallArgs *a) { return change_case(I, a, bi_upper, true); }
+static Value bi_lower(Interp *I, CallArgs *a) { return change_case(I, a, bi_lower, false); }
 
-static Value affix(Interp *I, CallArgs *a, const char *fname, bool at_end) {
-    static const char *const p[] = { "s", "p", NULL };
+static Value affix(Interp *I, CallArgs *a, BuiltinFn self, bool at_end) {
     Value v[2];
-    if (!bind_str(I, a, fname, p, 2, v, 2)) return ERR_VAL;
+    if (!bind_str(I, a, self, v)) return ERR_VAL;
     ObjString *s = AS_STR(v[0]), *x = AS_STR(v[1]);
     if (x->len > s->len) return BOOL_VAL(false);
     return BOOL_VAL(!memcmp(s->chars + (at_end ? s->len - x->len : 0), x->chars, (size_t)x->len));
 }
 
-static Value bi_startswith(Interp *I, CallArgs *a) { return affix(I, a, "startswith", false); }
-static Value bi_endswith(Interp *I, CallArgs *a) { return affix(I, a, "endswith", true); }
+static Value bi_startswith(Interp *I, CallArgs *a) { return affix(I, a, bi_startswith, false); }
+static Value bi_endswith(Interp *I, CallArgs *a) { return affix(I, a, bi_endswith, true); }
 
 const BuiltinDef string_builtins[] = {
     { "split", bi_split, "(s, sep=nil)", "the pieces of s between occurrences of sep (nil: runs of whitespace)", ST_FOLDS },

@@ -136,10 +136,9 @@ static Value tensor_of_tensor(Interp *I, const Tensor *t, int dt) {
 }
 
 static Value bi_tensor(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "data", "dtype", NULL };
     Value v[2];
     int dt;
-    if (!args_bind(I, a, "tensor", p, 1, v) || !arg_dtype(I, "tensor", v[1], &dt)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_tensor, v) || !arg_dtype(I, "tensor", v[1], &dt)) return ERR_VAL;
     if (v[0].type == VAL_TENSOR) return tensor_of_tensor(I, v[0].as.t, dt);
     Value t;
     if (dt == DT_I64 || dt == DT_BOOL) {
@@ -156,10 +155,9 @@ static Value bi_tensor(Interp *I, CallArgs *a) {
 }
 
 static Value bi_seed(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "n", NULL };
     Value v[1];
     int64_t n;
-    if (!args_bind(I, a, "seed", p, 1, v) || !arg_int(I, "seed", "n", v[0], &n)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_seed, v) || !arg_int(I, "seed", "n", v[0], &n)) return ERR_VAL;
     rng_seed((uint64_t)n);
     return NIL_VAL;
 }
@@ -182,9 +180,8 @@ const BuiltinFn op_builtins[OP__COUNT] = {
 /* ---------- conversion and comparison ---------- */
 
 static Value bi_item(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "x", NULL };
     Value v[1];
-    if (!args_bind(I, a, "item", p, 1, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_item, v)) return ERR_VAL;
     if (v[0].type == VAL_NUM) return v[0];
     if (v[0].type != VAL_TENSOR) return interp_error(I, "item() needs a tensor or a number, got a %s", val_type_name(v[0]));
     char m[128];
@@ -211,9 +208,8 @@ static Value tolist_rec(const Tensor *t, int dim, int64_t *pos) {
 }
 
 static Value bi_tolist(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "t", NULL };
     Value v[1];
-    if (!args_bind(I, a, "tolist", p, 1, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_tolist, v)) return ERR_VAL;
     if (v[0].type != VAL_TENSOR) return interp_error(I, "tolist() needs a tensor, got a %s", val_type_name(v[0]));
     /* The lists cost a Value per item even where a 0 dim makes the tensor empty (zeros([2**40, 0])
      * would be 2**40 empty lists): bound the items by the tensor limit, and each list by int. */
@@ -250,19 +246,17 @@ static bool device_ok(Interp *I, Value v, const char *fname, Device *dev) {
 }
 
 static Value bi_to(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "t", "device", NULL };
     Value v[2];
     Device d;
-    if (!args_bind(I, a, "to", p, 2, v) || !device_ok(I, v[1], "to", &d)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_to, v) || !device_ok(I, v[1], "to", &d)) return ERR_VAL;
     if (v[0].type != VAL_TENSOR) return interp_error(I, "to() needs a tensor, got a %s", val_type_name(v[0]));
     return tresult(I, tensor_to(v[0].as.t, d));
 }
 
 static Value bi_device(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "name", NULL };
     Value v[1];
     Device d;
-    if (!args_bind(I, a, "device", p, 0, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_device, v)) return ERR_VAL;
     if (v[0].type == VAL_UNDEF) return val_cstr(device_name(ops_ctx()->default_device));
     if (!device_ok(I, v[0], "device", &d)) return ERR_VAL;
     ops_ctx()->default_device = d;
@@ -282,23 +276,20 @@ static bool path_arg(Interp *I, const char *fname, Value v) {
 }
 
 static Value bi_load_csv(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "path", "skip_header", NULL };
     Value v[2];
-    if (!args_bind(I, a, "load_csv", p, 1, v) || !path_arg(I, "load_csv", v[0])) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_load_csv, v) || !path_arg(I, "load_csv", v[0])) return ERR_VAL;
     return on_default_device(I, tresult(I, csv_load(AS_STR(v[0])->chars, arg_bool(I, v[1], false))));
 }
 
 static Value bi_load_npy(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "path", NULL };
     Value v[1];
-    if (!args_bind(I, a, "load_npy", p, 1, v) || !path_arg(I, "load_npy", v[0])) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_load_npy, v) || !path_arg(I, "load_npy", v[0])) return ERR_VAL;
     return on_default_device(I, tresult(I, npy_load(AS_STR(v[0])->chars)));
 }
 
 static Value bi_save_npy(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "path", "t", NULL };
     Value v[2];
-    if (!args_bind(I, a, "save_npy", p, 2, v) || !path_arg(I, "save_npy", v[0])) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_save_npy, v) || !path_arg(I, "save_npy", v[0])) return ERR_VAL;
     if (v[1].type != VAL_TENSOR) return interp_error(I, "save_npy() needs a tensor, got a %s", val_type_name(v[1]));
     Tensor *t = tensor_host(v[1].as.t);   /* a GPU tensor is written from a host copy */
     int rc = t ? npy_save(AS_STR(v[0])->chars, t) : -1;

@@ -370,6 +370,7 @@ ObjBuiltin *builtin_new(const char *name, BuiltinFn fn) {
     b->name = name;
     b->fn = fn;
     b->def = NULL;
+    b->params = NULL;
     b->bound = NIL_VAL;
     b->udata = NULL;
     b->udata_free = NULL;

@@ -109,6 +109,7 @@ typedef struct {
     const char *name;
     BuiltinFn fn;
     const struct BuiltinDef *def;   /* its row (lang/builtins.h), or NULL: an op, a loaded graph */
+    const struct BuiltinParams *params;   /* its row's parameters, parsed once (builtin_bind) */
     Value bound;    /* owned: grad(f)'s f (nil for the plain built-ins) */
     void *udata;    /* owned through udata_free: a loaded model's state (vm/file/model.c) */
     void (*udata_free)(void *udata);
