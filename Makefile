@@ -188,23 +188,22 @@ $(BIN)/unit: $(CORE_OBJ) $(UNIT_OBJ) $(BUILD)/ops/gpu/cuda/gen.o
 
 # The layers (docs/internals.md): lang/ builds without vm/ (static code reaches the interpreter
 # through the hooks vm_register() sets; only the C API glue, lang/api/, includes vm/), and
-# device code stops at op_run: lang/ and vm/ name no gpu_ function and include no CPU library
-# header, except the VM's executors in vm/run/: exec_cpu.c (the CPU's) and exec_dev.c with
-# vm_dev.c and vm_seg.c (a device's arena and CUDA Graph segments).
+# device code stops at op_run: lang/ and vm/ name no gpu_ function (the device executor calls
+# its DeviceImpl row's hooks), and only the CPU's executor, vm/run/exec_cpu.c, includes a CPU
+# library header.
 empty :=
 space := $(empty) $(empty)
 VM_HEADERS := $(notdir $(wildcard vm/*.h vm/*/*.h))
 VM_FILES := $(wildcard vm/*.[ch] vm/*/*.[ch])
 LANG_FILES := $(wildcard lang/*.[ch] lang/api/*.[ch])
-VM_EXECS := $(addprefix vm/run/,exec_dev.c vm_dev.c vm_seg.c)
 LANG_ONLY_OBJ := $(filter-out $(BUILD)/lang/api%,$(filter $(BUILD)/lang/% $(BUILD)/lex.o,$(CORE_OBJ)))
 layers: $(CORE_OBJ)
 	@nm --defined-only $(filter $(BUILD)/vm/%,$(CORE_OBJ)) | awk 'NF == 3 {print $$3}' | sort -u >$(BUILD)/vm_syms.txt
 	@bad=$$(nm -u $(LANG_ONLY_OBJ) | awk 'NF == 2 {print "lang/ links to vm/: " $$2}' | sort -u \
 	    | grep -wFf $(BUILD)/vm_syms.txt; \
 	  grep -nE '#include "($(subst $(space),|,$(VM_HEADERS)))"' $(wildcard lang/*.[ch]); \
-	  grep -nE '\bgpu_[a-z0-9_]+ *\(' $(filter-out $(VM_EXECS),$(LANG_FILES) $(VM_FILES)); \
-	  grep -n '#include "cpu/' $(filter-out vm/run/exec_cpu.c $(VM_EXECS),$(LANG_FILES) $(VM_FILES))); \
+	  grep -nE '\bgpu_[a-z0-9_]+ *\(' $(LANG_FILES) $(VM_FILES); \
+	  grep -n '#include "cpu/' $(filter-out vm/run/exec_cpu.c,$(LANG_FILES) $(VM_FILES))); \
 	if [ -n "$$bad" ]; then echo "layer violations (see docs/internals.md):"; echo "$$bad"; exit 1; fi; \
 	echo "layers: lang/ links without vm/, and lang/ and vm/ call no device's own functions"
 

@@ -243,6 +243,8 @@ const DeviceImpl *op_device(Device d) {
     return impl;
 }
 
+const DeviceImpl *device_impl(Device d) { return device_table[d]; }
+
 int device_start(Device d) {
     if (__atomic_load_n(&devices[d], __ATOMIC_ACQUIRE)) return 0;
     if (device_table[d]->start && device_table[d]->start()) return -1;

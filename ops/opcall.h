@@ -186,6 +186,14 @@ bool op_number_is_bool(OpCode op, const OpArg *in, int n);
  * knows; Device is an index into it. A device whose start fails (no plugin, no driver) is
  * reported by name and never used. */
 typedef int (*OpKernelFn)(const OpCall *c, Tensor **out);
+/* A step of a fused elementwise group run as one kernel (fused_run): t[dst] := op(a, b), the
+ * operands earlier temporaries (>= 0) or inputs -(k+1), b DEV_FUSED_NONE for a unary step;
+ * the last step's temporary is the result. */
+#define DEV_FUSED_MAX_IN 8
+#define DEV_FUSED_NONE (-1000000)
+typedef struct {
+    int op, dst, a, b;
+} DevFusedStep;
 typedef struct {
     const char *name;
     int (*start)(void);             /* first use: 0, or -1 with the reason (every call); NULL: none needed */
@@ -204,10 +212,20 @@ typedef struct {
     int (*to_host)(const Tensor *t, void *dst);    /* t's elements into host memory */
     Tensor *(*from_host)(const Tensor *t);         /* a new tensor here with a CPU tensor's elements */
     Tensor *(*clone)(const Tensor *t);             /* a new tensor here with t's elements */
+    /* the static VM's device executor (vm/run/exec_dev.c, vm_seg.c); NULL where the device has
+     * none: fused groups then run step by step, captures are the CPU's stand-in (re-execution) */
+    int (*fused_run)(const DevFusedStep *steps, int nsteps, const Tensor *const *in, const double *num, int nin,
+                     Tensor *out);                 /* 0 ran, 1 no kernel for it (nothing ran), -1 failed */
+    int (*copy_into)(Tensor *dst, const Tensor *src); /* two tensors here of one size, not waited for */
+    int (*capture_begin)(void);                    /* graph capture: kernels recorded, not run */
+    int (*capture_end)(void **graph);              /* after every begin that succeeded */
+    int (*graph_launch)(void *graph);
+    void (*graph_free)(void *graph);
 } DeviceImpl;
 /* The started device, or NULL (error set) when it is not: device_start starts it (the
  * first use of the GPU loads its plugin): 0, or -1 with the reason. */
 const DeviceImpl *op_device(Device d);
+const DeviceImpl *device_impl(Device d);   /* d's row, started or not (its hooks start it as they need) */
 int device_start(Device d);
 const char *device_name(Device d);
 /* The device called name: 0 with *d, -1 when no device has that name. */

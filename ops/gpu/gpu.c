@@ -218,4 +218,7 @@ const DeviceImpl gpu_device = {
     .to_host = gpu_to_host,
     .from_host = gpu_from_host,
     .clone = gpu_clone,
+    .fused_run = gpu_fused_run, .copy_into = gpu_copy_into,   /* the static VM's (gpu.h) */
+    .capture_begin = gpu_capture_begin, .capture_end = gpu_capture_end,
+    .graph_launch = gpu_graph_launch, .graph_free = gpu_graph_free,
 };

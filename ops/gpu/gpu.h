@@ -1,6 +1,6 @@
-/* gpu.h - the GPU device (ops/gpu/gpu.c): the CUDA plugin loaded on first use, and what only the
- * device executor (vm/run/exec_dev.c, vm_dev.c, vm_seg.c) calls. Everything else reaches the GPU through
- * the device registry (opcall.h) and the device-neutral calls of tops.h.
+/* gpu.h - the GPU device (ops/gpu/gpu.c): the CUDA plugin loaded on first use, and the hooks of
+ * its registry row (opcall.h's DeviceImpl) that the static VM's device executor calls. Everything
+ * reaches the GPU through the device registry and the device-neutral calls of tops.h.
  *
  * bin/tsl never links CUDA. The first use of the GPU (to(t, "gpu"), device("gpu"),
  * --device gpu, :device gpu, tsl_set_device) calls device_start(DEV_GPU), which dlopens
@@ -15,33 +15,18 @@
 #include <stdint.h>
 #include "opcall.h"
 
-#include "tops.h"
-
-/* The GPU VM's old names for tops.h's tensor_to and tensor_index. */
-static inline Tensor *gpu_to(const Tensor *t, Device d) { return tensor_to(t, d); }
-static inline Tensor *gpu_index_any(Tensor *t, const void *items, int n, const Tensor *v, bool set) {
-    return tensor_index(t, items, n, v, set);
-}
-
-/* A fused elementwise group (the static VM's) as one generated kernel (ops/gpu/gpu_fused.c).
- * Step s is t[dst] := op(a, b): operands are earlier temporaries (>= 0) or inputs -(k+1),
- * b GPU_FUSED_NONE for a unary step; the last step's temporary is the result. The kernel
- * evaluates each step with the expression row the eager kernel of its op uses, keeping
- * temporaries in the compute dtype, so its bits are the eager ops' bits. */
-#define GPU_FUSED_MAX_IN 8
-#define GPU_FUSED_NONE (-1000000)
-typedef struct {
-    int op, dst, a, b;
-} GpuFusedStep;
-/* in[k]: a GPU tensor of out's dtype with out's size or one element, or NULL for the
+/* A fused elementwise group (the static VM's; DevFusedStep in opcall.h) as one generated kernel
+ * (ops/gpu/gpu_fused.c), the row's fused_run. The kernel evaluates each step with the
+ * expression row the eager kernel of its op uses, keeping temporaries in the compute dtype, so
+ * its bits are the eager ops' bits. in[k]: a GPU tensor of out's dtype with out's size or one element, or NULL for the
  * number num[k] (a weak scalar, converted to the dtype as the eager kernel converts it).
  * 0 when it ran; 1 when the GPU has no kernel for it (nothing ran: the caller runs the
  * steps one by one); -1 on an error (message in op_error()). */
-int gpu_fused_run(const GpuFusedStep *steps, int nsteps, const Tensor *const *in, const double *num, int nin,
+int gpu_fused_run(const DevFusedStep *steps, int nsteps, const Tensor *const *in, const double *num, int nin,
                   Tensor *out);
 
-/* CUDA Graph capture of the plugin's stream (ops/gpu/gpu_graph.c; the static VM's segments,
- * vm/run/vm_seg.c). Between gpu_capture_begin and gpu_capture_end kernels are recorded, not run,
+/* CUDA Graph capture of the plugin's stream (ops/gpu/gpu_graph.c; the row's capture hooks, for
+ * the static VM's segments, vm/run/vm_seg.c). Between gpu_capture_begin and gpu_capture_end kernels are recorded, not run,
  * and every device buffer freed is kept by the graph being captured (its kernels may use it
  * at each replay) until gpu_graph_free. gpu_capture_end is called after every begin that
  * succeeded, even when the work in between failed: it gives the instantiated graph, or -1

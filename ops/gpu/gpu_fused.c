@@ -5,8 +5,8 @@
 #include "gpu_impl.h"
 
 /* Whether the plugin can run the chain over these inputs in one kernel. */
-static bool fusable(const GpuFusedStep *steps, int nsteps, const Tensor *const *in, int nin, const Tensor *out) {
-    if (nsteps < 1 || nsteps > 256 || nin < 1 || nin > GPU_FUSED_MAX_IN || out->device != DEV_GPU) return false;
+static bool fusable(const DevFusedStep *steps, int nsteps, const Tensor *const *in, int nin, const Tensor *out) {
+    if (nsteps < 1 || nsteps > 256 || nin < 1 || nin > DEV_FUSED_MAX_IN || out->device != DEV_GPU) return false;
     for (int s = 0; s < nsteps; s++)
         if (steps[s].op == OP_ROUND || !gpu_cu->has_ew(steps[s].op, out->dtype) ||
             op_info[steps[s].op].kind == K_COMPARE)   /* a truth value is a bool tensor eagerly */
@@ -17,7 +17,7 @@ static bool fusable(const GpuFusedStep *steps, int nsteps, const Tensor *const *
     return true;
 }
 
-int gpu_fused_run(const GpuFusedStep *steps, int nsteps, const Tensor *const *in, const double *num, int nin,
+int gpu_fused_run(const DevFusedStep *steps, int nsteps, const Tensor *const *in, const double *num, int nin,
                   Tensor *out) {
     if (!gpu_cu || !fusable(steps, nsteps, in, nin, out)) return 1;
     CudaStep cs[256];

@@ -522,7 +522,7 @@ static int hostdev_capture_end(void **graph, char *err, size_t n) {
         capturing = false;
     }
     // TSL_HOSTDEV_INVALIDATE: every capture ends invalidated, as if a call had needed the host,
-    // so that the caller's way back (vm_gpu.c: the host side put back, the segment op by op) runs
+    // so that the caller's way back (vm/run/vm_seg.c: the host side put back, the segment op by op) runs
     if (std::getenv("TSL_HOSTDEV_INVALIDATE")) invalidated = true;
     if (invalidated) {   // nothing recorded ran: the kept blocks are free again
         give_back(g->kept);

@@ -23,7 +23,7 @@ Suite *grad_table_suite(void);   /* test_grad_table.c: every backward rule again
 Suite *graphfile_suite(void);   /* test_graphfile.c: graph files as untrusted input (issue 14) */
 Suite *chain_suite(void);    /* test_chain.c: the fused-group engine, bitwise against the kernels */
 Suite *gpu_gen_suite(void);  /* test_gpu_gen.c: the CUDA generator's table against ops.def and the CPU */
-Suite *vm_gpu_suite(void);  /* test_vm_gpu.c: static graphs on the GPU, the host-side logic (no GPU) */
+Suite *vm_dev_suite(void);  /* test_vm_dev.c: static graphs on the GPU, the host-side logic (no GPU) */
 Suite *pool_suite(void);     /* test_pool.c: the thread pool's partition, errors, same bits */
 
 #endif

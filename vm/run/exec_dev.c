@@ -7,7 +7,7 @@
  * registry (op_run): a fused group is its steps, one op each, and an epilogue is the
  * product then its steps. So static results are the eager results on that device bit for
  * bit, by construction. On the GPU a fused group whose steps the generator covers runs as
- * one kernel (gpu_fused_run: the eager kernels' expression rows in one loop, so the same
+ * one kernel (the device's fused_run: the eager kernels' expression rows in one loop, so the same
  * bits), and so do an epilogue's steps when every operand has the result's size;
  * otherwise, and on the CPU, step by step.
  * With the graph's own register file (the static cache's graphs) results go into the
@@ -25,7 +25,6 @@
 #include "vm_impl.h"
 #include "mem.h"
 #include "opt.h"
-#include "gpu.h"
 
 /* The graph's arena, when this run has one: the graph's own register file (run_graph works
  * on a copy of *g->rf); a nested run of the same graph, or a model session's registers, go
@@ -152,21 +151,21 @@ static int run_steps(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in, const Te
 /* The kernel input for register reg (a tensor), or for number register num: -(k+1), or
  * PLAN_FULL when the kernel takes no more inputs. */
 #define PLAN_FULL INT_MIN
-static int plan_input(VmGpuFused *p, int reg, int num) {
+static int plan_input(VmFusedPlan *p, int reg, int num) {
     for (int k = 0; k < p->nin; k++)
         if (p->in_reg[k] == reg && p->in_num[k] == num) return -(k + 1);
-    if (p->nin == GPU_FUSED_MAX_IN) return PLAN_FULL;
+    if (p->nin == DEV_FUSED_MAX_IN) return PLAN_FULL;
     p->in_reg[p->nin] = reg;
     p->in_num[p->nin] = num;
     return -(++p->nin);
 }
 
-/* A step operand outside the group: its register, or VM_GPU_PRODUCT (an epilogue's product). */
-static int operand_reg(int x) { return x == EPI_PRODUCT ? VM_GPU_PRODUCT : -x - 1; }
+/* A step operand outside the group: its register, or VM_FUSED_PRODUCT (an epilogue's product). */
+static int operand_reg(int x) { return x == EPI_PRODUCT ? VM_FUSED_PRODUCT : -x - 1; }
 
-int vm_gpu_fused_plan(const Ins *in, VmGpuFused *p) {
+int vm_fused_plan(const Ins *in, VmFusedPlan *p) {
     int n = in->nsteps, last_temp = 0;
-    if (n < 1 || n > VM_GPU_FUSED_MAX || in->steps[n - 1].dst != -(in->dst + 1)) return -1;
+    if (n < 1 || n > VM_FUSED_MAX || in->steps[n - 1].dst != -(in->dst + 1)) return -1;
     for (int k = 0; k < n; k++) {
         if (in->steps[k].dst < 0 && k != n - 1) return -1;   /* a result read outside the group */
         if (in->steps[k].dst >= last_temp) last_temp = in->steps[k].dst + 1;
@@ -175,11 +174,11 @@ int vm_gpu_fused_plan(const Ins *in, VmGpuFused *p) {
     p->nin = 0;
     for (int k = 0; k < n; k++) {
         const FusedStep *st = &in->steps[k];
-        GpuFusedStep *q = &p->steps[k];
+        DevFusedStep *q = &p->steps[k];
         q->op = st->op;
         q->dst = st->dst >= 0 ? st->dst : last_temp;
         q->a = st->a >= 0 ? st->a : plan_input(p, operand_reg(st->a), -1);
-        q->b = st->b == FUSED_NONE ? GPU_FUSED_NONE : st->b >= 0 ? st->b : plan_input(p, operand_reg(st->b), -1);
+        q->b = st->b == FUSED_NONE ? DEV_FUSED_NONE : st->b >= 0 ? st->b : plan_input(p, operand_reg(st->b), -1);
         if (st->scalar_reg >= 0) {
             int x = plan_input(p, -1, st->scalar_reg);
             if (st->num_left) q->b = q->a, q->a = x;
@@ -194,23 +193,23 @@ int vm_gpu_fused_plan(const Ins *in, VmGpuFused *p) {
  * operand then has the result's size or one element: a bias at batch 1): 0, 1 when it must
  * run step by step, -1 failed. */
 static int fused_kernel(Interp *I, Graph *g, VmRegs *r, VmDev *d, Ins *in, const Tensor *product) {
-    VmGpuFused p;
-    if (g->device != DEV_GPU || vm_gpu_fused_plan(in, &p)) return 1;
-    const Tensor *x[GPU_FUSED_MAX_IN];
-    double num[GPU_FUSED_MAX_IN];
+    VmFusedPlan p;
+    const DeviceImpl *dev = device_impl(g->device);
+    if (!dev->fused_run || vm_fused_plan(in, &p)) return 1;
+    const Tensor *x[DEV_FUSED_MAX_IN];
+    double num[DEV_FUSED_MAX_IN];
     for (int k = 0; k < p.nin; k++) {
-        x[k] = p.in_reg[k] == VM_GPU_PRODUCT ? product : p.in_reg[k] >= 0 ? r->ten[p.in_reg[k]] : NULL;
+        x[k] = p.in_reg[k] == VM_FUSED_PRODUCT ? product : p.in_reg[k] >= 0 ? r->ten[p.in_reg[k]] : NULL;
         num[k] = p.in_num[k] >= 0 ? r->num[p.in_num[k]] : 0;
-        if ((p.in_reg[k] >= 0 || p.in_reg[k] == VM_GPU_PRODUCT) && !x[k]) return vm_fail_at(I, in, "undefined variable");
+        if ((p.in_reg[k] >= 0 || p.in_reg[k] == VM_FUSED_PRODUCT) && !x[k]) return vm_fail_at(I, in, "undefined variable");
     }
-    const DeviceImpl *dev = op_device(g->device);
     Tensor *out = d ? vm_dev_region(d, in->dst) : NULL;   /* the region, unless an input is in it */
     for (int k = 0; out && k < p.nin; k++)
         if (x[k] && overlaps(x[k], out)) out = NULL;
     if (out) tensor_retain(out);
-    else if (!(out = dev ? dev->alloc(g->regs[in->dst].dtype, &g->regs[in->dst].shape) : NULL))
+    else if (!(out = op_device(g->device) ? dev->alloc(g->regs[in->dst].dtype, &g->regs[in->dst].shape) : NULL))
         return vm_fail_at(I, in, op_error());
-    int rc = gpu_fused_run(p.steps, p.nsteps, x, num, p.nin, out);
+    int rc = dev->fused_run(p.steps, p.nsteps, x, num, p.nin, out);
     if (rc == 0 && put(d, r, in->dst, out)) return vm_fail_at(I, in, op_error());
     if (rc != 0) tensor_release(out);
     return rc < 0 ? vm_fail_at(I, in, op_error()) : rc;
@@ -251,7 +250,7 @@ static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
 /* ---------- the small hooks ---------- */
 
 static Tensor *dev_index(Graph *g, VmRegs *r, Ins *in, Tensor *src, IndexItem *items, Tensor *setval) {
-    return gpu_index_any(src, items, in->nidx, setval, in->op == I_INDEX_SET);
+    return tensor_index(src, items, in->nidx, setval, in->op == I_INDEX_SET);
 }
 
 static int dev_place(Graph *g, VmRegs *r, int reg, Tensor *t) { return put(arena(g, r), r, reg, t); }
@@ -263,7 +262,7 @@ static int dev_scalar(Graph *g, VmRegs *r, int reg, DType dt, double x) {
     Device dev = ops_ctx()->default_device;
     if (t) tensor_set(t, 0, dt == DT_I64 ? trunc(x) : x);
     if (t && dev != DEV_CPU) {
-        m = gpu_to(t, dev);
+        m = tensor_to(t, dev);
         tensor_release(t);
     }
     return m ? dev_place(g, r, reg, m) : -1;
@@ -276,7 +275,7 @@ static Tensor *dev_const(Graph *g, VmRegs *r, int k) {
     if (d && d->dconst[k]) return tensor_retain(d->dconst[k]);
     Tensor *c = (r->consts ? r->consts : g->consts)[k], *t;
     Device dev = ops_ctx()->default_device;
-    if ((t = c->device == dev ? tensor_retain(c) : gpu_to(c, dev)) && d) d->dconst[k] = tensor_retain(t);
+    if ((t = c->device == dev ? tensor_retain(c) : tensor_to(c, dev)) && d) d->dconst[k] = tensor_retain(t);
     return t;
 }
 

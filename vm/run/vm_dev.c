@@ -154,7 +154,7 @@ VmDev *vm_dev_get(Interp *I, Graph *g) {
                                                                 : "no register of this graph needs a place in an arena (its results leave it in buffers of their own): no capture");
         return NULL;
     }
-    d->nseg = vm_gpu_segments(g, &d->seg);
+    d->nseg = vm_dev_segments(g, &d->seg);
     d->seg_at = mem_alloc(sizeof(int) * ((size_t)g->ncode + 1));
     for (int i = 0; i <= g->ncode; i++) d->seg_at[i] = -1;
     for (int s = 0; s < d->nseg; s++) d->seg_at[d->seg[s].begin] = s;
@@ -171,8 +171,8 @@ VmDev *vm_dev_get(Interp *I, Graph *g) {
     return d;
 }
 
-void vm_capture_drop(VmCapture *c) {
-    if (c->graph) gpu_graph_free(c->graph);   /* only a GPU capture has one */
+void vm_capture_drop(VmDev *d, VmCapture *c) {
+    if (c->graph) device_impl(d->device)->graph_free(c->graph);   /* only a device with graphs makes one */
     c->graph = NULL;
     mem_free(c->num);
     mem_free(c->ten);
@@ -183,7 +183,7 @@ void vm_capture_drop(VmCapture *c) {
 
 void vm_dev_free(VmDev *d, int nregs) {
     if (!d) return;
-    for (int s = 0; s < d->nseg; s++) vm_capture_drop(&d->cap[s]);
+    for (int s = 0; s < d->nseg; s++) vm_capture_drop(d, &d->cap[s]);
     mem_free(d->cap);
     mem_free(d->seg);
     mem_free(d->seg_at);
@@ -232,7 +232,7 @@ int vm_dev_copy(Tensor *dst, const Tensor *src) {
         op_fail("internal error: a register's value is on another device than its region");
         return -1;
     }
-    return gpu_copy_into(dst, src);
+    return device_impl(dst->device)->copy_into(dst, src);
 }
 
 Tensor *vm_dev_place(VmDev *d, int reg, Tensor *t) {

@@ -2,7 +2,6 @@
 #ifndef TSL_VM_IMPL_H
 #define TSL_VM_IMPL_H
 #include "vm.h"
-#include "gpu.h"
 
 /* ---------- executors ----------
  * The one loop (vm_loop.h) runs control flow, numbers, prints, asserts, stores, the stacks
@@ -50,20 +49,20 @@ static inline void vm_set_t(VmRegs *r, int reg, Tensor *t) {
  * segment's own run: it has no jumps). 0, or -1 with the error pending. */
 int vm_run_range(Interp *I, Graph *g, VmRegs *r, int begin, int end);
 
-/* A FUSED instruction as one generated GPU kernel (gpu_fused_run): its steps renumbered for
+/* A FUSED instruction as one generated kernel (the device's fused_run hook): its steps renumbered for
  * the kernel (the group's result is the last step's temporary), and where each kernel input
  * comes from: a tensor register (in_reg) or a number register (in_num, a weak scalar). */
-#define VM_GPU_FUSED_MAX 256
-#define VM_GPU_PRODUCT (-2)   /* in_reg of an epilogue's product (EPI_PRODUCT in its steps) */
+#define VM_FUSED_MAX 256
+#define VM_FUSED_PRODUCT (-2)   /* in_reg of an epilogue's product (EPI_PRODUCT in its steps) */
 typedef struct {
     int nsteps, nin;
-    GpuFusedStep steps[VM_GPU_FUSED_MAX];
-    int in_reg[GPU_FUSED_MAX_IN], in_num[GPU_FUSED_MAX_IN];
-} VmGpuFused;
+    DevFusedStep steps[VM_FUSED_MAX];
+    int in_reg[DEV_FUSED_MAX_IN], in_num[DEV_FUSED_MAX_IN];
+} VmFusedPlan;
 /* 0 with the plan, or -1 when the group cannot be one kernel (a step other than the last
  * writes a register, too many inputs or steps): it then runs step by step. The same for an
- * EPILOGUE's steps, whose product is then an input (in_reg VM_GPU_PRODUCT). */
-int vm_gpu_fused_plan(const Ins *in, VmGpuFused *p);
+ * EPILOGUE's steps, whose product is then an input (in_reg VM_FUSED_PRODUCT). */
+int vm_fused_plan(const Ins *in, VmFusedPlan *p);
 
 /* ---------- the device executor's arena and capture segments (vm_dev.c, vm_seg.c) ----------
  * A graph run by the device executor on its own register file (Graph.rf: the static cache's graphs, not
@@ -79,7 +78,7 @@ typedef struct {
 /* Why instruction `in` cannot be part of a capture segment, or NULL when it can. */
 const char *vm_seg_refuses(const Graph *g, const Ins *in);
 /* g's capture segments in order (*out: a new array, mem_free it; NULL when none): their count. */
-int vm_gpu_segments(const Graph *g, VmSeg **out);
+int vm_dev_segments(const Graph *g, VmSeg **out);
 
 enum { CAP_WARM, CAP_LIVE, CAP_NEVER };
 typedef struct {
@@ -131,7 +130,7 @@ typedef struct VmDev {
 VmDev *vm_dev_get(Interp *I, Graph *g);
 void vm_dev_free(VmDev *d, int nregs);
 /* Frees a capture's graph and what it recorded (state and told are the caller's). */
-void vm_capture_drop(VmCapture *c);
+void vm_capture_drop(VmDev *d, VmCapture *c);
 /* The region of register reg (borrowed), NULL when it has none. */
 Tensor *vm_dev_region(VmDev *d, int reg);
 /* Whether t lives in memory the graph writes again next run (the arena, a staging copy):

@@ -9,8 +9,8 @@
  * replayed once per iteration). The only number instruction a segment keeps is nconst: a
  * number computed from others (nbin, nmove...) may change what a captured kernel receives
  * by value, so it runs on the host and the segment after it checks the number it reads.
- * Where the segments are is a pure function of the graph (vm_gpu_segments, tested in
- * tests/unit/test_vm_gpu.c). A segment runs op by op (vm_run_range: the one loop) on runs 1
+ * Where the segments are is a pure function of the graph (vm_dev_segments, tested in
+ * tests/unit/test_vm_dev.c). A segment runs op by op (vm_run_range: the one loop) on runs 1
  * and 2, is captured on run 3 (on the CPU a stand-in records the same things) and replayed
  * after, when what it reads is what it captured. */
 #include <math.h>
@@ -47,7 +47,7 @@ static bool has_number_arg(const Graph *g, const Ins *in) {
     return false;
 }
 
-/* ops/gpu/gpu.c's gpu_supports_op: an op other than an elementwise one whose first operand is
+/* The GPU row's supports_op (ops/gpu/gpu.c): an op other than an elementwise one whose first operand is
  * not a tensor (clip of a number...) is made by the CPU and its result copied to the device. */
 static bool made_on_host(const Graph *g, const Ins *in) {
     int kind = op_info[(OpCode)in->aux].kind;
@@ -63,11 +63,11 @@ static const char *op_refuses(const Graph *g, const Ins *in) {
     if (fl & F_DYNAMIC) return "its result's shape depends on the data";
     if (fl & F_ITEM) return "its result is read on the host";
     if (fl & F_READBACK) return "its GPU kernel's outcome (a range check, cuSOLVER's info) is read back on the host";
-    if ((OpCode)in->aux == OP_PAD)   /* gpu_run_pad converts a tensor fill value on the host */
+    if ((OpCode)in->aux == OP_PAD)   /* the GPU's pad converts a tensor fill value on the host */
         for (int k = 1; k < in->nargs; k++)
             if (in->args[k] >= 0 && g->regs[in->args[k]].kind == R_TENSOR) return "pad's tensor fill value is read on the host";
     if (touches_i64(g, in)) return "an integer kernel's error flag is read back on the host";
-    /* host copies in the GPU's host code (ops/gpu/gpu_shape.c, gpu_ew.c), which CUDA refuses while
+    /* host copies in the GPU's host code (ops/gpu/: its shape and elementwise files), which CUDA refuses while
      * capturing: found by difftest.py --repeat on the stand-in's capture emulation */
     if (op == OP_ZEROS || op == OP_ONES || op == OP_FULL) return "its fill value is copied to the device from the host";
     if (op == OP_WHERE && has_number_arg(g, in)) return "where's number operand is copied to the device from the host";
@@ -100,7 +100,7 @@ const char *vm_seg_refuses(const Graph *g, const Ins *in) {
 
 static bool launches(const Ins *in) { return in->op == I_OP || in->op == I_FUSED || in->op == I_EPILOGUE; }
 
-int vm_gpu_segments(const Graph *g, VmSeg **out) {
+int vm_dev_segments(const Graph *g, VmSeg **out) {
     *out = NULL;
     bool *target = mem_calloc((size_t)g->ncode + 1, sizeof(bool));
     for (int i = 0; i < g->ncode; i++)
@@ -245,7 +245,8 @@ static int capture(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
     VmSeg *sg = &d->seg[s];
     VmCapture *c = &d->cap[s];
     Ins *first = &g->code[sg->begin];
-    bool gpu = d->device == DEV_GPU, homeless = false;
+    const DeviceImpl *dev = device_impl(d->device);
+    bool graphs = dev->capture_begin != NULL, homeless = false;   /* else the CPU's stand-in */
     void *ud[2] = { d, &homeless };
     for (int i = sg->begin; i < sg->end; i++)
         if (g->code[i].op != I_TCONST) visit_regs(g, &g->code[i], find_homeless, ud);
@@ -258,7 +259,7 @@ static int capture(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
     int n = g->nregs;
     double *num = NULL;
     Tensor **ten = NULL;
-    if (gpu) {   /* nothing runs while capturing: on failure the host side is put back and rerun */
+    if (graphs) {   /* nothing runs while capturing: on failure the host side is put back and rerun */
         num = mem_alloc(sizeof(double) * ((size_t)n + 1));
         ten = mem_alloc(sizeof(Tensor *) * ((size_t)n + 1));
         memcpy(num, r->num, sizeof(double) * (size_t)n);
@@ -269,8 +270,8 @@ static int capture(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
     const char *why = NULL;
     char msg[600] = "";
     bool began = false;
-    if (gpu) {
-        if (gpu_capture_begin()) {
+    if (graphs) {
+        if (dev->capture_begin()) {
             snprintf(msg, sizeof msg, "%s", op_error());
             why = msg;
         } else {
@@ -288,7 +289,7 @@ static int capture(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
         }
     }
     void *graph = NULL;
-    if (began && gpu_capture_end(&graph) && !why) {   /* every begin that succeeded is ended */
+    if (began && dev->capture_end(&graph) && !why) {   /* every begin that succeeded is ended */
         snprintf(msg, sizeof msg, "%s", op_error());
         why = msg;
     }
@@ -302,9 +303,9 @@ static int capture(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
     mem_free(rec.written);
     if (why) {
         c->state = CAP_NEVER;
-        vm_capture_drop(c);
-        if (graph) gpu_graph_free(graph);
-        if (!gpu) {   /* the stand-in ran for real: its error is the program's */
+        vm_capture_drop(d, c);
+        if (graph) dev->graph_free(graph);
+        if (!graphs) {   /* the stand-in ran for real: its error is the program's */
             if (rc) return -1;
             vm_dev_explain(I, d, first, "segment %d (instructions %d-%d) is not captured: %s", s, sg->begin, sg->end - 1, why);
             return 0;
@@ -317,7 +318,7 @@ static int capture(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
         vm_dev_explain(I, d, first, "segment %d (instructions %d-%d) is not captured: %s", s, sg->begin, sg->end - 1, why);
         return vm_run_range(I, g, r, sg->begin, sg->end);   /* for real: a real error reports at its line */
     }
-    if (gpu) {
+    if (graphs) {
         for (int k = 0; k < n; k++) tensor_release(ten[k]);
         mem_free(num);
         mem_free(ten);
@@ -326,8 +327,8 @@ static int capture(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
     c->state = CAP_LIVE;
     d->captures++;
     vm_dev_explain(I, d, first, "segment %d (instructions %d-%d) captured%s after %d runs: replayed from now on", s,
-                   sg->begin, sg->end - 1, gpu ? " as a CUDA Graph" : " (the CPU's stand-in)", d->runs);
-    if (gpu && gpu_graph_launch(graph)) return vm_fail_at(I, first, op_error());
+                   sg->begin, sg->end - 1, graphs ? " as a CUDA Graph" : " (the CPU's stand-in)", d->runs);
+    if (graphs && dev->graph_launch(graph)) return vm_fail_at(I, first, op_error());
     return 0;
 }
 
@@ -349,7 +350,8 @@ static void place_writes(void *ud, int reg, int what) {
 static int replay(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
     VmSeg *sg = &d->seg[s];
     VmCapture *c = &d->cap[s];
-    if (d->device != DEV_GPU) {
+    const DeviceImpl *dev = device_impl(d->device);
+    if (!dev->graph_launch) {
         for (int k = 0; k < c->nnum; k++) r->num[c->num[k].reg] = c->num[k].x;
         return vm_run_range(I, g, r, sg->begin, sg->end);
     }
@@ -360,7 +362,7 @@ static int replay(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
         else if (in->op == I_TCONST) vm_set_t(r, in->dst, tensor_retain(d->dconst[in->aux]));
         else visit_regs(g, in, place_writes, ud);
     }
-    return gpu_graph_launch(c->graph) ? vm_fail_at(I, &g->code[sg->begin], op_error()) : 0;
+    return dev->graph_launch(c->graph) ? vm_fail_at(I, &g->code[sg->begin], op_error()) : 0;
 }
 
 int vm_seg_run(Interp *I, Graph *g, VmRegs *r, VmDev *d, int s) {
@@ -408,7 +410,7 @@ int vm_seg_stage(Interp *I, Graph *g, VmRegs *r, VmDev *d) {
             again = again || d->runs > 2;
         } else if (st && st->dtype == t->dtype && st->size == t->size && st->device == t->device) {
             if (st->device == DEV_CPU) memcpy(st->data, t->data, (size_t)t->size * dtype_size(t->dtype));
-            else if (gpu_copy_into(st, t)) return vm_fail_at(I, &g->code[0], op_error());
+            else if (device_impl(st->device)->copy_into(st, t)) return vm_fail_at(I, &g->code[0], op_error());
         } else {
             continue;   /* not stageable: the replay's address check runs the segments op by op */
         }
@@ -423,7 +425,7 @@ int vm_seg_stage(Interp *I, Graph *g, VmRegs *r, VmDev *d) {
         for (int s = 0; s < d->nseg; s++) {
             VmCapture *c = &d->cap[s];
             if (c->state != CAP_LIVE) continue;
-            vm_capture_drop(c);
+            vm_capture_drop(d, c);
             c->told = false;
             c->replayed = false;
             c->state = d->recaptures > 8 ? CAP_NEVER : CAP_WARM;

@@ -1,5 +1,5 @@
-/* test_vm_gpu.c - the host-side logic of static graphs on the GPU (vm/run/exec_dev.c) that needs
- * no GPU: how a fused group becomes one generated kernel (vm_gpu_fused_plan). A plan is
+/* test_vm_dev.c - the host-side logic of static graphs on the GPU (vm/run/exec_dev.c) that needs
+ * no GPU: how a fused group becomes one generated kernel (vm_fused_plan). A plan is
  * checked by evaluating it on the host with the CPU's elementwise kernels, element by
  * element, as the generated kernel would, against the group's result from the CPU VM, and
  * by generating its kernel source (ops/gpu/cuda/gen.c; NVRTC is tests/gpu/ptx_check.c's job).
@@ -31,13 +31,13 @@ static Ins *fused_ins(Graph *g) {
 }
 
 /* One element through the plan: inputs x (the one tensor input) or the number registers. */
-static float eval_plan(const VmGpuFused *p, const VmRegs *r, float x) {
-    float in[GPU_FUSED_MAX_IN], t[VM_GPU_FUSED_MAX + 1];
+static float eval_plan(const VmFusedPlan *p, const VmRegs *r, float x) {
+    float in[DEV_FUSED_MAX_IN], t[VM_FUSED_MAX + 1];
     for (int k = 0; k < p->nin; k++) in[k] = p->in_reg[k] >= 0 ? x : (float)r->num[p->in_num[k]];
     for (int s = 0; s < p->nsteps; s++) {
-        const GpuFusedStep *q = &p->steps[s];
+        const DevFusedStep *q = &p->steps[s];
         const float *a = q->a >= 0 ? &t[q->a] : &in[-q->a - 1];
-        if (q->b == GPU_FUSED_NONE) {
+        if (q->b == DEV_FUSED_NONE) {
             ck_assert_int_eq(cpu_unary((OpCode)q->op, DT_F32, a, &t[q->dst], 1), 0);
         } else {
             const float *b = q->b >= 0 ? &t[q->b] : &in[-q->b - 1];
@@ -54,8 +54,8 @@ static void check_plan(const char *expr, int want_nin) {
     ck_assert_int_eq(run_in(I, code), 0);
     Graph *g = static_last_graph(I);
     Ins *f = fused_ins(g);
-    VmGpuFused p;
-    ck_assert_int_eq(vm_gpu_fused_plan(f, &p), 0);
+    VmFusedPlan p;
+    ck_assert_int_eq(vm_fused_plan(f, &p), 0);
     ck_assert_int_eq(p.nsteps, f->nsteps);
     ck_assert_int_eq(p.nin, want_nin);
     int tensors = 0;
@@ -67,54 +67,54 @@ static void check_plan(const char *expr, int want_nin) {
         float want = ((const float *)y->data)[i], got = eval_plan(&p, g->rf, (float)i / 10.0f);
         ck_assert_msg(!memcmp(&want, &got, sizeof got), "%s: element %d: %.9g, the plan gives %.9g", expr, i, want, got);
     }
-    GenStep gs[VM_GPU_FUSED_MAX];
+    GenStep gs[VM_FUSED_MAX];
     for (int s = 0; s < p.nsteps; s++) gs[s] = (GenStep){ (OpCode)p.steps[s].op, p.steps[s].dst, p.steps[s].a, p.steps[s].b };
     static char name[8192], src[65536];
     ck_assert_int_eq(gen_fused_kernel(gs, p.nsteps, p.nin, DT_F32, name, sizeof name, src, sizeof src), 0);
 }
 
-START_TEST(vm_gpu_fused_plan_gelu) {
+START_TEST(vm_fused_plan_gelu) {
     check_plan("0.5 * x * (1 + tanh(0.7978845608 * (x + 0.044715 * x * x * x)))", 5);
 }
 END_TEST
 
-START_TEST(vm_gpu_fused_plan_numbers_on_both_sides) {
+START_TEST(vm_fused_plan_numbers_on_both_sides) {
     check_plan("2 - exp(x * 0.5) / (1 + x * x)", 4);
 }
 END_TEST
 
 /* A group whose intermediate is read outside it writes a register mid-way: step by step. */
-START_TEST(vm_gpu_fused_plan_refuses_escaping_step) {
+START_TEST(vm_fused_plan_refuses_escaping_step) {
     ck_assert_int_eq(run_in(I, "x = rand([4, 6])\nstatic { a = exp(x * 2)\nb = sin(a - 1) }\n"), 0);
     Graph *g = static_last_graph(I);
     Ins *f = fused_ins(g);
     bool escapes = false;
     for (int k = 0; k + 1 < f->nsteps; k++) escapes |= f->steps[k].dst < 0;
     ck_assert(escapes);
-    VmGpuFused p;
-    ck_assert_int_eq(vm_gpu_fused_plan(f, &p), -1);
+    VmFusedPlan p;
+    ck_assert_int_eq(vm_fused_plan(f, &p), -1);
 }
 END_TEST
 
 /* An epilogue's steps as one kernel: the product is an input of the plan beside the bias. */
-START_TEST(vm_gpu_fused_plan_epilogue) {
+START_TEST(vm_fused_plan_epilogue) {
     ck_assert_int_eq(run_in(I, "x = rand([1, 6])\nw = rand([6, 5])\nb = rand([5])\nstatic { y = tanh(x @ w + b) * 0.5 }\n"), 0);
     Graph *g = static_last_graph(I);
     Ins *e = NULL;
     for (int i = 0; i < g->ncode; i++)
         if (g->code[i].op == I_EPILOGUE) e = &g->code[i];
     ck_assert_ptr_nonnull(e);
-    VmGpuFused p;
-    ck_assert_int_eq(vm_gpu_fused_plan(e, &p), 0);
+    VmFusedPlan p;
+    ck_assert_int_eq(vm_fused_plan(e, &p), 0);
     ck_assert_int_eq(p.nsteps, e->nsteps);
     int product = 0, bias = 0;
     for (int k = 0; k < p.nin; k++) {
-        product += p.in_reg[k] == VM_GPU_PRODUCT;
+        product += p.in_reg[k] == VM_FUSED_PRODUCT;
         bias += p.in_reg[k] >= 0 && g->regs[p.in_reg[k]].shape.ndim == 1;
     }
     ck_assert_int_eq(product, 1);
     ck_assert_int_eq(bias, 1);
-    GenStep gs[VM_GPU_FUSED_MAX];
+    GenStep gs[VM_FUSED_MAX];
     for (int s = 0; s < p.nsteps; s++) gs[s] = (GenStep){ (OpCode)p.steps[s].op, p.steps[s].dst, p.steps[s].a, p.steps[s].b };
     static char name[8192], src[65536];
     ck_assert_int_eq(gen_fused_kernel(gs, p.nsteps, p.nin, DT_F32, name, sizeof name, src, sizeof src), 0);
@@ -122,7 +122,7 @@ START_TEST(vm_gpu_fused_plan_epilogue) {
 END_TEST
 
 /* A graph made for the CPU's tensors runs on the CPU's executor (exec_cpu.c), not the device's. */
-START_TEST(vm_gpu_cpu_graph_stays_in_vm) {
+START_TEST(vm_dev_cpu_graph_stays_in_vm) {
     ck_assert_int_eq(run_in(I, "x = rand([3])\nstatic { y = x + 1 }\n"), 0);
     Graph *g = static_last_graph(I);
     ck_assert_int_eq(g->device, DEV_CPU);
@@ -142,13 +142,13 @@ static int run_dev(const char *code) {
 
 /* A graph with a print, a reduction read by a branch, a loop-free if and a tail: the segments
  * are the runs of kernels between the host's instructions and the jump targets. */
-START_TEST(vm_gpu_segments_split_at_host_work) {
+START_TEST(vm_dev_segments_split_at_host_work) {
     ck_assert_int_eq(run_in(I, "static fn f(x, s) {\n a = exp(x) @ x\n b = tanh(a) * s\n print(1)\n c = sum(b)\n"
                                " if c > 0 { b = b + 1 }\n return b * 2\n}\n"
                                "x = reshape(arange(4, dtype=\"f32\"), [2, 2]) / 10\ny = f(x, 2)\n"), 0);
     Graph *g = static_last_graph(I);
     VmSeg *seg;
-    int n = vm_gpu_segments(g, &seg);
+    int n = vm_dev_segments(g, &seg);
     /* 0-2 nconst, 3 exp, 4 epilogue | 5 print | 6 sum, 7 gt | 8 truth, 9 tmove (no kernel),
      * 10 jumpf | 11 add, 12 tmove | 13 jump | 14 mul (a jump target) */
     ck_assert_int_eq(n, 4);
@@ -165,12 +165,12 @@ START_TEST(vm_gpu_segments_split_at_host_work) {
 END_TEST
 
 /* Kernels whose errors the host reads after a sync, and random draws, stay outside. */
-START_TEST(vm_gpu_segments_refuse_host_checked_kernels) {
+START_TEST(vm_dev_segments_refuse_host_checked_kernels) {
     ck_assert_int_eq(run_in(I, "static fn f(x, i) {\n a = x // 2\n b = rand([3])\n c = take(x, i)\n return [a, b, c]\n}\n"
                                "y = f(arange(6), arange(2))\n"), 0);
     Graph *g = static_last_graph(I);
     VmSeg *seg;
-    ck_assert_int_eq(vm_gpu_segments(g, &seg), 0);
+    ck_assert_int_eq(vm_dev_segments(g, &seg), 0);
     ck_assert_ptr_null(seg);
     int refused = 0;
     for (int i = 0; i < g->ncode; i++) refused += g->code[i].op == I_OP && vm_seg_refuses(g, &g->code[i]);
@@ -182,7 +182,7 @@ END_TEST
  * range check; pad's tensor fill value) stay outside, as CUDA refuses a sync while capturing:
  * the host-memory stand-in's capture emulation found inv and cholesky invalidating whole
  * segments. The matmul before them, and pad with a number, are still captured. */
-START_TEST(vm_gpu_segments_refuse_readback_ops) {
+START_TEST(vm_dev_segments_refuse_readback_ops) {
     ck_assert_int_eq(run_in(I, "static fn f(a, v) {\n b = a @ a\n c = inv(b)\n d = cholesky(b)\n"
                                " e = pad(a, [[1, 1], [0, 0]], v)\n g = pad(a, [[1, 1], [0, 0]], 3)\n return [c, d, e, g]\n}\n"
                                "y = f(eye(3) * 2, sum(ones(2)))\n"), 0);
@@ -211,7 +211,7 @@ END_TEST
  * an op whose first operand is a number, made by the CPU) stay outside: difftest.py --repeat on
  * the stand-in's capture emulation found zeros and clip(s, -10, 10) invalidating whole
  * segments (a host copy while capturing). where of tensors and clip of a tensor are captured. */
-START_TEST(vm_gpu_segments_refuse_host_copies) {
+START_TEST(vm_dev_segments_refuse_host_copies) {
     ck_assert_int_eq(run_in(I, "static fn f(x, s) {\n a = zeros([3]) + x\n b = where(x > 0, x, 0.5)\n"
                                " c = full([3], 2) * x\n d = where(x > 0, x, a)\n e = equal(x, a)\n"
                                " h = clip(s, -10, 10) + clip(x, -1, 1)\n return [b, c, d, e, h]\n}\n"
@@ -241,7 +241,7 @@ END_TEST
 /* The arena's regions, and the tensors the registers hold, are at the same addresses run
  * after run; each segment is captured once (on the third run) and never again; the values
  * are those of arithmetic. */
-START_TEST(vm_gpu_arena_addresses_stay_and_capture_once) {
+START_TEST(vm_dev_arena_addresses_stay_and_capture_once) {
     ck_assert_int_eq(run_dev("static fn f(x, w) { return tanh(x @ w + 1) * 2 + x @ w }\n"
                              "x = full([2, 3], 0.5)\nw = full([3, 3], 0.25)\n"), 0);
     const void *base = NULL, *reg_at[64] = { NULL };
@@ -275,7 +275,7 @@ END_TEST
 
 /* A number the captured kernels take by value changes every call: never the captured one's
  * result (expected values from arithmetic: x * a + b with exact binary fractions). */
-START_TEST(vm_gpu_capture_numbers_never_stale) {
+START_TEST(vm_dev_capture_numbers_never_stale) {
     ck_assert_int_eq(run_dev("static fn f(x, a, b) { return x * a + b }\nx = full([4], 0.5)\n"
                              "for i in range(8) {\n y = f(x, i, 1)\n assert(equal(y, full([4], 0.5 * i + 1)), str(i))\n}\n"
                              "for i in range(4) {\n y = f(x, 3, 2)\n assert(equal(y, full([4], 3.5)))\n}\n"), 0);
@@ -294,7 +294,7 @@ END_TEST
 
 /* An input that moves after the capture is staged and the graph captured again, once; a
  * value that leaves the graph is a copy, not the arena (the next run rewrites the arena). */
-START_TEST(vm_gpu_capture_input_moves_and_results_are_copies) {
+START_TEST(vm_dev_capture_input_moves_and_results_are_copies) {
     ck_assert_int_eq(run_dev("static fn f(x) { return exp(x) * 2 }\nx = full([4], 0.0)\nkept = []\n"
                              "for i in range(4) { kept = kept + [f(x)] }\n"
                              "for i in range(6) { x = full([4], i * 1.0)\n y = f(x)\n assert(equal(y, exp(full([4], i * 1.0)) * 2), str(i)) }\n"
@@ -308,7 +308,7 @@ END_TEST
 /* A backward loop's stacks through the one loop on the device executor: each push a copy of
  * an arena value (the arena is rewritten next iteration), each pop handed back into the
  * register's region; the gradient is eager's bit for bit on every call, captured or not. */
-START_TEST(vm_gpu_stacks_through_the_device_executor) {
+START_TEST(vm_dev_stacks_through_the_device_executor) {
     ck_assert_int_eq(run_dev("fn loss(w) {\n h = full([3], 0.5)\n for k in range(4) { h = tanh(h * w + 0.1) }\n return sum(h)\n}\n"
                              "g = grad(loss)\nstatic fn step(w) { return g(w) }\nw = full([3], 0.7)\n"
                              "for i in range(5) {\n w = w + 0.01\n assert(equal(step(w), g(w)), str(i))\n}\n"), 0);
@@ -322,26 +322,26 @@ START_TEST(vm_gpu_stacks_through_the_device_executor) {
 }
 END_TEST
 
-Suite *vm_gpu_suite(void) {
-    Suite *s = suite_create("vm_gpu");
+Suite *vm_dev_suite(void) {
+    Suite *s = suite_create("vm_dev");
     TCase *tc = tcase_create("fused_plan");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, vm_gpu_fused_plan_gelu);
-    tcase_add_test(tc, vm_gpu_fused_plan_numbers_on_both_sides);
-    tcase_add_test(tc, vm_gpu_fused_plan_refuses_escaping_step);
-    tcase_add_test(tc, vm_gpu_fused_plan_epilogue);
-    tcase_add_test(tc, vm_gpu_cpu_graph_stays_in_vm);
+    tcase_add_test(tc, vm_fused_plan_gelu);
+    tcase_add_test(tc, vm_fused_plan_numbers_on_both_sides);
+    tcase_add_test(tc, vm_fused_plan_refuses_escaping_step);
+    tcase_add_test(tc, vm_fused_plan_epilogue);
+    tcase_add_test(tc, vm_dev_cpu_graph_stays_in_vm);
     suite_add_tcase(s, tc);
     tc = tcase_create("capture");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, vm_gpu_segments_split_at_host_work);
-    tcase_add_test(tc, vm_gpu_segments_refuse_host_checked_kernels);
-    tcase_add_test(tc, vm_gpu_segments_refuse_readback_ops);
-    tcase_add_test(tc, vm_gpu_segments_refuse_host_copies);
-    tcase_add_test(tc, vm_gpu_arena_addresses_stay_and_capture_once);
-    tcase_add_test(tc, vm_gpu_capture_numbers_never_stale);
-    tcase_add_test(tc, vm_gpu_capture_input_moves_and_results_are_copies);
-    tcase_add_test(tc, vm_gpu_stacks_through_the_device_executor);
+    tcase_add_test(tc, vm_dev_segments_split_at_host_work);
+    tcase_add_test(tc, vm_dev_segments_refuse_host_checked_kernels);
+    tcase_add_test(tc, vm_dev_segments_refuse_readback_ops);
+    tcase_add_test(tc, vm_dev_segments_refuse_host_copies);
+    tcase_add_test(tc, vm_dev_arena_addresses_stay_and_capture_once);
+    tcase_add_test(tc, vm_dev_capture_numbers_never_stale);
+    tcase_add_test(tc, vm_dev_capture_input_moves_and_results_are_copies);
+    tcase_add_test(tc, vm_dev_stacks_through_the_device_executor);
     suite_add_tcase(s, tc);
     return s;
 }
