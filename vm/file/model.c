@@ -366,7 +366,7 @@ typedef struct {
     Model *m;
     VmRegs *r;            /* the interpreter's session (a nested call makes its own) */
     bool busy;
-    Tensor **gpu_consts;  /* the graph's constants copied to the GPU (made once), or NULL */
+    Tensor **dev_consts;  /* the graph's constants copied to its device (made once), or NULL */
 } Loaded;
 
 static void release_consts(Tensor **consts, int n) {
@@ -377,7 +377,7 @@ static void release_consts(Tensor **consts, int n) {
 static void loaded_free(void *p) {
     Loaded *l = p;
     if (l->r) vm_regs_free(l->r, l->m->gf->g);
-    release_consts(l->gpu_consts, l->m->gf->g->nconsts);
+    release_consts(l->dev_consts, l->m->gf->g->nconsts);
     model_free(l->m);
     mem_free(l);
 }
@@ -398,16 +398,16 @@ static bool consts_on(Loaded *l, Device d, Tensor ***out) {
     const Graph *g = l->m->gf->g;
     *out = NULL;
     if (d == DEV_CPU) return true;
-    if (!l->gpu_consts) {
+    if (!l->dev_consts) {
         Tensor **c = mem_calloc((size_t)g->nconsts + 1, sizeof(Tensor *));
         for (int i = 0; i < g->nconsts; i++)
             if (!(c[i] = tensor_to(g->consts[i], d))) {
                 release_consts(c, i);
                 return false;
             }
-        l->gpu_consts = c;
+        l->dev_consts = c;
     }
-    *out = l->gpu_consts;
+    *out = l->dev_consts;
     return true;
 }
 
