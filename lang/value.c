@@ -261,15 +261,6 @@ void str_append_in_place(ObjString *o, const char *s, int n) {
 Value val_str(const char *s, int len) { return OBJ_VAL(VAL_STR, str_new(s, len)); }
 Value val_cstr(const char *s) { return val_str(s, (int)strlen(s)); }
 
-Value val_str_take_fmt(const char *fmt, ...) {
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n >= (int)sizeof buf) n = (int)sizeof buf - 1;
-    return val_str(buf, n);
-}
 
 ObjList *list_new(int cap) {
     ObjList *l = obj_alloc(sizeof(ObjList), OBJ_LIST);
@@ -377,7 +368,6 @@ ObjBuiltin *builtin_new(const char *name, BuiltinFn fn) {
     return b;
 }
 
-Value val_tensor(Tensor *t) { return TENSOR_VAL(t); }
 
 const char *val_type_name(Value v) {
     switch (v.type) {

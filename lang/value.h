@@ -157,7 +157,6 @@ ObjString *str_new_room(const char *s, int len, int cap);
 void str_append_in_place(ObjString *o, const char *s, int n);
 Value val_str(const char *s, int len);
 Value val_cstr(const char *s);
-Value val_str_take_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 ObjList *list_new(int cap);
 void list_push(ObjList *l, Value v);
 ObjDict *dict_new(void);
@@ -168,7 +167,6 @@ void dict_set_cstr(ObjDict *d, const char *key, Value v);
 ObjCell *cell_new(Value v);
 ObjClosure *closure_new(FnProto *p, struct Module *m);
 ObjBuiltin *builtin_new(const char *name, BuiltinFn fn);
-Value val_tensor(Tensor *t);   /* takes the reference */
 
 /* The objects of one interpreter: two lists (containers: lists, dicts, closures, cells,
  * what can form a cycle; the rest: strings, built-ins) and the cycle collector's

@@ -84,10 +84,6 @@ int biter_run(const BIter *it, int nin, BRunFn fn, void *ctx);
 int biter_run_split(const BIter *it, int nin, BRunFn fn, void *ctx, int64_t cost);
 bool cpu_binary_is_math(OpCode op);
 
-/* Reduction helpers shared with softmax. */
-double cpu_sum_f64(const double *x, int64_t n, int64_t stride);
-float cpu_sum_f32(const float *x, int64_t n, int64_t stride);
-
 /* The CPU kernel of each op family (the impl column of ops.def), reached through the CPU's
  * entry in the device registry (kernels.c). out[k] already has the dtype and shape that
  * infer_<impl> gave, except for F_VIEW and F_DYNAMIC ops, whose kernels allocate out[k].
@@ -99,7 +95,6 @@ int cpu_dist_agree(const OpCall *c, const Tensor *t);
 #define OP(id, name, sig, nout, kind, flags, rule, impl, sym, doc) int cpu_##impl(const OpCall *c, Tensor **out);
 #include "ops.def"
 #undef OP
-
 
 /* Operand a as a tensor of dtype dt: the operand itself, a converted copy (*tmp, released
  * by the caller), or a 0-d scalar built in *box (no allocation). */
@@ -127,7 +122,6 @@ int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, in
 
 int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keepdims, Tensor *r);
 int op_softmax_into(const Tensor *a, int axis, bool log, Tensor *r);
-int op_matmul_into(const Tensor *a, const Tensor *b, Tensor *out);
 /* The same with a's last two axes swapped when ta (BLAS reads it transposed: no copy). */
 int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out);
 /* A float product of more than one row is computed in blocks of this many rows of the result,

@@ -62,7 +62,6 @@ static void mm_i64(const int64_t *a, bool ta, const int64_t *b, int64_t *c, int6
         }
 }
 
-int op_matmul_into(const Tensor *a, const Tensor *b, Tensor *out) { return op_matmul_t_into(a, false, b, out); }
 
 /* `out` has the result's dtype and shape and is neither a nor b. */
 int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out) {

@@ -63,10 +63,6 @@ static double pairwise_f64(const double *x, int64_t n) {
     return pairwise_f64(x, h) + pairwise_f64(x + h, n - h);
 }
 
-float cpu_sum_f32(const float *x, int64_t n, int64_t stride) { (void)stride; return pairwise_f32(x, n); }
-double cpu_sum_f64(const double *x, int64_t n, int64_t stride) { (void)stride; return pairwise_f64(x, n); }
-
-
 /* Column sums of an n x cols block (rows stride apart): each column summed exactly as the
  * pairwise sums above sum a contiguous row (the same additions in the same order), read down
  * the columns, so a sum over leading axes (a bias gradient over the batch) needs no
@@ -301,7 +297,6 @@ static void reduce_rows(OpCode op, const Tensor *x, Tensor *r, int64_t begin, in
         tensor_set(r, o, v);
     }
 }
-
 
 /* Rows split over the thread pool: a part is a fixed number of whole rows (about POOL_BLOCK
  * elements), so no output's summation is ever split and the bits never depend on the

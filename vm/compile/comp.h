@@ -197,7 +197,6 @@ void cc_undo_save(Comp *c, AStruct *s);
 void cc_astruct_push(Comp *c, AStruct *s, const char *key, AVal v);
 int cc_astruct_find(AStruct *s, const char *key);
 bool cc_key_eq(VarKey a, VarKey b);
-Binding *cc_find_binding(Binding *b, int n, VarKey k);
 Binding *cc_env_find(Comp *c, VarKey k);
 Binding *cc_input_find(Comp *c, VarKey k);
 void cc_key_indexed(KeyIndex *ix, VarKey k, int pos);   /* after appending a binding at pos */

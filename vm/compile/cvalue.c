@@ -195,12 +195,6 @@ int cc_astruct_find(AStruct *s, const char *key) {
 
 bool cc_key_eq(VarKey a, VarKey b) { return a.kind == b.kind && a.slot == b.slot && a.ptr == b.ptr; }
 
-Binding *cc_find_binding(Binding *b, int n, VarKey k) {
-    for (int i = n - 1; i >= 0; i--)
-        if (cc_key_eq(b[i].key, k)) return &b[i];
-    return NULL;
-}
-
 void cc_env_set(Comp *c, VarKey k, AVal v, const char *name, bool assigned) {
     Binding *b = cc_env_find(c, k);
     if (!b) {
