@@ -28,7 +28,8 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 # pending NAME: whether PENDING lists NAME (its first word on a line; # starts a comment)
 pending() { sed 's/#.*//' "$dir/PENDING" | awk -v n="$1" '$1 == n { found = 1 } END { exit !found }'; }
 
-# every PENDING entry names a program that exists
+# every PENDING entry names a program that exists (names have no spaces)
+# shellcheck disable=SC2013
 for name in $(sed 's/#.*//' "$dir/PENDING" | awk 'NF { print $1 }'); do
     [ -f "$dir/$name" ] || bad "PENDING lists $name, which is not in $dir"
 done
