@@ -25,6 +25,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 fail=0
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# a sanitizer report in a run's stderr is a failure, whatever the exit status (make asan)
+sanitized() { ! grep -q 'Sanitizer' "$1" || bad "$2: sanitizer report: $(grep -m1 Sanitizer "$1")"; }
 # pending NAME: whether PENDING lists NAME (its first word on a line; # starts a comment)
 pending() { sed 's/#.*//' "$dir/PENDING" | awk -v n="$1" '$1 == n { found = 1 } END { exit !found }'; }
 
@@ -42,6 +44,7 @@ for f in "$dir"/[0-9]*.tsl; do
         bad "$f --no-static: exit $?: $(head -3 "$tmp/err")"
         continue
     fi
+    sanitized "$tmp/err" "$f --no-static"
     if [ -f "${f%.tsl}.out" ] && ! cmp -s "$tmp/eager" "${f%.tsl}.out"; then
         bad "$f --no-static: stdout differs from ${f%.tsl}.out"
     fi
@@ -49,11 +52,14 @@ for f in "$dir"/[0-9]*.tsl; do
         bad "$f (static): exit $?: $(grep -v '^explain: ' "$tmp/explain" | head -3)"
         continue
     fi
+    sanitized "$tmp/explain" "$f (static)"
     cmp -s "$tmp/eager" "$tmp/static" || bad "$f: static stdout differs from --no-static stdout: $(diff "$tmp/eager" "$tmp/static" | head -4)"
     if ! timeout 60 "$TSL" --verify-static "$f" >"$tmp/verify" 2>"$tmp/err"; then
         bad "$f --verify-static: exit $?: $(grep -v ': warning: ' "$tmp/err" | head -3)"
     elif ! cmp -s "$tmp/eager" "$tmp/verify"; then
         bad "$f --verify-static: stdout differs from --no-static stdout"
+    else
+        sanitized "$tmp/err" "$f --verify-static"
     fi
     falls_back=$(grep -m1 'runs eagerly' "$tmp/explain")
     if pending "$name"; then
