@@ -290,6 +290,8 @@ test-asan: asan
 	@CK_FORK=no $(SAN_ENV) bin-asan/api_test
 	@echo "== script tests under ASan/UBSan"
 	@$(SAN_ENV) sh tests/run.sh bin-asan/tsl
+	@echo "== static idioms under ASan/UBSan"
+	@$(SAN_ENV) sh tests/static_idioms/run.sh bin-asan/tsl
 	@echo "== --threads 1 and 2 under ASan/UBSan"
 	@$(SAN_ENV) sh tests/threads/run.sh bin-asan/tsl
 
