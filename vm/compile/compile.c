@@ -480,6 +480,8 @@ static void compile_loop(Comp *c, LoopArg *la) {
     if (la->counted) {
         /* the counter is a run-time register from the start */
         la->counter = (AVal){ .kind = AV_NUM, .reg = cc_new_num(c, false) };
+        if (la->iter.kind != AV_TENSOR)   /* the values it takes, for slices (vm/compile/cslice.c) */
+            cslice_counter(c, &la->counter, la->start, la->step, &la->stop, la->n->b->kids[la->n->b->n == 1 ? 0 : 1]);
         AVal st = cc_num_const(la->start);
         int start = cc_num_reg(c, &st);   /* may emit: before cc_emit, which may move the code */
         Ins *in = cc_emit(c, I_NMOVE);
