@@ -247,9 +247,18 @@ static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
             return;
         }
         if (c->tape) cgrad_move(c, home->reg, v.reg);
+        /* a value that may be unbound (an inner loop's home before that loop ever ran) is
+         * moved only when bound: its register is empty otherwise, and its flag says so */
+        int skip = -1;
+        if (v.unset) {
+            Ins *jf = cc_emit(c, I_JUMPF);
+            jf->a = v.unset - 1;
+            skip = (int)(jf - c->g->code);
+        }
         Ins *in = cc_emit(c, I_TMOVE);
         in->dst = home->reg;
         in->a = v.reg;
+        if (skip >= 0) c->g->code[skip].aux = c->g->ncode;
         set_bound_flag(c, home, &v);
         return;
     }
