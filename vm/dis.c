@@ -137,7 +137,10 @@ static size_t index_text(const Ins *in, char *buf, size_t n) {
         const IndexItem *it = &in->idx[k];
         const char *sep = k ? ", " : "";
         int r = k < in->nargs ? in->args[k] : -1;
-        if (r >= 0) len += (size_t)snprintf(buf + len, n - len, "%s%c%d", sep, it->kind == IDX_TENSOR ? 't' : 'n', r);
+        if (r >= 0 && it->kind == IDX_SLICE) {   /* a start of the run, a fixed size (vm/compile/cslice.c) */
+            len += (size_t)snprintf(buf + len, n - len, "%sn%d:n%d+%lld", sep, r, r, (long long)((uint64_t)it->stop - (uint64_t)it->start));
+            if (it->step != 1 && len < n) len += (size_t)snprintf(buf + len, n - len, ":%lld", (long long)it->step);
+        } else if (r >= 0) len += (size_t)snprintf(buf + len, n - len, "%s%c%d", sep, it->kind == IDX_TENSOR ? 't' : 'n', r);
         else if (it->kind == IDX_INT) len += (size_t)snprintf(buf + len, n - len, "%s%lld", sep, (long long)it->i);
         else if (it->kind == IDX_ELLIPSIS) len += (size_t)snprintf(buf + len, n - len, "%s...", sep);
         else if (it->kind == IDX_TENSOR) len += (size_t)snprintf(buf + len, n - len, "%sconst", sep);

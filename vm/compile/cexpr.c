@@ -22,6 +22,7 @@ static AVal num_binary_av(Comp *c, int tok, AVal a, AVal b) {
     r.deps = a.deps | b.deps;
     if (r.known) r.num = op_binary_number(op, a.num, b.num);
     if (r.known && !r.deps) return r;   /* a pure constant */
+    cslice_affine(&r, tok, &a, &b);
     int ra = cc_num_reg(c, &a), rb = cc_num_reg(c, &b);
     Ins *in = cc_emit(c, I_NBIN);
     in->dst = r.reg = cc_new_num(c, r.is_bool);
@@ -213,11 +214,18 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
             items[k].kind = IDX_SLICE;
             items[k].step = 1;
             Node *parts[3] = { it->a, it->b, it->c };
+            AVal bound[3] = { FAILV, FAILV, FAILV };   /* kind AV_NONE: absent */
+            bool run_time = false;
             for (int j = 0; j < 3; j++) {
                 if (!parts[j]) continue;
                 AVal v = cc_expr(c, parts[j]);
                 if (c->failed) goto out;
                 if (v.kind == AV_CONST && v.k.type == VAL_NIL) continue;
+                bound[j] = v;
+                if (v.kind == AV_NUM && !v.known) {   /* the run's number: vm/compile/cslice.c */
+                    run_time = true;
+                    continue;
+                }
                 int64_t x;
                 double xd;
                 c->loc = parts[j]->loc;
@@ -229,6 +237,14 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
                 if (j == 0) { items[k].has_start = true; items[k].start = x; }
                 else if (j == 1) { items[k].has_stop = true; items[k].stop = x; }
                 else items[k].step = x;
+            }
+            if (run_time) {
+                char why[300];
+                c->loc = it->loc;
+                if (!cslice_try(c, &t, n, k, bound, &items[k], &regs[k], why, sizeof why)) {
+                    if (!c->failed) cc_unsupported(c, "%s", why);
+                    goto out;
+                }
             }
             continue;   /* a zero step is infer_index's to report, in the index's order */
         }
@@ -542,6 +558,7 @@ AVal cc_expr(Comp *c, Node *n) {
         if (a.kind == AV_NUM && !a.is_bool) {
             AVal r = { .kind = AV_NUM, .known = a.known, .num = -a.num, .deps = a.deps, .reg = -1 };
             if (r.known && !r.deps) return r;
+            cslice_affine(&r, TOK_MINUS, &(AVal){ .kind = AV_NUM, .known = true }, &a);
             int ar = cc_num_reg(c, &a);
             Ins *in = cc_emit(c, I_NNEG);
             in->dst = r.reg = cc_new_num(c, false);

@@ -3,6 +3,7 @@
  *   vm/compile/cexpr.c          expressions, indexing, calls, operands the VM builds
  *   vm/compile/cbuiltins.c      built-in functions in static code
  *   vm/compile/compile.c        statements, loops and branches, the driver
+ *   vm/compile/cslice.c         slices with a run-time start and a size known when compiling
  * See vm/compile/compile.c for how the compiler works. */
 #ifndef TSL_COMP_H
 #define TSL_COMP_H
@@ -37,6 +38,15 @@ typedef struct CClosure {
     bool with_value;
 } CClosure;
 
+/* The counter of a `for i in range(...)` loop (vm/compile/cslice.c): the values it takes. */
+typedef struct ARange {
+    int reg;             /* its register */
+    bool bounded;        /* lo and hi are known when compiling */
+    double lo, hi;       /* its smallest and largest values (a loop that never runs: lo == hi == start) */
+    uint64_t stop_deps;  /* number inputs the range's stop depends on (guarded when hi is used) */
+    const char *stop_name;   /* the stop as written when it is a name, for messages, or NULL */
+} ARange;
+
 typedef struct {
     AVKind kind;
     Value k;
@@ -49,6 +59,10 @@ typedef struct {
     AStruct *st;
     CClosure *cl;
     int unset;       /* a home that may be unbound: its run-time flag register + 1 (0: bound) */
+    /* a number that is lin_a * counter + lin_b this iteration, for a range loop's counter
+     * (NULL: not known to be); lin_a and lin_b integers, fixed by the guards in deps */
+    const ARange *range;
+    double lin_a, lin_b;
 } AVal;
 
 struct AValBox { AVal v; };
@@ -256,6 +270,18 @@ void cgrad_loop_end(Comp *c);
 void cgrad_branch_begin(Comp *c, const int *home_regs, const bool *bound, int nhomes, int cond);
 void cgrad_branch_else(Comp *c);
 void cgrad_branch_end(Comp *c);
+
+/* vm/compile/cslice.c: a range loop's counter (after its register is made; stop_node the
+ * stop as written), the affine form of a number computed from one (after num op a/b or -a),
+ * and a slice item whose bounds are numbers of the run (bound[0..2]: start, stop, step,
+ * kind AV_NONE when absent). cslice_try fills the item and its start register when the
+ * slice's size and bounds are provable when compiling, else leaves why, false. */
+void cslice_counter(Comp *c, AVal *counter, double start, double step, const AVal *stop, const Node *stop_node);
+void cslice_affine(AVal *r, int tok, const AVal *a, const AVal *b);
+bool cslice_try(Comp *c, const AVal *t, const Node *index, int k, const AVal *bound, IndexItem *item, int *reg,
+                char *why, size_t whylen);
+/* Turns the number inputs in deps into guards of their current values. */
+void cc_guard_deps(Comp *c, uint64_t deps);
 
 void *cc_arena_alloc(Comp *c, size_t n);
 Value cc_keep_value(Comp *c, Value v);

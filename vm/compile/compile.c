@@ -247,9 +247,18 @@ static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
             return;
         }
         if (c->tape) cgrad_move(c, home->reg, v.reg);
+        /* a value that may be unbound (an inner loop's home before that loop ever ran) is
+         * moved only when bound: its register is empty otherwise, and its flag says so */
+        int skip = -1;
+        if (v.unset) {
+            Ins *jf = cc_emit(c, I_JUMPF);
+            jf->a = v.unset - 1;
+            skip = (int)(jf - c->g->code);
+        }
         Ins *in = cc_emit(c, I_TMOVE);
         in->dst = home->reg;
         in->a = v.reg;
+        if (skip >= 0) c->g->code[skip].aux = c->g->ncode;
         set_bound_flag(c, home, &v);
         return;
     }
@@ -480,6 +489,8 @@ static void compile_loop(Comp *c, LoopArg *la) {
     if (la->counted) {
         /* the counter is a run-time register from the start */
         la->counter = (AVal){ .kind = AV_NUM, .reg = cc_new_num(c, false) };
+        if (la->iter.kind != AV_TENSOR)   /* the values it takes, for slices (vm/compile/cslice.c) */
+            cslice_counter(c, &la->counter, la->start, la->step, &la->stop, la->n->b->kids[la->n->b->n == 1 ? 0 : 1]);
         AVal st = cc_num_const(la->start);
         int start = cc_num_reg(c, &st);   /* may emit: before cc_emit, which may move the code */
         Ins *in = cc_emit(c, I_NMOVE);

@@ -440,10 +440,14 @@ bool cc_need_const(Comp *c, AVal *v, double *out, const char *what) {
         cc_unsupported(c, "%s is computed at run time; static code needs it when compiling", what);
         return false;
     }
-    for (int i = 0; i < c->nnum; i++)
-        if (v->deps & ((uint64_t)1 << i)) c->g->guards[c->numguards[i]].kind = G_NUMBER_EQ;
+    cc_guard_deps(c, v->deps);
     *out = v->num;
     return true;
+}
+
+void cc_guard_deps(Comp *c, uint64_t deps) {
+    for (int i = 0; i < c->nnum; i++)
+        if (deps & ((uint64_t)1 << i)) c->g->guards[c->numguards[i]].kind = G_NUMBER_EQ;
 }
 
 bool cc_need_int(Comp *c, AVal *v, int64_t *out, const char *what) {
