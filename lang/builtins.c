@@ -41,11 +41,9 @@ bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *par
     return bind_positional(a, np, nreq, out) || bind_params(I, a, fname, params, np, nreq, out);
 }
 
-static const BuiltinParams *params_of_fn(BuiltinFn fn);
-
 const BuiltinParams *builtin_bind(Interp *I, CallArgs *a, BuiltinFn self, Value *out) {
-    const ObjBuiltin *b = I->calling_builtin;   /* not set when constant folding calls self */
-    const BuiltinParams *p = b && b->fn == self ? b->params : params_of_fn(self);
+    const ObjBuiltin *b = I->calling_builtin;   /* the interpreter and constant folding set it */
+    const BuiltinParams *p = b && (!self || b->fn == self) ? b->params : NULL;
     if (p && bind_positional(a, p->np, p->nreq, out)) return p;
     if (!p || p->nreq < 0) return interp_error(I, "internal error: a built-in without a plain signature"), NULL;
     return bind_params(I, a, p->def->name, p->names, p->np, p->nreq, out) ? p : NULL;
@@ -524,13 +522,6 @@ static void table_build(void) {
 static void table_ready(void) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, table_build);
-}
-
-static const BuiltinParams *params_of_fn(BuiltinFn fn) {
-    table_ready();
-    for (int i = 0; i < table_rows; i++)
-        if (table_fns[i] == fn) return &table_params[i];
-    return NULL;
 }
 
 /* One ObjBuiltin per name, shared by every module of the interpreter (I->builtins). */
