@@ -222,6 +222,16 @@ static Value bi_get(Interp *I, CallArgs *a) {
     return v[2].type == VAL_UNDEF ? NIL_VAL : val_retain(v[2]);
 }
 
+/* The error "<prefix><v as print shows it>". */
+static Value error_showing(Interp *I, const char *prefix, Value v) {
+    StrBuf b = { 0 };
+    sb_putn(&b, "", 0);
+    fmt_value(&b, v, false);
+    interp_error(I, "%s%s", prefix, b.s);
+    sb_free(&b);
+    return ERR_VAL;
+}
+
 static Value bi_assert(Interp *I, CallArgs *a) {
     Value v[2];
     if (!builtin_bind(I, a, bi_assert, v)) return ERR_VAL;
@@ -229,23 +239,13 @@ static Value bi_assert(Interp *I, CallArgs *a) {
     if (t < 0) return ERR_VAL;
     if (t) return NIL_VAL;
     if (v[1].type == VAL_UNDEF) return interp_error(I, "assertion failed");
-    StrBuf b = { 0 };
-    sb_putn(&b, "", 0);
-    fmt_value(&b, v[1], false);
-    interp_error(I, "assertion failed: %s", b.s);
-    sb_free(&b);
-    return ERR_VAL;
+    return error_showing(I, "assertion failed: ", v[1]);
 }
 
 static Value bi_error(Interp *I, CallArgs *a) {
     Value v[1];
     if (!builtin_bind(I, a, bi_error, v)) return ERR_VAL;
-    StrBuf b = { 0 };
-    sb_putn(&b, "", 0);
-    fmt_value(&b, v[0], false);
-    interp_error(I, "%s", b.s);
-    sb_free(&b);
-    return ERR_VAL;
+    return error_showing(I, "", v[0]);
 }
 
 static Value bi_clock(Interp *I, CallArgs *a) {
