@@ -95,16 +95,12 @@ int cuda_fused(const CudaFused *job, char *err, size_t n) {
     }
     CUfunction f = cuda_kernel(src, name, err, n);
     if (!f) return -1;
-    GenFusedArgs a;
-    memset(&a, 0, sizeof a);
-    a.n = job->n;
+    GenFusedArgs a = { .n = job->n, .out = job->out, .bad = cuda.flag };
     for (int k = 0; k < job->nin; k++) {
         a.in[k] = job->in[k];
         a.inner[k] = job->inner[k];
         a.num[k] = job->num[k];
     }
-    a.out = job->out;
-    a.bad = cuda.flag;
     bool check = false;
     for (int s = 0; s < job->nsteps; s++) check |= raises(job->steps[s].op, job->ct);
     void *params[] = { &a };
