@@ -53,8 +53,9 @@ typedef struct BuiltinParams {
     char buf[128];
 } BuiltinParams;
 
-/* Binds a call of the built-in whose function is self by its row: out[i] is parameter i's
- * argument (borrowed; UNDEF when omitted). Returns the row's parameters, or NULL on an error. */
+/* Binds a call of I->calling_builtin, whose function is self (NULL: whatever it is, for a
+ * built-in reached through a hook), by its row: out[i] is parameter i's argument (borrowed;
+ * UNDEF when omitted). Returns the row's parameters, or NULL on an error. */
 const BuiltinParams *builtin_bind(Interp *I, CallArgs *a, BuiltinFn self, Value *out);
 /* The parameters of row d's signature, "(list, i, x)" or "(data, dtype=nil)": their names (in
  * buf, n >= its length), NULL-terminated, and the result how many are required; -1 when it is not

@@ -357,14 +357,10 @@ ObjClosure *closure_new(FnProto *p, struct Module *m) {
 }
 
 ObjBuiltin *builtin_new(const char *name, BuiltinFn fn) {
-    ObjBuiltin *b = obj_alloc(sizeof(ObjBuiltin), OBJ_BUILTIN);
+    ObjBuiltin *b = obj_alloc(sizeof(ObjBuiltin), OBJ_BUILTIN);   /* zeroed: no row, no udata */
     b->name = name;
     b->fn = fn;
-    b->def = NULL;
-    b->params = NULL;
     b->bound = NIL_VAL;
-    b->udata = NULL;
-    b->udata_free = NULL;
     return b;
 }
 

@@ -270,15 +270,7 @@ static void explain(Interp *I, SrcLoc loc, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    const char *file = I->cur_src ? I->cur_src->name : "?";
-    StrBuf b = { 0 };
-    sb_puts(&b, "explain: ");   /* names and values in it are the program's: shown escaped */
-    sb_put_escaped(&b, file, strlen(file));
-    sb_printf(&b, ":%d:%d: ", loc.line, loc.col);
-    sb_put_escaped(&b, msg, strlen(msg));
-    sb_putn(&b, "\n", 1);
-    interp_write_diag(I, b.s, b.len);
-    sb_free(&b);
+    interp_diag_at(I, "explain: ", I->cur_src, loc, "", msg);
 }
 
 /* Static code the compiler cannot handle runs eagerly: the program still gives its results,
@@ -292,14 +284,9 @@ static void warn_eager(Interp *I, SrcLoc loc, const char *what, const char *reas
         return;
     }
     if (!s->warn) return;
-    const char *file = I->cur_src ? I->cur_src->name : "?";
-    StrBuf b = { 0 };
-    sb_put_escaped(&b, file, strlen(file));
-    sb_printf(&b, ":%d:%d: warning: %s runs eagerly: ", loc.line, loc.col, what);
-    sb_put_escaped(&b, reason, strlen(reason));
-    sb_putn(&b, "\n", 1);
-    interp_write_diag(I, b.s, b.len);
-    sb_free(&b);
+    char head[200];
+    snprintf(head, sizeof head, "warning: %s runs eagerly: ", what);
+    interp_diag_at(I, "", I->cur_src, loc, head, reason);
 }
 
 /* The fetched inputs are borrowed Values: a graph keeps one buffer for them; a nested run
