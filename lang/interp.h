@@ -141,6 +141,7 @@ typedef struct Interp {
     ObjBuiltin *range_builtin;   /* range(), which loops and the compiler recognise */
     char stdlib_dir[4096];    /* where `import` finds the standard library ("" : "stdlib") */
     int compile_budget_ms;    /* a static compile taking longer gives up (runs eagerly) */
+    bool compile_fixed_stops; /* vm/static.c: do not guard a range stop again (vm/compile/cslice.c) */
     /* Set by interp_interrupt / interp_time_up, which a signal handler or another thread may
      * call (lock-free atomics: both are safe): the evaluator, the compiler and the VM poll
      * interrupt_flag; timeout_flag says the time is up. */

@@ -124,6 +124,7 @@ typedef struct {
     DType dtype;
     Shape shape;
     double num;            /* G_NUMBER_EQ */
+    bool loop_stop;        /* G_NUMBER_EQ for a range stop a slice needed (cslice.c; static.c counts its misses) */
     Value k;               /* G_CONST (owned): nil/bool/string by value, functions by identity */
     int n;                 /* G_LIST/G_DICT length */
     char **keys;           /* G_DICT keys in order */

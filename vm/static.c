@@ -24,6 +24,7 @@ typedef struct Cache {
     Graph *graphs[CACHE_MAX];
     int n;
     bool eager_only;          /* the compiler does not support this code */
+    int stop_misses;          /* recompiles because a range stop's guard failed (cslice.c) */
     struct Cache *next;       /* all caches, for freeing */
 } Cache;
 
@@ -163,9 +164,13 @@ static void fetch_inputs(Graph *g, Env *e, Value *vals) {
     for (int i = 0; i < g->ninputs; i++) vals[i] = fetch_one(g, e, vals, i);
 }
 
-static bool guards_pass(Graph *g, Value *vals, char *why, size_t n) {
+/* *stop (when not NULL): whether the guard that failed is a range stop's. */
+static bool guards_pass(Graph *g, Value *vals, char *why, size_t n, bool *stop) {
     for (int i = 0; i < g->nguards; i++)
-        if (guard_check(g, &g->guards[i], vals[g->guards[i].input], true, why, n)) return false;
+        if (guard_check(g, &g->guards[i], vals[g->guards[i].input], true, why, n)) {
+            if (stop) *stop = g->guards[i].loop_stop;
+            return false;
+        }
     return true;
 }
 
@@ -326,6 +331,7 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
                      bool *eager) {
     *eager = false;
     char why[512] = "";
+    bool stop_missed = false;
     for (int i = 0; i < c->n; i++) {
         Graph *g = c->graphs[i];
         Value *vals = input_buffer(g);
@@ -334,7 +340,7 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
         if (d != g->device) {
             if (i == 0) snprintf(why, sizeof why, "the code works on device '%s' now, was on '%s'", device_name(d),
                                  device_name(g->device));
-        } else if (guards_pass(g, vals, i == 0 ? why : NULL, sizeof why)) {
+        } else if (guards_pass(g, vals, i == 0 ? why : NULL, sizeof why, i == 0 ? &stop_missed : NULL)) {
             if (i > 0) {   /* most recently used first */
                 memmove(c->graphs + 1, c->graphs, sizeof(Graph *) * (size_t)i);
                 c->graphs[0] = g;
@@ -347,8 +353,14 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
     double t0 = now_ms();
     Graph *g = NULL;
     char reason[512] = "";
+    /* A range stop whose guard failed twice changes from run to run (`for k in range(1, 50)
+     * { static { for i in range(k) {...} } }`): guarding it again would recompile at every
+     * run, so the compiler is told not to (docs/static.md). */
+    c->stop_misses += stop_missed;
+    I->compile_fixed_stops = c->stop_misses >= 2;
     CompileStatus st = e->fn ? compile_fn(I, e->fn, e->params, &g, reason, sizeof reason)
                              : compile_block(I, e->f, blk, &g, reason, sizeof reason);
+    I->compile_fixed_stops = false;
     if (st == COMPILE_UNSUPPORTED) {
         c->eager_only = true;
         warn_eager(I, loc, what, reason);

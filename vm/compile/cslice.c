@@ -5,7 +5,8 @@
  * every run and no run clamps it (NumPy's bounds clamp: X[90:100] of 95 rows has 5). The
  * compiler proves both with two small facts it carries on number values:
  *   - the counter of a range loop knows the values it takes (ARange: [lo, hi], when the
- *     range's stop is known when compiling);
+ *     range's stop is known when compiling; the numbers it is computed from become guards
+ *     when a slice uses it);
  *   - a number computed from a counter with + - * and known integers is affine in it
  *     (AVal.lin_a * counter + lin_b, all integers), as long as it stays exact in a double.
  * Two bounds affine in the same counter with the same factor differ by a known integer:
@@ -113,13 +114,29 @@ static uint64_t guarded_numbers(Comp *c) {
     return m;
 }
 
-/* Why a counter's range does not bound its values when compiling, given the numbers whose
- * values are guards anyway (a range's stop read at run time stays so): NULL when it does. */
-static const char *unbounded(const ARange *r, uint64_t guarded, char *buf, size_t n) {
-    if (r->bounded && !(r->stop_deps & ~guarded)) return NULL;
-    if (r->stop_name) snprintf(buf, n, "the loop bound '%s' is a run-time number", r->stop_name);
-    else snprintf(buf, n, "the loop's range stop is a run-time number");
+/* Why a counter's range does not bound its values when compiling: NULL when it does. The
+ * slice's proof needs the range's stop, so the number inputs the stop depends on become
+ * guards (the loop still reads its stop register at run time; the guard makes them agree),
+ * unless vm/static.c asks not to: the block was recompiled twice already because such a
+ * guard failed, and a stop that changes at every run would recompile at every run. Then
+ * only a stop whose inputs are guards anyway (`guarded`) bounds the counter. */
+static const char *unbounded(Comp *c, const ARange *r, uint64_t guarded, char *buf, size_t n) {
+    if (r->bounded && (!c->I->compile_fixed_stops || !(r->stop_deps & ~guarded))) return NULL;
+    char what[80] = "the loop's range stop";
+    if (r->stop_name) snprintf(what, sizeof what, "the loop bound '%s'", r->stop_name);
+    if (r->bounded)
+        snprintf(buf, n, "%s is a run-time number whose value changed twice between runs (a guard on it would "
+                 "recompile the code at every change)", what);
+    else
+        snprintf(buf, n, "%s is a run-time number", what);
     return buf;
+}
+
+/* Marks the guards on the number inputs in deps as range stops' (vm/static.c counts the
+ * recompiles they cause). */
+static void mark_stop_guards(Comp *c, uint64_t deps) {
+    for (int i = 0; i < c->nnum; i++)
+        if (deps & ((uint64_t)1 << i)) c->g->guards[c->numguards[i]].loop_stop = true;
 }
 
 bool cslice_try(Comp *c, const AVal *t, const Node *index, int k, const AVal *bound, IndexItem *item, int *reg,
@@ -136,9 +153,9 @@ bool cslice_try(Comp *c, const AVal *t, const Node *index, int k, const AVal *bo
     if (!lo->range || !hi->range || lo->range != hi->range || lo->lin_a != hi->lin_a)
         return no(why, whylen, "the size of a slice with bounds computed at run time changes at run time "
                                "(write it as t[s:s+k] with k known when compiling)");
-    uint64_t deps = lo->deps | hi->deps;
-    char buf[160];
-    const char *loose = unbounded(lo->range, deps | guarded_numbers(c), buf, sizeof buf);
+    uint64_t deps = lo->deps | hi->deps, guarded = deps | guarded_numbers(c);
+    char buf[200];
+    const char *loose = unbounded(c, lo->range, guarded, buf, sizeof buf);
     if (loose) return no(why, whylen, "slice bounds may clamp at run time: %s", loose);
     int axis = item_axis(index, k, t->shape.ndim);
     if (axis < 0) return no(why, whylen, "an index with a run-time slice that does not fit the tensor's axes");
@@ -150,6 +167,7 @@ bool cslice_try(Comp *c, const AVal *t, const Node *index, int k, const AVal *bo
                                "stop in [%.0f, %.0f] on axis %d of size %.0f",
                   a0, a1, b0, b1, axis, len);
     cc_guard_deps(c, deps | lo->range->stop_deps);
+    mark_stop_guards(c, lo->range->stop_deps & ~guarded);
     /* the template: the bounds at the counter's smallest value (a valid slice), their difference the size */
     double first = lo->lin_a * lo->range->lo;
     *item = (IndexItem){ .kind = IDX_SLICE, .has_start = true, .has_stop = true, .step = step };
