@@ -114,6 +114,13 @@ static uint64_t guarded_numbers(Comp *c) {
     return m;
 }
 
+/* The name of the first number input in deps (NULL when none is named). */
+static const char *stop_input_name(Comp *c, uint64_t deps) {
+    for (int i = 0; i < c->nnum; i++)
+        if (deps & ((uint64_t)1 << i)) return c->g->inputs[c->g->guards[c->numguards[i]].input].name;
+    return NULL;
+}
+
 /* Why a counter's range does not bound its values when compiling: NULL when it does. The
  * slice's proof needs the range's stop, so the number inputs the stop depends on become
  * guards (the loop still reads its stop register at run time; the guard makes them agree),
@@ -124,6 +131,10 @@ static const char *unbounded(Comp *c, const ARange *r, uint64_t guarded, char *b
     if (r->bounded && (!c->I->compile_fixed_stops || !(r->stop_deps & ~guarded))) return NULL;
     char what[80] = "the loop's range stop";
     if (r->stop_name) snprintf(what, sizeof what, "the loop bound '%s'", r->stop_name);
+    else if (r->bounded) {   /* name the input it is computed from that changes: `range(n // bs)` */
+        const char *from = stop_input_name(c, r->stop_deps & ~guarded);
+        if (from) snprintf(what, sizeof what, "the loop's range stop (from '%s')", from);
+    }
     if (r->bounded)
         snprintf(buf, n, "%s is a run-time number whose value changed twice between runs (a guard on it would "
                  "recompile the code at every change)", what);
