@@ -206,18 +206,18 @@ fi
 TSL_OPT=-fusion $TSL -e 'static { y = 1 }' 2>"$tmp/err" >/dev/null
 if grep -q "TSL_OPT: ignoring '-fusion'" "$tmp/err"; then ok; else bad "TSL_OPT typo not reported: $(cat "$tmp/err")"; fi
 
-# TSL_EXPLAIN names what changed when a block recompiles
-printf 'x = zeros([3])\nfor n in [3, 4] {\n  x = zeros([n])\n  static { y = x + 1 }\n}\n' >"$tmp/explain.tsl"
-TSL_EXPLAIN=1 $TSL "$tmp/explain.tsl" 2>"$tmp/err" >/dev/null
-if grep -q "explain: .*explain.tsl:4:3: recompiled static block in .* ms: 'x' must be f32 \[3\], got f32 \[4\]" "$tmp/err"; then ok
-else bad "TSL_EXPLAIN recompile line: $(cat "$tmp/err")"; fi
-
 # a range stop a slice's proof guards, changing at every run, recompiles twice, then the
 # block runs eagerly saying why (vm/static.c, vm/compile/cslice.c): no recompile per run
 TSL_EXPLAIN=1 $TSL tests/scripts/static_slices_thrash.tsl 2>"$tmp/err" >/dev/null
 if [ "$(grep -c 'compiled static block' "$tmp/err")" = 2 ] &&
    grep -q "static_slices_thrash.tsl:13:43: slice bounds may clamp at run time: the loop bound 'k' is a run-time number whose value changed twice" "$tmp/err"; then ok
 else bad "thrashing range stop: $(cat "$tmp/err")"; fi
+
+# TSL_EXPLAIN names what changed when a block recompiles
+printf 'x = zeros([3])\nfor n in [3, 4] {\n  x = zeros([n])\n  static { y = x + 1 }\n}\n' >"$tmp/explain.tsl"
+TSL_EXPLAIN=1 $TSL "$tmp/explain.tsl" 2>"$tmp/err" >/dev/null
+if grep -q "explain: .*explain.tsl:4:3: recompiled static block in .* ms: 'x' must be f32 \[3\], got f32 \[4\]" "$tmp/err"; then ok
+else bad "TSL_EXPLAIN recompile line: $(cat "$tmp/err")"; fi
 
 # one guard rule (vm/guard.c): a static fn's recompile and a loaded graph's call give the same
 # reason for the same guard; a function-valued constant fails by identity with that reason too,
