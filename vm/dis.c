@@ -11,6 +11,7 @@ static void reg_str(Graph *g, int r, char *buf, size_t n) {
     if (r < 0) { snprintf(buf, n, "-"); return; }
     RegInfo *ri = &g->regs[r];
     if (ri->kind == R_NUM) { snprintf(buf, n, "n%d", r); return; }
+    if (ri->kind == R_VAL) { snprintf(buf, n, "v%d", r); return; }
     char sh[128];
     shape_str(&ri->shape, sh, sizeof sh);
     if (ri->slot >= 0) snprintf(buf, n, "t%d:%s%s@b%d", r, dtype_name(ri->dtype), sh, ri->slot);
@@ -179,6 +180,9 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
     case I_PUSH: snprintf(buf, n, "stack%d <- %s", in->aux, a); break;
     case I_POP: snprintf(buf, n, "%s = pop stack%d", d, in->aux); break;
     case I_STORE: snprintf(buf, n, "o%d%s%s", in->a, in->key ? "." : "[..]", in->key ? in->key : ""); break;
+    case I_HCALL: snprintf(buf, n, "%s = %s(%d values)", d, in->key ? in->key : "?", in->nopnds - 1); break;
+    case I_HBIN: snprintf(buf, n, "%s = a %s b", d, tok_symbol((TokKind)in->aux)); break;
+    case I_DSET: snprintf(buf, n, "o%d[%s] = ..", in->aux, b); break;
     case I_FUSED: {
         size_t len = (size_t)snprintf(buf, n, "%s = fused group %d", d, in->aux);
         if (len < n) steps_text(g, in, buf + len, n - len);
@@ -238,7 +242,7 @@ void dis_graph(FILE *out, Graph *g, const char *title) {
             break;
         case G_NUMBER: fprintf(out, "  input %-14s number (run time) -> %s\n", name, r); break;
         case G_NUMBER_EQ: fprintf(out, "  guard %-14s number == %g -> %s\n", name, gd->num, r); break;
-        case G_LIST: fprintf(out, "  guard %-14s list of %d\n", name, gd->n); break;
+        case G_LIST: fprintf(out, "  guard %-14s list of %s%d\n", name, gd->at_least ? "at least " : "", gd->n); break;
         case G_DICT: fprintf(out, "  guard %-14s dict with %d keys\n", name, gd->n); break;
         default: fprintf(out, "  guard %-14s %s\n", name, gd->k.type == VAL_UNDEF ? "omitted" : val_type_name(gd->k)); break;
         }

@@ -175,6 +175,7 @@ static VmRegs *regs_new(Graph *g) {
     VmRegs *r = mem_calloc(1, sizeof *r);
     r->num = mem_calloc((size_t)g->nregs + 1, sizeof(double));
     r->ten = mem_calloc((size_t)g->nregs + 1, sizeof(Tensor *));
+    r->val = mem_calloc((size_t)g->nregs + 1, sizeof(Value));   /* all NIL */
     r->objs = mem_calloc((size_t)g->nobjs + 1, sizeof(Obj *));
     r->slots = mem_calloc((size_t)g->nslots + 1, sizeof(Tensor *));
     r->slot_owner = mem_alloc(sizeof(int) * (size_t)(g->nslots + 1));
@@ -253,6 +254,7 @@ static Value run_graph(Interp *I, Graph *g, Env *e, Value *vals, bool quiet) {
         result = ERR_VAL;
     }
     guards_unbind(g, &r);
+    vm_regs_clear_vals(&r, g);
     if (own) {
         g->busy = false;
         warm_touch(state(I), g);
@@ -516,8 +518,10 @@ typedef struct {
 static int stored_containers(Graph *g, Value *vals, Saved *out, int max) {
     int n = 0;
     for (int i = 0; i < g->ncode; i++) {
-        if (g->code[i].op != I_STORE) continue;
-        int obj = g->code[i].a;
+        const Ins *in = &g->code[i];
+        /* a store, a new key made at run time, a push or extend (HCALL's aux: container + 1) */
+        int obj = in->op == I_STORE ? in->a : in->op == I_DSET ? in->aux : in->op == I_HCALL ? in->aux - 1 : -1;
+        if (obj < 0) continue;
         for (int k = 0; k < g->nguards && n < max; k++) {
             if (g->guards[k].obj != obj) continue;
             Obj *o = vals[g->guards[k].input].as.o;
@@ -539,6 +543,10 @@ static void save_contents(Saved *s) {
 
 static void restore_contents(Saved *s) {
     bool dict = s->obj->kind == OBJ_DICT;
+    /* what the run added (pushes, new keys) goes */
+    if (dict) dict_truncate((ObjDict *)s->obj, s->n);
+    else
+        while (((ObjList *)s->obj)->len > s->n) val_release(((ObjList *)s->obj)->items[--((ObjList *)s->obj)->len]);
     int len = dict ? ((ObjDict *)s->obj)->len : ((ObjList *)s->obj)->len;
     for (int i = 0; i < s->n && i < len; i++) {
         Value *slot = dict ? &((ObjDict *)s->obj)->entries[i].val : &((ObjList *)s->obj)->items[i];
@@ -609,6 +617,11 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
     for (int k = 0; k < nc && result == EX_OK; k++) {
         Saved now = { eager_c[k].obj, NULL, 0 };
         save_contents(&now);
+        if (now.n != eager_c[k].n) {
+            interp_error_at(I, n->loc, "verify-static: a container changed by the block (line %d) has %d items, eagerly %d",
+                            n->loc.line, now.n, eager_c[k].n);
+            result = EX_ERR;
+        }
         for (int i = 0; i < now.n && i < eager_c[k].n && result == EX_OK; i++)
             if (static_values_differ(eager_c[k].items[i], now.items[i], where, sizeof where)) {
                 interp_error_at(I, n->loc, "verify-static: a container changed by the block (line %d) differs: %s",
@@ -670,7 +683,13 @@ static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args,
     for (int k = 0; k < nc && !IS_ERR(rs); k++) {
         Saved now = { eager_c[k].obj, NULL, 0 };
         save_contents(&now);
-        for (int i = 0; i < now.n && i < eager_c[k].n; i++)
+        if (now.n != eager_c[k].n) {
+            interp_error_at(I, fn->proto->loc, "verify-static: a container %s() changed has %d items, eagerly %d", name, now.n,
+                            eager_c[k].n);
+            val_release(rs);
+            rs = ERR_VAL;
+        }
+        for (int i = 0; i < now.n && i < eager_c[k].n && !IS_ERR(rs); i++)
             if (static_values_differ(eager_c[k].items[i], now.items[i], where, sizeof where)) {
                 interp_error_at(I, fn->proto->loc, "verify-static: a container %s() changed differs: %s", name, where);
                 val_release(rs);

@@ -30,10 +30,14 @@ static void store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
     AStruct *st = obj.st;
     int at;
     c->loc = loc;
+    if (obj.kind == AV_DICT && key.kind == AV_STR) {
+        cc_host_dict_set(c, st, key, v);
+        return;
+    }
     if (obj.kind == AV_DICT) {
         if (key.kind != AV_CONST || key.k.type != VAL_STR) { cc_error_at(c, loc, "dict keys are strings"); return; }
         at = cc_astruct_find(st, AS_STR(key.k)->chars);
-        if (at < 0 && st->obj >= 0) { cc_unsupported(c, "adding a key to a dict that exists outside the static code"); return; }
+        if (at < 0 && st->obj >= 0) cc_struct_grows(c, st);   /* a new key: stored at run time too */
         cc_undo_save(c, st);
         if (at < 0) cc_astruct_push(c, st, AS_STR(key.k)->chars, v);
         else st->items[at] = v;
@@ -41,7 +45,8 @@ static void store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
     } else {
         int64_t i;
         if (!cc_need_int(c, &key, &i, "a list index")) return;
-        if (i < 0) i += st->n;
+        if (i < 0) i += cc_struct_n(c, st);
+        if (c->failed) return;
         if (i < 0 || i >= st->n) { cc_error_at(c, loc, "list index out of range"); return; }
         cc_undo_save(c, st);
         st->items[i] = v;
@@ -182,7 +187,7 @@ static bool same_av(const AVal *a, const AVal *b) {
     if (a->kind != b->kind) return false;
     switch (a->kind) {
     case AV_NUM: return a->reg == b->reg && a->known == b->known && (!a->known || a->num == b->num);
-    case AV_TENSOR: return a->reg == b->reg;
+    case AV_TENSOR: case AV_STR: return a->reg == b->reg;
     case AV_CONST: return a->k.type == b->k.type && (a->k.type == VAL_NIL || val_equal(a->k, b->k));
     case AV_LIST: case AV_DICT: return a->st == b->st;
     case AV_CLOSURE: return a->cl == b->cl || (a->cl->proto && a->cl->proto == b->cl->proto);
@@ -198,6 +203,10 @@ static bool make_home(Comp *c, const AVal *v, AVal *home) {
     }
     if (v->kind == AV_TENSOR) {
         *home = cc_tensor_av(c, v->dtype, &v->shape);
+        return true;
+    }
+    if (v->kind == AV_STR || (v->kind == AV_CONST && v->k.type == VAL_STR)) {   /* a string built in the loop */
+        *home = (AVal){ .kind = AV_STR, .reg = cc_new_val(c) };
         return true;
     }
     return false;
@@ -224,6 +233,12 @@ static bool has_value_outside(Comp *c, VarKey k) {
 
 static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
     if (c->failed) return;
+    if (home->kind == AV_STR && (v.kind == AV_STR || (v.kind == AV_CONST && v.k.type == VAL_STR))) {
+        if (v.reg == home->reg && v.kind == AV_STR) return;
+        cc_host_move(c, home->reg, v);
+        set_bound_flag(c, home, &v);
+        return;
+    }
     if (v.kind != home->kind) {
         cc_unsupported(c, "variable '%s' changes kind inside a loop or branch", name);
         return;
@@ -652,6 +667,7 @@ static void for_stmt(Comp *c, Node *n) {
     }
     if (v.kind == AV_LIST || v.kind == AV_DICT) {
         /* the structure is known: one copy of the body per item */
+        cc_struct_n(c, v.st);
         for (int i = 0; i < v.st->n && !c->failed; i++) {
             AVal item = v.kind == AV_LIST ? v.st->items[i] : cc_const_av(cc_keep_value(c, val_cstr(v.st->keys[i])));
             cc_env_set(c, cc_name_key(c, n->a), item, n->a->str, true);

@@ -94,6 +94,8 @@ int cc_new_num(Comp *c, bool is_bool) {
     return r;
 }
 
+int cc_new_val(Comp *c) { return graph_reg(c->g, R_VAL); }
+
 int cc_new_tensor(Comp *c, DType dt, const Shape *s) {
     int r = graph_reg(c->g, R_TENSOR);
     c->g->regs[r].dtype = dt;

@@ -1,0 +1,151 @@
+/* chost.c - host values in static code: strings made at run time (str(), format(), `+`,
+ * comparisons, len()), and pushes and new keys onto the program's own lists and dicts.
+ *
+ * Each is one host instruction (HCALL, HBIN, DSET) whose run calls eager's own function on
+ * the operands' values (vm/run/vm.c, vm_host): the same text, the same messages. A string
+ * made at run time is an AV_STR, its value in a host value register (R_VAL).
+ *
+ * A list or dict from outside the block that the code adds to at run time keeps the guard of
+ * what it held when compiling, relaxed to "at least these" when the code never read its
+ * length or the absence of a key (AStruct.grown, len_read): so the next run of the block,
+ * which sees the longer list, does not recompile. Past the add, the code cannot read its
+ * length or keys when compiling (that runs eagerly). */
+#include "comp.h"
+
+AVal cc_struct_item(Comp *c, AStruct *st, int at) {
+    if (st->items_unknown) return cc_unsupported(c, "reading a dict after static code stored into it with a key made at run time");
+    return st->items[at];
+}
+
+int cc_struct_n(Comp *c, AStruct *st) {
+    st->len_read = true;
+    if (st->grown) cc_unsupported(c, "reading the length or keys of a list or dict that static code added to at run time");
+    return st->n;
+}
+
+void cc_struct_grows(Comp *c, AStruct *st) {
+    st->grown = true;
+    for (int i = 0; i < c->g->nguards; i++)
+        if (c->g->guards[i].obj == st->obj && (c->g->guards[i].kind == G_LIST || c->g->guards[i].kind == G_DICT))
+            c->g->guards[i].at_least = !st->len_read;
+}
+
+/* A value a host instruction can take as an operand (built at run time by vm_operand). */
+static bool host_operand(const AVal *v) {
+    switch (v->kind) {
+    case AV_CONST: case AV_NUM: case AV_STR: case AV_TENSOR: case AV_LIST: case AV_DICT: return true;
+    default: return false;
+    }
+}
+
+/* An instruction whose operands are vals (n of them; first, when set, goes before them),
+ * built the way print's are: before the instruction, as making one may emit. */
+static Ins *emit_with_operands(Comp *c, InsOp op, const Value *first, AVal *vals, int n) {
+    int k = 0;
+    Opnd *ops = mem_calloc((size_t)n + 2, sizeof(Opnd));
+    if (first) ops[k++] = (Opnd){ .kind = OPND_CONST, .k = val_retain(*first) };
+    for (int i = 0; i < n; i++) ops[k++] = cc_opnd_of(c, vals[i]);
+    Ins *in = cc_emit(c, op);
+    in->opnds = ops;
+    in->nopnds = k;
+    return in;
+}
+
+/* The result register of a host instruction: a string, a number (bool), or none. */
+typedef enum { HOST_STR, HOST_NUM, HOST_BOOL, HOST_NONE } HostResult;
+
+static AVal host_result(Comp *c, Ins *in, HostResult kind) {
+    if (kind == HOST_NONE) return cc_const_av(NIL_VAL);
+    int at = (int)(in - c->g->code);
+    AVal r = { .kind = kind == HOST_STR ? AV_STR : AV_NUM, .is_bool = kind == HOST_BOOL };
+    r.reg = kind == HOST_STR ? cc_new_val(c) : cc_new_num(c, kind == HOST_BOOL);
+    c->g->code[at].dst = r.reg;
+    return r;
+}
+
+static bool is_str(const AVal *v) { return v->kind == AV_STR || (v->kind == AV_CONST && v->k.type == VAL_STR); }
+
+bool cc_host_binary(Comp *c, int op, AVal a, AVal b, AVal *out) {
+    if (a.kind != AV_STR && b.kind != AV_STR) return false;
+    bool cmp = op == TOK_EQ || op == TOK_NE || op == TOK_LT || op == TOK_LE || op == TOK_GT || op == TOK_GE;
+    if ((op != TOK_PLUS && !cmp) || !host_operand(&a) || !host_operand(&b)) return false;
+    if (op == TOK_PLUS && !(is_str(&a) && is_str(&b))) return false;   /* eager's error: left to eager code */
+    Ins *in = emit_with_operands(c, I_HBIN, NULL, (AVal[]){ a, b }, 2);
+    in->aux = op;
+    *out = host_result(c, in, cmp ? HOST_BOOL : HOST_STR);
+    return true;
+}
+
+/* Whether a call of the built-in on these arguments must wait for run time: one of them is
+ * made at run time, and every one is a value a host instruction takes. */
+static bool runs_on_host(AVal *args, int nargs) {
+    bool runtime = false;
+    for (int i = 0; i < nargs; i++) {
+        if (!host_operand(&args[i])) return false;
+        runtime |= args[i].kind == AV_STR || args[i].kind == AV_TENSOR || (args[i].kind == AV_NUM && (!args[i].known || args[i].deps));
+    }
+    return runtime;
+}
+
+static AVal host_call(Comp *c, ObjBuiltin *b, AVal *args, int nargs, HostResult kind) {
+    Value fn = OBJ_VAL(VAL_FUNC, b);
+    Ins *in = emit_with_operands(c, I_HCALL, &fn, args, nargs);
+    in->key = mem_strndup(b->name, strlen(b->name));   /* for dis */
+    return host_result(c, in, kind);
+}
+
+/* str(x) or format(x, spec) of a value made at run time: a string. */
+AVal cc_host_call(Comp *c, ObjBuiltin *b, AVal *args, int nargs, bool to_num) {
+    if (!runs_on_host(args, nargs)) return FAILV;
+    return host_call(c, b, args, nargs, to_num ? HOST_NUM : HOST_STR);
+}
+
+void cc_host_move(Comp *c, int dst, AVal v) {
+    if (v.kind == AV_STR) {
+        Ins *in = cc_emit(c, I_VMOVE);
+        in->dst = dst;
+        in->a = v.reg;
+        return;
+    }
+    Ins *in = emit_with_operands(c, I_VMOVE, NULL, &v, 1);   /* a known string */
+    in->dst = dst;
+}
+
+/* A value that may go into the program's list or dict: not a list or dict made in the
+ * block, which eagerly would be the very object the block goes on changing (an operand is
+ * built afresh, a copy). */
+static bool storable(const AVal *v) {
+    return host_operand(v) && !((v->kind == AV_LIST || v->kind == AV_DICT) && v->st->obj < 0);
+}
+
+AVal cc_host_push(Comp *c, ObjBuiltin *b, AVal *v, bool extend) {
+    if (extend) {
+        if (v[1].kind != AV_LIST) return FAILV;
+        if (v[1].st->obj < 0)
+            for (int i = 0; i < v[1].st->n; i++)
+                if (!storable(&v[1].st->items[i])) return FAILV;
+    } else if (!storable(&v[1])) {
+        return FAILV;
+    }
+    cc_struct_grows(c, v[0].st);
+    AVal r = host_call(c, b, v, 2, HOST_NONE);
+    c->g->code[c->g->ncode - 1].aux = v[0].st->obj + 1;   /* the container it changes (--verify-static) */
+    return r;
+}
+
+void cc_host_dict_set(Comp *c, AStruct *st, AVal key, AVal v) {
+    if (st->obj < 0) {
+        cc_unsupported(c, "a new key made at run time in a dict made in static code");
+        return;
+    }
+    if (!storable(&v)) {
+        cc_unsupported(c, "storing a list or dict made in static code into a dict with a key made at run time");
+        return;
+    }
+    /* any item may be the one replaced: none is known when compiling any more */
+    cc_struct_grows(c, st);
+    st->items_unknown = true;
+    Ins *in = emit_with_operands(c, I_DSET, NULL, &v, 1);
+    in->aux = st->obj;
+    in->b = key.reg;
+}
