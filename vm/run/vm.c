@@ -162,7 +162,7 @@ int vm_store(Interp *I, Graph *g, VmRegs *r, Ins *in) {
 /* A host instruction's result into register dst: a number register takes a number or
  * bool, a value register anything (a string). */
 static int host_result(Interp *I, Graph *g, VmRegs *r, Ins *in, Value v) {
-    if (IS_ERR(v)) return vm_fail_at(I, in, I->err_msg);
+    if (IS_ERR(v)) return vm_stopped_at(I, in);   /* eager's error, located at the call as eagerly */
     if (in->dst < 0) {
         val_release(v);
         return 0;
