@@ -371,8 +371,9 @@ static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc lo
     case ST_FLOAT:
         return v[0].kind == AV_TENSOR || v[0].kind == AV_NUM ? builtin_item(c, rule, name, v[0], loc) : FAILV;
     case ST_LEN:
+        if (v[0].kind == AV_STR || ((v[0].kind == AV_LIST || v[0].kind == AV_DICT) && v[0].st->grown))
+            return cc_host_len(c, b, v[0]);   /* read at run time */
         if (v[0].kind == AV_LIST || v[0].kind == AV_DICT) return cc_num_const(cc_struct_n(c, v[0].st));
-        if (v[0].kind == AV_STR) return cc_host_call(c, b, v, 1, true);
         if (v[0].kind == AV_TENSOR && v[0].shape.ndim > 0) return cc_num_const((double)v[0].shape.d[0]);
         return FAILV;
     case ST_TYPE: {

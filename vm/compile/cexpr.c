@@ -347,6 +347,7 @@ static AVal index_struct(Comp *c, AVal obj, AVal key, SrcLoc loc) {
     }
     int64_t i;
     c->loc = loc;
+    if (obj.st->items_unknown) return cc_unsupported(c, "reading an item of a list that static code grows at run time");
     if (!cc_need_int(c, &key, &i, "a list index")) return FAILV;
     if (i < 0) i += cc_struct_n(c, obj.st);
     if (c->failed) return FAILV;

@@ -94,6 +94,8 @@ static AVal host_call(Comp *c, ObjBuiltin *b, AVal *args, int nargs, HostResult 
     return host_result(c, in, kind);
 }
 
+AVal cc_host_len(Comp *c, ObjBuiltin *len, AVal x) { return host_call(c, len, &x, 1, HOST_NUM); }
+
 /* str(x) or format(x, spec) of a value made at run time: a string. */
 AVal cc_host_call(Comp *c, ObjBuiltin *b, AVal *args, int nargs, bool to_num) {
     if (!runs_on_host(args, nargs)) return FAILV;
@@ -148,4 +150,23 @@ void cc_host_dict_set(Comp *c, AStruct *st, AVal key, AVal v) {
     Ins *in = emit_with_operands(c, I_DSET, NULL, &v, 1);
     in->aux = st->obj;
     in->b = key.reg;
+}
+
+bool cc_host_list_fits(const AStruct *st, int n_before) {
+    if (st->dict || st->obj >= 0) return false;
+    bool all_tensors = true;   /* a list of tensors grown in a loop is a tensor array: not ours */
+    for (int i = 0; i < st->n; i++) {
+        if (!storable(&st->items[i])) return false;
+        if (i >= n_before) all_tensors &= st->items[i].kind == AV_TENSOR;
+    }
+    return !all_tensors;
+}
+
+void cc_host_list(Comp *c, AStruct *st) {
+    cc_undo_save(c, st);
+    AVal lv = { .kind = AV_LIST, .st = st, .reg = -1 };
+    Ins *in = emit_with_operands(c, I_HLIST, NULL, &lv, 1);
+    in->dst = cc_new_val(c);
+    in->aux = st->obj = c->g->nobjs++;
+    st->grown = st->items_unknown = true;
 }

@@ -130,6 +130,8 @@ typedef struct {
     int n;
     AVal *items;
     char **keys;
+    int obj;                      /* a list made host by the dry run (vm/compile/chost.c) */
+    bool grown, items_unknown;
 } Undo;
 
 typedef struct CTape CTape;   /* vm/compile/cgrad.c */
@@ -203,11 +205,18 @@ void cc_struct_grows(Comp *c, AStruct *st);
  * (handled: *out set), a built-in called on host values at run time. */
 bool cc_host_binary(Comp *c, int op, AVal a, AVal b, AVal *out);
 AVal cc_host_call(Comp *c, ObjBuiltin *b, AVal *args, int nargs, bool to_num);
+AVal cc_host_len(Comp *c, ObjBuiltin *len, AVal x);   /* of a run-time string, a grown list or dict */
 /* push(l, x) / extend(l, xs) (v: the bound arguments) onto list l from outside the block;
  * d[k] = x with key k made at run time; V[dst] := a string (a move into a home). */
 AVal cc_host_push(Comp *c, ObjBuiltin *b, AVal *v, bool extend);
 void cc_host_dict_set(Comp *c, AStruct *st, AVal key, AVal v);
 void cc_host_move(Comp *c, int dst, AVal v);
+/* A list made in the block (st, n items before a loop or branch, more after its dry run)
+ * that can live at run time instead: its items numbers, strings, tensors, not all that were
+ * pushed tensors; cc_host_list makes it one (before the region), a container index like an
+ * input's. */
+bool cc_host_list_fits(const AStruct *st, int n_before);
+void cc_host_list(Comp *c, AStruct *st);
 AVal cc_tensor_av(Comp *c, DType dt, const Shape *s);
 AVal cc_num_const(double x);
 AVal cc_bool_const(bool b);

@@ -172,6 +172,9 @@ static void rollback(Comp *c, Snap *s) {
     for (int i = c->nundo - 1; i >= s->nundo; i--) {
         Undo *u = &c->undo[i];
         u->st->n = u->n;
+        u->st->obj = u->obj;
+        u->st->grown = u->grown;
+        u->st->items_unknown = u->items_unknown;
         if (u->n) memcpy(u->st->items, u->items, sizeof(AVal) * (size_t)u->n);
         if (u->st->keys && u->n) memcpy(u->st->keys, u->keys, sizeof(char *) * (size_t)u->n);
         mem_free(u->items);
@@ -303,11 +306,19 @@ static void changed_since(Comp *c, Snap *s, Home **out, int *n) {
 }
 
 /* List and dict items changed since the snapshot (their value now), from the dry run's
- * undo log; a list or dict that grows there cannot be compiled. */
-static void changed_items(Comp *c, Snap *s, Home **out, int *n) {
+ * undo log; a list made in the block that grows there becomes a host list (*hosts, made
+ * before the region: vm/compile/chost.c), any other list or dict that grows cannot be compiled. */
+static void changed_items(Comp *c, Snap *s, Home **out, int *n, AStruct ***hosts, int *nhosts) {
     for (int i = s->nundo; i < c->nundo && !c->failed; i++) {
         Undo *u = &c->undo[i];
         if (u->st->born >= s->id) continue;   /* made inside the region */
+        /* grown here, or made a host list by a region inside (a branch's dry run) */
+        bool became_host = u->obj < 0 && u->st->obj >= 0;
+        if (became_host || (u->st->n != u->n && cc_host_list_fits(u->st, u->n))) {
+            *hosts = mem_realloc(*hosts, sizeof(AStruct *) * (size_t)(*nhosts + 1));
+            (*hosts)[(*nhosts)++] = u->st;
+            continue;
+        }
         if (u->st->n != u->n) {
             cc_unsupported(c, "a list or dict grows inside a loop or run-time branch");
             return;
@@ -351,12 +362,15 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
     Loop *saved_loop = c->loop;
     compile_region(c, arg);
     Home *changed = NULL, *items = NULL;
-    int nchanged = 0, nitems = 0;
+    AStruct **hosts = NULL;
+    int nchanged = 0, nitems = 0, nhosts = 0;
     if (!c->failed) changed_since(c, &s, &changed, &nchanged);
-    if (!c->failed) changed_items(c, &s, &items, &nitems);
+    if (!c->failed) changed_items(c, &s, &items, &nitems, &hosts, &nhosts);
     bool failed = c->failed;
     c->loop = saved_loop;
     rollback(c, &s);
+    for (int i = 0; i < nhosts && !failed; i++) cc_host_list(c, hosts[i]);
+    mem_free(hosts);
     if (failed) { mem_free(changed); mem_free(items); return; }
     for (int i = 0; i < nitems && !c->failed; i++) home_item(c, &items[i], homes, nhomes);
     mem_free(items);
@@ -704,11 +718,15 @@ static void both_branches(Comp *c, void *arg) {
     BranchArg t = { ba->n, 0 };
     branch_once(c, &t);
     Home *changed = NULL, *items = NULL;
-    int n = 0, nitems = 0;
+    AStruct **hosts = NULL;
+    int n = 0, nitems = 0, nhosts = 0;
     if (!c->failed) changed_since(c, &s, &changed, &n);
-    if (!c->failed) changed_items(c, &s, &items, &nitems);
+    if (!c->failed) changed_items(c, &s, &items, &nitems, &hosts, &nhosts);
     /* keep then-branch results visible to the caller's diff, then run else from the start */
     rollback(c, &s);
+    /* a list the then-branch grows: a host list, which the caller's diff sees (changed_items) */
+    for (int i = 0; i < nhosts && !c->failed; i++) cc_host_list(c, hosts[i]);
+    mem_free(hosts);
     BranchArg e = { ba->n, 1 };
     if (!c->failed) branch_once(c, &e);
     /* what the then-branch changed stays visible to prepare_homes' comparison */

@@ -12,6 +12,7 @@ int vm_fail_at(Interp *I, Ins *in, const char *msg) {
     Source *saved = I->cur_src;
     I->cur_src = in->src;
     interp_error_at(I, in->loc, "%s", msg);
+    interp_attach_loc(I, in->loc);   /* msg may be the pending error's own (then it is not set again) */
     I->cur_src = saved;
     graph_trace(I, in->frame);
     return -1;
@@ -66,6 +67,7 @@ Value vm_operand(Interp *I, Graph *g, VmRegs *r, const Opnd *o) {
         return val_retain(r->val[o->reg]);
     case OPND_OBJ: {
         Obj *ob = r->objs[o->reg];
+        if (!ob) return interp_error(I, "undefined variable");   /* a host list a loop that ran 0 times made */
         ob->rc++;
         return OBJ_VAL(ob->kind == OBJ_LIST ? VAL_LIST : VAL_DICT, ob);
     }
@@ -215,6 +217,12 @@ int vm_host(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         val_release(v[1]);
         return host_result(I, g, r, in, res);
     }
+    case I_HLIST:   /* the register owns the new list; the container index borrows it */
+        if (!host_operands(I, g, r, in, v, 1)) return -1;
+        val_release(r->val[in->dst]);
+        r->val[in->dst] = v[0];
+        r->objs[in->aux] = v[0].as.o;
+        return 0;
     case I_DSET: {   /* d[k] = x with a key made at run time, as eager's assignment */
         if (!host_operands(I, g, r, in, v, 1)) return -1;
         Value key = r->val[in->b];
