@@ -211,6 +211,13 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
     case I_STORE: snprintf(buf, n, "o%d%s%s", in->a, in->key ? "." : "[..]", in->key ? in->key : ""); break;
     case I_HCALL: hcall_text(g, in, d, buf, n); break;
     case I_HLIST: snprintf(buf, n, "%s = o%d = new list of %d", d, in->aux, in->nopnds && in->opnds[0].kind == OPND_LIST ? in->opnds[0].n : 0); break;
+    case I_HINDEX: {
+        char x[160], y[160];
+        opnd_text(g, &in->opnds[0], x, sizeof x);
+        opnd_text(g, &in->opnds[1], y, sizeof y);
+        snprintf(buf, n, "%s = %s[%s]", d, x, y);
+        break;
+    }
     case I_HBIN: case I_DSET: case I_VMOVE: {
         char x[160] = "?", y[160];
         if (in->nopnds) opnd_text(g, &in->opnds[0], x, sizeof x);

@@ -513,6 +513,7 @@ typedef struct {
     Obj *obj;
     Value *items;
     int n;
+    Value *keys;   /* a dict's keys (strings), NULL for a list */
 } Saved;
 
 static int stored_containers(Graph *g, Value *vals, Saved *out, int max) {
@@ -527,7 +528,7 @@ static int stored_containers(Graph *g, Value *vals, Saved *out, int max) {
             Obj *o = vals[g->guards[k].input].as.o;
             bool seen = false;
             for (int q = 0; q < n; q++) seen |= out[q].obj == o;
-            if (!seen) out[n++] = (Saved){ o, NULL, 0 };
+            if (!seen) out[n++] = (Saved){ o, NULL, 0, NULL };
         }
     }
     return n;
@@ -537,8 +538,11 @@ static void save_contents(Saved *s) {
     bool dict = s->obj->kind == OBJ_DICT;
     s->n = dict ? ((ObjDict *)s->obj)->len : ((ObjList *)s->obj)->len;
     s->items = mem_alloc(sizeof(Value) * (size_t)(s->n + 1));
-    for (int i = 0; i < s->n; i++)
+    s->keys = dict ? mem_alloc(sizeof(Value) * (size_t)(s->n + 1)) : NULL;
+    for (int i = 0; i < s->n; i++) {
         s->items[i] = val_retain(dict ? ((ObjDict *)s->obj)->entries[i].val : ((ObjList *)s->obj)->items[i]);
+        if (dict) s->keys[i] = val_retain(OBJ_VAL(VAL_STR, ((ObjDict *)s->obj)->entries[i].key));
+    }
 }
 
 static void restore_contents(Saved *s) {
@@ -557,7 +561,26 @@ static void restore_contents(Saved *s) {
 }
 
 static void free_contents(Saved *s, int n) {
-    for (int k = 0; k < n; k++) release_all(s[k].items, s[k].n);
+    for (int k = 0; k < n; k++) {
+        release_all(s[k].items, s[k].n);
+        if (s[k].keys) release_all(s[k].keys, s[k].n);
+    }
+}
+
+/* Whether the container of an eager run's snapshot now holds something else (its length,
+ * a dict's keys, an item), said in where. */
+static bool container_differs(const Saved *eager, char *where, size_t n) {
+    Saved now = { eager->obj, NULL, 0, NULL };
+    save_contents(&now);
+    bool differs = now.n != eager->n;
+    if (differs) snprintf(where, n, "it has %d items, eagerly %d", now.n, eager->n);
+    for (int i = 0; i < now.n && !differs; i++) {
+        differs = now.keys && !val_equal(now.keys[i], eager->keys[i]);
+        if (differs) snprintf(where, n, "key %d is '%s', eagerly '%s'", i, AS_STR(now.keys[i])->chars, AS_STR(eager->keys[i])->chars);
+        else differs = static_values_differ(eager->items[i], now.items[i], where, n);
+    }
+    free_contents(&now, 1);
+    return differs;
 }
 
 /* Runs the block eagerly, then statically from the same state, and compares. */
@@ -614,22 +637,12 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
             result = EX_ERR;
             break;
         }
-    for (int k = 0; k < nc && result == EX_OK; k++) {
-        Saved now = { eager_c[k].obj, NULL, 0 };
-        save_contents(&now);
-        if (now.n != eager_c[k].n) {
-            interp_error_at(I, n->loc, "verify-static: a container changed by the block (line %d) has %d items, eagerly %d",
-                            n->loc.line, now.n, eager_c[k].n);
+    for (int k = 0; k < nc && result == EX_OK; k++)
+        if (container_differs(&eager_c[k], where, sizeof where)) {
+            interp_error_at(I, n->loc, "verify-static: a container changed by the block (line %d) differs: %s", n->loc.line,
+                            where);
             result = EX_ERR;
         }
-        for (int i = 0; i < now.n && i < eager_c[k].n && result == EX_OK; i++)
-            if (static_values_differ(eager_c[k].items[i], now.items[i], where, sizeof where)) {
-                interp_error_at(I, n->loc, "verify-static: a container changed by the block (line %d) differs: %s",
-                                n->loc.line, where);
-                result = EX_ERR;
-            }
-        free_contents(&now, 1);
-    }
     free_contents(eager_c, nc);
     if (result == EX_OK && (seed_s != seed_e || ctr_s != ctr_e)) {
         interp_error_at(I, n->loc, "verify-static: the random generator ends in a different state");
@@ -680,24 +693,12 @@ static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args,
         val_release(rs);
         rs = ERR_VAL;
     }
-    for (int k = 0; k < nc && !IS_ERR(rs); k++) {
-        Saved now = { eager_c[k].obj, NULL, 0 };
-        save_contents(&now);
-        if (now.n != eager_c[k].n) {
-            interp_error_at(I, fn->proto->loc, "verify-static: a container %s() changed has %d items, eagerly %d", name, now.n,
-                            eager_c[k].n);
+    for (int k = 0; k < nc && !IS_ERR(rs); k++)
+        if (container_differs(&eager_c[k], where, sizeof where)) {
+            interp_error_at(I, fn->proto->loc, "verify-static: a container %s() changed differs: %s", name, where);
             val_release(rs);
             rs = ERR_VAL;
         }
-        for (int i = 0; i < now.n && i < eager_c[k].n && !IS_ERR(rs); i++)
-            if (static_values_differ(eager_c[k].items[i], now.items[i], where, sizeof where)) {
-                interp_error_at(I, fn->proto->loc, "verify-static: a container %s() changed differs: %s", name, where);
-                val_release(rs);
-                rs = ERR_VAL;
-                break;
-            }
-        free_contents(&now, 1);
-    }
     uint64_t seed_s, ctr_s;
     rng_get_state(&seed_s, &ctr_s);
     if (!IS_ERR(rs) && (seed_s != seed_e || ctr_s != ctr_e)) {

@@ -337,7 +337,10 @@ out:
 }
 
 static AVal index_struct(Comp *c, AVal obj, AVal key, SrcLoc loc) {
-    if (key.kind == AV_STR) return cc_unsupported(c, "reading a list or dict with a key made at run time");
+    if (key.kind == AV_STR) {
+        c->loc = loc;   /* a missing key is reported at the index, as eagerly */
+        return cc_host_index(c, obj, key);
+    }
     if (obj.kind == AV_DICT) {
         if (key.kind != AV_CONST || key.k.type != VAL_STR) return cc_error_at(c, loc, "dict keys are strings");
         if (obj.st->items_unknown) return cc_struct_item(c, obj.st, 0);

@@ -170,3 +170,22 @@ void cc_host_list(Comp *c, AStruct *st) {
     in->aux = st->obj = c->g->nobjs++;
     st->grown = st->items_unknown = true;
 }
+
+/* d[k] with a key made at run time: eager's lookup when the block runs, its result a number
+ * or a string, so every value of the dict must be a number (not a bool) or every one a
+ * string; the dict's keys are then a guard. */
+AVal cc_host_index(Comp *c, AVal obj, AVal key) {
+    AStruct *st = obj.st;
+    if (obj.kind != AV_DICT || st->n == 0) return cc_unsupported(c, "reading a list with a key made at run time");
+    if (st->items_unknown || st->grown)
+        return cc_unsupported(c, "reading a dict with a key made at run time after static code added to it");
+    bool nums = true, strs = true;
+    for (int i = 0; i < st->n; i++) {
+        nums &= st->items[i].kind == AV_NUM && !st->items[i].is_bool;
+        strs &= is_str(&st->items[i]);
+    }
+    if (!nums && !strs) return cc_unsupported(c, "reading a dict with a key made at run time when its values are not all numbers or all strings");
+    cc_struct_n(c, st);   /* which keys it has decides the result */
+    Ins *in = emit_with_operands(c, I_HINDEX, NULL, (AVal[]){ obj, key }, 2);
+    return host_result(c, in, nums ? HOST_NUM : HOST_STR);
+}

@@ -205,7 +205,8 @@ void cc_struct_grows(Comp *c, AStruct *st);
  * (handled: *out set), a built-in called on host values at run time. */
 bool cc_host_binary(Comp *c, int op, AVal a, AVal b, AVal *out);
 AVal cc_host_call(Comp *c, ObjBuiltin *b, AVal *args, int nargs, bool to_num);
-AVal cc_host_len(Comp *c, ObjBuiltin *len, AVal x);   /* of a run-time string, a grown list or dict */
+AVal cc_host_len(Comp *c, ObjBuiltin *len, AVal x);
+AVal cc_host_index(Comp *c, AVal obj, AVal key);   /* d[k], k a string made at run time */   /* of a run-time string, a grown list or dict */
 /* push(l, x) / extend(l, xs) (v: the bound arguments) onto list l from outside the block;
  * d[k] = x with key k made at run time; V[dst] := a string (a move into a home). */
 AVal cc_host_push(Comp *c, ObjBuiltin *b, AVal *v, bool extend);

@@ -48,7 +48,8 @@ static bool exportable(const Graph *g, const char *fname, char *err, size_t errl
     }
     for (int i = 0; i < g->ncode; i++) {
         const Ins *in = &g->code[i];
-        if (in->op == I_HCALL || in->op == I_HBIN || in->op == I_VMOVE || in->op == I_DSET || in->op == I_HLIST) {
+        if (in->op == I_HCALL || in->op == I_HBIN || in->op == I_VMOVE || in->op == I_DSET || in->op == I_HLIST ||
+            in->op == I_HINDEX) {
             snprintf(err, errlen, "%s() makes a string or changes a list or dict at run time (line %d); an exported "
                      "graph holds tensors and numbers only", fname, in->loc.line);
             return false;

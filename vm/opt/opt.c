@@ -60,7 +60,7 @@ static bool is_pure(InsOp op) {
     switch (op) {
     case I_PRINT: case I_ASSERT: case I_STORE: case I_JUMP: case I_JUMPF: case I_TRUTH: case I_SEED:
     case I_PUSH: case I_POP:
-    case I_HCALL: case I_HBIN: case I_VMOVE: case I_DSET: case I_HLIST:   /* host values: effects, operands not compared */
+    case I_HCALL: case I_HBIN: case I_VMOVE: case I_DSET: case I_HLIST: case I_HINDEX:   /* host values: effects, operands not compared */
         return false;
     default: return true;
     }

@@ -217,6 +217,13 @@ int vm_host(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         val_release(v[1]);
         return host_result(I, g, r, in, res);
     }
+    case I_HINDEX: {
+        if (!host_operands(I, g, r, in, v, 2)) return -1;
+        Value res = value_index(I, v[0], &v[1], 1);
+        val_release(v[0]);
+        val_release(v[1]);
+        return host_result(I, g, r, in, res);
+    }
     case I_HLIST:   /* the register owns the new list; the container index borrows it */
         if (!host_operands(I, g, r, in, v, 1)) return -1;
         val_release(r->val[in->dst]);

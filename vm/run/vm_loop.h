@@ -201,6 +201,7 @@ static inline __attribute__((always_inline)) int vm_loop(Interp *I, Graph *g, Vm
             vmcase(I_HBIN)
             vmcase(I_VMOVE)
             vmcase(I_HLIST)
+            vmcase(I_HINDEX)
             vmcase(I_DSET) if (vm_host(I, g, r, in)) return -1; vmbreak;
             vmcase(I_FUSED) {
                 if (!interp_poll(I)) return vm_stopped_at(I, in);
