@@ -418,7 +418,9 @@ static AVal field_expr(Comp *c, Node *n) {
         }
         return cc_error_at(c, n->loc, "tensor has no attribute '%s'", n->str);
     }
-    return cc_error_at(c, n->loc, "a %s has no field '%s'", obj.kind == AV_LIST ? "list" : "value", n->str);
+    const char *type = obj.kind == AV_LIST ? "list" : obj.kind == AV_STR ? "string" : obj.kind == AV_CONST ? val_type_name(obj.k)
+                     : obj.kind == AV_NUM ? (obj.is_bool ? "bool" : "number") : "value";   /* eager's words */
+    return cc_error_at(c, n->loc, "a %s has no field '%s'", type, n->str);
 }
 
 /* ---------- calls ---------- */
