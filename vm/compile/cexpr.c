@@ -343,7 +343,7 @@ static AVal index_struct(Comp *c, AVal obj, AVal key, SrcLoc loc) {
     }
     if (obj.kind == AV_DICT) {
         if (key.kind != AV_CONST || key.k.type != VAL_STR) return cc_error_at(c, loc, "dict keys are strings");
-        if (obj.st->items_unknown) return cc_struct_item(c, obj.st, 0);
+        if (obj.st->items_unknown) return cc_unknown_items(c);
         int at = cc_astruct_find(obj.st, AS_STR(key.k)->chars);
         if (at < 0) return cc_error_at(c, loc, "key '%s' not found in dict", AS_STR(key.k)->chars);
         return obj.st->items[at];
@@ -398,7 +398,7 @@ static AVal field_expr(Comp *c, Node *n) {
     TRY(obj = cc_expr(c, n->a));
     c->loc = n->loc;
     if (obj.kind == AV_DICT) {
-        if (obj.st->items_unknown) return cc_struct_item(c, obj.st, 0);
+        if (obj.st->items_unknown) return cc_unknown_items(c);
         int at = cc_astruct_find(obj.st, n->str);
         if (at < 0) return cc_error_at(c, n->loc, "key '%s' not found in dict", n->str);
         return obj.st->items[at];

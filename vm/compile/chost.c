@@ -1,9 +1,11 @@
 /* chost.c - host values in static code: strings made at run time (str(), format(), `+`,
  * comparisons, len()), and pushes and new keys onto the program's own lists and dicts.
  *
- * Each is one host instruction (HCALL, HBIN, DSET) whose run calls eager's own function on
- * the operands' values (vm/run/vm.c, vm_host): the same text, the same messages. A string
- * made at run time is an AV_STR, its value in a host value register (R_VAL).
+ * Each is one host instruction (HCALL, HBIN, HINDEX, DSET) whose run calls eager's own
+ * function on the operands' values (vm/run/vm.c, vm_host): the same text, the same messages.
+ * A string made at run time is an AV_STR, its value in a host value register (R_VAL); a list
+ * made in the block that grows in a run-time loop or branch is made at run time too (HLIST)
+ * and becomes a container index, as the program's own lists are.
  *
  * A list or dict from outside the block that the code adds to at run time keeps the guard of
  * what it held when compiling, relaxed to "at least these" when the code never read its
@@ -12,9 +14,8 @@
  * length or keys when compiling (that runs eagerly). */
 #include "comp.h"
 
-AVal cc_struct_item(Comp *c, AStruct *st, int at) {
-    if (st->items_unknown) return cc_unsupported(c, "reading a dict after static code stored into it with a key made at run time");
-    return st->items[at];
+AVal cc_unknown_items(Comp *c) {
+    return cc_unsupported(c, "reading a dict after static code stored into it with a key made at run time");
 }
 
 int cc_struct_n(Comp *c, AStruct *st) {
@@ -176,7 +177,7 @@ void cc_host_list(Comp *c, AStruct *st) {
  * string; the dict's keys are then a guard. */
 AVal cc_host_index(Comp *c, AVal obj, AVal key) {
     AStruct *st = obj.st;
-    if (obj.kind != AV_DICT || st->n == 0) return cc_unsupported(c, "reading a list with a key made at run time");
+    if (obj.kind != AV_DICT || st->n == 0) return cc_unsupported(c, "reading a list or an empty dict with a key made at run time");
     if (st->items_unknown || st->grown)
         return cc_unsupported(c, "reading a dict with a key made at run time after static code added to it");
     bool nums = true, strs = true;

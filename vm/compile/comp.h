@@ -198,8 +198,8 @@ int cc_new_val(Comp *c);
 /* st's length or key set, which the code now depends on (see AStruct.grown); grow: the code
  * adds to input structure st at run time (vm/compile/chost.c). */
 int cc_struct_n(Comp *c, AStruct *st);
-/* Item `at` of dict st, unless a store with a run-time key may have replaced it. */
-AVal cc_struct_item(Comp *c, AStruct *st, int at);
+/* A read of an item of a dict a store with a run-time key may have changed (AStruct.items_unknown). */
+AVal cc_unknown_items(Comp *c);
 void cc_struct_grows(Comp *c, AStruct *st);
 /* Host values (vm/compile/chost.c): a + b or a comparison with a string made at run time
  * (handled: *out set), a built-in called on host values at run time. */
