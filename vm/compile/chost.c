@@ -77,16 +77,6 @@ bool cc_host_binary(Comp *c, int op, AVal a, AVal b, AVal *out) {
     return true;
 }
 
-/* Whether a call of the built-in on these arguments must wait for run time: one of them is
- * made at run time, and every one is a value a host instruction takes. */
-static bool runs_on_host(AVal *args, int nargs) {
-    bool runtime = false;
-    for (int i = 0; i < nargs; i++) {
-        if (!host_operand(&args[i])) return false;
-        runtime |= args[i].kind == AV_STR || args[i].kind == AV_TENSOR || (args[i].kind == AV_NUM && (!args[i].known || args[i].deps));
-    }
-    return runtime;
-}
 
 static AVal host_call(Comp *c, ObjBuiltin *b, AVal *args, int nargs, HostResult kind) {
     Value fn = OBJ_VAL(VAL_FUNC, b);
@@ -97,9 +87,11 @@ static AVal host_call(Comp *c, ObjBuiltin *b, AVal *args, int nargs, HostResult 
 
 AVal cc_host_len(Comp *c, ObjBuiltin *len, AVal x) { return host_call(c, len, &x, 1, HOST_NUM); }
 
-/* str(x) or format(x, spec) of a value made at run time: a string. */
+/* str(x) or format(x, spec) of values not known when compiling (the caller tried folding
+ * first): a string, made when the block runs. */
 AVal cc_host_call(Comp *c, ObjBuiltin *b, AVal *args, int nargs, bool to_num) {
-    if (!runs_on_host(args, nargs)) return FAILV;
+    for (int i = 0; i < nargs; i++)
+        if (!host_operand(&args[i])) return FAILV;
     return host_call(c, b, args, nargs, to_num ? HOST_NUM : HOST_STR);
 }
 
