@@ -210,7 +210,9 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
     case I_POP: snprintf(buf, n, "%s = pop stack%d", d, in->aux); break;
     case I_STORE: snprintf(buf, n, "o%d%s%s", in->a, in->key ? "." : "[..]", in->key ? in->key : ""); break;
     case I_HCALL: hcall_text(g, in, d, buf, n); break;
-    case I_HLIST: snprintf(buf, n, "%s = o%d = new list of %d", d, in->aux, in->nopnds && in->opnds[0].kind == OPND_LIST ? in->opnds[0].n : 0); break;
+    case I_HLIST:
+        snprintf(buf, n, "%s = o%d = new %s of %d", d, in->aux, in->opnds[0].kind == OPND_DICT ? "dict" : "list", in->opnds[0].n);
+        break;
     case I_HINDEX: {
         char x[160], y[160];
         opnd_text(g, &in->opnds[0], x, sizeof x);

@@ -128,11 +128,26 @@ AVal cc_host_push(Comp *c, ObjBuiltin *b, AVal *v, bool extend) {
     return r;
 }
 
-void cc_host_dict_set(Comp *c, AStruct *st, AVal key, AVal v) {
-    if (st->obj < 0) {
-        cc_unsupported(c, "a new key made at run time in a dict made in static code");
-        return;
+/* A dict made in the block stored into with a key made at run time: made at run time from
+ * here on. A dry run of a region the dict was made before only marks it: the region's
+ * caller makes it, before the region (changed_items in compile.c). */
+static bool host_dict(Comp *c, AStruct *st) {
+    for (int i = 0; i < st->n; i++)
+        if (!storable(&st->items[i])) {
+            cc_unsupported(c, "a key made at run time in a dict made in static code that holds a list or dict made there");
+            return false;
+        }
+    if (c->dry && st->born < c->snap_id) {
+        cc_undo_save(c, st);
+        st->wants_host = st->items_unknown = true;
+        return false;
     }
+    cc_host_list(c, st);
+    return true;
+}
+
+void cc_host_dict_set(Comp *c, AStruct *st, AVal key, AVal v) {
+    if (st->obj < 0 && !host_dict(c, st)) return;
     if (!storable(&v)) {
         cc_unsupported(c, "storing a list or dict made in static code into a dict with a key made at run time");
         return;
@@ -157,7 +172,8 @@ bool cc_host_list_fits(const AStruct *st, int n_before) {
 
 void cc_host_list(Comp *c, AStruct *st) {
     cc_undo_save(c, st);
-    AVal lv = { .kind = AV_LIST, .st = st, .reg = -1 };
+    st->wants_host = false;
+    AVal lv = { .kind = st->dict ? AV_DICT : AV_LIST, .st = st, .reg = -1 };
     Ins *in = emit_with_operands(c, I_HLIST, NULL, &lv, 1);
     in->dst = cc_new_val(c);
     in->aux = st->obj = c->g->nobjs++;

@@ -66,6 +66,7 @@ struct AStruct {
      * length or the absence of a key (len_read: its guard then pins them exactly) */
     bool grown, len_read;
     bool items_unknown;   /* a store with a key made at run time may have replaced any item */
+    bool wants_host;      /* a dict made in the block that a dry run stored into with a run-time key */
 };
 
 typedef struct {
@@ -131,7 +132,7 @@ typedef struct {
     AVal *items;
     char **keys;
     int obj;                      /* a list made host by the dry run (vm/compile/chost.c) */
-    bool grown, items_unknown;
+    bool grown, items_unknown, wants_host;
 } Undo;
 
 typedef struct CTape CTape;   /* vm/compile/cgrad.c */
@@ -214,8 +215,8 @@ void cc_host_dict_set(Comp *c, AStruct *st, AVal key, AVal v);
 void cc_host_move(Comp *c, int dst, AVal v);
 /* A list made in the block (st, n items before a loop or branch, more after its dry run)
  * that can live at run time instead: its items numbers, strings, tensors, not all that were
- * pushed tensors; cc_host_list makes it one (before the region), a container index like an
- * input's. */
+ * pushed tensors; cc_host_list makes it (or a dict made in the block that gets a key made at
+ * run time) one, before the region: a container index like an input's. */
 bool cc_host_list_fits(const AStruct *st, int n_before);
 void cc_host_list(Comp *c, AStruct *st);
 AVal cc_tensor_av(Comp *c, DType dt, const Shape *s);

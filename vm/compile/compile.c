@@ -175,6 +175,7 @@ static void rollback(Comp *c, Snap *s) {
         u->st->obj = u->obj;
         u->st->grown = u->grown;
         u->st->items_unknown = u->items_unknown;
+        u->st->wants_host = u->wants_host;
         if (u->n) memcpy(u->st->items, u->items, sizeof(AVal) * (size_t)u->n);
         if (u->st->keys && u->n) memcpy(u->st->keys, u->keys, sizeof(char *) * (size_t)u->n);
         mem_free(u->items);
@@ -313,7 +314,7 @@ static void changed_items(Comp *c, Snap *s, Home **out, int *n, AStruct ***hosts
         Undo *u = &c->undo[i];
         if (u->st->born >= s->id) continue;   /* made inside the region */
         /* grown here, or made a host list by a region inside (a branch's dry run) */
-        bool became_host = u->obj < 0 && u->st->obj >= 0;
+        bool became_host = (u->obj < 0 && u->st->obj >= 0) || u->st->wants_host;
         if (became_host || (u->st->n != u->n && cc_host_list_fits(u->st, u->n))) {
             *hosts = mem_realloc(*hosts, sizeof(AStruct *) * (size_t)(*nhosts + 1));
             (*hosts)[(*nhosts)++] = u->st;

@@ -163,6 +163,7 @@ void cc_undo_save(Comp *c, AStruct *s) {
     u->obj = s->obj;
     u->grown = s->grown;
     u->items_unknown = s->items_unknown;
+    u->wants_host = s->wants_host;
     u->items = mem_alloc(sizeof(AVal) * (size_t)(s->n + 1));
     if (s->n) memcpy(u->items, s->items, sizeof(AVal) * (size_t)s->n);
     u->keys = mem_alloc(sizeof(char *) * (size_t)(s->n + 1));
