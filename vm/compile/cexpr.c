@@ -341,6 +341,7 @@ static AVal index_struct(Comp *c, AVal obj, AVal key, SrcLoc loc) {
     }
     int64_t i;
     c->loc = loc;
+    if (key.kind == AV_NUM && !key.known && !key.is_bool) return ca_select(c, obj.st, key, loc);
     if (!cc_need_int(c, &key, &i, "a list index")) return FAILV;
     if (i < 0) i += obj.st->n;
     if (i < 0 || i >= obj.st->n) return cc_error_at(c, loc, "list index out of range");

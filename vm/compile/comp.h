@@ -257,6 +257,9 @@ void cgrad_branch_begin(Comp *c, const int *home_regs, const bool *bound, int nh
 void cgrad_branch_else(Comp *c);
 void cgrad_branch_end(Comp *c);
 
+/* vm/compile/carray.c: a list indexed by a number known only at run time. */
+AVal ca_select(Comp *c, AStruct *st, AVal key, SrcLoc loc);
+
 void *cc_arena_alloc(Comp *c, size_t n);
 Value cc_keep_value(Comp *c, Value v);
 

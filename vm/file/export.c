@@ -47,6 +47,11 @@ static bool exportable(const Graph *g, const char *fname, char *err, size_t errl
     }
     for (int i = 0; i < g->ncode; i++) {
         const Ins *in = &g->code[i];
+        if (in->op == I_SELECT) {   /* not in the file format yet */
+            snprintf(err, errlen, "%s() indexes a list with a number computed at run time (line %d), which a graph "
+                     "file cannot hold yet", fname, in->loc.line);
+            return false;
+        }
         if (in->op == I_STORE) {
             snprintf(err, errlen, "%s() changes a list or dict outside itself (line %d); an exported graph can only "
                      "return values", fname, in->loc.line);

@@ -93,6 +93,7 @@ static int reads(const Ins *in, int *out) {
         for (int k = 0; k < in->nargs; k++)
             if (in->args[k] >= 0) out[n++] = in->args[k];
         return n;
+    case I_SELECT:
     case I_INDEX: case I_INDEX_SET:
         out[n++] = in->a;
         if (in->op == I_INDEX_SET) out[n++] = in->b;
@@ -274,7 +275,7 @@ static void rename_all(Graph *g, const int *map) {
             if (in->b >= 0) in->b = map[in->b];
             if (in->c >= 0) in->c = map[in->c];
         }
-        if (in->op == I_OP || in->op == I_INDEX || in->op == I_INDEX_SET)
+        if (in->op == I_OP || in->op == I_INDEX || in->op == I_INDEX_SET || in->op == I_SELECT)
             for (int k = 0; k < in->nargs; k++)
                 if (in->args[k] >= 0) in->args[k] = map[in->args[k]];
         for (int k = 0; k < in->nopnds; k++) rename_opnd(&in->opnds[k], map);
@@ -921,7 +922,7 @@ static int pass_memplan(Graph *g) {
         int d = in->dst;
         /* an epilogue's result takes a slot like an op's (a layer's output then reuses the
          * buffer of the layer before last, which is still in cache); its other results do not */
-        if (d < 0 || g->regs[d].kind != R_TENSOR || in->op == I_TMOVE || in->op == I_FUSED || in->op == I_POP) continue;
+        if (d < 0 || g->regs[d].kind != R_TENSOR || in->op == I_TMOVE || in->op == I_SELECT || in->op == I_FUSED || in->op == I_POP) continue;
         if (pinned[d] || defs[d] != 1 || outs[d] || first[d] != i) continue;
         RegInfo *ri = &g->regs[d];
         int pick = -1;
