@@ -51,3 +51,194 @@ AVal ca_select(Comp *c, AStruct *st, AVal key, SrcLoc loc) {
     in->nargs = st->n;
     return r;
 }
+
+/* ---------- tensor arrays ----------
+ * A list made in the static code (empty, or with items already) that a counted loop pushes
+ * tensors of one dtype and shape onto, the same number of times each iteration, when the
+ * loop's trip count is known when compiling (`for t in range(xs.shape[0])`, no break or
+ * continue): found by the loop's dry run (compile.c, prepare_homes), it becomes a buffer
+ * register [capacity, *item] and a run-time count. Each push is a ROWSET of the pushed
+ * value into row `count` (a copy: the pushed register may change afterwards) and count += 1;
+ * len() is n0 + count. After the loop the list holds its items again: each row an INDEX of
+ * the buffer (a tensor of its own, equal to what eager code pushed; DCE removes those
+ * nobody reads), and stack(list) / concat(list) of exactly those rows is the buffer itself
+ * (a reshape for concat). */
+typedef struct TArray {
+    AVal buf;         /* [cap, *item] */
+    int count;        /* number register: pushes so far in this run of the loop */
+    int cap, n0;      /* rows; items the list had before the loop */
+    int depth;        /* branch depth of the loop body that pushes */
+    bool open;        /* the loop is being compiled */
+    int *rows;        /* after the loop: the registers of its rows (items n0..) */
+    DType dtype;
+    Shape item;
+} TArray;
+
+#define CA_MAX_ROWS 10000   /* each row becomes an item (an instruction) after the loop */
+
+/* The one reason a tensor list cannot be a buffer whose size is known when compiling: its
+ * number of items is known only at run time (a push in a run-time branch or a nested loop,
+ * a `while` loop, a range whose stop is a run-time number, break or continue). Run-time
+ * dimensions in registers would let it compile: this is where to connect them. */
+AVal ca_runtime_growth(Comp *c) {
+    return cc_unsupported(c, "a tensor list grows a run-time number of times (a push in a while loop, a loop with a "
+                             "run-time range stop, break or continue, or a run-time branch or nested loop)");
+}
+
+bool ca_is_open(const AStruct *st) { return st->ta && st->ta->open; }
+
+AVal ca_read_open(Comp *c) {
+    return cc_unsupported(c, "a tensor list read inside the loop that grows it (only push and len are compiled there)");
+}
+
+/* Whether the items a loop's dry run pushed onto st (from n0 on) can make it a tensor array
+ * for a loop of `trips` iterations (-1: not known when compiling); reports why not. */
+bool ca_can_grow(Comp *c, AStruct *st, int n0, int trips) {
+    const AVal *first = &st->items[n0];
+    for (int i = n0; i < st->n; i++) {
+        const AVal *v = &st->items[i];
+        if (st->dict || st->obj >= 0 || v->kind != AV_TENSOR) {   /* host containers: others' rules */
+            cc_unsupported(c, "a list or dict grows inside a loop or run-time branch");
+            return false;
+        }
+        if (v->dtype != first->dtype || !shape_equal(&v->shape, &first->shape)) {
+            char b1[600], b2[600];
+            cc_unsupported(c, "a tensor list grows in a loop with tensors of different shapes or dtypes (%s %s and %s %s)",
+                           shape_str(&first->shape, b1, sizeof b1), dtype_name(first->dtype),
+                           shape_str(&v->shape, b2, sizeof b2), dtype_name(v->dtype));
+            return false;
+        }
+    }
+    if (trips < 0) {
+        ca_runtime_growth(c);
+        return false;
+    }
+    if ((int64_t)trips * (st->n - n0) > CA_MAX_ROWS) {
+        cc_unsupported(c, "a tensor list grows to more than %d items in a loop", CA_MAX_ROWS);
+        return false;
+    }
+    if (first->shape.ndim + 1 > TSL_MAX_RANK) {
+        cc_unsupported(c, "a tensor list of %d-d tensors grows in a loop", first->shape.ndim);
+        return false;
+    }
+    return true;
+}
+
+/* Before the loop: st's buffer (zeros of [rows (its pushes in all), *item]) and count. */
+void ca_open(Comp *c, AStruct *st, int n0, int rows, const AVal *first) {
+    TArray *ta = cc_arena_alloc(c, sizeof *ta);
+    ta->cap = rows;
+    ta->n0 = n0;
+    ta->dtype = first->dtype;
+    ta->item = first->shape;
+    ta->depth = c->branch_depth + 1;   /* compile_loop's body */
+    ta->open = true;
+    AStruct *dims = cc_astruct_new(c, false);
+    cc_astruct_push(c, dims, NULL, cc_num_const(ta->cap));
+    for (int k = 0; k < ta->item.ndim; k++) cc_astruct_push(c, dims, NULL, cc_num_const((double)ta->item.d[k]));
+    AVal shape = { .kind = AV_LIST, .st = dims, .reg = -1 };
+    AVal dt = cc_const_av(cc_keep_value(c, val_cstr(dtype_name(ta->dtype))));
+    char *kwn[] = { "dtype" };
+    ta->buf = cc_call_op(c, OP_ZEROS, &shape, 1, kwn, &dt, 1);
+    if (c->failed) return;
+    AVal zero = cc_num_const(0);
+    int z = cc_num_reg(c, &zero);
+    ta->count = cc_new_num(c, false);
+    Ins *in = cc_emit(c, I_NMOVE);
+    in->dst = ta->count;
+    in->a = z;
+    cc_undo_save(c, st);
+    st->n = n0;   /* the dry run's pushes were rolled back: its items before the loop */
+    st->ta = ta;
+}
+
+/* push(st, v) inside the loop: v into row count. */
+AVal ca_push(Comp *c, AStruct *st, AVal v) {
+    TArray *ta = st->ta;
+    if (c->branch_depth != ta->depth) return ca_runtime_growth(c);
+    if (v.kind != AV_TENSOR || v.dtype != ta->dtype || !shape_equal(&v.shape, &ta->item))
+        return cc_unsupported(c, "a tensor list grows in a loop with values of different kinds, shapes or dtypes");
+    if (c->tape && cgrad_tracked(c, v.reg))
+        return cc_unsupported(c, "the gradient through a tensor list grown in a run-time loop is not compiled yet");
+    if (v.unset) return cc_unsupported(c, "a push of a variable that may be unset onto a tensor list");
+    Ins *in = cc_emit(c, I_ROWSET);
+    in->dst = ta->buf.reg;
+    in->a = ta->count;
+    in->b = v.reg;
+    AVal one = cc_num_const(1);
+    int r1 = cc_num_reg(c, &one);
+    in = cc_emit(c, I_NBIN);
+    in->dst = ta->count;
+    in->a = ta->count;
+    in->b = r1;
+    in->aux = OP_ADD;
+    return cc_const_av(NIL_VAL);
+}
+
+/* len(st) inside the loop: n0 + the count, in a register of its own (the count moves on). */
+AVal ca_len(Comp *c, AStruct *st) {
+    AVal n0 = cc_num_const(st->ta->n0);
+    int r0 = cc_num_reg(c, &n0);
+    Ins *in = cc_emit(c, I_NBIN);
+    in->dst = cc_new_num(c, false);
+    in->a = st->ta->count;
+    in->b = r0;
+    in->aux = OP_ADD;
+    return (AVal){ .kind = AV_NUM, .reg = in->dst };
+}
+
+/* After the loop: the list's items again, its rows after the ones it had. */
+void ca_close(Comp *c, AStruct *st) {
+    TArray *ta = st->ta;
+    ta->open = false;
+    if (c->failed) return;
+    ta->rows = cc_arena_alloc(c, sizeof(int) * (size_t)(ta->cap + 1));
+    for (int k = 0; k < ta->cap && !c->failed; k++) {
+        IndexItem *it = mem_calloc(1, sizeof(IndexItem));
+        it->kind = IDX_INT;
+        it->i = k;
+        AVal row = cc_tensor_av(c, ta->dtype, &ta->item);
+        Ins *in = cc_emit(c, I_INDEX);
+        in->dst = row.reg;
+        in->a = ta->buf.reg;
+        in->idx = it;
+        in->nidx = 1;
+        in->args = mem_alloc(sizeof(int));
+        in->args[0] = -1;
+        in->nargs = 1;
+        ta->rows[k] = row.reg;
+        cc_astruct_push(c, st, NULL, row);
+    }
+}
+
+/* Whether axis argument v (absent, or a known number) is 0. */
+static bool axis_zero(const AVal *v) { return !v || (v->kind == AV_NUM && v->known && !v->deps && v->num == 0); }
+
+/* stack(l) / stack(l, axis=0) / concat(l) of a tensor list whose items are exactly the rows
+ * its loop wrote: the buffer (concat: reshaped, which shares it). false: compile the call as
+ * any other. */
+bool ca_join(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, AVal *out) {
+    if ((op != OP_STACK && op != OP_CONCAT) || nargs < 1 || nargs > 2 || nkw > 1 || args[0].kind != AV_LIST) return false;
+    AStruct *st = args[0].st;
+    TArray *ta = st->ta;
+    if (!ta || ta->open || ta->n0 || ta->cap == 0 || st->n != ta->cap) return false;
+    const AVal *axis = nargs == 2 ? &args[1] : NULL;
+    if (nkw == 1) {
+        if (axis || strcmp(kwn[0], "axis")) return false;
+        axis = &kw[0];
+    }
+    if (!axis_zero(axis)) return false;
+    for (int k = 0; k < st->n; k++)
+        if (st->items[k].kind != AV_TENSOR || st->items[k].reg != ta->rows[k]) return false;
+    if (op == OP_STACK) {
+        *out = ta->buf;
+        return true;
+    }
+    if (ta->item.ndim == 0) return false;   /* concat's own error */
+    AStruct *dims = cc_astruct_new(c, false);
+    cc_astruct_push(c, dims, NULL, cc_num_const((double)ta->cap * (double)ta->item.d[0]));
+    for (int k = 1; k < ta->item.ndim; k++) cc_astruct_push(c, dims, NULL, cc_num_const((double)ta->item.d[k]));
+    AVal a[2] = { ta->buf, { .kind = AV_LIST, .st = dims, .reg = -1 } };
+    *out = cc_call_op(c, OP_RESHAPE, a, 2, NULL, NULL, 0);
+    return true;
+}

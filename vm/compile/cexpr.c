@@ -341,6 +341,7 @@ static AVal index_struct(Comp *c, AVal obj, AVal key, SrcLoc loc) {
     }
     int64_t i;
     c->loc = loc;
+    if (ca_is_open(obj.st)) return ca_read_open(c);
     if (key.kind == AV_NUM && !key.known && !key.is_bool) return ca_select(c, obj.st, key, loc);
     if (!cc_need_int(c, &key, &i, "a list index")) return FAILV;
     if (i < 0) i += obj.st->n;
@@ -606,6 +607,11 @@ static Opnd opnd_of(Comp *c, AVal v, int depth, long *nodes) {
         return o;
     case AV_LIST:
     case AV_DICT:
+        if (ca_is_open(v.st)) {
+            ca_read_open(c);
+            o.kind = OPND_CONST;
+            return o;
+        }
         if (v.st->obj >= 0 && !c->failed) {
             o.kind = OPND_OBJ;   /* the very container the program passed in */
             o.reg = v.st->obj;

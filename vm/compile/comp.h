@@ -60,6 +60,7 @@ struct AStruct {
     char **keys;
     int obj;          /* container index when the structure is an input, else -1 */
     int born;         /* Comp.nsnaps when it was made: dry runs tell their own structures */
+    struct TArray *ta;   /* a list grown in a run-time loop: its stacked buffer (carray.c), or NULL */
 };
 
 typedef struct {
@@ -124,6 +125,7 @@ typedef struct {
     int n;
     AVal *items;
     char **keys;
+    struct TArray *ta;
 } Undo;
 
 typedef struct CTape CTape;   /* vm/compile/cgrad.c */
@@ -257,8 +259,18 @@ void cgrad_branch_begin(Comp *c, const int *home_regs, const bool *bound, int nh
 void cgrad_branch_else(Comp *c);
 void cgrad_branch_end(Comp *c);
 
-/* vm/compile/carray.c: a list indexed by a number known only at run time. */
+/* vm/compile/carray.c: a list indexed by a number known only at run time; tensor arrays, lists
+ * of tensors grown in a run-time loop (opened before it, closed after it, pushed onto in it). */
 AVal ca_select(Comp *c, AStruct *st, AVal key, SrcLoc loc);
+AVal ca_runtime_growth(Comp *c);
+bool ca_can_grow(Comp *c, AStruct *st, int n0, int trips);
+void ca_open(Comp *c, AStruct *st, int n0, int rows, const AVal *first);
+void ca_close(Comp *c, AStruct *st);
+bool ca_is_open(const AStruct *st);
+AVal ca_read_open(Comp *c);
+AVal ca_push(Comp *c, AStruct *st, AVal v);
+AVal ca_len(Comp *c, AStruct *st);
+bool ca_join(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, AVal *out);
 
 void *cc_arena_alloc(Comp *c, size_t n);
 Value cc_keep_value(Comp *c, Value v);

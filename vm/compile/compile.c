@@ -167,6 +167,7 @@ static void rollback(Comp *c, Snap *s) {
     for (int i = c->nundo - 1; i >= s->nundo; i--) {
         Undo *u = &c->undo[i];
         u->st->n = u->n;
+        u->st->ta = u->ta;
         if (u->n) memcpy(u->st->items, u->items, sizeof(AVal) * (size_t)u->n);
         if (u->st->keys && u->n) memcpy(u->st->keys, u->keys, sizeof(char *) * (size_t)u->n);
         mem_free(u->items);
@@ -287,15 +288,33 @@ static void changed_since(Comp *c, Snap *s, Home **out, int *n) {
     for (int i = s->nenv; i < c->nenv; i++) changed_one(&c->env[i], NULL, out, n);
 }
 
+/* A list the region's dry run grew, which becomes a tensor array for the loop (carray.c). */
+typedef struct {
+    AStruct *st;
+    int n0;           /* its items before */
+    int per;          /* items an iteration pushes */
+    AVal first;       /* the first item pushed (its dtype and shape) */
+} Grown;
+
 /* List and dict items changed since the snapshot (their value now), from the dry run's
- * undo log; a list or dict that grows there cannot be compiled. */
-static void changed_items(Comp *c, Snap *s, Home **out, int *n) {
+ * undo log. A list that grows there is a tensor array when the region is a loop of `trips`
+ * iterations known when compiling (added to grown; NULL or -1 when not a loop) and its
+ * items before stay; other growth cannot be compiled. */
+static void changed_items(Comp *c, Snap *s, Home **out, int *n, int trips, Grown **grown, int *ngrown) {
     for (int i = s->nundo; i < c->nundo && !c->failed; i++) {
         Undo *u = &c->undo[i];
         if (u->st->born >= s->id) continue;   /* made inside the region */
         if (u->st->n != u->n) {
-            cc_unsupported(c, "a list or dict grows inside a loop or run-time branch");
-            return;
+            bool kept = u->st->n > u->n;
+            for (int j = 0; kept && j < u->n; j++) kept = same_av(&u->items[j], &u->st->items[j]);
+            if (!kept) {
+                cc_unsupported(c, "a list or dict grows inside a loop or run-time branch");
+                return;
+            }
+            if (!ca_can_grow(c, u->st, u->n, grown ? trips : -1)) return;
+            *grown = mem_realloc(*grown, sizeof(Grown) * (size_t)(*ngrown + 1));
+            (*grown)[(*ngrown)++] = (Grown){ u->st, u->n, u->st->n - u->n, u->st->items[u->n] };
+            continue;
         }
         for (int j = 0; j < u->n; j++) {
             if (same_av(&u->items[j], &u->st->items[j])) continue;
@@ -324,9 +343,14 @@ static void home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
     (*nhomes)++;
 }
 
+static void loop_body_once(Comp *c, void *arg);
+static int loop_trips(void *arg);
+
 /* Gives every variable that `compile_region` may change a home register, by running it
- * once as a dry run. Emits the moves of the current values into the homes. */
-static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void *arg, Home **homes, int *nhomes) {
+ * once as a dry run. Emits the moves of the current values into the homes. A loop's region
+ * (grown not NULL) also opens the tensor arrays it grows, listed in *grown for ca_close. */
+static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void *arg, Home **homes, int *nhomes,
+                          Grown **grown, int *ngrown) {
     /* each nested region is compiled twice (dry run, then for real): keep the depth bounded */
     if (c->branch_depth > 10) {
         cc_unsupported(c, "loops and run-time branches nested more than 10 deep");
@@ -338,11 +362,13 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
     Home *changed = NULL, *items = NULL;
     int nchanged = 0, nitems = 0;
     if (!c->failed) changed_since(c, &s, &changed, &nchanged);
-    if (!c->failed) changed_items(c, &s, &items, &nitems);
+    int trips = compile_region == loop_body_once ? loop_trips(arg) : -1;
+    if (!c->failed) changed_items(c, &s, &items, &nitems, trips, grown, ngrown);
     bool failed = c->failed;
     c->loop = saved_loop;
     rollback(c, &s);
     if (failed) { mem_free(changed); mem_free(items); return; }
+    for (int i = 0; grown && i < *ngrown && !c->failed; i++) ca_open(c, (*grown)[i].st, (*grown)[i].n0, trips * (*grown)[i].per, &(*grown)[i].first);
     for (int i = 0; i < nitems && !c->failed; i++) home_item(c, &items[i], homes, nhomes);
     mem_free(items);
     if (c->failed) { mem_free(changed); return; }
@@ -427,7 +453,17 @@ typedef struct {
     bool counted;     /* for over range or a tensor */
     AVal counter, stop;
     AVal iter;        /* tensor iterated over (for t in tensor) */
+    bool jumps;       /* its body breaks or continues (found by the dry run) */
 } LoopArg;
+
+/* How many times a loop runs, when that is known when compiling (a counted loop whose stop
+ * is a constant, without break or continue), else -1: the rows of its tensor arrays. */
+static int loop_trips(void *arg) {
+    LoopArg *la = arg;
+    if (!la->counted || la->jumps || !la->stop.known || la->stop.deps) return -1;
+    double n = ceil((la->stop.num - la->start) / la->step);
+    return n <= 0 ? 0 : n > 1e9 ? -1 : (int)n;
+}
 
 /* The loop variable for this iteration: the counter, or row `counter` of the tensor. */
 static AVal loop_var(Comp *c, LoopArg *la) {
@@ -468,6 +504,7 @@ static void loop_body_once(Comp *c, void *arg) {
     if (!c->failed) cc_block(c, n->kind == AST_FOR ? n->c : n->b);
     c->branch_depth--;
     c->loop = lp.outer;
+    la->jumps |= lp.nbreaks + lp.nconts > 0;
     mem_free(lp.breaks);
     mem_free(lp.conts);
 }
@@ -486,8 +523,10 @@ static void compile_loop(Comp *c, LoopArg *la) {
         in->dst = la->counter.reg;
         in->a = start;
     }
-    prepare_homes(c, loop_body_once, la, &homes, &nhomes);
-    if (c->failed) { mem_free(homes); return; }
+    Grown *grown = NULL;
+    int ngrown = 0;
+    prepare_homes(c, loop_body_once, la, &homes, &nhomes, &grown, &ngrown);
+    if (c->failed) { mem_free(homes); mem_free(grown); return; }
     if (c->tape) {   /* a loop inside a function being differentiated */
         int *hr = home_regs(c, homes, nhomes, false);
         cgrad_loop_begin(c, hr, nhomes, la->counted ? la->counter.reg : -1);
@@ -511,12 +550,13 @@ static void compile_loop(Comp *c, LoopArg *la) {
         cc_env_set(c, cc_name_key(c, n->a), loop_var(c, la), n->a->str, true);
     } else {
         AVal cond = cc_cond(c, n->a);
-        if (c->failed) { mem_free(homes); return; }
+        if (c->failed) { mem_free(homes); mem_free(grown); return; }
         int reg, t = cc_truth(c, cond, &reg, n->a->loc);
-        if (c->failed) { mem_free(homes); return; }
-        if (t == 0) {
+        if (c->failed) { mem_free(homes); mem_free(grown); return; }
+        if (t == 0) {   /* (a while loop: it grows no tensor array) */
             restore_homes(c, homes, nhomes);
             mem_free(homes);
+            mem_free(grown);
             if (c->tape) cgrad_loop_end(c);
             return;
         }
@@ -558,6 +598,8 @@ static void compile_loop(Comp *c, LoopArg *la) {
     mem_free(lp.conts);
     restore_homes(c, homes, nhomes);
     mem_free(homes);
+    for (int i = 0; i < ngrown; i++) ca_close(c, grown[i].st);
+    mem_free(grown);
     if (c->tape) cgrad_loop_end(c);
 }
 
@@ -590,7 +632,7 @@ static void check_range_stop(Comp *c, AVal *stop) {
 
 static void for_stmt(Comp *c, Node *n) {
     Node *it = n->b;
-    LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV };
+    LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV, false };
     if (it->kind == AST_CALL && it->a->kind == AST_NAME && it->nk == 0 && it->n >= 1 && it->n <= 3) {
         AVal fn = cc_expr(c, it->a);
         if (c->failed) return;
@@ -650,6 +692,7 @@ static void for_stmt(Comp *c, Node *n) {
         compile_loop(c, &la);
         return;
     }
+    if ((v.kind == AV_LIST || v.kind == AV_DICT) && ca_is_open(v.st)) { ca_read_open(c); return; }
     if (v.kind == AV_LIST || v.kind == AV_DICT) {
         /* the structure is known: one copy of the body per item */
         for (int i = 0; i < v.st->n && !c->failed; i++) {
@@ -690,7 +733,7 @@ static void both_branches(Comp *c, void *arg) {
     Home *changed = NULL, *items = NULL;
     int n = 0, nitems = 0;
     if (!c->failed) changed_since(c, &s, &changed, &n);
-    if (!c->failed) changed_items(c, &s, &items, &nitems);
+    if (!c->failed) changed_items(c, &s, &items, &nitems, -1, NULL, NULL);
     /* keep then-branch results visible to the caller's diff, then run else from the start */
     rollback(c, &s);
     BranchArg e = { ba->n, 1 };
@@ -740,7 +783,7 @@ AVal cc_and_or_runtime(Comp *c, Node *n, int ra, bool value) {
     RhsArg arg = { n, dst, value };
     Home *homes = NULL;
     int nhomes = 0;
-    prepare_homes(c, and_or_rhs, &arg, &homes, &nhomes);
+    prepare_homes(c, and_or_rhs, &arg, &homes, &nhomes, NULL, NULL);
     if (c->failed) { mem_free(homes); return FAILV; }
     int test = ra;
     if (n->kind == AST_OR) {   /* b runs when a is false */
@@ -785,7 +828,7 @@ static void if_stmt(Comp *c, Node *n) {
     Home *homes = NULL;
     int nhomes = 0;
     BranchArg ba = { n, 0 };
-    prepare_homes(c, both_branches, &ba, &homes, &nhomes);
+    prepare_homes(c, both_branches, &ba, &homes, &nhomes, NULL, NULL);
     if (c->failed) { mem_free(homes); return; }
     if (c->tape) {   /* a branch inside a function being differentiated */
         int *hr = home_regs(c, homes, nhomes, false);
@@ -875,7 +918,7 @@ void cc_stmt(Comp *c, Node *n) {
     }
     case AST_IF: if_stmt(c, n); return;
     case AST_WHILE: {
-        LoopArg la = { n, 0, 1, false, FAILV, FAILV, FAILV };
+        LoopArg la = { n, 0, 1, false, FAILV, FAILV, FAILV, false };
         compile_loop(c, &la);
         return;
     }

@@ -47,9 +47,10 @@ static bool exportable(const Graph *g, const char *fname, char *err, size_t errl
     }
     for (int i = 0; i < g->ncode; i++) {
         const Ins *in = &g->code[i];
-        if (in->op == I_SELECT) {   /* not in the file format yet */
-            snprintf(err, errlen, "%s() indexes a list with a number computed at run time (line %d), which a graph "
-                     "file cannot hold yet", fname, in->loc.line);
+        if (in->op == I_SELECT || in->op == I_ROWSET) {   /* not in the file format yet */
+            snprintf(err, errlen, "%s() %s (line %d), which a graph file cannot hold yet", fname,
+                     in->op == I_SELECT ? "indexes a list with a number computed at run time" : "grows a tensor list in a loop",
+                     in->loc.line);
             return false;
         }
         if (in->op == I_STORE) {

@@ -59,7 +59,7 @@ static bool pass_on(const char *name) {
 static bool is_pure(InsOp op) {
     switch (op) {
     case I_PRINT: case I_ASSERT: case I_STORE: case I_JUMP: case I_JUMPF: case I_TRUTH: case I_SEED:
-    case I_PUSH: case I_POP:
+    case I_PUSH: case I_POP: case I_ROWSET:
         return false;
     default: return true;
     }
@@ -99,6 +99,11 @@ static int reads(const Ins *in, int *out) {
         if (in->op == I_INDEX_SET) out[n++] = in->b;
         for (int k = 0; k < in->nargs; k++)
             if (in->args[k] >= 0) out[n++] = in->args[k];
+        return n;
+    case I_ROWSET:   /* the buffer's other rows stay */
+        out[n++] = in->dst;
+        out[n++] = in->a;
+        out[n++] = in->b;
         return n;
     case I_STORE: case I_PRINT: return 0;   /* operands counted separately */
     case I_EPILOGUE:   /* the matmul's operands, then steps that read like a fused group's */

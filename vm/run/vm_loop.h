@@ -121,6 +121,25 @@ static int exec_pop(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
     return X->place(g, r, in->dst, t) ? vm_fail_at(I, in, op_error()) : 0;
 }
 
+/* Row N[a] of the buffer in register dst := T[b] (a push onto a tensor list, carray.c): in
+ * place, into a copy first when another value holds the buffer. The compiler keeps the row
+ * in range (the buffer has a row for every push of the loop). */
+static int exec_rowset(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
+    Tensor *buf = r->ten[in->dst], *v = r->ten[in->b];
+    if (!buf || !v) return vm_fail_at(I, in, "undefined variable");
+    if (buf->rc != 1 || buf->buf->rc != 1) {
+        Tensor *own = tensor_copy(buf);
+        if (!own || X->place(g, r, in->dst, own)) return vm_fail_at(I, in, op_error());
+        buf = r->ten[in->dst];
+    }
+    Tensor row = *buf;
+    row.ndim = v->ndim;
+    memcpy(row.shape, v->shape, sizeof(int64_t) * (size_t)v->ndim);
+    row.size = v->size;
+    row.data = (char *)buf->data + (int64_t)r->num[in->a] * v->size * (int64_t)dtype_size(v->dtype);
+    return X->copy(&row, v) ? vm_fail_at(I, in, op_error()) : 0;
+}
+
 /* ITEM and TRUTH: the first element, read on the host whatever the tensor's device. */
 static int exec_read(Interp *I, VmRegs *r, Ins *in) {
     Tensor *x = r->ten[in->a], *h;
@@ -188,6 +207,7 @@ static inline __attribute__((always_inline)) int vm_loop(Interp *I, Graph *g, Vm
             vmcase(I_SCALAR) if (exec_scalar(I, g, r, X, in)) return -1; vmbreak;
             vmcase(I_TMOVE) if (exec_tmove(I, g, r, X, in)) return -1; vmbreak;
             vmcase(I_SELECT) if (exec_select(I, g, r, X, in)) return -1; vmbreak;
+            vmcase(I_ROWSET) if (exec_rowset(I, g, r, X, in)) return -1; vmbreak;
             vmcase(I_OP) {
                 /* before each kernel: a run of slow ops without a loop stops too */
                 if (!interp_poll(I)) return vm_stopped_at(I, in);
