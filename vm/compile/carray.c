@@ -62,7 +62,14 @@ AVal ca_select(Comp *c, AStruct *st, AVal key, SrcLoc loc) {
  * len() is n0 + count. After the loop the list holds its items again: each row an INDEX of
  * the buffer (a tensor of its own, equal to what eager code pushed; DCE removes those
  * nobody reads), and stack(list) / concat(list) of exactly those rows is the buffer itself
- * (a reshape for concat). */
+ * (a reshape for concat).
+ *
+ * Under grad (a tape is recording), the buffer is a hidden variable of the loop instead (a
+ * home, so the tape carries it across iterations), starting as -0.0 everywhere, and a push
+ * is buf = scatter_add(buf, the row's flat positions, v): -0.0 + x is x for every x, so the
+ * rows hold exactly the pushed values, and scatter_add's rule gives v the row's gradient
+ * (take), the copies eager's stack rule gives each item. The rows after the loop are takes
+ * of the buffer. A second dry run of the loop finds the hidden variable's home. */
 typedef struct TArray {
     AVal buf;         /* [cap, *item] */
     int count;        /* number register: pushes so far in this run of the loop */
@@ -72,6 +79,9 @@ typedef struct TArray {
     int *rows;        /* after the loop: the registers of its rows (items n0..) */
     DType dtype;
     Shape item;
+    bool grad;        /* under a tape: the buffer is the hidden variable `key` */
+    VarKey key;
+    AVal base;        /* grad: i64 flat positions of row 0, shaped like an item */
 } TArray;
 
 #define CA_MAX_ROWS 10000   /* each row becomes an item (an instruction) after the loop */
@@ -124,8 +134,27 @@ bool ca_can_grow(Comp *c, AStruct *st, int n0, int trips) {
     return true;
 }
 
-/* Before the loop: st's buffer (zeros of [rows (its pushes in all), *item]) and count. */
-void ca_open(Comp *c, AStruct *st, int n0, int rows, const AVal *first) {
+/* A constant i64 tensor shaped like an item: the flat positions of row k of the buffer. */
+static AVal row_positions(Comp *c, const TArray *ta, int64_t k) {
+    Tensor *t = tensor_new(DT_I64, &ta->item);
+    if (!t) return cc_op_failed(c);
+    for (int64_t i = 0; i < t->size; i++) ((int64_t *)t->data)[i] = k * t->size + i;
+    return cc_tensor_const(c, t);
+}
+
+/* Under grad: the buffer as a hidden variable of the code, starting as -0.0. */
+static void open_for_grad(Comp *c, TArray *ta, const Shape *s) {
+    Tensor *t = op_full(s, -0.0, ta->dtype);
+    if (!t) { cc_op_failed(c); return; }
+    ta->grad = true;
+    ta->key = (VarKey){ K_INLINE, ++c->next_inline * 65536, NULL };
+    cc_env_set(c, ta->key, cc_tensor_const(c, t), "a tensor list's buffer", false);
+    ta->base = row_positions(c, ta, 0);
+}
+
+/* Before the loop: st's buffer (zeros of [rows (its pushes in all), *item]) and count. True
+ * when the loop needs another dry run (a grad's hidden variable needs a home). */
+bool ca_open(Comp *c, AStruct *st, int n0, int rows, const AVal *first) {
     TArray *ta = cc_arena_alloc(c, sizeof *ta);
     ta->cap = rows;
     ta->n0 = n0;
@@ -139,8 +168,14 @@ void ca_open(Comp *c, AStruct *st, int n0, int rows, const AVal *first) {
     AVal shape = { .kind = AV_LIST, .st = dims, .reg = -1 };
     AVal dt = cc_const_av(cc_keep_value(c, val_cstr(dtype_name(ta->dtype))));
     char *kwn[] = { "dtype" };
-    ta->buf = cc_call_op(c, OP_ZEROS, &shape, 1, kwn, &dt, 1);
-    if (c->failed) return;
+    if (c->tape) {
+        Shape s = { ta->item.ndim + 1, { ta->cap } };
+        memcpy(s.d + 1, ta->item.d, sizeof(int64_t) * (size_t)ta->item.ndim);
+        open_for_grad(c, ta, &s);
+    } else {
+        ta->buf = cc_call_op(c, OP_ZEROS, &shape, 1, kwn, &dt, 1);
+    }
+    if (c->failed) return false;
     AVal zero = cc_num_const(0);
     int z = cc_num_reg(c, &zero);
     ta->count = cc_new_num(c, false);
@@ -150,6 +185,32 @@ void ca_open(Comp *c, AStruct *st, int n0, int rows, const AVal *first) {
     cc_undo_save(c, st);
     st->n = n0;   /* the dry run's pushes were rolled back: its items before the loop */
     st->ta = ta;
+    return ta->grad;
+}
+
+/* Under grad: buf = scatter_add(buf, row `count`'s positions, v), recorded on the tape. */
+static void push_for_grad(Comp *c, TArray *ta, AVal v) {
+    Binding *b = cc_env_find(c, ta->key);
+    AVal rowsize = cc_num_const((double)shape_count(&ta->item));
+    int rs = cc_num_reg(c, &rowsize);
+    Ins *in = cc_emit(c, I_NBIN);
+    in->dst = cc_new_num(c, false);
+    in->a = ta->count;
+    in->b = rs;
+    in->aux = OP_MUL;
+    int off = in->dst;
+    Shape s0 = { 0, { 0 } };
+    AVal toff = cc_tensor_av(c, DT_I64, &s0);
+    in = cc_emit(c, I_SCALAR);
+    in->dst = toff.reg;
+    in->a = off;
+    in->aux = DT_I64;
+    AVal pos = cc_emit_op(c, OP_ADD, (AVal[]){ ta->base, toff }, 2, NULL);
+    if (c->failed) return;
+    AVal nb = cc_emit_op(c, OP_SCATTER_ADD, (AVal[]){ b->v, pos, v }, 3, NULL);
+    if (c->failed) return;
+    cgrad_push_node(c, nb.reg);
+    cc_env_set(c, ta->key, nb, "a tensor list's buffer", false);
 }
 
 /* push(st, v) inside the loop: v into row count. */
@@ -158,13 +219,17 @@ AVal ca_push(Comp *c, AStruct *st, AVal v) {
     if (c->branch_depth != ta->depth) return ca_runtime_growth(c);
     if (v.kind != AV_TENSOR || v.dtype != ta->dtype || !shape_equal(&v.shape, &ta->item))
         return cc_unsupported(c, "a tensor list grows in a loop with values of different kinds, shapes or dtypes");
-    if (c->tape && cgrad_tracked(c, v.reg))
-        return cc_unsupported(c, "the gradient through a tensor list grown in a run-time loop is not compiled yet");
     if (v.unset) return cc_unsupported(c, "a push of a variable that may be unset onto a tensor list");
-    Ins *in = cc_emit(c, I_ROWSET);
-    in->dst = ta->buf.reg;
-    in->a = ta->count;
-    in->b = v.reg;
+    Ins *in;
+    if (ta->grad) {
+        push_for_grad(c, ta, v);
+        if (c->failed) return FAILV;
+    } else {
+        in = cc_emit(c, I_ROWSET);
+        in->dst = ta->buf.reg;
+        in->a = ta->count;
+        in->b = v.reg;
+    }
     AVal one = cc_num_const(1);
     int r1 = cc_num_reg(c, &one);
     in = cc_emit(c, I_NBIN);
@@ -193,6 +258,17 @@ void ca_close(Comp *c, AStruct *st) {
     ta->open = false;
     if (c->failed) return;
     ta->rows = cc_arena_alloc(c, sizeof(int) * (size_t)(ta->cap + 1));
+    if (ta->grad) {   /* rows the tape sees: takes of the buffer's final value */
+        ta->buf = cc_env_find(c, ta->key)->v;
+        for (int k = 0; k < ta->cap && !c->failed; k++) {
+            AVal pos = row_positions(c, ta, k);
+            AVal row = c->failed ? FAILV : cc_emit_op(c, OP_TAKE, (AVal[]){ ta->buf, pos }, 2, NULL);
+            if (c->failed) return;
+            ta->rows[k] = row.reg;
+            cc_astruct_push(c, st, NULL, row);
+        }
+        return;
+    }
     for (int k = 0; k < ta->cap && !c->failed; k++) {
         IndexItem *it = mem_calloc(1, sizeof(IndexItem));
         it->kind = IDX_INT;

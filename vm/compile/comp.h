@@ -252,6 +252,8 @@ void cgrad_cut(Comp *c, const char *what, SrcLoc loc);
 void cgrad_loop_begin(Comp *c, const int *home_regs, int nhomes, int counter);
 void cgrad_loop_body_end(Comp *c, const int *new_regs, bool jumps_out);
 void cgrad_loop_end(Comp *c);
+/* The newest recorded op, the one that computed reg, is a push onto a tensor array (carray.c). */
+void cgrad_push_node(Comp *c, int reg);
 /* A run-time branch while a tape is active: begin after its homes are made (their
  * registers, whether each surely holds a value, the condition's register), else after the
  * then-branch's home moves, end after the else-branch's. */
@@ -264,7 +266,7 @@ void cgrad_branch_end(Comp *c);
 AVal ca_select(Comp *c, AStruct *st, AVal key, SrcLoc loc);
 AVal ca_runtime_growth(Comp *c);
 bool ca_can_grow(Comp *c, AStruct *st, int n0, int trips);
-void ca_open(Comp *c, AStruct *st, int n0, int rows, const AVal *first);
+bool ca_open(Comp *c, AStruct *st, int n0, int rows, const AVal *first);
 void ca_close(Comp *c, AStruct *st);
 bool ca_is_open(const AStruct *st);
 AVal ca_read_open(Comp *c);

@@ -368,7 +368,15 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
     c->loop = saved_loop;
     rollback(c, &s);
     if (failed) { mem_free(changed); mem_free(items); return; }
-    for (int i = 0; grown && i < *ngrown && !c->failed; i++) ca_open(c, (*grown)[i].st, (*grown)[i].n0, trips * (*grown)[i].per, &(*grown)[i].first);
+    bool again = false;
+    for (int i = 0; grown && i < *ngrown && !c->failed; i++)
+        again |= ca_open(c, (*grown)[i].st, (*grown)[i].n0, trips * (*grown)[i].per, &(*grown)[i].first);
+    if (again && !c->failed) {   /* the tensor arrays' hidden variables (grad) need homes */
+        mem_free(changed);
+        mem_free(items);
+        prepare_homes(c, compile_region, arg, homes, nhomes, NULL, NULL);
+        return;
+    }
     for (int i = 0; i < nitems && !c->failed; i++) home_item(c, &items[i], homes, nhomes);
     mem_free(items);
     if (c->failed) { mem_free(changed); return; }
