@@ -270,21 +270,29 @@ void ca_close(Comp *c, AStruct *st) {
         return;
     }
     for (int k = 0; k < ta->cap && !c->failed; k++) {
-        IndexItem *it = mem_calloc(1, sizeof(IndexItem));
-        it->kind = IDX_INT;
-        it->i = k;
-        AVal row = cc_tensor_av(c, ta->dtype, &ta->item);
-        Ins *in = cc_emit(c, I_INDEX);
-        in->dst = row.reg;
-        in->a = ta->buf.reg;
-        in->idx = it;
-        in->nidx = 1;
-        in->args = mem_alloc(sizeof(int));
-        in->args[0] = -1;
-        in->nargs = 1;
+        AVal row = cc_index_row(c, ta->buf, k, -1);
         ta->rows[k] = row.reg;
         cc_astruct_push(c, st, NULL, row);
     }
+}
+
+/* Row k of tensor t, or row N[kreg] when kreg >= 0 (a loop over t's rows): one INDEX. */
+AVal cc_index_row(Comp *c, AVal t, int64_t k, int kreg) {
+    IndexItem *it = mem_calloc(1, sizeof(IndexItem));
+    it->kind = IDX_INT;
+    it->i = k;
+    Shape so = { t.shape.ndim - 1, { 0 } };
+    memcpy(so.d, t.shape.d + 1, sizeof(int64_t) * (size_t)so.ndim);
+    AVal v = cc_tensor_av(c, t.dtype, &so);
+    Ins *ix = cc_emit(c, I_INDEX);
+    ix->dst = v.reg;
+    ix->a = t.reg;
+    ix->idx = it;
+    ix->nidx = 1;
+    ix->args = mem_alloc(sizeof(int));
+    ix->args[0] = kreg;
+    ix->nargs = 1;
+    return v;
 }
 
 /* Whether axis argument v (absent, or a known number) is 0. */

@@ -264,6 +264,7 @@ void cgrad_branch_end(Comp *c);
 /* vm/compile/carray.c: a list indexed by a number known only at run time; tensor arrays, lists
  * of tensors grown in a run-time loop (opened before it, closed after it, pushed onto in it). */
 AVal ca_select(Comp *c, AStruct *st, AVal key, SrcLoc loc);
+AVal cc_index_row(Comp *c, AVal t, int64_t k, int kreg);   /* row k, or row N[kreg] (kreg >= 0), of t */
 AVal ca_runtime_growth(Comp *c);
 bool ca_can_grow(Comp *c, AStruct *st, int n0, int trips);
 bool ca_open(Comp *c, AStruct *st, int n0, int rows, const AVal *first);

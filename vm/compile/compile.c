@@ -479,20 +479,7 @@ static AVal loop_var(Comp *c, LoopArg *la) {
     if (la->iter.kind != AV_TENSOR) return i;
     if (c->tape && cgrad_tracked(c, la->iter.reg))
         return cc_unsupported(c, "a loop over the rows of a tensor being differentiated is not compiled yet");
-    IndexItem *it = mem_calloc(1, sizeof(IndexItem));
-    it->kind = IDX_INT;
-    Shape so = { la->iter.shape.ndim - 1, { 0 } };
-    memcpy(so.d, la->iter.shape.d + 1, sizeof(int64_t) * (size_t)so.ndim);
-    AVal v = cc_tensor_av(c, la->iter.dtype, &so);
-    Ins *ix = cc_emit(c, I_INDEX);
-    ix->dst = v.reg;
-    ix->a = la->iter.reg;
-    ix->idx = it;
-    ix->nidx = 1;
-    ix->args = mem_alloc(sizeof(int));
-    ix->args[0] = i.reg;
-    ix->nargs = 1;
-    return v;
+    return cc_index_row(c, la->iter, 0, i.reg);
 }
 
 static void loop_body_once(Comp *c, void *arg) {
