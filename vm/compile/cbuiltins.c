@@ -98,6 +98,10 @@ static bool const_value(Comp *c, AVal *v, const char *what, Value *out) {
         *out = v->is_bool ? BOOL_VAL(x != 0) : NUM_VAL(x);
         return true;
     }
+    if (v->kind == AV_LIST && ca_is_open(v->st)) {
+        ca_read_open(c);
+        return false;
+    }
     if (v->kind == AV_LIST && v->st->obj < 0) {
         ObjList *l = list_new(v->st->n);
         *out = cc_keep_value(c, OBJ_VAL(VAL_LIST, l));
@@ -352,11 +356,13 @@ static AVal builtin_insert(Comp *c, AVal *v, SrcLoc loc) {
  * nothing reported where they do not (the call then runs eagerly, with eager's messages). */
 static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc loc) {
     bool onto_new_list = v[0].kind == AV_LIST && v[0].st->obj < 0;
-    if ((v[0].kind == AV_LIST || v[0].kind == AV_DICT) && ca_is_open(v[0].st)) {   /* a tensor array in its loop */
+    if (v[0].kind == AV_LIST && ca_is_open(v[0].st)) {   /* a tensor array in its loop */
         if (rule == ST_PUSH) return ca_push(c, v[0].st, v[1]);
         if (rule == ST_LEN) return ca_len(c, v[0].st);
         return ca_read_open(c);
     }
+    for (int i = 1; i < ARGS_MAX; i++)
+        if (v[i].kind == AV_LIST && ca_is_open(v[i].st)) return ca_read_open(c);
     const char *name = b->name;
     int reg, t;
     int64_t n;

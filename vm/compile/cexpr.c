@@ -113,6 +113,9 @@ int cc_truth(Comp *c, AVal v, int *reg, SrcLoc loc) {
         *reg = in->dst;
         return -1;
     }
+    case AV_LIST:
+        if (ca_is_open(v.st)) ca_read_open(c);   /* its truth is its length's */
+        return 1;
     default: return 1;
     }
 }

@@ -30,6 +30,7 @@ static void store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
     AStruct *st = obj.st;
     int at;
     c->loc = loc;
+    if (ca_is_open(st)) { ca_read_open(c); return; }
     if (obj.kind == AV_DICT) {
         if (key.kind != AV_CONST || key.k.type != VAL_STR) { cc_error_at(c, loc, "dict keys are strings"); return; }
         at = cc_astruct_find(st, AS_STR(key.k)->chars);
