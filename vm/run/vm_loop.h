@@ -122,12 +122,14 @@ static int exec_pop(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
 }
 
 /* Row N[a] of the buffer in register dst := T[b] (a push onto a tensor list, carray.c): in
- * place, into a copy first when another value holds the buffer. The compiler keeps the row
+ * place, into a copy first when another value holds the buffer (the register's own arena
+ * region, held by the arena and the register only, is its own). The compiler keeps the row
  * in range (the buffer has a row for every push of the loop). */
 static int exec_rowset(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
     Tensor *buf = r->ten[in->dst], *v = r->ten[in->b];
     if (!buf || !v) return vm_fail_at(I, in, "undefined variable");
-    if (buf->rc != 1 || buf->buf->rc != 1) {
+    bool own_region = g->dev && g->dev->region_of && buf->rc == 2 && vm_dev_region(g->dev, in->dst) == buf;
+    if (!own_region && (buf->rc != 1 || buf->buf->rc != 1)) {
         Tensor *own = tensor_copy(buf);
         if (!own || X->place(g, r, in->dst, own)) return vm_fail_at(I, in, op_error());
         buf = r->ten[in->dst];
