@@ -2,6 +2,7 @@
  *   vm/compile/cvalue.c         compile-time values, failure reporting, emission, inputs and guards
  *   vm/compile/cexpr.c          expressions, indexing, calls, operands the VM builds
  *   vm/compile/cbuiltins.c      built-in functions in static code
+ *   vm/compile/carray.c         lists indexed at run time, tensor arrays (lists grown in loops)
  *   vm/compile/compile.c        statements, loops and branches, the driver
  * See vm/compile/compile.c for how the compiler works. */
 #ifndef TSL_COMP_H
