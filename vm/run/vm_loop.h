@@ -134,11 +134,14 @@ static int exec_rowset(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in)
         if (!own || X->place(g, r, in->dst, own)) return vm_fail_at(I, in, op_error());
         buf = r->ten[in->dst];
     }
+    double at = r->num[in->a];
+    if (!(at >= 0 && (at + 1) * (double)v->size <= (double)buf->size) || v->dtype != buf->dtype)   /* never, from the compiler */
+        return vm_fail_at(I, in, "internal error: a push past the end of a tensor list's buffer");
     Tensor row = *buf;
     row.ndim = v->ndim;
     memcpy(row.shape, v->shape, sizeof(int64_t) * (size_t)v->ndim);
     row.size = v->size;
-    row.data = (char *)buf->data + (int64_t)r->num[in->a] * v->size * (int64_t)dtype_size(v->dtype);
+    row.data = (char *)buf->data + (int64_t)at * v->size * (int64_t)dtype_size(v->dtype);
     return X->copy(&row, v) ? vm_fail_at(I, in, op_error()) : 0;
 }
 
