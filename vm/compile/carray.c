@@ -24,10 +24,63 @@ static const char *select_problem(Comp *c, const AStruct *st) {
         if (v->kind == AV_TENSOR && (v->dtype != v0->dtype || !shape_equal(&v->shape, &v0->shape)))
             return "a list of tensors of different shapes or dtypes, indexed by a number computed at run time";
         if (v->unset) return "a list holding a variable that may be unset, indexed by a number computed at run time";
-        if (v->kind == AV_TENSOR && c->tape && cgrad_tracked(c, v->reg))
-            return "a list of tensors being differentiated, indexed by a number computed at run time (not compiled yet)";
     }
     return NULL;
+}
+
+static bool any_tracked(Comp *c, const AStruct *st) {
+    for (int i = 0; c->tape && i < st->n; i++)
+        if (st->items[i].kind == AV_TENSOR && cgrad_tracked(c, st->items[i].reg)) return true;
+    return false;
+}
+
+/* A constant i64 tensor shaped like an item: the flat positions of row k of a stack of items. */
+static AVal row_positions(Comp *c, const Shape *item, int64_t k) {
+    Tensor *t = tensor_new(DT_I64, item);
+    if (!t) return cc_op_failed(c);
+    for (int64_t i = 0; i < t->size; i++) ((int64_t *)t->data)[i] = k * t->size + i;
+    return cc_tensor_const(c, t);
+}
+
+/* The flat positions of row N[row] of a stack of items: base (row 0's) + N[row] * item size. */
+static AVal positions_at(Comp *c, AVal base, int row) {
+    AVal rowsize = cc_num_const((double)shape_count(&base.shape));
+    int rs = cc_num_reg(c, &rowsize);
+    Ins *in = cc_emit(c, I_NBIN);
+    in->dst = cc_new_num(c, false);
+    in->a = row;
+    in->b = rs;
+    in->aux = OP_MUL;
+    int off = in->dst;
+    Shape s0 = { 0, { 0 } };
+    AVal toff = cc_tensor_av(c, DT_I64, &s0);
+    in = cc_emit(c, I_SCALAR);
+    in->dst = toff.reg;
+    in->a = off;
+    in->aux = DT_I64;
+    return cc_emit_op(c, OP_ADD, (AVal[]){ base, toff }, 2, NULL);
+}
+
+/* list[key] of tensors being differentiated: take(stack(list), row key's positions), which the
+ * tape differentiates (each item gets its row of the gradient). The index is checked and made
+ * non-negative first by a SELECT over the numbers 0..n-1, with eager's rules and messages. */
+static AVal select_tracked(Comp *c, AStruct *st, int key) {
+    int n = st->n, *ks = mem_alloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        AVal k = cc_num_const(i);
+        ks[i] = cc_num_reg(c, &k);
+    }
+    int row = cc_new_num(c, false);
+    Ins *in = cc_emit(c, I_SELECT);
+    in->dst = row;
+    in->a = key;
+    in->args = ks;
+    in->nargs = n;
+    AVal *items = cc_arena_alloc(c, sizeof(AVal) * (size_t)n);
+    memcpy(items, st->items, sizeof(AVal) * (size_t)n);
+    AVal stacked = cc_emit_op(c, OP_STACK, items, n, NULL);
+    AVal pos = c->failed ? FAILV : positions_at(c, row_positions(c, &st->items[0].shape, 0), row);
+    return c->failed ? FAILV : cc_emit_op(c, OP_TAKE, (AVal[]){ stacked, pos }, 2, NULL);
 }
 
 /* list[key] where key is a number known only at run time: one SELECT over the items'
@@ -37,6 +90,11 @@ AVal ca_select(Comp *c, AStruct *st, AVal key, SrcLoc loc) {
     const char *why = select_problem(c, st);
     if (why) return cc_unsupported(c, "%s", why);
     if (st->n == 0) return cc_unsupported(c, "an empty list indexed by a number computed at run time");
+    if (any_tracked(c, st)) {
+        AVal r = select_tracked(c, st, cc_num_reg(c, &key));
+        c->loc = loc;
+        return r;
+    }
     int *regs = mem_alloc(sizeof(int) * (size_t)st->n);
     for (int i = 0; i < st->n; i++) regs[i] = st->items[i].kind == AV_NUM ? cc_num_reg(c, &st->items[i]) : st->items[i].reg;
     int kr = cc_num_reg(c, &key);
@@ -134,13 +192,6 @@ bool ca_can_grow(Comp *c, AStruct *st, int n0, int trips) {
     return true;
 }
 
-/* A constant i64 tensor shaped like an item: the flat positions of row k of the buffer. */
-static AVal row_positions(Comp *c, const TArray *ta, int64_t k) {
-    Tensor *t = tensor_new(DT_I64, &ta->item);
-    if (!t) return cc_op_failed(c);
-    for (int64_t i = 0; i < t->size; i++) ((int64_t *)t->data)[i] = k * t->size + i;
-    return cc_tensor_const(c, t);
-}
 
 /* Under grad: the buffer as a hidden variable of the code, starting as -0.0. */
 static void open_for_grad(Comp *c, TArray *ta, const Shape *s) {
@@ -149,7 +200,7 @@ static void open_for_grad(Comp *c, TArray *ta, const Shape *s) {
     ta->grad = true;
     ta->key = (VarKey){ K_INLINE, ++c->next_inline * 65536, NULL };
     cc_env_set(c, ta->key, cc_tensor_const(c, t), "a tensor list's buffer", false);
-    ta->base = row_positions(c, ta, 0);
+    ta->base = row_positions(c, &ta->item, 0);
 }
 
 /* Before the loop: st's buffer (zeros of [rows (its pushes in all), *item]) and count. True
@@ -191,21 +242,7 @@ bool ca_open(Comp *c, AStruct *st, int n0, int rows, const AVal *first) {
 /* Under grad: buf = scatter_add(buf, row `count`'s positions, v), recorded on the tape. */
 static void push_for_grad(Comp *c, TArray *ta, AVal v) {
     Binding *b = cc_env_find(c, ta->key);
-    AVal rowsize = cc_num_const((double)shape_count(&ta->item));
-    int rs = cc_num_reg(c, &rowsize);
-    Ins *in = cc_emit(c, I_NBIN);
-    in->dst = cc_new_num(c, false);
-    in->a = ta->count;
-    in->b = rs;
-    in->aux = OP_MUL;
-    int off = in->dst;
-    Shape s0 = { 0, { 0 } };
-    AVal toff = cc_tensor_av(c, DT_I64, &s0);
-    in = cc_emit(c, I_SCALAR);
-    in->dst = toff.reg;
-    in->a = off;
-    in->aux = DT_I64;
-    AVal pos = cc_emit_op(c, OP_ADD, (AVal[]){ ta->base, toff }, 2, NULL);
+    AVal pos = positions_at(c, ta->base, ta->count);
     if (c->failed) return;
     AVal nb = cc_emit_op(c, OP_SCATTER_ADD, (AVal[]){ b->v, pos, v }, 3, NULL);
     if (c->failed) return;
@@ -261,7 +298,7 @@ void ca_close(Comp *c, AStruct *st) {
     if (ta->grad) {   /* rows the tape sees: takes of the buffer's final value */
         ta->buf = cc_env_find(c, ta->key)->v;
         for (int k = 0; k < ta->cap && !c->failed; k++) {
-            AVal pos = row_positions(c, ta, k);
+            AVal pos = row_positions(c, &ta->item, k);
             AVal row = c->failed ? FAILV : cc_emit_op(c, OP_TAKE, (AVal[]){ ta->buf, pos }, 2, NULL);
             if (c->failed) return;
             ta->rows[k] = row.reg;
