@@ -118,6 +118,9 @@ int cc_truth(Comp *c, AVal v, int *reg, SrcLoc loc) {
         *reg = in->dst;
         return -1;
     }
+    case AV_LIST:
+        if (ca_is_open(v.st)) ca_read_open(c);   /* its truth is its length's */
+        return 1;
     default: return 1;
     }
 }
@@ -367,6 +370,12 @@ static AVal index_struct(Comp *c, AVal obj, AVal key, SrcLoc loc) {
     int64_t i;
     c->loc = loc;
     if (obj.st->items_unknown) return cc_unsupported(c, "reading an item of a list that static code grows at run time");
+    if (ca_is_open(obj.st)) return ca_read_open(c);
+    if (key.kind == AV_NUM && !key.known && !key.is_bool) {
+        cc_struct_n(c, obj.st);   /* select checks the index against the list's length */
+        if (c->failed) return FAILV;
+        return ca_select(c, obj.st, key, loc);
+    }
     if (!cc_need_int(c, &key, &i, "a list index")) return FAILV;
     if (i < 0) i += cc_struct_n(c, obj.st);
     if (c->failed) return FAILV;
@@ -637,6 +646,11 @@ static Opnd opnd_of(Comp *c, AVal v, int depth, long *nodes) {
         return o;
     case AV_LIST:
     case AV_DICT:
+        if (ca_is_open(v.st)) {
+            ca_read_open(c);
+            o.kind = OPND_CONST;
+            return o;
+        }
         if (v.st->obj >= 0 && !c->failed) {
             o.kind = OPND_OBJ;   /* the very container the program passed in */
             o.reg = v.st->obj;

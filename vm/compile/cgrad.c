@@ -26,6 +26,7 @@ typedef struct {
     GVal y;            /* the result (res[out_k]) */
     int out_var;
     int out_k;         /* which result of the call (rules differentiate result 0 only) */
+    bool sink;         /* a push onto a tensor array: its backward runs first in its iteration */
 } CNode;
 
 typedef struct {
@@ -191,6 +192,7 @@ static void record_on(Comp *c, CTape *tp, OpCode op, AVal *ops, int n, const OpA
     CNode *nd = &tp->nodes[tp->nnodes++];
     if (tp->nnodes > tp->nnodes_made) tp->nnodes_made = tp->nnodes;
     nd->op = op;
+    nd->sink = false;
     nd->nin = n;
     nd->x = mem_alloc((sizeof(GVal) + sizeof(int)) * (size_t)(n + 1));   /* a concat may have many */
     nd->in_var = (int *)(nd->x + n + 1);
@@ -376,11 +378,14 @@ static void save_reg(Comp *c, CLoop *L, int reg) {
     L->stack[L->nsaved++] = c->g->nstacks++;
 }
 
+static bool sink_pushes(Comp *c, CTape *tp, CLoop *L);
+
 static void loop_body_end(Comp *c, CTape *tp, const int *new_regs, bool jumps_out) {
     CLoop *L = open_loop(tp);
     if (tp->nest || !L) return;
     L->last_node = tp->nnodes;
     L->body_done = true;
+    if (!sink_pushes(c, tp, L)) return;
     for (int i = 0; i < L->nhomes; i++) {
         L->homes[i].var_end = -1;
         for (int j = 0; j < L->nhome_regs; j++)
@@ -420,6 +425,40 @@ static void loop_body_end(Comp *c, CTape *tp, const int *new_regs, bool jumps_ou
         L->push_at[i] = (int)(in - c->g->code);
     }
     emit_nbin(c, L->count_reg, L->count_reg, num_const_reg(c, 1), OP_ADD);
+}
+
+/* A push onto a tensor array (vm/compile/carray.c) is recorded where it is compiled, but eager
+ * code's stack or concat of the list gives each pushed value its gradient after the loop, so
+ * before any other use of the value: the push nodes move to the end of their iteration (their
+ * backward then runs first), in order. They read and write only the buffer's chain and the
+ * pushed value, so no other node depends on where they are. */
+static bool sink_pushes(Comp *c, CTape *tp, CLoop *L) {
+    int n = L->last_node - L->first_node, nsink = 0;
+    for (int k = L->first_node; k < L->last_node; k++) nsink += tp->nodes[k].sink;
+    if (!nsink) return true;
+    RegionRef self = (RegionRef)(L - tp->loops) + 1;
+    for (int i = 0; i < tp->nloops; i++)
+        if (nested_in(tp, i + 1, self)) goto nested;
+    for (int i = 0; i < tp->nbranches; i++)
+        if (nested_in(tp, -(i + 1), self)) goto nested;
+    CNode *tmp = mem_alloc(sizeof(CNode) * (size_t)(n + 1));
+    int at = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = L->first_node; k < L->last_node; k++)
+            if (tp->nodes[k].sink == (pass == 1)) tmp[at++] = tp->nodes[k];
+    memcpy(tp->nodes + L->first_node, tmp, sizeof(CNode) * (size_t)n);
+    mem_free(tmp);
+    return true;
+nested:
+    cc_unsupported(c, "a gradient through a tensor list grown in a loop with run-time branches or loops inside is not compiled yet");
+    return false;
+}
+
+/* The newest node, when it computed register reg: a push onto a tensor array (sink_pushes). */
+void cgrad_push_node(Comp *c, int reg) {
+    for (CTape *tp = c->tape; tp; tp = tp->outer)
+        if (tp->nnodes > 0 && var_of(tp, reg) >= 0 && tp->nodes[tp->nnodes - 1].out_var == var_of(tp, reg))
+            tp->nodes[tp->nnodes - 1].sink = true;
 }
 
 void cgrad_loop_body_end(Comp *c, const int *new_regs, bool jumps_out) {

@@ -2,6 +2,7 @@
  *   vm/compile/cvalue.c         compile-time values, failure reporting, emission, inputs and guards
  *   vm/compile/cexpr.c          expressions, indexing, calls, operands the VM builds
  *   vm/compile/cbuiltins.c      built-in functions in static code
+ *   vm/compile/carray.c         lists indexed at run time, tensor arrays (lists grown in loops)
  *   vm/compile/compile.c        statements, loops and branches, the driver
  *   vm/compile/cslice.c         slices with a run-time start and a size known when compiling
  * See vm/compile/compile.c for how the compiler works. */
@@ -81,6 +82,7 @@ struct AStruct {
     bool grown, len_read;
     bool items_unknown;   /* a store with a key made at run time may have replaced any item */
     bool wants_host;      /* a dict made in the block that a dry run stored into with a run-time key */
+    struct TArray *ta;   /* a list grown in a run-time loop: its stacked buffer (carray.c), or NULL */
 };
 
 typedef struct {
@@ -147,6 +149,7 @@ typedef struct {
     char **keys;
     int obj;                      /* a list made host by the dry run (vm/compile/chost.c) */
     bool grown, items_unknown, wants_host;
+    struct TArray *ta;
 } Undo;
 
 typedef struct CTape CTape;   /* vm/compile/cgrad.c */
@@ -297,6 +300,8 @@ void cgrad_cut(Comp *c, const char *what, SrcLoc loc);
 void cgrad_loop_begin(Comp *c, const int *home_regs, int nhomes, int counter);
 void cgrad_loop_body_end(Comp *c, const int *new_regs, bool jumps_out);
 void cgrad_loop_end(Comp *c);
+/* The newest recorded op, the one that computed reg, is a push onto a tensor array (carray.c). */
+void cgrad_push_node(Comp *c, int reg);
 /* A run-time branch while a tape is active: begin after its homes are made (their
  * registers, whether each surely holds a value, the condition's register), else after the
  * then-branch's home moves, end after the else-branch's. */
@@ -315,6 +320,19 @@ bool cslice_try(Comp *c, const AVal *t, const Node *index, int k, const AVal *bo
                 char *why, size_t whylen);
 /* Turns the number inputs in deps into guards of their current values. */
 void cc_guard_deps(Comp *c, uint64_t deps);
+/* vm/compile/carray.c: a list indexed by a number known only at run time; tensor arrays, lists
+ * of tensors grown in a run-time loop (opened before it, closed after it, pushed onto in it). */
+AVal ca_select(Comp *c, AStruct *st, AVal key, SrcLoc loc);
+AVal cc_index_row(Comp *c, AVal t, int64_t k, int kreg);   /* row k, or row N[kreg] (kreg >= 0), of t */
+AVal ca_runtime_growth(Comp *c);
+bool ca_can_grow(Comp *c, AStruct *st, int n0, int trips);
+bool ca_open(Comp *c, AStruct *st, int n0, int rows, const AVal *first);
+void ca_close(Comp *c, AStruct *st);
+bool ca_is_open(const AStruct *st);
+AVal ca_read_open(Comp *c);
+AVal ca_push(Comp *c, AStruct *st, AVal v);
+AVal ca_len(Comp *c, AStruct *st);
+bool ca_join(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, AVal *out);
 
 void *cc_arena_alloc(Comp *c, size_t n);
 Value cc_keep_value(Comp *c, Value v);

@@ -30,6 +30,7 @@ static void store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
     AStruct *st = obj.st;
     int at;
     c->loc = loc;
+    if (ca_is_open(st)) { ca_read_open(c); return; }
     if (obj.kind == AV_DICT && key.kind == AV_STR) {
         cc_host_dict_set(c, st, key, v);
         return;
@@ -176,6 +177,7 @@ static void rollback(Comp *c, Snap *s) {
         u->st->grown = u->grown;
         u->st->items_unknown = u->items_unknown;
         u->st->wants_host = u->wants_host;
+        u->st->ta = u->ta;
         if (u->n) memcpy(u->st->items, u->items, sizeof(AVal) * (size_t)u->n);
         if (u->st->keys && u->n) memcpy(u->st->keys, u->keys, sizeof(char *) * (size_t)u->n);
         mem_free(u->items);
@@ -315,10 +317,22 @@ static void changed_since(Comp *c, Snap *s, Home **out, int *n) {
     for (int i = s->nenv; i < c->nenv; i++) changed_one(&c->env[i], NULL, out, n);
 }
 
+/* A list the region's dry run grew, which becomes a tensor array for the loop (carray.c). */
+typedef struct {
+    AStruct *st;
+    int n0;           /* its items before */
+    int per;          /* items an iteration pushes */
+    AVal first;       /* the first item pushed (its dtype and shape) */
+} Grown;
+
 /* List and dict items changed since the snapshot (their value now), from the dry run's
- * undo log; a list made in the block that grows there becomes a host list (*hosts, made
- * before the region: vm/compile/chost.c), any other list or dict that grows cannot be compiled. */
-static void changed_items(Comp *c, Snap *s, Home **out, int *n, AStruct ***hosts, int *nhosts) {
+ * undo log. A list made in the block that grows there becomes a host list (*hosts, made
+ * before the region: vm/compile/chost.c) unless every item it gains is a tensor; such a list
+ * is a tensor array when the region is a loop of `trips` iterations known when compiling
+ * (added to grown; NULL or -1 when not a loop) and its items before stay; other growth
+ * cannot be compiled. */
+static void changed_items(Comp *c, Snap *s, Home **out, int *n, AStruct ***hosts, int *nhosts, int trips,
+                          Grown **grown, int *ngrown) {
     for (int i = s->nundo; i < c->nundo && !c->failed; i++) {
         Undo *u = &c->undo[i];
         if (u->st->born >= s->id) continue;   /* made inside the region */
@@ -330,8 +344,16 @@ static void changed_items(Comp *c, Snap *s, Home **out, int *n, AStruct ***hosts
             continue;
         }
         if (u->st->n != u->n) {
-            cc_unsupported(c, "a list or dict grows inside a loop or run-time branch");
-            return;
+            bool kept = u->st->n > u->n;
+            for (int j = 0; kept && j < u->n; j++) kept = same_av(&u->items[j], &u->st->items[j]);
+            if (!kept) {
+                cc_unsupported(c, "a list or dict grows inside a loop or run-time branch");
+                return;
+            }
+            if (!ca_can_grow(c, u->st, u->n, grown ? trips : -1)) return;
+            *grown = mem_realloc(*grown, sizeof(Grown) * (size_t)(*ngrown + 1));
+            (*grown)[(*ngrown)++] = (Grown){ u->st, u->n, u->st->n - u->n, u->st->items[u->n] };
+            continue;
         }
         for (int j = 0; j < u->n; j++) {
             if (same_av(&u->items[j], &u->st->items[j])) continue;
@@ -360,9 +382,14 @@ static void home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
     (*nhomes)++;
 }
 
+static void loop_body_once(Comp *c, void *arg);
+static int loop_trips(void *arg);
+
 /* Gives every variable that `compile_region` may change a home register, by running it
- * once as a dry run. Emits the moves of the current values into the homes. */
-static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void *arg, Home **homes, int *nhomes) {
+ * once as a dry run. Emits the moves of the current values into the homes. A loop's region
+ * (grown not NULL) also opens the tensor arrays it grows, listed in *grown for ca_close. */
+static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void *arg, Home **homes, int *nhomes,
+                          Grown **grown, int *ngrown) {
     /* each nested region is compiled twice (dry run, then for real): keep the depth bounded */
     if (c->branch_depth > 10) {
         cc_unsupported(c, "loops and run-time branches nested more than 10 deep");
@@ -375,13 +402,23 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
     AStruct **hosts = NULL;
     int nchanged = 0, nitems = 0, nhosts = 0;
     if (!c->failed) changed_since(c, &s, &changed, &nchanged);
-    if (!c->failed) changed_items(c, &s, &items, &nitems, &hosts, &nhosts);
+    int trips = compile_region == loop_body_once ? loop_trips(arg) : -1;
+    if (!c->failed) changed_items(c, &s, &items, &nitems, &hosts, &nhosts, trips, grown, ngrown);
     bool failed = c->failed;
     c->loop = saved_loop;
     rollback(c, &s);
     for (int i = 0; i < nhosts && !failed; i++) cc_host_list(c, hosts[i]);
     mem_free(hosts);
     if (failed) { mem_free(changed); mem_free(items); return; }
+    bool again = false;
+    for (int i = 0; grown && i < *ngrown && !c->failed; i++)
+        again |= ca_open(c, (*grown)[i].st, (*grown)[i].n0, trips * (*grown)[i].per, &(*grown)[i].first);
+    if (again && !c->failed) {   /* the tensor arrays' hidden variables (grad) need homes */
+        mem_free(changed);
+        mem_free(items);
+        prepare_homes(c, compile_region, arg, homes, nhomes, NULL, NULL);
+        return;
+    }
     for (int i = 0; i < nitems && !c->failed; i++) home_item(c, &items[i], homes, nhomes);
     mem_free(items);
     if (c->failed) { mem_free(changed); return; }
@@ -466,7 +503,17 @@ typedef struct {
     bool counted;     /* for over range or a tensor */
     AVal counter, stop;
     AVal iter;        /* tensor iterated over (for t in tensor) */
+    bool jumps;       /* its body breaks or continues (found by the dry run) */
 } LoopArg;
+
+/* How many times a loop runs, when that is known when compiling (a counted loop whose stop
+ * is a constant, without break or continue), else -1: the rows of its tensor arrays. */
+static int loop_trips(void *arg) {
+    LoopArg *la = arg;
+    if (!la->counted || la->jumps || !la->stop.known || la->stop.deps) return -1;
+    double n = ceil((la->stop.num - la->start) / la->step);
+    return n <= 0 ? 0 : n > 1e9 ? -1 : (int)n;
+}
 
 /* The loop variable for this iteration: the counter, or row `counter` of the tensor. */
 static AVal loop_var(Comp *c, LoopArg *la) {
@@ -474,20 +521,7 @@ static AVal loop_var(Comp *c, LoopArg *la) {
     if (la->iter.kind != AV_TENSOR) return i;
     if (c->tape && cgrad_tracked(c, la->iter.reg))
         return cc_unsupported(c, "a loop over the rows of a tensor being differentiated is not compiled yet");
-    IndexItem *it = mem_calloc(1, sizeof(IndexItem));
-    it->kind = IDX_INT;
-    Shape so = { la->iter.shape.ndim - 1, { 0 } };
-    memcpy(so.d, la->iter.shape.d + 1, sizeof(int64_t) * (size_t)so.ndim);
-    AVal v = cc_tensor_av(c, la->iter.dtype, &so);
-    Ins *ix = cc_emit(c, I_INDEX);
-    ix->dst = v.reg;
-    ix->a = la->iter.reg;
-    ix->idx = it;
-    ix->nidx = 1;
-    ix->args = mem_alloc(sizeof(int));
-    ix->args[0] = i.reg;
-    ix->nargs = 1;
-    return v;
+    return cc_index_row(c, la->iter, 0, i.reg);
 }
 
 static void loop_body_once(Comp *c, void *arg) {
@@ -507,6 +541,7 @@ static void loop_body_once(Comp *c, void *arg) {
     if (!c->failed) cc_block(c, n->kind == AST_FOR ? n->c : n->b);
     c->branch_depth--;
     c->loop = lp.outer;
+    la->jumps |= lp.nbreaks + lp.nconts > 0;
     mem_free(lp.breaks);
     mem_free(lp.conts);
 }
@@ -527,8 +562,10 @@ static void compile_loop(Comp *c, LoopArg *la) {
         in->dst = la->counter.reg;
         in->a = start;
     }
-    prepare_homes(c, loop_body_once, la, &homes, &nhomes);
-    if (c->failed) { mem_free(homes); return; }
+    Grown *grown = NULL;
+    int ngrown = 0;
+    prepare_homes(c, loop_body_once, la, &homes, &nhomes, &grown, &ngrown);
+    if (c->failed) { mem_free(homes); mem_free(grown); return; }
     if (c->tape) {   /* a loop inside a function being differentiated */
         int *hr = home_regs(c, homes, nhomes, false);
         cgrad_loop_begin(c, hr, nhomes, la->counted ? la->counter.reg : -1);
@@ -552,12 +589,13 @@ static void compile_loop(Comp *c, LoopArg *la) {
         cc_env_set(c, cc_name_key(c, n->a), loop_var(c, la), n->a->str, true);
     } else {
         AVal cond = cc_cond(c, n->a);
-        if (c->failed) { mem_free(homes); return; }
+        if (c->failed) { mem_free(homes); mem_free(grown); return; }
         int reg, t = cc_truth(c, cond, &reg, n->a->loc);
-        if (c->failed) { mem_free(homes); return; }
-        if (t == 0) {
+        if (c->failed) { mem_free(homes); mem_free(grown); return; }
+        if (t == 0) {   /* (a while loop: it grows no tensor array) */
             restore_homes(c, homes, nhomes);
             mem_free(homes);
+            mem_free(grown);
             if (c->tape) cgrad_loop_end(c);
             return;
         }
@@ -599,6 +637,8 @@ static void compile_loop(Comp *c, LoopArg *la) {
     mem_free(lp.conts);
     restore_homes(c, homes, nhomes);
     mem_free(homes);
+    for (int i = 0; i < ngrown; i++) ca_close(c, grown[i].st);
+    mem_free(grown);
     if (c->tape) cgrad_loop_end(c);
 }
 
@@ -631,7 +671,7 @@ static void check_range_stop(Comp *c, AVal *stop) {
 
 static void for_stmt(Comp *c, Node *n) {
     Node *it = n->b;
-    LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV };
+    LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV, false };
     if (it->kind == AST_CALL && it->a->kind == AST_NAME && it->nk == 0 && it->n >= 1 && it->n <= 3) {
         AVal fn = cc_expr(c, it->a);
         if (c->failed) return;
@@ -691,6 +731,7 @@ static void for_stmt(Comp *c, Node *n) {
         compile_loop(c, &la);
         return;
     }
+    if ((v.kind == AV_LIST || v.kind == AV_DICT) && ca_is_open(v.st)) { ca_read_open(c); return; }
     if (v.kind == AV_LIST || v.kind == AV_DICT) {
         /* the structure is known: one copy of the body per item */
         cc_struct_n(c, v.st);
@@ -733,7 +774,7 @@ static void both_branches(Comp *c, void *arg) {
     AStruct **hosts = NULL;
     int n = 0, nitems = 0, nhosts = 0;
     if (!c->failed) changed_since(c, &s, &changed, &n);
-    if (!c->failed) changed_items(c, &s, &items, &nitems, &hosts, &nhosts);
+    if (!c->failed) changed_items(c, &s, &items, &nitems, &hosts, &nhosts, -1, NULL, NULL);
     /* keep then-branch results visible to the caller's diff, then run else from the start */
     rollback(c, &s);
     /* a list the then-branch grows: a host list, which the caller's diff sees (changed_items) */
@@ -786,7 +827,7 @@ AVal cc_and_or_runtime(Comp *c, Node *n, int ra, bool value) {
     RhsArg arg = { n, dst, value };
     Home *homes = NULL;
     int nhomes = 0;
-    prepare_homes(c, and_or_rhs, &arg, &homes, &nhomes);
+    prepare_homes(c, and_or_rhs, &arg, &homes, &nhomes, NULL, NULL);
     if (c->failed) { mem_free(homes); return FAILV; }
     int test = ra;
     if (n->kind == AST_OR) {   /* b runs when a is false */
@@ -831,7 +872,7 @@ static void if_stmt(Comp *c, Node *n) {
     Home *homes = NULL;
     int nhomes = 0;
     BranchArg ba = { n, 0 };
-    prepare_homes(c, both_branches, &ba, &homes, &nhomes);
+    prepare_homes(c, both_branches, &ba, &homes, &nhomes, NULL, NULL);
     if (c->failed) { mem_free(homes); return; }
     if (c->tape) {   /* a branch inside a function being differentiated */
         int *hr = home_regs(c, homes, nhomes, false);
@@ -921,7 +962,7 @@ void cc_stmt(Comp *c, Node *n) {
     }
     case AST_IF: if_stmt(c, n); return;
     case AST_WHILE: {
-        LoopArg la = { n, 0, 1, false, FAILV, FAILV, FAILV };
+        LoopArg la = { n, 0, 1, false, FAILV, FAILV, FAILV, false };
         compile_loop(c, &la);
         return;
     }
