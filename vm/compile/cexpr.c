@@ -473,11 +473,12 @@ static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClo
         }
         cc_env_set(c, key, bound[i], p->params[i], false);
     }
+    if (!c->failed) cflow_enter(c, &ic);
     if (!c->failed) cc_block(c, p->body);
+    if (!c->failed) r = cflow_result(c, &ic);
     c->ictx = saved_ctx;
     c->src = saved_src;
     c->inline_depth--;
-    if (!c->failed) r = ic.returned ? ic.result : cc_const_av(NIL_VAL);
 out:
     mem_free(bound);
     return r;

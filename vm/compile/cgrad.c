@@ -203,13 +203,7 @@ static void record_on(Comp *c, CTape *tp, OpCode op, AVal *ops, int n, const OpA
             if (tp->open[o] >= 0) continue;
             CBranch *B = &tp->branches[-tp->open[o] - 1];
             for (int h = 0; h < B->nhomes; h++)
-                if (B->homes[h].reg == nd->x[i].reg) {
-                    if (B->shadow[h] < 0) {
-                        cc_unsupported(c, "a gradient through a variable a run-time branch may leave unset");
-                        return;
-                    }
-                    nd->x[i].reg = B->shadow[h];
-                }
+                if (B->homes[h].reg == nd->x[i].reg) nd->x[i].reg = B->shadow[h];
         }
         nd->in_var[i] = ops[i].kind == AV_TENSOR && is_float(ops[i].dtype) ? var_of(tp, ops[i].reg) : -1;
     }
@@ -450,7 +444,7 @@ void cgrad_loop_end(Comp *c) {
 static void emit_tmove(Comp *c, int dst, int src);
 static int new_reg_like(Comp *c, int reg);
 
-static void branch_begin(Comp *c, CTape *tp, const int *home_regs, const bool *bound, int nhomes, int cond) {
+static void branch_begin(Comp *c, CTape *tp, const int *home_regs, const int *unset, int nhomes, int cond) {
     if (!region_starts(c, tp)) return;
     GROW(tp->branches, tp->nbranches, tp->capbranches);
     CBranch *B = &tp->branches[tp->nbranches];
@@ -466,19 +460,24 @@ static void branch_begin(Comp *c, CTape *tp, const int *home_regs, const bool *b
     for (int i = 0; i < nhomes; i++) {
         int r = home_regs[i];
         if (r < 0 || c->g->regs[r].kind != R_TENSOR || !is_float(c->g->regs[r].dtype)) continue;
-        B->shadow[B->nhomes] = -1;
-        if (bound[i]) {
-            B->shadow[B->nhomes] = new_reg_like(c, r);
-            emit_tmove(c, B->shadow[B->nhomes], r);
+        /* a home that may be unbound is copied where it is bound: a side reads it only there */
+        int skip = -1;
+        if (unset[i] >= 0) {
+            in = cc_emit(c, I_JUMPF);
+            in->a = unset[i];
+            skip = (int)(in - c->g->code);
         }
+        B->shadow[B->nhomes] = new_reg_like(c, r);
+        emit_tmove(c, B->shadow[B->nhomes], r);
+        if (skip >= 0) c->g->code[skip].aux = c->g->ncode;
         B->homes[B->nhomes++] = (CBHome){ r, var_of(tp, r), -1, -1, -1 };
     }
     B->then_first = tp->nnodes;
     B->first_var = tp->nvars;
 }
 
-void cgrad_branch_begin(Comp *c, const int *home_regs, const bool *bound, int nhomes, int cond) {
-    for (CTape *tp = c->tape; tp; tp = tp->outer) branch_begin(c, tp, home_regs, bound, nhomes, cond);
+void cgrad_branch_begin(Comp *c, const int *home_regs, const int *unset, int nhomes, int cond) {
+    for (CTape *tp = c->tape; tp; tp = tp->outer) branch_begin(c, tp, home_regs, unset, nhomes, cond);
 }
 
 /* After the then-branch's home moves: the else-branch starts from the values before it. */

@@ -3,6 +3,7 @@
  *   vm/compile/cexpr.c          expressions, indexing, calls, operands the VM builds
  *   vm/compile/cbuiltins.c      built-in functions in static code
  *   vm/compile/compile.c        statements, loops and branches, the driver
+ *   vm/compile/cflow.c          return, break and continue inside run-time branches and loops
  * See vm/compile/compile.c for how the compiler works. */
 #ifndef TSL_COMP_H
 #define TSL_COMP_H
@@ -103,6 +104,7 @@ typedef struct Loop {
     int nhomes;
     int *breaks, nbreaks;
     int *conts, nconts;
+    int flow;        /* break/continue set flags of the loop (vm/compile/cflow.c): their id; 0: they jump */
 } Loop;
 
 /* An inlined function activation. */
@@ -251,11 +253,36 @@ void cgrad_loop_begin(Comp *c, const int *home_regs, int nhomes, int counter);
 void cgrad_loop_body_end(Comp *c, const int *new_regs, bool jumps_out);
 void cgrad_loop_end(Comp *c);
 /* A run-time branch while a tape is active: begin after its homes are made (their
- * registers, whether each surely holds a value, the condition's register), else after the
+ * registers, the flag register of each that may be unbound or -1, the condition's register), else after the
  * then-branch's home moves, end after the else-branch's. */
-void cgrad_branch_begin(Comp *c, const int *home_regs, const bool *bound, int nhomes, int cond);
+void cgrad_branch_begin(Comp *c, const int *home_regs, const int *unset, int nhomes, int cond);
 void cgrad_branch_else(Comp *c);
 void cgrad_branch_end(Comp *c);
+
+/* A run-time branch on number register cond: then and else each compile one side (fn NULL:
+ * nothing); else_returned: the else side is a path that has already returned. */
+typedef struct {
+    void (*fn)(Comp *, void *);
+    void *arg;
+} Side;
+void cc_runtime_branch(Comp *c, int cond, SrcLoc loc, Side then, Side els, bool else_returned);
+
+/* vm/compile/cflow.c: return, break and continue inside run-time branches and loops. */
+typedef struct {
+    VarKey key[3];
+    AVal before[3];
+    int n;
+} FlowWatch;
+void cflow_enter(Comp *c, Inline *ic);
+AVal cflow_result(Comp *c, Inline *ic);
+void cflow_return(Comp *c, Node *n);
+bool cflow_jump(Comp *c, bool is_break);
+void cflow_loop_enter(Comp *c, int id);
+void cflow_body_enter(Comp *c, int id);
+int cflow_loop_exits(Comp *c, const Home *homes, int nhomes, int flow, int *at);
+void cflow_watch(Comp *c, FlowWatch *w);
+bool cflow_guard(Comp *c, FlowWatch *w, Side rest);
+void cflow_statements(Comp *c, Node *blk, int from);
 
 void *cc_arena_alloc(Comp *c, size_t n);
 Value cc_keep_value(Comp *c, Value v);

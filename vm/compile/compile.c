@@ -247,9 +247,16 @@ static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
             return;
         }
         if (c->tape) cgrad_move(c, home->reg, v.reg);
+        int skip = -1;
+        if (v.unset) {   /* an unbound source has no tensor to move: only its flag moves */
+            Ins *jf = cc_emit(c, I_JUMPF);
+            jf->a = v.unset - 1;
+            skip = (int)(jf - c->g->code);
+        }
         Ins *in = cc_emit(c, I_TMOVE);
         in->dst = home->reg;
         in->a = v.reg;
+        if (skip >= 0) c->g->code[skip].aux = c->g->ncode;
         set_bound_flag(c, home, &v);
         return;
     }
@@ -334,7 +341,15 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
     }
     Snap s = snapshot(c);
     Loop *saved_loop = c->loop;
+    bool returned = c->ictx && c->ictx->returned;
+    /* the dry run's break/continue jumps are rolled back with its code: forget them too */
+    int nbreaks = c->loop ? c->loop->nbreaks : 0, nconts = c->loop ? c->loop->nconts : 0;
     compile_region(c, arg);
+    if (c->ictx) c->ictx->returned = returned;
+    if (saved_loop) {
+        saved_loop->nbreaks = nbreaks;
+        saved_loop->nconts = nconts;
+    }
     Home *changed = NULL, *items = NULL;
     int nchanged = 0, nitems = 0;
     if (!c->failed) changed_since(c, &s, &changed, &nchanged);
@@ -427,6 +442,7 @@ typedef struct {
     bool counted;     /* for over range or a tensor */
     AVal counter, stop;
     AVal iter;        /* tensor iterated over (for t in tensor) */
+    int flow;         /* break/continue set flags (a gradient is recorded): their id, else 0 */
 } LoopArg;
 
 /* The loop variable for this iteration: the counter, or row `counter` of the tensor. */
@@ -453,9 +469,10 @@ static AVal loop_var(Comp *c, LoopArg *la) {
 
 static void loop_body_once(Comp *c, void *arg) {
     LoopArg *la = arg;
-    Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0 };
+    Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0, la->flow };
     c->loop = &lp;
     c->branch_depth++;
+    cflow_body_enter(c, la->flow);
     Node *n = la->n;
     if (la->counted) cc_env_set(c, cc_name_key(c, n->a), loop_var(c, la), n->a->str, true);
     if (n->kind == AST_WHILE) {
@@ -466,6 +483,7 @@ static void loop_body_once(Comp *c, void *arg) {
         }
     }
     if (!c->failed) cc_block(c, n->kind == AST_FOR ? n->c : n->b);
+    if (c->ictx) c->ictx->returned = false;   /* a return in the body: the loop may not have run */
     c->branch_depth--;
     c->loop = lp.outer;
     mem_free(lp.breaks);
@@ -486,6 +504,10 @@ static void compile_loop(Comp *c, LoopArg *la) {
         in->dst = la->counter.reg;
         in->a = start;
     }
+    if (c->tape) {   /* break/continue as flags: the gradient replays each iteration's path */
+        la->flow = ++c->next_inline;
+        cflow_loop_enter(c, la->flow);
+    }
     prepare_homes(c, loop_body_once, la, &homes, &nhomes);
     if (c->failed) { mem_free(homes); return; }
     if (c->tape) {   /* a loop inside a function being differentiated */
@@ -496,6 +518,7 @@ static void compile_loop(Comp *c, LoopArg *la) {
     int top = c->g->ncode;
     int exit_jump = -1;
     c->loc = n->loc;
+    int flow_exits[2], nflow_exits = cflow_loop_exits(c, homes, nhomes, la->flow, flow_exits);
     if (la->counted) {
         AVal i = la->counter;
         int stop = cc_num_reg(c, &la->stop);
@@ -515,6 +538,7 @@ static void compile_loop(Comp *c, LoopArg *la) {
         int reg, t = cc_truth(c, cond, &reg, n->a->loc);
         if (c->failed) { mem_free(homes); return; }
         if (t == 0) {
+            for (int i = 0; i < nflow_exits; i++) patch(c, flow_exits[i], c->g->ncode);
             restore_homes(c, homes, nhomes);
             mem_free(homes);
             if (c->tape) cgrad_loop_end(c);
@@ -526,10 +550,12 @@ static void compile_loop(Comp *c, LoopArg *la) {
             exit_jump = (int)(jf - c->g->code);
         }
     }
-    Loop lp = { c->loop, homes, nhomes, NULL, 0, NULL, 0 };
+    Loop lp = { c->loop, homes, nhomes, NULL, 0, NULL, 0, la->flow };
     c->loop = &lp;
     c->branch_depth++;
+    cflow_body_enter(c, la->flow);
     cc_block(c, n->kind == AST_FOR ? n->c : n->b);
+    if (c->ictx) c->ictx->returned = false;
     if (c->tape && !c->failed) {
         int *nr = home_regs(c, homes, nhomes, true);
         cgrad_loop_body_end(c, nr, lp.nbreaks + lp.nconts > 0);
@@ -552,6 +578,7 @@ static void compile_loop(Comp *c, LoopArg *la) {
     back->aux = top;
     int end = c->g->ncode;
     if (exit_jump >= 0) patch(c, exit_jump, end);
+    for (int i = 0; i < nflow_exits; i++) patch(c, flow_exits[i], end);
     for (int i = 0; i < lp.nbreaks; i++) patch(c, lp.breaks[i], end);
     for (int i = 0; i < lp.nconts; i++) patch(c, lp.conts[i], cont_target);
     mem_free(lp.breaks);
@@ -588,9 +615,39 @@ static void check_range_stop(Comp *c, AVal *stop) {
     in->key = mem_strndup(RANGE_BOUND_MSG, strlen(RANGE_BOUND_MSG));
 }
 
+typedef struct {
+    Node *n;          /* for x in list { } */
+    AVal list;
+    int from;         /* the first item still to run */
+} ItemsArg;
+
+/* The structure is known: one copy of the body per item, from ia->from on; after a copy that
+ * may have returned, the later ones run only where it did not (vm/compile/cflow.c). */
+static void unrolled_items(Comp *c, void *arg) {
+    ItemsArg *ia = arg;
+    Node *n = ia->n;
+    AStruct *st = ia->list.st;
+    for (int i = ia->from; i < st->n && !c->failed; i++) {
+        AVal item = ia->list.kind == AV_LIST ? st->items[i] : cc_const_av(cc_keep_value(c, val_cstr(st->keys[i])));
+        FlowWatch w;
+        cflow_watch(c, &w);
+        cc_env_set(c, cc_name_key(c, n->a), item, n->a->str, true);
+        Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0, 0 };
+        c->loop = &lp;
+        cc_block(c, n->c);
+        c->loop = lp.outer;
+        bool jumps = lp.nbreaks || lp.nconts;
+        mem_free(lp.breaks);
+        mem_free(lp.conts);
+        if (jumps) { cc_unsupported(c, "break/continue in a loop over a list"); return; }
+        ItemsArg rest = { n, ia->list, i + 1 };
+        if (i + 1 < st->n && cflow_guard(c, &w, (Side){ unrolled_items, &rest })) return;
+    }
+}
+
 static void for_stmt(Comp *c, Node *n) {
     Node *it = n->b;
-    LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV };
+    LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV, 0 };
     if (it->kind == AST_CALL && it->a->kind == AST_NAME && it->nk == 0 && it->n >= 1 && it->n <= 3) {
         AVal fn = cc_expr(c, it->a);
         if (c->failed) return;
@@ -651,56 +708,92 @@ static void for_stmt(Comp *c, Node *n) {
         return;
     }
     if (v.kind == AV_LIST || v.kind == AV_DICT) {
-        /* the structure is known: one copy of the body per item */
-        for (int i = 0; i < v.st->n && !c->failed; i++) {
-            AVal item = v.kind == AV_LIST ? v.st->items[i] : cc_const_av(cc_keep_value(c, val_cstr(v.st->keys[i])));
-            cc_env_set(c, cc_name_key(c, n->a), item, n->a->str, true);
-            Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0 };
-            c->loop = &lp;
-            cc_block(c, n->c);
-            c->loop = lp.outer;
-            bool jumps = lp.nbreaks || lp.nconts;
-            mem_free(lp.breaks);
-            mem_free(lp.conts);
-            if (jumps) { cc_unsupported(c, "break/continue in a loop over a list"); return; }
-        }
+        ItemsArg ia = { n, v, 0 };
+        unrolled_items(c, &ia);
         return;
     }
     cc_unsupported(c, "for over this kind of value");
 }
 
 typedef struct {
-    Node *n;
-    int which;   /* 0: then, 1: else */
+    Side side[2];          /* then, else */
+    bool else_returned;    /* the else side is a path that has returned (a guard's) */
 } BranchArg;
 
-static void branch_once(Comp *c, void *arg) {
-    BranchArg *ba = arg;
-    c->branch_depth++;
-    if (ba->which == 0) cc_block(c, ba->n->b);
-    else if (ba->n->c) cc_stmt(c, ba->n->c);
-    c->branch_depth--;
+static void set_returned(Comp *c, bool r) {
+    if (c->ictx) c->ictx->returned = r;
+}
+
+/* One side of a run-time branch; whether it surely returned (the path after the branch did
+ * only if both sides did). */
+static bool branch_side(Comp *c, BranchArg *ba, int which) {
+    set_returned(c, false);
+    if (ba->side[which].fn) ba->side[which].fn(c, ba->side[which].arg);
+    bool r = c->ictx && c->ictx->returned;
+    set_returned(c, false);
+    return r || (which == 1 && ba->else_returned);
 }
 
 static void both_branches(Comp *c, void *arg) {
     BranchArg *ba = arg;
     Snap s = snapshot(c);
-    BranchArg t = { ba->n, 0 };
-    branch_once(c, &t);
+    c->branch_depth++;
+    branch_side(c, ba, 0);
+    c->branch_depth--;
     Home *changed = NULL, *items = NULL;
     int n = 0, nitems = 0;
     if (!c->failed) changed_since(c, &s, &changed, &n);
     if (!c->failed) changed_items(c, &s, &items, &nitems);
     /* keep then-branch results visible to the caller's diff, then run else from the start */
     rollback(c, &s);
-    BranchArg e = { ba->n, 1 };
-    if (!c->failed) branch_once(c, &e);
+    c->branch_depth++;
+    if (!c->failed) branch_side(c, ba, 1);
+    c->branch_depth--;
     /* what the then-branch changed stays visible to prepare_homes' comparison */
     for (int i = 0; i < n; i++) cc_env_set(c, changed[i].key, changed[i].home, changed[i].name, true);
     restore_homes(c, items, nitems);
     mem_free(changed);
     mem_free(items);
 }
+
+void cc_runtime_branch(Comp *c, int cond, SrcLoc loc, Side then, Side els, bool else_returned) {
+    Home *homes = NULL;
+    int nhomes = 0;
+    BranchArg ba = { { then, els }, else_returned };
+    prepare_homes(c, both_branches, &ba, &homes, &nhomes);
+    if (c->failed) { mem_free(homes); return; }
+    if (c->tape) {   /* a branch inside a function being differentiated */
+        int *hr = home_regs(c, homes, nhomes, false);
+        int *unset = mem_alloc(sizeof(int) * (size_t)(nhomes + 1));
+        for (int i = 0; i < nhomes; i++) unset[i] = homes[i].home.unset - 1;
+        cgrad_branch_begin(c, hr, unset, nhomes, cond);
+        mem_free(hr);
+        mem_free(unset);
+    }
+    c->loc = loc;
+    Ins *jf = cc_emit(c, I_JUMPF);
+    jf->a = cond;
+    int at_jf = (int)(jf - c->g->code);
+    c->branch_depth++;
+    bool returned = branch_side(c, &ba, 0);
+    home_moves(c, homes, nhomes);
+    if (c->tape) cgrad_branch_else(c);
+    Ins *j = cc_emit(c, I_JUMP);
+    int at_j = (int)(j - c->g->code);
+    patch(c, at_jf, c->g->ncode);
+    restore_homes(c, homes, nhomes);
+    returned &= branch_side(c, &ba, 1);
+    home_moves(c, homes, nhomes);
+    c->branch_depth--;
+    if (c->tape) cgrad_branch_end(c);
+    patch(c, at_j, c->g->ncode);
+    restore_homes(c, homes, nhomes);
+    mem_free(homes);
+    set_returned(c, returned);
+}
+
+static void block_side(Comp *c, void *blk) { cc_block(c, blk); }
+static void stmt_side(Comp *c, void *stmt) { cc_stmt(c, stmt); }
 
 /* ---------- `and` / `or` on run-time values ---------- */
 
@@ -782,38 +875,7 @@ static void if_stmt(Comp *c, Node *n) {
         else if (n->c) cc_stmt(c, n->c);
         return;
     }
-    Home *homes = NULL;
-    int nhomes = 0;
-    BranchArg ba = { n, 0 };
-    prepare_homes(c, both_branches, &ba, &homes, &nhomes);
-    if (c->failed) { mem_free(homes); return; }
-    if (c->tape) {   /* a branch inside a function being differentiated */
-        int *hr = home_regs(c, homes, nhomes, false);
-        bool *bound = mem_alloc(sizeof(bool) * (size_t)(nhomes + 1));
-        for (int i = 0; i < nhomes; i++) bound[i] = !homes[i].home.unset;
-        cgrad_branch_begin(c, hr, bound, nhomes, reg);
-        mem_free(hr);
-        mem_free(bound);
-    }
-    c->loc = n->loc;
-    Ins *jf = cc_emit(c, I_JUMPF);
-    jf->a = reg;
-    int at_jf = (int)(jf - c->g->code);
-    c->branch_depth++;
-    cc_block(c, n->b);
-    home_moves(c, homes, nhomes);
-    if (c->tape) cgrad_branch_else(c);
-    Ins *j = cc_emit(c, I_JUMP);
-    int at_j = (int)(j - c->g->code);
-    patch(c, at_jf, c->g->ncode);
-    restore_homes(c, homes, nhomes);
-    if (n->c) cc_stmt(c, n->c);
-    home_moves(c, homes, nhomes);
-    c->branch_depth--;
-    if (c->tape) cgrad_branch_end(c);
-    patch(c, at_j, c->g->ncode);
-    restore_homes(c, homes, nhomes);
-    mem_free(homes);
+    cc_runtime_branch(c, reg, n->loc, (Side){ block_side, n->b }, (Side){ n->c ? stmt_side : NULL, n->c }, false);
 }
 
 static void jump_out(Comp *c, Node *n, bool is_break) {
@@ -821,6 +883,7 @@ static void jump_out(Comp *c, Node *n, bool is_break) {
         cc_error_at(c, n->loc, "'%s' cannot leave a static block", is_break ? "break" : "continue");
         return;
     }
+    if (cflow_jump(c, is_break)) return;
     Loop *lp = c->loop;
     home_moves(c, lp->homes, lp->nhomes);
     Ins *j = cc_emit(c, I_JUMP);
@@ -875,28 +938,14 @@ void cc_stmt(Comp *c, Node *n) {
     }
     case AST_IF: if_stmt(c, n); return;
     case AST_WHILE: {
-        LoopArg la = { n, 0, 1, false, FAILV, FAILV, FAILV };
+        LoopArg la = { n, 0, 1, false, FAILV, FAILV, FAILV, 0 };
         compile_loop(c, &la);
         return;
     }
     case AST_FOR: for_stmt(c, n); return;
     case AST_BREAK: jump_out(c, n, true); return;
     case AST_CONTINUE: jump_out(c, n, false); return;
-    case AST_RETURN: {
-        if (!c->ictx) {
-            cc_error_at(c, n->loc, "'return' cannot leave a static block");
-            return;
-        }
-        if (c->branch_depth > c->ictx->depth_at_entry) {
-            cc_unsupported(c, "'return' inside a loop or a run-time branch");
-            return;
-        }
-        AVal v = n->a ? cc_expr(c, n->a) : cc_const_av(NIL_VAL);
-        if (c->failed) return;
-        c->ictx->result = v;
-        c->ictx->returned = true;
-        return;
-    }
+    case AST_RETURN: cflow_return(c, n); return;
     case AST_BLOCK: cc_block(c, n); return;
     case AST_FNDECL: cc_env_set(c, cc_name_key(c, n->a), cc_make_closure(c, n->b->proto), n->a->str, true); return;
     case AST_STATIC: cc_block(c, n->a); return;
@@ -905,9 +954,7 @@ void cc_stmt(Comp *c, Node *n) {
     }
 }
 
-void cc_block(Comp *c, Node *b) {
-    for (int i = 0; i < b->n && !c->failed; i++) cc_stmt(c, b->kids[i]);
-}
+void cc_block(Comp *c, Node *b) { cflow_statements(c, b, 0); }
 
 
 /* ---------- variable lookup ---------- */
@@ -1037,6 +1084,7 @@ CompileStatus compile_fn(Interp *I, ObjClosure *fn, Value *params, Graph **out, 
     /* the body compiles as a call at depth 0: its parameters are the inputs (K_LOCAL) */
     Inline top = { NULL, 0, p, fn->module, fn, NULL, false, FAILV, 0, NULL };   /* its frame: the caller's */
     c.ictx = &top;
+    cflow_enter(&c, &top);
     for (int i = 0; i < p->nparams && !c.failed; i++) {
         if (params[i].type != VAL_UNDEF) continue;
         /* the default is compiled in: guard that the argument is still omitted */
@@ -1052,7 +1100,8 @@ CompileStatus compile_fn(Interp *I, ObjClosure *fn, Value *params, Graph **out, 
     }
     if (!c.failed) cc_block(&c, p->body);
     if (!c.failed) {
-        c.g->result = cc_opnd_of(&c, top.returned ? top.result : cc_const_av(NIL_VAL));
+        AVal r = cflow_result(&c, &top);
+        if (!c.failed) c.g->result = cc_opnd_of(&c, r);
         c.g->has_result = true;
     }
     return finish(&c, out);
