@@ -314,14 +314,25 @@ static void changed_items(Comp *c, Snap *s, Home **out, int *n) {
     }
 }
 
-/* Gives item `slot` of st a home register for the region, starting at its current value. */
-static void home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
+/* Whether the variable (st NULL) or item has a home among homes[0..n). */
+static bool has_home(const Home *homes, int n, VarKey key, const AStruct *st, int slot) {
+    for (int i = 0; i < n; i++)
+        if (st ? homes[i].st == st && homes[i].slot == slot : !homes[i].st && cc_key_eq(homes[i].key, key)) return true;
+    return false;
+}
+
+static bool known_number(const AVal *v) { return v->kind == AV_NUM && v->known; }
+
+/* Gives item `slot` of st a home register for the region, starting at its current value;
+ * true when that value was a number known when compiling (see prepare_homes). */
+static bool home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
     AStruct *st = changed->st;
     AVal before = st->items[changed->slot], home;
+    if (has_home(*homes, *nhomes, changed->key, st, changed->slot)) return false;
     if (!make_home(c, &before, &home)) {
         if (!same_av(&before, &changed->home))
             cc_unsupported(c, "item '%s' changes its kind inside a loop or run-time branch", changed->name);
-        return;
+        return false;
     }
     move_into(c, &home, before, changed->name);
     cc_undo_save(c, st);
@@ -329,16 +340,21 @@ static void home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
     *homes = mem_realloc(*homes, sizeof(Home) * (size_t)(*nhomes + 1));
     (*homes)[*nhomes] = (Home){ { 0 }, home, changed->name, st, changed->slot };
     (*nhomes)++;
+    return known_number(&before);
 }
 
-/* Gives every variable that `compile_region` may change a home register, by running it
- * once as a dry run. Emits the moves of the current values into the homes. */
-static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void *arg, Home **homes, int *nhomes) {
+/* Gives every variable that `compile_region` may change a home register (those without one
+ * in homes yet), by running it once as a dry run. Emits the moves of the current values into
+ * the homes. Returns whether a new home replaced a number known when compiling: a loop's
+ * next iteration sees it only at run time, so conditions the dry run decided may not be
+ * decided (compile_loop runs it again). */
+static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void *arg, Home **homes, int *nhomes) {
     /* each nested region is compiled twice (dry run, then for real): keep the depth bounded */
     if (c->branch_depth > 10) {
         cc_unsupported(c, "loops and run-time branches nested more than 10 deep");
-        return;
+        return false;
     }
+    bool refold = false;
     Snap s = snapshot(c);
     Loop *saved_loop = c->loop;
     bool returned = c->ictx && c->ictx->returned;
@@ -357,12 +373,13 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
     bool failed = c->failed;
     c->loop = saved_loop;
     rollback(c, &s);
-    if (failed) { mem_free(changed); mem_free(items); return; }
-    for (int i = 0; i < nitems && !c->failed; i++) home_item(c, &items[i], homes, nhomes);
+    if (failed) { mem_free(changed); mem_free(items); return false; }
+    for (int i = 0; i < nitems && !c->failed; i++) refold |= home_item(c, &items[i], homes, nhomes);
     mem_free(items);
-    if (c->failed) { mem_free(changed); return; }
+    if (c->failed) { mem_free(changed); return false; }
     for (int i = 0; i < nchanged; i++) {
         AVal home;
+        if (has_home(*homes, *nhomes, changed[i].key, NULL, 0)) continue;
         Binding *b = cc_env_find(c, changed[i].key);
         if (!b) b = cc_input_find(c, changed[i].key);
         if (!b && has_value_outside(c, changed[i].key)) {   /* bound before, not read yet */
@@ -388,6 +405,7 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
                 in->a = r;
             }
         }
+        if (b) refold |= known_number(&b->v);
         if (b) move_into(c, &home, b->v, changed[i].name);
         cc_env_set(c, changed[i].key, home, changed[i].name, true);   /* written back after the region */
         *homes = mem_realloc(*homes, sizeof(Home) * (size_t)(*nhomes + 1));
@@ -395,6 +413,7 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
         (*nhomes)++;
     }
     mem_free(changed);
+    return refold && !c->failed;
 }
 
 static void home_moves(Comp *c, Home *homes, int n) {
@@ -508,7 +527,9 @@ static void compile_loop(Comp *c, LoopArg *la) {
         la->flow = ++c->next_inline;
         cflow_loop_enter(c, la->flow);
     }
-    prepare_homes(c, loop_body_once, la, &homes, &nhomes);
+    /* again while a dry run turned known numbers into homes: `n = 0; while n < 3 { if n > 0
+     * { s = ... } n = n + 1 }` changes s only from the second iteration on */
+    while (prepare_homes(c, loop_body_once, la, &homes, &nhomes)) {}
     if (c->failed) { mem_free(homes); return; }
     if (c->tape) {   /* a loop inside a function being differentiated */
         int *hr = home_regs(c, homes, nhomes, false);
