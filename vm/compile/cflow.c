@@ -119,7 +119,11 @@ AVal cflow_result(Comp *c, Inline *ic) {
     if (!ic->returned) {   /* a path falls off the end: it returns nothing */
         AVal nil = cc_const_av(NIL_VAL);
         if (!same_result(&v, &nil)) {
-            mismatch(c, ic->proto->loc, &v, &nil);
+            char what[700];
+            describe(&v, what, sizeof what);
+            c->loc = ic->proto->loc;
+            cc_unsupported(c, "%s() can end without 'return' where another path of a run-time branch or loop returns %s",
+                           ic->proto->name[0] ? ic->proto->name : "<fn>", what);
             return FAILV;
         }
         return nil;
