@@ -67,7 +67,10 @@ static void mismatch(Comp *c, SrcLoc loc, const AVal *before, const AVal *now) {
     describe(now, a, sizeof a);
     describe(before, b, sizeof b);
     c->loc = loc;
-    cc_unsupported(c, "'return' of %s where another path of a run-time branch or loop returns %s", a, b);
+    if (now->kind == before->kind && now->kind != AV_TENSOR && now->kind != AV_NUM)   /* no home holds them */
+        cc_unsupported(c, "'return' of %s other than the one another path of a run-time branch or loop returns", a);
+    else
+        cc_unsupported(c, "'return' of %s where another path of a run-time branch or loop returns %s", a, b);
 }
 
 /* `return e` inside a run-time branch or loop of the function being inlined: the result
@@ -220,6 +223,18 @@ void cflow_statements(Comp *c, Node *blk, int from) {
             if (cflow_guard(c, &w, (Side){ block_rest, &rest })) return;
         }
     }
+}
+
+static bool flag_has_home(const Home *homes, int nhomes, VarKey key) {
+    for (int i = 0; i < nhomes; i++)
+        if (!homes[i].st && cc_key_eq(homes[i].key, key) && homes[i].home.kind == AV_NUM) return true;
+    return false;
+}
+
+/* Whether a loop with these homes may return, and cannot break with a flag. */
+bool cflow_left_by_return(Comp *c, const Home *homes, int nhomes, int flow) {
+    if (!c->ictx || !flag_has_home(homes, nhomes, hidden_key(c->ictx->id, SLOT_RETURNED))) return false;
+    return !flow || !flag_has_home(homes, nhomes, hidden_key(flow, SLOT_BREAK));
 }
 
 /* At the top of a loop whose body may return or break (its flags have homes): the loop

@@ -280,6 +280,7 @@ bool cflow_jump(Comp *c, bool is_break);
 void cflow_loop_enter(Comp *c, int id);
 void cflow_body_enter(Comp *c, int id);
 int cflow_loop_exits(Comp *c, const Home *homes, int nhomes, int flow, int *at);
+bool cflow_left_by_return(Comp *c, const Home *homes, int nhomes, int flow);
 void cflow_watch(Comp *c, FlowWatch *w);
 bool cflow_guard(Comp *c, FlowWatch *w, Side rest);
 void cflow_statements(Comp *c, Node *blk, int from);

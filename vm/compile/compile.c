@@ -538,6 +538,7 @@ static void compile_loop(Comp *c, LoopArg *la) {
     }
     int top = c->g->ncode;
     int exit_jump = -1;
+    bool forever = false;   /* `while true`: it ends only by break or return */
     c->loc = n->loc;
     int flow_exits[2], nflow_exits = cflow_loop_exits(c, homes, nhomes, la->flow, flow_exits);
     if (la->counted) {
@@ -570,6 +571,7 @@ static void compile_loop(Comp *c, LoopArg *la) {
             jf->a = reg;
             exit_jump = (int)(jf - c->g->code);
         }
+        forever = t > 0;
     }
     Loop lp = { c->loop, homes, nhomes, NULL, 0, NULL, 0, la->flow };
     c->loop = &lp;
@@ -605,6 +607,8 @@ static void compile_loop(Comp *c, LoopArg *la) {
     mem_free(lp.breaks);
     mem_free(lp.conts);
     restore_homes(c, homes, nhomes);
+    /* a `while true` without break is left only by a return: nothing after it runs */
+    if (forever && !lp.nbreaks && cflow_left_by_return(c, homes, nhomes, la->flow)) c->ictx->returned = true;
     mem_free(homes);
     if (c->tape) cgrad_loop_end(c);
 }
