@@ -23,9 +23,29 @@ static const char BREAK_NAME[] = "<break>", CONTINUE_NAME[] = "<continue>";
 /* A hidden variable of activation (or loop) id: a slot no parameter or local has. */
 static VarKey hidden_key(int id, int slot) { return (VarKey){ K_INLINE, id * 65536 + slot, NULL }; }
 
-/* A function is entered: nothing has returned yet (a constant, so no code). */
+/* Whether statement n holds a `return` inside an `if`, `while` or `for` (nested: true when n
+ * itself is inside one). Functions defined in it have their own returns. */
+static bool return_nested(Node *n, bool nested) {
+    if (!n) return false;
+    switch (n->kind) {
+    case AST_RETURN: return nested;
+    case AST_BLOCK:
+        for (int i = 0; i < n->n; i++)
+            if (return_nested(n->kids[i], nested)) return true;
+        return false;
+    case AST_STATIC: return return_nested(n->a, nested);
+    case AST_IF: return return_nested(n->b, true) || return_nested(n->c, true);
+    case AST_WHILE: return return_nested(n->b, true);
+    case AST_FOR: return return_nested(n->c, true);
+    default: return false;
+    }
+}
+
+/* A function is entered: nothing has returned yet (a constant, so no code). Only a function
+ * with a return inside a branch or loop needs the flag. */
 void cflow_enter(Comp *c, Inline *ic) {
-    cc_env_set(c, hidden_key(ic->id, SLOT_RETURNED), cc_bool_const(false), RETURNED_NAME, false);
+    if (return_nested(ic->proto->body, false))
+        cc_env_set(c, hidden_key(ic->id, SLOT_RETURNED), cc_bool_const(false), RETURNED_NAME, false);
 }
 
 /* A loop a gradient is recorded through gets flags for its break and continue (id: a fresh
@@ -77,6 +97,10 @@ static void mismatch(Comp *c, SrcLoc loc, const AVal *before, const AVal *now) {
  * home takes e and the returned flag is set; the rest of this path is not compiled. */
 static void return_at_run_time(Comp *c, Node *n, AVal v) {
     Inline *ic = c->ictx;
+    if (!cc_env_find(c, hidden_key(ic->id, SLOT_RETURNED))) {   /* cflow_enter saw no such return */
+        cc_unsupported(c, "'return' inside this kind of statement");
+        return;
+    }
     Binding *r = cc_env_find(c, hidden_key(ic->id, SLOT_RESULT));
     if (r && !same_result(&r->v, &v)) {
         mismatch(c, n->loc, &r->v, &v);
