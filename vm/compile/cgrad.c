@@ -587,8 +587,10 @@ static bool backward_node(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const S
     return !c->failed;
 }
 
+/* dst = src; an enclosing tape (grad(grad(f))) sees dst hold src's variable. */
 static void emit_tmove(Comp *c, int dst, int src) {
     if (dst == src) return;
+    if (c->tape) cgrad_move(c, dst, src);
     Ins *in = cc_emit(c, I_TMOVE);
     in->dst = dst;
     in->a = src;
@@ -778,9 +780,11 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
  * seeded with the gradients after the branch, the variables from before it accumulating in
  * acc[] (merge registers both sides write). */
 static bool branch_side(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, bool then_side, const int *targets,
-                        const int *acc, int ntargets, const GVal *after, const ShadowMap *sm) {
+                        const int *acc, int ntargets, const GVal *after, const GVal *incoming, const ShadowMap *sm) {
     int first = then_side ? B->then_first : B->then_last, last = then_side ? B->then_last : B->else_last;
-    for (int v = B->first_var; v < B->end_var; v++) tp->vars[v].grad = gb_none();
+    /* a value made inside the branch has a gradient from after it only where an inner
+     * backward (grad(grad(f))) read it: on the side that made it */
+    for (int v = B->first_var; v < B->end_var; v++) tp->vars[v].grad = incoming[v - B->first_var];
     for (int j = 0; j < ntargets; j++) tp->vars[targets[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
     for (int i = 0; i < B->nhomes && !c->failed; i++) {   /* the value after the branch came from this side's end */
         CBHome *h = &B->homes[i];
@@ -796,10 +800,6 @@ static bool branch_side(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, bool the
  * nodes' rules; gradients of values from before the branch meet in merge registers. */
 static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, const ShadowMap *sm) {
     B->done = true;
-    if (c->tape) {
-        cc_unsupported(c, "a second derivative through a run-time branch is not compiled yet");
-        return false;
-    }
     /* the variables from before the branch that either side may give a gradient to */
     bool *is_target = mem_calloc((size_t)tp->nvars + 1, sizeof(bool));
     int *targets = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1)), *acc = NULL, nt = 0;
@@ -829,16 +829,32 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, cons
     }
     GVal *after = mem_alloc(sizeof(GVal) * (size_t)(B->nhomes + 1));   /* taken before the sides reset grads */
     for (int i = 0; i < B->nhomes; i++) after[i] = B->homes[i].var_after >= 0 ? tp->vars[B->homes[i].var_after].grad : gb_none();
+    GVal *incoming = mem_alloc(sizeof(GVal) * (size_t)(B->end_var - B->first_var + 1));
+    for (int v = B->first_var; v < B->end_var; v++) incoming[v - B->first_var] = tp->vars[v].grad;
+    int flag = shadow_reg(sm, B->flag);   /* inside a loop: the side this iteration took */
+    bool nested = c->tape != NULL;   /* grad(grad(f)): this branch is recorded on the enclosing tapes */
+    if (nested) {
+        int *unset = mem_alloc(sizeof(int) * (size_t)(nt + 1));
+        for (int j = 0; j < nt; j++) unset[j] = -1;
+        cgrad_branch_begin(c, acc, unset, nt, flag);
+        mem_free(unset);
+        c->branch_depth++;
+    }
     Ins *in = cc_emit(c, I_JUMPF);
-    in->a = shadow_reg(sm, B->flag);   /* inside a loop: the side this iteration took */
+    in->a = flag;
     int to_else = (int)(in - c->g->code);
-    bool ok = branch_side(c, tp, b, B, true, targets, acc, nt, after, sm);
+    bool ok = branch_side(c, tp, b, B, true, targets, acc, nt, after, incoming, sm);
     int to_end = -1;
     if (ok) {
+        if (nested) cgrad_branch_else(c);
         in = cc_emit(c, I_JUMP);
         to_end = (int)(in - c->g->code);
         c->g->code[to_else].aux = c->g->ncode;
-        ok = branch_side(c, tp, b, B, false, targets, acc, nt, after, sm);
+        ok = branch_side(c, tp, b, B, false, targets, acc, nt, after, incoming, sm);
+    }
+    if (nested) {
+        c->branch_depth--;
+        if (ok) cgrad_branch_end(c);
     }
     if (ok) {
         c->g->code[to_end].aux = c->g->ncode;
@@ -850,6 +866,7 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, cons
     mem_free(acc);
     mem_free(like);
     mem_free(after);
+    mem_free(incoming);
     return ok && !c->failed;
 }
 
