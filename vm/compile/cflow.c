@@ -5,7 +5,7 @@
  * function's "returned" flag and its result home, two hidden variables of the function
  * (keys ret_key); the compiler's homes then carry them through every branch and loop like
  * any variable. After a statement that may have set a flag, the rest of the block runs
- * only where the flag is clear (a run-time branch on it: cflow_guard); a loop whose body
+ * only where the flag is clear (a run-time branch on it: cflow_run); a loop whose body
  * may set one stops before its next iteration (cflow_loop_exits); the function's value is
  * the result home (cflow_result). The paths' results must share kind, dtype and shape, as
  * the variables of a run-time branch do.
@@ -162,9 +162,8 @@ AVal cflow_result(Comp *c, Inline *ic) {
 /* ---------- guards: the rest of a path runs only where no flag is set ---------- */
 
 /* The flags a statement of the current block may set: its function's returned flag, and
- * its loop's break and continue flags when the loop has them. */
+ * its loop's break and continue flags when the loop has them. Their bindings now. */
 void cflow_watch(Comp *c, FlowWatch *w) {
-    w->n = 0;
     VarKey keys[3];
     int n = 0;
     if (c->ictx) keys[n++] = hidden_key(c->ictx->id, SLOT_RETURNED);
@@ -172,6 +171,7 @@ void cflow_watch(Comp *c, FlowWatch *w) {
         keys[n++] = hidden_key(c->loop->flow, SLOT_BREAK);
         keys[n++] = hidden_key(c->loop->flow, SLOT_CONTINUE);
     }
+    w->n = 0;
     for (int i = 0; i < n; i++) {
         Binding *b = cc_env_find(c, keys[i]);
         if (!b) continue;
@@ -181,71 +181,104 @@ void cflow_watch(Comp *c, FlowWatch *w) {
 }
 
 static bool same_flag(const AVal *a, const AVal *b) {
-    if (a->kind != b->kind) return false;
-    if (a->known != b->known) return false;
+    if (a->kind != b->kind || a->known != b->known) return false;
     return a->known ? a->num == b->num : a->reg == b->reg;
 }
 
-/* After a statement: if it may have set a watched flag, `rest` (what follows on this path)
- * is compiled only where none is set: not at all when one surely is, else in a run-time
- * branch on them. true: rest was handled. */
-bool cflow_guard(Comp *c, FlowWatch *w, Side rest) {
-    if (c->failed) return true;
-    if (c->ictx && c->ictx->returned) return true;   /* a compile-time return: nothing follows */
-    int regs[3], n = 0;
-    bool only_return = true;
+/* After a statement: the flags it may have set join w's live ones. false: the rest of the
+ * path cannot run (a return when compiling, or a flag surely set). */
+bool cflow_after(Comp *c, FlowWatch *w) {
+    if (c->failed || (c->ictx && c->ictx->returned)) return false;
     for (int i = 0; i < w->n; i++) {
         Binding *b = cc_env_find(c, w->key[i]);
         if (!b || same_flag(&b->v, &w->before[i])) continue;
         if (b->v.kind == AV_NUM && b->v.known) {
-            if (b->v.num != 0) return true;   /* surely set: the rest of the path is dead */
+            if (b->v.num != 0) return false;
             continue;
         }
-        regs[n++] = b->v.reg;
-        only_return &= w->key[i].slot % 65536 == SLOT_RETURNED;
+        bool seen = false;
+        for (int k = 0; k < w->nlive; k++) seen |= cc_key_eq(w->live[k], w->key[i]);
+        if (!seen) w->live[w->nlive++] = w->key[i];
     }
-    if (n == 0) return false;
-    /* go = not f1 and not f2 ...: 1 where no flag is set */
-    int go = cc_new_num(c, true);
-    Ins *in = cc_emit(c, I_NNOT);
-    in->dst = go;
-    in->a = regs[0];
-    for (int i = 1; i < n; i++) {
-        int clear = cc_new_num(c, true);
-        in = cc_emit(c, I_NNOT);
+    return true;
+}
+
+/* Compiles s where none of w's live flags is set: in a run-time branch on them (nothing on
+ * the other side), or directly when none is live. */
+void cflow_run(Comp *c, FlowWatch *w, Side s) {
+    if (!w->nlive) {
+        s.fn(c, s.arg);
+        return;
+    }
+    int go = -1;   /* not f1 and not f2 ...: 1 where no flag is set */
+    bool only_return = true;
+    for (int i = 0; i < w->nlive && !c->failed; i++) {
+        Binding *b = cc_env_find(c, w->live[i]);
+        AVal v = b->v;
+        int clear = cc_new_num(c, true), r = cc_num_reg(c, &v);
+        Ins *in = cc_emit(c, I_NNOT);
         in->dst = clear;
-        in->a = regs[i];
+        in->a = r;
+        only_return &= w->live[i].slot % 65536 == SLOT_RETURNED;
+        if (go < 0) {
+            go = clear;
+            continue;
+        }
         in = cc_emit(c, I_NBIN);
         in->dst = go;
         in->a = go;
         in->b = clear;
         in->aux = OP_MUL;
     }
-    cc_runtime_branch(c, go, c->loc, rest, (Side){ NULL, NULL }, only_return);
-    return true;
+    if (!c->failed) cc_runtime_branch(c, go, c->loc, s, (Side){ NULL, NULL }, only_return);
+}
+
+/* Whether statement n may set a flag of its function or of the loop it is in. */
+static bool sets_flag(Node *n, bool in_loop) {
+    if (!n) return false;
+    switch (n->kind) {
+    case AST_RETURN: return true;
+    case AST_BREAK: case AST_CONTINUE: return !in_loop;
+    case AST_BLOCK:
+        for (int i = 0; i < n->n; i++)
+            if (sets_flag(n->kids[i], in_loop)) return true;
+        return false;
+    case AST_STATIC: return sets_flag(n->a, in_loop);
+    case AST_IF: return sets_flag(n->b, in_loop) || sets_flag(n->c, in_loop);
+    case AST_WHILE: return sets_flag(n->b, true);
+    case AST_FOR: return sets_flag(n->c, true);
+    default: return false;
+    }
 }
 
 typedef struct {
     Node *blk;
-    int from;
-} BlockRest;
+    int from, to;
+} Stmts;
 
-static void block_rest(Comp *c, void *arg) {
-    BlockRest *br = arg;
-    cflow_statements(c, br->blk, br->from);
+static void stmts_side(Comp *c, void *arg) {
+    Stmts *st = arg;
+    cflow_statements(c, st->blk, st->from, st->to);
 }
 
-/* The statements of block blk from `from` on, each after the one before it unless that one
- * may have returned, broken out or continued. */
-void cflow_statements(Comp *c, Node *blk, int from) {
-    for (int i = from; i < blk->n && !c->failed; i++) {
-        FlowWatch w;
+/* The statements [from, to) of block blk. After one that may have set a flag, the next
+ * ones run in a run-time branch on the flags: up to and including the next that may set
+ * one, so such branches follow each other instead of nesting. */
+void cflow_statements(Comp *c, Node *blk, int from, int to) {
+    FlowWatch w = { .nlive = 0 };
+    for (int i = from; i < to && !c->failed;) {
         cflow_watch(c, &w);
-        cc_stmt(c, blk->kids[i]);
-        if (i + 1 < blk->n && w.n) {
-            BlockRest rest = { blk, i + 1 };
-            if (cflow_guard(c, &w, (Side){ block_rest, &rest })) return;
+        if (!w.nlive) {
+            cc_stmt(c, blk->kids[i++]);
+        } else {
+            int j = i;
+            while (j + 1 < to && !sets_flag(blk->kids[j], false)) j++;
+            Stmts st = { blk, i, j + 1 };
+            c->loc = blk->kids[i]->loc;
+            cflow_run(c, &w, (Side){ stmts_side, &st });
+            i = j + 1;
         }
+        if (!cflow_after(c, &w)) return;
     }
 }
 

@@ -270,8 +270,10 @@ void cc_runtime_branch(Comp *c, int cond, SrcLoc loc, Side then, Side els, bool 
 /* vm/compile/cflow.c: return, break and continue inside run-time branches and loops. */
 typedef struct {
     VarKey key[3];
-    AVal before[3];
+    AVal before[3];   /* the flags' bindings before a statement */
     int n;
+    VarKey live[3];   /* flags that may be set at run time by now */
+    int nlive;
 } FlowWatch;
 void cflow_enter(Comp *c, Inline *ic);
 AVal cflow_result(Comp *c, Inline *ic);
@@ -282,8 +284,9 @@ void cflow_body_enter(Comp *c, int id);
 int cflow_loop_exits(Comp *c, const Home *homes, int nhomes, int flow, int *at);
 bool cflow_left_by_return(Comp *c, const Home *homes, int nhomes, int flow);
 void cflow_watch(Comp *c, FlowWatch *w);
-bool cflow_guard(Comp *c, FlowWatch *w, Side rest);
-void cflow_statements(Comp *c, Node *blk, int from);
+bool cflow_after(Comp *c, FlowWatch *w);
+void cflow_run(Comp *c, FlowWatch *w, Side s);
+void cflow_statements(Comp *c, Node *blk, int from, int to);
 
 void *cc_arena_alloc(Comp *c, size_t n);
 Value cc_keep_value(Comp *c, Value v);

@@ -642,32 +642,22 @@ static void check_range_stop(Comp *c, AVal *stop) {
 
 typedef struct {
     Node *n;          /* for x in list { } */
-    AVal list;
-    int from;         /* the first item still to run */
-} ItemsArg;
+    AVal item;
+} ItemArg;
 
-/* The structure is known: one copy of the body per item, from ia->from on; after a copy that
- * may have returned, the later ones run only where it did not (vm/compile/cflow.c). */
-static void unrolled_items(Comp *c, void *arg) {
-    ItemsArg *ia = arg;
+/* One copy of the body of a loop over a known list or dict, for one item. */
+static void unrolled_copy(Comp *c, void *arg) {
+    ItemArg *ia = arg;
     Node *n = ia->n;
-    AStruct *st = ia->list.st;
-    for (int i = ia->from; i < st->n && !c->failed; i++) {
-        AVal item = ia->list.kind == AV_LIST ? st->items[i] : cc_const_av(cc_keep_value(c, val_cstr(st->keys[i])));
-        FlowWatch w;
-        cflow_watch(c, &w);
-        cc_env_set(c, cc_name_key(c, n->a), item, n->a->str, true);
-        Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0, 0 };
-        c->loop = &lp;
-        cc_block(c, n->c);
-        c->loop = lp.outer;
-        bool jumps = lp.nbreaks || lp.nconts;
-        mem_free(lp.breaks);
-        mem_free(lp.conts);
-        if (jumps) { cc_unsupported(c, "break/continue in a loop over a list"); return; }
-        ItemsArg rest = { n, ia->list, i + 1 };
-        if (i + 1 < st->n && cflow_guard(c, &w, (Side){ unrolled_items, &rest })) return;
-    }
+    cc_env_set(c, cc_name_key(c, n->a), ia->item, n->a->str, true);
+    Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0, 0 };
+    c->loop = &lp;
+    cc_block(c, n->c);
+    c->loop = lp.outer;
+    bool jumps = lp.nbreaks || lp.nconts;
+    mem_free(lp.breaks);
+    mem_free(lp.conts);
+    if (jumps) cc_unsupported(c, "break/continue in a loop over a list");
 }
 
 static void for_stmt(Comp *c, Node *n) {
@@ -733,8 +723,15 @@ static void for_stmt(Comp *c, Node *n) {
         return;
     }
     if (v.kind == AV_LIST || v.kind == AV_DICT) {
-        ItemsArg ia = { n, v, 0 };
-        unrolled_items(c, &ia);
+        /* the structure is known: one copy of the body per item; after a copy that may have
+         * returned, the later ones run only where it did not (vm/compile/cflow.c) */
+        FlowWatch w = { .nlive = 0 };
+        for (int i = 0; i < v.st->n && !c->failed; i++) {
+            ItemArg ia = { n, v.kind == AV_LIST ? v.st->items[i] : cc_const_av(cc_keep_value(c, val_cstr(v.st->keys[i]))) };
+            cflow_watch(c, &w);
+            cflow_run(c, &w, (Side){ unrolled_copy, &ia });
+            if (!cflow_after(c, &w)) return;
+        }
         return;
     }
     cc_unsupported(c, "for over this kind of value");
@@ -979,7 +976,7 @@ void cc_stmt(Comp *c, Node *n) {
     }
 }
 
-void cc_block(Comp *c, Node *b) { cflow_statements(c, b, 0); }
+void cc_block(Comp *c, Node *b) { cflow_statements(c, b, 0, b->n); }
 
 
 /* ---------- variable lookup ---------- */
