@@ -3,9 +3,9 @@
  * Done as Paddle's dy2static return transformer does it, with variables the code cannot
  * name: a `return` that may or may not run (inside a run-time branch or loop) sets the
  * function's "returned" flag and its result home, two hidden variables of the function
- * (keys ret_key); the compiler's homes then carry them through every branch and loop like
+ * (hidden_key); the compiler's homes then carry them through every branch and loop like
  * any variable. After a statement that may have set a flag, the rest of the block runs
- * only where the flag is clear (a run-time branch on it: cflow_run); a loop whose body
+ * only where the flag is clear (run-time branches on it: cflow_statements); a loop whose body
  * may set one stops before its next iteration (cflow_loop_exits); the function's value is
  * the result home (cflow_result). The paths' results must share kind, dtype and shape, as
  * the variables of a run-time branch do.
@@ -23,29 +23,17 @@ static const char BREAK_NAME[] = "<break>", CONTINUE_NAME[] = "<continue>";
 /* A hidden variable of activation (or loop) id: a slot no parameter or local has. */
 static VarKey hidden_key(int id, int slot) { return (VarKey){ K_INLINE, id * 65536 + slot, NULL }; }
 
-/* Whether statement n holds a `return` inside an `if`, `while` or `for` (nested: true when n
- * itself is inside one). Functions defined in it have their own returns. */
-static bool return_nested(Node *n, bool nested) {
-    if (!n) return false;
-    switch (n->kind) {
-    case AST_RETURN: return nested;
-    case AST_BLOCK:
-        for (int i = 0; i < n->n; i++)
-            if (return_nested(n->kids[i], nested)) return true;
-        return false;
-    case AST_STATIC: return return_nested(n->a, nested);
-    case AST_IF: return return_nested(n->b, true) || return_nested(n->c, true);
-    case AST_WHILE: return return_nested(n->b, true);
-    case AST_FOR: return return_nested(n->c, true);
-    default: return false;
-    }
-}
+static bool sets_flag(Node *n, bool in_loop);
 
 /* A function is entered: nothing has returned yet (a constant, so no code). Only a function
  * with a return inside a branch or loop needs the flag. */
 void cflow_enter(Comp *c, Inline *ic) {
-    if (return_nested(ic->proto->body, false))
-        cc_env_set(c, hidden_key(ic->id, SLOT_RETURNED), cc_bool_const(false), RETURNED_NAME, false);
+    Node *body = ic->proto->body;
+    for (int i = 0; i < body->n; i++)
+        if (body->kids[i]->kind != AST_RETURN && sets_flag(body->kids[i], false)) {
+            cc_env_set(c, hidden_key(ic->id, SLOT_RETURNED), cc_bool_const(false), RETURNED_NAME, false);
+            return;
+        }
 }
 
 /* A loop a gradient is recorded through gets flags for its break and continue (id: a fresh
