@@ -233,6 +233,8 @@ void cgrad_move(Comp *c, int dst, int src) {
     }
 }
 
+bool cgrad_nested(Comp *c) { return c->tape && c->tape->outer; }
+
 bool cgrad_tracked(Comp *c, int reg) {
     for (CTape *tp = c->tape; tp; tp = tp->outer)
         if (var_of(tp, reg) >= 0) return true;

@@ -243,6 +243,8 @@ AVal cgrad_call(Comp *c, AVal f, bool with_value, AVal *args, int nargs, char **
 void cgrad_record(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at, AVal *res);
 void cgrad_move(Comp *c, int dst, int src);
 bool cgrad_tracked(Comp *c, int reg);
+/* Whether a tape encloses the active one (grad(grad(f)) is being compiled). */
+bool cgrad_nested(Comp *c);
 /* item()/float() (what) of a tracked register at loc: the first such cut on each active tape
  * is where a result that reaches the argument only through it was cut (GRAD_CUT_MSG). */
 void cgrad_cut(Comp *c, const char *what, SrcLoc loc);

@@ -657,7 +657,33 @@ static void unrolled_copy(Comp *c, void *arg) {
     bool jumps = lp.nbreaks || lp.nconts;
     mem_free(lp.breaks);
     mem_free(lp.conts);
-    if (jumps) cc_unsupported(c, "break/continue in a loop over a list");
+    if (jumps) cc_unsupported(c, "break/continue in a loop compiled as copies of its body (over a list, or under grad(grad(f)))");
+}
+
+/* Copies of the body, one per item of a list or dict, or number of a range; after a copy that
+ * may have returned, the later ones run only where it did not (vm/compile/cflow.c). */
+static void unrolled(Comp *c, Node *n, const AVal *items, int count) {
+    FlowWatch w = { .nlive = 0 };
+    for (int i = 0; i < count && !c->failed; i++) {
+        ItemArg ia = { n, items[i] };
+        cflow_watch(c, &w);
+        cflow_run(c, &w, (Side){ unrolled_copy, &ia });
+        if (!cflow_after(c, &w)) return;
+    }
+}
+
+/* grad(grad(f)) through a loop of f: the inner backward's loop cannot be recorded on the
+ * enclosing tape, so a range whose length is known is compiled as copies of the body (the
+ * ops eager code runs, in its order). false: too long; it stays a loop. */
+static bool unrolled_range(Comp *c, LoopArg *la) {
+    double span = (la->stop.num - la->start) / la->step;
+    if (span > 256) return false;
+    int count = span > 0 ? (int)ceil(span) : 0;
+    AVal *items = mem_alloc(sizeof(AVal) * (size_t)(count + 1));
+    for (int i = 0; i < count; i++) items[i] = cc_num_const(la->start + la->step * i);
+    unrolled(c, la->n, items, count);
+    mem_free(items);
+    return true;
 }
 
 static void for_stmt(Comp *c, Node *n) {
@@ -709,6 +735,7 @@ static void for_stmt(Comp *c, Node *n) {
                 check_range_stop(c, &la.stop);
                 c->loc = it->loc;
             }
+            if (cgrad_nested(c) && la.stop.known && !la.stop.deps && unrolled_range(c, &la)) return;
             compile_loop(c, &la);
             return;
         }
@@ -723,15 +750,12 @@ static void for_stmt(Comp *c, Node *n) {
         return;
     }
     if (v.kind == AV_LIST || v.kind == AV_DICT) {
-        /* the structure is known: one copy of the body per item; after a copy that may have
-         * returned, the later ones run only where it did not (vm/compile/cflow.c) */
-        FlowWatch w = { .nlive = 0 };
-        for (int i = 0; i < v.st->n && !c->failed; i++) {
-            ItemArg ia = { n, v.kind == AV_LIST ? v.st->items[i] : cc_const_av(cc_keep_value(c, val_cstr(v.st->keys[i]))) };
-            cflow_watch(c, &w);
-            cflow_run(c, &w, (Side){ unrolled_copy, &ia });
-            if (!cflow_after(c, &w)) return;
-        }
+        /* the structure is known: one copy of the body per item */
+        AVal *items = mem_alloc(sizeof(AVal) * (size_t)(v.st->n + 1));
+        for (int i = 0; i < v.st->n; i++)
+            items[i] = v.kind == AV_LIST ? v.st->items[i] : cc_const_av(cc_keep_value(c, val_cstr(v.st->keys[i])));
+        unrolled(c, n, items, v.st->n);
+        mem_free(items);
         return;
     }
     cc_unsupported(c, "for over this kind of value");
