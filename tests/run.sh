@@ -631,7 +631,8 @@ done
 # returns static code cannot merge (issue 26): a located reason each
 TSL_EXPLAIN=1 $TSL tests/scripts/static_return_fallback.tsl >/dev/null 2>"$tmp/err"
 for why in "5:3: 'return' of a tensor f64 \\[2\\] where another path of a run-time branch or loop returns a tensor f32 \\[2\\]" \
-           "7:8: maybe() can end without 'return' where another path of a run-time branch or loop returns a tensor f64 \\[2\\]"; do
+           "7:8: maybe() can end without 'return' where another path of a run-time branch or loop returns a tensor f64 \\[2\\]" \
+           "10:3: 'return' of a number where another path of a run-time branch or loop returns true/false"; do
     if grep -q "runs eagerly: .*$why" "$tmp/err"; then ok; else bad "static_return_fallback.tsl: no '$why' in: $(head -3 "$tmp/err")"; fi
 done
 

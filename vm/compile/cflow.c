@@ -52,7 +52,7 @@ static void describe(const AVal *v, char *buf, size_t n) {
         char s[600];
         snprintf(buf, n, "a tensor %s %s", dtype_name(v->dtype), shape_str(&v->shape, s, sizeof s));
     } else if (v->kind == AV_NUM) {
-        snprintf(buf, n, "a number");
+        snprintf(buf, n, "%s", v->is_bool ? "true/false" : "a number");
     } else if (v->kind == AV_CONST) {
         snprintf(buf, n, "%s", v->k.type == VAL_NIL ? "nothing" : val_type_name(v->k));
     } else {
@@ -64,7 +64,7 @@ static void describe(const AVal *v, char *buf, size_t n) {
 static bool same_result(const AVal *r, const AVal *v) {
     if (r->kind != v->kind) return false;
     if (v->kind == AV_TENSOR) return r->dtype == v->dtype && shape_equal(&r->shape, &v->shape);
-    if (v->kind == AV_NUM) return true;
+    if (v->kind == AV_NUM) return r->is_bool == v->is_bool;   /* true and 1 print differently */
     if (v->kind == AV_CONST) return r->k.type == v->k.type && (v->k.type == VAL_NIL || val_equal(r->k, v->k));
     if (v->kind == AV_LIST || v->kind == AV_DICT) return r->st == v->st;
     return r->cl == v->cl;
