@@ -97,6 +97,7 @@ int cc_truth(Comp *c, AVal v, int *reg, SrcLoc loc) {
     case AV_CONST: return val_truthy_simple(v.k);
     case AV_NUM:
         if (!v.is_bool) return 1;   /* every number is true, 0 included */
+        if (v.known) c->decided++;   /* see prepare_homes */
         if (v.known && !v.deps) return v.num != 0;
         if (v.known) {
             double x;

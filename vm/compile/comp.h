@@ -157,6 +157,7 @@ typedef struct {
     int nstmts;              /* statements compiled (the clock is read every 64) */
     Loop *loop;
     int branch_depth;        /* inside a run-time branch or loop */
+    int decided;             /* conditions on known numbers decided so far (vm/compile/compile.c, prepare_homes) */
     int dry;
     Undo *undo;
     int nundo, capundo;

@@ -345,9 +345,9 @@ static bool home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
 
 /* Gives every variable that `compile_region` may change a home register (those without one
  * in homes yet), by running it once as a dry run. Emits the moves of the current values into
- * the homes. Returns whether a new home replaced a number known when compiling: a loop's
- * next iteration sees it only at run time, so conditions the dry run decided may not be
- * decided (compile_loop runs it again). */
+ * the homes. Returns whether a new home replaced a number known when compiling while the dry
+ * run decided a condition on such numbers: a loop's next iteration sees the home only at run
+ * time, so the condition may not be decided there (compile_loop runs it again). */
 static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void *arg, Home **homes, int *nhomes) {
     /* each nested region is compiled twice (dry run, then for real): keep the depth bounded */
     if (c->branch_depth > 10) {
@@ -355,6 +355,7 @@ static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
         return false;
     }
     bool refold = false;
+    int decided = c->decided;
     Snap s = snapshot(c);
     Loop *saved_loop = c->loop;
     bool returned = c->ictx && c->ictx->returned;
@@ -413,7 +414,7 @@ static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
         (*nhomes)++;
     }
     mem_free(changed);
-    return refold && !c->failed;
+    return refold && decided != c->decided && !c->failed;
 }
 
 static void home_moves(Comp *c, Home *homes, int n) {
@@ -495,11 +496,13 @@ static void loop_body_once(Comp *c, void *arg) {
     Node *n = la->n;
     if (la->counted) cc_env_set(c, cc_name_key(c, n->a), loop_var(c, la), n->a->str, true);
     if (n->kind == AST_WHILE) {
+        int decided = c->decided;   /* the body runs here whatever the condition: no refold for it */
         AVal cond = cc_cond(c, n->a);
         if (!c->failed) {
             int reg;
             cc_truth(c, cond, &reg, n->a->loc);
         }
+        c->decided = decided;
     }
     if (!c->failed) cc_block(c, n->kind == AST_FOR ? n->c : n->b);
     if (c->ictx) c->ictx->returned = false;   /* a return in the body: the loop may not have run */
