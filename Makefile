@@ -53,7 +53,7 @@ MPI_PLUGIN := $(BIN)/libtsl_mpi.so
 CUDA_PLUGIN := $(BIN)/libtsl_cuda.so
 PTX_CHECK   := $(BIN)/ptx_check
 
-.PHONY: all deps layers test unit scripts demo asan test-asan tsan deploy-test bench bench-quick fuzz fuzz-smoke clean gpu-test gpu-check
+.PHONY: all deps layers test unit scripts static-coverage demo asan test-asan tsan deploy-test bench bench-quick fuzz fuzz-smoke clean gpu-test gpu-check
 all: $(BIN)/tsl $(LIB_SO) $(MPI_PLUGIN) $(CUDA_PLUGIN) $(PTX_CHECK)
 
 # The MPI plugin (ops/mpi/): built with mpicc (installed with the packages above, so looked
@@ -215,6 +215,10 @@ test: $(BIN)/tsl $(BIN)/unit $(BIN)/api_test $(LIB_SO) $(MPI_PLUGIN) $(CUDA_PLUG
 	@CK_VERBOSITY=normal $(BIN)/api_test
 	@echo "== script, error and REPL tests"
 	@sh tests/run.sh $(BIN)/tsl
+	@echo "== static idioms (tests/static_idioms: eager, static and --verify-static agree; PENDING still falls back)"
+	@sh tests/static_idioms/run.sh $(BIN)/tsl
+	@echo "== how much static code compiles (tests/static_coverage.sh; reports, never fails)"
+	@sh tests/static_coverage.sh $(BIN)/tsl
 	@echo "== the same bits for --threads 1 and --threads 2"
 	@sh tests/threads/run.sh $(BIN)/tsl
 	@echo "== libtsl.so exports exactly the functions include/tsl.h declares (the API tests' list)"
@@ -226,6 +230,11 @@ test: $(BIN)/tsl $(BIN)/unit $(BIN)/api_test $(LIB_SO) $(MPI_PLUGIN) $(CUDA_PLUG
 	@$(MAKE) --no-print-directory gpu-test
 	@$(MAKE) --no-print-directory deploy-test
 	@$(MAKE) --no-print-directory tsan
+
+# The coverage figure: the static blocks and fns of tests/ and examples/ that compile without
+# an eager fallback, and the ones that fall back grouped by reason (tests/static_coverage.sh).
+static-coverage: $(BIN)/tsl
+	@sh tests/static_coverage.sh $(BIN)/tsl --list
 
 # Export the digits classifier, classify its rows from C, compare with what TSL's load() said:
 # the commands of examples/deploy/README.md as written, into a folder that does not exist yet.
@@ -281,6 +290,8 @@ test-asan: asan
 	@CK_FORK=no $(SAN_ENV) bin-asan/api_test
 	@echo "== script tests under ASan/UBSan"
 	@$(SAN_ENV) sh tests/run.sh bin-asan/tsl
+	@echo "== static idioms under ASan/UBSan"
+	@$(SAN_ENV) sh tests/static_idioms/run.sh bin-asan/tsl
 	@echo "== --threads 1 and 2 under ASan/UBSan"
 	@$(SAN_ENV) sh tests/threads/run.sh bin-asan/tsl
 

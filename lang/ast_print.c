@@ -48,6 +48,16 @@ static void print_fn(StrBuf *b, const FnProto *p, const char *name, int indent) 
     print_block(b, p->body, indent);
 }
 
+/* open, the n expressions separated by commas, close */
+static void print_exprs(StrBuf *b, const char *open, Node *const *kids, int n, const char *close) {
+    sb_puts(b, open);
+    for (int i = 0; i < n; i++) {
+        if (i) sb_puts(b, ", ");
+        ast_print_expr(b, kids[i]);
+    }
+    sb_puts(b, close);
+}
+
 void ast_print_expr(StrBuf *b, const Node *n) {
     switch (n->kind) {
     case AST_NUM: print_number(b, n->num); break;
@@ -56,14 +66,7 @@ void ast_print_expr(StrBuf *b, const Node *n) {
     case AST_FALSE: sb_puts(b, "false"); break;
     case AST_NIL: sb_puts(b, "nil"); break;
     case AST_NAME: sb_puts(b, n->str); break;
-    case AST_LIST:
-        sb_puts(b, "[");
-        for (int i = 0; i < n->n; i++) {
-            if (i) sb_puts(b, ", ");
-            ast_print_expr(b, n->kids[i]);
-        }
-        sb_puts(b, "]");
-        break;
+    case AST_LIST: print_exprs(b, "[", n->kids, n->n, "]"); break;
     case AST_DICT:   /* in parentheses: a '{' after a condition would open a block */
         sb_puts(b, "({");
         for (int i = 0; i < n->n; i++) {
@@ -88,11 +91,7 @@ void ast_print_expr(StrBuf *b, const Node *n) {
     case AST_CALL:
         sb_puts(b, "(");
         ast_print_expr(b, n->a);
-        sb_puts(b, ")(");
-        for (int i = 0; i < n->n; i++) {
-            if (i) sb_puts(b, ", ");
-            ast_print_expr(b, n->kids[i]);
-        }
+        print_exprs(b, ")(", n->kids, n->n, "");
         for (int i = 0; i < n->nk; i++) {
             sb_printf(b, "%s%s=", n->n || i ? ", " : "", n->names[i]);
             ast_print_expr(b, n->kw[i]);
@@ -102,12 +101,7 @@ void ast_print_expr(StrBuf *b, const Node *n) {
     case AST_INDEX:
         sb_puts(b, "(");
         ast_print_expr(b, n->a);
-        sb_puts(b, ")[");
-        for (int i = 0; i < n->n; i++) {
-            if (i) sb_puts(b, ", ");
-            ast_print_expr(b, n->kids[i]);
-        }
-        sb_puts(b, "]");
+        print_exprs(b, ")[", n->kids, n->n, "]");
         break;
     case AST_SLICE:
         if (n->a) ast_print_expr(b, n->a);

@@ -41,11 +41,9 @@ bool args_bind(Interp *I, CallArgs *a, const char *fname, const char *const *par
     return bind_positional(a, np, nreq, out) || bind_params(I, a, fname, params, np, nreq, out);
 }
 
-static const BuiltinParams *params_of_fn(BuiltinFn fn);
-
 const BuiltinParams *builtin_bind(Interp *I, CallArgs *a, BuiltinFn self, Value *out) {
-    const ObjBuiltin *b = I->calling_builtin;   /* not set when constant folding calls self */
-    const BuiltinParams *p = b && b->fn == self ? b->params : params_of_fn(self);
+    const ObjBuiltin *b = I->calling_builtin;   /* the interpreter and constant folding set it */
+    const BuiltinParams *p = b && (!self || b->fn == self) ? b->params : NULL;
     if (p && bind_positional(a, p->np, p->nreq, out)) return p;
     if (!p || p->nreq < 0) return interp_error(I, "internal error: a built-in without a plain signature"), NULL;
     return bind_params(I, a, p->def->name, p->names, p->np, p->nreq, out) ? p : NULL;
@@ -224,6 +222,16 @@ static Value bi_get(Interp *I, CallArgs *a) {
     return v[2].type == VAL_UNDEF ? NIL_VAL : val_retain(v[2]);
 }
 
+/* The error "<prefix><v as print shows it>". */
+static Value error_showing(Interp *I, const char *prefix, Value v) {
+    StrBuf b = { 0 };
+    sb_putn(&b, "", 0);
+    fmt_value(&b, v, false);
+    interp_error(I, "%s%s", prefix, b.s);
+    sb_free(&b);
+    return ERR_VAL;
+}
+
 static Value bi_assert(Interp *I, CallArgs *a) {
     Value v[2];
     if (!builtin_bind(I, a, bi_assert, v)) return ERR_VAL;
@@ -231,23 +239,13 @@ static Value bi_assert(Interp *I, CallArgs *a) {
     if (t < 0) return ERR_VAL;
     if (t) return NIL_VAL;
     if (v[1].type == VAL_UNDEF) return interp_error(I, "assertion failed");
-    StrBuf b = { 0 };
-    sb_putn(&b, "", 0);
-    fmt_value(&b, v[1], false);
-    interp_error(I, "assertion failed: %s", b.s);
-    sb_free(&b);
-    return ERR_VAL;
+    return error_showing(I, "assertion failed: ", v[1]);
 }
 
 static Value bi_error(Interp *I, CallArgs *a) {
     Value v[1];
     if (!builtin_bind(I, a, bi_error, v)) return ERR_VAL;
-    StrBuf b = { 0 };
-    sb_putn(&b, "", 0);
-    fmt_value(&b, v[0], false);
-    interp_error(I, "%s", b.s);
-    sb_free(&b);
-    return ERR_VAL;
+    return error_showing(I, "", v[0]);
 }
 
 static Value bi_clock(Interp *I, CallArgs *a) {
@@ -443,7 +441,7 @@ static Value bi_check_grad(Interp *I, CallArgs *a) {
 
 const BuiltinDef core_builtins[] = {
     { "print", bi_print, "(...)", "prints its arguments separated by one space, then a newline", ST_PRINT },
-    { "str", bi_str, "(x)", "the text print(x) shows", ST_FOLDS },
+    { "str", bi_str, "(x)", "the text print(x) shows", ST_TEXT | ST_FOLDS },
     { "type", bi_type, "(v)", "the type name: nil bool number string list dict function tensor", ST_TYPE | ST_FOLDS },
     { "len", bi_len, "(x)", "code points of a string, items of a list or dict, first dimension of a tensor", ST_LEN | ST_FOLDS },
     { "range", builtins_range_list, "([start, ]stop[, step])", "the integers from start up to (not including) stop", ST_FOLDS },
@@ -524,13 +522,6 @@ static void table_build(void) {
 static void table_ready(void) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, table_build);
-}
-
-static const BuiltinParams *params_of_fn(BuiltinFn fn) {
-    table_ready();
-    for (int i = 0; i < table_rows; i++)
-        if (table_fns[i] == fn) return &table_params[i];
-    return NULL;
 }
 
 /* One ObjBuiltin per name, shared by every module of the interpreter (I->builtins). */

@@ -18,6 +18,7 @@ enum {
     ST_ITEM, ST_FLOAT, ST_LEN, ST_TYPE,
     ST_PUSH, ST_EXTEND, ST_INSERT,            /* onto lists the static code made */
     ST_REVERSED, ST_KEYS, ST_GET, ST_SORTED,
+    ST_TEXT,                                  /* a string; of values known only at run time too */
     ST_RULE = 0xff,                           /* the rule's bits */
     ST_FOLDS = 0x100,
     /* its result is host values read from a tensor's elements (item, float, tolist): under
@@ -53,8 +54,9 @@ typedef struct BuiltinParams {
     char buf[128];
 } BuiltinParams;
 
-/* Binds a call of the built-in whose function is self by its row: out[i] is parameter i's
- * argument (borrowed; UNDEF when omitted). Returns the row's parameters, or NULL on an error. */
+/* Binds a call of I->calling_builtin, whose function is self (NULL: whatever it is, for a
+ * built-in reached through a hook), by its row: out[i] is parameter i's argument (borrowed;
+ * UNDEF when omitted). Returns the row's parameters, or NULL on an error. */
 const BuiltinParams *builtin_bind(Interp *I, CallArgs *a, BuiltinFn self, Value *out);
 /* The parameters of row d's signature, "(list, i, x)" or "(data, dtype=nil)": their names (in
  * buf, n >= its length), NULL-terminated, and the result how many are required; -1 when it is not

@@ -385,22 +385,29 @@ COLD static Value call_too_deep(Interp *I, Node *n) {
     return interp_error_at(I, n->loc, "stack overflow (recursion too deep)");
 }
 
+/* Evaluates the n expressions onto the value stack at base[from..] (I->sp follows them); on an
+ * error base[0..] is released and I->sp is back at base. */
+static inline bool push_values(Interp *I, Frame *f, Node **exprs, int n, Value *base, int from) {
+    for (int i = from; i < from + n; i++) {
+        Value v = eval(I, f, exprs[i - from]);
+        if (IS_ERR(v)) {
+            for (int k = 0; k < i; k++) val_release(base[k]);
+            I->sp = base;
+            return false;
+        }
+        base[i] = v;
+        I->sp = base + i + 1;
+    }
+    return true;
+}
+
 static Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c) {
     CallSite site = I->call_site;
     FnProto *p = c->proto;
     Value *base = I->sp;
     int nslots = p->nlocals;
     if (base + nslots + 8 > I->stack_end || !c_stack_ok(I) || I->depth >= I->max_depth) return call_too_deep(I, n);
-    for (int i = 0; i < n->n; i++) {
-        Value v = eval(I, f, n->kids[i]);
-        if (IS_ERR(v)) {
-            for (int k = 0; k < i; k++) val_release(base[k]);
-            I->sp = base;
-            return v;
-        }
-        base[i] = v;
-        I->sp = base + i + 1;
-    }
+    if (!push_values(I, f, n->kids, n->n, base, 0)) return ERR_VAL;
     for (int i = n->n; i < nslots; i++) base[i] = UNDEF_VAL;
     I->sp = base + nslots;
     Frame fr = { base, c, c->module };
@@ -464,16 +471,7 @@ NOINLINE static Value eval_call(Interp *I, Frame *f, Node *n) {
 NOINLINE static Value call_builtin_positional(Interp *I, Frame *f, Node *n, ObjBuiltin *b) {
     Value *base = I->sp;
     if (base + n->n + 2 >= I->stack_end) return interp_error_at(I, n->loc, "stack overflow (recursion too deep)");
-    for (int i = 0; i < n->n; i++) {
-        Value v = eval(I, f, n->kids[i]);
-        if (IS_ERR(v)) {
-            for (int k = 0; k < i; k++) val_release(base[k]);
-            I->sp = base;
-            return v;
-        }
-        base[i] = v;
-        I->sp = base + i + 1;
-    }
+    if (!push_values(I, f, n->kids, n->n, base, 0)) return ERR_VAL;
     CallArgs a = { base, n->n, NULL, NULL, 0 };
     Value r = call_builtin(I, b, &a);
     for (int i = 0; i < n->n; i++) val_release(base[i]);
@@ -490,20 +488,11 @@ NOINLINE static Value call_general(Interp *I, Frame *f, Node *n, Value fn) {
         val_release(fn);
         return interp_error_at(I, n->loc, "stack overflow (recursion too deep)");
     }
-    int i;
-    for (i = 0; i < n->n; i++) {
-        Value v = eval(I, f, n->kids[i]);
-        if (IS_ERR(v)) goto fail;
-        base[i] = v;
-        I->sp = base + i + 1;
+    if (!push_values(I, f, n->kids, n->n, base, 0) || !push_values(I, f, n->kw, n->nk, base, n->n)) {
+        val_release(fn);
+        return ERR_VAL;
     }
     CallArgs kw = { NULL, 0, n->names, base + n->n, n->nk };
-    for (int k = 0; k < n->nk; k++) {
-        Value v = eval(I, f, n->kw[k]);
-        if (IS_ERR(v)) { i = n->n + k; goto fail; }
-        base[n->n + k] = v;
-        I->sp = base + n->n + k + 1;
-    }
     /* keyword values sit above the positional ones; the callee's frame starts at base, so
      * move them out of the way first */
     Value kwbuf[16];
@@ -517,11 +506,6 @@ NOINLINE static Value call_general(Interp *I, Frame *f, Node *n, Value fn) {
     if (IS_ERR(r)) interp_attach_loc(I, n->loc);
     val_release(fn);
     return r;
-fail:
-    for (int k = 0; k < i; k++) val_release(base[k]);
-    I->sp = base;
-    val_release(fn);
-    return ERR_VAL;
 }
 
 /* ---------- operators ---------- */

@@ -217,6 +217,8 @@ int interp_run_file(Interp *I, const char *path);
 bool interp_write_out(Interp *I, const char *s, size_t len);
 /* Writes a diagnostic (a warning, an explain line) through I->write_diag; failures are ignored. */
 void interp_write_diag(Interp *I, const char *s, size_t len);
+/* The diagnostic line "<head>FILE:LINE:COL: <what>MSG" of src (NULL: "?"), file and msg escaped. */
+void interp_diag_at(Interp *I, const char *head, const Source *src, SrcLoc loc, const char *what, const char *msg);
 
 /* Where a function's locations point: the text it was defined in, not the module's latest. */
 static inline Source *closure_src(const ObjClosure *c) {

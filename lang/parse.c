@@ -419,35 +419,27 @@ static Node *parse_not(Parser *p) {
     return n;
 }
 
-/* and := not ('and' not)* ; or := and ('or' and)* */
-static Node *parse_and(Parser *p) {
-    Node *n = parse_not(p);
-    while (check(p, TOK_AND)) {
+/* and := not ('and' not)* ; or := and ('or' and)*: left-associative chains of `kind` nodes */
+static Node *parse_logic(Parser *p, TokKind tok, NodeKind kind, Node *(*operand)(Parser *)) {
+    Node *n = operand(p);
+    while (check(p, tok)) {
         Token *t = advance(p);
         skip_newlines(p);
-        Node *x = node(p, AST_AND, t);
+        Node *x = node(p, kind, t);
         x->loc = n->loc;
         chain_link(p, n, x);
         x->a = n;
-        x->b = parse_not(p);
+        x->b = operand(p);
         n = x;
     }
     return n;
 }
 
+static Node *parse_and(Parser *p) { return parse_logic(p, TOK_AND, AST_AND, parse_not); }
+
 static Node *parse_expr(Parser *p) {
     enter(p);
-    Node *n = parse_and(p);
-    while (check(p, TOK_OR)) {
-        Token *t = advance(p);
-        skip_newlines(p);
-        Node *x = node(p, AST_OR, t);
-        x->loc = n->loc;
-        chain_link(p, n, x);
-        x->a = n;
-        x->b = parse_and(p);
-        n = x;
-    }
+    Node *n = parse_logic(p, TOK_OR, AST_OR, parse_and);
     leave(p);
     return n;
 }

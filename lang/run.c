@@ -558,3 +558,15 @@ void interp_write_diag(Interp *I, const char *s, size_t len) {
     if (I->write_diag) I->write_diag(I->diag_ud, s, len);
     else fwrite(s, 1, len, stderr);
 }
+
+void interp_diag_at(Interp *I, const char *head, const Source *src, SrcLoc loc, const char *what, const char *msg) {
+    const char *file = src ? src->name : "?";
+    StrBuf b = { 0 };
+    sb_puts(&b, head);   /* names and values in file and msg are the program's: shown escaped */
+    sb_put_escaped(&b, file, strlen(file));
+    sb_printf(&b, ":%d:%d: %s", loc.line, loc.col, what);
+    sb_put_escaped(&b, msg, strlen(msg));
+    sb_putn(&b, "\n", 1);
+    interp_write_diag(I, b.s, b.len);
+    sb_free(&b);
+}

@@ -196,6 +196,14 @@ static GVal reduce_kept(GradBuilder *b, OpCode op, GVal v, int axis) {
 #define X (g->x[0])
 #define GY (g->gy)
 
+/* op of v over the call's axes, kept (keepdims) and broadcast back to x's shape */
+static GVal reduce_back(GradCtx *g, OpCode op, GVal v) {
+    OpAttrs at = *g->c->at;
+    at.flag = true;
+    Shape s = shape_val(X);
+    return broadcast_to(B, gb_op(B, op, &v, 1, &at), &s);
+}
+
 static int r_zero(GradCtx *g) { (void)g; return 0; }   /* piecewise constant: no contribution */
 static int r_neg(GradCtx *g) { give(g, 0, gb_neg(B, GY)); return done(g); }
 static int r_abs(GradCtx *g) { give(g, 0, gb_mul(B, GY, gb_unary(B, OP_SIGN, X))); return done(g); }  /* abs'(0) = 0 */
@@ -290,21 +298,12 @@ static int r_mean(GradCtx *g) {
 /* max/min: the elements equal to the result share the gradient evenly. */
 static int r_max(GradCtx *g) {
     GVal hit = gb_astype(B, op2(B, OP_EQ, X, unreduce(g, g->y)), X.dtype);
-    OpAttrs at = *g->c->at;
-    at.flag = true;
-    GVal count = gb_op(B, OP_SUM, &hit, 1, &at);
-    Shape s = shape_val(X);
-    give(g, 0, gb_mul(B, unreduce(g, GY), gb_div(B, hit, broadcast_to(B, count, &s))));
+    GVal count = reduce_back(g, OP_SUM, hit);
+    give(g, 0, gb_mul(B, unreduce(g, GY), gb_div(B, hit, count)));
     return done(g);
 }
 /* var: 2 (x - mean) / n; std: (x - mean) / (n std); norm: x / norm (0 where the norm is 0) */
-static GVal centered(GradCtx *g) {
-    OpAttrs at = *g->c->at;
-    at.flag = true;
-    GVal m = gb_op(B, OP_MEAN, &g->x[0], 1, &at);
-    Shape s = shape_val(X);
-    return gb_sub(B, X, broadcast_to(B, m, &s));
-}
+static GVal centered(GradCtx *g) { return gb_sub(B, X, reduce_back(g, OP_MEAN, X)); }
 static double reduced_count(const GradCtx *g) { return (double)gv_size(g->x[0]) / (double)gv_size(g->y); }
 static int r_var(GradCtx *g) {
     give(g, 0, gb_mul(B, unreduce(g, GY), gb_mul(B, centered(g), gb_num(2 / reduced_count(g)))));
@@ -479,13 +478,10 @@ static int r_clip(GradCtx *g) {
  * elements and z how many are 0: p / x where z == 0; p at the one 0 where z == 1; 0 else
  * (PyTorch's case split, so zeros need no division by 0). */
 static int r_prod(GradCtx *g) {
-    OpAttrs at = *g->c->at;
-    at.flag = true;
-    Shape s = shape_val(X);
     GVal zero = op2(B, OP_EQ, X, gb_num(0));
     GVal nz = where(B, zero, gb_num(1), X);
-    GVal p = broadcast_to(B, gb_op(B, OP_PROD, &nz, 1, &at), &s);
-    GVal z = broadcast_to(B, gb_op(B, OP_SUM, &zero, 1, &at), &s);
+    GVal p = reduce_back(g, OP_PROD, nz);
+    GVal z = reduce_back(g, OP_SUM, zero);
     GVal one_zero = where(B, op2(B, OP_EQ, z, gb_num(1)), where(B, zero, p, gb_num(0)), gb_num(0));
     GVal others = where(B, op2(B, OP_EQ, z, gb_num(0)), gb_div(B, p, nz), one_zero);
     give(g, 0, gb_mul(B, unreduce(g, GY), others));

@@ -383,8 +383,12 @@ static tsl_Type type_of(Value v) {
     }
 }
 
-static tsl_Status wrong_type(tsl_State *S, const char *name, const char *want, Value v) {
-    return api_fail(S, TSL_TYPE, "global '%s' is a %s, not a %s", name, val_type_name(v), want);
+/* The global `name` when it is of type t (a `want`), else why not. */
+static tsl_Status find_typed(tsl_State *S, const char *name, ValType t, const char *want, Value *out) {
+    tsl_Status st = find_global(S, name, out);
+    if (st == TSL_OK && out->type != t)
+        return api_fail(S, TSL_TYPE, "global '%s' is a %s, not a %s", name, val_type_name(*out), want);
+    return st;
 }
 
 tsl_Status tsl_get_type(tsl_State *S, const char *name, tsl_Type *type) {
@@ -397,27 +401,22 @@ tsl_Status tsl_get_type(tsl_State *S, const char *name, tsl_Type *type) {
 
 tsl_Status tsl_get_number(tsl_State *S, const char *name, double *x) {
     Value v;
-    tsl_Status st = find_global(S, name, &v);
-    if (st != TSL_OK) return st;
-    if (v.type != VAL_NUM) return wrong_type(S, name, "number", v);
-    if (x) *x = v.as.n;
-    return TSL_OK;
+    tsl_Status st = find_typed(S, name, VAL_NUM, "number", &v);
+    if (st == TSL_OK && x) *x = v.as.n;
+    return st;
 }
 
 tsl_Status tsl_get_bool(tsl_State *S, const char *name, int *b) {
     Value v;
-    tsl_Status st = find_global(S, name, &v);
-    if (st != TSL_OK) return st;
-    if (v.type != VAL_BOOL) return wrong_type(S, name, "bool", v);
-    if (b) *b = v.as.b;
-    return TSL_OK;
+    tsl_Status st = find_typed(S, name, VAL_BOOL, "bool", &v);
+    if (st == TSL_OK && b) *b = v.as.b;
+    return st;
 }
 
 tsl_Status tsl_get_string(tsl_State *S, const char *name, const char **s, size_t *len) {
     Value v;
-    tsl_Status st = find_global(S, name, &v);
+    tsl_Status st = find_typed(S, name, VAL_STR, "string", &v);
     if (st != TSL_OK) return st;
-    if (v.type != VAL_STR) return wrong_type(S, name, "string", v);
     if (s) *s = AS_STR(v)->chars;
     if (len) *len = (size_t)AS_STR(v)->len;
     return TSL_OK;
@@ -427,9 +426,8 @@ tsl_Status tsl_get_string(tsl_State *S, const char *name, const char **s, size_t
 tsl_Status tsl_get_tensor(tsl_State *S, const char *name, tsl_Tensor **t) {
     Value v;
     if (t) *t = NULL;
-    tsl_Status st = find_global(S, name, &v);
+    tsl_Status st = find_typed(S, name, VAL_TENSOR, "tensor", &v);
     if (st != TSL_OK) return st;
-    if (v.type != VAL_TENSOR) return wrong_type(S, name, "tensor", v);
     return t ? api_hand_out(S, v.as.t, t) : TSL_OK;
 }
 
@@ -541,9 +539,8 @@ static tsl_Status call_body(tsl_State *S, void *ud) {
 tsl_Status tsl_call(tsl_State *S, const char *name, const tsl_Value *args, int nargs, tsl_Value *result) {
     if (!S || !name || nargs < 0 || (nargs && !args) || nargs > 255) return TSL_BADARG;
     Value fn;
-    tsl_Status st = find_global(S, name, &fn);
+    tsl_Status st = find_typed(S, name, VAL_FUNC, "function", &fn);
     if (st != TSL_OK) return st;
-    if (fn.type != VAL_FUNC) return wrong_type(S, name, "function", fn);
     CallJob j = { name, fn, args, nargs, result, NULL };
     st = api_run(S, call_body, &j);
     if (!j.tensor) return st;

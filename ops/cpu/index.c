@@ -283,10 +283,13 @@ out:
     return rc && unchecked ? INFER_INDEX_UNDECIDED : rc;
 }
 
-/* Calls visit(k, src_offset) for every result element k in order. */
-#define PLAN_WALK(p, total, BODY)                                                   \
+/* Runs BODY (k, src: the source element's offset) for total result elements k in order,
+ * from the iteration dims' index start (NULL: all 0; p->base its offset). */
+#define PLAN_WALK(p, start, total, BODY)                                            \
     do {                                                                            \
         int64_t ix_[TSL_MAX_RANK + 1] = { 0 }, off_ = (p)->base;                    \
+        const int64_t *from_ = (start);                                             \
+        if (from_) memcpy(ix_, from_, sizeof ix_);                                  \
         for (int64_t k = 0; k < (total); k++) {                                     \
             int64_t src = off_ + ((p)->adv_pos >= 0 ? (p)->adv_off[ix_[(p)->adv_pos]] : 0); \
             BODY;                                                                   \
@@ -312,26 +315,9 @@ static void gather_range(const Tensor *a, const Plan *p, Tensor *r, int64_t k0, 
         rest = q.size[d] ? rest / q.size[d] : 0;
         q.base += start[d] * q.stride[d];
     }
-#define PLAN_WALK_FROM(BODY)                                                            \
-    do {                                                                                \
-        int64_t ix_[TSL_MAX_RANK + 1], off_ = q.base;                                   \
-        memcpy(ix_, start, sizeof ix_);                                                 \
-        for (int64_t k = 0; k < n; k++) {                                               \
-            int64_t src = off_ + (q.adv_pos >= 0 ? q.adv_off[ix_[q.adv_pos]] : 0);      \
-            BODY;                                                                       \
-            for (int d_ = q.nd - 1; d_ >= 0; d_--) {                                    \
-                ix_[d_]++;                                                              \
-                off_ += q.stride[d_];                                                   \
-                if (ix_[d_] < q.size[d_]) break;                                        \
-                off_ -= q.stride[d_] * q.size[d_];                                      \
-                ix_[d_] = 0;                                                            \
-            }                                                                           \
-        }                                                                               \
-    } while (0)
-    if (esz == 4) PLAN_WALK_FROM(((int32_t *)out)[k] = ((const int32_t *)in)[src]);
-    else if (esz == 8) PLAN_WALK_FROM(((int64_t *)out)[k] = ((const int64_t *)in)[src]);
-    else PLAN_WALK_FROM(out[k] = in[src]);
-#undef PLAN_WALK_FROM
+    if (esz == 4) PLAN_WALK(&q, start, n, ((int32_t *)out)[k] = ((const int32_t *)in)[src]);
+    else if (esz == 8) PLAN_WALK(&q, start, n, ((int64_t *)out)[k] = ((const int64_t *)in)[src]);
+    else PLAN_WALK(&q, start, n, out[k] = in[src]);
 }
 
 typedef struct {
@@ -398,7 +384,7 @@ Tensor *op_index_positions(const Tensor *a, const IndexItem *idx, int n) {
     Tensor *r = tensor_new(DT_I64, &p.out);
     if (r) {
         int64_t *o = r->data;
-        PLAN_WALK(&p, r->size, o[k] = src);
+        PLAN_WALK(&p, NULL, r->size, o[k] = src);
     }
     plan_free(&p);
     return r;
@@ -431,7 +417,7 @@ Tensor *op_index_set(const Tensor *a, const IndexItem *idx, int n, const Tensor 
     char *dst = r->data;
     const char *src_v = bv->data;
     int64_t total = bv->size;
-    PLAN_WALK(&p, total, memcpy(dst + src * (int64_t)esz, src_v + k * (int64_t)esz, esz));
+    PLAN_WALK(&p, NULL, total, memcpy(dst + src * (int64_t)esz, src_v + k * (int64_t)esz, esz));
 out:
     tensor_release(cv);
     tensor_release(bv);

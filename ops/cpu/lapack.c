@@ -194,13 +194,14 @@ static int64_t bcast_index(int64_t i, const int64_t *od, int nd, const int64_t *
 
 /* ---------- the ops ---------- */
 
-/* x with a @ x == b; b a vector when 1-D (NumPy 2), else [..., n, k] with broadcast batches. */
+/* x with a @ x == b; b a vector when 1-D (NumPy 2), else [..., n, k] with broadcast batches.
+ * b NULL: inv(a), as NumPy, gesv against the identity. */
 static int run_solve(const Tensor *a, const Tensor *b, Tensor *out) {
     DType t = out->dtype;
     size_t es = dtype_size(t);
-    bool vec = b->ndim == 1;
-    int64_t n = a->shape[a->ndim - 1], k = vec ? 1 : b->shape[b->ndim - 1];
-    int nd = out->ndim - (vec ? 1 : 2), na = a->ndim - 2, nb = vec ? 0 : b->ndim - 2;
+    bool vec = b && b->ndim == 1;
+    int64_t n = a->shape[a->ndim - 1], k = vec ? 1 : b ? b->shape[b->ndim - 1] : n;
+    int nd = out->ndim - (vec ? 1 : 2), na = a->ndim - 2, nb = b && !vec ? b->ndim - 2 : 0;
     int64_t count = batch_count(out, vec ? 1 : 2);
     if (n == 0 || count == 0) return 0;
     Scratch s = { 0 };
@@ -209,31 +210,14 @@ static int run_solve(const Tensor *a, const Tensor *b, Tensor *out) {
     if (scratch_check(&s)) return scratch_done(&s, -1);
     for (int64_t i = 0; i < count; i++) {
         load_cm(am, t, a, bcast_index(i, out->shape, nd, a->shape, na) * n * n, n, n);
-        load_cm(x, t, b, bcast_index(i, out->shape, nd, b->shape, nb) * n * k, n, k);
+        if (b) load_cm(x, t, b, bcast_index(i, out->shape, nd, b->shape, nb) * n * k, n, k);
+        else {   /* the identity */
+            memset(x, 0, (size_t)(n * n) * es);
+            for (int64_t d = 0; d < n; d++) elem_put(x, t, d * n + d, &(double){ 1 }, DT_F64, 0);
+        }
         lapack_int info = la_gesv(t, n, k, am, ipiv, x);
-        if (info) return scratch_done(&s, lapack_failed("solve", info, "singular matrix"));
+        if (info) return scratch_done(&s, lapack_failed(b ? "solve" : "inv", info, "singular matrix"));
         store_rm(out, i * n * k, x, n, k, n);
-    }
-    return scratch_done(&s, 0);
-}
-
-/* As NumPy: gesv against the identity. */
-static int run_inv(const Tensor *a, Tensor *out) {
-    DType t = out->dtype;
-    size_t es = dtype_size(t);
-    int64_t n = a->shape[a->ndim - 1], count = batch_count(a, 2);
-    if (n == 0 || count == 0) return 0;
-    Scratch s = { 0 };
-    void *am = scratch(&s, n * n, es), *x = scratch(&s, n * n, es);
-    lapack_int *ipiv = scratch(&s, n, sizeof(lapack_int));
-    if (scratch_check(&s)) return scratch_done(&s, -1);
-    for (int64_t i = 0; i < count; i++) {
-        load_cm(am, t, a, i * n * n, n, n);
-        memset(x, 0, (size_t)(n * n) * es);
-        for (int64_t d = 0; d < n; d++) elem_put(x, t, d * n + d, &(double){ 1 }, DT_F64, 0);
-        lapack_int info = la_gesv(t, n, n, am, ipiv, x);
-        if (info) return scratch_done(&s, lapack_failed("inv", info, "singular matrix"));
-        store_rm(out, i * n * n, x, n, n, n);
     }
     return scratch_done(&s, 0);
 }
@@ -388,7 +372,7 @@ int cpu_lapack(const OpCall *c, Tensor **out) {
     const Tensor *a = c->in[0].t;
     switch (c->op) {
     case OP_SOLVE: return run_solve(a, c->in[1].t, out[0]);
-    case OP_INV: return run_inv(a, out[0]);
+    case OP_INV: return run_solve(a, NULL, out[0]);
     case OP_DET: return run_det(a, out[0]);
     case OP_CHOLESKY: return run_cholesky(a, out[0]);
     case OP_QR: return run_qr(a, out[0], out[1]);

@@ -17,30 +17,23 @@
 /* Rows [r0, r0 + rows) of c[m, n] = a[m, k] @ b[k, n], into c0 (those rows only, n apart);
  * with ta, a is stored [k, m] and read transposed. One row (m == 1) is the same memory either
  * way and goes to gemv. */
-static void mm_rows_f32(const float *a, bool ta, const float *b, float *c0, int64_t m, int64_t k, int64_t n, int64_t r0,
-                        int64_t rows) {
-    if (k == 0) { memset(c0, 0, sizeof(float) * (size_t)(rows * n)); return; }
-    if (m == 1)
-        cblas_sgemv(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1.0f, b, (blasint)n, a, 1, 0.0f, c0, 1);
-    else
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (blasint)rows, (blasint)n, (blasint)k, 1.0f,
-                    ta ? a + r0 : a + r0 * k, (blasint)(ta ? m : k), b, (blasint)n, 0.0f, c0, (blasint)n);
-}
-
-static void mm_rows_f64(const double *a, bool ta, const double *b, double *c0, int64_t m, int64_t k, int64_t n, int64_t r0,
-                        int64_t rows) {
-    if (k == 0) { memset(c0, 0, sizeof(double) * (size_t)(rows * n)); return; }
-    if (m == 1)
-        cblas_dgemv(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1.0, b, (blasint)n, a, 1, 0.0, c0, 1);
-    else
-        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (blasint)rows, (blasint)n, (blasint)k, 1.0,
-                    ta ? a + r0 : a + r0 * k, (blasint)(ta ? m : k), b, (blasint)n, 0.0, c0, (blasint)n);
-}
+#define MM_ROWS(T, GEMV, GEMM)                                                                              \
+    static void mm_rows_##T(const T *a, bool ta, const T *b, T *c0, int64_t m, int64_t k, int64_t n, int64_t r0, \
+                            int64_t rows) {                                                                 \
+        if (k == 0) { memset(c0, 0, sizeof(T) * (size_t)(rows * n)); return; }                             \
+        if (m == 1)                                                                                         \
+            GEMV(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1, b, (blasint)n, a, 1, 0, c0, 1);     \
+        else                                                                                                \
+            GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (blasint)rows, (blasint)n,     \
+                 (blasint)k, 1, ta ? a + r0 : a + r0 * k, (blasint)(ta ? m : k), b, (blasint)n, 0, c0, (blasint)n); \
+    }
+MM_ROWS(float, cblas_sgemv, cblas_sgemm)
+MM_ROWS(double, cblas_dgemv, cblas_dgemm)
 
 void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
                      int64_t r0, int64_t rows) {
-    if (dt == DT_F32) mm_rows_f32(a, ta, b, c0, m, k, n, r0, rows);
-    else mm_rows_f64(a, ta, b, c0, m, k, n, r0, rows);
+    if (dt == DT_F32) mm_rows_float(a, ta, b, c0, m, k, n, r0, rows);
+    else mm_rows_double(a, ta, b, c0, m, k, n, r0, rows);
 }
 
 /* The whole product, one row block after another: the blocks are the ones a static graph's

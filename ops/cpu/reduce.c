@@ -371,6 +371,25 @@ int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keep
 }
 
 /* softmax(x) = exp(x - max) / sum(exp(x - max)); log_softmax(x) = x - max - log(sum). */
+#define SOFTMAX_LINE(T, SUM, EXP, LOG)                                                   \
+    static void softmax_line_##T(const T *p, T *q, int64_t inner, bool want_log) {       \
+        T m = p[0];                                                                      \
+        for (int64_t i = 1; i < inner; i++) if (p[i] > m) m = p[i];                      \
+        for (int64_t i = 0; i < inner; i++) q[i] = p[i] - m;                             \
+        if (want_log) {                                                                  \
+            T *e = mem_alloc(sizeof(T) * (size_t)inner);                                 \
+            EXP(q, e, inner);                                                            \
+            T ls = LOG(SUM(e, inner));                                                   \
+            for (int64_t i = 0; i < inner; i++) q[i] = q[i] - ls;                        \
+            mem_free(e);                                                                 \
+        } else {                                                                         \
+            EXP(q, q, inner);                                                            \
+            T s = SUM(q, inner);                                                         \
+            for (int64_t i = 0; i < inner; i++) q[i] = q[i] / s;                         \
+        }                                                                                \
+    }
+SOFTMAX_LINE(float, pairwise_f32, vm_exp_f32, logf)
+SOFTMAX_LINE(double, pairwise_f64, vm_exp_f64, log)
 
 /* (log_)softmax into r (a's shape, the result dtype). Along the last axis of a float
  * tensor nothing is allocated but log_softmax's row of exponentials. */
@@ -393,40 +412,9 @@ int op_softmax_into(const Tensor *a, int axis, bool want_log, Tensor *r) {
     shape_of(x, &sx);
     Tensor *y = last ? r : tensor_new(dt, &sx);
     if (!y) { tensor_release(x); return -1; }
-    for (int64_t o = 0; o < outer && inner > 0; o++) {
-        if (dt == DT_F32) {
-            const float *p = (const float *)x->data + o * inner;
-            float *q = (float *)y->data + o * inner, m = p[0];
-            for (int64_t i = 1; i < inner; i++) if (p[i] > m) m = p[i];
-            for (int64_t i = 0; i < inner; i++) q[i] = p[i] - m;
-            if (want_log) {
-                float *e = mem_alloc(sizeof(float) * (size_t)inner);
-                vm_exp_f32(q, e, inner);
-                float ls = logf(pairwise_f32(e, inner));
-                for (int64_t i = 0; i < inner; i++) q[i] = q[i] - ls;
-                mem_free(e);
-            } else {
-                vm_exp_f32(q, q, inner);
-                float s = pairwise_f32(q, inner);
-                for (int64_t i = 0; i < inner; i++) q[i] = q[i] / s;
-            }
-        } else {
-            const double *p = (const double *)x->data + o * inner;
-            double *q = (double *)y->data + o * inner, m = p[0];
-            for (int64_t i = 1; i < inner; i++) if (p[i] > m) m = p[i];
-            for (int64_t i = 0; i < inner; i++) q[i] = p[i] - m;
-            if (want_log) {
-                double *e = mem_alloc(sizeof(double) * (size_t)inner);
-                vm_exp_f64(q, e, inner);
-                double ls = log(pairwise_f64(e, inner));
-                for (int64_t i = 0; i < inner; i++) q[i] = q[i] - ls;
-                mem_free(e);
-            } else {
-                vm_exp_f64(q, q, inner);
-                double s = pairwise_f64(q, inner);
-                for (int64_t i = 0; i < inner; i++) q[i] = q[i] / s;
-            }
-        }
+    for (int64_t o = 0, at = 0; o < outer && inner > 0; o++, at += inner) {
+        if (dt == DT_F32) softmax_line_float((const float *)x->data + at, (float *)y->data + at, inner, want_log);
+        else softmax_line_double((const double *)x->data + at, (double *)y->data + at, inner, want_log);
     }
     tensor_release(x);
     if (last) return 0;

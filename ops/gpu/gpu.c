@@ -94,29 +94,22 @@ int gpu_to_host(const Tensor *t, void *dst) {
     return GPU_CALL(to_host, dst, t->data, gpu_nbytes(t));
 }
 
-Tensor *gpu_from_host(const Tensor *h) {
+/* A new GPU tensor with a's elements, a on the GPU or (from_host) on the host. */
+static Tensor *gpu_copy_of(const Tensor *a, bool from_host) {
     Shape s;
-    shape_of(h, &s);
-    Tensor *t = gpu_alloc(h->dtype, &s);
+    shape_of(a, &s);
+    Tensor *t = gpu_alloc(a->dtype, &s);
     char err[400];
-    if (t && GPU_CALL(to_device, t->data, h->data, gpu_nbytes(h))) {
+    size_t nb = gpu_nbytes(a);
+    if (t && (from_host ? GPU_CALL(to_device, t->data, a->data, nb) : GPU_CALL(copy, t->data, a->data, nb))) {
         tensor_release(t);
         t = NULL;
     }
     return t;
 }
 
-Tensor *gpu_clone(const Tensor *a) {
-    Shape s;
-    shape_of(a, &s);
-    Tensor *t = gpu_alloc(a->dtype, &s);
-    char err[400];
-    if (t && GPU_CALL(copy, t->data, a->data, gpu_nbytes(a))) {
-        tensor_release(t);
-        t = NULL;
-    }
-    return t;
-}
+Tensor *gpu_from_host(const Tensor *h) { return gpu_copy_of(h, true); }
+Tensor *gpu_clone(const Tensor *a) { return gpu_copy_of(a, false); }
 
 void gpu_synchronize(void) {
     char err[400];

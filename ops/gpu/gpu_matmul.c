@@ -101,21 +101,13 @@ static int float_matmul(const Layout *L, DType dt, const Tensor *a, const Tensor
 
 /* i64 (bool operands already converted): the plugin's integer kernel into r. */
 static int int_matmul(const Layout *L, const Tensor *a, const Tensor *b, Tensor *r) {
-    CudaImatmul j;
-    memset(&j, 0, sizeof j);
-    j.m = L->m;
-    j.n = L->n;
-    j.k = L->k;
-    j.trans_a = L->ta;
-    j.nbd = L->nbd;
+    CudaImatmul j = { .m = L->m, .n = L->n, .k = L->k, .trans_a = L->ta, .nbd = L->nbd, .a = a->data, .b = b->data,
+                      .c = r->data };
     for (int d = 0; d < L->nbd; d++) {
         j.bshape[d] = L->bshape[d];
         j.a_stride[d] = L->astr[d];
         j.b_stride[d] = L->bstr[d];
     }
-    j.a = a->data;
-    j.b = b->data;
-    j.c = r->data;
     char err[400];
     return GPU_CALL(imatmul, &j);
 }

@@ -63,8 +63,10 @@ END_TEST
 /* A row's signature is its parameter spec: eager built-ins bind by it (builtin_bind, parsed
  * once per row) and static code too (vm/compile/cbuiltins.c). So every row but print's and range's
  * must be a plain list of distinct names, which each built-in object carries parsed; a call
- * with one argument too many gets args_match's message whether the interpreter calls the
- * built-in (calling_builtin set) or constant folding does (found by its function). */
+ * with one argument too many gets args_match's message when the interpreter (or constant
+ * folding, tests/errors/builtin_fold_too_many_args.tsl) calls the built-in with
+ * calling_builtin set; without it, an internal error (never another row's binding), or
+ * args_match's message from some built-ins of no parameters, which count them themselves. */
 static const char *eager_error(Interp *I, ObjBuiltin *b, int npos, bool as_call) {
     Value pos[ARGS_MAX + 1];
     for (int i = 0; i <= ARGS_MAX; i++) pos[i] = NIL_VAL;
@@ -103,7 +105,8 @@ START_TEST(builtin_signatures_are_parameter_lists) {
         int which[ARGS_MAX];
         args_match(d->name, params, nreq, np + 1, NULL, 0, which, want, sizeof want);
         ck_assert_str_eq(eager_error(I, b, np + 1, true), want);
-        ck_assert_str_eq(eager_error(I, b, np + 1, false), want);
+        const char *unbound = eager_error(I, b, np + 1, false);
+        if (np || strcmp(unbound, want)) ck_assert_str_eq(unbound, "internal error: a built-in without a plain signature");
         checked++;
     }
     I->calling_builtin = NULL;

@@ -22,6 +22,7 @@ static AVal num_binary_av(Comp *c, int tok, AVal a, AVal b) {
     r.deps = a.deps | b.deps;
     if (r.known) r.num = op_binary_number(op, a.num, b.num);
     if (r.known && !r.deps) return r;   /* a pure constant */
+    cslice_affine(&r, tok, &a, &b);
     int ra = cc_num_reg(c, &a), rb = cc_num_reg(c, &b);
     Ins *in = cc_emit(c, I_NBIN);
     in->dst = r.reg = cc_new_num(c, r.is_bool);
@@ -34,8 +35,10 @@ static AVal num_binary_av(Comp *c, int tok, AVal a, AVal b) {
 /* `x in c` / `x not in c` when compiling: a key of a dict structure is known from its
  * keys; otherwise both sides must be known values, folded by the eager function. */
 static AVal in_values(Comp *c, int op, AVal a, AVal b, SrcLoc loc) {
-    if (b.kind == AV_DICT && a.kind == AV_CONST && a.k.type == VAL_STR)
+    if (b.kind == AV_DICT && a.kind == AV_CONST && a.k.type == VAL_STR) {
+        cc_struct_n(c, b.st);   /* the answer rests on its keys */
         return cc_bool_const((cc_astruct_find(b.st, AS_STR(a.k)->chars) >= 0) != (op == TOK_NOT_IN));
+    }
     Value x, y;
     if (cc_pure_value(c, &a, &x) && cc_pure_value(c, &b, &y)) return cc_folded(c, value_binary(c->I, op, x, y), loc);
     return cc_unsupported(c, "'%s' on values not known when compiling (it is folded only for known lists, dicts and strings)",
@@ -66,6 +69,8 @@ AVal cc_binary_values(Comp *c, int op, AVal a, AVal b, SrcLoc loc) {
         }
         return cc_unsupported(c, "this mix of a tensor and a non-number");
     }
+    AVal hr;
+    if (cc_host_binary(c, op, a, b, &hr)) return hr;   /* a string made at run time */
     Value x, y;
     if (op == TOK_STAR && ((a.kind == AV_CONST && a.k.type == VAL_STR && b.kind == AV_NUM) ||
                            (b.kind == AV_CONST && b.k.type == VAL_STR && a.kind == AV_NUM))) {
@@ -214,11 +219,18 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
             items[k].kind = IDX_SLICE;
             items[k].step = 1;
             Node *parts[3] = { it->a, it->b, it->c };
+            AVal bound[3] = { FAILV, FAILV, FAILV };   /* kind AV_NONE: absent */
+            bool run_time = false;
             for (int j = 0; j < 3; j++) {
                 if (!parts[j]) continue;
                 AVal v = cc_expr(c, parts[j]);
                 if (c->failed) goto out;
                 if (v.kind == AV_CONST && v.k.type == VAL_NIL) continue;
+                bound[j] = v;
+                if (v.kind == AV_NUM && !v.known) {   /* the run's number: vm/compile/cslice.c */
+                    run_time = true;
+                    continue;
+                }
                 int64_t x;
                 double xd;
                 c->loc = parts[j]->loc;
@@ -230,6 +242,14 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
                 if (j == 0) { items[k].has_start = true; items[k].start = x; }
                 else if (j == 1) { items[k].has_stop = true; items[k].stop = x; }
                 else items[k].step = x;
+            }
+            if (run_time) {
+                char why[300];
+                c->loc = it->loc;
+                if (!cslice_try(c, &t, n, k, bound, &items[k], &regs[k], why, sizeof why)) {
+                    if (!c->failed) cc_unsupported(c, "%s", why);
+                    goto out;
+                }
             }
             continue;   /* a zero step is infer_index's to report, in the index's order */
         }
@@ -334,16 +354,23 @@ out:
 }
 
 static AVal index_struct(Comp *c, AVal obj, AVal key, SrcLoc loc) {
+    if (key.kind == AV_STR) {
+        c->loc = loc;   /* a missing key is reported at the index, as eagerly */
+        return cc_host_index(c, obj, key);
+    }
     if (obj.kind == AV_DICT) {
         if (key.kind != AV_CONST || key.k.type != VAL_STR) return cc_error_at(c, loc, "dict keys are strings");
+        if (obj.st->items_unknown) return cc_unknown_items(c);
         int at = cc_astruct_find(obj.st, AS_STR(key.k)->chars);
         if (at < 0) return cc_error_at(c, loc, "key '%s' not found in dict", AS_STR(key.k)->chars);
         return obj.st->items[at];
     }
     int64_t i;
     c->loc = loc;
+    if (obj.st->items_unknown) return cc_unsupported(c, "reading an item of a list that static code grows at run time");
     if (!cc_need_int(c, &key, &i, "a list index")) return FAILV;
-    if (i < 0) i += obj.st->n;
+    if (i < 0) i += cc_struct_n(c, obj.st);
+    if (c->failed) return FAILV;
     if (i < 0 || i >= obj.st->n) return cc_error_at(c, loc, "list index out of range");
     return obj.st->items[i];
 }
@@ -388,6 +415,7 @@ static AVal field_expr(Comp *c, Node *n) {
     TRY(obj = cc_expr(c, n->a));
     c->loc = n->loc;
     if (obj.kind == AV_DICT) {
+        if (obj.st->items_unknown) return cc_unknown_items(c);
         int at = cc_astruct_find(obj.st, n->str);
         if (at < 0) return cc_error_at(c, n->loc, "key '%s' not found in dict", n->str);
         return obj.st->items[at];
@@ -407,7 +435,9 @@ static AVal field_expr(Comp *c, Node *n) {
         }
         return cc_error_at(c, n->loc, "tensor has no attribute '%s'", n->str);
     }
-    return cc_error_at(c, n->loc, "a %s has no field '%s'", obj.kind == AV_LIST ? "list" : "value", n->str);
+    const char *type = obj.kind == AV_LIST ? "list" : obj.kind == AV_STR ? "string" : obj.kind == AV_CONST ? val_type_name(obj.k)
+                     : obj.kind == AV_NUM ? (obj.is_bool ? "bool" : "number") : "value";   /* eager's words */
+    return cc_error_at(c, n->loc, "a %s has no field '%s'", type, n->str);
 }
 
 /* ---------- calls ---------- */
@@ -544,6 +574,7 @@ AVal cc_expr(Comp *c, Node *n) {
         if (a.kind == AV_NUM && !a.is_bool) {
             AVal r = { .kind = AV_NUM, .known = a.known, .num = -a.num, .deps = a.deps, .reg = -1 };
             if (r.known && !r.deps) return r;
+            cslice_affine(&r, TOK_MINUS, &(AVal){ .kind = AV_NUM, .known = true }, &a);
             int ar = cc_num_reg(c, &a);
             Ins *in = cc_emit(c, I_NNEG);
             in->dst = r.reg = cc_new_num(c, false);
@@ -601,7 +632,8 @@ static Opnd opnd_of(Comp *c, AVal v, int depth, long *nodes) {
         }
         return o;
     case AV_TENSOR:
-        o.kind = OPND_TENSOR;
+    case AV_STR:
+        o.kind = v.kind == AV_STR ? OPND_VAL : OPND_TENSOR;
         o.reg = v.reg;
         o.bound = v.unset;
         return o;

@@ -21,6 +21,7 @@
 #include "guard.h"
 #include "ctx.h"
 #include "autograd.h"
+#include "builtins.h"
 
 struct Model {
     GraphFile *gf;
@@ -507,9 +508,8 @@ static Value loaded_value(Model *m) {
 }
 
 Value model_builtin_load(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "path", NULL };
     Value v[1];
-    if (!args_bind(I, a, "load", p, 1, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, NULL, v)) return ERR_VAL;
     if (!IS_STR(v[0])) return interp_error(I, "load(): path must be a string, got %s", val_type_name(v[0]));
     if (I->sandbox) return interp_error(I, "load(): files are disabled here");
     char err[700];
@@ -553,9 +553,8 @@ static GraphFile *export_graph(Interp *I, Value f, ObjList *args, bool *owned) {
 }
 
 Value model_builtin_export(Interp *I, CallArgs *a) {
-    static const char *const p[] = { "f", "example_args", "path", NULL };
     Value v[3];
-    if (!args_bind(I, a, "export", p, 3, v)) return ERR_VAL;
+    if (!builtin_bind(I, a, NULL, v)) return ERR_VAL;
     if (!IS_LIST(v[1])) return interp_error(I, "export(): example_args must be a list, got %s", val_type_name(v[1]));
     if (!IS_STR(v[2])) return interp_error(I, "export(): path must be a string, got %s", val_type_name(v[2]));
     if (I->sandbox) return interp_error(I, "export(): files are disabled here");

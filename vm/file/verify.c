@@ -18,6 +18,9 @@ static Tensor meta_of(const RegInfo *ri) {
     return t;
 }
 
+/* A slice whose start a register gives: its template's bounds, moved there (vm/compile/cslice.c). */
+static bool run_time_slice(const IndexItem *it) { return it->kind == IDX_SLICE && it->has_start && it->has_stop; }
+
 /* An INDEX or INDEX_SET: operand registers, and the result shape inference gives. */
 static bool verify_index(Load *L, Ins *in) {
     Graph *g = L->gf->g;
@@ -35,7 +38,7 @@ static bool verify_index(Load *L, Ins *in) {
                 items[k].t = &metas[k];
             }
             if (!items[k].t || items[k].t->dtype != DT_I64) return load_fail(L, "corrupt graph file: an index array that is not i64");
-        } else if (r != -1 && !(items[k].kind == IDX_INT && load_want_reg(L, r, R_NUM, "an index's"))) {
+        } else if (r != -1 && !((items[k].kind == IDX_INT || run_time_slice(&items[k])) && load_want_reg(L, r, R_NUM, "an index's"))) {
             return load_fail(L, "corrupt graph file: an index item reads register %d", r);
         } else if (r != -1) {
             items[k].at_run_time = true;   /* its value comes from the register */
@@ -267,6 +270,8 @@ bool load_verify_ins(Load *L, Ins *in) {
         if (in->nopnds > 1 || in->aux < 0 || in->aux > 1) return load_fail(L, "corrupt graph file: an assert with %d operands", in->nopnds);
         return load_want_reg(L, in->a, R_NUM, "assert's");
     case I_STORE: return load_fail(L, "corrupt graph file: a store (a graph file holds no containers)");
+    case I_HCALL: case I_HBIN: case I_VMOVE: case I_HLIST: case I_DSET: case I_HINDEX:   /* export refuses them */
+        return load_fail(L, "corrupt graph file: a host instruction (a graph file holds no strings made at run time or containers)");
     case I_PUSH: return verify_stack(L, in, in->a);
     case I_POP: return verify_stack(L, in, in->dst);
     case I_FUSED: return verify_fused(L, in);

@@ -60,6 +60,7 @@ static bool is_pure(InsOp op) {
     switch (op) {
     case I_PRINT: case I_ASSERT: case I_STORE: case I_JUMP: case I_JUMPF: case I_TRUTH: case I_SEED:
     case I_PUSH: case I_POP:
+    case I_HCALL: case I_HBIN: case I_VMOVE: case I_DSET: case I_HLIST: case I_HINDEX:   /* host values: effects, operands not compared */
         return false;
     default: return true;
     }
@@ -114,7 +115,7 @@ static int reads(const Ins *in, int *out) {
 }
 
 static void count_opnd(const Opnd *o, int *uses) {
-    if (o->kind == OPND_NUM || o->kind == OPND_TENSOR) uses[o->reg]++;
+    if (o->kind == OPND_NUM || o->kind == OPND_TENSOR || o->kind == OPND_VAL) uses[o->reg]++;
     if (o->bound) uses[o->bound - 1]++;
     if (o->kind == OPND_CLOSURE) return;   /* n counts cells there, not items */
     for (int i = 0; i < o->n; i++) count_opnd(&o->items[i], uses);
@@ -260,7 +261,7 @@ static bool same_ins(const Graph *g, const Ins *a, const Ins *b) {
 }
 
 static void rename_opnd(Opnd *o, const int *map) {
-    if (o->kind == OPND_NUM || o->kind == OPND_TENSOR) o->reg = map[o->reg];
+    if (o->kind == OPND_NUM || o->kind == OPND_TENSOR || o->kind == OPND_VAL) o->reg = map[o->reg];
     if (o->bound) o->bound = map[o->bound - 1] + 1;
     if (o->kind == OPND_CLOSURE) return;
     for (int i = 0; i < o->n; i++) rename_opnd(&o->items[i], map);
@@ -442,6 +443,23 @@ static bool ew_operands(const Graph *g, const Ins *in, int *ta, int *tb, int *sc
     return *ta >= 0;
 }
 
+/* Instructions i + 1 .. j - 1 die (neutralised before compaction) and i becomes op, writing
+ * dst, without its arguments and attributes: a fused group's one instruction. */
+static void fuse_into(Graph *g, bool *dead, int i, int j, InsOp op, int dst) {
+    for (int k = i + 1; k < j; k++) {
+        dead[k] = true;
+        g->code[k].op = I_NCONST;
+    }
+    Ins *in = &g->code[i];
+    mem_free(in->args);
+    mem_free(in->attrs);
+    in->args = NULL;
+    in->attrs = NULL;
+    in->nargs = in->nres = 0;
+    in->op = op;
+    in->dst = dst;
+}
+
 /* Whether instruction i can join a group producing tensors of (dt, shape). */
 static bool fusable(Graph *g, Ins *in, DType *dt, Shape *shape) {
     int ta, tb, scalar;
@@ -516,18 +534,7 @@ static int pass_fuse(Graph *g) {
         SrcLoc loc = g->code[j - 1].loc;
         Source *src = g->code[j - 1].src;
         const CallFrame *frame = g->code[j - 1].frame;
-        for (int k = i + 1; k < j; k++) dead[k] = true;
-        for (int k = i; k < j; k++) {
-            Ins *in = &g->code[k];
-            in->op = I_NCONST;   /* neutralised before compaction */
-        }
-        mem_free(first->args);
-        mem_free(first->attrs);
-        first->args = NULL;
-        first->attrs = NULL;
-        first->nargs = first->nres = 0;
-        first->op = I_FUSED;
-        first->dst = last_dst;
+        fuse_into(g, dead, i, j, I_FUSED, last_dst);
         first->a = first->b = first->c = -1;
         first->aux = groups;
         first->steps = steps;
@@ -711,17 +718,7 @@ static int pass_epilogue(Graph *g) {
         }
         Ins *mm = &g->code[i];
         int a = mm->args[0], b = mm->args[1], ta = mm->attrs && mm->attrs->flag;
-        for (int k = i + 1; k < j; k++) {
-            dead[k] = true;
-            g->code[k].op = I_NCONST;   /* neutralised before compaction */
-        }
-        mem_free(mm->args);
-        mem_free(mm->attrs);
-        mm->args = NULL;
-        mm->attrs = NULL;
-        mm->nargs = mm->nres = 0;
-        mm->op = I_EPILOGUE;
-        mm->dst = last;
+        fuse_into(g, dead, i, j, I_EPILOGUE, last);
         mm->a = a;
         mm->b = b;
         mm->c = product_outside ? prod : -1;

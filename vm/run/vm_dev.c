@@ -254,13 +254,5 @@ void vm_dev_explain(Interp *I, const VmDev *d, const Ins *in, const char *fmt, .
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    const char *file = in->src ? in->src->name : "?";
-    StrBuf b = { 0 };
-    sb_puts(&b, "explain: ");
-    sb_put_escaped(&b, file, strlen(file));
-    sb_printf(&b, ":%d:%d: ", in->loc.line, in->loc.col);
-    sb_put_escaped(&b, msg, strlen(msg));
-    sb_putn(&b, "\n", 1);
-    interp_write_diag(I, b.s, b.len);
-    sb_free(&b);
+    interp_diag_at(I, "explain: ", in->src, in->loc, "", msg);
 }

@@ -1,8 +1,8 @@
 /* vm_loop.h - the VM's one interpreter loop (vm_loop) and the instructions it runs through
  * an executor's hooks (vm_impl.h's VmExec).
  *
- * The loop runs control flow, numbers, prints, asserts, stores, the PUSH/POP stacks and the
- * host's reads (item, a branch on a tensor) itself, the same for every device, and hands
+ * The loop runs control flow, numbers, prints, asserts, stores, the PUSH/POP stacks, the
+ * host's reads (item, a branch on a tensor) and host values (strings, pushes) itself, the same for every device, and hands
  * what depends on where tensors live to the executor X. It is an inline function so that a
  * file instantiates it for an executor: vm.c once for any executor through its table (the
  * device executor's), exec_cpu.c for the CPU's (VmExec.loop), whose hooks the compiler then
@@ -14,14 +14,36 @@
 #include <stdio.h>
 #include <string.h>
 #include "vm_impl.h"
+#include "infer.h"
 
 #define vmdispatch(op) switch (op)
 #define vmcase(l) case l:
 #define vmbreak break
 
+/* A slice whose start is the run's number x (vm/compile/cslice.c): the template's bounds
+ * move to it, keeping their difference. False when x is not an integer (or the stop
+ * overflows, which only a graph file can ask for). */
+static bool slice_at(IndexItem *it, double x) {
+    int64_t s, size;
+    if (!num_to_i64(x, &s) || __builtin_sub_overflow(it->stop, it->start, &size) ||
+        __builtin_add_overflow(s, size, &it->stop))
+        return false;
+    it->start = s;
+    return true;
+}
+
+/* Whether an index whose slices start at run time gives its register's shape: the compiler
+ * proved they never clamp, a graph file did not. */
+static bool slices_fit(const Graph *g, const Ins *in, const Tensor *src, const IndexItem *items) {
+    Shape s, so;
+    shape_of(src, &s);
+    return infer_index(&s, items, in->nidx, &so) == 0 && shape_equal(&so, &g->regs[in->dst].shape);
+}
+
 /* An index instruction: its number operands checked into items, then the executor's. */
 static int exec_index(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
     IndexItem items[TSL_MAX_RANK + 8];
+    bool moved = false;   /* a slice starts at a run-time number */
     if (in->nidx) memcpy(items, in->idx, sizeof(IndexItem) * (size_t)in->nidx);
     for (int k = 0; k < in->nidx; k++) {
         if (in->args[k] < 0) continue;
@@ -30,6 +52,11 @@ static int exec_index(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) 
             continue;
         }
         double x = r->num[in->args[k]];
+        if (items[k].kind == IDX_SLICE) {
+            if (!slice_at(&items[k], x)) return vm_fail_at(I, in, "slice bounds must be integers");
+            moved = true;
+            continue;
+        }
         if (!num_to_i64(x, &items[k].i)) {
             char msg[96];
             snprintf(msg, sizeof msg, x == floor(x) ? "index %g is out of range" : "tensor index must be an integer, got %g", x);
@@ -38,6 +65,9 @@ static int exec_index(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) 
     }
     Tensor *src = r->ten[in->a], *v = in->op == I_INDEX_SET ? r->ten[in->b] : NULL;
     if (!src || (in->op == I_INDEX_SET && !v)) return vm_fail_at(I, in, "undefined variable");
+    /* (an assignment's result is its operand's shape whatever the slice: eager's, clamped) */
+    if (moved && in->op == I_INDEX && !slices_fit(g, in, src, items))
+        return vm_fail_at(I, in, "a slice with a run-time start clamps: the graph's register has a fixed shape");
     Tensor *t = X->index(g, r, in, src, items, v);
     return !t || X->place(g, r, in->dst, t) ? vm_fail_at(I, in, op_error()) : 0;
 }
@@ -197,6 +227,12 @@ static inline __attribute__((always_inline)) int vm_loop(Interp *I, Graph *g, Vm
             vmcase(I_POP) if (exec_pop(I, g, r, X, in)) return -1; vmbreak;
             vmcase(I_ASSERT) if (vm_assert(I, g, r, in)) return -1; vmbreak;
             vmcase(I_STORE) if (vm_store(I, g, r, in)) return -1; vmbreak;
+            vmcase(I_HCALL)
+            vmcase(I_HBIN)
+            vmcase(I_VMOVE)
+            vmcase(I_HLIST)
+            vmcase(I_HINDEX)
+            vmcase(I_DSET) if (vm_host(I, g, r, in)) return -1; vmbreak;
             vmcase(I_FUSED) {
                 if (!interp_poll(I)) return vm_stopped_at(I, in);
                 if (X->fused(I, g, r, in)) return -1;

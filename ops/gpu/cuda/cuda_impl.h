@@ -9,6 +9,8 @@
 #include "plugin.h"
 
 #define CUDA_BLAS_WORKSPACE (32u << 20)
+/* n axes of a shape or strides (int64_t) into a launch argument's array (long long) */
+#define AXES(to, from, n) memcpy(to, from, sizeof(int64_t) * (size_t)(n))
 
 typedef struct {
     cudaStream_t stream;

@@ -95,16 +95,12 @@ int cuda_fused(const CudaFused *job, char *err, size_t n) {
     }
     CUfunction f = cuda_kernel(src, name, err, n);
     if (!f) return -1;
-    GenFusedArgs a;
-    memset(&a, 0, sizeof a);
-    a.n = job->n;
+    GenFusedArgs a = { .n = job->n, .out = job->out, .bad = cuda.flag };
     for (int k = 0; k < job->nin; k++) {
         a.in[k] = job->in[k];
         a.inner[k] = job->inner[k];
         a.num[k] = job->num[k];
     }
-    a.out = job->out;
-    a.bad = cuda.flag;
     bool check = false;
     for (int s = 0; s < job->nsteps; s++) check |= raises(job->steps[s].op, job->ct);
     void *params[] = { &a };
@@ -168,54 +164,36 @@ int cuda_softmax(int op, int dt, const void *in, void *out, int64_t rows, int64_
     return cuda_launch_blocks(f, rows, params, err, n);
 }
 
+/* The family kernel tsl_<kernel>_<esz> of 1-, 4- or 8-byte elements, for at most 32 axes;
+ * otherwise "no GPU <what> ...". */
+static CUfunction sized_family(const char *kernel, const char *what, int esz, int ndim, char *err, size_t n) {
+    if ((esz != 1 && esz != 4 && esz != 8) || ndim < 0 || ndim > 32)
+        return snprintf(err, n, "no GPU %s for %d-byte elements", what, esz), NULL;
+    char name[32];
+    snprintf(name, sizeof name, "tsl_%s_%d", kernel, esz);
+    return family(name, err, n);
+}
+
 int cuda_gather_strided(int esz, int ndim, const int64_t *shape, const int64_t *stride, const void *in, void *out,
                         int64_t count, char *err, size_t n) {
-    if ((esz != 1 && esz != 4 && esz != 8) || ndim > 32) {
-        snprintf(err, n, "no GPU copy for %d-byte elements", esz);
-        return -1;
-    }
-    char name[32];
-    snprintf(name, sizeof name, "tsl_gather_%d", esz);
-    CUfunction f = family(name, err, n);
+    CUfunction f = sized_family("gather", "copy", esz, ndim, err, n);
     if (!f) return -1;
-    GenGatherArgs a;
-    memset(&a, 0, sizeof a);
-    a.n = count;
-    a.ndim = ndim;
-    for (int d = 0; d < ndim; d++) {
-        a.shape[d] = shape[d];
-        a.stride[d] = stride[d];
-    }
-    a.in = in;
-    a.out = out;
+    GenGatherArgs a = { .n = count, .ndim = ndim, .in = in, .out = out };
+    AXES(a.shape, shape, ndim);
+    AXES(a.stride, stride, ndim);
     void *params[] = { &a };
     return cuda_launch(f, count, params, err, n);
 }
 
 int cuda_where(int esz, int ndim, const int64_t *shape, const int64_t (*stride)[TSL_CUDA_MAX_RANK], const void *cond,
                const void *a, const void *b, void *out, int64_t count, char *err, size_t n) {
-    if ((esz != 1 && esz != 4 && esz != 8) || ndim > 32) {
-        snprintf(err, n, "no GPU where for %d-byte elements", esz);
-        return -1;
-    }
-    char name[32];
-    snprintf(name, sizeof name, "tsl_where_%d", esz);
-    CUfunction f = family(name, err, n);
+    CUfunction f = sized_family("where", "where", esz, ndim, err, n);
     if (!f) return -1;
-    GenWhereArgs w;
-    memset(&w, 0, sizeof w);
-    w.n = count;
-    w.ndim = ndim;
-    for (int d = 0; d < ndim; d++) {
-        w.shape[d] = shape[d];
-        w.st0[d] = stride[0][d];
-        w.st1[d] = stride[1][d];
-        w.st2[d] = stride[2][d];
-    }
-    w.cond = cond;
-    w.a = a;
-    w.b = b;
-    w.out = out;
+    GenWhereArgs w = { .n = count, .ndim = ndim, .cond = cond, .a = a, .b = b, .out = out };
+    AXES(w.shape, shape, ndim);
+    AXES(w.st0, stride[0], ndim);
+    AXES(w.st1, stride[1], ndim);
+    AXES(w.st2, stride[2], ndim);
     void *params[] = { &w };
     return cuda_launch(f, count, params, err, n);
 }
@@ -252,10 +230,7 @@ static int badk_read(int64_t *bad_k, char *err, size_t n) {
 
 int cuda_take(int esz, const void *t, int64_t nt, const int64_t *idx, void *out, int64_t count, int64_t *bad_k,
               char *err, size_t n) {
-    if (esz != 1 && esz != 4 && esz != 8) return snprintf(err, n, "no GPU take for %d-byte elements", esz), -1;
-    char name[32];
-    snprintf(name, sizeof name, "tsl_take_%d", esz);
-    CUfunction f = family(name, err, n);
+    CUfunction f = sized_family("take", "take", esz, 0, err, n);
     if (!f || badk_reset(err, n)) return -1;
     long long cnt = count, size = nt;
     void *params[] = { &t, &size, &idx, &out, &cnt, &cuda.badk };
@@ -277,23 +252,13 @@ int cuda_scatter_add(int dt, void *y, int64_t ny, const int64_t *idx, const void
 
 int cuda_remap(int esz, int ndim, const int64_t *shape, const int64_t *div, const int64_t *mod, const int64_t *stride,
                const void *in, void *out, int64_t count, char *err, size_t n) {
-    if ((esz != 1 && esz != 4 && esz != 8) || ndim > 32) return snprintf(err, n, "no GPU remap for %d-byte elements", esz), -1;
-    char name[32];
-    snprintf(name, sizeof name, "tsl_remap_%d", esz);
-    CUfunction f = family(name, err, n);
+    CUfunction f = sized_family("remap", "remap", esz, ndim, err, n);
     if (!f) return -1;
-    GenRemapArgs a;
-    memset(&a, 0, sizeof a);
-    a.n = count;
-    a.ndim = ndim;
-    for (int d = 0; d < ndim; d++) {
-        a.shape[d] = shape[d];
-        a.div[d] = div[d];
-        a.mod[d] = mod[d];
-        a.stride[d] = stride[d];
-    }
-    a.in = in;
-    a.out = out;
+    GenRemapArgs a = { .n = count, .ndim = ndim, .in = in, .out = out };
+    AXES(a.shape, shape, ndim);
+    AXES(a.div, div, ndim);
+    AXES(a.mod, mod, ndim);
+    AXES(a.stride, stride, ndim);
     void *params[] = { &a };
     return cuda_launch(f, count, params, err, n);
 }

@@ -98,18 +98,11 @@ int cuda_pad(int esz, int ndim, const int64_t *oshape, const int64_t *ishape, co
     snprintf(name, sizeof name, "tsl_pad_%s", elem_suffix(esz));
     CUfunction f = sort_kernel(name, err, n);
     if (!f) return -1;
-    GenPadArgs a;
-    memset(&a, 0, sizeof a);
-    a.n = count;
-    a.ndim = ndim;
-    for (int d = 0; d < ndim; d++) {
-        a.oshape[d] = oshape[d];
-        a.ishape[d] = ishape[d];
-        a.before[d] = before[d];
-    }
+    GenPadArgs a = { .n = count, .ndim = ndim, .in = in, .out = out };
+    AXES(a.oshape, oshape, ndim);
+    AXES(a.ishape, ishape, ndim);
+    AXES(a.before, before, ndim);
     memcpy(&a.value, value, (size_t)esz);   /* the element's bits in the low bytes (little-endian) */
-    a.in = in;
-    a.out = out;
     void *params[] = { &a };
     return cuda_launch(f, count, params, err, n);
 }
