@@ -37,8 +37,7 @@ static bool fold_builtin(Comp *c, ObjBuiltin *b, AVal *args, int nargs, char **k
     for (int i = 0; i < nargs + nkw; i++)
         if (!cc_pure_value(c, i < nargs ? &args[i] : &kw[i - nargs], &vals[i])) return false;
     CallArgs ca = { vals, nargs, kwn, vals + nargs, nkw };
-    c->I->calling_builtin = b;   /* as the interpreter's call: builtin_bind reads its row */
-    *out = cc_folded(c, b->fn(c->I, &ca), c->loc);
+    *out = cc_folded(c, builtin_run(c->I, b, &ca), c->loc);
     return true;
 }
 
@@ -308,8 +307,7 @@ AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw,
 static AVal builtin_to(Comp *c, ObjBuiltin *b, AVal *v) {
     Value probe[2] = { TENSOR_VAL(tensor_scalar(DT_F32, 0)), v[1].k };
     CallArgs ca = { probe, 2, NULL, NULL, 0 };
-    c->I->calling_builtin = b;
-    Value x = b->fn(c->I, &ca);
+    Value x = builtin_run(c->I, b, &ca);
     val_release(probe[0]);
     if (IS_ERR(x)) return cc_folded(c, x, c->loc);
     bool gpu = x.type == VAL_TENSOR && x.as.t->device != DEV_CPU;
