@@ -102,6 +102,7 @@ int cc_truth(Comp *c, AVal v, int *reg, SrcLoc loc) {
     case AV_CONST: return val_truthy_simple(v.k);
     case AV_NUM:
         if (!v.is_bool) return 1;   /* every number is true, 0 included */
+        if (v.known) c->decided++;   /* see prepare_homes */
         if (v.known && !v.deps) return v.num != 0;
         if (v.known) {
             double x;
@@ -512,11 +513,12 @@ static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClo
         }
         cc_env_set(c, key, bound[i], p->params[i], false);
     }
+    if (!c->failed) cflow_enter(c, &ic);
     if (!c->failed) cc_block(c, p->body);
+    if (!c->failed) r = cflow_result(c, &ic);
     c->ictx = saved_ctx;
     c->src = saved_src;
     c->inline_depth--;
-    if (!c->failed) r = ic.returned ? ic.result : cc_const_av(NIL_VAL);
 out:
     mem_free(bound);
     return r;

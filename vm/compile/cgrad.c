@@ -205,13 +205,7 @@ static void record_on(Comp *c, CTape *tp, OpCode op, AVal *ops, int n, const OpA
             if (tp->open[o] >= 0) continue;
             CBranch *B = &tp->branches[-tp->open[o] - 1];
             for (int h = 0; h < B->nhomes; h++)
-                if (B->homes[h].reg == nd->x[i].reg) {
-                    if (B->shadow[h] < 0) {
-                        cc_unsupported(c, "a gradient through a variable a run-time branch may leave unset");
-                        return;
-                    }
-                    nd->x[i].reg = B->shadow[h];
-                }
+                if (B->homes[h].reg == nd->x[i].reg) nd->x[i].reg = B->shadow[h];
         }
         nd->in_var[i] = ops[i].kind == AV_TENSOR && is_float(ops[i].dtype) ? var_of(tp, ops[i].reg) : -1;
     }
@@ -240,6 +234,8 @@ void cgrad_move(Comp *c, int dst, int src) {
         if (v >= 0 || var_of(tp, dst) >= 0) map_reg(tp, dst, v);
     }
 }
+
+bool cgrad_nested(Comp *c) { return c->tape && c->tape->outer; }
 
 bool cgrad_tracked(Comp *c, int reg) {
     for (CTape *tp = c->tape; tp; tp = tp->outer)
@@ -489,7 +485,7 @@ void cgrad_loop_end(Comp *c) {
 static void emit_tmove(Comp *c, int dst, int src);
 static int new_reg_like(Comp *c, int reg);
 
-static void branch_begin(Comp *c, CTape *tp, const int *home_regs, const bool *bound, int nhomes, int cond) {
+static void branch_begin(Comp *c, CTape *tp, const int *home_regs, const int *unset, int nhomes, int cond) {
     if (!region_starts(c, tp)) return;
     GROW(tp->branches, tp->nbranches, tp->capbranches);
     CBranch *B = &tp->branches[tp->nbranches];
@@ -505,19 +501,24 @@ static void branch_begin(Comp *c, CTape *tp, const int *home_regs, const bool *b
     for (int i = 0; i < nhomes; i++) {
         int r = home_regs[i];
         if (r < 0 || c->g->regs[r].kind != R_TENSOR || !is_float(c->g->regs[r].dtype)) continue;
-        B->shadow[B->nhomes] = -1;
-        if (bound[i]) {
-            B->shadow[B->nhomes] = new_reg_like(c, r);
-            emit_tmove(c, B->shadow[B->nhomes], r);
+        /* a home that may be unbound is copied where it is bound: a side reads it only there */
+        int skip = -1;
+        if (unset[i] >= 0) {
+            in = cc_emit(c, I_JUMPF);
+            in->a = unset[i];
+            skip = (int)(in - c->g->code);
         }
+        B->shadow[B->nhomes] = new_reg_like(c, r);
+        emit_tmove(c, B->shadow[B->nhomes], r);
+        if (skip >= 0) c->g->code[skip].aux = c->g->ncode;
         B->homes[B->nhomes++] = (CBHome){ r, var_of(tp, r), -1, -1, -1 };
     }
     B->then_first = tp->nnodes;
     B->first_var = tp->nvars;
 }
 
-void cgrad_branch_begin(Comp *c, const int *home_regs, const bool *bound, int nhomes, int cond) {
-    for (CTape *tp = c->tape; tp; tp = tp->outer) branch_begin(c, tp, home_regs, bound, nhomes, cond);
+void cgrad_branch_begin(Comp *c, const int *home_regs, const int *unset, int nhomes, int cond) {
+    for (CTape *tp = c->tape; tp; tp = tp->outer) branch_begin(c, tp, home_regs, unset, nhomes, cond);
 }
 
 /* After the then-branch's home moves: the else-branch starts from the values before it. */
@@ -627,8 +628,10 @@ static bool backward_node(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const S
     return !c->failed;
 }
 
+/* dst = src; an enclosing tape (grad(grad(f))) sees dst hold src's variable. */
 static void emit_tmove(Comp *c, int dst, int src) {
     if (dst == src) return;
+    if (c->tape) cgrad_move(c, dst, src);
     Ins *in = cc_emit(c, I_TMOVE);
     in->dst = dst;
     in->a = src;
@@ -818,9 +821,11 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
  * seeded with the gradients after the branch, the variables from before it accumulating in
  * acc[] (merge registers both sides write). */
 static bool branch_side(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, bool then_side, const int *targets,
-                        const int *acc, int ntargets, const GVal *after, const ShadowMap *sm) {
+                        const int *acc, int ntargets, const GVal *after, const GVal *incoming, const ShadowMap *sm) {
     int first = then_side ? B->then_first : B->then_last, last = then_side ? B->then_last : B->else_last;
-    for (int v = B->first_var; v < B->end_var; v++) tp->vars[v].grad = gb_none();
+    /* a value made inside the branch has a gradient from after it only where an inner
+     * backward (grad(grad(f))) read it: on the side that made it */
+    for (int v = B->first_var; v < B->end_var; v++) tp->vars[v].grad = incoming[v - B->first_var];
     for (int j = 0; j < ntargets; j++) tp->vars[targets[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
     for (int i = 0; i < B->nhomes && !c->failed; i++) {   /* the value after the branch came from this side's end */
         CBHome *h = &B->homes[i];
@@ -836,10 +841,6 @@ static bool branch_side(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, bool the
  * nodes' rules; gradients of values from before the branch meet in merge registers. */
 static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, const ShadowMap *sm) {
     B->done = true;
-    if (c->tape) {
-        cc_unsupported(c, "a second derivative through a run-time branch is not compiled yet");
-        return false;
-    }
     /* the variables from before the branch that either side may give a gradient to */
     bool *is_target = mem_calloc((size_t)tp->nvars + 1, sizeof(bool));
     int *targets = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1)), *acc = NULL, nt = 0;
@@ -869,16 +870,32 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, cons
     }
     GVal *after = mem_alloc(sizeof(GVal) * (size_t)(B->nhomes + 1));   /* taken before the sides reset grads */
     for (int i = 0; i < B->nhomes; i++) after[i] = B->homes[i].var_after >= 0 ? tp->vars[B->homes[i].var_after].grad : gb_none();
+    GVal *incoming = mem_alloc(sizeof(GVal) * (size_t)(B->end_var - B->first_var + 1));
+    for (int v = B->first_var; v < B->end_var; v++) incoming[v - B->first_var] = tp->vars[v].grad;
+    int flag = shadow_reg(sm, B->flag);   /* inside a loop: the side this iteration took */
+    bool nested = c->tape != NULL;   /* grad(grad(f)): this branch is recorded on the enclosing tapes */
+    if (nested) {
+        int *unset = mem_alloc(sizeof(int) * (size_t)(nt + 1));
+        for (int j = 0; j < nt; j++) unset[j] = -1;
+        cgrad_branch_begin(c, acc, unset, nt, flag);
+        mem_free(unset);
+        c->branch_depth++;
+    }
     Ins *in = cc_emit(c, I_JUMPF);
-    in->a = shadow_reg(sm, B->flag);   /* inside a loop: the side this iteration took */
+    in->a = flag;
     int to_else = (int)(in - c->g->code);
-    bool ok = branch_side(c, tp, b, B, true, targets, acc, nt, after, sm);
+    bool ok = branch_side(c, tp, b, B, true, targets, acc, nt, after, incoming, sm);
     int to_end = -1;
     if (ok) {
+        if (nested) cgrad_branch_else(c);
         in = cc_emit(c, I_JUMP);
         to_end = (int)(in - c->g->code);
         c->g->code[to_else].aux = c->g->ncode;
-        ok = branch_side(c, tp, b, B, false, targets, acc, nt, after, sm);
+        ok = branch_side(c, tp, b, B, false, targets, acc, nt, after, incoming, sm);
+    }
+    if (nested) {
+        c->branch_depth--;
+        if (ok) cgrad_branch_end(c);
     }
     if (ok) {
         c->g->code[to_end].aux = c->g->ncode;
@@ -890,6 +907,7 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, cons
     mem_free(acc);
     mem_free(like);
     mem_free(after);
+    mem_free(incoming);
     return ok && !c->failed;
 }
 
