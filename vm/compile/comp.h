@@ -84,6 +84,8 @@ struct AStruct {
     bool items_unknown;   /* a store with a key made at run time may have replaced any item */
     bool wants_host;      /* a dict made in the block that a dry run stored into with a run-time key */
     struct TArray *ta;   /* a list grown in a run-time loop: its stacked buffer (carray.c), or NULL */
+    bool selected;       /* a dict chosen by an index of the run (carray.c): a store into it would
+                          * not reach the list's item */
 };
 
 typedef struct {
@@ -328,6 +330,7 @@ void cc_guard_deps(Comp *c, uint64_t deps);
 /* vm/compile/carray.c: a list indexed by a number known only at run time; tensor arrays, lists
  * of tensors grown in a run-time loop (opened before it, closed after it, pushed onto in it). */
 AVal ca_select(Comp *c, AStruct *st, AVal key, SrcLoc loc);
+bool ca_selectable(Comp *c, AStruct *st);   /* whether ca_select can choose among its items */
 AVal cc_index_row(Comp *c, AVal t, int64_t k, int kreg);   /* row k, or row N[kreg] (kreg >= 0), of t */
 AVal ca_runtime_growth(Comp *c);
 bool ca_can_grow(Comp *c, AStruct *st, int n0, int trips);

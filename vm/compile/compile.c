@@ -31,6 +31,7 @@ static void store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
     int at;
     c->loc = loc;
     if (ca_is_open(st)) { ca_read_open(c); return; }
+    if (st->selected) { cc_unsupported(c, "assigning into a dict chosen from a list by a number computed at run time"); return; }
     if (obj.kind == AV_DICT && key.kind == AV_STR) {
         cc_host_dict_set(c, st, key, v);
         return;
@@ -763,6 +764,40 @@ static bool unrolled_range(Comp *c, LoopArg *la) {
     return true;
 }
 
+/* The list `NAME` names, when it is bound now (in the block, or outside it: then read as an
+ * input, which the body does anyway), else NULL. */
+static AStruct *list_named(Comp *c, Node *name) {
+    VarKey k = cc_name_key(c, name);
+    Binding *b = cc_env_find(c, k);
+    if (!b) b = cc_input_find(c, k);
+    if (b) return b->v.kind == AV_LIST ? b->v.st : NULL;
+    Value v;
+    InputSrc src;
+    if (!cc_key_source(c, k, &v, &src) || v.type != VAL_LIST) return NULL;
+    AVal r = cc_read_key(c, k, name->str);
+    return r.kind == AV_LIST ? r.st : NULL;
+}
+
+/* Whether code n reads LIST[counter] of a list whose items a run-time index cannot choose
+ * between (tensors of different shapes: `layers[i]` of a network's layers). A range loop of
+ * known length over such a list compiles as copies of its body, as `for layer in layers`
+ * does, each copy with its item. */
+static bool reads_mixed_list(Comp *c, const Node *n, const char *counter) {
+    if (!n || n->kind == AST_FN || c->failed) return false;
+    if (n->kind == AST_INDEX && n->n == 1 && n->kids[0]->kind == AST_NAME && strcmp(n->kids[0]->str, counter) == 0 &&
+        n->a->kind == AST_NAME) {
+        AStruct *st = list_named(c, n->a);
+        if (st && !ca_selectable(c, st)) return true;
+    }
+    if (reads_mixed_list(c, n->a, counter) || reads_mixed_list(c, n->b, counter) || reads_mixed_list(c, n->c, counter))
+        return true;
+    for (int i = 0; i < n->n; i++)
+        if (reads_mixed_list(c, n->kids[i], counter)) return true;
+    for (int i = 0; i < n->nk; i++)
+        if (reads_mixed_list(c, n->kw[i], counter)) return true;
+    return false;
+}
+
 static void for_stmt(Comp *c, Node *n) {
     Node *it = n->b;
     LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV, false, 0 };
@@ -812,7 +847,10 @@ static void for_stmt(Comp *c, Node *n) {
                 check_range_stop(c, &la.stop);
                 c->loc = it->loc;
             }
-            if (cgrad_nested(c) && la.stop.known && !la.stop.deps && unrolled_range(c, &la)) return;
+            if (la.stop.known && !la.stop.deps && (cgrad_nested(c) || reads_mixed_list(c, n->c, n->a->str)) &&
+                unrolled_range(c, &la))
+                return;
+            if (c->failed) return;
             compile_loop(c, &la);
             return;
         }
