@@ -219,6 +219,15 @@ TSL_EXPLAIN=1 $TSL "$tmp/explain.tsl" 2>"$tmp/err" >/dev/null
 if grep -q "explain: .*explain.tsl:4:3: recompiled static block in .* ms: 'x' must be f32 \[3\], got f32 \[4\]" "$tmp/err"; then ok
 else bad "TSL_EXPLAIN recompile line: $(cat "$tmp/err")"; fi
 
+# a block that pushes onto an outside list or adds run-time keys to an outside dict compiles
+# once in a hot loop (its guards say "at least"), while one that reads the list's length
+# recompiles for each new length
+TSL_EXPLAIN=1 $TSL tests/scripts/static_host_lists.tsl >/dev/null 2>"$tmp/err"
+if [ "$(grep -c 'static_host_lists.tsl:10:3: compiled static block' "$tmp/err")" = 1 ] &&
+   [ "$(grep -c 'static_host_lists.tsl:62:3: compiled static block' "$tmp/err")" = 1 ] &&
+   [ "$(grep -c 'recompiled' "$tmp/err")" = 2 ] && grep -q "73:3: recompiled .*'l' must be a list of 2, got a list of 4" "$tmp/err"
+then ok; else bad "static host lists compile once: $(cat "$tmp/err")"; fi
+
 # one guard rule (vm/guard.c): a static fn's recompile and a loaded graph's call give the same
 # reason for the same guard; a function-valued constant fails by identity with that reason too,
 # and export refuses one as an argument (a file cannot hold a function)
@@ -632,10 +641,15 @@ done
 # what is not compiled yet runs eagerly and says why, at the user's line
 if TSL_OPT=-fuse,-cse,-licm $TSL tests/scripts/grad_static.tsl >/dev/null 2>"$tmp/err"; then ok; else bad "grad_static.tsl with TSL_OPT=-fuse,-cse,-licm: $(head -3 "$tmp/err")"; fi
 TSL_EXPLAIN=1 $TSL tests/scripts/grad_static_fallback.tsl >/dev/null 2>"$tmp/err"
-for why in "9:9: a gradient through a loop with break or continue is not compiled yet" \
-           "15:25: a gradient through a variable a run-time branch may leave unset" \
-           "19:16: a second derivative through a run-time loop is not compiled yet"; do
+for why in "6:16: a second derivative through a run-time loop is not compiled yet"; do
     if grep -q "runs eagerly: .*$why" "$tmp/err"; then ok; else bad "grad_static_fallback.tsl: no '$why' in: $(head -3 "$tmp/err")"; fi
+done
+# returns static code cannot merge (issue 26): a located reason each
+TSL_EXPLAIN=1 $TSL tests/scripts/static_return_fallback.tsl >/dev/null 2>"$tmp/err"
+for why in "5:3: 'return' of a tensor f64 \\[2\\] where another path of a run-time branch or loop returns a tensor f32 \\[2\\]" \
+           "7:8: maybe() can end without 'return' where another path of a run-time branch or loop returns a tensor f64 \\[2\\]" \
+           "10:3: 'return' of a number where another path of a run-time branch or loop returns true/false"; do
+    if grep -q "runs eagerly: .*$why" "$tmp/err"; then ok; else bad "static_return_fallback.tsl: no '$why' in: $(head -3 "$tmp/err")"; fi
 done
 
 # training examples (issue 12): reduced runs of examples/train_digits.tsl (3 epochs on 400 rows)

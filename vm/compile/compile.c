@@ -30,10 +30,16 @@ static void store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
     AStruct *st = obj.st;
     int at;
     c->loc = loc;
+    if (ca_is_open(st)) { ca_read_open(c); return; }
+    if (st->selected) { cc_unsupported(c, "assigning into a dict chosen from a list by a number computed at run time"); return; }
+    if (obj.kind == AV_DICT && key.kind == AV_STR) {
+        cc_host_dict_set(c, st, key, v);
+        return;
+    }
     if (obj.kind == AV_DICT) {
         if (key.kind != AV_CONST || key.k.type != VAL_STR) { cc_error_at(c, loc, "dict keys are strings"); return; }
         at = cc_astruct_find(st, AS_STR(key.k)->chars);
-        if (at < 0 && st->obj >= 0) { cc_unsupported(c, "adding a key to a dict that exists outside the static code"); return; }
+        if (at < 0 && st->obj >= 0) cc_struct_grows(c, st);   /* a new key: stored at run time too */
         cc_undo_save(c, st);
         if (at < 0) cc_astruct_push(c, st, AS_STR(key.k)->chars, v);
         else st->items[at] = v;
@@ -41,7 +47,8 @@ static void store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
     } else {
         int64_t i;
         if (!cc_need_int(c, &key, &i, "a list index")) return;
-        if (i < 0) i += st->n;
+        if (i < 0) i += cc_struct_n(c, st);
+        if (c->failed) return;
         if (i < 0 || i >= st->n) { cc_error_at(c, loc, "list index out of range"); return; }
         cc_undo_save(c, st);
         st->items[i] = v;
@@ -167,6 +174,11 @@ static void rollback(Comp *c, Snap *s) {
     for (int i = c->nundo - 1; i >= s->nundo; i--) {
         Undo *u = &c->undo[i];
         u->st->n = u->n;
+        u->st->obj = u->obj;
+        u->st->grown = u->grown;
+        u->st->items_unknown = u->items_unknown;
+        u->st->wants_host = u->wants_host;
+        u->st->ta = u->ta;
         if (u->n) memcpy(u->st->items, u->items, sizeof(AVal) * (size_t)u->n);
         if (u->st->keys && u->n) memcpy(u->st->keys, u->keys, sizeof(char *) * (size_t)u->n);
         mem_free(u->items);
@@ -182,7 +194,7 @@ static bool same_av(const AVal *a, const AVal *b) {
     if (a->kind != b->kind) return false;
     switch (a->kind) {
     case AV_NUM: return a->reg == b->reg && a->known == b->known && (!a->known || a->num == b->num);
-    case AV_TENSOR: return a->reg == b->reg;
+    case AV_TENSOR: case AV_STR: return a->reg == b->reg;
     case AV_CONST: return a->k.type == b->k.type && (a->k.type == VAL_NIL || val_equal(a->k, b->k));
     case AV_LIST: case AV_DICT: return a->st == b->st;
     case AV_CLOSURE: return a->cl == b->cl || (a->cl->proto && a->cl->proto == b->cl->proto);
@@ -198,6 +210,10 @@ static bool make_home(Comp *c, const AVal *v, AVal *home) {
     }
     if (v->kind == AV_TENSOR) {
         *home = cc_tensor_av(c, v->dtype, &v->shape);
+        return true;
+    }
+    if (v->kind == AV_STR || (v->kind == AV_CONST && v->k.type == VAL_STR)) {   /* a string built in the loop */
+        *home = (AVal){ .kind = AV_STR, .reg = cc_new_val(c) };
         return true;
     }
     return false;
@@ -224,6 +240,12 @@ static bool has_value_outside(Comp *c, VarKey k) {
 
 static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
     if (c->failed) return;
+    if (home->kind == AV_STR && (v.kind == AV_STR || (v.kind == AV_CONST && v.k.type == VAL_STR))) {
+        if (v.reg == home->reg && v.kind == AV_STR) return;
+        cc_host_move(c, home->reg, v);
+        set_bound_flag(c, home, &v);
+        return;
+    }
     if (v.kind != home->kind) {
         cc_unsupported(c, "variable '%s' changes kind inside a loop or branch", name);
         return;
@@ -296,15 +318,43 @@ static void changed_since(Comp *c, Snap *s, Home **out, int *n) {
     for (int i = s->nenv; i < c->nenv; i++) changed_one(&c->env[i], NULL, out, n);
 }
 
+/* A list the region's dry run grew, which becomes a tensor array for the loop (carray.c). */
+typedef struct {
+    AStruct *st;
+    int n0;           /* its items before */
+    int per;          /* items an iteration pushes */
+    AVal first;       /* the first item pushed (its dtype and shape) */
+} Grown;
+
 /* List and dict items changed since the snapshot (their value now), from the dry run's
- * undo log; a list or dict that grows there cannot be compiled. */
-static void changed_items(Comp *c, Snap *s, Home **out, int *n) {
+ * undo log. A list made in the block that grows there becomes a host list (*hosts, made
+ * before the region: vm/compile/chost.c) unless every item it gains is a tensor; such a list
+ * is a tensor array when the region is a loop of `trips` iterations known when compiling
+ * (added to grown; NULL or -1 when not a loop) and its items before stay; other growth
+ * cannot be compiled. */
+static void changed_items(Comp *c, Snap *s, Home **out, int *n, AStruct ***hosts, int *nhosts, int trips,
+                          Grown **grown, int *ngrown) {
     for (int i = s->nundo; i < c->nundo && !c->failed; i++) {
         Undo *u = &c->undo[i];
         if (u->st->born >= s->id) continue;   /* made inside the region */
+        /* grown here, or made a host list by a region inside (a branch's dry run) */
+        bool became_host = (u->obj < 0 && u->st->obj >= 0) || u->st->wants_host;
+        if (became_host || (u->st->n != u->n && cc_host_list_fits(u->st, u->n))) {
+            *hosts = mem_realloc(*hosts, sizeof(AStruct *) * (size_t)(*nhosts + 1));
+            (*hosts)[(*nhosts)++] = u->st;
+            continue;
+        }
         if (u->st->n != u->n) {
-            cc_unsupported(c, "a list or dict grows inside a loop or run-time branch");
-            return;
+            bool kept = u->st->n > u->n;
+            for (int j = 0; kept && j < u->n; j++) kept = same_av(&u->items[j], &u->st->items[j]);
+            if (!kept) {
+                cc_unsupported(c, "a list or dict grows inside a loop or run-time branch");
+                return;
+            }
+            if (!ca_can_grow(c, u->st, u->n, grown ? trips : -1)) return;
+            *grown = mem_realloc(*grown, sizeof(Grown) * (size_t)(*ngrown + 1));
+            (*grown)[(*ngrown)++] = (Grown){ u->st, u->n, u->st->n - u->n, u->st->items[u->n] };
+            continue;
         }
         for (int j = 0; j < u->n; j++) {
             if (same_av(&u->items[j], &u->st->items[j])) continue;
@@ -316,14 +366,25 @@ static void changed_items(Comp *c, Snap *s, Home **out, int *n) {
     }
 }
 
-/* Gives item `slot` of st a home register for the region, starting at its current value. */
-static void home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
+/* Whether the variable (st NULL) or item has a home among homes[0..n). */
+static bool has_home(const Home *homes, int n, VarKey key, const AStruct *st, int slot) {
+    for (int i = 0; i < n; i++)
+        if (st ? homes[i].st == st && homes[i].slot == slot : !homes[i].st && cc_key_eq(homes[i].key, key)) return true;
+    return false;
+}
+
+static bool known_number(const AVal *v) { return v->kind == AV_NUM && v->known; }
+
+/* Gives item `slot` of st a home register for the region, starting at its current value;
+ * true when that value was a number known when compiling (see prepare_homes). */
+static bool home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
     AStruct *st = changed->st;
     AVal before = st->items[changed->slot], home;
+    if (has_home(*homes, *nhomes, changed->key, st, changed->slot)) return false;
     if (!make_home(c, &before, &home)) {
         if (!same_av(&before, &changed->home))
             cc_unsupported(c, "item '%s' changes its kind inside a loop or run-time branch", changed->name);
-        return;
+        return false;
     }
     move_into(c, &home, before, changed->name);
     cc_undo_save(c, st);
@@ -331,32 +392,64 @@ static void home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
     *homes = mem_realloc(*homes, sizeof(Home) * (size_t)(*nhomes + 1));
     (*homes)[*nhomes] = (Home){ { 0 }, home, changed->name, st, changed->slot };
     (*nhomes)++;
+    return known_number(&before);
 }
 
-/* Gives every variable that `compile_region` may change a home register, by running it
- * once as a dry run. Emits the moves of the current values into the homes. */
-static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void *arg, Home **homes, int *nhomes) {
+static void loop_body_once(Comp *c, void *arg);
+static int loop_trips(void *arg);
+
+/* Gives every variable that `compile_region` may change a home register (those without one
+ * in homes yet), by running it once as a dry run. Emits the moves of the current values into
+ * the homes. Returns whether a new home replaced a number known when compiling while the dry
+ * run decided a condition on such numbers: a loop's next iteration sees the home only at run
+ * time, so the condition may not be decided there (compile_loop runs it again). A loop's
+ * region (grown not NULL) also opens the tensor arrays it grows, listed in *grown for ca_close. */
+static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void *arg, Home **homes, int *nhomes,
+                          Grown **grown, int *ngrown) {
     /* each nested region is compiled twice (dry run, then for real): keep the depth bounded */
     if (c->branch_depth > 10) {
         cc_unsupported(c, "loops and run-time branches nested more than 10 deep");
-        return;
+        return false;
     }
+    bool refold = false;
+    int decided = c->decided;
     Snap s = snapshot(c);
     Loop *saved_loop = c->loop;
+    bool returned = c->ictx && c->ictx->returned;
+    /* the dry run's break/continue jumps are rolled back with its code: forget them too */
+    int nbreaks = c->loop ? c->loop->nbreaks : 0, nconts = c->loop ? c->loop->nconts : 0;
     compile_region(c, arg);
+    if (c->ictx) c->ictx->returned = returned;
+    if (saved_loop) {
+        saved_loop->nbreaks = nbreaks;
+        saved_loop->nconts = nconts;
+    }
     Home *changed = NULL, *items = NULL;
-    int nchanged = 0, nitems = 0;
+    AStruct **hosts = NULL;
+    int nchanged = 0, nitems = 0, nhosts = 0;
     if (!c->failed) changed_since(c, &s, &changed, &nchanged);
-    if (!c->failed) changed_items(c, &s, &items, &nitems);
+    int trips = compile_region == loop_body_once ? loop_trips(arg) : -1;
+    if (!c->failed) changed_items(c, &s, &items, &nitems, &hosts, &nhosts, trips, grown, ngrown);
     bool failed = c->failed;
     c->loop = saved_loop;
     rollback(c, &s);
-    if (failed) { mem_free(changed); mem_free(items); return; }
-    for (int i = 0; i < nitems && !c->failed; i++) home_item(c, &items[i], homes, nhomes);
+    for (int i = 0; i < nhosts && !failed; i++) cc_host_list(c, hosts[i]);
+    mem_free(hosts);
+    if (failed) { mem_free(changed); mem_free(items); return false; }
+    bool again = false;
+    for (int i = 0; grown && i < *ngrown && !c->failed; i++)
+        again |= ca_open(c, (*grown)[i].st, (*grown)[i].n0, trips * (*grown)[i].per, &(*grown)[i].first);
+    if (again && !c->failed) {   /* the tensor arrays' hidden variables (grad) need homes */
+        mem_free(changed);
+        mem_free(items);
+        return prepare_homes(c, compile_region, arg, homes, nhomes, NULL, NULL);
+    }
+    for (int i = 0; i < nitems && !c->failed; i++) refold |= home_item(c, &items[i], homes, nhomes);
     mem_free(items);
-    if (c->failed) { mem_free(changed); return; }
+    if (c->failed) { mem_free(changed); return false; }
     for (int i = 0; i < nchanged; i++) {
         AVal home;
+        if (has_home(*homes, *nhomes, changed[i].key, NULL, 0)) continue;
         Binding *b = cc_env_find(c, changed[i].key);
         if (!b) b = cc_input_find(c, changed[i].key);
         if (!b && has_value_outside(c, changed[i].key)) {   /* bound before, not read yet */
@@ -382,6 +475,7 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
                 in->a = r;
             }
         }
+        if (b) refold |= known_number(&b->v);
         if (b) move_into(c, &home, b->v, changed[i].name);
         cc_env_set(c, changed[i].key, home, changed[i].name, true);   /* written back after the region */
         *homes = mem_realloc(*homes, sizeof(Home) * (size_t)(*nhomes + 1));
@@ -389,6 +483,7 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
         (*nhomes)++;
     }
     mem_free(changed);
+    return refold && decided != c->decided && !c->failed;
 }
 
 static void home_moves(Comp *c, Home *homes, int n) {
@@ -436,7 +531,18 @@ typedef struct {
     bool counted;     /* for over range or a tensor */
     AVal counter, stop;
     AVal iter;        /* tensor iterated over (for t in tensor) */
+    bool jumps;       /* its body breaks or continues (found by the dry run) */
+    int flow;         /* break/continue set flags (a gradient is recorded): their id, else 0 */
 } LoopArg;
+
+/* How many times a loop runs, when that is known when compiling (a counted loop whose stop
+ * is a constant, without break or continue), else -1: the rows of its tensor arrays. */
+static int loop_trips(void *arg) {
+    LoopArg *la = arg;
+    if (!la->counted || la->jumps || !la->stop.known || la->stop.deps) return -1;
+    double n = ceil((la->stop.num - la->start) / la->step);
+    return n <= 0 ? 0 : n > 1e9 ? -1 : (int)n;
+}
 
 /* The loop variable for this iteration: the counter, or row `counter` of the tensor. */
 static AVal loop_var(Comp *c, LoopArg *la) {
@@ -444,39 +550,31 @@ static AVal loop_var(Comp *c, LoopArg *la) {
     if (la->iter.kind != AV_TENSOR) return i;
     if (c->tape && cgrad_tracked(c, la->iter.reg))
         return cc_unsupported(c, "a loop over the rows of a tensor being differentiated is not compiled yet");
-    IndexItem *it = mem_calloc(1, sizeof(IndexItem));
-    it->kind = IDX_INT;
-    Shape so = { la->iter.shape.ndim - 1, { 0 } };
-    memcpy(so.d, la->iter.shape.d + 1, sizeof(int64_t) * (size_t)so.ndim);
-    AVal v = cc_tensor_av(c, la->iter.dtype, &so);
-    Ins *ix = cc_emit(c, I_INDEX);
-    ix->dst = v.reg;
-    ix->a = la->iter.reg;
-    ix->idx = it;
-    ix->nidx = 1;
-    ix->args = mem_alloc(sizeof(int));
-    ix->args[0] = i.reg;
-    ix->nargs = 1;
-    return v;
+    return cc_index_row(c, la->iter, 0, i.reg);
 }
 
 static void loop_body_once(Comp *c, void *arg) {
     LoopArg *la = arg;
-    Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0 };
+    Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0, la->flow };
     c->loop = &lp;
     c->branch_depth++;
+    cflow_body_enter(c, la->flow);
     Node *n = la->n;
     if (la->counted) cc_env_set(c, cc_name_key(c, n->a), loop_var(c, la), n->a->str, true);
     if (n->kind == AST_WHILE) {
+        int decided = c->decided;   /* the body runs here whatever the condition: no refold for it */
         AVal cond = cc_cond(c, n->a);
         if (!c->failed) {
             int reg;
             cc_truth(c, cond, &reg, n->a->loc);
         }
+        c->decided = decided;
     }
     if (!c->failed) cc_block(c, n->kind == AST_FOR ? n->c : n->b);
+    if (c->ictx) c->ictx->returned = false;   /* a return in the body: the loop may not have run */
     c->branch_depth--;
     c->loop = lp.outer;
+    la->jumps |= lp.nbreaks + lp.nconts > 0;
     mem_free(lp.breaks);
     mem_free(lp.conts);
 }
@@ -497,8 +595,17 @@ static void compile_loop(Comp *c, LoopArg *la) {
         in->dst = la->counter.reg;
         in->a = start;
     }
-    prepare_homes(c, loop_body_once, la, &homes, &nhomes);
-    if (c->failed) { mem_free(homes); return; }
+    Grown *grown = NULL;
+    int ngrown = 0;
+    if (c->tape) {   /* break/continue as flags: the gradient replays each iteration's path */
+        la->flow = ++c->next_inline;
+        cflow_loop_enter(c, la->flow);
+    }
+    /* again while a dry run turned known numbers into homes: `n = 0; while n < 3 { if n > 0
+     * { s = ... } n = n + 1 }` changes s only from the second iteration on */
+    bool again = prepare_homes(c, loop_body_once, la, &homes, &nhomes, &grown, &ngrown);
+    while (again && !c->failed) again = prepare_homes(c, loop_body_once, la, &homes, &nhomes, NULL, NULL);
+    if (c->failed) { mem_free(homes); mem_free(grown); return; }
     if (c->tape) {   /* a loop inside a function being differentiated */
         int *hr = home_regs(c, homes, nhomes, false);
         cgrad_loop_begin(c, hr, nhomes, la->counted ? la->counter.reg : -1);
@@ -506,7 +613,9 @@ static void compile_loop(Comp *c, LoopArg *la) {
     }
     int top = c->g->ncode;
     int exit_jump = -1;
+    bool forever = false;   /* `while true`: it ends only by break or return */
     c->loc = n->loc;
+    int flow_exits[2], nflow_exits = cflow_loop_exits(c, homes, nhomes, la->flow, flow_exits);
     if (la->counted) {
         AVal i = la->counter;
         int stop = cc_num_reg(c, &la->stop);
@@ -522,12 +631,14 @@ static void compile_loop(Comp *c, LoopArg *la) {
         cc_env_set(c, cc_name_key(c, n->a), loop_var(c, la), n->a->str, true);
     } else {
         AVal cond = cc_cond(c, n->a);
-        if (c->failed) { mem_free(homes); return; }
+        if (c->failed) { mem_free(homes); mem_free(grown); return; }
         int reg, t = cc_truth(c, cond, &reg, n->a->loc);
-        if (c->failed) { mem_free(homes); return; }
-        if (t == 0) {
+        if (c->failed) { mem_free(homes); mem_free(grown); return; }
+        if (t == 0) {   /* (a while loop: it grows no tensor array) */
+            for (int i = 0; i < nflow_exits; i++) patch(c, flow_exits[i], c->g->ncode);
             restore_homes(c, homes, nhomes);
             mem_free(homes);
+            mem_free(grown);
             if (c->tape) cgrad_loop_end(c);
             return;
         }
@@ -536,11 +647,14 @@ static void compile_loop(Comp *c, LoopArg *la) {
             jf->a = reg;
             exit_jump = (int)(jf - c->g->code);
         }
+        forever = t > 0;
     }
-    Loop lp = { c->loop, homes, nhomes, NULL, 0, NULL, 0 };
+    Loop lp = { c->loop, homes, nhomes, NULL, 0, NULL, 0, la->flow };
     c->loop = &lp;
     c->branch_depth++;
+    cflow_body_enter(c, la->flow);
     cc_block(c, n->kind == AST_FOR ? n->c : n->b);
+    if (c->ictx) c->ictx->returned = false;
     if (c->tape && !c->failed) {
         int *nr = home_regs(c, homes, nhomes, true);
         cgrad_loop_body_end(c, nr, lp.nbreaks + lp.nconts > 0);
@@ -563,12 +677,17 @@ static void compile_loop(Comp *c, LoopArg *la) {
     back->aux = top;
     int end = c->g->ncode;
     if (exit_jump >= 0) patch(c, exit_jump, end);
+    for (int i = 0; i < nflow_exits; i++) patch(c, flow_exits[i], end);
     for (int i = 0; i < lp.nbreaks; i++) patch(c, lp.breaks[i], end);
     for (int i = 0; i < lp.nconts; i++) patch(c, lp.conts[i], cont_target);
     mem_free(lp.breaks);
     mem_free(lp.conts);
     restore_homes(c, homes, nhomes);
+    /* a `while true` without break is left only by a return: nothing after it runs */
+    if (forever && !lp.nbreaks && cflow_left_by_return(c, homes, nhomes, la->flow)) c->ictx->returned = true;
     mem_free(homes);
+    for (int i = 0; i < ngrown; i++) ca_close(c, grown[i].st);
+    mem_free(grown);
     if (c->tape) cgrad_loop_end(c);
 }
 
@@ -599,9 +718,89 @@ static void check_range_stop(Comp *c, AVal *stop) {
     in->key = mem_strndup(RANGE_BOUND_MSG, strlen(RANGE_BOUND_MSG));
 }
 
+typedef struct {
+    Node *n;          /* for x in list { } */
+    AVal item;
+} ItemArg;
+
+/* One copy of the body of a loop over a known list or dict, for one item. */
+static void unrolled_copy(Comp *c, void *arg) {
+    ItemArg *ia = arg;
+    Node *n = ia->n;
+    cc_env_set(c, cc_name_key(c, n->a), ia->item, n->a->str, true);
+    Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0, 0 };
+    c->loop = &lp;
+    cc_block(c, n->c);
+    c->loop = lp.outer;
+    bool jumps = lp.nbreaks || lp.nconts;
+    mem_free(lp.breaks);
+    mem_free(lp.conts);
+    if (jumps) cc_unsupported(c, "break/continue in a loop compiled as copies of its body (over a list, or under grad(grad(f)))");
+}
+
+/* Copies of the body, one per item of a list or dict, or number of a range; after a copy that
+ * may have returned, the later ones run only where it did not (vm/compile/cflow.c). */
+static void unrolled(Comp *c, Node *n, const AVal *items, int count) {
+    FlowWatch w = { .nlive = 0 };
+    for (int i = 0; i < count && !c->failed; i++) {
+        ItemArg ia = { n, items[i] };
+        cflow_watch(c, &w);
+        cflow_run(c, &w, (Side){ unrolled_copy, &ia });
+        if (!cflow_after(c, &w)) return;
+    }
+}
+
+/* grad(grad(f)) through a loop of f: the inner backward's loop cannot be recorded on the
+ * enclosing tape, so a range whose length is known is compiled as copies of the body (the
+ * ops eager code runs, in its order). false: too long; it stays a loop. */
+static bool unrolled_range(Comp *c, LoopArg *la) {
+    double span = (la->stop.num - la->start) / la->step;
+    if (span > 256) return false;
+    int count = span > 0 ? (int)ceil(span) : 0;
+    AVal *items = mem_alloc(sizeof(AVal) * (size_t)(count + 1));
+    for (int i = 0; i < count; i++) items[i] = cc_num_const(la->start + la->step * i);
+    unrolled(c, la->n, items, count);
+    mem_free(items);
+    return true;
+}
+
+/* The list `NAME` names, when it is bound now (in the block, or outside it: then read as an
+ * input, which the body does anyway), else NULL. */
+static AStruct *list_named(Comp *c, Node *name) {
+    VarKey k = cc_name_key(c, name);
+    Binding *b = cc_env_find(c, k);
+    if (!b) b = cc_input_find(c, k);
+    if (b) return b->v.kind == AV_LIST ? b->v.st : NULL;
+    Value v;
+    InputSrc src;
+    if (!cc_key_source(c, k, &v, &src) || v.type != VAL_LIST) return NULL;
+    AVal r = cc_read_key(c, k, name->str);
+    return r.kind == AV_LIST ? r.st : NULL;
+}
+
+/* Whether code n reads LIST[counter] of a list whose items a run-time index cannot choose
+ * between (tensors of different shapes: `layers[i]` of a network's layers). A range loop of
+ * known length over such a list compiles as copies of its body, as `for layer in layers`
+ * does, each copy with its item. */
+static bool reads_mixed_list(Comp *c, const Node *n, const char *counter) {
+    if (!n || n->kind == AST_FN || c->failed) return false;
+    if (n->kind == AST_INDEX && n->n == 1 && n->kids[0]->kind == AST_NAME && strcmp(n->kids[0]->str, counter) == 0 &&
+        n->a->kind == AST_NAME) {
+        AStruct *st = list_named(c, n->a);
+        if (st && !ca_selectable(c, st)) return true;
+    }
+    if (reads_mixed_list(c, n->a, counter) || reads_mixed_list(c, n->b, counter) || reads_mixed_list(c, n->c, counter))
+        return true;
+    for (int i = 0; i < n->n; i++)
+        if (reads_mixed_list(c, n->kids[i], counter)) return true;
+    for (int i = 0; i < n->nk; i++)
+        if (reads_mixed_list(c, n->kw[i], counter)) return true;
+    return false;
+}
+
 static void for_stmt(Comp *c, Node *n) {
     Node *it = n->b;
-    LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV };
+    LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV, false, 0 };
     if (it->kind == AST_CALL && it->a->kind == AST_NAME && it->nk == 0 && it->n >= 1 && it->n <= 3) {
         AVal fn = cc_expr(c, it->a);
         if (c->failed) return;
@@ -648,6 +847,10 @@ static void for_stmt(Comp *c, Node *n) {
                 check_range_stop(c, &la.stop);
                 c->loc = it->loc;
             }
+            if (la.stop.known && !la.stop.deps && (cgrad_nested(c) || reads_mixed_list(c, n->c, n->a->str)) &&
+                unrolled_range(c, &la))
+                return;
+            if (c->failed) return;
             compile_loop(c, &la);
             return;
         }
@@ -661,57 +864,103 @@ static void for_stmt(Comp *c, Node *n) {
         compile_loop(c, &la);
         return;
     }
+    if ((v.kind == AV_LIST || v.kind == AV_DICT) && ca_is_open(v.st)) { ca_read_open(c); return; }
     if (v.kind == AV_LIST || v.kind == AV_DICT) {
         /* the structure is known: one copy of the body per item */
-        for (int i = 0; i < v.st->n && !c->failed; i++) {
-            AVal item = v.kind == AV_LIST ? v.st->items[i] : cc_const_av(cc_keep_value(c, val_cstr(v.st->keys[i])));
-            cc_env_set(c, cc_name_key(c, n->a), item, n->a->str, true);
-            Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0 };
-            c->loop = &lp;
-            cc_block(c, n->c);
-            c->loop = lp.outer;
-            bool jumps = lp.nbreaks || lp.nconts;
-            mem_free(lp.breaks);
-            mem_free(lp.conts);
-            if (jumps) { cc_unsupported(c, "break/continue in a loop over a list"); return; }
-        }
+        cc_struct_n(c, v.st);
+        AVal *items = mem_alloc(sizeof(AVal) * (size_t)(v.st->n + 1));
+        for (int i = 0; i < v.st->n; i++)
+            items[i] = v.kind == AV_LIST ? v.st->items[i] : cc_const_av(cc_keep_value(c, val_cstr(v.st->keys[i])));
+        unrolled(c, n, items, v.st->n);
+        mem_free(items);
         return;
     }
     cc_unsupported(c, "for over this kind of value");
 }
 
 typedef struct {
-    Node *n;
-    int which;   /* 0: then, 1: else */
+    Side side[2];          /* then, else */
+    bool else_returned;    /* the else side is a path that has returned (a guard's) */
 } BranchArg;
 
-static void branch_once(Comp *c, void *arg) {
-    BranchArg *ba = arg;
-    c->branch_depth++;
-    if (ba->which == 0) cc_block(c, ba->n->b);
-    else if (ba->n->c) cc_stmt(c, ba->n->c);
-    c->branch_depth--;
+static void set_returned(Comp *c, bool r) {
+    if (c->ictx) c->ictx->returned = r;
+}
+
+/* One side of a run-time branch; whether it surely returned (the path after the branch did
+ * only if both sides did). */
+static bool branch_side(Comp *c, BranchArg *ba, int which) {
+    set_returned(c, false);
+    if (ba->side[which].fn) ba->side[which].fn(c, ba->side[which].arg);
+    bool r = c->ictx && c->ictx->returned;
+    set_returned(c, false);
+    return r || (which == 1 && ba->else_returned);
 }
 
 static void both_branches(Comp *c, void *arg) {
     BranchArg *ba = arg;
     Snap s = snapshot(c);
-    BranchArg t = { ba->n, 0 };
-    branch_once(c, &t);
+    c->branch_depth++;
+    branch_side(c, ba, 0);
+    c->branch_depth--;
     Home *changed = NULL, *items = NULL;
-    int n = 0, nitems = 0;
+    AStruct **hosts = NULL;
+    int n = 0, nitems = 0, nhosts = 0;
     if (!c->failed) changed_since(c, &s, &changed, &n);
-    if (!c->failed) changed_items(c, &s, &items, &nitems);
+    if (!c->failed) changed_items(c, &s, &items, &nitems, &hosts, &nhosts, -1, NULL, NULL);
     /* keep then-branch results visible to the caller's diff, then run else from the start */
     rollback(c, &s);
-    BranchArg e = { ba->n, 1 };
-    if (!c->failed) branch_once(c, &e);
+    /* a list the then-branch grows: a host list, which the caller's diff sees (changed_items) */
+    for (int i = 0; i < nhosts && !c->failed; i++) cc_host_list(c, hosts[i]);
+    mem_free(hosts);
+    c->branch_depth++;
+    if (!c->failed) branch_side(c, ba, 1);
+    c->branch_depth--;
     /* what the then-branch changed stays visible to prepare_homes' comparison */
     for (int i = 0; i < n; i++) cc_env_set(c, changed[i].key, changed[i].home, changed[i].name, true);
     restore_homes(c, items, nitems);
     mem_free(changed);
     mem_free(items);
 }
+
+void cc_runtime_branch(Comp *c, int cond, SrcLoc loc, Side then, Side els, bool else_returned) {
+    Home *homes = NULL;
+    int nhomes = 0;
+    BranchArg ba = { { then, els }, else_returned };
+    prepare_homes(c, both_branches, &ba, &homes, &nhomes, NULL, NULL);
+    if (c->failed) { mem_free(homes); return; }
+    if (c->tape) {   /* a branch inside a function being differentiated */
+        int *hr = home_regs(c, homes, nhomes, false);
+        int *unset = mem_alloc(sizeof(int) * (size_t)(nhomes + 1));
+        for (int i = 0; i < nhomes; i++) unset[i] = homes[i].home.unset - 1;
+        cgrad_branch_begin(c, hr, unset, nhomes, cond);
+        mem_free(hr);
+        mem_free(unset);
+    }
+    c->loc = loc;
+    Ins *jf = cc_emit(c, I_JUMPF);
+    jf->a = cond;
+    int at_jf = (int)(jf - c->g->code);
+    c->branch_depth++;
+    bool returned = branch_side(c, &ba, 0);
+    home_moves(c, homes, nhomes);
+    if (c->tape) cgrad_branch_else(c);
+    Ins *j = cc_emit(c, I_JUMP);
+    int at_j = (int)(j - c->g->code);
+    patch(c, at_jf, c->g->ncode);
+    restore_homes(c, homes, nhomes);
+    returned &= branch_side(c, &ba, 1);
+    home_moves(c, homes, nhomes);
+    c->branch_depth--;
+    if (c->tape) cgrad_branch_end(c);
+    patch(c, at_j, c->g->ncode);
+    restore_homes(c, homes, nhomes);
+    mem_free(homes);
+    set_returned(c, returned);
+}
+
+static void block_side(Comp *c, void *blk) { cc_block(c, blk); }
+static void stmt_side(Comp *c, void *stmt) { cc_stmt(c, stmt); }
 
 /* ---------- `and` / `or` on run-time values ---------- */
 
@@ -751,7 +1000,7 @@ AVal cc_and_or_runtime(Comp *c, Node *n, int ra, bool value) {
     RhsArg arg = { n, dst, value };
     Home *homes = NULL;
     int nhomes = 0;
-    prepare_homes(c, and_or_rhs, &arg, &homes, &nhomes);
+    prepare_homes(c, and_or_rhs, &arg, &homes, &nhomes, NULL, NULL);
     if (c->failed) { mem_free(homes); return FAILV; }
     int test = ra;
     if (n->kind == AST_OR) {   /* b runs when a is false */
@@ -793,38 +1042,7 @@ static void if_stmt(Comp *c, Node *n) {
         else if (n->c) cc_stmt(c, n->c);
         return;
     }
-    Home *homes = NULL;
-    int nhomes = 0;
-    BranchArg ba = { n, 0 };
-    prepare_homes(c, both_branches, &ba, &homes, &nhomes);
-    if (c->failed) { mem_free(homes); return; }
-    if (c->tape) {   /* a branch inside a function being differentiated */
-        int *hr = home_regs(c, homes, nhomes, false);
-        bool *bound = mem_alloc(sizeof(bool) * (size_t)(nhomes + 1));
-        for (int i = 0; i < nhomes; i++) bound[i] = !homes[i].home.unset;
-        cgrad_branch_begin(c, hr, bound, nhomes, reg);
-        mem_free(hr);
-        mem_free(bound);
-    }
-    c->loc = n->loc;
-    Ins *jf = cc_emit(c, I_JUMPF);
-    jf->a = reg;
-    int at_jf = (int)(jf - c->g->code);
-    c->branch_depth++;
-    cc_block(c, n->b);
-    home_moves(c, homes, nhomes);
-    if (c->tape) cgrad_branch_else(c);
-    Ins *j = cc_emit(c, I_JUMP);
-    int at_j = (int)(j - c->g->code);
-    patch(c, at_jf, c->g->ncode);
-    restore_homes(c, homes, nhomes);
-    if (n->c) cc_stmt(c, n->c);
-    home_moves(c, homes, nhomes);
-    c->branch_depth--;
-    if (c->tape) cgrad_branch_end(c);
-    patch(c, at_j, c->g->ncode);
-    restore_homes(c, homes, nhomes);
-    mem_free(homes);
+    cc_runtime_branch(c, reg, n->loc, (Side){ block_side, n->b }, (Side){ n->c ? stmt_side : NULL, n->c }, false);
 }
 
 static void jump_out(Comp *c, Node *n, bool is_break) {
@@ -832,6 +1050,7 @@ static void jump_out(Comp *c, Node *n, bool is_break) {
         cc_error_at(c, n->loc, "'%s' cannot leave a static block", is_break ? "break" : "continue");
         return;
     }
+    if (cflow_jump(c, is_break)) return;
     Loop *lp = c->loop;
     home_moves(c, lp->homes, lp->nhomes);
     Ins *j = cc_emit(c, I_JUMP);
@@ -886,28 +1105,14 @@ void cc_stmt(Comp *c, Node *n) {
     }
     case AST_IF: if_stmt(c, n); return;
     case AST_WHILE: {
-        LoopArg la = { n, 0, 1, false, FAILV, FAILV, FAILV };
+        LoopArg la = { n, 0, 1, false, FAILV, FAILV, FAILV, false, 0 };
         compile_loop(c, &la);
         return;
     }
     case AST_FOR: for_stmt(c, n); return;
     case AST_BREAK: jump_out(c, n, true); return;
     case AST_CONTINUE: jump_out(c, n, false); return;
-    case AST_RETURN: {
-        if (!c->ictx) {
-            cc_error_at(c, n->loc, "'return' cannot leave a static block");
-            return;
-        }
-        if (c->branch_depth > c->ictx->depth_at_entry) {
-            cc_unsupported(c, "'return' inside a loop or a run-time branch");
-            return;
-        }
-        AVal v = n->a ? cc_expr(c, n->a) : cc_const_av(NIL_VAL);
-        if (c->failed) return;
-        c->ictx->result = v;
-        c->ictx->returned = true;
-        return;
-    }
+    case AST_RETURN: cflow_return(c, n); return;
     case AST_BLOCK: cc_block(c, n); return;
     case AST_FNDECL: cc_env_set(c, cc_name_key(c, n->a), cc_make_closure(c, n->b->proto), n->a->str, true); return;
     case AST_STATIC: cc_block(c, n->a); return;
@@ -916,9 +1121,7 @@ void cc_stmt(Comp *c, Node *n) {
     }
 }
 
-void cc_block(Comp *c, Node *b) {
-    for (int i = 0; i < b->n && !c->failed; i++) cc_stmt(c, b->kids[i]);
-}
+void cc_block(Comp *c, Node *b) { cflow_statements(c, b, 0, b->n); }
 
 
 /* ---------- variable lookup ---------- */
@@ -1048,6 +1251,7 @@ CompileStatus compile_fn(Interp *I, ObjClosure *fn, Value *params, Graph **out, 
     /* the body compiles as a call at depth 0: its parameters are the inputs (K_LOCAL) */
     Inline top = { NULL, 0, p, fn->module, fn, NULL, false, FAILV, 0, NULL };   /* its frame: the caller's */
     c.ictx = &top;
+    cflow_enter(&c, &top);
     for (int i = 0; i < p->nparams && !c.failed; i++) {
         if (params[i].type != VAL_UNDEF) continue;
         /* the default is compiled in: guard that the argument is still omitted */
@@ -1063,7 +1267,8 @@ CompileStatus compile_fn(Interp *I, ObjClosure *fn, Value *params, Graph **out, 
     }
     if (!c.failed) cc_block(&c, p->body);
     if (!c.failed) {
-        c.g->result = cc_opnd_of(&c, top.returned ? top.result : cc_const_av(NIL_VAL));
+        AVal r = cflow_result(&c, &top);
+        if (!c.failed) c.g->result = cc_opnd_of(&c, r);
         c.g->has_result = true;
     }
     return finish(&c, out);

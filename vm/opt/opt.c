@@ -59,7 +59,8 @@ static bool pass_on(const char *name) {
 static bool is_pure(InsOp op) {
     switch (op) {
     case I_PRINT: case I_ASSERT: case I_STORE: case I_JUMP: case I_JUMPF: case I_TRUTH: case I_SEED:
-    case I_PUSH: case I_POP:
+    case I_PUSH: case I_POP: case I_ROWSET:
+    case I_HCALL: case I_HBIN: case I_VMOVE: case I_DSET: case I_HLIST: case I_HINDEX:   /* host values: effects, operands not compared */
         return false;
     default: return true;
     }
@@ -93,11 +94,17 @@ static int reads(const Ins *in, int *out) {
         for (int k = 0; k < in->nargs; k++)
             if (in->args[k] >= 0) out[n++] = in->args[k];
         return n;
+    case I_SELECT:
     case I_INDEX: case I_INDEX_SET:
         out[n++] = in->a;
         if (in->op == I_INDEX_SET) out[n++] = in->b;
         for (int k = 0; k < in->nargs; k++)
             if (in->args[k] >= 0) out[n++] = in->args[k];
+        return n;
+    case I_ROWSET:   /* the buffer's other rows stay */
+        out[n++] = in->dst;
+        out[n++] = in->a;
+        out[n++] = in->b;
         return n;
     case I_STORE: case I_PRINT: return 0;   /* operands counted separately */
     case I_EPILOGUE:   /* the matmul's operands, then steps that read like a fused group's */
@@ -114,7 +121,7 @@ static int reads(const Ins *in, int *out) {
 }
 
 static void count_opnd(const Opnd *o, int *uses) {
-    if (o->kind == OPND_NUM || o->kind == OPND_TENSOR) uses[o->reg]++;
+    if (o->kind == OPND_NUM || o->kind == OPND_TENSOR || o->kind == OPND_VAL) uses[o->reg]++;
     if (o->bound) uses[o->bound - 1]++;
     if (o->kind == OPND_CLOSURE) return;   /* n counts cells there, not items */
     for (int i = 0; i < o->n; i++) count_opnd(&o->items[i], uses);
@@ -260,7 +267,7 @@ static bool same_ins(const Graph *g, const Ins *a, const Ins *b) {
 }
 
 static void rename_opnd(Opnd *o, const int *map) {
-    if (o->kind == OPND_NUM || o->kind == OPND_TENSOR) o->reg = map[o->reg];
+    if (o->kind == OPND_NUM || o->kind == OPND_TENSOR || o->kind == OPND_VAL) o->reg = map[o->reg];
     if (o->bound) o->bound = map[o->bound - 1] + 1;
     if (o->kind == OPND_CLOSURE) return;
     for (int i = 0; i < o->n; i++) rename_opnd(&o->items[i], map);
@@ -274,7 +281,7 @@ static void rename_all(Graph *g, const int *map) {
             if (in->b >= 0) in->b = map[in->b];
             if (in->c >= 0) in->c = map[in->c];
         }
-        if (in->op == I_OP || in->op == I_INDEX || in->op == I_INDEX_SET)
+        if (in->op == I_OP || in->op == I_INDEX || in->op == I_INDEX_SET || in->op == I_SELECT)
             for (int k = 0; k < in->nargs; k++)
                 if (in->args[k] >= 0) in->args[k] = map[in->args[k]];
         for (int k = 0; k < in->nopnds; k++) rename_opnd(&in->opnds[k], map);
@@ -917,7 +924,7 @@ static int pass_memplan(Graph *g) {
         int d = in->dst;
         /* an epilogue's result takes a slot like an op's (a layer's output then reuses the
          * buffer of the layer before last, which is still in cache); its other results do not */
-        if (d < 0 || g->regs[d].kind != R_TENSOR || in->op == I_TMOVE || in->op == I_FUSED || in->op == I_POP) continue;
+        if (d < 0 || g->regs[d].kind != R_TENSOR || in->op == I_TMOVE || in->op == I_SELECT || in->op == I_FUSED || in->op == I_POP) continue;
         if (pinned[d] || defs[d] != 1 || outs[d] || first[d] != i) continue;
         RegInfo *ri = &g->regs[d];
         int pick = -1;
