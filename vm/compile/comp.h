@@ -257,6 +257,17 @@ void cgrad_branch_begin(Comp *c, const int *home_regs, const bool *bound, int nh
 void cgrad_branch_else(Comp *c);
 void cgrad_branch_end(Comp *c);
 
+/* vm/compile/cshape.c: run-time shapes (SHAPE_RT dimensions). cs_infer: op_infer over operands
+ * with unknown dimensions (-1, unsupported, when the result's shape needs their value);
+ * cs_index_shape: an index's shape when its source is such or an item is a bool mask;
+ * cs_home_shape: a loop or branch home's shape from the values before and after; cs_note_value:
+ * a variable bound to such a value, for TSL_EXPLAIN. */
+bool cs_any_runtime(const AVal *ops, int n);
+int cs_infer(Comp *c, OpCall *call, Shape *so, DType *dt);
+bool cs_index_shape(Comp *c, const Shape *t, IndexItem *items, int n, int mask_at, int mask_ndim, Shape *so);
+void cs_home_shape(const AVal *before, const AVal *after, Shape *s);
+void cs_note_value(Comp *c, const char *name, const AVal *v);
+
 void *cc_arena_alloc(Comp *c, size_t n);
 Value cc_keep_value(Comp *c, Value v);
 

@@ -50,11 +50,11 @@ static bool overlaps(const Tensor *a, const Tensor *b) {
 }
 
 /* The region op results res[k] are written into directly: none for views and results whose
- * shape depends on the data (the op makes those), on another device, or overlapping an
+ * shape depends on the data or reads a run-time shape (the op makes those), on another device, or overlapping an
  * operand (computed elsewhere, then copied in). */
 static Tensor *direct_out(VmDev *d, Ins *in, int k, const OpArg *args) {
     Tensor *home = d ? vm_dev_region(d, in->res[k]) : NULL;
-    if (!home || (op_info[in->aux].flags & (F_VIEW | F_DYNAMIC))) return NULL;
+    if (!home || in->rt || (op_info[in->aux].flags & (F_VIEW | F_DYNAMIC))) return NULL;
     bool any = false;
     for (int q = 0; q < in->nargs; q++) {
         if (args[q].kind != ARG_TENSOR) continue;
