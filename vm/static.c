@@ -832,6 +832,19 @@ static Value static_dis(Interp *I, Value fn, bool dot) {
     return r;
 }
 
+/* Whether g indexes with a bool mask or slice bounds read at run time (vm/compile/cshape.c):
+ * a graph file's index items are fixed (format.md). */
+static bool runtime_indexing(const Graph *g) {
+    for (int i = 0; i < g->ncode; i++) {
+        const Ins *in = &g->code[i];
+        if (in->op != I_INDEX && in->op != I_INDEX_SET) continue;
+        if (in->nargs > in->nidx) return true;
+        for (int k = 0; k < in->nidx; k++)
+            if (in->idx[k].kind == IDX_TENSOR && in->args[k] >= 0 && g->regs[in->args[k]].dtype == DT_BOOL) return true;
+    }
+    return false;
+}
+
 /* export(): fn compiled for params as a call would compile it, outside every cache, and
  * its inputs fetched (borrowed) into *vals_out (mem_free it). */
 CompileStatus static_compile_export(Interp *I, ObjClosure *fn, Value *params, Graph **out, Value **vals_out,
@@ -842,9 +855,9 @@ CompileStatus static_compile_export(Interp *I, ObjClosure *fn, Value *params, Gr
     I->cur_src = saved;
     if (st != COMPILE_OK) return st;
     opt_run(*out);
-    if (graph_mark_runtime(*out)) {   /* a graph file's registers have fixed shapes (format.md) */
+    if (graph_mark_runtime(*out) || runtime_indexing(*out)) {   /* a graph file's shapes are fixed (format.md) */
         snprintf(why, whylen, "values with run-time shapes (%s) cannot be exported yet",
-                 (*out)->rt_values ? (*out)->rt_values : "temporaries");
+                 (*out)->rt_values ? (*out)->rt_values : "a bool mask or slice bounds computed at run time");
         graph_free(*out);
         *out = NULL;
         return COMPILE_UNSUPPORTED;

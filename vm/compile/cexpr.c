@@ -207,6 +207,7 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
     AVal r = FAILV;
     bool run_time_number = false;   /* an item before: a number the run makes an integer */
     int mask_at = -1, mask_ndim = 0;   /* a bool mask item: a run-time shape (cshape.c) */
+    int nargs = n->n;                  /* more with slice bounds read at run time (cs_slice_bound) */
     for (int k = 0; k < n->n; k++) {
         Node *it = n->kids[k];
         regs[k] = -1;
@@ -220,6 +221,11 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
                 AVal v = cc_expr(c, parts[j]);
                 if (c->failed) goto out;
                 if (v.kind == AV_CONST && v.k.type == VAL_NIL) continue;
+                if (j < 2 && v.kind == AV_NUM && !v.known && !v.is_bool) {   /* the run's: cshape.c */
+                    cs_slice_bound(c, &v, n->n, k, j, &regs, &nargs);
+                    run_time_number = true;
+                    continue;
+                }
                 int64_t x;
                 double xd;
                 c->loc = parts[j]->loc;
@@ -279,8 +285,8 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
     }
     Shape so;
     c->loc = n->loc;
-    bool run_time_shape = mask_at >= 0 || shape_is_runtime(&t.shape);
-    if (run_time_shape && !cs_index_shape(c, &t.shape, items, n->n, mask_at, mask_ndim, &so)) goto out;
+    bool run_time_shape = mask_at >= 0 || nargs > n->n || shape_is_runtime(&t.shape);
+    if (run_time_shape && !cs_index_shape(c, &t.shape, items, n->n, regs, nargs, mask_at, mask_ndim, &so)) goto out;
     int bad = run_time_shape ? 0 : infer_index(&t.shape, items, n->n, &so);
     if (bad == INFER_INDEX_UNDECIDED) {
         /* it fails, but which error is the first depends on an integer of the run: eager
@@ -321,7 +327,7 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
         in->idx = items;
         in->nidx = n->n;
         in->args = regs;
-        in->nargs = n->n;
+        in->nargs = nargs;
         return r;
     }
     r = cc_tensor_av(c, t.dtype, &so);
@@ -331,7 +337,7 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
     in->idx = items;
     in->nidx = n->n;
     in->args = regs;
-    in->nargs = n->n;
+    in->nargs = nargs;
     return r;
 out:
     for (int k = 0; k < n->n; k++)

@@ -264,7 +264,11 @@ void cgrad_branch_end(Comp *c);
  * a variable bound to such a value, for TSL_EXPLAIN. */
 bool cs_any_runtime(const AVal *ops, int n);
 int cs_infer(Comp *c, OpCall *call, Shape *so, DType *dt);
-bool cs_index_shape(Comp *c, const Shape *t, IndexItem *items, int n, int mask_at, int mask_ndim, Shape *so);
+bool cs_index_shape(Comp *c, const Shape *t, IndexItem *items, int n, const int *regs, int nargs, int mask_at, int mask_ndim,
+                    Shape *so);
+/* Bound j (0 start, 1 stop) of slice item k of an n-item index, a number v known only at run
+ * time: its register goes to (*regs)[n + 2k + j], the array grown to 3n entries (*nargs). */
+void cs_slice_bound(Comp *c, AVal *v, int n, int k, int j, int **regs, int *nargs);
 void cs_home_shape(const AVal *before, const AVal *after, Shape *s);
 void cs_note_value(Comp *c, const char *name, const AVal *v);
 

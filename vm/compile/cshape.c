@@ -1,5 +1,6 @@
 /* cshape.c - run-time shapes: values whose size the data decides (a bool-mask index x[m],
- * unique(x)) and what static code computes from them.
+ * unique(x), a slice whose bounds the run computes: X[s:e], clamped as NumPy clamps) and what
+ * static code computes from them.
  *
  * Such a register has a dimension SHAPE_RT (ops/tensor.h, "?" in dis). The VM makes its
  * value, and that of every instruction that reads or writes such a register (Ins.rt), the
@@ -100,12 +101,28 @@ needs_value:
     return -1;
 }
 
-/* The shape of t[items] when t has a run-time shape or an item is a bool mask (mask_at, its
- * rank mask_ndim; -1 none): integers, slices and an ellipsis on t, or one mask on its own.
- * An axis a slice takes from an unknown dimension is unknown (the slice clamps to the run's
- * size); a mask selects an unknown number of elements. The run checks the rest, as eagerly.
- * false (unsupported) for other indices. */
-bool cs_index_shape(Comp *c, const Shape *t, IndexItem *items, int n, int mask_at, int mask_ndim, Shape *so) {
+void cs_slice_bound(Comp *c, AVal *v, int n, int k, int j, int **regs, int *nargs) {
+    if (*nargs == n) {
+        *regs = mem_realloc(*regs, sizeof(int) * (size_t)(3 * n + 1));
+        for (int q = n; q < 3 * n; q++) (*regs)[q] = -1;
+        *nargs = 3 * n;
+    }
+    (*regs)[n + 2 * k + j] = cc_num_reg(c, v);
+}
+
+/* Whether slice item k of an n-item index has a bound read at run time (cs_slice_bound). */
+static bool slice_at_run_time(const int *regs, int nargs, int n, int k) {
+    return nargs > n && (regs[n + 2 * k] >= 0 || regs[n + 2 * k + 1] >= 0);
+}
+
+/* The shape of t[items] when t has a run-time shape, a slice has bounds computed at run time
+ * (regs, nargs: cs_slice_bound's layout) or an item is a bool mask (mask_at, its rank
+ * mask_ndim; -1 none): integers, slices and an ellipsis on t, or one mask on its own. An axis
+ * a slice takes from an unknown dimension, or with a bound of the run's, is unknown (the
+ * slice clamps to the run's size, as NumPy's does); a mask selects an unknown number of
+ * elements. The run checks the rest, as eagerly. false (unsupported) for other indices. */
+bool cs_index_shape(Comp *c, const Shape *t, IndexItem *items, int n, const int *regs, int nargs, int mask_at, int mask_ndim,
+                    Shape *so) {
     if (mask_at >= 0) {
         if (n != 1 || mask_ndim < 1 || mask_ndim > t->ndim) {
             cc_unsupported(c, "a bool-mask index other than one mask over the leading axes of a tensor");
@@ -135,9 +152,10 @@ bool cs_index_shape(Comp *c, const Shape *t, IndexItem *items, int n, int mask_a
     int d = 0, o = 0;
     for (int k = 0; k <= n && d <= t->ndim; k++) {
         int take = k == n ? t->ndim - d : items[k].kind == IDX_ELLIPSIS ? t->ndim - consumed : items[k].kind == IDX_SLICE;
+        bool run_bounds = k < n && items[k].kind == IDX_SLICE && slice_at_run_time(regs, nargs, n, k);
         if (k < n && items[k].kind == IDX_INT) d++;
         for (int j = 0; j < take && d < t->ndim && o < so->ndim; j++, d++, o++)
-            if (t->d[d] == SHAPE_RT) so->d[o] = SHAPE_RT;
+            if (t->d[d] == SHAPE_RT || run_bounds) so->d[o] = SHAPE_RT;
     }
     return true;
 }

@@ -19,11 +19,31 @@
 #define vmcase(l) case l:
 #define vmbreak break
 
+/* Slice item k's bounds computed at run time (args[nidx + 2k], args[nidx + 2k + 1]: start and
+ * stop registers, -1 when fixed; vm/compile/cshape.c), made integers as eager code makes them.
+ * -1 with the message in op_error(). */
+static int slice_bounds(const Ins *in, const double *N, int k, IndexItem *it) {
+    for (int j = 0; j < 2; j++) {
+        int reg = in->args[in->nidx + 2 * k + j];
+        int64_t x;
+        if (reg < 0) continue;
+        if (!num_to_i64_clamped(N[reg], &x)) {
+            op_fail("slice bounds must be integers");
+            return -1;
+        }
+        if (j == 0) { it->has_start = true; it->start = x; }
+        else { it->has_stop = true; it->stop = x; }
+    }
+    return 0;
+}
+
 /* An index instruction: its number operands checked into items, then the executor's. */
 static int exec_index(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
     IndexItem items[TSL_MAX_RANK + 8];
     if (in->nidx) memcpy(items, in->idx, sizeof(IndexItem) * (size_t)in->nidx);
     for (int k = 0; k < in->nidx; k++) {
+        if (in->nargs > in->nidx && items[k].kind == IDX_SLICE && slice_bounds(in, r->num, k, &items[k]))
+            return vm_fail_at(I, in, op_error());
         if (in->args[k] < 0) continue;
         if (items[k].kind == IDX_TENSOR) {
             if (!(items[k].t = r->ten[in->args[k]])) return vm_fail_at(I, in, "undefined variable");
