@@ -901,7 +901,7 @@ static bool elementwise(const Graph *g, const Ins *in) {
 /* Gives every intermediate tensor register a buffer slot; registers whose lives do not
  * overlap share a slot of the same dtype and shape. An elementwise instruction may take
  * the slot of an operand that dies there (in place). Inputs, loop homes and values the
- * block hands back keep buffers of their own. */
+ * block hands back keep buffers of their own; run-time shapes (cshape.c) get none. */
 static int pass_memplan(Graph *g) {
     int n = g->nregs;
     int *uses = mem_alloc(sizeof(int) * (size_t)(n + 1)), *defs = mem_alloc(sizeof(int) * (size_t)(n + 1));
