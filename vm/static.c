@@ -333,21 +333,6 @@ static void set_device(Graph *g, Value *vals) {
     g->device_vm = g->device != DEV_CPU || (forced && !strcmp(forced, "1"));
 }
 
-/* Run-time shapes (vm/compile/cshape.c) run on the host's memory only, so far: a graph with
- * one whose inputs are on another device runs eagerly (reason set). Marks g's instructions
- * that touch them (Ins.rt). */
-static bool runtime_shapes_elsewhere(Graph *g, Env *e, char *reason, size_t n) {
-    if (!graph_mark_runtime(g)) return false;
-    Value *vals = input_buffer(g);
-    fetch_inputs(g, e, vals);
-    Device d = inputs_device(g, vals);
-    release_input_buffer(g, vals);
-    if (d == DEV_CPU) return false;
-    snprintf(reason, n, "values with run-time shapes (%s) on device '%s' are not compiled yet",
-             g->rt_values ? g->rt_values : "temporaries", device_name(d));
-    return true;
-}
-
 /* Finds (or compiles) the graph for the current inputs. NULL with *eager when the code must
  * run eagerly; NULL otherwise means an error is pending. *vals_out: fetched inputs. */
 static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const char *what, Value **vals_out,
@@ -387,13 +372,7 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
     char opt_msg[1024];
     if (opt_env_problem(opt_msg, sizeof opt_msg)) interp_write_diag(I, opt_msg, strlen(opt_msg));
     opt_run(g);
-    if (runtime_shapes_elsewhere(g, e, reason, sizeof reason)) {
-        graph_free(g);
-        c->eager_only = true;
-        warn_eager(I, loc, what, reason);
-        *eager = true;
-        return NULL;
-    }
+    bool rt = graph_mark_runtime(g);   /* Ins.rt: after the optimizer, which rewrites instructions */
     g->compile_ms = now_ms() - t0;
     int ninputs, nguards;
     graph_count_guards(g, 0, &ninputs, &nguards);
@@ -402,7 +381,7 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
                 "%d guards)", what, g->compile_ms, g->ncode, g->ops_before, g->fused_groups, ninputs, nguards);
     else
         explain(I, loc, "recompiled %s in %.2f ms: %s", what, g->compile_ms, why);
-    if (graph_mark_runtime(g)) explain(I, loc, "run-time shapes: %s", g->rt_values ? g->rt_values : "temporaries only");
+    if (rt) explain(I, loc, "run-time shapes: %s", g->rt_values ? g->rt_values : "temporaries only");
     if (c->n == CACHE_MAX) {
         warm_forget(state(I), c->graphs[c->n - 1]);
         graph_free(c->graphs[--c->n]);

@@ -249,8 +249,17 @@ static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
 
 /* ---------- the small hooks ---------- */
 
+/* Index arrays and masks are read on the host, as eager code reads them (interp.c): one on
+ * the device is copied there first. */
 static Tensor *dev_index(Graph *g, VmRegs *r, Ins *in, Tensor *src, IndexItem *items, Tensor *setval) {
-    return tensor_index(src, items, in->nidx, setval, in->op == I_INDEX_SET);
+    Tensor *host[TSL_MAX_RANK + 8] = { NULL }, *res = NULL;
+    bool ok = true;
+    for (int k = 0; k < in->nidx && ok; k++)
+        if (items[k].kind == IDX_TENSOR && items[k].t->device != DEV_CPU && (ok = (host[k] = tensor_host(items[k].t)) != NULL))
+            items[k].t = host[k];
+    if (ok) res = tensor_index(src, items, in->nidx, setval, in->op == I_INDEX_SET);
+    for (int k = 0; k < in->nidx; k++) tensor_release(host[k]);
+    return res;
 }
 
 static int dev_place(Graph *g, VmRegs *r, int reg, Tensor *t) { return put(arena(g, r), r, reg, t); }
