@@ -161,12 +161,12 @@ bool cs_index_shape(Comp *c, const Shape *t, IndexItem *items, int n, const int 
 }
 
 /* A home for a value that was `before` the loop or branch and `after` it: of before's kind,
- * dtype and rank, with a run-time dimension wherever the two differ and one of them is
- * already known only at run time (x = x[x > 0] in a loop). */
+ * dtype and rank, with a run-time dimension wherever the two differ (x = x[x > 0] or
+ * x = x[1:] in a loop, a branch that assigns tensors of two sizes). */
 void cs_home_shape(const AVal *before, const AVal *after, Shape *s) {
     *s = before->shape;
     if (!after || after->kind != AV_TENSOR || before->kind != AV_TENSOR || after->dtype != before->dtype ||
-        after->shape.ndim != s->ndim || !(shape_is_runtime(s) || shape_is_runtime(&after->shape)))
+        after->shape.ndim != s->ndim)
         return;
     for (int a = 0; a < s->ndim; a++)
         if (s->d[a] != after->shape.d[a]) s->d[a] = SHAPE_RT;
