@@ -264,6 +264,7 @@ void cgrad_branch_end(Comp *c);
  * a variable bound to such a value, for TSL_EXPLAIN. */
 bool cs_any_runtime(const AVal *ops, int n);
 int cs_infer(Comp *c, OpCall *call, Shape *so, DType *dt);
+int cs_op_infer(OpCall *call, Shape *so, DType *dt);   /* op_infer over a stand-in size: for dtypes */
 bool cs_index_shape(Comp *c, const Shape *t, IndexItem *items, int n, const int *regs, int nargs, int mask_at, int mask_ndim,
                     Shape *so);
 /* Bound j (0 start, 1 stop) of slice item k of an n-item index, a number v known only at run

@@ -66,6 +66,16 @@ static int infer_probed(OpCall *call, const Shape *sh, int64_t probe, Shape *so,
     return rc;
 }
 
+/* op_infer, with a stand-in size for unknown dimensions (for dtypes: number_decides_dtype). */
+int cs_op_infer(OpCall *call, Shape *so, DType *dt) {
+    Shape *sh = mem_alloc(sizeof(Shape) * (size_t)(call->nin + 1));
+    for (int k = 0; k < call->nin; k++)
+        if (call->in[k].kind == ARG_TENSOR) op_arg_shape(&call->in[k], &sh[k]);
+    int rc = infer_probed(call, sh, PROBE[0], so, dt);
+    mem_free(sh);
+    return rc;
+}
+
 int cs_infer(Comp *c, OpCall *call, Shape *so, DType *dt) {
     const OpDef *d = op_def(call->op);
     int n = call->nin;
