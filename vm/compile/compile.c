@@ -712,8 +712,14 @@ static void both_branches(Comp *c, void *arg) {
     rollback(c, &s);
     BranchArg e = { ba->n, 1 };
     if (!c->failed) branch_once(c, &e);
-    /* what the then-branch changed stays visible to prepare_homes' comparison */
-    for (int i = 0; i < n; i++) cc_env_set(c, changed[i].key, changed[i].home, changed[i].name, true);
+    /* what the then-branch changed stays visible to prepare_homes' comparison; a tensor the
+     * else-branch gives another size has a run-time shape there (cs_home_shape) */
+    for (int i = 0; i < n; i++) {
+        AVal v = changed[i].home;
+        Binding *b = cc_env_find(c, changed[i].key);
+        if (b) cs_home_shape(&changed[i].home, &b->v, &v.shape);
+        cc_env_set(c, changed[i].key, v, changed[i].name, true);
+    }
     restore_homes(c, items, nitems);
     mem_free(changed);
     mem_free(items);
