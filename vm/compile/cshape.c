@@ -48,9 +48,11 @@ static int64_t broadcast_partner(const OpCall *call, const Shape *sh, int k, int
  * broadcasting op, by the known size it meets). */
 static int infer_probed(OpCall *call, const Shape *sh, int64_t probe, Shape *so, DType *dt) {
     Shape *ps = mem_alloc(sizeof(Shape) * (size_t)(call->nin + 1));
+    const int64_t **dims = mem_alloc(sizeof(int64_t *) * (size_t)(call->nin + 1));   /* the caller's, put back */
     OpArg *in = (OpArg *)call->in;
     for (int k = 0; k < call->nin; k++) {
         if (in[k].kind != ARG_TENSOR) continue;
+        dims[k] = in[k].dims;
         ps[k] = sh[k];
         for (int a = 0; a < ps[k].ndim; a++) {
             if (ps[k].d[a] != SHAPE_RT) continue;
@@ -61,7 +63,8 @@ static int infer_probed(OpCall *call, const Shape *sh, int64_t probe, Shape *so,
     }
     int rc = op_infer(call, so, dt);
     for (int k = 0; k < call->nin; k++)
-        if (in[k].kind == ARG_TENSOR) in[k].dims = sh[k].d;
+        if (in[k].kind == ARG_TENSOR) in[k].dims = dims[k];
+    mem_free(dims);
     mem_free(ps);
     return rc;
 }
