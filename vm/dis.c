@@ -146,8 +146,9 @@ static size_t index_text(const Ins *in, char *buf, size_t n) {
             if (it->has_start) snprintf(lo, sizeof lo, "%lld", (long long)it->start);
             if (it->has_stop) snprintf(hi, sizeof hi, "%lld", (long long)it->stop);
             /* bounds read from registers at run time (vm/compile/cshape.c's layout) */
-            if (in->nargs > in->nidx && in->args[in->nidx + 2 * k] >= 0) snprintf(lo, sizeof lo, "n%d", in->args[in->nidx + 2 * k]);
-            if (in->nargs > in->nidx && in->args[in->nidx + 2 * k + 1] >= 0) snprintf(hi, sizeof hi, "n%d", in->args[in->nidx + 2 * k + 1]);
+            const int *run = in->nargs > in->nidx ? in->args + in->nidx + 2 * k : NULL;
+            if (run && run[0] >= 0) snprintf(lo, sizeof lo, "n%d", run[0]);
+            if (run && run[1] >= 0) snprintf(hi, sizeof hi, "n%d", run[1]);
             len += (size_t)snprintf(buf + len, n - len, "%s%s:%s", sep, lo, hi);
             if (it->step != 1 && len < n) len += (size_t)snprintf(buf + len, n - len, ":%lld", (long long)it->step);
         }

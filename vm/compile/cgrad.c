@@ -225,8 +225,9 @@ void cgrad_record(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at, AVal 
         for (int k = 0; k < n; k++)
             if (ops[k].kind == AV_TENSOR && cgrad_tracked(c, ops[k].reg)) {
                 /* take: how a tracked index records itself (index_tracked), a bool mask's here */
-                cc_unsupported(c, "a gradient through %s%s of a value with a run-time shape", op == OP_TAKE ? "an index" : op_info[op].name,
-                               op == OP_TAKE ? "" : "()");
+                bool take = op == OP_TAKE;
+                cc_unsupported(c, "a gradient through %s%s of a value with a run-time shape",
+                               take ? "an index" : op_info[op].name, take ? "" : "()");
                 return;
             }
     for (int k = 0; k < op_info[op].nout; k++)
