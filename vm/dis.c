@@ -257,6 +257,10 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
         break;
     }
     case I_ROWSET: snprintf(buf, n, "%s[%s] := %s", d, a, b); break;
+    case I_DIM:
+        if (in->aux < 0) snprintf(buf, n, "%s = %s.size", d, a);
+        else snprintf(buf, n, "%s = %s.shape[%d]", d, a, in->aux);
+        break;
     case I_SELECT: {   /* "t9 = [t3, t5, t7][n2]": the registers of the list's items */
         size_t len = (size_t)snprintf(buf, n, "%s = [", d);
         for (int k = 0; k < in->nargs && len < n; k++) {

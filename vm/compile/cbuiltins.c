@@ -391,9 +391,7 @@ static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc lo
         if (v[0].kind == AV_STR || ((v[0].kind == AV_LIST || v[0].kind == AV_DICT) && v[0].st->grown))
             return cc_host_len(c, b, v[0]);   /* read at run time */
         if (v[0].kind == AV_LIST || v[0].kind == AV_DICT) return cc_num_const(cc_struct_n(c, v[0].st));
-        if (v[0].kind == AV_TENSOR && v[0].shape.ndim > 0 && v[0].shape.d[0] == SHAPE_RT)
-            return cc_unsupported(c, "len() of a value whose length is known only at run time");
-        if (v[0].kind == AV_TENSOR && v[0].shape.ndim > 0) return cc_num_const((double)v[0].shape.d[0]);
+        if (v[0].kind == AV_TENSOR && v[0].shape.ndim > 0) return cs_dim(c, v[0], 0);
         return FAILV;
     case ST_TYPE: {
         const char *type = v[0].kind == AV_STR ? "string" : v[0].kind == AV_NUM ? (v[0].is_bool ? "bool" : "number")

@@ -448,15 +448,13 @@ static AVal field_expr(Comp *c, Node *n) {
         return obj.st->items[at];
     }
     if (obj.kind == AV_TENSOR) {
-        if (shape_is_runtime(&obj.shape) && (!strcmp(n->str, "shape") || !strcmp(n->str, "size")))
-            return cc_unsupported(c, "the %s of a value whose shape is known only at run time", n->str);
-        if (!strcmp(n->str, "shape")) {
+        if (!strcmp(n->str, "shape")) {   /* a run-time dim's size is read by the run (cs_dim) */
             AStruct *st = cc_astruct_new(c, false);
-            for (int i = 0; i < obj.shape.ndim; i++) cc_astruct_push(c, st, NULL, cc_num_const((double)obj.shape.d[i]));
+            for (int i = 0; i < obj.shape.ndim; i++) cc_astruct_push(c, st, NULL, cs_dim(c, obj, i));
             return (AVal){ .kind = AV_LIST, .st = st, .reg = -1 };
         }
         if (!strcmp(n->str, "ndim")) return cc_num_const(obj.shape.ndim);
-        if (!strcmp(n->str, "size")) return cc_num_const((double)shape_count(&obj.shape));
+        if (!strcmp(n->str, "size")) return cs_dim(c, obj, -1);
         if (!strcmp(n->str, "dtype")) return cc_const_av(cc_keep_value(c, val_cstr(dtype_name(obj.dtype))));
         if (!strcmp(n->str, "device")) return cc_const_av(cc_keep_value(c, val_cstr("cpu")));
         if (!strcmp(n->str, "T")) {

@@ -383,6 +383,8 @@ bool cs_index_shape(Comp *c, const Shape *t, IndexItem *items, int n, const int 
 /* Bound j (0 start, 1 stop) of slice item k of an n-item index, a number v known only at run
  * time: its register goes to (*regs)[n + 2k + j], the array grown to 3n entries (*nargs). */
 void cs_slice_bound(Comp *c, AVal *v, int n, int k, int j, int **regs, int *nargs);
+/* The size of t's axis (-1: its element count): a constant, or the run's (a DIM instruction). */
+AVal cs_dim(Comp *c, AVal t, int axis);
 void cs_home_shape(const AVal *before, const AVal *after, Shape *s);
 void cs_note_value(Comp *c, const char *name, const AVal *v);
 

@@ -114,6 +114,17 @@ needs_value:
     return -1;
 }
 
+AVal cs_dim(Comp *c, AVal t, int axis) {
+    if (axis >= 0 ? t.shape.d[axis] != SHAPE_RT : !shape_is_runtime(&t.shape))
+        return cc_num_const(axis >= 0 ? (double)t.shape.d[axis] : (double)shape_count(&t.shape));
+    AVal r = { .kind = AV_NUM, .reg = cc_new_num(c, false) };
+    Ins *in = cc_emit(c, I_DIM);
+    in->dst = r.reg;
+    in->a = t.reg;
+    in->aux = axis;
+    return r;
+}
+
 void cs_slice_bound(Comp *c, AVal *v, int n, int k, int j, int **regs, int *nargs) {
     if (*nargs == n) {
         *regs = mem_realloc(*regs, sizeof(int) * (size_t)(3 * n + 1));

@@ -267,6 +267,12 @@ static inline __attribute__((always_inline)) int vm_loop(Interp *I, Graph *g, Vm
             vmcase(I_TMOVE) if (exec_tmove(I, g, r, X, in)) return -1; vmbreak;
             vmcase(I_SELECT) if (exec_select(I, g, r, X, in)) return -1; vmbreak;
             vmcase(I_ROWSET) if (exec_rowset(I, g, r, X, in)) return -1; vmbreak;
+            vmcase(I_DIM) {
+                const Tensor *x = r->ten[in->a];
+                if (!x) return vm_fail_at(I, in, "undefined variable");
+                r->num[in->dst] = in->aux < 0 ? (double)x->size : (double)x->shape[in->aux];
+                vmbreak;
+            }
             vmcase(I_OP) {
                 /* before each kernel: a run of slow ops without a loop stops too */
                 if (!interp_poll(I)) return vm_stopped_at(I, in);

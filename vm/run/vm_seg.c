@@ -89,6 +89,7 @@ const char *vm_seg_refuses(const Graph *g, const Ins *in) {
     case I_SELECT: return "a run-time list index chooses a register on the host";
     case I_ROWSET: return "a tensor list's row is chosen on the host";
     case I_ITEM: return "item() reads the device";
+    case I_DIM: return "a run-time shape's size is read on the host";
     case I_TRUTH: return "a branch on a tensor reads the device";
     case I_JUMP: case I_JUMPF: return "control flow";
     case I_PRINT: return "print runs on the host";
