@@ -202,14 +202,18 @@ static bool same_av(const AVal *a, const AVal *b) {
     }
 }
 
-/* A home register of the same kind as v (numbers and tensors; others must not change). */
-static bool make_home(Comp *c, const AVal *v, AVal *home) {
+/* A home register of the same kind as v (numbers and tensors; others must not change); a
+ * tensor's takes any size where v and the value after the region (after, or NULL) differ and
+ * one of them has a run-time shape (cs_home_shape). */
+static bool make_home(Comp *c, const AVal *v, const AVal *after, AVal *home) {
     if (v->kind == AV_NUM) {
         *home = (AVal){ .kind = AV_NUM, .is_bool = v->is_bool, .reg = cc_new_num(c, v->is_bool) };
         return true;
     }
     if (v->kind == AV_TENSOR) {
-        *home = cc_tensor_av(c, v->dtype, &v->shape);
+        Shape s;
+        cs_home_shape(v, after, &s);
+        *home = cc_tensor_av(c, v->dtype, &s);
         return true;
     }
     if (v->kind == AV_STR || (v->kind == AV_CONST && v->k.type == VAL_STR)) {   /* a string built in the loop */
@@ -238,6 +242,15 @@ static bool has_value_outside(Comp *c, VarKey k) {
     return v.type != VAL_UNDEF;
 }
 
+/* Whether a value of shape s may move into a home of shape h: the same, but for h's run-time
+ * dimensions, which take any size. */
+static bool shape_fits_home(const Shape *s, const Shape *h) {
+    if (s->ndim != h->ndim) return false;
+    for (int a = 0; a < s->ndim; a++)
+        if (h->d[a] != SHAPE_RT && s->d[a] != h->d[a]) return false;
+    return true;
+}
+
 static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
     if (c->failed) return;
     if (home->kind == AV_STR && (v.kind == AV_STR || (v.kind == AV_CONST && v.k.type == VAL_STR))) {
@@ -261,7 +274,7 @@ static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
     }
     if (home->kind == AV_TENSOR) {
         if (v.reg == home->reg) return;
-        if (v.dtype != home->dtype || !shape_equal(&v.shape, &home->shape)) {
+        if (v.dtype != home->dtype || !shape_fits_home(&v.shape, &home->shape)) {
             char b1[600], b2[600];
             cc_unsupported(c, "variable '%s' changes shape or dtype (%s %s to %s %s) inside a loop or branch", name,
                         shape_str(&home->shape, b1, sizeof b1), dtype_name(home->dtype),
@@ -381,7 +394,7 @@ static bool home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
     AStruct *st = changed->st;
     AVal before = st->items[changed->slot], home;
     if (has_home(*homes, *nhomes, changed->key, st, changed->slot)) return false;
-    if (!make_home(c, &before, &home)) {
+    if (!make_home(c, &before, &changed->home, &home)) {
         if (!same_av(&before, &changed->home))
             cc_unsupported(c, "item '%s' changes its kind inside a loop or run-time branch", changed->name);
         return false;
@@ -458,7 +471,7 @@ static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
             b = cc_input_find(c, changed[i].key);
         }
         const AVal *shape_src = b ? &b->v : &changed[i].home;
-        if (!make_home(c, shape_src, &home)) {
+        if (!make_home(c, shape_src, &changed[i].home, &home)) {
             if (b && !same_av(&b->v, &changed[i].home)) {
                 cc_unsupported(c, "variable '%s' changes its value inside a loop or run-time branch", changed[i].name);
                 break;
@@ -859,6 +872,10 @@ static void for_stmt(Comp *c, Node *n) {
     if (c->failed) return;
     if (v.kind == AV_TENSOR) {
         if (v.shape.ndim == 0) { cc_error_at(c, it->loc, "cannot iterate over a 0-d tensor"); return; }
+        if (v.shape.d[0] == SHAPE_RT) {
+            cc_unsupported(c, "a loop over the rows of a value whose length is known only at run time");
+            return;
+        }
         la.iter = v;
         la.stop = cc_num_const((double)v.shape.d[0]);
         compile_loop(c, &la);
@@ -916,8 +933,14 @@ static void both_branches(Comp *c, void *arg) {
     c->branch_depth++;
     if (!c->failed) branch_side(c, ba, 1);
     c->branch_depth--;
-    /* what the then-branch changed stays visible to prepare_homes' comparison */
-    for (int i = 0; i < n; i++) cc_env_set(c, changed[i].key, changed[i].home, changed[i].name, true);
+    /* what the then-branch changed stays visible to prepare_homes' comparison; a tensor the
+     * else-branch gives another size has a run-time shape there (cs_home_shape) */
+    for (int i = 0; i < n; i++) {
+        AVal v = changed[i].home;
+        Binding *b = cc_env_find(c, changed[i].key);
+        if (b) cs_home_shape(&changed[i].home, &b->v, &v.shape);
+        cc_env_set(c, changed[i].key, v, changed[i].name, true);
+    }
     restore_homes(c, items, nitems);
     mem_free(changed);
     mem_free(items);
