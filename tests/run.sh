@@ -207,11 +207,17 @@ TSL_OPT=-fusion $TSL -e 'static { y = 1 }' 2>"$tmp/err" >/dev/null
 if grep -q "TSL_OPT: ignoring '-fusion'" "$tmp/err"; then ok; else bad "TSL_OPT typo not reported: $(cat "$tmp/err")"; fi
 
 # a range stop a slice's proof guards, changing at every run, recompiles twice, then the
-# block runs eagerly saying why (vm/static.c, vm/compile/cslice.c): no recompile per run
+# slice takes the run-time-shape path for every later run (vm/static.c, vm/compile/cslice.c)
 TSL_EXPLAIN=1 $TSL tests/scripts/static_slices_thrash.tsl 2>"$tmp/err" >/dev/null
-if [ "$(grep -c 'compiled static block' "$tmp/err")" = 2 ] &&
-   grep -q "static_slices_thrash.tsl:13:43: slice bounds may clamp at run time: the loop bound 'k' is a run-time number whose value changed twice" "$tmp/err"; then ok
+if [ "$(grep -c 'compiled static block' "$tmp/err")" = 3 ] &&
+   grep -q "static_slices_thrash.tsl:11:5: run-time shapes: acc (line 13)" "$tmp/err"; then ok
 else bad "thrashing range stop: $(cat "$tmp/err")"; fi
+# while a script number it needs stays put, the minibatch slice keeps its size known when
+# compiling (no run-time shape); a new n recompiles once, the old n finds its version again
+TSL_EXPLAIN=1 $TSL tests/scripts/static_slices_guarded.tsl 2>"$tmp/err" >/dev/null
+if ! grep -q 'run-time shapes' "$tmp/err" && [ "$(grep -c 'guarded.tsl:25:5: recompiled' "$tmp/err")" = 1 ] &&
+   grep -q "guarded.tsl:25:5: recompiled static block in .* ms: 'n' must be 100 (the graph depends on its value), got 50" "$tmp/err"
+then ok; else bad "guarded minibatch slices: $(cat "$tmp/err")"; fi
 
 # TSL_EXPLAIN names what changed when a block recompiles
 printf 'x = zeros([3])\nfor n in [3, 4] {\n  x = zeros([n])\n  static { y = x + 1 }\n}\n' >"$tmp/explain.tsl"
