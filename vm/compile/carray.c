@@ -229,6 +229,10 @@ bool ca_can_grow(Comp *c, AStruct *st, int n0, int trips) {
                            shape_str(&v->shape, b2, sizeof b2), dtype_name(v->dtype));
             return false;
         }
+        if (shape_is_runtime(&v->shape)) {   /* its rows would not have one size */
+            cc_unsupported(c, "a tensor list grows in a loop with tensors whose shape is known only at run time");
+            return false;
+        }
     }
     if (trips < 0) {
         ca_runtime_growth(c);

@@ -327,6 +327,8 @@ bool cslice_try(Comp *c, const AVal *t, const Node *index, int k, const AVal *bo
                 char *why, size_t whylen);
 /* Turns the number inputs in deps into guards of their current values. */
 void cc_guard_deps(Comp *c, uint64_t deps);
+/* Marks the guards on deps as a range stop's: vm/static.c stops making them after two misses. */
+void cslice_mark_stop_guards(Comp *c, uint64_t deps);
 /* vm/compile/carray.c: a list indexed by a number known only at run time; tensor arrays, lists
  * of tensors grown in a run-time loop (opened before it, closed after it, pushed onto in it). */
 AVal ca_select(Comp *c, AStruct *st, AVal key, SrcLoc loc);

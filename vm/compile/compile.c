@@ -409,7 +409,7 @@ static bool home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
 }
 
 static void loop_body_once(Comp *c, void *arg);
-static int loop_trips(void *arg);
+static int loop_trips(Comp *c, void *arg, uint64_t *deps);
 
 /* Gives every variable that `compile_region` may change a home register (those without one
  * in homes yet), by running it once as a dry run. Emits the moves of the current values into
@@ -441,7 +441,8 @@ static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
     AStruct **hosts = NULL;
     int nchanged = 0, nitems = 0, nhosts = 0;
     if (!c->failed) changed_since(c, &s, &changed, &nchanged);
-    int trips = compile_region == loop_body_once ? loop_trips(arg) : -1;
+    uint64_t stop_deps = 0;
+    int trips = compile_region == loop_body_once ? loop_trips(c, arg, &stop_deps) : -1;
     if (!c->failed) changed_items(c, &s, &items, &nitems, &hosts, &nhosts, trips, grown, ngrown);
     bool failed = c->failed;
     c->loop = saved_loop;
@@ -450,6 +451,10 @@ static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
     mem_free(hosts);
     if (failed) { mem_free(changed); mem_free(items); return false; }
     bool again = false;
+    if (grown && *ngrown && stop_deps) {   /* the arrays' length rests on the stop's value */
+        cc_guard_deps(c, stop_deps);
+        cslice_mark_stop_guards(c, stop_deps);
+    }
     for (int i = 0; grown && i < *ngrown && !c->failed; i++)
         again |= ca_open(c, (*grown)[i].st, (*grown)[i].n0, trips * (*grown)[i].per, &(*grown)[i].first);
     if (again && !c->failed) {   /* the tensor arrays' hidden variables (grad) need homes */
@@ -550,9 +555,13 @@ typedef struct {
 
 /* How many times a loop runs, when that is known when compiling (a counted loop whose stop
  * is a constant, without break or continue), else -1: the rows of its tensor arrays. */
-static int loop_trips(void *arg) {
+static int loop_trips(Comp *c, void *arg, uint64_t *deps) {
     LoopArg *la = arg;
-    if (!la->counted || la->jumps || !la->stop.known || la->stop.deps) return -1;
+    /* a stop computed from the script's numbers: they become guards when a tensor array needs
+     * its length, as a minibatch slice's proof does (vm/compile/cslice.c), unless the block
+     * recompiled for them twice already */
+    *deps = la->stop.deps;
+    if (!la->counted || la->jumps || !la->stop.known || (la->stop.deps && c->I->compile_fixed_stops)) return -1;
     double n = ceil((la->stop.num - la->start) / la->step);
     return n <= 0 ? 0 : n > 1e9 ? -1 : (int)n;
 }

@@ -145,7 +145,7 @@ static const char *unbounded(Comp *c, const ARange *r, uint64_t guarded, char *b
 
 /* Marks the guards on the number inputs in deps as range stops' (vm/static.c counts the
  * recompiles they cause). */
-static void mark_stop_guards(Comp *c, uint64_t deps) {
+void cslice_mark_stop_guards(Comp *c, uint64_t deps) {
     for (int i = 0; i < c->nnum; i++)
         if (deps & ((uint64_t)1 << i)) c->g->guards[c->numguards[i]].loop_stop = true;
 }
@@ -178,7 +178,7 @@ bool cslice_try(Comp *c, const AVal *t, const Node *index, int k, const AVal *bo
                                "stop in [%.0f, %.0f] on axis %d of size %.0f",
                   a0, a1, b0, b1, axis, len);
     cc_guard_deps(c, deps | lo->range->stop_deps);
-    mark_stop_guards(c, lo->range->stop_deps & ~guarded);
+    cslice_mark_stop_guards(c, lo->range->stop_deps & ~guarded);
     /* the template: the bounds at the counter's smallest value (a valid slice), their difference the size */
     double first = lo->lin_a * lo->range->lo;
     *item = (IndexItem){ .kind = IDX_SLICE, .has_start = true, .has_stop = true, .step = step };
