@@ -333,9 +333,23 @@ static void home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
     (*nhomes)++;
 }
 
+/* A variable that was a number before the region and is a tensor after one run of it (an
+ * accumulator `loss = 0.0` that `loss = loss + mean(...)` turns into a 0-d tensor), or NULL. */
+static const char *number_to_tensor(Comp *c, Home *changed, int n) {
+    for (int i = 0; i < n; i++) {
+        Binding *b = cc_env_find(c, changed[i].key);
+        if (!b) b = cc_input_find(c, changed[i].key);
+        if (b && b->v.kind == AV_NUM && !b->v.unset && changed[i].home.kind == AV_TENSOR) return changed[i].name;
+    }
+    return NULL;
+}
+
 /* Gives every variable that `compile_region` may change a home register, by running it
- * once as a dry run. Emits the moves of the current values into the homes. */
-static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void *arg, Home **homes, int *nhomes) {
+ * once as a dry run. Emits the moves of the current values into the homes. With
+ * to_tensor, a variable that the region turns from a number into a tensor is not an
+ * error: its name comes back there, and nothing is emitted (the caller peels the region). */
+static void prepare_homes_or_peel(Comp *c, void (*compile_region)(Comp *, void *), void *arg, Home **homes,
+                                  int *nhomes, const char **to_tensor) {
     /* each nested region is compiled twice (dry run, then for real): keep the depth bounded */
     if (c->branch_depth > 10) {
         cc_unsupported(c, "loops and run-time branches nested more than 10 deep");
@@ -352,6 +366,11 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
     c->loop = saved_loop;
     rollback(c, &s);
     if (failed) { mem_free(changed); mem_free(items); return; }
+    if (to_tensor && (*to_tensor = number_to_tensor(c, changed, nchanged))) {
+        mem_free(changed);
+        mem_free(items);
+        return;
+    }
     for (int i = 0; i < nitems && !c->failed; i++) home_item(c, &items[i], homes, nhomes);
     mem_free(items);
     if (c->failed) { mem_free(changed); return; }
@@ -389,6 +408,10 @@ static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
         (*nhomes)++;
     }
     mem_free(changed);
+}
+
+static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void *arg, Home **homes, int *nhomes) {
+    prepare_homes_or_peel(c, compile_region, arg, homes, nhomes, NULL);
 }
 
 static void home_moves(Comp *c, Home *homes, int n) {
@@ -481,11 +504,50 @@ static void loop_body_once(Comp *c, void *arg) {
     mem_free(lp.conts);
 }
 
+static void loop_from_counter(Comp *c, LoopArg *la, bool may_peel);
+
+/* The first iteration of a counted loop that turns the number variable `name` into a tensor,
+ * compiled on its own (the body sees the number, as eagerly, and runs the same op on it),
+ * then the loop over the remaining iterations, where the variable is a tensor throughout.
+ * Whether the loop runs at all decides the variable's kind after it: the trip count is
+ * fixed when compiling (the stop's numbers become guards). */
+static void peel_first_iteration(Comp *c, LoopArg *la, const char *name) {
+    Node *n = la->n;
+    double stop;
+    char what[200];
+    snprintf(what, sizeof what, "the stop of a loop that turns '%s' from a number into a tensor", name);
+    c->loc = n->loc;
+    if (!cc_need_const(c, &la->stop, &stop, what)) return;
+    if (la->step > 0 ? la->start >= stop : la->start <= stop) return;   /* it never runs */
+    /* straight-line code at the loop's own depth (a static gradient records it as such) */
+    Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0 };
+    c->loop = &lp;
+    /* a range's first value is its known start; a tensor's first row is read at the counter */
+    AVal first = la->iter.kind == AV_TENSOR ? loop_var(c, la) : cc_num_const(la->start);
+    if (!c->failed) cc_env_set(c, cc_name_key(c, n->a), first, n->a->str, true);
+    if (!c->failed) cc_block(c, n->c);
+    c->loop = lp.outer;
+    bool jumps = lp.nbreaks || lp.nconts;
+    mem_free(lp.breaks);
+    mem_free(lp.conts);
+    if (c->failed) return;
+    if (jumps) {
+        cc_unsupported(c, "break/continue in a loop that turns '%s' from a number into a tensor", name);
+        return;
+    }
+    if (c->ictx && c->ictx->returned) return;   /* the first iteration returned */
+    AVal step = cc_num_const(la->step);
+    int sr = cc_num_reg(c, &step);
+    Ins *inc = cc_emit(c, I_NBIN);
+    inc->dst = la->counter.reg;
+    inc->a = la->counter.reg;
+    inc->b = sr;
+    inc->aux = OP_ADD;
+    loop_from_counter(c, la, false);
+}
+
 /* while cond { } and for i in range(...) { }: a run-time loop over home registers. */
 static void compile_loop(Comp *c, LoopArg *la) {
-    Node *n = la->n;
-    Home *homes = NULL;
-    int nhomes = 0;
     if (la->counted) {
         /* the counter is a run-time register from the start */
         la->counter = (AVal){ .kind = AV_NUM, .reg = cc_new_num(c, false) };
@@ -497,7 +559,21 @@ static void compile_loop(Comp *c, LoopArg *la) {
         in->dst = la->counter.reg;
         in->a = start;
     }
-    prepare_homes(c, loop_body_once, la, &homes, &nhomes);
+    loop_from_counter(c, la, la->counted);
+}
+
+/* The loop from the counter's current value (a counted loop) or its condition (while). */
+static void loop_from_counter(Comp *c, LoopArg *la, bool may_peel) {
+    Node *n = la->n;
+    Home *homes = NULL;
+    int nhomes = 0;
+    const char *to_tensor = NULL;
+    prepare_homes_or_peel(c, loop_body_once, la, &homes, &nhomes, may_peel ? &to_tensor : NULL);
+    if (to_tensor && !c->failed) {
+        mem_free(homes);
+        peel_first_iteration(c, la, to_tensor);
+        return;
+    }
     if (c->failed) { mem_free(homes); return; }
     if (c->tape) {   /* a loop inside a function being differentiated */
         int *hr = home_regs(c, homes, nhomes, false);
