@@ -675,6 +675,19 @@ static void check_range_stop(Comp *c, AVal *stop) {
     in->key = mem_strndup(RANGE_BOUND_MSG, strlen(RANGE_BOUND_MSG));
 }
 
+/* One copy of a for loop's body, over a known item of a list, dict or string. */
+static void unrolled_iteration(Comp *c, Node *n, AVal item, const char *over) {
+    cc_env_set(c, cc_name_key(c, n->a), item, n->a->str, true);
+    Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0 };
+    c->loop = &lp;
+    cc_block(c, n->c);
+    c->loop = lp.outer;
+    bool jumps = lp.nbreaks || lp.nconts;
+    mem_free(lp.breaks);
+    mem_free(lp.conts);
+    if (jumps && !c->failed) cc_unsupported(c, "break/continue in a loop over %s", over);
+}
+
 static void for_stmt(Comp *c, Node *n) {
     Node *it = n->b;
     LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV };
@@ -741,19 +754,24 @@ static void for_stmt(Comp *c, Node *n) {
         /* the structure is known: one copy of the body per item */
         for (int i = 0; i < v.st->n && !c->failed; i++) {
             AVal item = v.kind == AV_LIST ? v.st->items[i] : cc_const_av(cc_keep_value(c, val_cstr(v.st->keys[i])));
-            cc_env_set(c, cc_name_key(c, n->a), item, n->a->str, true);
-            Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0 };
-            c->loop = &lp;
-            cc_block(c, n->c);
-            c->loop = lp.outer;
-            bool jumps = lp.nbreaks || lp.nconts;
-            mem_free(lp.breaks);
-            mem_free(lp.conts);
-            if (jumps) { cc_unsupported(c, "break/continue in a loop over a list"); return; }
+            unrolled_iteration(c, n, item, "a list");
         }
         return;
     }
-    cc_unsupported(c, "for over this kind of value");
+    if (v.kind == AV_CONST && v.k.type == VAL_STR) {
+        /* a known string (a guard when it is an input): one copy of the body per character,
+         * each the string indexed as eagerly (code points) */
+        for (int64_t i = 0; i < AS_STR(v.k)->ncp && !c->failed; i++) {
+            Value idx = NUM_VAL((double)i);
+            AVal ch = cc_folded(c, value_index(c->I, v.k, &idx, 1), n->loc);
+            if (!c->failed) unrolled_iteration(c, n, ch, "a string");
+        }
+        return;
+    }
+    const char *type = v.kind == AV_CONST ? val_type_name(v.k) : v.kind == AV_CLOSURE ? "function"
+                       : v.kind == AV_NUM ? (v.is_bool ? "bool" : "number") : NULL;
+    if (type) cc_error_at(c, it->loc, "cannot iterate over a %s", type);
+    else cc_unsupported(c, "for over this kind of value");
 }
 
 typedef struct {
