@@ -344,6 +344,13 @@ static const char *number_to_tensor(Comp *c, Home *changed, int n) {
     return NULL;
 }
 
+/* The same for list and dict items (st->items holds the value before the region). */
+static const char *item_number_to_tensor(Home *items, int n) {
+    for (int i = 0; i < n; i++)
+        if (items[i].st->items[items[i].slot].kind == AV_NUM && items[i].home.kind == AV_TENSOR) return items[i].name;
+    return NULL;
+}
+
 /* Gives every variable that `compile_region` may change a home register, by running it
  * once as a dry run. Emits the moves of the current values into the homes. With
  * to_tensor, a variable that the region turns from a number into a tensor is not an
@@ -366,7 +373,7 @@ static void prepare_homes_or_peel(Comp *c, void (*compile_region)(Comp *, void *
     c->loop = saved_loop;
     rollback(c, &s);
     if (failed) { mem_free(changed); mem_free(items); return; }
-    if (to_tensor && (*to_tensor = number_to_tensor(c, changed, nchanged))) {
+    if (to_tensor && ((*to_tensor = number_to_tensor(c, changed, nchanged)) || (*to_tensor = item_number_to_tensor(items, nitems)))) {
         mem_free(changed);
         mem_free(items);
         return;
