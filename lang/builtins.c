@@ -441,7 +441,7 @@ static Value bi_check_grad(Interp *I, CallArgs *a) {
 
 const BuiltinDef core_builtins[] = {
     { "print", bi_print, "(...)", "prints its arguments separated by one space, then a newline", ST_PRINT },
-    { "str", bi_str, "(x)", "the text print(x) shows", ST_FOLDS },
+    { "str", bi_str, "(x)", "the text print(x) shows", ST_TEXT | ST_FOLDS },
     { "type", bi_type, "(v)", "the type name: nil bool number string list dict function tensor", ST_TYPE | ST_FOLDS },
     { "len", bi_len, "(x)", "code points of a string, items of a list or dict, first dimension of a tensor", ST_LEN | ST_FOLDS },
     { "range", builtins_range_list, "([start, ]stop[, step])", "the integers from start up to (not including) stop", ST_FOLDS },

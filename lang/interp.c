@@ -167,8 +167,7 @@ static bool c_stack_ok(Interp *I) {
 
 static Value call_builtin(Interp *I, ObjBuiltin *b, CallArgs *a) {
     SrcLoc loc = I->call_site.loc;   /* b may call TSL code, which makes calls of its own */
-    I->calling_builtin = b;   /* grad(f)'s functions read their f from it */
-    Value r = b->fn(I, a);
+    Value r = builtin_run(I, b, a);
     /* under grad, every built-in is a boundary a value may leave the tape by */
     return I->tape ? autograd_after_builtin(I, b, a, r, loc) : r;
 }

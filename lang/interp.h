@@ -302,4 +302,11 @@ bool interp_check_signals(Interp *I);     /* Ctrl-C and --timeout only; false wi
  * one load of an atomic flag. False with an error set (the caller attaches a location). */
 static inline bool interp_poll(Interp *I) { return !I->interrupt_flag || interp_check_signals(I); }
 
+/* Runs built-in b on a call's arguments, as the interpreter calls it: b is then
+ * I->calling_builtin, the row builtin_bind (and grad(f)'s functions) read. */
+static inline Value builtin_run(Interp *I, ObjBuiltin *b, CallArgs *a) {
+    I->calling_builtin = b;
+    return b->fn(I, a);
+}
+
 #endif

@@ -234,6 +234,6 @@ const BuiltinDef string_builtins[] = {
     { "lower", bi_lower, "(s)", "s with its letters in lower case", ST_FOLDS },
     { "startswith", bi_startswith, "(s, p)", "whether s begins with p", ST_FOLDS },
     { "endswith", bi_endswith, "(s, p)", "whether s ends with p", ST_FOLDS },
-    { "format", builtin_format, "(value, spec=nil)", "a number, string or tensor formatted by a Python format spec", ST_FOLDS },
+    { "format", builtin_format, "(value, spec=nil)", "a number, string or tensor formatted by a Python format spec", ST_TEXT | ST_FOLDS },
     { NULL, NULL, NULL, NULL, ST_NONE },
 };

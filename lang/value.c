@@ -334,6 +334,16 @@ void dict_set(ObjDict *d, ObjString *key, Value v) {
     else *slot = d->len - 1;
 }
 
+void dict_truncate(ObjDict *d, int n) {
+    if (n >= d->len) return;
+    for (int e = n; e < d->len; e++) {
+        val_release(OBJ_VAL(VAL_STR, d->entries[e].key));
+        val_release(d->entries[e].val);
+    }
+    d->len = n;
+    dict_reindex(d, d->index_cap);
+}
+
 void dict_set_cstr(ObjDict *d, const char *key, Value v) {
     ObjString *k = str_new(key, (int)strlen(key));
     dict_set(d, k, v);

@@ -212,6 +212,15 @@ TSL_EXPLAIN=1 $TSL "$tmp/explain.tsl" 2>"$tmp/err" >/dev/null
 if grep -q "explain: .*explain.tsl:4:3: recompiled static block in .* ms: 'x' must be f32 \[3\], got f32 \[4\]" "$tmp/err"; then ok
 else bad "TSL_EXPLAIN recompile line: $(cat "$tmp/err")"; fi
 
+# a block that pushes onto an outside list or adds run-time keys to an outside dict compiles
+# once in a hot loop (its guards say "at least"), while one that reads the list's length
+# recompiles for each new length
+TSL_EXPLAIN=1 $TSL tests/scripts/static_host_lists.tsl >/dev/null 2>"$tmp/err"
+if [ "$(grep -c 'static_host_lists.tsl:10:3: compiled static block' "$tmp/err")" = 1 ] &&
+   [ "$(grep -c 'static_host_lists.tsl:62:3: compiled static block' "$tmp/err")" = 1 ] &&
+   [ "$(grep -c 'recompiled' "$tmp/err")" = 2 ] && grep -q "73:3: recompiled .*'l' must be a list of 2, got a list of 4" "$tmp/err"
+then ok; else bad "static host lists compile once: $(cat "$tmp/err")"; fi
+
 # one guard rule (vm/guard.c): a static fn's recompile and a loaded graph's call give the same
 # reason for the same guard; a function-valued constant fails by identity with that reason too,
 # and export refuses one as an argument (a file cannot hold a function)

@@ -11,6 +11,7 @@ static void reg_str(Graph *g, int r, char *buf, size_t n) {
     if (r < 0) { snprintf(buf, n, "-"); return; }
     RegInfo *ri = &g->regs[r];
     if (ri->kind == R_NUM) { snprintf(buf, n, "n%d", r); return; }
+    if (ri->kind == R_VAL) { snprintf(buf, n, "v%d", r); return; }
     char sh[128];
     shape_str(&ri->shape, sh, sizeof sh);
     if (ri->slot >= 0) snprintf(buf, n, "t%d:%s%s@b%d", r, dtype_name(ri->dtype), sh, ri->slot);
@@ -156,6 +157,35 @@ static size_t index_text(const Ins *in, char *buf, size_t n) {
     return len;
 }
 
+/* A host instruction's operand: a register, a container (oK), a constant as it prints
+ * (strings quoted), or a list or dict built at run time. */
+static void opnd_text(Graph *g, const Opnd *o, char *buf, size_t n) {
+    switch (o->kind) {
+    case OPND_NUM: case OPND_TENSOR: case OPND_VAL: reg_str(g, o->reg, buf, n); return;
+    case OPND_OBJ: snprintf(buf, n, "o%d", o->reg); return;
+    case OPND_CONST: {
+        StrBuf b = { 0 };
+        fmt_value(&b, o->k, true);
+        snprintf(buf, n, "%s", b.s ? b.s : "?");
+        sb_free(&b);
+        return;
+    }
+    default: snprintf(buf, n, "%s", o->kind == OPND_LIST ? "[..]" : o->kind == OPND_DICT ? "{..}" : "fn"); return;
+    }
+}
+
+/* "v3 = str(n2)", "push(o0, n5)": a host call with its operands (operand 0 is the built-in). */
+static void hcall_text(Graph *g, Ins *in, const char *d, char *buf, size_t n) {
+    size_t len = in->dst >= 0 ? (size_t)snprintf(buf, n, "%s = ", d) : 0;
+    if (len < n) len += (size_t)snprintf(buf + len, n - len, "%s(", in->key ? in->key : "?");
+    for (int k = 1; k < in->nopnds && len < n; k++) {
+        char a[160];
+        opnd_text(g, &in->opnds[k], a, sizeof a);
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", k > 1 ? ", " : "", a);
+    }
+    if (len < n) snprintf(buf + len, n - len, ")");
+}
+
 static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
     char d[160], a[160], b[160];
     reg_str(g, in->dst, d, sizeof d);
@@ -182,6 +212,29 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
     case I_PUSH: snprintf(buf, n, "stack%d <- %s", in->aux, a); break;
     case I_POP: snprintf(buf, n, "%s = pop stack%d", d, in->aux); break;
     case I_STORE: snprintf(buf, n, "o%d%s%s", in->a, in->key ? "." : "[..]", in->key ? in->key : ""); break;
+    case I_HCALL: hcall_text(g, in, d, buf, n); break;
+    case I_HLIST:
+        snprintf(buf, n, "%s = o%d = new %s of %d", d, in->aux, in->opnds[0].kind == OPND_DICT ? "dict" : "list", in->opnds[0].n);
+        break;
+    case I_HINDEX: {
+        char x[160], y[160];
+        opnd_text(g, &in->opnds[0], x, sizeof x);
+        opnd_text(g, &in->opnds[1], y, sizeof y);
+        snprintf(buf, n, "%s = %s[%s]", d, x, y);
+        break;
+    }
+    case I_HBIN: case I_DSET: case I_VMOVE: {
+        char x[160] = "?", y[160];
+        if (in->nopnds) opnd_text(g, &in->opnds[0], x, sizeof x);
+        if (in->op == I_VMOVE && in->a >= 0) snprintf(buf, n, "%s = %s", d, a);
+        else if (in->op == I_VMOVE) snprintf(buf, n, "%s = %s", d, x);
+        else if (in->op == I_DSET) snprintf(buf, n, "o%d[%s] = %s", in->aux, b, x);
+        else {
+            opnd_text(g, &in->opnds[1], y, sizeof y);
+            snprintf(buf, n, "%s = %s %s %s", d, x, tok_symbol((TokKind)in->aux), y);
+        }
+        break;
+    }
     case I_FUSED: {
         size_t len = (size_t)snprintf(buf, n, "%s = fused group %d", d, in->aux);
         if (len < n) steps_text(g, in, buf + len, n - len);
@@ -241,8 +294,8 @@ void dis_graph(FILE *out, Graph *g, const char *title) {
             break;
         case G_NUMBER: fprintf(out, "  input %-14s number (run time) -> %s\n", name, r); break;
         case G_NUMBER_EQ: fprintf(out, "  guard %-14s number == %g -> %s\n", name, gd->num, r); break;
-        case G_LIST: fprintf(out, "  guard %-14s list of %d\n", name, gd->n); break;
-        case G_DICT: fprintf(out, "  guard %-14s dict with %d keys\n", name, gd->n); break;
+        case G_LIST: fprintf(out, "  guard %-14s list of %s%d\n", name, gd->at_least ? "at least " : "", gd->n); break;
+        case G_DICT: fprintf(out, "  guard %-14s dict with %s%d keys\n", name, gd->at_least ? "at least " : "", gd->n); break;
         default: fprintf(out, "  guard %-14s %s\n", name, gd->k.type == VAL_UNDEF ? "omitted" : val_type_name(gd->k)); break;
         }
     }

@@ -33,8 +33,8 @@ static const char *want_text(const Guard *gd, char *buf, size_t n) {
     case G_NUMBER: return "a number";
     case G_NUMBER_EQ: snprintf(buf, n, "%.17g (the graph depends on its value)", gd->num); break;
     case G_CONST: return gd->k.type == VAL_UNDEF ? "omitted" : value_text(gd->k, buf, n);
-    case G_LIST: snprintf(buf, n, "a list of %d", gd->n); break;
-    case G_DICT: snprintf(buf, n, "a dict with the same %d keys in the same order", gd->n); break;
+    case G_LIST: snprintf(buf, n, "a list of %s%d", gd->at_least ? "at least " : "", gd->n); break;
+    case G_DICT: snprintf(buf, n, "a dict with the same %d keys in the same order%s", gd->n, gd->at_least ? " (and perhaps more after them)" : ""); break;
     }
     return buf;
 }

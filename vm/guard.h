@@ -9,7 +9,8 @@
 #include "ir.h"
 
 static inline bool guard_keys_ok(const Guard *gd, Value v) {
-    if (v.type != VAL_DICT || AS_DICT(v)->len != gd->n) return false;
+    /* at_least: a dict the code only adds keys to; its keys begin with these */
+    if (v.type != VAL_DICT || (gd->at_least ? AS_DICT(v)->len < gd->n : AS_DICT(v)->len != gd->n)) return false;
     for (int k = 0; k < gd->n; k++)
         if (strcmp(AS_DICT(v)->entries[k].key->chars, gd->keys[k])) return false;
     return true;
@@ -27,7 +28,7 @@ static inline bool guard_passes(const Guard *gd, Value v, bool any_device) {
     case G_NUMBER_EQ: return v.type == VAL_NUM && !memcmp(&v.as.n, &gd->num, sizeof(double));
     /* nil, bools and strings by value, functions by identity (val_equal), an omitted argument by another */
     case G_CONST: return v.type == gd->k.type && (v.type == VAL_UNDEF || val_equal(v, gd->k));
-    case G_LIST: return v.type == VAL_LIST && AS_LIST(v)->len == gd->n;
+    case G_LIST: return v.type == VAL_LIST && (gd->at_least ? AS_LIST(v)->len >= gd->n : AS_LIST(v)->len == gd->n);
     case G_DICT: return guard_keys_ok(gd, v);
     }
     return false;

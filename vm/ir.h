@@ -28,7 +28,8 @@ typedef enum {
         }                                                                          \
     } while (0)
 
-typedef enum { R_NUM, R_TENSOR } RegKind;
+/* R_VAL: a host value (a string made at run time), owned by the register file */
+typedef enum { R_NUM, R_TENSOR, R_VAL } RegKind;
 
 
 typedef struct {
@@ -41,10 +42,10 @@ typedef struct {
 
 /* A value the VM must build at run time (print arguments, stores, outputs):
  * a constant, a register, or a list/dict of operands. */
-typedef enum { OPND_CONST, OPND_NUM, OPND_TENSOR, OPND_LIST, OPND_DICT, OPND_OBJ, OPND_CLOSURE } OpndKind;
+typedef enum { OPND_CONST, OPND_NUM, OPND_TENSOR, OPND_LIST, OPND_DICT, OPND_OBJ, OPND_CLOSURE, OPND_VAL } OpndKind;
 typedef struct Opnd {
     OpndKind kind;
-    int reg;               /* NUM/TENSOR register, or OBJ container index */
+    int reg;               /* NUM/TENSOR/VAL register, or OBJ container index */
     Value k;               /* CONST (owned) */
     int n;                 /* LIST/DICT */
     struct Opnd *items;
@@ -126,6 +127,7 @@ typedef struct {
     double num;            /* G_NUMBER_EQ */
     Value k;               /* G_CONST (owned): nil/bool/string by value, functions by identity */
     int n;                 /* G_LIST/G_DICT length */
+    bool at_least;         /* G_LIST/G_DICT the code only adds to: length >= n (dict: its keys begin with keys) */
     char **keys;           /* G_DICT keys in order */
     int reg;               /* register the input binds (tensors, numbers), -1 none */
     int obj;               /* container index (lists/dicts), -1 none */

@@ -175,6 +175,7 @@ static VmRegs *regs_new(Graph *g) {
     VmRegs *r = mem_calloc(1, sizeof *r);
     r->num = mem_calloc((size_t)g->nregs + 1, sizeof(double));
     r->ten = mem_calloc((size_t)g->nregs + 1, sizeof(Tensor *));
+    r->val = mem_calloc((size_t)g->nregs + 1, sizeof(Value));   /* all NIL */
     r->objs = mem_calloc((size_t)g->nobjs + 1, sizeof(Obj *));
     r->slots = mem_calloc((size_t)g->nslots + 1, sizeof(Tensor *));
     r->slot_owner = mem_alloc(sizeof(int) * (size_t)(g->nslots + 1));
@@ -253,6 +254,7 @@ static Value run_graph(Interp *I, Graph *g, Env *e, Value *vals, bool quiet) {
         result = ERR_VAL;
     }
     guards_unbind(g, &r);
+    vm_regs_clear_vals(&r, g);
     if (own) {
         g->busy = false;
         warm_touch(state(I), g);
@@ -498,19 +500,22 @@ typedef struct {
     Obj *obj;
     Value *items;
     int n;
+    Value *keys;   /* a dict's keys (strings), NULL for a list */
 } Saved;
 
 static int stored_containers(Graph *g, Value *vals, Saved *out, int max) {
     int n = 0;
     for (int i = 0; i < g->ncode; i++) {
-        if (g->code[i].op != I_STORE) continue;
-        int obj = g->code[i].a;
+        const Ins *in = &g->code[i];
+        /* a store, a new key made at run time, a push or extend (HCALL's aux: container + 1) */
+        int obj = in->op == I_STORE ? in->a : in->op == I_DSET ? in->aux : in->op == I_HCALL ? in->aux - 1 : -1;
+        if (obj < 0) continue;
         for (int k = 0; k < g->nguards && n < max; k++) {
             if (g->guards[k].obj != obj) continue;
             Obj *o = vals[g->guards[k].input].as.o;
             bool seen = false;
             for (int q = 0; q < n; q++) seen |= out[q].obj == o;
-            if (!seen) out[n++] = (Saved){ o, NULL, 0 };
+            if (!seen) out[n++] = (Saved){ o, NULL, 0, NULL };
         }
     }
     return n;
@@ -520,12 +525,19 @@ static void save_contents(Saved *s) {
     bool dict = s->obj->kind == OBJ_DICT;
     s->n = dict ? ((ObjDict *)s->obj)->len : ((ObjList *)s->obj)->len;
     s->items = mem_alloc(sizeof(Value) * (size_t)(s->n + 1));
-    for (int i = 0; i < s->n; i++)
+    s->keys = dict ? mem_alloc(sizeof(Value) * (size_t)(s->n + 1)) : NULL;
+    for (int i = 0; i < s->n; i++) {
         s->items[i] = val_retain(dict ? ((ObjDict *)s->obj)->entries[i].val : ((ObjList *)s->obj)->items[i]);
+        if (dict) s->keys[i] = val_retain(OBJ_VAL(VAL_STR, ((ObjDict *)s->obj)->entries[i].key));
+    }
 }
 
 static void restore_contents(Saved *s) {
     bool dict = s->obj->kind == OBJ_DICT;
+    /* what the run added (pushes, new keys) goes */
+    if (dict) dict_truncate((ObjDict *)s->obj, s->n);
+    else
+        while (((ObjList *)s->obj)->len > s->n) val_release(((ObjList *)s->obj)->items[--((ObjList *)s->obj)->len]);
     int len = dict ? ((ObjDict *)s->obj)->len : ((ObjList *)s->obj)->len;
     for (int i = 0; i < s->n && i < len; i++) {
         Value *slot = dict ? &((ObjDict *)s->obj)->entries[i].val : &((ObjList *)s->obj)->items[i];
@@ -536,7 +548,26 @@ static void restore_contents(Saved *s) {
 }
 
 static void free_contents(Saved *s, int n) {
-    for (int k = 0; k < n; k++) release_all(s[k].items, s[k].n);
+    for (int k = 0; k < n; k++) {
+        release_all(s[k].items, s[k].n);
+        if (s[k].keys) release_all(s[k].keys, s[k].n);
+    }
+}
+
+/* Whether the container of an eager run's snapshot now holds something else (its length,
+ * a dict's keys, an item), said in where. */
+static bool container_differs(const Saved *eager, char *where, size_t n) {
+    Saved now = { eager->obj, NULL, 0, NULL };
+    save_contents(&now);
+    bool differs = now.n != eager->n;
+    if (differs) snprintf(where, n, "it has %d items, eagerly %d", now.n, eager->n);
+    for (int i = 0; i < now.n && !differs; i++) {
+        differs = now.keys && !val_equal(now.keys[i], eager->keys[i]);
+        if (differs) snprintf(where, n, "key %d is '%s', eagerly '%s'", i, AS_STR(now.keys[i])->chars, AS_STR(eager->keys[i])->chars);
+        else differs = static_values_differ(eager->items[i], now.items[i], where, n);
+    }
+    free_contents(&now, 1);
+    return differs;
 }
 
 /* Runs the block eagerly, then statically from the same state, and compares. */
@@ -593,17 +624,12 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
             result = EX_ERR;
             break;
         }
-    for (int k = 0; k < nc && result == EX_OK; k++) {
-        Saved now = { eager_c[k].obj, NULL, 0 };
-        save_contents(&now);
-        for (int i = 0; i < now.n && i < eager_c[k].n && result == EX_OK; i++)
-            if (static_values_differ(eager_c[k].items[i], now.items[i], where, sizeof where)) {
-                interp_error_at(I, n->loc, "verify-static: a container changed by the block (line %d) differs: %s",
-                                n->loc.line, where);
-                result = EX_ERR;
-            }
-        free_contents(&now, 1);
-    }
+    for (int k = 0; k < nc && result == EX_OK; k++)
+        if (container_differs(&eager_c[k], where, sizeof where)) {
+            interp_error_at(I, n->loc, "verify-static: a container changed by the block (line %d) differs: %s", n->loc.line,
+                            where);
+            result = EX_ERR;
+        }
     free_contents(eager_c, nc);
     if (result == EX_OK && (seed_s != seed_e || ctr_s != ctr_e)) {
         interp_error_at(I, n->loc, "verify-static: the random generator ends in a different state");
@@ -654,18 +680,12 @@ static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args,
         val_release(rs);
         rs = ERR_VAL;
     }
-    for (int k = 0; k < nc && !IS_ERR(rs); k++) {
-        Saved now = { eager_c[k].obj, NULL, 0 };
-        save_contents(&now);
-        for (int i = 0; i < now.n && i < eager_c[k].n; i++)
-            if (static_values_differ(eager_c[k].items[i], now.items[i], where, sizeof where)) {
-                interp_error_at(I, fn->proto->loc, "verify-static: a container %s() changed differs: %s", name, where);
-                val_release(rs);
-                rs = ERR_VAL;
-                break;
-            }
-        free_contents(&now, 1);
-    }
+    for (int k = 0; k < nc && !IS_ERR(rs); k++)
+        if (container_differs(&eager_c[k], where, sizeof where)) {
+            interp_error_at(I, fn->proto->loc, "verify-static: a container %s() changed differs: %s", name, where);
+            val_release(rs);
+            rs = ERR_VAL;
+        }
     uint64_t seed_s, ctr_s;
     rng_get_state(&seed_s, &ctr_s);
     if (!IS_ERR(rs) && (seed_s != seed_e || ctr_s != ctr_e)) {

@@ -18,6 +18,7 @@ typedef struct VmRegs {
                               * last run, whose buffer it may take once nobody else holds it */
     double *num;
     Tensor **ten;
+    Value *val;              /* host value registers (R_VAL: strings), released after each run */
     Obj **objs;
     Tensor **slots;          /* the memory plan's buffers */
     int *slot_owner;         /* register that last took each slot */
@@ -31,6 +32,8 @@ typedef struct VmRegs {
 
 VmRegs *vm_regs_new(const Graph *g);
 void vm_regs_free(VmRegs *r, const Graph *g);
+/* Releases the host values a run left in its registers (they hold strings, not buffers to reuse). */
+void vm_regs_clear_vals(VmRegs *r, const Graph *g);
 /* Executes g with inputs bound in r. 0, or -1 with an error pending in I. */
 int vm_exec(Interp *I, Graph *g, VmRegs *r);
 /* old, the value a store or output of operand o just replaced (the reference is taken): kept

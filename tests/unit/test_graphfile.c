@@ -322,9 +322,12 @@ START_TEST(graphfile_instruction_codes_are_format_2) {
     static const char *const v2[] = { "nconst", "nmove", "nbin", "nneg", "nnot", "nmath", "tconst", "scalar",
                                       "tmove", "op", "index", "index_set", "seed", "item", "truth", "jump",
                                       "jumpf", "print", "assert", "store", "push", "pop", "fused", "epilogue" };
+    int n = (int)(sizeof v2 / sizeof *v2);
     ck_assert_uint_eq(GF_FORMAT_VERSION, 2);
-    ck_assert_int_eq(I__COUNT, (int)(sizeof v2 / sizeof *v2));
-    for (int i = 0; i < I__COUNT; i++) ck_assert_str_eq(ins_name((InsOp)i), v2[i]);
+    /* the host instructions after them (hcall ... dset) are never in a file: export refuses
+     * them and load_verify_ins rejects them */
+    ck_assert_int_eq(I_HCALL, n);
+    for (int i = 0; i < n; i++) ck_assert_str_eq(ins_name((InsOp)i), v2[i]);
 }
 END_TEST
 

@@ -37,8 +37,7 @@ static bool fold_builtin(Comp *c, ObjBuiltin *b, AVal *args, int nargs, char **k
     for (int i = 0; i < nargs + nkw; i++)
         if (!cc_pure_value(c, i < nargs ? &args[i] : &kw[i - nargs], &vals[i])) return false;
     CallArgs ca = { vals, nargs, kwn, vals + nargs, nkw };
-    c->I->calling_builtin = b;   /* as the interpreter's call: builtin_bind reads its row */
-    *out = cc_folded(c, b->fn(c->I, &ca), c->loc);
+    *out = cc_folded(c, builtin_run(c->I, b, &ca), c->loc);
     return true;
 }
 
@@ -272,7 +271,7 @@ AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw,
     for (int p = 0; p < d->nparams; p++)   /* a list of tensors is that many operands */
         if (d->params[p].type == P_TS && which[p] >= 0) {
             AVal *v = which[p] < nargs ? &args[which[p]] : &kw[which[p] - nargs];
-            if (v->kind == AV_LIST) cap += v->st->n;
+            if (v->kind == AV_LIST) cap += cc_struct_n(c, v->st);
         }
     AVal *ops = cc_arena_alloc(c, sizeof(AVal) * (size_t)(cap + 1));
     int n = 0;
@@ -308,8 +307,7 @@ AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw,
 static AVal builtin_to(Comp *c, ObjBuiltin *b, AVal *v) {
     Value probe[2] = { TENSOR_VAL(tensor_scalar(DT_F32, 0)), v[1].k };
     CallArgs ca = { probe, 2, NULL, NULL, 0 };
-    c->I->calling_builtin = b;
-    Value x = b->fn(c->I, &ca);
+    Value x = builtin_run(c->I, b, &ca);
     val_release(probe[0]);
     if (IS_ERR(x)) return cc_folded(c, x, c->loc);
     bool gpu = x.type == VAL_TENSOR && x.as.t->device != DEV_CPU;
@@ -373,11 +371,13 @@ static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc lo
     case ST_FLOAT:
         return v[0].kind == AV_TENSOR || v[0].kind == AV_NUM ? builtin_item(c, rule, name, v[0], loc) : FAILV;
     case ST_LEN:
-        if (v[0].kind == AV_LIST || v[0].kind == AV_DICT) return cc_num_const(v[0].st->n);
+        if (v[0].kind == AV_STR || ((v[0].kind == AV_LIST || v[0].kind == AV_DICT) && v[0].st->grown))
+            return cc_host_len(c, b, v[0]);   /* read at run time */
+        if (v[0].kind == AV_LIST || v[0].kind == AV_DICT) return cc_num_const(cc_struct_n(c, v[0].st));
         if (v[0].kind == AV_TENSOR && v[0].shape.ndim > 0) return cc_num_const((double)v[0].shape.d[0]);
         return FAILV;
     case ST_TYPE: {
-        const char *type = v[0].kind == AV_NUM ? (v[0].is_bool ? "bool" : "number")
+        const char *type = v[0].kind == AV_STR ? "string" : v[0].kind == AV_NUM ? (v[0].is_bool ? "bool" : "number")
                         : v[0].kind == AV_TENSOR ? "tensor" : v[0].kind == AV_LIST ? "list"
                         : v[0].kind == AV_DICT ? "dict" : v[0].kind == AV_CLOSURE ? "function"
                         : val_type_name(v[0].k);
@@ -385,6 +385,8 @@ static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc lo
     }
     case ST_PUSH:
     case ST_EXTEND:
+        if (v[0].kind == AV_LIST && v[0].st->obj >= 0) return cc_host_push(c, b, v, rule == ST_EXTEND);
+        if (v[1].kind == AV_LIST && rule == ST_EXTEND) cc_struct_n(c, v[1].st);
         if (!onto_new_list || (rule == ST_EXTEND && v[1].kind != AV_LIST)) return FAILV;
         /* extend(l, l) appends l's items once */
         for (int i = 0, n = rule == ST_PUSH ? 1 : v[1].st->n; i < n; i++)
@@ -394,6 +396,7 @@ static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc lo
     case ST_REVERSED:
     case ST_KEYS: {
         if (v[0].kind != (rule == ST_KEYS ? AV_DICT : AV_LIST)) return FAILV;
+        cc_struct_n(c, v[0].st);
         AStruct *st = cc_astruct_new(c, false);   /* a new list: tensors stay inputs */
         for (int i = 0, n = v[0].st->n; i < n; i++)
             cc_astruct_push(c, st, NULL, rule == ST_REVERSED ? v[0].st->items[n - 1 - i]
@@ -402,6 +405,7 @@ static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc lo
     }
     case ST_GET: {
         if (v[0].kind != AV_DICT || v[1].kind != AV_CONST || v[1].k.type != VAL_STR) return FAILV;
+        cc_struct_n(c, v[0].st);   /* a default where the key is missing */
         int at = cc_astruct_find(v[0].st, AS_STR(v[1].k)->chars);
         return at >= 0 ? v[0].st->items[at] : v[2].kind != AV_NONE ? v[2] : cc_const_av(NIL_VAL);
     }
@@ -440,6 +444,11 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
     if ((stat & ST_FOLDS) && !calls_back) {
         AVal r;
         if (fold_builtin(c, b, args, nargs, kwn, kw, nkw, &r)) return c->failed ? FAILV : r;
+    }
+    /* str() or format() of a value made at run time: eager's function, called at run time */
+    if (rule == ST_TEXT && nkw == 0) {
+        AVal r = cc_host_call(c, b, args, nargs, false);
+        if (r.kind != AV_NONE || c->failed) return r;
     }
     AVal r = bound ? builtin_by_rule(c, rule, b, v, loc) : FAILV;
     if (r.kind != AV_NONE || c->failed) return r;

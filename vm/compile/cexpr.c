@@ -35,8 +35,10 @@ static AVal num_binary_av(Comp *c, int tok, AVal a, AVal b) {
 /* `x in c` / `x not in c` when compiling: a key of a dict structure is known from its
  * keys; otherwise both sides must be known values, folded by the eager function. */
 static AVal in_values(Comp *c, int op, AVal a, AVal b, SrcLoc loc) {
-    if (b.kind == AV_DICT && a.kind == AV_CONST && a.k.type == VAL_STR)
+    if (b.kind == AV_DICT && a.kind == AV_CONST && a.k.type == VAL_STR) {
+        cc_struct_n(c, b.st);   /* the answer rests on its keys */
         return cc_bool_const((cc_astruct_find(b.st, AS_STR(a.k)->chars) >= 0) != (op == TOK_NOT_IN));
+    }
     Value x, y;
     if (cc_pure_value(c, &a, &x) && cc_pure_value(c, &b, &y)) return cc_folded(c, value_binary(c->I, op, x, y), loc);
     return cc_unsupported(c, "'%s' on values not known when compiling (it is folded only for known lists, dicts and strings)",
@@ -67,6 +69,8 @@ AVal cc_binary_values(Comp *c, int op, AVal a, AVal b, SrcLoc loc) {
         }
         return cc_unsupported(c, "this mix of a tensor and a non-number");
     }
+    AVal hr;
+    if (cc_host_binary(c, op, a, b, &hr)) return hr;   /* a string made at run time */
     Value x, y;
     if (op == TOK_STAR && ((a.kind == AV_CONST && a.k.type == VAL_STR && b.kind == AV_NUM) ||
                            (b.kind == AV_CONST && b.k.type == VAL_STR && a.kind == AV_NUM))) {
@@ -349,16 +353,23 @@ out:
 }
 
 static AVal index_struct(Comp *c, AVal obj, AVal key, SrcLoc loc) {
+    if (key.kind == AV_STR) {
+        c->loc = loc;   /* a missing key is reported at the index, as eagerly */
+        return cc_host_index(c, obj, key);
+    }
     if (obj.kind == AV_DICT) {
         if (key.kind != AV_CONST || key.k.type != VAL_STR) return cc_error_at(c, loc, "dict keys are strings");
+        if (obj.st->items_unknown) return cc_unknown_items(c);
         int at = cc_astruct_find(obj.st, AS_STR(key.k)->chars);
         if (at < 0) return cc_error_at(c, loc, "key '%s' not found in dict", AS_STR(key.k)->chars);
         return obj.st->items[at];
     }
     int64_t i;
     c->loc = loc;
+    if (obj.st->items_unknown) return cc_unsupported(c, "reading an item of a list that static code grows at run time");
     if (!cc_need_int(c, &key, &i, "a list index")) return FAILV;
-    if (i < 0) i += obj.st->n;
+    if (i < 0) i += cc_struct_n(c, obj.st);
+    if (c->failed) return FAILV;
     if (i < 0 || i >= obj.st->n) return cc_error_at(c, loc, "list index out of range");
     return obj.st->items[i];
 }
@@ -403,6 +414,7 @@ static AVal field_expr(Comp *c, Node *n) {
     TRY(obj = cc_expr(c, n->a));
     c->loc = n->loc;
     if (obj.kind == AV_DICT) {
+        if (obj.st->items_unknown) return cc_unknown_items(c);
         int at = cc_astruct_find(obj.st, n->str);
         if (at < 0) return cc_error_at(c, n->loc, "key '%s' not found in dict", n->str);
         return obj.st->items[at];
@@ -422,7 +434,9 @@ static AVal field_expr(Comp *c, Node *n) {
         }
         return cc_error_at(c, n->loc, "tensor has no attribute '%s'", n->str);
     }
-    return cc_error_at(c, n->loc, "a %s has no field '%s'", obj.kind == AV_LIST ? "list" : "value", n->str);
+    const char *type = obj.kind == AV_LIST ? "list" : obj.kind == AV_STR ? "string" : obj.kind == AV_CONST ? val_type_name(obj.k)
+                     : obj.kind == AV_NUM ? (obj.is_bool ? "bool" : "number") : "value";   /* eager's words */
+    return cc_error_at(c, n->loc, "a %s has no field '%s'", type, n->str);
 }
 
 /* ---------- calls ---------- */
@@ -616,7 +630,8 @@ static Opnd opnd_of(Comp *c, AVal v, int depth, long *nodes) {
         }
         return o;
     case AV_TENSOR:
-        o.kind = OPND_TENSOR;
+    case AV_STR:
+        o.kind = v.kind == AV_STR ? OPND_VAL : OPND_TENSOR;
         o.reg = v.reg;
         o.bound = v.unset;
         return o;

@@ -907,6 +907,7 @@ static void track_leaves(Comp *c, CTape *tp, AVal *v, int **leaves, int *n, int 
         int found = var_of(tp, v->reg);
         (*leaves)[(*n)++] = found >= 0 ? found : new_var(tp, v->reg);
     } else if (v->kind == AV_LIST || v->kind == AV_DICT) {
+        cc_struct_n(c, v->st);   /* its whole structure: not one static code grows at run time */
         for (int i = 0; i < v->st->n && !c->failed; i++) track_leaves(c, tp, &v->st->items[i], leaves, n, cap);
     }
 }

@@ -18,7 +18,8 @@
 
 /* ---------- compile-time values ---------- */
 
-typedef enum { AV_NONE, AV_CONST, AV_NUM, AV_TENSOR, AV_LIST, AV_DICT, AV_CLOSURE } AVKind;
+/* AV_STR: a string made at run time, in a host value register (reg) */
+typedef enum { AV_NONE, AV_CONST, AV_NUM, AV_TENSOR, AV_LIST, AV_DICT, AV_CLOSURE, AV_STR } AVKind;
 
 typedef enum { K_LOCAL, K_GLOBAL, K_CELL, K_INLINE } KeyKind;
 typedef struct {
@@ -74,6 +75,12 @@ struct AStruct {
     char **keys;
     int obj;          /* container index when the structure is an input, else -1 */
     int born;         /* Comp.nsnaps when it was made: dry runs tell their own structures */
+    /* an input structure the code adds to at run time (push, a new key): its length and
+     * keys past the guarded ones are not known when compiling (grown); the code read its
+     * length or the absence of a key (len_read: its guard then pins them exactly) */
+    bool grown, len_read;
+    bool items_unknown;   /* a store with a key made at run time may have replaced any item */
+    bool wants_host;      /* a dict made in the block that a dry run stored into with a run-time key */
 };
 
 typedef struct {
@@ -138,6 +145,8 @@ typedef struct {
     int n;
     AVal *items;
     char **keys;
+    int obj;                      /* a list made host by the dry run (vm/compile/chost.c) */
+    bool grown, items_unknown, wants_host;
 } Undo;
 
 typedef struct CTape CTape;   /* vm/compile/cgrad.c */
@@ -200,6 +209,30 @@ AVal cc_folded(Comp *c, Value r, SrcLoc loc);
 Ins *cc_emit(Comp *c, InsOp op);
 int cc_new_num(Comp *c, bool is_bool);
 int cc_new_tensor(Comp *c, DType dt, const Shape *s);
+int cc_new_val(Comp *c);
+/* st's length or key set, which the code now depends on (see AStruct.grown); grow: the code
+ * adds to input structure st at run time (vm/compile/chost.c). */
+int cc_struct_n(Comp *c, AStruct *st);
+/* A read of an item of a dict a store with a run-time key may have changed (AStruct.items_unknown). */
+AVal cc_unknown_items(Comp *c);
+void cc_struct_grows(Comp *c, AStruct *st);
+/* Host values (vm/compile/chost.c): a + b or a comparison with a string made at run time
+ * (handled: *out set), a built-in called on host values at run time. */
+bool cc_host_binary(Comp *c, int op, AVal a, AVal b, AVal *out);
+AVal cc_host_call(Comp *c, ObjBuiltin *b, AVal *args, int nargs, bool to_num);
+AVal cc_host_len(Comp *c, ObjBuiltin *len, AVal x);
+AVal cc_host_index(Comp *c, AVal obj, AVal key);   /* d[k], k a string made at run time */   /* of a run-time string, a grown list or dict */
+/* push(l, x) / extend(l, xs) (v: the bound arguments) onto list l from outside the block;
+ * d[k] = x with key k made at run time; V[dst] := a string (a move into a home). */
+AVal cc_host_push(Comp *c, ObjBuiltin *b, AVal *v, bool extend);
+void cc_host_dict_set(Comp *c, AStruct *st, AVal key, AVal v);
+void cc_host_move(Comp *c, int dst, AVal v);
+/* A list made in the block (st, n items before a loop or branch, more after its dry run)
+ * that can live at run time instead: its items numbers, strings, tensors, not all that were
+ * pushed tensors; cc_host_list makes it (or a dict made in the block that gets a key made at
+ * run time) one, before the region: a container index like an input's. */
+bool cc_host_list_fits(const AStruct *st, int n_before);
+void cc_host_list(Comp *c, AStruct *st);
 AVal cc_tensor_av(Comp *c, DType dt, const Shape *s);
 AVal cc_num_const(double x);
 AVal cc_bool_const(bool b);

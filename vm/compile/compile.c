@@ -30,10 +30,14 @@ static void store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
     AStruct *st = obj.st;
     int at;
     c->loc = loc;
+    if (obj.kind == AV_DICT && key.kind == AV_STR) {
+        cc_host_dict_set(c, st, key, v);
+        return;
+    }
     if (obj.kind == AV_DICT) {
         if (key.kind != AV_CONST || key.k.type != VAL_STR) { cc_error_at(c, loc, "dict keys are strings"); return; }
         at = cc_astruct_find(st, AS_STR(key.k)->chars);
-        if (at < 0 && st->obj >= 0) { cc_unsupported(c, "adding a key to a dict that exists outside the static code"); return; }
+        if (at < 0 && st->obj >= 0) cc_struct_grows(c, st);   /* a new key: stored at run time too */
         cc_undo_save(c, st);
         if (at < 0) cc_astruct_push(c, st, AS_STR(key.k)->chars, v);
         else st->items[at] = v;
@@ -41,7 +45,8 @@ static void store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
     } else {
         int64_t i;
         if (!cc_need_int(c, &key, &i, "a list index")) return;
-        if (i < 0) i += st->n;
+        if (i < 0) i += cc_struct_n(c, st);
+        if (c->failed) return;
         if (i < 0 || i >= st->n) { cc_error_at(c, loc, "list index out of range"); return; }
         cc_undo_save(c, st);
         st->items[i] = v;
@@ -167,6 +172,10 @@ static void rollback(Comp *c, Snap *s) {
     for (int i = c->nundo - 1; i >= s->nundo; i--) {
         Undo *u = &c->undo[i];
         u->st->n = u->n;
+        u->st->obj = u->obj;
+        u->st->grown = u->grown;
+        u->st->items_unknown = u->items_unknown;
+        u->st->wants_host = u->wants_host;
         if (u->n) memcpy(u->st->items, u->items, sizeof(AVal) * (size_t)u->n);
         if (u->st->keys && u->n) memcpy(u->st->keys, u->keys, sizeof(char *) * (size_t)u->n);
         mem_free(u->items);
@@ -182,7 +191,7 @@ static bool same_av(const AVal *a, const AVal *b) {
     if (a->kind != b->kind) return false;
     switch (a->kind) {
     case AV_NUM: return a->reg == b->reg && a->known == b->known && (!a->known || a->num == b->num);
-    case AV_TENSOR: return a->reg == b->reg;
+    case AV_TENSOR: case AV_STR: return a->reg == b->reg;
     case AV_CONST: return a->k.type == b->k.type && (a->k.type == VAL_NIL || val_equal(a->k, b->k));
     case AV_LIST: case AV_DICT: return a->st == b->st;
     case AV_CLOSURE: return a->cl == b->cl || (a->cl->proto && a->cl->proto == b->cl->proto);
@@ -198,6 +207,10 @@ static bool make_home(Comp *c, const AVal *v, AVal *home) {
     }
     if (v->kind == AV_TENSOR) {
         *home = cc_tensor_av(c, v->dtype, &v->shape);
+        return true;
+    }
+    if (v->kind == AV_STR || (v->kind == AV_CONST && v->k.type == VAL_STR)) {   /* a string built in the loop */
+        *home = (AVal){ .kind = AV_STR, .reg = cc_new_val(c) };
         return true;
     }
     return false;
@@ -224,6 +237,12 @@ static bool has_value_outside(Comp *c, VarKey k) {
 
 static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
     if (c->failed) return;
+    if (home->kind == AV_STR && (v.kind == AV_STR || (v.kind == AV_CONST && v.k.type == VAL_STR))) {
+        if (v.reg == home->reg && v.kind == AV_STR) return;
+        cc_host_move(c, home->reg, v);
+        set_bound_flag(c, home, &v);
+        return;
+    }
     if (v.kind != home->kind) {
         cc_unsupported(c, "variable '%s' changes kind inside a loop or branch", name);
         return;
@@ -297,11 +316,19 @@ static void changed_since(Comp *c, Snap *s, Home **out, int *n) {
 }
 
 /* List and dict items changed since the snapshot (their value now), from the dry run's
- * undo log; a list or dict that grows there cannot be compiled. */
-static void changed_items(Comp *c, Snap *s, Home **out, int *n) {
+ * undo log; a list made in the block that grows there becomes a host list (*hosts, made
+ * before the region: vm/compile/chost.c), any other list or dict that grows cannot be compiled. */
+static void changed_items(Comp *c, Snap *s, Home **out, int *n, AStruct ***hosts, int *nhosts) {
     for (int i = s->nundo; i < c->nundo && !c->failed; i++) {
         Undo *u = &c->undo[i];
         if (u->st->born >= s->id) continue;   /* made inside the region */
+        /* grown here, or made a host list by a region inside (a branch's dry run) */
+        bool became_host = (u->obj < 0 && u->st->obj >= 0) || u->st->wants_host;
+        if (became_host || (u->st->n != u->n && cc_host_list_fits(u->st, u->n))) {
+            *hosts = mem_realloc(*hosts, sizeof(AStruct *) * (size_t)(*nhosts + 1));
+            (*hosts)[(*nhosts)++] = u->st;
+            continue;
+        }
         if (u->st->n != u->n) {
             cc_unsupported(c, "a list or dict grows inside a loop or run-time branch");
             return;
@@ -366,12 +393,15 @@ static void prepare_homes_or_peel(Comp *c, void (*compile_region)(Comp *, void *
     Loop *saved_loop = c->loop;
     compile_region(c, arg);
     Home *changed = NULL, *items = NULL;
-    int nchanged = 0, nitems = 0;
+    AStruct **hosts = NULL;
+    int nchanged = 0, nitems = 0, nhosts = 0;
     if (!c->failed) changed_since(c, &s, &changed, &nchanged);
-    if (!c->failed) changed_items(c, &s, &items, &nitems);
+    if (!c->failed) changed_items(c, &s, &items, &nitems, &hosts, &nhosts);
     bool failed = c->failed;
     c->loop = saved_loop;
     rollback(c, &s);
+    for (int i = 0; i < nhosts && !failed; i++) cc_host_list(c, hosts[i]);
+    mem_free(hosts);
     if (failed) { mem_free(changed); mem_free(items); return; }
     if (to_tensor && ((*to_tensor = number_to_tensor(c, changed, nchanged)) || (*to_tensor = item_number_to_tensor(items, nitems)))) {
         mem_free(changed);
@@ -759,6 +789,7 @@ static void for_stmt(Comp *c, Node *n) {
     }
     if (v.kind == AV_LIST || v.kind == AV_DICT) {
         /* the structure is known: one copy of the body per item */
+        cc_struct_n(c, v.st);
         for (int i = 0; i < v.st->n && !c->failed; i++) {
             AVal item = v.kind == AV_LIST ? v.st->items[i] : cc_const_av(cc_keep_value(c, val_cstr(v.st->keys[i])));
             unrolled_iteration(c, n, item, "a list");
@@ -800,11 +831,15 @@ static void both_branches(Comp *c, void *arg) {
     BranchArg t = { ba->n, 0 };
     branch_once(c, &t);
     Home *changed = NULL, *items = NULL;
-    int n = 0, nitems = 0;
+    AStruct **hosts = NULL;
+    int n = 0, nitems = 0, nhosts = 0;
     if (!c->failed) changed_since(c, &s, &changed, &n);
-    if (!c->failed) changed_items(c, &s, &items, &nitems);
+    if (!c->failed) changed_items(c, &s, &items, &nitems, &hosts, &nhosts);
     /* keep then-branch results visible to the caller's diff, then run else from the start */
     rollback(c, &s);
+    /* a list the then-branch grows: a host list, which the caller's diff sees (changed_items) */
+    for (int i = 0; i < nhosts && !c->failed; i++) cc_host_list(c, hosts[i]);
+    mem_free(hosts);
     BranchArg e = { ba->n, 1 };
     if (!c->failed) branch_once(c, &e);
     /* what the then-branch changed stays visible to prepare_homes' comparison */

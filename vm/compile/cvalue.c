@@ -94,6 +94,8 @@ int cc_new_num(Comp *c, bool is_bool) {
     return r;
 }
 
+int cc_new_val(Comp *c) { return graph_reg(c->g, R_VAL); }
+
 int cc_new_tensor(Comp *c, DType dt, const Shape *s) {
     int r = graph_reg(c->g, R_TENSOR);
     c->g->regs[r].dtype = dt;
@@ -158,6 +160,10 @@ void cc_undo_save(Comp *c, AStruct *s) {
     Undo *u = &c->undo[c->nundo++];
     u->st = s;
     u->n = s->n;
+    u->obj = s->obj;
+    u->grown = s->grown;
+    u->items_unknown = s->items_unknown;
+    u->wants_host = s->wants_host;
     u->items = mem_alloc(sizeof(AVal) * (size_t)(s->n + 1));
     if (s->n) memcpy(u->items, s->items, sizeof(AVal) * (size_t)s->n);
     u->keys = mem_alloc(sizeof(char *) * (size_t)(s->n + 1));

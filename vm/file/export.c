@@ -28,6 +28,7 @@ static const char *opnd_problem(const Opnd *o, int depth) {
     if (depth > GF_MAX_DEPTH) return "a result nested too deeply";
     if (o->kind == OPND_OBJ) return "a list or dict it was given";
     if (o->kind == OPND_CLOSURE) return "a function";
+    if (o->kind == OPND_VAL) return "a string made at run time";
     if (o->kind == OPND_CONST && o->k.type != VAL_NIL && o->k.type != VAL_BOOL && o->k.type != VAL_NUM &&
         o->k.type != VAL_STR && o->k.type != VAL_UNDEF)
         return o->k.type == VAL_FUNC ? "a function" : "a constant a file cannot hold";
@@ -47,6 +48,12 @@ static bool exportable(const Graph *g, const char *fname, char *err, size_t errl
     }
     for (int i = 0; i < g->ncode; i++) {
         const Ins *in = &g->code[i];
+        if (in->op == I_HCALL || in->op == I_HBIN || in->op == I_VMOVE || in->op == I_DSET || in->op == I_HLIST ||
+            in->op == I_HINDEX) {
+            snprintf(err, errlen, "%s() makes a string or changes a list or dict at run time (line %d); an exported "
+                     "graph holds tensors and numbers only", fname, in->loc.line);
+            return false;
+        }
         if (in->op == I_STORE) {
             snprintf(err, errlen, "%s() changes a list or dict outside itself (line %d); an exported graph can only "
                      "return values", fname, in->loc.line);

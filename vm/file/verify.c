@@ -270,6 +270,8 @@ bool load_verify_ins(Load *L, Ins *in) {
         if (in->nopnds > 1 || in->aux < 0 || in->aux > 1) return load_fail(L, "corrupt graph file: an assert with %d operands", in->nopnds);
         return load_want_reg(L, in->a, R_NUM, "assert's");
     case I_STORE: return load_fail(L, "corrupt graph file: a store (a graph file holds no containers)");
+    case I_HCALL: case I_HBIN: case I_VMOVE: case I_HLIST: case I_DSET: case I_HINDEX:   /* export refuses them */
+        return load_fail(L, "corrupt graph file: a host instruction (a graph file holds no strings made at run time or containers)");
     case I_PUSH: return verify_stack(L, in, in->a);
     case I_POP: return verify_stack(L, in, in->dst);
     case I_FUSED: return verify_fused(L, in);

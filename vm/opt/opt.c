@@ -60,6 +60,7 @@ static bool is_pure(InsOp op) {
     switch (op) {
     case I_PRINT: case I_ASSERT: case I_STORE: case I_JUMP: case I_JUMPF: case I_TRUTH: case I_SEED:
     case I_PUSH: case I_POP:
+    case I_HCALL: case I_HBIN: case I_VMOVE: case I_DSET: case I_HLIST: case I_HINDEX:   /* host values: effects, operands not compared */
         return false;
     default: return true;
     }
@@ -114,7 +115,7 @@ static int reads(const Ins *in, int *out) {
 }
 
 static void count_opnd(const Opnd *o, int *uses) {
-    if (o->kind == OPND_NUM || o->kind == OPND_TENSOR) uses[o->reg]++;
+    if (o->kind == OPND_NUM || o->kind == OPND_TENSOR || o->kind == OPND_VAL) uses[o->reg]++;
     if (o->bound) uses[o->bound - 1]++;
     if (o->kind == OPND_CLOSURE) return;   /* n counts cells there, not items */
     for (int i = 0; i < o->n; i++) count_opnd(&o->items[i], uses);
@@ -260,7 +261,7 @@ static bool same_ins(const Graph *g, const Ins *a, const Ins *b) {
 }
 
 static void rename_opnd(Opnd *o, const int *map) {
-    if (o->kind == OPND_NUM || o->kind == OPND_TENSOR) o->reg = map[o->reg];
+    if (o->kind == OPND_NUM || o->kind == OPND_TENSOR || o->kind == OPND_VAL) o->reg = map[o->reg];
     if (o->bound) o->bound = map[o->bound - 1] + 1;
     if (o->kind == OPND_CLOSURE) return;
     for (int i = 0; i < o->n; i++) rename_opnd(&o->items[i], map);

@@ -12,6 +12,7 @@ int vm_fail_at(Interp *I, Ins *in, const char *msg) {
     Source *saved = I->cur_src;
     I->cur_src = in->src;
     interp_error_at(I, in->loc, "%s", msg);
+    interp_attach_loc(I, in->loc);   /* msg may be the pending error's own (then it is not set again) */
     I->cur_src = saved;
     graph_trace(I, in->frame);
     return -1;
@@ -61,8 +62,12 @@ Value vm_operand(Interp *I, Graph *g, VmRegs *r, const Opnd *o) {
         }
         return TENSOR_VAL(tensor_retain(t));
     }
+    case OPND_VAL:
+        if (r->val[o->reg].type == VAL_NIL) return interp_error(I, "undefined variable");
+        return val_retain(r->val[o->reg]);
     case OPND_OBJ: {
         Obj *ob = r->objs[o->reg];
+        if (!ob) return interp_error(I, "undefined variable");   /* a host list a loop that ran 0 times made */
         ob->rc++;
         return OBJ_VAL(ob->kind == OBJ_LIST ? VAL_LIST : VAL_DICT, ob);
     }
@@ -156,6 +161,97 @@ int vm_store(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     return 0;
 }
 
+/* A host instruction's result into register dst: a number register takes a number or
+ * bool, a value register anything (a string). */
+static int host_result(Interp *I, Graph *g, VmRegs *r, Ins *in, Value v) {
+    if (IS_ERR(v)) return vm_stopped_at(I, in);   /* eager's error, located at the call as eagerly */
+    if (in->dst < 0) {
+        val_release(v);
+        return 0;
+    }
+    if (g->regs[in->dst].kind == R_NUM) {
+        if (v.type != VAL_NUM && v.type != VAL_BOOL) {
+            val_release(v);
+            return vm_fail_at(I, in, "internal error: a host instruction gave no number");
+        }
+        r->num[in->dst] = v.type == VAL_BOOL ? v.as.b : v.as.n;
+        return 0;
+    }
+    val_release(r->val[in->dst]);
+    r->val[in->dst] = v;
+    return 0;
+}
+
+/* Operands 0..n-1 of in as values (new references); false with the error reported. */
+static bool host_operands(Interp *I, Graph *g, VmRegs *r, Ins *in, Value *out, int n) {
+    for (int k = 0; k < n; k++) {
+        out[k] = vm_operand(I, g, r, &in->opnds[k]);
+        if (IS_ERR(out[k])) {
+            for (int j = 0; j < k; j++) val_release(out[j]);
+            vm_fail_at(I, in, I->err_msg);
+            return false;
+        }
+    }
+    return true;
+}
+
+int vm_host(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+    Value v[8];
+    switch (in->op) {
+    case I_VMOVE:
+        if (in->a < 0 && !host_operands(I, g, r, in, v, 1)) return -1;
+        val_release(r->val[in->dst]);
+        r->val[in->dst] = in->a < 0 ? v[0] : val_retain(r->val[in->a]);
+        return 0;
+    case I_HCALL: {   /* operand 0 is the built-in: eager's own function, eager's messages */
+        if (in->nopnds > 8 || !host_operands(I, g, r, in, v, in->nopnds)) return in->nopnds > 8 ? vm_fail_at(I, in, "internal error: too many operands") : -1;
+        CallArgs ca = { v + 1, in->nopnds - 1, NULL, NULL, 0 };
+        Value res = builtin_run(I, AS_BUILTIN(v[0]), &ca);
+        for (int k = 0; k < in->nopnds; k++) val_release(v[k]);
+        return host_result(I, g, r, in, res);
+    }
+    case I_HBIN: {
+        if (!host_operands(I, g, r, in, v, 2)) return -1;
+        Value res = value_binary(I, in->aux, v[0], v[1]);
+        val_release(v[0]);
+        val_release(v[1]);
+        return host_result(I, g, r, in, res);
+    }
+    case I_HINDEX: {
+        if (!host_operands(I, g, r, in, v, 2)) return -1;
+        Value res = value_index(I, v[0], &v[1], 1);
+        val_release(v[0]);
+        val_release(v[1]);
+        return host_result(I, g, r, in, res);
+    }
+    case I_HLIST:   /* the register owns the new list; the container index borrows it */
+        if (!host_operands(I, g, r, in, v, 1)) return -1;
+        val_release(r->val[in->dst]);
+        r->val[in->dst] = v[0];
+        r->objs[in->aux] = v[0].as.o;
+        return 0;
+    case I_DSET: {   /* d[k] = x with a key made at run time, as eager's assignment */
+        if (!host_operands(I, g, r, in, v, 1)) return -1;
+        Value key = r->val[in->b];
+        if (key.type != VAL_STR) {
+            val_release(v[0]);
+            return vm_fail_at(I, in, "dict keys are strings");
+        }
+        dict_set((ObjDict *)r->objs[in->aux], AS_STR(key), v[0]);
+        val_release(v[0]);
+        return 0;
+    }
+    default: return vm_fail_at(I, in, "internal error: not a host instruction");
+    }
+}
+
+void vm_regs_clear_vals(VmRegs *r, const Graph *g) {
+    for (int i = 0; i < g->nregs; i++) {
+        val_release(r->val[i]);
+        r->val[i] = NIL_VAL;
+    }
+}
+
 /* What one entry of a PUSH stack costs toward --max-memory: its two array slots and the
  * header of the tensor it keeps (the tensor's data counts as a tensor). */
 #define STACK_ENTRY_BYTES ((int64_t)(sizeof(Tensor *) + sizeof(double)) + TENSOR_KEEP_BYTES)
@@ -188,7 +284,9 @@ void vm_regs_free(VmRegs *r, const Graph *g) {
     for (int i = 0; i < g->nregs; i++) {
         tensor_release(r->ten[i]);
         tensor_release(r->spare[i]);
+        if (r->val) val_release(r->val[i]);
     }
+    mem_free(r->val);
     mem_free(r->spare);
     for (int i = 0; i < g->nslots; i++) tensor_release(r->slots[i]);
     for (int i = 0; i < g->nstacks; i++) {

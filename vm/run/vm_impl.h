@@ -158,6 +158,8 @@ bool vm_number_failed(const Ins *in, double a, double b, int n);
 int vm_print(Interp *I, Graph *g, VmRegs *r, Ins *in);
 int vm_assert(Interp *I, Graph *g, VmRegs *r, Ins *in);
 int vm_store(Interp *I, Graph *g, VmRegs *r, Ins *in);
+/* Host instructions (HCALL, HBIN, VMOVE, DSET): eager's own functions on host values. */
+int vm_host(Interp *I, Graph *g, VmRegs *r, Ins *in);
 int vm_stack_reserve(VmStack *s);
 
 /* vm.c: an error at instruction `in`, in its own source: msg (vm_fail_at), or the pending

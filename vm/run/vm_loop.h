@@ -1,8 +1,8 @@
 /* vm_loop.h - the VM's one interpreter loop (vm_loop) and the instructions it runs through
  * an executor's hooks (vm_impl.h's VmExec).
  *
- * The loop runs control flow, numbers, prints, asserts, stores, the PUSH/POP stacks and the
- * host's reads (item, a branch on a tensor) itself, the same for every device, and hands
+ * The loop runs control flow, numbers, prints, asserts, stores, the PUSH/POP stacks, the
+ * host's reads (item, a branch on a tensor) and host values (strings, pushes) itself, the same for every device, and hands
  * what depends on where tensors live to the executor X. It is an inline function so that a
  * file instantiates it for an executor: vm.c once for any executor through its table (the
  * device executor's), exec_cpu.c for the CPU's (VmExec.loop), whose hooks the compiler then
@@ -227,6 +227,12 @@ static inline __attribute__((always_inline)) int vm_loop(Interp *I, Graph *g, Vm
             vmcase(I_POP) if (exec_pop(I, g, r, X, in)) return -1; vmbreak;
             vmcase(I_ASSERT) if (vm_assert(I, g, r, in)) return -1; vmbreak;
             vmcase(I_STORE) if (vm_store(I, g, r, in)) return -1; vmbreak;
+            vmcase(I_HCALL)
+            vmcase(I_HBIN)
+            vmcase(I_VMOVE)
+            vmcase(I_HLIST)
+            vmcase(I_HINDEX)
+            vmcase(I_DSET) if (vm_host(I, g, r, in)) return -1; vmbreak;
             vmcase(I_FUSED) {
                 if (!interp_poll(I)) return vm_stopped_at(I, in);
                 if (X->fused(I, g, r, in)) return -1;
