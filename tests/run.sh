@@ -634,10 +634,15 @@ done
 # what is not compiled yet runs eagerly and says why, at the user's line
 if TSL_OPT=-fuse,-cse,-licm $TSL tests/scripts/grad_static.tsl >/dev/null 2>"$tmp/err"; then ok; else bad "grad_static.tsl with TSL_OPT=-fuse,-cse,-licm: $(head -3 "$tmp/err")"; fi
 TSL_EXPLAIN=1 $TSL tests/scripts/grad_static_fallback.tsl >/dev/null 2>"$tmp/err"
-for why in "9:9: a gradient through a loop with break or continue is not compiled yet" \
-           "15:25: a gradient through a variable a run-time branch may leave unset" \
-           "19:16: a second derivative through a run-time loop is not compiled yet"; do
+for why in "6:16: a second derivative through a run-time loop is not compiled yet"; do
     if grep -q "runs eagerly: .*$why" "$tmp/err"; then ok; else bad "grad_static_fallback.tsl: no '$why' in: $(head -3 "$tmp/err")"; fi
+done
+# returns static code cannot merge (issue 26): a located reason each
+TSL_EXPLAIN=1 $TSL tests/scripts/static_return_fallback.tsl >/dev/null 2>"$tmp/err"
+for why in "5:3: 'return' of a tensor f64 \\[2\\] where another path of a run-time branch or loop returns a tensor f32 \\[2\\]" \
+           "7:8: maybe() can end without 'return' where another path of a run-time branch or loop returns a tensor f64 \\[2\\]" \
+           "10:3: 'return' of a number where another path of a run-time branch or loop returns true/false"; do
+    if grep -q "runs eagerly: .*$why" "$tmp/err"; then ok; else bad "static_return_fallback.tsl: no '$why' in: $(head -3 "$tmp/err")"; fi
 done
 
 # training examples (issue 12): reduced runs of examples/train_digits.tsl (3 epochs on 400 rows)

@@ -252,6 +252,17 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
         }
         break;
     }
+    case I_ROWSET: snprintf(buf, n, "%s[%s] := %s", d, a, b); break;
+    case I_SELECT: {   /* "t9 = [t3, t5, t7][n2]": the registers of the list's items */
+        size_t len = (size_t)snprintf(buf, n, "%s = [", d);
+        for (int k = 0; k < in->nargs && len < n; k++) {
+            char r[160];
+            reg_str(g, in->args[k], r, sizeof r);
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", k ? ", " : "", r);
+        }
+        if (len < n) snprintf(buf + len, n - len, "][%s]", a);
+        break;
+    }
     case I_INDEX: case I_INDEX_SET: {
         size_t len = (size_t)snprintf(buf, n, "%s = %s", d, a);
         if (len < n) len += index_text(in, buf + len, n - len);
@@ -355,7 +366,7 @@ void dis_dot(FILE *out, Graph *g, const char *title) {
         const int *srcs = in->op == I_OP ? in->args : fixed;
         int nsrc = in->op == I_OP ? in->nargs : in->op == I_STORE ? 0 : 3;
         for (int k = 0; k < nsrc; k++) dot_edge(out, g, writer, srcs[k], i);
-        for (int k = 0; (in->op == I_INDEX || in->op == I_INDEX_SET) && k < in->nargs; k++) dot_edge(out, g, writer, in->args[k], i);
+        for (int k = 0; (in->op == I_INDEX || in->op == I_INDEX_SET || in->op == I_SELECT) && k < in->nargs; k++) dot_edge(out, g, writer, in->args[k], i);
         bool grouped = in->op == I_FUSED || in->op == I_EPILOGUE;
         for (int k = 0; grouped && k < in->nsteps; k++) {
             int r[3];

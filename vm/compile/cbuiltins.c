@@ -98,6 +98,10 @@ static bool const_value(Comp *c, AVal *v, const char *what, Value *out) {
         *out = v->is_bool ? BOOL_VAL(x != 0) : NUM_VAL(x);
         return true;
     }
+    if (v->kind == AV_LIST && ca_is_open(v->st)) {
+        ca_read_open(c);
+        return false;
+    }
     if (v->kind == AV_LIST && v->st->obj < 0) {
         ObjList *l = list_new(v->st->n);
         *out = cc_keep_value(c, OBJ_VAL(VAL_LIST, l));
@@ -262,6 +266,8 @@ static bool tensor_operand(Comp *c, OpCode op, int p, AVal *v) {
  * (op_bind, opargs_attr), then one OP instruction. */
 AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw, int nkw) {
     const OpDef *d = op_def(op);
+    AVal joined;
+    if (ca_join(c, op, args, nargs, kwn, kw, nkw, &joined)) return joined;   /* a tensor list's buffer */
     int which[OP_MAX_PARAMS];
     if (op_bind(op, nargs, (const char *const *)kwn, nkw, which)) return cc_error_at(c, c->loc, "%s", op_error());
     OpAttrs at;
@@ -280,6 +286,7 @@ AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw,
         AVal *v = which[p] < 0 ? NULL : which[p] < nargs ? &args[which[p]] : &kw[which[p] - nargs];
         if (pp->type == P_TS) {
             if (!v || v->kind != AV_LIST) return cc_error_at(c, c->loc, "%s() needs a list of tensors", d->name);
+            if (ca_is_open(v->st)) return ca_read_open(c);
             if (v->st->n > 256) return cc_unsupported(c, "%s of more than 256 tensors", d->name);
             for (int i = 0; i < v->st->n; i++) {
                 ops[n] = v->st->items[i];
@@ -349,6 +356,13 @@ static AVal builtin_insert(Comp *c, AVal *v, SrcLoc loc) {
  * nothing reported where they do not (the call then runs eagerly, with eager's messages). */
 static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc loc) {
     bool onto_new_list = v[0].kind == AV_LIST && v[0].st->obj < 0;
+    if (v[0].kind == AV_LIST && ca_is_open(v[0].st)) {   /* a tensor array in its loop */
+        if (rule == ST_PUSH) return ca_push(c, v[0].st, v[1]);
+        if (rule == ST_LEN) return ca_len(c, v[0].st);
+        return ca_read_open(c);
+    }
+    for (int i = 1; i < ARGS_MAX; i++)
+        if (v[i].kind == AV_LIST && ca_is_open(v[i].st)) return ca_read_open(c);
     const char *name = b->name;
     int reg, t;
     int64_t n;

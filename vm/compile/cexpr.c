@@ -102,6 +102,7 @@ int cc_truth(Comp *c, AVal v, int *reg, SrcLoc loc) {
     case AV_CONST: return val_truthy_simple(v.k);
     case AV_NUM:
         if (!v.is_bool) return 1;   /* every number is true, 0 included */
+        if (v.known) c->decided++;   /* see prepare_homes */
         if (v.known && !v.deps) return v.num != 0;
         if (v.known) {
             double x;
@@ -118,6 +119,9 @@ int cc_truth(Comp *c, AVal v, int *reg, SrcLoc loc) {
         *reg = in->dst;
         return -1;
     }
+    case AV_LIST:
+        if (ca_is_open(v.st)) ca_read_open(c);   /* its truth is its length's */
+        return 1;
     default: return 1;
     }
 }
@@ -367,6 +371,12 @@ static AVal index_struct(Comp *c, AVal obj, AVal key, SrcLoc loc) {
     int64_t i;
     c->loc = loc;
     if (obj.st->items_unknown) return cc_unsupported(c, "reading an item of a list that static code grows at run time");
+    if (ca_is_open(obj.st)) return ca_read_open(c);
+    if (key.kind == AV_NUM && !key.known && !key.is_bool) {
+        cc_struct_n(c, obj.st);   /* select checks the index against the list's length */
+        if (c->failed) return FAILV;
+        return ca_select(c, obj.st, key, loc);
+    }
     if (!cc_need_int(c, &key, &i, "a list index")) return FAILV;
     if (i < 0) i += cc_struct_n(c, obj.st);
     if (c->failed) return FAILV;
@@ -503,11 +513,12 @@ static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClo
         }
         cc_env_set(c, key, bound[i], p->params[i], false);
     }
+    if (!c->failed) cflow_enter(c, &ic);
     if (!c->failed) cc_block(c, p->body);
+    if (!c->failed) r = cflow_result(c, &ic);
     c->ictx = saved_ctx;
     c->src = saved_src;
     c->inline_depth--;
-    if (!c->failed) r = ic.returned ? ic.result : cc_const_av(NIL_VAL);
 out:
     mem_free(bound);
     return r;
@@ -637,6 +648,11 @@ static Opnd opnd_of(Comp *c, AVal v, int depth, long *nodes) {
         return o;
     case AV_LIST:
     case AV_DICT:
+        if (ca_is_open(v.st)) {
+            ca_read_open(c);
+            o.kind = OPND_CONST;
+            return o;
+        }
         if (v.st->obj >= 0 && !c->failed) {
             o.kind = OPND_OBJ;   /* the very container the program passed in */
             o.reg = v.st->obj;

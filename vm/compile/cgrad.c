@@ -26,6 +26,7 @@ typedef struct {
     GVal y;            /* the result (res[out_k]) */
     int out_var;
     int out_k;         /* which result of the call (rules differentiate result 0 only) */
+    bool sink;         /* a push onto a tensor array: its backward runs first in its iteration */
 } CNode;
 
 typedef struct {
@@ -191,6 +192,7 @@ static void record_on(Comp *c, CTape *tp, OpCode op, AVal *ops, int n, const OpA
     CNode *nd = &tp->nodes[tp->nnodes++];
     if (tp->nnodes > tp->nnodes_made) tp->nnodes_made = tp->nnodes;
     nd->op = op;
+    nd->sink = false;
     nd->nin = n;
     nd->x = mem_alloc((sizeof(GVal) + sizeof(int)) * (size_t)(n + 1));   /* a concat may have many */
     nd->in_var = (int *)(nd->x + n + 1);
@@ -203,13 +205,7 @@ static void record_on(Comp *c, CTape *tp, OpCode op, AVal *ops, int n, const OpA
             if (tp->open[o] >= 0) continue;
             CBranch *B = &tp->branches[-tp->open[o] - 1];
             for (int h = 0; h < B->nhomes; h++)
-                if (B->homes[h].reg == nd->x[i].reg) {
-                    if (B->shadow[h] < 0) {
-                        cc_unsupported(c, "a gradient through a variable a run-time branch may leave unset");
-                        return;
-                    }
-                    nd->x[i].reg = B->shadow[h];
-                }
+                if (B->homes[h].reg == nd->x[i].reg) nd->x[i].reg = B->shadow[h];
         }
         nd->in_var[i] = ops[i].kind == AV_TENSOR && is_float(ops[i].dtype) ? var_of(tp, ops[i].reg) : -1;
     }
@@ -238,6 +234,8 @@ void cgrad_move(Comp *c, int dst, int src) {
         if (v >= 0 || var_of(tp, dst) >= 0) map_reg(tp, dst, v);
     }
 }
+
+bool cgrad_nested(Comp *c) { return c->tape && c->tape->outer; }
 
 bool cgrad_tracked(Comp *c, int reg) {
     for (CTape *tp = c->tape; tp; tp = tp->outer)
@@ -376,11 +374,14 @@ static void save_reg(Comp *c, CLoop *L, int reg) {
     L->stack[L->nsaved++] = c->g->nstacks++;
 }
 
+static bool sink_pushes(Comp *c, CTape *tp, CLoop *L);
+
 static void loop_body_end(Comp *c, CTape *tp, const int *new_regs, bool jumps_out) {
     CLoop *L = open_loop(tp);
     if (tp->nest || !L) return;
     L->last_node = tp->nnodes;
     L->body_done = true;
+    if (!sink_pushes(c, tp, L)) return;
     for (int i = 0; i < L->nhomes; i++) {
         L->homes[i].var_end = -1;
         for (int j = 0; j < L->nhome_regs; j++)
@@ -422,6 +423,40 @@ static void loop_body_end(Comp *c, CTape *tp, const int *new_regs, bool jumps_ou
     emit_nbin(c, L->count_reg, L->count_reg, num_const_reg(c, 1), OP_ADD);
 }
 
+/* A push onto a tensor array (vm/compile/carray.c) is recorded where it is compiled, but eager
+ * code's stack or concat of the list gives each pushed value its gradient after the loop, so
+ * before any other use of the value: the push nodes move to the end of their iteration (their
+ * backward then runs first), in order. They read and write only the buffer's chain and the
+ * pushed value, so no other node depends on where they are. */
+static bool sink_pushes(Comp *c, CTape *tp, CLoop *L) {
+    int n = L->last_node - L->first_node, nsink = 0;
+    for (int k = L->first_node; k < L->last_node; k++) nsink += tp->nodes[k].sink;
+    if (!nsink) return true;
+    RegionRef self = (RegionRef)(L - tp->loops) + 1;
+    for (int i = 0; i < tp->nloops; i++)
+        if (nested_in(tp, i + 1, self)) goto nested;
+    for (int i = 0; i < tp->nbranches; i++)
+        if (nested_in(tp, -(i + 1), self)) goto nested;
+    CNode *tmp = mem_alloc(sizeof(CNode) * (size_t)(n + 1));
+    int at = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = L->first_node; k < L->last_node; k++)
+            if (tp->nodes[k].sink == (pass == 1)) tmp[at++] = tp->nodes[k];
+    memcpy(tp->nodes + L->first_node, tmp, sizeof(CNode) * (size_t)n);
+    mem_free(tmp);
+    return true;
+nested:
+    cc_unsupported(c, "a gradient through a tensor list grown in a loop with run-time branches or loops inside is not compiled yet");
+    return false;
+}
+
+/* The newest node, when it computed register reg: a push onto a tensor array (sink_pushes). */
+void cgrad_push_node(Comp *c, int reg) {
+    for (CTape *tp = c->tape; tp; tp = tp->outer)
+        if (tp->nnodes > 0 && var_of(tp, reg) >= 0 && tp->nodes[tp->nnodes - 1].out_var == var_of(tp, reg))
+            tp->nodes[tp->nnodes - 1].sink = true;
+}
+
 void cgrad_loop_body_end(Comp *c, const int *new_regs, bool jumps_out) {
     for (CTape *tp = c->tape; tp && !c->failed; tp = tp->outer) loop_body_end(c, tp, new_regs, jumps_out);
 }
@@ -450,7 +485,7 @@ void cgrad_loop_end(Comp *c) {
 static void emit_tmove(Comp *c, int dst, int src);
 static int new_reg_like(Comp *c, int reg);
 
-static void branch_begin(Comp *c, CTape *tp, const int *home_regs, const bool *bound, int nhomes, int cond) {
+static void branch_begin(Comp *c, CTape *tp, const int *home_regs, const int *unset, int nhomes, int cond) {
     if (!region_starts(c, tp)) return;
     GROW(tp->branches, tp->nbranches, tp->capbranches);
     CBranch *B = &tp->branches[tp->nbranches];
@@ -466,19 +501,24 @@ static void branch_begin(Comp *c, CTape *tp, const int *home_regs, const bool *b
     for (int i = 0; i < nhomes; i++) {
         int r = home_regs[i];
         if (r < 0 || c->g->regs[r].kind != R_TENSOR || !is_float(c->g->regs[r].dtype)) continue;
-        B->shadow[B->nhomes] = -1;
-        if (bound[i]) {
-            B->shadow[B->nhomes] = new_reg_like(c, r);
-            emit_tmove(c, B->shadow[B->nhomes], r);
+        /* a home that may be unbound is copied where it is bound: a side reads it only there */
+        int skip = -1;
+        if (unset[i] >= 0) {
+            in = cc_emit(c, I_JUMPF);
+            in->a = unset[i];
+            skip = (int)(in - c->g->code);
         }
+        B->shadow[B->nhomes] = new_reg_like(c, r);
+        emit_tmove(c, B->shadow[B->nhomes], r);
+        if (skip >= 0) c->g->code[skip].aux = c->g->ncode;
         B->homes[B->nhomes++] = (CBHome){ r, var_of(tp, r), -1, -1, -1 };
     }
     B->then_first = tp->nnodes;
     B->first_var = tp->nvars;
 }
 
-void cgrad_branch_begin(Comp *c, const int *home_regs, const bool *bound, int nhomes, int cond) {
-    for (CTape *tp = c->tape; tp; tp = tp->outer) branch_begin(c, tp, home_regs, bound, nhomes, cond);
+void cgrad_branch_begin(Comp *c, const int *home_regs, const int *unset, int nhomes, int cond) {
+    for (CTape *tp = c->tape; tp; tp = tp->outer) branch_begin(c, tp, home_regs, unset, nhomes, cond);
 }
 
 /* After the then-branch's home moves: the else-branch starts from the values before it. */
@@ -588,8 +628,10 @@ static bool backward_node(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const S
     return !c->failed;
 }
 
+/* dst = src; an enclosing tape (grad(grad(f))) sees dst hold src's variable. */
 static void emit_tmove(Comp *c, int dst, int src) {
     if (dst == src) return;
+    if (c->tape) cgrad_move(c, dst, src);
     Ins *in = cc_emit(c, I_TMOVE);
     in->dst = dst;
     in->a = src;
@@ -779,9 +821,11 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
  * seeded with the gradients after the branch, the variables from before it accumulating in
  * acc[] (merge registers both sides write). */
 static bool branch_side(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, bool then_side, const int *targets,
-                        const int *acc, int ntargets, const GVal *after, const ShadowMap *sm) {
+                        const int *acc, int ntargets, const GVal *after, const GVal *incoming, const ShadowMap *sm) {
     int first = then_side ? B->then_first : B->then_last, last = then_side ? B->then_last : B->else_last;
-    for (int v = B->first_var; v < B->end_var; v++) tp->vars[v].grad = gb_none();
+    /* a value made inside the branch has a gradient from after it only where an inner
+     * backward (grad(grad(f))) read it: on the side that made it */
+    for (int v = B->first_var; v < B->end_var; v++) tp->vars[v].grad = incoming[v - B->first_var];
     for (int j = 0; j < ntargets; j++) tp->vars[targets[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
     for (int i = 0; i < B->nhomes && !c->failed; i++) {   /* the value after the branch came from this side's end */
         CBHome *h = &B->homes[i];
@@ -797,10 +841,6 @@ static bool branch_side(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, bool the
  * nodes' rules; gradients of values from before the branch meet in merge registers. */
 static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, const ShadowMap *sm) {
     B->done = true;
-    if (c->tape) {
-        cc_unsupported(c, "a second derivative through a run-time branch is not compiled yet");
-        return false;
-    }
     /* the variables from before the branch that either side may give a gradient to */
     bool *is_target = mem_calloc((size_t)tp->nvars + 1, sizeof(bool));
     int *targets = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1)), *acc = NULL, nt = 0;
@@ -830,16 +870,32 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, cons
     }
     GVal *after = mem_alloc(sizeof(GVal) * (size_t)(B->nhomes + 1));   /* taken before the sides reset grads */
     for (int i = 0; i < B->nhomes; i++) after[i] = B->homes[i].var_after >= 0 ? tp->vars[B->homes[i].var_after].grad : gb_none();
+    GVal *incoming = mem_alloc(sizeof(GVal) * (size_t)(B->end_var - B->first_var + 1));
+    for (int v = B->first_var; v < B->end_var; v++) incoming[v - B->first_var] = tp->vars[v].grad;
+    int flag = shadow_reg(sm, B->flag);   /* inside a loop: the side this iteration took */
+    bool nested = c->tape != NULL;   /* grad(grad(f)): this branch is recorded on the enclosing tapes */
+    if (nested) {
+        int *unset = mem_alloc(sizeof(int) * (size_t)(nt + 1));
+        for (int j = 0; j < nt; j++) unset[j] = -1;
+        cgrad_branch_begin(c, acc, unset, nt, flag);
+        mem_free(unset);
+        c->branch_depth++;
+    }
     Ins *in = cc_emit(c, I_JUMPF);
-    in->a = shadow_reg(sm, B->flag);   /* inside a loop: the side this iteration took */
+    in->a = flag;
     int to_else = (int)(in - c->g->code);
-    bool ok = branch_side(c, tp, b, B, true, targets, acc, nt, after, sm);
+    bool ok = branch_side(c, tp, b, B, true, targets, acc, nt, after, incoming, sm);
     int to_end = -1;
     if (ok) {
+        if (nested) cgrad_branch_else(c);
         in = cc_emit(c, I_JUMP);
         to_end = (int)(in - c->g->code);
         c->g->code[to_else].aux = c->g->ncode;
-        ok = branch_side(c, tp, b, B, false, targets, acc, nt, after, sm);
+        ok = branch_side(c, tp, b, B, false, targets, acc, nt, after, incoming, sm);
+    }
+    if (nested) {
+        c->branch_depth--;
+        if (ok) cgrad_branch_end(c);
     }
     if (ok) {
         c->g->code[to_end].aux = c->g->ncode;
@@ -851,6 +907,7 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, cons
     mem_free(acc);
     mem_free(like);
     mem_free(after);
+    mem_free(incoming);
     return ok && !c->failed;
 }
 

@@ -2,7 +2,9 @@
  *   vm/compile/cvalue.c         compile-time values, failure reporting, emission, inputs and guards
  *   vm/compile/cexpr.c          expressions, indexing, calls, operands the VM builds
  *   vm/compile/cbuiltins.c      built-in functions in static code
+ *   vm/compile/carray.c         lists indexed at run time, tensor arrays (lists grown in loops)
  *   vm/compile/compile.c        statements, loops and branches, the driver
+ *   vm/compile/cflow.c          return, break and continue inside run-time branches and loops
  *   vm/compile/cslice.c         slices with a run-time start and a size known when compiling
  * See vm/compile/compile.c for how the compiler works. */
 #ifndef TSL_COMP_H
@@ -81,6 +83,7 @@ struct AStruct {
     bool grown, len_read;
     bool items_unknown;   /* a store with a key made at run time may have replaced any item */
     bool wants_host;      /* a dict made in the block that a dry run stored into with a run-time key */
+    struct TArray *ta;   /* a list grown in a run-time loop: its stacked buffer (carray.c), or NULL */
 };
 
 typedef struct {
@@ -124,6 +127,7 @@ typedef struct Loop {
     int nhomes;
     int *breaks, nbreaks;
     int *conts, nconts;
+    int flow;        /* break/continue set flags of the loop (vm/compile/cflow.c): their id; 0: they jump */
 } Loop;
 
 /* An inlined function activation. */
@@ -147,6 +151,7 @@ typedef struct {
     char **keys;
     int obj;                      /* a list made host by the dry run (vm/compile/chost.c) */
     bool grown, items_unknown, wants_host;
+    struct TArray *ta;
 } Undo;
 
 typedef struct CTape CTape;   /* vm/compile/cgrad.c */
@@ -178,6 +183,7 @@ typedef struct {
     int nstmts;              /* statements compiled (the clock is read every 64) */
     Loop *loop;
     int branch_depth;        /* inside a run-time branch or loop */
+    int decided;             /* conditions on known numbers decided so far (vm/compile/compile.c, prepare_homes) */
     int dry;
     Undo *undo;
     int nundo, capundo;
@@ -288,6 +294,8 @@ AVal cgrad_call(Comp *c, AVal f, bool with_value, AVal *args, int nargs, char **
 void cgrad_record(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at, AVal *res);
 void cgrad_move(Comp *c, int dst, int src);
 bool cgrad_tracked(Comp *c, int reg);
+/* Whether a tape encloses the active one (grad(grad(f)) is being compiled). */
+bool cgrad_nested(Comp *c);
 /* item()/float() (what) of a tracked register at loc: the first such cut on each active tape
  * is where a result that reaches the argument only through it was cut (GRAD_CUT_MSG). */
 void cgrad_cut(Comp *c, const char *what, SrcLoc loc);
@@ -297,10 +305,12 @@ void cgrad_cut(Comp *c, const char *what, SrcLoc loc);
 void cgrad_loop_begin(Comp *c, const int *home_regs, int nhomes, int counter);
 void cgrad_loop_body_end(Comp *c, const int *new_regs, bool jumps_out);
 void cgrad_loop_end(Comp *c);
+/* The newest recorded op, the one that computed reg, is a push onto a tensor array (carray.c). */
+void cgrad_push_node(Comp *c, int reg);
 /* A run-time branch while a tape is active: begin after its homes are made (their
- * registers, whether each surely holds a value, the condition's register), else after the
+ * registers, the flag register of each that may be unbound or -1, the condition's register), else after the
  * then-branch's home moves, end after the else-branch's. */
-void cgrad_branch_begin(Comp *c, const int *home_regs, const bool *bound, int nhomes, int cond);
+void cgrad_branch_begin(Comp *c, const int *home_regs, const int *unset, int nhomes, int cond);
 void cgrad_branch_else(Comp *c);
 void cgrad_branch_end(Comp *c);
 
@@ -315,6 +325,48 @@ bool cslice_try(Comp *c, const AVal *t, const Node *index, int k, const AVal *bo
                 char *why, size_t whylen);
 /* Turns the number inputs in deps into guards of their current values. */
 void cc_guard_deps(Comp *c, uint64_t deps);
+/* vm/compile/carray.c: a list indexed by a number known only at run time; tensor arrays, lists
+ * of tensors grown in a run-time loop (opened before it, closed after it, pushed onto in it). */
+AVal ca_select(Comp *c, AStruct *st, AVal key, SrcLoc loc);
+AVal cc_index_row(Comp *c, AVal t, int64_t k, int kreg);   /* row k, or row N[kreg] (kreg >= 0), of t */
+AVal ca_runtime_growth(Comp *c);
+bool ca_can_grow(Comp *c, AStruct *st, int n0, int trips);
+bool ca_open(Comp *c, AStruct *st, int n0, int rows, const AVal *first);
+void ca_close(Comp *c, AStruct *st);
+bool ca_is_open(const AStruct *st);
+AVal ca_read_open(Comp *c);
+AVal ca_push(Comp *c, AStruct *st, AVal v);
+AVal ca_len(Comp *c, AStruct *st);
+bool ca_join(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, AVal *out);
+
+/* A run-time branch on number register cond: then and else each compile one side (fn NULL:
+ * nothing); else_returned: the else side is a path that has already returned. */
+typedef struct {
+    void (*fn)(Comp *, void *);
+    void *arg;
+} Side;
+void cc_runtime_branch(Comp *c, int cond, SrcLoc loc, Side then, Side els, bool else_returned);
+
+/* vm/compile/cflow.c: return, break and continue inside run-time branches and loops. */
+typedef struct {
+    VarKey key[3];
+    AVal before[3];   /* the flags' bindings before a statement */
+    int n;
+    VarKey live[3];   /* flags that may be set at run time by now */
+    int nlive;
+} FlowWatch;
+void cflow_enter(Comp *c, Inline *ic);
+AVal cflow_result(Comp *c, Inline *ic);
+void cflow_return(Comp *c, Node *n);
+bool cflow_jump(Comp *c, bool is_break);
+void cflow_loop_enter(Comp *c, int id);
+void cflow_body_enter(Comp *c, int id);
+int cflow_loop_exits(Comp *c, const Home *homes, int nhomes, int flow, int *at);
+bool cflow_left_by_return(Comp *c, const Home *homes, int nhomes, int flow);
+void cflow_watch(Comp *c, FlowWatch *w);
+bool cflow_after(Comp *c, FlowWatch *w);
+void cflow_run(Comp *c, FlowWatch *w, Side s);
+void cflow_statements(Comp *c, Node *blk, int from, int to);
 
 void *cc_arena_alloc(Comp *c, size_t n);
 Value cc_keep_value(Comp *c, Value v);

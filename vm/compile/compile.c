@@ -30,6 +30,7 @@ static void store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
     AStruct *st = obj.st;
     int at;
     c->loc = loc;
+    if (ca_is_open(st)) { ca_read_open(c); return; }
     if (obj.kind == AV_DICT && key.kind == AV_STR) {
         cc_host_dict_set(c, st, key, v);
         return;
@@ -176,6 +177,7 @@ static void rollback(Comp *c, Snap *s) {
         u->st->grown = u->grown;
         u->st->items_unknown = u->items_unknown;
         u->st->wants_host = u->wants_host;
+        u->st->ta = u->ta;
         if (u->n) memcpy(u->st->items, u->items, sizeof(AVal) * (size_t)u->n);
         if (u->st->keys && u->n) memcpy(u->st->keys, u->keys, sizeof(char *) * (size_t)u->n);
         mem_free(u->items);
@@ -315,10 +317,22 @@ static void changed_since(Comp *c, Snap *s, Home **out, int *n) {
     for (int i = s->nenv; i < c->nenv; i++) changed_one(&c->env[i], NULL, out, n);
 }
 
+/* A list the region's dry run grew, which becomes a tensor array for the loop (carray.c). */
+typedef struct {
+    AStruct *st;
+    int n0;           /* its items before */
+    int per;          /* items an iteration pushes */
+    AVal first;       /* the first item pushed (its dtype and shape) */
+} Grown;
+
 /* List and dict items changed since the snapshot (their value now), from the dry run's
- * undo log; a list made in the block that grows there becomes a host list (*hosts, made
- * before the region: vm/compile/chost.c), any other list or dict that grows cannot be compiled. */
-static void changed_items(Comp *c, Snap *s, Home **out, int *n, AStruct ***hosts, int *nhosts) {
+ * undo log. A list made in the block that grows there becomes a host list (*hosts, made
+ * before the region: vm/compile/chost.c) unless every item it gains is a tensor; such a list
+ * is a tensor array when the region is a loop of `trips` iterations known when compiling
+ * (added to grown; NULL or -1 when not a loop) and its items before stay; other growth
+ * cannot be compiled. */
+static void changed_items(Comp *c, Snap *s, Home **out, int *n, AStruct ***hosts, int *nhosts, int trips,
+                          Grown **grown, int *ngrown) {
     for (int i = s->nundo; i < c->nundo && !c->failed; i++) {
         Undo *u = &c->undo[i];
         if (u->st->born >= s->id) continue;   /* made inside the region */
@@ -330,8 +344,16 @@ static void changed_items(Comp *c, Snap *s, Home **out, int *n, AStruct ***hosts
             continue;
         }
         if (u->st->n != u->n) {
-            cc_unsupported(c, "a list or dict grows inside a loop or run-time branch");
-            return;
+            bool kept = u->st->n > u->n;
+            for (int j = 0; kept && j < u->n; j++) kept = same_av(&u->items[j], &u->st->items[j]);
+            if (!kept) {
+                cc_unsupported(c, "a list or dict grows inside a loop or run-time branch");
+                return;
+            }
+            if (!ca_can_grow(c, u->st, u->n, grown ? trips : -1)) return;
+            *grown = mem_realloc(*grown, sizeof(Grown) * (size_t)(*ngrown + 1));
+            (*grown)[(*ngrown)++] = (Grown){ u->st, u->n, u->st->n - u->n, u->st->items[u->n] };
+            continue;
         }
         for (int j = 0; j < u->n; j++) {
             if (same_av(&u->items[j], &u->st->items[j])) continue;
@@ -343,14 +365,25 @@ static void changed_items(Comp *c, Snap *s, Home **out, int *n, AStruct ***hosts
     }
 }
 
-/* Gives item `slot` of st a home register for the region, starting at its current value. */
-static void home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
+/* Whether the variable (st NULL) or item has a home among homes[0..n). */
+static bool has_home(const Home *homes, int n, VarKey key, const AStruct *st, int slot) {
+    for (int i = 0; i < n; i++)
+        if (st ? homes[i].st == st && homes[i].slot == slot : !homes[i].st && cc_key_eq(homes[i].key, key)) return true;
+    return false;
+}
+
+static bool known_number(const AVal *v) { return v->kind == AV_NUM && v->known; }
+
+/* Gives item `slot` of st a home register for the region, starting at its current value;
+ * true when that value was a number known when compiling (see prepare_homes). */
+static bool home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
     AStruct *st = changed->st;
     AVal before = st->items[changed->slot], home;
+    if (has_home(*homes, *nhomes, changed->key, st, changed->slot)) return false;
     if (!make_home(c, &before, &home)) {
         if (!same_av(&before, &changed->home))
             cc_unsupported(c, "item '%s' changes its kind inside a loop or run-time branch", changed->name);
-        return;
+        return false;
     }
     move_into(c, &home, before, changed->name);
     cc_undo_save(c, st);
@@ -358,61 +391,70 @@ static void home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
     *homes = mem_realloc(*homes, sizeof(Home) * (size_t)(*nhomes + 1));
     (*homes)[*nhomes] = (Home){ { 0 }, home, changed->name, st, changed->slot };
     (*nhomes)++;
+    return known_number(&before);
 }
 
-/* A variable that was a number before the region and is a tensor after one run of it (an
- * accumulator `loss = 0.0` that `loss = loss + mean(...)` turns into a 0-d tensor), or NULL. */
-static const char *number_to_tensor(Comp *c, Home *changed, int n) {
-    for (int i = 0; i < n; i++) {
-        Binding *b = cc_env_find(c, changed[i].key);
-        if (!b) b = cc_input_find(c, changed[i].key);
-        if (b && b->v.kind == AV_NUM && !b->v.unset && changed[i].home.kind == AV_TENSOR) return changed[i].name;
-    }
-    return NULL;
-}
+static void loop_body_once(Comp *c, void *arg);
+static int loop_trips(void *arg);
+static bool wants_peel(Comp *c, void *arg, Home *changed, int nchanged, Home *items, int nitems);
 
-/* The same for list and dict items (st->items holds the value before the region). */
-static const char *item_number_to_tensor(Home *items, int n) {
-    for (int i = 0; i < n; i++)
-        if (items[i].st->items[items[i].slot].kind == AV_NUM && items[i].home.kind == AV_TENSOR) return items[i].name;
-    return NULL;
-}
-
-/* Gives every variable that `compile_region` may change a home register, by running it
- * once as a dry run. Emits the moves of the current values into the homes. With
- * to_tensor, a variable that the region turns from a number into a tensor is not an
- * error: its name comes back there, and nothing is emitted (the caller peels the region). */
-static void prepare_homes_or_peel(Comp *c, void (*compile_region)(Comp *, void *), void *arg, Home **homes,
-                                  int *nhomes, const char **to_tensor) {
+/* Gives every variable that `compile_region` may change a home register (those without one
+ * in homes yet), by running it once as a dry run. Emits the moves of the current values into
+ * the homes. Returns whether a new home replaced a number known when compiling while the dry
+ * run decided a condition on such numbers: a loop's next iteration sees the home only at run
+ * time, so the condition may not be decided there (compile_loop runs it again). A loop's
+ * region (grown not NULL) also opens the tensor arrays it grows, listed in *grown for ca_close. */
+static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void *arg, Home **homes, int *nhomes,
+                          Grown **grown, int *ngrown) {
     /* each nested region is compiled twice (dry run, then for real): keep the depth bounded */
     if (c->branch_depth > 10) {
         cc_unsupported(c, "loops and run-time branches nested more than 10 deep");
-        return;
+        return false;
     }
+    bool refold = false;
+    int decided = c->decided;
     Snap s = snapshot(c);
     Loop *saved_loop = c->loop;
+    bool returned = c->ictx && c->ictx->returned;
+    /* the dry run's break/continue jumps are rolled back with its code: forget them too */
+    int nbreaks = c->loop ? c->loop->nbreaks : 0, nconts = c->loop ? c->loop->nconts : 0;
     compile_region(c, arg);
+    if (c->ictx) c->ictx->returned = returned;
+    if (saved_loop) {
+        saved_loop->nbreaks = nbreaks;
+        saved_loop->nconts = nconts;
+    }
     Home *changed = NULL, *items = NULL;
     AStruct **hosts = NULL;
     int nchanged = 0, nitems = 0, nhosts = 0;
     if (!c->failed) changed_since(c, &s, &changed, &nchanged);
-    if (!c->failed) changed_items(c, &s, &items, &nitems, &hosts, &nhosts);
+    int trips = compile_region == loop_body_once ? loop_trips(arg) : -1;
+    if (!c->failed) changed_items(c, &s, &items, &nitems, &hosts, &nhosts, trips, grown, ngrown);
     bool failed = c->failed;
     c->loop = saved_loop;
     rollback(c, &s);
     for (int i = 0; i < nhosts && !failed; i++) cc_host_list(c, hosts[i]);
     mem_free(hosts);
-    if (failed) { mem_free(changed); mem_free(items); return; }
-    if (to_tensor && ((*to_tensor = number_to_tensor(c, changed, nchanged)) || (*to_tensor = item_number_to_tensor(items, nitems)))) {
+    if (failed) { mem_free(changed); mem_free(items); return false; }
+    if (compile_region == loop_body_once && wants_peel(c, arg, changed, nchanged, items, nitems)) {
+        mem_free(changed);   /* nothing emitted: compile_loop peels the first iteration */
+        mem_free(items);
+        return false;
+    }
+    bool again = false;
+    for (int i = 0; grown && i < *ngrown && !c->failed; i++)
+        again |= ca_open(c, (*grown)[i].st, (*grown)[i].n0, trips * (*grown)[i].per, &(*grown)[i].first);
+    if (again && !c->failed) {   /* the tensor arrays' hidden variables (grad) need homes */
         mem_free(changed);
         mem_free(items);
-        return;
+        return prepare_homes(c, compile_region, arg, homes, nhomes, NULL, NULL);
     }
-    for (int i = 0; i < nitems && !c->failed; i++) home_item(c, &items[i], homes, nhomes);
+    for (int i = 0; i < nitems && !c->failed; i++) refold |= home_item(c, &items[i], homes, nhomes);
     mem_free(items);
-    if (c->failed) { mem_free(changed); return; }
+    if (c->failed) { mem_free(changed); return false; }
     for (int i = 0; i < nchanged; i++) {
         AVal home;
+        if (has_home(*homes, *nhomes, changed[i].key, NULL, 0)) continue;
         Binding *b = cc_env_find(c, changed[i].key);
         if (!b) b = cc_input_find(c, changed[i].key);
         if (!b && has_value_outside(c, changed[i].key)) {   /* bound before, not read yet */
@@ -438,6 +480,7 @@ static void prepare_homes_or_peel(Comp *c, void (*compile_region)(Comp *, void *
                 in->a = r;
             }
         }
+        if (b) refold |= known_number(&b->v);
         if (b) move_into(c, &home, b->v, changed[i].name);
         cc_env_set(c, changed[i].key, home, changed[i].name, true);   /* written back after the region */
         *homes = mem_realloc(*homes, sizeof(Home) * (size_t)(*nhomes + 1));
@@ -445,10 +488,7 @@ static void prepare_homes_or_peel(Comp *c, void (*compile_region)(Comp *, void *
         (*nhomes)++;
     }
     mem_free(changed);
-}
-
-static void prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void *arg, Home **homes, int *nhomes) {
-    prepare_homes_or_peel(c, compile_region, arg, homes, nhomes, NULL);
+    return refold && decided != c->decided && !c->failed;
 }
 
 static void home_moves(Comp *c, Home *homes, int n) {
@@ -496,7 +536,48 @@ typedef struct {
     bool counted;     /* for over range or a tensor */
     AVal counter, stop;
     AVal iter;        /* tensor iterated over (for t in tensor) */
+    bool jumps;       /* its body breaks or continues (found by the dry run) */
+    int flow;         /* break/continue set flags (a gradient is recorded): their id, else 0 */
+    bool may_peel;    /* a number that the body turns into a tensor may be peeled (below) */
+    const char *to_tensor;   /* the dry run found one: its name */
 } LoopArg;
+
+/* A variable that was a number before the region and is a tensor after one run of it (an
+ * accumulator `loss = 0.0` that `loss = loss + mean(...)` turns into a 0-d tensor), or NULL. */
+static const char *number_to_tensor(Comp *c, Home *changed, int n) {
+    for (int i = 0; i < n; i++) {
+        Binding *b = cc_env_find(c, changed[i].key);
+        if (!b) b = cc_input_find(c, changed[i].key);
+        if (b && b->v.kind == AV_NUM && !b->v.unset && changed[i].home.kind == AV_TENSOR) return changed[i].name;
+    }
+    return NULL;
+}
+
+/* The same for list and dict items (st->items holds the value before the region). */
+static const char *item_number_to_tensor(Home *items, int n) {
+    for (int i = 0; i < n; i++)
+        if (items[i].st->items[items[i].slot].kind == AV_NUM && items[i].home.kind == AV_TENSOR) return items[i].name;
+    return NULL;
+}
+
+/* Whether a counted loop's dry run turned a number into a tensor (la->to_tensor names it):
+ * then compile_loop peels the first iteration instead of giving the number a home. */
+static bool wants_peel(Comp *c, void *arg, Home *changed, int nchanged, Home *items, int nitems) {
+    LoopArg *la = arg;
+    if (!la->may_peel) return false;
+    la->to_tensor = number_to_tensor(c, changed, nchanged);
+    if (!la->to_tensor) la->to_tensor = item_number_to_tensor(items, nitems);
+    return la->to_tensor != NULL;
+}
+
+/* How many times a loop runs, when that is known when compiling (a counted loop whose stop
+ * is a constant, without break or continue), else -1: the rows of its tensor arrays. */
+static int loop_trips(void *arg) {
+    LoopArg *la = arg;
+    if (!la->counted || la->jumps || !la->stop.known || la->stop.deps) return -1;
+    double n = ceil((la->stop.num - la->start) / la->step);
+    return n <= 0 ? 0 : n > 1e9 ? -1 : (int)n;
+}
 
 /* The loop variable for this iteration: the counter, or row `counter` of the tensor. */
 static AVal loop_var(Comp *c, LoopArg *la) {
@@ -504,44 +585,36 @@ static AVal loop_var(Comp *c, LoopArg *la) {
     if (la->iter.kind != AV_TENSOR) return i;
     if (c->tape && cgrad_tracked(c, la->iter.reg))
         return cc_unsupported(c, "a loop over the rows of a tensor being differentiated is not compiled yet");
-    IndexItem *it = mem_calloc(1, sizeof(IndexItem));
-    it->kind = IDX_INT;
-    Shape so = { la->iter.shape.ndim - 1, { 0 } };
-    memcpy(so.d, la->iter.shape.d + 1, sizeof(int64_t) * (size_t)so.ndim);
-    AVal v = cc_tensor_av(c, la->iter.dtype, &so);
-    Ins *ix = cc_emit(c, I_INDEX);
-    ix->dst = v.reg;
-    ix->a = la->iter.reg;
-    ix->idx = it;
-    ix->nidx = 1;
-    ix->args = mem_alloc(sizeof(int));
-    ix->args[0] = i.reg;
-    ix->nargs = 1;
-    return v;
+    return cc_index_row(c, la->iter, 0, i.reg);
 }
 
 static void loop_body_once(Comp *c, void *arg) {
     LoopArg *la = arg;
-    Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0 };
+    Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0, la->flow };
     c->loop = &lp;
     c->branch_depth++;
+    cflow_body_enter(c, la->flow);
     Node *n = la->n;
     if (la->counted) cc_env_set(c, cc_name_key(c, n->a), loop_var(c, la), n->a->str, true);
     if (n->kind == AST_WHILE) {
+        int decided = c->decided;   /* the body runs here whatever the condition: no refold for it */
         AVal cond = cc_cond(c, n->a);
         if (!c->failed) {
             int reg;
             cc_truth(c, cond, &reg, n->a->loc);
         }
+        c->decided = decided;
     }
     if (!c->failed) cc_block(c, n->kind == AST_FOR ? n->c : n->b);
+    if (c->ictx) c->ictx->returned = false;   /* a return in the body: the loop may not have run */
     c->branch_depth--;
     c->loop = lp.outer;
+    la->jumps |= lp.nbreaks + lp.nconts > 0;
     mem_free(lp.breaks);
     mem_free(lp.conts);
 }
 
-static void loop_from_counter(Comp *c, LoopArg *la, bool may_peel);
+static void loop_from_counter(Comp *c, LoopArg *la);
 
 /* The first iteration of a counted loop that turns the number variable `name` into a tensor,
  * compiled on its own (the body sees the number, as eagerly, and runs the same op on it),
@@ -556,8 +629,9 @@ static void peel_first_iteration(Comp *c, LoopArg *la, const char *name) {
     c->loc = n->loc;
     if (!cc_need_const(c, &la->stop, &stop, what)) return;
     if (la->step > 0 ? la->start >= stop : la->start <= stop) return;   /* it never runs */
-    /* straight-line code at the loop's own depth (a static gradient records it as such) */
-    Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0 };
+    /* straight-line code at the loop's own depth (a static gradient records it as such);
+     * break/continue jump (no flags) and are refused below */
+    Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0, 0 };
     c->loop = &lp;
     /* a range's first value is its known start; a tensor's first row is read at the counter */
     AVal first = la->iter.kind == AV_TENSOR ? loop_var(c, la) : cc_num_const(la->start);
@@ -580,7 +654,10 @@ static void peel_first_iteration(Comp *c, LoopArg *la, const char *name) {
     inc->a = la->counter.reg;
     inc->b = sr;
     inc->aux = OP_ADD;
-    loop_from_counter(c, la, false);
+    la->start += la->step;   /* the rest's trips (tensor arrays: loop_trips) */
+    la->may_peel = false;
+    la->to_tensor = NULL;
+    loop_from_counter(c, la);
 }
 
 /* while cond { } and for i in range(...) { }: a run-time loop over home registers. */
@@ -596,22 +673,32 @@ static void compile_loop(Comp *c, LoopArg *la) {
         in->dst = la->counter.reg;
         in->a = start;
     }
-    loop_from_counter(c, la, la->counted);
+    la->may_peel = la->counted;
+    loop_from_counter(c, la);
 }
 
 /* The loop from the counter's current value (a counted loop) or its condition (while). */
-static void loop_from_counter(Comp *c, LoopArg *la, bool may_peel) {
+static void loop_from_counter(Comp *c, LoopArg *la) {
     Node *n = la->n;
     Home *homes = NULL;
     int nhomes = 0;
-    const char *to_tensor = NULL;
-    prepare_homes_or_peel(c, loop_body_once, la, &homes, &nhomes, may_peel ? &to_tensor : NULL);
-    if (to_tensor && !c->failed) {
+    Grown *grown = NULL;
+    int ngrown = 0;
+    if (c->tape) {   /* break/continue as flags: the gradient replays each iteration's path */
+        la->flow = ++c->next_inline;
+        cflow_loop_enter(c, la->flow);
+    }
+    /* again while a dry run turned known numbers into homes: `n = 0; while n < 3 { if n > 0
+     * { s = ... } n = n + 1 }` changes s only from the second iteration on */
+    bool again = prepare_homes(c, loop_body_once, la, &homes, &nhomes, &grown, &ngrown);
+    while (again && !c->failed) again = prepare_homes(c, loop_body_once, la, &homes, &nhomes, NULL, NULL);
+    if (la->to_tensor && !c->failed) {
         mem_free(homes);
-        peel_first_iteration(c, la, to_tensor);
+        mem_free(grown);
+        peel_first_iteration(c, la, la->to_tensor);
         return;
     }
-    if (c->failed) { mem_free(homes); return; }
+    if (c->failed) { mem_free(homes); mem_free(grown); return; }
     if (c->tape) {   /* a loop inside a function being differentiated */
         int *hr = home_regs(c, homes, nhomes, false);
         cgrad_loop_begin(c, hr, nhomes, la->counted ? la->counter.reg : -1);
@@ -619,7 +706,9 @@ static void loop_from_counter(Comp *c, LoopArg *la, bool may_peel) {
     }
     int top = c->g->ncode;
     int exit_jump = -1;
+    bool forever = false;   /* `while true`: it ends only by break or return */
     c->loc = n->loc;
+    int flow_exits[2], nflow_exits = cflow_loop_exits(c, homes, nhomes, la->flow, flow_exits);
     if (la->counted) {
         AVal i = la->counter;
         int stop = cc_num_reg(c, &la->stop);
@@ -635,12 +724,14 @@ static void loop_from_counter(Comp *c, LoopArg *la, bool may_peel) {
         cc_env_set(c, cc_name_key(c, n->a), loop_var(c, la), n->a->str, true);
     } else {
         AVal cond = cc_cond(c, n->a);
-        if (c->failed) { mem_free(homes); return; }
+        if (c->failed) { mem_free(homes); mem_free(grown); return; }
         int reg, t = cc_truth(c, cond, &reg, n->a->loc);
-        if (c->failed) { mem_free(homes); return; }
-        if (t == 0) {
+        if (c->failed) { mem_free(homes); mem_free(grown); return; }
+        if (t == 0) {   /* (a while loop: it grows no tensor array) */
+            for (int i = 0; i < nflow_exits; i++) patch(c, flow_exits[i], c->g->ncode);
             restore_homes(c, homes, nhomes);
             mem_free(homes);
+            mem_free(grown);
             if (c->tape) cgrad_loop_end(c);
             return;
         }
@@ -649,11 +740,14 @@ static void loop_from_counter(Comp *c, LoopArg *la, bool may_peel) {
             jf->a = reg;
             exit_jump = (int)(jf - c->g->code);
         }
+        forever = t > 0;
     }
-    Loop lp = { c->loop, homes, nhomes, NULL, 0, NULL, 0 };
+    Loop lp = { c->loop, homes, nhomes, NULL, 0, NULL, 0, la->flow };
     c->loop = &lp;
     c->branch_depth++;
+    cflow_body_enter(c, la->flow);
     cc_block(c, n->kind == AST_FOR ? n->c : n->b);
+    if (c->ictx) c->ictx->returned = false;
     if (c->tape && !c->failed) {
         int *nr = home_regs(c, homes, nhomes, true);
         cgrad_loop_body_end(c, nr, lp.nbreaks + lp.nconts > 0);
@@ -676,12 +770,17 @@ static void loop_from_counter(Comp *c, LoopArg *la, bool may_peel) {
     back->aux = top;
     int end = c->g->ncode;
     if (exit_jump >= 0) patch(c, exit_jump, end);
+    for (int i = 0; i < nflow_exits; i++) patch(c, flow_exits[i], end);
     for (int i = 0; i < lp.nbreaks; i++) patch(c, lp.breaks[i], end);
     for (int i = 0; i < lp.nconts; i++) patch(c, lp.conts[i], cont_target);
     mem_free(lp.breaks);
     mem_free(lp.conts);
     restore_homes(c, homes, nhomes);
+    /* a `while true` without break is left only by a return: nothing after it runs */
+    if (forever && !lp.nbreaks && cflow_left_by_return(c, homes, nhomes, la->flow)) c->ictx->returned = true;
     mem_free(homes);
+    for (int i = 0; i < ngrown; i++) ca_close(c, grown[i].st);
+    mem_free(grown);
     if (c->tape) cgrad_loop_end(c);
 }
 
@@ -712,22 +811,55 @@ static void check_range_stop(Comp *c, AVal *stop) {
     in->key = mem_strndup(RANGE_BOUND_MSG, strlen(RANGE_BOUND_MSG));
 }
 
-/* One copy of a for loop's body, over a known item of a list, dict or string. */
-static void unrolled_iteration(Comp *c, Node *n, AVal item, const char *over) {
-    cc_env_set(c, cc_name_key(c, n->a), item, n->a->str, true);
-    Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0 };
+typedef struct {
+    Node *n;          /* for x in list { } */
+    AVal item;
+} ItemArg;
+
+/* One copy of the body of a loop over a known list or dict, for one item. */
+static void unrolled_copy(Comp *c, void *arg) {
+    ItemArg *ia = arg;
+    Node *n = ia->n;
+    cc_env_set(c, cc_name_key(c, n->a), ia->item, n->a->str, true);
+    Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0, 0 };
     c->loop = &lp;
     cc_block(c, n->c);
     c->loop = lp.outer;
     bool jumps = lp.nbreaks || lp.nconts;
     mem_free(lp.breaks);
     mem_free(lp.conts);
-    if (jumps && !c->failed) cc_unsupported(c, "break/continue in a loop over %s", over);
+    if (jumps) cc_unsupported(c, "break/continue in a loop compiled as copies of its body (over a list, or under grad(grad(f)))");
+}
+
+/* Copies of the body, one per item of a list or dict, or number of a range; after a copy that
+ * may have returned, the later ones run only where it did not (vm/compile/cflow.c). */
+static void unrolled(Comp *c, Node *n, const AVal *items, int count) {
+    FlowWatch w = { .nlive = 0 };
+    for (int i = 0; i < count && !c->failed; i++) {
+        ItemArg ia = { n, items[i] };
+        cflow_watch(c, &w);
+        cflow_run(c, &w, (Side){ unrolled_copy, &ia });
+        if (!cflow_after(c, &w)) return;
+    }
+}
+
+/* grad(grad(f)) through a loop of f: the inner backward's loop cannot be recorded on the
+ * enclosing tape, so a range whose length is known is compiled as copies of the body (the
+ * ops eager code runs, in its order). false: too long; it stays a loop. */
+static bool unrolled_range(Comp *c, LoopArg *la) {
+    double span = (la->stop.num - la->start) / la->step;
+    if (span > 256) return false;
+    int count = span > 0 ? (int)ceil(span) : 0;
+    AVal *items = mem_alloc(sizeof(AVal) * (size_t)(count + 1));
+    for (int i = 0; i < count; i++) items[i] = cc_num_const(la->start + la->step * i);
+    unrolled(c, la->n, items, count);
+    mem_free(items);
+    return true;
 }
 
 static void for_stmt(Comp *c, Node *n) {
     Node *it = n->b;
-    LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV };
+    LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV, false, 0, false, NULL };
     if (it->kind == AST_CALL && it->a->kind == AST_NAME && it->nk == 0 && it->n >= 1 && it->n <= 3) {
         AVal fn = cc_expr(c, it->a);
         if (c->failed) return;
@@ -774,6 +906,7 @@ static void for_stmt(Comp *c, Node *n) {
                 check_range_stop(c, &la.stop);
                 c->loc = it->loc;
             }
+            if (cgrad_nested(c) && la.stop.known && !la.stop.deps && unrolled_range(c, &la)) return;
             compile_loop(c, &la);
             return;
         }
@@ -787,23 +920,28 @@ static void for_stmt(Comp *c, Node *n) {
         compile_loop(c, &la);
         return;
     }
+    if ((v.kind == AV_LIST || v.kind == AV_DICT) && ca_is_open(v.st)) { ca_read_open(c); return; }
     if (v.kind == AV_LIST || v.kind == AV_DICT) {
         /* the structure is known: one copy of the body per item */
         cc_struct_n(c, v.st);
-        for (int i = 0; i < v.st->n && !c->failed; i++) {
-            AVal item = v.kind == AV_LIST ? v.st->items[i] : cc_const_av(cc_keep_value(c, val_cstr(v.st->keys[i])));
-            unrolled_iteration(c, n, item, "a list");
-        }
+        AVal *items = mem_alloc(sizeof(AVal) * (size_t)(v.st->n + 1));
+        for (int i = 0; i < v.st->n; i++)
+            items[i] = v.kind == AV_LIST ? v.st->items[i] : cc_const_av(cc_keep_value(c, val_cstr(v.st->keys[i])));
+        unrolled(c, n, items, v.st->n);
+        mem_free(items);
         return;
     }
     if (v.kind == AV_CONST && v.k.type == VAL_STR) {
         /* a known string (a guard when it is an input): one copy of the body per character,
          * each the string indexed as eagerly (code points) */
-        for (int64_t i = 0; i < AS_STR(v.k)->ncp && !c->failed; i++) {
+        int count = AS_STR(v.k)->ncp;
+        AVal *items = mem_alloc(sizeof(AVal) * (size_t)(count + 1));
+        for (int i = 0; i < count && !c->failed; i++) {
             Value idx = NUM_VAL((double)i);
-            AVal ch = cc_folded(c, value_index(c->I, v.k, &idx, 1), n->loc);
-            if (!c->failed) unrolled_iteration(c, n, ch, "a string");
+            items[i] = cc_folded(c, value_index(c->I, v.k, &idx, 1), n->loc);
         }
+        if (!c->failed) unrolled(c, n, items, count);
+        mem_free(items);
         return;
     }
     const char *type = v.kind == AV_CONST ? val_type_name(v.k) : v.kind == AV_CLOSURE ? "function"
@@ -813,41 +951,88 @@ static void for_stmt(Comp *c, Node *n) {
 }
 
 typedef struct {
-    Node *n;
-    int which;   /* 0: then, 1: else */
+    Side side[2];          /* then, else */
+    bool else_returned;    /* the else side is a path that has returned (a guard's) */
 } BranchArg;
 
-static void branch_once(Comp *c, void *arg) {
-    BranchArg *ba = arg;
-    c->branch_depth++;
-    if (ba->which == 0) cc_block(c, ba->n->b);
-    else if (ba->n->c) cc_stmt(c, ba->n->c);
-    c->branch_depth--;
+static void set_returned(Comp *c, bool r) {
+    if (c->ictx) c->ictx->returned = r;
+}
+
+/* One side of a run-time branch; whether it surely returned (the path after the branch did
+ * only if both sides did). */
+static bool branch_side(Comp *c, BranchArg *ba, int which) {
+    set_returned(c, false);
+    if (ba->side[which].fn) ba->side[which].fn(c, ba->side[which].arg);
+    bool r = c->ictx && c->ictx->returned;
+    set_returned(c, false);
+    return r || (which == 1 && ba->else_returned);
 }
 
 static void both_branches(Comp *c, void *arg) {
     BranchArg *ba = arg;
     Snap s = snapshot(c);
-    BranchArg t = { ba->n, 0 };
-    branch_once(c, &t);
+    c->branch_depth++;
+    branch_side(c, ba, 0);
+    c->branch_depth--;
     Home *changed = NULL, *items = NULL;
     AStruct **hosts = NULL;
     int n = 0, nitems = 0, nhosts = 0;
     if (!c->failed) changed_since(c, &s, &changed, &n);
-    if (!c->failed) changed_items(c, &s, &items, &nitems, &hosts, &nhosts);
+    if (!c->failed) changed_items(c, &s, &items, &nitems, &hosts, &nhosts, -1, NULL, NULL);
     /* keep then-branch results visible to the caller's diff, then run else from the start */
     rollback(c, &s);
     /* a list the then-branch grows: a host list, which the caller's diff sees (changed_items) */
     for (int i = 0; i < nhosts && !c->failed; i++) cc_host_list(c, hosts[i]);
     mem_free(hosts);
-    BranchArg e = { ba->n, 1 };
-    if (!c->failed) branch_once(c, &e);
+    c->branch_depth++;
+    if (!c->failed) branch_side(c, ba, 1);
+    c->branch_depth--;
     /* what the then-branch changed stays visible to prepare_homes' comparison */
     for (int i = 0; i < n; i++) cc_env_set(c, changed[i].key, changed[i].home, changed[i].name, true);
     restore_homes(c, items, nitems);
     mem_free(changed);
     mem_free(items);
 }
+
+void cc_runtime_branch(Comp *c, int cond, SrcLoc loc, Side then, Side els, bool else_returned) {
+    Home *homes = NULL;
+    int nhomes = 0;
+    BranchArg ba = { { then, els }, else_returned };
+    prepare_homes(c, both_branches, &ba, &homes, &nhomes, NULL, NULL);
+    if (c->failed) { mem_free(homes); return; }
+    if (c->tape) {   /* a branch inside a function being differentiated */
+        int *hr = home_regs(c, homes, nhomes, false);
+        int *unset = mem_alloc(sizeof(int) * (size_t)(nhomes + 1));
+        for (int i = 0; i < nhomes; i++) unset[i] = homes[i].home.unset - 1;
+        cgrad_branch_begin(c, hr, unset, nhomes, cond);
+        mem_free(hr);
+        mem_free(unset);
+    }
+    c->loc = loc;
+    Ins *jf = cc_emit(c, I_JUMPF);
+    jf->a = cond;
+    int at_jf = (int)(jf - c->g->code);
+    c->branch_depth++;
+    bool returned = branch_side(c, &ba, 0);
+    home_moves(c, homes, nhomes);
+    if (c->tape) cgrad_branch_else(c);
+    Ins *j = cc_emit(c, I_JUMP);
+    int at_j = (int)(j - c->g->code);
+    patch(c, at_jf, c->g->ncode);
+    restore_homes(c, homes, nhomes);
+    returned &= branch_side(c, &ba, 1);
+    home_moves(c, homes, nhomes);
+    c->branch_depth--;
+    if (c->tape) cgrad_branch_end(c);
+    patch(c, at_j, c->g->ncode);
+    restore_homes(c, homes, nhomes);
+    mem_free(homes);
+    set_returned(c, returned);
+}
+
+static void block_side(Comp *c, void *blk) { cc_block(c, blk); }
+static void stmt_side(Comp *c, void *stmt) { cc_stmt(c, stmt); }
 
 /* ---------- `and` / `or` on run-time values ---------- */
 
@@ -887,7 +1072,7 @@ AVal cc_and_or_runtime(Comp *c, Node *n, int ra, bool value) {
     RhsArg arg = { n, dst, value };
     Home *homes = NULL;
     int nhomes = 0;
-    prepare_homes(c, and_or_rhs, &arg, &homes, &nhomes);
+    prepare_homes(c, and_or_rhs, &arg, &homes, &nhomes, NULL, NULL);
     if (c->failed) { mem_free(homes); return FAILV; }
     int test = ra;
     if (n->kind == AST_OR) {   /* b runs when a is false */
@@ -929,38 +1114,7 @@ static void if_stmt(Comp *c, Node *n) {
         else if (n->c) cc_stmt(c, n->c);
         return;
     }
-    Home *homes = NULL;
-    int nhomes = 0;
-    BranchArg ba = { n, 0 };
-    prepare_homes(c, both_branches, &ba, &homes, &nhomes);
-    if (c->failed) { mem_free(homes); return; }
-    if (c->tape) {   /* a branch inside a function being differentiated */
-        int *hr = home_regs(c, homes, nhomes, false);
-        bool *bound = mem_alloc(sizeof(bool) * (size_t)(nhomes + 1));
-        for (int i = 0; i < nhomes; i++) bound[i] = !homes[i].home.unset;
-        cgrad_branch_begin(c, hr, bound, nhomes, reg);
-        mem_free(hr);
-        mem_free(bound);
-    }
-    c->loc = n->loc;
-    Ins *jf = cc_emit(c, I_JUMPF);
-    jf->a = reg;
-    int at_jf = (int)(jf - c->g->code);
-    c->branch_depth++;
-    cc_block(c, n->b);
-    home_moves(c, homes, nhomes);
-    if (c->tape) cgrad_branch_else(c);
-    Ins *j = cc_emit(c, I_JUMP);
-    int at_j = (int)(j - c->g->code);
-    patch(c, at_jf, c->g->ncode);
-    restore_homes(c, homes, nhomes);
-    if (n->c) cc_stmt(c, n->c);
-    home_moves(c, homes, nhomes);
-    c->branch_depth--;
-    if (c->tape) cgrad_branch_end(c);
-    patch(c, at_j, c->g->ncode);
-    restore_homes(c, homes, nhomes);
-    mem_free(homes);
+    cc_runtime_branch(c, reg, n->loc, (Side){ block_side, n->b }, (Side){ n->c ? stmt_side : NULL, n->c }, false);
 }
 
 static void jump_out(Comp *c, Node *n, bool is_break) {
@@ -968,6 +1122,7 @@ static void jump_out(Comp *c, Node *n, bool is_break) {
         cc_error_at(c, n->loc, "'%s' cannot leave a static block", is_break ? "break" : "continue");
         return;
     }
+    if (cflow_jump(c, is_break)) return;
     Loop *lp = c->loop;
     home_moves(c, lp->homes, lp->nhomes);
     Ins *j = cc_emit(c, I_JUMP);
@@ -1022,28 +1177,14 @@ void cc_stmt(Comp *c, Node *n) {
     }
     case AST_IF: if_stmt(c, n); return;
     case AST_WHILE: {
-        LoopArg la = { n, 0, 1, false, FAILV, FAILV, FAILV };
+        LoopArg la = { n, 0, 1, false, FAILV, FAILV, FAILV, false, 0, false, NULL };
         compile_loop(c, &la);
         return;
     }
     case AST_FOR: for_stmt(c, n); return;
     case AST_BREAK: jump_out(c, n, true); return;
     case AST_CONTINUE: jump_out(c, n, false); return;
-    case AST_RETURN: {
-        if (!c->ictx) {
-            cc_error_at(c, n->loc, "'return' cannot leave a static block");
-            return;
-        }
-        if (c->branch_depth > c->ictx->depth_at_entry) {
-            cc_unsupported(c, "'return' inside a loop or a run-time branch");
-            return;
-        }
-        AVal v = n->a ? cc_expr(c, n->a) : cc_const_av(NIL_VAL);
-        if (c->failed) return;
-        c->ictx->result = v;
-        c->ictx->returned = true;
-        return;
-    }
+    case AST_RETURN: cflow_return(c, n); return;
     case AST_BLOCK: cc_block(c, n); return;
     case AST_FNDECL: cc_env_set(c, cc_name_key(c, n->a), cc_make_closure(c, n->b->proto), n->a->str, true); return;
     case AST_STATIC: cc_block(c, n->a); return;
@@ -1052,9 +1193,7 @@ void cc_stmt(Comp *c, Node *n) {
     }
 }
 
-void cc_block(Comp *c, Node *b) {
-    for (int i = 0; i < b->n && !c->failed; i++) cc_stmt(c, b->kids[i]);
-}
+void cc_block(Comp *c, Node *b) { cflow_statements(c, b, 0, b->n); }
 
 
 /* ---------- variable lookup ---------- */
@@ -1184,6 +1323,7 @@ CompileStatus compile_fn(Interp *I, ObjClosure *fn, Value *params, Graph **out, 
     /* the body compiles as a call at depth 0: its parameters are the inputs (K_LOCAL) */
     Inline top = { NULL, 0, p, fn->module, fn, NULL, false, FAILV, 0, NULL };   /* its frame: the caller's */
     c.ictx = &top;
+    cflow_enter(&c, &top);
     for (int i = 0; i < p->nparams && !c.failed; i++) {
         if (params[i].type != VAL_UNDEF) continue;
         /* the default is compiled in: guard that the argument is still omitted */
@@ -1199,7 +1339,8 @@ CompileStatus compile_fn(Interp *I, ObjClosure *fn, Value *params, Graph **out, 
     }
     if (!c.failed) cc_block(&c, p->body);
     if (!c.failed) {
-        c.g->result = cc_opnd_of(&c, top.returned ? top.result : cc_const_av(NIL_VAL));
+        AVal r = cflow_result(&c, &top);
+        if (!c.failed) c.g->result = cc_opnd_of(&c, r);
         c.g->has_result = true;
     }
     return finish(&c, out);

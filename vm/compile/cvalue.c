@@ -164,6 +164,7 @@ void cc_undo_save(Comp *c, AStruct *s) {
     u->grown = s->grown;
     u->items_unknown = s->items_unknown;
     u->wants_host = s->wants_host;
+    u->ta = s->ta;
     u->items = mem_alloc(sizeof(AVal) * (size_t)(s->n + 1));
     if (s->n) memcpy(u->items, s->items, sizeof(AVal) * (size_t)s->n);
     u->keys = mem_alloc(sizeof(char *) * (size_t)(s->n + 1));
@@ -490,7 +491,7 @@ static bool pure_value(Comp *c, AVal *v, Value *out, int depth, long *nodes) {
         return true;
     case AV_LIST:
     case AV_DICT: {
-        if (v->st->obj >= 0) return false;
+        if (v->st->obj >= 0 || ca_is_open(v->st)) return false;
         Value r;
         if (v->kind == AV_LIST) {
             ObjList *l = list_new(v->st->n);

@@ -48,6 +48,12 @@ static bool exportable(const Graph *g, const char *fname, char *err, size_t errl
     }
     for (int i = 0; i < g->ncode; i++) {
         const Ins *in = &g->code[i];
+        if (in->op == I_SELECT || in->op == I_ROWSET) {   /* not in the file format yet */
+            snprintf(err, errlen, "%s() %s (line %d), which a graph file cannot hold yet", fname,
+                     in->op == I_SELECT ? "indexes a list with a number computed at run time" : "grows a tensor list in a loop",
+                     in->loc.line);
+            return false;
+        }
         if (in->op == I_HCALL || in->op == I_HBIN || in->op == I_VMOVE || in->op == I_DSET || in->op == I_HLIST ||
             in->op == I_HINDEX) {
             snprintf(err, errlen, "%s() makes a string or changes a list or dict at run time (line %d); an exported "

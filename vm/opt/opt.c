@@ -59,7 +59,7 @@ static bool pass_on(const char *name) {
 static bool is_pure(InsOp op) {
     switch (op) {
     case I_PRINT: case I_ASSERT: case I_STORE: case I_JUMP: case I_JUMPF: case I_TRUTH: case I_SEED:
-    case I_PUSH: case I_POP:
+    case I_PUSH: case I_POP: case I_ROWSET:
     case I_HCALL: case I_HBIN: case I_VMOVE: case I_DSET: case I_HLIST: case I_HINDEX:   /* host values: effects, operands not compared */
         return false;
     default: return true;
@@ -94,11 +94,17 @@ static int reads(const Ins *in, int *out) {
         for (int k = 0; k < in->nargs; k++)
             if (in->args[k] >= 0) out[n++] = in->args[k];
         return n;
+    case I_SELECT:
     case I_INDEX: case I_INDEX_SET:
         out[n++] = in->a;
         if (in->op == I_INDEX_SET) out[n++] = in->b;
         for (int k = 0; k < in->nargs; k++)
             if (in->args[k] >= 0) out[n++] = in->args[k];
+        return n;
+    case I_ROWSET:   /* the buffer's other rows stay */
+        out[n++] = in->dst;
+        out[n++] = in->a;
+        out[n++] = in->b;
         return n;
     case I_STORE: case I_PRINT: return 0;   /* operands counted separately */
     case I_EPILOGUE:   /* the matmul's operands, then steps that read like a fused group's */
@@ -275,7 +281,7 @@ static void rename_all(Graph *g, const int *map) {
             if (in->b >= 0) in->b = map[in->b];
             if (in->c >= 0) in->c = map[in->c];
         }
-        if (in->op == I_OP || in->op == I_INDEX || in->op == I_INDEX_SET)
+        if (in->op == I_OP || in->op == I_INDEX || in->op == I_INDEX_SET || in->op == I_SELECT)
             for (int k = 0; k < in->nargs; k++)
                 if (in->args[k] >= 0) in->args[k] = map[in->args[k]];
         for (int k = 0; k < in->nopnds; k++) rename_opnd(&in->opnds[k], map);
@@ -918,7 +924,7 @@ static int pass_memplan(Graph *g) {
         int d = in->dst;
         /* an epilogue's result takes a slot like an op's (a layer's output then reuses the
          * buffer of the layer before last, which is still in cache); its other results do not */
-        if (d < 0 || g->regs[d].kind != R_TENSOR || in->op == I_TMOVE || in->op == I_FUSED || in->op == I_POP) continue;
+        if (d < 0 || g->regs[d].kind != R_TENSOR || in->op == I_TMOVE || in->op == I_SELECT || in->op == I_FUSED || in->op == I_POP) continue;
         if (pinned[d] || defs[d] != 1 || outs[d] || first[d] != i) continue;
         RegInfo *ri = &g->regs[d];
         int pick = -1;

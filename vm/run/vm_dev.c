@@ -48,6 +48,9 @@ static void mark_written(const Graph *g, bool *w) {
                 if (in->steps[k].dst < 0) w[-in->steps[k].dst - 1] = true;
             break;
         case I_SCALAR: case I_TMOVE: case I_INDEX: case I_INDEX_SET: w[in->dst] = true; break;
+        case I_SELECT:
+            if (g->regs[in->dst].kind == R_TENSOR) w[in->dst] = true;
+            break;
         case I_POP:
             if (in->dst >= 0 && g->regs[in->dst].kind == R_TENSOR) w[in->dst] = true;
             break;

@@ -83,11 +83,32 @@ static inline bool private_like(const Tensor *d, const Tensor *t) {
 /* A register := another's value: a copy into the destination's own buffer when it is
  * private, so the source keeps its buffer for the next iteration; otherwise the executor
  * places it (shared on the CPU, copied into the arena's region on a device). */
-static int exec_tmove(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
-    Tensor *src = r->ten[in->a], *home = r->ten[in->dst];
+static int exec_tmove_from(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in, int from) {
+    Tensor *src = r->ten[from], *home = r->ten[in->dst];
     if (!src) return vm_fail_at(I, in, "undefined variable");
     int rc = home && home != src && private_like(home, src) ? X->copy(home, src) : X->place(g, r, in->dst, tensor_retain(src));
     return rc ? vm_fail_at(I, in, op_error()) : 0;
+}
+
+static int exec_tmove(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) { return exec_tmove_from(I, g, r, X, in, in->a); }
+
+/* xs[i] of a list of registers (args), i read at run time: eager's list index rules and
+ * messages (norm_index in lang/interp.c), then a move of the chosen register. */
+static int exec_select(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
+    double x = r->num[in->a];
+    int64_t i;
+    if (isnan(x) || x != floor(x)) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "list index must be an integer, got %g", x);
+        return vm_fail_at(I, in, msg);
+    }
+    if (!num_to_i64(x, &i) || (i < 0 ? i + in->nargs < 0 : i >= in->nargs)) return vm_fail_at(I, in, "list index out of range");
+    int from = in->args[i < 0 ? i + in->nargs : i];
+    if (g->regs[in->dst].kind == R_NUM) {
+        r->num[in->dst] = r->num[from];
+        return 0;
+    }
+    return exec_tmove_from(I, g, r, X, in, from);
 }
 
 /* A private tensor like t holding a copy of t, reusing *slot's buffer. */
@@ -128,6 +149,30 @@ static int exec_pop(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
     s->t[s->n] = r->ten[in->dst];
     r->ten[in->dst] = NULL;
     return X->place(g, r, in->dst, t) ? vm_fail_at(I, in, op_error()) : 0;
+}
+
+/* Row N[a] of the buffer in register dst := T[b] (a push onto a tensor list, carray.c): in
+ * place, into a copy first when another value holds the buffer (the register's own arena
+ * region, held by the arena and the register only, is its own). The compiler keeps the row
+ * in range (the buffer has a row for every push of the loop). */
+static int exec_rowset(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
+    Tensor *buf = r->ten[in->dst], *v = r->ten[in->b];
+    if (!buf || !v) return vm_fail_at(I, in, "undefined variable");
+    bool own_region = g->dev && g->dev->region_of && buf->rc == 2 && vm_dev_region(g->dev, in->dst) == buf;
+    if (!own_region && (buf->rc != 1 || buf->buf->rc != 1)) {
+        Tensor *own = tensor_copy(buf);
+        if (!own || X->place(g, r, in->dst, own)) return vm_fail_at(I, in, op_error());
+        buf = r->ten[in->dst];
+    }
+    double at = r->num[in->a];
+    if (!(at >= 0 && (at + 1) * (double)v->size <= (double)buf->size) || v->dtype != buf->dtype)   /* never, from the compiler */
+        return vm_fail_at(I, in, "internal error: a push past the end of a tensor list's buffer");
+    Tensor row = *buf;
+    row.ndim = v->ndim;
+    memcpy(row.shape, v->shape, sizeof(int64_t) * (size_t)v->ndim);
+    row.size = v->size;
+    row.data = (char *)buf->data + (int64_t)at * v->size * (int64_t)dtype_size(v->dtype);
+    return X->copy(&row, v) ? vm_fail_at(I, in, op_error()) : 0;
 }
 
 /* ITEM and TRUTH: the first element, read on the host whatever the tensor's device. */
@@ -196,6 +241,8 @@ static inline __attribute__((always_inline)) int vm_loop(Interp *I, Graph *g, Vm
             }
             vmcase(I_SCALAR) if (exec_scalar(I, g, r, X, in)) return -1; vmbreak;
             vmcase(I_TMOVE) if (exec_tmove(I, g, r, X, in)) return -1; vmbreak;
+            vmcase(I_SELECT) if (exec_select(I, g, r, X, in)) return -1; vmbreak;
+            vmcase(I_ROWSET) if (exec_rowset(I, g, r, X, in)) return -1; vmbreak;
             vmcase(I_OP) {
                 /* before each kernel: a run of slow ops without a loop stops too */
                 if (!interp_poll(I)) return vm_stopped_at(I, in);

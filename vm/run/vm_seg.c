@@ -86,6 +86,8 @@ const char *vm_seg_refuses(const Graph *g, const Ins *in) {
         return "a number computed on the host";
     case I_SCALAR: return "a number becomes a tensor through a host copy";
     case I_INDEX: case I_INDEX_SET: return "indexing runs on the host";
+    case I_SELECT: return "a run-time list index chooses a register on the host";
+    case I_ROWSET: return "a tensor list's row is chosen on the host";
     case I_ITEM: return "item() reads the device";
     case I_TRUTH: return "a branch on a tensor reads the device";
     case I_JUMP: case I_JUMPF: return "control flow";
