@@ -226,7 +226,7 @@ static Value bi_endswith(Interp *I, CallArgs *a) { return affix(I, a, bi_endswit
 
 const BuiltinDef string_builtins[] = {
     { "split", bi_split, "(s, sep=nil)", "the pieces of s between occurrences of sep (nil: runs of whitespace)", ST_FOLDS },
-    { "join", bi_join, "(list, sep=\"\")", "the strings of the list joined with sep between them", ST_FOLDS },
+    { "join", bi_join, "(list, sep=\"\")", "the strings of the list joined with sep between them", ST_TEXT | ST_FOLDS },
     { "replace", bi_replace, "(s, old, new)", "s with every occurrence of old replaced by new", ST_FOLDS },
     { "find", bi_find, "(s, sub)", "the index of the first occurrence of sub in s, or -1", ST_FOLDS },
     { "strip", bi_strip, "(s)", "s without whitespace at either end", ST_FOLDS },

@@ -99,7 +99,8 @@ const char *shape_str(const Shape *s, char *buf, size_t n) {
     size_t len = 0;
     len += (size_t)snprintf(buf, n, "[");
     for (int i = 0; i < s->ndim && len < n; i++)
-        len += (size_t)snprintf(buf + len, n - len, i ? ", %lld" : "%lld", (long long)s->d[i]);
+        len += s->d[i] == SHAPE_RT ? (size_t)snprintf(buf + len, n - len, i ? ", ?" : "?")
+                                   : (size_t)snprintf(buf + len, n - len, i ? ", %lld" : "%lld", (long long)s->d[i]);
     if (len < n) snprintf(buf + len, n - len, "]");
     return buf;
 }

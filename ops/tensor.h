@@ -43,6 +43,16 @@ typedef struct {
     int64_t d[TSL_MAX_RANK];
 } Shape;
 
+/* A dimension known only at run time (a static graph's register after a bool-mask index,
+ * unique(), a slice with run-time bounds: vm/compile/cshape.c). Never in a tensor's shape;
+ * shape_str prints it as "?". */
+#define SHAPE_RT (-1)
+static inline bool shape_is_runtime(const Shape *s) {
+    for (int i = 0; i < s->ndim; i++)
+        if (s->d[i] == SHAPE_RT) return true;
+    return false;
+}
+
 /* Whether a double converts to int64_t without overflow (2^63 is exact as a double). */
 static inline int double_fits_i64(double x) { return x >= -9223372036854775808.0 && x < 9223372036854775808.0; }
 

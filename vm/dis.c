@@ -149,6 +149,10 @@ static size_t index_text(const Ins *in, char *buf, size_t n) {
             char lo[24] = "", hi[24] = "";
             if (it->has_start) snprintf(lo, sizeof lo, "%lld", (long long)it->start);
             if (it->has_stop) snprintf(hi, sizeof hi, "%lld", (long long)it->stop);
+            /* bounds read from registers at run time (vm/compile/cshape.c's layout) */
+            const int *run = in->nargs > in->nidx ? in->args + in->nidx + 2 * k : NULL;
+            if (run && run[0] >= 0) snprintf(lo, sizeof lo, "n%d", run[0]);
+            if (run && run[1] >= 0) snprintf(hi, sizeof hi, "n%d", run[1]);
             len += (size_t)snprintf(buf + len, n - len, "%s%s:%s", sep, lo, hi);
             if (it->step != 1 && len < n) len += (size_t)snprintf(buf + len, n - len, ":%lld", (long long)it->step);
         }
@@ -253,6 +257,10 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
         break;
     }
     case I_ROWSET: snprintf(buf, n, "%s[%s] := %s", d, a, b); break;
+    case I_DIM:
+        if (in->aux < 0) snprintf(buf, n, "%s = %s.size", d, a);
+        else snprintf(buf, n, "%s = %s.shape[%d]", d, a, in->aux);
+        break;
     case I_SELECT: {   /* "t9 = [t3, t5, t7][n2]": the registers of the list's items */
         size_t len = (size_t)snprintf(buf, n, "%s = [", d);
         for (int k = 0; k < in->nargs && len < n; k++) {

@@ -140,5 +140,32 @@ void graph_free(Graph *g) {
     if (g->rf) vm_regs_free(g->rf, g);
     vm_dev_free(g->dev, g->nregs);
     mem_free(g->vals);
+    mem_free(g->rt_values);
     mem_free(g);
+}
+
+static bool reg_runtime(const Graph *g, int r) {
+    return r >= 0 && r < g->nregs && g->regs[r].kind == R_TENSOR && shape_is_runtime(&g->regs[r].shape);
+}
+
+bool graph_ins_runtime(const Graph *g, const Ins *in) {
+    bool rt = reg_runtime(g, in->dst) || reg_runtime(g, in->a) || reg_runtime(g, in->b) || reg_runtime(g, in->c);
+    for (int k = 0; k < in->nargs && !rt; k++) rt = reg_runtime(g, in->args[k]);
+    for (int k = 0; k < in->nres && !rt; k++) rt = reg_runtime(g, in->res[k]);
+    for (int k = 0; k < in->nsteps && !rt; k++) {
+        const FusedStep *st = &in->steps[k];
+        rt = (st->dst < 0 && reg_runtime(g, -st->dst - 1)) || (st->a < 0 && reg_runtime(g, -st->a - 1)) ||
+             (st->b < 0 && reg_runtime(g, -st->b - 1));
+    }
+    return rt;
+}
+
+bool graph_mark_runtime(Graph *g) {
+    bool any = false;
+    for (int r = 0; r < g->nregs && !any; r++) any = reg_runtime(g, r);
+    for (int i = 0; i < g->ncode; i++) {
+        Ins *in = &g->code[i];
+        in->rt = any && (in->op == I_OP || in->op == I_INDEX || in->op == I_INDEX_SET) && graph_ins_runtime(g, in);
+    }
+    return any;
 }

@@ -96,6 +96,8 @@ typedef struct Ins {
     SrcLoc loc;
     Source *src;
     const CallFrame *frame;   /* the inlined call it belongs to, or NULL (not in graph files) */
+    bool rt;               /* OP/INDEX: reads or writes a register with a run-time dim, so its
+                            * result is made at run time as eagerly (graph_mark_runtime) */
 } Ins;
 
 /* Where an input comes from at run time, relative to the block's frame. */
@@ -176,6 +178,7 @@ typedef struct Graph {
     bool busy;               /* rf/vals in use (a nested run uses its own) */
     struct VmDev *dev;       /* the device executor's arena and captures (vm_impl.h), NULL until its first run */
     CallFrame *frames;       /* every inlined call's frame (Ins.frame points into them) */
+    char *rt_values;         /* "pos (line 3), ...": variables with run-time shapes (TSL_EXPLAIN), or NULL */
 } Graph;
 
 void graph_free(Graph *g);
@@ -190,6 +193,11 @@ CallFrame *graph_frame(Graph *g, const char *name, Source *src, SrcLoc loc, Call
  * error's traceback. */
 void graph_trace(Interp *I, const CallFrame *f);
 const char *ins_name(InsOp op);
+/* Sets Ins.rt on the instructions that touch a register with a run-time dim (SHAPE_RT):
+ * whether g has any. After the optimizer, which may rewrite instructions. */
+bool graph_mark_runtime(Graph *g);
+/* Whether instruction in reads or writes a tensor register with a run-time dim. */
+bool graph_ins_runtime(const Graph *g, const Ins *in);
 /* Strings of a loaded graph live outside every interpreter (OBJ_DETACHED): made here, read
  * through graph_const_value (a copy for a detached string, else a new reference), freed by
  * graph_release_const. */

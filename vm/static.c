@@ -361,6 +361,7 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
     char opt_msg[1024];
     if (opt_env_problem(opt_msg, sizeof opt_msg)) interp_write_diag(I, opt_msg, strlen(opt_msg));
     opt_run(g);
+    bool rt = graph_mark_runtime(g);   /* Ins.rt: after the optimizer, which rewrites instructions */
     g->compile_ms = now_ms() - t0;
     int ninputs, nguards;
     graph_count_guards(g, 0, &ninputs, &nguards);
@@ -369,6 +370,7 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
                 "%d guards)", what, g->compile_ms, g->ncode, g->ops_before, g->fused_groups, ninputs, nguards);
     else
         explain(I, loc, "recompiled %s in %.2f ms: %s", what, g->compile_ms, why);
+    if (rt) explain(I, loc, "run-time shapes: %s", g->rt_values ? g->rt_values : "temporaries only");
     if (c->n == CACHE_MAX) {
         warm_forget(state(I), c->graphs[c->n - 1]);
         graph_free(c->graphs[--c->n]);
@@ -816,6 +818,19 @@ static Value static_dis(Interp *I, Value fn, bool dot) {
     return r;
 }
 
+/* Whether g indexes with a bool mask or slice bounds read at run time (vm/compile/cshape.c):
+ * a graph file's index items are fixed (format.md). */
+static bool runtime_indexing(const Graph *g) {
+    for (int i = 0; i < g->ncode; i++) {
+        const Ins *in = &g->code[i];
+        if (in->op != I_INDEX && in->op != I_INDEX_SET) continue;
+        if (in->nargs > in->nidx) return true;
+        for (int k = 0; k < in->nidx; k++)
+            if (in->idx[k].kind == IDX_TENSOR && in->args[k] >= 0 && g->regs[in->args[k]].dtype == DT_BOOL) return true;
+    }
+    return false;
+}
+
 /* export(): fn compiled for params as a call would compile it, outside every cache, and
  * its inputs fetched (borrowed) into *vals_out (mem_free it). */
 CompileStatus static_compile_export(Interp *I, ObjClosure *fn, Value *params, Graph **out, Value **vals_out,
@@ -826,6 +841,13 @@ CompileStatus static_compile_export(Interp *I, ObjClosure *fn, Value *params, Gr
     I->cur_src = saved;
     if (st != COMPILE_OK) return st;
     opt_run(*out);
+    if (graph_mark_runtime(*out) || runtime_indexing(*out)) {   /* a graph file's shapes are fixed (format.md) */
+        snprintf(why, whylen, "values with run-time shapes (%s) cannot be exported yet",
+                 (*out)->rt_values ? (*out)->rt_values : "a bool mask or slice bounds computed at run time");
+        graph_free(*out);
+        *out = NULL;
+        return COMPILE_UNSUPPORTED;
+    }
     Env e = { NULL, fn, params };
     *vals_out = mem_alloc(sizeof(Value) * (size_t)((*out)->ninputs + 1));
     fetch_inputs(*out, &e, *vals_out);

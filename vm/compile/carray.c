@@ -83,10 +83,63 @@ static AVal select_tracked(Comp *c, AStruct *st, int key) {
     return c->failed ? FAILV : cc_emit_op(c, OP_TAKE, (AVal[]){ stacked, pos }, 2, NULL);
 }
 
+/* Whether every item is a dict with the keys of the first, in its order (and at least one). */
+static bool same_dicts(const AStruct *st) {
+    if (st->n == 0 || st->items[0].kind != AV_DICT || st->items[0].st->n == 0) return false;
+    const AStruct *d0 = st->items[0].st;
+    for (int i = 1; i < st->n; i++) {
+        const AStruct *d = st->items[i].kind == AV_DICT ? st->items[i].st : NULL;
+        if (!d || d->n != d0->n) return false;
+        for (int f = 0; f < d0->n; f++)
+            if (strcmp(d->keys[f], d0->keys[f]) != 0) return false;
+    }
+    return true;
+}
+
+/* list[key] of dicts of one structure (`layers[i].w`): a dict whose every field is the select
+ * of that field across the items (fields nobody reads cost nothing: DCE). It is marked
+ * selected: a store into it would change a copy, not the list's item. */
+static AVal select_fields(Comp *c, AStruct *st, AVal key, SrcLoc loc) {
+    const AStruct *d0 = st->items[0].st;
+    AStruct *r = cc_astruct_new(c, true), column = { .n = st->n, .obj = -1 };
+    column.items = cc_arena_alloc(c, sizeof(AVal) * (size_t)st->n);
+    r->selected = true;
+    for (int f = 0; f < d0->n; f++) {
+        for (int i = 0; i < st->n; i++) column.items[i] = st->items[i].st->items[f];
+        AVal v = ca_select(c, &column, key, loc);
+        if (c->failed) return FAILV;
+        cc_astruct_push(c, r, d0->keys[f], v);
+    }
+    return (AVal){ .kind = AV_DICT, .st = r };
+}
+
+static bool all_strings(const AStruct *st) {
+    for (int i = 0; i < st->n; i++)
+        if (st->items[i].kind != AV_STR && !(st->items[i].kind == AV_CONST && st->items[i].k.type == VAL_STR)) return false;
+    return st->n > 0;
+}
+
+/* Whether ca_select can index st with a number of the run. */
+bool ca_selectable(Comp *c, AStruct *st) {
+    if (all_strings(st)) return true;
+    if (!same_dicts(st)) return select_problem(c, st) == NULL;
+    const AStruct *d0 = st->items[0].st;
+    AStruct column = { .n = st->n, .obj = -1 };
+    column.items = cc_arena_alloc(c, sizeof(AVal) * (size_t)st->n);
+    for (int f = 0; f < d0->n; f++) {
+        for (int i = 0; i < st->n; i++) column.items[i] = st->items[i].st->items[f];
+        if (!ca_selectable(c, &column)) return false;
+    }
+    return true;
+}
+
 /* list[key] where key is a number known only at run time: one SELECT over the items'
- * registers (an empty list fails at run time, as eagerly). */
+ * registers (an empty list fails at run time, as eagerly); a dict of selects for dicts of one
+ * structure; eager's own lookup, as a host instruction, for strings. */
 AVal ca_select(Comp *c, AStruct *st, AVal key, SrcLoc loc) {
     c->loc = loc;
+    if (same_dicts(st)) return select_fields(c, st, key, loc);
+    if (all_strings(st)) return cc_host_index(c, (AVal){ .kind = AV_LIST, .st = st }, key);
     const char *why = select_problem(c, st);
     if (why) return cc_unsupported(c, "%s", why);
     if (st->n == 0) return cc_unsupported(c, "an empty list indexed by a number computed at run time");

@@ -126,9 +126,9 @@ static bool number_decides_dtype(OpCall *call, int k) {
     Shape s[OP_MAX_OUT];
     DType d1[OP_MAX_OUT], d2[OP_MAX_OUT];
     in->x = 1;
-    int r1 = op_infer(call, s, d1);
+    int r1 = cs_op_infer(call, s, d1);   /* op_infer, also over run-time shapes */
     in->x = 0.5;
-    int r2 = op_infer(call, s, d2);
+    int r2 = cs_op_infer(call, s, d2);
     in->x = saved;
     return r1 != r2 || (r1 == 0 && memcmp(d1, d2, sizeof(DType) * (size_t)op_info[call->op].nout));
 }
@@ -199,13 +199,14 @@ AVal cc_emit_op(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at_in) {
     }
     Shape so[OP_MAX_OUT];
     DType dt[OP_MAX_OUT];
-    if (op_infer(&call, so, dt)) {
+    if ((d->flags & F_DYNAMIC) || cs_any_runtime(ops, n)) {   /* a run-time shape (cshape.c) */
+        if (cs_infer(c, &call, so, dt)) {
+            mem_free(regs);
+            return FAILV;
+        }
+    } else if (op_infer(&call, so, dt)) {
         mem_free(regs);
         return cc_op_failed(c);
-    }
-    if (d->flags & F_DYNAMIC) {
-        mem_free(regs);
-        return cc_unsupported(c, "%s() gives a result whose shape depends on the data", d->name);
     }
     AVal res[OP_MAX_OUT];
     for (int k = 0; k < d->nout; k++) res[k] = cc_tensor_av(c, dt[k], &so[k]);
@@ -325,6 +326,8 @@ static AVal builtin_to(Comp *c, ObjBuiltin *b, AVal *v) {
 /* item(x) or float(x) of a tensor or number known only at run time. */
 static AVal builtin_item(Comp *c, int rule, const char *name, AVal x, SrcLoc loc) {
     if (x.kind == AV_NUM) return x;
+    if (shape_is_runtime(&x.shape))   /* its element count is the run's: eager checks it */
+        return cc_unsupported(c, "%s() of a value whose shape is known only at run time", name);
     if (shape_count(&x.shape) != 1) {
         char m[128];
         return cc_error_at(c, loc, "%s", one_element_message(m, sizeof m, name, shape_count(&x.shape)));
@@ -388,7 +391,7 @@ static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc lo
         if (v[0].kind == AV_STR || ((v[0].kind == AV_LIST || v[0].kind == AV_DICT) && v[0].st->grown))
             return cc_host_len(c, b, v[0]);   /* read at run time */
         if (v[0].kind == AV_LIST || v[0].kind == AV_DICT) return cc_num_const(cc_struct_n(c, v[0].st));
-        if (v[0].kind == AV_TENSOR && v[0].shape.ndim > 0) return cc_num_const((double)v[0].shape.d[0]);
+        if (v[0].kind == AV_TENSOR && v[0].shape.ndim > 0) return cs_dim(c, v[0], 0);
         return FAILV;
     case ST_TYPE: {
         const char *type = v[0].kind == AV_STR ? "string" : v[0].kind == AV_NUM ? (v[0].is_bool ? "bool" : "number")

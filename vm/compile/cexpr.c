@@ -198,6 +198,7 @@ AVal cc_make_closure(Comp *c, FnProto *p) {
  * take(t, positions), the positions being the same index applied to an arange of t's shape,
  * so take's rule (scatter_add) is the backward of every kind of index. */
 static AVal index_tracked(Comp *c, AVal t, Node *n) {
+    if (shape_is_runtime(&t.shape)) return cc_unsupported(c, "a gradient through an index of a value with a run-time shape");
     Tensor *pos = tensor_new(DT_I64, &t.shape);
     if (!pos) return cc_op_failed(c);
     for (int64_t k = 0; k < pos->size; k++) ((int64_t *)pos->data)[k] = k;
@@ -214,6 +215,8 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
     int *regs = mem_alloc(sizeof(int) * (size_t)(n->n + 1));
     AVal r = FAILV;
     bool run_time_number = false;   /* an item before: a number the run makes an integer */
+    int mask_at = -1, mask_ndim = 0;   /* a bool mask item: a run-time shape (cshape.c) */
+    int nargs = n->n;                  /* more with slice bounds read at run time (cs_slice_bound) */
     for (int k = 0; k < n->n; k++) {
         Node *it = n->kids[k];
         regs[k] = -1;
@@ -230,7 +233,7 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
                 if (c->failed) goto out;
                 if (v.kind == AV_CONST && v.k.type == VAL_NIL) continue;
                 bound[j] = v;
-                if (v.kind == AV_NUM && !v.known) {   /* the run's number: vm/compile/cslice.c */
+                if (v.kind == AV_NUM && !v.known && !v.is_bool) {   /* the run's: cslice.c, else cshape.c */
                     run_time = true;
                     continue;
                 }
@@ -250,8 +253,15 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
                 char why[300];
                 c->loc = it->loc;
                 if (!cslice_try(c, &t, n, k, bound, &items[k], &regs[k], why, sizeof why)) {
-                    if (!c->failed) cc_unsupported(c, "%s", why);
-                    goto out;
+                    if (c->failed) goto out;
+                    /* not provably one size: a run-time shape (cshape.c), unless the step is the run's */
+                    if (bound[2].kind == AV_NUM && !bound[2].known) {
+                        cc_unsupported(c, "%s", why);
+                        goto out;
+                    }
+                    for (int j = 0; j < 2; j++)
+                        if (bound[j].kind == AV_NUM && !bound[j].known) cs_slice_bound(c, &bound[j], n->n, k, j, &regs, &nargs);
+                    run_time_number = true;
                 }
             }
             continue;   /* a zero step is infer_index's to report, in the index's order */
@@ -289,14 +299,21 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
             Tensor *stand = tensor_zeros(DT_I64, &v.shape);
             if (!stand) { cc_op_failed(c); goto out; }
             items[k].t = stand;
+        } else if (v.kind == AV_TENSOR && v.dtype == DT_BOOL && mask_at < 0) {
+            items[k].kind = IDX_TENSOR;   /* the mask, read from its register at run time */
+            regs[k] = v.reg;
+            mask_at = k;
+            mask_ndim = v.shape.ndim;
         } else {
-            cc_unsupported(c, "this kind of tensor index (only integers, slices, ... and i64 tensors)");
+            cc_unsupported(c, "this kind of tensor index (only integers, slices, ..., i64 tensors and one bool mask)");
             goto out;
         }
     }
     Shape so;
     c->loc = n->loc;
-    int bad = infer_index(&t.shape, items, n->n, &so);
+    bool run_time_shape = mask_at >= 0 || nargs > n->n || shape_is_runtime(&t.shape);
+    if (run_time_shape && !cs_index_shape(c, &t.shape, items, n->n, regs, nargs, mask_at, mask_ndim, &so)) goto out;
+    int bad = run_time_shape ? 0 : infer_index(&t.shape, items, n->n, &so);
     if (bad == INFER_INDEX_UNDECIDED) {
         /* it fails, but which error is the first depends on an integer of the run: eager
          * code makes the checks with it, in order */
@@ -322,7 +339,8 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
             sc->aux = t.dtype;
         }
         if (v.kind != AV_TENSOR) { cc_unsupported(c, "assigning a non-tensor into a tensor"); goto out; }
-        if (shape_broadcast_to(&v.shape, &so)) {
+        bool known = !shape_is_runtime(&so) && !shape_is_runtime(&v.shape);   /* else the run checks */
+        if (known && shape_broadcast_to(&v.shape, &so)) {
             char b1[600], b2[600];
             cc_error_at(c, n->loc, "cannot assign a value of shape %s to an index of shape %s",
                      shape_str(&v.shape, b1, sizeof b1), shape_str(&so, b2, sizeof b2));
@@ -336,7 +354,7 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
         in->idx = items;
         in->nidx = n->n;
         in->args = regs;
-        in->nargs = n->n;
+        in->nargs = nargs;
         return r;
     }
     r = cc_tensor_av(c, t.dtype, &so);
@@ -346,7 +364,7 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
     in->idx = items;
     in->nidx = n->n;
     in->args = regs;
-    in->nargs = n->n;
+    in->nargs = nargs;
     return r;
 out:
     for (int k = 0; k < n->n; k++)
@@ -430,13 +448,13 @@ static AVal field_expr(Comp *c, Node *n) {
         return obj.st->items[at];
     }
     if (obj.kind == AV_TENSOR) {
-        if (!strcmp(n->str, "shape")) {
+        if (!strcmp(n->str, "shape")) {   /* a run-time dim's size is read by the run (cs_dim) */
             AStruct *st = cc_astruct_new(c, false);
-            for (int i = 0; i < obj.shape.ndim; i++) cc_astruct_push(c, st, NULL, cc_num_const((double)obj.shape.d[i]));
+            for (int i = 0; i < obj.shape.ndim; i++) cc_astruct_push(c, st, NULL, cs_dim(c, obj, i));
             return (AVal){ .kind = AV_LIST, .st = st, .reg = -1 };
         }
         if (!strcmp(n->str, "ndim")) return cc_num_const(obj.shape.ndim);
-        if (!strcmp(n->str, "size")) return cc_num_const((double)shape_count(&obj.shape));
+        if (!strcmp(n->str, "size")) return cs_dim(c, obj, -1);
         if (!strcmp(n->str, "dtype")) return cc_const_av(cc_keep_value(c, val_cstr(dtype_name(obj.dtype))));
         if (!strcmp(n->str, "device")) return cc_const_av(cc_keep_value(c, val_cstr("cpu")));
         if (!strcmp(n->str, "T")) {

@@ -217,6 +217,15 @@ static void record_on(Comp *c, CTape *tp, OpCode op, AVal *ops, int n, const OpA
 /* Each float result gets a node, as eagerly: a gradient that reaches a later result of a
  * multi-result op then stops with eager's error instead of silently being zero. */
 void cgrad_record(Comp *c, OpCode op, AVal *ops, int n, const OpAttrs *at, AVal *res) {
+    if (cs_any_runtime(ops, n) || cs_any_runtime(res, op_info[op].nout))   /* its rules would need the sizes */
+        for (int k = 0; k < n; k++)
+            if (ops[k].kind == AV_TENSOR && cgrad_tracked(c, ops[k].reg)) {
+                /* take: how a tracked index records itself (index_tracked), a bool mask's here */
+                bool take = op == OP_TAKE;
+                cc_unsupported(c, "a gradient through %s%s of a value with a run-time shape",
+                               take ? "an index" : op_info[op].name, take ? "" : "()");
+                return;
+            }
     for (int k = 0; k < op_info[op].nout; k++)
         if (res[k].kind == AV_TENSOR && is_float(res[k].dtype))   /* non-float results carry no gradient */
             for (CTape *tp = c->tape; tp && !c->failed; tp = tp->outer) record_on(c, tp, op, ops, n, at, res, k);

@@ -180,12 +180,14 @@ void cc_host_list(Comp *c, AStruct *st) {
     st->grown = st->items_unknown = true;
 }
 
-/* d[k] with a key made at run time: eager's lookup when the block runs, its result a number
- * or a string, so every value of the dict must be a number (not a bool) or every one a
- * string; the dict's keys are then a guard. */
+/* d[k] with a key made at run time (or xs[i] of a list of strings, i a number of the run):
+ * eager's lookup when the block runs, its result a number or a string, so every value must be
+ * a number (not a bool) or every one a string; the dict's keys (the list's length) are then a
+ * guard. */
 AVal cc_host_index(Comp *c, AVal obj, AVal key) {
     AStruct *st = obj.st;
-    if (obj.kind != AV_DICT || st->n == 0) return cc_unsupported(c, "reading a list or an empty dict with a key made at run time");
+    if ((obj.kind != AV_DICT && obj.kind != AV_LIST) || st->n == 0)
+        return cc_unsupported(c, "reading an empty list or dict with a key made at run time");
     if (st->items_unknown || st->grown)
         return cc_unsupported(c, "reading a dict with a key made at run time after static code added to it");
     bool nums = true, strs = true;

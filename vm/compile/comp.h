@@ -84,6 +84,8 @@ struct AStruct {
     bool items_unknown;   /* a store with a key made at run time may have replaced any item */
     bool wants_host;      /* a dict made in the block that a dry run stored into with a run-time key */
     struct TArray *ta;   /* a list grown in a run-time loop: its stacked buffer (carray.c), or NULL */
+    bool selected;       /* a dict chosen by an index of the run (carray.c): a store into it would
+                          * not reach the list's item */
 };
 
 typedef struct {
@@ -328,6 +330,7 @@ void cc_guard_deps(Comp *c, uint64_t deps);
 /* vm/compile/carray.c: a list indexed by a number known only at run time; tensor arrays, lists
  * of tensors grown in a run-time loop (opened before it, closed after it, pushed onto in it). */
 AVal ca_select(Comp *c, AStruct *st, AVal key, SrcLoc loc);
+bool ca_selectable(Comp *c, AStruct *st);   /* whether ca_select can choose among its items */
 AVal cc_index_row(Comp *c, AVal t, int64_t k, int kreg);   /* row k, or row N[kreg] (kreg >= 0), of t */
 AVal ca_runtime_growth(Comp *c);
 bool ca_can_grow(Comp *c, AStruct *st, int n0, int trips);
@@ -367,6 +370,23 @@ void cflow_watch(Comp *c, FlowWatch *w);
 bool cflow_after(Comp *c, FlowWatch *w);
 void cflow_run(Comp *c, FlowWatch *w, Side s);
 void cflow_statements(Comp *c, Node *blk, int from, int to);
+/* vm/compile/cshape.c: run-time shapes (SHAPE_RT dimensions). cs_infer: op_infer over operands
+ * with unknown dimensions (-1, unsupported, when the result's shape needs their value);
+ * cs_index_shape: an index's shape when its source is such or an item is a bool mask;
+ * cs_home_shape: a loop or branch home's shape from the values before and after; cs_note_value:
+ * a variable bound to such a value, for TSL_EXPLAIN. */
+bool cs_any_runtime(const AVal *ops, int n);
+int cs_infer(Comp *c, OpCall *call, Shape *so, DType *dt);
+int cs_op_infer(OpCall *call, Shape *so, DType *dt);   /* op_infer over a stand-in size: for dtypes */
+bool cs_index_shape(Comp *c, const Shape *t, IndexItem *items, int n, const int *regs, int nargs, int mask_at, int mask_ndim,
+                    Shape *so);
+/* Bound j (0 start, 1 stop) of slice item k of an n-item index, a number v known only at run
+ * time: its register goes to (*regs)[n + 2k + j], the array grown to 3n entries (*nargs). */
+void cs_slice_bound(Comp *c, AVal *v, int n, int k, int j, int **regs, int *nargs);
+/* The size of t's axis (-1: its element count): a constant, or the run's (a DIM instruction). */
+AVal cs_dim(Comp *c, AVal t, int axis);
+void cs_home_shape(const AVal *before, const AVal *after, Shape *s);
+void cs_note_value(Comp *c, const char *name, const AVal *v);
 
 void *cc_arena_alloc(Comp *c, size_t n);
 Value cc_keep_value(Comp *c, Value v);

@@ -31,6 +31,7 @@ static void store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
     int at;
     c->loc = loc;
     if (ca_is_open(st)) { ca_read_open(c); return; }
+    if (st->selected) { cc_unsupported(c, "assigning into a dict chosen from a list by a number computed at run time"); return; }
     if (obj.kind == AV_DICT && key.kind == AV_STR) {
         cc_host_dict_set(c, st, key, v);
         return;
@@ -201,14 +202,18 @@ static bool same_av(const AVal *a, const AVal *b) {
     }
 }
 
-/* A home register of the same kind as v (numbers and tensors; others must not change). */
-static bool make_home(Comp *c, const AVal *v, AVal *home) {
+/* A home register of the same kind as v (numbers and tensors; others must not change); a
+ * tensor's takes any size where v and the value after the region (after, or NULL) differ and
+ * one of them has a run-time shape (cs_home_shape). */
+static bool make_home(Comp *c, const AVal *v, const AVal *after, AVal *home) {
     if (v->kind == AV_NUM) {
         *home = (AVal){ .kind = AV_NUM, .is_bool = v->is_bool, .reg = cc_new_num(c, v->is_bool) };
         return true;
     }
     if (v->kind == AV_TENSOR) {
-        *home = cc_tensor_av(c, v->dtype, &v->shape);
+        Shape s;
+        cs_home_shape(v, after, &s);
+        *home = cc_tensor_av(c, v->dtype, &s);
         return true;
     }
     if (v->kind == AV_STR || (v->kind == AV_CONST && v->k.type == VAL_STR)) {   /* a string built in the loop */
@@ -237,6 +242,15 @@ static bool has_value_outside(Comp *c, VarKey k) {
     return v.type != VAL_UNDEF;
 }
 
+/* Whether a value of shape s may move into a home of shape h: the same, but for h's run-time
+ * dimensions, which take any size. */
+static bool shape_fits_home(const Shape *s, const Shape *h) {
+    if (s->ndim != h->ndim) return false;
+    for (int a = 0; a < s->ndim; a++)
+        if (h->d[a] != SHAPE_RT && s->d[a] != h->d[a]) return false;
+    return true;
+}
+
 static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
     if (c->failed) return;
     if (home->kind == AV_STR && (v.kind == AV_STR || (v.kind == AV_CONST && v.k.type == VAL_STR))) {
@@ -260,7 +274,7 @@ static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
     }
     if (home->kind == AV_TENSOR) {
         if (v.reg == home->reg) return;
-        if (v.dtype != home->dtype || !shape_equal(&v.shape, &home->shape)) {
+        if (v.dtype != home->dtype || !shape_fits_home(&v.shape, &home->shape)) {
             char b1[600], b2[600];
             cc_unsupported(c, "variable '%s' changes shape or dtype (%s %s to %s %s) inside a loop or branch", name,
                         shape_str(&home->shape, b1, sizeof b1), dtype_name(home->dtype),
@@ -380,7 +394,7 @@ static bool home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
     AStruct *st = changed->st;
     AVal before = st->items[changed->slot], home;
     if (has_home(*homes, *nhomes, changed->key, st, changed->slot)) return false;
-    if (!make_home(c, &before, &home)) {
+    if (!make_home(c, &before, &changed->home, &home)) {
         if (!same_av(&before, &changed->home))
             cc_unsupported(c, "item '%s' changes its kind inside a loop or run-time branch", changed->name);
         return false;
@@ -463,7 +477,7 @@ static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
             b = cc_input_find(c, changed[i].key);
         }
         const AVal *shape_src = b ? &b->v : &changed[i].home;
-        if (!make_home(c, shape_src, &home)) {
+        if (!make_home(c, shape_src, &changed[i].home, &home)) {
             if (b && !same_av(&b->v, &changed[i].home)) {
                 cc_unsupported(c, "variable '%s' changes its value inside a loop or run-time branch", changed[i].name);
                 break;
@@ -857,6 +871,40 @@ static bool unrolled_range(Comp *c, LoopArg *la) {
     return true;
 }
 
+/* The list `NAME` names, when it is bound now (in the block, or outside it: then read as an
+ * input, which the body does anyway), else NULL. */
+static AStruct *list_named(Comp *c, Node *name) {
+    VarKey k = cc_name_key(c, name);
+    Binding *b = cc_env_find(c, k);
+    if (!b) b = cc_input_find(c, k);
+    if (b) return b->v.kind == AV_LIST ? b->v.st : NULL;
+    Value v;
+    InputSrc src;
+    if (!cc_key_source(c, k, &v, &src) || v.type != VAL_LIST) return NULL;
+    AVal r = cc_read_key(c, k, name->str);
+    return r.kind == AV_LIST ? r.st : NULL;
+}
+
+/* Whether code n reads LIST[counter] of a list whose items a run-time index cannot choose
+ * between (tensors of different shapes: `layers[i]` of a network's layers). A range loop of
+ * known length over such a list compiles as copies of its body, as `for layer in layers`
+ * does, each copy with its item. */
+static bool reads_mixed_list(Comp *c, const Node *n, const char *counter) {
+    if (!n || n->kind == AST_FN || c->failed) return false;
+    if (n->kind == AST_INDEX && n->n == 1 && n->kids[0]->kind == AST_NAME && strcmp(n->kids[0]->str, counter) == 0 &&
+        n->a->kind == AST_NAME) {
+        AStruct *st = list_named(c, n->a);
+        if (st && !ca_selectable(c, st)) return true;
+    }
+    if (reads_mixed_list(c, n->a, counter) || reads_mixed_list(c, n->b, counter) || reads_mixed_list(c, n->c, counter))
+        return true;
+    for (int i = 0; i < n->n; i++)
+        if (reads_mixed_list(c, n->kids[i], counter)) return true;
+    for (int i = 0; i < n->nk; i++)
+        if (reads_mixed_list(c, n->kw[i], counter)) return true;
+    return false;
+}
+
 static void for_stmt(Comp *c, Node *n) {
     Node *it = n->b;
     LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV, false, 0, false, NULL };
@@ -906,7 +954,10 @@ static void for_stmt(Comp *c, Node *n) {
                 check_range_stop(c, &la.stop);
                 c->loc = it->loc;
             }
-            if (cgrad_nested(c) && la.stop.known && !la.stop.deps && unrolled_range(c, &la)) return;
+            if (la.stop.known && !la.stop.deps && (cgrad_nested(c) || reads_mixed_list(c, n->c, n->a->str)) &&
+                unrolled_range(c, &la))
+                return;
+            if (c->failed) return;
             compile_loop(c, &la);
             return;
         }
@@ -915,6 +966,10 @@ static void for_stmt(Comp *c, Node *n) {
     if (c->failed) return;
     if (v.kind == AV_TENSOR) {
         if (v.shape.ndim == 0) { cc_error_at(c, it->loc, "cannot iterate over a 0-d tensor"); return; }
+        if (v.shape.d[0] == SHAPE_RT) {
+            cc_unsupported(c, "a loop over the rows of a value whose length is known only at run time");
+            return;
+        }
         la.iter = v;
         la.stop = cc_num_const((double)v.shape.d[0]);
         compile_loop(c, &la);
@@ -988,8 +1043,14 @@ static void both_branches(Comp *c, void *arg) {
     c->branch_depth++;
     if (!c->failed) branch_side(c, ba, 1);
     c->branch_depth--;
-    /* what the then-branch changed stays visible to prepare_homes' comparison */
-    for (int i = 0; i < n; i++) cc_env_set(c, changed[i].key, changed[i].home, changed[i].name, true);
+    /* what the then-branch changed stays visible to prepare_homes' comparison; a tensor the
+     * else-branch gives another size has a run-time shape there (cs_home_shape) */
+    for (int i = 0; i < n; i++) {
+        AVal v = changed[i].home;
+        Binding *b = cc_env_find(c, changed[i].key);
+        if (b) cs_home_shape(&changed[i].home, &b->v, &v.shape);
+        cc_env_set(c, changed[i].key, v, changed[i].name, true);
+    }
     restore_homes(c, items, nitems);
     mem_free(changed);
     mem_free(items);

@@ -203,6 +203,7 @@ int cc_astruct_find(AStruct *s, const char *key) {
 bool cc_key_eq(VarKey a, VarKey b) { return a.kind == b.kind && a.slot == b.slot && a.ptr == b.ptr; }
 
 void cc_env_set(Comp *c, VarKey k, AVal v, const char *name, bool assigned) {
+    if (assigned) cs_note_value(c, name, &v);
     Binding *b = cc_env_find(c, k);
     if (!b) {
         GROW(c->env, c->nenv, c->capenv);

@@ -272,8 +272,8 @@ bool load_verify_ins(Load *L, Ins *in) {
     case I_STORE: return load_fail(L, "corrupt graph file: a store (a graph file holds no containers)");
     case I_HCALL: case I_HBIN: case I_VMOVE: case I_HLIST: case I_DSET: case I_HINDEX:   /* export refuses them */
         return load_fail(L, "corrupt graph file: a host instruction (a graph file holds no strings made at run time or containers)");
-    case I_SELECT: case I_ROWSET:   /* export refuses them */
-        return load_fail(L, "corrupt graph file: a run-time list index or tensor list (a graph file holds neither yet)");
+    case I_SELECT: case I_ROWSET: case I_DIM:   /* export refuses them */
+        return load_fail(L, "corrupt graph file: a run-time list index, tensor list or size (a graph file holds none yet)");
     case I_PUSH: return verify_stack(L, in, in->a);
     case I_POP: return verify_stack(L, in, in->dst);
     case I_FUSED: return verify_fused(L, in);

@@ -473,6 +473,7 @@ static bool fusable(Graph *g, Ins *in, DType *dt, Shape *shape) {
     if (!ew_operands(g, in, &ta, &tb, &scalar, &num_left)) return false;
     if (!(op_info[in->aux].flags & F_FUSE) || op_info[in->aux].kind == K_COMPARE) return false;
     if (in->attrs && in->attrs->i[0] != 0) return false;   /* round(x, decimals): not a plain kernel */
+    if (graph_ins_runtime(g, in)) return false;   /* a size known only at run time */
     RegInfo *d = &g->regs[in->dst];
     if (!dtype_is_float(d->dtype)) return false;
     int64_t n = shape_count(&d->shape);
@@ -572,6 +573,7 @@ static int pass_fuse(Graph *g) {
  * operands of its dtype (the case op_matmul_t_into hands to BLAS in row blocks); -1 if not. */
 static int epi_product(const Graph *g, const Ins *in, int *defs) {
     if (in->op != I_OP || in->aux != OP_MATMUL || in->nargs != 2 || in->nres != 1 || defs[in->dst] != 1) return -1;
+    if (graph_ins_runtime(g, in)) return -1;
     const RegInfo *p = &g->regs[in->dst];
     if (!dtype_is_float(p->dtype) || p->shape.ndim != 2 || shape_count(&p->shape) < 1) return -1;
     for (int k = 0; k < 2; k++) {
@@ -591,6 +593,7 @@ static bool epi_step_ok(const Graph *g, const Ins *in, const RegInfo *p, const b
     if (!ew_operands(g, in, &ta, &tb, &scalar, &num_left)) return false;
     if (!(op_info[in->aux].flags & F_FUSE) || op_info[in->aux].kind == K_COMPARE) return false;
     if (in->attrs && in->attrs->i[0] != 0) return false;   /* round(x, decimals): not a plain kernel */
+    if (graph_ins_runtime(g, in)) return false;
     const RegInfo *d = &g->regs[in->dst];
     if (defs[in->dst] != 1 || d->dtype != p->dtype || !shape_equal(&d->shape, &p->shape)) return false;
     int ops[2] = { ta, tb };
@@ -901,7 +904,7 @@ static bool elementwise(const Graph *g, const Ins *in) {
 /* Gives every intermediate tensor register a buffer slot; registers whose lives do not
  * overlap share a slot of the same dtype and shape. An elementwise instruction may take
  * the slot of an operand that dies there (in place). Inputs, loop homes and values the
- * block hands back keep buffers of their own. */
+ * block hands back keep buffers of their own; run-time shapes (cshape.c) get none. */
 static int pass_memplan(Graph *g) {
     int n = g->nregs;
     int *uses = mem_alloc(sizeof(int) * (size_t)(n + 1)), *defs = mem_alloc(sizeof(int) * (size_t)(n + 1));
@@ -926,6 +929,7 @@ static int pass_memplan(Graph *g) {
          * buffer of the layer before last, which is still in cache); its other results do not */
         if (d < 0 || g->regs[d].kind != R_TENSOR || in->op == I_TMOVE || in->op == I_SELECT || in->op == I_FUSED || in->op == I_POP) continue;
         if (pinned[d] || defs[d] != 1 || outs[d] || first[d] != i) continue;
+        if (graph_ins_runtime(g, in)) continue;   /* a run-time size: the op makes its own result */
         RegInfo *ri = &g->regs[d];
         int pick = -1;
         for (int s = 0; s < nslots && pick < 0; s++) {

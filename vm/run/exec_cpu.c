@@ -256,7 +256,7 @@ static int run_op(Interp *I, Graph *g, VmRegs *r, Ins *in, OpArg *args) {
     }
     OpCall call = { op, in->nargs, args, in->attrs };
     Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
-    if (op_info[op].flags & F_VIEW) {
+    if ((op_info[op].flags & F_VIEW) && !in->rt) {
         /* reshape and its kin keep the elements in order: a copy into the register's buffer.
          * A view would be a new tensor every run, and would hold its operand's buffer, which
          * the next iteration of a loop then could not reuse. */
@@ -265,7 +265,9 @@ static int run_op(Interp *I, Graph *g, VmRegs *r, Ins *in, OpArg *args) {
         memcpy(d->data, src->data, (size_t)src->size * dtype_size(src->dtype));
         return 0;
     }
-    if (!(op_mode[op] & VM_GIVEN)) {   /* results the kernel makes itself */
+    /* results the kernel makes itself; or a run-time shape (Ins.rt): inferred, checked and
+     * allocated by op_run, as eagerly */
+    if (in->rt || !(op_mode[op] & VM_GIVEN)) {
         if (op_run(&call, out)) return vm_fail_at(I, in, op_error());
         for (int k = 0; k < in->nres; k++) vm_set_t(r, in->res[k], out[k]);
         return 0;
@@ -415,6 +417,7 @@ static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
 
 static Tensor *cpu_index(Graph *g, VmRegs *r, Ins *in, Tensor *src, IndexItem *items, Tensor *setval) {
     if (setval) return op_index_set(src, items, in->nidx, setval);
+    if (in->rt) return tensor_index(src, items, in->nidx, NULL, false);   /* its shape is the run's */
     Tensor *out = dst_tensor(g, r, in->dst, src, NULL);
     if (!out || op_index_into(src, items, in->nidx, out)) return NULL;
     return tensor_retain(out);

@@ -50,11 +50,11 @@ static bool overlaps(const Tensor *a, const Tensor *b) {
 }
 
 /* The region op results res[k] are written into directly: none for views and results whose
- * shape depends on the data (the op makes those), on another device, or overlapping an
+ * shape depends on the data or reads a run-time shape (the op makes those), on another device, or overlapping an
  * operand (computed elsewhere, then copied in). */
 static Tensor *direct_out(VmDev *d, Ins *in, int k, const OpArg *args) {
     Tensor *home = d ? vm_dev_region(d, in->res[k]) : NULL;
-    if (!home || (op_info[in->aux].flags & (F_VIEW | F_DYNAMIC))) return NULL;
+    if (!home || in->rt || (op_info[in->aux].flags & (F_VIEW | F_DYNAMIC))) return NULL;
     bool any = false;
     for (int q = 0; q < in->nargs; q++) {
         if (args[q].kind != ARG_TENSOR) continue;
@@ -249,8 +249,17 @@ static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
 
 /* ---------- the small hooks ---------- */
 
+/* Index arrays and masks are read on the host, as eager code reads them (interp.c): one on
+ * the device is copied there first. */
 static Tensor *dev_index(Graph *g, VmRegs *r, Ins *in, Tensor *src, IndexItem *items, Tensor *setval) {
-    return tensor_index(src, items, in->nidx, setval, in->op == I_INDEX_SET);
+    Tensor *host[TSL_MAX_RANK + 8] = { NULL }, *res = NULL;
+    bool ok = true;
+    for (int k = 0; k < in->nidx && ok; k++)
+        if (items[k].kind == IDX_TENSOR && items[k].t->device != DEV_CPU && (ok = (host[k] = tensor_host(items[k].t)) != NULL))
+            items[k].t = host[k];
+    if (ok) res = tensor_index(src, items, in->nidx, setval, in->op == I_INDEX_SET);
+    for (int k = 0; k < in->nidx; k++) tensor_release(host[k]);
+    return res;
 }
 
 static int dev_place(Graph *g, VmRegs *r, int reg, Tensor *t) { return put(arena(g, r), r, reg, t); }

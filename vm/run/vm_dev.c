@@ -99,7 +99,8 @@ static int arena_make(VmDev *d, const Graph *g) {
     int64_t total = 0;
     for (int r = 0; r < n; r++) {
         const RegInfo *ri = &g->regs[r];
-        int64_t b = ri->kind == R_TENSOR && w[r] ? reg_bytes(ri) : -1;
+        /* a run-time shape (SHAPE_RT) has no fixed size: its values are the ops' own tensors */
+        int64_t b = ri->kind == R_TENSOR && w[r] && !shape_is_runtime(&ri->shape) ? reg_bytes(ri) : -1;
         /* a large value that leaves the graph is handed over in a buffer of its own rather
          * than copied out of the arena every run (the copy would cost more than a launch
          * saves); a segment that writes it is then not captured */

@@ -37,7 +37,29 @@ static bool slice_at(IndexItem *it, double x) {
 static bool slices_fit(const Graph *g, const Ins *in, const Tensor *src, const IndexItem *items) {
     Shape s, so;
     shape_of(src, &s);
-    return infer_index(&s, items, in->nidx, &so) == 0 && shape_equal(&so, &g->regs[in->dst].shape);
+    const Shape *want = &g->regs[in->dst].shape;
+    if (infer_index(&s, items, in->nidx, &so) != 0 || so.ndim != want->ndim) return false;
+    for (int a = 0; a < so.ndim; a++)   /* a run-time dim (another slice's, cshape.c) takes any size */
+        if (want->d[a] != SHAPE_RT && so.d[a] != want->d[a]) return false;
+    return true;
+}
+
+/* Slice item k's bounds computed at run time (args[nidx + 2k], args[nidx + 2k + 1]: start and
+ * stop registers, -1 when fixed; vm/compile/cshape.c), made integers as eager code makes them.
+ * -1 with the message in op_error(). */
+static int slice_bounds(const Ins *in, const double *N, int k, IndexItem *it) {
+    for (int j = 0; j < 2; j++) {
+        int reg = in->args[in->nidx + 2 * k + j];
+        int64_t x;
+        if (reg < 0) continue;
+        if (!num_to_i64_clamped(N[reg], &x)) {
+            op_fail("slice bounds must be integers");
+            return -1;
+        }
+        if (j == 0) { it->has_start = true; it->start = x; }
+        else { it->has_stop = true; it->stop = x; }
+    }
+    return 0;
 }
 
 /* An index instruction: its number operands checked into items, then the executor's. */
@@ -46,6 +68,8 @@ static int exec_index(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) 
     bool moved = false;   /* a slice starts at a run-time number */
     if (in->nidx) memcpy(items, in->idx, sizeof(IndexItem) * (size_t)in->nidx);
     for (int k = 0; k < in->nidx; k++) {
+        if (in->nargs > in->nidx && items[k].kind == IDX_SLICE && slice_bounds(in, r->num, k, &items[k]))
+            return vm_fail_at(I, in, op_error());
         if (in->args[k] < 0) continue;
         if (items[k].kind == IDX_TENSOR) {
             if (!(items[k].t = r->ten[in->args[k]])) return vm_fail_at(I, in, "undefined variable");
@@ -243,6 +267,12 @@ static inline __attribute__((always_inline)) int vm_loop(Interp *I, Graph *g, Vm
             vmcase(I_TMOVE) if (exec_tmove(I, g, r, X, in)) return -1; vmbreak;
             vmcase(I_SELECT) if (exec_select(I, g, r, X, in)) return -1; vmbreak;
             vmcase(I_ROWSET) if (exec_rowset(I, g, r, X, in)) return -1; vmbreak;
+            vmcase(I_DIM) {
+                const Tensor *x = r->ten[in->a];
+                if (!x) return vm_fail_at(I, in, "undefined variable");
+                r->num[in->dst] = in->aux < 0 ? (double)x->size : (double)x->shape[in->aux];
+                vmbreak;
+            }
             vmcase(I_OP) {
                 /* before each kernel: a run of slow ops without a loop stops too */
                 if (!interp_poll(I)) return vm_stopped_at(I, in);

@@ -79,7 +79,7 @@ static const char *op_refuses(const Graph *g, const Ins *in) {
 const char *vm_seg_refuses(const Graph *g, const Ins *in) {
     switch (in->op) {
     case I_NCONST: case I_TCONST: case I_TMOVE: return NULL;
-    case I_OP: return op_refuses(g, in);
+    case I_OP: return in->rt ? "a shape known only at run time" : op_refuses(g, in);
     case I_FUSED: case I_EPILOGUE:
         return touches_i64(g, in) ? "an integer kernel's error flag is read back on the host" : NULL;
     case I_NMOVE: case I_NBIN: case I_NNEG: case I_NNOT: case I_NMATH:
@@ -89,6 +89,7 @@ const char *vm_seg_refuses(const Graph *g, const Ins *in) {
     case I_SELECT: return "a run-time list index chooses a register on the host";
     case I_ROWSET: return "a tensor list's row is chosen on the host";
     case I_ITEM: return "item() reads the device";
+    case I_DIM: return "a run-time shape's size is read on the host";
     case I_TRUTH: return "a branch on a tensor reads the device";
     case I_JUMP: case I_JUMPF: return "control flow";
     case I_PRINT: return "print runs on the host";
