@@ -86,6 +86,7 @@ struct AStruct {
     struct TArray *ta;   /* a list grown in a run-time loop: its stacked buffer (carray.c), or NULL */
     bool selected;       /* a dict chosen by an index of the run (carray.c): a store into it would
                           * not reach the list's item */
+    bool is_home;        /* a loop's or branch's home for a list or dict variable (compile.c) */
 };
 
 typedef struct {

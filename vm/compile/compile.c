@@ -202,10 +202,35 @@ static bool same_av(const AVal *a, const AVal *b) {
     }
 }
 
+static bool make_home(Comp *c, const AVal *v, const AVal *after, AVal *home);
+
+/* A list or dict home: the structure v and the value after the region share (length, keys),
+ * each item a home of its own, or the item itself where it does not change (a function). A
+ * loop's `r = vg(m, xb, yb)`, [loss, grads], lives there. */
+static bool make_struct_home(Comp *c, const AVal *v, const AVal *after, AVal *home) {
+    if (!after || after->kind != v->kind || after->st->n != v->st->n || v->st->grown || after->st->grown) return false;
+    AStruct *st = cc_astruct_new(c, v->kind == AV_DICT);
+    st->is_home = true;
+    for (int i = 0; i < v->st->n; i++) {
+        const AVal *x = &v->st->items[i], *y = &after->st->items[i];
+        if (v->kind == AV_DICT && strcmp(v->st->keys[i], after->st->keys[i]) != 0) return false;
+        AVal h;
+        if (!make_home(c, x, y, &h)) {
+            if (!same_av(x, y)) return false;
+            h = *x;
+        }
+        cc_astruct_push(c, st, v->kind == AV_DICT ? v->st->keys[i] : NULL, h);
+    }
+    *home = (AVal){ .kind = v->kind, .st = st, .reg = -1 };
+    return true;
+}
+
 /* A home register of the same kind as v (numbers and tensors; others must not change); a
  * tensor's takes any size where v and the value after the region (after, or NULL) differ and
  * one of them has a run-time shape (cs_home_shape). */
 static bool make_home(Comp *c, const AVal *v, const AVal *after, AVal *home) {
+    if ((v->kind == AV_LIST || v->kind == AV_DICT) && after && after->st != v->st && !ca_is_open(v->st))
+        return make_struct_home(c, v, after, home);
     if (v->kind == AV_NUM) {
         *home = (AVal){ .kind = AV_NUM, .is_bool = v->is_bool, .reg = cc_new_num(c, v->is_bool) };
         return true;
@@ -294,6 +319,15 @@ static void move_into(Comp *c, const AVal *home, AVal v, const char *name) {
         in->dst = home->reg;
         in->a = v.reg;
         if (skip >= 0) c->g->code[skip].aux = c->g->ncode;
+        set_bound_flag(c, home, &v);
+        return;
+    }
+    if ((home->kind == AV_LIST || home->kind == AV_DICT) && home->st != v.st && home->st->is_home) {
+        if (v.kind != home->kind || v.st->n != home->st->n || v.unset) {   /* one structure, always bound */
+            cc_unsupported(c, "variable '%s' changes its structure inside a loop or branch", name);
+            return;
+        }
+        for (int i = 0; i < v.st->n && !c->failed; i++) move_into(c, &home->st->items[i], v.st->items[i], name);
         set_bound_flag(c, home, &v);
         return;
     }
@@ -410,6 +444,7 @@ static bool home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
 
 static void loop_body_once(Comp *c, void *arg);
 static int loop_trips(Comp *c, void *arg, uint64_t *deps);
+static bool wants_peel(Comp *c, void *arg, Home *changed, int nchanged, Home *items, int nitems);
 
 /* Gives every variable that `compile_region` may change a home register (those without one
  * in homes yet), by running it once as a dry run. Emits the moves of the current values into
@@ -450,6 +485,11 @@ static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
     for (int i = 0; i < nhosts && !failed; i++) cc_host_list(c, hosts[i]);
     mem_free(hosts);
     if (failed) { mem_free(changed); mem_free(items); return false; }
+    if (compile_region == loop_body_once && wants_peel(c, arg, changed, nchanged, items, nitems)) {
+        mem_free(changed);   /* nothing emitted: compile_loop peels the first iteration */
+        mem_free(items);
+        return false;
+    }
     bool again = false;
     if (grown && *ngrown && stop_deps) {   /* the arrays' length rests on the stop's value */
         cc_guard_deps(c, stop_deps);
@@ -551,7 +591,37 @@ typedef struct {
     AVal iter;        /* tensor iterated over (for t in tensor) */
     bool jumps;       /* its body breaks or continues (found by the dry run) */
     int flow;         /* break/continue set flags (a gradient is recorded): their id, else 0 */
+    bool may_peel;    /* a number that the body turns into a tensor may be peeled (below) */
+    const char *to_tensor;   /* the dry run found one: its name */
 } LoopArg;
+
+/* A variable that was a number before the region and is a tensor after one run of it (an
+ * accumulator `loss = 0.0` that `loss = loss + mean(...)` turns into a 0-d tensor), or NULL. */
+static const char *number_to_tensor(Comp *c, Home *changed, int n) {
+    for (int i = 0; i < n; i++) {
+        Binding *b = cc_env_find(c, changed[i].key);
+        if (!b) b = cc_input_find(c, changed[i].key);
+        if (b && b->v.kind == AV_NUM && !b->v.unset && changed[i].home.kind == AV_TENSOR) return changed[i].name;
+    }
+    return NULL;
+}
+
+/* The same for list and dict items (st->items holds the value before the region). */
+static const char *item_number_to_tensor(Home *items, int n) {
+    for (int i = 0; i < n; i++)
+        if (items[i].st->items[items[i].slot].kind == AV_NUM && items[i].home.kind == AV_TENSOR) return items[i].name;
+    return NULL;
+}
+
+/* Whether a counted loop's dry run turned a number into a tensor (la->to_tensor names it):
+ * then compile_loop peels the first iteration instead of giving the number a home. */
+static bool wants_peel(Comp *c, void *arg, Home *changed, int nchanged, Home *items, int nitems) {
+    LoopArg *la = arg;
+    if (!la->may_peel) return false;
+    la->to_tensor = number_to_tensor(c, changed, nchanged);
+    if (!la->to_tensor) la->to_tensor = item_number_to_tensor(items, nitems);
+    return la->to_tensor != NULL;
+}
 
 /* How many times a loop runs, when that is known when compiling (a counted loop whose stop
  * is a constant, without break or continue), else -1: the rows of its tensor arrays. */
@@ -601,11 +671,54 @@ static void loop_body_once(Comp *c, void *arg) {
     mem_free(lp.conts);
 }
 
+static void loop_from_counter(Comp *c, LoopArg *la);
+
+/* The first iteration of a counted loop that turns the number variable `name` into a tensor,
+ * compiled on its own (the body sees the number, as eagerly, and runs the same op on it),
+ * then the loop over the remaining iterations, where the variable is a tensor throughout.
+ * Whether the loop runs at all decides the variable's kind after it: the trip count is
+ * fixed when compiling (the stop's numbers become guards). */
+static void peel_first_iteration(Comp *c, LoopArg *la, const char *name) {
+    Node *n = la->n;
+    double stop;
+    char what[200];
+    snprintf(what, sizeof what, "the stop of a loop that turns '%s' from a number into a tensor", name);
+    c->loc = n->loc;
+    if (!cc_need_const(c, &la->stop, &stop, what)) return;
+    if (la->step > 0 ? la->start >= stop : la->start <= stop) return;   /* it never runs */
+    /* straight-line code at the loop's own depth (a static gradient records it as such);
+     * break/continue jump (no flags) and are refused below */
+    Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0, 0 };
+    c->loop = &lp;
+    /* a range's first value is its known start; a tensor's first row is read at the counter */
+    AVal first = la->iter.kind == AV_TENSOR ? loop_var(c, la) : cc_num_const(la->start);
+    if (!c->failed) cc_env_set(c, cc_name_key(c, n->a), first, n->a->str, true);
+    if (!c->failed) cc_block(c, n->c);
+    c->loop = lp.outer;
+    bool jumps = lp.nbreaks || lp.nconts;
+    mem_free(lp.breaks);
+    mem_free(lp.conts);
+    if (c->failed) return;
+    if (jumps) {
+        cc_unsupported(c, "break/continue in a loop that turns '%s' from a number into a tensor", name);
+        return;
+    }
+    if (c->ictx && c->ictx->returned) return;   /* the first iteration returned */
+    AVal step = cc_num_const(la->step);
+    int sr = cc_num_reg(c, &step);
+    Ins *inc = cc_emit(c, I_NBIN);
+    inc->dst = la->counter.reg;
+    inc->a = la->counter.reg;
+    inc->b = sr;
+    inc->aux = OP_ADD;
+    la->start += la->step;   /* the rest's trips (tensor arrays: loop_trips) */
+    la->may_peel = false;
+    la->to_tensor = NULL;
+    loop_from_counter(c, la);
+}
+
 /* while cond { } and for i in range(...) { }: a run-time loop over home registers. */
 static void compile_loop(Comp *c, LoopArg *la) {
-    Node *n = la->n;
-    Home *homes = NULL;
-    int nhomes = 0;
     if (la->counted) {
         /* the counter is a run-time register from the start */
         la->counter = (AVal){ .kind = AV_NUM, .reg = cc_new_num(c, false) };
@@ -617,6 +730,15 @@ static void compile_loop(Comp *c, LoopArg *la) {
         in->dst = la->counter.reg;
         in->a = start;
     }
+    la->may_peel = la->counted;
+    loop_from_counter(c, la);
+}
+
+/* The loop from the counter's current value (a counted loop) or its condition (while). */
+static void loop_from_counter(Comp *c, LoopArg *la) {
+    Node *n = la->n;
+    Home *homes = NULL;
+    int nhomes = 0;
     Grown *grown = NULL;
     int ngrown = 0;
     if (c->tape) {   /* break/continue as flags: the gradient replays each iteration's path */
@@ -627,6 +749,12 @@ static void compile_loop(Comp *c, LoopArg *la) {
      * { s = ... } n = n + 1 }` changes s only from the second iteration on */
     bool again = prepare_homes(c, loop_body_once, la, &homes, &nhomes, &grown, &ngrown);
     while (again && !c->failed) again = prepare_homes(c, loop_body_once, la, &homes, &nhomes, NULL, NULL);
+    if (la->to_tensor && !c->failed) {
+        mem_free(homes);
+        mem_free(grown);
+        peel_first_iteration(c, la, la->to_tensor);
+        return;
+    }
     if (c->failed) { mem_free(homes); mem_free(grown); return; }
     if (c->tape) {   /* a loop inside a function being differentiated */
         int *hr = home_regs(c, homes, nhomes, false);
@@ -822,7 +950,7 @@ static bool reads_mixed_list(Comp *c, const Node *n, const char *counter) {
 
 static void for_stmt(Comp *c, Node *n) {
     Node *it = n->b;
-    LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV, false, 0 };
+    LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV, false, 0, false, NULL };
     if (it->kind == AST_CALL && it->a->kind == AST_NAME && it->nk == 0 && it->n >= 1 && it->n <= 3) {
         AVal fn = cc_expr(c, it->a);
         if (c->failed) return;
@@ -901,7 +1029,23 @@ static void for_stmt(Comp *c, Node *n) {
         mem_free(items);
         return;
     }
-    cc_unsupported(c, "for over this kind of value");
+    if (v.kind == AV_CONST && v.k.type == VAL_STR) {
+        /* a known string (a guard when it is an input): one copy of the body per character,
+         * each the string indexed as eagerly (code points) */
+        int count = AS_STR(v.k)->ncp;
+        AVal *items = mem_alloc(sizeof(AVal) * (size_t)(count + 1));
+        for (int i = 0; i < count && !c->failed; i++) {
+            Value idx = NUM_VAL((double)i);
+            items[i] = cc_folded(c, value_index(c->I, v.k, &idx, 1), n->loc);
+        }
+        if (!c->failed) unrolled(c, n, items, count);
+        mem_free(items);
+        return;
+    }
+    const char *type = v.kind == AV_CONST ? val_type_name(v.k) : v.kind == AV_CLOSURE ? "function"
+                       : v.kind == AV_NUM ? (v.is_bool ? "bool" : "number") : NULL;
+    if (type) cc_error_at(c, it->loc, "cannot iterate over a %s", type);
+    else cc_unsupported(c, "for over this kind of value");
 }
 
 typedef struct {
@@ -1137,7 +1281,7 @@ void cc_stmt(Comp *c, Node *n) {
     }
     case AST_IF: if_stmt(c, n); return;
     case AST_WHILE: {
-        LoopArg la = { n, 0, 1, false, FAILV, FAILV, FAILV, false, 0 };
+        LoopArg la = { n, 0, 1, false, FAILV, FAILV, FAILV, false, 0, false, NULL };
         compile_loop(c, &la);
         return;
     }
