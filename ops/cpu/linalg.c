@@ -114,8 +114,9 @@ static int mm_cut_part(void *ud, int64_t p, int slot) {
 }
 
 /* How many ranges rows [r0, r0 + rows) go in on `threads` threads (1: one call), their rows in
- * *range: whole units, about rows / threads, each of at least MM_PART_WORK multiply-adds; a
- * last range smaller than that joins the one before it. */
+ * *range: whole units, about rows / threads, each of at least MM_PART_WORK multiply-adds. The
+ * last range takes the rest: no more ranges than threads (each range repacks b), and a
+ * rest of less work than that joins the range before it. */
 static int64_t mm_cut(int64_t rows, int64_t k, int64_t n, int threads, int unit, int64_t *range) {
     if (threads < 2 || unit == 0 || rows < 2 * unit) return 1;
     int64_t row_work = k * n, least = (MM_PART_WORK + row_work * unit - 1) / (row_work * unit);   /* in units */
@@ -123,7 +124,8 @@ static int64_t mm_cut(int64_t rows, int64_t k, int64_t n, int threads, int unit,
     if (units < least) units = least;
     *range = units * unit;
     int64_t parts = (rows + *range - 1) / *range;
-    if (parts > 1 && (rows - (parts - 1) * *range) * row_work < MM_PART_WORK) parts--;
+    if (parts > threads) parts = threads;
+    else if (parts > 1 && (rows - (parts - 1) * *range) * row_work < MM_PART_WORK) parts--;
     return parts;
 }
 
