@@ -43,17 +43,18 @@ static void matmul_call(DType dt, const void *a, bool ta, const void *b, void *c
 /* ---------- Rows on the thread pool ----------
  * OpenBLAS's gemm computes C in micro-tiles of a fixed number of rows (the kernel's unroll:
  * 24 for its Haswell sgemm, 16 for SkylakeX), and an element's arithmetic depends on its
- * row's place in its tile: a call on rows 24..63 alone gives rows 60..63 other bits than the
- * call on rows 0..63 when the tiles are 16 rows. A call on a row range that starts at a
+ * row's place in its tile: with 24-row tiles, a 128-row product cut at row 64 gives rows
+ * 60..63 (and others) other bits than the uncut call. A call on a row range that starts at a
  * multiple of the unit gives every row the bits of the whole call: the same tiles, the same
  * tail, the same summation over k (which depends on k only). So a block may be cut into
  * ranges of whole units anywhere, and the cut may follow the thread count: each element's
- * bits stay the single call's. The unit is measured once per process (mm_unit): the first
- * of 16, 24, 32, 48 rows whose cut gives a probe product the uncut call's bits in f32 and
- * f64, plain and transposed; none (another BLAS, other kernels): no cut, one call.
- * Every range computes at least MM_PART_WORK multiply-adds (and more than 100^3, where
- * OpenBLAS's SkylakeX kernels switch to their small-matrix code). The threaded OpenBLAS
- * was measured instead: it changes bits with its thread count on nearly every shape. */
+ * bits stay the single call's. The unit is measured once per process (cpu_matmul_unit, about
+ * a millisecond, at the first product to cut): the first of 16, 24, 32, 48 rows whose cut
+ * gives a probe product the uncut call's bits in f32 and f64, plain and transposed; none
+ * (another BLAS, other kernels): no cut, one call. Every range computes at least
+ * MM_PART_WORK multiply-adds (more than 100^3, where OpenBLAS's SkylakeX kernels switch to
+ * their small-matrix code). The threaded OpenBLAS was measured instead: it changes bits with
+ * its thread count on nearly every shape. */
 #define MM_PART_WORK POOL_MIN_WORK
 static const int mm_unit_candidates[] = { 16, 24, 32, 48 };
 static int mm_unit_found;   /* 0: no cut proven; written once under mm_unit_once */
