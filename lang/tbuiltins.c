@@ -14,6 +14,7 @@
 #include "ctx.h"
 #include "autograd.h"
 #include "grad.h"
+#include "pool.h"
 
 /* ---------- conversions ---------- */
 
@@ -162,6 +163,15 @@ static Value bi_seed(Interp *I, CallArgs *a) {
     return NIL_VAL;
 }
 
+/* PyTorch's torch.set_flush_denormal: subnormal floats flushed to zero on every thread of the
+ * pool (ops/pool.h); true where the CPU has the mode. */
+static Value bi_set_flush_denormal(Interp *I, CallArgs *a) {
+    Value v[1];
+    if (!builtin_bind(I, a, bi_set_flush_denormal, v)) return ERR_VAL;
+    if (v[0].type != VAL_BOOL) return interp_error(I, "set_flush_denormal() needs a bool, got a %s", val_type_name(v[0]));
+    return BOOL_VAL(pool_set_flush_denormal(v[0].as.b));
+}
+
 /* ---------- ops from the table ---------- */
 
 /* One built-in per op of ops.def (those an operator does not stand for): each binds its
@@ -301,6 +311,8 @@ static Value bi_save_npy(Interp *I, CallArgs *a) {
 const BuiltinDef tensor_builtins[] = {
     { "tensor", bi_tensor, "(data, dtype=nil)", "a tensor from a number, a nested list or a tensor (a copy)", ST_TENSOR | ST_FOLDS },
     { "seed", bi_seed, "(n)", "restarts the random generator from n", ST_SEED },
+    { "set_flush_denormal", bi_set_flush_denormal, "(b)",
+      "true: float results and operands that are subnormal are zero from now on (faster where they occur); returns whether the CPU can", ST_NONE },
     { "item", bi_item, "(x)", "the one element of a tensor as a number (or bool)", ST_ITEM | ST_CUTS },
     { "tolist", bi_tolist, "(t)", "a tensor as nested lists of numbers (or bools)", ST_CUTS },
     { "to", bi_to, "(t, device)", "the tensor on device \"cpu\" or \"gpu\"", ST_TO },

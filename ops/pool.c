@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__SSE2__)
+#include <xmmintrin.h>
+#define HAS_MXCSR 1
+#endif
 #include "ctx.h"
 #include "tensor.h"
 #include "pool.h"
@@ -65,8 +69,45 @@ int pool_width(int64_t parts, int64_t work) {
     return parts < n ? (int)parts : n;
 }
 
+/* The flushing setting: a generation bumped by each change, and the generation each thread
+ * last applied (the MXCSR is a thread's own register). */
+static atomic_uint fpu_generation;
+static atomic_bool fpu_flush;
+static _Thread_local unsigned fpu_seen;
+
+#ifdef HAS_MXCSR
+#define MXCSR_FTZ 0x8000u   /* flush to zero: subnormal results become 0 */
+#define MXCSR_DAZ 0x0040u   /* denormals are zero: subnormal operands read as 0 */
+#endif
+
+/* Brings this thread's floating-point mode to the current setting. */
+static void fpu_sync(void) {
+    unsigned g = atomic_load_explicit(&fpu_generation, memory_order_acquire);
+    if (g == fpu_seen) return;
+    fpu_seen = g;
+#ifdef HAS_MXCSR
+    unsigned csr = _mm_getcsr() & ~(MXCSR_FTZ | MXCSR_DAZ);
+    _mm_setcsr(atomic_load(&fpu_flush) ? csr | MXCSR_FTZ | MXCSR_DAZ : csr);
+#endif
+}
+
+bool pool_set_flush_denormal(bool on) {
+#ifdef HAS_MXCSR
+    atomic_store(&fpu_flush, on);
+    atomic_fetch_add_explicit(&fpu_generation, 1, memory_order_release);
+    fpu_sync();
+    return true;
+#else
+    (void)on;
+    return false;
+#endif
+}
+
+bool pool_flush_denormal(void) { return atomic_load(&fpu_flush); }
+
 /* Claims and runs parts until none is left or one failed; records a failure's message. */
 static void run_parts(int slot) {
+    fpu_sync();
     for (;;) {
         if (atomic_load_explicit(&job.failed, memory_order_relaxed)) return;
         int64_t p = atomic_fetch_add(&job.next, 1);
@@ -137,6 +178,7 @@ static int start_workers(int width) {
 }
 
 static int run_serial(int64_t parts, PoolPartFn fn, void *ud) {
+    fpu_sync();
     for (int64_t p = 0; p < parts; p++)
         if (fn(ud, p, 0)) return -1;
     return 0;

@@ -46,4 +46,13 @@ int pool_width(int64_t parts, int64_t work);
  * in op_error(). */
 int pool_run(int64_t parts, int width, PoolPartFn fn, void *ud);
 
+/* Subnormal flushing (set_flush_denormal): on, float results that would be subnormal are zero
+ * and subnormal operands read as zero (FTZ and DAZ in x86's MXCSR); off (the default), IEEE
+ * arithmetic. Process-wide, like the thread count: the calling thread changes at once, every
+ * pool worker before its next part, and any other thread before it runs a pool job, so a
+ * result has the same bits on every thread. Returns false, changing nothing, where the CPU
+ * has no such mode (not x86). */
+bool pool_set_flush_denormal(bool on);
+bool pool_flush_denormal(void);
+
 #endif

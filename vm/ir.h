@@ -169,6 +169,9 @@ typedef struct Graph {
      * any graph under TSL_VM_DEVICE=1) */
     Device device;
     bool device_vm;
+    /* compiled with subnormal flushing on (set_flush_denormal): the constants folded then were
+     * flushed, so the graph runs only in the mode it was compiled in (vm/static.c lookup) */
+    bool flush_denormal;
     /* statistics for dis and TSL_EXPLAIN */
     int ops_before, fused_groups;
     int64_t bytes_saved;

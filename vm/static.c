@@ -17,6 +17,7 @@
 #include "mem.h"
 #include "vm.h"
 #include "guard.h"
+#include "pool.h"
 
 #define CACHE_MAX 8
 
@@ -342,6 +343,9 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
         if (d != g->device) {
             if (i == 0) snprintf(why, sizeof why, "the code works on device '%s' now, was on '%s'", device_name(d),
                                  device_name(g->device));
+        } else if (g->flush_denormal != pool_flush_denormal()) {
+            if (i == 0) snprintf(why, sizeof why, "subnormal flushing (set_flush_denormal) is %s now",
+                                 g->flush_denormal ? "off" : "on");
         } else if (guards_pass(g, vals, i == 0 ? why : NULL, sizeof why, i == 0 ? &stop_missed : NULL)) {
             if (i > 0) {   /* most recently used first */
                 memmove(c->graphs + 1, c->graphs, sizeof(Graph *) * (size_t)i);
@@ -393,6 +397,7 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
     Value *vals = input_buffer(g);
     fetch_inputs(g, e, vals);
     set_device(g, vals);
+    g->flush_denormal = pool_flush_denormal();
     *vals_out = vals;
     return g;
 }

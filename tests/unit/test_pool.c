@@ -1,6 +1,6 @@
 /* test_pool.c - ops/pool.h: the fixed partition, every part run once on a slot below the
  * width, the lowest failing part's message, small work on the calling thread, and the same
- * bits from the split kernels for every thread count. */
+ * bits from the split kernels and matmul row blocks for every thread count. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +119,48 @@ START_TEST(pool_split_kernels_same_bits) {
 }
 END_TEST
 
+/* A matmul block's rows cut for the pool (ops/cpu/linalg.c, "Rows on the thread pool"): the
+ * bits of one BLAS call (--threads 1 never cuts) for 2..4 threads, f32 and f64, a read
+ * transposed or not: the MLP shapes of the benchmarks and odd ones. */
+START_TEST(pool_matmul_rows_same_bits) {
+    static const int64_t shapes[][5] = {   /* m, k, n, and the block: r0, rows */
+        { 64, 512, 512, 0, 64 }, { 256, 512, 512, 0, 256 }, { 512, 512, 512, 256, 256 }, { 97, 700, 333, 0, 97 },
+        { 300, 256, 1024, 256, 44 }, { 200, 1000, 77, 0, 200 }, { 130, 64, 4000, 0, 130 }, { 49, 2048, 100, 0, 49 },
+    };
+    ck_assert_int_ne(cpu_matmul_unit(), 0);   /* x86 OpenBLAS: 24 rows (Haswell kernels), 16 (SkylakeX) */
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (int dt = 0; dt < 2; dt++)
+            for (int ta = 0; ta < 2; ta++) {
+                int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2], r0 = shapes[s][3], rows = shapes[s][4];
+                DType t = dt ? DT_F64 : DT_F32;
+                size_t esz = dtype_size(t), cbytes = (size_t)(rows * n) * esz;
+                char *a = malloc((size_t)(m * k) * esz), *b = malloc((size_t)(k * n) * esz), *want = malloc(cbytes),
+                     *got = malloc(cbytes);
+                for (int64_t i = 0; i < m * k + k * n; i++) {
+                    double v = (double)((i * 7919) % 20011) / 10000.0 - 1.0;
+                    char *at = i < m * k ? a + (size_t)i * esz : b + (size_t)(i - m * k) * esz;
+                    if (dt) *(double *)at = v;
+                    else *(float *)at = (float)v;
+                }
+                pool_set_threads(1);
+                cpu_matmul_rows(t, a, ta, b, want, m, k, n, r0, rows);
+                for (int w = 2; w <= 4; w++) {
+                    pool_set_threads(w);
+                    memset(got, 0, cbytes);
+                    cpu_matmul_rows(t, a, ta, b, got, m, k, n, r0, rows);
+                    ck_assert_msg(!memcmp(got, want, cbytes), "%lldx%lldx%lld rows %lld+%lld %s ta=%d, %d threads",
+                                  (long long)m, (long long)k, (long long)n, (long long)r0, (long long)rows,
+                                  dt ? "f64" : "f32", ta, w);
+                }
+                free(a);
+                free(b);
+                free(want);
+                free(got);
+            }
+    pool_set_threads(0);
+}
+END_TEST
+
 /* An i64 division by zero in a late part: the serial message, for every thread count. */
 START_TEST(pool_split_kernel_error_comes_back) {
     int64_t n = POOL_MIN_WORK * 4;
@@ -149,6 +191,7 @@ Suite *pool_suite(void) {
     tcase_add_test(tc, pool_run_reports_lowest_failing_part);
     tcase_add_test(tc, pool_split_kernels_same_bits);
     tcase_add_test(tc, pool_split_kernel_error_comes_back);
+    tcase_add_test(tc, pool_matmul_rows_same_bits);
     suite_add_tcase(s, tc);
     return s;
 }
