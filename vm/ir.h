@@ -96,6 +96,9 @@ typedef struct Ins {
     SrcLoc loc;
     Source *src;
     const CallFrame *frame;   /* the inlined call it belongs to, or NULL (not in graph files) */
+    struct JitCode *jit;      /* FUSED: its native code (vm/run/jit.c, process-wide), or NULL */
+    int jit_runs;             /* FUSED: runs counted toward compiling it (atomic) */
+    bool jit_told;            /* FUSED: TSL_EXPLAIN said which tier runs it */
 } Ins;
 
 /* Where an input comes from at run time, relative to the block's frame. */
