@@ -43,7 +43,7 @@ typedef struct {
 /* One step: result := op(in[0]) or op(in[0], in[1]), into temporary `temp` (in [0, n) for a
  * chain of n steps; one step writes each), or into the array `out` (element 0 of the whole
  * range; out_dtype elements, out_n of them) when temp < 0. */
-typedef struct {
+typedef struct ChainStep {
     OpCode op;
     int nin;
     ChainArg in[2];

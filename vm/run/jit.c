@@ -32,6 +32,7 @@
 #include <unistd.h>
 #include "jit.h"
 #include "interp.h"
+#include "cpu/chain.h"
 #include "cpu/cpu.h"
 #include "lanes512_src.h"   /* LANES512_SRC: ops/cpu/lanes512.h's text (the Makefile) */
 
@@ -422,17 +423,17 @@ JitFusedFn jit_fused(Interp *I, Ins *in, const ChainStep *cs, int n, DType dt) {
 }
 
 /* Per dtype: the SLEEF one-vector functions by op, then cpu_unary and cpu_binary. */
-static ChainAnyFn api_f32[OP__COUNT + 2], api_f64[OP__COUNT + 2];
+static JitAnyFn api_f32[OP__COUNT + 2], api_f64[OP__COUNT + 2];
 static pthread_once_t api_once = PTHREAD_ONCE_INIT;
 static void make_api(void) {
     for (int op = 0; op < OP__COUNT; op++) {
         api_f32[op] = cpu_chain_lane_fn((OpCode)op, DT_F32);
         api_f64[op] = cpu_chain_lane_fn((OpCode)op, DT_F64);
     }
-    api_f32[OP__COUNT] = api_f64[OP__COUNT] = (ChainAnyFn)cpu_unary;
-    api_f32[OP__COUNT + 1] = api_f64[OP__COUNT + 1] = (ChainAnyFn)cpu_binary;
+    api_f32[OP__COUNT] = api_f64[OP__COUNT] = (JitAnyFn)cpu_unary;
+    api_f32[OP__COUNT + 1] = api_f64[OP__COUNT + 1] = (JitAnyFn)cpu_binary;
 }
-const ChainAnyFn *jit_api(DType dt) {
+const JitAnyFn *jit_api(DType dt) {
     pthread_once(&api_once, make_api);
     return dt == DT_F32 ? api_f32 : api_f64;
 }

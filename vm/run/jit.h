@@ -11,21 +11,23 @@
 #define TSL_JIT_H
 #include <stdint.h>
 #include "vm.h"
-#include "cpu/chain.h"
+
+struct ChainStep;   /* ops/cpu/chain.h: what the CPU executor builds a group's steps as */
 
 /* A group's native code: elements [begin, end) of the steps the VM built, whose operands are
  * p[2k] and p[2k + 1] (step k's inputs: an array's element 0, or the one value of a scalar)
  * and p[2n + k] (its output array, unused for a temporary); api is jit_api(dt). 0, or a
  * kernel's non-zero status. */
-typedef int (*JitFusedFn)(const void *const *p, int64_t begin, int64_t end, const ChainAnyFn *api);
+typedef void (*JitAnyFn)(void);
+typedef int (*JitFusedFn)(const void *const *p, int64_t begin, int64_t end, const JitAnyFn *api);
 
 /* The native code of FUSED instruction `in` (whose n steps in dtype dt the VM has just built
  * as cs), or NULL when the VM runs it this time. Counts the run; on the run that makes the
  * group hot it generates the C and starts compiling it (in the background, or right here
  * under TSL_JIT=force). Says under TSL_EXPLAIN, once per instruction, which tier runs it. */
-JitFusedFn jit_fused(Interp *I, Ins *in, const ChainStep *cs, int n, DType dt);
+JitFusedFn jit_fused(Interp *I, Ins *in, const struct ChainStep *cs, int n, DType dt);
 /* The functions generated code calls, for dtype dt (f32 or f64). */
-const ChainAnyFn *jit_api(DType dt);
+const JitAnyFn *jit_api(DType dt);
 /* Which tier runs FUSED instruction in, for dis: "native", "vm (native compiling)",
  * "vm (no native code: why)", or NULL before the tier looked at it (the VM runs it). */
 const char *jit_tier(const Ins *in, char *buf, size_t n);
