@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "jit.h"
-#include "interp.h"
+#include "vm_impl.h"
 #include "cpu/chain.h"
 #include "cpu/cpu.h"
 #include "lanes512_src.h"   /* LANES512_SRC: ops/cpu/lanes512.h's text (the Makefile) */
@@ -41,6 +41,8 @@ extern char **environ;
 /* Runs of a group before it is compiled: the first runs of a script stay in the VM (most
  * groups run once), a hot one is compiled while the VM keeps running it. */
 #define JIT_AFTER 3
+/* Runs between two tries of a group that found the compiling queue full. */
+#define JIT_RETRY 64
 
 enum { JIT_COMPILING, JIT_READY, JIT_FAILED };
 typedef struct JitCode {
@@ -385,19 +387,49 @@ done:
     __atomic_store_n(&c->state, state, __ATOMIC_RELEASE);
 }
 
+/* One compiling thread for the process, fed by a queue of at most JIT_QUEUE codes: a program
+ * with many hot groups (the differential test has hundreds) compiles them one at a time, on
+ * one core, instead of starting a compiler per group at once. A group that finds the queue
+ * full stays in the VM and asks again later. */
+#define JIT_QUEUE 8
+static pthread_cond_t queue_cond = PTHREAD_COND_INITIALIZER;
+static JitCode *queue[JIT_QUEUE];
+static int queued;
+static bool worker_started;
+
 static void *compile_thread(void *arg) {
-    compile_code(arg);
+    pthread_mutex_lock(&codes_lock);
+    for (;;) {
+        while (!queued) pthread_cond_wait(&queue_cond, &codes_lock);
+        JitCode *c = queue[0];
+        memmove(queue, queue + 1, sizeof *queue * (size_t)--queued);
+        pthread_mutex_unlock(&codes_lock);
+        compile_code(c);
+        pthread_mutex_lock(&codes_lock);
+    }
     return NULL;
 }
 
-/* The code of src (taken), found or made; a new one compiles in the background, or here
- * when sync. */
+/* Starts the compiling thread (codes_lock held): false when there can be none. */
+static bool start_worker(void) {
+    if (worker_started) return true;
+    pthread_t t;
+    pthread_attr_t at;
+    if (pthread_attr_init(&at)) return false;
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    worker_started = !pthread_create(&t, &at, compile_thread, NULL);
+    pthread_attr_destroy(&at);
+    return worker_started;
+}
+
+/* The code of src (taken), found or made; a new one is queued for the compiling thread, or
+ * compiled here when sync. NULL when the queue is full (or no thread can start): ask later. */
 static JitCode *code_for(char *src, bool sync) {
     uint64_t h = code_hash(src);
     pthread_mutex_lock(&codes_lock);
     JitCode *c = codes;
     while (c && !(c->hash == h && !strcmp(c->src, src))) c = c->next;
-    if (c) {
+    if (c || (!sync && (queued == JIT_QUEUE || !start_worker()))) {
         pthread_mutex_unlock(&codes_lock);
         free(src);
         return c;
@@ -409,16 +441,12 @@ static JitCode *code_for(char *src, bool sync) {
     c->state = JIT_COMPILING;
     c->next = codes;
     codes = c;
-    pthread_mutex_unlock(&codes_lock);
-    pthread_t t;
-    pthread_attr_t at;
-    if (sync || pthread_attr_init(&at)) {
-        compile_code(c);
-        return c;
+    if (!sync) {
+        queue[queued++] = c;
+        pthread_cond_signal(&queue_cond);
     }
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &at, compile_thread, c)) compile_code(c);   /* no thread: compile here */
-    pthread_attr_destroy(&at);
+    pthread_mutex_unlock(&codes_lock);
+    if (sync) compile_code(c);
     return c;
 }
 
@@ -426,12 +454,10 @@ static JitCode *code_for(char *src, bool sync) {
 
 static void tell(Interp *I, const Ins *in, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void tell(Interp *I, const Ins *in, const char *fmt, ...) {
-    char msg[600];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vm_explain_va(I, in, fmt, ap);
     va_end(ap);
-    interp_diag_at(I, "explain: ", in->src, in->loc, "", msg);
 }
 
 /* TSL_EXPLAIN's one line for the instruction, once it knows its tier. */
@@ -452,8 +478,9 @@ JitFusedFn jit_fused(Interp *I, Ins *in, const ChainStep *cs, int n, DType dt) {
             return NULL;
         }
         int runs = __atomic_add_fetch(&in->jit_runs, 1, __ATOMIC_RELAXED);
-        if (mode == 1 && runs != JIT_AFTER) return NULL;
+        if (mode == 1 && (runs < JIT_AFTER || (runs - JIT_AFTER) % JIT_RETRY)) return NULL;
         c = code_for(group_source(cs, n, dt), mode == 2);
+        if (!c) return NULL;   /* the queue was full: again in JIT_RETRY runs */
         __atomic_store_n(&in->jit, c, __ATOMIC_RELEASE);
     }
     int state = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
