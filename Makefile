@@ -119,7 +119,7 @@ $(BUILD)/ew_cuda.h: ops/ew.def ops/gpu/cuda/tsl_ew.cuh $(EWGEN)
 	$(EWGEN) cuda ops/ew.def ops/gpu/cuda/tsl_ew.cuh >$@.tmp && mv $@.tmp $@
 $(CORE_OBJ) $(UNIT_OBJ) $(BUILD)/ops/gpu/cuda/gen.o: | $(EW_GEN)
 
-# The native tier (vm/run/jit.c) pastes ops/cpu/lanes512.h's text into the C it generates.
+# The native tier (vm/run/jit.c) has ops/cpu/lanes512.h's text built in, for the C it generates.
 $(BUILD)/lanes512_src.h: ops/cpu/lanes512.h | $(STAMP)
 	@mkdir -p $(dir $@)
 	{ printf '%s\n' '#define LANES512_SRC \'; sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n" \\/' $<; printf '%s\n' '    ""'; } >$@.tmp && mv $@.tmp $@

@@ -1,7 +1,7 @@
 /* lanes512.h - the one-vector AVX-512F operations of chain512.c that are more than one
  * intrinsic (maximum, minimum, relu, neg, and + and * in a fixed operand order), written once:
- * chain512.c computes with them, and the native tier (vm/run/jit.c) pastes this file's text
- * at the top of the C it generates, so a native fused group runs the very same instructions.
+ * chain512.c computes with them, and the C the native tier (vm/run/jit.c) generates includes
+ * this file's text (built into tsl), so a native fused group runs the very same instructions.
  * Self-contained: it includes only <immintrin.h>. */
 #ifndef TSL_LANES512_H
 #define TSL_LANES512_H

@@ -3,11 +3,12 @@
  * hash of the code and on disk under $XDG_CACHE_HOME/tsl/jit (or ~/.cache/tsl/jit).
  *
  * Why the system compiler (cc -O2) rather than libgccjit or LLVM's ORC: the generated code is
- * C that pastes ops/cpu/lanes512.h, the very helpers chain512.c computes with, so the two
- * cannot drift apart; it needs no library at build or run time (libgccjit would be built
- * through its own tree-building API, not from this text); and compile time (tens of ms per
- * group, off the VM's thread, once per machine with the disk cache) matters less than the
- * bits. docs/static.md has the measurements.
+ * C that includes ops/cpu/lanes512.h (its text, built in, written to the cache folder and
+ * precompiled there), the very helpers chain512.c computes with, so the two cannot drift
+ * apart; it needs no library at build or run time (libgccjit would be built through its own
+ * tree-building API, not from this text); and compile time (70-80 ms a group with the
+ * precompiled header, on a thread of its own, once per machine with the disk cache) matters
+ * less than the bits and the code's speed. docs/static.md has the measurements.
  *
  * The loop: W = 16 f32 or 8 f64 lanes a vector (chain512.c's width), every step of the group
  * on one vector before the next vector, values in registers; a step's result goes to memory
