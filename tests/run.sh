@@ -174,6 +174,42 @@ if [ $rc -eq 130 ]; then ok; else bad "SIGINT exit status $rc, want 130"; fi
 if TSL_NO_AVX512=1 $TSL --verify-static tests/scripts/fused_chains.tsl >/dev/null 2>"$tmp/err" && sanitized; then ok
 else bad "TSL_NO_AVX512=1 --verify-static tests/scripts/fused_chains.tsl: $(head -3 "$tmp/err")"; fi
 
+# the native tier (vm/run/jit.c): the chains of every fusable op, f32 and f64, at lengths around
+# the vector, block and part boundaries, compiled to native code on their first run
+# (TSL_JIT=force) give eager's bits, so the VM's (needs AVX-512F and a C compiler; own caches)
+if grep -q avx512f /proc/cpuinfo 2>/dev/null && command -v cc >/dev/null 2>&1; then
+    if XDG_CACHE_HOME="$tmp/jit" TSL_JIT=force TSL_EXPLAIN=1 $TSL --verify-static tests/scripts/fused_chains.tsl >/dev/null 2>"$tmp/err" &&
+       sanitized && grep -q 'runs native code' "$tmp/err" && ! grep -q 'runs in the vm' "$tmp/err"; then ok
+    else bad "TSL_JIT=force fused_chains.tsl: $(grep -v 'compiled static' "$tmp/err" | head -3)"; fi
+    # a hot group switches to its native code, made in the background (here from the disk cache
+    # the run above filled), with the same bits; dis names the tier
+    cat >"$tmp/jit.tsl" <<'EOF'
+fn gelu(x) { return 0.5 * x * (1 + tanh(0.7978845608 * (x + 0.044715 * x * x * x))) }
+x = randn([4099])
+e = gelu(x)
+t0 = clock()
+while clock() - t0 < 1.5 {
+    static { y = gelu(x) }
+    assert(equal(y, e))
+}
+dis()
+EOF
+    if XDG_CACHE_HOME="$tmp/jit" TSL_EXPLAIN=1 $TSL "$tmp/jit.tsl" >"$tmp/out" 2>"$tmp/err" && sanitized &&
+       grep -q 'fused group 0 runs native code (from the disk cache)' "$tmp/err" && grep -q 'fused group 0 .*\[native\]' "$tmp/out"; then ok
+    else bad "native tier in the background: $(grep -v 'compiled static' "$tmp/err" | head -3)"; fi
+    # a script that ends while its group still compiles exits cleanly (a cache of its own)
+    printf 'x = randn([999])\nfor i in range(4) { static { y = tanh(x * 2 + 1) } }\nprint("done")\n' >"$tmp/jit2.tsl"
+    out=$(XDG_CACHE_HOME="$tmp/jit2" $TSL "$tmp/jit2.tsl" 2>"$tmp/err"); rc=$?
+    if [ $rc -eq 0 ] && [ "$out" = done ] && [ ! -s "$tmp/err" ]; then ok; else bad "exit while compiling: rc $rc, $(head -3 "$tmp/err")"; fi
+    # without a compiler, or with TSL_JIT=0, the VM runs every group and TSL_EXPLAIN says why
+    TSL_JIT_CC="$tmp/no-cc" TSL_JIT=force TSL_EXPLAIN=1 $TSL "$tmp/jit2.tsl" >/dev/null 2>"$tmp/err"; rc=$?
+    if [ $rc -eq 0 ] && grep -q "runs in the vm: no native code, no C compiler" "$tmp/err"; then ok; else bad "no compiler: rc $rc, $(head -3 "$tmp/err")"; fi
+    TSL_JIT=0 TSL_EXPLAIN=1 $TSL "$tmp/jit2.tsl" >/dev/null 2>"$tmp/err"; rc=$?
+    if [ $rc -eq 0 ] && grep -q "runs in the vm: TSL_JIT=0" "$tmp/err"; then ok; else bad "TSL_JIT=0: rc $rc, $(head -3 "$tmp/err")"; fi
+else
+    echo "SKIP: the native tier needs AVX-512F and cc"
+fi
+
 # differential test: random programs, eager and static compared bit for bit
 DIFF_COUNT=${DIFF_COUNT:-3000}
 if command -v python3 >/dev/null 2>&1; then

@@ -6,6 +6,7 @@
 #include "vm.h"
 #include "mem.h"
 #include "opt.h"
+#include "jit.h"
 
 static void reg_str(Graph *g, int r, char *buf, size_t n) {
     if (r < 0) { snprintf(buf, n, "-"); return; }
@@ -241,7 +242,9 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
     }
     case I_FUSED: {
         size_t len = (size_t)snprintf(buf, n, "%s = fused group %d", d, in->aux);
-        if (len < n) steps_text(g, in, buf + len, n - len);
+        if (len < n) len += steps_text(g, in, buf + len, n - len);
+        char tier[300];   /* the native tier's word, once it has looked at the group */
+        if (len < n && jit_tier(in, tier, sizeof tier)) snprintf(buf + len, n - len, "  [%s]", tier);
         break;
     }
     case I_EPILOGUE: {   /* "t9 = matmul+add+relu(t3, t8) { steps }; product t5": every register it writes */

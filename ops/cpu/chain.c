@@ -76,7 +76,7 @@ static bool arg_fits(const ChainArg *a, int n, DType dt, int64_t end) {
 /* The steps against the chain before a block runs: the blocks, temporaries and element
  * strides are sized for f32 or f64 (chain_block, chain512.c's lanes), and the VM builds the
  * steps from a graph, which may have come from a file. Nothing is trusted. */
-static int chain_check(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end) {
+int cpu_chain_check(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end) {
     if (dt != DT_F32 && dt != DT_F64) {
         op_fail("a fused chain of %s elements (chains are f32 or f64)", dtype_name(dt));
         return -1;
@@ -100,7 +100,7 @@ static int chain_check(const ChainStep *steps, int n, DType dt, int64_t begin, i
 
 int cpu_chain_run(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end,
                   void *scratch) {
-    if (chain_check(steps, n, dt, begin, end)) return -1;
+    if (cpu_chain_check(steps, n, dt, begin, end)) return -1;
     bool wide = cpu_has_avx512();
     int64_t block = chain_block(dt);
     for (int64_t at = begin; at < end; at += block) {

@@ -43,7 +43,7 @@ typedef struct {
 /* One step: result := op(in[0]) or op(in[0], in[1]), into temporary `temp` (in [0, n) for a
  * chain of n steps; one step writes each), or into the array `out` (element 0 of the whole
  * range; out_dtype elements, out_n of them) when temp < 0. */
-typedef struct {
+typedef struct ChainStep {
     OpCode op;
     int nin;
     ChainArg in[2];
@@ -63,6 +63,17 @@ typedef struct {
 void cpu_chain_plan(ChainStep *steps, int n);
 /* chain512.c: whether a one-operand op is a SLEEF function there (only with AVX-512F). */
 bool cpu_chain_math_op(OpCode op);
+
+/* chain512.c: the one-vector SLEEF function (math512.h's avx512_<name>_16 or _8) a step of a
+ * one-operand op computes with in dtype dt, or NULL when it has none: the native tier
+ * (vm/run/jit.c) calls the very function. */
+typedef void (*ChainAnyFn)(void);
+ChainAnyFn cpu_chain_lane_fn(OpCode op, DType dt);
+
+/* The check cpu_chain_run makes before a block runs (steps that do not fit the chain's dtype
+ * and range: -1 with the error set), for another evaluator of the same steps (the native
+ * tier). */
+int cpu_chain_check(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end);
 
 /* Elements [begin, end) of the chain's arrays through its n steps, in dtype dt (f32 or f64).
  * scratch holds n * CHAIN_BYTES bytes for the temporaries. Allocates nothing (safe on a pool

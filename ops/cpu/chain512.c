@@ -11,9 +11,9 @@
 #include <immintrin.h>
 #include "chain.h"
 #include "math512.h"
+#include "lanes512.h"
 
-/* S: ps (f32) or pd (f64); VT its vector type, MT its mask type, W its lanes. */
-#define VOP(f, S) _mm512_##f##_##S
+/* S: ps (f32) or pd (f64); VT its vector type, MT its mask type, W its lanes (VOP: lanes512.h). */
 
 /* y := op(a, b) over len elements, strides 0 or 1: one loop per operation, so the
  * operation is chosen once per step, not per vector. */
@@ -82,50 +82,6 @@
         }                                                                                          \
         return true;                                                                               \
     }
-
-/* ew.c's max_f / min_f: a if a is NaN, else b if b is NaN, else a > b ? a : b (a < b for
- * min; equal operands, -0 and 0 included, give b). */
-#define PICK(S, VT, NAME, CMP)                                                                     \
-    static inline VT NAME(VT a, VT b) {                                                            \
-        VT r = VOP(mask_blend, S)(VOP(cmp, S##_mask)(a, b, CMP), b, a);                            \
-        r = VOP(mask_blend, S)(VOP(cmp, S##_mask)(b, b, _CMP_UNORD_Q), r, b);                      \
-        return VOP(mask_blend, S)(VOP(cmp, S##_mask)(a, a, _CMP_UNORD_Q), r, a);                   \
-    }
-/* ew.c's relu: x > 0 ? x : (x is NaN ? x : +0). */
-#define RELU(S, VT, NAME)                                                                          \
-    static inline VT NAME(VT x) {                                                                  \
-        VT zero = VOP(setzero, S)();                                                               \
-        return VOP(maskz_mov, S)(                                                                  \
-            VOP(cmp, S##_mask)(x, zero, _CMP_GT_OQ) | VOP(cmp, S##_mask)(x, x, _CMP_UNORD_Q), x);  \
-    }
-PICK(ps, __m512, max16, _CMP_GT_OQ)
-PICK(ps, __m512, min16, _CMP_LT_OQ)
-PICK(pd, __m512d, max8, _CMP_GT_OQ)
-PICK(pd, __m512d, min8, _CMP_LT_OQ)
-RELU(ps, __m512, relu16)
-RELU(pd, __m512d, relu8)
-static inline __m512 neg16(__m512 x) {
-    return _mm512_castsi512_ps(
-        _mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u)));
-}
-static inline __m512d neg8(__m512d x) {
-    return _mm512_castsi512_pd(_mm512_xor_si512(
-        _mm512_castpd_si512(x), _mm512_set1_epi64((long long)0x8000000000000000ull)));
-}
-
-/* a + b and a * b with a as the instruction's first source: where both are NaN, x86 returns
- * the first source's NaN, and a compiler may swap the operands of the intrinsics (they are
- * vector + and *, commutative to it) differently in two loops; the assembler may not. */
-#define ORDERED(NAME, VT, INSN)                                                                    \
-    static inline VT NAME(VT a, VT b) {                                                            \
-        VT r;                                                                                      \
-        __asm__(INSN " %2, %1, %0" : "=v"(r) : "v"(a), "vm"(b));                                   \
-        return r;                                                                                  \
-    }
-ORDERED(add16, __m512, "vaddps")
-ORDERED(mul16, __m512, "vmulps")
-ORDERED(add8, __m512d, "vaddpd")
-ORDERED(mul8, __m512d, "vmulpd")
 
 /* The SLEEF functions of math512.c by op, one vector at a time (ew.def's EW_VEC_LANE): the
  * function eager's array version calls for every element, the padded tail included. Not
@@ -327,6 +283,11 @@ static void run_pair(const ChainStep *s, DType dt, int64_t at, int64_t len, char
 }
 
 bool cpu_chain_math_op(OpCode op) { return vec_ps[op] != NULL; }
+
+ChainAnyFn cpu_chain_lane_fn(OpCode op, DType dt) {
+    if (dt == DT_F32 && vec_ps[op]) return (ChainAnyFn)vec_ps[op];
+    return dt == DT_F64 && vec_pd[op] ? (ChainAnyFn)vec_pd[op] : NULL;
+}
 
 /* The block after this one of the chain's first array and of its last step's result, when
  * that is an array: what the math step asks for while it computes. */

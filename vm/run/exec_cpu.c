@@ -16,6 +16,7 @@
 #include "pool.h"
 #include "cpu/chain.h"
 #include "cpu/cpu.h"
+#include "jit.h"
 
 /* The tensor an instruction writes its result into: the register's own tensor when nothing
  * else refers to it (so no other variable can see it change) and it has the register's dtype
@@ -87,6 +88,8 @@ typedef struct {
     int64_t total;
     char *temps;   /* one area per slot, `area` bytes each */
     size_t area;
+    JitFusedFn native;          /* the native tier's loop (jit.h), or NULL: the chain */
+    const void *const *ptrs;    /* its operands (jit.h's p) */
 } FusedJob;
 
 /* At least `need` bytes of block scratch (mem_alloc may jump out: never leave a freed block). */
@@ -104,6 +107,10 @@ static int fused_part(void *ud, int64_t part, int slot) {
     FusedJob *j = ud;
     int64_t begin = part * FUSED_PART, end = begin + FUSED_PART;
     if (end > j->total) end = j->total;
+    if (j->native) {
+        if (cpu_chain_check(j->steps, j->nsteps, j->dt, begin, end)) return -1;
+        return j->native(j->ptrs, begin, end, jit_api(j->dt));
+    }
     return cpu_chain_run(j->steps, j->nsteps, j->dt, begin, end, j->temps + (size_t)slot * j->area);
 }
 
@@ -158,6 +165,17 @@ static void fused_chain(VmRegs *r, const Ins *in, DType dt, int64_t n, ChainStep
     if (n > chain_block(dt)) cpu_chain_plan(cs, in->nsteps);
 }
 
+/* The operands of the chain's n steps as the native tier's loop takes them (jit.h), into p
+ * (3n pointers). */
+static const void *const *native_operands(const ChainStep *cs, int n, const void **p) {
+    for (int k = 0; k < n; k++) {
+        p[2 * k] = cs[k].in[0].data;
+        p[2 * k + 1] = cs[k].nin == 2 ? cs[k].in[1].data : NULL;
+        p[2 * n + k] = cs[k].out;
+    }
+    return p;
+}
+
 static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     RegInfo *d = &g->regs[in->dst];
     for (int k = 0; k < in->nsteps; k++)
@@ -168,18 +186,21 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         for (int q = 0; q < 2; q++)
             if (regs[q] >= 0 && !r->ten[regs[q]]) return vm_fail_at(I, in, "undefined variable");
     }
-    FusedJob j = { NULL, in->nsteps, d->dtype, shape_count(&d->shape), NULL, 0 };
+    FusedJob j = { NULL, in->nsteps, d->dtype, shape_count(&d->shape), NULL, 0, NULL, NULL };
     int64_t parts = pool_parts(j.total, FUSED_PART);
     int width = pool_width(parts, j.total * in->nsteps);
-    /* the scratch area: the steps, their numbers, then each thread's temporaries, 64-byte
-     * aligned (an AVX-512 access that straddles two cache lines costs two) */
-    size_t head = (sizeof(ChainStep) + sizeof(double)) * (size_t)in->nsteps;
+    /* the scratch area: the steps, their numbers, the native tier's operands, then each
+     * thread's temporaries, 64-byte aligned (an AVX-512 access that straddles two cache lines
+     * costs two) */
+    size_t head = (sizeof(ChainStep) + sizeof(double) + 3 * sizeof(void *)) * (size_t)in->nsteps;
     j.area = (size_t)in->nsteps * CHAIN_BYTES;
     size_t need = head + 63 + j.area * (size_t)width;
     scratch_reserve(r, need);
     ChainStep *cs = r->scratch->p;
     fused_chain(r, in, j.dt, j.total, cs, (double *)(cs + in->nsteps));
     j.steps = cs;
+    j.native = jit_fused(I, in, cs, in->nsteps, j.dt);
+    if (j.native) j.ptrs = native_operands(cs, in->nsteps, (const void **)((double *)(cs + in->nsteps) + in->nsteps));
     uintptr_t temps = (uintptr_t)((char *)r->scratch->p + head);
     j.temps = (char *)((temps + 63) & ~(uintptr_t)63);
     if (pool_run(parts, width, fused_part, &j)) return vm_fail_at(I, in, op_error());

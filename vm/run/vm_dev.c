@@ -251,12 +251,16 @@ Tensor *vm_dev_place(VmDev *d, int reg, Tensor *t) {
     return rc ? NULL : tensor_retain(home);
 }
 
+void vm_explain_va(Interp *I, const Ins *in, const char *fmt, va_list ap) {
+    char msg[600];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    interp_diag_at(I, "explain: ", in->src, in->loc, "", msg);
+}
+
 void vm_dev_explain(Interp *I, const VmDev *d, const Ins *in, const char *fmt, ...) {
     if (!d->explain) return;
-    char msg[600];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vm_explain_va(I, in, fmt, ap);
     va_end(ap);
-    interp_diag_at(I, "explain: ", in->src, in->loc, "", msg);
 }

@@ -1,6 +1,7 @@
 /* vm_impl.h - what the VM's one loop (vm_loop.h, vm.c) and its executors share. */
 #ifndef TSL_VM_IMPL_H
 #define TSL_VM_IMPL_H
+#include <stdarg.h>
 #include "vm.h"
 
 /* ---------- executors ----------
@@ -141,8 +142,9 @@ bool vm_dev_owns(const VmDev *d, const Tensor *t);
 Tensor *vm_dev_place(VmDev *d, int reg, Tensor *t);
 /* dst's elements := src's, on their device (a device-to-device copy: captured on the GPU). */
 int vm_dev_copy(Tensor *dst, const Tensor *src);
-/* TSL_EXPLAIN's line at instruction in, when the graph's VmDev explains. */
+/* TSL_EXPLAIN's line at instruction in, when the graph's VmDev explains; and the line itself. */
 void vm_dev_explain(Interp *I, const VmDev *d, const Ins *in, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void vm_explain_va(Interp *I, const Ins *in, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 
 /* Segment s of g where it begins: op by op, captured (its third run) or replayed. 0, or -1
  * with the error reported. */

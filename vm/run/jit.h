@@ -1,0 +1,35 @@
+/* jit.h - the native tier: a fused group (FUSED) that has run a few times becomes one generated
+ * C loop over its elements, values in registers, compiled by the system C compiler in the
+ * background and loaded with dlopen; the CPU executor (exec_cpu.c) switches to it when it is
+ * ready. Each element goes through the very vector instructions and SLEEF functions the VM's
+ * chain (ops/cpu/chain.h) uses, in the same order, so the bits are the VM's and eager's.
+ *
+ * TSL_JIT=0 turns it off; TSL_JIT=force compiles a group on its first run, synchronously (the
+ * tests); TSL_JIT_CC names the compiler (default cc). Without AVX-512F or a working compiler
+ * the VM runs every group (TSL_EXPLAIN says why). */
+#ifndef TSL_JIT_H
+#define TSL_JIT_H
+#include <stdint.h>
+#include "vm.h"
+
+struct ChainStep;   /* ops/cpu/chain.h: what the CPU executor builds a group's steps as */
+
+/* A group's native code: elements [begin, end) of the steps the VM built, whose operands are
+ * p[2k] and p[2k + 1] (step k's inputs: an array's element 0, or the one value of a scalar)
+ * and p[2n + k] (its output array, unused for a temporary); api is jit_api(dt). 0, or a
+ * kernel's non-zero status. */
+typedef void (*JitAnyFn)(void);
+typedef int (*JitFusedFn)(const void *const *p, int64_t begin, int64_t end, const JitAnyFn *api);
+
+/* The native code of FUSED instruction `in` (whose n steps in dtype dt the VM has just built
+ * as cs), or NULL when the VM runs it this time. Counts the run; on the run that makes the
+ * group hot it generates the C and starts compiling it (in the background, or right here
+ * under TSL_JIT=force). Says under TSL_EXPLAIN, once per instruction, which tier runs it. */
+JitFusedFn jit_fused(Interp *I, Ins *in, const struct ChainStep *cs, int n, DType dt);
+/* The functions generated code calls, for dtype dt (f32 or f64). */
+const JitAnyFn *jit_api(DType dt);
+/* Which tier runs FUSED instruction in, for dis: "native", "vm (native compiling)",
+ * "vm (no native code: why)", or NULL before the tier looked at it (the VM runs it). */
+const char *jit_tier(const Ins *in, char *buf, size_t n);
+
+#endif
