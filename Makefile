@@ -53,7 +53,7 @@ MPI_PLUGIN := $(BIN)/libtsl_mpi.so
 CUDA_PLUGIN := $(BIN)/libtsl_cuda.so
 PTX_CHECK   := $(BIN)/ptx_check
 
-.PHONY: all deps layers test unit scripts static-coverage demo asan test-asan tsan deploy-test bench bench-quick fuzz fuzz-smoke clean gpu-test gpu-check
+.PHONY: all deps layers test unit scripts static-coverage demo asan test-asan tsan deploy-test bench bench-quick bench-venv fuzz fuzz-smoke clean gpu-test gpu-check
 all: $(BIN)/tsl $(LIB_SO) $(MPI_PLUGIN) $(CUDA_PLUGIN) $(PTX_CHECK)
 
 # The MPI plugin (ops/mpi/): built with mpicc (installed with the packages above, so looked
@@ -333,6 +333,11 @@ bench: $(BIN)/tsl
 
 bench-quick: $(BIN)/tsl
 	QUICK=1 sh bench/run.sh
+
+# jax and torch (for the jax.jit and torch.compile rows) in build/bench-venv, from PyPI by name;
+# bench/run.sh does this too, and skips it when the venv already imports them
+bench-venv:
+	sh bench/venv.sh
 
 clean:
 	rm -rf build build-asan build-fuzz build-tsan bin bin-asan bin-fuzz bin-tsan

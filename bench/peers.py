@@ -1,22 +1,15 @@
 #!/usr/bin/env python3
 """peers.py - the Python side of `make bench`: CPython, NumPy and PyTorch on the same
-workloads as workloads.tsl, one thread, warm-up first, median of the repetitions.
-Prints JSON lines like workloads.tsl. Usage: peers.py [quick]"""
-import json, os, statistics, sys, time
+workloads as workloads.tsl, one thread, warm-up of at least 1 s, median of the repetitions
+(peerlib.py). Prints JSON lines like workloads.tsl. Usage: peers.py [CHECKDIR] [quick]
+With CHECKDIR (the .npy files of workloads.tsl), softmax, layernorm and the transformer block run on
+TSL's inputs and their outputs are checked against TSL's; a mismatch makes the exit status 1."""
+import sys, time
+import peerlib
+from peerlib import measure, check, load
 
-quick = len(sys.argv) > 1 and sys.argv[1] == "quick"
-reps = 5 if quick else 7
-
-def measure(workload, impl, f, per=1):
-    f()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        f()
-        times.append((time.perf_counter() - t0) * 1000 / per)
-    times.sort()
-    print(json.dumps({"workload": workload, "impl": impl, "ms": statistics.median(times),
-                      "min": times[0], "max": times[-1], "reps": reps}), flush=True)
+peerlib.setup(sys.argv[1:])
+quick = peerlib.quick
 
 def fib(n):
     return n if n < 2 else fib(n - 1) + fib(n - 2)
@@ -88,6 +81,18 @@ if np is not None:
                     if j in (42, 43):
                         h = np.maximum(h, 0)
         measure("MLP 45 layers, batch %d (per pass)" % batch, "numpy", mlp_batch, bpasses)
+    if peerlib.checkdir:
+        sx, sg, sb = load("norm_x"), load("norm_g"), load("norm_b")
+        def softmax_np(x):
+            e = np.exp(x - x.max(axis=-1, keepdims=True))
+            return e / e.sum(axis=-1, keepdims=True)
+        def layernorm_np(x, g, b):
+            d = x - x.mean(axis=-1, keepdims=True)
+            return d / np.sqrt((d * d).mean(axis=-1, keepdims=True) + np.float32(1e-5)) * g + b
+        measure("softmax [256, 1024] rows", "numpy", lambda: softmax_np(sx))
+        check("softmax [256, 1024] rows", "numpy", softmax_np(sx), "softmax_y", 1e-4, 1e-7)
+        measure("layernorm [256, 1024] rows", "numpy", lambda: layernorm_np(sx, sg, sb))
+        check("layernorm [256, 1024] rows", "numpy", layernorm_np(sx, sg, sb), "layernorm_y", 1e-4, 1e-4)
 
 try:
     import torch
@@ -120,8 +125,44 @@ if torch is not None:
             for _ in range(passes):
                 model(torch.randn(1, 512))
         measure("MLP 45 layers, batch 1 (per pass)", "torch-eager", lambda: mlp_t(net), passes)
+        t0 = time.perf_counter()
         traced = torch.jit.freeze(torch.jit.trace(net, torch.randn(1, 512)))
-        measure("MLP 45 layers, batch 1 (per pass)", "torch-jit-trace-freeze", lambda: mlp_t(traced), passes)
+        measure("MLP 45 layers, batch 1 (per pass)", "torch-jit-trace-freeze", lambda: mlp_t(traced), passes,
+                compile_ms=(time.perf_counter() - t0) * 1000)
+        if peerlib.checkdir:
+            sx, sg, sb = (torch.from_numpy(load(n)) for n in ("norm_x", "norm_g", "norm_b"))
+            measure("softmax [256, 1024] rows", "torch-eager", lambda: torch.softmax(sx, dim=-1))
+            check("softmax [256, 1024] rows", "torch-eager", torch.softmax(sx, dim=-1), "softmax_y", 1e-4, 1e-7)
+            ln = lambda: torch.nn.functional.layer_norm(sx, (1024,), sg, sb, 1e-5)
+            measure("layernorm [256, 1024] rows", "torch-eager", ln)
+            check("layernorm [256, 1024] rows", "torch-eager", ln(), "layernorm_y", 1e-4, 1e-4)
+
+# the transformer block of workloads.tsl section 9, forward and backward by autograd
+if torch is not None and peerlib.checkdir:
+    def block_loss(p, x):
+        F = torch.nn.functional
+        h = F.layer_norm(x, (128,), p["g1"], p["c1"], 1e-5)
+        a = torch.softmax((h @ p["wq"]) @ (h @ p["wk"]).T / 128 ** 0.5, dim=-1)
+        x = x + (a @ (h @ p["wv"])) @ p["wo"]
+        h = F.layer_norm(x, (128,), p["g2"], p["c2"], 1e-5)
+        u = h @ p["w1"] + p["b1"]
+        y = x + (0.5 * u * (1 + torch.tanh(0.7978845608 * (u + 0.044715 * u * u * u)))) @ p["w2"] + p["b2"]
+        return torch.mean(y * y)
+
+    bp = {k: torch.from_numpy(v.copy()).requires_grad_() for k, v in peerlib.block_params().items()}
+    bx = torch.from_numpy(load("block_x"))
+    block_reps = 3 if quick else 10
+    def block_steps():
+        for _ in range(block_reps):
+            for p in bp.values():
+                p.grad = None
+            loss = block_loss(bp, bx)
+            loss.backward()
+        return loss
+    name = "transformer block T=128 D=128, forward + backward"
+    measure(name, "torch-eager", block_steps, block_reps)
+    check(name, "torch-eager", block_steps().detach(), "block_loss", 1e-4, 1e-6)
+    check(name, "torch-eager", torch.cat([bp[k].grad.reshape(-1) for k, _ in peerlib.BLOCK]), "block_grads", 1e-3, 1e-5)
 
 # training (issue 12): the digits MLP epoch and the char-RNN step of workloads.tsl section 8,
 # with autograd and torch.optim.Adam. torch-jit-script scripts the model (digits) or the loss
@@ -192,3 +233,4 @@ if torch is not None and np is not None:
     opt = torch.optim.Adam(params, lr=0.01)
     window_loss_s = torch.jit.script(window_loss)
     measure(name, "torch-jit-script", lambda: rnn_steps(window_loss_s, params, opt), 20)
+peerlib.finish("peers.py")

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """report.py RAW.jsonl MACHINE.txt OUTDIR [EXPLAIN.txt] - turns the JSON lines of one `make bench` run into
-OUTDIR/results.md (a table of medians, spreads and ratios against TSL), OUTDIR/results.json
+OUTDIR/results.md (a summary with one column per implementation and "TSL vs best peer", the 2-thread
+table, compile times, then every row with its spread and ratio against TSL), OUTDIR/results.json
 and OUTDIR/results.png (a gnuplot bar chart of time relative to TSL, log scale)."""
 import json, os, shutil, subprocess, sys
 
@@ -8,7 +9,8 @@ raw, machine_file, outdir = sys.argv[1:4]
 explain_file = sys.argv[4] if len(sys.argv) > 4 else None
 allrows = [json.loads(l) for l in open(raw) if l.strip().startswith("{")]
 rows = [r for r in allrows if "stat" not in r]
-stats = [r for r in allrows if "stat" in r]
+stats = [r for r in allrows if "stat" in r and r["stat"] != "compile ms"]
+compiles = [r for r in allrows if r.get("stat") == "compile ms"]
 machine = open(machine_file).read().strip()
 order = []
 for r in rows:
@@ -23,7 +25,66 @@ def ref(w):
                 return r["ms"]
     return None
 
-lines = ["# Benchmark results", "", "```", machine, "```", "",
+# The summary's columns, in this order where present; "best peer" is the fastest non-TSL one but the C floor.
+COLUMNS = ["tsl-eager", "tsl-static", "numpy", "torch-eager", "torch-jit-script", "torch-jit-trace-freeze",
+           "torch-compile", "jax-jit", "cpython", "lua5.4", "c-floor"]
+NOT_PEERS = ("tsl-eager", "tsl-static", "c-floor")
+
+
+def ms(w, impl):
+    m = [r["ms"] for r in rows if r["workload"] == w and r["impl"] == impl]
+    return m[0] if m else None
+
+
+def versus(tsl, peers):
+    """'ahead 1.20x (numpy)' or '1.20x behind (jax-jit)' against the fastest of peers {impl: ms}."""
+    if tsl is None or not peers:
+        return "-"
+    best = min(peers, key=peers.get)
+    if tsl <= peers[best]:
+        return "ahead %.2fx (%s)" % (peers[best] / tsl, best)
+    return "**%.2fx behind** (%s)" % (tsl / peers[best], best)
+
+
+def summary(title, ws, cols, tsl_impls, note):
+    """A table: one row per workload, one column per implementation (median ms), and TSL vs best peer."""
+    cols = [c for c in cols if any(ms(w, c) is not None for w in ws)]
+    out = ["## " + title, "", note, "", "| workload | " + " | ".join(cols) + " | TSL vs best peer |",
+           "|---|" + "---:|" * len(cols) + "---|"]
+    for w in ws:
+        cells = ["%.4g" % ms(w, c) if ms(w, c) is not None else "" for c in cols]
+        tsl = next((ms(w, t) for t in tsl_impls if ms(w, t) is not None), None)
+        peers = {c: ms(w, c) for c in cols if c not in tsl_impls and c not in NOT_PEERS and ms(w, c) is not None}
+        out.append("| %s | %s | %s |" % (w, " | ".join(cells), versus(tsl, peers)))
+    return out + [""]
+
+
+one = [w for w in order if not w.startswith("compile:") and any(ms(w, c) is not None for c in COLUMNS)]
+two = [w for w in order if any(r["workload"] == w and r["impl"].endswith("-2threads") for r in rows)]
+two_cols = ["tsl-static-2threads", "numpy-2threads", "torch-eager-2threads", "torch-compile-2threads", "jax-jit-2threads"]
+lines = ["# Benchmark results", "", "```", machine, "```", ""]
+lines += summary("One thread", one, COLUMNS, ("tsl-static", "tsl-eager"),
+                 "Median ms per call, every process on one core (`taskset -c 0`), one thread. **TSL vs best peer** "
+                 "compares TSL static (eager where there is no static row) with the fastest peer other than the C floor.")
+if two:
+    lines += summary("Two threads", two, two_cols, ("tsl-static-2threads",),
+                     "Median ms, processes on cores 0 and 1 (`taskset -c 0,1`): `tsl --threads 2`, "
+                     "`torch.set_num_threads(2)`, XLA with two cores.")
+if compiles:
+    cimpls = []
+    for r in compiles:
+        if r["impl"] not in cimpls:
+            cimpls.append(r["impl"])
+    cws = [w for w in order if any(r["workload"] == w for r in compiles)]
+    lines += ["## Compile times", "",
+              "Peers: first call minus a steady call, ms (tracing and compilation; torch.compile's cache in "
+              "build/torchinductor-cache makes later runs faster). TSL static: the `compiled static` lines further down.", "",
+              "| workload | " + " | ".join(cimpls) + " |", "|---|" + "---:|" * len(cimpls)]
+    for w in cws:
+        vals = [[r["value"] for r in compiles if r["workload"] == w and r["impl"] == i] for i in cimpls]
+        lines.append("| %s | %s |" % (w, " | ".join("%.4g" % v[0] if v else "" for v in vals)))
+    lines += [""]
+lines += ["## Every row", "",
          "Median of the repetitions (one thread everywhere, warm-up excluded); spread is min..max.",
          "**ratio** = that implementation's time / TSL static's time (TSL eager's where a workload has no static row): above 1 means TSL static is faster.", "",
          "| workload | implementation | median ms | spread ms | ratio |", "|---|---|---:|---:|---:|"]
@@ -51,7 +112,8 @@ json.dump({"machine": machine, "results": rows, "stats": stats}, open(os.path.jo
 print("\n".join(lines))
 
 COLORS = {"tsl-static": "#1b9e77", "tsl-eager": "#66c2a5", "numpy": "#e6ab02", "torch-eager": "#d95f02",
-          "torch-jit-script": "#7570b3", "torch-jit-trace-freeze": "#a6761d", "torch-compile": "#666666", "cpython": "#1f78b4",
+          "torch-jit-script": "#7570b3", "torch-jit-trace-freeze": "#a6761d", "torch-compile": "#666666",
+          "jax-jit": "#e31a1c", "cpython": "#1f78b4",
           "lua5.4": "#333333", "c-floor": "#e7298a"}
 
 if shutil.which("gnuplot"):

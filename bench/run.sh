@@ -1,8 +1,10 @@
 #!/bin/sh
 # bench/run.sh - `make bench` (QUICK=1 for `make bench-quick`): every workload in TSL, NumPy,
-# PyTorch, CPython, Lua 5.4 and plain C, one thread each (and TSL's static tanh-GELU again on
-# two threads, bench/threads.tsl, impl tsl-static-2threads), in one run; then the table
-# (bench/results.md), the data (bench/results.json) and a chart (bench/results.png).
+# PyTorch, jax.jit, torch.compile, CPython, Lua 5.4 and plain C, one thread each and every process
+# pinned to core 0 (`taskset -c 0`), in one run, plus a 2-thread table (TSL --threads 2, torch on 2
+# threads, XLA on cores 0 and 1); then the table (bench/results.md), the data (bench/results.json)
+# and a chart (bench/results.png). The peers' outputs are checked against TSL's (saved in
+# bench/out/check): a mismatch beyond float tolerance makes the run fail, after the report.
 set -e
 cd "$(dirname "$0")/.."
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
@@ -19,6 +21,17 @@ if [ -n "$missing" ] && [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null || true
 fi
 PY=/usr/bin/python3
+PIN=""
+command -v taskset >/dev/null && PIN="taskset -c 0"
+PIN2=""
+command -v taskset >/dev/null && PIN2="taskset -c 0,1"
+VPY=$(sh bench/venv.sh | tail -n 1)      # jax and torch.compile's venv (build/bench-venv), or nothing
+# torch.compile's cache beside the venv (git-ignored), not in /tmp: one made before a fix of the
+# environment (see compiled.py's TORCH_USE_RTLD_GLOBAL) would keep serving scalar kernels
+export TORCHINDUCTOR_CACHE_DIR="$PWD/build/torchinductor-cache"
+check=$out/check
+rm -rf $check && mkdir -p $check
+failed=""
 
 cc -O2 -ffp-contract=off -I/usr/include/x86_64-linux-gnu/openblas-serial bench/floor.c -o $out/floor \
    -L/usr/lib/x86_64-linux-gnu/openblas-serial -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-serial -lopenblas -lsleef -lm
@@ -27,17 +40,36 @@ cc -O2 -ffp-contract=off -I/usr/include/x86_64-linux-gnu/openblas-serial bench/f
     echo "machine: $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(getconf _NPROCESSORS_ONLN) cores"
     echo "tsl: $(bin/tsl --version), OpenBLAS $(dpkg-query -W -f '${Version}' libopenblas0-serial 2>/dev/null) (serial), SLEEF $(dpkg-query -W -f '${Version}' libsleef3 2>/dev/null)"
     echo "python: $($PY --version 2>&1), numpy $($PY -c 'import numpy; print(numpy.__version__)' 2>/dev/null || echo missing), torch $($PY -c 'import torch; print(torch.__version__)' 2>/dev/null || echo missing), $(lua5.4 -v 2>/dev/null | cut -d' ' -f1-2 || echo 'lua missing')"
+    [ -n "$VPY" ] && echo "venv: $($VPY -c 'import jax, torch, numpy; print("jax", jax.__version__, "torch", torch.__version__, "numpy", numpy.__version__)' 2>/dev/null)"
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 } > $out/machine.txt
 cat $out/machine.txt
 
 : > $out/raw.jsonl
+rm -f $out/failed.*
 echo "running TSL workloads..."
-TSL_EXPLAIN=1 bin/tsl --threads 1 bench/workloads.tsl $Q 2>$out/explain.txt | tee -a $out/raw.jsonl
-bin/tsl --threads 2 bench/threads.tsl $Q | tee -a $out/raw.jsonl
+TSL_EXPLAIN=1 $PIN bin/tsl --threads 1 bench/workloads.tsl $Q $check 2>$out/explain.txt | tee -a $out/raw.jsonl
+[ -f $check/gelu_y.npy ] || { echo "bench/workloads.tsl failed (see $out/explain.txt)"; exit 1; }
 echo "running Python peers..."
-$PY bench/peers.py $Q | tee -a $out/raw.jsonl || echo "python peers failed"
-if command -v lua5.4 >/dev/null; then lua5.4 bench/scalar.lua $Q | tee -a $out/raw.jsonl; fi
-$PY bench/startup.py $Q | tee -a $out/raw.jsonl
-$out/floor $Q | tee -a $out/raw.jsonl
+{ $PIN $PY bench/peers.py $check $Q || echo x >$out/failed.peers; } | tee -a $out/raw.jsonl
+[ -f $out/failed.peers ] && failed="$failed peers.py"
+if [ -n "$VPY" ]; then
+    echo "running jax.jit and torch.compile (the first torch.compile run takes minutes; later ones use its cache)..."
+    { $PIN $VPY bench/compiled.py $check $Q || echo x >$out/failed.compiled; } | tee -a $out/raw.jsonl
+    [ -f $out/failed.compiled ] && failed="$failed compiled.py"
+fi
+echo "running the 2-thread table..."
+$PIN2 bin/tsl --threads 2 bench/threads.tsl $Q | tee -a $out/raw.jsonl
+if [ -n "$VPY" ]; then
+    { OPENBLAS_NUM_THREADS=2 OMP_NUM_THREADS=2 $PIN2 $VPY bench/compiled.py $check $Q threads2 ||
+      echo x >$out/failed.compiled2; } | tee -a $out/raw.jsonl
+    [ -f $out/failed.compiled2 ] && failed="$failed compiled.py-threads2"
+fi
+if command -v lua5.4 >/dev/null; then $PIN lua5.4 bench/scalar.lua $Q | tee -a $out/raw.jsonl; fi
+$PIN $PY bench/startup.py $Q | tee -a $out/raw.jsonl
+$PIN $out/floor $Q | tee -a $out/raw.jsonl
 $PY bench/report.py $out/raw.jsonl $out/machine.txt bench $out/explain.txt
+if [ -n "$failed" ]; then
+    echo "BENCH FAILED: outputs differ from TSL's (or a peer crashed) in:$failed; see OUTPUT MISMATCH above" >&2
+    exit 1
+fi
