@@ -252,12 +252,19 @@ static int make_dirs(char *path) {
     return mkdir(path, 0755) && errno != EEXIST ? -1 : 0;
 }
 
+static bool is_dir(const char *path) {
+    struct stat st;
+    return path && *path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* The disk cache's folder into dir: $XDG_CACHE_HOME/tsl/jit, ~/.cache/tsl/jit, or a folder of
- * this user's under $TMPDIR (or /tmp) when neither can be made. */
+ * this user's under $TMPDIR (or /tmp) when neither can be made. A home that does not exist
+ * (HOME=/nonexistent for a service account) is never created; $XDG_CACHE_HOME may be, as the
+ * XDG spec says. */
 static int cache_dir(char *dir, size_t n) {
     const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME"), *t = getenv("TMPDIR");
     if (x && *x) snprintf(dir, n, "%s/tsl/jit", x);
-    else if (h && *h) snprintf(dir, n, "%s/.cache/tsl/jit", h);
+    else if (is_dir(h)) snprintf(dir, n, "%s/.cache/tsl/jit", h);
     else dir[0] = 0;
     if (dir[0] && !make_dirs(dir)) return 0;
     snprintf(dir, n, "%s/tsl-jit-%d", t && *t ? t : "/tmp", (int)getuid());
