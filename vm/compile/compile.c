@@ -636,6 +636,17 @@ static int loop_trips(Comp *c, void *arg, uint64_t *deps) {
     return n <= 0 ? 0 : n > 1e9 ? -1 : (int)n;
 }
 
+/* counter += step: the next iteration of a counted loop. */
+static void step_counter(Comp *c, LoopArg *la) {
+    AVal step = cc_num_const(la->step);
+    int sr = cc_num_reg(c, &step);
+    Ins *inc = cc_emit(c, I_NBIN);
+    inc->dst = la->counter.reg;
+    inc->a = la->counter.reg;
+    inc->b = sr;
+    inc->aux = OP_ADD;
+}
+
 /* The loop variable for this iteration: the counter, or row `counter` of the tensor. */
 static AVal loop_var(Comp *c, LoopArg *la) {
     AVal i = la->counter;
@@ -704,13 +715,7 @@ static void peel_first_iteration(Comp *c, LoopArg *la, const char *name) {
         return;
     }
     if (c->ictx && c->ictx->returned) return;   /* the first iteration returned */
-    AVal step = cc_num_const(la->step);
-    int sr = cc_num_reg(c, &step);
-    Ins *inc = cc_emit(c, I_NBIN);
-    inc->dst = la->counter.reg;
-    inc->a = la->counter.reg;
-    inc->b = sr;
-    inc->aux = OP_ADD;
+    step_counter(c, la);
     la->start += la->step;   /* the rest's trips (tensor arrays: loop_trips) */
     la->may_peel = false;
     la->to_tensor = NULL;
@@ -814,15 +819,7 @@ static void loop_from_counter(Comp *c, LoopArg *la) {
     c->loop = lp.outer;
     home_moves(c, homes, nhomes);
     int cont_target = c->g->ncode;   /* `continue` made its own moves (jump_out) */
-    if (la->counted && !c->failed) {
-        AVal step = cc_num_const(la->step);
-        int sr = cc_num_reg(c, &step);
-        Ins *inc = cc_emit(c, I_NBIN);
-        inc->dst = la->counter.reg;
-        inc->a = la->counter.reg;
-        inc->b = sr;
-        inc->aux = OP_ADD;
-    }
+    if (la->counted && !c->failed) step_counter(c, la);
     Ins *back = cc_emit(c, I_JUMP);
     back->aux = top;
     int end = c->g->ncode;
