@@ -131,12 +131,9 @@ int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out);
 #define MATMUL_BLOCK_ROWS 256
 /* Rows [r0, r0 + rows) of the f32/f64 product c[m, n] = a[m, k] @ b[k, n] (a stored [k, m] when
  * ta), written to c0 with rows n elements apart: one block of op_matmul_t_into's (m == 1: gemv),
- * its row ranges on the thread pool when it is large, with the bits of one call. */
+ * one BLAS call under the process's BLAS lock (linalg.c: the serial OpenBLAS is not thread-safe). */
 void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
                      int64_t r0, int64_t rows);
-/* The row unit a block may be cut at for the thread pool with every element keeping the whole
- * call's bits (measured once: linalg.c, "Rows on the thread pool"); 0: this BLAS is not cut. */
-int cpu_matmul_unit(void);
 /* Helpers that make their result: a converted copy (NaN, inf or out of range to i64 is an
  * error), a permuted copy (perm NULL: reversed), a broadcast copy. */
 Tensor *op_astype(const Tensor *a, DType dt);

@@ -40,108 +40,20 @@ static void matmul_call(DType dt, const void *a, bool ta, const void *b, void *c
     else mm_rows_double(a, ta, b, c0, m, k, n, r0, rows);
 }
 
-/* ---------- Rows on the thread pool ----------
- * OpenBLAS's gemm computes C in micro-tiles of a fixed number of rows (the kernel's unroll:
- * 24 for its Haswell sgemm, 16 for SkylakeX), and an element's arithmetic depends on its
- * row's place in its tile: with 24-row tiles, a 128-row product cut at row 64 gives rows
- * 60..63 (and others) other bits than the uncut call. A call on a row range that starts at a
- * multiple of the unit gives every row the bits of the whole call: the same tiles, the same
- * tail, the same summation over k (which depends on k only). So a block may be cut into
- * ranges of whole units anywhere, and the cut may follow the thread count: each element's
- * bits stay the single call's. The unit is measured once per process (cpu_matmul_unit, about
- * a millisecond, at the first product to cut): the first of 16, 24, 32, 48 rows whose cut
- * gives a probe product the uncut call's bits in f32 and f64, plain and transposed; none
- * (another BLAS, other kernels): no cut, one call. Every range computes at least
- * MM_PART_WORK multiply-adds (more than 100^3, where OpenBLAS's SkylakeX kernels switch to
- * their small-matrix code). The threaded OpenBLAS was measured instead: it changes bits with
- * its thread count on nearly every shape. */
-#define MM_PART_WORK POOL_MIN_WORK
-static const int mm_unit_candidates[] = { 16, 24, 32, 48 };
-static int mm_unit_found;   /* 0: no cut proven; written once under mm_unit_once */
-static pthread_once_t mm_unit_once = PTHREAD_ONCE_INIT;
-
-/* Whether rows cut every `unit` give the probe product the uncut call's bits. The operands
- * are sized so that a unit of rows is over the small-matrix bound (unit * k * n > 100^3). */
-static bool mm_cut_matches(DType dt, bool ta, int unit, char *buf) {
-    int64_t m = 4 * unit + 5, k = 260, n = 250;
-    size_t esz = dtype_size(dt);
-    char *a = buf, *b = a + (size_t)(m * k) * esz, *whole = b + (size_t)(k * n) * esz, *cut = whole + (size_t)(m * n) * esz;
-    uint32_t x = 12345u;
-    for (int64_t i = 0; i < m * k + k * n; i++) {   /* values of many magnitudes: rounding shows */
-        x = x * 1664525u + 1013904223u;
-        double v = ((double)(x >> 8) / (1 << 24) - 0.5) * (1 + i % 7);
-        if (dt == DT_F32) ((float *)a)[i] = (float)v;
-        else ((double *)a)[i] = v;
-    }
-    matmul_call(dt, a, ta, b, whole, m, k, n, 0, m);
-    for (int64_t r0 = 0; r0 < m; r0 += unit)
-        matmul_call(dt, a, ta, b, cut + (size_t)(r0 * n) * esz, m, k, n, r0, m - r0 < unit ? m - r0 : unit);
-    return memcmp(whole, cut, (size_t)(m * n) * esz) == 0;
-}
-
-static void mm_find_unit(void) {
-    size_t most = (size_t)((4 * 48 + 5) * 260 + 260 * 250 + 2 * (4 * 48 + 5) * 250) * sizeof(double);
-    char *buf = malloc(most);   /* not mem_alloc: a failure here only means no cut */
-    if (!buf) return;
-    for (size_t u = 0; u < sizeof mm_unit_candidates / sizeof *mm_unit_candidates && !mm_unit_found; u++) {
-        int unit = mm_unit_candidates[u];
-        if (mm_cut_matches(DT_F32, false, unit, buf) && mm_cut_matches(DT_F32, true, unit, buf) &&
-            mm_cut_matches(DT_F64, false, unit, buf) && mm_cut_matches(DT_F64, true, unit, buf))
-            mm_unit_found = unit;
-    }
-    free(buf);
-}
-
-int cpu_matmul_unit(void) {
-    pthread_once(&mm_unit_once, mm_find_unit);
-    return mm_unit_found;
-}
-
-typedef struct {
-    DType dt;
-    const void *a, *b;
-    bool ta;
-    char *c0;
-    int64_t m, k, n, r0, rows, range, parts;   /* ranges of `range` rows; the last one takes the rest */
-} MmCut;
-
-static int mm_cut_part(void *ud, int64_t p, int slot) {
-    (void)slot;
-    const MmCut *j = ud;
-    int64_t lo = p * j->range, len = p == j->parts - 1 ? j->rows - lo : j->range;
-    matmul_call(j->dt, j->a, j->ta, j->b, j->c0 + (size_t)(lo * j->n) * dtype_size(j->dt), j->m, j->k, j->n, j->r0 + lo,
-                len);
-    return 0;
-}
-
-/* How many ranges rows [r0, r0 + rows) go in on `threads` threads (1: one call), their rows in
- * *range: whole units, about rows / threads, each of at least MM_PART_WORK multiply-adds. The
- * last range takes the rest: no more ranges than threads (each range repacks b), and a
- * rest of less work than that joins the range before it. */
-static int64_t mm_cut(int64_t rows, int64_t k, int64_t n, int threads, int unit, int64_t *range) {
-    if (threads < 2 || unit == 0 || rows < 2 * unit) return 1;
-    int64_t row_work = k * n, least = (MM_PART_WORK + row_work * unit - 1) / (row_work * unit);   /* in units */
-    int64_t units = (rows / threads + unit / 2) / unit;   /* rows / threads, to the nearest unit */
-    if (units < least) units = least;
-    *range = units * unit;
-    int64_t parts = (rows + *range - 1) / *range;
-    if (parts > threads) parts = threads;
-    else if (parts > 1 && (rows - (parts - 1) * *range) * row_work < MM_PART_WORK) parts--;
-    return parts;
-}
+/* ---------- One BLAS call at a time ----------
+ * Debian's serial OpenBLAS (libopenblas0-serial) is not safe to call from two threads at once:
+ * its work buffers are shared, so concurrent gemm calls (two API sessions running one model,
+ * tests/api/threads.c under `make tsan`) now and then return each other's garbage. Every call
+ * therefore holds one process-wide lock. For the same reason a product is not split across
+ * the thread pool: its ranges would be concurrent calls. (Cutting a block into ranges of whole
+ * kernel tiles keeps the bits, which was measured; it needs a BLAS that is thread-safe.) */
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
                      int64_t r0, int64_t rows) {
-    int threads = pool_threads();
-    int64_t range = rows, parts = 1;
-    if (m > 1 && k > 0 && threads > 1 && rows * k * n >= 2 * MM_PART_WORK)
-        parts = mm_cut(rows, k, n, threads, cpu_matmul_unit(), &range);
-    if (parts < 2) {
-        matmul_call(dt, a, ta, b, c0, m, k, n, r0, rows);
-        return;
-    }
-    MmCut j = { dt, a, b, ta, c0, m, k, n, r0, rows, range, parts };
-    pool_run(parts, pool_width(parts, rows * k * n), mm_cut_part, &j);   /* a part cannot fail */
+    pthread_mutex_lock(&blas_lock);
+    matmul_call(dt, a, ta, b, c0, m, k, n, r0, rows);
+    pthread_mutex_unlock(&blas_lock);
 }
 
 /* The whole product, one row block after another: the blocks are the ones a static graph's
