@@ -368,7 +368,7 @@ static int run_eigh(const Tensor *a, Tensor *vals, Tensor *vecs) {
     return scratch_done(&s, 0);
 }
 
-int cpu_lapack(const OpCall *c, Tensor **out) {
+static int run_lapack(const OpCall *c, Tensor **out) {
     const Tensor *a = c->in[0].t;
     switch (c->op) {
     case OP_SOLVE: return run_solve(a, c->in[1].t, out[0]);
@@ -380,4 +380,12 @@ int cpu_lapack(const OpCall *c, Tensor **out) {
     case OP_EIGH: return run_eigh(a, out[0], out[1]);
     default: op_fail("%s has no LAPACK kernel", op_info[c->op].name); return -1;
     }
+}
+
+/* OpenBLAS's LAPACK runs its gemm inside: one call at a time, as linalg.c's gemm. */
+int cpu_lapack(const OpCall *c, Tensor **out) {
+    cpu_blas_lock(true);
+    int rc = run_lapack(c, out);
+    cpu_blas_lock(false);
+    return rc;
 }

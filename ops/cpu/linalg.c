@@ -40,20 +40,32 @@ static void matmul_call(DType dt, const void *a, bool ta, const void *b, void *c
     else mm_rows_double(a, ta, b, c0, m, k, n, r0, rows);
 }
 
-/* ---------- One BLAS call at a time ----------
+/* ---------- One gemm at a time ----------
  * Debian's serial OpenBLAS (libopenblas0-serial) is not safe to call from two threads at once:
- * its work buffers are shared, so concurrent gemm calls (two API sessions running one model,
- * tests/api/threads.c under `make tsan`) now and then return each other's garbage. Every call
- * therefore holds one process-wide lock. For the same reason a product is not split across
- * the thread pool: its ranges would be concurrent calls. (Cutting a block into ranges of whole
- * kernel tiles keeps the bits, which was measured; it needs a BLAS that is thread-safe.) */
+ * gemm's work buffers are shared, so concurrent gemm calls (two API sessions running one model,
+ * tests/api/threads.c under `make tsan`) now and then return each other's garbage (a C program
+ * with 4 threads of 8-row sgemm calls: 139 of 1,200 results wrong). Every gemm therefore holds
+ * one process-wide lock. gemv keeps its buffer on the stack (the same program with gemv up to
+ * 2048 x 2048: 0 of 6,000 wrong), so a one-row product, an RNN step or batch-1 inference, runs
+ * without the lock, which would cost it about 10 ns a call. For the same reason a product is not
+ * split across the thread pool: its ranges would be concurrent gemm calls. (Cutting a block into
+ * ranges of whole kernel tiles keeps the bits, which was measured; it needs a thread-safe BLAS.) */
 static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void cpu_blas_lock(bool take) {
+    if (take) pthread_mutex_lock(&blas_lock);
+    else pthread_mutex_unlock(&blas_lock);
+}
 
 void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
                      int64_t r0, int64_t rows) {
-    pthread_mutex_lock(&blas_lock);
+    if (m == 1) {   /* gemv (matmul_call): safe on any thread */
+        matmul_call(dt, a, ta, b, c0, m, k, n, r0, rows);
+        return;
+    }
+    cpu_blas_lock(true);
     matmul_call(dt, a, ta, b, c0, m, k, n, r0, rows);
-    pthread_mutex_unlock(&blas_lock);
+    cpu_blas_lock(false);
 }
 
 /* The whole product, one row block after another: the blocks are the ones a static graph's
