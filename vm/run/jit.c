@@ -72,10 +72,51 @@ static const char *compiler;
 static char lanes_name[64];
 static uint64_t code_hash(const char *src);
 
+/* The environment as it was when the tier was first used: the compiling thread never calls
+ * getenv or reads environ, which another thread's setenv may be changing (getenv is not safe
+ * beside setenv). */
+static char **env_copy;
+static char env_cache[256], env_home[256], env_tmp[256], compiler_path[1024];
+
+static void copy_var(char *dst, size_t n, const char *name) {   /* too long: as unset */
+    const char *v = getenv(name);
+    snprintf(dst, n, "%s", v && strlen(v) < n ? v : "");
+}
+
+/* The compiler as a path: itself when it names a folder, else the first executable of that
+ * name on $PATH (posix_spawnp would search $PATH on the compiling thread). */
+static void find_compiler(const char *name) {
+    snprintf(compiler_path, sizeof compiler_path, "%s", name);
+    const char *path = getenv("PATH");
+    if (strchr(name, '/') || !path) return;
+    for (const char *p = path; *p;) {
+        size_t len = strcspn(p, ":");
+        char cand[1024];
+        snprintf(cand, sizeof cand, "%.*s/%s", (int)len, p, name);
+        if (len && !access(cand, X_OK)) {
+            snprintf(compiler_path, sizeof compiler_path, "%s", cand);
+            return;
+        }
+        p += len + (p[len] == ':');
+    }
+}
+
+static void copy_environment(void) {
+    size_t n = 0;
+    while (environ && environ[n]) n++;
+    env_copy = calloc(n + 1, sizeof *env_copy);   /* process-wide, kept: the children's environment */
+    for (size_t i = 0; env_copy && i < n; i++) env_copy[i] = strdup(environ[i]);
+    copy_var(env_cache, sizeof env_cache, "XDG_CACHE_HOME");
+    copy_var(env_home, sizeof env_home, "HOME");
+    copy_var(env_tmp, sizeof env_tmp, "TMPDIR");
+}
+
 static void read_settings(void) {
     const char *j = getenv("TSL_JIT"), *e = getenv("TSL_EXPLAIN"), *c = getenv("TSL_JIT_CC");
     explain_on = e && *e && strcmp(e, "0");
     compiler = c && *c ? c : "cc";
+    find_compiler(compiler);
+    copy_environment();
     mode = j && !strcmp(j, "0") ? 0 : j && !strcmp(j, "force") ? 2 : 1;
     snprintf(lanes_name, sizeof lanes_name, "lanes512-%016llx.h", (unsigned long long)code_hash(LANES512_SRC));
     if (!mode) off_why = "TSL_JIT=0";
@@ -262,7 +303,7 @@ static bool is_dir(const char *path) {
  * (HOME=/nonexistent for a service account) is never created; $XDG_CACHE_HOME may be, as the
  * XDG spec says. */
 static int cache_dir(char *dir, size_t n) {
-    const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME"), *t = getenv("TMPDIR");
+    const char *x = env_cache, *h = env_home, *t = env_tmp;   /* copied by read_settings */
     if (x && *x) snprintf(dir, n, "%s/tsl/jit", x);
     else if (is_dir(h)) snprintf(dir, n, "%s/.cache/tsl/jit", h);
     else dir[0] = 0;
@@ -285,7 +326,7 @@ static int run_compiler(const char *const *tail, char *why, size_t n) {
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     pid_t pid;
-    int rc = posix_spawnp(&pid, compiler, &fa, NULL, (char *const *)argv, environ);
+    int rc = posix_spawn(&pid, compiler_path, &fa, NULL, (char *const *)argv, env_copy ? env_copy : (char *[]){ NULL });
     posix_spawn_file_actions_destroy(&fa);
     if (rc) {
         snprintf(why, n, "no C compiler: '%s' would not start (%s)", compiler, strerror(rc));
