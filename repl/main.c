@@ -85,6 +85,7 @@ static void usage(FILE *out) {
           "                         native tier's in DIR/tsl/jit (default: $HOME/.cache/tsl/...)\n"
           "  TMPDIR=DIR             the native tier's cache when neither of those can be made\n"
           "                         (DIR/tsl-jit-UID; default: /tmp)\n"
+          "  PATH=DIRS              where the native tier finds TSL_JIT_CC when it names no folder\n"
           "  TSL_FAIL_ALLOC=N       testing: make the Nth allocation fail\n"
           "  TSL_VM_DEVICE=1        testing: static graphs run on the VM's device executor\n"
           "                         (vm/run/exec_dev.c), on the CPU too\n"
