@@ -160,12 +160,16 @@ bool graph_ins_runtime(const Graph *g, const Ins *in) {
     return rt;
 }
 
+/* Whether an instruction of the graph touches a run-time shape. (A register alone says
+ * nothing: a compiler's dry run, rolled back, may have left one that no instruction uses.) */
 bool graph_mark_runtime(Graph *g) {
-    bool any = false;
-    for (int r = 0; r < g->nregs && !any; r++) any = reg_runtime(g, r);
+    bool regs = false, any = false;
+    for (int r = 0; r < g->nregs && !regs; r++) regs = reg_runtime(g, r);
     for (int i = 0; i < g->ncode; i++) {
         Ins *in = &g->code[i];
-        in->rt = any && (in->op == I_OP || in->op == I_INDEX || in->op == I_INDEX_SET) && graph_ins_runtime(g, in);
+        bool rt = regs && graph_ins_runtime(g, in);
+        in->rt = rt && (in->op == I_OP || in->op == I_INDEX || in->op == I_INDEX_SET);
+        any |= rt;
     }
     return any;
 }

@@ -445,6 +445,7 @@ static bool home_item(Comp *c, Home *changed, Home **homes, int *nhomes) {
 static void loop_body_once(Comp *c, void *arg);
 static int loop_trips(Comp *c, void *arg, uint64_t *deps);
 static bool wants_peel(Comp *c, void *arg, Home *changed, int nchanged, Home *items, int nitems);
+static void wants_unroll(Comp *c, void *arg);
 
 /* Gives every variable that `compile_region` may change a home register (those without one
  * in homes yet), by running it once as a dry run. Emits the moves of the current values into
@@ -484,7 +485,12 @@ static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
     rollback(c, &s);
     for (int i = 0; i < nhosts && !failed; i++) cc_host_list(c, hosts[i]);
     mem_free(hosts);
-    if (failed) { mem_free(changed); mem_free(items); return false; }
+    if (failed) {
+        mem_free(changed);
+        mem_free(items);
+        if (compile_region == loop_body_once) wants_unroll(c, arg);
+        return false;
+    }
     if (compile_region == loop_body_once && wants_peel(c, arg, changed, nchanged, items, nitems)) {
         mem_free(changed);   /* nothing emitted: compile_loop peels the first iteration */
         mem_free(items);
@@ -593,6 +599,7 @@ typedef struct {
     int flow;         /* break/continue set flags (a gradient is recorded): their id, else 0 */
     bool may_peel;    /* a number that the body turns into a tensor may be peeled (below) */
     const char *to_tensor;   /* the dry run found one: its name */
+    bool to_unroll;   /* the dry run found a list it grows that copies of the body can build */
 } LoopArg;
 
 /* A variable that was a number before the region and is a tensor after one run of it (an
@@ -615,6 +622,31 @@ static const char *item_number_to_tensor(Home *items, int n) {
 
 /* Whether a counted loop's dry run turned a number into a tensor (la->to_tensor names it):
  * then compile_loop peels the first iteration instead of giving the number a home. */
+/* A range loop of known length, at most UNROLL_RETRY_MAX trips, whose dry run met something
+ * the compiler does not handle with a run-time counter: copies of the body, each with its
+ * counter known, as eager code runs them. So a list grown with tensors of several shapes, or
+ * of a shape known only at run time (the clamped last chunk of `for s in range(0, n, bs) {
+ * push(outs, f(X[s:s + bs])) }`), gets each item's own shape, and `arange(i + 1)` its size.
+ * The failure is forgotten and loop_from_counter unrolls (nothing was emitted); what the
+ * copies cannot compile either fails there with its reason. Errors are not retried. */
+#define UNROLL_RETRY_MAX 64
+static bool unrolled_range(Comp *c, LoopArg *la);
+
+static void wants_unroll(Comp *c, void *arg) {
+    LoopArg *la = arg;
+    if (c->status != COMPILE_UNSUPPORTED || !la->may_peel || la->iter.kind == AV_TENSOR || !la->stop.known ||
+        (la->stop.deps && c->I->compile_fixed_stops) || (la->stop.num - la->start) / la->step > UNROLL_RETRY_MAX)
+        return;
+    c->failed = false;
+    c->status = COMPILE_OK;
+    c->why[0] = '\0';
+    la->to_unroll = true;
+    if (la->stop.deps) {   /* the copies' count rests on the stop's value: a guard, as for tensor arrays */
+        cc_guard_deps(c, la->stop.deps);
+        cslice_mark_stop_guards(c, la->stop.deps);
+    }
+}
+
 static bool wants_peel(Comp *c, void *arg, Home *changed, int nchanged, Home *items, int nitems) {
     LoopArg *la = arg;
     if (!la->may_peel) return false;
@@ -754,6 +786,12 @@ static void loop_from_counter(Comp *c, LoopArg *la) {
      * { s = ... } n = n + 1 }` changes s only from the second iteration on */
     bool again = prepare_homes(c, loop_body_once, la, &homes, &nhomes, &grown, &ngrown);
     while (again && !c->failed) again = prepare_homes(c, loop_body_once, la, &homes, &nhomes, NULL, NULL);
+    if (la->to_unroll) {
+        mem_free(homes);
+        mem_free(grown);
+        unrolled_range(c, la);
+        return;
+    }
     if (la->to_tensor && !c->failed) {
         mem_free(homes);
         mem_free(grown);
@@ -947,7 +985,7 @@ static bool reads_mixed_list(Comp *c, const Node *n, const char *counter) {
 
 static void for_stmt(Comp *c, Node *n) {
     Node *it = n->b;
-    LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV, false, 0, false, NULL };
+    LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV, false, 0, false, NULL, false };
     if (it->kind == AST_CALL && it->a->kind == AST_NAME && it->nk == 0 && it->n >= 1 && it->n <= 3) {
         AVal fn = cc_expr(c, it->a);
         if (c->failed) return;
@@ -1278,7 +1316,7 @@ void cc_stmt(Comp *c, Node *n) {
     }
     case AST_IF: if_stmt(c, n); return;
     case AST_WHILE: {
-        LoopArg la = { n, 0, 1, false, FAILV, FAILV, FAILV, false, 0, false, NULL };
+        LoopArg la = { n, 0, 1, false, FAILV, FAILV, FAILV, false, 0, false, NULL, false };
         compile_loop(c, &la);
         return;
     }
