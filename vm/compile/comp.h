@@ -87,6 +87,7 @@ struct AStruct {
     bool selected;       /* a dict chosen by an index of the run (carray.c): a store into it would
                           * not reach the list's item */
     bool is_home;        /* a loop's or branch's home for a list or dict variable (compile.c) */
+    bool escaped;        /* made in the block and stored into a container of the program (cc_escape) */
 };
 
 typedef struct {
@@ -153,7 +154,7 @@ typedef struct {
     AVal *items;
     char **keys;
     int obj;                      /* a list made host by the dry run (vm/compile/chost.c) */
-    bool grown, items_unknown, wants_host;
+    bool grown, items_unknown, wants_host, escaped;
     struct TArray *ta;
 } Undo;
 
@@ -250,6 +251,7 @@ int cc_num_reg(Comp *c, AVal *v);
 AVal cc_tensor_const(Comp *c, Tensor *t);
 AStruct *cc_astruct_new(Comp *c, bool dict);
 void cc_undo_save(Comp *c, AStruct *s);
+void cc_escape(Comp *c, AVal v);
 void cc_astruct_push(Comp *c, AStruct *s, const char *key, AVal v);
 int cc_astruct_find(AStruct *s, const char *key);
 bool cc_key_eq(VarKey a, VarKey b);

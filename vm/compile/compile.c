@@ -55,6 +55,7 @@ static void store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
         at = (int)i;
     }
     if (st->obj < 0) return;
+    cc_escape(c, v);
     Ins *in = cc_emit(c, I_STORE);
     int idx = (int)(in - c->g->code);
     Opnd *o = mem_calloc(1, sizeof(Opnd));
@@ -178,6 +179,7 @@ static void rollback(Comp *c, Snap *s) {
         u->st->grown = u->grown;
         u->st->items_unknown = u->items_unknown;
         u->st->wants_host = u->wants_host;
+        u->st->escaped = u->escaped;
         u->st->ta = u->ta;
         if (u->n) memcpy(u->st->items, u->items, sizeof(AVal) * (size_t)u->n);
         if (u->st->keys && u->n) memcpy(u->st->keys, u->keys, sizeof(char *) * (size_t)u->n);
@@ -405,8 +407,13 @@ static void changed_items(Comp *c, Snap *s, Home **out, int *n, AStruct ***hosts
         }
         for (int j = 0; j < u->n; j++) {
             if (same_av(&u->items[j], &u->st->items[j])) continue;
-            *out = mem_realloc(*out, sizeof(Home) * (size_t)(*n + 1));
             const char *name = u->st->keys ? u->st->keys[j] : "a list item";
+            AVal unused;   /* found in the dry run, so a loop may still compile as copies (wants_unroll) */
+            if (!make_home(c, &u->items[j], &u->st->items[j], &unused)) {
+                cc_unsupported(c, "item '%s' changes its kind inside a loop or run-time branch", name);
+                return;
+            }
+            *out = mem_realloc(*out, sizeof(Home) * (size_t)(*n + 1));
             (*out)[*n] = (Home){ { 0 }, u->st->items[j], name, u->st, j };
             (*n)++;
         }

@@ -151,8 +151,23 @@ AStruct *cc_astruct_new(Comp *c, bool dict) {
     return s;
 }
 
-/* Before a dry run changes a structure, remember how it was. */
+/* A list or dict made in the block that a store puts into a container of the program: that
+ * container gets a copy made at the store (opnd_of's OPND_LIST), which a later change of the
+ * structure would not reach, so the structure and those inside it are marked and such a
+ * change runs eagerly (cc_undo_save). (Eager code changes the one list both names share.) */
+void cc_escape(Comp *c, AVal v) {
+    if ((v.kind != AV_LIST && v.kind != AV_DICT) || v.st->obj >= 0 || v.st->escaped || ca_is_open(v.st)) return;
+    cc_undo_save(c, v.st);
+    v.st->escaped = true;
+    for (int i = 0; i < v.st->n; i++) cc_escape(c, v.st->items[i]);
+}
+
+/* Before a dry run changes a structure, remember how it was. Every change of a structure
+ * comes through here, so here a change of an escaped one (cc_escape) is refused. */
 void cc_undo_save(Comp *c, AStruct *s) {
+    if (s->escaped)
+        cc_unsupported(c, "a list or dict made in static code changes after it was stored into a list or dict from "
+                       "outside the block (the stored copy would not see the change)");
     if (!c->dry || s->born >= c->snap_id) return;   /* made by this dry run: nobody else sees it */
     for (int i = c->undo_base; i < c->nundo; i++)   /* saved once per dry run */
         if (c->undo[i].st == s) return;
@@ -164,6 +179,7 @@ void cc_undo_save(Comp *c, AStruct *s) {
     u->grown = s->grown;
     u->items_unknown = s->items_unknown;
     u->wants_host = s->wants_host;
+    u->escaped = s->escaped;
     u->ta = s->ta;
     u->items = mem_alloc(sizeof(AVal) * (size_t)(s->n + 1));
     if (s->n) memcpy(u->items, s->items, sizeof(AVal) * (size_t)s->n);
