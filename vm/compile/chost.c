@@ -160,6 +160,30 @@ void cc_host_dict_set(Comp *c, AStruct *st, AVal key, AVal v) {
     in->b = key.reg;
 }
 
+/* A list or dict made in the block that a store puts into a container of the program.
+ * In straight-line code it becomes a run-time object there (hlist), its items still known
+ * when compiling: the container holds that very object, and a later change in the block (a
+ * store, a push) reaches it, as eagerly, where both names share one list. Inside a loop or
+ * run-time branch (where the object would be made on one path only), or when it holds a
+ * function, the container gets a copy made at the store, so the structure and those inside
+ * it are marked and a later change runs eagerly (cc_undo_save). */
+void cc_escape(Comp *c, AVal v) {
+    if ((v.kind != AV_LIST && v.kind != AV_DICT) || v.st->obj >= 0 || v.st->escaped || ca_is_open(v.st)) return;
+    bool host = c->branch_depth == 0 && !c->dry;
+    for (int i = 0; i < v.st->n; i++) {
+        cc_escape(c, v.st->items[i]);
+        host &= storable(&v.st->items[i]);
+    }
+    cc_undo_save(c, v.st);
+    if (!host) {
+        v.st->escaped = true;
+        return;
+    }
+    Ins *in = emit_with_operands(c, I_HLIST, NULL, &v, 1);
+    in->dst = cc_new_val(c);
+    in->aux = v.st->obj = c->g->nobjs++;
+}
+
 bool cc_host_list_fits(const AStruct *st, int n_before) {
     if (st->dict || st->obj >= 0) return false;
     bool all_tensors = true;   /* a list of tensors grown in a loop is a tensor array: not ours */

@@ -151,17 +151,6 @@ AStruct *cc_astruct_new(Comp *c, bool dict) {
     return s;
 }
 
-/* A list or dict made in the block that a store puts into a container of the program: that
- * container gets a copy made at the store (opnd_of's OPND_LIST), which a later change of the
- * structure would not reach, so the structure and those inside it are marked and such a
- * change runs eagerly (cc_undo_save). (Eager code changes the one list both names share.) */
-void cc_escape(Comp *c, AVal v) {
-    if ((v.kind != AV_LIST && v.kind != AV_DICT) || v.st->obj >= 0 || v.st->escaped || ca_is_open(v.st)) return;
-    cc_undo_save(c, v.st);
-    v.st->escaped = true;
-    for (int i = 0; i < v.st->n; i++) cc_escape(c, v.st->items[i]);
-}
-
 /* Before a dry run changes a structure, remember how it was. Every change of a structure
  * comes through here, so here a change of an escaped one (cc_escape) is refused. */
 void cc_undo_save(Comp *c, AStruct *s) {
