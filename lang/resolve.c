@@ -29,14 +29,17 @@ static int find_local(FnProto *p, const char *name) {
     return -1;
 }
 
-static int add_local(FnProto *p, const char *name) {
-    int i = find_local(p, name);
-    if (i >= 0) return i;
+static int push_local(FnProto *p, const char *name) {
     p->local_names = mem_realloc(p->local_names, sizeof(char *) * (size_t)(p->nlocals + 1));
     p->is_cell = mem_realloc(p->is_cell, (size_t)(p->nlocals + 1));
     p->local_names[p->nlocals] = mem_strndup(name, strlen(name));
     p->is_cell[p->nlocals] = 0;
     return p->nlocals++;
+}
+
+static int add_local(FnProto *p, const char *name) {
+    int i = find_local(p, name);
+    return i >= 0 ? i : push_local(p, name);
 }
 
 static bool bound_by_ancestor(FnScope *s, const char *name) {
@@ -103,11 +106,7 @@ static int scope_slot(Ctx *c, FnScope *s, const char *name) {
 static int add_hidden(FnProto *p, const char *name) {
     char buf[80];
     snprintf(buf, sizeof buf, "[%.70s]", name);
-    p->local_names = mem_realloc(p->local_names, sizeof(char *) * (size_t)(p->nlocals + 1));
-    p->is_cell = mem_realloc(p->is_cell, (size_t)(p->nlocals + 1));
-    p->local_names[p->nlocals] = mem_strndup(buf, strlen(buf));
-    p->is_cell[p->nlocals] = 0;
-    return p->nlocals++;
+    return push_local(p, buf);
 }
 
 static int add_upval(FnProto *p, int from_local, int index, const char *name) {
@@ -131,7 +130,6 @@ static int resolve_upval(Ctx *c, FnScope *s, const char *name) {
     int up = resolve_upval(c, s->parent, name);
     return up < 0 ? -1 : add_upval(s->proto, 0, up, name);
 }
-
 
 /* Records the first misplaced-statement error, located in the module's source. */
 static void misplaced(Ctx *c, Node *n, const char *msg) {
