@@ -28,6 +28,10 @@ typedef enum {
     AST_ELLIPSIS, /* only inside INDEX */
     AST_FIELD,    /* a = object, str = field name */
     AST_FN,       /* proto */
+    AST_COMP,     /* comprehension: op = TOK_LBRACKET (list) or TOK_LBRACE (dict); a = its clauses as
+                   * statements (FOR, IF) nested left to right around a COLLECT; slot = the hidden
+                   * local that holds the result as it grows; proto: at top level, the frame of its
+                   * hidden locals (the resolver makes it), else NULL */
     /* statements */
     AST_EXPR,     /* a */
     AST_ASSIGN,   /* a = target, b = value; op: TOK_EOF for '=', else the binary operator of 'op=' */
@@ -40,6 +44,8 @@ typedef enum {
     AST_FNDECL,   /* a = NAME target, b = FN */
     AST_IMPORT,   /* a = NAME target, str = module name */
     AST_STATIC,   /* a = block */
+    AST_COLLECT,  /* innermost statement of a COMP: adds a (list item, or dict key) [: b] to the
+                   * result in hidden slot `slot` */
 } NodeKind;
 
 /* Where a resolved name lives. */

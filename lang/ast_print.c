@@ -58,6 +58,22 @@ static void print_exprs(StrBuf *b, const char *open, Node *const *kids, int n, c
     sb_puts(b, close);
 }
 
+/* A comprehension, its clauses read back from the statements they became (parse.c). A dict
+ * one in parentheses, as a dict is. */
+static void print_comp(StrBuf *b, const Node *n) {
+    const Node *add = n->a;
+    while (add->kind != AST_COLLECT) add = (add->kind == AST_FOR ? add->c : add->b)->kids[0];
+    sb_puts(b, add->b ? "({" : "[");
+    ast_print_expr(b, add->a);
+    if (add->b) { sb_puts(b, ": "); ast_print_expr(b, add->b); }
+    for (const Node *c = n->a; c != add; c = (c->kind == AST_FOR ? c->c : c->b)->kids[0]) {
+        if (c->kind == AST_FOR) sb_printf(b, " for %s in ", c->a->str);
+        else sb_puts(b, " if ");
+        ast_print_expr(b, c->kind == AST_FOR ? c->b : c->a);
+    }
+    sb_puts(b, add->b ? "})" : "]");
+}
+
 void ast_print_expr(StrBuf *b, const Node *n) {
     switch (n->kind) {
     case AST_NUM: print_number(b, n->num); break;
@@ -112,6 +128,7 @@ void ast_print_expr(StrBuf *b, const Node *n) {
     case AST_ELLIPSIS: sb_puts(b, "..."); break;
     case AST_FIELD: sb_puts(b, "("); ast_print_expr(b, n->a); sb_printf(b, ").%s", n->str); break;
     case AST_FN: sb_puts(b, "("); print_fn(b, n->proto, NULL, 0); sb_puts(b, ")"); break;
+    case AST_COMP: print_comp(b, n); break;
     default: sb_puts(b, "<?>"); break;
     }
 }

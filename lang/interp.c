@@ -1182,6 +1182,79 @@ static Value eval_dict(Interp *I, Frame *f, Node *n) {
     return OBJ_VAL(VAL_DICT, d);
 }
 
+/* ---------- comprehensions ---------- */
+
+static Exec exec_for(Interp *I, Frame *f, Node *n);
+
+/* The loop variables of a comprehension's clauses, before it runs (start) and after. A
+ * variable a function made inside captures gets a fresh cell each run, so a closure sees its
+ * own run's variable (as in Python); the others are left unbound after, so a hidden slot
+ * keeps no value alive. */
+static void comp_vars(Frame *f, Node *clause, bool start) {
+    for (; clause->kind != AST_COLLECT; clause = (clause->kind == AST_FOR ? clause->c : clause->b)->kids[0]) {
+        if (clause->kind != AST_FOR) continue;
+        Value *slot = &f->slots[clause->a->slot], old = *slot;
+        if (clause->a->scope == SCOPE_CELL && start) *slot = OBJ_VAL(VAL_CELL, cell_new(UNDEF_VAL));
+        else if (clause->a->scope != SCOPE_CELL && !start) *slot = UNDEF_VAL;
+        else continue;
+        val_release(old);
+    }
+}
+
+/* [e for x in xs if c ...] and {k: v for ...}: the clauses run as the statements they stand
+ * for, adding to the result in a hidden slot (exec_collect). At top level the hidden slots
+ * are a frame of the comprehension's own, on the value stack. */
+NOINLINE static Value eval_comp(Interp *I, Frame *f, Node *n) {
+    Frame own = { I->sp, NULL, f->mod };
+    if (n->proto) {
+        int ns = n->proto->nlocals;
+        if (I->sp + ns + 8 > I->stack_end) return interp_error_at(I, n->loc, "stack overflow");
+        for (int i = 0; i < ns; i++) own.slots[i] = UNDEF_VAL;
+        I->sp += ns;
+        f = &own;
+    }
+    Value *result = &f->slots[n->slot];
+    val_release(*result);
+    *result = n->op == TOK_LBRACKET ? OBJ_VAL(VAL_LIST, list_new(0)) : OBJ_VAL(VAL_DICT, dict_new());
+    comp_vars(f, n->a, true);
+    SrcLoc stmt = I->stmt_loc;
+    Source *stmt_src = I->stmt_src;
+    Exec st = exec_for(I, f, n->a);
+    I->stmt_loc = stmt;
+    I->stmt_src = stmt_src;
+    Value r = st == EX_ERR ? ERR_VAL : *result;
+    if (st == EX_ERR) val_release(*result);
+    *result = UNDEF_VAL;
+    comp_vars(f, n->a, false);
+    if (n->proto) {
+        for (int i = 0; i < n->proto->nlocals; i++) val_release(own.slots[i]);
+        I->sp = own.slots;
+    }
+    return r;
+}
+
+/* The innermost statement of a comprehension: result += [a], or result[a] = b. */
+NOINLINE static Exec exec_collect(Interp *I, Frame *f, Node *n) {
+    Value k = eval(I, f, n->a);
+    if (IS_ERR(k)) return EX_ERR;
+    Value result = f->slots[n->slot];
+    if (!n->b) {
+        list_push(AS_LIST(result), k);
+        val_release(k);
+        return EX_OK;
+    }
+    if (k.type != VAL_STR) {
+        interp_error_at(I, n->a->loc, "dict keys are strings, got a %s", val_type_name(k));
+        val_release(k);
+        return EX_ERR;
+    }
+    Value v = eval(I, f, n->b);
+    if (!IS_ERR(v)) dict_set(AS_DICT(result), AS_STR(k), v);
+    val_release(k);
+    val_release(v);
+    return IS_ERR(v) ? EX_ERR : EX_OK;
+}
+
 static Value make_closure(Frame *f, FnProto *p) {
     ObjClosure *c = closure_new(p, f->mod);
     for (int i = 0; i < p->nupvals; i++) {
@@ -1226,6 +1299,7 @@ NOINLINE static Value eval_other(Interp *I, Frame *f, Node *n) {
     case AST_LIST: return eval_list(I, f, n);
     case AST_DICT: return eval_dict(I, f, n);
     case AST_FN: return make_closure(f, n->proto);
+    case AST_COMP: return eval_comp(I, f, n);
     default: return interp_error_at(I, n->loc, "internal error: not an expression");
     }
 }
@@ -1690,6 +1764,7 @@ NOINLINE static Exec exec_other(Interp *I, Frame *f, Node *n) {
         I->jump_loc = n->loc;   /* where a break/continue that finds no loop is reported */
         return n->kind == AST_BREAK ? EX_BREAK : EX_CONTINUE;
     case AST_BLOCK: return exec_block(I, f, n);
+    case AST_COLLECT: return exec_collect(I, f, n);
     case AST_FNDECL: return assign_to(I, f, n->a, make_closure(f, n->b->proto));
     case AST_IMPORT: {
         Value m = module_import(I, f->mod, n->str);

@@ -123,19 +123,91 @@ static Node *parse_fn_rest(Parser *p, Token *fn_tok, const Token *name, int is_s
     return n;
 }
 
-/* list := '[' [expr (',' expr)* [',']] ']' */
+static Node *name_node(Parser *p, Token *t);
+
+/* comprehension := '[' expr comp_for+ ']' | '{' expr ':' expr comp_for+ '}'
+ * comp_for := 'for' IDENT 'in' expr ('if' expr)*
+ * The clauses become the statements they stand for, nested left to right (Python's order):
+ * FOR { IF { FOR { COLLECT } } }, so they run with the for statement's own semantics. */
+static Node *parse_comprehension(Parser *p, Token *open, Node *key, Node *value) {
+    bool dict = open->kind == TOK_LBRACE;
+    Node *n = node(p, AST_COMP, open);
+    n->op = open->kind;
+    Node *add = node(p, AST_COLLECT, open);
+    add->loc = key->loc;
+    add->a = key;
+    add->b = value;
+    if (!check(p, TOK_FOR)) fail_at(p, peek(p), "expected 'for' before 'if' in a comprehension");
+    Node **hole = &n->a;
+    int depth = 0;   /* each clause nests the next: they count against the nesting limit */
+    while (check(p, TOK_FOR) || check(p, TOK_IF)) {
+        Token *t = advance(p);
+        enter(p);
+        depth++;
+        Node *clause = node(p, t->kind == TOK_FOR ? AST_FOR : AST_IF, t);
+        if (t->kind == TOK_FOR) {
+            clause->a = name_node(p, expect(p, TOK_IDENT, "loop variable name"));
+            expect(p, TOK_IN, "'in'");
+        }
+        skip_newlines(p);
+        Node *head = parse_expr(p);
+        Node *body = node(p, AST_BLOCK, t);
+        ast_push(&body->kids, &body->n, NULL);
+        if (t->kind == TOK_FOR) { clause->b = head; clause->c = body; }
+        else { clause->a = head; clause->b = body; }
+        *hole = clause;
+        hole = &body->kids[0];   /* a block of one statement: never reallocated */
+        if (dict) skip_newlines(p);
+    }
+    *hole = add;
+    while (depth--) leave(p);
+    expect(p, dict ? TOK_RBRACE : TOK_RBRACKET, dict ? "'}' to close the comprehension" : "']' to close the comprehension");
+    return n;
+}
+
+/* list := '[' [expr (',' expr)* [',']] ']' | comprehension */
 static Node *parse_list(Parser *p, Token *open) {
+    Node *first = check(p, TOK_RBRACKET) ? NULL : parse_expr(p);
+    if (first && (check(p, TOK_FOR) || check(p, TOK_IF))) return parse_comprehension(p, open, first, NULL);
     Node *n = node(p, AST_LIST, open);
-    while (!check(p, TOK_RBRACKET)) {
-        ast_push(&n->kids, &n->n, parse_expr(p));
-        if (!match(p, TOK_COMMA)) break;
+    if (first) {
+        ast_push(&n->kids, &n->n, first);
+        while (match(p, TOK_COMMA) && !check(p, TOK_RBRACKET)) ast_push(&n->kids, &n->n, parse_expr(p));
     }
     expect(p, TOK_RBRACKET, "']' to close the list");
     return n;
 }
 
-/* dict := '{' [key ':' expr (',' key ':' expr)* [',']] '}' ; key := IDENT | STRING */
+/* Whether the dict opened just before the parser's position is a comprehension: a 'for' at
+ * its own bracket depth before its first ',' or its '}'. (A literal's keys are names; a
+ * comprehension's key is an expression, so this is decided before the key is read.) */
+static bool dict_is_comprehension(const Parser *p) {
+    int depth = 0;
+    for (int i = p->pos; i < p->tl.count; i++) {
+        TokKind k = p->tl.toks[i].kind;
+        if (k == TOK_LPAREN || k == TOK_LBRACKET || k == TOK_LBRACE) depth++;
+        else if (k == TOK_RPAREN || k == TOK_RBRACKET || k == TOK_RBRACE) {
+            if (depth-- == 0) return false;
+        } else if (depth == 0 && (k == TOK_COMMA || k == TOK_FOR)) return k == TOK_FOR;
+    }
+    return false;
+}
+
+/* dict comprehension := '{' expr ':' expr comp_for+ '}' (newlines allowed between parts) */
+static Node *parse_dict_comprehension(Parser *p, Token *open) {
+    skip_newlines(p);
+    Node *key = parse_expr(p);
+    skip_newlines(p);
+    expect(p, TOK_COLON, "':' after the key of a dict comprehension");
+    skip_newlines(p);
+    Node *value = parse_expr(p);
+    skip_newlines(p);
+    return parse_comprehension(p, open, key, value);
+}
+
+/* dict := '{' [key ':' expr (',' key ':' expr)* [',']] '}' | dict comprehension ; key := IDENT | STRING */
 static Node *parse_dict(Parser *p, Token *open) {
+    if (dict_is_comprehension(p)) return parse_dict_comprehension(p, open);
     Node *n = node(p, AST_DICT, open);
     skip_newlines(p);
     while (!check(p, TOK_RBRACE)) {

@@ -212,6 +212,43 @@ START_TEST(parse_print_round_trip) {
 }
 END_TEST
 
+/* Comprehensions: clauses left to right, printed back as written, round-tripping; an open one
+ * is incomplete input (the REPL reads on), an `if` before any `for` is an error. */
+START_TEST(parse_comprehension) {
+    const char *src = "a = [x * y for x in xs if x for y in f(x) if y != x]\n"
+                      "for k in ({k + \"!\": [v for v in k] for k in d}) { }\n";
+    ParseError e;
+    Node *a = parse_program(src, strlen(src), 1000, &e);
+    ck_assert_msg(a != NULL, "%s", e.msg);
+    Node *c = a->kids[0]->b;
+    ck_assert_int_eq(c->kind, AST_COMP);
+    ck_assert_int_eq(c->a->kind, AST_FOR);                  /* for x */
+    ck_assert_int_eq(c->a->c->kids[0]->kind, AST_IF);       /* if x */
+    ck_assert_str_eq(c->a->c->kids[0]->b->kids[0]->a->str, "y");   /* for y */
+    StrBuf p1 = { 0 }, p2 = { 0 };
+    sb_putn(&p1, "", 0);
+    sb_putn(&p2, "", 0);
+    ast_print_program(&p1, a);
+    ck_assert_msg(strstr(p1.s, "a = [(x * y) for x in xs if x for y in (f)(x) if (y != x)]") != NULL, "%s", p1.s);
+    ck_assert_msg(strstr(p1.s, "({(k + \"!\"): [v for v in k] for k in d})") != NULL, "%s", p1.s);
+    Node *b = parse_program(p1.s, p1.len, 1000, &e);
+    ck_assert_msg(b != NULL, "%s: %s", e.msg, p1.s);
+    ast_print_program(&p2, b);
+    ck_assert_str_eq(p1.s, p2.s);
+    sb_free(&p1);
+    sb_free(&p2);
+    ast_free(a);
+    ast_free(b);
+    ck_assert_ptr_null(parse_program("[x for x in xs", 14, 1000, &e));
+    ck_assert_int_eq(e.incomplete, 1);
+    ck_assert_ptr_null(parse_program("{k: 1 for k in", 14, 1000, &e));
+    ck_assert_int_eq(e.incomplete, 1);
+    ck_assert_ptr_null(parse_program("[x if x]", 8, 1000, &e));
+    ck_assert_str_eq(e.msg, "expected 'for' before 'if' in a comprehension");
+    ck_assert_int_eq(e.loc.col, 4);
+}
+END_TEST
+
 Suite *parse_suite(void) {
     Suite *s = suite_create("parser");
     TCase *tc = tcase_create("grammar");
@@ -223,6 +260,7 @@ Suite *parse_suite(void) {
     tcase_add_test(tc, parse_errors);
     tcase_add_test(tc, parse_nesting_limit);
     tcase_add_test(tc, parse_print_round_trip);
+    tcase_add_test(tc, parse_comprehension);
     suite_add_tcase(s, tc);
     return s;
 }

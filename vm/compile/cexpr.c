@@ -619,6 +619,7 @@ AVal cc_expr(Comp *c, Node *n) {
     case AST_LIST: return make_list(c, n);
     case AST_DICT: return make_dict(c, n);
     case AST_FN: return cc_make_closure(c, n->proto);
+    case AST_COMP: return cc_comprehension(c, n);
     default: return cc_unsupported(c, "this expression");
     }
 }

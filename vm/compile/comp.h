@@ -6,6 +6,7 @@
  *   vm/compile/compile.c        statements, loops and branches, the driver
  *   vm/compile/cflow.c          return, break and continue inside run-time branches and loops
  *   vm/compile/cslice.c         slices with a run-time start and a size known when compiling
+ *   vm/compile/ccomp.c          comprehensions
  * See vm/compile/compile.c for how the compiler works. */
 #ifndef TSL_COMP_H
 #define TSL_COMP_H
@@ -275,6 +276,12 @@ AVal cc_cond(Comp *c, Node *n);
 AVal cc_and_or_runtime(Comp *c, Node *n, int ra, bool value);
 void cc_stmt(Comp *c, Node *n);
 void cc_block(Comp *c, Node *b);
+void cc_for_stmt(Comp *c, Node *n);
+/* obj[key] = v (obj.key = v) into a list or dict the compiler knows. */
+void cc_store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc);
+/* vm/compile/ccomp.c: a comprehension's value, and its COLLECT statement */
+AVal cc_comprehension(Comp *c, Node *n);
+void cc_collect(Comp *c, Node *n);
 AVal cc_call_value(Comp *c, AVal fn, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, SrcLoc loc);
 /* One OP instruction over operands (tensors, numbers, or absent: kind AV_NONE); attrs NULL
  * for the op's defaults. cc_call_op binds a built-in call's arguments first. */

@@ -26,7 +26,7 @@ static void assign_into(Comp *c, Node *target, AVal obj, AVal v);
 
 /* A container field/element store: compile-time structures change; containers that came
  * from the program are also changed at run time, in program order. */
-static void store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
+void cc_store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
     AStruct *st = obj.st;
     int at;
     c->loc = loc;
@@ -84,7 +84,7 @@ static void assign_into(Comp *c, Node *target, AVal obj, AVal v) {
     c->loc = target->loc;
     if (target->kind == AST_FIELD) {
         if (obj.kind != AV_DICT) { cc_error_at(c, target->loc, "cannot set field '%s' on this value", target->str); return; }
-        store_struct(c, obj, cc_const_av(cc_keep_value(c, val_cstr(target->str))), v, target->loc);
+        cc_store_struct(c, obj, cc_const_av(cc_keep_value(c, val_cstr(target->str))), v, target->loc);
         return;
     }
     if (obj.kind == AV_TENSOR) {
@@ -94,7 +94,7 @@ static void assign_into(Comp *c, Node *target, AVal obj, AVal v) {
     }
     if ((obj.kind == AV_LIST || obj.kind == AV_DICT) && target->n == 1 && target->kids[0]->kind != AST_SLICE) {
         AVal key = cc_expr(c, target->kids[0]);
-        if (!c->failed) store_struct(c, obj, key, v, target->loc);
+        if (!c->failed) cc_store_struct(c, obj, key, v, target->loc);
         return;
     }
     cc_unsupported(c, "this kind of assignment");
@@ -522,6 +522,7 @@ static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
         AVal home;
         if (has_home(*homes, *nhomes, changed[i].key, NULL, 0)) continue;
         Binding *b = cc_env_find(c, changed[i].key);
+        if (b && b->v.kind == AV_NONE) b = NULL;   /* unbound again (a comprehension's variable) */
         if (!b) b = cc_input_find(c, changed[i].key);
         if (!b && has_value_outside(c, changed[i].key)) {   /* bound before, not read yet */
             cc_read_key(c, changed[i].key, changed[i].name);
@@ -990,7 +991,7 @@ static bool reads_mixed_list(Comp *c, const Node *n, const char *counter) {
     return false;
 }
 
-static void for_stmt(Comp *c, Node *n) {
+void cc_for_stmt(Comp *c, Node *n) {
     Node *it = n->b;
     LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV, false, 0, false, NULL, false };
     if (it->kind == AST_CALL && it->a->kind == AST_NAME && it->nk == 0 && it->n >= 1 && it->n <= 3) {
@@ -1327,7 +1328,8 @@ void cc_stmt(Comp *c, Node *n) {
         compile_loop(c, &la);
         return;
     }
-    case AST_FOR: for_stmt(c, n); return;
+    case AST_FOR: cc_for_stmt(c, n); return;
+    case AST_COLLECT: cc_collect(c, n); return;
     case AST_BREAK: jump_out(c, n, true); return;
     case AST_CONTINUE: jump_out(c, n, false); return;
     case AST_RETURN: cflow_return(c, n); return;

@@ -342,6 +342,7 @@ bool cc_key_source(Comp *c, VarKey k, Value *val, InputSrc *src) {
             *val = c->params[k.slot];
             src->kind = SRC_ARG;
         } else {
+            if (!c->frame->slots) return false;   /* top level: a comprehension's hidden local */
             *val = c->frame->slots[k.slot];
             src->kind = SRC_LOCAL;
         }
