@@ -6,10 +6,10 @@
  * i64 tensors) fix an axis; when there are index arrays they also count as 0-d advanced
  * indices for placement: the block sits where the advanced indices are when they are
  * adjacent as written, else first (see make_plan). Gather and scatter (index_set) share
- * the plan: both walk the same list of source offsets. A new axis (`nil`) is a result axis of
- * length 1 and no iteration dim: it changes the result's shape, never the walk. A large gather runs in parts on the
- * thread pool (copies: any partition gives the same result); a scatter stays serial, since
- * with repeated indices the last write must win. */
+ * the plan: both walk the same list of source offsets. A new axis (`nil`) is a result axis
+ * of length 1 and no iteration dim: it changes the result's shape, never the walk. A large
+ * gather runs in parts on the thread pool (copies: any partition gives the same result); a
+ * scatter stays serial, since with repeated indices the last write must win. */
 #include <string.h>
 #include "cpu.h"
 #include "mem.h"

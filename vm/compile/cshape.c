@@ -144,7 +144,8 @@ static bool slice_at_run_time(const int *regs, int nargs, int n, int k) {
  * mask_ndim; -1 none): integers, slices, new axes and an ellipsis on t, or one mask with
  * only new axes beside it. An axis a slice takes from an unknown dimension, or with a bound
  * of the run's, is unknown (the slice clamps to the run's size, as NumPy's does); a mask
- * selects an unknown number of elements. The run checks the rest, as eagerly. false (unsupported) for other indices. */
+ * selects an unknown number of elements. The run checks the rest, as eagerly. false
+ * (unsupported) for other indices. */
 bool cs_index_shape(Comp *c, const Shape *t, IndexItem *items, int n, const int *regs, int nargs, int mask_at, int mask_ndim,
                     Shape *so) {
     if (mask_at >= 0) {
