@@ -898,7 +898,7 @@ int64_t utf8_length(const char *s, int len) {
     return n;
 }
 
-/* Converts evaluated index items (numbers, slices as 3-lists, tensors, ellipsis) into
+/* Converts evaluated index items (numbers, slices as 3-lists, tensors, ellipsis, nil) into
  * IndexItems for the tensor op. The slice triples arrive as a marker list. */
 typedef struct {
     int kind;        /* 0 value, 1 slice, 2 ellipsis */
@@ -955,7 +955,9 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
             continue;
         }
         Value v = iv[k].v[0];
-        if (v.type == VAL_NUM) {
+        if (v.type == VAL_NIL) {   /* a new axis of length 1, NumPy's None */
+            it->kind = IDX_NEWAXIS;
+        } else if (v.type == VAL_NUM) {
             if (v.as.n != floor(v.as.n) || isnan(v.as.n)) { interp_error(I, "tensor index must be an integer, got %g", v.as.n); goto out; }
             if (!num_to_i64(v.as.n, &it->i)) { interp_error(I, "index %g is out of range", v.as.n); goto out; }
             it->kind = IDX_INT;

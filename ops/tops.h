@@ -56,7 +56,9 @@ double op_round_number(double x, int64_t decimals);       /* NumPy's around(x, d
 int shape_broadcast(const Shape *a, const Shape *b, Shape *out, const char *opname);
 
 /* Indexing (NumPy basic and advanced). */
-typedef enum { IDX_INT, IDX_SLICE, IDX_ELLIPSIS, IDX_TENSOR } IndexKind;
+/* IDX_NEWAXIS (`nil`, NumPy's None) inserts an axis of length 1 and takes none of t's. The
+ * values are a graph file's (docs/format.md): new kinds go at the end. */
+typedef enum { IDX_INT, IDX_SLICE, IDX_ELLIPSIS, IDX_TENSOR, IDX_NEWAXIS } IndexKind;
 typedef struct {
     IndexKind kind;
     int64_t i;                     /* IDX_INT */

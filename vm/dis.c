@@ -145,6 +145,7 @@ static size_t index_text(const Ins *in, char *buf, size_t n) {
         } else if (r >= 0) len += (size_t)snprintf(buf + len, n - len, "%s%c%d", sep, it->kind == IDX_TENSOR ? 't' : 'n', r);
         else if (it->kind == IDX_INT) len += (size_t)snprintf(buf + len, n - len, "%s%lld", sep, (long long)it->i);
         else if (it->kind == IDX_ELLIPSIS) len += (size_t)snprintf(buf + len, n - len, "%s...", sep);
+        else if (it->kind == IDX_NEWAXIS) len += (size_t)snprintf(buf + len, n - len, "%snil", sep);
         else if (it->kind == IDX_TENSOR) len += (size_t)snprintf(buf + len, n - len, "%sconst", sep);
         else {
             char lo[24] = "", hi[24] = "";

@@ -1,4 +1,4 @@
-/* index.c - NumPy indexing: integers, slices, ellipsis, i64 gather arrays and bool masks.
+/* index.c - NumPy indexing: integers, slices, ellipsis, new axes, i64 gather arrays and bool masks.
  *
  * An index is planned into "iteration dims": each is a slice of one source axis
  * (size, stride) or the single block of advanced (array) indices, whose broadcast
@@ -6,9 +6,10 @@
  * i64 tensors) fix an axis; when there are index arrays they also count as 0-d advanced
  * indices for placement: the block sits where the advanced indices are when they are
  * adjacent as written, else first (see make_plan). Gather and scatter (index_set) share
- * the plan: both walk the same list of source offsets. A large gather runs in parts on the
- * thread pool (copies: any partition gives the same result); a scatter stays serial, since
- * with repeated indices the last write must win. */
+ * the plan: both walk the same list of source offsets. A new axis (`nil`) is a result axis
+ * of length 1 and no iteration dim: it changes the result's shape, never the walk. A large
+ * gather runs in parts on the thread pool (copies: any partition gives the same result); a
+ * scatter stays serial, since with repeated indices the last write must win. */
 #include <string.h>
 #include "cpu.h"
 #include "mem.h"
@@ -64,10 +65,12 @@ typedef struct {
     Tensor *arr;             /* i64 index array (owned) for IDX_TENSOR */
 } AxisIdx;
 
-/* `data`: index contents may be read (false when only the shape is wanted: infer_index). */
-static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *ax, bool data) {
+/* `data`: index contents may be read (false when only the shape is wanted: infer_index).
+ * newax[d] counts the new axes written before source axis d (d == ndim: after the last). */
+static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *ax, int *newax, bool data) {
     int consumed = 0, ellipsis = -1;
     for (int k = 0; k < n; k++) {
+        if (idx[k].kind == IDX_NEWAXIS) continue;   /* takes no axis: not counted as NumPy's None */
         if (idx[k].kind == IDX_ELLIPSIS) {
             if (ellipsis >= 0) { op_fail("an index can only have a single ellipsis ('...')"); return -1; }
             ellipsis = k;
@@ -93,6 +96,10 @@ static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *a
                 ax[d].item_v.kind = IDX_SLICE;
                 ax[d].item_v.step = 1;
             }
+            continue;
+        }
+        if (idx[k].kind == IDX_NEWAXIS) {
+            newax[d]++;
             continue;
         }
         const IndexItem *it = &idx[k];
@@ -156,6 +163,26 @@ static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *a
     return 0;
 }
 
+/* Appends a result axis of length len to the plan's shape. */
+static int out_axis(Plan *p, int64_t len) {
+    if (p->out.ndim >= TSL_MAX_RANK) {
+        op_fail("indexing result would exceed rank %d", TSL_MAX_RANK);
+        return -1;
+    }
+    p->out.d[p->out.ndim++] = len;
+    return 0;
+}
+
+/* The block of advanced indices (broadcast shape B, nb points) as the next iteration dim. */
+static int place_block(Plan *p, const Shape *B, int64_t nb) {
+    p->adv_pos = p->nd;
+    p->size[p->nd] = nb;
+    p->stride[p->nd++] = 0;
+    for (int j = 0; j < B->ndim; j++)
+        if (out_axis(p, B->d[j])) return -1;
+    return 0;
+}
+
 /* Plans an index. `data` false: only p->out is wanted (no offsets, and no bounds checks
  * but those of integers known without data: see infer_index).
  *
@@ -166,15 +193,18 @@ static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *a
  * ellipsis that expands to no axes), B goes first. Errors come in NumPy's order: the
  * index's structure, then integers and slice steps as written, then the arrays' shapes,
  * then the arrays' entries, which are all checked unless B is empty (NumPy does not look
- * at them then), even when slices make the result empty. */
+ * at them then), even when slices make the result empty. A new axis counts as a slice for
+ * adjacency (x[i, nil, j] puts B first) and otherwise sits where it is written: before the
+ * block when written before the advanced indices, after it when written after them. */
 static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p, bool data) {
     AxisIdx ax[TSL_MAX_RANK];
+    int newax[TSL_MAX_RANK + 1] = { 0 };
     memset(p, 0, sizeof *p);
     memset(ax, 0, sizeof ax);
     p->adv_pos = -1;
     int rc = -1;
     bool unchecked = false;   /* an integer passed that only the run can check */
-    if (expand_items(a, idx, n, ax, data)) goto out;
+    if (expand_items(a, idx, n, ax, newax, data)) goto out;
     int64_t stride[TSL_MAX_RANK], s = 1;
     for (int d = a->ndim - 1; d >= 0; d--) { stride[d] = s; s *= a->shape[d]; }
     int narr = 0;
@@ -199,7 +229,7 @@ static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p, bool
     }
     bool adjacent = true;
     for (int k = first_item + 1; narr && k < last_item; k++)
-        if (idx[k].kind == IDX_SLICE || idx[k].kind == IDX_ELLIPSIS) adjacent = false;
+        if (idx[k].kind == IDX_SLICE || idx[k].kind == IDX_ELLIPSIS || idx[k].kind == IDX_NEWAXIS) adjacent = false;
     /* the broadcast shape B of the index arrays */
     Shape B = { 0, { 0 } };
     for (int d = 0; d < a->ndim; d++) {
@@ -225,16 +255,10 @@ static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p, bool
     /* iteration dims and the result shape */
     bool empty = narr && nb == 0;
     for (int d = 0; d <= a->ndim; d++) {
-        bool place_block = narr && p->adv_pos < 0 && (adjacent ? d == first_adv : true);
-        if (place_block) {
-            p->adv_pos = p->nd;
-            p->size[p->nd] = nb;
-            p->stride[p->nd++] = 0;
-            for (int j = 0; j < B.ndim; j++) {
-                if (p->out.ndim >= TSL_MAX_RANK) { op_fail("indexing result would exceed rank %d", TSL_MAX_RANK); goto out; }
-                p->out.d[p->out.ndim++] = B.d[j];
-            }
-        }
+        if (narr && !adjacent && d == 0 && place_block(p, &B, nb)) goto out;
+        for (int j = 0; j < newax[d]; j++)
+            if (out_axis(p, 1)) goto out;
+        if (narr && adjacent && d == first_adv && place_block(p, &B, nb)) goto out;
         if (d == a->ndim) break;
         if (ax[d].kind != IDX_SLICE) continue;
         int64_t start, step, cnt = slice_count(a->shape[d], &ax[d].item_v, &start, &step);
@@ -243,8 +267,7 @@ static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p, bool
         /* with two or more elements |step| < len, so step * stride stays inside the tensor;
          * with one or none the stride is never applied (and a huge step would overflow it) */
         p->stride[p->nd++] = cnt > 1 ? step * stride[d] : 0;
-        if (p->out.ndim >= TSL_MAX_RANK) { op_fail("indexing result would exceed rank %d", TSL_MAX_RANK); goto out; }
-        p->out.d[p->out.ndim++] = cnt;
+        if (out_axis(p, cnt)) goto out;
         empty |= cnt == 0;
     }
     /* the source offset of every point of B (not needed when nothing is read or written) */

@@ -317,14 +317,15 @@ START_TEST(graphfile_small_file_huge_claims) {
 END_TEST
 
 /* The file stores instruction codes as numbers (docs/format.md lists them): a change to
- * vm/opcodes.def is a new format version. Version 2 added code 23, epilogue. Codes 24 select
+ * vm/opcodes.def is a new format version. Version 2 added code 23, epilogue; version 3 an
+ * index item kind (a new axis), no instruction. Codes 24 select
  * and 25 rowset are never in a file (export refuses them, verify calls them unknown). */
 START_TEST(graphfile_instruction_codes_are_format_2) {
     static const char *const v2[] = { "nconst", "nmove", "nbin", "nneg", "nnot", "nmath", "tconst", "scalar",
                                       "tmove", "op", "index", "index_set", "seed", "item", "truth", "jump",
                                       "jumpf", "print", "assert", "store", "push", "pop", "fused", "epilogue" };
     int n = (int)(sizeof v2 / sizeof *v2);
-    ck_assert_uint_eq(GF_FORMAT_VERSION, 2);
+    ck_assert_uint_eq(GF_FORMAT_VERSION, 3);
     /* the instructions after them (select ... dset) are never in a file: export refuses
      * them and load_verify_ins rejects them */
     ck_assert_int_eq(I_SELECT, n);
@@ -524,6 +525,25 @@ START_TEST(graphfile_fused_group_as_the_pass_makes_it) {
 }
 END_TEST
 
+/* An index with a new axis (`x[:, nil]`, item kind 4) makes a file of format 3, which loads
+ * and runs; the same bytes claiming format 2 are refused, as a format-2 build would refuse
+ * the kind. */
+START_TEST(graphfile_new_axis_needs_format_3) {
+    size_t n;
+    uint8_t *b = export_bytes("static fn f(x) { return x[:, nil] * x[nil, 1:] }\nexport(f, [ones([3])], PATH)", &n);
+    uint32_t v;
+    memcpy(&v, b + 12, 4);
+    ck_assert_uint_eq(v, 3);
+    ck_assert(load_and_run(b, n));
+    b[12] = 2;
+    char err[512];
+    Source src = { (char *)"<v2>", NULL, NULL, 0, 0, NULL };
+    ck_assert_ptr_null(graphfile_read(b, n, &src, false, err, sizeof err));
+    ck_assert_str_eq(err, "corrupt graph file: index kind 4");
+    free(b);
+}
+END_TEST
+
 Suite *graphfile_suite(void) {
     Suite *s = suite_create("graphfile");
     TCase *t = tcase_create("graphfile");
@@ -539,6 +559,7 @@ Suite *graphfile_suite(void) {
     tcase_add_test(t, graphfile_small_file_huge_claims);
     tcase_add_test(t, graphfile_instruction_codes_are_format_2);
     tcase_add_test(t, graphfile_epilogue_needs_format_2);
+    tcase_add_test(t, graphfile_new_axis_needs_format_3);
     tcase_add_test(t, graphfile_number_register_for_a_tensor);
     tcase_add_test(t, graphfile_enum_attributes_range_checked);
     tcase_add_test(t, graphfile_fused_group_as_the_pass_makes_it);

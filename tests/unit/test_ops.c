@@ -10,6 +10,7 @@
 #include "cpu/cpu.h"
 #include "cpu/cpu.h"
 #include "mem.h"
+#include "infer.h"
 
 static Tensor *vec(DType dt, int n, const double *v) {
     Shape s = { 1, { n } };
@@ -305,6 +306,21 @@ START_TEST(ops_indexing) {
     ck_assert_int_eq(r->shape[0], 2);
     ck_assert_int_eq(r->shape[1], 3);
     expect_values(r, 6, (double[]){ 1, 5, 9, 14, 18, 22 }, 0);
+    tensor_release(r);
+    /* a new axis between the advanced indices separates them (NumPy: their block goes first):
+     * t[[0, 1], None, :, [1, 2]] has shape (2, 1, 3) and adv's values; infer_index agrees */
+    IndexItem sep[4] = { { .kind = IDX_TENSOR, .t = i01 }, { .kind = IDX_NEWAXIS }, { .kind = IDX_SLICE, .step = 1 },
+                         { .kind = IDX_TENSOR, .t = i12 } };
+    r = op_index(t, sep, 4);
+    ck_assert_int_eq(r->ndim, 3);
+    ck_assert_int_eq(r->shape[0], 2);
+    ck_assert_int_eq(r->shape[1], 1);
+    ck_assert_int_eq(r->shape[2], 3);
+    expect_values(r, 6, (double[]){ 1, 5, 9, 14, 18, 22 }, 0);
+    Shape inferred;
+    ck_assert_int_eq(infer_index(&s, sep, 4, &inferred), 0);
+    ck_assert_int_eq(inferred.ndim, 3);
+    ck_assert_int_eq(inferred.d[1], 1);
     tensor_release(r);
     /* [:, [0, 2], 1] = [[1, 9], [13, 21]] */
     Tensor *i02 = vec(DT_I64, 2, (double[]){ 0, 2 });

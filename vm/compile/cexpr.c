@@ -217,6 +217,7 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
     bool run_time_number = false;   /* an item before: a number the run makes an integer */
     int mask_at = -1, mask_ndim = 0;   /* a bool mask item: a run-time shape (cshape.c) */
     int nargs = n->n;                  /* more with slice bounds read at run time (cs_slice_bound) */
+    bool named_nil = false, moved_slice = false;   /* cslice.c finds axes by the literals */
     for (int k = 0; k < n->n; k++) {
         Node *it = n->kids[k];
         regs[k] = -1;
@@ -252,7 +253,9 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
             if (run_time) {
                 char why[300];
                 c->loc = it->loc;
+                moved_slice = true;
                 if (!cslice_try(c, &t, n, k, bound, &items[k], &regs[k], why, sizeof why)) {
+                    moved_slice = false;
                     if (c->failed) goto out;
                     /* not provably one size: a run-time shape (cshape.c), unless the step is the run's */
                     if (bound[2].kind == AV_NUM && !bound[2].known) {
@@ -268,6 +271,11 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
         }
         AVal v = cc_expr(c, it);
         if (c->failed) goto out;
+        if (v.kind == AV_CONST && v.k.type == VAL_NIL) {   /* a new axis, NumPy's None */
+            items[k].kind = IDX_NEWAXIS;
+            named_nil |= it->kind != AST_NIL;
+            continue;
+        }
         if (v.kind == AV_NUM && !v.is_bool) {
             bool bad_num = v.known && (v.num != floor(v.num) || (!v.deps && !num_to_i64(v.num, &items[k].i)));
             if (bad_num && run_time_number) {   /* the run may fail on the earlier one first */
@@ -308,6 +316,11 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
             cc_unsupported(c, "this kind of tensor index (only integers, slices, ..., i64 tensors and one bool mask)");
             goto out;
         }
+    }
+    if (named_nil && moved_slice) {
+        c->loc = n->loc;
+        cc_unsupported(c, "a slice with a run-time start beside a new axis that is not written `nil`");
+        goto out;
     }
     Shape so;
     c->loc = n->loc;

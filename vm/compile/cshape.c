@@ -141,20 +141,24 @@ static bool slice_at_run_time(const int *regs, int nargs, int n, int k) {
 
 /* The shape of t[items] when t has a run-time shape, a slice has bounds computed at run time
  * (regs, nargs: cs_slice_bound's layout) or an item is a bool mask (mask_at, its rank
- * mask_ndim; -1 none): integers, slices and an ellipsis on t, or one mask on its own. An axis
- * a slice takes from an unknown dimension, or with a bound of the run's, is unknown (the
- * slice clamps to the run's size, as NumPy's does); a mask selects an unknown number of
- * elements. The run checks the rest, as eagerly. false (unsupported) for other indices. */
+ * mask_ndim; -1 none): integers, slices, new axes and an ellipsis on t, or one mask with
+ * only new axes beside it. An axis a slice takes from an unknown dimension, or with a bound
+ * of the run's, is unknown (the slice clamps to the run's size, as NumPy's does); a mask
+ * selects an unknown number of elements. The run checks the rest, as eagerly. false
+ * (unsupported) for other indices. */
 bool cs_index_shape(Comp *c, const Shape *t, IndexItem *items, int n, const int *regs, int nargs, int mask_at, int mask_ndim,
                     Shape *so) {
     if (mask_at >= 0) {
-        if (n != 1 || mask_ndim < 1 || mask_ndim > t->ndim) {
+        int nnew = 0;   /* new axes (nil) may stand beside the mask: lengths 1 where written */
+        for (int k = 0; k < n; k++) nnew += items[k].kind == IDX_NEWAXIS;
+        if (nnew != n - 1 || mask_ndim < 1 || mask_ndim > t->ndim || 1 + t->ndim - mask_ndim + nnew > TSL_MAX_RANK) {
             cc_unsupported(c, "a bool-mask index other than one mask over the leading axes of a tensor");
             return false;
         }
-        so->ndim = 1 + t->ndim - mask_ndim;
-        so->d[0] = SHAPE_RT;
-        memcpy(so->d + 1, t->d + mask_ndim, sizeof(int64_t) * (size_t)(t->ndim - mask_ndim));
+        so->ndim = 0;
+        for (int k = 0; k < n; k++) so->d[so->ndim++] = k == mask_at ? SHAPE_RT : 1;
+        memcpy(so->d + so->ndim, t->d + mask_ndim, sizeof(int64_t) * (size_t)(t->ndim - mask_ndim));
+        so->ndim += t->ndim - mask_ndim;
         return true;
     }
     int consumed = 0;
@@ -163,7 +167,7 @@ bool cs_index_shape(Comp *c, const Shape *t, IndexItem *items, int n, const int 
             cc_unsupported(c, "an index array into a value with a run-time shape");
             return false;
         }
-        consumed += items[k].kind != IDX_ELLIPSIS;
+        consumed += items[k].kind != IDX_ELLIPSIS && items[k].kind != IDX_NEWAXIS;
     }
     Shape probed = *t;
     for (int a = 0; a < probed.ndim; a++)
@@ -172,9 +176,14 @@ bool cs_index_shape(Comp *c, const Shape *t, IndexItem *items, int n, const int 
         cc_unsupported(c, "an index into a value with a run-time shape: %s", op_error());
         return false;
     }
-    /* result axes in order: each slice's, an ellipsis's and the trailing ones, from t's axes */
+    /* result axes in order: each slice's, an ellipsis's and the trailing ones, from t's axes
+     * (a new axis is one of length 1, from none) */
     int d = 0, o = 0;
     for (int k = 0; k <= n && d <= t->ndim; k++) {
+        if (k < n && items[k].kind == IDX_NEWAXIS) {
+            o++;
+            continue;
+        }
         int take = k == n ? t->ndim - d : items[k].kind == IDX_ELLIPSIS ? t->ndim - consumed : items[k].kind == IDX_SLICE;
         bool run_bounds = k < n && items[k].kind == IDX_SLICE && slice_at_run_time(regs, nargs, n, k);
         if (k < n && items[k].kind == IDX_INT) d++;

@@ -87,14 +87,22 @@ void cslice_affine(AVal *r, int tok, const AVal *a, const AVal *b) {
 }
 
 /* The axis that item k of the index slices: items before an ellipsis count from the
- * start, those after it from the end (static indices take one axis per item). -1 when the
+ * start, those after it from the end (static indices take one axis per item but `nil`,
+ * which takes none: a nil held in a variable is refused by cc_index_tensor). -1 when the
  * index's structure is not one the checks below can read (infer_index reports it). */
 static int item_axis(const Node *index, int k, int ndim) {
-    int ell = -1, nell = 0;
-    for (int j = 0; j < index->n; j++)
-        if (index->kids[j]->kind == AST_ELLIPSIS) { ell = j; nell++; }
-    if (nell > 1 || index->n - nell > ndim) return -1;
-    return ell >= 0 && ell < k ? ndim - (index->n - k) : k;
+    int ell = -1, nell = 0, nnil = 0, before = 0, after = 0;
+    for (int j = 0; j < index->n; j++) {
+        int kind = index->kids[j]->kind;
+        if (kind == AST_ELLIPSIS) { ell = j; nell++; }
+        nnil += kind == AST_NIL;
+        if (kind != AST_NIL && kind != AST_ELLIPSIS) {
+            before += j < k;
+            after += j > k;
+        }
+    }
+    if (nell > 1 || index->n - nell - nnil > ndim) return -1;
+    return ell >= 0 && ell < k ? ndim - 1 - after : before;
 }
 
 static bool no(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -434,6 +434,18 @@ static void assemble(Writer *sec, Writer *out, uint32_t version) {
     wire_set_u64(out, 32, h);
 }
 
+/* The lowest format version that holds g's instructions (graphfile.h). */
+static uint32_t lowest_version(const Graph *g) {
+    uint32_t version = 1;
+    for (int i = 0; i < g->ncode; i++) {
+        const Ins *in = &g->code[i];
+        if (in->op == I_EPILOGUE && version < GF_FORMAT_EPILOGUE) version = GF_FORMAT_EPILOGUE;
+        for (int k = 0; k < in->nidx; k++)
+            if (in->idx[k].kind == IDX_NEWAXIS && version < GF_FORMAT_NEWAXIS) version = GF_FORMAT_NEWAXIS;
+    }
+    return version;
+}
+
 int graphfile_write(const GraphFile *gf, Writer *out, char *err, size_t errlen) {
     Tables t;
     memset(&t, 0, sizeof t);
@@ -442,10 +454,7 @@ int graphfile_write(const GraphFile *gf, Writer *out, char *err, size_t errlen) 
     memset(sec, 0, sizeof sec);
     put_program(&t, gf, sec);
     put_tables(&t, gf->g, sec);
-    uint32_t version = 1;   /* the lowest that holds the instructions (graphfile.h) */
-    for (int i = 0; i < gf->g->ncode; i++)
-        if (gf->g->code[i].op == I_EPILOGUE) version = GF_FORMAT_EPILOGUE;
-    if (!t.problem) assemble(sec, out, version);
+    if (!t.problem) assemble(sec, out, lowest_version(gf->g));
     else snprintf(err, errlen, "%s", t.problem);
     for (int i = 0; i < GF_SEC_END; i++) mem_free(sec[i].p);
     mem_free(t.strs);

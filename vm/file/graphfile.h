@@ -13,10 +13,12 @@
 #define GF_MAGIC "\x89TSLG\r\n\x1a"
 #define GF_MAGIC_BYTES 8u
 _Static_assert(sizeof GF_MAGIC - 1 == GF_MAGIC_BYTES, "GF_MAGIC is GF_MAGIC_BYTES bytes");
-/* 2 added the epilogue instruction (code 23). A file says the lowest version that holds its
- * instructions, so a graph without an epilogue still reads in a version-1 build. */
-#define GF_FORMAT_VERSION 2u
+/* 2 added the epilogue instruction (code 23), 3 the new-axis index item (kind 4, `x[:, nil]`).
+ * A file says the lowest version that holds its instructions, so a graph without them still
+ * reads in an older build. */
+#define GF_FORMAT_VERSION 3u
 #define GF_FORMAT_EPILOGUE 2u
+#define GF_FORMAT_NEWAXIS 3u
 /* The meaning of the ops a file names: bumped when an op's signature, attributes or results
  * change. Ops are stored by name, so adding ops needs no bump. */
 #define GF_OPSET_VERSION 1u

@@ -484,7 +484,8 @@ static bool read_index_item(Load *L, IndexItem *it) {
     it->step = wire_get_i64(&L->r);
     int32_t k = wire_get_i32(&L->r);
     if (!read_ok(L)) return false;
-    if (kind > IDX_TENSOR) return load_fail(L, "corrupt graph file: index kind %u", kind);
+    if (kind > IDX_NEWAXIS || (kind == IDX_NEWAXIS && L->version < GF_FORMAT_NEWAXIS))
+        return load_fail(L, "corrupt graph file: index kind %u", kind);
     it->kind = (IndexKind)kind;
     if (kind == IDX_SLICE && (it->step == 0 || it->step == INT64_MIN)) return load_fail(L, "corrupt graph file: slice step %lld", (long long)it->step);
     it->t = NULL;
