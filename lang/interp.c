@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include "interp.h"
+#include "methods.h"
 #include "autograd.h"
 #include "gc.h"
 #include "mem.h"
@@ -301,7 +302,7 @@ static Value call_value_at(Interp *I, Value fn, Value *base, int npos, CallArgs 
         return r;
     }
     if (fn.type == VAL_DICT) {
-        /* m(x) == m.forward(m, x) */
+        /* m(x) calls m's forward with m first, whatever its first parameter's name (spec 4) */
         Value *fwd = dict_get(AS_DICT(fn), "forward", 7);
         if (!fwd) {
             for (int i = 0; i < npos; i++) val_release(base[i]);
@@ -428,7 +429,8 @@ static Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c) {
     return result;
 }
 
-NOINLINE static Value call_general(Interp *I, Frame *f, Node *n, Value fn);
+NOINLINE static Value call_general(Interp *I, Frame *f, Node *n, Value fn, Value self);
+NOINLINE static Value call_method(Interp *I, Frame *f, Node *n);
 NOINLINE static Value call_builtin_positional(Interp *I, Frame *f, Node *n, ObjBuiltin *b);
 
 /* Calls fn (taken) as the call expression n says. */
@@ -446,7 +448,7 @@ static inline Value call_expr(Interp *I, Frame *f, Node *n, Value fn) {
         val_release(fn);
         return r;
     }
-    return call_general(I, f, n, fn);
+    return call_general(I, f, n, fn, UNDEF_VAL);
 }
 
 NOINLINE static Value eval_call(Interp *I, Frame *f, Node *n) {
@@ -454,6 +456,7 @@ NOINLINE static Value eval_call(Interp *I, Frame *f, Node *n) {
         interp_attach_loc(I, n->loc);
         return ERR_VAL;
     }
+    if (n->a->kind == AST_FIELD) return call_method(I, f, n);
     Value fn = eval(I, f, n->a);
     if (IS_ERR(fn)) return fn;
     /* this expression is the call site of whatever function runs until it returns, however
@@ -461,6 +464,33 @@ NOINLINE static Value eval_call(Interp *I, Frame *f, Node *n) {
     CallSite outer = I->call_site;
     I->call_site = (CallSite){ I->cur_src, n->loc };
     Value r = call_expr(I, f, n, fn);
+    I->call_site = outer;
+    return r;
+}
+
+static Value field_of(Interp *I, Value obj, const char *name);
+
+/* obj.name(args): obj evaluated once, then passed first when the field is a method (a dict's
+ * function naming `self`, a tensor's op; methods.h), else the field called as written. */
+NOINLINE static Value call_method(Interp *I, Frame *f, Node *n) {
+    Node *field = n->a;
+    Value obj = eval(I, f, field->a);
+    if (IS_ERR(obj)) return obj;
+    Value fn = field_of(I, obj, field->str);
+    if (IS_ERR(fn)) {
+        val_release(obj);
+        interp_attach_loc(I, field->loc);
+        return fn;
+    }
+    bool bind = obj.type == VAL_TENSOR ? !method_is_tensor_attr(field->str) : obj.type == VAL_DICT && method_value_takes_self(fn);
+    CallSite outer = I->call_site;
+    I->call_site = (CallSite){ I->cur_src, n->loc };
+    Value r;
+    if (bind) r = call_general(I, f, n, fn, obj);
+    else {
+        val_release(obj);
+        r = call_expr(I, f, n, fn);
+    }
     I->call_site = outer;
     return r;
 }
@@ -479,27 +509,34 @@ NOINLINE static Value call_builtin_positional(Interp *I, Frame *f, Node *n, ObjB
     return r;
 }
 
-/* Any other call (keywords, built-ins, dicts with forward, defaults, cells, static fns): the
- * arguments evaluated onto the value stack, then call_value_at. Takes fn. */
-NOINLINE static Value call_general(Interp *I, Frame *f, Node *n, Value fn) {
+/* Any other call (keywords, built-ins, dicts with forward, defaults, cells, static fns,
+ * methods): the arguments evaluated onto the value stack, after self when it is not UNDEF (a
+ * method's object, call_method), then call_value_at. Takes fn and self. */
+NOINLINE static Value call_general(Interp *I, Frame *f, Node *n, Value fn, Value self) {
     Value *base = I->sp;
-    if (base + n->n + n->nk + 2 >= I->stack_end) {
+    int from = self.type != VAL_UNDEF, npos = n->n + from;
+    if (base + npos + n->nk + 2 >= I->stack_end) {
         val_release(fn);
+        val_release(self);
         return interp_error_at(I, n->loc, "stack overflow (recursion too deep)");
     }
-    if (!push_values(I, f, n->kids, n->n, base, 0) || !push_values(I, f, n->kw, n->nk, base, n->n)) {
+    if (from) {
+        base[0] = self;
+        I->sp = base + 1;
+    }
+    if (!push_values(I, f, n->kids, n->n, base, from) || !push_values(I, f, n->kw, n->nk, base, npos)) {
         val_release(fn);
         return ERR_VAL;
     }
-    CallArgs kw = { NULL, 0, n->names, base + n->n, n->nk };
+    CallArgs kw = { NULL, 0, n->names, base + npos, n->nk };
     /* keyword values sit above the positional ones; the callee's frame starts at base, so
      * move them out of the way first */
     Value kwbuf[16];
     Value *kwv = n->nk <= 16 ? kwbuf : mem_alloc(sizeof(Value) * (size_t)n->nk);
-    memcpy(kwv, base + n->n, sizeof(Value) * (size_t)n->nk);
+    memcpy(kwv, base + npos, sizeof(Value) * (size_t)n->nk);
     kw.kw = kwv;
-    I->sp = base + n->n;
-    Value r = call_value_at(I, fn, base, n->n, n->nk ? &kw : NULL);
+    I->sp = base + npos;
+    Value r = call_value_at(I, fn, base, npos, n->nk ? &kw : NULL);
     for (int k = 0; k < n->nk; k++) val_release(kwv[k]);
     if (kwv != kwbuf) mem_free(kwv);
     if (IS_ERR(r)) interp_attach_loc(I, n->loc);
@@ -1137,6 +1174,8 @@ static Value tensor_field(Interp *I, Tensor *t, const char *name) {
         OpCall c = { OP_TRANSPOSE, 1, &in, &no_attrs };
         return recorded_op(I, &c);
     }
+    ObjBuiltin *m = method_tensor_builtin(I, name);   /* t.sum is sum, unbound (methods.h) */
+    if (m) return val_retain(OBJ_VAL(VAL_FUNC, m));
     return interp_error(I, "tensor has no attribute '%s'", name);
 }
 
