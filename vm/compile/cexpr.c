@@ -477,7 +477,7 @@ static AVal field_expr(Comp *c, Node *n) {
 
 /* Whether the call obj.NAME(...) passes obj first, fn being the field (methods.h; eager's
  * call_method asks the same). */
-static bool binds_self(Comp *c, AVal obj, AVal fn, const char *name) {
+static bool binds_self(AVal obj, AVal fn, const char *name) {
     if (obj.kind == AV_TENSOR) return !method_is_tensor_attr(name);
     if (obj.kind != AV_DICT) return false;
     if (fn.kind == AV_CLOSURE) return method_takes_self(fn.cl->proto);
@@ -492,7 +492,7 @@ static AVal call_expr(Comp *c, Node *n) {
     if (n->a->kind == AST_FIELD) {
         TRY(self = cc_expr(c, n->a->a));
         TRY(fn = field_of(c, self, n->a));
-        from = binds_self(c, self, fn, n->a->str);
+        from = binds_self(self, fn, n->a->str);
     } else {
         TRY(fn = cc_expr(c, n->a));
     }
