@@ -26,7 +26,7 @@ typedef enum {
     AST_INDEX,    /* a = object, kids[n] index items */
     AST_SLICE,    /* a, b, c: start, stop, step (each may be NULL) - only inside INDEX */
     AST_ELLIPSIS, /* only inside INDEX */
-    AST_FIELD,    /* a = object, str = field name */
+    AST_FIELD,    /* a = object, str = field name; slot (a call's callee: interp.c) */
     AST_FN,       /* proto */
     AST_COMP,     /* comprehension: op = TOK_LBRACKET (list) or TOK_LBRACE (dict); a = its clauses as
                    * statements (FOR, IF) nested left to right around a COLLECT; slot = the hidden
@@ -69,7 +69,7 @@ struct Node {
     Node **kw;       /* CALL keyword values */
     int nk;
     Scope scope;     /* NAME */
-    int slot;
+    int slot;        /* NAME; FIELD: -1, or the OpCode of its tensor method once looked up (interp.c) */
     int chain;       /* BINARY/AND/OR: length of the operator chain ending here */
     FnProto *proto;  /* FN */
     void *vm_cache;  /* STATIC: compiled graphs (vm/static.c) */

@@ -489,6 +489,7 @@ static BuiltinFn *table_fns;
 static const BuiltinDef **table_defs;   /* NULL for an op */
 static BuiltinParams *table_params;     /* the rows' (the first table_rows entries) */
 static int table_len, table_rows;
+static int table_op_at[OP__COUNT];      /* where each op's built-in is; -1: none (F_SYNTAX) */
 
 static void table_add(const char *name, BuiltinFn fn, const BuiltinDef *def) {
     table_names[table_len] = name;
@@ -515,8 +516,12 @@ static void table_build(void) {
             table_add(d->name, d->fn, d);
         }
     table_rows = table_len;
-    for (int op = 0; op < OP__COUNT; op++)
-        if (!(op_def((OpCode)op)->flags & F_SYNTAX)) table_add(op_info[op].name, op_builtins[op], NULL);
+    for (int op = 0; op < OP__COUNT; op++) {
+        table_op_at[op] = -1;
+        if (op_def((OpCode)op)->flags & F_SYNTAX) continue;
+        table_op_at[op] = table_len;
+        table_add(op_info[op].name, op_builtins[op], NULL);
+    }
 }
 
 static void table_ready(void) {
@@ -570,6 +575,12 @@ bool builtin_constant_is(Value v, const char *name) {
 bool builtin_is(Value v, const char *name) {
     if (v.type != VAL_FUNC || v.as.o->kind != OBJ_BUILTIN) return false;
     return !strcmp(AS_BUILTIN(v)->name, name);
+}
+
+ObjBuiltin *builtins_of_op(Interp *I, OpCode op) {
+    table_ready();
+    int at = table_op_at[op];
+    return at < 0 || !I->builtins ? NULL : I->builtins[at];
 }
 
 int builtins_names(const char ***names) {

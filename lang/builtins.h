@@ -2,6 +2,7 @@
 #ifndef TSL_BUILTINS_H
 #define TSL_BUILTINS_H
 #include "interp.h"
+#include "opcall.h"
 
 /* How static code treats a built-in that is not an op (vm/compile/cbuiltins.c; ops have theirs in
  * ops.def): the rule that compiles a call of it, ST_NONE where nothing does (the code runs
@@ -76,5 +77,7 @@ bool arg_int(Interp *I, const char *fname, const char *pname, Value v, int64_t *
 bool builtin_is(Value v, const char *name);
 bool builtin_constant_is(Value v, const char *name);
 int builtins_names(const char ***names);
+/* The built-in that calls op (the interpreter's, BORROWED), or NULL for an F_SYNTAX op. */
+ObjBuiltin *builtins_of_op(Interp *I, OpCode op);
 
 #endif

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 #include "interp.h"
+#include "methods.h"
+#include "builtins.h"
 #include "autograd.h"
 #include "gc.h"
 #include "mem.h"
@@ -301,7 +303,7 @@ static Value call_value_at(Interp *I, Value fn, Value *base, int npos, CallArgs 
         return r;
     }
     if (fn.type == VAL_DICT) {
-        /* m(x) == m.forward(m, x) */
+        /* m(x) calls m's forward with m first, whatever its first parameter's name (spec 4) */
         Value *fwd = dict_get(AS_DICT(fn), "forward", 7);
         if (!fwd) {
             for (int i = 0; i < npos; i++) val_release(base[i]);
@@ -400,14 +402,22 @@ static inline bool push_values(Interp *I, Frame *f, Node **exprs, int n, Value *
     return true;
 }
 
-static Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c) {
+/* self, when not UNDEF, is a method's object (taken): the first argument, before n's. */
+__attribute__((always_inline)) static inline Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c, Value self) {
     CallSite site = I->call_site;
     FnProto *p = c->proto;
     Value *base = I->sp;
-    int nslots = p->nlocals;
-    if (base + nslots + 8 > I->stack_end || !c_stack_ok(I) || I->depth >= I->max_depth) return call_too_deep(I, n);
-    if (!push_values(I, f, n->kids, n->n, base, 0)) return ERR_VAL;
-    for (int i = n->n; i < nslots; i++) base[i] = UNDEF_VAL;
+    int nslots = p->nlocals, from = self.type != VAL_UNDEF;
+    if (base + nslots + 8 > I->stack_end || !c_stack_ok(I) || I->depth >= I->max_depth) {
+        val_release(self);
+        return call_too_deep(I, n);
+    }
+    if (from) {
+        base[0] = self;
+        I->sp = base + 1;
+    }
+    if (!push_values(I, f, n->kids, n->n, base, from)) return ERR_VAL;
+    for (int i = n->n + from; i < nslots; i++) base[i] = UNDEF_VAL;
     I->sp = base + nslots;
     Frame fr = { base, c, c->module };
     Source *saved_src = I->cur_src, *saved_stmt_src = I->stmt_src;
@@ -428,25 +438,27 @@ static Value fast_call(Interp *I, Frame *f, Node *n, ObjClosure *c) {
     return result;
 }
 
-NOINLINE static Value call_general(Interp *I, Frame *f, Node *n, Value fn);
-NOINLINE static Value call_builtin_positional(Interp *I, Frame *f, Node *n, ObjBuiltin *b);
+NOINLINE static Value call_general(Interp *I, Frame *f, Node *n, Value fn, Value self);
+NOINLINE static Value call_method(Interp *I, Frame *f, Node *n);
+NOINLINE static Value call_builtin_positional(Interp *I, Frame *f, Node *n, ObjBuiltin *b, Value self);
 
-/* Calls fn (taken) as the call expression n says. */
-static inline Value call_expr(Interp *I, Frame *f, Node *n, Value fn) {
+/* Calls fn (taken) as the call expression n says, with self (taken) first unless it is UNDEF. */
+__attribute__((always_inline)) static inline Value call_expr(Interp *I, Frame *f, Node *n, Value fn, Value self) {
+    int npos = n->n + (self.type != VAL_UNDEF);
     if (fn.type == VAL_FUNC && fn.as.o->kind == OBJ_CLOSURE && n->nk == 0) {
         FnProto *p = AS_CLOSURE(fn)->proto;
-        if (n->n == p->plain_arity || (n->n == p->nparams && !p->has_cells && I->no_static)) {
-            Value r = fast_call(I, f, n, AS_CLOSURE(fn));
+        if (npos == p->plain_arity || (npos == p->nparams && !p->has_cells && I->no_static)) {
+            Value r = fast_call(I, f, n, AS_CLOSURE(fn), self);
             val_release(fn);
             return r;
         }
     }
     if (fn.type == VAL_FUNC && fn.as.o->kind == OBJ_BUILTIN && n->nk == 0) {
-        Value r = call_builtin_positional(I, f, n, AS_BUILTIN(fn));
+        Value r = call_builtin_positional(I, f, n, AS_BUILTIN(fn), self);
         val_release(fn);
         return r;
     }
-    return call_general(I, f, n, fn);
+    return call_general(I, f, n, fn, self);
 }
 
 NOINLINE static Value eval_call(Interp *I, Frame *f, Node *n) {
@@ -454,52 +466,109 @@ NOINLINE static Value eval_call(Interp *I, Frame *f, Node *n) {
         interp_attach_loc(I, n->loc);
         return ERR_VAL;
     }
+    if (n->a->kind == AST_FIELD) return call_method(I, f, n);
     Value fn = eval(I, f, n->a);
     if (IS_ERR(fn)) return fn;
     /* this expression is the call site of whatever function runs until it returns, however
      * the call gets there (directly, through a dict's forward, or from a built-in) */
     CallSite outer = I->call_site;
     I->call_site = (CallSite){ I->cur_src, n->loc };
-    Value r = call_expr(I, f, n, fn);
+    Value r = call_expr(I, f, n, fn, UNDEF_VAL);
+    I->call_site = outer;
+    return r;
+}
+
+static Value field_of(Interp *I, Value obj, const char *name);
+
+/* The op built-in a tensor's field names, or NULL: looked up once per field node (its slot
+ * caches the OpCode, OP__COUNT for none; the op table never changes). */
+static ObjBuiltin *tensor_method(Interp *I, Node *field) {
+    if (field->slot < 0) field->slot = (int)method_tensor_op(field->str);
+    return field->slot == OP__COUNT ? NULL : builtins_of_op(I, (OpCode)field->slot);
+}
+
+/* obj.name(args): obj evaluated once, then passed first when the field is a method (a dict's
+ * function naming `self`, a tensor's op; methods.h), else the field called as written. */
+NOINLINE static Value call_method(Interp *I, Frame *f, Node *n) {
+    Node *field = n->a;
+    Value obj = eval(I, f, field->a);
+    if (IS_ERR(obj)) return obj;
+    Value fn;
+    bool bind;
+    ObjBuiltin *op = obj.type == VAL_TENSOR ? tensor_method(I, field) : NULL;
+    if (op) {
+        fn = val_retain(OBJ_VAL(VAL_FUNC, op));
+        bind = true;
+    } else {
+        fn = field_of(I, obj, field->str);
+        if (IS_ERR(fn)) {
+            val_release(obj);
+            interp_attach_loc(I, field->loc);
+            return fn;
+        }
+        bind = obj.type == VAL_DICT && method_value_takes_self(fn);
+    }
+    CallSite outer = I->call_site;
+    I->call_site = (CallSite){ I->cur_src, n->loc };
+    if (!bind) {
+        val_release(obj);
+        obj = UNDEF_VAL;
+    }
+    Value r = call_expr(I, f, n, fn, obj);
     I->call_site = outer;
     return r;
 }
 
 /* A built-in called with positional arguments only (len(xs), push(xs, x), tanh(h)): the
  * arguments evaluated onto the value stack and handed over as they lie. */
-NOINLINE static Value call_builtin_positional(Interp *I, Frame *f, Node *n, ObjBuiltin *b) {
+NOINLINE static Value call_builtin_positional(Interp *I, Frame *f, Node *n, ObjBuiltin *b, Value self) {
     Value *base = I->sp;
-    if (base + n->n + 2 >= I->stack_end) return interp_error_at(I, n->loc, "stack overflow (recursion too deep)");
-    if (!push_values(I, f, n->kids, n->n, base, 0)) return ERR_VAL;
-    CallArgs a = { base, n->n, NULL, NULL, 0 };
+    int from = self.type != VAL_UNDEF, npos = n->n + from;
+    if (base + npos + 2 >= I->stack_end) {
+        val_release(self);
+        return interp_error_at(I, n->loc, "stack overflow (recursion too deep)");
+    }
+    if (from) {
+        base[0] = self;
+        I->sp = base + 1;
+    }
+    if (!push_values(I, f, n->kids, n->n, base, from)) return ERR_VAL;
+    CallArgs a = { base, npos, NULL, NULL, 0 };
     Value r = call_builtin(I, b, &a);
-    for (int i = 0; i < n->n; i++) val_release(base[i]);
+    for (int i = 0; i < npos; i++) val_release(base[i]);
     I->sp = base;
     if (IS_ERR(r)) interp_attach_loc(I, n->loc);
     return r;
 }
 
-/* Any other call (keywords, built-ins, dicts with forward, defaults, cells, static fns): the
- * arguments evaluated onto the value stack, then call_value_at. Takes fn. */
-NOINLINE static Value call_general(Interp *I, Frame *f, Node *n, Value fn) {
+/* Any other call (keywords, built-ins, dicts with forward, defaults, cells, static fns,
+ * methods): the arguments evaluated onto the value stack, after self when it is not UNDEF (a
+ * method's object, call_method), then call_value_at. Takes fn and self. */
+NOINLINE static Value call_general(Interp *I, Frame *f, Node *n, Value fn, Value self) {
     Value *base = I->sp;
-    if (base + n->n + n->nk + 2 >= I->stack_end) {
+    int from = self.type != VAL_UNDEF, npos = n->n + from;
+    if (base + npos + n->nk + 2 >= I->stack_end) {
         val_release(fn);
+        val_release(self);
         return interp_error_at(I, n->loc, "stack overflow (recursion too deep)");
     }
-    if (!push_values(I, f, n->kids, n->n, base, 0) || !push_values(I, f, n->kw, n->nk, base, n->n)) {
+    if (from) {
+        base[0] = self;
+        I->sp = base + 1;
+    }
+    if (!push_values(I, f, n->kids, n->n, base, from) || !push_values(I, f, n->kw, n->nk, base, npos)) {
         val_release(fn);
         return ERR_VAL;
     }
-    CallArgs kw = { NULL, 0, n->names, base + n->n, n->nk };
+    CallArgs kw = { NULL, 0, n->names, base + npos, n->nk };
     /* keyword values sit above the positional ones; the callee's frame starts at base, so
      * move them out of the way first */
     Value kwbuf[16];
     Value *kwv = n->nk <= 16 ? kwbuf : mem_alloc(sizeof(Value) * (size_t)n->nk);
-    memcpy(kwv, base + n->n, sizeof(Value) * (size_t)n->nk);
+    memcpy(kwv, base + npos, sizeof(Value) * (size_t)n->nk);
     kw.kw = kwv;
-    I->sp = base + n->n;
-    Value r = call_value_at(I, fn, base, n->n, n->nk ? &kw : NULL);
+    I->sp = base + npos;
+    Value r = call_value_at(I, fn, base, npos, n->nk ? &kw : NULL);
     for (int k = 0; k < n->nk; k++) val_release(kwv[k]);
     if (kwv != kwbuf) mem_free(kwv);
     if (IS_ERR(r)) interp_attach_loc(I, n->loc);
@@ -1139,6 +1208,8 @@ static Value tensor_field(Interp *I, Tensor *t, const char *name) {
         OpCall c = { OP_TRANSPOSE, 1, &in, &no_attrs };
         return recorded_op(I, &c);
     }
+    ObjBuiltin *m = method_tensor_builtin(I, name);   /* t.sum is sum, unbound (methods.h) */
+    if (m) return val_retain(OBJ_VAL(VAL_FUNC, m));
     return interp_error(I, "tensor has no attribute '%s'", name);
 }
 

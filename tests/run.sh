@@ -136,7 +136,7 @@ check "static_mode() under --no-static" 0 "eager" -- $TSL --no-static -e 'print(
 # not under TSL_VM_DEVICE=1, whose device executor makes every result a new tensor: so not in tests/scripts)
 check "a warm loaded graph allocates nothing" 0 "true" -- $TSL -e 'import nn
 model = nn.mlp([8, 16, 4])
-static fn predict(x) { return model.forward(model, x) }
+static fn predict(x) { return model.forward(x) }
 x = randn([5, 8])
 export(predict, [x], args()[0] + "/mlp.tslg")
 g = load(args()[0] + "/mlp.tslg")
@@ -736,7 +736,7 @@ TSL_EXPLAIN=1 $TSL "$tmp/warn.tsl" >/dev/null 2>"$tmp/err"
 if [ "$(grep -c 'runs eagerly' "$tmp/err")" = 2 ] && ! grep -q 'warning:' "$tmp/err" &&
    grep -q "^explain: $tmp/warn.tsl:2:3: static block runs eagerly: $tmp/warn.tsl:3:5: import inside static code" "$tmp/err"
 then ok; else bad "fallback under TSL_EXPLAIN: $(cat "$tmp/err")"; fi
-printf 'import optim\nm = {w: ones([3]), l: [{b: ones([2])}]}\ng = {w: ones([3]), l: [{b: ones([2])}]}\nfor o in [optim.adam(0.1, weight_decay=0.01), optim.sgd(0.1, momentum=0.9)] {\n  for i in range(5) {\n    static { o.step(o, m, g) }\n  }\n}\n' >"$tmp/steps.tsl"
+printf 'import optim\nm = {w: ones([3]), l: [{b: ones([2])}]}\ng = {w: ones([3]), l: [{b: ones([2])}]}\nfor o in [optim.adam(0.1, weight_decay=0.01), optim.sgd(0.1, momentum=0.9)] {\n  for i in range(5) {\n    static { o.step(m, g) }\n  }\n}\n' >"$tmp/steps.tsl"
 TSL_EXPLAIN=1 $TSL "$tmp/steps.tsl" >/dev/null 2>"$tmp/err"; rc=$?
 if [ $rc -eq 0 ] && [ "$(grep -c 'steps.tsl:6:5: compiled' "$tmp/err")" = 1 ] && [ "$(grep -c 'recompiled' "$tmp/err")" = 3 ] &&
    [ "$(grep -c "recompiled.*'o\.\(m\|velocity\)' must be a list of 0, got a list of 2" "$tmp/err")" = 2 ] && ! grep -q 'eagerly' "$tmp/err"
@@ -752,10 +752,10 @@ m = nn.mlp([4, 8, 3])
 x = randn([5, 4])
 g = grad(fn(m) { return sum(m(x)) })(m)
 fn steps(opt, n) {
-  for i in range(n) { static { opt.step(opt, m, g) } }
+  for i in range(n) { static { opt.step(m, g) } }
 }
 static fn step(opt, m, g) {
-  opt.step(opt, m, g)
+  opt.step(m, g)
   return sum(m(x))
 }
 for opt in [optim.sgd(0.1, momentum=0.9, weight_decay=0.01), optim.adam(0.01), optim.adamw(0.01)] {

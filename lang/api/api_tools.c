@@ -5,6 +5,7 @@
 #include "api.h"
 #include "builtins.h"
 #include "help.h"
+#include "methods.h"
 #include "mem.h"
 #include "vm.h"
 
@@ -96,9 +97,6 @@ tsl_Status tsl_vars_text(tsl_State *S, const char **text) {
 
 /* ---- completion ---- */
 
-/* What interp.c's field access answers on a tensor (tensor_field). */
-static const char *const tensor_fields[] = { "shape", "dtype", "ndim", "size", "device", "T", NULL };
-
 /* The value `text` names up to its last '.', read from the globals and dict fields without
  * running anything (a module is the dict of its exports); UNDEF when it names none. */
 static Value completion_target(Globals *g, const char *text, size_t dot) {
@@ -126,8 +124,15 @@ static bool is_identifier(const char *s) {
     return true;
 }
 
-/* The index-th field of target (dict keys that are names, or a tensor's fields) starting
- * with part; NULL past the last. */
+/* The i-th member of a tensor: its attributes, then its methods (methods.h); NULL past the last. */
+static const char *tensor_member(int i) {
+    int nattrs = 0;
+    while (tensor_attrs[nattrs]) nattrs++;
+    return i < nattrs ? tensor_attrs[i] : method_tensor_nth(i - nattrs);
+}
+
+/* The index-th field of target (dict keys that are names, or a tensor's attributes and
+ * methods) starting with part; NULL past the last. */
 static const char *nth_field(Value target, const char *part, int index) {
     size_t plen = strlen(part);
     for (int i = 0;; i++) {
@@ -138,8 +143,8 @@ static const char *nth_field(Value target, const char *part, int index) {
             name = d->entries[i].key->chars;
             if (!is_identifier(name)) continue;
         } else if (target.type == VAL_TENSOR) {
-            if (!tensor_fields[i]) return NULL;
-            name = tensor_fields[i];
+            name = tensor_member(i);
+            if (!name) return NULL;
         } else {
             return NULL;
         }

@@ -740,6 +740,15 @@ START_TEST(test_complete) {
     ck_assert_int_eq(n, 2);
     ck_assert_int_eq(tsl_complete(S, "w.sh", 0, &c), TSL_OK);
     ck_assert_str_eq(c, "w.shape");
+    /* a tensor's methods: the ops whose first parameter is a tensor (spec section 12) */
+    ck_assert_int_eq(tsl_complete(S, "w.su", 0, &c), TSL_OK);
+    ck_assert_str_eq(c, "w.sum");
+    ck_assert_int_eq(tsl_complete(S, "w.su", 1, &c), TSL_OK);
+    ck_assert_ptr_null(c);   /* sub is the op of '-' only: no built-in, no method */
+    ck_assert_int_eq(tsl_complete(S, "w.zer", 0, &c), TSL_OK);
+    ck_assert_ptr_null(c);   /* zeros takes a shape first */
+    for (n = 0; tsl_complete(S, "w.arg", n, &c) == TSL_OK && c; n++) {}
+    ck_assert_int_ge(n, 3);   /* argmax, argmin, argsort */
     tsl_free(S);
 }
 END_TEST

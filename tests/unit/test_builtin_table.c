@@ -4,6 +4,7 @@
 #include <string.h>
 #include "suites.h"
 #include "builtins.h"
+#include "methods.h"
 #include "opcall.h"
 #include "helpers.h"
 
@@ -115,6 +116,35 @@ START_TEST(builtin_signatures_are_parameter_lists) {
 }
 END_TEST
 
+/* The tensor methods are the op table (lang/methods.h): t.NAME(...) for exactly the ops with a
+ * built-in whose first parameter is a tensor, each NAME found by the sorted lookup and bound to
+ * the built-in the global NAME starts as; completion lists them in table order. */
+START_TEST(tensor_methods_are_the_op_table) {
+    Interp *I = interp_new();
+    ck_assert_int_eq(run_in(I, "x = 1"), 0);
+    int listed = 0;
+    for (int op = 0; op < OP__COUNT; op++) {
+        const OpDef *d = op_def((OpCode)op);
+        bool method = !(d->flags & F_SYNTAX) && d->nparams > 0 && d->params[0].type == P_T;
+        ck_assert_msg((method_tensor_op(d->name) == (OpCode)op) == method, "%s: method %d", d->name, method);
+        if (!method) continue;
+        Value g = I->main->g.vals[globals_find(&I->main->g, d->name)];
+        ck_assert_msg(method_tensor_builtin(I, d->name) == AS_BUILTIN(g), "%s: another built-in", d->name);
+        ck_assert_str_eq(method_tensor_nth(listed++), d->name);
+    }
+    ck_assert_ptr_null(method_tensor_nth(listed));
+    ck_assert_int_ge(listed, 80);
+    ck_assert_int_eq(method_tensor_op("sum"), OP_SUM);
+    ck_assert_int_eq(method_tensor_op("add"), OP__COUNT);     /* '+' only */
+    ck_assert_int_eq(method_tensor_op("zeros"), OP__COUNT);   /* a shape first */
+    ck_assert_int_eq(method_tensor_op("concat"), OP__COUNT);  /* a list of tensors first */
+    ck_assert_int_eq(method_tensor_op("item"), OP__COUNT);    /* not an op */
+    ck_assert_int_eq(method_tensor_op(""), OP__COUNT);
+    for (int i = 0; tensor_attrs[i]; i++) ck_assert_int_eq(method_tensor_op(tensor_attrs[i]), OP__COUNT);
+    interp_free(I);
+}
+END_TEST
+
 Suite *builtin_table_suite(void) {
     Suite *s = suite_create("builtin_table");
     TCase *tc = tcase_create("core");
@@ -122,6 +152,7 @@ Suite *builtin_table_suite(void) {
     tcase_add_test(tc, builtin_rows_of_v2_builtins);
     tcase_add_test(tc, builtin_objects_carry_their_row);
     tcase_add_test(tc, builtin_signatures_are_parameter_lists);
+    tcase_add_test(tc, tensor_methods_are_the_op_table);
     suite_add_tcase(s, tc);
     return s;
 }

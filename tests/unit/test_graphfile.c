@@ -144,7 +144,7 @@ START_TEST(graphfile_loaded_on_the_device_vm) {
     char path[256], code[1024];
     tmp_file(path, sizeof path, ".tslg");
     snprintf(code, sizeof code, "import nn\nseed(4)\nmodel = nn.mlp([6, 12, 3])\n"
-             "static fn f(x) { h = model.forward(model, x)\n"
+             "static fn f(x) { h = model.forward(x)\n"
              "  return softmax(h * 0.5 + mean(h, axis=1, keepdims=true), axis=1) + rand(h.shape) }\n"
              "x = randn([7, 6])\nexport(f, [x], \"%s\")\ng = load(\"%s\")\n"
              "seed(9)\na = g(x)", path, path);

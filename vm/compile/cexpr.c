@@ -1,6 +1,7 @@
 /* cexpr.c - the static compiler's expressions: operators, truth values, literals,
  * indexing, calls (inlined), and the operands the VM builds at run time. */
 #include "comp.h"
+#include "methods.h"
 
 /* ---------- expressions ---------- */
 
@@ -450,9 +451,8 @@ static AVal index_expr(Comp *c, Node *n) {
     return cc_unsupported(c, "this kind of indexing");
 }
 
-static AVal field_expr(Comp *c, Node *n) {
-    AVal obj;
-    TRY(obj = cc_expr(c, n->a));
+/* Field n->str of obj, the value of n->a. */
+static AVal field_of(Comp *c, AVal obj, Node *n) {
     c->loc = n->loc;
     if (obj.kind == AV_DICT) {
         if (obj.st->items_unknown) return cc_unknown_items(c);
@@ -473,6 +473,8 @@ static AVal field_expr(Comp *c, Node *n) {
         if (!strcmp(n->str, "T")) {
             return cc_emit_op(c, OP_TRANSPOSE, &obj, 1, NULL);
         }
+        ObjBuiltin *m = method_tensor_builtin(c->I, n->str);   /* t.sum is sum (methods.h) */
+        if (m) return cc_const_av(OBJ_VAL(VAL_FUNC, m));
         return cc_error_at(c, n->loc, "tensor has no attribute '%s'", n->str);
     }
     const char *type = obj.kind == AV_LIST ? "list" : obj.kind == AV_STR ? "string" : obj.kind == AV_CONST ? val_type_name(obj.k)
@@ -480,19 +482,43 @@ static AVal field_expr(Comp *c, Node *n) {
     return cc_error_at(c, n->loc, "a %s has no field '%s'", type, n->str);
 }
 
+static AVal field_expr(Comp *c, Node *n) {
+    AVal obj;
+    TRY(obj = cc_expr(c, n->a));
+    return field_of(c, obj, n);
+}
+
+/* Whether the call obj.NAME(...) passes obj first, fn being the field (methods.h; eager's
+ * call_method asks the same). */
+static bool binds_self(AVal obj, AVal fn, const char *name) {
+    if (obj.kind == AV_TENSOR) return !method_is_tensor_attr(name);
+    if (obj.kind != AV_DICT) return false;
+    if (fn.kind == AV_CLOSURE) return method_takes_self(fn.cl->proto);
+    return fn.kind == AV_CONST && method_value_takes_self(fn.k);
+}
+
 /* ---------- calls ---------- */
 
 static AVal call_expr(Comp *c, Node *n) {
-    AVal fn;
-    TRY(fn = cc_expr(c, n->a));
-    AVal *args = mem_alloc(sizeof(AVal) * (size_t)(n->n + n->nk + 1));
+    AVal fn, self = FAILV;
+    int from = 0;   /* 1: a method's object goes first */
+    if (n->a->kind == AST_FIELD) {
+        TRY(self = cc_expr(c, n->a->a));
+        TRY(fn = field_of(c, self, n->a));
+        from = binds_self(self, fn, n->a->str);
+    } else {
+        TRY(fn = cc_expr(c, n->a));
+    }
+    int npos = n->n + from;
+    AVal *args = mem_alloc(sizeof(AVal) * (size_t)(npos + n->nk + 1));
     AVal r = FAILV;
+    if (from) args[0] = self;
     for (int i = 0; i < n->n + n->nk; i++) {
-        args[i] = cc_expr(c, i < n->n ? n->kids[i] : n->kw[i - n->n]);
+        args[from + i] = cc_expr(c, i < n->n ? n->kids[i] : n->kw[i - n->n]);
         if (c->failed) goto out;
     }
     c->loc = n->loc;
-    r = cc_call_value(c, fn, args, n->n, n->names, args + n->n, n->nk, n->loc);
+    r = cc_call_value(c, fn, args, npos, n->names, args + npos, n->nk, n->loc);
 out:
     mem_free(args);
     return r;
