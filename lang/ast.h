@@ -40,6 +40,7 @@ typedef enum {
     AST_FNDECL,   /* a = NAME target, b = FN */
     AST_IMPORT,   /* a = NAME target, str = module name */
     AST_STATIC,   /* a = block */
+    AST_DEL,      /* a = target: INDEX with one index, or FIELD */
 } NodeKind;
 
 /* Where a resolved name lives. */

@@ -264,6 +264,9 @@ bool cc_key_source(Comp *c, VarKey k, Value *val, InputSrc *src);
 AVal cc_read_key(Comp *c, VarKey k, const char *name);
 VarKey cc_name_key(Comp *c, Node *n);
 bool cc_need_const(Comp *c, AVal *v, double *out, const char *what);
+/* del and pop (cdel.c): the item taken out of a list or dict the block made */
+AVal cc_take(Comp *c, AVal obj, AVal key, AVal dflt, bool del, SrcLoc loc);
+void cc_del(Comp *c, Node *n);
 bool cc_need_int(Comp *c, AVal *v, int64_t *out, const char *what);
 bool cc_pure_value(Comp *c, AVal *v, Value *out);
 AVal cc_from_value(Comp *c, Value v);

@@ -1290,6 +1290,7 @@ void cc_stmt(Comp *c, Node *n) {
     case AST_FNDECL: cc_env_set(c, cc_name_key(c, n->a), cc_make_closure(c, n->b->proto), n->a->str, true); return;
     case AST_STATIC: cc_block(c, n->a); return;
     case AST_IMPORT: cc_unsupported(c, "import inside static code"); return;
+    case AST_DEL: cc_del(c, n); return;
     default: cc_expr(c, n); return;
     }
 }
