@@ -552,6 +552,13 @@ bool builtin_constant_is(Value v, const char *name) {
     return false;
 }
 
+ObjBuiltin *builtin_named(Interp *I, const char *name) {
+    if (!I->builtins || !I->builtins[table_len - 1]) objects_build(I);
+    for (int i = 0; i < table_len; i++)
+        if (!strcmp(table_names[i], name)) return I->builtins[i];
+    return NULL;
+}
+
 bool builtin_is(Value v, const char *name) {
     if (v.type != VAL_FUNC || v.as.o->kind != OBJ_BUILTIN) return false;
     return !strcmp(AS_BUILTIN(v)->name, name);

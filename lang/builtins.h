@@ -61,6 +61,8 @@ typedef struct BuiltinParams {
  * UNDEF when omitted). Returns the row's parameters, or NULL on an error. */
 /* del and pop: takes key out of a list or dict (lists.c); the item (owned) or ERR_VAL. */
 Value interp_take(Interp *I, const char *what, Value obj, Value key, Value dflt);
+/* The interpreter's object for built-in `name` (static code calling one it did not name). */
+ObjBuiltin *builtin_named(Interp *I, const char *name);
 
 const BuiltinParams *builtin_bind(Interp *I, CallArgs *a, BuiltinFn self, Value *out);
 /* The parameters of row d's signature, "(list, i, x)" or "(data, dtype=nil)": their names (in

@@ -2,9 +2,10 @@
  * section 12).
  *
  * A list or dict the block made is a structure known while compiling: taking an item out is
- * a change to that structure, with the key known then, and costs no instruction. The
- * program's own containers (inputs), ones grown at run time and keys made at run time are
- * not handled yet: the code runs eagerly there, with eager's messages. */
+ * a change to that structure, with the key known then, and costs no instruction. `del` of
+ * an item of the program's own list or dict (an input) is eager's pop when the block runs
+ * (chost.c), with eager's messages. pop() of an input's item, whose value is not known while
+ * compiling, and keys made at run time in the block's own structures run eagerly. */
 #include "comp.h"
 
 /* A structure the block made whose items are all known while compiling. */
@@ -22,6 +23,11 @@ static AVal unsupported(Comp *c, bool del) {
 AVal cc_take(Comp *c, AVal obj, AVal key, AVal dflt, bool del, SrcLoc loc) {
     c->loc = loc;
     if ((obj.kind == AV_LIST || obj.kind == AV_DICT) && ca_is_open(obj.st)) return ca_read_open(c);
+    if (del && (obj.kind == AV_LIST || obj.kind == AV_DICT) && obj.st->obj >= 0 && !obj.st->selected &&
+        (obj.kind == AV_LIST ? key.kind == AV_NUM : (key.kind == AV_STR || (key.kind == AV_CONST && key.k.type == VAL_STR)))) {
+        AVal r = cc_host_remove(c, builtin_named(c->I, "pop"), obj, key);
+        return r.kind == AV_NONE ? unsupported(c, true) : r;
+    }
     if (!known_struct(&obj)) return del ? unsupported(c, true) : FAILV;
     AStruct *st = obj.st;
     int at;

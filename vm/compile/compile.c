@@ -32,6 +32,7 @@ static void store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
     c->loc = loc;
     if (ca_is_open(st)) { ca_read_open(c); return; }
     if (st->selected) { cc_unsupported(c, "assigning into a dict chosen from a list by a number computed at run time"); return; }
+    if (st->shrunk) { cc_unsupported(c, "assigning into a list or dict after static code deleted from it at run time"); return; }
     if (obj.kind == AV_DICT && key.kind == AV_STR) {
         cc_host_dict_set(c, st, key, v);
         return;
@@ -177,6 +178,7 @@ static void rollback(Comp *c, Snap *s) {
         u->st->obj = u->obj;
         u->st->grown = u->grown;
         u->st->items_unknown = u->items_unknown;
+        u->st->shrunk = u->shrunk;
         u->st->wants_host = u->wants_host;
         u->st->ta = u->ta;
         if (u->n) memcpy(u->st->items, u->items, sizeof(AVal) * (size_t)u->n);
