@@ -20,6 +20,14 @@ static AVal unsupported(Comp *c, bool del) {
                           del ? "del" : "pop()");
 }
 
+/* An error the block meets when compiling: where a run-time branch or loop may not reach
+ * it, the code runs eagerly instead (eager reports it if it happens). */
+static AVal take_error(Comp *c, SrcLoc loc, const char *msg, const char *key) {
+    if (c->branch_depth > 0) return cc_unsupported(c, "del or pop() that fails when compiling, in a run-time branch");
+    if (key) return cc_error_at(c, loc, "key '%s' not found in dict", key);
+    return cc_error_at(c, loc, "%s", msg);
+}
+
 AVal cc_take(Comp *c, AVal obj, AVal key, AVal dflt, bool del, SrcLoc loc) {
     c->loc = loc;
     if ((obj.kind == AV_LIST || obj.kind == AV_DICT) && ca_is_open(obj.st)) return ca_read_open(c);
@@ -32,20 +40,20 @@ AVal cc_take(Comp *c, AVal obj, AVal key, AVal dflt, bool del, SrcLoc loc) {
     AStruct *st = obj.st;
     int at;
     if (obj.kind == AV_DICT) {
-        if (key.kind == AV_NONE) return cc_error_at(c, loc, "pop() of a dict needs a key");
+        if (key.kind == AV_NONE) return take_error(c, loc, "pop() of a dict needs a key", NULL);
         if (key.kind != AV_CONST || key.k.type != VAL_STR) return del || key.kind != AV_CONST ? unsupported(c, del) : FAILV;
         at = cc_astruct_find(st, AS_STR(key.k)->chars);
         if (at < 0 && dflt.kind != AV_NONE) return dflt;
-        if (at < 0) return cc_error_at(c, loc, "key '%s' not found in dict", AS_STR(key.k)->chars);
+        if (at < 0) return take_error(c, loc, NULL, AS_STR(key.k)->chars);
     } else {
-        if (dflt.kind != AV_NONE) return cc_error_at(c, loc, "pop(): a default is only for a dict");
-        if (key.kind == AV_NONE && st->n == 0) return cc_error_at(c, loc, "pop() from an empty list");
+        if (dflt.kind != AV_NONE) return take_error(c, loc, "pop(): a default is only for a dict", NULL);
+        if (key.kind == AV_NONE && st->n == 0) return take_error(c, loc, "pop() from an empty list", NULL);
         at = st->n - 1;
         if (key.kind != AV_NONE) {
             if (key.kind != AV_NUM) return del ? unsupported(c, true) : FAILV;   /* eager's message */
             int64_t i;
             if (!cc_need_int(c, &key, &i, "a list index")) return FAILV;
-            if (i < -(int64_t)st->n || i >= st->n) return cc_error_at(c, loc, "list index out of range");
+            if (i < -(int64_t)st->n || i >= st->n) return take_error(c, loc, "list index out of range", NULL);
             at = (int)(i < 0 ? i + st->n : i);
         }
     }
