@@ -319,6 +319,12 @@ send("reloadme.version()\r")
 check("2" in read_until(">>> "), "a failed :reload keeps the old module")
 send(":reload no_such_module\r")
 check("module 'no_such_module' not found" in read_until(">>> "), ":reload of an unknown module is an error")
+# print(end="") leaves the prompt on its line; file="stderr" shows in the program's order
+send('print("partial", end="")\r')
+check(read_until(">>> ").endswith("partial>>> "), 'print(end="") in the REPL')
+send('print("to err", file="stderr"); print("to out")\r')
+out = read_until(">>> ")
+check(0 <= out.find("to err") < out.find("to out"), 'print(file="stderr") in the REPL, in order')
 
 send(":quit\r")
 rest = b""
