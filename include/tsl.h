@@ -328,6 +328,9 @@ TSL_API const char *tsl_session_error(const tsl_Session *s);
 
 /* ---- tools for hosts and the REPL (texts borrowed: valid until the next call on S) ---- */
 
+/* The REPL's :reload: `import module` that loads the module afresh from its file (its
+ * exports dict keeps its identity, its members replaced); a failed reload keeps the old one. */
+TSL_API tsl_Status tsl_reload(tsl_State *S, const char *module);
 /* What help(name) prints: a built-in, a global function (its doc comment) or a module field. */
 TSL_API tsl_Status tsl_help_text(tsl_State *S, const char *name, const char **text);
 /* The listing of the last static block that ran (dis()); TSL_ERROR when none has. */

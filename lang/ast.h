@@ -46,6 +46,7 @@ typedef enum {
     AST_STATIC,   /* a = block */
     AST_COLLECT,  /* innermost statement of a COMP: adds a (list item, or dict key) [: b] to the
                    * result in hidden slot `slot` */
+    AST_DEL,      /* a = target: INDEX with one index, or FIELD */
 } NodeKind;
 
 /* Where a resolved name lives. */

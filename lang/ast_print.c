@@ -178,6 +178,7 @@ static void print_stmt(StrBuf *b, const Node *n, int indent) {
     case AST_BLOCK: print_block(b, n, indent); break;
     case AST_FNDECL: print_fn(b, n->b->proto, n->a->str, indent); break;
     case AST_IMPORT: sb_printf(b, "import %s", n->str); break;
+    case AST_DEL: sb_puts(b, "del "); ast_print_expr(b, n->a); break;
     case AST_STATIC: sb_puts(b, "static "); print_block(b, n->a, indent); break;
     default: ast_print_expr(b, n); break;
     }

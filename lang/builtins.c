@@ -100,17 +100,10 @@ bool arg_str(Interp *I, const char *fname, const char *pname, Value v, ObjString
 /* ---- printing ---- */
 
 static Value bi_print(Interp *I, CallArgs *a) {
-    if (a->nkw) return interp_error(I, "print() takes no keyword arguments");
-    StrBuf b = { 0 };
-    sb_putn(&b, "", 0);
-    for (int i = 0; i < a->npos; i++) {
-        if (i) sb_putn(&b, " ", 1);
-        if (!fmt_value_in(I, &b, a->pos[i], false)) { sb_free(&b); return ERR_VAL; }
-    }
-    sb_putn(&b, "\n", 1);
-    bool ok = interp_write_out(I, b.s, b.len);
-    sb_free(&b);
-    return ok ? NIL_VAL : ERR_VAL;
+    PrintOpts o;
+    char err[200];
+    if (!print_options(a->kwnames, a->kw, a->nkw, &o, err, sizeof err)) return interp_error(I, "%s", err);
+    return print_values(I, &o, a->pos, a->npos) ? NIL_VAL : ERR_VAL;
 }
 
 static Value bi_str(Interp *I, CallArgs *a) {
@@ -191,15 +184,6 @@ static Value bi_push(Interp *I, CallArgs *a) {
     if (v[0].type != VAL_LIST) return interp_error(I, "push() needs a list, got a %s", val_type_name(v[0]));
     list_push(AS_LIST(v[0]), v[1]);
     return NIL_VAL;
-}
-
-static Value bi_pop(Interp *I, CallArgs *a) {
-    Value v[1];
-    if (!builtin_bind(I, a, bi_pop, v)) return ERR_VAL;
-    if (v[0].type != VAL_LIST) return interp_error(I, "pop() needs a list, got a %s", val_type_name(v[0]));
-    ObjList *l = AS_LIST(v[0]);
-    if (l->len == 0) return interp_error(I, "pop() from an empty list");
-    return l->items[--l->len];
 }
 
 static Value bi_keys(Interp *I, CallArgs *a) {
@@ -440,13 +424,14 @@ static Value bi_check_grad(Interp *I, CallArgs *a) {
 }
 
 const BuiltinDef core_builtins[] = {
-    { "print", bi_print, "(...)", "prints its arguments separated by one space, then a newline", ST_PRINT },
+    { "print", bi_print, "(..., sep=\" \", end=\"\\n\", file=\"stdout\", flush=false)",
+      "prints its arguments separated by sep, then end, to standard output or file=\"stderr\"", ST_PRINT },
+    { "flush", builtin_flush, "()", "writes out what print has buffered for standard output", ST_FLUSH },
     { "str", bi_str, "(x)", "the text print(x) shows", ST_TEXT | ST_FOLDS },
     { "type", bi_type, "(v)", "the type name: nil bool number string list dict function tensor", ST_TYPE | ST_FOLDS },
     { "len", bi_len, "(x)", "code points of a string, items of a list or dict, first dimension of a tensor", ST_LEN | ST_FOLDS },
     { "range", builtins_range_list, "([start, ]stop[, step])", "the integers from start up to (not including) stop", ST_FOLDS },
     { "push", bi_push, "(list, x)", "appends x to the list", ST_PUSH },
-    { "pop", bi_pop, "(list)", "removes and returns the last item of the list", ST_NONE },
     { "keys", bi_keys, "(dict)", "the keys of a dict, in insertion order", ST_KEYS | ST_FOLDS },
     { "get", bi_get, "(dict, key, default=nil)", "dict[key], or default when the key is missing", ST_GET | ST_FOLDS },
     { "assert", bi_assert, "(cond, message=nil)", "fails with 'assertion failed: MESSAGE' unless cond is true", ST_ASSERT },
@@ -570,6 +555,13 @@ bool builtin_constant_is(Value v, const char *name) {
         if (!strcmp(constants[i].name, name))
             return !memcmp(&v.as.n, &constants[i].value, sizeof(double)) || (isnan(v.as.n) && isnan(constants[i].value));
     return false;
+}
+
+ObjBuiltin *builtin_named(Interp *I, const char *name) {
+    if (!I->builtins || !I->builtins[table_len - 1]) objects_build(I);
+    for (int i = 0; i < table_len; i++)
+        if (!strcmp(table_names[i], name)) return I->builtins[i];
+    return NULL;
 }
 
 bool builtin_is(Value v, const char *name) {

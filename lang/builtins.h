@@ -11,6 +11,7 @@
 enum {
     ST_NONE,
     ST_PRINT, ST_ASSERT, ST_STATIC_MODE,      /* act in program order; "static" */
+    ST_FLUSH,                                 /* print(end="", flush=true) */
     ST_GRAD, ST_VALUE_AND_GRAD,               /* of a function known while compiling: cgrad.c */
     ST_CALL_GRAD, ST_CALL_VALUE_AND_GRAD,     /* the function grad(f) returned, called */
     ST_EAGER,                                 /* says it runs eagerly (check_grad) */
@@ -19,6 +20,7 @@ enum {
     ST_ITEM, ST_FLOAT, ST_LEN, ST_TYPE,
     ST_PUSH, ST_EXTEND, ST_INSERT,            /* onto lists the static code made */
     ST_REVERSED, ST_KEYS, ST_GET, ST_SORTED,
+    ST_POP,                                   /* from lists and dicts the static code made */
     ST_TEXT,                                  /* a string; of values known only at run time too */
     ST_RULE = 0xff,                           /* the rule's bits */
     ST_FOLDS = 0x100,
@@ -58,6 +60,11 @@ typedef struct BuiltinParams {
 /* Binds a call of I->calling_builtin, whose function is self (NULL: whatever it is, for a
  * built-in reached through a hook), by its row: out[i] is parameter i's argument (borrowed;
  * UNDEF when omitted). Returns the row's parameters, or NULL on an error. */
+/* del and pop: takes key out of a list or dict (lists.c); the item (owned) or ERR_VAL. */
+Value interp_take(Interp *I, const char *what, Value obj, Value key, Value dflt);
+/* The interpreter's object for built-in `name` (static code calling one it did not name). */
+ObjBuiltin *builtin_named(Interp *I, const char *name);
+
 const BuiltinParams *builtin_bind(Interp *I, CallArgs *a, BuiltinFn self, Value *out);
 /* The parameters of row d's signature, "(list, i, x)" or "(data, dtype=nil)": their names (in
  * buf, n >= its length), NULL-terminated, and the result how many are required; -1 when it is not

@@ -14,6 +14,7 @@
 #include "methods.h"
 #include "builtins.h"
 #include "autograd.h"
+#include "builtins.h"
 #include "gc.h"
 #include "mem.h"
 #include "tops.h"
@@ -1828,6 +1829,21 @@ __attribute__((always_inline)) static inline Exec exec_return(Interp *I, Frame *
     return EX_RETURN;
 }
 
+/* del d[k], del d.k, del l[i] (spec section 12): interp_take, the item dropped. */
+NOINLINE static Exec exec_del(Interp *I, Frame *f, Node *n) {
+    Node *t = n->a;
+    Value obj = eval(I, f, t->a);
+    if (IS_ERR(obj)) return EX_ERR;
+    Value key = t->kind == AST_FIELD ? val_cstr(t->str) : eval(I, f, t->kids[0]);
+    Value r = IS_ERR(key) ? key : interp_take(I, "del", obj, key, UNDEF_VAL);
+    val_release(obj);
+    if (IS_ERR(key)) return EX_ERR;
+    val_release(key);
+    if (IS_ERR(r)) { interp_attach_loc(I, t->loc); return EX_ERR; }
+    val_release(r);
+    return EX_OK;
+}
+
 /* Every statement kind but the hot ones exec() dispatches itself. */
 NOINLINE static Exec exec_other(Interp *I, Frame *f, Node *n) {
     switch (n->kind) {
@@ -1838,6 +1854,7 @@ NOINLINE static Exec exec_other(Interp *I, Frame *f, Node *n) {
         return n->kind == AST_BREAK ? EX_BREAK : EX_CONTINUE;
     case AST_BLOCK: return exec_block(I, f, n);
     case AST_COLLECT: return exec_collect(I, f, n);
+    case AST_DEL: return exec_del(I, f, n);
     case AST_FNDECL: return assign_to(I, f, n->a, make_closure(f, n->b->proto));
     case AST_IMPORT: {
         Value m = module_import(I, f->mod, n->str);

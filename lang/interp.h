@@ -111,6 +111,7 @@ typedef struct Interp {
     /* modules, sources and parsed programs live as long as the interpreter */
     Module *modules;
     Module *main;
+    const char *reload_module;   /* the REPL's :reload: the next import of it loads it afresh */
     Source *sources;
     Node **programs;
     int nprograms;
@@ -218,6 +219,19 @@ int interp_run_file(Interp *I, const char *path);
 bool interp_write_out(Interp *I, const char *s, size_t len);
 /* Writes a diagnostic (a warning, an explain line) through I->write_diag; failures are ignored. */
 void interp_write_diag(Interp *I, const char *s, size_t len);
+/* print()'s options (print.c): sep and end (not NUL-terminated), to standard error, flush. */
+typedef struct {
+    const char *sep, *end;
+    int sep_len, end_len;
+    bool to_stderr, flush;
+} PrintOpts;
+/* Reads print's keyword arguments into o (the defaults for those not given); false with the
+ * message in err when one is unknown or of the wrong type. */
+bool print_options(char *const *names, const Value *vals, int n, PrintOpts *o, char *err, size_t errn);
+/* The values as print shows them, with o's separator and end, to o's stream. */
+bool print_values(Interp *I, const PrintOpts *o, const Value *v, int n);
+bool print_write(Interp *I, const PrintOpts *o, const char *s, size_t len);
+Value builtin_flush(Interp *I, CallArgs *a);
 /* The diagnostic line "<head>FILE:LINE:COL: <what>MSG" of src (NULL: "?"), file and msg escaped. */
 void interp_diag_at(Interp *I, const char *head, const Source *src, SrcLoc loc, const char *what, const char *msg);
 

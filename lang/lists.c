@@ -1,5 +1,5 @@
 /* lists.c - the list built-ins of spec section 5 (v2): sorted reversed extend insert remove
- * index. Where the spec is silent, Python's list methods decide (insert clamps its index,
+ * index, and (section 12) del and pop. Where the spec is silent, Python's list methods decide (insert clamps its index,
  * remove and index fail when the item is missing, sorted is stable and compares numbers
  * with numbers and strings with strings). */
 #include <math.h>
@@ -155,12 +155,55 @@ static Value bi_index(Interp *I, CallArgs *a) {
     return NUM_VAL(i);
 }
 
+/* ---------- del and pop (spec section 12) ---------- */
+
+/* Takes key out of a list or dict: `del obj[key]`, `del obj.key` (what "del") and pop(obj,
+ * key, default) (what "pop"). An omitted key (UNDEF) is a list's last item; a missing dict
+ * key gives dflt when there is one. Returns the item taken (owned), or ERR_VAL. */
+Value interp_take(Interp *I, const char *what, Value obj, Value key, Value dflt) {
+    bool del = !strcmp(what, "del");
+    if (obj.type == VAL_DICT) {
+        if (key.type == VAL_UNDEF) return interp_error(I, "pop() of a dict needs a key");
+        if (key.type != VAL_STR) return interp_error(I, "dict keys are strings, got a %s", val_type_name(key));
+        Value out;
+        if (dict_remove(AS_DICT(obj), AS_STR(key)->chars, AS_STR(key)->len, &out)) return out;
+        if (dflt.type != VAL_UNDEF) return val_retain(dflt);
+        return interp_error(I, "key '%s' not found in dict", AS_STR(key)->chars);
+    }
+    if (obj.type != VAL_LIST)
+        return del ? interp_error(I, "cannot delete from a %s (only from a list or dict)", val_type_name(obj))
+                   : interp_error(I, "pop() needs a list or dict, got a %s", val_type_name(obj));
+    if (dflt.type != VAL_UNDEF) return interp_error(I, "pop(): a default is only for a dict");
+    ObjList *l = AS_LIST(obj);
+    int64_t i = l->len - 1;
+    if (key.type == VAL_UNDEF && l->len == 0) return interp_error(I, "pop() from an empty list");
+    if (key.type != VAL_UNDEF) {
+        if (key.type != VAL_NUM) return interp_error(I, "list index must be a number, got a %s", val_type_name(key));
+        double x = key.as.n;
+        if (x != floor(x)) return interp_error(I, "list index must be an integer, got %g", x);
+        if (x < -(double)l->len || x >= (double)l->len) return interp_error(I, "list index out of range");
+        i = (int64_t)(x < 0 ? x + l->len : x);
+    }
+    Value out = l->items[i];
+    memmove(l->items + i, l->items + i + 1, sizeof(Value) * (size_t)(l->len - 1 - i));
+    l->len--;
+    return out;
+}
+
+static Value bi_pop(Interp *I, CallArgs *a) {
+    Value v[3];
+    if (!builtin_bind(I, a, bi_pop, v)) return ERR_VAL;
+    return interp_take(I, "pop", v[0], v[1], v[2]);
+}
+
 const BuiltinDef list_builtins[] = {
     { "sorted", bi_sorted, "(list, key=nil, reverse=false)", "a new list of the items in order (stable; numbers or strings)", ST_SORTED | ST_FOLDS },
     { "reversed", bi_reversed, "(list)", "a new list of the items in reverse order", ST_REVERSED | ST_FOLDS },
     { "extend", bi_extend, "(list, other)", "appends the items of other to the list", ST_EXTEND },
     { "insert", bi_insert, "(list, i, x)", "puts x before position i (negative from the end)", ST_INSERT },
     { "remove", bi_remove, "(list, x)", "removes the first item equal to x", ST_NONE },
+    { "pop", bi_pop, "(x, key=nil, default=nil)",
+      "removes and returns x[key] (a list's last item without key; a dict's default when the key is missing)", ST_POP },
     { "index", bi_index, "(list, x)", "the position of the first item equal to x", ST_FOLDS },
     { NULL, NULL, NULL, NULL, ST_NONE },
 };

@@ -174,7 +174,52 @@ static Value cyclic_import(Interp *I, Module *m) {
     return ERR_VAL;
 }
 
+static Module *loaded_module(Interp *I, const char *name) {
+    for (Module *m = I->modules; m; m = m->next)
+        if (m != I->main && !strcmp(m->name, name)) return m;
+    return NULL;
+}
+
+/* Out of import's sight: a name no import can spell ("-name"). */
+static void hide_module(Module *m) {
+    size_t n = strlen(m->name);
+    char *hidden = mem_alloc(n + 2);
+    hidden[0] = '-';
+    memcpy(hidden + 1, m->name, n + 1);
+    mem_free(m->name);
+    m->name = hidden;
+}
+
+/* The REPL's :reload NAME: the module loaded afresh from its file. Its exports dict stays
+ * the same object, its members replaced, so every `import` of it sees the new code; the
+ * functions the old one made keep their own globals. A reload that fails leaves the old one. */
+static Value module_reload(Interp *I, Module *from, const char *name) {
+    Module *old = loaded_module(I, name);
+    if (old && old->state == MOD_LOADING) return cyclic_import(I, old);
+    if (old) hide_module(old);
+    Value e = module_import(I, from, name);
+    if (IS_ERR(e)) {
+        Module *failed = loaded_module(I, name);
+        if (failed) hide_module(failed);
+        if (old) memmove(old->name, old->name + 1, strlen(old->name));   /* its own name back */
+        return e;
+    }
+    if (!old || old->exports.type != VAL_DICT) return e;
+    ObjDict *keep = AS_DICT(old->exports), *fresh = AS_DICT(e);
+    dict_truncate(keep, 0);
+    for (int i = 0; i < fresh->len; i++) dict_set(keep, fresh->entries[i].key, fresh->entries[i].val);
+    Module *m = loaded_module(I, name);
+    val_release(m->exports);   /* e's reference, then the module's */
+    val_release(e);
+    m->exports = val_retain(old->exports);
+    return val_retain(old->exports);
+}
+
 Value module_import(Interp *I, Module *from, const char *name) {
+    if (I->reload_module && !strcmp(I->reload_module, name)) {
+        I->reload_module = NULL;
+        return module_reload(I, from, name);
+    }
     for (Module *m = I->modules; m; m = m->next) {
         if (m == I->main || strcmp(m->name, name)) continue;
         if (m->state == MOD_LOADING) return cyclic_import(I, m);

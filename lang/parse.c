@@ -602,8 +602,27 @@ static TokKind augmented_op(TokKind k) {
     }
 }
 
+/* `del` is a keyword only where it starts a statement and a name follows on its line (two
+ * names in a row are no expression), so a program's variable named del keeps working. */
+static bool is_del(Parser *p, Token *t) {
+    Token *next = peek_at(p, 1);
+    return t->len == 3 && !memcmp(t->start, "del", 3) && next->kind == TOK_IDENT && next->loc.line == t->loc.line;
+}
+
+/* del_stmt := 'del' postfix_expr, ending in one index or a field */
+static Node *parse_del(Parser *p, Token *t) {
+    advance(p);
+    Token *at = peek(p);
+    Node *n = node(p, AST_DEL, t);
+    n->a = parse_expr(p);
+    if (!(n->a->kind == AST_INDEX && n->a->n == 1 && n->a->kids[0]->kind != AST_SLICE &&
+          n->a->kids[0]->kind != AST_ELLIPSIS) && n->a->kind != AST_FIELD)
+        fail_at(p, at, "del needs an item: d[k], d.k or l[i]");
+    return n;
+}
+
 /* statement := fn_decl | 'static' (fn_decl | block) | if | while | for | break | continue
- *            | return | import | expr [('=' | aug_op) expr] ; aug_op := '+=' '-=' ... '^=' */
+ *            | return | import | del_stmt | expr [('=' | aug_op) expr] ; aug_op := '+=' '-=' ... '^=' */
 static Node *parse_statement(Parser *p) {
     Token *t = peek(p);
     Node *n;
@@ -655,6 +674,9 @@ static Node *parse_statement(Parser *p) {
         n->str = mem_strndup(name->start, (size_t)name->len);
         break;
     }
+    case TOK_IDENT:
+        if (is_del(p, t)) { n = parse_del(p, t); break; }
+        goto expression;
     default:
     expression: {
         Node *e = parse_expr(p);

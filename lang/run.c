@@ -555,6 +555,7 @@ bool interp_write_out(Interp *I, const char *s, size_t len) {
 }
 
 void interp_write_diag(Interp *I, const char *s, size_t len) {
+    if (!I->write_out) fflush(stdout);   /* what print wrote first shows first, under 2>&1 too */
     if (I->write_diag) I->write_diag(I->diag_ud, s, len);
     else fwrite(s, 1, len, stderr);
 }

@@ -273,6 +273,20 @@ static Value bi_device(Interp *I, CallArgs *a) {
     return NIL_VAL;
 }
 
+/* devices(): the devices that start (the GPU's loads its plugin), so a script can choose one
+ * without catching an error (spec section 12). */
+static Value bi_devices(Interp *I, CallArgs *a) {
+    if (a->npos || a->nkw) return interp_error(I, "devices() takes no arguments");
+    ObjList *l = list_new(DEV__COUNT);
+    for (int i = 0; i < DEV__COUNT; i++) {
+        if (device_start((Device)i)) continue;   /* not there: its error is not the program's */
+        Value s = val_cstr(device_name((Device)i));
+        list_push(l, s);
+        val_release(s);
+    }
+    return OBJ_VAL(VAL_LIST, l);
+}
+
 /* ---------- I/O ---------- */
 
 static bool path_arg(Interp *I, const char *fname, Value v) {
@@ -317,6 +331,7 @@ const BuiltinDef tensor_builtins[] = {
     { "tolist", bi_tolist, "(t)", "a tensor as nested lists of numbers (or bools)", ST_CUTS },
     { "to", bi_to, "(t, device)", "the tensor on device \"cpu\" or \"gpu\"", ST_TO },
     { "device", bi_device, "(name=nil)", "the default device, or sets it", ST_NONE },
+    { "devices", bi_devices, "()", "the devices this process can use: [\"cpu\"] or [\"cpu\", \"gpu\"]", ST_FOLDS },
     { "load_csv", bi_load_csv, "(path, skip_header=false)", "a 2-D f32 tensor from a CSV file of numbers", ST_NONE },
     { "load_npy", bi_load_npy, "(path)", "a tensor from a NumPy .npy file", ST_NONE },
     { "save_npy", bi_save_npy, "(path, t)", "writes the tensor as a NumPy .npy file", ST_NONE },

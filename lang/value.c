@@ -344,6 +344,26 @@ void dict_truncate(ObjDict *d, int n) {
     dict_reindex(d, d->index_cap);
 }
 
+/* Removes key, keeping the order of the others; its value is handed to the caller (owned). */
+bool dict_remove(ObjDict *d, const char *key, int len, Value *out) {
+    int32_t *slot = dict_find_slot(d, key, len, hash_bytes(key, len));
+    if (!slot || *slot < 0) return false;
+    int e = *slot;
+    *out = d->entries[e].val;
+    val_release(OBJ_VAL(VAL_STR, d->entries[e].key));
+    memmove(d->entries + e, d->entries + e + 1, sizeof(DictEntry) * (size_t)(d->len - e - 1));
+    d->len--;
+    /* the positions after e moved: rebuilt in place (no allocation that could fail) */
+    uint32_t mask = (uint32_t)d->index_cap - 1;
+    for (int i = 0; i < d->index_cap; i++) d->index[i] = -1;
+    for (int k = 0; k < d->len; k++) {
+        uint32_t i = d->entries[k].key->hash & mask;
+        while (d->index[i] >= 0) i = (i + 1) & mask;
+        d->index[i] = k;
+    }
+    return true;
+}
+
 void dict_set_cstr(ObjDict *d, const char *key, Value v) {
     ObjString *k = str_new(key, (int)strlen(key));
     dict_set(d, k, v);

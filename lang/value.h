@@ -164,6 +164,8 @@ ObjDict *dict_new(void);
 Value *dict_get(ObjDict *d, const char *key, int len);
 void dict_set(ObjDict *d, ObjString *key, Value v);
 void dict_set_cstr(ObjDict *d, const char *key, Value v);
+/* Removes key (false when missing); *out takes its value, owned by the caller. */
+bool dict_remove(ObjDict *d, const char *key, int len, Value *out);
 void dict_truncate(ObjDict *d, int n);   /* keeps the first n entries (--verify-static's undo) */
 ObjCell *cell_new(Value v);
 ObjClosure *closure_new(FnProto *p, struct Module *m);

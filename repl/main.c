@@ -35,6 +35,7 @@ typedef struct {
 static void usage(FILE *out) {
     fputs("usage: tsl [options] [FILE.tsl [ARGS...]]\n"
           "       tsl [options] -e CODE [ARGS...]\n"
+          "       tsl [options] - [ARGS...]       (the program from standard input)\n"
           "       tsl run MODEL.tslg --in X.npy ... [--out Y.npy ...] [--timeout S] [--max-memory N]\n"
           "       tsl run MODEL.tslg --help\n"
           "With no FILE, starts the interactive REPL. `tsl run` runs a graph that export() wrote:\n"
@@ -43,6 +44,9 @@ static void usage(FILE *out) {
           "prints the signature. A script named run: tsl -- run.\n\n"
           "options:\n"
           "  -e CODE                run CODE instead of a file\n"
+          "  -                      read the program from standard input (errors name <stdin>)\n"
+          "  -u                     unbuffered standard output (default: line-buffered on a\n"
+          "                         terminal, block-buffered otherwise; flush() writes it out)\n"
           "  --                     end of the options (a FILE may then start with '-')\n"
           "  --no-static            run static blocks and static fns eagerly\n"
           "  --verify-static        run each static block eagerly and statically, compare\n"
@@ -234,6 +238,7 @@ static int run_main(int argc, char **argv) {
         }
         else if (!strcmp(a, "--no-static")) tsl_set_option(S, TSL_OPT_NO_STATIC, 1);
         else if (!strcmp(a, "--verify-static")) tsl_set_option(S, TSL_OPT_VERIFY_STATIC, 1);
+        else if (!strcmp(a, "-u")) setvbuf(stdout, NULL, _IONBF, 0);   /* before anything is written */
         else if (!strcmp(a, "-e")) {
             if (i + 1 >= argc) { fputs("tsl: error: -e needs CODE\n", stderr); rc = 2; goto done; }
             code = argv[++i];
@@ -267,6 +272,7 @@ static int run_main(int argc, char **argv) {
     tsl_set_args(S, argc - i, (const char *const *)(argv + i));
     if (timeout > 0) repl_arm_timeout(timeout);
     if (code) rc = repl_exit_status(S, tsl_run_string(S, "<string>", code, (ptrdiff_t)strlen(code)));
+    else if (file && !strcmp(file, "-")) rc = repl_run_stdin(S);   /* named <stdin> in errors */
     else if (file) rc = repl_exit_status(S, tsl_run_file(S, file));
     else rc = repl_run(S);
     /* a rank that ends tells the others, which may wait for it in a collective (then both

@@ -49,7 +49,7 @@ static char *pending_line;
 static bool got_line, got_eof;
 
 static const char *const commands[] = {
-    ":help", ":quit", ":time", ":static", ":dis", ":load", ":vars", ":device", NULL,
+    ":help", ":quit", ":time", ":static", ":dis", ":load", ":reload", ":vars", ":device", NULL,
 };
 static const char *const keywords[] = {
     "fn", "return", "if", "else", "while", "for", "in", "break", "continue", "static", "import",
@@ -65,6 +65,7 @@ static void print_help(void) {
          "  :static on|off     run static blocks compiled (on) or eagerly (off)\n"
          "  :dis               show the bytecode of the last static block\n"
          "  :load FILE         run a script in this session\n"
+         "  :reload MODULE     import MODULE afresh from its file (after editing it)\n"
          "  :vars              list the variables you defined\n"
          "  :device cpu|gpu    default device for new tensors\n"
          "Ctrl-C interrupts running code; Tab completes names and fields after a '.'.\n"
@@ -135,6 +136,10 @@ static void run_command_words(tsl_State *S, char *line, bool *quit) {
             int rc = repl_exit_status(S, st);
             if (st == TSL_EXIT) { *quit = true; exit_code = rc; }   /* exit(code) in the file ends the REPL */
         }
+    } else if (!strcmp(line, ":reload")) {
+        if (!*arg) puts(":reload takes a module name");
+        else if (tsl_reload(S, arg) == TSL_OK) printf("reloaded %s\n", arg);
+        else repl_exit_status(S, TSL_ERROR);
     } else if (!strcmp(line, ":device")) {
         if (strcmp(arg, "cpu") && strcmp(arg, "gpu")) puts(":device takes cpu or gpu");
         else if (tsl_set_device(S, arg) == TSL_OK) printf("device: %s\n", arg);
@@ -234,7 +239,7 @@ static char *read_line_tty(const char *prompt, bool *interrupted) {
 
 /* Standard input that is not a terminal: read it all and run it as a script named <stdin>,
  * so the first error ends the run with status 1 and an unfinished statement is an error. */
-static int run_stdin_script(tsl_State *S) {
+int repl_run_stdin(tsl_State *S) {
     Text text = { 0 };
     char chunk[65536];
     size_t n;
@@ -283,7 +288,7 @@ static void text_clear(Text *t) {
 
 int repl_run(tsl_State *S) {
     repl_S = S;
-    if (!isatty(0)) return run_stdin_script(S);
+    if (!isatty(0)) return repl_run_stdin(S);
     char hist[4096] = "";
     const char *home = getenv("HOME");
     if (home) snprintf(hist, sizeof hist, "%s/.tsl_history", home);

@@ -9,6 +9,8 @@
 
 /* Runs the REPL on a terminal, or standard input as one script; returns the exit status. */
 int repl_run(tsl_State *S);
+/* Runs the whole of standard input as a program named <stdin> (`tsl -`, or no terminal). */
+int repl_run_stdin(tsl_State *S);
 /* The exit status of a run, its error report printed to stderr: 0, 1 for an error, 2 for a
  * file that cannot be read, 130 for Ctrl-C, exit(code)'s code. */
 int repl_exit_status(tsl_State *S, tsl_Status st);

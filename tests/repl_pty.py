@@ -9,7 +9,7 @@ import os, pty, re, select, sys, tempfile, time
 
 tsl = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "bin/tsl")
 home = tempfile.mkdtemp()
-env = dict(os.environ, HOME=home, TERM="dumb")
+env = dict(os.environ, HOME=home, TERM="dumb", TSL_PATH=home)   # :reload finds its module there
 pid, fd = pty.fork()
 if pid == 0:
     os.execve(tsl, [tsl], env)
@@ -312,6 +312,39 @@ send(":load " + loaded + "\r")
 read_until(">>> ")
 send("loaded_value\r")
 check("42" in read_until(">>> "), ":load FILE runs the file in the session")
+
+# issue 30: :reload MODULE imports the module afresh; `import`'s dict sees the new members,
+# and a reload that fails keeps the old module
+mod = os.path.join(home, "reloadme.tsl")
+with open(mod, "w") as f:
+    f.write("fn version() { return 1 }\n")
+send("import reloadme\r")
+read_until(">>> ")
+send("held = reloadme\r")
+read_until(">>> ")
+send("reloadme.version()\r")
+check("1" in read_until(">>> "), "a module imported in the REPL")
+with open(mod, "w") as f:
+    f.write("fn version() { return 2 }\nfn added() { return 7 }\n")
+send(":reload reloadme\r")
+check("reloaded reloadme" in read_until(">>> "), ":reload says it reloaded")
+send("[reloadme.version(), held.version(), held.added()]\r")
+check("[2, 2, 7]" in read_until(">>> "), ":reload MODULE loads the edited file; earlier references see it")
+with open(mod, "w") as f:
+    f.write("fn version() { return 3 }\nx = [1][5]\n")
+send(":reload reloadme\r")
+out = read_until(">>> ")
+check("reloadme.tsl:2:" in out and "list index out of range" in out, "a failing :reload reports the module's error")
+send("reloadme.version()\r")
+check("2" in read_until(">>> "), "a failed :reload keeps the old module")
+send(":reload no_such_module\r")
+check("module 'no_such_module' not found" in read_until(">>> "), ":reload of an unknown module is an error")
+# print(end="") leaves the prompt on its line; file="stderr" shows in the program's order
+send('print("partial", end="")\r')
+check(read_until(">>> ").endswith("partial>>> "), 'print(end="") in the REPL')
+send('print("to err", file="stderr"); print("to out")\r')
+out = read_until(">>> ")
+check(0 <= out.find("to err") < out.find("to out"), 'print(file="stderr") in the REPL, in order')
 
 send(":quit\r")
 rest = b""

@@ -118,6 +118,34 @@ check "print 0.1+0.2" 0 "0.30000000000000004" -- $TSL -e 'print(0.1 + 0.2)'
 check "args()" 0 '["a", "b c"]' -- $TSL -e 'print(args())' a "b c"
 check "expression statements print nothing" 0 "" -- $TSL -e '1 + 2'
 check "bad option" 2 "" -- $TSL --no-such-option
+# issue 30 (spec section 12): `tsl -` runs standard input, its errors named <stdin>
+out=$(printf 'x = 2\nprint(x * 3, args())\n' | $TSL - a b 2>"$tmp/err"); rc=$?
+if [ $rc -eq 0 ] && [ "$out" = '6 ["a", "b"]' ] && sanitized; then ok; else bad "tsl -: exit $rc, stdout '$out'"; fi
+printf 'x = 1\ny = [1][5]\n' | $TSL - >/dev/null 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && [ "$(head -1 "$tmp/err")" = "<stdin>:2:5: error: list index out of range" ]; then ok
+else bad "tsl - error location: exit $rc, '$(head -1 "$tmp/err")'"; fi
+# print(file="stderr"), and stdout flushed before stderr is written, so 2>&1 keeps the order
+out=$($TSL -e 'print("o"); print("e", 1, sep="", file="stderr")' 2>"$tmp/err"); rc=$?
+if [ $rc -eq 0 ] && [ "$out" = o ] && [ "$(cat "$tmp/err")" = e1 ]; then ok; else bad "print(file=\"stderr\"): exit $rc, '$out', '$(cat "$tmp/err")'"; fi
+$TSL -e 'print("a"); print("b", file="stderr"); static { print("c"); print("d", file="stderr") }
+print("e")' >"$tmp/both" 2>&1
+if [ "$(tr '\n' ' ' <"$tmp/both")" = "a b c d e " ]; then ok; else bad "stdout and stderr under 2>&1: '$(cat "$tmp/both")'"; fi
+# block-buffered stdout to a file shows print's text only at exit; -u and flush() write it at once
+for how in -u flush none; do
+    rm -f "$tmp/early$how"
+    code='print("early"); t = clock(); while clock() - t < 6 { }'
+    [ $how = flush ] && code='print("early"); flush(); t = clock(); while clock() - t < 6 { }'
+    opt=; [ $how = -u ] && opt=-u
+    $TSL $opt -e "$code" >"$tmp/early$how" 2>/dev/null &
+    pid=$!
+    i=0; while [ $i -lt 30 ] && [ ! -s "$tmp/early$how" ]; do sleep 0.1; i=$((i + 1)); done
+    got=$(cat "$tmp/early$how")
+    kill $pid 2>/dev/null; wait $pid 2>/dev/null
+    want=early; [ $how = none ] && want=
+    if [ "$got" = "$want" ]; then ok; else bad "stdout while running ($how): '$got', want '$want'"; fi
+done
+$TSL --help >"$tmp/help"
+if grep -q '^  -u ' "$tmp/help" && grep -q '^  -  ' "$tmp/help" && grep -q 'tsl \[options\] - ' "$tmp/help"; then ok; else bad "tsl --help lacks -u or -"; fi
 # standard input that is not a terminal is a script, bounded like one (64 MiB)
 timeout 10 $TSL </dev/zero >/dev/null 2>"$tmp/err"; rc=$?
 if [ $rc -eq 2 ] && grep -q "standard input is larger than the limit" "$tmp/err"; then ok; else bad "tsl < /dev/zero: exit $rc: $(head -1 "$tmp/err")"; fi

@@ -209,7 +209,7 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
     case I_TCONST: snprintf(buf, n, "%s = const k%d", d, in->aux); break;
     case I_JUMP: snprintf(buf, n, "-> %d", in->aux); break;
     case I_JUMPF: snprintf(buf, n, "if not %s -> %d", a, in->aux); break;
-    case I_PRINT: snprintf(buf, n, "(%d values)", in->nopnds); break;
+    case I_PRINT: snprintf(buf, n, "(%d values%s)", in->nopnds - (in->aux ? 2 : 0), in->aux ? ", options" : ""); break;
     case I_ASSERT:
         if (in->key && in->aux == 1) snprintf(buf, n, "%s   (else: %s)", a, in->key);   /* a check's own message */
         else if (in->key) snprintf(buf, n, "%s   (else: undefined variable '%s')", a, in->key);

@@ -57,6 +57,10 @@ typedef struct Opnd {
     int bound;             /* NUM/TENSOR: flag register + 1; flag 0 means "unbound" (0: always bound) */
 } Opnd;
 
+/* PRINT's aux: 0 for print's defaults, else 1 + these flags, and its last two operands are
+ * the separator and the end (constant strings). */
+enum { PRINT_STDERR = 1, PRINT_FLUSH = 2, PRINT_MAX_AUX = 1 + PRINT_STDERR + PRINT_FLUSH };
+
 /* One elementwise step inside a FUSED group: t[dst] := op(t[a], t[b] or scalar). */
 typedef struct {
     OpCode op;

@@ -553,18 +553,17 @@ static void save_contents(Saved *s) {
 }
 
 static void restore_contents(Saved *s) {
-    bool dict = s->obj->kind == OBJ_DICT;
-    /* what the run added (pushes, new keys) goes */
-    if (dict) dict_truncate((ObjDict *)s->obj, s->n);
-    else
-        while (((ObjList *)s->obj)->len > s->n) val_release(((ObjList *)s->obj)->items[--((ObjList *)s->obj)->len]);
-    int len = dict ? ((ObjDict *)s->obj)->len : ((ObjList *)s->obj)->len;
-    for (int i = 0; i < s->n && i < len; i++) {
-        Value *slot = dict ? &((ObjDict *)s->obj)->entries[i].val : &((ObjList *)s->obj)->items[i];
-        Value old = *slot;
-        *slot = val_retain(s->items[i]);
-        val_release(old);
+    /* made again from the snapshot: the run may have added (pushes, new keys), replaced
+     * and deleted (del) items */
+    if (s->obj->kind == OBJ_DICT) {
+        ObjDict *d = (ObjDict *)s->obj;
+        dict_truncate(d, 0);
+        for (int i = 0; i < s->n; i++) dict_set(d, AS_STR(s->keys[i]), s->items[i]);
+        return;
     }
+    ObjList *l = (ObjList *)s->obj;
+    while (l->len > 0) val_release(l->items[--l->len]);
+    for (int i = 0; i < s->n; i++) list_push(l, s->items[i]);
 }
 
 static void free_contents(Saved *s, int n) {

@@ -291,6 +291,19 @@ tsl_Status tsl_run_string(tsl_State *S, const char *name, const char *text, ptrd
     return run_text(S, name, text, len < 0 ? strlen(text) : (size_t)len, 0, false, NULL);
 }
 
+tsl_Status tsl_reload(tsl_State *S, const char *module) {
+    if (!S || !module) return TSL_BADARG;
+    size_t n = strspn(module, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+    if (!n || module[n] || (module[0] >= '0' && module[0] <= '9') || n > 200)
+        return api_fail(S, TSL_BADARG, "a module name is a name");
+    char text[256];
+    snprintf(text, sizeof text, "import %s", module);
+    S->I->reload_module = module;
+    tsl_Status st = run_text(S, "<stdin>", text, strlen(text), 0, false, NULL);
+    S->I->reload_module = NULL;
+    return st;
+}
+
 tsl_Status tsl_run_file(tsl_State *S, const char *path) {
     if (!S || !path) return TSL_BADARG;
     api_begin(S);

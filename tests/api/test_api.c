@@ -770,6 +770,20 @@ START_TEST(test_help_vars_dis) {
 }
 END_TEST
 
+/* tsl_reload (the REPL's :reload): the module read again, its dict kept with new members */
+START_TEST(test_reload) {
+    tsl_State *S = new_state();
+    ck_assert_int_eq(tsl_run_string(S, "<t>", "import nn\nheld = nn\nnn.extra = 1", -1), TSL_OK);
+    ck_assert_int_eq(tsl_reload(S, "nn"), TSL_OK);
+    ck_assert_int_eq(tsl_run_string(S, "<t>", "assert(get(held, \"extra\", 0) == 0 and type(held.linear) == \"function\")", -1), TSL_OK);
+    ck_assert_int_eq(tsl_reload(S, "no_such_module"), TSL_ERROR);
+    ck_assert_str_eq(tsl_error_message(S), "module 'no_such_module' not found");
+    ck_assert_int_eq(tsl_reload(S, "1x"), TSL_BADARG);
+    ck_assert_int_eq(tsl_reload(S, "a.b"), TSL_BADARG);
+    tsl_free(S);
+}
+END_TEST
+
 START_TEST(test_escape) {
     char buf[8];
     ck_assert_uint_eq(tsl_escape("a\x1b[", 3, buf, sizeof buf), 6);
@@ -818,6 +832,7 @@ static Suite *api_suite(void) {
     TCase *tools = tcase_create("tools");
     tcase_add_test(tools, test_complete);
     tcase_add_test(tools, test_help_vars_dis);
+    tcase_add_test(tools, test_reload);
     tcase_add_test(tools, test_escape);
     suite_add_tcase(s, tools);
     return s;

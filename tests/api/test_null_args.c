@@ -345,6 +345,11 @@ static void null_tsl_help_text(void) {
     ck_assert_int_eq(tsl_help_text(S, "len", NULL), TSL_BADARG);
 }
 
+static void null_tsl_reload(void) {
+    ck_assert_int_eq(tsl_reload(NULL, "m"), TSL_BADARG);
+    ck_assert_int_eq(tsl_reload(S, NULL), TSL_BADARG);
+}
+
 static void null_tsl_dis_text(void) {
     const char *text;
     ck_assert_int_eq(tsl_dis_text(NULL, &text), TSL_BADARG);
@@ -394,7 +399,7 @@ static const NullCase cases[] = {
     CASE(tsl_npy_write), CASE(tsl_model_load), CASE(tsl_model_load_bytes), CASE(tsl_model_free),
     CASE(tsl_model_num_inputs), CASE(tsl_model_num_outputs), CASE(tsl_model_signature), CASE(tsl_model_input), CASE(tsl_model_output),
     CASE(tsl_session_new), CASE(tsl_session_free), CASE(tsl_session_run), CASE(tsl_session_interrupt),
-    CASE(tsl_session_timeout), CASE(tsl_session_set_option), CASE(tsl_session_error), CASE(tsl_help_text),
+    CASE(tsl_session_timeout), CASE(tsl_session_set_option), CASE(tsl_session_error), CASE(tsl_help_text), CASE(tsl_reload),
     CASE(tsl_dis_text), CASE(tsl_vars_text), CASE(tsl_complete), CASE(tsl_escape),
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))

@@ -43,15 +43,38 @@ static bool fold_builtin(Comp *c, ObjBuiltin *b, AVal *args, int nargs, char **k
 
 Opnd cc_opnd_of(Comp *c, AVal v);
 
-static AVal builtin_print(Comp *c, AVal *args, int nargs, int nkw) {
-    if (nkw) return cc_error_at(c, c->loc, "print() takes no keyword arguments");
+/* A keyword argument of print known while compiling, as a value. */
+static bool print_option_value(const AVal *v, Value *out) {
+    if (v->kind == AV_CONST) { *out = v->k; return true; }
+    if (v->kind == AV_NUM && v->known) { *out = v->is_bool ? BOOL_VAL(v->num != 0) : NUM_VAL(v->num); return true; }
+    return false;
+}
+
+/* print(values, sep=, end=, file=, flush=) and flush() (as print(end="", flush=true)): one
+ * PRINT instruction; with options, aux is 1 + PRINT_STDERR/PRINT_FLUSH and the last two
+ * operands are sep and end (vm_print). The options must be known while compiling. */
+static AVal builtin_print(Comp *c, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, bool flush_only) {
+    PrintOpts o;
+    char err[200];
+    Value vals[ARGS_MAX];
+    if (nkw > ARGS_MAX) return cc_unsupported(c, "print() with more than %d keyword arguments", ARGS_MAX);
+    for (int i = 0; i < nkw; i++)
+        if (!print_option_value(&kw[i], &vals[i])) return cc_unsupported(c, "print()'s %s made at run time", kwn[i]);
+    if (!print_options(kwn, vals, nkw, &o, err, sizeof err)) return cc_error_at(c, c->loc, "%s", err);
+    if (flush_only) o = (PrintOpts){ " ", "", 1, 0, false, true };
+    bool opts = nkw || flush_only;
     Ins *in = cc_emit(c, I_PRINT);
     int at = (int)(in - c->g->code);
-    Opnd *ops = mem_calloc((size_t)nargs + 1, sizeof(Opnd));
+    Opnd *ops = mem_calloc((size_t)nargs + 3, sizeof(Opnd));
     for (int i = 0; i < nargs; i++) ops[i] = cc_opnd_of(c, args[i]);
+    if (opts) {
+        ops[nargs] = (Opnd){ .kind = OPND_CONST, .k = val_str(o.sep, o.sep_len) };
+        ops[nargs + 1] = (Opnd){ .kind = OPND_CONST, .k = val_str(o.end, o.end_len) };
+    }
     in = &c->g->code[at];
     in->opnds = ops;
-    in->nopnds = nargs;
+    in->nopnds = nargs + (opts ? 2 : 0);
+    in->aux = opts ? 1 + (o.to_stderr ? PRINT_STDERR : 0) + (o.flush ? PRINT_FLUSH : 0) : 0;
     return cc_const_av(NIL_VAL);
 }
 
@@ -410,6 +433,7 @@ static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc lo
             cc_astruct_push(c, v[0].st, NULL, rule == ST_PUSH ? v[1] : v[1].st->items[i]);
         return cc_const_av(NIL_VAL);
     case ST_INSERT: return onto_new_list ? builtin_insert(c, v, loc) : FAILV;
+    case ST_POP: return cc_take(c, v[0], v[1], v[2], false, loc);
     case ST_REVERSED:
     case ST_KEYS: {
         if (v[0].kind != (rule == ST_KEYS ? AV_DICT : AV_LIST)) return FAILV;
@@ -445,7 +469,10 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
         return cgrad_make(c, args[0], rule == ST_VALUE_AND_GRAD);
     if (rule == ST_GRAD || rule == ST_VALUE_AND_GRAD || rule == ST_EAGER || (b && b->bound.type != VAL_NIL))
         return cc_unsupported(c, "%s() runs eagerly in static code", name);
-    if (rule == ST_PRINT) return builtin_print(c, args, nargs, nkw);
+    if (rule == ST_PRINT || rule == ST_FLUSH) {
+        if (rule == ST_FLUSH && (nargs || nkw)) return cc_error_at(c, loc, "flush() takes no arguments");
+        return builtin_print(c, args, nargs, kwn, kw, nkw, rule == ST_FLUSH);
+    }
     OpCode op = b && !b->def ? op_by_name(name) : OP__COUNT;
     if (op < OP__COUNT && b->fn == op_builtins[op]) return cc_call_op(c, op, args, nargs, kwn, kw, nkw);
     AVal v[ARGS_MAX] = { 0 };   /* kind AV_NONE: not given */

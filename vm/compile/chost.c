@@ -128,6 +128,19 @@ AVal cc_host_push(Comp *c, ObjBuiltin *b, AVal *v, bool extend) {
     return r;
 }
 
+/* del of an item of the program's own list or dict (b is pop): eager's pop when the block
+ * runs, its result dropped. Its positions move: no store by position (I_STORE) follows. */
+AVal cc_host_remove(Comp *c, ObjBuiltin *b, AVal obj, AVal key) {
+    if (!host_operand(&key)) return FAILV;
+    AStruct *st = obj.st;
+    cc_undo_save(c, st);
+    cc_struct_grows(c, st);
+    st->items_unknown = st->shrunk = true;
+    AVal r = host_call(c, b, (AVal[]){ obj, key }, 2, HOST_NONE);
+    c->g->code[c->g->ncode - 1].aux = st->obj + 1;   /* the container it changes (--verify-static) */
+    return r;
+}
+
 /* A dict made in the block stored into with a key made at run time: made at run time from
  * here on. A dry run of a region the dict was made before only marks it: the region's
  * caller makes it, before the region (changed_items in compile.c). */

@@ -83,6 +83,7 @@ struct AStruct {
      * length or the absence of a key (len_read: its guard then pins them exactly) */
     bool grown, len_read;
     bool items_unknown;   /* a store with a key made at run time may have replaced any item */
+    bool shrunk;          /* an input that static code deleted from at run time: positions moved */
     bool wants_host;      /* a dict made in the block that a dry run stored into with a run-time key */
     struct TArray *ta;   /* a list grown in a run-time loop: its stacked buffer (carray.c), or NULL */
     bool selected;       /* a dict chosen by an index of the run (carray.c): a store into it would
@@ -155,7 +156,7 @@ typedef struct {
     AVal *items;
     char **keys;
     int obj;                      /* a list made host by the dry run (vm/compile/chost.c) */
-    bool grown, items_unknown, wants_host, escaped;
+    bool grown, items_unknown, wants_host, escaped, shrunk;
     struct TArray *ta;
 } Undo;
 
@@ -267,6 +268,10 @@ bool cc_key_source(Comp *c, VarKey k, Value *val, InputSrc *src);
 AVal cc_read_key(Comp *c, VarKey k, const char *name);
 VarKey cc_name_key(Comp *c, Node *n);
 bool cc_need_const(Comp *c, AVal *v, double *out, const char *what);
+/* del and pop (cdel.c): the item taken out of a list or dict the block made */
+AVal cc_take(Comp *c, AVal obj, AVal key, AVal dflt, bool del, SrcLoc loc);
+AVal cc_host_remove(Comp *c, ObjBuiltin *b, AVal obj, AVal key);
+void cc_del(Comp *c, Node *n);
 bool cc_need_int(Comp *c, AVal *v, int64_t *out, const char *what);
 bool cc_pure_value(Comp *c, AVal *v, Value *out);
 AVal cc_from_value(Comp *c, Value v);

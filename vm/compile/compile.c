@@ -32,6 +32,7 @@ void cc_store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
     c->loc = loc;
     if (ca_is_open(st)) { ca_read_open(c); return; }
     if (st->selected) { cc_unsupported(c, "assigning into a dict chosen from a list by a number computed at run time"); return; }
+    if (st->shrunk) { cc_unsupported(c, "assigning into a list or dict after static code deleted from it at run time"); return; }
     if (obj.kind == AV_DICT && key.kind == AV_STR) {
         cc_host_dict_set(c, st, key, v);
         return;
@@ -178,6 +179,7 @@ static void rollback(Comp *c, Snap *s) {
         u->st->obj = u->obj;
         u->st->grown = u->grown;
         u->st->items_unknown = u->items_unknown;
+        u->st->shrunk = u->shrunk;
         u->st->wants_host = u->wants_host;
         u->st->escaped = u->escaped;
         u->st->ta = u->ta;
@@ -1337,6 +1339,7 @@ void cc_stmt(Comp *c, Node *n) {
     case AST_FNDECL: cc_env_set(c, cc_name_key(c, n->a), cc_make_closure(c, n->b->proto), n->a->str, true); return;
     case AST_STATIC: cc_block(c, n->a); return;
     case AST_IMPORT: cc_unsupported(c, "import inside static code"); return;
+    case AST_DEL: cc_del(c, n); return;
     default: cc_expr(c, n); return;
     }
 }

@@ -167,6 +167,7 @@ void cc_undo_save(Comp *c, AStruct *s) {
     u->obj = s->obj;
     u->grown = s->grown;
     u->items_unknown = s->items_unknown;
+    u->shrunk = s->shrunk;
     u->wants_host = s->wants_host;
     u->escaped = s->escaped;
     u->ta = s->ta;

@@ -224,6 +224,8 @@ static bool verify_stack(Load *L, Ins *in, int reg) {
     return load_same_type(&g->regs[*first], &g->regs[reg]) || load_fail(L, "corrupt graph file: stack %d holds values of two types", in->aux);
 }
 
+static bool text_opnd(const Opnd *o) { return o->kind == OPND_CONST && o->k.type == VAL_STR; }
+
 /* What each instruction reads and writes (opcodes.def), checked against the registers. */
 bool load_verify_ins(Load *L, Ins *in) {
     Graph *g = L->gf->g;
@@ -265,7 +267,12 @@ bool load_verify_ins(Load *L, Ins *in) {
     case I_JUMP: case I_JUMPF:
         if (in->aux < 0 || in->aux > g->ncode) return load_fail(L, "corrupt graph file: a jump to %d of %d", in->aux, g->ncode);
         return in->op == I_JUMP || load_want_reg(L, in->a, R_NUM, "jumpf's");
-    case I_PRINT: return true;
+    case I_PRINT:   /* options: 1 + PRINT_* flags, then the separator and the end (ir.h) */
+        if (in->aux == 0) return true;
+        if (in->aux < 0 || in->aux > PRINT_MAX_AUX || in->nopnds < 2 || !text_opnd(&in->opnds[in->nopnds - 2]) ||
+            !text_opnd(&in->opnds[in->nopnds - 1]))
+            return load_fail(L, "corrupt graph file: a print with bad options");
+        return true;
     case I_ASSERT:
         if (in->nopnds > 1 || in->aux < 0 || in->aux > 1) return load_fail(L, "corrupt graph file: an assert with %d operands", in->nopnds);
         return load_want_reg(L, in->a, R_NUM, "assert's");

@@ -102,13 +102,31 @@ Value vm_operand(Interp *I, Graph *g, VmRegs *r, const Opnd *o) {
     return NIL_VAL;
 }
 
+/* print's options from the instruction (PRINT_* in ir.h); false when they are malformed. */
+static bool print_opts_of(const Ins *in, PrintOpts *o, int *nvals) {
+    *o = (PrintOpts){ " ", "\n", 1, 1, false, false };
+    *nvals = in->nopnds;
+    if (in->aux == 0) return true;
+    if (in->aux < 0 || in->aux > PRINT_MAX_AUX || in->nopnds < 2) return false;
+    const Opnd *sep = &in->opnds[in->nopnds - 2], *end = &in->opnds[in->nopnds - 1];
+    if (sep->kind != OPND_CONST || sep->k.type != VAL_STR || end->kind != OPND_CONST || end->k.type != VAL_STR) return false;
+    int f = in->aux - 1;
+    *o = (PrintOpts){ AS_STR(sep->k)->chars, AS_STR(end->k)->chars, AS_STR(sep->k)->len, AS_STR(end->k)->len,
+                      (f & PRINT_STDERR) != 0, (f & PRINT_FLUSH) != 0 };
+    *nvals = in->nopnds - 2;
+    return true;
+}
+
 int vm_print(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+    PrintOpts o;
+    int n;
+    if (!print_opts_of(in, &o, &n)) return vm_fail_at(I, in, "corrupt graph: a print with bad options");
     StrBuf b = { 0 };
     sb_putn(&b, "", 0);
-    for (int i = 0; i < in->nopnds; i++) {
+    for (int i = 0; i < n; i++) {
         Value v = vm_operand(I, g, r, &in->opnds[i]);
         if (IS_ERR(v)) { sb_free(&b); return vm_fail_at(I, in, I->err_msg); }
-        if (i) sb_putn(&b, " ", 1);
+        if (i) sb_putn(&b, o.sep, (size_t)o.sep_len);
         bool ok = fmt_value_in(I, &b, v, false);
         val_release(v);
         if (!ok) {   /* text over the size limit, or interrupted: the error is set */
@@ -116,8 +134,8 @@ int vm_print(Interp *I, Graph *g, VmRegs *r, Ins *in) {
             return vm_stopped_at(I, in);
         }
     }
-    sb_putn(&b, "\n", 1);
-    bool ok = r->quiet || interp_write_out(I, b.s, b.len);
+    sb_putn(&b, o.end, (size_t)o.end_len);
+    bool ok = r->quiet || print_write(I, &o, b.s, b.len);
     sb_free(&b);
     if (ok) return 0;
     return vm_stopped_at(I, in);   /* the error is set: give it this print's location */
