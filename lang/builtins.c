@@ -582,11 +582,6 @@ int builtins_names(const char ***names) {
 }
 
 /* The objects themselves are swept by val_free_all; only the table goes here. */
-ObjBuiltin *builtin_named(Interp *I, const char *name) {
-    for (int i = 0; I->builtins && i < table_len; i++)
-        if (!strcmp(table_names[i], name)) return I->builtins[i];
-    return NULL;
-}
 
 void builtins_free(Interp *I) {
     mem_free(I->builtins);

@@ -291,7 +291,6 @@ int resolve_program(Interp *I, Module *m, Node *prog);
 
 /* builtins.c / tbuiltins.c: built-in functions */
 void builtins_install(Interp *I, Module *m);
-ObjBuiltin *builtin_named(Interp *I, const char *name);   /* the built-in `name`, NULL if none */
 Value builtins_range_list(Interp *I, CallArgs *a);
 const char *range_param_name(int nargs, int i);
 void range_arg_message(char *buf, size_t size, int nargs, int i, const char *type, double x);
