@@ -688,7 +688,7 @@ static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args,
     rng_get_state(&seed_e, &ctr_e);
     rng_set_state(seed, ctr);
     fetch_inputs(g, e, vals);
-    Value rs = run_graph(I, g, e, vals, false);
+    Value rs = run_graph(I, g, e, vals, true);   /* the eager run printed already */
     release_input_buffer(g, vals);
     char where[700];
     const char *name = fn->proto->name[0] ? fn->proto->name : "<fn>";
