@@ -40,6 +40,7 @@ typedef enum {
     AST_FNDECL,   /* a = NAME target, b = FN */
     AST_IMPORT,   /* a = NAME target, str = module name */
     AST_STATIC,   /* a = block */
+    AST_TRY,      /* a = body block, b = the caught error's NAME or NULL, c = handler block */
 } NodeKind;
 
 /* Where a resolved name lives. */

@@ -76,5 +76,9 @@ bool arg_int(Interp *I, const char *fname, const char *pname, Value v, int64_t *
 bool builtin_is(Value v, const char *name);
 bool builtin_constant_is(Value v, const char *name);
 int builtins_names(const char ***names);
+/* errval.c: errors as values (spec section 12) */
+Value builtin_raise(Interp *I, CallArgs *a);
+/* The ErrKind a kind= argument names, or -1 with the error set ("fname(): kind must be ..."). */
+int error_kind_arg(Interp *I, const char *fname, Value v);
 
 #endif

@@ -530,7 +530,18 @@ static TokKind augmented_op(TokKind k) {
     }
 }
 
-/* statement := fn_decl | 'static' (fn_decl | block) | if | while | for | break | continue
+/* try := 'try' block 'catch' [IDENT] block */
+static Node *parse_try(Parser *p, Token *t) {
+    Node *n = node(p, AST_TRY, t);
+    n->a = parse_block(p);
+    skip_newlines(p);
+    expect(p, TOK_CATCH, "'catch'");
+    if (check(p, TOK_IDENT)) n->b = name_node(p, advance(p));
+    n->c = parse_block(p);
+    return n;
+}
+
+/* statement := fn_decl | 'static' (fn_decl | block) | if | while | for | try | break | continue
  *            | return | import | expr [('=' | aug_op) expr] ; aug_op := '+=' '-=' ... '^=' */
 static Node *parse_statement(Parser *p) {
     Token *t = peek(p);
@@ -567,6 +578,7 @@ static Node *parse_statement(Parser *p) {
         n->c = parse_block(p);
         break;
     }
+    case TOK_TRY: advance(p); n = parse_try(p, t); break;
     case TOK_BREAK: advance(p); n = node(p, AST_BREAK, t); break;
     case TOK_CONTINUE: advance(p); n = node(p, AST_CONTINUE, t); break;
     case TOK_RETURN:

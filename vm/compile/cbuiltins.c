@@ -23,7 +23,7 @@ static bool bind_row(Comp *c, ObjBuiltin *b, AVal *args, int nargs, char **kwn, 
     int nreq = builtin_params(b->def, params, buf, sizeof buf);
     if (nreq < 0) return false;
     if (!args_match(b->name, params, nreq, nargs, (const char *const *)kwn, nkw, which, err, sizeof err)) {
-        cc_error_at(c, c->loc, "%s", err);
+        cc_error_atk(c, ERRK_TYPE, c->loc, "%s", err);
         return false;
     }
     for (int i = 0; params[i]; i++) v[i] = which[i] < 0 ? FAILV : which[i] < nargs ? args[which[i]] : kw[which[i] - nargs];
@@ -44,7 +44,7 @@ static bool fold_builtin(Comp *c, ObjBuiltin *b, AVal *args, int nargs, char **k
 Opnd cc_opnd_of(Comp *c, AVal v);
 
 static AVal builtin_print(Comp *c, AVal *args, int nargs, int nkw) {
-    if (nkw) return cc_error_at(c, c->loc, "print() takes no keyword arguments");
+    if (nkw) return cc_error_atk(c, ERRK_TYPE, c->loc, "print() takes no keyword arguments");
     Ins *in = cc_emit(c, I_PRINT);
     int at = (int)(in - c->g->code);
     Opnd *ops = mem_calloc((size_t)nargs + 1, sizeof(Opnd));
@@ -286,7 +286,7 @@ AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw,
         const OpParam *pp = &d->params[p];
         AVal *v = which[p] < 0 ? NULL : which[p] < nargs ? &args[which[p]] : &kw[which[p] - nargs];
         if (pp->type == P_TS) {
-            if (!v || v->kind != AV_LIST) return cc_error_at(c, c->loc, "%s() needs a list of tensors", d->name);
+            if (!v || v->kind != AV_LIST) return cc_error_atk(c, ERRK_TYPE, c->loc, "%s() needs a list of tensors", d->name);
             if (ca_is_open(v->st)) return ca_read_open(c);
             if (v->st->n > 256) return cc_unsupported(c, "%s of more than 256 tensors", d->name);
             for (int i = 0; i < v->st->n; i++) {
@@ -346,7 +346,7 @@ static AVal builtin_insert(Comp *c, AVal *v, SrcLoc loc) {
     AStruct *st = v[0].st;
     double x;
     if (!cc_need_const(c, &v[1], &x, "insert()'s index")) return FAILV;
-    if (x != floor(x)) return cc_error_at(c, loc, "insert(): 'i' must be an integer, got %g", x);
+    if (x != floor(x)) return cc_error_atk(c, ERRK_TYPE, loc, "insert(): 'i' must be an integer, got %g", x);
     if (x < 0) x += st->n;   /* clamped to the ends, as eagerly */
     int at = x < 0 ? 0 : x > st->n ? st->n : (int)x;
     cc_astruct_push(c, st, NULL, v[2]);

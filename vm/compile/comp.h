@@ -211,6 +211,9 @@ extern const AVal FAILV;
 
 AVal cc_unsupported(Comp *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same with the error's kind; cc_error_at's is ERRK_VALUE, or op_error_kind() when the
+ * message is the ops layer's pending one. */
+AVal cc_error_atk(Comp *c, ErrKind k, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* A compile error inside inlined calls: their traceback frames, as eager calls add them. */
 void cc_trace_inlined(Comp *c);
 AVal cc_op_failed(Comp *c);
