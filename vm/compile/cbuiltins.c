@@ -456,6 +456,13 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
         int n = rule == ST_RANK ? dist_rank() : dist_size();
         return dist_start() ? cc_error_at(c, loc, "%s", op_error()) : cc_num_const(n);
     }
+    /* error(), raise() and an assertion known to fail, reached for sure in a try's body: the
+     * error is raised while compiling, where the try catches it (ctry.c) */
+    if ((rule == ST_RAISE || rule == ST_ASSERT) && cc_try_reaches(c)) {
+        AVal r;
+        if (fold_builtin(c, b, args, nargs, kwn, kw, nkw, &r)) return c->failed ? FAILV : r;
+    }
+    if (rule == ST_RAISE) return cc_unsupported(c, "%s() runs eagerly in static code outside a try", name);
     /* sorted() with a key calls it: folding would run a TSL function (and its prints) while compiling */
     bool calls_back = rule == ST_SORTED && (nargs > 1 || (nkw && strcmp(kwn[0], "reverse")) || nkw > 1);
     if ((stat & ST_FOLDS) && !calls_back) {

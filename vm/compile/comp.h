@@ -186,6 +186,7 @@ typedef struct {
     int nstmts;              /* statements compiled (the clock is read every 64) */
     Loop *loop;
     int branch_depth;        /* inside a run-time branch or loop */
+    int try_depth;           /* compiling a try's body at branch depth try_depth - 1; 0: none (ctry.c) */
     int decided;             /* conditions on known numbers decided so far (vm/compile/compile.c, prepare_homes) */
     int dry;
     Undo *undo;
@@ -276,6 +277,9 @@ AVal cc_cond(Comp *c, Node *n);
 AVal cc_and_or_runtime(Comp *c, Node *n, int ra, bool value);
 void cc_stmt(Comp *c, Node *n);
 void cc_block(Comp *c, Node *b);
+void cc_try(Comp *c, Node *n);   /* ctry.c */
+/* Whether the code being compiled is in a try's body and runs whenever the body does. */
+static inline bool cc_try_reaches(const Comp *c) { return c->try_depth && c->branch_depth == c->try_depth - 1; }
 AVal cc_call_value(Comp *c, AVal fn, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, SrcLoc loc);
 /* One OP instruction over operands (tensors, numbers, or absent: kind AV_NONE); attrs NULL
  * for the op's defaults. cc_call_op binds a built-in call's arguments first. */

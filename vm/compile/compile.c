@@ -1290,9 +1290,7 @@ void cc_stmt(Comp *c, Node *n) {
     case AST_FNDECL: cc_env_set(c, cc_name_key(c, n->a), cc_make_closure(c, n->b->proto), n->a->str, true); return;
     case AST_STATIC: cc_block(c, n->a); return;
     case AST_IMPORT: cc_unsupported(c, "import inside static code"); return;
-    /* the handler runs at the point of failure with eager's state: the region runs eagerly
-     * (docs/static.md, "try in static code") */
-    case AST_TRY: cc_unsupported(c, "try runs eagerly in static code"); return;
+    case AST_TRY: cc_try(c, n); return;   /* ctry.c */
     default: cc_expr(c, n); return;
     }
 }
