@@ -322,6 +322,18 @@ buf = b""
 read_until(">>> ")
 send('print("bye" * 2)\r')
 check("byebye" in read_until(">>> "), "s * n in the REPL")
+# try/catch typed in the REPL (issue 30): over several lines, and with the catch on the line
+# after the try's block; the session goes on after the handler
+send("try {\r")
+read_until("... ")
+send('  error("boom", kind="value")\r')
+read_until("... ")
+send("} catch e { print(e.kind, e.message) }\r")
+check("value boom" in read_until(">>> "), "try/catch typed over three lines in the REPL")
+send('try { undefined_thing }\r')
+check("... " in read_until("... "), "a try's block asks for its catch on the next line")
+send("catch e { print(e.kind, e.line) }\r")
+check("key " in read_until(">>> "), "the catch on the next line handles the error")
 send("exit(5)\r")
 _, status = os.waitpid(pid, 0)
 check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 5, "exit(5) ends the REPL with status 5 (got %r)" % status)
