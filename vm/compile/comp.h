@@ -187,6 +187,7 @@ typedef struct {
     Loop *loop;
     int branch_depth;        /* inside a run-time branch or loop */
     int try_depth;           /* compiling a try's body at branch depth try_depth - 1; 0: none (ctry.c) */
+    int err_depth, err_dry;  /* branch_depth and dry when the pending compile error was raised */
     int decided;             /* conditions on known numbers decided so far (vm/compile/compile.c, prepare_homes) */
     int dry;
     Undo *undo;

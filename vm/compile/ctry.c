@@ -4,7 +4,7 @@
  * body fails: an error the compiler raises while compiling A (a shape or dtype mismatch, a
  * missing key, an index out of range: the errors eager code would raise at the same point,
  * since the graph is specialised on the shapes, dtypes and constants its guards check) is
- * caught here. What A's code did before the failing point is already emitted, as eager code
+ * caught here when it was raised in straight-line code of A. What A's code did before the failing point is already emitted, as eager code
  * would have done it; e becomes the caught error as a compile-time dict and B is compiled
  * after it. A body that compiles is kept when none of its instructions can fail at run time
  * (arithmetic on floats, comparisons, reductions, shape ops, constant indexing): the handler
@@ -47,21 +47,24 @@ void cc_try(Comp *c, Node *n) {
         for (int i = start; i < c->g->ncode; i++)
             if (may_fail(c->g, &c->g->code[i])) {
                 c->loc = c->g->code[i].loc;
-                cc_unsupported(c, "try around code that may fail while the graph runs runs eagerly");
+                cc_unsupported(c, "a try whose body may fail while the graph runs");
                 return;
             }
         return;   /* A cannot fail: the handler never runs */
     }
     if (c->status != COMPILE_ERROR) return;   /* unsupported already: the region runs eagerly */
     Interp *I = c->I;
-    bool caught_here = !I->err_final && c->ictx == ictx && c->loop == loop && c->dry == dry && c->branch_depth == depth;
+    /* raised where A runs for sure (not in a loop or run-time branch of it, which may not run),
+     * and every construct between unwound back to the try's own state */
+    bool caught_here = !I->err_final && c->err_depth == depth && c->err_dry == dry && c->ictx == ictx &&
+                       c->loop == loop && c->dry == dry && c->branch_depth == depth;
     Value e = caught_here && n->b ? interp_caught_error(I) : NIL_VAL;
     interp_clear_error(I);
     c->failed = false;
     c->status = COMPILE_OK;
     if (!caught_here) {
         c->loc = n->loc;
-        cc_unsupported(c, "try around an error inside a loop or branch of its body runs eagerly");
+        cc_unsupported(c, "a try whose body fails inside a loop or run-time branch");
         return;
     }
     if (n->b) {

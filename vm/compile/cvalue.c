@@ -55,6 +55,8 @@ static AVal error_v(Comp *c, int kind, SrcLoc loc, const char *fmt, va_list ap) 
         cc_trace_inlined(c);
         c->failed = true;
         c->status = COMPILE_ERROR;
+        c->err_depth = c->branch_depth;
+        c->err_dry = c->dry;
     }
     return FAILV;
 }
@@ -83,6 +85,8 @@ AVal cc_folded(Comp *c, Value r, SrcLoc loc) {
     if (IS_ERR(r)) {
         c->failed = true;
         c->status = COMPILE_ERROR;
+        c->err_depth = c->branch_depth;
+        c->err_dry = c->dry;
         Source *saved = c->I->cur_src;
         c->I->cur_src = c->src;
         interp_attach_loc(c->I, loc);
