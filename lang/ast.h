@@ -47,6 +47,7 @@ typedef enum {
     AST_COLLECT,  /* innermost statement of a COMP: adds a (list item, or dict key) [: b] to the
                    * result in hidden slot `slot` */
     AST_DEL,      /* a = target: INDEX with one index, or FIELD */
+    AST_TRY,      /* a = body block, b = the caught error's NAME or NULL, c = handler block */
 } NodeKind;
 
 /* Where a resolved name lives. */

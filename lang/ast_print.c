@@ -180,6 +180,12 @@ static void print_stmt(StrBuf *b, const Node *n, int indent) {
     case AST_IMPORT: sb_printf(b, "import %s", n->str); break;
     case AST_DEL: sb_puts(b, "del "); ast_print_expr(b, n->a); break;
     case AST_STATIC: sb_puts(b, "static "); print_block(b, n->a, indent); break;
+    case AST_TRY:
+        sb_puts(b, "try ");
+        print_block(b, n->a, indent);
+        sb_printf(b, " catch %s%s", n->b ? n->b->str : "", n->b ? " " : "");
+        print_block(b, n->c, indent);
+        break;
     default: ast_print_expr(b, n); break;
     }
     sb_puts(b, "\n");

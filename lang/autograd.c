@@ -64,7 +64,7 @@ static void *tape_grow(Tape *tp, void *p, size_t old, size_t n) {
     void *q = mem_try_realloc(p, n);
     if (!q) {
         tape_charge(tp, (int64_t)old - (int64_t)n);
-        op_fail("out of memory: the gradient tape cannot grow to %zu bytes", n);
+        op_failk(ERRK_MEMORY, "out of memory: the gradient tape cannot grow to %zu bytes", n);
     }
     return q;
 }
@@ -292,7 +292,7 @@ Value autograd_after_builtin(Interp *I, const ObjBuiltin *b, const CallArgs *a, 
     if (!args_hold(a, is_tracked, NULL)) return r;
     if (escaped) {
         val_release(r);
-        return interp_error(I, "%s(): no gradient through this call yet: it makes a tensor from one being differentiated "
+        return interp_errork(I, ERRK_VALUE, "%s(): no gradient through this call yet: it makes a tensor from one being differentiated "
                                "that the gradient tape does not record", b->name);
     }
     for (Tape *tp = I->tape; tp; tp = tp->outer)
@@ -369,17 +369,17 @@ static int backward(Tape *tp, int y) {
  * elsewhere (a global) is a constant even when it is the argument's own tensor: the gradient
  * is with respect to the argument, as static code computes it (and jax.grad). */
 static Value fresh_argument(Interp *I, Value v, int depth) {
-    if (depth > 1000) return interp_error(I, "grad(): the argument is nested too deeply");
+    if (depth > 1000) return interp_errork(I, ERRK_VALUE, "grad(): the argument is nested too deeply");
     if (v.type == VAL_TENSOR && is_float(v.as.t->dtype)) {
         Shape s;
         shape_of(v.as.t, &s);
         Tensor *t = tensor_view(v.as.t, &s);
-        if (!t) return interp_error(I, "%s", op_error());
+        if (!t) return interp_op_error(I);
         OpAttrs at = attrs_default();   /* an enclosing grad sees the new object as reshape(v): grad(grad(f)) */
         at.shape = s;
         if (I->tape && autograd_record_unary(OP_RESHAPE, v.as.t, &at, t)) {
             tensor_release(t);
-            return interp_error(I, "%s", op_error());
+            return interp_op_error(I);
         }
         return TENSOR_VAL(t);
     }
@@ -410,14 +410,14 @@ static Value fresh_argument(Interp *I, Value v, int depth) {
 
 /* Makes a variable for every float tensor leaf of v, in walk order (leaves[]). */
 static bool track_leaves(Interp *I, Tape *tp, Value v, int **leaves, int *n, int *cap, int depth) {
-    if (depth > 1000) return interp_error(I, "grad(): the argument is nested too deeply"), false;
+    if (depth > 1000) return interp_errork(I, ERRK_VALUE, "grad(): the argument is nested too deeply"), false;
     if (v.type == VAL_TENSOR && is_float(v.as.t->dtype)) {
         if (*n == *cap) {
             *cap = *cap ? *cap * 2 : 8;
             *leaves = mem_realloc(*leaves, sizeof(int) * (size_t)*cap);
         }
         int found = tape_find(tp, v.as.t);
-        if (found < 0 && (found = tape_var(tp, v.as.t)) < 0) return interp_error(I, "%s", op_error()), false;
+        if (found < 0 && (found = tape_var(tp, v.as.t)) < 0) return interp_op_error(I), false;
         (*leaves)[(*n)++] = found;
     } else if (v.type == VAL_LIST) {
         ObjList *l = AS_LIST(v);
@@ -441,7 +441,7 @@ static Value grad_tree(Interp *I, Tape *tp, Value v, const int *leaves, int *k) 
         shape_of(v.as.t, &s);
         Tensor *z = tensor_zeros(v.as.t->dtype, &s), *zd = z ? tensor_to(z, v.as.t->device) : NULL;   /* where v is */
         tensor_release(z);
-        return zd ? TENSOR_VAL(zd) : interp_error(I, "%s", op_error());
+        return zd ? TENSOR_VAL(zd) : interp_op_error(I);
     }
     if (v.type == VAL_LIST) {
         ObjList *l = AS_LIST(v);
@@ -499,18 +499,18 @@ Value autograd_call(Interp *I, Value f, CallArgs *a, bool with_value) {
         Shape s;
         char buf[96];
         shape_of(y.as.t, &s);
-        interp_error(I, "%s(): f must return a one-element float tensor or a number, got a tensor of dtype %s and shape %s", who,
+        interp_errork(I, ERRK_TYPE, "%s(): f must return a one-element float tensor or a number, got a tensor of dtype %s and shape %s", who,
                      dtype_name(y.as.t->dtype), shape_str(&s, buf, sizeof buf));
         goto out;
     } else if (y.type != VAL_NUM) {
-        interp_error(I, "%s(): f must return a one-element float tensor or a number, got %s", who, val_type_name(y));
+        interp_errork(I, ERRK_TYPE, "%s(): f must return a one-element float tensor or a number, got %s", who, val_type_name(y));
         goto out;
     }
     if (yv < 0 && tp.cut_by) {   /* zeros would be wrong: the result does depend on the argument */
         interp_error(I, GRAD_CUT_MSG, who, tp.cut_by, tp.cut_at.line, tp.cut_at.col);
         goto out;
     }
-    if (yv >= 0 && backward(&tp, yv)) { interp_error(I, "%s", op_error()); goto out; }
+    if (yv >= 0 && backward(&tp, yv)) { interp_op_error(I); goto out; }
     int k = 0;
     Value g = grad_tree(I, &tp, arg, leaves, &k);
     if (IS_ERR(g)) goto out;
@@ -533,16 +533,16 @@ out:
 static bool value_as_number(Interp *I, Value y, double *out) {
     if (y.type == VAL_NUM) { *out = y.as.n; return true; }
     if (y.type == VAL_TENSOR && y.as.t->size == 1) {
-        if (tensor_first(y.as.t, out)) return interp_error(I, "%s", op_error()), false;   /* a GPU loss is copied */
+        if (tensor_first(y.as.t, out)) return interp_op_error(I), false;   /* a GPU loss is copied */
         return true;
     }
-    return interp_error(I, "check_grad(): f must return a one-element float tensor or a number"), false;
+    return interp_errork(I, ERRK_TYPE, "check_grad(): f must return a one-element float tensor or a number"), false;
 }
 
 /* f at x64 with element i moved by d. */
 static bool f_at(Interp *I, Value f, Tensor *x64, int64_t i, double d, double *out) {
     Tensor *t = tensor_copy(x64);
-    if (!t) return interp_error(I, "%s", op_error()), false;
+    if (!t) return interp_op_error(I), false;
     tensor_set(t, i, tensor_get(t, i) + d);
     Value arg = TENSOR_VAL(t);
     Value y = interp_call(I, f, &arg, 1);
@@ -555,12 +555,12 @@ static bool f_at(Interp *I, Value f, Tensor *x64, int64_t i, double d, double *o
 
 Value autograd_check_grad(Interp *I, Value f, Value x, double eps) {
     if (x.type != VAL_TENSOR || !is_float(x.as.t->dtype))
-        return interp_error(I, "check_grad(): x must be a float tensor, got %s", val_type_name(x));
-    if (!(eps > 0)) return interp_error(I, "check_grad(): eps must be a positive number");
+        return interp_errork(I, ERRK_TYPE, "check_grad(): x must be a float tensor, got %s", val_type_name(x));
+    if (!(eps > 0)) return interp_errork(I, ERRK_VALUE, "check_grad(): eps must be a positive number");
     if (x.as.t->device != DEV_CPU)   /* it perturbs x element by element, on the host */
-        return interp_error(I, "check_grad(): x must be on the CPU (to(x, \"cpu\"))");
+        return interp_errork(I, ERRK_DEVICE, "check_grad(): x must be on the CPU (to(x, \"cpu\"))");
     Tensor *x64 = tensor_astype(x.as.t, DT_F64);
-    if (!x64) return interp_error(I, "%s", op_error());
+    if (!x64) return interp_op_error(I);
     Value arg = TENSOR_VAL(x64);
     CallArgs ca = { &arg, 1, NULL, NULL, 0 };
     Value g = autograd_call(I, f, &ca, false);

@@ -22,7 +22,7 @@ static bool bind_params(Interp *I, CallArgs *a, const char *fname, const char *c
     int which[ARGS_MAX];
     char err[300];
     if (!args_match(fname, params, nreq, a->npos, (const char *const *)a->kwnames, a->nkw, which, err, sizeof err))
-        return interp_error(I, "%s", err), false;
+        return interp_errork(I, ERRK_TYPE, "%s", err), false;
     for (int i = 0; i < np; i++)
         out[i] = which[i] < 0 ? UNDEF_VAL : which[i] < a->npos ? a->pos[which[i]] : a->kw[which[i] - a->npos];
     return true;
@@ -73,10 +73,10 @@ bool arg_number(Interp *I, const char *fname, const char *pname, Value v, double
     if (v.type == VAL_NUM) { *out = v.as.n; return true; }
     if (v.type == VAL_BOOL) { *out = v.as.b; return true; }
     if (v.type == VAL_TENSOR && v.as.t->size == 1) {
-        if (tensor_first(v.as.t, out)) return interp_error(I, "%s", op_error()), false;
+        if (tensor_first(v.as.t, out)) return interp_op_error(I), false;
         return true;
     }
-    interp_error(I, "%s(): '%s' must be a number, got a %s", fname, pname, val_type_name(v));
+    interp_errork(I, ERRK_TYPE, "%s(): '%s' must be a number, got a %s", fname, pname, val_type_name(v));
     return false;
 }
 
@@ -84,7 +84,7 @@ bool arg_int(Interp *I, const char *fname, const char *pname, Value v, int64_t *
     double x;
     if (!arg_number(I, fname, pname, v, &x)) return false;
     if (!num_to_i64(x, out)) {
-        interp_error(I, x == floor(x) ? "%s(): '%s' is out of the i64 range, got %g" : "%s(): '%s' must be an integer, got %g",
+        interp_errork(I, ERRK_TYPE, x == floor(x) ? "%s(): '%s' is out of the i64 range, got %g" : "%s(): '%s' must be an integer, got %g",
                      fname, pname, x);
         return false;
     }
@@ -93,7 +93,7 @@ bool arg_int(Interp *I, const char *fname, const char *pname, Value v, int64_t *
 
 bool arg_str(Interp *I, const char *fname, const char *pname, Value v, ObjString **out) {
     if (v.type == VAL_STR) { *out = AS_STR(v); return true; }
-    interp_error(I, "%s(): '%s' must be a string, got a %s", fname, pname, val_type_name(v));
+    interp_errork(I, ERRK_TYPE, "%s(): '%s' must be a string, got a %s", fname, pname, val_type_name(v));
     return false;
 }
 
@@ -102,7 +102,7 @@ bool arg_str(Interp *I, const char *fname, const char *pname, Value v, ObjString
 static Value bi_print(Interp *I, CallArgs *a) {
     PrintOpts o;
     char err[200];
-    if (!print_options(a->kwnames, a->kw, a->nkw, &o, err, sizeof err)) return interp_error(I, "%s", err);
+    if (!print_options(a->kwnames, a->kw, a->nkw, &o, err, sizeof err)) return interp_errork(I, ERRK_TYPE, "%s", err);
     return print_values(I, &o, a->pos, a->npos) ? NIL_VAL : ERR_VAL;
 }
 
@@ -132,9 +132,9 @@ static Value bi_len(Interp *I, CallArgs *a) {
     case VAL_LIST: return NUM_VAL(AS_LIST(v[0])->len);
     case VAL_DICT: return NUM_VAL(AS_DICT(v[0])->len);
     case VAL_TENSOR:
-        if (v[0].as.t->ndim == 0) return interp_error(I, "len() of a 0-d tensor");
+        if (v[0].as.t->ndim == 0) return interp_errork(I, ERRK_TYPE, "len() of a 0-d tensor");
         return NUM_VAL((double)v[0].as.t->shape[0]);
-    default: return interp_error(I, "len() of a %s", val_type_name(v[0]));
+    default: return interp_errork(I, ERRK_TYPE, "len() of a %s", val_type_name(v[0]));
     }
 }
 
@@ -181,7 +181,7 @@ Value builtins_range_list(Interp *I, CallArgs *a) {
 static Value bi_push(Interp *I, CallArgs *a) {
     Value v[2];
     if (!builtin_bind(I, a, bi_push, v)) return ERR_VAL;
-    if (v[0].type != VAL_LIST) return interp_error(I, "push() needs a list, got a %s", val_type_name(v[0]));
+    if (v[0].type != VAL_LIST) return interp_errork(I, ERRK_TYPE, "push() needs a list, got a %s", val_type_name(v[0]));
     list_push(AS_LIST(v[0]), v[1]);
     return NIL_VAL;
 }
@@ -189,7 +189,7 @@ static Value bi_push(Interp *I, CallArgs *a) {
 static Value bi_keys(Interp *I, CallArgs *a) {
     Value v[1];
     if (!builtin_bind(I, a, bi_keys, v)) return ERR_VAL;
-    if (v[0].type != VAL_DICT) return interp_error(I, "keys() needs a dict, got a %s", val_type_name(v[0]));
+    if (v[0].type != VAL_DICT) return interp_errork(I, ERRK_TYPE, "keys() needs a dict, got a %s", val_type_name(v[0]));
     ObjDict *d = AS_DICT(v[0]);
     ObjList *l = list_new(d->len);
     for (int i = 0; i < d->len; i++) list_push(l, OBJ_VAL(VAL_STR, d->entries[i].key));
@@ -199,19 +199,19 @@ static Value bi_keys(Interp *I, CallArgs *a) {
 static Value bi_get(Interp *I, CallArgs *a) {
     Value v[3];
     if (!builtin_bind(I, a, bi_get, v)) return ERR_VAL;
-    if (v[0].type != VAL_DICT) return interp_error(I, "get() needs a dict, got a %s", val_type_name(v[0]));
-    if (v[1].type != VAL_STR) return interp_error(I, "get(): dict keys are strings");
+    if (v[0].type != VAL_DICT) return interp_errork(I, ERRK_TYPE, "get() needs a dict, got a %s", val_type_name(v[0]));
+    if (v[1].type != VAL_STR) return interp_errork(I, ERRK_TYPE, "get(): dict keys are strings");
     Value *x = dict_get(AS_DICT(v[0]), AS_STR(v[1])->chars, AS_STR(v[1])->len);
     if (x) return val_retain(*x);
     return v[2].type == VAL_UNDEF ? NIL_VAL : val_retain(v[2]);
 }
 
-/* The error "<prefix><v as print shows it>". */
-static Value error_showing(Interp *I, const char *prefix, Value v) {
+/* The error "<prefix><v as print shows it>" of kind k. */
+static Value error_showing(Interp *I, ErrKind k, const char *prefix, Value v) {
     StrBuf b = { 0 };
     sb_putn(&b, "", 0);
     fmt_value(&b, v, false);
-    interp_error(I, "%s%s", prefix, b.s);
+    interp_errork(I, k, "%s%s", prefix, b.s);
     sb_free(&b);
     return ERR_VAL;
 }
@@ -222,25 +222,28 @@ static Value bi_assert(Interp *I, CallArgs *a) {
     int t = interp_truthy(I, v[0]);
     if (t < 0) return ERR_VAL;
     if (t) return NIL_VAL;
-    if (v[1].type == VAL_UNDEF) return interp_error(I, "assertion failed");
-    return error_showing(I, "assertion failed: ", v[1]);
+    if (v[1].type == VAL_UNDEF) return interp_errork(I, ERRK_ASSERT, "assertion failed");
+    return error_showing(I, ERRK_ASSERT, "assertion failed: ", v[1]);
 }
 
+/* error(message, kind="user"): kind names one of the ErrKinds (spec section 12). */
 static Value bi_error(Interp *I, CallArgs *a) {
-    Value v[1];
+    Value v[2];
     if (!builtin_bind(I, a, bi_error, v)) return ERR_VAL;
-    return error_showing(I, "", v[0]);
+    int k = ERRK_USER;
+    if (v[1].type != VAL_UNDEF && (k = error_kind_arg(I, "error", v[1])) < 0) return ERR_VAL;
+    return error_showing(I, (ErrKind)k, "", v[0]);
 }
 
 static Value bi_clock(Interp *I, CallArgs *a) {
-    if (a->npos || a->nkw) return interp_error(I, "clock() takes no arguments");
+    if (a->npos || a->nkw) return interp_errork(I, ERRK_TYPE, "clock() takes no arguments");
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return NUM_VAL((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
 }
 
 static Value bi_args(Interp *I, CallArgs *a) {
-    if (a->npos || a->nkw) return interp_error(I, "args() takes no arguments");
+    if (a->npos || a->nkw) return interp_errork(I, ERRK_TYPE, "args() takes no arguments");
     ObjList *l = list_new(I->nargs);
     for (int i = 0; i < I->nargs; i++) {
         Value s = val_cstr(I->args[i]);
@@ -261,11 +264,11 @@ static bool number_of(Interp *I, const char *fname, Value v, double *out) {
     if (v.type == VAL_TENSOR) {
         if (v.as.t->size != 1)
             return interp_error(I, "%s", one_element_message(m, sizeof m, fname, v.as.t->size)), false;
-        if (tensor_first(v.as.t, out)) return interp_error(I, "%s", op_error()), false;
+        if (tensor_first(v.as.t, out)) return interp_op_error(I), false;
         return true;
     }
     if (v.type == VAL_NUM || v.type == VAL_BOOL) { *out = v.type == VAL_NUM ? v.as.n : v.as.b; return true; }
-    interp_error(I, "%s() cannot convert a %s", fname, val_type_name(v));
+    interp_errork(I, ERRK_TYPE, "%s() cannot convert a %s", fname, val_type_name(v));
     return false;
 }
 
@@ -332,11 +335,11 @@ static Value bi_bool(Interp *I, CallArgs *a) {
 /* "static" when static code is compiled (the default), "eager" under --no-static, :static off
  * or inside grad (whose static code runs eagerly, on the tape): examples print which ran. */
 static Value bi_static_mode(Interp *I, CallArgs *a) {
-    if (a->npos || a->nkw) return interp_error(I, "static_mode() takes no arguments");
+    if (a->npos || a->nkw) return interp_errork(I, ERRK_TYPE, "static_mode() takes no arguments");
     return val_cstr(I->no_static ? "eager" : "static");
 }
 static Value bi_memstats(Interp *I, CallArgs *a) {
-    if (a->npos || a->nkw) return interp_error(I, "memstats() takes no arguments");
+    if (a->npos || a->nkw) return interp_errork(I, ERRK_TYPE, "memstats() takes no arguments");
     ObjDict *d = dict_new();
     const OpsCtx *c = I->opsctx;
     dict_set_cstr(d, "allocations", NUM_VAL((double)c->tensor_alloc_count));
@@ -349,7 +352,7 @@ static Value bi_memstats(Interp *I, CallArgs *a) {
 
 /* gc(): runs the cycle collector now (lang/gc.c); returns how many objects it freed. */
 static Value bi_gc(Interp *I, CallArgs *a) {
-    if (a->npos || a->nkw) return interp_error(I, "gc() takes no arguments");
+    if (a->npos || a->nkw) return interp_errork(I, ERRK_TYPE, "gc() takes no arguments");
     return NUM_VAL((double)gc_collect());
 }
 
@@ -365,11 +368,11 @@ static Value bi_printoptions(Interp *I, CallArgs *a) {
     for (int i = 0; i < 4; i++) {
         if (v[i].type == VAL_UNDEF) continue;
         if (v[i].type != VAL_NUM)
-            return interp_error(I, "printoptions(): '%s' must be a non-negative integer, got a %s", p[i], val_type_name(v[i]));
+            return interp_errork(I, ERRK_TYPE, "printoptions(): '%s' must be a non-negative integer, got a %s", p[i], val_type_name(v[i]));
         /* below 2^53 every setting is exact and width arithmetic cannot overflow */
         double x = v[i].as.n;
         if (x != floor(x) || x < 0 || x > 9007199254740992.0)
-            return interp_error(I, "printoptions(): '%s' must be a non-negative integer, got %g", p[i], x);
+            return interp_errork(I, ERRK_TYPE, "printoptions(): '%s' must be a non-negative integer, got %g", p[i], x);
         *field[i] = (int64_t)x;
     }
     tensor_set_print_options(o);
@@ -407,7 +410,7 @@ static Value make_grad_fn(Interp *I, CallArgs *a, BuiltinFn self, const BuiltinD
     Value f;
     const BuiltinParams *p = builtin_bind(I, a, self, &f);
     if (p && f.type != VAL_FUNC && f.type != VAL_DICT)
-        return interp_error(I, "%s(): f must be a function, got %s", p->def->name, val_type_name(f));
+        return interp_errork(I, ERRK_TYPE, "%s(): f must be a function, got %s", p->def->name, val_type_name(f));
     if (!p) return ERR_VAL;
     ObjBuiltin *b = builtin_new(def->name, def->fn);
     b->def = def;
@@ -419,7 +422,7 @@ static Value bi_vgrad(Interp *I, CallArgs *a) { return make_grad_fn(I, a, bi_vgr
 static Value bi_check_grad(Interp *I, CallArgs *a) {
     Value v[3];
     if (!builtin_bind(I, a, bi_check_grad, v)) return ERR_VAL;
-    if (v[2].type != VAL_UNDEF && v[2].type != VAL_NUM) return interp_error(I, "check_grad(): eps must be a number");
+    if (v[2].type != VAL_UNDEF && v[2].type != VAL_NUM) return interp_errork(I, ERRK_TYPE, "check_grad(): eps must be a number");
     return autograd_check_grad(I, v[0], v[1], v[2].type == VAL_NUM ? v[2].as.n : 1e-3);
 }
 
@@ -435,7 +438,8 @@ const BuiltinDef core_builtins[] = {
     { "keys", bi_keys, "(dict)", "the keys of a dict, in insertion order", ST_KEYS | ST_FOLDS },
     { "get", bi_get, "(dict, key, default=nil)", "dict[key], or default when the key is missing", ST_GET | ST_FOLDS },
     { "assert", bi_assert, "(cond, message=nil)", "fails with 'assertion failed: MESSAGE' unless cond is true", ST_ASSERT },
-    { "error", bi_error, "(message)", "fails with the message", ST_NONE },
+    { "error", bi_error, "(message, kind=\"user\")", "fails with the message; kind is one of \"value\" \"type\" \"shape\" \"index\" \"key\" \"io\" \"memory\" \"device\" \"assert\" \"user\" (what a catch sees as e.kind)", ST_RAISE },
+    { "raise", builtin_raise, "(e)", "raises e again: an error a catch caught (same message, kind and place), or a string (kind \"user\")", ST_RAISE },
     { "clock", bi_clock, "()", "seconds on a monotonic clock", ST_NONE },
     { "args", bi_args, "()", "the command-line arguments after the script, as strings", ST_NONE },
     { "int", bi_int, "(x)", "a number truncated toward zero, or a decimal integer string read", ST_FOLDS | ST_CUTS },

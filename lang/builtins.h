@@ -22,6 +22,7 @@ enum {
     ST_REVERSED, ST_KEYS, ST_GET, ST_SORTED,
     ST_POP,                                   /* from lists and dicts the static code made */
     ST_TEXT,                                  /* a string; of values known only at run time too */
+    ST_RAISE,                                 /* error(), raise(): compiled in a try's body (ctry.c) */
     ST_RULE = 0xff,                           /* the rule's bits */
     ST_FOLDS = 0x100,
     /* its result is host values read from a tensor's elements (item, float, tolist): under
@@ -86,5 +87,9 @@ bool builtin_constant_is(Value v, const char *name);
 int builtins_names(const char ***names);
 /* The built-in that calls op (the interpreter's, BORROWED), or NULL for an F_SYNTAX op. */
 ObjBuiltin *builtins_of_op(Interp *I, OpCode op);
+/* errval.c: errors as values (spec section 12) */
+Value builtin_raise(Interp *I, CallArgs *a);
+/* The ErrKind a kind= argument names, or -1 with the error set ("fname(): kind must be ..."). */
+int error_kind_arg(Interp *I, const char *fname, Value v);
 
 #endif

@@ -7,18 +7,18 @@
 static Value bi_rank(Interp *I, CallArgs *a) {
     if (!builtin_bind(I, a, bi_rank, NULL)) return ERR_VAL;
     int r = dist_rank();
-    return dist_start() ? interp_error(I, "%s", op_error()) : NUM_VAL(r);
+    return dist_start() ? interp_op_error(I) : NUM_VAL(r);
 }
 
 static Value bi_world_size(Interp *I, CallArgs *a) {
     if (!builtin_bind(I, a, bi_world_size, NULL)) return ERR_VAL;
     int n = dist_size();
-    return dist_start() ? interp_error(I, "%s", op_error()) : NUM_VAL(n);
+    return dist_start() ? interp_op_error(I) : NUM_VAL(n);
 }
 
 static Value bi_barrier(Interp *I, CallArgs *a) {
     if (!builtin_bind(I, a, bi_barrier, NULL)) return ERR_VAL;
-    return dist_barrier() ? interp_error(I, "%s", op_error()) : NIL_VAL;
+    return dist_barrier() ? interp_op_error(I) : NIL_VAL;
 }
 
 const BuiltinDef dist_builtins[] = {

@@ -10,8 +10,8 @@
 #include "builtins.h"
 
 static bool path_of(Interp *I, const char *fname, Value v, const char **out) {
-    if (I->sandbox) return interp_error(I, "%s() is disabled in this sandbox", fname), false;
-    if (v.type != VAL_STR) return interp_error(I, "%s(): path must be a string, got a %s", fname, val_type_name(v)), false;
+    if (I->sandbox) return interp_errork(I, ERRK_IO, "%s() is disabled in this sandbox", fname), false;
+    if (v.type != VAL_STR) return interp_errork(I, ERRK_TYPE, "%s(): path must be a string, got a %s", fname, val_type_name(v)), false;
     *out = AS_STR(v)->chars;
     return true;
 }
@@ -35,17 +35,17 @@ static Value bi_read_text(Interp *I, CallArgs *a) {
     const char *path;
     if (!builtin_bind(I, a, bi_read_text, v) || !path_of(I, "read_text", v[0], &path)) return ERR_VAL;
     FILE *fp = io_open_regular(path, "read_text", (int64_t)TSL_MAX_TEXT);
-    if (!fp) return interp_error(I, "%s", op_error());
+    if (!fp) return interp_op_error(I);
     size_t n;
     char *text = io_read_all(fp, path, "read_text", TSL_MAX_TEXT, &n, NULL);
     fclose(fp);
-    if (!text) return interp_error(I, "%s", op_error());
+    if (!text) return interp_op_error(I);
     size_t i = 0;
     int len;
     while (i < n && text[i] && (len = utf8_valid_at((unsigned char *)text + i, n - i))) i += (size_t)len;
     Value r = ERR_VAL;
     if (i < n)
-        interp_error(I, "read_text: '%s' is not UTF-8 text (%s at byte %zu)", path, text[i] ? "invalid UTF-8" : "a NUL byte", i);
+        interp_errork(I, ERRK_IO, "read_text: '%s' is not UTF-8 text (%s at byte %zu)", path, text[i] ? "invalid UTF-8" : "a NUL byte", i);
     else r = val_str(text, (int)n);
     mem_free(text);
     return r;
@@ -58,7 +58,7 @@ static Value bi_write_text(Interp *I, CallArgs *a) {
     if (!builtin_bind(I, a, bi_write_text, v) || !path_of(I, "write_text", v[0], &path) ||
         !arg_str(I, "write_text", "s", v[1], &s))
         return ERR_VAL;
-    if (io_write_file(path, "write_text", s->chars, (size_t)s->len) != 0) return interp_error(I, "%s", op_error());
+    if (io_write_file(path, "write_text", s->chars, (size_t)s->len) != 0) return interp_op_error(I);
     return NIL_VAL;
 }
 
@@ -71,11 +71,11 @@ static bool csv_header(Interp *I, Value h, StrBuf *out) {
         ObjList *l = AS_LIST(h);
         for (int i = 0; i < l->len; i++) {
             if (l->items[i].type != VAL_STR)
-                return interp_error(I, "save_csv(): header item %d is a %s, not a string", i, val_type_name(l->items[i])), false;
+                return interp_errork(I, ERRK_TYPE, "save_csv(): header item %d is a %s, not a string", i, val_type_name(l->items[i])), false;
             if (i) sb_putn(out, ",", 1);
             sb_putn(out, AS_STR(l->items[i])->chars, (size_t)AS_STR(l->items[i])->len);
         }
-    } else return interp_error(I, "save_csv(): header must be a string or a list of strings, got a %s", val_type_name(h)), false;
+    } else return interp_errork(I, ERRK_TYPE, "save_csv(): header must be a string or a list of strings, got a %s", val_type_name(h)), false;
     if (strpbrk(out->s, "\n\r") || strlen(out->s) != out->len)
         return interp_error(I, "save_csv(): the header must be one line"), false;
     return true;
@@ -85,11 +85,11 @@ static Value bi_save_csv(Interp *I, CallArgs *a) {
     Value v[3];
     const char *path;
     if (!builtin_bind(I, a, bi_save_csv, v) || !path_of(I, "save_csv", v[0], &path)) return ERR_VAL;
-    if (v[1].type != VAL_TENSOR) return interp_error(I, "save_csv() needs a tensor, got a %s", val_type_name(v[1]));
+    if (v[1].type != VAL_TENSOR) return interp_errork(I, ERRK_TYPE, "save_csv() needs a tensor, got a %s", val_type_name(v[1]));
     StrBuf h = { 0 };
     Tensor *t = tensor_host(v[1].as.t);   /* a GPU tensor is written from a host copy */
-    bool ok = t && csv_header(I, v[2], &h) && (csv_save(path, t, h.s) == 0 || (interp_error(I, "%s", op_error()), false));
-    if (!t) interp_error(I, "%s", op_error());
+    bool ok = t && csv_header(I, v[2], &h) && (csv_save(path, t, h.s) == 0 || (interp_op_error(I), false));
+    if (!t) interp_op_error(I);
     tensor_release(t);
     sb_free(&h);
     return ok ? NIL_VAL : ERR_VAL;
@@ -103,7 +103,7 @@ static Value bi_exit(Interp *I, CallArgs *a) {
     if (!builtin_bind(I, a, bi_exit, v)) return ERR_VAL;
     if (v[0].type != VAL_UNDEF && !arg_number(I, "exit", "code", v[0], &code)) return ERR_VAL;
     if (!(code >= 0 && code <= 255 && code == floor(code)))
-        return interp_error(I, "exit(): code must be an integer from 0 to 255, got %g", code);
+        return interp_errork(I, ERRK_VALUE, "exit(): code must be an integer from 0 to 255, got %g", code);
     if (!I->write_out) fflush(stdout);   /* the default output: what print wrote shows first */
     interp_error(I, "exit(%d)", (int)code);
     I->exiting = true;

@@ -153,7 +153,7 @@ static void shortest_f32(char *buf, size_t size, double x) {
 /* f32: x is an element of an f32 tensor (no type and no precision write its f32 digits). */
 static bool format_number(Interp *I, StrBuf *out, double x, const Spec *sp, bool f32) {
     char type = sp->type;
-    if (type == 's') return interp_error(I, "format(): type 's' is for strings, got a number"), false;
+    if (type == 's') return interp_errork(I, ERRK_TYPE, "format(): type 's' is for strings, got a number"), false;
     if (type == 'd' && sp->precision >= 0) return interp_error(I, "format(): precision is not allowed with type 'd'"), false;
     if (type == 'd' && (isnan(x) || isinf(x) || x != floor(x)))
         return interp_error(I, "format(): type 'd' needs an integer, got %g", x), false;
@@ -219,7 +219,7 @@ static bool format_number(Interp *I, StrBuf *out, double x, const Spec *sp, bool
 
 static bool format_string(Interp *I, StrBuf *out, ObjString *str, const Spec *sp) {
     if (sp->type && sp->type != 's')
-        return interp_error(I, "format(): type '%c' is for numbers, got a string", sp->type), false;
+        return interp_errork(I, ERRK_TYPE, "format(): type '%c' is for numbers, got a string", sp->type), false;
     if (sp->sign) return interp_error(I, "format(): a sign is not allowed for a string"), false;
     if (sp->align == '=') return interp_error(I, "format(): '=' alignment is not allowed for a string"), false;
     if (sp->group) return interp_error(I, "format(): '%c' grouping is not allowed for a string", sp->group), false;
@@ -286,7 +286,7 @@ Value builtin_format(Interp *I, CallArgs *a) {
         int64_t pos = 0;
         Tensor *h = tensor_host(x.as.t);   /* a GPU tensor formats from a host copy */
         if (!h) {
-            interp_error(I, "%s", op_error());
+            interp_op_error(I);
             ok = false;
             break;
         }
@@ -302,7 +302,7 @@ Value builtin_format(Interp *I, CallArgs *a) {
             break;
         }
         ok = false;
-        interp_error(I, "format(): cannot format a %s with a spec", val_type_name(x));
+        interp_errork(I, ERRK_TYPE, "format(): cannot format a %s with a spec", val_type_name(x));
     }
     if (ok && out.len > TSL_MAX_TEXT) ok = false, interp_error(I, "format(): the text is longer than %zu bytes", TSL_MAX_TEXT);
     Value r = ok ? val_str(out.s, (int)out.len) : ERR_VAL;

@@ -37,10 +37,11 @@ static inline Exec exec_body(Interp *I, Frame *f, Node *b);
 
 /* ---------- errors ---------- */
 
-__attribute__((format(printf, 3, 0)))
-static Value error_v(Interp *I, const SrcLoc *loc, const char *fmt, va_list ap) {
+__attribute__((format(printf, 4, 0)))
+static Value error_v(Interp *I, ErrKind k, const SrcLoc *loc, const char *fmt, va_list ap) {
     if (I->err_set) return ERR_VAL;
     I->err_set = true;
+    I->err_kind = k;
     vsnprintf(I->err_msg, sizeof I->err_msg, fmt, ap);
     if (loc) interp_attach_loc(I, *loc);
     return ERR_VAL;
@@ -49,7 +50,7 @@ static Value error_v(Interp *I, const SrcLoc *loc, const char *fmt, va_list ap) 
 Value interp_error(Interp *I, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    Value v = error_v(I, NULL, fmt, ap);
+    Value v = error_v(I, ERRK_VALUE, NULL, fmt, ap);
     va_end(ap);
     return v;
 }
@@ -57,10 +58,28 @@ Value interp_error(Interp *I, const char *fmt, ...) {
 Value interp_error_at(Interp *I, SrcLoc loc, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    Value v = error_v(I, &loc, fmt, ap);
+    Value v = error_v(I, ERRK_VALUE, &loc, fmt, ap);
     va_end(ap);
     return v;
 }
+
+Value interp_errork(Interp *I, ErrKind k, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    Value v = error_v(I, k, NULL, fmt, ap);
+    va_end(ap);
+    return v;
+}
+
+Value interp_error_atk(Interp *I, ErrKind k, SrcLoc loc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    Value v = error_v(I, k, &loc, fmt, ap);
+    va_end(ap);
+    return v;
+}
+
+Value interp_op_error(Interp *I) { return interp_errork(I, op_error_kind(), "%s", op_error()); }
 
 void interp_attach_loc(Interp *I, SrcLoc loc) {
     if (!I->err_set || I->err_has_loc) return;
@@ -70,7 +89,8 @@ void interp_attach_loc(Interp *I, SrcLoc loc) {
 }
 
 void interp_clear_error(Interp *I) {
-    I->err_set = I->err_has_loc = false;
+    I->err_set = I->err_has_loc = I->err_final = false;
+    I->err_kind = ERRK_VALUE;
     I->err_src = NULL;   /* may be a REPL input freed since */
     I->interrupted = false;
     I->err_msg[0] = 0;
@@ -89,10 +109,11 @@ bool interp_check_signals(Interp *I) {
     if (I->timeout_flag) {
         I->interrupt_flag = 1;
         interp_error(I, "time limit exceeded (--timeout)");
+        I->err_final = true;
         return false;
     }
     interp_error(I, "interrupted");
-    I->interrupted = true;
+    I->interrupted = I->err_final = true;
     return false;
 }
 
@@ -101,11 +122,12 @@ bool interp_check_limits(Interp *I) {
     if (!interp_check_signals(I)) return false;
     /* objects count toward --max-memory as they are made (that cannot fail): check here */
     if (mem_over_budget()) {
-        interp_error(I, MAX_MEMORY_MSG, (long long)I->opsctx->max_live);
+        interp_errork(I, ERRK_MEMORY, MAX_MEMORY_MSG, (long long)I->opsctx->max_live);
         return false;
     }
     if (I->max_ops && ++I->ops > I->max_ops) {
         interp_error(I, "operation budget exceeded (--max-ops %lld)", (long long)I->max_ops);
+        I->err_final = true;
         return false;
     }
     return true;
@@ -124,14 +146,16 @@ int interp_truthy(Interp *I, Value v) {
         return -1;
     }
     double x;
-    if (tensor_first(t, &x)) return interp_error(I, "%s", op_error()), -1;   /* a GPU tensor is copied */
+    if (tensor_first(t, &x)) return interp_op_error(I), -1;   /* a GPU tensor is copied */
     return x != 0;
 }
 
 /* ---------- variables ---------- */
 
-COLD static Value undefined_name(Interp *I, Node *n) {
-    return interp_error_at(I, n->loc, "undefined variable '%s'", n->str);
+COLD static Value undefined_name(Interp *I, Frame *f, Node *n) {
+    char hint[SUGGEST_MAX_NAME + 24];
+    return interp_error_atk(I, ERRK_KEY, n->loc, "undefined variable '%s'%s", n->str,
+                            interp_name_hint(f->mod, f->closure ? f->closure->proto : NULL, n->str, hint, sizeof hint));
 }
 
 __attribute__((always_inline)) static inline Value *name_ref(Frame *f, const Node *n) {
@@ -234,7 +258,7 @@ static Value call_closure_eager(Interp *I, ObjClosure *c, Value *base, int npos,
     I->sp = base + nslots;
     Frame fr = { base, c, c->module };
     if (npos > p->nparams) {
-        interp_error(I, "%s() takes %d argument%s but %d were given", fname, p->nparams,
+        interp_errork(I, ERRK_TYPE, "%s() takes %d argument%s but %d were given", fname, p->nparams,
                      p->nparams == 1 ? "" : "s", npos);
         goto out;
     }
@@ -242,11 +266,13 @@ static Value call_closure_eager(Interp *I, ObjClosure *c, Value *base, int npos,
         int i = 0;
         while (i < p->nparams && strcmp(p->params[i], kw->kwnames[k])) i++;
         if (i == p->nparams) {
-            interp_error(I, "%s() got an unknown keyword argument '%s'", fname, kw->kwnames[k]);
+            char hint[SUGGEST_MAX_NAME + 24];
+            interp_errork(I, ERRK_TYPE, "%s() got an unknown keyword argument '%s'%s", fname, kw->kwnames[k],
+                          interp_param_hint(p, kw->kwnames[k], hint, sizeof hint));
             goto out;
         }
         if (base[i].type != VAL_UNDEF) {
-            interp_error(I, "%s() got multiple values for parameter '%s'", fname, p->params[i]);
+            interp_errork(I, ERRK_TYPE, "%s() got multiple values for parameter '%s'", fname, p->params[i]);
             goto out;
         }
         base[i] = val_retain(kw->kw[k]);
@@ -259,7 +285,7 @@ static Value call_closure_eager(Interp *I, ObjClosure *c, Value *base, int npos,
         if (!p->defaults[i]) {
             I->cur_src = saved_src;
             I->depth--;
-            interp_error(I, "%s() missing argument '%s'", fname, p->params[i]);
+            interp_errork(I, ERRK_TYPE, "%s() missing argument '%s'", fname, p->params[i]);
             goto out;
         }
         Value d = eval(I, &fr, p->defaults[i]);
@@ -308,7 +334,7 @@ static Value call_value_at(Interp *I, Value fn, Value *base, int npos, CallArgs 
         Value *fwd = dict_get(AS_DICT(fn), "forward", 7);
         if (!fwd) {
             for (int i = 0; i < npos; i++) val_release(base[i]);
-            return interp_error(I, "dict is not callable: it has no 'forward' field");
+            return interp_errork(I, ERRK_TYPE, "dict is not callable: it has no 'forward' field");
         }
         if (base + npos + 1 >= I->stack_end) {
             for (int i = 0; i < npos; i++) val_release(base[i]);
@@ -322,7 +348,7 @@ static Value call_value_at(Interp *I, Value fn, Value *base, int npos, CallArgs 
         return r;
     }
     for (int i = 0; i < npos; i++) val_release(base[i]);
-    return interp_error(I, "a %s is not callable", val_type_name(fn));
+    return interp_errork(I, ERRK_TYPE, "a %s is not callable", val_type_name(fn));
 }
 
 Value interp_call_args(Interp *I, Value fn, CallArgs *a) {
@@ -598,7 +624,7 @@ int tensor_op_of(int tok) {
 }
 
 static Value tensor_result(Interp *I, Tensor *t) {
-    if (!t) return interp_error(I, "%s", op_error());
+    if (!t) return interp_op_error(I);
     return TENSOR_VAL(t);
 }
 
@@ -614,7 +640,7 @@ static Value scalar_as(Interp *I, double x, DType dt) {
     Tensor *f = tensor_scalar(DT_F64, x);
     Tensor *t = f ? tensor_astype(f, dt) : NULL;
     tensor_release(f);
-    return t ? TENSOR_VAL(t) : interp_error(I, "%s", op_error());
+    return t ? TENSOR_VAL(t) : interp_op_error(I);
 }
 
 /* A tensor, number or bool as an operand of an op (numbers and bools are weak scalars). */
@@ -631,10 +657,10 @@ static const OpAttrs no_attrs = { .naxes = -1, .dtype = -1 };
  * (a transpose that was not recorded made grad(x.T * x.T) zero). */
 static Value recorded_op(Interp *I, const OpCall *c) {
     Tensor *out[OP_MAX_OUT] = { NULL, NULL, NULL };
-    if (op_run(c, out)) return interp_error(I, "%s", op_error());
+    if (op_run(c, out)) return interp_op_error(I);
     if (I->tape && autograd_record(c, out)) {
         for (int k = 0; k < OP_MAX_OUT; k++) tensor_release(out[k]);
-        return interp_error(I, "%s", op_error());
+        return interp_op_error(I);
     }
     return TENSOR_VAL(out[0]);
 }
@@ -680,7 +706,7 @@ static Value number_op_values(Interp *I, OpCode op, const Value *v, int n) {
     OpArg in[2];
     for (int i = 0; i < n; i++) in[i] = value_arg(v[i]);
     double r;
-    if (op_run_number(op, in, n, NULL, &r)) return interp_error(I, "%s", op_error());
+    if (op_run_number(op, in, n, NULL, &r)) return interp_op_error(I);
     return op_number_is_bool(op, in, n) ? BOOL_VAL(r != 0) : NUM_VAL(r);
 }
 
@@ -703,13 +729,13 @@ static Value value_in(Interp *I, Value x, Value c, bool negate) {
         found = x.type == VAL_STR && dict_get(AS_DICT(c), AS_STR(x)->chars, AS_STR(x)->len) != NULL;
     } else if (c.type == VAL_STR) {
         if (x.type != VAL_STR)
-            return interp_error(I, "'in' on a string needs a string on the left, got %s", val_type_name(x));
+            return interp_errork(I, ERRK_TYPE, "'in' on a string needs a string on the left, got %s", val_type_name(x));
         ObjString *h = AS_STR(c), *nd = AS_STR(x);
         if (nd->len == 0) found = true;
         for (int i = 0; !found && i + nd->len <= h->len; i++)
             found = !memcmp(h->chars + i, nd->chars, (size_t)nd->len);
     } else {
-        return interp_error(I, "'%s' needs a list, dict or string on the right, got %s", negate ? "not in" : "in",
+        return interp_errork(I, ERRK_TYPE, "'%s' needs a list, dict or string on the right, got %s", negate ? "not in" : "in",
                             val_type_name(c));
     }
     return BOOL_VAL(found != negate);
@@ -742,7 +768,7 @@ Value value_binary(Interp *I, int op, Value a, Value b) {
     }
     bool at = a.type == VAL_TENSOR, bt = b.type == VAL_TENSOR;
     if (op == TOK_AT && !(at && bt))
-        return interp_error(I, "'@' needs two tensors, got %s and %s", val_type_name(a), val_type_name(b));
+        return interp_errork(I, ERRK_TYPE, "'@' needs two tensors, got %s and %s", val_type_name(a), val_type_name(b));
     if ((at && (bt || b.type == VAL_NUM || b.type == VAL_BOOL)) || (bt && (a.type == VAL_NUM || a.type == VAL_BOOL)))
         return tensor_binary(I, (OpCode)tensor_op_of(op), a, b);
     if (op == TOK_EQ || op == TOK_NE) {
@@ -765,7 +791,7 @@ Value value_binary(Interp *I, int op, Value a, Value b) {
     if (op == TOK_PLUS && a.type == VAL_LIST && b.type == VAL_LIST) return concat_lists(AS_LIST(a), AS_LIST(b));
     if (op == TOK_STAR && a.type == VAL_STR && b.type == VAL_NUM) return str_repeat(I, AS_STR(a), b.as.n);
     if (op == TOK_STAR && a.type == VAL_NUM && b.type == VAL_STR) return str_repeat(I, AS_STR(b), a.as.n);
-    return interp_error(I, "unsupported operand types for '%s': %s and %s", tok_symbol((TokKind)op), val_type_name(a),
+    return interp_errork(I, ERRK_TYPE, "unsupported operand types for '%s': %s and %s", tok_symbol((TokKind)op), val_type_name(a),
                         val_type_name(b));
 }
 
@@ -798,7 +824,7 @@ static Value binary_in_place(Interp *I, int op, Value a, Value b) {
     val_release(other);
     if (rc) {
         val_release(tv);
-        return interp_error(I, "%s", op_error());
+        return interp_op_error(I);
     }
     return tv;
 }
@@ -893,7 +919,7 @@ static Value eval_unary(Interp *I, Frame *f, Node *n) {
         if (IS_ERR(r)) interp_attach_loc(I, n->loc);
         return r;
     }
-    Value r = interp_error_at(I, n->loc, "unsupported operand type for unary '%s': %s", tilde ? "~" : "-",
+    Value r = interp_error_atk(I, ERRK_TYPE, n->loc, "unsupported operand type for unary '%s': %s", tilde ? "~" : "-",
                               val_type_name(a));
     val_release(a);
     return r;
@@ -904,9 +930,9 @@ static Value eval_unary(Interp *I, Frame *f, Node *n) {
 /* Python-style index normalisation for lists and strings. */
 static bool norm_index(Interp *I, double x, int64_t len, int64_t *out, const char *what) {
     int64_t i;
-    if (isnan(x) || x != floor(x)) { interp_error(I, "%s index must be an integer, got %g", what, x); return false; }
+    if (isnan(x) || x != floor(x)) { interp_errork(I, ERRK_TYPE, "%s index must be an integer, got %g", what, x); return false; }
     if (!num_to_i64(x, &i) || (i < 0 ? i + len < 0 : i >= len)) {
-        interp_error(I, "%s index out of range", what);
+        interp_errork(I, ERRK_INDEX, "%s index out of range", what);
         return false;
     }
     *out = i < 0 ? i + len : i;
@@ -918,9 +944,9 @@ static bool norm_index(Interp *I, double x, int64_t len, int64_t *out, const cha
 static bool slice_bounds(Interp *I, int64_t len, int64_t *start, int64_t *stop, int64_t *step, Value *vals) {
     *step = 1;
     if (vals[2].type == VAL_NUM) {
-        if (!num_to_i64_clamped(vals[2].as.n, step)) { interp_error(I, "slice step must be an integer"); return false; }
+        if (!num_to_i64_clamped(vals[2].as.n, step)) { interp_errork(I, ERRK_TYPE, "slice step must be an integer"); return false; }
     } else if (vals[2].type != VAL_NIL && vals[2].type != VAL_UNDEF) {
-        interp_error(I, "slice step must be a number");
+        interp_errork(I, ERRK_TYPE, "slice step must be a number");
         return false;
     }
     if (*step == 0) { interp_error(I, "slice step cannot be zero"); return false; }
@@ -933,7 +959,7 @@ static bool slice_bounds(Interp *I, int64_t len, int64_t *start, int64_t *stop, 
             continue;
         }
         int64_t x;
-        if (v.type != VAL_NUM || !num_to_i64_clamped(v.as.n, &x)) { interp_error(I, "slice bounds must be integers"); return false; }
+        if (v.type != VAL_NUM || !num_to_i64_clamped(v.as.n, &x)) { interp_errork(I, ERRK_TYPE, "slice bounds must be integers"); return false; }
         if (x < 0) x += len;   /* x >= -(2^63-1) and len >= 0: no overflow */
         if (*step > 0) x = x < 0 ? 0 : x > len ? len : x;
         else x = x < -1 ? -1 : x > len - 1 ? len - 1 : x;
@@ -983,12 +1009,12 @@ static Value list_index_tensor(Interp *I, Value list) {
     Shape s;
     shape_of(fv.as.t, &s);
     Tensor *r = tensor_new(DT_I64, &s);
-    if (!r) { val_release(fv); return interp_error(I, "%s", op_error()); }
+    if (!r) { val_release(fv); return interp_op_error(I); }
     const double *x = fv.as.t->data;
     int64_t *o = r->data;
     for (int64_t k = 0; k < r->size; k++)
         if (!num_to_i64(x[k], &o[k])) {
-            Value e = interp_error(I, "tensor index must be an integer, got %g", x[k]);
+            Value e = interp_errork(I, ERRK_TYPE, "tensor index must be an integer, got %g", x[k]);
             tensor_release(r);
             val_release(fv);
             return e;
@@ -1002,7 +1028,7 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
     Tensor *owned[TSL_MAX_RANK + 8];
     int nowned = 0;
     Value r = ERR_VAL;
-    if (n > TSL_MAX_RANK + 8) return interp_error(I, "too many indices");
+    if (n > TSL_MAX_RANK + 8) return interp_errork(I, ERRK_INDEX, "too many indices");
     for (int k = 0; k < n; k++) {
         IndexItem *it = &items[k];
         memset(it, 0, sizeof *it);
@@ -1015,7 +1041,7 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
                 if (v.type == VAL_NIL || v.type == VAL_UNDEF) continue;
                 int64_t x;
                 if (v.type != VAL_NUM || !num_to_i64_clamped(v.as.n, &x)) {
-                    interp_error(I, "slice bounds must be integers");
+                    interp_errork(I, ERRK_TYPE, "slice bounds must be integers");
                     goto out;
                 }
                 if (j == 0) { it->has_start = true; it->start = x; }
@@ -1028,8 +1054,8 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
         if (v.type == VAL_NIL) {   /* a new axis of length 1, NumPy's None */
             it->kind = IDX_NEWAXIS;
         } else if (v.type == VAL_NUM) {
-            if (v.as.n != floor(v.as.n) || isnan(v.as.n)) { interp_error(I, "tensor index must be an integer, got %g", v.as.n); goto out; }
-            if (!num_to_i64(v.as.n, &it->i)) { interp_error(I, "index %g is out of range", v.as.n); goto out; }
+            if (v.as.n != floor(v.as.n) || isnan(v.as.n)) { interp_errork(I, ERRK_TYPE, "tensor index must be an integer, got %g", v.as.n); goto out; }
+            if (!num_to_i64(v.as.n, &it->i)) { interp_errork(I, ERRK_INDEX, "index %g is out of range", v.as.n); goto out; }
             it->kind = IDX_INT;
         } else if (v.type == VAL_BOOL) {
             Tensor *bt = tensor_scalar(DT_BOOL, v.as.b);
@@ -1040,7 +1066,7 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
             it->kind = IDX_TENSOR;
             it->t = v.as.t;
             if (v.as.t->device != DEV_CPU) {   /* indices are read on the host */
-                if (!(owned[nowned] = tensor_host(v.as.t))) { interp_error(I, "%s", op_error()); goto out; }
+                if (!(owned[nowned] = tensor_host(v.as.t))) { interp_op_error(I); goto out; }
                 it->t = owned[nowned++];
             }
         } else if (v.type == VAL_LIST) {
@@ -1051,12 +1077,12 @@ static Value index_tensor(Interp *I, Tensor *t, IdxVal *iv, int n, Tensor *setva
             it->kind = IDX_TENSOR;
             it->t = tv.as.t;
         } else {
-            interp_error(I, "cannot index a tensor with a %s", val_type_name(v));
+            interp_errork(I, ERRK_TYPE, "cannot index a tensor with a %s", val_type_name(v));
             goto out;
         }
     }
     if (set && I->tape && (autograd_tracked(t) || (setval && autograd_tracked(setval)))) {
-        interp_error(I, "no gradient through assigning into a tensor (t[i] = v) yet");   /* not silently zero */
+        interp_errork(I, ERRK_VALUE, "no gradient through assigning into a tensor (t[i] = v) yet");   /* not silently zero */
         goto out;
     }
     {
@@ -1098,7 +1124,7 @@ static Value index_sequence(Interp *I, Value obj, IdxVal *iv) {
         return r;
     }
     if (iv->kind != 0 || iv->v[0].type != VAL_NUM)
-        return interp_error(I, "%s index must be a number", what);
+        return interp_errork(I, ERRK_TYPE, "%s index must be a number", what);
     int64_t i;
     if (!norm_index(I, iv->v[0].as.n, len, &i, what)) return ERR_VAL;
     if (is_list) return val_retain(AS_LIST(obj)->items[i]);
@@ -1107,23 +1133,23 @@ static Value index_sequence(Interp *I, Value obj, IdxVal *iv) {
 }
 
 static Value index_dict(Interp *I, ObjDict *d, Value key) {
-    if (key.type != VAL_STR) return interp_error(I, "dict keys are strings, got a %s", val_type_name(key));
+    if (key.type != VAL_STR) return interp_errork(I, ERRK_TYPE, "dict keys are strings, got a %s", val_type_name(key));
     Value *v = dict_get(d, AS_STR(key)->chars, AS_STR(key)->len);
-    if (!v) return interp_error(I, "key '%s' not found in dict", AS_STR(key)->chars);
+    if (!v) return interp_errork(I, ERRK_KEY, "key '%s' not found in dict", AS_STR(key)->chars);
     return val_retain(*v);
 }
 
 static Value index_values(Interp *I, Value obj, IdxVal *iv, int n) {
     if (obj.type == VAL_TENSOR) return index_tensor(I, obj.as.t, iv, n, NULL, false);
-    if (n != 1) return interp_error(I, "a %s takes exactly one index", val_type_name(obj));
+    if (n != 1) return interp_errork(I, ERRK_INDEX, "a %s takes exactly one index", val_type_name(obj));
     if (obj.type == VAL_LIST || obj.type == VAL_STR) return index_sequence(I, obj, iv);
     if (obj.type == VAL_DICT && iv->kind == 0) return index_dict(I, AS_DICT(obj), iv->v[0]);
-    return interp_error(I, "a %s cannot be indexed", val_type_name(obj));
+    return interp_errork(I, ERRK_TYPE, "a %s cannot be indexed", val_type_name(obj));
 }
 
 Value value_index(Interp *I, Value obj, Value *idx, int n) {
     IdxVal iv[TSL_MAX_RANK];
-    if (n > TSL_MAX_RANK) return interp_error(I, "too many indices");
+    if (n > TSL_MAX_RANK) return interp_errork(I, ERRK_INDEX, "too many indices");
     for (int k = 0; k < n; k++) iv[k] = (IdxVal){ 0, { idx[k], NIL_VAL, NIL_VAL } };
     return index_values(I, obj, iv, n);
 }
@@ -1163,7 +1189,7 @@ static bool eval_index_items(Interp *I, Frame *f, Node *n, IdxVal *iv) {
 }
 
 static Value eval_index(Interp *I, Frame *f, Node *n) {
-    if (n->n > TSL_MAX_RANK + 8) return interp_error_at(I, n->loc, "too many indices");
+    if (n->n > TSL_MAX_RANK + 8) return interp_error_atk(I, ERRK_INDEX, n->loc, "too many indices");
     Value obj = eval(I, f, n->a);
     if (IS_ERR(obj)) return obj;
     IdxVal iv[TSL_MAX_RANK + 8];
@@ -1211,17 +1237,24 @@ static Value tensor_field(Interp *I, Tensor *t, const char *name) {
     }
     ObjBuiltin *m = method_tensor_builtin(I, name);   /* t.sum is sum, unbound (methods.h) */
     if (m) return val_retain(OBJ_VAL(VAL_FUNC, m));
-    return interp_error(I, "tensor has no attribute '%s'", name);
+    char hint[SUGGEST_MAX_NAME + 24];
+    return interp_errork(I, ERRK_KEY, "tensor has no attribute '%s'%s", name, interp_attr_hint(name, hint, sizeof hint));
 }
 
 static Value field_of(Interp *I, Value obj, const char *name) {
     if (obj.type == VAL_DICT) {
         Value *v = dict_get(AS_DICT(obj), name, (int)strlen(name));
-        if (!v) return interp_error(I, "key '%s' not found in dict", name);
+        if (!v) {
+            char hint[SUGGEST_MAX_NAME + 24];
+            Suggest s;
+            suggest_init(&s, name);
+            for (int i = 0; i < AS_DICT(obj)->len; i++) suggest_offer(&s, AS_DICT(obj)->entries[i].key->chars);
+            return interp_errork(I, ERRK_KEY, "key '%s' not found in dict%s", name, suggest_text(&s, hint, sizeof hint));
+        }
         return val_retain(*v);
     }
     if (obj.type == VAL_TENSOR) return tensor_field(I, obj.as.t, name);
-    return interp_error(I, "a %s has no field '%s'", val_type_name(obj), name);
+    return interp_errork(I, ERRK_KEY, "a %s has no field '%s'", val_type_name(obj), name);
 }
 
 static Value eval_field(Interp *I, Frame *f, Node *n) {
@@ -1383,7 +1416,7 @@ __attribute__((always_inline)) static inline Value eval(Interp *I, Frame *f, Nod
     case AST_NUM: return NUM_VAL(n->num);
     case AST_NAME: {
         Value v = *name_ref(f, n);
-        if (v.type == VAL_UNDEF) return undefined_name(I, n);
+        if (v.type == VAL_UNDEF) return undefined_name(I, f, n);
         return val_retain(v);
     }
     case AST_BINARY: {
@@ -1433,7 +1466,7 @@ static Exec store_index(Interp *I, Frame *f, Node *target, Value obj, IdxVal *iv
             }
         }
     } else {
-        interp_error(I, "cannot assign into a %s with this index", val_type_name(obj));
+        interp_errork(I, ERRK_TYPE, "cannot assign into a %s with this index", val_type_name(obj));
         st = EX_ERR;
     }
     if (st == EX_ERR) interp_attach_loc(I, target->loc);
@@ -1449,7 +1482,7 @@ static Exec assign_index(Interp *I, Frame *f, Node *target, Value v) {
     if (IS_ERR(obj)) { val_release(v); return EX_ERR; }
     IdxVal iv[TSL_MAX_RANK + 8];
     if (target->n > TSL_MAX_RANK + 8 || !eval_index_items(I, f, target, iv)) {
-        if (target->n > TSL_MAX_RANK + 8) interp_error_at(I, target->loc, "too many indices");
+        if (target->n > TSL_MAX_RANK + 8) interp_error_atk(I, ERRK_INDEX, target->loc, "too many indices");
         val_release(obj);
         val_release(v);
         return EX_ERR;
@@ -1464,7 +1497,7 @@ static Exec store_field(Interp *I, Node *target, Value obj, Value v) {
     Exec st = EX_OK;
     if (obj.type == VAL_DICT) dict_set_cstr(AS_DICT(obj), target->str, v);
     else {
-        interp_error_at(I, target->loc, "cannot set field '%s' on a %s", target->str, val_type_name(obj));
+        interp_error_atk(I, ERRK_TYPE, target->loc, "cannot set field '%s' on a %s", target->str, val_type_name(obj));
         st = EX_ERR;
     }
     val_release(obj);
@@ -1514,7 +1547,7 @@ static Exec assign_augmented(Interp *I, Frame *f, Node *n) {
         if (IS_ERR(cur)) return EX_ERR;
     } else {
         if (target->kind == AST_INDEX && target->n > TSL_MAX_RANK + 8) {
-            interp_error_at(I, target->loc, "too many indices");
+            interp_error_atk(I, ERRK_INDEX, target->loc, "too many indices");
             return EX_ERR;
         }
         obj = eval(I, f, target->a);
@@ -1636,13 +1669,13 @@ NOINLINE static Exec exec_for(Interp *I, Frame *f, Node *n) {
     case VAL_TENSOR:
         if (it.as.t->ndim == 0) {
             val_release(it);
-            interp_error_at(I, n->b->loc, "cannot iterate over a 0-d tensor");
+            interp_error_atk(I, ERRK_TYPE, n->b->loc, "cannot iterate over a 0-d tensor");
             return EX_ERR;
         }
         len = it.as.t->shape[0];
         break;
     default:
-        interp_error_at(I, n->b->loc, "cannot iterate over a %s", val_type_name(it));
+        interp_error_atk(I, ERRK_TYPE, n->b->loc, "cannot iterate over a %s", val_type_name(it));
         val_release(it);
         return EX_ERR;
     }
@@ -1844,6 +1877,20 @@ NOINLINE static Exec exec_del(Interp *I, Frame *f, Node *n) {
     return EX_OK;
 }
 
+/* try { a } catch e { c }: an error in a that a program may catch (not Ctrl-C, --timeout,
+ * --max-ops or exit) becomes the dict e and c runs. Every frame between released what it
+ * held as the error unwound; what a did before the error stays done. */
+NOINLINE static Exec exec_try(Interp *I, Frame *f, Node *n) {
+    Source *src = I->cur_src;
+    Exec st = exec_block(I, f, n->a);
+    if (st != EX_ERR || I->err_final || I->exiting) return st;
+    I->cur_src = src;
+    Value e = n->b ? interp_caught_error(I) : NIL_VAL;
+    interp_clear_error(I);
+    if (n->b && assign_to(I, f, n->b, e) == EX_ERR) return EX_ERR;
+    return exec_block(I, f, n->c);
+}
+
 /* Every statement kind but the hot ones exec() dispatches itself. */
 NOINLINE static Exec exec_other(Interp *I, Frame *f, Node *n) {
     switch (n->kind) {
@@ -1855,6 +1902,7 @@ NOINLINE static Exec exec_other(Interp *I, Frame *f, Node *n) {
     case AST_BLOCK: return exec_block(I, f, n);
     case AST_COLLECT: return exec_collect(I, f, n);
     case AST_DEL: return exec_del(I, f, n);
+    case AST_TRY: return exec_try(I, f, n);
     case AST_FNDECL: return assign_to(I, f, n->a, make_closure(f, n->b->proto));
     case AST_IMPORT: {
         Value m = module_import(I, f->mod, n->str);

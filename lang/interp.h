@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include "value.h"
 #include "ctx.h"
+#include "suggest.h"
+#include "ast.h"
 
 /* The largest source file or module read (docs/language.md); anything bigger is an error. */
 #define TSL_MAX_SOURCE_BYTES (64 * 1024 * 1024)
@@ -123,6 +125,8 @@ typedef struct Interp {
     CallSite call_site;       /* the innermost call expression being evaluated */
     /* pending error */
     bool err_set, err_has_loc, interrupted;
+    bool err_final;           /* Ctrl-C, --timeout, --max-ops, exit(): no try catches it */
+    ErrKind err_kind;         /* what a catch sees as e.kind (spec section 12) */
     char err_msg[512];
     SrcLoc err_loc;
     SrcLoc jump_loc;          /* the last break/continue executed */
@@ -244,7 +248,22 @@ static inline Source *closure_src(const ObjClosure *c) {
  * the innermost expression that has one. */
 Value interp_error(Interp *I, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 Value interp_error_at(Interp *I, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same with the error's kind; interp_error and interp_error_at raise ERRK_VALUE. */
+Value interp_errork(Interp *I, ErrKind k, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+Value interp_error_atk(Interp *I, ErrKind k, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Raises the ops layer's pending error (op_error(), op_error_kind()). */
+Value interp_op_error(Interp *I);
 void interp_attach_loc(Interp *I, SrcLoc loc);
+/* The pending error as the dict `catch e` binds: {message, kind, file, line, col, traceback}
+ * (lang/errval.c). The error stays pending. */
+Value interp_caught_error(Interp *I);
+/* "; did you mean 'X'?" (in buf) for an unknown name read in function p (NULL: top level) of
+ * module m: the closest of p's locals and captured names, m's bound globals (the built-ins
+ * among them) and the keywords; "" when none is close (ops/suggest.h). lang/errval.c. */
+const char *interp_name_hint(const Module *m, const FnProto *p, const char *name, char *buf, size_t n);
+/* The same for a keyword argument of p, and for a tensor attribute. */
+const char *interp_param_hint(const FnProto *p, const char *name, char *buf, size_t n);
+const char *interp_attr_hint(const char *name, char *buf, size_t n);
 /* Renders the pending error as the program prints it (FILE:LINE:COL: error: MSG, the source
  * line and a caret, the traceback) into I->report, while its source is still alive. Both
  * render entered and protected, so they may be called from inside or outside a run: when the

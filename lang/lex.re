@@ -229,6 +229,8 @@ static int lex_scan(LexState *s, size_t len, TokenList *tl) {
         "true"     { k = TOK_TRUE; goto emit; }
         "false"    { k = TOK_FALSE; goto emit; }
         "nil"      { k = TOK_NIL; goto emit; }
+        "try"      { k = TOK_TRY; goto emit; }
+        "catch"    { k = TOK_CATCH; goto emit; }
         ident      { k = TOK_IDENT; goto emit; }
         "("  { k = TOK_LPAREN; goto open; }
         "["  { k = TOK_LBRACKET; goto open; }

@@ -10,7 +10,7 @@
 
 static bool need_list(Interp *I, const char *fname, Value v) {
     if (v.type == VAL_LIST) return true;
-    interp_error(I, "%s() needs a list, got a %s", fname, val_type_name(v));
+    interp_errork(I, ERRK_TYPE, "%s() needs a list, got a %s", fname, val_type_name(v));
     return false;
 }
 
@@ -31,8 +31,8 @@ static int compare_keys(Interp *I, Value x, Value y) {
         return (c > 0) - (c < 0);
     }
     bool xs = x.type == VAL_STR || x.type == VAL_NUM, ys = y.type == VAL_STR || y.type == VAL_NUM;
-    if (xs && ys) interp_error(I, "sorted(): cannot compare numbers with strings");
-    else interp_error(I, "sorted() orders numbers or strings, got a %s", val_type_name(xs ? y : x));
+    if (xs && ys) interp_errork(I, ERRK_TYPE, "sorted(): cannot compare numbers with strings");
+    else interp_errork(I, ERRK_TYPE, "sorted() orders numbers or strings, got a %s", val_type_name(xs ? y : x));
     return 2;
 }
 
@@ -59,7 +59,7 @@ static Value bi_sorted(Interp *I, CallArgs *a) {
     Value v[3];
     if (!builtin_bind(I, a, bi_sorted, v) || !need_list(I, "sorted", v[0])) return ERR_VAL;
     bool has_key = v[1].type != VAL_UNDEF && v[1].type != VAL_NIL;
-    if (has_key && v[1].type != VAL_FUNC) return interp_error(I, "sorted(): key must be a function, got a %s", val_type_name(v[1]));
+    if (has_key && v[1].type != VAL_FUNC) return interp_errork(I, ERRK_TYPE, "sorted(): key must be a function, got a %s", val_type_name(v[1]));
     bool reverse = v[2].type != VAL_UNDEF && val_truthy_simple(v[2]);
     /* the items are copied first: a key function may change the list while it runs */
     ObjList *l = AS_LIST(v[0]);
@@ -100,7 +100,7 @@ static Value bi_reversed(Interp *I, CallArgs *a) {
 static Value bi_extend(Interp *I, CallArgs *a) {
     Value v[2];
     if (!builtin_bind(I, a, bi_extend, v) || !need_list(I, "extend", v[0])) return ERR_VAL;
-    if (v[1].type != VAL_LIST) return interp_error(I, "extend(): 'other' must be a list, got a %s", val_type_name(v[1]));
+    if (v[1].type != VAL_LIST) return interp_errork(I, ERRK_TYPE, "extend(): 'other' must be a list, got a %s", val_type_name(v[1]));
     ObjList *l = AS_LIST(v[0]), *o = AS_LIST(v[1]);
     int n = o->len;   /* extend(l, l) appends l's items once */
     for (int i = 0; i < n; i++) list_push(l, o->items[i]);
@@ -112,7 +112,7 @@ static Value bi_insert(Interp *I, CallArgs *a) {
     double x;
     if (!builtin_bind(I, a, bi_insert, v) || !need_list(I, "insert", v[0]) || !arg_number(I, "insert", "i", v[1], &x))
         return ERR_VAL;
-    if (x != floor(x)) return interp_error(I, "insert(): 'i' must be an integer, got %g", x);
+    if (x != floor(x)) return interp_errork(I, ERRK_TYPE, "insert(): 'i' must be an integer, got %g", x);
     ObjList *l = AS_LIST(v[0]);
     if (x < 0) x += l->len;   /* Python clamps an index outside the list (however far) to its ends */
     int i = x < 0 ? 0 : x > l->len ? l->len : (int)x;
@@ -138,7 +138,7 @@ static Value bi_remove(Interp *I, CallArgs *a) {
     ObjList *l = AS_LIST(v[0]);
     int i = find_item(I, l, v[1]);
     if (i == -2) return ERR_VAL;
-    if (i < 0) return interp_error(I, "remove(): the item is not in the list");
+    if (i < 0) return interp_errork(I, ERRK_VALUE, "remove(): the item is not in the list");
     Value gone = l->items[i];
     memmove(l->items + i, l->items + i + 1, sizeof(Value) * (size_t)(l->len - 1 - i));
     l->len--;
@@ -151,7 +151,7 @@ static Value bi_index(Interp *I, CallArgs *a) {
     if (!builtin_bind(I, a, bi_index, v) || !need_list(I, "index", v[0])) return ERR_VAL;
     int i = find_item(I, AS_LIST(v[0]), v[1]);
     if (i == -2) return ERR_VAL;
-    if (i < 0) return interp_error(I, "index(): the item is not in the list");
+    if (i < 0) return interp_errork(I, ERRK_VALUE, "index(): the item is not in the list");
     return NUM_VAL(i);
 }
 
@@ -163,25 +163,25 @@ static Value bi_index(Interp *I, CallArgs *a) {
 Value interp_take(Interp *I, const char *what, Value obj, Value key, Value dflt) {
     bool del = !strcmp(what, "del");
     if (obj.type == VAL_DICT) {
-        if (key.type == VAL_UNDEF) return interp_error(I, "pop() of a dict needs a key");
-        if (key.type != VAL_STR) return interp_error(I, "dict keys are strings, got a %s", val_type_name(key));
+        if (key.type == VAL_UNDEF) return interp_errork(I, ERRK_TYPE, "pop() of a dict needs a key");
+        if (key.type != VAL_STR) return interp_errork(I, ERRK_TYPE, "dict keys are strings, got a %s", val_type_name(key));
         Value out;
         if (dict_remove(AS_DICT(obj), AS_STR(key)->chars, AS_STR(key)->len, &out)) return out;
         if (dflt.type != VAL_UNDEF) return val_retain(dflt);
-        return interp_error(I, "key '%s' not found in dict", AS_STR(key)->chars);
+        return interp_errork(I, ERRK_KEY, "key '%s' not found in dict", AS_STR(key)->chars);
     }
     if (obj.type != VAL_LIST)
-        return del ? interp_error(I, "cannot delete from a %s (only from a list or dict)", val_type_name(obj))
-                   : interp_error(I, "pop() needs a list or dict, got a %s", val_type_name(obj));
+        return del ? interp_errork(I, ERRK_TYPE, "cannot delete from a %s (only from a list or dict)", val_type_name(obj))
+                   : interp_errork(I, ERRK_TYPE, "pop() needs a list or dict, got a %s", val_type_name(obj));
     if (dflt.type != VAL_UNDEF) return interp_error(I, "pop(): a default is only for a dict");
     ObjList *l = AS_LIST(obj);
     int64_t i = l->len - 1;
-    if (key.type == VAL_UNDEF && l->len == 0) return interp_error(I, "pop() from an empty list");
+    if (key.type == VAL_UNDEF && l->len == 0) return interp_errork(I, ERRK_INDEX, "pop() from an empty list");
     if (key.type != VAL_UNDEF) {
-        if (key.type != VAL_NUM) return interp_error(I, "list index must be a number, got a %s", val_type_name(key));
+        if (key.type != VAL_NUM) return interp_errork(I, ERRK_TYPE, "list index must be a number, got a %s", val_type_name(key));
         double x = key.as.n;
-        if (x != floor(x)) return interp_error(I, "list index must be an integer, got %g", x);
-        if (x < -(double)l->len || x >= (double)l->len) return interp_error(I, "list index out of range");
+        if (x != floor(x)) return interp_errork(I, ERRK_TYPE, "list index must be an integer, got %g", x);
+        if (x < -(double)l->len || x >= (double)l->len) return interp_errork(I, ERRK_INDEX, "list index out of range");
         i = (int64_t)(x < 0 ? x + l->len : x);
     }
     Value out = l->items[i];

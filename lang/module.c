@@ -226,11 +226,11 @@ Value module_import(Interp *I, Module *from, const char *name) {
         return val_retain(m->exports);
     }
     char *path = search_module(I, from, name);
-    if (!path) return interp_error(I, "module '%s' not found", name);
+    if (!path) return interp_errork(I, ERRK_IO, "module '%s' not found", name);
     size_t len;
     char *text = read_file(path, &len);
     if (!text) {
-        Value e = interp_error(I, "cannot read module '%s': %s", name, op_error());
+        Value e = interp_errork(I, ERRK_IO, "cannot read module '%s': %s", name, op_error());
         mem_free(path);
         return e;
     }

@@ -38,7 +38,7 @@ Value opargs_value(const CallArgs *a, int which) {
 static bool attr_axis(Interp *I, const char *fname, Value v, int *out) {
     int64_t x;
     if (!arg_int(I, fname, "axis", v, &x)) return false;
-    if (x > 1000 || x < -1000) return interp_error(I, "%s(): axis %lld is out of range", fname, (long long)x), false;
+    if (x > 1000 || x < -1000) return interp_errork(I, ERRK_INDEX, "%s(): axis %lld is out of range", fname, (long long)x), false;
     *out = (int)x;
     return true;
 }
@@ -65,16 +65,16 @@ static bool attr_shape(Interp *I, const char *fname, const char *pname, Value v,
     } else if (v.type == VAL_LIST) {
         ObjList *l = AS_LIST(v);
         if (l->len > TSL_MAX_RANK)
-            return interp_error(I, "%s(): rank %d is above the limit of %d", fname, l->len, TSL_MAX_RANK), false;
+            return interp_errork(I, ERRK_SHAPE, "%s(): rank %d is above the limit of %d", fname, l->len, TSL_MAX_RANK), false;
         s->ndim = l->len;
         for (int i = 0; i < l->len; i++)
             if (!arg_int(I, fname, pname, l->items[i], &s->d[i])) return false;
     } else {
-        return interp_error(I, "%s(): %s must be a list of numbers or a number", fname, pname), false;
+        return interp_errork(I, ERRK_TYPE, "%s(): %s must be a list of numbers or a number", fname, pname), false;
     }
     for (int i = 0; i < s->ndim; i++)
         if (s->d[i] < 0 && !(allow_minus1 && s->d[i] == -1))
-            return interp_error(I, "%s(): negative dimension %lld in %s", fname, (long long)s->d[i], pname), false;
+            return interp_errork(I, ERRK_SHAPE, "%s(): negative dimension %lld in %s", fname, (long long)s->d[i], pname), false;
     return true;
 }
 
@@ -116,7 +116,7 @@ bool opargs_attr(Interp *I, OpCode op, int p, Value v, OpAttrs *at) {
         return interp_error(I, "%s(): %s must be one of \"sum\", \"mean\", \"max\", \"min\"", d->name, pp->name), false;
     case P_DTYPE:
         if (v.type != VAL_STR || dtype_parse(AS_STR(v)->chars, &dt))
-            return interp_error(I, "%s(): dtype must be one of \"f32\", \"f64\", \"i64\", \"bool\"", d->name), false;
+            return interp_errork(I, ERRK_TYPE, "%s(): dtype must be one of \"f32\", \"f64\", \"i64\", \"bool\"", d->name), false;
         at->dtype = (int)dt;
         return true;
     default: return interp_error(I, "internal error: %s() parameter %d is not an attribute", d->name, p), false;
@@ -182,7 +182,7 @@ static bool operand_of(Interp *I, Operands *o, Value v, bool keep_number) {
 }
 
 static bool list_operands(Interp *I, const char *fname, Operands *o, Value v) {
-    if (v.type != VAL_LIST) return interp_error(I, "%s() needs a list of tensors", fname), false;
+    if (v.type != VAL_LIST) return interp_errork(I, ERRK_TYPE, "%s() needs a list of tensors", fname), false;
     ObjList *l = AS_LIST(v);
     for (int i = 0; i < l->len; i++)
         if (!operand_of(I, o, l->items[i], false)) return false;
@@ -195,9 +195,9 @@ bool opargs_check_operand(Interp *I, OpCode op, int p, Value v) {
     const OpParam *pp = &d->params[p];
     bool number_like = v.type == VAL_NUM || v.type == VAL_BOOL || v.type == VAL_TENSOR;
     if (pp->type == P_N && !number_like)
-        return interp_error(I, "%s(): '%s' must be a number, got a %s", d->name, pp->name, val_type_name(v)), false;
+        return interp_errork(I, ERRK_TYPE, "%s(): '%s' must be a number, got a %s", d->name, pp->name, val_type_name(v)), false;
     if (pp->type == P_TOPT && !number_like && v.type != VAL_LIST)
-        return interp_error(I, "%s(): '%s' must be a number or a tensor, got a %s", d->name, pp->name, val_type_name(v)),
+        return interp_errork(I, ERRK_TYPE, "%s(): '%s' must be a number or a tensor, got a %s", d->name, pp->name, val_type_name(v)),
                false;
     return true;
 }
@@ -206,7 +206,7 @@ static bool bind_call(Interp *I, OpCode op, CallArgs *a, Operands *o, OpAttrs *a
     const OpDef *d = op_def(op);
     int which[OP_MAX_PARAMS];
     if (op_bind(op, a->npos, (const char *const *)a->kwnames, a->nkw, which))
-        return interp_error(I, "%s", op_error()), false;
+        return interp_op_error(I), false;
     opargs_attrs_init(op, at);
     for (int p = 0; p < d->nparams; p++) {
         const OpParam *pp = &d->params[p];
@@ -256,23 +256,23 @@ Value interp_call_op(Interp *I, OpCode op, CallArgs *a) {
     double x;
     int rc = op_run_number(op, o.in, o.nin, &at, &x);
     if (rc == 0) { r = op_number_is_bool(op, o.in, o.nin) ? BOOL_VAL(x != 0) : NUM_VAL(x); goto out; }
-    if (rc == -2) { interp_error(I, "%s", op_error()); goto out; }
+    if (rc == -2) { interp_op_error(I); goto out; }
     OpCall call = { op, o.nin, o.in, &at };
     Tensor *res[OP_MAX_OUT] = { reusable_operand(I, &call, a), NULL, NULL };
     /* a reused operand was inferred already: straight to the kernel */
     if (res[0] ? op_exec(&call, res) : op_run(&call, res)) {
         tensor_release(res[0]);
-        interp_error(I, "%s", op_error());
+        interp_op_error(I);
         goto out;
     }
     if (I->tape && autograd_record(&call, res)) {
         for (int k = 0; k < OP_MAX_OUT; k++) tensor_release(res[k]);
-        interp_error(I, "%s", op_error());
+        interp_op_error(I);
         goto out;
     }
     if (d->flags & F_ITEM) {
         double x = 0;
-        if (tensor_first(res[0], &x)) r = interp_error(I, "%s", op_error());   /* a GPU result is copied */
+        if (tensor_first(res[0], &x)) r = interp_op_error(I);   /* a GPU result is copied */
         else r = res[0]->dtype == DT_BOOL ? BOOL_VAL(x != 0) : NUM_VAL(x);
         tensor_release(res[0]);
         goto out;

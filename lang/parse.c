@@ -8,6 +8,7 @@
 #include <string.h>
 #include "parse.h"
 #include "mem.h"
+#include "suggest.h"
 
 typedef struct {
     TokenList tl;
@@ -528,9 +529,29 @@ static Node *parse_condition(Parser *p) {
 static Node *parse_statement(Parser *p);
 
 /* Statements end at a newline, ';', '}' or the end; one that ends with '}' needs none. */
+/* A statement that is one name followed by more (`retrun x`, `whiel c { }`): a misspelt
+ * keyword when the name is close to one (ops/suggest.h). */
+static void fail_misspelt_keyword(Parser *p) {
+    static const char *const starts[] = { "fn", "return", "if", "else", "while", "for", "break", "continue",
+                                          "static", "import", "try", "catch", NULL };
+    Token *name = &p->tl.toks[p->pos - 1];
+    TokKind before = p->pos >= 2 ? p->tl.toks[p->pos - 2].kind : TOK_NEWLINE;
+    if (name->kind != TOK_IDENT || (p->pos >= 2 && before != TOK_NEWLINE && before != TOK_SEMI && before != TOK_LBRACE &&
+                                    before != TOK_RBRACE))
+        return;
+    char word[SUGGEST_MAX_NAME], hint[SUGGEST_MAX_NAME + 24], msg[300];
+    if (name->len >= SUGGEST_MAX_NAME) return;
+    memcpy(word, name->start, (size_t)name->len);
+    word[name->len] = 0;
+    if (!*suggest_among(word, starts, hint, sizeof hint)) return;
+    snprintf(msg, sizeof msg, "expected end of statement (newline or ';'), got %s%s", tok_name(peek(p)->kind), hint);
+    fail_at(p, peek(p), msg);
+}
+
 static void end_statement(Parser *p) {
     if (match(p, TOK_NEWLINE) || match(p, TOK_SEMI) || check(p, TOK_RBRACE) || check(p, TOK_EOF)) return;
     if (p->tl.toks[p->pos - 1].kind == TOK_RBRACE) return;
+    fail_misspelt_keyword(p);
     fail_expected(p, "end of statement (newline or ';')");
 }
 
@@ -621,7 +642,18 @@ static Node *parse_del(Parser *p, Token *t) {
     return n;
 }
 
-/* statement := fn_decl | 'static' (fn_decl | block) | if | while | for | break | continue
+/* try := 'try' block 'catch' [IDENT] block */
+static Node *parse_try(Parser *p, Token *t) {
+    Node *n = node(p, AST_TRY, t);
+    n->a = parse_block(p);
+    skip_newlines(p);
+    expect(p, TOK_CATCH, "'catch'");
+    if (check(p, TOK_IDENT)) n->b = name_node(p, advance(p));
+    n->c = parse_block(p);
+    return n;
+}
+
+/* statement := fn_decl | 'static' (fn_decl | block) | if | while | for | try | break | continue
  *            | return | import | del_stmt | expr [('=' | aug_op) expr] ; aug_op := '+=' '-=' ... '^=' */
 static Node *parse_statement(Parser *p) {
     Token *t = peek(p);
@@ -658,6 +690,7 @@ static Node *parse_statement(Parser *p) {
         n->c = parse_block(p);
         break;
     }
+    case TOK_TRY: advance(p); n = parse_try(p, t); break;
     case TOK_BREAK: advance(p); n = node(p, AST_BREAK, t); break;
     case TOK_CONTINUE: advance(p); n = node(p, AST_CONTINUE, t); break;
     case TOK_RETURN:

@@ -53,7 +53,7 @@ bool print_options(char *const *names, const Value *vals, int n, PrintOpts *o, c
 /* Standard output's pending text, when the program's output is standard output. */
 static bool flush_out(Interp *I) {
     if (I->write_out || fflush(stdout) == 0) return true;
-    interp_error(I, "cannot write to standard output: %s", strerror(errno));
+    interp_errork(I, ERRK_IO, "cannot write to standard output: %s", strerror(errno));
     return false;
 }
 
@@ -80,6 +80,6 @@ bool print_values(Interp *I, const PrintOpts *o, const Value *v, int n) {
 }
 
 Value builtin_flush(Interp *I, CallArgs *a) {
-    if (a->npos || a->nkw) return interp_error(I, "flush() takes no arguments");
+    if (a->npos || a->nkw) return interp_errork(I, ERRK_TYPE, "flush() takes no arguments");
     return flush_out(I) ? NIL_VAL : ERR_VAL;
 }

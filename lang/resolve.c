@@ -65,6 +65,11 @@ static void collect_bindings(FnScope *s, Node *n) {
     case AST_IMPORT:
         if (!bound_by_ancestor(s, n->a->str)) add_local(s->proto, n->a->str);
         return;
+    case AST_TRY:
+        if (n->b && !bound_by_ancestor(s, n->b->str)) add_local(s->proto, n->b->str);
+        collect_bindings(s, n->a);
+        collect_bindings(s, n->c);
+        return;
     case AST_FN:
     case AST_COMP:   /* binds only its own loop variables (hidden slots, resolve_comp) */
         return;

@@ -544,13 +544,13 @@ bool interp_write_out(Interp *I, const char *s, size_t len) {
     if (I->write_out) {
         int e = I->write_out(I->out_ud, s, len);
         if (!e) return true;
-        interp_error(I, "cannot write the program's output: %s", strerror(e));
+        interp_errork(I, ERRK_IO, "cannot write the program's output: %s", strerror(e));
         return false;
     }
     /* stdout is buffered: a full disk or a closed pipe may only show at a later flush
      * (then main reports it at exit); here we catch what the write itself sees */
     if (fwrite(s, 1, len, stdout) == len && !(I->repl && fflush(stdout)) && !ferror(stdout)) return true;
-    interp_error(I, "cannot write to standard output: %s", strerror(errno));
+    interp_errork(I, ERRK_IO, "cannot write to standard output: %s", strerror(errno));
     return false;
 }
 

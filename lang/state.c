@@ -57,7 +57,7 @@ static void recover(Interp *I, const Snapshot *s) {
     val_heap_clear_marks();   /* printing, lifting, comparing marks of walks that never ended */
     interp_clear_error(I);
     I->exiting = false;
-    interp_error(I, "out of memory");
+    interp_errork(I, ERRK_MEMORY, "out of memory");
     I->err_src = failed_in;
     if (I->stmt_src) {   /* the jump passed every location: the statement that was running has one */
         I->err_src = I->stmt_src;

@@ -27,7 +27,7 @@ static bool text_fits(Interp *I, const char *fname, double bytes) {
 }
 
 Value str_repeat(Interp *I, ObjString *s, double n) {
-    if (n != floor(n)) return interp_error(I, "'*' repeats a string a whole number of times, got %g", n);
+    if (n != floor(n)) return interp_errork(I, ERRK_TYPE, "'*' repeats a string a whole number of times, got %g", n);
     if (n <= 0 || s->len == 0) return val_str("", 0);   /* Python: "ab" * -1 == "" */
     if (!text_fits(I, "'*' on a string", n * s->len)) return ERR_VAL;
     int times = (int)n, len = s->len * times;
@@ -84,14 +84,14 @@ static Value bi_split(Interp *I, CallArgs *a) {
 static Value bi_join(Interp *I, CallArgs *a) {
     Value v[2];
     if (!builtin_bind(I, a, bi_join, v)) return ERR_VAL;
-    if (v[0].type != VAL_LIST) return interp_error(I, "join() needs a list of strings, got a %s", val_type_name(v[0]));
+    if (v[0].type != VAL_LIST) return interp_errork(I, ERRK_TYPE, "join() needs a list of strings, got a %s", val_type_name(v[0]));
     ObjString *sep = NULL;
     if (v[1].type != VAL_UNDEF && !arg_str(I, "join", "sep", v[1], &sep)) return ERR_VAL;
     ObjList *l = AS_LIST(v[0]);
     double bytes = 0;
     for (int i = 0; i < l->len; i++) {
         if (l->items[i].type != VAL_STR)
-            return interp_error(I, "join(): item %d is a %s, not a string", i, val_type_name(l->items[i]));
+            return interp_errork(I, ERRK_TYPE, "join(): item %d is a %s, not a string", i, val_type_name(l->items[i]));
         bytes += AS_STR(l->items[i])->len + (i && sep ? sep->len : 0);
     }
     if (!text_fits(I, "join()", bytes)) return ERR_VAL;

@@ -19,28 +19,28 @@
 /* ---------- conversions ---------- */
 
 static Value tresult(Interp *I, Tensor *t) {
-    if (!t) return interp_error(I, "%s", op_error());
+    if (!t) return interp_op_error(I);
     return TENSOR_VAL(t);
 }
 
 /* Shape of a nested list of numbers/bools/tensors; false on a ragged list. */
 static bool nested_shape(Interp *I, Value v, Shape *s, int depth, bool *all_bool) {
     if (depth > TSL_MAX_RANK || (depth == TSL_MAX_RANK && v.type == VAL_LIST))
-        return interp_error(I, "tensor(): nesting deeper than rank %d", TSL_MAX_RANK), false;
+        return interp_errork(I, ERRK_SHAPE, "tensor(): nesting deeper than rank %d", TSL_MAX_RANK), false;
     if (v.type == VAL_NUM) { *all_bool = false; s->ndim = depth; return true; }
     if (v.type == VAL_BOOL) { s->ndim = depth; return true; }
     if (v.type == VAL_TENSOR) {
         Tensor *t = v.as.t;
         if (t->device != DEV_CPU)
-            return interp_error(I, "tensor(): a GPU tensor inside a list (move it with to(t, \"cpu\") first)"), false;
-        if (depth + t->ndim > TSL_MAX_RANK) return interp_error(I, "tensor(): rank above %d", TSL_MAX_RANK), false;
+            return interp_errork(I, ERRK_DEVICE, "tensor(): a GPU tensor inside a list (move it with to(t, \"cpu\") first)"), false;
+        if (depth + t->ndim > TSL_MAX_RANK) return interp_errork(I, ERRK_TYPE, "tensor(): rank above %d", TSL_MAX_RANK), false;
         if (t->dtype != DT_BOOL) *all_bool = false;
         for (int i = 0; i < t->ndim; i++) s->d[depth + i] = t->shape[i];
         s->ndim = depth + t->ndim;
         return true;
     }
     if (v.type != VAL_LIST) {
-        interp_error(I, "tensor(): cannot make a tensor from a %s", val_type_name(v));
+        interp_errork(I, ERRK_TYPE, "tensor(): cannot make a tensor from a %s", val_type_name(v));
         return false;
     }
     ObjList *l = AS_LIST(v);
@@ -53,7 +53,7 @@ static bool nested_shape(Interp *I, Value v, Shape *s, int depth, bool *all_bool
         if (!nested_shape(I, l->items[i], &other, depth + 1, all_bool)) return false;
         if (other.ndim != first.ndim || memcmp(other.d + depth + 1, first.d + depth + 1,
                                                sizeof(int64_t) * (size_t)(first.ndim - depth - 1))) {
-            interp_error(I, "tensor(): ragged nested list (sub-lists of different shapes)");
+            interp_errork(I, ERRK_SHAPE, "tensor(): ragged nested list (sub-lists of different shapes)");
             return false;
         }
     }
@@ -80,13 +80,13 @@ Value interp_to_tensor(Interp *I, Value v, int dtype) {
     }
     /* elements read into a new tensor are numbers to it: a tracked one would leave the tape */
     if (I->tape && value_holds_tracked(v))
-        return interp_error(I, "no gradient through a list of tensors made into a tensor yet: stack() them instead");
+        return interp_errork(I, ERRK_VALUE, "no gradient through a list of tensors made into a tensor yet: stack() them instead");
     Shape s;
     bool all_bool = true;
     if (!nested_shape(I, v, &s, 0, &all_bool)) return ERR_VAL;
     DType dt = dtype >= 0 ? (DType)dtype : all_bool ? DT_BOOL : DT_F32;
     Tensor *t = tensor_new(dt, &s);
-    if (!t) return interp_error(I, "%s", op_error());
+    if (!t) return interp_op_error(I);
     int64_t pos = 0;
     nested_fill(v, t, &pos);
     return TENSOR_VAL(t);
@@ -96,7 +96,7 @@ static bool arg_dtype(Interp *I, const char *fname, Value v, int *out) {
     if (v.type == VAL_UNDEF || v.type == VAL_NIL) { *out = -1; return true; }
     DType d;
     if (v.type != VAL_STR || dtype_parse(AS_STR(v)->chars, &d)) {
-        interp_error(I, "%s(): dtype must be one of \"f32\", \"f64\", \"i64\", \"bool\"", fname);
+        interp_errork(I, ERRK_TYPE, "%s(): dtype must be one of \"f32\", \"f64\", \"i64\", \"bool\"", fname);
         return false;
     }
     *out = (int)d;
@@ -125,13 +125,13 @@ static Value on_default_device(Interp *I, Value t) {
  * gradient flows through the copy. */
 static Value tensor_of_tensor(Interp *I, const Tensor *t, int dt) {
     Tensor *r = dt < 0 ? tensor_copy(t) : tensor_astype(t, (DType)dt);
-    if (!r) return interp_error(I, "%s", op_error());
+    if (!r) return interp_op_error(I);
     OpAttrs at = attrs_default();
     shape_of(t, &at.shape);
     at.dtype = dt;
     if (I->tape && autograd_record_unary(dt < 0 ? OP_RESHAPE : OP_ASTYPE, t, &at, r)) {
         tensor_release(r);
-        return interp_error(I, "%s", op_error());
+        return interp_op_error(I);
     }
     return TENSOR_VAL(r);
 }
@@ -168,7 +168,7 @@ static Value bi_seed(Interp *I, CallArgs *a) {
 static Value bi_set_flush_denormal(Interp *I, CallArgs *a) {
     Value v[1];
     if (!builtin_bind(I, a, bi_set_flush_denormal, v)) return ERR_VAL;
-    if (v[0].type != VAL_BOOL) return interp_error(I, "set_flush_denormal() needs a bool, got a %s", val_type_name(v[0]));
+    if (v[0].type != VAL_BOOL) return interp_errork(I, ERRK_TYPE, "set_flush_denormal() needs a bool, got a %s", val_type_name(v[0]));
     return BOOL_VAL(pool_set_flush_denormal(v[0].as.b));
 }
 
@@ -193,11 +193,11 @@ static Value bi_item(Interp *I, CallArgs *a) {
     Value v[1];
     if (!builtin_bind(I, a, bi_item, v)) return ERR_VAL;
     if (v[0].type == VAL_NUM) return v[0];
-    if (v[0].type != VAL_TENSOR) return interp_error(I, "item() needs a tensor or a number, got a %s", val_type_name(v[0]));
+    if (v[0].type != VAL_TENSOR) return interp_errork(I, ERRK_TYPE, "item() needs a tensor or a number, got a %s", val_type_name(v[0]));
     char m[128];
     if (v[0].as.t->size != 1) return interp_error(I, "%s", one_element_message(m, sizeof m, "item", v[0].as.t->size));
     Tensor *h = tensor_host(v[0].as.t);
-    if (!h) return interp_error(I, "%s", op_error());
+    if (!h) return interp_op_error(I);
     double x = tensor_get(h, 0);
     tensor_release(h);
     return v[0].as.t->dtype == DT_BOOL ? BOOL_VAL(x != 0) : NUM_VAL(x);
@@ -220,7 +220,7 @@ static Value tolist_rec(const Tensor *t, int dim, int64_t *pos) {
 static Value bi_tolist(Interp *I, CallArgs *a) {
     Value v[1];
     if (!builtin_bind(I, a, bi_tolist, v)) return ERR_VAL;
-    if (v[0].type != VAL_TENSOR) return interp_error(I, "tolist() needs a tensor, got a %s", val_type_name(v[0]));
+    if (v[0].type != VAL_TENSOR) return interp_errork(I, ERRK_TYPE, "tolist() needs a tensor, got a %s", val_type_name(v[0]));
     /* The lists cost a Value per item even where a 0 dim makes the tensor empty (zeros([2**40, 0])
      * would be 2**40 empty lists): bound the items by the tensor limit, and each list by int. */
     const Tensor *t = v[0].as.t;
@@ -231,12 +231,12 @@ static Value bi_tolist(Interp *I, CallArgs *a) {
             char sh[600];
             Shape s;
             shape_of(t, &s);
-            return interp_error(I, "tolist(): a tensor of shape %s makes too many list items (limit %lld, --max-tensor-bytes)",
+            return interp_errork(I, ERRK_MEMORY, "tolist(): a tensor of shape %s makes too many list items (limit %lld, --max-tensor-bytes)",
                                 shape_str(&s, sh, sizeof sh), (long long)(I->opsctx->max_tensor_bytes / (int64_t)sizeof(Value)));
         }
     }
     Tensor *h = tensor_host(t);
-    if (!h) return interp_error(I, "%s", op_error());
+    if (!h) return interp_op_error(I);
     int64_t pos = 0;
     Value r = tolist_rec(h, 0, &pos);
     tensor_release(h);
@@ -249,17 +249,17 @@ static Value bi_tolist(Interp *I, CallArgs *a) {
 static bool device_ok(Interp *I, Value v, const char *fname, Device *dev) {
     char names[128];
     device_names(names, sizeof names);
-    if (v.type != VAL_STR) return interp_error(I, "%s(): device must be %s", fname, names), false;
+    if (v.type != VAL_STR) return interp_errork(I, ERRK_DEVICE, "%s(): device must be %s", fname, names), false;
     const char *d = AS_STR(v)->chars;
-    if (device_by_name(d, dev)) return interp_error(I, "%s(): unknown device \"%s\" (use %s)", fname, d, names), false;
-    return device_start(*dev) ? interp_error(I, "%s", op_error()), false : true;
+    if (device_by_name(d, dev)) return interp_errork(I, ERRK_DEVICE, "%s(): unknown device \"%s\" (use %s)", fname, d, names), false;
+    return device_start(*dev) ? interp_op_error(I), false : true;
 }
 
 static Value bi_to(Interp *I, CallArgs *a) {
     Value v[2];
     Device d;
     if (!builtin_bind(I, a, bi_to, v) || !device_ok(I, v[1], "to", &d)) return ERR_VAL;
-    if (v[0].type != VAL_TENSOR) return interp_error(I, "to() needs a tensor, got a %s", val_type_name(v[0]));
+    if (v[0].type != VAL_TENSOR) return interp_errork(I, ERRK_TYPE, "to() needs a tensor, got a %s", val_type_name(v[0]));
     return tresult(I, tensor_to(v[0].as.t, d));
 }
 
@@ -276,7 +276,7 @@ static Value bi_device(Interp *I, CallArgs *a) {
 /* devices(): the devices that start (the GPU's loads its plugin), so a script can choose one
  * without catching an error (spec section 12). */
 static Value bi_devices(Interp *I, CallArgs *a) {
-    if (a->npos || a->nkw) return interp_error(I, "devices() takes no arguments");
+    if (a->npos || a->nkw) return interp_errork(I, ERRK_TYPE, "devices() takes no arguments");
     ObjList *l = list_new(DEV__COUNT);
     for (int i = 0; i < DEV__COUNT; i++) {
         if (device_start((Device)i)) continue;   /* not there: its error is not the program's */
@@ -291,11 +291,11 @@ static Value bi_devices(Interp *I, CallArgs *a) {
 
 static bool path_arg(Interp *I, const char *fname, Value v) {
     if (I->sandbox) {
-        interp_error(I, "%s() is disabled in this sandbox", fname);
+        interp_errork(I, ERRK_IO, "%s() is disabled in this sandbox", fname);
         return false;
     }
     if (v.type == VAL_STR) return true;
-    interp_error(I, "%s(): path must be a string", fname);
+    interp_errork(I, ERRK_TYPE, "%s(): path must be a string", fname);
     return false;
 }
 
@@ -314,11 +314,11 @@ static Value bi_load_npy(Interp *I, CallArgs *a) {
 static Value bi_save_npy(Interp *I, CallArgs *a) {
     Value v[2];
     if (!builtin_bind(I, a, bi_save_npy, v) || !path_arg(I, "save_npy", v[0])) return ERR_VAL;
-    if (v[1].type != VAL_TENSOR) return interp_error(I, "save_npy() needs a tensor, got a %s", val_type_name(v[1]));
+    if (v[1].type != VAL_TENSOR) return interp_errork(I, ERRK_TYPE, "save_npy() needs a tensor, got a %s", val_type_name(v[1]));
     Tensor *t = tensor_host(v[1].as.t);   /* a GPU tensor is written from a host copy */
     int rc = t ? npy_save(AS_STR(v[0])->chars, t) : -1;
     tensor_release(t);
-    if (rc) return interp_error(I, "%s", op_error());
+    if (rc) return interp_op_error(I);
     return NIL_VAL;
 }
 

@@ -27,7 +27,7 @@
     X(WHILE, "'while'") X(FOR, "'for'") X(IN, "'in'") X(BREAK, "'break'")                \
     X(CONTINUE, "'continue'") X(STATIC, "'static'") X(IMPORT, "'import'")                \
     X(AND, "'and'") X(OR, "'or'") X(NOT, "'not'") X(TRUE, "'true'") X(FALSE, "'false'")   \
-    X(NIL, "'nil'")                                                                         \
+    X(NIL, "'nil'") X(TRY, "'try'") X(CATCH, "'catch'")                                      \
     X(NOT_IN, "'not in'")  /* made by the parser from 'not' 'in', never by the lexer */
 
 typedef enum {

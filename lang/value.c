@@ -525,7 +525,7 @@ static bool fmt_go_on(Fmt *f, StrBuf *b) {
     if (b->len > f->limit) {
         f->failed = true;
         if (f->I && f->limit < TSL_MAX_TEXT)
-            interp_error(f->I, MAX_MEMORY_MSG, (long long)f->I->opsctx->max_live);
+            interp_errork(f->I, ERRK_MEMORY, MAX_MEMORY_MSG, (long long)f->I->opsctx->max_live);
         else if (f->I)
             interp_error(f->I, "text too large: printing this value would exceed %zu bytes (the string size limit)",
                          f->limit);

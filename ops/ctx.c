@@ -71,7 +71,7 @@ int ops_ctx_run(OpsCtx *c, int (*body)(void *ud), void *ud) {
     c->on_oom = &here;
     if (setjmp(here) == 0) rc = body(ud);
     else {
-        op_fail("out of memory");
+        op_failk(ERRK_MEMORY, "out of memory");
         rc = -1;
     }
     c->on_oom = outer;

@@ -45,6 +45,7 @@ struct OpsCtx {
     jmp_buf *on_oom;            /* where a failed mem_alloc jumps (a protected call); NULL aborts */
     /* the op error message (op_fail / op_error) */
     char err[512];
+    int err_kind;               /* its ErrKind */
     /* the random generator (ops/cpu/random.c): seed and counter of the Philox stream */
     uint64_t rng_key, rng_counter;
     /* tensor accounting and limits (ops/tensor.c) */

@@ -127,11 +127,11 @@ static void disagree(const DistCall *mine, const DistCall *theirs, int r) {
 static int exchange_ready(void) {
     if (dist_start()) return -1;
     if (world.broken[0]) {
-        op_fail("the ranks disagreed in an earlier collective (%s)", world.broken);
+        op_failk(ERRK_VALUE, "the ranks disagreed in an earlier collective (%s)", world.broken);
         return -1;
     }
     if (world.finished) {
-        op_fail("no collective after this rank finished");
+        op_failk(ERRK_VALUE, "no collective after this rank finished");
         return -1;
     }
     return world.mpi ? 0 : 1;
@@ -142,7 +142,7 @@ int dist_agree(const DistCall *mine) {
     if (ready) return ready == 1 ? 0 : -1;
     DistCall *all = malloc(sizeof *all * (size_t)world.size);
     if (!all) {
-        op_fail("out of memory");
+        op_failk(ERRK_MEMORY, "out of memory");
         return -1;
     }
     int rc = dist_allgather(mine, all, sizeof *mine);

@@ -442,7 +442,7 @@ static GVal reshape_dims(GradBuilder *b, GVal v, int nd, const int64_t *d) {
 }
 static int axis_of(int axis, int ndim) { return axis < 0 ? axis + ndim : axis; }
 static int too_high(const char *op, int rank) {
-    op_fail("no gradient for %s of rank %d yet (the backward needs rank %d, above %d)", op, rank - 1, rank, TSL_MAX_RANK);
+    op_failk(ERRK_VALUE, "no gradient for %s of rank %d yet (the backward needs rank %d, above %d)", op, rank - 1, rank, TSL_MAX_RANK);
     return -1;
 }
 
@@ -692,7 +692,7 @@ static int r_qr(GradCtx *g) {
     int nd = X.shape.ndim;
     int64_t m = X.shape.d[nd - 2], n = X.shape.d[nd - 1];
     if (m < n) {
-        op_fail("no gradient for qr of a matrix with more columns than rows yet");
+        op_failk(ERRK_VALUE, "no gradient for qr of a matrix with more columns than rows yet");
         return -1;
     }
     GVal q = gb_op_result(B, OP_QR, &g->x[0], 1, NULL, 0), r = gb_op_result(B, OP_QR, &g->x[0], 1, NULL, 1);
@@ -895,11 +895,11 @@ bool grad_has_rule(OpCode op) { return op_info[op].backward != NULL; }
 int grad_backward(GradCtx *g) {
     BackwardFn fn = op_info[g->c->op].backward;
     if (g->k > 0 && g->c->op != OP_EIGH && g->c->op != OP_QR && g->c->op != OP_SVD) {   /* rules of results after the first */
-        op_fail("no gradient for result %d of %s yet", g->k + 1, op_info[g->c->op].name);
+        op_failk(ERRK_VALUE, "no gradient for result %d of %s yet", g->k + 1, op_info[g->c->op].name);
         return -1;
     }
     if (!fn) {
-        op_fail("no gradient for %s yet", op_info[g->c->op].name);
+        op_failk(ERRK_VALUE, "no gradient for %s yet", op_info[g->c->op].name);
         return -1;
     }
     return fn(g);

@@ -20,7 +20,7 @@ const char *op_symbol(OpCode op) { return op_info[op].symbol ? op_info[op].symbo
 int shape_matmul(const Shape *sa, DType da, const Shape *sb, DType db, Shape *out, DType *dt) {
     char s1[600], s2[600];
     if (sa->ndim == 0 || sb->ndim == 0) {
-        op_fail("matmul: operands must have at least one dimension, got %s and %s", shape_str(sa, s1, sizeof s1),
+        op_failk(ERRK_SHAPE, "matmul: operands must have at least one dimension, got %s and %s", shape_str(sa, s1, sizeof s1),
                 shape_str(sb, s2, sizeof s2));
         return -1;
     }
@@ -32,7 +32,7 @@ int shape_matmul(const Shape *sa, DType da, const Shape *sb, DType db, Shape *ou
     memcpy(ba.d, sa->d, sizeof(int64_t) * (size_t)ba.ndim);
     memcpy(bb.d, sb->d, sizeof(int64_t) * (size_t)bb.ndim);
     if (k != k2 || shape_broadcast(&ba, &bb, out, "@")) {
-        op_fail("shape mismatch for '@': %s and %s", shape_str(sa, s1, sizeof s1), shape_str(sb, s2, sizeof s2));
+        op_failk(ERRK_SHAPE, "shape mismatch for '@': %s and %s", shape_str(sa, s1, sizeof s1), shape_str(sb, s2, sizeof s2));
         return -1;
     }
     if (sa->ndim > 1) out->d[out->ndim++] = m;
@@ -50,7 +50,7 @@ int axes_mask(int ndim, const int *axes, int n, const char *name, bool *mask) {
     for (int k = 0; k < n; k++) {
         int ax = axes[k] < 0 ? axes[k] + ndim : axes[k];
         if (ax < 0 || ax >= ndim) {
-            op_fail("%s: axis %d is out of range for a tensor of rank %d", name, axes[k], ndim);
+            op_failk(ERRK_INDEX, "%s: axis %d is out of range for a tensor of rank %d", name, axes[k], ndim);
             return -1;
         }
         if (mask[ax]) {
@@ -77,7 +77,7 @@ int shape_reduce(OpCode op, const Shape *a, DType da, const int *axes, int n, bo
     if ((op == OP_MAX || op == OP_MIN) && n == 1 && (axes[0] >= a->ndim || axes[0] < -a->ndim)) {
         /* max(1, 2) is a Python habit: say what the second argument is, and what was meant */
         const char *name = op_info[op].name;
-        op_fail("%s: axis %d is out of range for a tensor of rank %d (%s's second argument is an axis; "
+        op_failk(ERRK_INDEX, "%s: axis %d is out of range for a tensor of rank %d (%s's second argument is an axis; "
                 "the %s of two values is %s(a, b))", name, axes[0], a->ndim, name, op == OP_MAX ? "larger" : "smaller",
                 op == OP_MAX ? "maximum" : "minimum");
         return -1;
@@ -94,7 +94,7 @@ int shape_reduce(OpCode op, const Shape *a, DType da, const int *axes, int n, bo
     }
     /* an empty axis has no largest element, even when the result itself is empty */
     if (empty && (op == OP_MAX || op == OP_MIN || op == OP_ARGMAX || op == OP_ARGMIN)) {
-        op_fail("%s of an empty axis (zero-size reduction)", op_info[op].name);
+        op_failk(ERRK_SHAPE, "%s of an empty axis (zero-size reduction)", op_info[op].name);
         return -1;
     }
     *dt = reduce_dtype(op, da);
@@ -104,12 +104,12 @@ int shape_reduce(OpCode op, const Shape *a, DType da, const int *axes, int n, bo
 int shape_softmax(const Shape *a, DType da, int axis, bool log, int *ax, DType *dt) {
     const char *name = log ? "log_softmax" : "softmax";
     if (a->ndim == 0) {
-        op_fail("%s needs a tensor of rank 1 or more", name);
+        op_failk(ERRK_SHAPE, "%s needs a tensor of rank 1 or more", name);
         return -1;
     }
     *ax = axis < 0 ? axis + a->ndim : axis;
     if (*ax < 0 || *ax >= a->ndim) {
-        op_fail("%s: axis %d is out of range for a tensor of rank %d", name, axis, a->ndim);
+        op_failk(ERRK_INDEX, "%s: axis %d is out of range for a tensor of rank %d", name, axis, a->ndim);
         return -1;
     }
     *dt = dtype_is_float(da) ? da : DT_F32;
@@ -119,7 +119,7 @@ int shape_softmax(const Shape *a, DType da, int axis, bool log, int *ax, DType *
 int norm_axis(int axis, int ndim, const char *name) {
     int ax = axis < 0 ? axis + ndim : axis;
     if (ax < 0 || ax >= ndim) {
-        op_fail("%s: axis %d is out of range for rank %d", name, axis, ndim);
+        op_failk(ERRK_INDEX, "%s: axis %d is out of range for rank %d", name, axis, ndim);
         return -1;
     }
     return ax;
@@ -130,29 +130,29 @@ int shape_reshape(const Shape *a, const Shape *req, Shape *out) {
     int infer = -1;
     int64_t known = 1, size = shape_count(a);
     char b1[600], b2[600];
-    if (t.ndim > TSL_MAX_RANK) { op_fail("reshape: rank %d is above the limit of %d", t.ndim, TSL_MAX_RANK); return -1; }
+    if (t.ndim > TSL_MAX_RANK) { op_failk(ERRK_SHAPE, "reshape: rank %d is above the limit of %d", t.ndim, TSL_MAX_RANK); return -1; }
     for (int i = 0; i < t.ndim; i++) {
         if (t.d[i] == -1) {
-            if (infer >= 0) { op_fail("reshape: only one dimension can be -1"); return -1; }
+            if (infer >= 0) { op_failk(ERRK_SHAPE, "reshape: only one dimension can be -1"); return -1; }
             infer = i;
         } else if (t.d[i] < 0) {
-            op_fail("reshape: negative dimension %lld", (long long)t.d[i]);
+            op_failk(ERRK_SHAPE, "reshape: negative dimension %lld", (long long)t.d[i]);
             return -1;
         } else if (__builtin_mul_overflow(known, t.d[i], &known)) {
-            op_fail("reshape: shape %s is too large (element count overflows)", shape_str(&t, b1, sizeof b1));
+            op_failk(ERRK_SHAPE, "reshape: shape %s is too large (element count overflows)", shape_str(&t, b1, sizeof b1));
             return -1;
         }
     }
     if (infer >= 0) {
         if (known == 0 || size % known) {
-            op_fail("cannot reshape a tensor of shape %s into %s", shape_str(a, b1, sizeof b1), shape_str(&t, b2, sizeof b2));
+            op_failk(ERRK_SHAPE, "cannot reshape a tensor of shape %s into %s", shape_str(a, b1, sizeof b1), shape_str(&t, b2, sizeof b2));
             return -1;
         }
         t.d[infer] = size / known;
         known = size;
     }
     if (known != size) {
-        op_fail("cannot reshape a tensor of shape %s (%lld elements) into %s", shape_str(a, b1, sizeof b1),
+        op_failk(ERRK_SHAPE, "cannot reshape a tensor of shape %s (%lld elements) into %s", shape_str(a, b1, sizeof b1),
                 (long long)size, shape_str(&t, b2, sizeof b2));
         return -1;
     }
@@ -166,7 +166,7 @@ int shape_transpose(const Shape *a, const int *perm_in, int n, int *perm, Shape 
     if (!perm_in) {
         for (int i = 0; i < a->ndim; i++) perm[i] = a->ndim - 1 - i;
     } else {
-        if (n != a->ndim) { op_fail("transpose: axes has %d entries for a tensor of rank %d", n, a->ndim); return -1; }
+        if (n != a->ndim) { op_failk(ERRK_SHAPE, "transpose: axes has %d entries for a tensor of rank %d", n, a->ndim); return -1; }
         for (int i = 0; i < n; i++) {
             int ax = norm_axis(perm_in[i], a->ndim, "transpose");
             if (ax < 0) return -1;
@@ -183,7 +183,7 @@ int shape_transpose(const Shape *a, const int *perm_in, int n, int *perm, Shape 
 int shape_expand_dims(const Shape *a, int axis, Shape *out) {
     int ax = norm_axis(axis, a->ndim + 1, "expand_dims");
     if (ax < 0) return -1;
-    if (a->ndim + 1 > TSL_MAX_RANK) { op_fail("expand_dims: rank would exceed %d", TSL_MAX_RANK); return -1; }
+    if (a->ndim + 1 > TSL_MAX_RANK) { op_failk(ERRK_SHAPE, "expand_dims: rank would exceed %d", TSL_MAX_RANK); return -1; }
     out->ndim = a->ndim + 1;
     for (int i = 0, k = 0; i < out->ndim; i++) out->d[i] = i == ax ? 1 : a->d[k++];
     return 0;
@@ -212,7 +212,7 @@ int shape_squeeze(const Shape *a, const int *axes, int n, Shape *out) {
 
 int shape_concat(const Shape *const *s, const DType *dts, int n, int axis, Shape *out, DType *dt) {
     if (n == 0) { op_fail("concat needs at least one tensor"); return -1; }
-    if (s[0]->ndim == 0) { op_fail("concat: zero-dimensional tensors cannot be concatenated"); return -1; }
+    if (s[0]->ndim == 0) { op_failk(ERRK_SHAPE, "concat: zero-dimensional tensors cannot be concatenated"); return -1; }
     int ax = norm_axis(axis, s[0]->ndim, "concat");
     if (ax < 0) return -1;
     *out = *s[0];
@@ -220,13 +220,13 @@ int shape_concat(const Shape *const *s, const DType *dts, int n, int axis, Shape
     *dt = dts[0];
     for (int k = 0; k < n; k++) {
         if (s[k]->ndim != s[0]->ndim) {
-            op_fail("concat: all tensors must have the same rank (got %d and %d)", s[0]->ndim, s[k]->ndim);
+            op_failk(ERRK_SHAPE, "concat: all tensors must have the same rank (got %d and %d)", s[0]->ndim, s[k]->ndim);
             return -1;
         }
         for (int i = 0; i < s[0]->ndim; i++)
             if (i != ax && s[k]->d[i] != s[0]->d[i]) {
                 char b1[600], b2[600];
-                op_fail("concat: shapes %s and %s differ outside axis %d", shape_str(s[0], b1, sizeof b1),
+                op_failk(ERRK_SHAPE, "concat: shapes %s and %s differ outside axis %d", shape_str(s[0], b1, sizeof b1),
                         shape_str(s[k], b2, sizeof b2), axis);
                 return -1;
             }
@@ -244,13 +244,13 @@ int shape_stack(const Shape *const *s, const DType *dts, int n, int axis, Shape 
     for (int k = 1; k < n; k++)
         if (!shape_equal(s[0], s[k])) {
             char b1[600], b2[600];
-            op_fail("stack: all tensors must have the same shape (got %s and %s)", shape_str(s[0], b1, sizeof b1),
+            op_failk(ERRK_SHAPE, "stack: all tensors must have the same shape (got %s and %s)", shape_str(s[0], b1, sizeof b1),
                     shape_str(s[k], b2, sizeof b2));
             return -1;
         }
     Shape ex;
     if (shape_expand_dims(s[0], axis, &ex)) {
-        op_fail("stack: axis %d is out of range for rank %d", axis, s[0]->ndim + 1);
+        op_failk(ERRK_INDEX, "stack: axis %d is out of range for rank %d", axis, s[0]->ndim + 1);
         return -1;
     }
     int ax = axis < 0 ? axis + s[0]->ndim + 1 : axis;
@@ -266,7 +266,7 @@ int shape_broadcast_to(const Shape *a, const Shape *s) {
     Shape so;
     char b1[600], b2[600];
     if (shape_broadcast(a, s, &so, "broadcast_to") || !shape_equal(&so, s) || a->ndim > s->ndim) {
-        op_fail("cannot broadcast a tensor of shape %s to %s", shape_str(a, b1, sizeof b1), shape_str(s, b2, sizeof b2));
+        op_failk(ERRK_SHAPE, "cannot broadcast a tensor of shape %s to %s", shape_str(a, b1, sizeof b1), shape_str(s, b2, sizeof b2));
         return -1;
     }
     return 0;
@@ -291,7 +291,7 @@ int ew_types(const OpCall *c, DType *ct, DType *rt) {
     case DR_CMP: *ct = p; *rt = DT_BOOL; return 0;
     case DR_INT:
         if (dtype_is_float(p)) {
-            op_fail("%s is not supported for %s tensors (it needs i64 or bool)", op_display(op, name, sizeof name), dtype_name(p));
+            op_failk(ERRK_TYPE, "%s is not supported for %s tensors (it needs i64 or bool)", op_display(op, name, sizeof name), dtype_name(p));
             return -1;
         }
         *ct = *rt = p;
@@ -299,7 +299,7 @@ int ew_types(const OpCall *c, DType *ct, DType *rt) {
     default: break;
     }
     if (p == DT_BOOL && (op == OP_NEG || op == OP_SUB)) {
-        op_fail(op == OP_NEG ? "unary '-' is not supported for bool tensors; use 'not' or '==' false"
+        op_failk(ERRK_TYPE, op == OP_NEG ? "unary '-' is not supported for bool tensors; use 'not' or '==' false"
                              : "'-' is not supported for bool tensors; use 'xor' logic with '!=' instead");
         return -1;
     }
@@ -382,7 +382,7 @@ int infer_matmul(const OpCall *c, Shape *out, DType *dt) {
         return shape_broadcast(&a, &b, out, "*");
     }
     if (c->op == OP_DOT && (a.ndim > 2 || b.ndim > 2)) {
-        op_fail("dot: operands of rank above 2 are not supported; use matmul");
+        op_failk(ERRK_SHAPE, "dot: operands of rank above 2 are not supported; use matmul");
         return -1;
     }
     if (c->op == OP_MATMUL && c->at->flag && a.ndim >= 2) {   /* transpose_a */
@@ -514,7 +514,7 @@ int infer_dist(const OpCall *c, Shape *out, DType *dt) {
     if (c->op == OP_ALLREDUCE) {
         RedOp r = (RedOp)c->at->i[0];
         if (*dt == DT_BOOL || (r == REDOP_MEAN && !dtype_is_float(*dt))) {
-            op_fail("allreduce(): op \"%s\" is not supported for %s tensors", redop_names[r], dtype_name(*dt));
+            op_failk(ERRK_TYPE, "allreduce(): op \"%s\" is not supported for %s tensors", redop_names[r], dtype_name(*dt));
             return -1;
         }
         return 0;
@@ -522,7 +522,7 @@ int infer_dist(const OpCall *c, Shape *out, DType *dt) {
     int size = dist_size();
     if (dist_start()) return -1;
     if (c->op == OP_BROADCAST && (c->at->i[0] < 0 || c->at->i[0] >= size)) {
-        op_fail("broadcast(): root %lld is not a rank of this world of %d", (long long)c->at->i[0], size);
+        op_failk(ERRK_VALUE, "broadcast(): root %lld is not a rank of this world of %d", (long long)c->at->i[0], size);
         return -1;
     }
     if (c->op == OP_ALLGATHER) {

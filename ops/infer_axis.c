@@ -22,7 +22,7 @@ static const char *name_of(const OpCall *c) { return op_info[c->op].name; }
 static int axis_in_range(const OpCall *c, int axis, int ndim) {
     int ax = axis < 0 ? axis + ndim : axis;
     if (ax < 0 || ax >= ndim) {
-        op_fail("%s(): axis %d is out of range for a tensor of rank %d", name_of(c), axis, ndim);
+        op_failk(ERRK_INDEX, "%s(): axis %d is out of range for a tensor of rank %d", name_of(c), axis, ndim);
         return -1;
     }
     return ax;
@@ -64,7 +64,7 @@ int infer_topk(const OpCall *c, Shape *out, DType *dt) {
     if (ax < 0) return -1;
     int64_t k = c->at->i[0];
     if (k < 0 || k > s.d[ax]) {
-        op_fail("topk(): k = %lld is out of range for axis %d of length %lld", (long long)k, c->at->axis,
+        op_failk(ERRK_INDEX, "topk(): k = %lld is out of range for axis %d of length %lld", (long long)k, c->at->axis,
                 (long long)s.d[ax]);
         return -1;
     }
@@ -85,7 +85,7 @@ int infer_unique(const OpCall *c, Shape *out, DType *dt) {
 
 int infer_one_hot(const OpCall *c, Shape *out, DType *dt) {
     if (c->in[0].dtype != DT_I64) {
-        op_fail("one_hot(): labels must be i64, got %s (use astype(labels, \"i64\"))", dtype_name(c->in[0].dtype));
+        op_failk(ERRK_TYPE, "one_hot(): labels must be i64, got %s (use astype(labels, \"i64\"))", dtype_name(c->in[0].dtype));
         return -1;
     }
     int64_t n = c->at->i[0];
@@ -95,7 +95,7 @@ int infer_one_hot(const OpCall *c, Shape *out, DType *dt) {
     }
     Shape s = in_shape(c, 0);
     if (s.ndim + 1 > TSL_MAX_RANK) {
-        op_fail("one_hot(): the result's rank would exceed %d", TSL_MAX_RANK);
+        op_failk(ERRK_SHAPE, "one_hot(): the result's rank would exceed %d", TSL_MAX_RANK);
         return -1;
     }
     s.d[s.ndim++] = n;
@@ -110,7 +110,7 @@ int infer_tile(const OpCall *c, Shape *out, DType *dt) {
     const Shape *reps = &c->at->shape;
     int nd = s.ndim > reps->ndim ? s.ndim : reps->ndim;
     if (nd > TSL_MAX_RANK) {
-        op_fail("tile(): the result's rank would exceed %d", TSL_MAX_RANK);
+        op_failk(ERRK_SHAPE, "tile(): the result's rank would exceed %d", TSL_MAX_RANK);
         return -1;
     }
     out[0].ndim = nd;
@@ -158,7 +158,7 @@ static int pad_value_shape(const OpCall *c) {
     Shape v = in_shape(c, 1);
     if (shape_count(&v) != 1) {
         char buf[600];
-        op_fail("pad(): value must be a number or a one-element tensor, got a tensor of shape %s",
+        op_failk(ERRK_TYPE, "pad(): value must be a number or a one-element tensor, got a tensor of shape %s",
                 shape_str(&v, buf, sizeof buf));
         return -1;
     }
@@ -169,7 +169,7 @@ int infer_pad(const OpCall *c, Shape *out, DType *dt) {
     Shape s = in_shape(c, 0);
     const OpAttrs *at = c->at;
     if (at->npairs != s.ndim && at->npairs != 1) {
-        op_fail("pad(): widths has %d pair%s for a tensor of rank %d "
+        op_failk(ERRK_SHAPE, "pad(): widths has %d pair%s for a tensor of rank %d "
                 "(give one [before, after] per axis, or one for all)",
                 at->npairs, at->npairs == 1 ? "" : "s", s.ndim);
         return -1;
@@ -197,7 +197,7 @@ int infer_pad(const OpCall *c, Shape *out, DType *dt) {
 int infer_diff(const OpCall *c, Shape *out, DType *dt) {
     Shape s = in_shape(c, 0);
     if (s.ndim == 0) {
-        op_fail("diff(): needs a tensor of rank 1 or more, got a 0-d tensor");
+        op_failk(ERRK_SHAPE, "diff(): needs a tensor of rank 1 or more, got a 0-d tensor");
         return -1;
     }
     int ax = axis_in_range(c, c->at->axis, s.ndim);
@@ -212,7 +212,7 @@ int infer_diff(const OpCall *c, Shape *out, DType *dt) {
 int infer_trace(const OpCall *c, Shape *out, DType *dt) {
     Shape s = in_shape(c, 0);
     if (s.ndim < 2) {
-        op_fail("trace(): needs a tensor of rank 2 or more, got rank %d", s.ndim);
+        op_failk(ERRK_SHAPE, "trace(): needs a tensor of rank 2 or more, got rank %d", s.ndim);
         return -1;
     }
     out[0].ndim = s.ndim - 2;
@@ -226,7 +226,7 @@ int infer_trace(const OpCall *c, Shape *out, DType *dt) {
 int infer_gather(const OpCall *c, Shape *out, DType *dt) {
     char b1[600], b2[600];
     if (c->in[1].kind != ARG_TENSOR || c->in[1].dtype != DT_I64) {
-        op_fail("%s(): indices must be an i64 tensor, got %s", name_of(c),
+        op_failk(ERRK_TYPE, "%s(): indices must be an i64 tensor, got %s", name_of(c),
                 c->in[1].kind == ARG_TENSOR ? dtype_name((DType)c->in[1].dtype) : "a number");
         return -1;
     }
@@ -238,7 +238,7 @@ int infer_gather(const OpCall *c, Shape *out, DType *dt) {
     }
     Shape v = in_shape(c, 2);
     if (shape_count(&v) != 1 && shape_count(&v) != shape_count(&idx)) {
-        op_fail("scatter_add(): v of shape %s does not match indices of shape %s (give one value per index, or one)",
+        op_failk(ERRK_SHAPE, "scatter_add(): v of shape %s does not match indices of shape %s (give one value per index, or one)",
                 shape_str(&v, b1, sizeof b1), shape_str(&idx, b2, sizeof b2));
         return -1;
     }

@@ -23,16 +23,16 @@ static int check_matrix(const OpCall *c, const Shape *s, bool square) {
     const char *name = op_info[c->op].name;
     char b[128];
     if (s->ndim < 2) {
-        op_fail("%s needs a matrix or a stack of matrices (rank 2 or more), got shape %s", name, shape_str(s, b, sizeof b));
+        op_failk(ERRK_SHAPE, "%s needs a matrix or a stack of matrices (rank 2 or more), got shape %s", name, shape_str(s, b, sizeof b));
         return -1;
     }
     int64_t m = s->d[s->ndim - 2], n = s->d[s->ndim - 1];
     if (square && m != n) {
-        op_fail("%s needs square matrices, got shape %s", name, shape_str(s, b, sizeof b));
+        op_failk(ERRK_SHAPE, "%s needs square matrices, got shape %s", name, shape_str(s, b, sizeof b));
         return -1;
     }
     if (m > INT_MAX || n > INT_MAX) {
-        op_fail("%s: matrix dimension %lld is too large for LAPACK", name, (long long)(m > n ? m : n));
+        op_failk(ERRK_VALUE, "%s: matrix dimension %lld is too large for LAPACK", name, (long long)(m > n ? m : n));
         return -1;
     }
     return 0;
@@ -56,7 +56,7 @@ static int infer_solve(const OpCall *c, Shape *out) {
     char s1[128], s2[128];
     bool vec = b.ndim == 1;
     if (b.ndim == 0 || b.d[vec ? 0 : b.ndim - 2] != n) {
-        op_fail("shape mismatch for 'solve': %s and %s", shape_str(&a, s1, sizeof s1), shape_str(&b, s2, sizeof s2));
+        op_failk(ERRK_SHAPE, "shape mismatch for 'solve': %s and %s", shape_str(&a, s1, sizeof s1), shape_str(&b, s2, sizeof s2));
         return -1;
     }
     if (vec) { *out = batch_with(&a, 1, 0, 0, 0); return 0; }
@@ -67,7 +67,7 @@ static int infer_solve(const OpCall *c, Shape *out) {
     for (int i = 0; i < nd; i++) {
         int64_t da = i - (nd - na) >= 0 ? a.d[i - (nd - na)] : 1, db = i - (nd - nb) >= 0 ? b.d[i - (nd - nb)] : 1;
         if (da != db && da != 1 && db != 1) {
-            op_fail("shape mismatch for 'solve': %s and %s", shape_str(&a, s1, sizeof s1), shape_str(&b, s2, sizeof s2));
+            op_failk(ERRK_SHAPE, "shape mismatch for 'solve': %s and %s", shape_str(&a, s1, sizeof s1), shape_str(&b, s2, sizeof s2));
             return -1;
         }
         out->d[i] = da == 1 ? db : da;

@@ -22,22 +22,22 @@ FILE *io_open_regular(const char *path, const char *who, int64_t max_bytes) {
     const char *pre = who ? who : "", *sep = who ? ": " : "";
     /* O_NONBLOCK: opening a FIFO must not wait for a writer before we can look at it */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) { op_fail("%s%scannot open '%s': %s", pre, sep, path, strerror(errno)); return NULL; }
+    if (fd < 0) { op_failk(ERRK_IO, "%s%scannot open '%s': %s", pre, sep, path, strerror(errno)); return NULL; }
     struct stat st;
     if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        op_fail("%s%s'%s' is not a regular file", pre, sep, path);
+        op_failk(ERRK_IO, "%s%s'%s' is not a regular file", pre, sep, path);
         close(fd);
         return NULL;
     }
     if (max_bytes > 0 && st.st_size > max_bytes) {
-        op_fail("%s%s'%s' is larger than the limit of %lld bytes", pre, sep, path, (long long)max_bytes);
+        op_failk(ERRK_IO, "%s%s'%s' is larger than the limit of %lld bytes", pre, sep, path, (long long)max_bytes);
         close(fd);
         return NULL;
     }
     int flags = fcntl(fd, F_GETFL);
     FILE *fp = flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) ? NULL : fdopen(fd, "rb");
     if (!fp) {
-        op_fail("%s%scannot open '%s': %s", pre, sep, path, strerror(errno));
+        op_failk(ERRK_IO, "%s%scannot open '%s': %s", pre, sep, path, strerror(errno));
         close(fd);
     }
     return fp;
@@ -96,37 +96,37 @@ static int parse_header(const char *h, const char *path, const NpyType **type, S
     for (int k = 0; k < 3; k++) {   /* NumPy's header is a dict literal: a key given twice is ambiguous */
         const char *first = header_value(h, keys[k]);
         if (first && header_value(first, keys[k])) {
-            op_fail("load_npy: '%s' has a malformed header (duplicate key '%s')", path, keys[k]);
+            op_failk(ERRK_IO, "load_npy: '%s' has a malformed header (duplicate key '%s')", path, keys[k]);
             return -1;
         }
     }
     const char *d = header_value(h, "descr"), *f = header_value(h, "fortran_order"), *sh = header_value(h, "shape");
-    if (!d || !f || !sh) { op_fail("load_npy: '%s' has a malformed header", path); return -1; }
+    if (!d || !f || !sh) { op_failk(ERRK_IO, "load_npy: '%s' has a malformed header", path); return -1; }
     char got[24] = { 0 };
     const char *why;
     if (sscanf(d, "'%20[^']'", got) != 1 || !(*type = npy_type_of(got, &why))) {
         if (!got[0]) sscanf(d, "%20[^,}]", got);   /* a structured dtype: a list, not a string */
-        op_fail("load_npy: '%s' has dtype '%s'%s; supported are bool, int8/16/32/64, uint8/16/32 and "
+        op_failk(ERRK_IO, "load_npy: '%s' has dtype '%s'%s; supported are bool, int8/16/32/64, uint8/16/32 and "
                 "float16/32/64, little-endian", path, got, why);
         return -1;
     }
-    if (strncmp(f, "False", 5)) { op_fail("load_npy: '%s' is in Fortran order; only C order is supported", path); return -1; }
-    if (*sh != '(') { op_fail("load_npy: '%s' has a malformed shape", path); return -1; }
+    if (strncmp(f, "False", 5)) { op_failk(ERRK_IO, "load_npy: '%s' is in Fortran order; only C order is supported", path); return -1; }
+    if (*sh != '(') { op_failk(ERRK_IO, "load_npy: '%s' has a malformed shape", path); return -1; }
     s->ndim = 0;
     const char *p = sh + 1;
     for (;;) {
         while (*p == ' ') p++;
         if (*p == ')') break;
-        if (s->ndim >= TSL_MAX_RANK) { op_fail("load_npy: '%s' has rank above %d", path, TSL_MAX_RANK); return -1; }
+        if (s->ndim >= TSL_MAX_RANK) { op_failk(ERRK_IO, "load_npy: '%s' has rank above %d", path, TSL_MAX_RANK); return -1; }
         char *end;
         errno = 0;
         long long v = strtoll(p, &end, 10);
-        if (end == p || errno || v < 0) { op_fail("load_npy: '%s' has a malformed shape", path); return -1; }
+        if (end == p || errno || v < 0) { op_failk(ERRK_IO, "load_npy: '%s' has a malformed shape", path); return -1; }
         s->d[s->ndim++] = v;
         p = end;
         while (*p == ' ') p++;
         if (*p == ',') p++;
-        else if (*p != ')') { op_fail("load_npy: '%s' has a malformed shape", path); return -1; }
+        else if (*p != ')') { op_failk(ERRK_IO, "load_npy: '%s' has a malformed shape", path); return -1; }
     }
     return 0;
 }
@@ -171,21 +171,21 @@ Tensor *npy_load(const char *path) {
     char *header = NULL;
     unsigned char pre[12];
     if (fread(pre, 1, 10, fp) != 10 || memcmp(pre, NPY_MAGIC, 6)) {
-        op_fail("load_npy: '%s' is not a .npy file", path);
+        op_failk(ERRK_IO, "load_npy: '%s' is not a .npy file", path);
         goto out;
     }
     uint32_t hlen;
     long data_start;
     if (pre[6] == 1) { hlen = pre[8] | (uint32_t)pre[9] << 8; data_start = 10; }
     else if (pre[6] == 2 || pre[6] == 3) {
-        if (fread(pre + 10, 1, 2, fp) != 2) { op_fail("load_npy: '%s' is truncated", path); goto out; }
+        if (fread(pre + 10, 1, 2, fp) != 2) { op_failk(ERRK_IO, "load_npy: '%s' is truncated", path); goto out; }
         hlen = pre[8] | (uint32_t)pre[9] << 8 | (uint32_t)pre[10] << 16 | (uint32_t)pre[11] << 24;
         data_start = 12;
-    } else { op_fail("load_npy: '%s' has unsupported format version %d", path, pre[6]); goto out; }
-    if (hlen > (1u << 20)) { op_fail("load_npy: '%s' has an oversized header", path); goto out; }
+    } else { op_failk(ERRK_IO, "load_npy: '%s' has unsupported format version %d", path, pre[6]); goto out; }
+    if (hlen > (1u << 20)) { op_failk(ERRK_IO, "load_npy: '%s' has an oversized header", path); goto out; }
     header = mem_try_alloc(hlen + 1);
-    if (!header) { op_fail("load_npy: out of memory reading '%s'", path); goto out; }
-    if (fread(header, 1, hlen, fp) != hlen) { op_fail("load_npy: '%s' is truncated", path); goto out; }
+    if (!header) { op_failk(ERRK_MEMORY, "load_npy: out of memory reading '%s'", path); goto out; }
+    if (fread(header, 1, hlen, fp) != hlen) { op_failk(ERRK_IO, "load_npy: '%s' is truncated", path); goto out; }
     header[hlen] = 0;
     const NpyType *type;
     Shape s;
@@ -194,25 +194,25 @@ Tensor *npy_load(const char *path) {
     int64_t count = shape_count(&s);
     if (count < 0) goto out;
     /* check the file holds the data before allocating */
-    if (fseek(fp, 0, SEEK_END)) { op_fail("load_npy: cannot read '%s'", path); goto out; }
+    if (fseek(fp, 0, SEEK_END)) { op_failk(ERRK_IO, "load_npy: cannot read '%s'", path); goto out; }
     long size = ftell(fp);
     int64_t need;
     if (__builtin_mul_overflow(count, (int64_t)type->size, &need) || size - data_start - (long)hlen < need) {
-        op_fail("load_npy: '%s' is truncated (the header promises more data than the file holds)", path);
+        op_failk(ERRK_IO, "load_npy: '%s' is truncated (the header promises more data than the file holds)", path);
         goto out;
     }
     if (size - data_start - (long)hlen > need) {   /* spec section 5: bytes after the data are an error */
-        op_fail("load_npy: '%s' has %ld bytes after the data", path, size - data_start - (long)hlen - (long)need);
+        op_failk(ERRK_IO, "load_npy: '%s' has %ld bytes after the data", path, size - data_start - (long)hlen - (long)need);
         goto out;
     }
-    if (fseek(fp, data_start + (long)hlen, SEEK_SET)) { op_fail("load_npy: cannot read '%s'", path); goto out; }
+    if (fseek(fp, data_start + (long)hlen, SEEK_SET)) { op_failk(ERRK_IO, "load_npy: cannot read '%s'", path); goto out; }
     if (!(t = tensor_new(dt, &s))) goto out;
     /* a narrower type is read into the end of the tensor's buffer and widened in place, front
      * to back: element i's wide slot ends at or before narrow element i + 1 starts */
     size_t wide = dtype_size(dt);
     unsigned char *raw = count ? (unsigned char *)t->data + (size_t)count * wide - (size_t)need : NULL;
     if (count && fread(raw, 1, (size_t)need, fp) != (size_t)need) {
-        op_fail("load_npy: '%s' is truncated", path);
+        op_failk(ERRK_IO, "load_npy: '%s' is truncated", path);
         tensor_release(t);
         t = NULL;
         goto out;
@@ -259,7 +259,7 @@ char *io_read_all(FILE *fp, const char *path, const char *who, size_t limit, siz
             size_t want = (n + 65536 + 1) * 2;
             char *grown = mem_try_realloc(buf, want);
             if (!grown) {
-                op_fail("%s%sout of memory reading '%s'", pre, sep, path);
+                op_failk(ERRK_MEMORY, "%s%sout of memory reading '%s'", pre, sep, path);
                 if (oom) *oom = true;
                 mem_free(buf);
                 return NULL;
@@ -272,8 +272,8 @@ char *io_read_all(FILE *fp, const char *path, const char *who, size_t limit, siz
         if (got < 65536 || n > limit) break;   /* it may have grown since it was opened */
     }
     if (ferror(fp) || n > limit) {
-        if (ferror(fp)) op_fail("%s%scannot read '%s': %s", pre, sep, path, strerror(errno));
-        else op_fail("%s%s'%s' is larger than the limit of %zu bytes", pre, sep, path, limit);
+        if (ferror(fp)) op_failk(ERRK_IO, "%s%scannot read '%s': %s", pre, sep, path, strerror(errno));
+        else op_failk(ERRK_IO, "%s%s'%s' is larger than the limit of %zu bytes", pre, sep, path, limit);
         mem_free(buf);
         return NULL;
     }
@@ -322,7 +322,7 @@ Tensor *csv_load(const char *path, bool skip_header) {
         if (lineno == 1 && skip_header) continue;
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
         if ((int64_t)strlen(line) != len) {   /* the parser below would stop at the NUL: a silently short row */
-            op_fail("load_csv: '%s' line %lld contains a NUL byte", path, (long long)lineno);
+            op_failk(ERRK_IO, "load_csv: '%s' line %lld contains a NUL byte", path, (long long)lineno);
             goto out;
         }
         if (len == 0) continue;
@@ -333,13 +333,13 @@ Tensor *csv_load(const char *path, bool skip_header) {
             double v = strtod(p, &end);
             while (*end == ' ' || *end == '\t') end++;
             if (end == p || (*end && *end != ',')) {
-                op_fail("load_csv: '%s' line %lld: not a number in column %lld", path, (long long)lineno, (long long)c + 1);
+                op_failk(ERRK_IO, "load_csv: '%s' line %lld: not a number in column %lld", path, (long long)lineno, (long long)c + 1);
                 goto out;
             }
             if (nvals == cap) {
                 int64_t want = cap ? cap * 2 : 1024;
                 double *grown = mem_try_realloc(vals, sizeof(double) * (size_t)want);
-                if (!grown) { op_fail("load_csv: out of memory reading '%s'", path); goto out; }
+                if (!grown) { op_failk(ERRK_MEMORY, "load_csv: out of memory reading '%s'", path); goto out; }
                 vals = grown;
                 cap = want;
             }
@@ -349,14 +349,14 @@ Tensor *csv_load(const char *path, bool skip_header) {
             p = end + 1;
         }
         if (cols >= 0 && c != cols) {
-            op_fail("load_csv: '%s' line %lld has %lld columns, expected %lld", path, (long long)lineno, (long long)c,
+            op_failk(ERRK_IO, "load_csv: '%s' line %lld has %lld columns, expected %lld", path, (long long)lineno, (long long)c,
                     (long long)cols);
             goto out;
         }
         cols = c;
         rows++;
     }
-    if (len == -2) { op_fail("load_csv: out of memory reading '%s'", path); goto out; }
+    if (len == -2) { op_failk(ERRK_MEMORY, "load_csv: out of memory reading '%s'", path); goto out; }
     {
         Shape s = { 2, { rows, cols < 0 ? 0 : cols } };
         if ((t = tensor_new(DT_F32, &s)))
@@ -386,7 +386,7 @@ static void csv_number(char *buf, size_t size, double x, DType dt) {
  * numpy.savetxt writes it); header, when given, is the first line. */
 int csv_save(const char *path, const Tensor *t, const char *header) {
     if (t->ndim != 1 && t->ndim != 2) {
-        op_fail("save_csv: needs a 1-D or 2-D tensor, got one of rank %d", t->ndim);
+        op_failk(ERRK_SHAPE, "save_csv: needs a 1-D or 2-D tensor, got one of rank %d", t->ndim);
         return -1;
     }
     IoWriter w;

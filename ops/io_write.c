@@ -42,7 +42,7 @@ static bool resolve_target(IoWriter *w, const char *path) {
     if (lstat(path, &st) != 0) return errno == ENOENT ? true : fail_errno(w->who, "write", path, errno);
     if (S_ISLNK(st.st_mode) && (!realpath(path, w->target) || stat(w->target, &st) != 0))
         return fail_errno(w->who, "write", path, errno);
-    if (!S_ISREG(st.st_mode)) return op_fail("%s: cannot write '%s': not a regular file", w->who, path), false;
+    if (!S_ISREG(st.st_mode)) return op_failk(ERRK_IO, "%s: cannot write '%s': not a regular file", w->who, path), false;
     w->mode = (int)(st.st_mode & 07777);   /* the replacement keeps the old file's permissions */
     return true;
 }

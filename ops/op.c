@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "suggest.h"
 #include "opcall.h"
 #include "ctx.h"
 #include "infer.h"
@@ -155,7 +156,9 @@ bool args_match(const char *fname, const char *const *params, int nreq, int npos
         int i = 0;
         while (i < np && strcmp(params[i], kwn[k])) i++;
         if (i == np) {
-            snprintf(err, n, "%s() got an unknown keyword argument '%s'", fname, kwn[k]);
+            char hint[SUGGEST_MAX_NAME + 24];
+            snprintf(err, n, "%s() got an unknown keyword argument '%s'%s", fname, kwn[k],
+                     suggest_among(kwn[k], params, hint, sizeof hint));
             return false;
         }
         if (which[i] >= 0) {
@@ -187,7 +190,7 @@ int op_bind(OpCode op, int nargs, const char *const *kwnames, int nkw, int *whic
     names[d->nparams] = NULL;
     char err[300];
     if (args_match(d->name, names, nreq, nargs, kwnames, nkw, which, err, sizeof err)) return 0;
-    op_fail("%s", err);
+    op_failk(ERRK_TYPE, "%s", err);
     return -1;
 }
 
@@ -239,7 +242,7 @@ static const DeviceImpl *devices[DEV__COUNT] = { [DEV_CPU] = &cpu_device };
 
 const DeviceImpl *op_device(Device d) {
     const DeviceImpl *impl = __atomic_load_n(&devices[d], __ATOMIC_ACQUIRE);
-    if (!impl) op_fail("device '%s' is not started", device_name(d));
+    if (!impl) op_failk(ERRK_DEVICE, "device '%s' is not started", device_name(d));
     return impl;
 }
 
@@ -283,7 +286,7 @@ static int call_device(const OpCall *c, Device *d) {
         if (c->in[i].kind != ARG_TENSOR || !c->in[i].t) continue;
         Device x = c->in[i].t->device;
         if (seen && x != *d) {
-            op_fail("%s(): operands are on different devices (%s and %s)", op_info[c->op].name, device_name(*d),
+            op_failk(ERRK_DEVICE, "%s(): operands are on different devices (%s and %s)", op_info[c->op].name, device_name(*d),
                     device_name(x));
             return -1;
         }
@@ -333,7 +336,7 @@ int op_run(const OpCall *c, Tensor **out) {
         dev = want;
     }
     if (impl->supports_op && !impl->supports_op(c)) {
-        op_fail("%s() is not supported on device '%s'", d->name, impl->name);
+        op_failk(ERRK_DEVICE, "%s() is not supported on device '%s'", d->name, impl->name);
         return -1;
     }
     /* results that are ours (not the caller's buffers) are dropped on failure */
@@ -363,7 +366,7 @@ int op_exec(const OpCall *c, Tensor **out) {
     const DeviceImpl *impl = op_device(dev);
     if (!impl) return -1;
     if (dev != DEV_CPU && impl->supports_op && !impl->supports_op(c)) {   /* the CPU runs every op */
-        op_fail("%s() is not supported on device '%s'", op_info[c->op].name, impl->name);
+        op_failk(ERRK_DEVICE, "%s() is not supported on device '%s'", op_info[c->op].name, impl->name);
         return -1;
     }
     return impl->run(c, out);
@@ -385,7 +388,7 @@ int op_run_number(OpCode op, const OpArg *in, int n, const OpAttrs *at, double *
         for (int i = 0; i < n; i++)
             if (!in[i].is_bool && (in[i].x != floor(in[i].x) || !double_fits_i64(in[i].x))) {
                 char name[32];
-                op_fail("%s is not supported for non-integral numbers (%g)", op_display(op, name, sizeof name), in[i].x);
+                op_failk(ERRK_TYPE, "%s is not supported for non-integral numbers (%g)", op_display(op, name, sizeof name), in[i].x);
                 return -2;
             }
     if (op == OP_ROUND && at && at->i[0] != 0) {   /* NumPy's around, in f64, as on tensors */

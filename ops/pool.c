@@ -33,6 +33,7 @@ static struct {
     atomic_bool failed;    /* stop claiming: a part failed (lower parts are all claimed) */
     int64_t err_part;      /* the lowest failing part, -1 none (under mu) */
     char err[sizeof ((OpsCtx *)0)->err];
+    ErrKind err_kind;
     int pending;           /* workers of this job still running (under mu) */
 } job;
 static uint64_t generation;   /* under mu */
@@ -117,6 +118,7 @@ static void run_parts(int slot) {
         if (job.err_part < 0 || p < job.err_part) {
             job.err_part = p;
             snprintf(job.err, sizeof job.err, "%s", ops_ctx()->err);
+            job.err_kind = op_error_kind();
         }
         pthread_mutex_unlock(&mu);
         atomic_store(&job.failed, true);
@@ -207,7 +209,7 @@ int pool_run(int64_t parts, int width, PoolPartFn fn, void *ud) {
     pthread_mutex_lock(&mu);
     while (job.pending > 0) pthread_cond_wait(&done_cv, &mu);
     int64_t bad = job.err_part;
-    if (bad >= 0) op_fail("%s", job.err);
+    if (bad >= 0) op_failk(job.err_kind, "%s", job.err);
     pthread_mutex_unlock(&mu);
     pthread_mutex_unlock(&submit);
     return bad >= 0 ? -1 : 0;

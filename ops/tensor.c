@@ -24,7 +24,7 @@ int64_t mem_budget_left(void) {
 bool mem_charge(int64_t bytes) {
     OpsCtx *c = ops_ctx();
     if (bytes > 0 && bytes > mem_budget_left() && !(c->reclaim && c->reclaim(c->reclaim_ud) > 0 && bytes <= mem_budget_left())) {
-        op_fail(MAX_MEMORY_MSG, (long long)c->max_live);
+        op_failk(ERRK_MEMORY, MAX_MEMORY_MSG, (long long)c->max_live);
         return false;
     }
     c->obj_live_bytes += bytes;
@@ -36,15 +36,40 @@ bool mem_over_budget(void) {
     return c->max_live && c->tensor_live_bytes + c->obj_live_bytes > c->max_live;
 }
 
+static const char *const errkind_names[] = {
+#define X(name, text) text,
+    ERRK_LIST(X)
+#undef X
+};
+
+const char *errkind_name(ErrKind k) { return k >= 0 && k < ERRK__COUNT ? errkind_names[k] : "value"; }
+
+int errkind_parse(const char *s) {
+    for (int k = 0; k < ERRK__COUNT; k++)
+        if (!strcmp(s, errkind_names[k])) return k;
+    return -1;
+}
+
+void op_failk(ErrKind k, const char *fmt, ...) {
+    OpsCtx *c = ops_ctx();
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err, sizeof c->err, fmt, ap);
+    va_end(ap);
+    c->err_kind = (int)k;
+}
+
 void op_fail(const char *fmt, ...) {
     OpsCtx *c = ops_ctx();
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(c->err, sizeof c->err, fmt, ap);
     va_end(ap);
+    c->err_kind = ERRK_VALUE;
 }
 
 const char *op_error(void) { return ops_ctx()->err; }
+ErrKind op_error_kind(void) { return (ErrKind)ops_ctx()->err_kind; }
 
 
 const char *dtype_name(DType t) {
@@ -63,12 +88,12 @@ int dtype_is_float(DType t) { return t == DT_F32 || t == DT_F64; }
 int64_t shape_count(const Shape *s) {
     int64_t n = 1;
     if (s->ndim > TSL_MAX_RANK || s->ndim < 0) {
-        op_fail("rank %d is above the limit of %d", s->ndim, TSL_MAX_RANK);
+        op_failk(ERRK_SHAPE, "rank %d is above the limit of %d", s->ndim, TSL_MAX_RANK);
         return -1;
     }
     for (int i = 0; i < s->ndim; i++) {
         if (s->d[i] < 0) {
-            op_fail("negative dimension %lld in shape", (long long)s->d[i]);
+            op_failk(ERRK_SHAPE, "negative dimension %lld in shape", (long long)s->d[i]);
             return -1;
         }
     }
@@ -79,7 +104,7 @@ int64_t shape_count(const Shape *s) {
         if (s->d[i] == 0) { empty = true; continue; }
         if (__builtin_mul_overflow(n, s->d[i], &n)) {
             char buf[600];
-            op_fail("shape %s is too large (element count overflows)", shape_str(s, buf, sizeof buf));
+            op_failk(ERRK_SHAPE, "shape %s is too large (element count overflows)", shape_str(s, buf, sizeof buf));
             return -1;
         }
     }
@@ -122,7 +147,7 @@ int tensor_nbytes(DType dt, const Shape *s, int64_t count, int64_t *bytes) {
     int64_t limit = ops_ctx()->max_tensor_bytes;
     if (__builtin_mul_overflow(count, (int64_t)dtype_size(dt), bytes) || *bytes > limit) {
         char buf[600];
-        op_fail("tensor of shape %s (%s) needs more than the limit of %lld bytes (--max-tensor-bytes)",
+        op_failk(ERRK_MEMORY, "tensor of shape %s (%s) needs more than the limit of %lld bytes (--max-tensor-bytes)",
                 shape_str(s, buf, sizeof buf), dtype_name(dt), (long long)limit);
         return -1;
     }
@@ -144,7 +169,7 @@ void tensor_init(Tensor *t, DType dt, const Shape *s, int64_t count, TBuf *b) {
 static bool within_limits(OpsCtx *c, const Shape *s, DType dt, int64_t count, int64_t *bytes) {
     if (tensor_nbytes(dt, s, count, bytes)) return false;
     if (*bytes > mem_budget_left() && !(c->reclaim && c->reclaim(c->reclaim_ud) > 0 && *bytes <= mem_budget_left())) {
-        op_fail(MAX_MEMORY_MSG, (long long)c->max_live);
+        op_failk(ERRK_MEMORY, MAX_MEMORY_MSG, (long long)c->max_live);
         return false;
     }
     return true;
@@ -162,7 +187,7 @@ Tensor *tensor_new(DType dt, const Shape *s) {
     if (!t) {
         mem_free(data);
         mem_free(b);
-        op_fail("out of memory allocating a tensor of %lld bytes", (long long)bytes);
+        op_failk(ERRK_MEMORY, "out of memory allocating a tensor of %lld bytes", (long long)bytes);
         return NULL;
     }
     c->tensor_alloc_count++;
@@ -192,7 +217,7 @@ Tensor *tensor_scalar(DType dt, double v) {
 Tensor *tensor_view(Tensor *t, const Shape *s) {
     if (shape_count(s) < 0) return NULL;   /* every shape a tensor gets is checked, views too */
     Tensor *v = mem_try_alloc(sizeof(Tensor));
-    if (!v) { op_fail("out of memory"); return NULL; }
+    if (!v) { op_failk(ERRK_MEMORY, "out of memory"); return NULL; }
     *v = *t;
     v->rc = 1;
     v->ndim = s->ndim;

@@ -80,9 +80,26 @@ int dtype_parse(const char *s, DType *out);   /* 0 ok, -1 unknown */
 static inline size_t dtype_size(DType t) { return t == DT_BOOL ? 1 : t == DT_F32 ? 4 : 8; }
 int dtype_is_float(DType t);
 
-/* Errors: the current ops context's message (set by op_fail, read by callers). */
+/* The kind of an error, as a TSL program sees it in a caught error's `kind` (spec section
+ * 12): one row each, the name in the row. Each raise point says which it is. */
+#define ERRK_LIST(X)                                                                        \
+    X(VALUE, "value") X(TYPE, "type") X(SHAPE, "shape") X(INDEX, "index") X(KEY, "key")     \
+    X(IO, "io") X(MEMORY, "memory") X(DEVICE, "device") X(ASSERT, "assert") X(USER, "user")
+typedef enum {
+#define X(name, text) ERRK_##name,
+    ERRK_LIST(X)
+#undef X
+    ERRK__COUNT
+} ErrKind;
+const char *errkind_name(ErrKind k);
+int errkind_parse(const char *s);   /* the ErrKind named s, or -1 */
+
+/* Errors: the current ops context's message and kind (set by op_fail, read by callers).
+ * op_fail is op_failk(ERRK_VALUE, ...). */
+void op_failk(ErrKind k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void op_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *op_error(void);
+ErrKind op_error_kind(void);
 
 /* Checked element count of a shape; -1 (error set) on a negative dim or overflow. */
 int64_t shape_count(const Shape *s);

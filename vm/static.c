@@ -638,20 +638,20 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
     char where[700];
     for (int i = 0; i < g->noutputs; i++)
         if (static_values_differ(eager_vals[i], static_vals[i], where, sizeof where)) {
-            interp_error_at(I, n->loc, "verify-static: variable '%s' (line %d) differs: %s", g->outputs[i].name,
+            interp_error_atk(I, ERRK_VALUE, n->loc, "verify-static: variable '%s' (line %d) differs: %s", g->outputs[i].name,
                             n->loc.line, where);
             result = EX_ERR;
             break;
         }
     for (int k = 0; k < nc && result == EX_OK; k++)
         if (container_differs(&eager_c[k], where, sizeof where)) {
-            interp_error_at(I, n->loc, "verify-static: a container changed by the block (line %d) differs: %s", n->loc.line,
+            interp_error_atk(I, ERRK_VALUE, n->loc, "verify-static: a container changed by the block (line %d) differs: %s", n->loc.line,
                             where);
             result = EX_ERR;
         }
     free_contents(eager_c, nc);
     if (result == EX_OK && (seed_s != seed_e || ctr_s != ctr_e)) {
-        interp_error_at(I, n->loc, "verify-static: the random generator ends in a different state");
+        interp_error_atk(I, ERRK_VALUE, n->loc, "verify-static: the random generator ends in a different state");
         result = EX_ERR;
     }
     release_all(eager_vals, g->noutputs);
@@ -695,20 +695,20 @@ static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args,
     Source *saved = I->cur_src;
     I->cur_src = closure_src(fn);
     if (!IS_ERR(rs) && static_values_differ(re, rs, where, sizeof where)) {
-        interp_error_at(I, fn->proto->loc, "verify-static: the result of %s() differs: %s", name, where);
+        interp_error_atk(I, ERRK_VALUE, fn->proto->loc, "verify-static: the result of %s() differs: %s", name, where);
         val_release(rs);
         rs = ERR_VAL;
     }
     for (int k = 0; k < nc && !IS_ERR(rs); k++)
         if (container_differs(&eager_c[k], where, sizeof where)) {
-            interp_error_at(I, fn->proto->loc, "verify-static: a container %s() changed differs: %s", name, where);
+            interp_error_atk(I, ERRK_VALUE, fn->proto->loc, "verify-static: a container %s() changed differs: %s", name, where);
             val_release(rs);
             rs = ERR_VAL;
         }
     uint64_t seed_s, ctr_s;
     rng_get_state(&seed_s, &ctr_s);
     if (!IS_ERR(rs) && (seed_s != seed_e || ctr_s != ctr_e)) {
-        interp_error_at(I, fn->proto->loc, "verify-static: %s() leaves the random generator in a different state", name);
+        interp_error_atk(I, ERRK_VALUE, fn->proto->loc, "verify-static: %s() leaves the random generator in a different state", name);
         val_release(rs);
         rs = ERR_VAL;
     }
@@ -749,7 +749,7 @@ static Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, Call
     if (!c) c = p->vm_cache = cache_new(I);
     if (I->no_static || c->eager_only) return interp_call_eager(I, fn, args, nargs, kw);
     if (nargs > p->nparams)
-        return interp_error(I, "%s() takes %d argument%s but %d were given", fname, p->nparams, p->nparams == 1 ? "" : "s", nargs);
+        return interp_errork(I, ERRK_TYPE, "%s() takes %d argument%s but %d were given", fname, p->nparams, p->nparams == 1 ? "" : "s", nargs);
     Value *params = mem_alloc(sizeof(Value) * (size_t)(p->nparams + 1));
     for (int i = 0; i < p->nparams; i++) params[i] = i < nargs ? args[i] : UNDEF_VAL;
     for (int k = 0; kw && k < kw->nkw; k++) {
@@ -757,8 +757,10 @@ static Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, Call
         while (i < p->nparams && strcmp(p->params[i], kw->kwnames[k])) i++;
         if (i == p->nparams || params[i].type != VAL_UNDEF) {
             mem_free(params);
-            return i == p->nparams ? interp_error(I, "%s() got an unknown keyword argument '%s'", fname, kw->kwnames[k])
-                                   : interp_error(I, "%s() got multiple values for parameter '%s'", fname, p->params[i]);
+            char hint[SUGGEST_MAX_NAME + 24];
+            return i == p->nparams ? interp_errork(I, ERRK_TYPE, "%s() got an unknown keyword argument '%s'%s", fname, kw->kwnames[k],
+                                                   interp_param_hint(p, kw->kwnames[k], hint, sizeof hint))
+                                   : interp_errork(I, ERRK_TYPE, "%s() got multiple values for parameter '%s'", fname, p->params[i]);
         }
         params[i] = kw->kw[k];
     }
@@ -767,7 +769,7 @@ static Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, Call
     for (int i = 0; i < p->nparams; i++)
         if (params[i].type == VAL_UNDEF && !p->defaults[i]) {
             mem_free(params);
-            return interp_error(I, "%s() missing argument '%s'", fname, p->params[i]);
+            return interp_errork(I, ERRK_TYPE, "%s() missing argument '%s'", fname, p->params[i]);
         }
     Env e = { NULL, fn, params };
     Value *vals = NULL;
@@ -816,13 +818,13 @@ Value static_dis_text(Interp *I, Value fn, bool dot, StrBuf *out) {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    if (!f) return interp_error(I, "dis: out of memory");
+    if (!f) return interp_errork(I, ERRK_MEMORY, "dis: out of memory");
     if (dot) dis_dot(f, g, title);
     else dis_graph(f, g, title);
     bool ok = fclose(f) == 0;
     if (ok) sb_putn(out, text, len);
     free(text);   /* open_memstream's buffer comes from malloc */
-    return ok ? NIL_VAL : interp_error(I, "dis: out of memory");
+    return ok ? NIL_VAL : interp_errork(I, ERRK_MEMORY, "dis: out of memory");
 }
 
 static Value static_dis(Interp *I, Value fn, bool dot) {

@@ -29,7 +29,7 @@ static Lines lines_of(const Tensor *t, int ax) {
 
 static void *try_alloc(size_t bytes) {
     void *p = mem_try_alloc(bytes ? bytes : 1);
-    if (!p) op_fail("out of memory");
+    if (!p) op_failk(ERRK_MEMORY, "out of memory");
     return p;
 }
 
@@ -245,7 +245,7 @@ int cpu_one_hot(const OpCall *c, Tensor **out) {
     memset(y, 0, sizeof(float) * (size_t)out[0]->size);
     for (int64_t p = 0; p < t->size; p++) {
         if (lab[p] < 0 || lab[p] >= n) {
-            op_fail("one_hot(): label %lld is out of range for n = %lld (labels must be in [0, n))", (long long)lab[p],
+            op_failk(ERRK_INDEX, "one_hot(): label %lld is out of range for n = %lld (labels must be in [0, n))", (long long)lab[p],
                     (long long)n);
             return -1;
         }
@@ -356,7 +356,7 @@ int cpu_pad_value(const OpCall *c, DType dt, unsigned char *v) {
             op_fail("pad(): cannot convert %s to i64",
                     isnan(x) ? "nan" : isinf(x) ? (x > 0 ? "inf" : "-inf") : "an out-of-range value");
         else
-            op_fail("pad(): cannot convert %g to i64 (the value must be an integer for an i64 tensor)", x);
+            op_failk(ERRK_TYPE, "pad(): cannot convert %g to i64 (the value must be an integer for an i64 tensor)", x);
         return -1;
     }
     memcpy(v, &exact, sizeof exact);
@@ -467,7 +467,7 @@ int cpu_trace(const OpCall *c, Tensor **out) {
 static int64_t flat_position(const OpCall *c, int64_t p, int64_t n) {
     int64_t q = p < 0 ? p + n : p;
     if (q < 0 || q >= n) {
-        op_fail("%s(): index %lld is out of bounds for a tensor of %lld element%s", op_info[c->op].name, (long long)p,
+        op_failk(ERRK_INDEX, "%s(): index %lld is out of bounds for a tensor of %lld element%s", op_info[c->op].name, (long long)p,
                 (long long)n, n == 1 ? "" : "s");
         return -1;
     }

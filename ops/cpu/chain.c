@@ -78,7 +78,7 @@ static bool arg_fits(const ChainArg *a, int n, DType dt, int64_t end) {
  * steps from a graph, which may have come from a file. Nothing is trusted. */
 int cpu_chain_check(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end) {
     if (dt != DT_F32 && dt != DT_F64) {
-        op_fail("a fused chain of %s elements (chains are f32 or f64)", dtype_name(dt));
+        op_failk(ERRK_TYPE, "a fused chain of %s elements (chains are f32 or f64)", dtype_name(dt));
         return -1;
     }
     if (begin < 0 || begin > end) {
@@ -91,7 +91,7 @@ int cpu_chain_check(const ChainStep *steps, int n, DType dt, int64_t begin, int6
                   (s->nin == 1 || arg_fits(&s->in[1], n, dt, end));
         ChainArg out = { s->temp >= 0 ? CHAIN_TEMP : CHAIN_ARRAY, s->temp, s->out, s->out_dtype, s->out_n };
         if (!ok || !arg_fits(&out, n, dt, end)) {
-            op_fail("step %d of a fused %s chain does not fit its %lld elements", k, dtype_name(dt), (long long)end);
+            op_failk(ERRK_TYPE, "step %d of a fused %s chain does not fit its %lld elements", k, dtype_name(dt), (long long)end);
             return -1;
         }
     }

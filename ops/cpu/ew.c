@@ -20,7 +20,7 @@ int shape_broadcast(const Shape *a, const Shape *b, Shape *out, const char *opna
         int64_t x = ia >= 0 ? a->d[ia] : 1, y = ib >= 0 ? b->d[ib] : 1;
         if (x != y && x != 1 && y != 1) {
             char sa[600], sb[600];
-            op_fail("shape mismatch for '%s': %s and %s", opname, shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb));
+            op_failk(ERRK_SHAPE, "shape mismatch for '%s': %s and %s", opname, shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb));
             return -1;
         }
         out->d[i] = x == 1 ? y : x;
@@ -177,7 +177,7 @@ static const struct {
 };
 
 static int unsupported(OpCode op, DType dt) {
-    op_fail("%s is not supported for %s tensors", op_info[op].name, dtype_name(dt));
+    op_failk(ERRK_TYPE, "%s is not supported for %s tensors", op_info[op].name, dtype_name(dt));
     return -1;
 }
 
@@ -327,7 +327,7 @@ int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, in
         switch (op) { EW_BINARY_B8(BINARY_CASE) default: break; }
         break;
     }
-    op_fail("'%s' is not supported for %s tensors", op_symbol(op), dtype_name(ct));
+    op_failk(ERRK_TYPE, "'%s' is not supported for %s tensors", op_symbol(op), dtype_name(ct));
     return -1;
 }
 #undef BINARY_CASE

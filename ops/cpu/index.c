@@ -52,7 +52,7 @@ static int64_t slice_count(int64_t len, const IndexItem *it, int64_t *start_out,
 }
 
 static int bad_index(int64_t i, int axis, int64_t len) {
-    op_fail("index %lld is out of bounds for axis %d with size %lld", (long long)i, axis, (long long)len);
+    op_failk(ERRK_INDEX, "index %lld is out of bounds for axis %d with size %lld", (long long)i, axis, (long long)len);
     return -1;
 }
 
@@ -72,17 +72,17 @@ static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *a
     for (int k = 0; k < n; k++) {
         if (idx[k].kind == IDX_NEWAXIS) continue;   /* takes no axis: not counted as NumPy's None */
         if (idx[k].kind == IDX_ELLIPSIS) {
-            if (ellipsis >= 0) { op_fail("an index can only have a single ellipsis ('...')"); return -1; }
+            if (ellipsis >= 0) { op_failk(ERRK_INDEX, "an index can only have a single ellipsis ('...')"); return -1; }
             ellipsis = k;
         } else if (idx[k].kind == IDX_TENSOR && idx[k].t->dtype == DT_BOOL) {
-            if (idx[k].t->ndim == 0) { op_fail("a 0-d bool index is not supported"); return -1; }
+            if (idx[k].t->ndim == 0) { op_failk(ERRK_INDEX, "a 0-d bool index is not supported"); return -1; }
             consumed += idx[k].t->ndim;
         } else {
             consumed++;
         }
     }
     if (consumed > a->ndim) {
-        op_fail("too many indices for tensor: tensor is %d-dimensional, but %d were indexed", a->ndim, consumed);
+        op_failk(ERRK_INDEX, "too many indices for tensor: tensor is %d-dimensional, but %d were indexed", a->ndim, consumed);
         return -1;
     }
     int d = 0;
@@ -109,7 +109,7 @@ static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *a
              * nothing from an axis of any size (np.zeros(3)[np.array([], bool)] has shape (0,)) */
             for (int j = 0; j < m->ndim; j++)
                 if (m->shape[j] != 0 && m->shape[j] != a->shape[d + j]) {
-                    op_fail("boolean index did not match the indexed tensor along axis %d: size %lld vs %lld", d + j,
+                    op_failk(ERRK_INDEX, "boolean index did not match the indexed tensor along axis %d: size %lld vs %lld", d + j,
                             (long long)a->shape[d + j], (long long)m->shape[j]);
                     return -1;
                 }
@@ -143,7 +143,7 @@ static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *a
         ax[d].item_v = *it;
         if (it->kind == IDX_TENSOR) {
             if (it->t->dtype != DT_I64) {
-                op_fail("tensors used as indices must be i64 or bool, not %s%s", dtype_name(it->t->dtype),
+                op_failk(ERRK_TYPE, "tensors used as indices must be i64 or bool, not %s%s", dtype_name(it->t->dtype),
                         dtype_is_float(it->t->dtype) ? " (convert with astype(t, \"i64\"))" : "");
                 return -1;
             }
@@ -237,7 +237,7 @@ static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p, bool
         Shape sa, nb_;
         shape_of(ax[d].arr, &sa);
         if (shape_broadcast(&B, &sa, &nb_, "indexing")) {   /* into a copy: out must not alias B */
-            op_fail("shape mismatch: indexing arrays could not be broadcast together");
+            op_failk(ERRK_INDEX, "shape mismatch: indexing arrays could not be broadcast together");
             goto out;
         }
         B = nb_;
@@ -272,7 +272,7 @@ static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p, bool
     }
     /* the source offset of every point of B (not needed when nothing is read or written) */
     if (data && narr && !empty) {
-        if (!(p->adv_off = mem_try_alloc(sizeof(int64_t) * (size_t)nb))) { op_fail("out of memory"); goto out; }
+        if (!(p->adv_off = mem_try_alloc(sizeof(int64_t) * (size_t)nb))) { op_failk(ERRK_MEMORY, "out of memory"); goto out; }
         memset(p->adv_off, 0, sizeof(int64_t) * (size_t)nb);
         for (int d = 0; d < a->ndim; d++) {
             if (ax[d].kind != IDX_TENSOR) continue;
@@ -431,7 +431,7 @@ Tensor *op_index_set(const Tensor *a, const IndexItem *idx, int n, const Tensor 
         char b1[600], b2[600];
         Shape sv;
         shape_of(v, &sv);
-        op_fail("cannot assign a value of shape %s to an index of shape %s", shape_str(&sv, b1, sizeof b1),
+        op_failk(ERRK_SHAPE, "cannot assign a value of shape %s to an index of shape %s", shape_str(&sv, b1, sizeof b1),
                 shape_str(&p.out, b2, sizeof b2));
         goto out;
     }
@@ -457,10 +457,10 @@ int infer_index(const Shape *s, const IndexItem *idx, int n, Shape *out) {
     memset(&a, 0, sizeof a);
     a.ndim = s->ndim;
     memcpy(a.shape, s->d, sizeof(int64_t) * (size_t)s->ndim);
-    if (n > TSL_MAX_RANK + 8) { op_fail("too many indices"); return -1; }
+    if (n > TSL_MAX_RANK + 8) { op_failk(ERRK_INDEX, "too many indices"); return -1; }
     for (int k = 0; k < n; k++)
         if (idx[k].kind == IDX_TENSOR && idx[k].t->dtype == DT_BOOL) {
-            op_fail("indexing with a bool mask has a data-dependent shape");
+            op_failk(ERRK_INDEX, "indexing with a bool mask has a data-dependent shape");
             return -1;
         }
     Plan p;

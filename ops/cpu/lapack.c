@@ -89,7 +89,7 @@ static int scratch_done(Scratch *s, int rc) {
 /* After the allocations: -1 (error set) if one of them failed. */
 static int scratch_check(Scratch *s) {
     if (!s->oom) return 0;
-    op_fail("out of memory");
+    op_failk(ERRK_MEMORY, "out of memory");
     return -1;
 }
 
@@ -102,7 +102,7 @@ static int64_t lwork_of(const void *work, DType t) {
 
 static int too_large(const char *name, int64_t lwork) {
     if (lwork <= INT32_MAX) return 0;
-    op_fail("%s: the matrix is too large for LAPACK's workspace", name);
+    op_failk(ERRK_VALUE, "%s: the matrix is too large for LAPACK's workspace", name);
     return -1;
 }
 

@@ -322,7 +322,7 @@ static int reduce_rows_split(OpCode op, const Tensor *x, Tensor *r, int64_t oute
     int64_t parts = pool_parts(outer, j.rows);
     int width = pool_width(parts, outer * inner);
     if (needs_tmp && !(j.tmp = mem_try_alloc(sizeof(double) * (size_t)(inner + 1) * (size_t)width))) {
-        op_fail("out of memory");
+        op_failk(ERRK_MEMORY, "out of memory");
         return -1;
     }
     int rc = pool_run(parts, width, rows_part, &j);

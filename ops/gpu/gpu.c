@@ -52,7 +52,7 @@ static void gpu_load(void) {
 static int gpu_start(void) {
     pthread_once(&gpu.once, gpu_load);
     if (!gpu_cu) {
-        op_fail("%s", gpu.error);
+        op_failk(ERRK_DEVICE, "%s", gpu.error);
         return -1;
     }
     return 0;
@@ -74,7 +74,7 @@ Tensor *gpu_alloc(DType dt, const Shape *s) {
     char err[400];
     void *data = NULL;
     if (!t || GPU_CALL(alloc, &data, bytes ? bytes : 64)) {
-        if (!t) op_fail("out of memory");
+        if (!t) op_failk(ERRK_MEMORY, "out of memory");
         mem_free(t);
         mem_free(b);
         return NULL;
@@ -194,7 +194,7 @@ static int gpu_run(const OpCall *c, Tensor **out) {
     case OP_WHERE: return gpu_run_where(c, out[0]);
     case OP_EQUAL: case OP_ALLCLOSE: return gpu_run_equal(c, out[0]);
     case OP_ALLREDUCE: case OP_BROADCAST: case OP_ALLGATHER: return gpu_run_dist(c, out[0]);
-    default: op_fail("%s() is not supported on device 'gpu'", d->name); return -1;
+    default: op_failk(ERRK_DEVICE, "%s() is not supported on device 'gpu'", d->name); return -1;
     }
 }
 

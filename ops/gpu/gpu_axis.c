@@ -240,7 +240,7 @@ static int bad_position(const OpCall *c, const Tensor *idx, int64_t k, int64_t n
     int64_t p = 0;
     char err[400];
     if (GPU_CALL(to_host, &p, (const int64_t *)idx->data + k, sizeof p)) return -1;
-    op_fail("%s(): index %lld is out of bounds for a tensor of %lld element%s", op_info[c->op].name, (long long)p,
+    op_failk(ERRK_INDEX, "%s(): index %lld is out of bounds for a tensor of %lld element%s", op_info[c->op].name, (long long)p,
             (long long)n, n == 1 ? "" : "s");
     return -1;
 }
@@ -301,6 +301,6 @@ int gpu_run_one_hot(const OpCall *c, Tensor *out) {
     if (rc < 0) op_fail("%s", err);
     if (rc != 1) return rc;
     if (GPU_CALL(to_host, &bad, (const int64_t *)lab->data + k, sizeof bad)) return -1;
-    op_fail("one_hot(): label %lld is out of range for n = %lld (labels must be in [0, n))", (long long)bad, (long long)n);
+    op_failk(ERRK_INDEX, "one_hot(): label %lld is out of range for n = %lld (labels must be in [0, n))", (long long)bad, (long long)n);
     return -1;
 }

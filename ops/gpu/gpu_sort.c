@@ -23,7 +23,7 @@ static void *scratch_alloc(int64_t count) {
     char err[400];
     void *p = NULL;
     if (count < 0 || count > (INT64_MAX >> 4)) {
-        op_fail("the GPU's sort scratch would be too large");
+        op_failk(ERRK_DEVICE, "the GPU's sort scratch would be too large");
         return NULL;
     }
     return GPU_CALL(alloc, &p, (size_t)count * 8) ? NULL : p;
@@ -46,7 +46,7 @@ int gpu_run_sort(const OpCall *c, Tensor **out) {
     if (kout == 0 || len == 0 || outer * inner == 0) return 0;
     int64_t P = pow2_at_least(len), rows = outer * inner;
     if (P < 0 || rows > (INT64_MAX >> 4) / P) {
-        op_fail("%s(): too large for the GPU's sort", op_info[c->op].name);
+        op_failk(ERRK_DEVICE, "%s(): too large for the GPU's sort", op_info[c->op].name);
         return -1;
     }
     void *key = scratch_alloc(rows * P), *pos = key ? scratch_alloc(rows * P) : NULL;
@@ -65,7 +65,7 @@ int gpu_run_unique(const OpCall *c, Tensor **out) {
     const Tensor *t = c->in[0].t;
     int64_t n = t->size, P = pow2_at_least(n), m = 0;
     if (P < 0) {
-        op_fail("unique(): too large for the GPU's sort");
+        op_failk(ERRK_DEVICE, "unique(): too large for the GPU's sort");
         return -1;
     }
     Shape all = { 1, { n } };

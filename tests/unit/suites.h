@@ -24,6 +24,7 @@ Suite *graphfile_suite(void);   /* test_graphfile.c: graph files as untrusted in
 Suite *chain_suite(void);    /* test_chain.c: the fused-group engine, bitwise against the kernels */
 Suite *gpu_gen_suite(void);  /* test_gpu_gen.c: the CUDA generator's table against ops.def and the CPU */
 Suite *vm_dev_suite(void);  /* test_vm_dev.c: static graphs on the GPU, the host-side logic (no GPU) */
+Suite *suggest_suite(void);  /* test_suggest.c: ops/suggest.h, "did you mean" (issue 30) */
 Suite *pool_suite(void);     /* test_pool.c: the thread pool's partition, errors, same bits */
 
 #endif

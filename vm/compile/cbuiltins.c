@@ -23,7 +23,7 @@ static bool bind_row(Comp *c, ObjBuiltin *b, AVal *args, int nargs, char **kwn, 
     int nreq = builtin_params(b->def, params, buf, sizeof buf);
     if (nreq < 0) return false;
     if (!args_match(b->name, params, nreq, nargs, (const char *const *)kwn, nkw, which, err, sizeof err)) {
-        cc_error_at(c, c->loc, "%s", err);
+        cc_error_atk(c, ERRK_TYPE, c->loc, "%s", err);
         return false;
     }
     for (int i = 0; params[i]; i++) v[i] = which[i] < 0 ? FAILV : which[i] < nargs ? args[which[i]] : kw[which[i] - nargs];
@@ -60,7 +60,7 @@ static AVal builtin_print(Comp *c, AVal *args, int nargs, char **kwn, AVal *kw, 
     if (nkw > ARGS_MAX) return cc_unsupported(c, "print() with more than %d keyword arguments", ARGS_MAX);
     for (int i = 0; i < nkw; i++)
         if (!print_option_value(&kw[i], &vals[i])) return cc_unsupported(c, "print()'s %s made at run time", kwn[i]);
-    if (!print_options(kwn, vals, nkw, &o, err, sizeof err)) return cc_error_at(c, c->loc, "%s", err);
+    if (!print_options(kwn, vals, nkw, &o, err, sizeof err)) return cc_error_atk(c, ERRK_TYPE, c->loc, "%s", err);
     if (flush_only) o = (PrintOpts){ " ", "", 1, 0, false, true };
     bool opts = nkw || flush_only;
     Ins *in = cc_emit(c, I_PRINT);
@@ -309,7 +309,7 @@ AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw,
         const OpParam *pp = &d->params[p];
         AVal *v = which[p] < 0 ? NULL : which[p] < nargs ? &args[which[p]] : &kw[which[p] - nargs];
         if (pp->type == P_TS) {
-            if (!v || v->kind != AV_LIST) return cc_error_at(c, c->loc, "%s() needs a list of tensors", d->name);
+            if (!v || v->kind != AV_LIST) return cc_error_atk(c, ERRK_TYPE, c->loc, "%s() needs a list of tensors", d->name);
             if (ca_is_open(v->st)) return ca_read_open(c);
             if (v->st->n > 256) return cc_unsupported(c, "%s of more than 256 tensors", d->name);
             for (int i = 0; i < v->st->n; i++) {
@@ -369,7 +369,7 @@ static AVal builtin_insert(Comp *c, AVal *v, SrcLoc loc) {
     AStruct *st = v[0].st;
     double x;
     if (!cc_need_const(c, &v[1], &x, "insert()'s index")) return FAILV;
-    if (x != floor(x)) return cc_error_at(c, loc, "insert(): 'i' must be an integer, got %g", x);
+    if (x != floor(x)) return cc_error_atk(c, ERRK_TYPE, loc, "insert(): 'i' must be an integer, got %g", x);
     if (x < 0) x += st->n;   /* clamped to the ends, as eagerly */
     int at = x < 0 ? 0 : x > st->n ? st->n : (int)x;
     cc_astruct_push(c, st, NULL, v[2]);
@@ -483,6 +483,13 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
         int n = rule == ST_RANK ? dist_rank() : dist_size();
         return dist_start() ? cc_error_at(c, loc, "%s", op_error()) : cc_num_const(n);
     }
+    /* error(), raise() and an assertion known to fail, reached for sure in a try's body: the
+     * error is raised while compiling, where the try catches it (ctry.c) */
+    if ((rule == ST_RAISE || rule == ST_ASSERT) && cc_try_reaches(c)) {
+        AVal r;
+        if (fold_builtin(c, b, args, nargs, kwn, kw, nkw, &r)) return c->failed ? FAILV : r;
+    }
+    if (rule == ST_RAISE) return cc_unsupported(c, "%s() runs eagerly in static code outside a try", name);
     /* sorted() with a key calls it: folding would run a TSL function (and its prints) while compiling */
     bool calls_back = rule == ST_SORTED && (nargs > 1 || (nkw && strcmp(kwn[0], "reverse")) || nkw > 1);
     if ((stat & ST_FOLDS) && !calls_back) {

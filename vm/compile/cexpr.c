@@ -59,7 +59,7 @@ AVal cc_binary_values(Comp *c, int op, AVal a, AVal b, SrcLoc loc) {
     if (a.kind == AV_NUM && b.kind == AV_NUM && !(a.is_bool && b.is_bool && op != TOK_EQ && op != TOK_NE))
         return num_binary_av(c, op, a, b);
     if (a.kind == AV_NUM && b.kind == AV_NUM) return num_binary_av(c, op, a, b);
-    if (op == TOK_AT && (a.kind != AV_TENSOR || b.kind != AV_TENSOR)) return cc_error_at(c, loc, "'@' needs two tensors");
+    if (op == TOK_AT && (a.kind != AV_TENSOR || b.kind != AV_TENSOR)) return cc_error_atk(c, ERRK_TYPE, loc, "'@' needs two tensors");
     if ((a.kind == AV_TENSOR && (b.kind == AV_TENSOR || b.kind == AV_NUM)) || (b.kind == AV_TENSOR && a.kind == AV_NUM))
         return cc_emit_op(c, (OpCode)tensor_op_of(op), (AVal[]){ a, b }, 2, NULL);
     if (a.kind == AV_TENSOR || b.kind == AV_TENSOR) {
@@ -244,7 +244,7 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
                 c->loc = parts[j]->loc;
                 if (!cc_need_const(c, &v, &xd, "a slice bound")) goto out;
                 if (!num_to_i64_clamped(xd, &x)) {   /* clamped like eager's (Python's) bounds */
-                    cc_error_at(c, c->loc, "slice bounds must be integers");
+                    cc_error_atk(c, ERRK_TYPE, c->loc, "slice bounds must be integers");
                     goto out;
                 }
                 if (j == 0) { items[k].has_start = true; items[k].start = x; }
@@ -284,13 +284,13 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
                 goto out;
             }
             if (v.known && v.num != floor(v.num)) {
-                cc_error_at(c, n->loc, "tensor index must be an integer, got %g", v.num);
+                cc_error_atk(c, ERRK_TYPE, n->loc, "tensor index must be an integer, got %g", v.num);
                 goto out;
             }
             items[k].kind = IDX_INT;
             if (v.known && !v.deps) {
                 if (bad_num) {
-                    cc_error_at(c, n->loc, "index %g is out of range", v.num);
+                    cc_error_atk(c, ERRK_INDEX, n->loc, "index %g is out of range", v.num);
                     goto out;
                 }
             } else {
@@ -356,7 +356,7 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
         bool known = !shape_is_runtime(&so) && !shape_is_runtime(&v.shape);   /* else the run checks */
         if (known && shape_broadcast_to(&v.shape, &so)) {
             char b1[600], b2[600];
-            cc_error_at(c, n->loc, "cannot assign a value of shape %s to an index of shape %s",
+            cc_error_atk(c, ERRK_SHAPE, n->loc, "cannot assign a value of shape %s to an index of shape %s",
                      shape_str(&v.shape, b1, sizeof b1), shape_str(&so, b2, sizeof b2));
             goto out;
         }
@@ -394,10 +394,10 @@ static AVal index_struct(Comp *c, AVal obj, AVal key, SrcLoc loc) {
         return cc_host_index(c, obj, key);
     }
     if (obj.kind == AV_DICT) {
-        if (key.kind != AV_CONST || key.k.type != VAL_STR) return cc_error_at(c, loc, "dict keys are strings");
+        if (key.kind != AV_CONST || key.k.type != VAL_STR) return cc_error_atk(c, ERRK_TYPE, loc, "dict keys are strings");
         if (obj.st->items_unknown) return cc_unknown_items(c);
         int at = cc_astruct_find(obj.st, AS_STR(key.k)->chars);
-        if (at < 0) return cc_error_at(c, loc, "key '%s' not found in dict", AS_STR(key.k)->chars);
+        if (at < 0) return cc_error_atk(c, ERRK_KEY, loc, "key '%s' not found in dict", AS_STR(key.k)->chars);
         return obj.st->items[at];
     }
     int64_t i;
@@ -412,7 +412,7 @@ static AVal index_struct(Comp *c, AVal obj, AVal key, SrcLoc loc) {
     if (!cc_need_int(c, &key, &i, "a list index")) return FAILV;
     if (i < 0) i += cc_struct_n(c, obj.st);
     if (c->failed) return FAILV;
-    if (i < 0 || i >= obj.st->n) return cc_error_at(c, loc, "list index out of range");
+    if (i < 0 || i >= obj.st->n) return cc_error_atk(c, ERRK_INDEX, loc, "list index out of range");
     return obj.st->items[i];
 }
 
@@ -457,7 +457,13 @@ static AVal field_of(Comp *c, AVal obj, Node *n) {
     if (obj.kind == AV_DICT) {
         if (obj.st->items_unknown) return cc_unknown_items(c);
         int at = cc_astruct_find(obj.st, n->str);
-        if (at < 0) return cc_error_at(c, n->loc, "key '%s' not found in dict", n->str);
+        if (at < 0) {
+            char hint[SUGGEST_MAX_NAME + 24];
+            Suggest s;
+            suggest_init(&s, n->str);
+            for (int i = 0; i < obj.st->n; i++) suggest_offer(&s, obj.st->keys[i]);
+            return cc_error_atk(c, ERRK_KEY, n->loc, "key '%s' not found in dict%s", n->str, suggest_text(&s, hint, sizeof hint));
+        }
         return obj.st->items[at];
     }
     if (obj.kind == AV_TENSOR) {
@@ -475,11 +481,12 @@ static AVal field_of(Comp *c, AVal obj, Node *n) {
         }
         ObjBuiltin *m = method_tensor_builtin(c->I, n->str);   /* t.sum is sum (methods.h) */
         if (m) return cc_const_av(OBJ_VAL(VAL_FUNC, m));
-        return cc_error_at(c, n->loc, "tensor has no attribute '%s'", n->str);
+        char hint[SUGGEST_MAX_NAME + 24];
+        return cc_error_atk(c, ERRK_KEY, n->loc, "tensor has no attribute '%s'%s", n->str, interp_attr_hint(n->str, hint, sizeof hint));
     }
     const char *type = obj.kind == AV_LIST ? "list" : obj.kind == AV_STR ? "string" : obj.kind == AV_CONST ? val_type_name(obj.k)
                      : obj.kind == AV_NUM ? (obj.is_bool ? "bool" : "number") : "value";   /* eager's words */
-    return cc_error_at(c, n->loc, "a %s has no field '%s'", type, n->str);
+    return cc_error_atk(c, ERRK_KEY, n->loc, "a %s has no field '%s'", type, n->str);
 }
 
 static AVal field_expr(Comp *c, Node *n) {
@@ -536,7 +543,7 @@ static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClo
     if (++c->inlined > 5000 || c->g->ncode > 100000)
         return cc_unsupported(c, "more than 5000 calls to inline (recursion?); the code runs eagerly");
     if (nargs > p->nparams)
-        return cc_error_at(c, loc, "%s() takes %d argument%s but %d were given", fname, p->nparams,
+        return cc_error_atk(c, ERRK_TYPE, loc, "%s() takes %d argument%s but %d were given", fname, p->nparams,
                         p->nparams == 1 ? "" : "s", nargs);
     CallFrame *frame = graph_frame(c->g, fname, c->src, loc, c->ictx ? c->ictx->frame : NULL);
     Inline ic = { c->ictx, ++c->next_inline, p, mod, real, cc, false, FAILV, c->branch_depth, frame };
@@ -546,8 +553,13 @@ static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClo
     for (int k = 0; k < nkw; k++) {
         int i = 0;
         while (i < p->nparams && strcmp(p->params[i], kwn[k])) i++;
-        if (i == p->nparams) { cc_error_at(c, loc, "%s() got an unknown keyword argument '%s'", fname, kwn[k]); goto out; }
-        if (bound[i].kind != AV_NONE) { cc_error_at(c, loc, "%s() got multiple values for parameter '%s'", fname, p->params[i]); goto out; }
+        if (i == p->nparams) {
+            char hint[SUGGEST_MAX_NAME + 24];
+            cc_error_atk(c, ERRK_TYPE, loc, "%s() got an unknown keyword argument '%s'%s", fname, kwn[k],
+                         interp_param_hint(p, kwn[k], hint, sizeof hint));
+            goto out;
+        }
+        if (bound[i].kind != AV_NONE) { cc_error_atk(c, ERRK_TYPE, loc, "%s() got multiple values for parameter '%s'", fname, p->params[i]); goto out; }
         bound[i] = kw[k];
     }
     Source *saved_src = c->src;
@@ -562,7 +574,7 @@ static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClo
                 c->ictx = saved_ctx;
                 c->src = saved_src;
                 c->inline_depth--;
-                cc_error_at(c, loc, "%s() missing argument '%s'", fname, p->params[i]);
+                cc_error_atk(c, ERRK_TYPE, loc, "%s() missing argument '%s'", fname, p->params[i]);
                 goto out;
             }
             bound[i] = cc_expr(c, p->defaults[i]);
@@ -595,7 +607,7 @@ AVal cc_call_value(Comp *c, AVal fn, AVal *args, int nargs, char **kwn, AVal *kw
         return inline_call(c, fn.cl->proto, fn.cl->mod, NULL, fn.cl, args, nargs, kwn, kw, nkw, loc);
     if (fn.kind == AV_DICT) {
         int at = cc_astruct_find(fn.st, "forward");
-        if (at < 0) return cc_error_at(c, loc, "dict is not callable: it has no 'forward' field");
+        if (at < 0) return cc_error_atk(c, ERRK_TYPE, loc, "dict is not callable: it has no 'forward' field");
         AVal *with_self = mem_alloc(sizeof(AVal) * (size_t)(nargs + 1));
         with_self[0] = fn;
         memcpy(with_self + 1, args, sizeof(AVal) * (size_t)nargs);
@@ -605,7 +617,7 @@ AVal cc_call_value(Comp *c, AVal fn, AVal *args, int nargs, char **kwn, AVal *kw
     }
     const char *what = fn.kind == AV_TENSOR ? "tensor" : fn.kind == AV_NUM ? "number" : fn.kind == AV_LIST ? "list" : "value";
     if (fn.kind == AV_CONST) what = val_type_name(fn.k);
-    return cc_error_at(c, loc, "a %s is not callable", what);
+    return cc_error_atk(c, ERRK_TYPE, loc, "a %s is not callable", what);
 }
 
 /* The expression dispatcher. */
@@ -647,7 +659,7 @@ AVal cc_expr(Comp *c, Node *n) {
             in->a = ar;
             return r;
         }
-        return cc_error_at(c, n->loc, "unsupported operand type for unary '-'");
+        return cc_error_atk(c, ERRK_TYPE, n->loc, "unsupported operand type for unary '-'");
     }
     case AST_NOT: return not_expr(c, n);
     case AST_AND:

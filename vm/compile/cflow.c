@@ -232,6 +232,7 @@ static bool sets_flag(Node *n, bool in_loop) {
             if (sets_flag(n->kids[i], in_loop)) return true;
         return false;
     case AST_STATIC: return sets_flag(n->a, in_loop);
+    case AST_TRY: return sets_flag(n->a, in_loop) || sets_flag(n->c, in_loop);
     case AST_IF: return sets_flag(n->b, in_loop) || sets_flag(n->c, in_loop);
     case AST_WHILE: return sets_flag(n->b, true);
     case AST_FOR: return sets_flag(n->c, true);

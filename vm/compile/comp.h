@@ -189,6 +189,8 @@ typedef struct {
     int nstmts;              /* statements compiled (the clock is read every 64) */
     Loop *loop;
     int branch_depth;        /* inside a run-time branch or loop */
+    int try_depth;           /* compiling a try's body at branch depth try_depth - 1; 0: none (ctry.c) */
+    int err_depth, err_dry;  /* branch_depth and dry when the pending compile error was raised */
     int decided;             /* conditions on known numbers decided so far (vm/compile/compile.c, prepare_homes) */
     int dry;
     Undo *undo;
@@ -214,6 +216,9 @@ extern const AVal FAILV;
 
 AVal cc_unsupported(Comp *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same with the error's kind; cc_error_at's is ERRK_VALUE, or op_error_kind() when the
+ * message is the ops layer's pending one. */
+AVal cc_error_atk(Comp *c, ErrKind k, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* A compile error inside inlined calls: their traceback frames, as eager calls add them. */
 void cc_trace_inlined(Comp *c);
 AVal cc_op_failed(Comp *c);
@@ -287,6 +292,9 @@ void cc_store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc);
 /* vm/compile/ccomp.c: a comprehension's value, and its COLLECT statement */
 AVal cc_comprehension(Comp *c, Node *n);
 void cc_collect(Comp *c, Node *n);
+void cc_try(Comp *c, Node *n);   /* ctry.c */
+/* Whether the code being compiled is in a try's body and runs whenever the body does. */
+static inline bool cc_try_reaches(const Comp *c) { return c->try_depth && c->branch_depth == c->try_depth - 1; }
 AVal cc_call_value(Comp *c, AVal fn, AVal *args, int nargs, char **kwn, AVal *kw, int nkw, SrcLoc loc);
 /* One OP instruction over operands (tensors, numbers, or absent: kind AV_NONE); attrs NULL
  * for the op's defaults. cc_call_op binds a built-in call's arguments first. */

@@ -38,7 +38,7 @@ void cc_store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
         return;
     }
     if (obj.kind == AV_DICT) {
-        if (key.kind != AV_CONST || key.k.type != VAL_STR) { cc_error_at(c, loc, "dict keys are strings"); return; }
+        if (key.kind != AV_CONST || key.k.type != VAL_STR) { cc_error_atk(c, ERRK_TYPE, loc, "dict keys are strings"); return; }
         at = cc_astruct_find(st, AS_STR(key.k)->chars);
         if (at < 0 && st->obj >= 0) cc_struct_grows(c, st);   /* a new key: stored at run time too */
         cc_undo_save(c, st);
@@ -50,7 +50,7 @@ void cc_store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
         if (!cc_need_int(c, &key, &i, "a list index")) return;
         if (i < 0) i += cc_struct_n(c, st);
         if (c->failed) return;
-        if (i < 0 || i >= st->n) { cc_error_at(c, loc, "list index out of range"); return; }
+        if (i < 0 || i >= st->n) { cc_error_atk(c, ERRK_INDEX, loc, "list index out of range"); return; }
         cc_undo_save(c, st);
         st->items[i] = v;
         at = (int)i;
@@ -84,7 +84,7 @@ static void assign(Comp *c, Node *target, AVal v) {
 static void assign_into(Comp *c, Node *target, AVal obj, AVal v) {
     c->loc = target->loc;
     if (target->kind == AST_FIELD) {
-        if (obj.kind != AV_DICT) { cc_error_at(c, target->loc, "cannot set field '%s' on this value", target->str); return; }
+        if (obj.kind != AV_DICT) { cc_error_atk(c, ERRK_TYPE, target->loc, "cannot set field '%s' on this value", target->str); return; }
         cc_store_struct(c, obj, cc_const_av(cc_keep_value(c, val_cstr(target->str))), v, target->loc);
         return;
     }
@@ -1053,7 +1053,7 @@ void cc_for_stmt(Comp *c, Node *n) {
     AVal v = cc_expr(c, it);
     if (c->failed) return;
     if (v.kind == AV_TENSOR) {
-        if (v.shape.ndim == 0) { cc_error_at(c, it->loc, "cannot iterate over a 0-d tensor"); return; }
+        if (v.shape.ndim == 0) { cc_error_atk(c, ERRK_TYPE, it->loc, "cannot iterate over a 0-d tensor"); return; }
         if (v.shape.d[0] == SHAPE_RT) {
             cc_unsupported(c, "a loop over the rows of a value whose length is known only at run time");
             return;
@@ -1089,7 +1089,7 @@ void cc_for_stmt(Comp *c, Node *n) {
     }
     const char *type = v.kind == AV_CONST ? val_type_name(v.k) : v.kind == AV_CLOSURE ? "function"
                        : v.kind == AV_NUM ? (v.is_bool ? "bool" : "number") : NULL;
-    if (type) cc_error_at(c, it->loc, "cannot iterate over a %s", type);
+    if (type) cc_error_atk(c, ERRK_TYPE, it->loc, "cannot iterate over a %s", type);
     else cc_unsupported(c, "for over this kind of value");
 }
 
@@ -1340,6 +1340,7 @@ void cc_stmt(Comp *c, Node *n) {
     case AST_STATIC: cc_block(c, n->a); return;
     case AST_IMPORT: cc_unsupported(c, "import inside static code"); return;
     case AST_DEL: cc_del(c, n); return;
+    case AST_TRY: cc_try(c, n); return;   /* ctry.c */
     default: cc_expr(c, n); return;
     }
 }
@@ -1482,7 +1483,7 @@ CompileStatus compile_fn(Interp *I, ObjClosure *fn, Value *params, Graph **out, 
         int gi = cc_add_guard(&c, G_CONST, cc_add_input(&c, src));
         c.g->guards[gi].k = UNDEF_VAL;
         if (!p->defaults[i]) {
-            cc_error_at(&c, p->loc, "%s() missing argument '%s'", p->name[0] ? p->name : "<fn>", p->params[i]);
+            cc_error_atk(&c, ERRK_TYPE, p->loc, "%s() missing argument '%s'", p->name[0] ? p->name : "<fn>", p->params[i]);
             break;
         }
         AVal d = cc_expr(&c, p->defaults[i]);

@@ -40,24 +40,41 @@ void cc_trace_inlined(Comp *c) {
     if (c->ictx) graph_trace(c->I, c->ictx->frame);
 }
 
-AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) {
+__attribute__((format(printf, 4, 0)))
+static AVal error_v(Comp *c, int kind, SrcLoc loc, const char *fmt, va_list ap) {
     if (!c->failed) {
         char msg[512];
-        va_list ap;
-        va_start(ap, fmt);
         vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
+        /* the ops layer's pending error passed on ("%s", op_error()) keeps its kind */
+        ErrKind k = kind >= 0 ? (ErrKind)kind : !strcmp(msg, op_error()) ? op_error_kind() : ERRK_VALUE;
         Source *saved = c->I->cur_src;
         c->I->cur_src = c->src;
-        interp_error_at(c->I, loc, "%s", msg);
+        interp_error_atk(c->I, k, loc, "%s", msg);
         interp_attach_loc(c->I, loc);   /* an error the interpreter's helpers set has none yet */
         c->I->cur_src = saved;
         cc_trace_inlined(c);
         c->failed = true;
         c->status = COMPILE_ERROR;
+        c->err_depth = c->branch_depth;
+        c->err_dry = c->dry;
     }
     return FAILV;
+}
+
+AVal cc_error_at(Comp *c, SrcLoc loc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    AVal r = error_v(c, -1, loc, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+AVal cc_error_atk(Comp *c, ErrKind k, SrcLoc loc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    AVal r = error_v(c, (int)k, loc, fmt, ap);
+    va_end(ap);
+    return r;
 }
 
 AVal cc_op_failed(Comp *c) { return cc_error_at(c, c->loc, "%s", op_error()); }
@@ -68,6 +85,8 @@ AVal cc_folded(Comp *c, Value r, SrcLoc loc) {
     if (IS_ERR(r)) {
         c->failed = true;
         c->status = COMPILE_ERROR;
+        c->err_depth = c->branch_depth;
+        c->err_dry = c->dry;
         Source *saved = c->I->cur_src;
         c->I->cur_src = c->src;
         interp_attach_loc(c->I, loc);
@@ -329,7 +348,7 @@ AVal cc_lift(Comp *c, Value v, int in, const char *name) {
         return cc_const_av(v);
     }
     default:
-        return cc_error_at(c, c->loc, "undefined variable '%s'", name);
+        return cc_error_atk(c, ERRK_KEY, c->loc, "undefined variable '%s'", name);
     }
 }
 
@@ -381,10 +400,19 @@ bool cc_key_source(Comp *c, VarKey k, Value *val, InputSrc *src) {
     }
 }
 
+/* Eager's message for an unbound name, with the same suggestion (interp_name_hint). */
+static AVal undefined(Comp *c, VarKey k, const char *name) {
+    ObjClosure *fn = c->fn ? c->fn : c->frame ? c->frame->closure : NULL;
+    const Module *m = k.kind == K_GLOBAL ? k.ptr : fn ? fn->module : c->frame ? c->frame->mod : NULL;
+    char hint[SUGGEST_MAX_NAME + 24];
+    return cc_error_atk(c, ERRK_KEY, c->loc, "undefined variable '%s'%s", name,
+                        interp_name_hint(m, fn ? fn->proto : NULL, name, hint, sizeof hint));
+}
+
 AVal cc_read_key(Comp *c, VarKey k, const char *name) {
     Binding *b = cc_env_find(c, k);
     if (b) {
-        if (b->v.kind == AV_NONE) return cc_error_at(c, c->loc, "undefined variable '%s'", name);
+        if (b->v.kind == AV_NONE) return undefined(c, k, name);
         AVal v = b->v;
         if (v.unset) {   /* first assigned in a loop or branch that may not have run */
             Ins *in = cc_emit(c, I_ASSERT);
@@ -398,8 +426,7 @@ AVal cc_read_key(Comp *c, VarKey k, const char *name) {
     if (b) return b->v;
     Value v;
     InputSrc src;
-    if (!cc_key_source(c, k, &v, &src) || v.type == VAL_UNDEF)
-        return cc_error_at(c, c->loc, "undefined variable '%s'", name);
+    if (!cc_key_source(c, k, &v, &src) || v.type == VAL_UNDEF) return undefined(c, k, name);
     src.name = mem_strndup(name, strlen(name));
     int in = cc_add_input(c, src);
     AVal a = cc_lift(c, v, in, name);
@@ -448,7 +475,7 @@ VarKey cc_name_key(Comp *c, Node *n) {
  * the inputs it came from become value guards. */
 bool cc_need_const(Comp *c, AVal *v, double *out, const char *what) {
     if (v->kind != AV_NUM) {
-        cc_error_at(c, c->loc, "%s must be a number", what);
+        cc_error_atk(c, ERRK_TYPE, c->loc, "%s must be a number", what);
         return false;
     }
     if (!v->known) {
@@ -469,7 +496,7 @@ bool cc_need_int(Comp *c, AVal *v, int64_t *out, const char *what) {
     double x;
     if (!cc_need_const(c, v, &x, what)) return false;
     if (!num_to_i64(x, out)) {
-        cc_error_at(c, c->loc, x == floor(x) ? "%s is out of the i64 range, got %g" : "%s must be an integer, got %g", what, x);
+        cc_error_atk(c, ERRK_TYPE, c->loc, x == floor(x) ? "%s is out of the i64 range, got %g" : "%s must be an integer, got %g", what, x);
         return false;
     }
     return true;

@@ -458,14 +458,14 @@ static Value call_loaded(Interp *I, CallArgs *a) {
     Loaded *l = I->calling_builtin->udata;
     const Model *m = l->m;
     const Graph *g = m->gf->g;
-    if (a->nkw) return interp_error(I, "%s(): a loaded graph takes positional arguments only", m->gf->name);
+    if (a->nkw) return interp_errork(I, ERRK_TYPE, "%s(): a loaded graph takes positional arguments only", m->gf->name);
     /* its ops run on the VM, unseen by the gradient tape: zeros would be silently wrong */
     for (int i = 0; I->tape && i < a->npos; i++)
         if (value_holds_tracked(a->pos[i]))
-            return interp_error(I, "%s(): no gradient through a loaded graph yet (grad of a call of what load() made)",
+            return interp_errork(I, ERRK_VALUE, "%s(): no gradient through a loaded graph yet (grad of a call of what load() made)",
                                 m->gf->name);
     if (a->npos > m->gf->nparams)
-        return interp_error(I, "%s(): takes %d argument%s but %d were given", m->gf->name, m->gf->nparams,
+        return interp_errork(I, ERRK_TYPE, "%s(): takes %d argument%s but %d were given", m->gf->name, m->gf->nparams,
                             m->gf->nparams == 1 ? "" : "s", a->npos);
     Value *params = mem_alloc(sizeof(Value) * (size_t)(m->gf->nparams + g->ninputs + 1)), *vals = params + m->gf->nparams;
     for (int i = 0; i < m->gf->nparams; i++) params[i] = i < a->npos ? a->pos[i] : UNDEF_VAL;
@@ -510,8 +510,8 @@ static Value loaded_value(Model *m) {
 Value model_builtin_load(Interp *I, CallArgs *a) {
     Value v[1];
     if (!builtin_bind(I, a, NULL, v)) return ERR_VAL;
-    if (!IS_STR(v[0])) return interp_error(I, "load(): path must be a string, got %s", val_type_name(v[0]));
-    if (I->sandbox) return interp_error(I, "load(): files are disabled here");
+    if (!IS_STR(v[0])) return interp_errork(I, ERRK_TYPE, "load(): path must be a string, got %s", val_type_name(v[0]));
+    if (I->sandbox) return interp_errork(I, ERRK_IO, "load(): files are disabled here");
     char err[700];
     Model *m = model_load_file(AS_STR(v[0])->chars, err, sizeof err);
     if (!m) return interp_error(I, "load(): %s", err);
@@ -524,13 +524,13 @@ static GraphFile *export_graph(Interp *I, Value f, ObjList *args, bool *owned) {
     *owned = l == NULL;
     if (l) return l->m->gf;
     if (f.type == VAL_FUNC && f.as.o->kind == OBJ_BUILTIN)
-        return interp_error(I, "export(): f must be a function defined in TSL, got the built-in %s", AS_BUILTIN(f)->name), NULL;
-    if (f.type != VAL_FUNC) return interp_error(I, "export(): f must be a function, got %s", val_type_name(f)), NULL;
+        return interp_errork(I, ERRK_TYPE, "export(): f must be a function defined in TSL, got the built-in %s", AS_BUILTIN(f)->name), NULL;
+    if (f.type != VAL_FUNC) return interp_errork(I, ERRK_TYPE, "export(): f must be a function, got %s", val_type_name(f)), NULL;
     ObjClosure *fn = (ObjClosure *)f.as.o;
     FnProto *p = fn->proto;
     const char *fname = p->name[0] ? p->name : "<fn>";
     if (args->len > p->nparams)
-        return interp_error(I, "export(): %s() takes %d argument%s but example_args has %d", fname, p->nparams,
+        return interp_errork(I, ERRK_TYPE, "export(): %s() takes %d argument%s but example_args has %d", fname, p->nparams,
                             p->nparams == 1 ? "" : "s", args->len), NULL;
     Value *params = mem_alloc(sizeof(Value) * (size_t)(p->nparams + 1));
     for (int i = 0; i < p->nparams; i++) params[i] = i < args->len ? args->items[i] : UNDEF_VAL;
@@ -555,9 +555,9 @@ static GraphFile *export_graph(Interp *I, Value f, ObjList *args, bool *owned) {
 Value model_builtin_export(Interp *I, CallArgs *a) {
     Value v[3];
     if (!builtin_bind(I, a, NULL, v)) return ERR_VAL;
-    if (!IS_LIST(v[1])) return interp_error(I, "export(): example_args must be a list, got %s", val_type_name(v[1]));
-    if (!IS_STR(v[2])) return interp_error(I, "export(): path must be a string, got %s", val_type_name(v[2]));
-    if (I->sandbox) return interp_error(I, "export(): files are disabled here");
+    if (!IS_LIST(v[1])) return interp_errork(I, ERRK_TYPE, "export(): example_args must be a list, got %s", val_type_name(v[1]));
+    if (!IS_STR(v[2])) return interp_errork(I, ERRK_TYPE, "export(): path must be a string, got %s", val_type_name(v[2]));
+    if (I->sandbox) return interp_errork(I, ERRK_IO, "export(): files are disabled here");
     bool owned;
     GraphFile *gf = export_graph(I, v[0], AS_LIST(v[1]), &owned);
     if (!gf) return ERR_VAL;
@@ -566,7 +566,7 @@ Value model_builtin_export(Interp *I, CallArgs *a) {
     bool ok = graphfile_write(gf, &w, err, sizeof err) == 0;
     if (!ok) interp_error(I, "export(): %s", err);
     else if (io_write_file(AS_STR(v[2])->chars, "export()", w.p, w.len) != 0) {
-        interp_error(I, "%s", op_error());
+        interp_op_error(I);
         ok = false;
     }
     mem_free(w.p);

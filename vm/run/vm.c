@@ -8,14 +8,18 @@
 #include "vm_loop.h"
 #include "mem.h"
 
-int vm_fail_at(Interp *I, Ins *in, const char *msg) {
+int vm_fail_atk(Interp *I, Ins *in, ErrKind k, const char *msg) {
     Source *saved = I->cur_src;
     I->cur_src = in->src;
-    interp_error_at(I, in->loc, "%s", msg);
+    interp_error_atk(I, k, in->loc, "%s", msg);
     interp_attach_loc(I, in->loc);   /* msg may be the pending error's own (then it is not set again) */
     I->cur_src = saved;
     graph_trace(I, in->frame);
     return -1;
+}
+
+int vm_fail_at(Interp *I, Ins *in, const char *msg) {
+    return vm_fail_atk(I, in, msg == op_error() ? op_error_kind() : ERRK_VALUE, msg);
 }
 
 /* Ctrl-C, --timeout or --max-ops stopped the run at `in` (the error is set): locate it in
@@ -54,20 +58,20 @@ Value vm_operand(Interp *I, Graph *g, VmRegs *r, const Opnd *o) {
     case OPND_NUM: return g->regs[o->reg].is_bool ? BOOL_VAL(r->num[o->reg] != 0) : NUM_VAL(r->num[o->reg]);
     case OPND_TENSOR: {
         Tensor *t = r->ten[o->reg];
-        if (!t) return interp_error(I, "undefined variable");
+        if (!t) return interp_errork(I, ERRK_KEY, "undefined variable");
         /* a GPU graph's arena is written again next run: what leaves the graph is a copy */
         if (g->dev && vm_dev_owns(g->dev, t)) {
             Tensor *c = tensor_copy(t);
-            return c ? TENSOR_VAL(c) : interp_error(I, "%s", op_error());
+            return c ? TENSOR_VAL(c) : interp_op_error(I);
         }
         return TENSOR_VAL(tensor_retain(t));
     }
     case OPND_VAL:
-        if (r->val[o->reg].type == VAL_NIL) return interp_error(I, "undefined variable");
+        if (r->val[o->reg].type == VAL_NIL) return interp_errork(I, ERRK_KEY, "undefined variable");
         return val_retain(r->val[o->reg]);
     case OPND_OBJ: {
         Obj *ob = r->objs[o->reg];
-        if (!ob) return interp_error(I, "undefined variable");   /* a host list a loop that ran 0 times made */
+        if (!ob) return interp_errork(I, ERRK_KEY, "undefined variable");   /* a host list a loop that ran 0 times made */
         ob->rc++;
         return OBJ_VAL(ob->kind == OBJ_LIST ? VAL_LIST : VAL_DICT, ob);
     }
@@ -147,15 +151,15 @@ int vm_assert(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     if (in->key) {   /* a variable first assigned in a loop or branch that did not assign it */
         char msg[300];
         snprintf(msg, sizeof msg, "undefined variable '%s'", in->key);
-        return vm_fail_at(I, in, msg);
+        return vm_fail_atk(I, in, ERRK_KEY, msg);
     }
-    if (!in->nopnds) return vm_fail_at(I, in, "assertion failed");
+    if (!in->nopnds) return vm_fail_atk(I, in, ERRK_ASSERT, "assertion failed");
     Value m = vm_operand(I, g, r, &in->opnds[0]);
     StrBuf b = { 0 };
     sb_puts(&b, "assertion failed: ");
     fmt_value(&b, m, false);
     val_release(m);
-    int rc = vm_fail_at(I, in, b.s);
+    int rc = vm_fail_atk(I, in, ERRK_ASSERT, b.s);
     sb_free(&b);
     return rc;
 }
@@ -277,7 +281,7 @@ void vm_regs_clear_vals(VmRegs *r, const Graph *g) {
 int vm_stack_reserve(VmStack *s) {
     if (s->n < s->cap) return 0;
     if (s->cap > INT_MAX / 2) {
-        op_fail("out of memory: a backward loop saved more than %d iterations", s->cap);
+        op_failk(ERRK_MEMORY, "out of memory: a backward loop saved more than %d iterations", s->cap);
         return -1;
     }
     int cap = s->cap ? s->cap * 2 : 16;
@@ -288,7 +292,7 @@ int vm_stack_reserve(VmStack *s) {
     double *x = t ? mem_try_realloc(s->x, sizeof(double) * (size_t)cap) : NULL;
     if (!x) {
         mem_charge(-more);
-        op_fail("out of memory: a backward loop's saved values cannot grow to %d entries", cap);
+        op_failk(ERRK_MEMORY, "out of memory: a backward loop's saved values cannot grow to %d entries", cap);
         return -1;
     }
     s->x = x;

@@ -233,7 +233,7 @@ int vm_dev_copy(Tensor *dst, const Tensor *src) {
         return 0;
     }
     if (dst->device != src->device) {
-        op_fail("internal error: a register's value is on another device than its region");
+        op_failk(ERRK_DEVICE, "internal error: a register's value is on another device than its region");
         return -1;
     }
     return device_impl(dst->device)->copy_into(dst, src);

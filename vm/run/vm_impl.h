@@ -167,6 +167,9 @@ int vm_stack_reserve(VmStack *s);
 /* vm.c: an error at instruction `in`, in its own source: msg (vm_fail_at), or the pending
  * error of a poll that stopped the run (vm_stopped_at). Both return -1. */
 int vm_fail_at(Interp *I, Ins *in, const char *msg);
+/* The same with the error's kind (vm_fail_at's: op_error_kind() when msg is op_error(), else
+ * ERRK_VALUE; a pending error keeps its own). */
+int vm_fail_atk(Interp *I, Ins *in, ErrKind k, const char *msg);
 int vm_stopped_at(Interp *I, Ins *in);
 
 #endif

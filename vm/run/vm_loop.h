@@ -53,7 +53,7 @@ static int slice_bounds(const Ins *in, const double *N, int k, IndexItem *it) {
         int64_t x;
         if (reg < 0) continue;
         if (!num_to_i64_clamped(N[reg], &x)) {
-            op_fail("slice bounds must be integers");
+            op_failk(ERRK_TYPE, "slice bounds must be integers");
             return -1;
         }
         if (j == 0) { it->has_start = true; it->start = x; }
@@ -77,7 +77,7 @@ static int exec_index(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) 
         }
         double x = r->num[in->args[k]];
         if (items[k].kind == IDX_SLICE) {
-            if (!slice_at(&items[k], x)) return vm_fail_at(I, in, "slice bounds must be integers");
+            if (!slice_at(&items[k], x)) return vm_fail_atk(I, in, ERRK_TYPE, "slice bounds must be integers");
             moved = true;
             continue;
         }
@@ -126,7 +126,7 @@ static int exec_select(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in)
         snprintf(msg, sizeof msg, "list index must be an integer, got %g", x);
         return vm_fail_at(I, in, msg);
     }
-    if (!num_to_i64(x, &i) || (i < 0 ? i + in->nargs < 0 : i >= in->nargs)) return vm_fail_at(I, in, "list index out of range");
+    if (!num_to_i64(x, &i) || (i < 0 ? i + in->nargs < 0 : i >= in->nargs)) return vm_fail_atk(I, in, ERRK_INDEX, "list index out of range");
     int from = in->args[i < 0 ? i + in->nargs : i];
     if (g->regs[in->dst].kind == R_NUM) {
         r->num[in->dst] = r->num[from];

@@ -1,0 +1,126 @@
+/* errval.c - errors as values (spec section 12): the dict a `catch e` binds, raise(), and the
+ * kind argument of error().
+ *
+ * A caught error is the pending error of the interpreter (message, kind, place, the frames it
+ * unwound through) made into a plain dict; raise(e) makes it pending again, at the place the
+ * dict names when that source is still known, so a re-raised error reads as the original. */
+#include <string.h>
+#include "interp.h"
+#include "builtins.h"
+#include "methods.h"
+
+int error_kind_arg(Interp *I, const char *fname, Value v) {
+    int k = IS_STR(v) ? errkind_parse(AS_STR(v)->chars) : -1;
+    if (k < 0)
+        interp_errork(I, IS_STR(v) ? ERRK_VALUE : ERRK_TYPE,
+                      "%s(): kind must be one of \"value\" \"type\" \"shape\" \"index\" \"key\" \"io\" \"memory\" "
+                      "\"device\" \"assert\" \"user\"", fname);
+    return k;
+}
+
+static void set_str(ObjDict *d, const char *key, const char *s) {
+    Value v = val_cstr(s);
+    dict_set_cstr(d, key, v);
+    val_release(v);
+}
+
+static Value frame_text(const TraceFrame *f) {
+    char buf[sizeof f->name + 4200];
+    snprintf(buf, sizeof buf, "in %s() called from %s:%d:%d", f->name, f->src ? f->src->name : "?", f->loc.line,
+             f->loc.col);
+    return val_cstr(buf);
+}
+
+/* The frames the error went through, innermost first, one "in f() called from FILE:L:C" each. */
+static Value traceback_list(const Traceback *t) {
+    ObjList *l = list_new(t->ninner + t->nouter);
+    Value lv = OBJ_VAL(VAL_LIST, l);
+    for (int i = 0; i < t->ninner + t->nouter; i++) {
+        const TraceFrame *f = i < t->ninner ? &t->inner[i] : &t->outer[(t->outer_first + i - t->ninner) % TRACE_SHOWN];
+        Value s = frame_text(f);
+        list_push(l, s);
+        val_release(s);
+    }
+    return lv;
+}
+
+Value interp_caught_error(Interp *I) {
+    ObjDict *d = dict_new();
+    Value dv = OBJ_VAL(VAL_DICT, d);
+    set_str(d, "message", I->err_msg);
+    set_str(d, "kind", errkind_name(I->err_kind));
+    Source *src = I->err_src ? I->err_src : I->cur_src;
+    if (src) set_str(d, "file", src->name);
+    else dict_set_cstr(d, "file", NIL_VAL);
+    dict_set_cstr(d, "line", I->err_has_loc ? NUM_VAL(I->err_loc.line) : NIL_VAL);
+    dict_set_cstr(d, "col", I->err_has_loc ? NUM_VAL(I->err_loc.col) : NIL_VAL);
+    Value tb = traceback_list(&I->traceback);
+    dict_set_cstr(d, "traceback", tb);
+    val_release(tb);
+    return dv;
+}
+
+static Source *source_named(Interp *I, const char *name) {
+    for (Source *s = I->sources; s; s = s->next)
+        if (!strcmp(s->name, name)) return s;
+    return NULL;
+}
+
+/* Where the dict says the error was: its file (a source this state still holds) and line:col. */
+static void raise_at(Interp *I, ObjDict *d) {
+    Value *file = dict_get(d, "file", 4), *line = dict_get(d, "line", 4), *col = dict_get(d, "col", 3);
+    if (!file || !IS_STR(*file) || !line || !IS_NUM(*line) || !col || !IS_NUM(*col)) return;
+    Source *src = source_named(I, AS_STR(*file)->chars);
+    if (!src) return;
+    I->err_has_loc = true;
+    I->err_src = src;
+    I->err_loc = (SrcLoc){ .line = (int)line->as.n, .col = (int)col->as.n };
+}
+
+/* raise(e): e a caught error (a dict with a string `message`, and `kind`, `file`, `line`,
+ * `col` when it has them) or a message (kind "user"). */
+Value builtin_raise(Interp *I, CallArgs *a) {
+    Value v[1];
+    if (!builtin_bind(I, a, builtin_raise, v)) return ERR_VAL;
+    if (IS_STR(v[0])) return interp_errork(I, ERRK_USER, "%s", AS_STR(v[0])->chars);
+    Value *msg = IS_DICT(v[0]) ? dict_get(AS_DICT(v[0]), "message", 7) : NULL;
+    if (!msg || !IS_STR(*msg))
+        return interp_errork(I, ERRK_TYPE, "raise() needs a caught error (a dict with a string 'message') or a string, got a %s",
+                             val_type_name(v[0]));
+    Value *kind = dict_get(AS_DICT(v[0]), "kind", 4);
+    int k = kind ? error_kind_arg(I, "raise", *kind) : ERRK_USER;
+    if (k < 0) return ERR_VAL;
+    interp_errork(I, (ErrKind)k, "%s", AS_STR(*msg)->chars);
+    raise_at(I, AS_DICT(v[0]));
+    return ERR_VAL;
+}
+
+static const char *const keywords[] = { "fn", "return", "if", "else", "while", "for", "in", "break", "continue",
+                                        "static", "import", "and", "or", "not", "true", "false", "nil", "try",
+                                        "catch", NULL };
+
+const char *interp_name_hint(const Module *m, const FnProto *p, const char *name, char *buf, size_t n) {
+    Suggest s;
+    suggest_init(&s, name);
+    for (int i = 0; p && i < p->nlocals; i++) suggest_offer(&s, p->local_names[i]);
+    for (int i = 0; p && i < p->nupvals; i++) suggest_offer(&s, p->upval_names[i]);
+    for (int i = 0; m && i < m->g.count; i++)
+        if (m->g.vals[i].type != VAL_UNDEF) suggest_offer(&s, m->g.names[i]);
+    for (int i = 0; keywords[i]; i++) suggest_offer(&s, keywords[i]);
+    return suggest_text(&s, buf, n);
+}
+
+const char *interp_param_hint(const FnProto *p, const char *name, char *buf, size_t n) {
+    Suggest s;
+    suggest_init(&s, name);
+    for (int i = 0; i < p->nparams; i++) suggest_offer(&s, p->params[i]);
+    return suggest_text(&s, buf, n);
+}
+
+const char *interp_attr_hint(const char *name, char *buf, size_t n) {
+    Suggest s;   /* the attributes, then the methods (the op table's: lang/methods.h) */
+    suggest_init(&s, name);
+    for (int i = 0; tensor_attrs[i]; i++) suggest_offer(&s, tensor_attrs[i]);
+    for (int i = 0; method_tensor_nth(i); i++) suggest_offer(&s, method_tensor_nth(i));
+    return suggest_text(&s, buf, n);
+}

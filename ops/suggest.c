@@ -1,0 +1,55 @@
+/* suggest.c - the closest known name to an unknown one (suggest.h). */
+#include <stdio.h>
+#include <string.h>
+#include "suggest.h"
+
+/* Edits (insert, delete, substitute, swap two neighbours) from a to b: the optimal string
+ * alignment distance, both shorter than SUGGEST_MAX_NAME. */
+static int edit_distance(const char *a, int la, const char *b, int lb) {
+    int d[SUGGEST_MAX_NAME + 1][SUGGEST_MAX_NAME + 1];
+    for (int i = 0; i <= la; i++) d[i][0] = i;
+    for (int j = 0; j <= lb; j++) d[0][j] = j;
+    for (int i = 1; i <= la; i++)
+        for (int j = 1; j <= lb; j++) {
+            int cost = a[i - 1] != b[j - 1];
+            int x = d[i - 1][j] + 1, y = d[i][j - 1] + 1, z = d[i - 1][j - 1] + cost;
+            int m = x < y ? x : y;
+            m = m < z ? m : z;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < m)
+                m = d[i - 2][j - 2] + 1;
+            d[i][j] = m;
+        }
+    return d[la][lb];
+}
+
+void suggest_init(Suggest *s, const char *name) {
+    s->name = name;
+    s->best_dist = 1 << 20;
+    s->best[0] = 0;
+}
+
+void suggest_offer(Suggest *s, const char *known) {
+    int la = (int)strlen(s->name), lb = (int)strlen(known);
+    if (la >= SUGGEST_MAX_NAME || lb >= SUGGEST_MAX_NAME || !strcmp(s->name, known)) return;
+    int allowed = (la + lb + 3) / 6;
+    if (allowed > 2) allowed = 2;
+    int dl = la > lb ? la - lb : lb - la;
+    if (dl > allowed || dl >= s->best_dist) return;
+    int dist = edit_distance(s->name, la, known, lb);
+    if (dist > allowed || dist >= s->best_dist) return;
+    s->best_dist = dist;
+    memcpy(s->best, known, (size_t)lb + 1);
+}
+
+const char *suggest_text(const Suggest *s, char *buf, size_t n) {
+    if (!s->best[0]) snprintf(buf, n, "%s", "");
+    else snprintf(buf, n, "; did you mean '%s'?", s->best);
+    return buf;
+}
+
+const char *suggest_among(const char *name, const char *const *known, char *buf, size_t n) {
+    Suggest s;
+    suggest_init(&s, name);
+    for (int i = 0; known[i]; i++) suggest_offer(&s, known[i]);
+    return suggest_text(&s, buf, n);
+}
