@@ -224,6 +224,8 @@ static void arg_text(Buf *b, const OpDef *d, int p, int k, const Variant *v, int
     case P_SHAPE: bprintf(b, "[2, %d, %d]", v->rows, v->cols); break;
     case P_SHAPE_M1: bprintf(b, "[%d, -1]", v->cols); break;
     case P_PAIRS: bputs(b, "[[1, 0], [0, 2]]"); break;
+    case P_WIN: bputs(b, "1"); break;
+    case P_PADW: bputs(b, "0"); break;
     case P_REDOP: bputs(b, "\"max\""); break;
     case P_DTYPE: bprintf(b, "\"%s\"", DTYPES[(dt + 1) % NDT]); break;   /* a conversion */
     }
