@@ -591,7 +591,7 @@ START_TEST(table_meta) {
         for (int p = 0; p < d->nparams; p++) {
             const OpParam *pp = &d->params[p];
             ck_assert_msg(pp->name && pp->name[0], "op '%s': parameter %d has no name", d->name, p);
-            ck_assert_msg(pp->type >= P_T && pp->type <= P_DTYPE, "op '%s': parameter '%s' has no type", d->name,
+            ck_assert_msg(pp->type >= P_T && pp->type <= P_PADW, "op '%s': parameter '%s' has no type", d->name,
                           pp->name);
             ck_assert_msg(strstr(d->signature, pp->name), "op '%s': parameter '%s' not in '%s'", d->name, pp->name,
                           d->signature);
