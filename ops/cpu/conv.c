@@ -14,41 +14,49 @@
 #include "conv.h"
 #include "mem.h"
 
-/* The columns of one image's group: element (k, l) of the [K, L] matrix at k * ks + l * ls
- * (ls = 1: the usual layout; ks = 1, ls = K: its transpose). */
+/* The outputs o in [*lo, *hi) of an axis of n_out whose input o * s + off lies in [0, n_in). */
+static void inside(int64_t off, int64_t s, int64_t n_in, int64_t n_out, int64_t *lo, int64_t *hi) {
+    int64_t l = off >= 0 ? 0 : (-off + s - 1) / s, h = n_in - off <= 0 ? 0 : (n_in - off + s - 1) / s;
+    *hi = h < n_out ? h : n_out;
+    *lo = l < *hi ? l : *hi;
+}
+
+/* The columns of one image's group: row k = (ci, ki, kj) of the [K, L] matrix at cols + k * ks,
+ * its oh * ow values contiguous (ks = L for one image; N * L with the images side by side). */
 #define IM2COL(T)                                                                                          \
-    static void im2col_##T(const ConvGeom *g, const T *x, int64_t cg, T *cols, int64_t ks, int64_t ls) {   \
-        int64_t k = 0;                                                                                     \
+    static void im2col_##T(const ConvGeom *g, const T *x, int64_t cg, T *cols, int64_t ks) {              \
+        int64_t k = 0, lo, hi;                                                                             \
         for (int64_t ci = 0; ci < cg; ci++)                                                                \
             for (int64_t ki = 0; ki < g->kh; ki++)                                                         \
                 for (int64_t kj = 0; kj < g->kw; kj++, k++) {                                              \
-                    const T *img = x + ci * g->h * g->w;                                                   \
-                    int64_t l = 0;                                                                         \
+                    int64_t off = kj * g->dw - g->pl;                                                      \
+                    inside(off, g->sw, g->w, g->ow, &lo, &hi);                                             \
                     for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
                         int64_t iy = oy * g->sh - g->pt + ki * g->dh;                                      \
-                        for (int64_t ox = 0; ox < g->ow; ox++, l++) {                                      \
-                            int64_t ix = ox * g->sw - g->pl + kj * g->dw;                                  \
-                            bool in = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w;                        \
-                            cols[k * ks + l * ls] = in ? img[iy * g->w + ix] : 0;                          \
-                        }                                                                                  \
+                        T *dst = cols + k * ks + oy * g->ow;                                               \
+                        if (iy < 0 || iy >= g->h) { memset(dst, 0, sizeof(T) * (size_t)g->ow); continue; }  \
+                        const T *src = x + (ci * g->h + iy) * g->w + off;                                  \
+                        for (int64_t ox = 0; ox < lo; ox++) dst[ox] = 0;                                   \
+                        if (g->sw == 1) memcpy(dst + lo, src + lo, sizeof(T) * (size_t)(hi - lo));         \
+                        else for (int64_t ox = lo; ox < hi; ox++) dst[ox] = src[ox * g->sw];               \
+                        for (int64_t ox = hi; ox < g->ow; ox++) dst[ox] = 0;                               \
                     }                                                                                      \
                 }                                                                                          \
     }                                                                                                      \
     /* the reverse: each column's value added back where im2col read it (x zeroed first) */               \
     static void col2im_##T(const ConvGeom *g, const T *cols, int64_t cg, T *x) {                         \
-        int64_t k = 0, L = g->oh * g->ow;                                                                  \
+        int64_t k = 0, L = g->oh * g->ow, lo, hi;                                                          \
         for (int64_t ci = 0; ci < cg; ci++)                                                                \
             for (int64_t ki = 0; ki < g->kh; ki++)                                                         \
                 for (int64_t kj = 0; kj < g->kw; kj++, k++) {                                              \
-                    T *img = x + ci * g->h * g->w;                                                         \
-                    const T *row = cols + k * L;                                                           \
+                    int64_t off = kj * g->dw - g->pl;                                                      \
+                    inside(off, g->sw, g->w, g->ow, &lo, &hi);                                             \
                     for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
                         int64_t iy = oy * g->sh - g->pt + ki * g->dh;                                      \
                         if (iy < 0 || iy >= g->h) continue;                                                \
-                        for (int64_t ox = 0; ox < g->ow; ox++) {                                           \
-                            int64_t ix = ox * g->sw - g->pl + kj * g->dw;                                  \
-                            if (ix >= 0 && ix < g->w) img[iy * g->w + ix] += row[oy * g->ow + ox];         \
-                        }                                                                                  \
+                        T *dst = x + (ci * g->h + iy) * g->w + off;                                        \
+                        const T *src = cols + k * L + oy * g->ow;                                          \
+                        for (int64_t ox = lo; ox < hi; ox++) dst[ox * g->sw] += src[ox];                   \
                     }                                                                                      \
                 }                                                                                          \
     }                                                                                                      \
@@ -79,7 +87,7 @@ static void *scratch(int64_t n, size_t elem) {
         for (int64_t n = 0; n < g->n; n++)                                                                 \
             for (int64_t gi = 0; gi < g->groups; gi++) {                                                   \
                 const T *xg = x + (n * g->c + gi * cg) * g->h * g->w;                                      \
-                if (!direct) im2col_##T(g, xg, cg, cols, L, 1);                                            \
+                if (!direct) im2col_##T(g, xg, cg, cols, L);                                            \
                 T *yg = y + (n * g->o + gi * og) * L;                                                      \
                 cpu_matmul_rows(dt, w + gi * og * K, false, direct ? xg : cols, yg, og, K, L, 0, og);      \
             }                                                                                              \
@@ -103,22 +111,30 @@ static void *scratch(int64_t n, size_t elem) {
         if (b) add_bias_##T(y, b, g->n, g->c, g->h * g->w);                                                \
         return 0;                                                                                          \
     }                                                                                                      \
-    /* dw [o, c / groups, kh, kw] = sum over the batch of gy's rows times the columns' transpose */       \
+    /* dw [o, c / groups, kh, kw]: per group, its transpose [K, og] is the columns of the whole      \
+     * batch [K, n * L] times gy's rows transposed [n * L, og], one product; then transposed back */   \
     static int conv_weight_grad_##T(const ConvGeom *g, DType dt, const T *x, const T *gy, T *dw) {        \
         int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw, L = g->oh * g->ow;    \
         int64_t NL = g->n * L;                                                                             \
-        T *colt = scratch(NL * K, sizeof(T)), *rows = colt ? scratch(og * NL, sizeof(T)) : NULL;            \
-        if (!rows) { mem_free(colt); return -1; }                                                          \
+        T *cols = scratch(K * NL, sizeof(T)), *gyt = cols ? scratch(NL * og, sizeof(T)) : NULL;            \
+        T *dwt = gyt ? scratch(K * og, sizeof(T)) : NULL;                                                  \
+        if (!dwt) { mem_free(cols); mem_free(gyt); return -1; }                                            \
         for (int64_t gi = 0; gi < g->groups; gi++) {                                                       \
             for (int64_t n = 0; n < g->n; n++) {                                                           \
-                im2col_##T(g, x + (n * g->c + gi * cg) * g->h * g->w, cg, colt + n * L * K, 1, K);         \
-                for (int64_t oc = 0; oc < og; oc++)                                                        \
-                    memcpy(rows + oc * NL + n * L, gy + (n * g->o + gi * og + oc) * L, sizeof(T) * (size_t)L); \
+                im2col_##T(g, x + (n * g->c + gi * cg) * g->h * g->w, cg, cols + n * L, NL);               \
+                for (int64_t oc = 0; oc < og; oc++) {                                                      \
+                    const T *row = gy + (n * g->o + gi * og + oc) * L;                                     \
+                    for (int64_t l = 0; l < L; l++) gyt[(n * L + l) * og + oc] = row[l];                   \
+                }                                                                                          \
             }                                                                                              \
-            cpu_matmul_rows(dt, rows, false, colt, dw + gi * og * K, og, NL, K, 0, og);                    \
+            cpu_matmul_rows(dt, cols, false, gyt, dwt, K, NL, og, 0, K);                                   \
+            T *dwg = dw + gi * og * K;                                                                     \
+            for (int64_t k = 0; k < K; k++)                                                                \
+                for (int64_t oc = 0; oc < og; oc++) dwg[oc * K + k] = dwt[k * og + oc];                    \
         }                                                                                                  \
-        mem_free(colt);                                                                                    \
-        mem_free(rows);                                                                                    \
+        mem_free(cols);                                                                                    \
+        mem_free(gyt);                                                                                     \
+        mem_free(dwt);                                                                                     \
         return 0;                                                                                          \
     }
 CONV_FORWARD(float)
