@@ -22,9 +22,11 @@ static void inside(int64_t off, int64_t s, int64_t n_in, int64_t n_out, int64_t 
 }
 
 /* The columns of one image's group: row k = (ci, ki, kj) of the [K, L] matrix at cols + k * ks,
- * its oh * ow values contiguous (ks = L for one image; N * L with the images side by side). */
+ * its oh * ow values contiguous (ks = L for one image; N * L with the images side by side).
+ * im2col writes them from x (x is only read then); col2im (back) adds each one back into x
+ * where im2col read it (x zeroed first). */
 #define IM2COL(T)                                                                                          \
-    static void im2col_##T(const ConvGeom *g, const T *x, int64_t cg, T *cols, int64_t ks) {              \
+    static void columns_##T(const ConvGeom *g, T *x, int64_t cg, T *cols, int64_t ks, bool back) {        \
         int64_t k = 0, lo, hi;                                                                             \
         for (int64_t ci = 0; ci < cg; ci++)                                                                \
             for (int64_t ki = 0; ki < g->kh; ki++)                                                         \
@@ -33,32 +35,26 @@ static void inside(int64_t off, int64_t s, int64_t n_in, int64_t n_out, int64_t 
                     inside(off, g->sw, g->w, g->ow, &lo, &hi);                                             \
                     for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
                         int64_t iy = oy * g->sh - g->pt + ki * g->dh;                                      \
-                        T *dst = cols + k * ks + oy * g->ow;                                               \
-                        if (iy < 0 || iy >= g->h) { memset(dst, 0, sizeof(T) * (size_t)g->ow); continue; }  \
-                        const T *src = x + (ci * g->h + iy) * g->w + off;                                  \
-                        for (int64_t ox = 0; ox < lo; ox++) dst[ox] = 0;                                   \
-                        if (g->sw == 1) memcpy(dst + lo, src + lo, sizeof(T) * (size_t)(hi - lo));         \
-                        else for (int64_t ox = lo; ox < hi; ox++) dst[ox] = src[ox * g->sw];               \
-                        for (int64_t ox = hi; ox < g->ow; ox++) dst[ox] = 0;                               \
+                        T *row = cols + k * ks + oy * g->ow;                                               \
+                        bool out = iy < 0 || iy >= g->h;                                                   \
+                        T *img = out ? NULL : x + (ci * g->h + iy) * g->w + off;                           \
+                        if (back) {                                                                        \
+                            for (int64_t ox = lo; ox < hi && !out; ox++) img[ox * g->sw] += row[ox];       \
+                            continue;                                                                      \
+                        }                                                                                  \
+                        int64_t a = out ? 0 : lo, b = out ? 0 : hi;   /* the span read from the image */   \
+                        for (int64_t ox = 0; ox < a; ox++) row[ox] = 0;                                    \
+                        if (g->sw == 1 && b > a) memcpy(row + a, img + a, sizeof(T) * (size_t)(b - a));    \
+                        else for (int64_t ox = a; ox < b; ox++) row[ox] = img[ox * g->sw];                 \
+                        for (int64_t ox = b; ox < g->ow; ox++) row[ox] = 0;                                \
                     }                                                                                      \
                 }                                                                                          \
     }                                                                                                      \
-    /* the reverse: each column's value added back where im2col read it (x zeroed first) */               \
-    static void col2im_##T(const ConvGeom *g, const T *cols, int64_t cg, T *x) {                         \
-        int64_t k = 0, L = g->oh * g->ow, lo, hi;                                                          \
-        for (int64_t ci = 0; ci < cg; ci++)                                                                \
-            for (int64_t ki = 0; ki < g->kh; ki++)                                                         \
-                for (int64_t kj = 0; kj < g->kw; kj++, k++) {                                              \
-                    int64_t off = kj * g->dw - g->pl;                                                      \
-                    inside(off, g->sw, g->w, g->ow, &lo, &hi);                                             \
-                    for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
-                        int64_t iy = oy * g->sh - g->pt + ki * g->dh;                                      \
-                        if (iy < 0 || iy >= g->h) continue;                                                \
-                        T *dst = x + (ci * g->h + iy) * g->w + off;                                        \
-                        const T *src = cols + k * L + oy * g->ow;                                          \
-                        for (int64_t ox = lo; ox < hi; ox++) dst[ox * g->sw] += src[ox];                   \
-                    }                                                                                      \
-                }                                                                                          \
+    static void im2col_##T(const ConvGeom *g, const T *x, int64_t cg, T *cols, int64_t ks) {              \
+        columns_##T(g, (T *)x, cg, cols, ks, false);                                                       \
+    }                                                                                                      \
+    static void col2im_##T(const ConvGeom *g, const T *cols, int64_t cg, T *x) {                          \
+        columns_##T(g, x, cg, (T *)cols, g->oh * g->ow, true);                                             \
     }                                                                                                      \
     static void add_bias_##T(T *y, const T *b, int64_t n, int64_t ch, int64_t len) {                      \
         for (int64_t i = 0; i < n * ch; i++)                                                               \
