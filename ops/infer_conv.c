@@ -134,7 +134,7 @@ static int conv_window(const OpCall *c, ConvGeom *g, bool one_d) {
     g->pt = pad[0][0], g->pb = pad[0][1], g->pl = pad[1][0], g->pr = pad[1][1];
     if (one_d) g->sh = g->dh = 1, g->pt = g->pb = 0;
     if (positive(c, "stride", g->sh, g->sw) || positive(c, "dilation", g->dh, g->dw)) return -1;
-    if (g->pt == CONV_PAD_SAME) {
+    if (g->pl == CONV_PAD_SAME) {   /* (left: 1-D calls have no top) */
         if (c->op == OP_CONV_TRANSPOSE2D || g->sh != 1 || g->sw != 1) {
             op_fail("%s(): padding=\"same\" needs stride 1 (and a convolution that is not transposed)", name_of(c));
             return -1;
