@@ -132,6 +132,10 @@ static int conv_window(const OpCall *c, ConvGeom *g, bool one_d) {
     const OpParam *pp = param(c->op, "padding");
     const int64_t(*pad)[2] = (const int64_t(*)[2])c->at->pairs[pp->slot];
     g->pt = pad[0][0], g->pb = pad[0][1], g->pl = pad[1][0], g->pr = pad[1][1];
+    if (one_d && (g->sh != g->sw || g->dh != g->dw || g->pt != g->pl)) {   /* a list of two: [h, w] */
+        op_fail("%s(): stride, padding and dilation must be a number or a list of one", name_of(c));
+        return -1;
+    }
     if (one_d) g->sh = g->dh = 1, g->pt = g->pb = 0;
     if (positive(c, "stride", g->sh, g->sw) || positive(c, "dilation", g->dh, g->dw)) return -1;
     if (g->pl == CONV_PAD_SAME) {   /* (left: 1-D calls have no top) */
