@@ -483,7 +483,7 @@ static const WinCase WIN_CASES[] = {
     { OP_CONV2D, { { 4, { 2, 4, 5, 5 } }, { 4, { 4, 2, 3, 3 } }, { 1, { 4 } } }, { 0 }, { 2, 2 }, { 1, 1, 1, 1 }, { 1, 1 }, { 0 }, 2, " groups 2 stride 2 pad 1" },
     { OP_CONV2D, { { 4, { 1, 2, 5, 4 } }, { 4, { 3, 2, 2, 3 } }, { 0 } }, { 0 }, { 1, 1 }, { CONV_PAD_SAME, CONV_PAD_SAME, CONV_PAD_SAME, CONV_PAD_SAME }, { 2, 1 }, { 0 }, 1, " dilation [2, 1] \"same\"" },
     { OP_CONV2D, { { 4, { 1, 2, 4, 6 } }, { 4, { 2, 2, 3, 2 } }, { 1, { 2 } } }, { 0 }, { 1, 2 }, { 0, 0, 1, 1 }, { 1, 1 }, { 0 }, 1, " stride [1, 2] pad [0, 1]" },
-    { OP_CONV1D, { { 3, { 2, 2, 7 } }, { 3, { 3, 2, 3 } }, { 1, { 3 } } }, { 0 }, { 1, 2 }, { 0, 0, 1, 1 }, { 1, 1 }, { 0 }, 1, " stride 2 pad 1" },
+    { OP_CONV1D, { { 3, { 2, 2, 7 } }, { 3, { 3, 2, 3 } }, { 1, { 3 } } }, { 0 }, { 2, 2 }, { 1, 1, 1, 1 }, { 1, 1 }, { 0 }, 1, " stride 2 pad 1" },
     { OP_CONV1D, { { 3, { 1, 2, 6 } }, { 3, { 2, 2, 2 } }, { 0 } }, { 0 }, { 1, 1 }, { CONV_PAD_SAME, CONV_PAD_SAME, CONV_PAD_SAME, CONV_PAD_SAME }, { 1, 1 }, { 0 }, 1, " \"same\" (even kernel)" },
     { OP_CONV_TRANSPOSE2D, { { 4, { 2, 2, 3, 3 } }, { 4, { 2, 3, 3, 3 } }, { 1, { 3 } } }, { 0 }, { 2, 2 }, { 1, 1, 1, 1 }, { 1, 1 }, { 1, 1 }, 1, " stride 2 pad 1 output_padding 1" },
     { OP_CONV_TRANSPOSE2D, { { 4, { 1, 4, 3, 2 } }, { 4, { 4, 1, 2, 2 } }, { 0 } }, { 0 }, { 1, 1 }, { 0, 0, 0, 0 }, { 2, 1 }, { 0, 0 }, 2, " groups 2 dilation [2, 1]" },
