@@ -39,7 +39,9 @@ static void inside(int64_t off, int64_t s, int64_t n_in, int64_t n_out, int64_t 
                         bool out = iy < 0 || iy >= g->h;                                                   \
                         T *img = out ? NULL : x + (ci * g->h + iy) * g->w + off;                           \
                         if (back) {                                                                        \
-                            for (int64_t ox = lo; ox < hi && !out; ox++) img[ox * g->sw] += row[ox];       \
+                            if (out) continue;                                                             \
+                            if (g->sw == 1) for (int64_t ox = lo; ox < hi; ox++) img[ox] += row[ox];       \
+                            else for (int64_t ox = lo; ox < hi; ox++) img[ox * g->sw] += row[ox];          \
                             continue;                                                                      \
                         }                                                                                  \
                         int64_t a = out ? 0 : lo, b = out ? 0 : hi;   /* the span read from the image */   \
@@ -57,8 +59,10 @@ static void inside(int64_t off, int64_t s, int64_t n_in, int64_t n_out, int64_t 
         columns_##T(g, x, cg, (T *)cols, g->oh * g->ow, true);                                             \
     }                                                                                                      \
     static void add_bias_##T(T *y, const T *b, int64_t n, int64_t ch, int64_t len) {                      \
-        for (int64_t i = 0; i < n * ch; i++)                                                               \
-            for (int64_t l = 0; l < len; l++) y[i * len + l] += b[i % ch];                                 \
+        for (int64_t i = 0; i < n * ch; i++) {                                                             \
+            T v = b[i % ch], *yi = y + i * len;                                                            \
+            for (int64_t l = 0; l < len; l++) yi[l] += v;                                                  \
+        }                                                                                                  \
     }
 IM2COL(float)
 IM2COL(double)
