@@ -33,6 +33,18 @@ gelu_x = load("gelu_x")
 assert gelu_x.shape == (n_gelu,), "CHECKDIR holds another size of run (quick or not)"
 rnn_W, rnn_xs = load("rnn_W"), load("rnn_xs")
 norm_x, norm_g, norm_b = load("norm_x"), load("norm_g"), load("norm_b")
+W_CONV = "conv2d 3-16-32 32x32 batch 32, forward + backward"
+CONV = (("w1", (16, 3, 3, 3)), ("b1", (16,)), ("w2", (32, 16, 3, 3)), ("b2", (32,)))
+
+
+def conv_params():
+    """workloads.tsl section 10's weights, from its conv_params.npy (w1, b1, w2, b2 flattened)."""
+    flat, out, at = load("conv_params"), {}, 0
+    for k, shape in CONV:
+        n = int(np.prod(shape))
+        out[k] = flat[at:at + n].reshape(shape)
+        at += n
+    return out
 
 
 def mlp_layers():
@@ -154,6 +166,27 @@ def run_jax():
     loss, g = bvg(bp, bx)
     check(W_BLOCK, "jax-jit", loss, "block_loss", 1e-4, 1e-6)
     check(W_BLOCK, "jax-jit", np.concatenate([np.ravel(g[k]) for k, _ in BLOCK]), "block_grads", 1e-3, 1e-5)
+
+    def conv_loss(p, x):
+        dn = ("NCHW", "OIHW", "NCHW")
+        conv = lambda x, w, b: lax.conv_general_dilated(x, w, (1, 1), ((1, 1), (1, 1)), dimension_numbers=dn) + b[None, :, None, None]
+        y = conv(jax.nn.relu(conv(x, p["w1"], p["b1"])), p["w2"], p["b2"])
+        return jnp.mean(y * y)
+
+    cp = {k: jnp.asarray(v) for k, v in conv_params().items()}
+    cx = jnp.asarray(load("conv_x"))
+    cvg = jax.jit(jax.value_and_grad(conv_loss))
+
+    def conv_steps():
+        for _ in range(3):
+            r = cvg(cp, cx)
+            jax.block_until_ready(r)
+        return r
+
+    measure(W_CONV, "jax-jit", conv_steps, 3)
+    loss, g = cvg(cp, cx)
+    check(W_CONV, "jax-jit", loss, "conv_loss", 1e-4, 1e-6)
+    check(W_CONV, "jax-jit", np.concatenate([np.ravel(g[k]) for k, _ in CONV]), "conv_grads", 1e-3, 1e-5)
 
     def adam_step(lr):
         def step(params, state, grads):
@@ -352,6 +385,31 @@ def run_torch():
     loss = block_step()
     check(W_BLOCK, "torch-compile", loss.detach(), "block_loss", 1e-4, 1e-6)
     check(W_BLOCK, "torch-compile", torch.cat([bp[k].grad.reshape(-1) for k, _ in BLOCK]), "block_grads", 1e-3, 1e-5)
+
+    def conv_loss(p, x):
+        y = F.conv2d(torch.relu(F.conv2d(x, p["w1"], p["b1"], padding=1)), p["w2"], p["b2"], padding=1)
+        return torch.mean(y * y)
+
+    cp = {k: t(v.copy()).requires_grad_() for k, v in conv_params().items()}
+    cx = t(load("conv_x"))
+    cl = tc(conv_loss)
+
+    def conv_step():
+        for p in cp.values():
+            p.grad = None
+        loss = cl(cp, cx)
+        loss.backward()
+        return loss
+
+    def conv_steps():
+        for _ in range(3):
+            r = conv_step()
+        return r
+
+    measure(W_CONV, "torch-compile", conv_steps, 3)
+    loss = conv_step()
+    check(W_CONV, "torch-compile", loss.detach(), "conv_loss", 1e-4, 1e-6)
+    check(W_CONV, "torch-compile", torch.cat([cp[k].grad.reshape(-1) for k, _ in CONV]), "conv_grads", 1e-3, 1e-5)
 
     model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
     opt = torch.optim.Adam(model.parameters(), lr=0.02)

@@ -164,6 +164,29 @@ if torch is not None and peerlib.checkdir:
     check(name, "torch-eager", block_steps().detach(), "block_loss", 1e-4, 1e-6)
     check(name, "torch-eager", torch.cat([bp[k].grad.reshape(-1) for k, _ in peerlib.BLOCK]), "block_grads", 1e-3, 1e-5)
 
+# the two convolutions of workloads.tsl section 10, forward and backward by autograd
+if torch is not None and peerlib.checkdir:
+    flat = load("conv_params")
+    cp, at = {}, 0
+    for k, shape in (("w1", (16, 3, 3, 3)), ("b1", (16,)), ("w2", (32, 16, 3, 3)), ("b2", (32,))):
+        n = int(np.prod(shape))
+        cp[k] = torch.from_numpy(flat[at:at + n].reshape(shape).copy()).requires_grad_()
+        at += n
+    cx = torch.from_numpy(load("conv_x"))
+    def conv_steps(reps=3):
+        F = torch.nn.functional
+        for _ in range(reps):
+            for p in cp.values():
+                p.grad = None
+            y = F.conv2d(torch.relu(F.conv2d(cx, cp["w1"], cp["b1"], padding=1)), cp["w2"], cp["b2"], padding=1)
+            loss = torch.mean(y * y)
+            loss.backward()
+        return loss
+    name = "conv2d 3-16-32 32x32 batch 32, forward + backward"
+    measure(name, "torch-eager", conv_steps, 3)
+    check(name, "torch-eager", conv_steps().detach(), "conv_loss", 1e-4, 1e-6)
+    check(name, "torch-eager", torch.cat([cp[k].grad.reshape(-1) for k in ("w1", "b1", "w2", "b2")]), "conv_grads", 1e-3, 1e-5)
+
 # training (issue 12): the digits MLP epoch and the char-RNN step of workloads.tsl section 8,
 # with autograd and torch.optim.Adam. torch-jit-script scripts the model (digits) or the loss
 # function with its time loop (char-RNN); torch.compile where this torch has it (2.0 and later).

@@ -9,6 +9,15 @@
 #include "builtins.h"
 #include "mem.h"
 #include "infer.h"
+#include "conv.h"
+
+/* A window parameter's default: [v, v] in each of its pair slots (nil: WIN_NIL). */
+static void win_default(OpAttrs *at, const OpParam *pp) {
+    int64_t v = pp->default_nil ? WIN_NIL : (int64_t)pp->default_num;
+    int n = pp->type == P_PADW ? 2 : 1;
+    for (int k = 0; k < n; k++) at->pairs[pp->slot + k][0] = at->pairs[pp->slot + k][1] = v;
+    if (at->npairs < pp->slot + n) at->npairs = pp->slot + n;
+}
 
 void opargs_attrs_init(OpCode op, OpAttrs *at) {
     const OpDef *d = op_def(op);
@@ -25,6 +34,7 @@ void opargs_attrs_init(OpCode op, OpAttrs *at) {
         case P_BOOL: at->flag = pp->default_num != 0; break;
         case P_INT: case P_REDOP: at->i[pp->slot] = (int64_t)pp->default_num; break;
         case P_F: at->f[pp->slot] = pp->default_num; break;
+        case P_WIN: case P_PADW: win_default(at, pp); break;
         default: break;
         }
     }
@@ -93,6 +103,37 @@ static bool attr_pairs(Interp *I, const char *fname, Value v, OpAttrs *at) {
 #undef BAD_PAIRS
 }
 
+/* A window size (win): a number or a list of one or two, [h, w]; padding (pad) also
+ * "valid" (0) or "same" (CONV_PAD_SAME, sized when the kernel's size is known), and each of
+ * its two values is both sides' padding. */
+static bool attr_win(Interp *I, const char *fname, const OpParam *pp, Value v, OpAttrs *at) {
+    int64_t hw[2];
+    bool pad = pp->type == P_PADW;
+    if (pad && v.type == VAL_STR && (!strcmp(AS_STR(v)->chars, "same") || !strcmp(AS_STR(v)->chars, "valid"))) {
+        hw[0] = hw[1] = AS_STR(v)->chars[0] == 's' ? CONV_PAD_SAME : 0;
+    } else if (v.type == VAL_NUM) {
+        if (!arg_int(I, fname, pp->name, v, &hw[0])) return false;
+        hw[1] = hw[0];
+    } else if (v.type == VAL_LIST && (AS_LIST(v)->len == 1 || AS_LIST(v)->len == 2)) {
+        ObjList *l = AS_LIST(v);
+        for (int k = 0; k < 2; k++)
+            if (!arg_int(I, fname, pp->name, l->items[k % l->len], &hw[k])) return false;
+    } else {
+        return interp_error(I, "%s(): %s must be a number or a list of two numbers%s", fname, pp->name,
+                            pad ? ", \"same\" or \"valid\"" : ""), false;
+    }
+    for (int k = 0; k < 2; k++)
+        if (hw[k] < 0 && v.type != VAL_STR)
+            return interp_error(I, "%s(): %s must not be negative", fname, pp->name), false;
+    if (pad) {
+        for (int k = 0; k < 2; k++) at->pairs[pp->slot + k][0] = at->pairs[pp->slot + k][1] = hw[k];
+    } else {
+        at->pairs[pp->slot][0] = hw[0];
+        at->pairs[pp->slot][1] = hw[1];
+    }
+    return true;
+}
+
 bool opargs_attr(Interp *I, OpCode op, int p, Value v, OpAttrs *at) {
     const OpDef *d = op_def(op);
     const OpParam *pp = &d->params[p];
@@ -107,6 +148,7 @@ bool opargs_attr(Interp *I, OpCode op, int p, Value v, OpAttrs *at) {
     case P_F: return arg_number(I, d->name, pp->name, v, &at->f[pp->slot]);
     case P_SHAPE: case P_SHAPE_M1: return attr_shape(I, d->name, pp->name, v, &at->shape, pp->type == P_SHAPE_M1);
     case P_PAIRS: return attr_pairs(I, d->name, v, at);
+    case P_WIN: case P_PADW: return attr_win(I, d->name, pp, v, at);
     case P_REDOP:
         for (int r = 0; v.type == VAL_STR && r < 4; r++)
             if (!strcmp(AS_STR(v)->chars, redop_names[r])) {

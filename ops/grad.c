@@ -5,6 +5,7 @@
 #include <string.h>
 #include "grad.h"
 #include "mem.h"
+#include "conv.h"
 
 /* ---------- the builder ---------- */
 
@@ -863,6 +864,110 @@ static int r_full(GradCtx *g) {
     return done(g);
 }
 
+/* ---------- convolution and pooling (ops/conv.h) ----------
+ * conv2d's x gradient is the transposed convolution of gy (the same strides, dilation and
+ * padding, output_padding restoring x's size), w's conv2d_weight_grad, b's gy summed over
+ * the batch and the positions. conv1d goes through the 2-D ops with a height of one. The
+ * transposed convolution's gradients are the same ops the other way round. */
+static GVal as_4d(GradBuilder *b, GVal v) {
+    if (v.shape.ndim != 3) return v;
+    Shape s = { 4, { v.shape.d[0], v.shape.d[1], 1, v.shape.d[2] } };
+    return gb_reshape(b, v, &s);
+}
+static GVal like(GradBuilder *b, GVal v, GVal as) {
+    Shape s = shape_val(as);
+    return v.ok && v.shape.ndim != s.ndim ? gb_reshape(b, v, &s) : v;
+}
+/* The attributes of op with cg's window. */
+static OpAttrs window_attrs(OpCode op, const ConvGeom *cg) {
+    OpAttrs at = conv_attrs(op);
+    conv_set_win(&at, op, "stride", cg->sh, cg->sw);
+    conv_set_win(&at, op, "dilation", cg->dh, cg->dw);
+    conv_set_pad(&at, op, cg->pt, cg->pb, cg->pl, cg->pr);
+    at.i[0] = cg->groups;
+    return at;
+}
+/* conv2d(x, w) with cg's window: the output side from the input side */
+static GVal conv_fwd(GradBuilder *b, const ConvGeom *cg, GVal x, GVal w) {
+    OpAttrs at = window_attrs(OP_CONV2D, cg);
+    GVal in[2] = { x, w };
+    return gb_op(b, OP_CONV2D, in, 2, &at);
+}
+/* the input side from the output side v: the transposed convolution sized to cg's input */
+static GVal conv_back(GradBuilder *b, const ConvGeom *cg, GVal v, GVal w) {
+    OpAttrs at = window_attrs(OP_CONV_TRANSPOSE2D, cg);
+    int64_t oph = (cg->h + cg->pt + cg->pb - cg->dh * (cg->kh - 1) - 1) % cg->sh;
+    int64_t opw = (cg->w + cg->pl + cg->pr - cg->dw * (cg->kw - 1) - 1) % cg->sw;
+    conv_set_win(&at, OP_CONV_TRANSPOSE2D, "output_padding", oph, opw);
+    GVal in[2] = { v, w };
+    return gb_op(b, OP_CONV_TRANSPOSE2D, in, 2, &at);
+}
+/* the weight's gradient from the input side x and the output side's gradient v */
+static GVal conv_wgrad(GradBuilder *b, const ConvGeom *cg, GVal x, GVal v) {
+    OpAttrs at = window_attrs(OP_CONV2D_WEIGHT_GRAD, cg);
+    conv_set_win(&at, OP_CONV2D_WEIGHT_GRAD, "kernel_size", cg->kh, cg->kw);
+    GVal in[2] = { x, v };
+    return gb_op(b, OP_CONV2D_WEIGHT_GRAD, in, 2, &at);
+}
+static GVal bias_grad(GradBuilder *b, GVal gy) {
+    OpAttrs at = attrs_default();
+    at.naxes = gy.shape.ndim - 1;
+    for (int k = 0; k < at.naxes; k++) at.axes[k] = k == 0 ? 0 : k + 1;
+    at.flag = false;
+    return gb_op(b, OP_SUM, &gy, 1, &at);
+}
+static int r_conv(GradCtx *g) {
+    ConvGeom cg;
+    if (conv_geom(g->c, &cg)) return -1;
+    GVal x = as_4d(B, X), w = as_4d(B, g->x[1]), gy = as_4d(B, GY);
+    if (g->needs[0]) give(g, 0, like(B, conv_back(B, &cg, gy, w), X));
+    if (g->needs[1]) give(g, 1, like(B, conv_wgrad(B, &cg, x, gy), g->x[1]));
+    if (g->c->nin > 2 && g->needs[2]) give(g, 2, bias_grad(B, GY));
+    return done(g);
+}
+static int r_conv_transpose(GradCtx *g) {
+    ConvGeom cg;
+    if (conv_geom(g->c, &cg)) return -1;
+    if (g->needs[0]) give(g, 0, conv_fwd(B, &cg, GY, g->x[1]));
+    if (g->needs[1]) give(g, 1, conv_wgrad(B, &cg, GY, X));
+    if (g->c->nin > 2 && g->needs[2]) give(g, 2, bias_grad(B, GY));
+    return done(g);
+}
+/* conv2d_weight_grad(x, gy) is bilinear: <gw, wg(x, gy)> = <conv2d(x, gw), gy> */
+static int r_conv_weight_grad(GradCtx *g) {
+    ConvGeom cg;
+    if (conv_geom(g->c, &cg)) return -1;
+    if (g->needs[0]) give(g, 0, conv_back(B, &cg, g->x[1], GY));
+    if (g->needs[1]) give(g, 1, conv_fwd(B, &cg, X, GY));
+    return done(g);
+}
+/* The pools' gradients are their backward rows, with the forward's windows; those rows
+ * are linear in gy (avg: their gradient is the pool itself) and read x only for its shape. */
+static OpAttrs pool_attrs(OpCode op, const OpAttrs *from) {
+    OpAttrs at = conv_attrs(op);
+    memcpy(at.pairs, from->pairs, sizeof at.pairs);
+    at.npairs = from->npairs;
+    return at;
+}
+static int r_pool(GradCtx *g) {
+    OpCode back = g->c->op == OP_MAX_POOL2D ? OP_MAX_POOL2D_BACKWARD
+                : g->c->op == OP_AVG_POOL2D ? OP_AVG_POOL2D_BACKWARD : OP_ADAPTIVE_AVG_POOL2D_BACKWARD;
+    OpAttrs at = pool_attrs(back, g->c->at);
+    GVal in[2] = { X, GY };
+    give(g, 0, gb_op(B, back, in, 2, &at));
+    return done(g);
+}
+static int r_pool_backward(GradCtx *g) {
+    give(g, 0, gb_zeros_like(B, X));
+    if (g->needs[1]) {
+        OpCode fwd = g->c->op == OP_AVG_POOL2D_BACKWARD ? OP_AVG_POOL2D : OP_ADAPTIVE_AVG_POOL2D;
+        OpAttrs at = pool_attrs(fwd, g->c->at);
+        if (fwd == OP_ADAPTIVE_AVG_POOL2D) conv_set_win(&at, fwd, "output_size", g->x[1].shape.d[2], g->x[1].shape.d[3]);
+        give(g, 1, gb_op(B, fwd, &g->gy, 1, &at));
+    }
+    return done(g);
+}
+
 /* The one list of rules, keyed by op id. */
 #define RULES(X_)                                                                                   \
     X_(NEG, r_neg) X_(ABS, r_abs) X_(EXP, r_exp) X_(EXPM1, r_expm1) X_(LOG, r_log) X_(LOG2, r_log2)    \
@@ -882,7 +987,10 @@ static int r_full(GradCtx *g) {
     X_(CUMPROD, r_cumprod) X_(DIFF, r_diff) X_(TILE, r_tile) X_(REPEAT, r_repeat) X_(TRACE, r_trace)  \
     X_(OUTER, r_outer) X_(DOT, r_dot) X_(SOLVE, r_solve) X_(INV, r_inv) X_(DET, r_det)   \
     X_(TAKE, r_take) X_(SCATTER_ADD, r_scatter_add) X_(CONCAT, r_join) X_(STACK, r_join) X_(PAD, r_pad)  \
-    X_(SORT, r_sort) X_(TOPK, r_sort) X_(FULL, r_full) X_(CHOLESKY, r_cholesky) X_(EIGH, r_eigh) X_(QR, r_qr) X_(SVD, r_svd)
+    X_(SORT, r_sort) X_(TOPK, r_sort) X_(FULL, r_full) X_(CHOLESKY, r_cholesky) X_(EIGH, r_eigh) X_(QR, r_qr) X_(SVD, r_svd) \
+    X_(CONV1D, r_conv) X_(CONV2D, r_conv) X_(CONV_TRANSPOSE2D, r_conv_transpose) X_(CONV2D_WEIGHT_GRAD, r_conv_weight_grad) \
+    X_(MAX_POOL2D, r_pool) X_(AVG_POOL2D, r_pool) X_(ADAPTIVE_AVG_POOL2D, r_pool) \
+    X_(AVG_POOL2D_BACKWARD, r_pool_backward) X_(ADAPTIVE_AVG_POOL2D_BACKWARD, r_pool_backward)
 
 void grad_table_init(void) {
 #define SET_RULE(id, fn) op_info[OP_##id].backward = fn;

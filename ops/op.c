@@ -37,7 +37,7 @@ static const InferFn infer_of[OP__COUNT] = {
 static const struct { const char *name; ParamType type; } param_types[] = {
     { "T", P_T }, { "T?", P_TOPT }, { "Ts", P_TS }, { "N", P_N }, { "axis", P_AXIS }, { "axes", P_AXES },
     { "bool", P_BOOL }, { "int", P_INT }, { "f", P_F }, { "shape", P_SHAPE }, { "shape-", P_SHAPE_M1 },
-    { "pairs", P_PAIRS }, { "redop", P_REDOP }, { "dtype", P_DTYPE },
+    { "pairs", P_PAIRS }, { "redop", P_REDOP }, { "dtype", P_DTYPE }, { "win", P_WIN }, { "pad", P_PADW },
 };
 
 const char *const redop_names[4] = { "sum", "mean", "max", "min" };
@@ -52,7 +52,7 @@ static void table_abort(const OpDef *d, const char *why) {
 }
 
 /* "name:type" or "name:type=default" */
-static void parse_param(OpDef *d, const char *text, size_t len, int *nint, int *nf) {
+static void parse_param(OpDef *d, const char *text, size_t len, int *nint, int *nf, int *npair) {
     char buf[64];
     if (len >= sizeof buf || d->nparams == OP_MAX_PARAMS) table_abort(d, "parameter too long or too many");
     memcpy(buf, text, len);
@@ -80,6 +80,10 @@ static void parse_param(OpDef *d, const char *text, size_t len, int *nint, int *
     if (op_param_is_operand(p->type)) p->slot = d->noperands++;
     else if (p->type == P_INT || p->type == P_REDOP) p->slot = (*nint)++;
     else if (p->type == P_F) p->slot = (*nf)++;
+    else if (p->type == P_WIN || p->type == P_PADW) {
+        p->slot = *npair;
+        *npair += p->type == P_PADW ? 2 : 1;
+    }
     if (*nint > 3 || *nf > 3) table_abort(d, "more than 3 int or f parameters");
 }
 
@@ -89,11 +93,11 @@ static void op_table_build(void) {
     grad_table_init();
     for (int op = 0; op < OP__COUNT; op++) {
         OpDef *d = &op_info[op];
-        int nint = 0, nf = 0;
+        int nint = 0, nf = 0, npair = 0;
         for (const char *s = d->signature; *s;) {
             const char *end = strchr(s, ',');
             size_t len = end ? (size_t)(end - s) : strlen(s);
-            parse_param(d, s, len, &nint, &nf);
+            parse_param(d, s, len, &nint, &nf, &npair);
             s += len;
             while (*s == ',' || *s == ' ') s++;
         }

@@ -39,7 +39,7 @@ struct GradCtx;
 typedef int (*BackwardFn)(struct GradCtx *g);
 
 #define OP_MAX_OUT 3
-#define OP_MAX_PARAMS 6
+#define OP_MAX_PARAMS 8
 
 /* ---------- the table ---------- */
 
@@ -51,7 +51,8 @@ typedef enum { DR_SAME, DR_FLOAT, DR_BOOL, DR_PROMOTE, DR_CMP, DR_INT, DR_SUM, D
 
 typedef enum {
     P_T, P_TOPT, P_TS, P_N,                         /* operands */
-    P_AXIS, P_AXES, P_BOOL, P_INT, P_F, P_SHAPE, P_SHAPE_M1, P_PAIRS, P_REDOP, P_DTYPE   /* attributes */
+    P_AXIS, P_AXES, P_BOOL, P_INT, P_F, P_SHAPE, P_SHAPE_M1, P_PAIRS, P_REDOP, P_DTYPE,   /* attributes */
+    P_WIN, P_PADW            /* window attributes of the convolution and pooling ops (ops/conv.h) */
 } ParamType;
 
 typedef struct {
@@ -60,7 +61,8 @@ typedef struct {
     bool required;
     bool default_nil;     /* the default is nil */
     double default_num;   /* numeric/bool default */
-    int slot;             /* P_INT and P_REDOP: OpAttrs.i[slot]; P_F: f[slot]; operands: operand index */
+    int slot;             /* P_INT and P_REDOP: OpAttrs.i[slot]; P_F: f[slot]; operands: operand index;
+                           * P_WIN: OpAttrs.pairs[slot] ([h, w]); P_PADW: pairs[slot] and [slot + 1] */
 } OpParam;
 
 /* Everything the table says about one op (op_info[op]). */
@@ -132,7 +134,7 @@ typedef struct {
     int64_t i[3];            /* P_INT, in signature order */
     double f[3];             /* P_F, in signature order */
     Shape shape;             /* P_SHAPE / P_SHAPE_M1 */
-    int npairs;              /* P_PAIRS */
+    int npairs;              /* P_PAIRS; the window ops: the slots their P_WIN and P_PADW use */
     int64_t pairs[TSL_MAX_RANK][2];
     int dtype;               /* P_DTYPE: -1 nil */
 } OpAttrs;

@@ -70,7 +70,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OP_RE = re.compile(
     r'^OP\(\s*(\w+)\s*,\s*"([^"]*)"\s*,\s*"([^"]*)"\s*,\s*(\d+)\s*,\s*(\w+)\s*,\s*([\w |]+?)\s*,'
     r'\s*(\w+)\s*,\s*(\w+)\s*,\s*(NULL|"[^"]*")\s*,\s*"((?:[^"\\]|\\.)*)"\s*\)\s*$', re.M)
-PARAM_TYPES = {"T", "T?", "Ts", "N", "axis", "axes", "bool", "int", "f", "shape", "shape-", "pairs", "redop", "dtype"}
+PARAM_TYPES = {"T", "T?", "Ts", "N", "axis", "axes", "bool", "int", "f", "shape", "shape-", "pairs", "redop", "dtype",
+               "win", "pad"}
 
 
 class Param:
@@ -1684,8 +1685,312 @@ def dt_join(A):
     return promote(list(A["tensors"]))
 
 
+# ---------------------------------------------------------------------------------------
+# convolution and pooling (NCHW; PyTorch's rules, computed here in float64 with NumPy)
+
+
+def win2(v, default=None):
+    """A window attribute as (h, w): a number or a list of one or two."""
+    if v is None:
+        return default
+    if isinstance(v, (list, tuple)):
+        return (v[0], v[-1])
+    return (v, v)
+
+
+def plan_conv(g, op, ref):
+    """x, w (and b) of one float dtype, windows that mostly fit; now and then a channel
+    mismatch or a window too large (both modes must refuse them)."""
+    dt = g.pick(["f32", "f64"])
+    one_d, tr, wg = op.name == "conv1d", op.name == "conv_transpose2d", op.name == "conv2d_weight_grad"
+    groups = g.pick([1, 1, 1, 2])
+    cg, og = g.r.randint(1, 3), g.r.randint(1, 3)
+    n = g.r.randint(1, 2)
+    kh, kw = (1 if one_d else g.r.randint(1, 3)), g.r.randint(1, 3)
+    h, w = (1 if one_d else g.r.randint(1, 6)), g.r.randint(1, 7)
+    args = {}
+    stride = g.pick([1, 1, 2, [1, 2], [2, 1]]) if not one_d else g.pick([1, 2])
+    dil = g.pick([1, 1, 2, [2, 1]]) if not one_d else g.pick([1, 2])
+    pad = g.pick([0, 0, 1, [1, 0], "valid", "same"]) if not one_d else g.pick([0, 1, "valid", "same"])
+    if tr and pad == "same":
+        pad = 1
+    if pad == "same" and stride != 1 and g.chance(0.8):
+        stride = 1
+    c, o = cg * groups, og * groups
+    if tr:
+        x = g.tensor((n, c, h, w), dt, "moderate")
+        wt = g.tensor((c, og, kh, kw), dt, "moderate")
+        sh, sw = win2(stride)
+        op_pad = [g.r.randint(0, sh - 1), g.r.randint(0, sw - 1)] if g.chance(0.4) else 0
+        args = {"x": x, "w": wt, "stride": stride, "padding": pad, "output_padding": op_pad, "groups": groups, "dilation": dil}
+        if g.chance(0.5):
+            args["b"] = g.tensor((o,), dt, "moderate")
+        return args
+    xs = (n, c, w) if one_d else (n, c, h, w)
+    if wg:
+        sh, sw = win2(stride)
+        dh, dw = win2(dil)
+        ph, pw = (0, 0) if pad in ("valid", "same") else win2(pad)
+        if pad == "same":
+            pad = 0
+        oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+        ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+        return {"x": g.tensor(xs, dt, "moderate"), "gy": g.tensor((n, o, max(oh, 1), max(ow, 1)), dt, "moderate"),
+                "kernel_size": [kh, kw], "stride": stride, "padding": pad, "dilation": dil, "groups": groups}
+    ws = (o, cg + (1 if g.chance(0.04) else 0), kw) if one_d else (o, cg + (1 if g.chance(0.04) else 0), kh, kw)
+    args = {"x": g.tensor(xs, dt, "moderate"), "w": g.tensor(ws, dt, "moderate"), "stride": stride, "padding": pad,
+            "dilation": dil, "groups": groups}
+    if g.chance(0.5):
+        args["b"] = g.tensor((o,), dt, "moderate")
+    return args
+
+
+def conv_pads(A, kh, kw, dh, dw, one_d):
+    """(top, bottom, left, right) of a convolution's padding argument."""
+    p = A["padding"] if A.has("padding") else 0
+    if p == "valid":
+        return (0, 0, 0, 0)
+    if p == "same":
+        th, tw = dh * (kh - 1), dw * (kw - 1)
+        return (0, 0, tw // 2, tw - tw // 2) if one_d else (th // 2, th - th // 2, tw // 2, tw - tw // 2)
+    ph, pw = win2(p)
+    return (0, 0, pw, pw) if one_d else (ph, ph, pw, pw)
+
+
+def conv_window(A, one_d):
+    sh, sw = win2(A["stride"], (1, 1))
+    dh, dw = win2(A["dilation"], (1, 1))
+    if one_d:
+        sh, dh = 1, 1
+    need(sh >= 1 and sw >= 1 and dh >= 1 and dw >= 1, "stride and dilation at least 1")
+    return sh, sw, dh, dw
+
+
+def conv_core(x, w, sh, sw, dh, dw, pads, groups, oh, ow):
+    """y [n, o, oh, ow] = sum over the window of x's taps times w, per group (float64)."""
+    n, c = x.shape[:2]
+    o, cg, kh, kw = w.shape
+    og = o // groups
+    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[1]), (pads[2], pads[3])))
+    y = np.zeros((n, o, oh, ow))
+    for gi in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                tap = xp[:, gi * cg:(gi + 1) * cg, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
+                y[:, gi * og:(gi + 1) * og] += np.einsum("nchw,oc->nohw", tap, w[gi * og:(gi + 1) * og, :, i, j])
+    return y
+
+
+def float_operands(A, names):
+    ops = [A[k] for k in names if A.has(k) and A[k] is not None]
+    need(all(isinstance(v, np.ndarray) and v.dtype in (np.float32, np.float64) for v in ops), "float operands")
+    need(all(v.dtype == ops[0].dtype for v in ops), "one dtype")
+    return [v.astype(np.float64) for v in ops]
+
+
+def r_conv(A):
+    name = A.case.op.name
+    one_d = name == "conv1d"
+    float_operands(A, ["x", "w", "b"])
+    x, w = A["x"].astype(np.float64), A["w"].astype(np.float64)
+    need(x.ndim == (3 if one_d else 4) and w.ndim == x.ndim, "rank")
+    if one_d:
+        x, w = x[:, :, None, :], w[:, :, None, :]
+    groups = A["groups"] if A.has("groups") else 1
+    need(groups >= 1, "groups")
+    sh, sw, dh, dw = conv_window(A, one_d)
+    kh, kw = w.shape[2:]
+    need(kh >= 1 and kw >= 1, "kernel size")
+    pads = conv_pads(A, kh, kw, dh, dw, one_d)
+    n, c, h, wd = x.shape
+    if name == "conv_transpose2d":
+        need(A["padding"] != "same", "same for a transposed convolution")
+        need(w.shape[0] == c and c % groups == 0, "channels")
+        o = w.shape[1] * groups
+        oph, opw = win2(A["output_padding"], (0, 0))
+        need(oph < sh and opw < sw, "output_padding below stride")
+        H = (h - 1) * sh - pads[0] - pads[1] + dh * (kh - 1) + oph + 1
+        W = (wd - 1) * sw - pads[2] - pads[3] + dw * (kw - 1) + opw + 1
+        need(H >= 1 and W >= 1, "no output")
+        if A.has("b") and A["b"] is not None:
+            need(A["b"].shape == (o,), "bias shape")
+        full = np.zeros((n, o, (h - 1) * sh + dh * (kh - 1) + 1 + oph + pads[1], (wd - 1) * sw + dw * (kw - 1) + 1 + opw + pads[3]))
+        cg, og = c // groups, o // groups
+        for gi in range(groups):
+            for i in range(kh):
+                for j in range(kw):
+                    full[:, gi * og:(gi + 1) * og, i * dh:i * dh + sh * (h - 1) + 1:sh, j * dw:j * dw + sw * (wd - 1) + 1:sw] += \
+                        np.einsum("nchw,co->nohw", x[:, gi * cg:(gi + 1) * cg], w[gi * cg:(gi + 1) * cg, :, i, j])
+        y = full[:, :, pads[0]:pads[0] + H, pads[2]:pads[2] + W]
+        A.bound = np.ones_like(y) * (np.abs(x).max(initial=0) * np.abs(w).max(initial=0) * (c * kh * kw + 4) + 1)
+    else:
+        o = w.shape[0]
+        need(c % groups == 0 and o % groups == 0 and w.shape[1] * groups == c, "channels")
+        oh = (h + pads[0] + pads[1] - dh * (kh - 1) - 1)
+        ow = (wd + pads[2] + pads[3] - dw * (kw - 1) - 1)
+        need(oh >= 0 and ow >= 0, "kernel larger than the padded input")
+        need(not (A["padding"] == "same" and (sh != 1 or sw != 1)), "same with a stride")
+        if A.has("b") and A["b"] is not None:
+            need(A["b"].shape == (o,), "bias shape")
+        y = conv_core(x, w, sh, sw, dh, dw, pads, groups, oh // sh + 1, ow // sw + 1)
+        A.bound = conv_core(np.abs(x), np.abs(w), sh, sw, dh, dw, pads, groups, oh // sh + 1, ow // sw + 1) * (w[0].size + 4)
+    if A.has("b") and A["b"] is not None:
+        y = y + A["b"].astype(np.float64)[None, :, None, None]
+        A.bound = A.bound + np.abs(A["b"].astype(np.float64))[None, :, None, None] * 4
+    if one_d:
+        y, A.bound = y[:, :, 0, :], A.bound[:, :, 0, :]
+    return y.astype(NPT[A.rd])
+
+
+def r_conv_weight_grad(A):
+    float_operands(A, ["x", "gy"])
+    x, gy = A["x"].astype(np.float64), A["gy"].astype(np.float64)
+    need(x.ndim == 4 and gy.ndim == 4, "rank")
+    groups = A["groups"] if A.has("groups") else 1
+    sh, sw, dh, dw = conv_window(A, False)
+    kh, kw = win2(A["kernel_size"])
+    need(kh >= 1 and kw >= 1 and groups >= 1, "kernel size and groups")
+    pads = conv_pads(A, kh, kw, dh, dw, False)
+    n, c, h, wd = x.shape
+    o = gy.shape[1]
+    need(c % groups == 0 and o % groups == 0, "channels")
+    need(not (A["padding"] == "same" and (sh != 1 or sw != 1)), "same with a stride")
+    oh, ow = h + pads[0] + pads[1] - dh * (kh - 1) - 1, wd + pads[2] + pads[3] - dw * (kw - 1) - 1
+    need(oh >= 0 and ow >= 0, "kernel larger than the padded input")
+    need(gy.shape == (n, o, oh // sh + 1, ow // sw + 1), "gy's shape")
+    cg, og = c // groups, o // groups
+    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[1]), (pads[2], pads[3])))
+    dwt = np.zeros((o, cg, kh, kw))
+    bnd = np.zeros((o, cg, kh, kw))
+    for gi in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                tap = xp[:, gi * cg:(gi + 1) * cg, i * dh:i * dh + sh * (gy.shape[2] - 1) + 1:sh, j * dw:j * dw + sw * (gy.shape[3] - 1) + 1:sw]
+                dwt[gi * og:(gi + 1) * og, :, i, j] = np.einsum("nchw,nohw->oc", tap, gy[:, gi * og:(gi + 1) * og])
+                bnd[gi * og:(gi + 1) * og, :, i, j] = np.einsum("nchw,nohw->oc", np.abs(tap), np.abs(gy[:, gi * og:(gi + 1) * og]))
+    A.bound = bnd * (n * gy.shape[2] * gy.shape[3] + 4)
+    return dwt.astype(NPT[A.rd])
+
+
+def plan_pool(g, op, ref):
+    dt = g.pick(["f32", "f64"])
+    n, c, h, w = g.r.randint(1, 2), g.r.randint(1, 3), g.r.randint(1, 6), g.r.randint(1, 7)
+    vk = "moderate" if g.chance(0.7) else "any"
+    x = g.tensor((n, c, h, w), dt, vk)
+    if op.name.startswith("adaptive"):
+        osz = g.pick([1, 2, [2, 3], [3, 1], [h, w]])
+        if op.name.endswith("backward"):
+            oh, ow = win2(osz)
+            return {"x": x, "gy": g.tensor((n, c, oh, ow), dt, "moderate")}
+        return {"x": x, "output_size": osz}
+    k = g.pick([1, 2, 2, 3, [2, 3], [3, 1]])
+    kh, kw = win2(k)
+    args = {"x": x, "kernel_size": k}
+    if g.chance(0.5):
+        args["stride"] = g.pick([1, 2, [1, 2], [2, 1]])
+    if g.chance(0.4):
+        args["padding"] = g.pick([[kh // 2, kw // 2], [0, kw // 2], 1])
+    if op.name.endswith("backward"):
+        sh, sw = win2(args.get("stride"), (kh, kw))
+        ph, pw = win2(args.get("padding", 0))
+        oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+        args["gy"] = g.tensor((n, c, max(oh, 1), max(ow, 1)), dt, "moderate")
+    return args
+
+
+def pool_windows(A):
+    """(x as float64, the windows: a list over (oy, ox) of (y0, y1, x0, x1, count), oh, ow)."""
+    name = A.case.op.name
+    float_operands(A, ["x", "gy"])
+    x = A["x"].astype(np.float64)
+    need(x.ndim == 4, "rank")
+    n, c, h, w = x.shape
+    if name.startswith("adaptive"):
+        if name.endswith("backward"):
+            need(A["gy"].ndim == 4, "gy rank")
+            oh, ow = A["gy"].shape[2:]
+        else:
+            oh, ow = win2(A["output_size"])
+        need(oh >= 1 and ow >= 1 and h >= 1 and w >= 1, "empty")
+        wins = [[(i * h // oh, -(-(i + 1) * h // oh), j * w // ow, -(-(j + 1) * w // ow), 0) for j in range(ow)] for i in range(oh)]
+        wins = [[(a, b, cc, d, (b - a) * (d - cc)) for (a, b, cc, d, _) in row] for row in wins]
+        return x, wins, oh, ow
+    kh, kw = win2(A["kernel_size"])
+    sh, sw = win2(A["stride"], (kh, kw))
+    ph, pw = win2(A["padding"], (0, 0))
+    need(kh >= 1 and kw >= 1 and sh >= 1 and sw >= 1, "window")
+    need(2 * ph <= kh and 2 * pw <= kw, "padding at most half the window")
+    need(h + 2 * ph - kh >= 0 and w + 2 * pw - kw >= 0, "window larger than the padded input")
+    oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    wins = []
+    for i in range(oh):
+        row = []
+        for j in range(ow):
+            ys, xs = i * sh - ph, j * sw - pw
+            ye, xe = min(ys + kh, h + ph), min(xs + kw, w + pw)
+            row.append((max(ys, 0), min(ye, h), max(xs, 0), min(xe, w), (ye - ys) * (xe - xs)))
+        wins.append(row)
+    return x, wins, oh, ow
+
+
+def r_pool(A):
+    name = A.case.op.name
+    x, wins, oh, ow = pool_windows(A)
+    n, c = x.shape[:2]
+    mx = name.startswith("max")
+    if name.endswith("backward"):
+        gy = A["gy"].astype(np.float64)
+        need(gy.shape == (n, c, oh, ow), "gy's shape")
+        dx = np.zeros_like(x)
+        for i in range(oh):
+            for j in range(ow):
+                y0, y1, x0, x1, cnt = wins[i][j]
+                if mx:
+                    win = x[:, :, y0:y1, x0:x1].reshape(n, c, -1)
+                    nan = np.isnan(win)
+                    at = np.where(nan.any(axis=2), nan.argmax(axis=2), np.argmax(np.where(nan, -np.inf, win), axis=2))
+                    for a in range(n):
+                        for b in range(c):
+                            if win.shape[2]:
+                                q = at[a, b]
+                                dx[a, b, y0 + q // (x1 - x0), x0 + q % (x1 - x0)] += gy[a, b, i, j]
+                else:
+                    dx[:, :, y0:y1, x0:x1] += (gy[:, :, i, j] / cnt)[:, :, None, None]
+        A.bound = np.abs(dx) * 4 + np.abs(gy).max(initial=0) * 4
+        return dx.astype(NPT[A.rd])
+    y = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            y0, y1, x0, x1, cnt = wins[i][j]
+            win = x[:, :, y0:y1, x0:x1].reshape(n, c, -1)
+            y[:, :, i, j] = np.max(win, axis=2) if mx else np.sum(win, axis=2) / cnt
+    if mx:
+        return y.astype(NPT[A.rd])
+    A.bound = np.zeros_like(y)
+    for i in range(oh):
+        for j in range(ow):
+            y0, y1, x0, x1, cnt = wins[i][j]
+            A.bound[:, :, i, j] = np.sum(np.abs(x[:, :, y0:y1, x0:x1]), axis=(2, 3)) / cnt * (cnt + 4)
+    return y.astype(NPT[A.rd])
+
+
+def dt_first(A):
+    return [dt_of(A["x"])]
+
+
 # The reference of each op of ops.def. (The op list itself comes from ops.def.)
 REF = {
+    # convolution and pooling
+    "conv1d": Ref(r_conv, plan_conv, BOUND(4), dtype=dt_first),
+    "conv2d": Ref(r_conv, plan_conv, BOUND(4), dtype=dt_first),
+    "conv_transpose2d": Ref(r_conv, plan_conv, BOUND(4), dtype=dt_first),
+    "conv2d_weight_grad": Ref(r_conv_weight_grad, plan_conv, BOUND(4), dtype=dt_first),
+    "max_pool2d": Ref(r_pool, plan_pool, EXACT_NOZ, dtype=dt_first),
+    "avg_pool2d": Ref(r_pool, plan_pool, BOUND(4), dtype=dt_first),
+    "adaptive_avg_pool2d": Ref(r_pool, plan_pool, BOUND(4), dtype=dt_first),
+    "max_pool2d_backward": Ref(r_pool, plan_pool, BOUND(4), dtype=dt_first),
+    "avg_pool2d_backward": Ref(r_pool, plan_pool, BOUND(4), dtype=dt_first),
+    "adaptive_avg_pool2d_backward": Ref(r_pool, plan_pool, BOUND(4), dtype=dt_first),
     # elementwise, one operand
     "neg": Ref(r_neg, plan_unary, EXACT),
     "abs": exact_unary(np.abs),

@@ -723,11 +723,11 @@ for why in "5:3: 'return' of a tensor f64 \\[2\\] where another path of a run-ti
     if grep -q "runs eagerly: .*$why" "$tmp/err"; then ok; else bad "static_return_fallback.tsl: no '$why' in: $(head -3 "$tmp/err")"; fi
 done
 
-# training examples (issue 12): reduced runs of examples/train_digits.tsl (3 epochs on 400 rows)
+# training examples (issue 12, 28): reduced runs of examples/train_digits.tsl and cnn_digits.tsl (3 epochs on 400 rows)
 # and examples/char_rnn.tsl (40 steps of 8-character windows). Each asserts that its training
 # loss falls; static and --no-static must print the same lines (losses, accuracies, samples)
 # once the timing column is cut off, and --verify-static must agree with eager.
-for ex in "examples/train_digits.tsl 3 400" "examples/char_rnn.tsl 40 8"; do
+for ex in "examples/train_digits.tsl 3 400" "examples/cnn_digits.tsl 3 400" "examples/char_rnn.tsl 40 8"; do
     if $TSL $ex >"$tmp/static.out" 2>"$tmp/err" && $TSL --no-static $ex >"$tmp/eager.out" 2>>"$tmp/err"; then
         sed 's/ *[0-9.]* ms.*$//' "$tmp/static.out" >"$tmp/static.cut"
         sed 's/ *[0-9.]* ms.*$//' "$tmp/eager.out" >"$tmp/eager.cut"
@@ -936,7 +936,8 @@ case "$out" in "== f: "*"matmul"*"(t"*) ok ;; *) bad "dis of a loaded graph: $(e
 # the examples run
 for ex in examples/fancy_func.tsl examples/demo.tsl "examples/mlp.tsl 3" examples/kmeans_digits.tsl \
           examples/text_stats.tsl examples/linreg.tsl "--verify-static examples/kmeans_digits.tsl" \
-          "--verify-static examples/linreg.tsl" examples/train_digits.tsl "examples/train_digits_dist.tsl 3 600 check"; do
+          "--verify-static examples/linreg.tsl" examples/train_digits.tsl examples/cnn_digits.tsl \
+          "examples/train_digits_dist.tsl 3 600 check"; do
     if $TSL $ex >/dev/null 2>"$tmp/err"; then ok; else bad "example $ex: $(head -3 "$tmp/err")"; fi
 done
 

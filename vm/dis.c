@@ -31,6 +31,7 @@ static bool attr_shown(const OpParam *pp, const OpAttrs *at, int p) {
     case P_AXES: return at->naxes >= 0;
     case P_DTYPE: return at->dtype >= 0;
     case P_PAIRS: return at->npairs > 0;
+    case P_WIN: case P_PADW: return true;
     case P_SHAPE: case P_SHAPE_M1: return at->shape.ndim > 0;
     default: break;
     }
@@ -74,6 +75,13 @@ static size_t attrs_text(const Ins *in, char *buf, size_t n) {
             if (len < n) len += (size_t)snprintf(buf + len, n - len, "]");
             break;
         case P_REDOP: len += (size_t)snprintf(buf + len, n - len, "\"%s\"", redop_names[at->i[pp->slot]]); break;
+        case P_WIN: len += (size_t)snprintf(buf + len, n - len, "[%lld, %lld]", (long long)at->pairs[pp->slot][0],
+                                            (long long)at->pairs[pp->slot][1]); break;
+        case P_PADW:
+            len += (size_t)snprintf(buf + len, n - len, "[[%lld, %lld], [%lld, %lld]]", (long long)at->pairs[pp->slot][0],
+                                    (long long)at->pairs[pp->slot][1], (long long)at->pairs[pp->slot + 1][0],
+                                    (long long)at->pairs[pp->slot + 1][1]);
+            break;
         case P_DTYPE: len += (size_t)snprintf(buf + len, n - len, "%s", at->dtype < 0 ? "nil" : dtype_name((DType)at->dtype)); break;
         default: len += (size_t)snprintf(buf + len, n - len, "?"); break;
         }

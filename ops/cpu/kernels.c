@@ -159,7 +159,7 @@ int cpu_clip(const OpCall *c, Tensor **out) {
     const Tensor *src = full ? full : t;
     if (t->size != out[0]->size && !full) rc = -1;
     else memcpy(out[0]->data, src->data, (size_t)out[0]->size * dtype_size(dt));
-    for (int k = 1; k < 3 && rc == 0; k++) {
+    for (int k = 1; k < 3 && k < c->nin && rc == 0; k++) {
         if (c->in[k].kind == ARG_NONE) continue;
         Tensor *tb;
         ScalarBox bb;

@@ -131,7 +131,7 @@ int gpu_run_clip(const OpCall *c, Tensor *out) {
         rc = GPU_CALL(gather_strided, (int)dtype_size(dt), out->ndim, out->shape, stride, t->data, out->data, out->size);
     }
     tensor_release(t);
-    for (int k = 1; k < 3 && rc == 0; k++) {
+    for (int k = 1; k < 3 && k < c->nin && rc == 0; k++) {
         if (c->in[k].kind == ARG_NONE) continue;
         Tensor *b = gpu_operand(c, k, dt, num, &ok);
         rc = ok ? gpu_ew_launch(k == 1 ? OP_MAXIMUM : OP_MINIMUM, dt, 2, (Tensor *[]){ out, b }, (double[]){ 0, num[k] },

@@ -29,6 +29,7 @@
 #include <string.h>
 #include "suites.h"
 #include "grad.h"
+#include "conv.h"
 
 enum { MAXIN = 4, MAXCASES = 64 };
 
@@ -469,6 +470,67 @@ static void other_cases(Cases *cs, OpCode op) {
     }
 }
 
+/* ---------- the convolution and pooling ops: 4-D operands, windows from a table ---------- */
+
+typedef struct {
+    OpCode op;
+    Shape in[3];          /* operand shapes (ndim 0: nil) */
+    int64_t k[2], s[2], p[4], d[2], op_pad[2], groups;   /* kernel_size / output_size, stride, padding t b l r, dilation */
+    const char *what;
+} WinCase;
+
+static const WinCase WIN_CASES[] = {
+    { OP_CONV2D, { { 4, { 2, 4, 5, 5 } }, { 4, { 4, 2, 3, 3 } }, { 1, { 4 } } }, { 0 }, { 2, 2 }, { 1, 1, 1, 1 }, { 1, 1 }, { 0 }, 2, " groups 2 stride 2 pad 1" },
+    { OP_CONV2D, { { 4, { 1, 2, 5, 4 } }, { 4, { 3, 2, 2, 3 } }, { 0 } }, { 0 }, { 1, 1 }, { CONV_PAD_SAME, CONV_PAD_SAME, CONV_PAD_SAME, CONV_PAD_SAME }, { 2, 1 }, { 0 }, 1, " dilation [2, 1] \"same\"" },
+    { OP_CONV2D, { { 4, { 1, 2, 4, 6 } }, { 4, { 2, 2, 3, 2 } }, { 1, { 2 } } }, { 0 }, { 1, 2 }, { 0, 0, 1, 1 }, { 1, 1 }, { 0 }, 1, " stride [1, 2] pad [0, 1]" },
+    { OP_CONV1D, { { 3, { 2, 2, 7 } }, { 3, { 3, 2, 3 } }, { 1, { 3 } } }, { 0 }, { 2, 2 }, { 1, 1, 1, 1 }, { 1, 1 }, { 0 }, 1, " stride 2 pad 1" },
+    { OP_CONV1D, { { 3, { 1, 2, 6 } }, { 3, { 2, 2, 2 } }, { 0 } }, { 0 }, { 1, 1 }, { CONV_PAD_SAME, CONV_PAD_SAME, CONV_PAD_SAME, CONV_PAD_SAME }, { 1, 1 }, { 0 }, 1, " \"same\" (even kernel)" },
+    { OP_CONV_TRANSPOSE2D, { { 4, { 2, 2, 3, 3 } }, { 4, { 2, 3, 3, 3 } }, { 1, { 3 } } }, { 0 }, { 2, 2 }, { 1, 1, 1, 1 }, { 1, 1 }, { 1, 1 }, 1, " stride 2 pad 1 output_padding 1" },
+    { OP_CONV_TRANSPOSE2D, { { 4, { 1, 4, 3, 2 } }, { 4, { 4, 1, 2, 2 } }, { 0 } }, { 0 }, { 1, 1 }, { 0, 0, 0, 0 }, { 2, 1 }, { 0, 0 }, 2, " groups 2 dilation [2, 1]" },
+    { OP_CONV2D_WEIGHT_GRAD, { { 4, { 2, 2, 4, 4 } }, { 4, { 2, 3, 2, 2 } }, { 0 } }, { 3, 3 }, { 1, 1 }, { 0, 0, 0, 0 }, { 1, 1 }, { 0 }, 1, " kernel 3" },
+    { OP_MAX_POOL2D, { { 4, { 2, 2, 4, 5 } }, { 0 }, { 0 } }, { 2, 2 }, { WIN_NIL, WIN_NIL }, { 0 }, { 0 }, { 0 }, 0, " kernel 2" },
+    { OP_MAX_POOL2D, { { 4, { 1, 2, 5, 5 } }, { 0 }, { 0 } }, { 3, 3 }, { 2, 1 }, { 1, 1, 1, 1 }, { 0 }, { 0 }, 0, " kernel 3 stride [2, 1] pad 1" },
+    { OP_AVG_POOL2D, { { 4, { 2, 2, 4, 5 } }, { 0 }, { 0 } }, { 2, 2 }, { WIN_NIL, WIN_NIL }, { 0 }, { 0 }, { 0 }, 0, " kernel 2" },
+    { OP_AVG_POOL2D, { { 4, { 1, 2, 5, 5 } }, { 0 }, { 0 } }, { 3, 3 }, { 2, 1 }, { 1, 1, 1, 1 }, { 0 }, { 0 }, 0, " kernel 3 stride [2, 1] pad 1" },
+    { OP_ADAPTIVE_AVG_POOL2D, { { 4, { 2, 2, 5, 7 } }, { 0 }, { 0 } }, { 2, 3 }, { 0 }, { 0 }, { 0 }, { 0 }, 0, " output [2, 3]" },
+    { OP_AVG_POOL2D_BACKWARD, { { 4, { 1, 2, 5, 5 } }, { 4, { 1, 2, 3, 5 } }, { 0 } }, { 3, 3 }, { 2, 1 }, { 1, 1, 1, 1 }, { 0 }, { 0 }, 0, " kernel 3 stride [2, 1] pad 1" },
+    { OP_ADAPTIVE_AVG_POOL2D_BACKWARD, { { 4, { 1, 2, 5, 7 } }, { 4, { 1, 2, 2, 3 } }, { 0 } }, { 0 }, { 0 }, { 0 }, { 0 }, { 0 }, 0, "" },
+};
+
+static bool is_window_op(OpCode op) {
+    for (size_t k = 0; k < sizeof WIN_CASES / sizeof WIN_CASES[0]; k++)
+        if (WIN_CASES[k].op == op) return true;
+    return false;
+}
+
+static void set_win(OpAttrs *at, OpCode op, const char *name, const int64_t *v) {
+    const OpDef *d = op_def(op);
+    for (int p = 0; p < d->nparams; p++)
+        if (!strcmp(d->params[p].name, name)) conv_set_win(at, op, name, v[0], v[1]);
+}
+
+static void window_cases(Cases *cs, OpCode op) {
+    for (size_t k = 0; k < sizeof WIN_CASES / sizeof WIN_CASES[0]; k++) {
+        const WinCase *w = &WIN_CASES[k];
+        if (w->op != op) continue;
+        Case *c = new_case(cs, op);
+        c->at = conv_attrs(op);
+        set_win(&c->at, op, "kernel_size", w->k);
+        set_win(&c->at, op, "output_size", w->k);
+        set_win(&c->at, op, "stride", w->s);
+        set_win(&c->at, op, "dilation", w->d);
+        set_win(&c->at, op, "output_padding", w->op_pad);
+        const OpDef *d = op_def(op);
+        for (int p = 0; p < d->nparams; p++) {
+            if (d->params[p].type == P_PADW) conv_set_pad(&c->at, op, w->p[0], w->p[1], w->p[2], w->p[3]);
+            if (d->params[p].type == P_WIN && !strcmp(d->params[p].name, "padding")) conv_set_win(&c->at, op, "padding", w->p[0], w->p[2]);
+        }
+        if (w->groups) c->at.i[0] = w->groups;
+        for (int i = 0; i < 3 && w->in[i].ndim; i++) add_f64(c, w->in[i], 5 * i);
+        note(c, "%s", w->what);
+    }
+}
+
 static void unary_cases(Cases *cs, OpCode op) {
     Case *c = new_case(cs, op);
     add_f64(c, SH(2, 3), 0);
@@ -483,7 +545,10 @@ static void cases_of(Cases *cs, OpCode op) {
     switch (op_def(op)->kind) {
     case K_UNARY: unary_cases(cs, op); break;
     case K_BINARY: binary_cases(cs, op); break;
-    default: other_cases(cs, op); break;
+    default:
+        if (is_window_op(op)) window_cases(cs, op);
+        else other_cases(cs, op);
+        break;
     }
 }
 

@@ -224,6 +224,8 @@ static void arg_text(Buf *b, const OpDef *d, int p, int k, const Variant *v, int
     case P_SHAPE: bprintf(b, "[2, %d, %d]", v->rows, v->cols); break;
     case P_SHAPE_M1: bprintf(b, "[%d, -1]", v->cols); break;
     case P_PAIRS: bputs(b, "[[1, 0], [0, 2]]"); break;
+    case P_WIN: bputs(b, "1"); break;
+    case P_PADW: bputs(b, "0"); break;
     case P_REDOP: bputs(b, "\"max\""); break;
     case P_DTYPE: bprintf(b, "\"%s\"", DTYPES[(dt + 1) % NDT]); break;   /* a conversion */
     }
@@ -589,7 +591,7 @@ START_TEST(table_meta) {
         for (int p = 0; p < d->nparams; p++) {
             const OpParam *pp = &d->params[p];
             ck_assert_msg(pp->name && pp->name[0], "op '%s': parameter %d has no name", d->name, p);
-            ck_assert_msg(pp->type >= P_T && pp->type <= P_DTYPE, "op '%s': parameter '%s' has no type", d->name,
+            ck_assert_msg(pp->type >= P_T && pp->type <= P_PADW, "op '%s': parameter '%s' has no type", d->name,
                           pp->name);
             ck_assert_msg(strstr(d->signature, pp->name), "op '%s': parameter '%s' not in '%s'", d->name, pp->name,
                           d->signature);

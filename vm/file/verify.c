@@ -86,8 +86,12 @@ static bool verify_op(Load *L, Ins *in) {
     const OpDef *def = op_def(op);
     if (def->flags & F_DYNAMIC) return load_fail(L, "corrupt graph file: the op '%s' has a data-dependent shape", def->name);
     bool list = false;
-    for (int p = 0; p < def->nparams; p++) list = list || def->params[p].type == P_TS;
-    if (!in->attrs || in->nargs < def->noperands - (list ? 1 : 0) || (!list && in->nargs != def->noperands) ||
+    int optional = 0;   /* trailing T? operands a call built in C may leave out (a gradient's conv2d without b) */
+    for (int p = 0; p < def->nparams; p++) {
+        list = list || def->params[p].type == P_TS;
+        if (op_param_is_operand(def->params[p].type)) optional = def->params[p].type == P_TOPT ? optional + 1 : 0;
+    }
+    if (!in->attrs || in->nargs < def->noperands - (list ? 1 : optional) || (!list && in->nargs > def->noperands) ||
         in->nargs > 4096)
         return load_fail(L, "corrupt graph file: '%s' with %d operands", def->name, in->nargs);
     if (in->nres != def->nout || in->res[0] != in->dst) return load_fail(L, "corrupt graph file: '%s' with %d results", def->name, in->nres);

@@ -1,0 +1,231 @@
+/* conv.c - the CPU kernels of the convolution and pooling ops (ops/conv.h has the geometry).
+ *
+ * A convolution is im2col and one BLAS product per image and group: the window's taps of
+ * the image become the rows of a [c/groups * kh * kw, oh * ow] matrix, which the weight's
+ * [o/groups, c/groups * kh * kw] block multiplies (cpu_matmul_rows, under the BLAS lock).
+ * A 1x1 window with stride 1 and no padding reads the image itself. The transposed
+ * convolution multiplies by the weight's transpose and scatters the columns back (col2im,
+ * in a fixed order); the weight's gradient is one product per group over the whole batch
+ * (gy's rows by the columns' transpose). Each result depends only on shapes for its
+ * order of operations, so eager and static code get the same bits. */
+#include <math.h>
+#include <string.h>
+#include "cpu.h"
+#include "conv.h"
+#include "mem.h"
+
+/* The outputs o in [*lo, *hi) of an axis of n_out whose input o * s + off lies in [0, n_in). */
+static void inside(int64_t off, int64_t s, int64_t n_in, int64_t n_out, int64_t *lo, int64_t *hi) {
+    int64_t l = off >= 0 ? 0 : (-off + s - 1) / s, h = n_in - off <= 0 ? 0 : (n_in - off + s - 1) / s;
+    *hi = h < n_out ? h : n_out;
+    *lo = l < *hi ? l : *hi;
+}
+
+/* The columns of one image's group: row k = (ci, ki, kj) of the [K, L] matrix at cols + k * ks,
+ * its oh * ow values contiguous (ks = L for one image; N * L with the images side by side).
+ * im2col writes them from x (x is only read then); col2im (back) adds each one back into x
+ * where im2col read it (x zeroed first). */
+#define IM2COL(T)                                                                                          \
+    static void columns_##T(const ConvGeom *g, T *x, int64_t cg, T *cols, int64_t ks, bool back) {        \
+        int64_t k = 0, lo, hi;                                                                             \
+        for (int64_t ci = 0; ci < cg; ci++)                                                                \
+            for (int64_t ki = 0; ki < g->kh; ki++)                                                         \
+                for (int64_t kj = 0; kj < g->kw; kj++, k++) {                                              \
+                    int64_t off = kj * g->dw - g->pl;                                                      \
+                    inside(off, g->sw, g->w, g->ow, &lo, &hi);                                             \
+                    for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
+                        int64_t iy = oy * g->sh - g->pt + ki * g->dh;                                      \
+                        T *row = cols + k * ks + oy * g->ow;                                               \
+                        bool out = iy < 0 || iy >= g->h;                                                   \
+                        T *img = out ? NULL : x + (ci * g->h + iy) * g->w + off;                           \
+                        if (back) {                                                                        \
+                            if (out) continue;                                                             \
+                            if (g->sw == 1) for (int64_t ox = lo; ox < hi; ox++) img[ox] += row[ox];       \
+                            else for (int64_t ox = lo; ox < hi; ox++) img[ox * g->sw] += row[ox];          \
+                            continue;                                                                      \
+                        }                                                                                  \
+                        int64_t a = out ? 0 : lo, b = out ? 0 : hi;   /* the span read from the image */   \
+                        for (int64_t ox = 0; ox < a; ox++) row[ox] = 0;                                    \
+                        if (g->sw == 1 && b > a) memcpy(row + a, img + a, sizeof(T) * (size_t)(b - a));    \
+                        else for (int64_t ox = a; ox < b; ox++) row[ox] = img[ox * g->sw];                 \
+                        for (int64_t ox = b; ox < g->ow; ox++) row[ox] = 0;                                \
+                    }                                                                                      \
+                }                                                                                          \
+    }                                                                                                      \
+    static void im2col_##T(const ConvGeom *g, const T *x, int64_t cg, T *cols, int64_t ks) {              \
+        columns_##T(g, (T *)x, cg, cols, ks, false);                                                       \
+    }                                                                                                      \
+    static void col2im_##T(const ConvGeom *g, const T *cols, int64_t cg, T *x) {                          \
+        columns_##T(g, x, cg, (T *)cols, g->oh * g->ow, true);                                             \
+    }                                                                                                      \
+    static void add_bias_##T(T *y, const T *b, int64_t n, int64_t ch, int64_t len) {                      \
+        for (int64_t i = 0; i < n * ch; i++) {                                                             \
+            T v = b[i % ch], *yi = y + i * len;                                                            \
+            for (int64_t l = 0; l < len; l++) yi[l] += v;                                                  \
+        }                                                                                                  \
+    }
+IM2COL(float)
+IM2COL(double)
+
+static bool direct_columns(const ConvGeom *g) {
+    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && !g->pt && !g->pb && !g->pl && !g->pr;
+}
+
+static void *scratch(int64_t n, size_t elem) {
+    void *p = mem_try_alloc((size_t)(n > 0 ? n : 1) * elem);
+    if (!p) op_fail("out of memory for the convolution's columns (%lld elements)", (long long)n);
+    return p;
+}
+
+/* y [n, o, oh, ow] = x [n, c, h, w] (*) w [o, c / groups, kh, kw] (+ b) */
+#define CONV_FORWARD(T)                                                                                    \
+    static int conv_forward_##T(const ConvGeom *g, DType dt, const T *x, const T *w, const T *b, T *y) {   \
+        int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw, L = g->oh * g->ow;    \
+        bool direct = direct_columns(g);                                                                   \
+        T *cols = direct ? NULL : scratch(K * L, sizeof(T));                                               \
+        if (!direct && !cols) return -1;                                                                   \
+        for (int64_t n = 0; n < g->n; n++)                                                                 \
+            for (int64_t gi = 0; gi < g->groups; gi++) {                                                   \
+                const T *xg = x + (n * g->c + gi * cg) * g->h * g->w;                                      \
+                if (!direct) im2col_##T(g, xg, cg, cols, L);                                            \
+                T *yg = y + (n * g->o + gi * og) * L;                                                      \
+                cpu_matmul_rows(dt, w + gi * og * K, false, direct ? xg : cols, yg, og, K, L, 0, og);      \
+            }                                                                                              \
+        mem_free(cols);                                                                                    \
+        if (b) add_bias_##T(y, b, g->n, g->o, L);                                                          \
+        return 0;                                                                                          \
+    }                                                                                                      \
+    /* y [n, c, h, w] = the transposed convolution of x [n, o, oh, ow] by w [o, c / groups, kh, kw] */   \
+    static int conv_transpose_##T(const ConvGeom *g, DType dt, const T *x, const T *w, const T *b, T *y) { \
+        int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw, L = g->oh * g->ow;    \
+        T *cols = scratch(K * L, sizeof(T));                                                               \
+        if (!cols) return -1;                                                                              \
+        memset(y, 0, sizeof(T) * (size_t)(g->n * g->c * g->h * g->w));                                    \
+        for (int64_t n = 0; n < g->n; n++)                                                                 \
+            for (int64_t gi = 0; gi < g->groups; gi++) {                                                   \
+                const T *xg = x + (n * g->o + gi * og) * L;                                                \
+                cpu_matmul_rows(dt, w + gi * og * K, true, xg, cols, K, og, L, 0, K);                      \
+                col2im_##T(g, cols, cg, y + (n * g->c + gi * cg) * g->h * g->w);                           \
+            }                                                                                              \
+        mem_free(cols);                                                                                    \
+        if (b) add_bias_##T(y, b, g->n, g->c, g->h * g->w);                                                \
+        return 0;                                                                                          \
+    }                                                                                                      \
+    /* dw [o, c / groups, kh, kw]: per group, its transpose [K, og] is the columns of the whole      \
+     * batch [K, n * L] times gy's rows transposed [n * L, og], one product; then transposed back */   \
+    static int conv_weight_grad_##T(const ConvGeom *g, DType dt, const T *x, const T *gy, T *dw) {        \
+        int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw, L = g->oh * g->ow;    \
+        int64_t NL = g->n * L;                                                                             \
+        T *cols = scratch(K * NL, sizeof(T)), *gyt = cols ? scratch(NL * og, sizeof(T)) : NULL;            \
+        T *dwt = gyt ? scratch(K * og, sizeof(T)) : NULL;                                                  \
+        if (!dwt) { mem_free(cols); mem_free(gyt); return -1; }                                            \
+        for (int64_t gi = 0; gi < g->groups; gi++) {                                                       \
+            for (int64_t n = 0; n < g->n; n++) {                                                           \
+                im2col_##T(g, x + (n * g->c + gi * cg) * g->h * g->w, cg, cols + n * L, NL);               \
+                for (int64_t oc = 0; oc < og; oc++) {                                                      \
+                    const T *row = gy + (n * g->o + gi * og + oc) * L;                                     \
+                    for (int64_t l = 0; l < L; l++) gyt[(n * L + l) * og + oc] = row[l];                   \
+                }                                                                                          \
+            }                                                                                              \
+            cpu_matmul_rows(dt, cols, false, gyt, dwt, K, NL, og, 0, K);                                   \
+            T *dwg = dw + gi * og * K;                                                                     \
+            for (int64_t k = 0; k < K; k++)                                                                \
+                for (int64_t oc = 0; oc < og; oc++) dwg[oc * K + k] = dwt[k * og + oc];                    \
+        }                                                                                                  \
+        mem_free(cols);                                                                                    \
+        mem_free(gyt);                                                                                     \
+        mem_free(dwt);                                                                                     \
+        return 0;                                                                                          \
+    }
+CONV_FORWARD(float)
+CONV_FORWARD(double)
+
+static const void *data_of(const OpCall *c, int k) {
+    return k < c->nin && c->in[k].kind == ARG_TENSOR ? c->in[k].t->data : NULL;
+}
+
+int cpu_conv(const OpCall *c, Tensor **out) {
+    ConvGeom g;
+    if (conv_geom(c, &g)) return -1;
+    if (out[0]->size == 0) return 0;
+    bool f32 = c->in[0].dtype == DT_F32;
+    DType dt = f32 ? DT_F32 : DT_F64;
+    const void *x = data_of(c, 0), *w = data_of(c, 1), *b = data_of(c, 2);
+    void *y = out[0]->data;
+    if (c->op == OP_CONV2D_WEIGHT_GRAD) {
+        if (g.n * g.oh * g.ow == 0) return memset(y, 0, (size_t)out[0]->size * (f32 ? 4 : 8)), 0;
+        return f32 ? conv_weight_grad_float(&g, dt, x, w, y) : conv_weight_grad_double(&g, dt, x, w, y);
+    }
+    if (c->op == OP_CONV_TRANSPOSE2D)
+        return f32 ? conv_transpose_float(&g, dt, x, w, b, y) : conv_transpose_double(&g, dt, x, w, b, y);
+    return f32 ? conv_forward_float(&g, dt, x, w, b, y) : conv_forward_double(&g, dt, x, w, b, y);
+}
+
+/* ---------- pooling ---------- */
+
+/* The window of output (oy, ox) as [y0, y1) x [x0, x1) inside the image; *count is what
+ * the mean divides by (PyTorch's count_include_pad: the padded window, clipped to the
+ * padded image; adaptive: the window). */
+static void window(const ConvGeom *g, bool adaptive, int64_t oy, int64_t ox, int64_t *y0, int64_t *y1, int64_t *x0,
+                   int64_t *x1, int64_t *count) {
+    if (adaptive) {
+        *y0 = adaptive_start(oy, g->h, g->oh), *y1 = adaptive_end(oy, g->h, g->oh);
+        *x0 = adaptive_start(ox, g->w, g->ow), *x1 = adaptive_end(ox, g->w, g->ow);
+        *count = (*y1 - *y0) * (*x1 - *x0);
+        return;
+    }
+    int64_t ys = oy * g->sh - g->pt, xs = ox * g->sw - g->pl;
+    int64_t ye = ys + g->kh < g->h + g->pb ? ys + g->kh : g->h + g->pb;
+    int64_t xe = xs + g->kw < g->w + g->pr ? xs + g->kw : g->w + g->pr;
+    *count = (ye - ys) * (xe - xs);
+    *y0 = ys < 0 ? 0 : ys, *y1 = ye < g->h ? ye : g->h;
+    *x0 = xs < 0 ? 0 : xs, *x1 = xe < g->w ? xe : g->w;
+}
+
+/* Forward (gy NULL): y = each window's max or mean. Backward: dx gets gy back, at the
+ * window's first largest element (max; NaN is largest) or spread evenly (mean). */
+#define POOL(T)                                                                                            \
+    static void pool_##T(const ConvGeom *g, bool max, bool adaptive, const T *x, const T *gy, T *y) {      \
+        int64_t HW = g->h * g->w, OL = g->oh * g->ow;                                                      \
+        if (gy) memset(y, 0, sizeof(T) * (size_t)(g->n * g->c * HW));                                      \
+        for (int64_t p = 0; p < g->n * g->c; p++) {                                                        \
+            const T *img = x + p * HW;                                                                     \
+            for (int64_t oy = 0; oy < g->oh; oy++)                                                         \
+                for (int64_t ox = 0; ox < g->ow; ox++) {                                                   \
+                    int64_t y0, y1, x0, x1, count, at = -1;                                                \
+                    window(g, adaptive, oy, ox, &y0, &y1, &x0, &x1, &count);                               \
+                    T acc = max ? -INFINITY : 0;                                                           \
+                    for (int64_t iy = y0; iy < y1; iy++)                                                   \
+                        for (int64_t ix = x0; ix < x1; ix++) {                                             \
+                            T v = img[iy * g->w + ix];                                                     \
+                            if (!max) acc += v;                                                            \
+                            else if (at < 0 || v > acc || (isnan(v) && !isnan(acc))) acc = v, at = iy * g->w + ix; \
+                        }                                                                                  \
+                    int64_t o = p * OL + oy * g->ow + ox;                                                  \
+                    if (!gy) {                                                                             \
+                        y[o] = max ? acc : acc / (T)count;                                                 \
+                    } else if (max) {                                                                      \
+                        if (at >= 0) y[p * HW + at] += gy[o];                                              \
+                    } else {                                                                               \
+                        T share = gy[o] / (T)count;                                                        \
+                        for (int64_t iy = y0; iy < y1; iy++)                                               \
+                            for (int64_t ix = x0; ix < x1; ix++) y[p * HW + iy * g->w + ix] += share;      \
+                    }                                                                                      \
+                }                                                                                          \
+        }                                                                                                  \
+    }
+POOL(float)
+POOL(double)
+
+int cpu_pool(const OpCall *c, Tensor **out) {
+    ConvGeom g;
+    if (conv_geom(c, &g)) return -1;
+    if (out[0]->size == 0) return 0;
+    bool max = c->op == OP_MAX_POOL2D || c->op == OP_MAX_POOL2D_BACKWARD;
+    bool adaptive = c->op == OP_ADAPTIVE_AVG_POOL2D || c->op == OP_ADAPTIVE_AVG_POOL2D_BACKWARD;
+    bool backward = c->op == OP_MAX_POOL2D_BACKWARD || c->op == OP_AVG_POOL2D_BACKWARD || c->op == OP_ADAPTIVE_AVG_POOL2D_BACKWARD;
+    const void *x = data_of(c, 0), *gy = backward ? data_of(c, 1) : NULL;
+    if (c->in[0].dtype == DT_F32) pool_float(&g, max, adaptive, x, gy, out[0]->data);
+    else pool_double(&g, max, adaptive, x, gy, out[0]->data);
+    return 0;
+}
