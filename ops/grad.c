@@ -5,6 +5,7 @@
 #include <string.h>
 #include "grad.h"
 #include "mem.h"
+#include "attention.h"
 
 /* ---------- the builder ---------- */
 
@@ -840,6 +841,23 @@ static int r_take(GradCtx *g) {
     }
     return done(g);
 }
+/* scaled_dot_product_attention, from the probabilities p recomputed with ops (attention.c):
+ * dv = p^T g, dp = g v^T, ds = p * (dp - sum(dp * p)), dq = ds k * scale, dk = ds^T q * scale,
+ * and a float mask gets ds. */
+static int r_sdpa(GradCtx *g) {
+    GVal q = g->x[0], k = g->x[1], v = g->x[2];
+    GVal mask = g->c->nin > 3 ? g->x[3] : gb_none();
+    GVal p = attn_probs(B, q, k, mask, g->c->at->flag);
+    if (g->needs[2]) give(g, 2, op2(B, OP_MATMUL, swap_last(B, p), GY));
+    GVal dp = op2(B, OP_MATMUL, GY, swap_last(B, v));
+    GVal ds = gb_mul(B, p, gb_sub(B, dp, reduce_kept(B, OP_SUM, gb_mul(B, dp, p), -1)));
+    GVal scale = gb_num(attn_scale(q.shape.d[q.shape.ndim - 1]));
+    if (g->needs[0]) give(g, 0, gb_mul(B, op2(B, OP_MATMUL, ds, k), scale));
+    if (g->needs[1]) give(g, 1, gb_mul(B, op2(B, OP_MATMUL, swap_last(B, ds), q), scale));
+    if (g->c->nin > 3 && g->needs[3] && mask.ok && dtype_is_float(mask.dtype)) give(g, 3, ds);
+    return done(g);
+}
+
 /* scatter_add: t's gradient is g itself, v's the gradient at the positions (summed to a
  * one-element v). */
 static int r_scatter_add(GradCtx *g) {
@@ -882,7 +900,7 @@ static int r_full(GradCtx *g) {
     X_(CUMPROD, r_cumprod) X_(DIFF, r_diff) X_(TILE, r_tile) X_(REPEAT, r_repeat) X_(TRACE, r_trace)  \
     X_(OUTER, r_outer) X_(DOT, r_dot) X_(SOLVE, r_solve) X_(INV, r_inv) X_(DET, r_det)   \
     X_(TAKE, r_take) X_(SCATTER_ADD, r_scatter_add) X_(CONCAT, r_join) X_(STACK, r_join) X_(PAD, r_pad)  \
-    X_(SORT, r_sort) X_(TOPK, r_sort) X_(FULL, r_full) X_(CHOLESKY, r_cholesky) X_(EIGH, r_eigh) X_(QR, r_qr) X_(SVD, r_svd)
+    X_(SORT, r_sort) X_(TOPK, r_sort) X_(FULL, r_full) X_(SDPA, r_sdpa) X_(CHOLESKY, r_cholesky) X_(EIGH, r_eigh) X_(QR, r_qr) X_(SVD, r_svd)
 
 void grad_table_init(void) {
 #define SET_RULE(id, fn) op_info[OP_##id].backward = fn;
