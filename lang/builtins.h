@@ -19,6 +19,7 @@ enum {
     ST_PUSH, ST_EXTEND, ST_INSERT,            /* onto lists the static code made */
     ST_REVERSED, ST_KEYS, ST_GET, ST_SORTED,
     ST_TEXT,                                  /* a string; of values known only at run time too */
+    ST_EINSUM,                                /* a plan of ops (ops/einsum.c), emitted */
     ST_RULE = 0xff,                           /* the rule's bits */
     ST_FOLDS = 0x100,
     /* its result is host values read from a tensor's elements (item, float, tolist): under
