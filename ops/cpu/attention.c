@@ -107,8 +107,9 @@ static void gemm_f64(bool tb, int m, int n, int k, const double *x, int ldx, con
 ATTN_BLOCK(float, expf, gemm_f32)
 ATTN_BLOCK(double, exp, gemm_f64)
 
-static const Tensor *as_dtype(const Tensor *t, DType dt, Tensor **tmp) {
-    if (t->dtype == dt || t->dtype == DT_BOOL) return t;
+/* t in dt (a bool mask stays bool) */
+static const Tensor *as_dtype(const Tensor *t, DType dt, bool mask, Tensor **tmp) {
+    if (t->dtype == dt || (mask && t->dtype == DT_BOOL)) return t;
     return *tmp = op_astype(t, dt);
 }
 
@@ -155,7 +156,7 @@ int cpu_attention(const OpCall *c, Tensor **out) {
     a.scale = attn_scale(a.D);
     int rc = -1;
     for (int i = 0; i < 4; i++)
-        if (in[i] && !(in[i] = as_dtype(in[i], r->dtype, &tmp[i]))) goto out;
+        if (in[i] && !(in[i] = as_dtype(in[i], r->dtype, i == 3, &tmp[i]))) goto out;
     int64_t full[TSL_MAX_RANK + 2];
     memcpy(full, a.bd, sizeof(int64_t) * (size_t)a.nbd);
     int64_t st[TSL_MAX_RANK + 2];
