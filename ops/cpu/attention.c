@@ -101,8 +101,8 @@ static void gemm_f64(bool tb, int m, int n, int k, const double *x, int ldx, con
             }                                                                                                \
             if (Dv > 0) GEMM(false, (int)nq, (int)Dv, (int)nk, s, (int)nk, v + j0 * Dv, (int)ldv, 1, acc, (int)ldv); \
         }                                                                                                    \
-        for (int64_t r = 0; r < nq; r++)                                                                     \
-            for (int64_t c = 0; c < Dv; c++) o[(i0 + r) * Dv + c] = acc[r * Dv + c] / l[r];                  \
+        for (int64_t r = 0; r < nq; r++)   /* no keys at all: an empty sum, 0 (NumPy's p @ v) */             \
+            for (int64_t c = 0; c < Dv; c++) o[(i0 + r) * Dv + c] = a->S ? acc[r * Dv + c] / l[r] : 0;       \
     }
 ATTN_BLOCK(float, expf, gemm_f32)
 ATTN_BLOCK(double, exp, gemm_f64)
