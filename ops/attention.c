@@ -55,11 +55,15 @@ int infer_attention(const OpCall *c, Shape *out, DType *dt) {
         }
         Shape r;
         char s1[600], s2[600];
-        if (shape_broadcast(&m, &full, &r, "scaled_dot_product_attention") || !shape_equal(&r, &full)) {
+        /* the mask may add batch axes, as PyTorch's added scores do */
+        if (shape_broadcast(&m, &full, &r, "scaled_dot_product_attention") || r.d[r.ndim - 2] != full.d[full.ndim - 2] ||
+            r.d[r.ndim - 1] != full.d[full.ndim - 1]) {
             op_fail("scaled_dot_product_attention: mask of shape %s does not broadcast to the scores' shape %s",
                     shape_str(&m, s1, sizeof s1), shape_str(&full, s2, sizeof s2));
             return -1;
         }
+        b = r;
+        b.ndim -= 2;
     }
     *out = b;
     out->d[out->ndim++] = q.d[q.ndim - 2];
