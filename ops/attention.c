@@ -73,16 +73,6 @@ int infer_attention(const OpCall *c, Shape *out, DType *dt) {
 
 double attn_scale(int64_t d) { return 1.0 / sqrt((double)d); }
 
-static GVal swap_last2(GradBuilder *b, GVal v) {
-    OpAttrs at = attrs_default();
-    int n = v.shape.ndim;
-    at.naxes = n;
-    for (int i = 0; i < n; i++) at.axes[i] = i;
-    at.axes[n - 2] = n - 1;
-    at.axes[n - 1] = n - 2;
-    return gb_op(b, OP_TRANSPOSE, &v, 1, &at);
-}
-
 /* An i64 [n, 1] (axis 0) or [1, n] (axis 1) column of 1..n. */
 static GVal iota(GradBuilder *b, int64_t n, int axis) {
     OpAttrs at = attrs_default();
@@ -98,7 +88,7 @@ static GVal iota(GradBuilder *b, int64_t n, int axis) {
 
 GVal attn_probs(GradBuilder *b, GVal q, GVal k, GVal mask, bool causal) {
     if (!q.ok || !k.ok) return gb_none();
-    GVal in[3] = { q, swap_last2(b, k) };
+    GVal in[3] = { q, gb_swap_last(b, k) };
     GVal s = gb_mul(b, gb_op(b, OP_MATMUL, in, 2, NULL), gb_num(attn_scale(q.shape.d[q.shape.ndim - 1])));
     if (mask.ok && mask.dtype == DT_BOOL) {
         GVal w[3] = { mask, s, gb_num(-INFINITY) };
