@@ -164,6 +164,31 @@ if torch is not None and peerlib.checkdir:
     check(name, "torch-eager", block_steps().detach(), "block_loss", 1e-4, 1e-6)
     check(name, "torch-eager", torch.cat([bp[k].grad.reshape(-1) for k, _ in peerlib.BLOCK]), "block_grads", 1e-3, 1e-5)
 
+# the same block as nn.transformer_block(128, 4 heads) (workloads.tsl section 9b), from its saved
+# parameters: F.scaled_dot_product_attention over the 4 heads, weights stored [in, out] as nn.linear
+if torch is not None and peerlib.checkdir:
+    nb = {k: torch.from_numpy(load("nblk_" + k).copy()).requires_grad_() for k in
+          ("ln1_w", "ln1_b", "in_w", "in_b", "out_w", "out_b", "ln2_w", "ln2_b", "w1", "b1", "w2", "b2")}
+    def nblock_loss(p, x):
+        F = torch.nn.functional
+        h = F.layer_norm(x, (128,), p["ln1_w"], p["ln1_b"], 1e-5)
+        q, k, v = (h @ p["in_w"].T + p["in_b"]).reshape(128, 3, 4, 32).permute(1, 2, 0, 3)
+        x = x + F.scaled_dot_product_attention(q, k, v).permute(1, 0, 2).reshape(128, 128) @ p["out_w"] + p["out_b"]
+        h = F.layer_norm(x, (128,), p["ln2_w"], p["ln2_b"], 1e-5)
+        y = x + F.gelu(h @ p["w1"] + p["b1"], approximate="tanh") @ p["w2"] + p["b2"]
+        return torch.mean(y * y)
+    def nblock_steps():
+        for _ in range(block_reps):
+            for p in nb.values():
+                p.grad = None
+            loss = nblock_loss(nb, bx)
+            loss.backward()
+        return loss
+    name = "transformer block T=128 D=128 4 heads (nn), forward + backward"
+    measure(name, "torch-eager", nblock_steps, block_reps)
+    check(name, "torch-eager", nblock_steps().detach(), "nblk_loss", 1e-4, 1e-6)
+    check(name, "torch-eager", nb["in_w"].grad, "nblk_gin", 1e-3, 1e-5)
+
 # training (issue 12): the digits MLP epoch and the char-RNN step of workloads.tsl section 8,
 # with autograd and torch.optim.Adam. torch-jit-script scripts the model (digits) or the loss
 # function with its time loop (char-RNN); torch.compile where this torch has it (2.0 and later).
