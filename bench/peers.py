@@ -152,13 +152,17 @@ if torch is not None and peerlib.checkdir:
     bp = {k: torch.from_numpy(v.copy()).requires_grad_() for k, v in peerlib.block_params().items()}
     bx = torch.from_numpy(load("block_x"))
     block_reps = 3 if quick else 10
-    def block_steps():
-        for _ in range(block_reps):
-            for p in bp.values():
-                p.grad = None
-            loss = block_loss(bp, bx)
-            loss.backward()
-        return loss
+    def steps_of(loss_fn, params):
+        """block_reps forward and backward passes of loss_fn(params, bx); the last loss."""
+        def steps():
+            for _ in range(block_reps):
+                for p in params.values():
+                    p.grad = None
+                loss = loss_fn(params, bx)
+                loss.backward()
+            return loss
+        return steps
+    block_steps = steps_of(block_loss, bp)
     name = "transformer block T=128 D=128, forward + backward"
     measure(name, "torch-eager", block_steps, block_reps)
     check(name, "torch-eager", block_steps().detach(), "block_loss", 1e-4, 1e-6)
@@ -177,13 +181,7 @@ if torch is not None and peerlib.checkdir:
         h = F.layer_norm(x, (128,), p["ln2_w"], p["ln2_b"], 1e-5)
         y = x + F.gelu(h @ p["w1"] + p["b1"], approximate="tanh") @ p["w2"] + p["b2"]
         return torch.mean(y * y)
-    def nblock_steps():
-        for _ in range(block_reps):
-            for p in nb.values():
-                p.grad = None
-            loss = nblock_loss(nb, bx)
-            loss.backward()
-        return loss
+    nblock_steps = steps_of(nblock_loss, nb)
     name = "transformer block T=128 D=128 4 heads (nn), forward + backward"
     measure(name, "torch-eager", nblock_steps, block_reps)
     check(name, "torch-eager", nblock_steps().detach(), "nblk_loss", 1e-4, 1e-6)
