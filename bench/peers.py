@@ -152,13 +152,17 @@ if torch is not None and peerlib.checkdir:
     bp = {k: torch.from_numpy(v.copy()).requires_grad_() for k, v in peerlib.block_params().items()}
     bx = torch.from_numpy(load("block_x"))
     block_reps = 3 if quick else 10
-    def block_steps():
-        for _ in range(block_reps):
-            for p in bp.values():
-                p.grad = None
-            loss = block_loss(bp, bx)
-            loss.backward()
-        return loss
+    def steps_of(loss_fn, params):
+        """block_reps forward and backward passes of loss_fn(params, bx); the last loss."""
+        def steps():
+            for _ in range(block_reps):
+                for p in params.values():
+                    p.grad = None
+                loss = loss_fn(params, bx)
+                loss.backward()
+            return loss
+        return steps
+    block_steps = steps_of(block_loss, bp)
     name = "transformer block T=128 D=128, forward + backward"
     measure(name, "torch-eager", block_steps, block_reps)
     check(name, "torch-eager", block_steps().detach(), "block_loss", 1e-4, 1e-6)
@@ -186,6 +190,25 @@ if torch is not None and peerlib.checkdir:
     measure(name, "torch-eager", conv_steps, 3)
     check(name, "torch-eager", conv_steps().detach(), "conv_loss", 1e-4, 1e-6)
     check(name, "torch-eager", torch.cat([cp[k].grad.reshape(-1) for k in ("w1", "b1", "w2", "b2")]), "conv_grads", 1e-3, 1e-5)
+
+# the same block as nn.transformer_block(128, 4 heads) (workloads.tsl section 9b), from its saved
+# parameters: F.scaled_dot_product_attention over the 4 heads, weights stored [in, out] as nn.linear
+if torch is not None and peerlib.checkdir:
+    nb = {k: torch.from_numpy(load("nblk_" + k).copy()).requires_grad_() for k in
+          ("ln1_w", "ln1_b", "in_w", "in_b", "out_w", "out_b", "ln2_w", "ln2_b", "w1", "b1", "w2", "b2")}
+    def nblock_loss(p, x):
+        F = torch.nn.functional
+        h = F.layer_norm(x, (128,), p["ln1_w"], p["ln1_b"], 1e-5)
+        q, k, v = (h @ p["in_w"].T + p["in_b"]).reshape(128, 3, 4, 32).permute(1, 2, 0, 3)
+        x = x + F.scaled_dot_product_attention(q, k, v).permute(1, 0, 2).reshape(128, 128) @ p["out_w"] + p["out_b"]
+        h = F.layer_norm(x, (128,), p["ln2_w"], p["ln2_b"], 1e-5)
+        y = x + F.gelu(h @ p["w1"] + p["b1"], approximate="tanh") @ p["w2"] + p["b2"]
+        return torch.mean(y * y)
+    nblock_steps = steps_of(nblock_loss, nb)
+    name = "transformer block T=128 D=128 4 heads (nn), forward + backward"
+    measure(name, "torch-eager", nblock_steps, block_reps)
+    check(name, "torch-eager", nblock_steps().detach(), "nblk_loss", 1e-4, 1e-6)
+    check(name, "torch-eager", nb["in_w"].grad, "nblk_gin", 1e-3, 1e-5)
 
 # training (issue 12): the digits MLP epoch and the char-RNN step of workloads.tsl section 8,
 # with autograd and torch.optim.Adam. torch-jit-script scripts the model (digits) or the loss

@@ -23,6 +23,7 @@ enum {
     ST_POP,                                   /* from lists and dicts the static code made */
     ST_TEXT,                                  /* a string; of values known only at run time too */
     ST_RAISE,                                 /* error(), raise(): compiled in a try's body (ctry.c) */
+    ST_EINSUM,                                /* a plan of ops (ops/einsum.c), emitted */
     ST_RULE = 0xff,                           /* the rule's bits */
     ST_FOLDS = 0x100,
     /* its result is host values read from a tensor's elements (item, float, tolist): under

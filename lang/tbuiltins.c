@@ -15,6 +15,7 @@
 #include "autograd.h"
 #include "grad.h"
 #include "pool.h"
+#include "einsum.h"
 
 /* ---------- conversions ---------- */
 
@@ -322,6 +323,49 @@ static Value bi_save_npy(Interp *I, CallArgs *a) {
     return NIL_VAL;
 }
 
+/* ---------- einsum: a plan of ops (ops/einsum.c), run and recorded one by one ---------- */
+
+static Value bi_einsum(Interp *I, CallArgs *a) {
+    if (a->nkw) return interp_error(I, "einsum() takes no keyword arguments");
+    if (a->npos < 2 || !IS_STR(a->pos[0])) return interp_error(I, "einsum() needs subscripts (a string) and at least one tensor");
+    int n = a->npos - 1;
+    if (n > EIN_MAX_OPERANDS) return interp_error(I, "einsum(): needs 1 to %d operands, got %d", EIN_MAX_OPERANDS, n);
+    Shape sh[EIN_MAX_OPERANDS];
+    DType dt[EIN_MAX_OPERANDS];
+    for (int i = 0; i < n; i++) {
+        if (a->pos[i + 1].type != VAL_TENSOR) return interp_error(I, "einsum() operand %d must be a tensor, got a %s", i + 1, val_type_name(a->pos[i + 1]));
+        shape_of(a->pos[i + 1].as.t, &sh[i]);
+        dt[i] = a->pos[i + 1].as.t->dtype;
+    }
+    EinPlan *p = mem_alloc(sizeof *p);
+    if (einsum_plan(AS_STR(a->pos[0])->chars, n, sh, dt, p)) {
+        mem_free(p);
+        return interp_error(I, "%s", op_error());
+    }
+    Tensor **slot = mem_calloc((size_t)p->nslots, sizeof(Tensor *));
+    for (int i = 0; i < n; i++) slot[i] = tensor_retain(a->pos[i + 1].as.t);
+    Value r = ERR_VAL;
+    for (int k = 0; k < p->nsteps; k++) {
+        EinStep *st = &p->step[k];
+        OpArg in[2];
+        for (int j = 0; j < st->nin; j++) in[j] = op_arg_tensor(slot[st->in[j]]);
+        OpCall call = { st->op, st->nin, in, &st->at };
+        Tensor *res[OP_MAX_OUT] = { NULL, NULL, NULL };
+        if (op_run(&call, res) || (I->tape && autograd_record(&call, res))) {
+            tensor_release(res[0]);
+            interp_error(I, "%s", op_error());
+            goto out;
+        }
+        slot[n + k] = res[0];
+    }
+    r = TENSOR_VAL(tensor_retain(slot[p->result]));
+out:
+    for (int i = 0; i < p->nslots; i++) tensor_release(slot[i]);
+    mem_free(slot);
+    mem_free(p);
+    return r;
+}
+
 const BuiltinDef tensor_builtins[] = {
     { "tensor", bi_tensor, "(data, dtype=nil)", "a tensor from a number, a nested list or a tensor (a copy)", ST_TENSOR | ST_FOLDS },
     { "seed", bi_seed, "(n)", "restarts the random generator from n", ST_SEED },
@@ -334,6 +378,8 @@ const BuiltinDef tensor_builtins[] = {
     { "devices", bi_devices, "()", "the devices this process can use: [\"cpu\"] or [\"cpu\", \"gpu\"]", ST_FOLDS },
     { "load_csv", bi_load_csv, "(path, skip_header=false)", "a 2-D f32 tensor from a CSV file of numbers", ST_NONE },
     { "load_npy", bi_load_npy, "(path)", "a tensor from a NumPy .npy file", ST_NONE },
+    { "einsum", bi_einsum, "(subscripts, ...)",
+      "NumPy's einsum (\"ij,jk->ik\", implicit output, \"...\", repeated labels): transposes, sums and matmuls", ST_EINSUM },
     { "save_npy", bi_save_npy, "(path, t)", "writes the tensor as a NumPy .npy file", ST_NONE },
     { NULL, NULL, NULL, NULL, ST_NONE },
 };

@@ -6,6 +6,7 @@
 #include "grad.h"
 #include "mem.h"
 #include "conv.h"
+#include "attention.h"
 
 /* ---------- the builder ---------- */
 
@@ -342,7 +343,7 @@ static int r_log_softmax(GradCtx *g) {   /* g - exp(y) * sum(g) */
     return done(g);
 }
 
-static GVal swap_last(GradBuilder *b, GVal v) {
+GVal gb_swap_last(GradBuilder *b, GVal v) {
     OpAttrs at = attrs_default();
     int n = v.shape.ndim;
     at.naxes = n;
@@ -379,7 +380,7 @@ static int r_matmul(GradCtx *g) {   /* ga = g @ b^T, gb = a^T @ g (batch axes su
             if (g->needs[0]) give(g, 0, gb_mul(B, expand_last(B, bb), expand_at(B, GY, -2)));
             if (g->needs[1]) give(g, 1, squeeze_last(B, op2(B, OP_MATMUL, a, expand_last(B, GY))));
         } else {
-            if (g->needs[0]) give(g, 0, op2(B, OP_MATMUL, bb, swap_last(B, GY)));
+            if (g->needs[0]) give(g, 0, op2(B, OP_MATMUL, bb, gb_swap_last(B, GY)));
             if (g->needs[1]) give(g, 1, op2(B, OP_MATMUL, a, GY));
         }
         return done(g);
@@ -404,7 +405,7 @@ static int r_matmul(GradCtx *g) {   /* ga = g @ b^T, gb = a^T @ g (batch axes su
         if (g->needs[1]) give(g, 1, squeeze_last(B, matmul_ta(B, a, expand_last(B, GY))));
         return done(g);
     }
-    if (g->needs[0]) give(g, 0, op2(B, OP_MATMUL, GY, swap_last(B, bb)));
+    if (g->needs[0]) give(g, 0, op2(B, OP_MATMUL, GY, gb_swap_last(B, bb)));
     if (g->needs[1]) give(g, 1, matmul_ta(B, a, GY));
     return done(g);
 }
@@ -608,14 +609,14 @@ static int r_solve(GradCtx *g) {
     GVal a = g->x[0], bb = g->x[1];
     bool vec = bb.shape.ndim == 1;
     GVal gy = vec ? expand_last(B, GY) : GY, x = vec ? expand_last(B, g->y) : g->y;
-    GVal gbm = op2(B, OP_SOLVE, swap_last(B, a), gy);
-    if (g->needs[0]) give(g, 0, gb_neg(B, op2(B, OP_MATMUL, gbm, swap_last(B, x))));
+    GVal gbm = op2(B, OP_SOLVE, gb_swap_last(B, a), gy);
+    if (g->needs[0]) give(g, 0, gb_neg(B, op2(B, OP_MATMUL, gbm, gb_swap_last(B, x))));
     if (g->needs[1]) give(g, 1, vec ? squeeze_last(B, gbm) : gbm);
     return done(g);
 }
 /* inv: y = a^-1, ga = -y^T g y^T. */
 static int r_inv(GradCtx *g) {
-    GVal yt = swap_last(B, g->y);
+    GVal yt = gb_swap_last(B, g->y);
     give(g, 0, gb_neg(B, op2(B, OP_MATMUL, op2(B, OP_MATMUL, yt, GY), yt)));
     return done(g);
 }
@@ -623,7 +624,7 @@ static int r_inv(GradCtx *g) {
 static int r_det(GradCtx *g) {
     GVal s = gb_mul(B, GY, g->y);
     s = expand_last(B, expand_last(B, s));
-    give(g, 0, gb_mul(B, s, swap_last(B, gb_unary(B, OP_INV, X))));
+    give(g, 0, gb_mul(B, s, gb_swap_last(B, gb_unary(B, OP_INV, X))));
     return done(g);
 }
 
@@ -638,12 +639,12 @@ static int r_cholesky(GradCtx *g) {
     rows[nd - 2] = cols[nd - 1] = n;
     GVal r = reshape_dims(B, arange_i64(B, 0, n), nd, rows), c = reshape_dims(B, arange_i64(B, 0, n), nd, cols);
     GVal below = op2(B, OP_GT, r, c), diag = op2(B, OP_EQ, r, c);
-    GVal lt = swap_last(B, g->y);
+    GVal lt = gb_swap_last(B, g->y);
     GVal m = op2(B, OP_MATMUL, lt, GY);
     GVal phi = where(B, below, m, where(B, diag, gb_mul(B, m, gb_num(0.5)), gb_num(0)));
     GVal z = op2(B, OP_SOLVE, lt, phi);
-    GVal s0 = swap_last(B, op2(B, OP_SOLVE, lt, swap_last(B, z)));
-    GVal sym = gb_add(B, s0, swap_last(B, s0));   /* 2 S */
+    GVal s0 = gb_swap_last(B, op2(B, OP_SOLVE, lt, gb_swap_last(B, z)));
+    GVal sym = gb_add(B, s0, gb_swap_last(B, s0));   /* 2 S */
     give(g, 0, where(B, below, sym, where(B, diag, gb_mul(B, sym, gb_num(0.5)), gb_num(0))));
     return done(g);
 }
@@ -668,10 +669,10 @@ static int r_eigh(GradCtx *g) {
     int nd = X.shape.ndim;
     int64_t n = X.shape.d[nd - 1];
     GVal w = gb_op_result(B, OP_EIGH, &g->x[0], 1, NULL, 0), v = gb_op_result(B, OP_EIGH, &g->x[0], 1, NULL, 1);
-    GVal vt = swap_last(B, v), s2;
+    GVal vt = gb_swap_last(B, v), s2;
     if (g->k == 0) {
         GVal m = op2(B, OP_MATMUL, gb_mul(B, v, expand_at(B, GY, -2)), vt);   /* V diag(gw) V^T */
-        s2 = gb_add(B, m, swap_last(B, m));
+        s2 = gb_add(B, m, gb_swap_last(B, m));
     } else {
         GVal e = gb_sub(B, expand_at(B, w, -2), expand_last(B, w));            /* w[j] - w[i] */
         int64_t rows[TSL_MAX_RANK], cols[TSL_MAX_RANK];
@@ -680,7 +681,7 @@ static int r_eigh(GradCtx *g) {
         GVal diag = op2(B, OP_EQ, reshape_dims(B, arange_i64(B, 0, n), nd, rows), reshape_dims(B, arange_i64(B, 0, n), nd, cols));
         GVal f = where(B, diag, gb_num(0), gb_div(B, gb_num(1), e));
         GVal x = op2(B, OP_MATMUL, op2(B, OP_MATMUL, v, gb_mul(B, f, op2(B, OP_MATMUL, vt, GY))), vt);
-        s2 = gb_add(B, x, swap_last(B, x));
+        s2 = gb_add(B, x, gb_swap_last(B, x));
     }
     give(g, 0, lower_of_symmetric(B, s2, nd, n));
     return done(g);
@@ -697,17 +698,17 @@ static int r_qr(GradCtx *g) {
         return -1;
     }
     GVal q = gb_op_result(B, OP_QR, &g->x[0], 1, NULL, 0), r = gb_op_result(B, OP_QR, &g->x[0], 1, NULL, 1);
-    GVal mm = g->k == 0 ? gb_neg(B, op2(B, OP_MATMUL, swap_last(B, GY), q)) : op2(B, OP_MATMUL, r, swap_last(B, GY));
+    GVal mm = g->k == 0 ? gb_neg(B, op2(B, OP_MATMUL, gb_swap_last(B, GY), q)) : op2(B, OP_MATMUL, r, gb_swap_last(B, GY));
     int64_t rows[TSL_MAX_RANK], cols[TSL_MAX_RANK];
     for (int i = 0; i < nd; i++) rows[i] = cols[i] = 1;
     rows[nd - 2] = cols[nd - 1] = n;
     GVal ri = reshape_dims(B, arange_i64(B, 0, n), nd, rows), ci = reshape_dims(B, arange_i64(B, 0, n), nd, cols);
     GVal low = where(B, op2(B, OP_GT, ri, ci), mm, gb_num(0));
-    GVal copyltu = gb_add(B, gb_add(B, low, swap_last(B, low)), where(B, op2(B, OP_EQ, ri, ci), mm, gb_num(0)));
+    GVal copyltu = gb_add(B, gb_add(B, low, gb_swap_last(B, low)), where(B, op2(B, OP_EQ, ri, ci), mm, gb_num(0)));
     GVal lhs = op2(B, OP_MATMUL, q, copyltu);
     if (g->k == 0) lhs = gb_add(B, GY, lhs);
     /* lhs R^-T = (R^-1 lhs^T)^T */
-    give(g, 0, swap_last(B, op2(B, OP_SOLVE, r, swap_last(B, lhs))));
+    give(g, 0, gb_swap_last(B, op2(B, OP_SOLVE, r, gb_swap_last(B, lhs))));
     return done(g);
 }
 
@@ -737,14 +738,14 @@ static int r_svd(GradCtx *g) {
     GVal s2 = gb_mul(B, sv, sv);
     GVal e = where(B, diag, gb_num(1), gb_sub(B, expand_at(B, s2, -2), expand_last(B, s2)));
     if (g->k == 0) {   /* gU */
-        GVal utg = op2(B, OP_MATMUL, swap_last(B, u), GY);
-        GVal core = gb_mul(B, gb_div(B, gb_sub(B, utg, swap_last(B, utg)), e), row);
+        GVal utg = op2(B, OP_MATMUL, gb_swap_last(B, u), GY);
+        GVal core = gb_mul(B, gb_div(B, gb_sub(B, utg, gb_swap_last(B, utg)), e), row);
         GVal rest = gb_div(B, gb_sub(B, GY, op2(B, OP_MATMUL, u, utg)), row);
         give(g, 0, op2(B, OP_MATMUL, gb_add(B, op2(B, OP_MATMUL, u, core), rest), vt));
     } else {           /* gVt */
-        GVal v = swap_last(B, vt), gv = swap_last(B, GY);
+        GVal v = gb_swap_last(B, vt), gv = gb_swap_last(B, GY);
         GVal vtg = op2(B, OP_MATMUL, vt, gv);
-        GVal core = gb_mul(B, expand_last(B, sv), gb_div(B, gb_sub(B, vtg, swap_last(B, vtg)), e));
+        GVal core = gb_mul(B, expand_last(B, sv), gb_div(B, gb_sub(B, vtg, gb_swap_last(B, vtg)), e));
         GVal rest = gb_div(B, gb_sub(B, GY, op2(B, OP_MATMUL, op2(B, OP_MATMUL, GY, v), vt)), expand_last(B, sv));
         give(g, 0, gb_add(B, op2(B, OP_MATMUL, op2(B, OP_MATMUL, u, core), vt), op2(B, OP_MATMUL, u, rest)));
     }
@@ -841,6 +842,23 @@ static int r_take(GradCtx *g) {
     }
     return done(g);
 }
+/* scaled_dot_product_attention, from the probabilities p recomputed with ops (attention.c):
+ * dv = p^T g, dp = g v^T, ds = p * (dp - sum(dp * p)), dq = ds k * scale, dk = ds^T q * scale,
+ * and a float mask gets ds. */
+static int r_sdpa(GradCtx *g) {
+    GVal q = g->x[0], k = g->x[1], v = g->x[2];
+    GVal mask = g->c->nin > 3 ? g->x[3] : gb_none();
+    GVal p = attn_probs(B, q, k, mask, g->c->at->flag);
+    if (g->needs[2]) give(g, 2, op2(B, OP_MATMUL, gb_swap_last(B, p), GY));
+    GVal dp = op2(B, OP_MATMUL, GY, gb_swap_last(B, v));
+    GVal ds = gb_mul(B, p, gb_sub(B, dp, reduce_kept(B, OP_SUM, gb_mul(B, dp, p), -1)));
+    GVal scale = gb_num(attn_scale(q.shape.d[q.shape.ndim - 1]));
+    if (g->needs[0]) give(g, 0, gb_mul(B, op2(B, OP_MATMUL, ds, k), scale));
+    if (g->needs[1]) give(g, 1, gb_mul(B, op2(B, OP_MATMUL, gb_swap_last(B, ds), q), scale));
+    if (g->c->nin > 3 && g->needs[3] && mask.ok && dtype_is_float(mask.dtype)) give(g, 3, ds);
+    return done(g);
+}
+
 /* scatter_add: t's gradient is g itself, v's the gradient at the positions (summed to a
  * one-element v). */
 static int r_scatter_add(GradCtx *g) {
@@ -987,7 +1005,7 @@ static int r_pool_backward(GradCtx *g) {
     X_(CUMPROD, r_cumprod) X_(DIFF, r_diff) X_(TILE, r_tile) X_(REPEAT, r_repeat) X_(TRACE, r_trace)  \
     X_(OUTER, r_outer) X_(DOT, r_dot) X_(SOLVE, r_solve) X_(INV, r_inv) X_(DET, r_det)   \
     X_(TAKE, r_take) X_(SCATTER_ADD, r_scatter_add) X_(CONCAT, r_join) X_(STACK, r_join) X_(PAD, r_pad)  \
-    X_(SORT, r_sort) X_(TOPK, r_sort) X_(FULL, r_full) X_(CHOLESKY, r_cholesky) X_(EIGH, r_eigh) X_(QR, r_qr) X_(SVD, r_svd) \
+    X_(SORT, r_sort) X_(TOPK, r_sort) X_(FULL, r_full) X_(SDPA, r_sdpa) X_(CHOLESKY, r_cholesky) X_(EIGH, r_eigh) X_(QR, r_qr) X_(SVD, r_svd) \
     X_(CONV1D, r_conv) X_(CONV2D, r_conv) X_(CONV_TRANSPOSE2D, r_conv_transpose) X_(CONV2D_WEIGHT_GRAD, r_conv_weight_grad) \
     X_(MAX_POOL2D, r_pool) X_(AVG_POOL2D, r_pool) X_(ADAPTIVE_AVG_POOL2D, r_pool) \
     X_(AVG_POOL2D_BACKWARD, r_pool_backward) X_(ADAPTIVE_AVG_POOL2D_BACKWARD, r_pool_backward)

@@ -77,6 +77,7 @@ GVal gb_zeros_like(GradBuilder *b, GVal x);
 GVal gb_ones_like(GradBuilder *b, GVal x);
 GVal gb_astype(GradBuilder *b, GVal x, DType dt);
 GVal gb_reshape(GradBuilder *b, GVal x, const Shape *s);
+GVal gb_swap_last(GradBuilder *b, GVal v);    /* v with its last two axes swapped */
 /* g summed over the axes it was broadcast along, to shape s and dtype dt (un-broadcasting). */
 GVal gb_sum_to_shape(GradBuilder *b, GVal g, const Shape *s, DType dt);
 

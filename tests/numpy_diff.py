@@ -1384,6 +1384,45 @@ def r_matmul(A):
     return r
 
 
+def r_sdpa(A):
+    """PyTorch's F.scaled_dot_product_attention, in float64 from the operands in the
+    compute dtype: softmax(q k^T / sqrt(D), masked) v."""
+    q, k, v = A.f("q"), A.f("k"), A.f("v")
+    with np.errstate(all="ignore"):
+        s = np.matmul(q, np.swapaxes(k, -1, -2)) / math.sqrt(q.shape[-1])
+        m = A.args.get("mask")
+        if isinstance(m, np.ndarray):
+            s = np.where(m, s, -np.inf) if m.dtype == np.bool_ else s + A.f("mask")
+        if A.has("causal") and A["causal"]:
+            s = np.where(np.tril(np.ones(s.shape[-2:], dtype=bool)), s, -np.inf)
+        mx = np.max(s, axis=-1, keepdims=True, initial=-np.inf)
+        e = np.exp(s - mx)
+        p = e / np.sum(e, axis=-1, keepdims=True)
+        r = np.matmul(p, v)
+        big = np.max(np.abs(np.where(np.isfinite(s), s, 0)), initial=0)
+        A.bound = np.matmul(np.abs(np.nan_to_num(p)), np.abs(v)) * (4 * big + s.shape[-1] + q.shape[-1] + 8) + 1
+    return r
+
+
+def dt_sdpa(A):
+    d = promote([A["q"], A["k"], A["v"]])
+    return d if d in ("f32", "f64") else "f32"
+
+
+def plan_sdpa(g, op, ref):
+    L, S, D, Dv = g.dim(), g.dim(), g.dim(zero=False), g.dim()
+    b = g.shape(rmin=0, rmax=2, maxsize=6)
+    args = {"q": g.tensor(b + (L, D), g.dtype(), "moderate"), "k": g.tensor(g.bshape(b) + (S, D), g.dtype(), "moderate"),
+            "v": g.tensor(g.bshape(b) + (S, Dv), g.dtype(), "moderate")}
+    if g.chance(0.2):
+        args["k"] = g.tensor(b + (S, D + 1), g.dtype(), "moderate")   # head sizes that differ: an error
+    if g.chance(0.4):
+        args["mask"] = g.tensor(g.bshape((L, S)), "bool" if g.chance(0.5) else g.pick(["f32", "f64"]), "moderate")
+    if g.chance(0.4):
+        args["causal"] = True
+    return args
+
+
 def r_dot(A):
     a, b = A["a"], A["b"]
     if is_num(a) or is_num(b) or a.ndim == 0 or b.ndim == 0:
@@ -2069,6 +2108,7 @@ REF = {
     "dot": Ref(r_dot, plan_matmul, lambda A: EXACT if int_like(A.rd) or A.args["a"] is None or
                is_num(A["a"]) or is_num(A["b"]) or A["a"].ndim == 0 or A["b"].ndim == 0 else BOUND(2), batched=False),
     "outer": Ref(r_outer, plan_outer, EXACT),
+    "scaled_dot_product_attention": Ref(r_sdpa, plan_sdpa, BOUND(8), dtype=dt_sdpa, specials=False),
     "trace": Ref(r_trace, plan_trace, lambda A: EXACT if int_like(A.rd) else BOUND(2)),
     "solve": Ref(r_solve, plan_lapack, None, dtype=dt_lapack, matrix="general", check=check_solve),
     "inv": Ref(r_inv, plan_lapack, None, dtype=dt_lapack, matrix="general", check=check_plain(10)),

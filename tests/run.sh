@@ -723,11 +723,12 @@ for why in "5:3: 'return' of a tensor f64 \\[2\\] where another path of a run-ti
     if grep -q "runs eagerly: .*$why" "$tmp/err"; then ok; else bad "static_return_fallback.tsl: no '$why' in: $(head -3 "$tmp/err")"; fi
 done
 
-# training examples (issue 12, 28): reduced runs of examples/train_digits.tsl and cnn_digits.tsl (3 epochs on 400 rows)
-# and examples/char_rnn.tsl (40 steps of 8-character windows). Each asserts that its training
+# training examples (issues 12, 28): reduced runs of examples/train_digits.tsl and cnn_digits.tsl (3
+# epochs on 400 rows), examples/tiny_gpt.tsl (40 steps of 16-character windows) and
+# examples/char_rnn.tsl (40 steps of 8-character windows). Each asserts that its training
 # loss falls; static and --no-static must print the same lines (losses, accuracies, samples)
 # once the timing column is cut off, and --verify-static must agree with eager.
-for ex in "examples/train_digits.tsl 3 400" "examples/cnn_digits.tsl 3 400" "examples/char_rnn.tsl 40 8"; do
+for ex in "examples/train_digits.tsl 3 400" "examples/cnn_digits.tsl 3 400" "examples/tiny_gpt.tsl 40 16" "examples/char_rnn.tsl 40 8"; do
     if $TSL $ex >"$tmp/static.out" 2>"$tmp/err" && $TSL --no-static $ex >"$tmp/eager.out" 2>>"$tmp/err"; then
         sed 's/ *[0-9.]* ms.*$//' "$tmp/static.out" >"$tmp/static.cut"
         sed 's/ *[0-9.]* ms.*$//' "$tmp/eager.out" >"$tmp/eager.cut"

@@ -148,6 +148,7 @@ static bool gpu_supports_op(const OpCall *c) {
     switch (c->op) {
     case OP_SOFTMAX: case OP_LOG_SOFTMAX: return gpu_softmax_supported(c);
     case OP_MATMUL: case OP_DOT: return gpu_matmul_supported(c);
+    case OP_SDPA: return all_tensors(c) || (c->nin == 4 && c->in[3].kind == ARG_NONE);
     case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
     case OP_TRANSPOSE: case OP_BROADCAST_TO: case OP_ASTYPE: case OP_CLIP: case OP_WHERE: return true;
     case OP_CONCAT: case OP_STACK: case OP_EQUAL: case OP_ALLCLOSE: case OP_OUTER: return all_tensors(c);
@@ -171,6 +172,7 @@ static int gpu_run(const OpCall *c, Tensor **out) {
     switch (c->op) {
     case OP_SOFTMAX: case OP_LOG_SOFTMAX: return gpu_run_softmax(c, out[0]);
     case OP_MATMUL: case OP_DOT: return gpu_run_matmul(c, out[0]);
+    case OP_SDPA: return gpu_run_attention(c, out[0]);
     case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: return gpu_run_view(c, out);
     case OP_TRANSPOSE: return gpu_run_transpose(c, out[0]);
     case OP_BROADCAST_TO: return gpu_run_broadcast(c, out[0]);

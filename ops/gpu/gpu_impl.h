@@ -49,6 +49,7 @@ bool gpu_ew_supported(const OpCall *c);
 int gpu_run_ew(const OpCall *c, Tensor *out);
 int gpu_run_clip(const OpCall *c, Tensor *out);
 int gpu_run_where(const OpCall *c, Tensor *out);
+int gpu_run_attention(const OpCall *c, Tensor *out);   /* gpu_attention.c */
 bool gpu_reduce_op(OpCode op);
 int gpu_run_reduce(const OpCall *c, Tensor *out);
 bool gpu_softmax_supported(const OpCall *c);

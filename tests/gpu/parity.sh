@@ -114,6 +114,22 @@ $(input x "$dt" b "[9, 5]")" "a @ b" "to(a, \"gpu\") @ to(b, \"gpu\")"
     case_script matmul "${dt}_transpose_a" "$(input x "$dt" a "[9, 7]")
 $(input x "$dt" b "[9, 5]")" "matmul(a, b, transpose_a=true)" "matmul(to(a, \"gpu\"), to(b, \"gpu\"), transpose_a=true)"
 done
+# attention (the GPU composes it from matmul, where and softmax; the CPU runs its blocked
+# kernel): plain, causal, a bool and a float mask, over batches; and einsum's lowered ops
+for dt in f32 f64; do
+    qkv="$(input x "$dt" a "[2, 3, 7, 8]")
+$(input x "$dt" b "[2, 3, 9, 8]")
+$(input x "$dt" x "[2, 3, 9, 5]")"
+    k=0
+    for form in "" ", causal=true" ", mask=rand([7, 9]) > 0.3" ", mask=rand([3, 7, 9])"; do
+        k=$((k + 1))
+        id="${dt}_$(echo "plain causal boolmask floatmask" | cut -d' ' -f$k)"
+        case_script scaled_dot_product_attention "$id" "$qkv" "scaled_dot_product_attention(a, b, x$form)" \
+            "scaled_dot_product_attention(to(a, \"gpu\"), to(b, \"gpu\"), to(x, \"gpu\")$form)"
+    done
+    case_script einsum "$dt" "$(input x "$dt" a "[2, 7, 9]")
+$(input x "$dt" b "[9, 2, 5]")" "einsum(\"bij,jbk->bki\", a, b)" "einsum(\"bij,jbk->bki\", to(a, \"gpu\"), to(b, \"gpu\"))"
+done
 # integer matmul (i64 wraps; bool computes in i64, then != 0), batches of any rank that
 # broadcast against each other, transpose_a, vectors; floats through the same batch walk.
 # i64 and bool are exact; floats within 1e-5 (cuBLAS's summation order is not OpenBLAS's)

@@ -89,7 +89,7 @@ START_TEST(builtin_signatures_are_parameter_lists) {
         const char *params[ARGS_MAX + 1];
         char buf[128], want[300];
         int nreq = builtin_params(d, params, buf, sizeof buf);
-        if (!strcmp(d->name, "print") || !strcmp(d->name, "range")) {
+        if (!strcmp(d->name, "print") || !strcmp(d->name, "range") || !strcmp(d->name, "einsum")) {   /* variadic */
             ck_assert_int_lt(nreq, 0);
             continue;
         }

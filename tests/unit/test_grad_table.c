@@ -312,7 +312,8 @@ static void operands(Case *c, Shape s, bool nil_opt) {
             if (c->op == OP_FULL) add_f64(c, (Shape){ 0, { 0 } }, 1);
             else add_num(c, 0.25);
         } else if (pp->type == P_TOPT) {
-            if (nil_opt && c->nin == 1) add_none(c);
+            if (nil_opt && (c->nin == 1 || c->op == OP_SDPA)) add_none(c);
+            else if (c->op == OP_SDPA) add_f64(c, SH(2, 2), 11);   /* a float mask over the [2, 2] scores */
             else add_f64(c, c->nin == 1 ? SH(3) : SH(2, 3), 3 * c->nin);
         } else if (pp->type == P_T) {
             if (c->op == OP_WHERE && c->nin == 0) add_bool(c, s);
@@ -323,6 +324,7 @@ static void operands(Case *c, Shape s, bool nil_opt) {
             else if (c->op == OP_OUTER && c->nin == 1) add_f64(c, SH(4), 5);
             else if (c->op == OP_SOLVE && c->nin == 1) add_f64(c, SH(3, 2), 5);
             else if (c->op == OP_MATMUL && c->nin == 0 && c->at.flag) add_f64(c, SH(3, 2), 0);   /* a^T is [2, 3] */
+            else if (c->op == OP_SDPA) add_f64(c, s, 5 * c->nin);   /* q, k and v differ */
             else add_f64(c, s, 0);
         }
     }

@@ -8,6 +8,7 @@
  * is reported unsupported (the code then runs eagerly, with eager's messages, and
  * TSL_EXPLAIN says why). */
 #include "comp.h"
+#include "einsum.h"
 #include "opargs.h"
 #include "dist.h"
 
@@ -454,6 +455,35 @@ static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc lo
     return FAILV;
 }
 
+/* einsum(subscripts, operands...): its plan (ops/einsum.c) from the subscripts, a constant,
+ * and the operands' shapes, emitted op by op as eager runs it. */
+static AVal builtin_einsum(Comp *c, AVal *args, int nargs, int nkw) {
+    if (nkw || nargs < 2 || args[0].kind != AV_CONST || !IS_STR(args[0].k))
+        return cc_unsupported(c, "einsum() runs eagerly in static code unless its subscripts are a constant string");
+    int n = nargs - 1;
+    if (n > EIN_MAX_OPERANDS) return cc_unsupported(c, "einsum() with more than %d operands runs eagerly", EIN_MAX_OPERANDS);
+    Shape sh[EIN_MAX_OPERANDS];
+    DType dt[EIN_MAX_OPERANDS];
+    for (int i = 0; i < n; i++) {
+        if (args[i + 1].kind != AV_TENSOR || shape_is_runtime(&args[i + 1].shape))
+            return cc_unsupported(c, "einsum() of operands that are not tensors of known shape runs eagerly");
+        sh[i] = args[i + 1].shape;
+        dt[i] = args[i + 1].dtype;
+    }
+    EinPlan *p = cc_arena_alloc(c, sizeof *p);
+    if (einsum_plan(AS_STR(args[0].k)->chars, n, sh, dt, p)) return cc_op_failed(c);
+    AVal *slot = cc_arena_alloc(c, sizeof(AVal) * (size_t)p->nslots);
+    for (int i = 0; i < n; i++) slot[i] = args[i + 1];
+    for (int k = 0; k < p->nsteps; k++) {
+        EinStep *st = &p->step[k];
+        AVal in[2];
+        for (int j = 0; j < st->nin; j++) in[j] = slot[st->in[j]];
+        slot[n + k] = cc_emit_op(c, st->op, in, st->nin, &st->at);
+        if (c->failed) return FAILV;
+    }
+    return slot[p->result];
+}
+
 /* A call of built-in b in static code: its row's ST_* rule says how (lang/builtins.h), or
  * it is an op of ops.def; a built-in known by neither (a loaded graph, whatever its name)
  * runs eagerly. Arguments bind by the row's signature, as eagerly (bind_row). */
@@ -473,6 +503,7 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
         if (rule == ST_FLUSH && (nargs || nkw)) return cc_error_at(c, loc, "flush() takes no arguments");
         return builtin_print(c, args, nargs, kwn, kw, nkw, rule == ST_FLUSH);
     }
+    if (rule == ST_EINSUM) return builtin_einsum(c, args, nargs, nkw);
     OpCode op = b && !b->def ? op_by_name(name) : OP__COUNT;
     if (op < OP__COUNT && b->fn == op_builtins[op]) return cc_call_op(c, op, args, nargs, kwn, kw, nkw);
     AVal v[ARGS_MAX] = { 0 };   /* kind AV_NONE: not given */
