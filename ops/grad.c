@@ -863,6 +863,54 @@ static int r_full(GradCtx *g) {
     return done(g);
 }
 
+/* ---------- neural-network activations (issue 28): PyTorch's derivatives ---------- */
+#define M_2_SQRTPI_ 1.12837916709551257390   /* 2 / sqrt(pi) */
+static GVal gauss(GradBuilder *b, GVal x, double k) {   /* exp(-k x^2) */
+    return gb_unary(b, OP_EXP, gb_mul(b, gb_num(-k), sq(b, x)));
+}
+static int r_erf(GradCtx *g) { give(g, 0, gb_mul(B, GY, gb_mul(B, gb_num(M_2_SQRTPI_), gauss(B, X, 1)))); return done(g); }
+static int r_erfc(GradCtx *g) { give(g, 0, gb_mul(B, GY, gb_mul(B, gb_num(-M_2_SQRTPI_), gauss(B, X, 1)))); return done(g); }
+static int r_gelu(GradCtx *g) {   /* Phi(x) + x phi(x) */
+    GVal cdf = gb_mul(B, gb_num(0.5), gb_add(B, gb_num(1), gb_unary(B, OP_ERF, gb_mul(B, X, gb_num(M_SQRT1_2)))));
+    GVal pdf = gb_mul(B, gb_num(0.5 * M_2_SQRTPI_ * M_SQRT1_2), gauss(B, X, 0.5));
+    give(g, 0, gb_mul(B, GY, gb_add(B, cdf, gb_mul(B, X, pdf))));
+    return done(g);
+}
+static int r_gelu_tanh(GradCtx *g) {   /* 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2) */
+    const double k = M_SQRT2 * M_2_SQRTPI_ * 0.5, kc = 0.044715;
+    GVal x2 = sq(B, X);
+    GVal inner = gb_mul(B, gb_num(k), gb_add(B, X, gb_mul(B, gb_num(kc), gb_mul(B, x2, X))));
+    GVal t = gb_unary(B, OP_TANH, inner);
+    GVal left = gb_mul(B, gb_num(0.5), gb_add(B, gb_num(1), t));
+    GVal dinner = gb_mul(B, gb_num(k), gb_add(B, gb_num(1), gb_mul(B, gb_num(3 * kc), x2)));
+    GVal right = gb_mul(B, gb_mul(B, gb_num(0.5), X), gb_mul(B, gb_sub(B, gb_num(1), sq(B, t)), dinner));
+    give(g, 0, gb_mul(B, GY, gb_add(B, left, right)));
+    return done(g);
+}
+static int r_silu(GradCtx *g) {   /* s (1 + x (1 - s)) */
+    GVal s = gb_unary(B, OP_SIGMOID, X);
+    give(g, 0, gb_mul(B, GY, gb_mul(B, s, gb_add(B, gb_num(1), gb_mul(B, X, gb_sub(B, gb_num(1), s))))));
+    return done(g);
+}
+/* leaky_relu and elu: x's gradient where x > 0 is g's; the parameter's, where x <= 0 */
+static int r_leaky_relu(GradCtx *g) {
+    GVal pos = op2(B, OP_GT, X, gb_num(0));
+    if (g->needs[0]) give(g, 0, where(B, pos, GY, gb_mul(B, GY, g->x[1])));
+    if (g->needs[1]) give(g, 1, where(B, pos, gb_num(0), gb_mul(B, GY, X)));
+    return done(g);
+}
+static int r_elu(GradCtx *g) {   /* alpha e^x = y + alpha below 0 */
+    GVal pos = op2(B, OP_GT, X, gb_num(0));
+    if (g->needs[0]) give(g, 0, where(B, pos, GY, gb_mul(B, GY, gb_add(B, g->y, g->x[1]))));
+    if (g->needs[1]) give(g, 1, where(B, pos, gb_num(0), gb_mul(B, GY, gb_unary(B, OP_EXPM1, X))));
+    return done(g);
+}
+static int r_softplus(GradCtx *g) {   /* sigmoid(beta x), 1 past the threshold */
+    GVal bx = gb_mul(B, X, gb_num(g->c->at->f[0]));
+    give(g, 0, where(B, op2(B, OP_GT, bx, gb_num(g->c->at->f[1])), GY, gb_mul(B, GY, gb_unary(B, OP_SIGMOID, bx))));
+    return done(g);
+}
+
 /* The one list of rules, keyed by op id. */
 #define RULES(X_)                                                                                   \
     X_(NEG, r_neg) X_(ABS, r_abs) X_(EXP, r_exp) X_(EXPM1, r_expm1) X_(LOG, r_log) X_(LOG2, r_log2)    \
@@ -882,7 +930,9 @@ static int r_full(GradCtx *g) {
     X_(CUMPROD, r_cumprod) X_(DIFF, r_diff) X_(TILE, r_tile) X_(REPEAT, r_repeat) X_(TRACE, r_trace)  \
     X_(OUTER, r_outer) X_(DOT, r_dot) X_(SOLVE, r_solve) X_(INV, r_inv) X_(DET, r_det)   \
     X_(TAKE, r_take) X_(SCATTER_ADD, r_scatter_add) X_(CONCAT, r_join) X_(STACK, r_join) X_(PAD, r_pad)  \
-    X_(SORT, r_sort) X_(TOPK, r_sort) X_(FULL, r_full) X_(CHOLESKY, r_cholesky) X_(EIGH, r_eigh) X_(QR, r_qr) X_(SVD, r_svd)
+    X_(SORT, r_sort) X_(TOPK, r_sort) X_(FULL, r_full) X_(CHOLESKY, r_cholesky) X_(EIGH, r_eigh) X_(QR, r_qr) X_(SVD, r_svd) \
+    X_(ERF, r_erf) X_(ERFC, r_erfc) X_(GELU, r_gelu) X_(GELU_TANH, r_gelu_tanh) X_(SILU, r_silu)         \
+    X_(LEAKY_RELU, r_leaky_relu) X_(ELU, r_elu) X_(SOFTPLUS, r_softplus)
 
 void grad_table_init(void) {
 #define SET_RULE(id, fn) op_info[OP_##id].backward = fn;

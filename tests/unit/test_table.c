@@ -225,6 +225,7 @@ static void arg_text(Buf *b, const OpDef *d, int p, int k, const Variant *v, int
     case P_SHAPE_M1: bprintf(b, "[%d, -1]", v->cols); break;
     case P_PAIRS: bputs(b, "[[1, 0], [0, 2]]"); break;
     case P_REDOP: bputs(b, "\"max\""); break;
+    case P_CHOICE: bprintf(b, "\"%.*s\"", (int)strcspn(d->params[p].choices, "|"), d->params[p].choices); break;
     case P_DTYPE: bprintf(b, "\"%s\"", DTYPES[(dt + 1) % NDT]); break;   /* a conversion */
     }
 }
@@ -599,7 +600,7 @@ START_TEST(table_meta) {
                           d->name, pp->name);
             optional_seen |= !pp->required;
             if (is_operand_type(pp->type)) ck_assert_int_eq(pp->slot, noper++);
-            if (pp->type == P_INT || pp->type == P_REDOP) ck_assert_int_eq(pp->slot, nint++);
+            if (pp->type == P_INT || pp->type == P_REDOP || pp->type == P_CHOICE) ck_assert_int_eq(pp->slot, nint++);
             if (pp->type == P_F) ck_assert_int_eq(pp->slot, nf++);
         }
         ck_assert_msg(d->noperands == noper, "op '%s': %d operands counted, %d parsed", d->name, d->noperands, noper);

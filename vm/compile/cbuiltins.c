@@ -308,6 +308,7 @@ AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw,
             if (!opargs_attr(c->I, op, p, x, &at)) return cc_error_at(c, c->loc, "%s", c->I->err_msg);
         }
     }
+    op = opargs_variant(op, &at);
     return cc_emit_op(c, op, ops, n, &at);
 }
 /* to(t, device) of a tensor: the eager built-in on a stand-in tensor says whether the device is
