@@ -39,7 +39,7 @@ struct GradCtx;
 typedef int (*BackwardFn)(struct GradCtx *g);
 
 #define OP_MAX_OUT 3
-#define OP_MAX_PARAMS 6
+#define OP_MAX_PARAMS 8
 
 /* ---------- the table ---------- */
 
