@@ -242,7 +242,8 @@ static bool bind_call(Interp *I, OpCode op, CallArgs *a, Operands *o, OpAttrs *a
             if (!list_operands(I, d->name, o, v)) return false;
         } else if (pp->type == P_T || pp->type == P_TOPT || pp->type == P_N) {
             if (v.type == VAL_UNDEF || (v.type == VAL_NIL && pp->type == P_TOPT)) {
-                operands_push(o, pp->type == P_N ? op_arg_num(pp->default_num, false) : (OpArg){ .kind = ARG_NONE });
+                bool num = pp->type == P_N || (pp->type == P_T && !pp->default_nil);   /* "T=0.01": a weak scalar */
+                operands_push(o, num ? op_arg_num(pp->default_num, false) : (OpArg){ .kind = ARG_NONE });
                 continue;
             }
             if (!opargs_check_operand(I, op, p, v)) return false;

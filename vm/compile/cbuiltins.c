@@ -295,7 +295,7 @@ AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw,
             }
         } else if (pp->type == P_T || pp->type == P_TOPT || pp->type == P_N) {
             if (!v || (pp->type == P_TOPT && v->kind == AV_CONST && v->k.type == VAL_NIL)) {
-                ops[n++] = pp->type == P_N ? cc_num_const(pp->default_num) : FAILV;
+                ops[n++] = pp->type == P_N || (pp->type == P_T && !pp->default_nil) ? cc_num_const(pp->default_num) : FAILV;
                 continue;
             }
             ops[n] = *v;
