@@ -217,19 +217,20 @@ int cpu_gather_axis(const OpCall *c, Tensor **out) {
     strides_of(ix->shape, nd, is);
     if (src && src->ndim) strides_of(src->shape, nd, ss);
     const int64_t *idx = ix->data;
+    int64_t extent = nd ? x->shape[ax] : 1;   /* a 0-d x: one element, index 0 */
     int rc = 0;
     for (int64_t e = 0; e < ix->size; e++) {
         int64_t rest = e, xo = 0, so = 0;
         for (int d = 0; d < nd; d++) co[d] = rest / is[d], rest %= is[d];
         int64_t v = idx[e];
-        if (v < 0 || v >= x->shape[ax]) {
+        if (v < 0 || v >= extent) {
             op_fail("%s(): index %lld is out of range for axis %d of size %lld", op_info[c->op].name, (long long)v, ax,
-                    (long long)x->shape[ax]);
+                    (long long)extent);
             rc = -1;
             break;
         }
         for (int d = 0; d < nd; d++) {
-            xo += (d == ax ? v : co[d]) * xs[d];
+            xo += (d == ax ? v : co[d]) * xs[d];   /* (0-d: no axes, offset 0) */
             if (src && src->ndim) so += co[d] * ss[d];
         }
         if (gather) memcpy((char *)out[0]->data + e * (int64_t)es, (const char *)x->data + xo * (int64_t)es, es);
