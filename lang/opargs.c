@@ -32,12 +32,28 @@ void opargs_attrs_init(OpCode op, OpAttrs *at) {
         switch (pp->type) {
         case P_AXIS: at->axis = (int)pp->default_num; break;
         case P_BOOL: at->flag = pp->default_num != 0; break;
-        case P_INT: case P_REDOP: at->i[pp->slot] = (int64_t)pp->default_num; break;
+        case P_INT: case P_REDOP: case P_CHOICE: at->i[pp->slot] = (int64_t)pp->default_num; break;
         case P_F: at->f[pp->slot] = pp->default_num; break;
         case P_WIN: case P_PADW: win_default(at, pp); break;
         default: break;
         }
     }
+}
+
+/* The rows that a choice of another row stands for: one elementwise function each, so the
+ * kernels, fusion and the GPU need no attribute. */
+static const struct { OpCode op; int choice; OpCode variant; } variants[] = {
+    { OP_GELU, 1, OP_GELU_TANH },   /* approximate="tanh" */
+};
+
+OpCode opargs_variant(OpCode op, OpAttrs *at) {
+    for (size_t k = 0; k < sizeof variants / sizeof variants[0]; k++)
+        if (variants[k].op == op && at->i[0] == variants[k].choice) {
+            memset(at, 0, sizeof *at);
+            opargs_attrs_init(variants[k].variant, at);
+            return variants[k].variant;
+        }
+    return op;
 }
 
 Value opargs_value(const CallArgs *a, int which) {
@@ -156,6 +172,17 @@ bool opargs_attr(Interp *I, OpCode op, int p, Value v, OpAttrs *at) {
                 return true;
             }
         return interp_error(I, "%s(): %s must be one of \"sum\", \"mean\", \"max\", \"min\"", d->name, pp->name), false;
+    case P_CHOICE:
+        if (v.type == VAL_STR && (at->i[pp->slot] = op_choice_index(pp, AS_STR(v)->chars)) >= 0) return true;
+        {
+            char list[96] = "";   /* "none", "tanh" */
+            for (const char *s = pp->choices; *s;) {
+                size_t len = strcspn(s, "|"), n = strlen(list);
+                snprintf(list + n, sizeof list - n, "%s\"%.*s\"", n ? ", " : "", (int)len, s);
+                s += len + (s[len] == '|');
+            }
+            return interp_error(I, "%s(): %s must be one of %s", d->name, pp->name, list), false;
+        }
     case P_DTYPE:
         if (v.type != VAL_STR || dtype_parse(AS_STR(v)->chars, &dt))
             return interp_errork(I, ERRK_TYPE, "%s(): dtype must be one of \"f32\", \"f64\", \"i64\", \"bool\"", d->name), false;
@@ -257,7 +284,8 @@ static bool bind_call(Interp *I, OpCode op, CallArgs *a, Operands *o, OpAttrs *a
             if (!list_operands(I, d->name, o, v)) return false;
         } else if (pp->type == P_T || pp->type == P_TOPT || pp->type == P_N) {
             if (v.type == VAL_UNDEF || (v.type == VAL_NIL && pp->type == P_TOPT)) {
-                operands_push(o, pp->type == P_N ? op_arg_num(pp->default_num, false) : (OpArg){ .kind = ARG_NONE });
+                bool num = pp->type == P_N || (pp->type == P_T && !pp->default_nil);   /* "T=0.01": a weak scalar */
+                operands_push(o, num ? op_arg_num(pp->default_num, false) : (OpArg){ .kind = ARG_NONE });
                 continue;
             }
             if (!opargs_check_operand(I, op, p, v)) return false;
@@ -294,6 +322,8 @@ Value interp_call_op(Interp *I, OpCode op, CallArgs *a) {
         operands_push(&o, op_arg_tensor(a->pos[0].as.t));
     } else if (!bind_call(I, op, a, &o, &at)) {
         goto out;
+    } else {
+        op = opargs_variant(op, &at);
     }
     double x;
     int rc = op_run_number(op, o.in, o.nin, &at, &x);

@@ -10,6 +10,9 @@
 /* Attributes at their defaults (nil axes, no dtype...). Fields no parameter of op uses are
  * left as they are: zero the struct first where byte-equal attributes matter. */
 void opargs_attrs_init(OpCode op, OpAttrs *at);
+/* The op a bound call runs: op itself, or the row that one of its choices stands for
+ * (gelu(x, approximate="tanh") runs gelu_tanh), at then reset to that row's defaults. */
+OpCode opargs_variant(OpCode op, OpAttrs *at);
 /* Sets parameter p of op (an attribute, not an operand) from v; UNDEF_VAL leaves the
  * default. false with the error set in I. */
 bool opargs_attr(Interp *I, OpCode op, int p, Value v, OpAttrs *at);

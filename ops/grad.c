@@ -1,6 +1,7 @@
 /* grad.c - the backward rule of each differentiable op, written once with ops through a
  * GradBuilder (grad.h), and the eager builder. The rules are listed in RULES below, keyed
  * by op id: that list is the one place op_info[].backward is filled from. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 #include "grad.h"
@@ -983,6 +984,196 @@ static int r_pool_backward(GradCtx *g) {
         if (fwd == OP_ADAPTIVE_AVG_POOL2D) conv_set_win(&at, fwd, "output_size", g->x[1].shape.d[2], g->x[1].shape.d[3]);
         give(g, 1, gb_op(B, fwd, &g->gy, 1, &at));
     }
+
+/* ---------- neural-network activations (issue 28): PyTorch's derivatives ---------- */
+#define M_2_SQRTPI_ 1.12837916709551257390   /* 2 / sqrt(pi) */
+static GVal gauss(GradBuilder *b, GVal x, double k) {   /* exp(-k x^2) */
+    return gb_unary(b, OP_EXP, gb_mul(b, gb_num(-k), sq(b, x)));
+}
+static int r_erf(GradCtx *g) { give(g, 0, gb_mul(B, GY, gb_mul(B, gb_num(M_2_SQRTPI_), gauss(B, X, 1)))); return done(g); }
+static int r_erfc(GradCtx *g) { give(g, 0, gb_mul(B, GY, gb_mul(B, gb_num(-M_2_SQRTPI_), gauss(B, X, 1)))); return done(g); }
+static int r_gelu(GradCtx *g) {   /* Phi(x) + x phi(x) */
+    GVal cdf = gb_mul(B, gb_num(0.5), gb_add(B, gb_num(1), gb_unary(B, OP_ERF, gb_mul(B, X, gb_num(M_SQRT1_2)))));
+    GVal pdf = gb_mul(B, gb_num(0.5 * M_2_SQRTPI_ * M_SQRT1_2), gauss(B, X, 0.5));
+    give(g, 0, gb_mul(B, GY, gb_add(B, cdf, gb_mul(B, X, pdf))));
+    return done(g);
+}
+static int r_gelu_tanh(GradCtx *g) {   /* 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2) */
+    const double k = M_SQRT2 * M_2_SQRTPI_ * 0.5, kc = 0.044715;
+    GVal x2 = sq(B, X);
+    GVal inner = gb_mul(B, gb_num(k), gb_add(B, X, gb_mul(B, gb_num(kc), gb_mul(B, x2, X))));
+    GVal t = gb_unary(B, OP_TANH, inner);
+    GVal left = gb_mul(B, gb_num(0.5), gb_add(B, gb_num(1), t));
+    GVal dinner = gb_mul(B, gb_num(k), gb_add(B, gb_num(1), gb_mul(B, gb_num(3 * kc), x2)));
+    GVal right = gb_mul(B, gb_mul(B, gb_num(0.5), X), gb_mul(B, gb_sub(B, gb_num(1), sq(B, t)), dinner));
+    give(g, 0, gb_mul(B, GY, gb_add(B, left, right)));
+    return done(g);
+}
+static int r_silu(GradCtx *g) {   /* s (1 + x (1 - s)) */
+    GVal s = gb_unary(B, OP_SIGMOID, X);
+    give(g, 0, gb_mul(B, GY, gb_mul(B, s, gb_add(B, gb_num(1), gb_mul(B, X, gb_sub(B, gb_num(1), s))))));
+    return done(g);
+}
+/* leaky_relu and elu: x's gradient where x > 0 is g's; the parameter's, where x <= 0 */
+static int r_leaky_relu(GradCtx *g) {
+    GVal pos = op2(B, OP_GT, X, gb_num(0));
+    if (g->needs[0]) give(g, 0, where(B, pos, GY, gb_mul(B, GY, g->x[1])));
+    if (g->needs[1]) give(g, 1, where(B, pos, gb_num(0), gb_mul(B, GY, X)));
+    return done(g);
+}
+static int r_elu(GradCtx *g) {   /* alpha e^x = y + alpha below 0 */
+    GVal pos = op2(B, OP_GT, X, gb_num(0));
+    if (g->needs[0]) give(g, 0, where(B, pos, GY, gb_mul(B, GY, gb_add(B, g->y, g->x[1]))));
+    if (g->needs[1]) give(g, 1, where(B, pos, gb_num(0), gb_mul(B, GY, gb_unary(B, OP_EXPM1, X))));
+    return done(g);
+}
+static int r_softplus(GradCtx *g) {   /* sigmoid(beta x), 1 past the threshold */
+    GVal bx = gb_mul(B, X, gb_num(g->c->at->f[0]));
+    give(g, 0, where(B, op2(B, OP_GT, bx, gb_num(g->c->at->f[1])), GY, gb_mul(B, GY, gb_unary(B, OP_SIGMOID, bx))));
+    return done(g);
+}
+
+/* ---------- masked_fill, gather, scatter, cross_entropy (issue 28) ---------- */
+static int r_masked_fill(GradCtx *g) {
+    if (g->needs[0]) give(g, 0, where(B, g->x[1], gb_num(0), GY));
+    if (g->needs[2]) give(g, 2, where(B, g->x[1], GY, gb_num(0)));   /* a tensor value: summed */
+    return done(g);
+}
+/* gather and scatter along the call's axis (add: scatter's reduce="add") */
+static GVal along(GradBuilder *b, OpCode op, const GradCtx *g, GVal x, GVal src, bool add) {
+    OpAttrs at = attrs_default();
+    at.axis = g->c->at->axis;
+    at.i[0] = add;
+    GVal in[3] = { x, g->x[1], src };
+    return gb_op(b, op, in, op == OP_GATHER ? 2 : 3, &at);
+}
+static GVal zero_0d(GradBuilder *b, DType dt) {
+    OpAttrs at = attrs_default();
+    at.shape.ndim = 0;
+    at.dtype = (int)dt;
+    GVal v = gb_num(0);
+    return gb_op(b, OP_FULL, &v, 1, &at);
+}
+static int r_gather(GradCtx *g) {
+    if (g->needs[0]) give(g, 0, along(B, OP_SCATTER, g, gb_zeros_like(B, X), GY, true));
+    return done(g);
+}
+/* scatter: x's gradient is g but where src was written; src's, g gathered at the index,
+ * zero-padded to src's shape (or summed, for a 0-d src) */
+static int r_scatter(GradCtx *g) {
+    bool add = g->c->at->i[0] == 1;
+    if (g->needs[0]) give(g, 0, add ? GY : along(B, OP_SCATTER, g, GY, zero_0d(B, X.dtype), false));
+    if (g->needs[2]) {
+        GVal gs = along(B, OP_GATHER, g, GY, gb_none(), false);
+        Shape ss = shape_val(g->x[2]), is = shape_val(g->x[1]);
+        if (ss.ndim) {
+            OpAttrs at = attrs_default();
+            at.npairs = ss.ndim;
+            for (int d = 0; d < ss.ndim; d++) at.pairs[d][0] = 0, at.pairs[d][1] = ss.d[d] - is.d[d];
+            GVal in[2] = { gs, gb_num(0) };
+            gs = gb_op(B, OP_PAD, in, 2, &at);
+        }
+        give(g, 2, gs);
+    }
+    return done(g);
+}
+/* (softmax(x) - (1 - e) onehot(labels) - e / C) * g / N */
+static int r_cross_entropy(GradCtx *g) {
+    if (!g->needs[0]) return done(g);
+    Shape s = shape_val(X);
+    double e = g->c->at->f[0];
+    OpAttrs oh = attrs_default();
+    oh.i[0] = s.d[1];
+    GVal hot = gb_astype(B, gb_op(B, OP_ONE_HOT, &g->x[1], 1, &oh), X.dtype);
+    OpAttrs sm = attrs_default();
+    sm.axis = 1;
+    GVal p = gb_sub(B, gb_op(B, OP_SOFTMAX, &X, 1, &sm), gb_add(B, gb_mul(B, hot, gb_num(1 - e)), gb_num(e / (double)s.d[1])));
+    give(g, 0, gb_mul(B, p, gb_div(B, GY, gb_num((double)s.d[0]))));
+    return done(g);
+}
+
+/* ---------- normalizations (issue 28) ----------
+ * With xhat = (x - mean) * rstd over a group and gh = g * weight: x's gradient is
+ * rstd * (gh - mean(gh) - xhat * mean(gh * xhat)) (rms_norm: no mean(gh) term), weight's
+ * the sum of g * xhat and bias's the sum of g over the other axes. */
+static GVal over(GradBuilder *b, OpCode op, GVal v, const int *axes, int n, bool keep) {
+    OpAttrs at = attrs_default();
+    at.naxes = n;
+    for (int i = 0; i < n; i++) at.axes[i] = axes[i];
+    at.flag = keep;
+    return gb_op(b, op, &v, 1, &at);
+}
+/* x's gradient and xhat, the groups over axes of x (already reshaped), gh given */
+static GVal norm_back(GradBuilder *b, GVal x, GVal gh, const int *axes, int n, bool center, double eps, GVal *xhat) {
+    GVal xc = center ? gb_sub(b, x, over(b, OP_MEAN, x, axes, n, true)) : x;
+    GVal rstd = gb_div(b, gb_num(1), gb_unary(b, OP_SQRT, gb_add(b, over(b, OP_MEAN, sq(b, xc), axes, n, true), gb_num(eps))));
+    *xhat = gb_mul(b, xc, rstd);
+    GVal t = gb_sub(b, gh, gb_mul(b, *xhat, over(b, OP_MEAN, gb_mul(b, gh, *xhat), axes, n, true)));
+    if (center) t = gb_sub(b, t, over(b, OP_MEAN, gh, axes, n, true));
+    return gb_mul(b, rstd, t);
+}
+/* a per-channel [C] tensor as [C, 1, ...] against x of rank nd */
+static GVal per_channel(GradBuilder *b, GVal v, int nd) {
+    Shape s = { nd - 1, { 0 } };
+    s.d[0] = v.shape.d[0];
+    for (int i = 1; i < nd - 1; i++) s.d[i] = 1;
+    return gb_reshape(b, v, &s);
+}
+/* the sum of v over every axis but 1, as [C] */
+static GVal channel_sum(GradBuilder *b, GVal v) {
+    int axes[TSL_MAX_RANK], n = 0;
+    for (int i = 0; i < v.shape.ndim; i++)
+        if (i != 1) axes[n++] = i;
+    return over(b, OP_SUM, v, axes, n, false);
+}
+static bool has(const GradCtx *g, int k) { return k < g->c->nin && g->x[k].ok; }
+
+static int r_layer_norm(GradCtx *g) {   /* layer_norm and rms_norm */
+    bool rms = g->c->op == OP_RMS_NORM;
+    int nd = X.shape.ndim, n = g->c->at->shape.ndim, axes[TSL_MAX_RANK];
+    for (int i = 0; i < n; i++) axes[i] = nd - n + i;
+    double eps = rms && !op_given(g->c, 3) ? (X.dtype == DT_F32 ? FLT_EPSILON : DBL_EPSILON) : g->c->at->f[0];
+    GVal gh = has(g, 1) ? gb_mul(B, GY, g->x[1]) : GY, xhat;
+    GVal gx = norm_back(B, X, gh, axes, n, !rms, eps, &xhat);
+    if (g->needs[0]) give(g, 0, gx);
+    if (has(g, 1) && g->needs[1]) give(g, 1, gb_mul(B, GY, xhat));
+    if (!rms && has(g, 2) && g->needs[2]) give(g, 2, GY);
+    return done(g);
+}
+static int r_group_norm(GradCtx *g) {
+    Shape xs = shape_val(X), gs = { 3, { xs.d[0], g->c->at->i[0], 0 } };
+    gs.d[2] = gs.d[1] && xs.d[0] ? shape_count(&xs) / (xs.d[0] * gs.d[1]) : 0;
+    GVal gh = has(g, 1) ? gb_mul(B, GY, per_channel(B, g->x[1], xs.ndim)) : GY, xhat;
+    int ax = 2;
+    GVal gx = norm_back(B, gb_reshape(B, X, &gs), gb_reshape(B, gh, &gs), &ax, 1, true, g->c->at->f[0], &xhat);
+    if (g->needs[0]) give(g, 0, gb_reshape(B, gx, &xs));
+    if (has(g, 1) && g->needs[1]) give(g, 1, channel_sum(B, gb_mul(B, GY, gb_reshape(B, xhat, &xs))));
+    if (has(g, 2) && g->needs[2]) give(g, 2, channel_sum(B, GY));
+    return done(g);
+}
+static int r_batch_norm(GradCtx *g) {
+    int nd = X.shape.ndim, axes[TSL_MAX_RANK], n = 0;
+    for (int i = 0; i < nd; i++)
+        if (i != 1) axes[n++] = i;
+    double eps = g->c->at->f[1];
+    GVal w = has(g, 3) ? per_channel(B, g->x[3], nd) : gb_num(1), gh = gb_mul(B, GY, w), xhat;
+    if (g->c->at->flag) {   /* batch statistics; the running ones do not reach the result */
+        GVal gx = norm_back(B, X, gh, axes, n, true, eps, &xhat);
+        if (g->needs[0]) give(g, 0, gx);
+        for (int k = 1; k <= 2; k++)
+            if (has(g, k) && g->needs[k]) give(g, k, gb_zeros_like(B, g->x[k]));
+    } else {   /* (x - rm) * rstd with rstd = 1 / sqrt(rv + eps) */
+        GVal rstd = gb_div(B, gb_num(1), gb_unary(B, OP_SQRT, gb_add(B, per_channel(B, g->x[2], nd), gb_num(eps))));
+        GVal xc = gb_sub(B, X, per_channel(B, g->x[1], nd));
+        xhat = gb_mul(B, xc, rstd);
+        GVal ghr = gb_mul(B, gh, rstd);
+        if (g->needs[0]) give(g, 0, ghr);
+        if (g->needs[1]) give(g, 1, gb_neg(B, channel_sum(B, ghr)));
+        if (g->needs[2])   /* d rstd / d rv = -rstd^3 / 2 */
+            give(g, 2, channel_sum(B, gb_mul(B, gb_mul(B, ghr, xc), gb_mul(B, sq(B, rstd), gb_num(-0.5)))));
+    }
+    if (has(g, 3) && g->needs[3]) give(g, 3, channel_sum(B, gb_mul(B, GY, xhat)));
+    if (has(g, 4) && g->needs[4]) give(g, 4, channel_sum(B, GY));
     return done(g);
 }
 
@@ -1008,7 +1199,11 @@ static int r_pool_backward(GradCtx *g) {
     X_(SORT, r_sort) X_(TOPK, r_sort) X_(FULL, r_full) X_(SDPA, r_sdpa) X_(CHOLESKY, r_cholesky) X_(EIGH, r_eigh) X_(QR, r_qr) X_(SVD, r_svd) \
     X_(CONV1D, r_conv) X_(CONV2D, r_conv) X_(CONV_TRANSPOSE2D, r_conv_transpose) X_(CONV2D_WEIGHT_GRAD, r_conv_weight_grad) \
     X_(MAX_POOL2D, r_pool) X_(AVG_POOL2D, r_pool) X_(ADAPTIVE_AVG_POOL2D, r_pool) \
-    X_(AVG_POOL2D_BACKWARD, r_pool_backward) X_(ADAPTIVE_AVG_POOL2D_BACKWARD, r_pool_backward)
+    X_(AVG_POOL2D_BACKWARD, r_pool_backward) X_(ADAPTIVE_AVG_POOL2D_BACKWARD, r_pool_backward) \
+    X_(ERF, r_erf) X_(ERFC, r_erfc) X_(GELU, r_gelu) X_(GELU_TANH, r_gelu_tanh) X_(SILU, r_silu)         \
+    X_(LEAKY_RELU, r_leaky_relu) X_(ELU, r_elu) X_(SOFTPLUS, r_softplus) X_(MASKED_FILL, r_masked_fill)     \
+    X_(GATHER, r_gather) X_(SCATTER, r_scatter) X_(CROSS_ENTROPY, r_cross_entropy)                          \
+    X_(LAYER_NORM, r_layer_norm) X_(RMS_NORM, r_layer_norm) X_(GROUP_NORM, r_group_norm) X_(BATCH_NORM, r_batch_norm)
 
 void grad_table_init(void) {
 #define SET_RULE(id, fn) op_info[OP_##id].backward = fn;

@@ -65,8 +65,9 @@ static void parse_param(OpDef *d, const char *text, size_t len, int *nint, int *
     p->name = strdup(buf);   /* lives as long as the process: the table is static */
     size_t i = 0, n = sizeof param_types / sizeof param_types[0];
     while (i < n && strcmp(param_types[i].name, colon + 1)) i++;
-    if (i == n) table_abort(d, "unknown parameter type");
-    p->type = param_types[i].type;
+    if (i == n && !strchr(colon + 1, '|')) table_abort(d, "unknown parameter type");
+    p->type = i < n ? param_types[i].type : P_CHOICE;
+    if (p->type == P_CHOICE) p->choices = strdup(colon + 1);
     p->required = !eq && p->type != P_TOPT;
     if (p->required && d->nparams > 1 && !d->params[d->nparams - 2].required) table_abort(d, "a required parameter after an optional one");
     p->default_nil = p->type == P_TOPT || (eq && !strcmp(eq + 1, "nil"));
@@ -77,14 +78,26 @@ static void parse_param(OpDef *d, const char *text, size_t len, int *nint, int *
         if (r == 4) table_abort(d, "unknown redop default");
         p->default_num = r;
     }
+    if (eq && p->type == P_CHOICE && (p->default_num = op_choice_index(p, eq + 1)) < 0) table_abort(d, "unknown choice default");
     if (op_param_is_operand(p->type)) p->slot = d->noperands++;
-    else if (p->type == P_INT || p->type == P_REDOP) p->slot = (*nint)++;
+    else if (p->type == P_INT || p->type == P_REDOP || p->type == P_CHOICE) p->slot = (*nint)++;
     else if (p->type == P_F) p->slot = (*nf)++;
     else if (p->type == P_WIN || p->type == P_PADW) {
         p->slot = *npair;
         *npair += p->type == P_PADW ? 2 : 1;
     }
     if (*nint > 3 || *nf > 3) table_abort(d, "more than 3 int or f parameters");
+}
+
+int op_choice_index(const OpParam *p, const char *name) {
+    size_t n = strlen(name);
+    int k = 0;
+    for (const char *s = p->choices; *s; k++) {
+        size_t len = strcspn(s, "|");
+        if (len == n && !memcmp(s, name, n)) return k;
+        s += len + (s[len] == '|');
+    }
+    return -1;
 }
 
 /* The table is filled once per process (pthread_once: any thread may be first) and only

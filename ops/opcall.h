@@ -52,7 +52,8 @@ typedef enum { DR_SAME, DR_FLOAT, DR_BOOL, DR_PROMOTE, DR_CMP, DR_INT, DR_SUM, D
 typedef enum {
     P_T, P_TOPT, P_TS, P_N,                         /* operands */
     P_AXIS, P_AXES, P_BOOL, P_INT, P_F, P_SHAPE, P_SHAPE_M1, P_PAIRS, P_REDOP, P_DTYPE,   /* attributes */
-    P_WIN, P_PADW            /* window attributes of the convolution and pooling ops (ops/conv.h) */
+    P_WIN, P_PADW,           /* window attributes of the convolution and pooling ops (ops/conv.h) */
+    P_CHOICE   /* one of the names "a|b|c" the signature lists; its index in an int slot */
 } ParamType;
 
 typedef struct {
@@ -61,8 +62,9 @@ typedef struct {
     bool required;
     bool default_nil;     /* the default is nil */
     double default_num;   /* numeric/bool default */
-    int slot;             /* P_INT and P_REDOP: OpAttrs.i[slot]; P_F: f[slot]; operands: operand index;
+    int slot;             /* P_INT, P_REDOP, P_CHOICE: OpAttrs.i[slot]; P_F: f[slot]; operands: operand index;
                            * P_WIN: OpAttrs.pairs[slot] ([h, w]); P_PADW: pairs[slot] and [slot + 1] */
+    const char *choices;  /* P_CHOICE: "none|tanh" */
 } OpParam;
 
 /* Everything the table says about one op (op_info[op]). */
@@ -89,6 +91,8 @@ static inline bool op_param_is_operand(ParamType t) { return t <= P_N; }
  * becomes a 0-d tensor first (eager and the static compiler alike), and kernels read a
  * tensor there. */
 bool op_param_takes_number(const OpDef *d, ParamType t);
+/* The index of name among a P_CHOICE parameter's choices, or -1. */
+int op_choice_index(const OpParam *p, const char *name);
 /* The op with this built-in name (F_SYNTAX ops have none), or OP__COUNT. */
 OpCode op_by_name(const char *name);
 /* The op an operator symbol stands for with `nin` operands ("-" is NEG or SUB), or OP__COUNT. */

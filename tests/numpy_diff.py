@@ -76,8 +76,8 @@ PARAM_TYPES = {"T", "T?", "Ts", "N", "axis", "axes", "bool", "int", "f", "shape"
 
 class Param:
     def __init__(self, text):
-        m = re.fullmatch(r"(\w+):([\w?-]+)(?:=(.*))?", text.strip())
-        if not m or m.group(2) not in PARAM_TYPES:
+        m = re.fullmatch(r"(\w+):([\w?|-]+)(?:=(.*))?", text.strip())
+        if not m or (m.group(2) not in PARAM_TYPES and "|" not in m.group(2)):   # a|b: one of the names
             raise SystemExit("FAIL: numpy_diff: cannot parse parameter %r of ops.def" % text)
         self.name, self.type, self.default = m.group(1), m.group(2), m.group(3)
         self.required = self.default is None
@@ -91,6 +91,7 @@ class Op:
         self.flags = set(f.strip() for f in flags.split("|")) - {"0"}
         self.symbol = None if sym == "NULL" else sym.strip('"')
         self.syntax_only = "F_SYNTAX" in self.flags
+        self.call_as = None   # a row reached through another's choice: (name, keyword), set below
 
     def operands(self):
         return [p for p in self.params if p.type in ("T", "T?", "Ts")]
@@ -102,6 +103,11 @@ def parse_opsdef(path):
     ops = [Op(m) for m in OP_RE.finditer(text)]
     if len(ops) != len(rows) or not ops:
         raise SystemExit("FAIL: numpy_diff: parsed %d of the %d OP( rows of %s; update OP_RE" % (len(ops), len(rows), path))
+    for op in (o for o in ops if o.syntax_only and not o.symbol):   # gelu_tanh is gelu(x, approximate="tanh")
+        for o in ops:
+            for p in o.params:
+                if "|" in p.type and op.name.startswith(o.name + "_") and op.name[len(o.name) + 1:] in p.type.split("|"):
+                    op.call_as = (o.name, '%s="%s"' % (p.name, op.name[len(o.name) + 1:]))
     return ops
 
 # ---------------------------------------------------------------------------------------
@@ -2018,6 +2024,204 @@ def dt_first(A):
 
 
 # The reference of each op of ops.def. (The op list itself comes from ops.def.)
+
+# ---------- neural-network ops (issue 28): float64 references, error bounds for the
+# composites that round at each step in the compute dtype (as PyTorch's own kernels do)
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def bounded(npf, k=8):
+    """An elementwise function of the float64 values, within k eps of (|result| + |x| + 1)."""
+    def fn(A):
+        x = A.f("x")
+        r = npf(x)
+        with np.errstate(all="ignore"):
+            A.bound = (np.abs(np.nan_to_num(r)) + np.abs(np.nan_to_num(x)) + 1) * k
+        return r
+    return fn
+
+
+def r_gelu_tanh(x):
+    with np.errstate(all="ignore"):
+        return 0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+
+
+def r_param2(npf, pname):
+    def fn(A):
+        x, y = A.f("x"), A.f(pname)
+        with np.errstate(all="ignore"):
+            r = npf(x, y)
+            A.bound = (np.abs(np.nan_to_num(r)) + 1) * 8
+        return r
+    return Ref(fn, plan_binary, BOUND(8))
+
+
+def plan_softplus(g, op, ref):
+    args = {"x": g.tensor(dtype=g.dtype(), vk="moderate")}
+    if g.chance(0.5):
+        args["beta"] = g.pick([0.5, 1, 2])
+    if g.chance(0.5):
+        args["threshold"] = g.pick([1, 5, 20])
+    return args
+
+
+def r_softplus(A):
+    x = A.c("x")
+    dt = x.dtype
+    beta, th = dt.type(A["beta"] if A.has("beta") else 1), dt.type(A["threshold"] if A.has("threshold") else 20)
+    with np.errstate(all="ignore"):
+        bx = (x * beta).astype(dt)
+        r = np.where(bx > th, x.astype(np.float64), np.log1p(np.exp(bx.astype(np.float64))) / float(beta))
+    A.bound = (np.abs(r) + 1) * 8
+    return r
+
+
+def plan_norm(g, op, ref):
+    dt = g.dtype(["f32", "f64"])
+    if op.name in ("layer_norm", "rms_norm"):
+        x = g.tensor(dtype=dt, vk="moderate", rmin=1)
+        k = g.r.randint(1, x.ndim)
+        ns = list(x.shape[x.ndim - k:])
+        args = {"x": x, "normalized_shape": ns}
+        if g.chance(0.5):
+            args["weight"] = g.tensor(shape=tuple(ns), dtype=dt, vk="moderate")
+        if op.name == "layer_norm" and g.chance(0.5):
+            args["bias"] = g.tensor(shape=tuple(ns), dtype=dt, vk="moderate")
+        if g.chance(0.3):
+            args["eps"] = g.pick([1e-3, 0.1])
+        return args
+    n, c, s = g.r.randint(1, 3), g.pick([2, 4, 6]), g.r.randint(1, 4)
+    args = {"x": g.tensor(shape=(n, c, s), dtype=dt, vk="moderate")}
+    if op.name == "group_norm":
+        args["num_groups"] = g.pick([1, 2])
+    else:
+        args["training"] = g.chance(0.5)
+        if not args["training"] or g.chance(0.5):
+            args["running_mean"] = g.tensor(shape=(c,), dtype=dt, vk="moderate")
+            args["running_var"] = np.abs(g.tensor(shape=(c,), dtype=dt, vk="moderate")) + np.array(0.5, NPT[dt])
+        if args["training"] and n * s == 1:
+            args["training"] = False   # one value per channel: PyTorch refuses to train on it
+    for k in ("weight", "bias"):
+        if g.chance(0.5):
+            args[k] = g.tensor(shape=(c,), dtype=dt, vk="moderate")
+    return args
+
+
+def r_normalize(A):
+    x = A.f("x")
+    name = A.case.op.name
+    w = A.f("weight") if A.has("weight") else None
+    b = A.f("bias") if A.has("bias") else None
+    if name in ("layer_norm", "rms_norm"):
+        k = len(A["normalized_shape"])
+        ax = tuple(range(x.ndim - k, x.ndim))
+        eps = A["eps"] if A.has("eps") else (1e-5 if name == "layer_norm" else float(np.finfo(NPT[A.rd]).eps))
+        mu = x.mean(axis=ax, keepdims=True) if name == "layer_norm" else 0
+        r = (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=ax, keepdims=True) + eps)
+    elif name == "group_norm":
+        n, c = x.shape[:2]
+        gx = x.reshape(n, A["num_groups"], -1)
+        mu = gx.mean(axis=2, keepdims=True)
+        r = ((gx - mu) / np.sqrt(((gx - mu) ** 2).mean(axis=2, keepdims=True) + 1e-5)).reshape(x.shape)
+    else:
+        if A["training"]:
+            mu = x.mean(axis=(0, 2), keepdims=True)
+            v = ((x - mu) ** 2).mean(axis=(0, 2), keepdims=True)
+        else:
+            mu, v = A.f("running_mean").reshape(1, -1, 1), A.f("running_var").reshape(1, -1, 1)
+        r = (x - mu) / np.sqrt(v + 1e-5)
+    if name in ("group_norm", "batch_norm"):
+        w = w.reshape(1, -1, 1) if w is not None else None
+        b = b.reshape(1, -1, 1) if b is not None else None
+    if w is not None:
+        r = r * w
+    if b is not None:
+        r = r + b
+    A.bound = (np.abs(r) + 1) * 16 + (np.abs(w) * 16 if w is not None else 0)
+    return r
+
+
+def plan_xent(g, op, ref):
+    n, c = g.r.randint(1, 4), g.r.randint(1, 5)
+    lab = g.n.integers(0, c, (n,)).astype(np.int64)
+    if g.chance(0.03):
+        lab[0] = g.pick([c, -1])
+    args = {"logits": g.tensor(shape=(n, c), dtype=g.dtype(["f32", "f64"]), vk="moderate"), "labels": lab}
+    if g.chance(0.4):
+        args["label_smoothing"] = g.pick([0.1, 0.5])
+    return args
+
+
+def r_xent(A):
+    x, lab = A.f("logits"), A["labels"]
+    need(((lab >= 0) & (lab < x.shape[1])).all(), "label out of range")
+    e = A["label_smoothing"] if A.has("label_smoothing") else 0.0
+    m = x.max(axis=1, keepdims=True)
+    lse = (m + np.log(np.exp(x - m).sum(axis=1, keepdims=True)))[:, 0]
+    loss = (1 - e) * (lse - x[np.arange(x.shape[0]), lab]) + e * (lse - x.mean(axis=1))
+    r = np.array(loss.mean())
+    A.bound = np.array((np.abs(lse).mean() + np.abs(x).max() + 1) * 16)
+    return r
+
+
+def plan_gather_axis(g, op, ref):
+    x = g.tensor(rmin=1, rmax=3, maxsize=24)
+    ax = g.r.randint(0, x.ndim - 1)
+    ish = tuple(g.r.randint(0, d) if i != ax else g.r.randint(0, 3) for i, d in enumerate(x.shape))
+    n = x.shape[ax]
+    idx = g.n.integers(0, max(n, 1), ish).astype(np.int64)
+    if n == 0:
+        ish = tuple(0 if i == ax else d for i, d in enumerate(ish))
+        idx = np.zeros(ish, np.int64)
+    if g.chance(0.03) and idx.size:
+        idx.flat[0] = g.pick([n, -1])
+    args = {"x": x, "axis": ax - x.ndim if g.chance(0.3) else ax, "index": idx}
+    if op.name == "scatter":
+        args["src"] = g.tensor(shape=ish, dtype=dt_of(x))
+        if g.chance(0.5):
+            args["reduce"] = "add"
+            if dt_of(x) == "bool":
+                args["src"] = args["src"].astype(np.bool_)
+    return args
+
+
+def r_gather_axis(A):
+    x, idx = A.c("x"), A["index"]
+    ax = A["axis"] % x.ndim
+    need(((idx >= 0) & (idx < x.shape[ax])).all(), "index out of range")
+    if A.case.op.name == "gather":   # PyTorch's: the index's shape, no broadcasting
+        r = np.zeros(idx.shape, x.dtype)
+        for e in np.ndindex(*idx.shape):
+            r[e] = x[tuple(idx[e] if d == ax else e[d] for d in range(x.ndim))]
+        return r
+    r, src = x.copy(), A.c("src")
+    if A["reduce"] == "add":
+        for e in np.ndindex(*idx.shape):
+            at = tuple(idx[e] if d == ax else e[d] for d in range(x.ndim))
+            r[at] = (r[at] | src[e]) if r.dtype == np.bool_ else r[at] + src[e]
+    else:   # repeated positions: the last write wins, as the CPU's serial loop writes them
+        for e in np.ndindex(*idx.shape):
+            r[tuple(idx[e] if d == ax else e[d] for d in range(x.ndim))] = src[e]
+    return r
+
+
+def plan_masked_fill(g, op, ref):
+    x = g.tensor(rmax=3)
+    m = g.tensor(shape=g.bshape(x.shape) if g.chance(0.3) else x.shape, dtype="bool")
+    if m.ndim > x.ndim or any(a not in (1, b) for a, b in zip(m.shape[::-1], x.shape[::-1])):
+        m = g.tensor(shape=x.shape, dtype="bool")
+    d = dt_of(x)
+    v = g.number() if d in ("f32", "f64") else (Num(float(g.r.randint(-3, 3))) if d == "i64" else Num(1.0))
+    return {"x": x, "mask": m, "value": v}
+
+
+def r_masked_fill(A):
+    x = A.c("x")
+    v = A["value"].v
+    return np.where(A["mask"], np.array(v).astype(x.dtype), x)
+
 REF = {
     # convolution and pooling
     "conv1d": Ref(r_conv, plan_conv, BOUND(4), dtype=dt_first),
@@ -2042,6 +2246,19 @@ REF = {
     "asinh": unary(np.arcsinh), "acosh": unary(np.arccosh), "atanh": unary(np.arctanh),
     "sigmoid": unary(lambda x: 1 / (1 + np.exp(-x))),
     "softsign": unary(lambda x: x / (1 + np.abs(x))),
+    "erf": unary(_erf), "erfc": Ref(bounded(_erfc, 2), plan_unary, BOUND(2)),
+    "gelu": Ref(bounded(lambda x: x * 0.5 * (1 + _erf(x * 0.7071067811865476))), plan_unary, BOUND(8)),
+    "gelu_tanh": Ref(bounded(r_gelu_tanh), plan_unary, BOUND(8)),
+    "silu": Ref(bounded(lambda x: x / (1 + np.exp(-x))), plan_unary, BOUND(8)),
+    "leaky_relu": r_param2(lambda x, y: np.where(x > 0, x, x * y), "negative_slope"),
+    "elu": r_param2(lambda x, y: np.where(x > 0, x, y * np.expm1(x)), "alpha"),
+    "softplus": Ref(r_softplus, plan_softplus, BOUND(8), dtype=lambda A: "f64" if dt_of(A["x"]) == "f64" else "f32"),
+    "layer_norm": Ref(r_normalize, plan_norm, BOUND(16)), "rms_norm": Ref(r_normalize, plan_norm, BOUND(16)),
+    "group_norm": Ref(r_normalize, plan_norm, BOUND(16)), "batch_norm": Ref(r_normalize, plan_norm, BOUND(16)),
+    "cross_entropy": Ref(r_xent, plan_xent, BOUND(16)),
+    "gather": Ref(r_gather_axis, plan_gather_axis, EXACT, dtype=lambda A: dt_of(A["x"])),
+    "scatter": Ref(r_gather_axis, plan_gather_axis, EXACT, dtype=lambda A: dt_of(A["x"])),
+    "masked_fill": Ref(r_masked_fill, plan_masked_fill, EXACT, dtype=lambda A: dt_of(A["x"])),
     "relu": Ref(lambda A: np.where(A.c("x") > 0, A.c("x"), np.where(np.isnan(A.c("x")), A.c("x"), np.zeros_like(A.c("x")))),
                 plan_unary, EXACT_NOZ),
     "floor": exact_unary(int_same(np.floor)), "ceil": exact_unary(int_same(np.ceil)),
@@ -2353,6 +2570,8 @@ def call_text(c, names):
             parts.append(names[p.name])
     if c.kwrev:
         kws.reverse()   # keywords in any order
+    if op.call_as:
+        return "%s(%s)" % (op.call_as[0], ", ".join(parts + kws + [op.call_as[1]]))
     return "%s(%s)" % (op.name, ", ".join(parts + kws))
 
 
@@ -2497,7 +2716,7 @@ def style_case(g, c, symbols_ok):
     op = c.op
     if op.symbol and symbols_ok.get(op.symbol) and (op.syntax_only or g.chance(0.5)):
         c.form = "sym"
-    elif op.syntax_only:
+    elif op.syntax_only and not op.call_as:
         c.form = "sym"
     c.kwstyle = g.r.randint(0, 2) if g.chance(0.4) else 0
     c.kwrev = g.chance(0.5)
@@ -2895,7 +3114,7 @@ def run(opt, tsl, ops, workdir, t0):
     for op in ops:
         ref = REF[op.name]
         g = Gen(opt.seed * 1000003 + zlib.crc32(op.name.encode()))   # each op's cases depend on the seed only
-        if op.syntax_only and not symbols_ok.get(op.symbol):
+        if op.syntax_only and not op.call_as and not symbols_ok.get(op.symbol):
             skipped[op.name] = "operator does not parse"
             continue
         nerr = 0

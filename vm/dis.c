@@ -39,7 +39,7 @@ static bool attr_shown(const OpParam *pp, const OpAttrs *at, int p) {
     switch (pp->type) {
     case P_AXIS: return at->axis != (int)pp->default_num;
     case P_BOOL: return at->flag != (pp->default_num != 0);
-    case P_INT: case P_REDOP: return at->i[pp->slot] != (int64_t)pp->default_num;
+    case P_INT: case P_REDOP: case P_CHOICE: return at->i[pp->slot] != (int64_t)pp->default_num;
     case P_F: return !(at->f[pp->slot] == pp->default_num);
     default: return true;
     }
@@ -83,6 +83,7 @@ static size_t attrs_text(const Ins *in, char *buf, size_t n) {
                                     (long long)at->pairs[pp->slot + 1][1]);
             break;
         case P_DTYPE: len += (size_t)snprintf(buf + len, n - len, "%s", at->dtype < 0 ? "nil" : dtype_name((DType)at->dtype)); break;
+        case P_CHOICE: len += (size_t)snprintf(buf + len, n - len, "choice %lld of \"%s\"", (long long)at->i[pp->slot], pp->choices); break;
         default: len += (size_t)snprintf(buf + len, n - len, "?"); break;
         }
     }

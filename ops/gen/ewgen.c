@@ -173,7 +173,7 @@ static bool is_libm(const char *s, size_t n) {
     static const char *const names[] = { "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
                                          "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
                                          "asinh", "acosh", "atanh", "fabs", "floor", "ceil", "nearbyint",
-                                         "rint", "fmod", "copysign", "pow", "atan2", NULL };
+                                         "rint", "fmod", "copysign", "pow", "atan2", "erf", "erfc", NULL };
     for (int i = 0; names[i]; i++)
         if (strlen(names[i]) == n && !memcmp(names[i], s, n)) return true;
     return false;

@@ -31,7 +31,7 @@
 #include "grad.h"
 #include "conv.h"
 
-enum { MAXIN = 4, MAXCASES = 64 };
+enum { MAXIN = 5, MAXCASES = 64 };
 
 /* ---------- values ---------- */
 
@@ -542,8 +542,97 @@ static void unary_cases(Cases *cs, OpCode op) {
     add_f64(c, SH(0), 2);   /* empty */
 }
 
+/* The neural-network ops of issue 28 whose operands the signature cannot choose: labels,
+ * indices and masks in range, variances above 0, each optional parameter both ways. */
+static void add_pos(Case *c, Shape s) {   /* a variance: 0.5 and above */
+    Tensor *t = tensor_of(DT_F64, s, c->op, c->nin, 3);
+    for (int64_t k = 0; k < t->size; k++) tensor_set(t, k, 0.5 + fabs(tensor_get(t, k)));
+    add_tensor(c, t);
+}
+static bool nn_cases(Cases *cs, OpCode op) {
+    Case *c;
+    switch (op) {
+    case OP_SOFTPLUS:
+        for (int k = 0; k < 2; k++) {   /* PyTorch's defaults, and beta 2 with some elements past threshold 1 */
+            c = new_case(cs, op);
+            if (k) c->at.f[0] = 2, c->at.f[1] = 1, note(c, " beta=2 threshold=1");
+            add_f64(c, SH(2, 3), 0);
+        }
+        return true;
+    case OP_MASKED_FILL:
+        for (int k = 0; k < 2; k++) {   /* a mask of x's shape, and one broadcast */
+            c = new_case(cs, op);
+            add_f64(c, SH(2, 3), 0);
+            add_bool(c, k ? SH(3) : SH(2, 3));
+            add_num(c, 0.25);
+        }
+        return true;
+    case OP_GATHER:
+        c = new_case(cs, op);
+        c->at.axis = 1;
+        add_f64(c, SH(2, 3), 0);
+        add_i64(c, SH(2, 2), (const int64_t[]){ 0, 2, 1, 1 });   /* a repeat: its gradients add */
+        c = new_case(cs, op);
+        c->at.axis = 0;
+        add_f64(c, SH(2, 3), 0);
+        add_i64(c, SH(1, 3), (const int64_t[]){ 1, 0, 1 });
+        return true;
+    case OP_SCATTER:
+        for (int add = 0; add < 2; add++) {
+            c = new_case(cs, op);
+            c->at.axis = 1;
+            c->at.i[0] = add;
+            note(c, add ? " add" : "");
+            add_f64(c, SH(2, 3), 0);
+            add_i64(c, SH(2, 2), add ? (const int64_t[]){ 1, 1, 0, 2 } : (const int64_t[]){ 0, 2, 1, 0 });
+            add_f64(c, SH(2, 3), 5);   /* larger than the index: the rest gets no gradient */
+        }
+        return true;
+    case OP_CROSS_ENTROPY:
+        for (int k = 0; k < 2; k++) {
+            c = new_case(cs, op);
+            if (k) c->at.f[0] = 0.1, note(c, " label_smoothing=0.1");
+            add_f64(c, SH(3, 4), 0);
+            add_i64(c, SH(3), (const int64_t[]){ 0, 3, 1 });
+        }
+        return true;
+    case OP_LAYER_NORM: case OP_RMS_NORM:
+        for (int k = 0; k < 2; k++) {   /* over the last axis with the affine parameters, over two without */
+            c = new_case(cs, op);
+            c->at.shape = k ? SH(3, 4) : SH(4);
+            add_f64(c, SH(2, 3, 4), 0);
+            if (k) add_none(c); else add_f64(c, SH(4), 2);
+            if (op == OP_LAYER_NORM) { if (k) add_none(c); else add_f64(c, SH(4), 4); }
+        }
+        return true;
+    case OP_GROUP_NORM:
+        for (int k = 0; k < 2; k++) {
+            c = new_case(cs, op);
+            c->at.i[0] = 2;
+            add_f64(c, SH(2, 4, 3), 0);
+            if (k) add_none(c), add_none(c);
+            else add_f64(c, SH(4), 2), add_f64(c, SH(4), 4);
+        }
+        return true;
+    case OP_BATCH_NORM:
+        for (int k = 0; k < 2; k++) {   /* training (the running statistics unused), evaluating */
+            c = new_case(cs, op);
+            c->at.flag = !k;
+            note(c, k ? " eval" : " training");
+            add_f64(c, SH(3, 2, 2), 0);
+            add_f64(c, SH(2), 1);
+            add_pos(c, SH(2));
+            add_f64(c, SH(2), 2);
+            add_f64(c, SH(2), 4);
+        }
+        return true;
+    default: return false;
+    }
+}
+
 static void cases_of(Cases *cs, OpCode op) {
     cs->n = 0;
+    if (nn_cases(cs, op)) return;
     switch (op_def(op)->kind) {
     case K_UNARY: unary_cases(cs, op); break;
     case K_BINARY: binary_cases(cs, op); break;

@@ -319,7 +319,7 @@ AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw,
             }
         } else if (pp->type == P_T || pp->type == P_TOPT || pp->type == P_N) {
             if (!v || (pp->type == P_TOPT && v->kind == AV_CONST && v->k.type == VAL_NIL)) {
-                ops[n++] = pp->type == P_N ? cc_num_const(pp->default_num) : FAILV;
+                ops[n++] = pp->type == P_N || (pp->type == P_T && !pp->default_nil) ? cc_num_const(pp->default_num) : FAILV;
                 continue;
             }
             ops[n] = *v;
@@ -332,6 +332,7 @@ AVal cc_call_op(Comp *c, OpCode op, AVal *args, int nargs, char **kwn, AVal *kw,
             if (!opargs_attr(c->I, op, p, x, &at)) return cc_error_at(c, c->loc, "%s", c->I->err_msg);
         }
     }
+    op = opargs_variant(op, &at);
     return cc_emit_op(c, op, ops, n, &at);
 }
 /* to(t, device) of a tensor: the eager built-in on a stand-in tensor says whether the device is

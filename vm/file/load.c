@@ -430,8 +430,9 @@ static bool read_opnd(Load *L, Opnd *o, int depth) {
 static bool attrs_in_domain(Load *L, const OpDef *def, const OpAttrs *a) {
     for (int p = 0; p < def->nparams; p++) {
         const OpParam *pp = &def->params[p];
-        int64_t x = pp->type == P_REDOP ? a->i[pp->slot] : pp->type == P_DTYPE ? a->dtype : 0;
+        int64_t x = pp->type == P_REDOP || pp->type == P_CHOICE ? a->i[pp->slot] : pp->type == P_DTYPE ? a->dtype : 0;
         bool ok = pp->type == P_REDOP ? x >= 0 && x < (int64_t)(sizeof redop_names / sizeof *redop_names)
+                : pp->type == P_CHOICE ? x >= 0 && x <= (int64_t)strlen(pp->choices)
                 : pp->type == P_DTYPE ? x >= -1 && x <= DT_F64
                 : true;
         if (!ok) return load_fail(L, "corrupt graph file: %s() with %s %lld", def->name, pp->name, (long long)x);
