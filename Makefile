@@ -343,4 +343,4 @@ clean:
 	rm -rf build build-asan build-fuzz build-tsan bin bin-asan bin-fuzz bin-tsan
 
 -include $(CORE_OBJ:.o=.d) $(REPL_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(API_OBJ:.o=.d) $(BUILD)/tests/api/threads.d \
-  $(BUILD)/tests/api/pool_threads.d
+  $(BUILD)/tests/api/pool_threads.d $(BUILD)/ops/gpu/cuda/gen.d

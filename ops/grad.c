@@ -984,6 +984,8 @@ static int r_pool_backward(GradCtx *g) {
         if (fwd == OP_ADAPTIVE_AVG_POOL2D) conv_set_win(&at, fwd, "output_size", g->x[1].shape.d[2], g->x[1].shape.d[3]);
         give(g, 1, gb_op(B, fwd, &g->gy, 1, &at));
     }
+    return done(g);
+}
 
 /* ---------- neural-network activations (issue 28): PyTorch's derivatives ---------- */
 #define M_2_SQRTPI_ 1.12837916709551257390   /* 2 / sqrt(pi) */
