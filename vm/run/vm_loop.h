@@ -107,7 +107,7 @@ static inline bool private_like(const Tensor *d, const Tensor *t) {
 /* A register := another's value: a copy into the destination's own buffer when it is
  * private, so the source keeps its buffer for the next iteration; otherwise the executor
  * places it (shared on the CPU, copied into the arena's region on a device). */
-static int exec_tmove_from(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in, int from) {
+static inline __attribute__((always_inline)) int exec_tmove_from(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in, int from) {
     Tensor *src = r->ten[from], *home = r->ten[in->dst];
     if (!src) return vm_fail_at(I, in, "undefined variable");
     int rc = home && home != src && private_like(home, src) ? X->copy(home, src) : X->place(g, r, in->dst, tensor_retain(src));
