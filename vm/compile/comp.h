@@ -185,7 +185,7 @@ typedef struct {
     int next_inline;
     int inline_depth;
     int inlined;             /* calls inlined so far (a compile budget) */
-    double give_up_ms;       /* the compile budget in time: monotonic ms when it runs out */
+    double give_up_ms;       /* the compile budget: this thread's CPU ms when it runs out */
     int nstmts;              /* statements compiled (the clock is read every 64) */
     Loop *loop;
     int branch_depth;        /* inside a run-time branch or loop */
