@@ -415,7 +415,7 @@ COLD static Value call_too_deep(Interp *I, Node *n) {
 
 /* Evaluates the n expressions onto the value stack at base[from..] (I->sp follows them); on an
  * error base[0..] is released and I->sp is back at base. */
-static inline bool push_values(Interp *I, Frame *f, Node **exprs, int n, Value *base, int from) {
+__attribute__((always_inline)) static inline bool push_values(Interp *I, Frame *f, Node **exprs, int n, Value *base, int from) {
     for (int i = from; i < from + n; i++) {
         Value v = eval(I, f, exprs[i - from]);
         if (IS_ERR(v)) {
