@@ -1862,11 +1862,47 @@ __attribute__((always_inline)) static inline Exec exec_return(Interp *I, Frame *
     return EX_RETURN;
 }
 
-/* del d[k], del d.k, del l[i] (spec section 12): interp_take, the item dropped. */
+/* del l[a:b:s]: the items the slice selects leave the list, as Python's (a choice where
+ * spec section 12 is silent; docs/reference.md section 5). */
+static bool del_slice(Interp *I, Frame *f, Node *t, Value obj) {
+    if (obj.type != VAL_LIST) {
+        interp_errork(I, ERRK_TYPE, "cannot delete a slice of a %s (only of a list)", val_type_name(obj));
+        return false;
+    }
+    IdxVal iv;
+    if (!eval_index_items(I, f, t, &iv)) return false;
+    ObjList *l = AS_LIST(obj);
+    int64_t start, stop, step;
+    bool ok = slice_bounds(I, l->len, &start, &stop, &step, iv.v);
+    idx_release(&iv, 1);
+    if (!ok) return false;
+    int64_t count = slice_length(start, stop, step);
+    if (count == 0) return true;
+    if (step < 0) {   /* the same items, walked upward */
+        start += (count - 1) * step;
+        step = -step;
+    }
+    int64_t w = start;
+    for (int64_t r = start; r < l->len; r++) {
+        int64_t k = r - start;
+        if (k % step == 0 && k / step < count) val_release(l->items[r]);
+        else l->items[w++] = l->items[r];
+    }
+    l->len = (int)w;
+    return true;
+}
+
+/* del d[k], del d.k, del l[i] (spec section 12): interp_take, the item dropped; del l[a:b]. */
 NOINLINE static Exec exec_del(Interp *I, Frame *f, Node *n) {
     Node *t = n->a;
     Value obj = eval(I, f, t->a);
     if (IS_ERR(obj)) return EX_ERR;
+    if (t->kind == AST_INDEX && t->kids[0]->kind == AST_SLICE) {
+        bool ok = del_slice(I, f, t, obj);
+        val_release(obj);
+        if (!ok) interp_attach_loc(I, t->loc);
+        return ok ? EX_OK : EX_ERR;
+    }
     Value key = t->kind == AST_FIELD ? val_cstr(t->str) : eval(I, f, t->kids[0]);
     Value r = IS_ERR(key) ? key : interp_take(I, "del", obj, key, UNDEF_VAL);
     val_release(obj);

@@ -630,15 +630,14 @@ static bool is_del(Parser *p, Token *t) {
     return t->len == 3 && !memcmp(t->start, "del", 3) && next->kind == TOK_IDENT && next->loc.line == t->loc.line;
 }
 
-/* del_stmt := 'del' postfix_expr, ending in one index or a field */
+/* del_stmt := 'del' postfix_expr, ending in one index, one slice or a field */
 static Node *parse_del(Parser *p, Token *t) {
     advance(p);
     Token *at = peek(p);
     Node *n = node(p, AST_DEL, t);
     n->a = parse_expr(p);
-    if (!(n->a->kind == AST_INDEX && n->a->n == 1 && n->a->kids[0]->kind != AST_SLICE &&
-          n->a->kids[0]->kind != AST_ELLIPSIS) && n->a->kind != AST_FIELD)
-        fail_at(p, at, "del needs an item: d[k], d.k or l[i]");
+    if (!(n->a->kind == AST_INDEX && n->a->n == 1 && n->a->kids[0]->kind != AST_ELLIPSIS) && n->a->kind != AST_FIELD)
+        fail_at(p, at, "del needs an item: d[k], d.k, l[i] or l[a:b]");
     return n;
 }
 

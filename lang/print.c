@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 #include "interp.h"
+#include "suggest.h"
 
 /* A string option: a string, or nil for the default (as Python's None). */
 static bool text_option(const char *name, Value v, const char **s, int *len, char *err, size_t n) {
@@ -43,7 +44,11 @@ bool print_options(char *const *names, const Value *vals, int n, PrintOpts *o, c
             }
             o->flush = v.as.b;
         } else {
-            snprintf(err, errn, "print() got an unexpected keyword argument '%s' (it takes sep, end, file, flush)", k);
+            static const char *const known[] = { "sep", "end", "file", "flush", NULL };
+            char hint[SUGGEST_MAX_NAME + 24];
+            const char *h = suggest_among(k, known, hint, sizeof hint);   /* as any call's keyword */
+            snprintf(err, errn, "print() got an unknown keyword argument '%s'%s", k,
+                     *h ? h : " (it takes sep, end, file, flush)");
             return false;
         }
     }

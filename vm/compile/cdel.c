@@ -5,7 +5,8 @@
  * a change to that structure, with the key known then, and costs no instruction. `del` of
  * an item of the program's own list or dict (an input) is eager's pop when the block runs
  * (chost.c), with eager's messages. pop() of an input's item, whose value is not known while
- * compiling, and keys made at run time in the block's own structures run eagerly. */
+ * compiling, keys made at run time in the block's own structures and `del l[a:b]` run
+ * eagerly. */
 #include "comp.h"
 
 /* A structure the block made whose items are all known while compiling. */
@@ -67,6 +68,10 @@ AVal cc_take(Comp *c, AVal obj, AVal key, AVal dflt, bool del, SrcLoc loc) {
 
 void cc_del(Comp *c, Node *n) {
     Node *t = n->a;
+    if (t->kind == AST_INDEX && t->kids[0]->kind == AST_SLICE) {   /* del l[a:b]: eager's */
+        cc_unsupported(c, "del of a slice");
+        return;
+    }
     AVal obj = cc_expr(c, t->a);
     if (c->failed) return;
     AVal key = t->kind == AST_FIELD ? cc_const_av(cc_keep_value(c, val_cstr(t->str))) : cc_expr(c, t->kids[0]);

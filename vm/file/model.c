@@ -514,7 +514,7 @@ Value model_builtin_load(Interp *I, CallArgs *a) {
     if (I->sandbox) return interp_errork(I, ERRK_IO, "load(): files are disabled here");
     char err[700];
     Model *m = model_load_file(AS_STR(v[0])->chars, err, sizeof err);
-    if (!m) return interp_error(I, "load(): %s", err);
+    if (!m) return interp_errork(I, ERRK_IO, "load(): %s", err);   /* missing, corrupt or too new: the file's */
     return loaded_value(m);
 }
 
