@@ -740,6 +740,19 @@ for ex in "examples/train_digits.tsl 3 400" "examples/cnn_digits.tsl 3 400" "exa
     fi
     if $TSL --verify-static $ex >/dev/null 2>"$tmp/err"; then ok; else bad "--verify-static $ex: $(head -3 "$tmp/err")"; fi
 done
+# progress (issue 29): with stderr redirected, one summary line per loop and no control bytes
+# (no \r, no ESC); on a terminal the bar redraws in place (tests/progress_pty.py); plot's
+# PNG pixels and SVG text (tests/plot_check.py)
+printf 'for i in progress(range(7), desc="steps") { print(i) }\n' >"$tmp/prog.tsl"
+for mode in --no-static ""; do
+    out=$($TSL $mode "$tmp/prog.tsl" 2>"$tmp/err" | tr '\n' ' '); rc=$?
+    if [ $rc -eq 0 ] && [ "$out" = "0 1 2 3 4 5 6 " ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] \
+       && grep -qE '^steps: 100%\|#{24}\| 7/7 \[00:00<00:00, [0-9.]+it/s\]$' "$tmp/err" \
+       && ! grep -q "$(printf '[\r\033]')" "$tmp/err"; then ok
+    else bad "progress with stderr redirected ($mode): exit $rc, out '$out', err '$(od -c "$tmp/err" | head -3)'"; fi
+done
+if python3 tests/progress_pty.py "$TSL" >"$tmp/pty" 2>&1; then ok; else bad "progress pty test: $(tail -3 "$tmp/pty")"; fi
+if python3 tests/plot_check.py "$TSL" >"$tmp/plot" 2>&1; then ok; else bad "plot images: $(tail -3 "$tmp/plot")"; fi
 # char_rnn's text (the last run above) is described in examples/data/README.md with the counts it prints
 if grep -q '^text: 946 characters, 38 distinct' "$tmp/static.out" && grep -q 'two_cities.txt' examples/data/README.md \
    && grep -q '946 characters, 38 distinct' examples/data/README.md; then ok
