@@ -32,7 +32,6 @@ BLAS_CFLAGS := -I/usr/include/x86_64-linux-gnu/openblas-serial
 BLAS_LIBS   := -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 # cairo draws plot.save's PNG and SVG files (lang/plot.c)
-DEB_PKGS += libcairo2-dev
 CAIRO_CFLAGS := $(shell pkg-config --cflags cairo 2>/dev/null)
 CAIRO_LIBS   := $(shell pkg-config --libs cairo 2>/dev/null || echo -lcairo)
 LIB_LIBS := $(BLAS_LIBS) $(CAIRO_LIBS) -lsleef -lm -lpthread
@@ -41,6 +40,7 @@ LDLIBS  := $(LIB_LIBS) -lreadline
 # g++: make test's host-memory stand-in for the GPU compiles the CUDA kernels as host C++
 DEB_PKGS := g++ libreadline-dev libopenblas-serial-dev liblapacke-dev re2c check pkg-config libsleef-dev python3-numpy \
             openmpi-bin libopenmpi-dev
+DEB_PKGS += libcairo2-dev
 STAMP    := $(BUILD)/.deps-ok
 
 LANG_SRC := $(wildcard lang/*.c lang/api/*.c) $(BUILD)/lex.c

@@ -327,7 +327,7 @@ static Value bi_plot_render(Interp *I, CallArgs *a) {
         cairo_t *cr = cairo_create(sf);
         draw_figure(cr, f);
         cairo_destroy(cr);
-        cairo_surface_finish(sf);
+        if (svg) cairo_surface_finish(sf);   /* writes the file; a PNG is written from the pixels */
         cairo_status_t st = cairo_surface_status(sf);
         if (st == CAIRO_STATUS_SUCCESS && !svg) st = cairo_surface_write_to_png(sf, path->chars);
         cairo_surface_destroy(sf);
