@@ -115,6 +115,6 @@ static Value bi_progress(Interp *I, CallArgs *a) {
 
 const BuiltinDef progress_builtins[] = {
     { "progress", bi_progress, "(iterable, total=nil, desc=\"\")",
-      "the iterable's items; a for loop over it draws a progress bar on stderr (one summary line when not a terminal)", ST_NONE },
+      "the iterable's items; a for loop over it draws a progress bar on stderr (one summary line when not a terminal)", ST_EAGER },
     { NULL, NULL, NULL, NULL, ST_NONE },
 };
