@@ -751,6 +751,12 @@ for mode in --no-static ""; do
        && ! grep -q "$(printf '[\r\033]')" "$tmp/err"; then ok
     else bad "progress with stderr redirected ($mode): exit $rc, out '$out', err '$(od -c "$tmp/err" | head -3)'"; fi
 done
+# in static code the loop runs eagerly, said once, and still draws its one line
+printf 'static {\n  s = 0\n  for i in progress(range(3)) { s = s + i }\n  print(s)\n}\n' >"$tmp/progs.tsl"
+out=$($TSL "$tmp/progs.tsl" 2>"$tmp/err"); rc=$?
+if [ $rc -eq 0 ] && [ "$out" = 3 ] && grep -q "static block runs eagerly: .*progress() runs eagerly in static code" "$tmp/err" \
+   && grep -qE '^100%\|#{24}\| 3/3 \[' "$tmp/err" && [ "$(wc -l <"$tmp/err")" -eq 2 ]; then ok
+else bad "progress in a static block: exit $rc, out '$out', err '$(cat "$tmp/err")'"; fi
 if python3 tests/progress_pty.py "$TSL" >"$tmp/pty" 2>&1; then ok; else bad "progress pty test: $(tail -3 "$tmp/pty")"; fi
 if python3 tests/plot_check.py "$TSL" >"$tmp/plot" 2>&1; then ok; else bad "plot images: $(tail -3 "$tmp/plot")"; fi
 # char_rnn's text (the last run above) is described in examples/data/README.md with the counts it prints
