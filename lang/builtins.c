@@ -592,4 +592,5 @@ void builtins_free(Interp *I) {
     mem_free(I->builtins);
     I->builtins = NULL;
     I->range_builtin = NULL;
+    I->progress_host = NULL;   /* swept with the other objects */
 }

@@ -146,6 +146,9 @@ typedef struct Interp {
     ObjBuiltin **builtins;    /* one object per built-in, shared by every module (builtins.c) */
     ObjBuiltin *range_builtin;   /* range(), which loops and the compiler recognise */
     ProgressArgs progress_next;  /* the last progress() call's, for the loop over it (progress.h) */
+    Progress bars[PROGRESS_DEPTH];   /* static code's bars, innermost last */
+    int nbars;
+    ObjBuiltin *progress_host;   /* the built-in static code's bar instructions call (owned) */
     char stdlib_dir[4096];    /* where `import` finds the standard library ("" : "stdlib") */
     int compile_budget_ms;    /* a static compile taking longer gives up (runs eagerly) */
     bool compile_fixed_stops; /* vm/static.c: do not guard a range stop again (vm/compile/cslice.c) */

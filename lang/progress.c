@@ -11,6 +11,7 @@
 #include "interp.h"
 #include "builtins.h"
 #include "progress.h"
+#include "num.h"
 
 #define BAR_WIDTH 24
 #define REDRAW_S 0.1
@@ -37,7 +38,7 @@ void progress_format(char *buf, size_t size, const char *desc, int64_t n, int64_
     else snprintf(rate, sizeof rate, "?it/s");
     const char *sep = desc[0] ? ": " : "";
     if (total <= 0) {   /* nothing to measure against: count, elapsed and rate */
-        snprintf(buf, size, "%s%s%lld [%s, %s]", desc, sep, (long long)n, el, rate);
+        snprintf(buf, size, "%s%s%lldit [%s, %s]", desc, sep, (long long)n, el, rate);
         return;
     }
     fmt_time(eta, sizeof eta, r > 0 && n <= total ? (double)(total - n) / r : NAN);
@@ -85,6 +86,28 @@ void progress_tick(Interp *I, Progress *p) {
 
 void progress_end(Interp *I, Progress *p) { draw(I, p, true); }
 
+/* progress()'s total and desc (UNDEF: not given) into I->progress_next; false on an error. */
+static bool set_args(Interp *I, Value total, Value desc) {
+    ProgressArgs *pa = &I->progress_next;
+    pa->has_total = false;
+    if (total.type != VAL_UNDEF && total.type != VAL_NIL) {
+        int64_t n;
+        if (!arg_int(I, "progress", "total", total, &n)) return false;
+        if (n < 0) return interp_errork(I, ERRK_VALUE, "progress(): total must not be negative, got %lld", (long long)n), false;
+        pa->total = n;
+        pa->has_total = true;
+    }
+    pa->desc[0] = 0;
+    if (desc.type != VAL_UNDEF) {
+        ObjString *s;
+        if (!arg_str(I, "progress", "desc", desc, &s)) return false;
+        snprintf(pa->desc, sizeof pa->desc, "%s", s->chars);
+        for (char *c = pa->desc; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = ' ';   /* no control bytes from the label */
+    }
+    return true;
+}
+
 /* progress(iterable, total=nil, desc=""): checks its arguments and hands the iterable back;
  * the `for` over this call draws the bar. */
 static Value bi_progress(Interp *I, CallArgs *a) {
@@ -93,24 +116,37 @@ static Value bi_progress(Interp *I, CallArgs *a) {
     Value it = v[0];
     if (it.type != VAL_LIST && it.type != VAL_DICT && it.type != VAL_TENSOR && it.type != VAL_STR)
         return interp_errork(I, ERRK_TYPE, "progress(): cannot iterate over a %s", val_type_name(it));
-    ProgressArgs *pa = &I->progress_next;
-    pa->has_total = false;
-    if (v[1].type != VAL_UNDEF && v[1].type != VAL_NIL) {
-        int64_t total;
-        if (!arg_int(I, "progress", "total", v[1], &total)) return ERR_VAL;
-        if (total < 0) return interp_errork(I, ERRK_VALUE, "progress(): total must not be negative, got %lld", (long long)total);
-        pa->total = total;
-        pa->has_total = true;
+    return set_args(I, v[1], v[2]) ? val_retain(it) : ERR_VAL;
+}
+
+/* Static code's bar instructions (progress.h); a bar left open by an error is dropped
+ * when the stack is full, oldest first. */
+static Value bi_progress_bar(Interp *I, CallArgs *a) {
+    Value *v = a->pos;
+    if (a->npos < 1 || v[0].type != VAL_NUM) return interp_error(I, "internal error: progress_bar's operands");
+    int action = (int)v[0].as.n;
+    if (action == PB_BEGIN) {
+        int64_t r[3];
+        if (a->npos != 6) return interp_error(I, "internal error: progress_bar's operands");
+        for (int i = 0; i < 3; i++)
+            if (v[1 + i].type != VAL_NUM || !num_to_i64(v[1 + i].as.n, &r[i])) return interp_error(I, "internal error: progress_bar's range");
+        if (!set_args(I, v[4], v[5])) return ERR_VAL;
+        if (I->nbars == PROGRESS_DEPTH) memmove(I->bars, I->bars + 1, sizeof I->bars[0] * --I->nbars);
+        progress_begin(I, &I->bars[I->nbars++], r[2] ? (int64_t)range_count(r[0], r[1], r[2]) : 0);
+    } else if (I->nbars > 0) {
+        Progress *p = &I->bars[I->nbars - 1];
+        if (action == PB_TICK) progress_tick(I, p);
+        else {
+            progress_end(I, p);
+            I->nbars--;
+        }
     }
-    pa->desc[0] = 0;
-    if (v[2].type != VAL_UNDEF) {
-        ObjString *s;
-        if (!arg_str(I, "progress", "desc", v[2], &s)) return ERR_VAL;
-        snprintf(pa->desc, sizeof pa->desc, "%s", s->chars);
-        for (char *c = pa->desc; *c; c++)
-            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = ' ';   /* no control bytes from the label */
-    }
-    return val_retain(it);
+    return NIL_VAL;
+}
+
+ObjBuiltin *progress_host_builtin(Interp *I) {
+    if (!I->progress_host) I->progress_host = builtin_new("progress_bar", bi_progress_bar);   /* its one reference */
+    return I->progress_host;
 }
 
 const BuiltinDef progress_builtins[] = {

@@ -22,6 +22,14 @@ typedef struct Progress {
     char desc[80];
 } Progress;
 
+/* Static code draws bars through host instructions calling progress_host_builtin(I)
+ * (builtins.h; not a global):
+ * progress_bar(PB_BEGIN, start, stop, step, total, desc) starts a bar over a range's count
+ * (the arguments progress() checks, checked the same), PB_TICK counts an item of the
+ * innermost, PB_END ends it (vm/compile/cprogress.c). Bars nest PROGRESS_DEPTH deep. */
+enum { PB_BEGIN, PB_TICK, PB_END };
+#define PROGRESS_DEPTH 8
+
 /* Starts a bar over `len` items with the arguments of the last progress() call. */
 void progress_begin(struct Interp *I, Progress *p, int64_t len);
 /* One more item done: redraws at most ten times a second on a terminal. */

@@ -18,7 +18,7 @@ START_TEST(progress_format_edges) {
     progress_format(buf, sizeof buf, "x", 0, 5, 0.0);   /* nothing done yet: no rate, no ETA */
     ck_assert_str_eq(buf, "x:   0%|                        | 0/5 [00:00<?, ?it/s]");
     progress_format(buf, sizeof buf, "x", 7, 0, 1.0);   /* an empty total: a count only */
-    ck_assert_str_eq(buf, "x: 7 [00:01, 7.00it/s]");
+    ck_assert_str_eq(buf, "x: 7it [00:01, 7.00it/s]");
     progress_format(buf, sizeof buf, "x", 12, 10, 1.0); /* past total (total= was small): full bar */
     ck_assert(strstr(buf, "100%|########################| 12/10 [00:01<?, 12.00it/s]"));
 }
