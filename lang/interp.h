@@ -149,6 +149,9 @@ typedef struct Interp {
     Progress bars[PROGRESS_DEPTH];   /* static code's bars, innermost last */
     int nbars;
     ObjBuiltin *progress_host;   /* the built-in static code's bar instructions call (owned) */
+    /* a bar drawn in place on the terminal: the program's output clears its line first, and
+     * the next tick draws it again below (progress_clear, as tqdm.write does) */
+    bool bar_drawn, bar_cleared;
     char stdlib_dir[4096];    /* where `import` finds the standard library ("" : "stdlib") */
     int compile_budget_ms;    /* a static compile taking longer gives up (runs eagerly) */
     bool compile_fixed_stops; /* vm/static.c: do not guard a range stop again (vm/compile/cslice.c) */

@@ -61,6 +61,14 @@ static void draw(Interp *I, Progress *p, bool last) {
     if (p->tty) { memcpy(line + len, "\x1b[K", 3); len += 3; }   /* erase what a longer line left */
     if (last) line[len++] = '\n';
     interp_write_diag(I, line, len);
+    I->bar_drawn = p->tty && !last;
+    I->bar_cleared = false;
+}
+
+void progress_clear(Interp *I) {
+    I->bar_drawn = false;
+    I->bar_cleared = true;
+    interp_write_diag(I, "\r\x1b[K", 4);
 }
 
 void progress_begin(Interp *I, Progress *p, int64_t len) {
@@ -79,7 +87,7 @@ void progress_tick(Interp *I, Progress *p) {
     p->n++;
     if (!p->tty) return;
     double t = now_s();
-    if (t - p->last_draw < REDRAW_S) return;
+    if (t - p->last_draw < REDRAW_S && !I->bar_cleared) return;
     p->last_draw = t;
     draw(I, p, false);
 }

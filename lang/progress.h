@@ -36,6 +36,8 @@ void progress_begin(struct Interp *I, Progress *p, int64_t len);
 void progress_tick(struct Interp *I, Progress *p);
 /* The loop ended (completed, broke or failed): the last drawing, or the one summary line. */
 void progress_end(struct Interp *I, Progress *p);
+/* Erases a bar drawn in place before the program writes to standard output. */
+void progress_clear(struct Interp *I);
 /* The bar's text for n of total items after `elapsed` seconds (no control bytes), in buf. */
 void progress_format(char *buf, size_t size, const char *desc, int64_t n, int64_t total, double elapsed);
 #endif
