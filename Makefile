@@ -32,8 +32,8 @@ BLAS_CFLAGS := -I/usr/include/x86_64-linux-gnu/openblas-serial
 BLAS_LIBS   := -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 # cairo draws plot.save's PNG and SVG files (lang/plot.c)
-CAIRO_CFLAGS := $(shell pkg-config --cflags cairo 2>/dev/null)
-CAIRO_LIBS   := $(shell pkg-config --libs cairo 2>/dev/null || echo -lcairo)
+CAIRO_CFLAGS := $(shell pkg-config --cflags cairo fontconfig 2>/dev/null)
+CAIRO_LIBS   := $(shell pkg-config --libs cairo fontconfig 2>/dev/null || echo -lcairo -lfontconfig)
 LIB_LIBS := $(BLAS_LIBS) $(CAIRO_LIBS) -lsleef -lm -lpthread
 LDLIBS  := $(LIB_LIBS) -lreadline
 
