@@ -31,12 +31,16 @@ BLAS_CFLAGS := -I/usr/include/x86_64-linux-gnu/openblas-serial
 # system's liblapack.so.3 alternative instead of this serial build.
 BLAS_LIBS   := -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
-LIB_LIBS := $(BLAS_LIBS) -lsleef -lm -lpthread
+# cairo draws plot.save's PNG and SVG files (lang/plot.c)
+CAIRO_CFLAGS := $(shell pkg-config --cflags cairo fontconfig 2>/dev/null)
+CAIRO_LIBS   := $(shell pkg-config --libs cairo fontconfig 2>/dev/null || echo -lcairo -lfontconfig)
+LIB_LIBS := $(BLAS_LIBS) $(CAIRO_LIBS) -lsleef -lm -lpthread
 LDLIBS  := $(LIB_LIBS) -lreadline
 
 # g++: make test's host-memory stand-in for the GPU compiles the CUDA kernels as host C++
 DEB_PKGS := g++ libreadline-dev libopenblas-serial-dev liblapacke-dev re2c check pkg-config libsleef-dev python3-numpy \
             openmpi-bin libopenmpi-dev
+DEB_PKGS += libcairo2-dev
 STAMP    := $(BUILD)/.deps-ok
 
 LANG_SRC := $(wildcard lang/*.c lang/api/*.c) $(BUILD)/lex.c
@@ -144,6 +148,7 @@ $(BUILD)/%.o: %.c $(FLAGS_STAMP) | $(STAMP)
 # CPU kernels: AVX2 code generation (the build's baseline) and -O3 so loops vectorise;
 # math512.c and chain512.c hold the AVX-512 paths, used only when the processor has AVX-512F.
 $(BUILD)/ops/cpu/%.o: CFLAGS += -mavx2 -O3
+$(BUILD)/lang/plot.o: CFLAGS += $(CAIRO_CFLAGS)
 $(BUILD)/ops/cpu/math512.o $(BUILD)/ops/cpu/chain512.o: CFLAGS += -mavx512f
 
 $(BUILD)/lex.o: $(BUILD)/lex.c $(FLAGS_STAMP)

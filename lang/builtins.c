@@ -461,7 +461,8 @@ const BuiltinDef core_builtins[] = {
 };
 
 static const BuiltinDef *const groups[] = { core_builtins, tensor_builtins, string_builtins, list_builtins,
-                                             file_builtins, dist_builtins };
+                                             file_builtins, dist_builtins, progress_builtins,
+                                             plot_builtins };
 #define NGROUPS (int)(sizeof groups / sizeof groups[0])
 
 const BuiltinDef *builtin_def(const char *name) {
@@ -591,4 +592,5 @@ void builtins_free(Interp *I) {
     mem_free(I->builtins);
     I->builtins = NULL;
     I->range_builtin = NULL;
+    I->progress_host = NULL;   /* swept with the other objects */
 }

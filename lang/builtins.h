@@ -50,6 +50,10 @@ extern const BuiltinDef string_builtins[];   /* strings.c */
 extern const BuiltinDef list_builtins[];     /* lists.c */
 extern const BuiltinDef file_builtins[];     /* files.c */
 extern const BuiltinDef dist_builtins[];     /* dist_builtins.c */
+extern const BuiltinDef progress_builtins[]; /* progress.c */
+extern const BuiltinDef plot_builtins[];     /* plot.c (cairo) */
+/* The built-in static code's progress bars call (progress.c, progress.h), made on first use. */
+ObjBuiltin *progress_host_builtin(Interp *I);
 
 /* A row's parameters, parsed from its signature once per process (builtin_params). */
 typedef struct BuiltinParams {

@@ -1647,11 +1647,17 @@ static bool range_args(Interp *I, Frame *f, Node *call, int64_t *a, int64_t *b, 
     return true;
 }
 
+/* for x in progress(...): the loop draws the bar (lang/progress.c). */
+static bool progress_loop(Interp *I, Frame *f, Node *call) {
+    return call->kind == AST_CALL && call->a->kind == AST_NAME && builtin_is(*name_ref(f, call->a), "progress");
+}
+
 NOINLINE static Exec exec_for(Interp *I, Frame *f, Node *n) {
     int64_t a, b, s;
     Exec st = EX_OK;
     if (range_args(I, f, n->b, &a, &b, &s, &st))
         return st == EX_ERR ? st : exec_for_range(I, f, n, a, b, s);
+    bool bar = progress_loop(I, f, n->b);
     Value it = eval(I, f, n->b);
     if (IS_ERR(it)) return EX_ERR;
     if (it.type == VAL_DICT) {
@@ -1679,6 +1685,8 @@ NOINLINE static Exec exec_for(Interp *I, Frame *f, Node *n) {
         val_release(it);
         return EX_ERR;
     }
+    Progress pb;
+    if (bar) progress_begin(I, &pb, len);
     for (int64_t i = 0; i < len; i++) {
         if (!POLL(I)) { st = EX_ERR; interp_attach_loc(I, n->loc); break; }
         Value x;
@@ -1692,10 +1700,12 @@ NOINLINE static Exec exec_for(Interp *I, Frame *f, Node *n) {
         }
         assign_name(f, n->a, x);
         st = exec_body(I, f, n->c);
+        if (bar && (st == EX_OK || st == EX_CONTINUE)) progress_tick(I, &pb);   /* as tqdm: a finished item */
         if (st == EX_BREAK) { st = EX_OK; break; }
         if (st == EX_CONTINUE) st = EX_OK;
         if (st != EX_OK) break;
     }
+    if (bar) progress_end(I, &pb);
     val_release(it);
     return st;
 }

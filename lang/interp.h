@@ -16,6 +16,7 @@
 #include "ctx.h"
 #include "suggest.h"
 #include "ast.h"
+#include "progress.h"
 
 /* The largest source file or module read (docs/language.md); anything bigger is an error. */
 #define TSL_MAX_SOURCE_BYTES (64 * 1024 * 1024)
@@ -144,6 +145,13 @@ typedef struct Interp {
     struct Tape *tape;        /* the innermost active autograd tape, or NULL (lang/autograd.c) */
     ObjBuiltin **builtins;    /* one object per built-in, shared by every module (builtins.c) */
     ObjBuiltin *range_builtin;   /* range(), which loops and the compiler recognise */
+    ProgressArgs progress_next;  /* the last progress() call's, for the loop over it (progress.h) */
+    Progress bars[PROGRESS_DEPTH];   /* static code's bars, innermost last */
+    int nbars;
+    ObjBuiltin *progress_host;   /* the built-in static code's bar instructions call (owned) */
+    /* a bar drawn in place on the terminal: the program's output clears its line first, and
+     * the next tick draws it again below (progress_clear, as tqdm.write does) */
+    bool bar_drawn, bar_cleared;
     char stdlib_dir[4096];    /* where `import` finds the standard library ("" : "stdlib") */
     int compile_budget_ms;    /* a static compile taking longer gives up (runs eagerly) */
     bool compile_fixed_stops; /* vm/static.c: do not guard a range stop again (vm/compile/cslice.c) */

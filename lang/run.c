@@ -547,6 +547,7 @@ bool interp_write_out(Interp *I, const char *s, size_t len) {
         interp_errork(I, ERRK_IO, "cannot write the program's output: %s", strerror(e));
         return false;
     }
+    if (I->bar_drawn) progress_clear(I);   /* the program's line replaces the bar's (progress.c) */
     /* stdout is buffered: a full disk or a closed pipe may only show at a later flush
      * (then main reports it at exit); here we catch what the write itself sees */
     if (fwrite(s, 1, len, stdout) == len && !(I->repl && fflush(stdout)) && !ferror(stdout)) return true;

@@ -740,6 +740,36 @@ for ex in "examples/train_digits.tsl 3 400" "examples/cnn_digits.tsl 3 400" "exa
     fi
     if $TSL --verify-static $ex >/dev/null 2>"$tmp/err"; then ok; else bad "--verify-static $ex: $(head -3 "$tmp/err")"; fi
 done
+# progress (issue 29): with stderr redirected, one summary line per loop and no control bytes
+# (no \r, no ESC); on a terminal the bar redraws in place (tests/progress_pty.py); plot's
+# PNG pixels and SVG text (tests/plot_check.py)
+printf 'for i in progress(range(7), desc="steps") { print(i) }\n' >"$tmp/prog.tsl"
+for mode in --no-static ""; do
+    out=$($TSL $mode "$tmp/prog.tsl" 2>"$tmp/err" | tr '\n' ' '); rc=$?
+    if [ $rc -eq 0 ] && [ "$out" = "0 1 2 3 4 5 6 " ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] \
+       && grep -qE '^steps: 100%\|#{24}\| 7/7 \[00:00<00:00, [0-9.]+it/s\]$' "$tmp/err" \
+       && ! grep -q "$(printf '[\r\033]')" "$tmp/err"; then ok
+    else bad "progress with stderr redirected ($mode): exit $rc, out '$out', err '$(od -c "$tmp/err" | head -3)'"; fi
+done
+# in static code the loop compiles (the bar as host instructions) and draws what eager code
+# draws (tests/scripts/progress_static.tsl, rates cut off); a loop whose body is copied (over a
+# list) runs eagerly and says why
+printf 'static {\n  s = 0\n  for i in progress(range(3)) { s = s + i }\n  print(s)\n}\n' >"$tmp/progs.tsl"
+out=$(TSL_EXPLAIN=1 $TSL "$tmp/progs.tsl" 2>"$tmp/err"); rc=$?
+if [ $rc -eq 0 ] && [ "$out" = 3 ] && grep -q "compiled static block" "$tmp/err" \
+   && grep -qE '^100%\|#{24}\| 3/3 \[' "$tmp/err" && [ "$(wc -l <"$tmp/err")" -eq 2 ]; then ok
+else bad "progress in a static block: exit $rc, out '$out', err '$(cat "$tmp/err")'"; fi
+for mode in --no-static "" --verify-static; do
+    $TSL $mode tests/scripts/progress_static.tsl 2>&1 >/dev/null | sed 's/, [0-9.]*it\/s\]$/]/' >"$tmp/bars$mode"
+done
+if [ "$(wc -l <"$tmp/bars--no-static")" -eq 8 ] && cmp -s "$tmp/bars--no-static" "$tmp/bars" \
+   && cmp -s "$tmp/bars--no-static" "$tmp/bars--verify-static"; then ok
+else bad "progress bars of static code differ from eager's: $(diff "$tmp/bars--no-static" "$tmp/bars" | head -4)"; fi
+printf 'static {\n  for x in progress([1, 2]) { y = x }\n}\n' >"$tmp/progl.tsl"
+if $TSL "$tmp/progl.tsl" 2>&1 | grep -q "static block runs eagerly: .*a progress() loop over a list, dict or string"; then ok
+else bad "progress over a list in static code: no reason given"; fi
+if python3 tests/progress_pty.py "$TSL" >"$tmp/pty" 2>&1; then ok; else bad "progress pty test: $(tail -3 "$tmp/pty")"; fi
+if python3 tests/plot_check.py "$TSL" >"$tmp/plot" 2>&1; then ok; else bad "plot images: $(tail -3 "$tmp/plot")"; fi
 # char_rnn's text (the last run above) is described in examples/data/README.md with the counts it prints
 if grep -q '^text: 946 characters, 38 distinct' "$tmp/static.out" && grep -q 'two_cities.txt' examples/data/README.md \
    && grep -q '946 characters, 38 distinct' examples/data/README.md; then ok

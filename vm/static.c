@@ -238,6 +238,7 @@ static Value run_graph(Interp *I, Graph *g, Env *e, Value *vals, bool quiet) {
     r.quiet = quiet;
     state(I)->last = g;
     Value result = NIL_VAL;
+    int bars = I->nbars;   /* progress bars its loops start (vm/compile/cprogress.c) */
     if (vm_exec(I, g, &r) == 0) {
         /* materialise every output before writing any: outputs may read each other's inputs */
         Value *outs = mem_alloc(sizeof(Value) * (size_t)(g->noutputs + 1));
@@ -258,6 +259,8 @@ static Value run_graph(Interp *I, Graph *g, Env *e, Value *vals, bool quiet) {
         mem_free(outs);
     } else {
         result = ERR_VAL;
+        /* a loop the error left ends its bar, as eagerly (its line before the error's report) */
+        while (I->nbars > bars) progress_end(I, &I->bars[--I->nbars]);
     }
     guards_unbind(g, &r);
     vm_regs_clear_vals(&r, g);

@@ -27,6 +27,7 @@ int main(void) {
     srunner_add_suite(sr, gpu_gen_suite());
     srunner_add_suite(sr, vm_dev_suite());
     srunner_add_suite(sr, suggest_suite());
+    srunner_add_suite(sr, progress_suite());
     srunner_run_all(sr, CK_ENV);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

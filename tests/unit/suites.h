@@ -26,5 +26,6 @@ Suite *gpu_gen_suite(void);  /* test_gpu_gen.c: the CUDA generator's table again
 Suite *vm_dev_suite(void);  /* test_vm_dev.c: static graphs on the GPU, the host-side logic (no GPU) */
 Suite *suggest_suite(void);  /* test_suggest.c: ops/suggest.h, "did you mean" (issue 30) */
 Suite *pool_suite(void);     /* test_pool.c: the thread pool's partition, errors, same bits */
+Suite *progress_suite(void); /* test_progress.c: progress()'s bar text (issue 29) */
 
 #endif

@@ -87,6 +87,13 @@ static AVal host_call(Comp *c, ObjBuiltin *b, AVal *args, int nargs, HostResult 
 
 AVal cc_host_len(Comp *c, ObjBuiltin *len, AVal x) { return host_call(c, len, &x, 1, HOST_NUM); }
 
+bool cc_host_effect(Comp *c, ObjBuiltin *b, AVal *args, int nargs) {
+    for (int i = 0; i < nargs; i++)
+        if (!host_operand(&args[i])) return false;
+    host_call(c, b, args, nargs, HOST_NONE);
+    return true;
+}
+
 /* str(x) or format(x, spec) of values not known when compiling (the caller tried folding
  * first): a string, made when the block runs. */
 AVal cc_host_call(Comp *c, ObjBuiltin *b, AVal *args, int nargs, bool to_num) {

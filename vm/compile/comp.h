@@ -7,6 +7,7 @@
  *   vm/compile/cflow.c          return, break and continue inside run-time branches and loops
  *   vm/compile/cslice.c         slices with a run-time start and a size known when compiling
  *   vm/compile/ccomp.c          comprehensions
+ *   vm/compile/cprogress.c      for over progress(...): the bar as host instructions
  * See vm/compile/compile.c for how the compiler works. */
 #ifndef TSL_COMP_H
 #define TSL_COMP_H
@@ -192,6 +193,7 @@ typedef struct {
     int try_depth;           /* compiling a try's body at branch depth try_depth - 1; 0: none (ctry.c) */
     int err_depth, err_dry;  /* branch_depth and dry when the pending compile error was raised */
     int decided;             /* conditions on known numbers decided so far (vm/compile/compile.c, prepare_homes) */
+    struct CProgress *bar;   /* a progress() bar for the next counted loop to take (cprogress.c) */
     int dry;
     Undo *undo;
     int nundo, capundo;
@@ -238,6 +240,9 @@ void cc_struct_grows(Comp *c, AStruct *st);
 bool cc_host_binary(Comp *c, int op, AVal a, AVal b, AVal *out);
 AVal cc_host_call(Comp *c, ObjBuiltin *b, AVal *args, int nargs, bool to_num);
 AVal cc_host_len(Comp *c, ObjBuiltin *len, AVal x);
+/* b called on args when the block runs, for its effect (no result); false: an operand a host
+ * instruction cannot take. */
+bool cc_host_effect(Comp *c, ObjBuiltin *b, AVal *args, int nargs);
 AVal cc_host_index(Comp *c, AVal obj, AVal key);   /* d[k], k a string made at run time */   /* of a run-time string, a grown list or dict */
 /* push(l, x) / extend(l, xs) (v: the bound arguments) onto list l from outside the block;
  * d[k] = x with key k made at run time; V[dst] := a string (a move into a home). */
@@ -287,6 +292,20 @@ AVal cc_and_or_runtime(Comp *c, Node *n, int ra, bool value);
 void cc_stmt(Comp *c, Node *n);
 void cc_block(Comp *c, Node *b);
 void cc_for_stmt(Comp *c, Node *n);
+/* for x in progress(ITER, total, desc) (cprogress.c): the loop over ITER compiled by
+ * cc_for_stmt, which takes the bar from Comp.bar at once and hands it to the counted loop it
+ * makes (a range or a tensor's rows); that loop emits cprogress_begin before its first
+ * iteration, a tick at the end of each and cprogress_end where it exits. Any other loop
+ * refuses it: the code runs eagerly. */
+typedef struct CProgress {
+    AVal total, desc;    /* progress()'s (AV_NONE: not given) */
+    bool begun;
+} CProgress;
+bool cprogress_is_call(Comp *c, Node *it);
+void cprogress_for(Comp *c, Node *n);
+void cprogress_begin(Comp *c, CProgress *p, double start, AVal stop, double step);
+void cprogress_tick(Comp *c, CProgress *p);
+void cprogress_end(Comp *c, CProgress *p);
 /* obj[key] = v (obj.key = v) into a list or dict the compiler knows. */
 void cc_store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc);
 /* vm/compile/ccomp.c: a comprehension's value, and its COLLECT statement */

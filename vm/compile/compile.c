@@ -610,6 +610,7 @@ typedef struct {
     bool may_peel;    /* a number that the body turns into a tensor may be peeled (below) */
     const char *to_tensor;   /* the dry run found one: its name */
     bool to_unroll;   /* the dry run found a list it grows that copies of the body can build */
+    CProgress *bar;   /* for over progress(...): the bar it draws (cprogress.c), else NULL */
 } LoopArg;
 
 /* A variable that was a number before the region and is a tensor after one run of it (an
@@ -738,7 +739,14 @@ static void peel_first_iteration(Comp *c, LoopArg *la, const char *name) {
     snprintf(what, sizeof what, "the stop of a loop that turns '%s' from a number into a tensor", name);
     c->loc = n->loc;
     if (!cc_need_const(c, &la->stop, &stop, what)) return;
-    if (la->step > 0 ? la->start >= stop : la->start <= stop) return;   /* it never runs */
+    if (la->step > 0 ? la->start >= stop : la->start <= stop) {   /* it never runs */
+        if (la->bar) {
+            cprogress_begin(c, la->bar, la->start, la->stop, la->step);
+            cprogress_end(c, la->bar);
+        }
+        return;
+    }
+    if (la->bar) cprogress_begin(c, la->bar, la->start, la->stop, la->step);
     /* straight-line code at the loop's own depth (a static gradient records it as such);
      * break/continue jump (no flags) and are refused below */
     Loop lp = { c->loop, NULL, 0, NULL, 0, NULL, 0, 0 };
@@ -757,6 +765,7 @@ static void peel_first_iteration(Comp *c, LoopArg *la, const char *name) {
         return;
     }
     if (c->ictx && c->ictx->returned) return;   /* the first iteration returned */
+    if (la->bar) cprogress_tick(c, la->bar);
     step_counter(c, la);
     la->start += la->step;   /* the rest's trips (tensor arrays: loop_trips) */
     la->may_peel = false;
@@ -796,10 +805,11 @@ static void loop_from_counter(Comp *c, LoopArg *la) {
      * { s = ... } n = n + 1 }` changes s only from the second iteration on */
     bool again = prepare_homes(c, loop_body_once, la, &homes, &nhomes, &grown, &ngrown);
     while (again && !c->failed) again = prepare_homes(c, loop_body_once, la, &homes, &nhomes, NULL, NULL);
+    if (la->to_unroll && la->bar) cc_unsupported(c, "a progress() loop whose body must be copied");
     if (la->to_unroll) {
         mem_free(homes);
         mem_free(grown);
-        unrolled_range(c, la);
+        if (!c->failed) unrolled_range(c, la);
         return;
     }
     if (la->to_tensor && !c->failed) {
@@ -814,6 +824,7 @@ static void loop_from_counter(Comp *c, LoopArg *la) {
         cgrad_loop_begin(c, hr, nhomes, la->counted ? la->counter.reg : -1);
         mem_free(hr);
     }
+    if (la->bar) cprogress_begin(c, la->bar, la->start, la->stop, la->step);
     int top = c->g->ncode;
     int exit_jump = -1;
     bool forever = false;   /* `while true`: it ends only by break or return */
@@ -867,10 +878,12 @@ static void loop_from_counter(Comp *c, LoopArg *la) {
     c->loop = lp.outer;
     home_moves(c, homes, nhomes);
     int cont_target = c->g->ncode;   /* `continue` made its own moves (jump_out) */
+    if (la->bar && !c->failed) cprogress_tick(c, la->bar);
     if (la->counted && !c->failed) step_counter(c, la);
     Ins *back = cc_emit(c, I_JUMP);
     back->aux = top;
     int end = c->g->ncode;
+    if (la->bar && !c->failed) cprogress_end(c, la->bar);   /* where the loop exits, breaks too */
     if (exit_jump >= 0) patch(c, exit_jump, end);
     for (int i = 0; i < nflow_exits; i++) patch(c, flow_exits[i], end);
     for (int i = 0; i < lp.nbreaks; i++) patch(c, lp.breaks[i], end);
@@ -995,7 +1008,11 @@ static bool reads_mixed_list(Comp *c, const Node *n, const char *counter) {
 
 void cc_for_stmt(Comp *c, Node *n) {
     Node *it = n->b;
-    LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV, false, 0, false, NULL, false };
+    CProgress *bar = c->bar;   /* set by cprogress_for for this loop alone: not its arguments' or body's */
+    c->bar = NULL;
+    if (!bar && cprogress_is_call(c, it)) { cprogress_for(c, n); return; }
+    if (c->failed) return;
+    LoopArg la = { n, 0, 1, true, FAILV, FAILV, FAILV, false, 0, false, NULL, false, bar };
     if (it->kind == AST_CALL && it->a->kind == AST_NAME && it->nk == 0 && it->n >= 1 && it->n <= 3) {
         AVal fn = cc_expr(c, it->a);
         if (c->failed) return;
@@ -1042,9 +1059,10 @@ void cc_for_stmt(Comp *c, Node *n) {
                 check_range_stop(c, &la.stop);
                 c->loc = it->loc;
             }
-            if (la.stop.known && !la.stop.deps && (cgrad_nested(c) || reads_mixed_list(c, n->c, n->a->str)) &&
-                unrolled_range(c, &la))
-                return;
+            if (la.stop.known && !la.stop.deps && (cgrad_nested(c) || reads_mixed_list(c, n->c, n->a->str))) {
+                if (bar) { cc_unsupported(c, "a progress() loop whose body must be copied"); return; }
+                if (unrolled_range(c, &la)) return;
+            }
             if (c->failed) return;
             compile_loop(c, &la);
             return;
@@ -1052,6 +1070,7 @@ void cc_for_stmt(Comp *c, Node *n) {
     }
     AVal v = cc_expr(c, it);
     if (c->failed) return;
+    if (bar && v.kind != AV_TENSOR) { cc_unsupported(c, "a progress() loop over a list, dict or string (its body is copied)"); return; }
     if (v.kind == AV_TENSOR) {
         if (v.shape.ndim == 0) { cc_error_atk(c, ERRK_TYPE, it->loc, "cannot iterate over a 0-d tensor"); return; }
         if (v.shape.d[0] == SHAPE_RT) {
@@ -1328,7 +1347,7 @@ void cc_stmt(Comp *c, Node *n) {
     }
     case AST_IF: if_stmt(c, n); return;
     case AST_WHILE: {
-        LoopArg la = { n, 0, 1, false, FAILV, FAILV, FAILV, false, 0, false, NULL, false };
+        LoopArg la = { n, 0, 1, false, FAILV, FAILV, FAILV, false, 0, false, NULL, false, NULL };
         compile_loop(c, &la);
         return;
     }
