@@ -18,7 +18,7 @@ PIC     := -fPIC -fvisibility=hidden -ftls-model=initial-exec
 # ("tensor.h", "opt.h"); ops/cpu/ and ops/gpu/cuda/ are included by path ("cpu/cpu.h").
 ROOMS   := lang lang/api ops ops/gpu vm vm/compile vm/opt vm/run vm/file
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -ffp-contract=off -fno-strict-aliasing $(PIC) -Iinclude $(ROOMS:%=-I%) -I$(BUILD) \
-           -I/usr/include/x86_64-linux-gnu
+           -I/usr/include/x86_64-linux-gnu $(FORMAT_CFLAGS)
 # What sees the public header only (repl/, tests/api/, examples/): an #include of an internal
 # header fails to build.
 PUBLIC_CFLAGS := $(CSTD) $(WARN) $(OPT) -Iinclude
@@ -31,12 +31,17 @@ BLAS_CFLAGS := -I/usr/include/x86_64-linux-gnu/openblas-serial
 # system's liblapack.so.3 alternative instead of this serial build.
 BLAS_LIBS   := -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
-LIB_LIBS := $(BLAS_LIBS) -lsleef -lm -lpthread
+# The file formats of others: .npz through libzip, safetensors' JSON header through jansson
+# (ops/npz.c, ops/safetensors.c). Read before the packages are installed on a fresh machine,
+# so pkg-config may not answer yet: the plain names then.
+FORMAT_CFLAGS := $(shell pkg-config --cflags libzip jansson 2>/dev/null)
+FORMAT_LIBS   := $(shell pkg-config --libs libzip jansson 2>/dev/null || echo -lzip -ljansson)
+LIB_LIBS := $(BLAS_LIBS) -lsleef $(FORMAT_LIBS) -lm -lpthread
 LDLIBS  := $(LIB_LIBS) -lreadline
 
 # g++: make test's host-memory stand-in for the GPU compiles the CUDA kernels as host C++
 DEB_PKGS := g++ libreadline-dev libopenblas-serial-dev liblapacke-dev re2c check pkg-config libsleef-dev python3-numpy \
-            openmpi-bin libopenmpi-dev
+            openmpi-bin libopenmpi-dev libzip-dev libjansson-dev
 STAMP    := $(BUILD)/.deps-ok
 
 LANG_SRC := $(wildcard lang/*.c lang/api/*.c) $(BUILD)/lex.c
