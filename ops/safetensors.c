@@ -104,7 +104,11 @@ static int st_entry(const StLoad *L, StEntry *e, const char *name, json_t *v) {
         st_offsets(L, e, json_object_get(v, "data_offsets")))
         return -1;
     int64_t count = shape_count(&e->shape), bytes;
-    if (count < 0) return -1;
+    if (count < 0) {   /* shape_count's "shape [...] is too large ...", said of this tensor */
+        char why[400];
+        snprintf(why, sizeof why, "%s", op_error());
+        return op_failk(ERRK_IO, "load_safetensors: '%s' tensor '%s': %s", L->path, name, why), -1;
+    }
     if (__builtin_mul_overflow(count, (int64_t)e->type->size, &bytes) || bytes != e->end - e->begin) {
         char why[200];
         snprintf(why, sizeof why, "has %lld elements of %d bytes, but its data_offsets [%lld, %lld] hold %lld bytes", (long long)count,
