@@ -307,12 +307,12 @@ test-asan: asan
 	@$(SAN_ENV) sh tests/threads/run.sh bin-asan/tsl
 
 # libFuzzer targets (clang): tests/fuzz/fuzz_*.c, each linked with the whole library.
-FUZZ_TARGETS := lex parse eval static npy graph
+FUZZ_TARGETS := lex parse eval static npy npz safetensors csv graph
 FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 fuzz:
 	$(MAKE) CC=clang BUILD=build-fuzz BIN=bin-fuzz OPT="$(FUZZ_FLAGS)" $(patsubst %,bin-fuzz/fuzz_%,$(FUZZ_TARGETS))
 
-bin-fuzz/fuzz_%: $(CORE_OBJ) tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h
+bin-fuzz/fuzz_%: $(CORE_OBJ) tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h tests/fuzz/fuzz_file.h
 	@mkdir -p $(BIN)
 	$(CC) $(CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ tests/fuzz/fuzz_$*.c $(CORE_OBJ) $(LDLIBS)
 
@@ -323,7 +323,8 @@ fuzz-smoke: fuzz
 	@mkdir -p build-fuzz/corpus
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p build-fuzz/corpus/$$t; \
-	  case $$t in npy) seeds="" ;; graph) seeds="tests/fuzz/graph-seeds" ;; \
+	  case $$t in npy) seeds="tests/npy" ;; npz) seeds="tests/data/npz" ;; safetensors) seeds="tests/data/st" ;; \
+	    csv) seeds="tests/data/csv tests/hostile/data" ;; graph) seeds="tests/fuzz/graph-seeds" ;; \
 	    *) seeds="tests/scripts tests/errors tests/hostile tests/fuzz-regress" ;; esac; \
 	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
 	  bin-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -max_len=4096 -timeout=10 \
