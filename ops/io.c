@@ -169,7 +169,7 @@ static int raw_widen(const RawIn *in, const RawType *type, const unsigned char *
             continue;
         }
         if (type->kind == 'u' && u >> 63) {
-            op_failk(ERRK_VALUE, "%s: %s holds the uint64 value %llu, above the largest i64 (9223372036854775807)",
+            op_failk(ERRK_IO, "%s: %s holds the uint64 value %llu, above the largest i64 (9223372036854775807)",
                      in->who, in->what, (unsigned long long)u);
             return -1;
         }
