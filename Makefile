@@ -18,7 +18,7 @@ PIC     := -fPIC -fvisibility=hidden -ftls-model=initial-exec
 # ("tensor.h", "opt.h"); ops/cpu/ and ops/gpu/cuda/ are included by path ("cpu/cpu.h").
 ROOMS   := lang lang/api ops ops/gpu vm vm/compile vm/opt vm/run vm/file
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -ffp-contract=off -fno-strict-aliasing $(PIC) -Iinclude $(ROOMS:%=-I%) -I$(BUILD) \
-           -I/usr/include/x86_64-linux-gnu
+           -I/usr/include/x86_64-linux-gnu $(FORMAT_CFLAGS)
 # What sees the public header only (repl/, tests/api/, examples/): an #include of an internal
 # header fails to build.
 PUBLIC_CFLAGS := $(CSTD) $(WARN) $(OPT) -Iinclude
@@ -32,14 +32,19 @@ BLAS_CFLAGS := -I/usr/include/x86_64-linux-gnu/openblas-serial
 BLAS_LIBS   := -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 # cairo draws plot.save's PNG and SVG files (lang/plot.c)
-CAIRO_CFLAGS := $(shell pkg-config --cflags cairo fontconfig 2>/dev/null)
+CAIRO_CFLAGS := $(shell pkg-config --cflags cairo fontconfig 2>/dev/null || echo -I/usr/include/cairo)
 CAIRO_LIBS   := $(shell pkg-config --libs cairo fontconfig 2>/dev/null || echo -lcairo -lfontconfig)
-LIB_LIBS := $(BLAS_LIBS) $(CAIRO_LIBS) -lsleef -lm -lpthread
+# The file formats of others: .npz through libzip, safetensors' JSON header through jansson
+# (ops/npz.c, ops/safetensors.c). pkg-config is read when make starts, before the packages are
+# installed on a fresh machine, so it may not answer yet: then the plain names and paths.
+FORMAT_CFLAGS := $(shell pkg-config --cflags libzip jansson 2>/dev/null)
+FORMAT_LIBS   := $(shell pkg-config --libs libzip jansson 2>/dev/null || echo -lzip -ljansson)
+LIB_LIBS := $(BLAS_LIBS) $(CAIRO_LIBS) -lsleef $(FORMAT_LIBS) -lm -lpthread
 LDLIBS  := $(LIB_LIBS) -lreadline
 
 # g++: make test's host-memory stand-in for the GPU compiles the CUDA kernels as host C++
 DEB_PKGS := g++ libreadline-dev libopenblas-serial-dev liblapacke-dev re2c check pkg-config libsleef-dev python3-numpy \
-            openmpi-bin libopenmpi-dev
+            openmpi-bin libopenmpi-dev libzip-dev libjansson-dev
 DEB_PKGS += libcairo2-dev
 STAMP    := $(BUILD)/.deps-ok
 
@@ -307,12 +312,12 @@ test-asan: asan
 	@$(SAN_ENV) sh tests/threads/run.sh bin-asan/tsl
 
 # libFuzzer targets (clang): tests/fuzz/fuzz_*.c, each linked with the whole library.
-FUZZ_TARGETS := lex parse eval static npy graph
+FUZZ_TARGETS := lex parse eval static npy npz safetensors csv graph
 FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 fuzz:
 	$(MAKE) CC=clang BUILD=build-fuzz BIN=bin-fuzz OPT="$(FUZZ_FLAGS)" $(patsubst %,bin-fuzz/fuzz_%,$(FUZZ_TARGETS))
 
-bin-fuzz/fuzz_%: $(CORE_OBJ) tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h
+bin-fuzz/fuzz_%: $(CORE_OBJ) tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h tests/fuzz/fuzz_file.h
 	@mkdir -p $(BIN)
 	$(CC) $(CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ tests/fuzz/fuzz_$*.c $(CORE_OBJ) $(LDLIBS)
 
@@ -323,7 +328,8 @@ fuzz-smoke: fuzz
 	@mkdir -p build-fuzz/corpus
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p build-fuzz/corpus/$$t; \
-	  case $$t in npy) seeds="" ;; graph) seeds="tests/fuzz/graph-seeds" ;; \
+	  case $$t in npy) seeds="tests/npy" ;; npz) seeds="tests/data/npz" ;; safetensors) seeds="tests/data/st" ;; \
+	    csv) seeds="tests/data/csv tests/hostile/data" ;; graph) seeds="tests/fuzz/graph-seeds" ;; \
 	    *) seeds="tests/scripts tests/errors tests/hostile tests/fuzz-regress" ;; esac; \
 	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
 	  bin-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -max_len=4096 -timeout=10 \

@@ -461,7 +461,7 @@ const BuiltinDef core_builtins[] = {
 };
 
 static const BuiltinDef *const groups[] = { core_builtins, tensor_builtins, string_builtins, list_builtins,
-                                             file_builtins, dist_builtins, progress_builtins,
+                                             file_builtins, format_builtins, dist_builtins, progress_builtins,
                                              plot_builtins };
 #define NGROUPS (int)(sizeof groups / sizeof groups[0])
 

@@ -49,6 +49,7 @@ extern const BuiltinDef tensor_builtins[];
 extern const BuiltinDef string_builtins[];   /* strings.c */
 extern const BuiltinDef list_builtins[];     /* lists.c */
 extern const BuiltinDef file_builtins[];     /* files.c */
+extern const BuiltinDef format_builtins[];   /* formats.c */
 extern const BuiltinDef dist_builtins[];     /* dist_builtins.c */
 extern const BuiltinDef progress_builtins[]; /* progress.c */
 extern const BuiltinDef plot_builtins[];     /* plot.c (cairo) */
@@ -83,6 +84,10 @@ const char *one_element_message(char *buf, size_t n, const char *fname, int64_t 
 const BuiltinDef *builtin_def(const char *name);
 Value builtin_format(Interp *I, CallArgs *a);   /* fmtspec.c */
 bool arg_str(Interp *I, const char *fname, const char *pname, Value v, ObjString **out);
+/* files.c: the path argument of a file built-in (a string; not in a sandbox), and where s's n
+ * bytes stop being UTF-8 text (a NUL byte or invalid UTF-8), -1 when they all are. */
+bool builtin_path(Interp *I, const char *fname, Value v, const char **out);
+int64_t utf8_bad_at(const char *s, size_t n);
 extern const BuiltinFn op_builtins[];   /* indexed by OpCode (tbuiltins.c) */
 
 bool arg_number(Interp *I, const char *fname, const char *pname, Value v, double *out);

@@ -9,7 +9,7 @@
 #include "tops.h"
 #include "builtins.h"
 
-static bool path_of(Interp *I, const char *fname, Value v, const char **out) {
+bool builtin_path(Interp *I, const char *fname, Value v, const char **out) {
     if (I->sandbox) return interp_errork(I, ERRK_IO, "%s() is disabled in this sandbox", fname), false;
     if (v.type != VAL_STR) return interp_errork(I, ERRK_TYPE, "%s(): path must be a string, got a %s", fname, val_type_name(v)), false;
     *out = AS_STR(v)->chars;
@@ -30,22 +30,28 @@ static int utf8_valid_at(const unsigned char *s, size_t n) {
     return len;
 }
 
+int64_t utf8_bad_at(const char *s, size_t n) {
+    size_t i = 0;
+    int len;
+    while (i < n && s[i] && (len = utf8_valid_at((const unsigned char *)s + i, n - i))) i += (size_t)len;
+    return i < n ? (int64_t)i : -1;
+}
+
 static Value bi_read_text(Interp *I, CallArgs *a) {
     Value v[1];
     const char *path;
-    if (!builtin_bind(I, a, bi_read_text, v) || !path_of(I, "read_text", v[0], &path)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_read_text, v) || !builtin_path(I, "read_text", v[0], &path)) return ERR_VAL;
     FILE *fp = io_open_regular(path, "read_text", (int64_t)TSL_MAX_TEXT);
     if (!fp) return interp_op_error(I);
     size_t n;
     char *text = io_read_all(fp, path, "read_text", TSL_MAX_TEXT, &n, NULL);
     fclose(fp);
     if (!text) return interp_op_error(I);
-    size_t i = 0;
-    int len;
-    while (i < n && text[i] && (len = utf8_valid_at((unsigned char *)text + i, n - i))) i += (size_t)len;
+    int64_t i = utf8_bad_at(text, n);
     Value r = ERR_VAL;
-    if (i < n)
-        interp_errork(I, ERRK_IO, "read_text: '%s' is not UTF-8 text (%s at byte %zu)", path, text[i] ? "invalid UTF-8" : "a NUL byte", i);
+    if (i >= 0)
+        interp_errork(I, ERRK_IO, "read_text: '%s' is not UTF-8 text (%s at byte %lld)", path, text[i] ? "invalid UTF-8" : "a NUL byte",
+                      (long long)i);
     else r = val_str(text, (int)n);
     mem_free(text);
     return r;
@@ -55,7 +61,7 @@ static Value bi_write_text(Interp *I, CallArgs *a) {
     Value v[2];
     const char *path;
     ObjString *s;
-    if (!builtin_bind(I, a, bi_write_text, v) || !path_of(I, "write_text", v[0], &path) ||
+    if (!builtin_bind(I, a, bi_write_text, v) || !builtin_path(I, "write_text", v[0], &path) ||
         !arg_str(I, "write_text", "s", v[1], &s))
         return ERR_VAL;
     if (io_write_file(path, "write_text", s->chars, (size_t)s->len) != 0) return interp_op_error(I);
@@ -84,7 +90,7 @@ static bool csv_header(Interp *I, Value h, StrBuf *out) {
 static Value bi_save_csv(Interp *I, CallArgs *a) {
     Value v[3];
     const char *path;
-    if (!builtin_bind(I, a, bi_save_csv, v) || !path_of(I, "save_csv", v[0], &path)) return ERR_VAL;
+    if (!builtin_bind(I, a, bi_save_csv, v) || !builtin_path(I, "save_csv", v[0], &path)) return ERR_VAL;
     if (v[1].type != VAL_TENSOR) return interp_errork(I, ERRK_TYPE, "save_csv() needs a tensor, got a %s", val_type_name(v[1]));
     StrBuf h = { 0 };
     Tensor *t = tensor_host(v[1].as.t);   /* a GPU tensor is written from a host copy */

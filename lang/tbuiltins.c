@@ -104,16 +104,10 @@ static bool arg_dtype(Interp *I, const char *fname, Value v, int *out) {
     return true;
 }
 
-static bool arg_bool(Interp *I, Value v, bool dflt) {
-    (void)I;
-    if (v.type == VAL_UNDEF) return dflt;
-    return val_truthy_simple(v);
-}
-
 /* ---------- construction from values ---------- */
 
 /* A new tensor is made on the default device (spec: --device, device("gpu")): t, made on
- * the host, moves there (tensor(), load_csv, load_npy). */
+ * the host, moves there (tensor(), load_npy; formats.c's loaders too). */
 static Value on_default_device(Interp *I, Value t) {
     if (IS_ERR(t) || ops_ctx()->default_device == DEV_CPU) return t;
     Tensor *moved = tensor_to(t.as.t, ops_ctx()->default_device);
@@ -300,12 +294,6 @@ static bool path_arg(Interp *I, const char *fname, Value v) {
     return false;
 }
 
-static Value bi_load_csv(Interp *I, CallArgs *a) {
-    Value v[2];
-    if (!builtin_bind(I, a, bi_load_csv, v) || !path_arg(I, "load_csv", v[0])) return ERR_VAL;
-    return on_default_device(I, tresult(I, csv_load(AS_STR(v[0])->chars, arg_bool(I, v[1], false))));
-}
-
 static Value bi_load_npy(Interp *I, CallArgs *a) {
     Value v[1];
     if (!builtin_bind(I, a, bi_load_npy, v) || !path_arg(I, "load_npy", v[0])) return ERR_VAL;
@@ -376,7 +364,6 @@ const BuiltinDef tensor_builtins[] = {
     { "to", bi_to, "(t, device)", "the tensor on device \"cpu\" or \"gpu\"", ST_TO },
     { "device", bi_device, "(name=nil)", "the default device, or sets it", ST_NONE },
     { "devices", bi_devices, "()", "the devices this process can use: [\"cpu\"] or [\"cpu\", \"gpu\"]", ST_FOLDS },
-    { "load_csv", bi_load_csv, "(path, skip_header=false)", "a 2-D f32 tensor from a CSV file of numbers", ST_NONE },
     { "load_npy", bi_load_npy, "(path)", "a tensor from a NumPy .npy file", ST_NONE },
     { "einsum", bi_einsum, "(subscripts, ...)",
       "NumPy's einsum (\"ij,jk->ik\", implicit output, \"...\", repeated labels): transposes, sums and matmuls", ST_EINSUM },

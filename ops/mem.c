@@ -87,6 +87,13 @@ void *mem_try_alloc(size_t n) { return block_alloc(ops_ctx(), n); }
 
 void *mem_try_realloc(void *p, size_t n) { return block_realloc(ops_ctx(), p, n); }
 
+void *mem_try_calloc(size_t n, size_t sz) {
+    size_t bytes;
+    void *p = __builtin_mul_overflow(n, sz, &bytes) ? NULL : mem_try_alloc(bytes);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
+
 void *mem_try_alloc_aligned(size_t n, size_t align) {
     OpsCtx *c = ops_ctx();
     if (n > SIZE_MAX - HEADER - align) return NULL;

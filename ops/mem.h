@@ -22,6 +22,7 @@ void *mem_calloc(size_t n, size_t sz);  /* never NULL, zeroed */
 void *mem_realloc(void *p, size_t n);   /* never NULL */
 void *mem_try_alloc(size_t n);          /* NULL when out of memory */
 void *mem_try_realloc(void *p, size_t n);   /* NULL when out of memory (p unchanged) */
+void *mem_try_calloc(size_t n, size_t sz);  /* zeroed; NULL when out of memory */
 /* n bytes at an address that is a multiple of align (a power of two, at least 16); NULL
  * when out of memory. Freed with mem_free like any other block. */
 void *mem_try_alloc_aligned(size_t n, size_t align);

@@ -80,7 +80,7 @@ void rng_seed(uint64_t seed);
 void rng_get_state(uint64_t *seed, uint64_t *counter);
 void rng_set_state(uint64_t seed, uint64_t counter);
 
-/* I/O (ops/io.c, ops/io_write.c). */
+/* I/O (ops/io.c, ops/io_write.c, ops/csv.c, ops/npz.c, ops/safetensors.c). */
 /* Opens path to read only when it is a regular file of at most max_bytes (0: any size):
  * a FIFO, a device or a directory would block or read without end. NULL with the reason
  * in op_error(), prefixed "who: " when who is not NULL. */
@@ -91,7 +91,43 @@ FILE *io_open_regular(const char *path, const char *who, int64_t max_bytes);
 char *io_read_all(FILE *fp, const char *path, const char *who, size_t limit, size_t *len, bool *oom);
 Tensor *npy_load(const char *path);
 int npy_save(const char *path, const Tensor *t);               /* 0 ok, -1 err */
-Tensor *csv_load(const char *path, bool skip_header);
+/* Tensors with names, in order: what load_npz and load_safetensors read and save_npz and
+ * save_safetensors write. named_push TAKES t (released when it fails: -1, out of memory);
+ * named_free releases every tensor and name. */
+typedef struct {
+    int n, cap;
+    char **names;
+    Tensor **ts;
+} NamedTensors;
+int named_push(NamedTensors *nt, const char *name, size_t len, Tensor *t);
+void named_free(NamedTensors *nt);
+/* .npz (ops/npz.c, on libzip): each member a .npy, named NAME.npy; 0 ok, -1 err. */
+int npz_load(const char *path, NamedTensors *out);
+int npz_save(const char *path, const NamedTensors *in, bool compressed);
+/* safetensors (ops/safetensors.c, on jansson): 0 ok, -1 err. */
+int safetensors_load(const char *path, NamedTensors *out);
+int safetensors_save(const char *path, const NamedTensors *in);
+/* CSV (ops/csv.c). Without a header, a 2-D f32 tensor of numbers; with one, a table whose
+ * columns are numbers (f32, NaN where a field is empty) or text. */
+typedef struct {
+    char delim;          /* ',' */
+    int64_t skip_rows;   /* lines skipped before anything is read */
+    bool skip_header;    /* the tensor form: the next line is skipped too */
+} CsvOptions;
+typedef struct {
+    char *name;
+    bool text;       /* a field is neither a number nor empty */
+    float *nums;     /* !text: nrows values */
+    char **texts;    /* text: nrows strings, as the file has them (not validated as UTF-8) */
+} CsvColumn;
+typedef struct {
+    int ncols;
+    int64_t nrows;
+    CsvColumn *cols;
+} CsvTable;
+Tensor *csv_load(const char *path, const CsvOptions *o);
+int csv_table_load(const char *path, const CsvOptions *o, CsvTable *t);   /* 0 ok, -1 err */
+void csv_table_free(CsvTable *t);
 int csv_save(const char *path, const Tensor *t, const char *header);   /* 0 ok, -1 err */
 /* Writing a file whole or not at all (io_write.c): io_write_begin opens a temporary file in
  * path's folder (making missing folders; a link at path writes where it points; an existing
