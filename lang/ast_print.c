@@ -133,6 +133,26 @@ void ast_print_expr(StrBuf *b, const Node *n) {
     }
 }
 
+/* del's target without parentheses around its innermost name: `del` is a keyword only where
+ * a name follows it (lang/parse.c, is_del), so `del (d)[k]` would read back as a call. */
+static void print_del_target(StrBuf *b, const Node *n) {
+    switch (n->kind) {
+    case AST_NAME: sb_puts(b, n->str); return;
+    case AST_FIELD: print_del_target(b, n->a); sb_printf(b, ".%s", n->str); return;
+    case AST_INDEX: print_del_target(b, n->a); print_exprs(b, "[", n->kids, n->n, "]"); return;
+    case AST_CALL:
+        print_del_target(b, n->a);
+        print_exprs(b, "(", n->kids, n->n, "");
+        for (int i = 0; i < n->nk; i++) {
+            sb_printf(b, "%s%s=", n->n || i ? ", " : "", n->names[i]);
+            ast_print_expr(b, n->kw[i]);
+        }
+        sb_puts(b, ")");
+        return;
+    default: ast_print_expr(b, n); return;
+    }
+}
+
 static void print_block(StrBuf *b, const Node *blk, int indent) {
     sb_puts(b, "{\n");
     for (int i = 0; i < blk->n; i++) print_stmt(b, blk->kids[i], indent + 1);
@@ -178,7 +198,7 @@ static void print_stmt(StrBuf *b, const Node *n, int indent) {
     case AST_BLOCK: print_block(b, n, indent); break;
     case AST_FNDECL: print_fn(b, n->b->proto, n->a->str, indent); break;
     case AST_IMPORT: sb_printf(b, "import %s", n->str); break;
-    case AST_DEL: sb_puts(b, "del "); ast_print_expr(b, n->a); break;
+    case AST_DEL: sb_puts(b, "del "); print_del_target(b, n->a); break;
     case AST_STATIC: sb_puts(b, "static "); print_block(b, n->a, indent); break;
     case AST_TRY:
         sb_puts(b, "try ");

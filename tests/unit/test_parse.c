@@ -192,7 +192,9 @@ START_TEST(parse_print_round_trip) {
                       "static fn g(t) { return t[1:, ..., ::-1] @ t.T }\nfor i in range(3) { while i { break } }\n"
                       "x = f(1, b=3)(2)[0].y and nil or 1e999\nstatic { z = fn(q) { q % 2 } }\nd.k = 0x1F\n"
                       "m = x > 0 & x < 5 | ~y ^ a // b\nk = a in b and c not in d\nx += 1; t[0, :] //= 2; d.k **= -1\n"
-                      "x -= 1; x *= 2; x /= 3; x %= 4; x @= y; x &= y; x |= y; x ^= ~y\n";
+                      "x -= 1; x *= 2; x /= 3; x %= 4; x @= y; x &= y; x |= y; x ^= ~y\n"
+                      "del n[-4]\ndel d.a.b[f(x, k=2)][0]\ndel g(1)[2]\ndel l[1:2]\n"   /* del's name first (the fuzzer) */
+                      "try { error(\"e\") } catch e { raise(e) }\n";
     ParseError e;
     Node *a = parse_program(src, strlen(src), 1000, &e);
     ck_assert_msg(a != NULL, "%s", e.msg);
