@@ -80,6 +80,9 @@ int gpu_run_pad(const OpCall *c, Tensor *out);
 /* solve, inv, det, cholesky, qr, svd, eigh through cuSOLVER (gpu_linalg.c) */
 bool gpu_linalg_op(OpCode op);
 int gpu_run_linalg(const OpCall *c, Tensor **out);
+/* the convolutions and their gradients' rows, the pools forward and backward (gpu_conv.c) */
+int gpu_run_conv(const OpCall *c, Tensor *out);
+int gpu_run_pool(const OpCall *c, Tensor *out);
 /* allreduce, broadcast, allgather over NCCL (gpu_dist.c) */
 int gpu_run_dist(const OpCall *c, Tensor *out);
 

@@ -409,6 +409,18 @@ static int hostdev_pad(int esz, int ndim, const int64_t *oshape, const int64_t *
         return 0;
     }, err, n);
 }
+static int hostdev_conv(const CudaConv *j, char *err, size_t n) {
+    typedef void (*Kernel)(TslConvArgs);
+    static const Kernel kernels[5][2] = { { tsl_im2col_f32, tsl_im2col_f64 }, { tsl_col2im_f32, tsl_col2im_f64 },
+                                          { tsl_bias_f32, tsl_bias_f64 }, { tsl_pool_f32, tsl_pool_f64 },
+                                          { tsl_pool_back_f32, tsl_pool_back_f64 } };
+    if (j->kind < CUDA_IM2COL || j->kind > CUDA_POOL_BACK || (j->dt != DT_F32 && j->dt != DT_F64))
+        return std::snprintf(err, n, "conv: no such kernel"), -1;
+    TslConvArgs a = { j->total, j->n, j->c, j->h, j->w, j->oh, j->ow, j->kh, j->kw, j->sh, j->sw, j->dh, j->dw,
+                      j->pt, j->pb, j->pl, j->pr, j->max, j->adaptive, j->x, j->gy, j->y };
+    Kernel k = kernels[j->kind][j->dt == DT_F64];
+    return stream([=](char *, size_t) { k(a); return 0; }, err, n);
+}
 static int hostdev_imatmul(const CudaImatmul *j, char *err, size_t n) {
     TslImatmulArgs a;
     std::memset(&a, 0, sizeof a);
@@ -586,6 +598,7 @@ static TslCudaPlugin make_table() {
     p.unique = hostdev_unique;
     p.pad = hostdev_pad;
     p.imatmul = hostdev_imatmul;
+    p.conv = hostdev_conv;
     p.solve = hostdev_solve;
 #if TSL_CUDA_ABI >= 11
     p.capture_begin = hostdev_capture_begin;

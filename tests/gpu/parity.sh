@@ -25,7 +25,8 @@ gpu=yes
 EXACT=" concat stack equal allclose clip where cumsum cumprod trace outer diff take scatter_add tile repeat one_hot neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
  floor_divide mod maximum minimum logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor
  eq ne lt le gt ge max min argmax argmin all any astype transpose broadcast_to reshape flatten
- expand_dims squeeze rand randint sort argsort topk unique pad full "
+ expand_dims squeeze rand randint sort argsort topk unique pad full max_pool2d avg_pool2d adaptive_avg_pool2d
+ max_pool2d_backward avg_pool2d_backward adaptive_avg_pool2d_backward "
 # integer matmul is exact too (the case names say the dtype)
 exact_case() { case "$1 $2" in "matmul i64"*|"matmul bool"*|"dot i64"*|"dot bool"*) return 0 ;; esac; echo "$EXACT" | grep -q " $1 "; }
 
@@ -129,6 +130,42 @@ $(input x "$dt" x "[2, 3, 9, 5]")"
     done
     case_script einsum "$dt" "$(input x "$dt" a "[2, 7, 9]")
 $(input x "$dt" b "[9, 2, 5]")" "einsum(\"bij,jbk->bki\", a, b)" "einsum(\"bij,jbk->bki\", to(a, \"gpu\"), to(b, \"gpu\"))"
+done
+# convolutions (im2col and cuBLAS: within 1e-5) and pools (the CPU's order: exact), forward,
+# their gradient rows called directly, and gradients through grad() (x's: conv_transpose2d
+# and the *_backward rows; w's: conv2d_weight_grad; a bias's: a sum)
+for dt in f32 f64; do
+    setup="$(input x "$dt" x "[2, 4, 7, 6]")
+$(input x "$dt" a "[6, 2, 3, 2]")
+$(input x "$dt" b "[6]")
+$(input x "$dt" t "[4, 3, 3, 3]")
+$(input x "$dt" k "[5, 4, 2, 3]")
+$(input x "$dt" u "[2, 6, 4, 4]")
+$(input x "$dt" s "[2, 4, 9]")
+$(input x "$dt" e "[3, 4, 1, 1]")
+r = round(x * 3)"   # r: ties for max_pool2d's first largest element
+    for call in "conv2d(x, a, b, stride=[2, 1], padding=1, dilation=[1, 2], groups=2)" "conv2d(x, k, padding=\"same\")" \
+        "conv2d(x, e)" "conv2d(x, k, stride=3, padding=[2, 0])" "conv1d(s, reshape(k, [5, 4, 6]), nil, stride=2, padding=1)" \
+        "conv_transpose2d(x, t, b[0:6], stride=2, padding=1, output_padding=1, groups=2)" \
+        "conv_transpose2d(x, t, nil, stride=[1, 2], dilation=2)" \
+        "conv2d_weight_grad(x, u, [3, 2], stride=2, padding=1, groups=2)" \
+        "grad(fn(q) { return sum(sin(conv2d(q, a, b, stride=2, padding=1, groups=2))) })(x)" \
+        "grad(fn(q) { return sum(sin(conv2d(x, q, b, stride=2, padding=1, groups=2))) })(a)" \
+        "grad(fn(q) { return sum(sin(conv2d(x, a, q, stride=2, padding=1, groups=2))) })(b)" \
+        "grad(fn(q) { return sum(sin(conv_transpose2d(q, t, nil, stride=2, padding=1))) })(x)" \
+        "grad(fn(q) { return sum(sin(conv_transpose2d(x, q, nil, stride=2, padding=1))) })(t)" \
+        "max_pool2d(x, 3, stride=2, padding=1)" "max_pool2d(r, 2)" "avg_pool2d(x, [2, 3], stride=[1, 2], padding=1)" \
+        "avg_pool2d(x, 3)" "adaptive_avg_pool2d(x, [3, 4])" "adaptive_avg_pool2d(x, [5, 5])" \
+        "max_pool2d_backward(x, u[:, 0:4, 0:4, 0:3], 3, stride=2, padding=1)" "max_pool2d_backward(r, u[:, 0:4, 0:3, 0:3], 2)" \
+        "avg_pool2d_backward(x, u[:, 0:4, 0:4, 0:3], 3, stride=2, padding=1)" "adaptive_avg_pool2d_backward(x, u[:, 0:4, 0:3, 0:4])" \
+        "grad(fn(q) { return sum(sin(max_pool2d(q, 3, stride=2, padding=1))) })(x)" \
+        "grad(fn(q) { return sum(sin(avg_pool2d(q, [2, 3], stride=[1, 2], padding=1))) })(x)" \
+        "grad(fn(q) { return sum(sin(adaptive_avg_pool2d(q, [3, 4]))) })(x)"; do
+        name=$(echo "$call" | sed 's/(.*//')
+        case "$call" in grad*) name="$(echo "$call" | sed 's/^grad(fn(q) { return sum(sin(\([a-z0-9_]*\)(.*/\1/')_grad" ;; esac
+        gcall=$(gpu_of "$call" | sed 's/\bt\b/to(t, "gpu")/g; s/\bk\b/to(k, "gpu")/g; s/\bu\b/to(u, "gpu")/g; s/\bs\b/to(s, "gpu")/g; s/\be\b/to(e, "gpu")/g; s/\br\b/to(r, "gpu")/g')
+        case_script "$name" "${dt}_$(echo "$call" | tr -c 'a-z0-9' '_' | cut -c1-60)" "$setup" "$call" "$gcall"
+    done
 done
 # integer matmul (i64 wraps; bool computes in i64, then != 0), batches of any rank that
 # broadcast against each other, transpose_a, vectors; floats through the same batch walk.

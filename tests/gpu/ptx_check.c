@@ -17,6 +17,7 @@
 #include "cuda/gen_coll.h"
 #include "cuda/gen_sort.h"
 #include "cuda/gen_linalg.h"
+#include "cuda/gen_conv.h"
 #include "cuda/nvrtc_opts.h"
 
 static int failures;
@@ -93,6 +94,11 @@ static const char *const sort_entries[] = {
 static const char *const linalg_entries[] = {
     "tsl_imatmul", "tsl_det_f32", "tsl_det_f64", "tsl_eye_f32", "tsl_eye_f64", "tsl_tril_f32", "tsl_tril_f64",
     "tsl_qr_r_f32", "tsl_qr_r_f64", NULL,
+};
+/* ops/gpu/cuda/conv.c's */
+static const char *const conv_entries[] = {
+    "tsl_im2col_f32", "tsl_im2col_f64", "tsl_col2im_f32", "tsl_col2im_f64", "tsl_bias_f32", "tsl_bias_f64",
+    "tsl_pool_f32", "tsl_pool_f64", "tsl_pool_back_f32", "tsl_pool_back_f64", NULL,
 };
 
 static const char *const op_names[] = {
@@ -197,6 +203,8 @@ int main(void) {
     compile_for("sort and pad (sm_90)", gen_sort_source(), 17, "--gpu-architecture=sm_90");
     compile_with("matmul i64, cuSOLVER aid", gen_linalg_source(), 9, NULL, linalg_entries);
     compile_for("matmul i64, aid (sm_90)", gen_linalg_source(), 9, "--gpu-architecture=sm_90");
+    compile_with("convolution and pooling", gen_conv_source(), 10, NULL, conv_entries);
+    compile_for("convolution and pooling (sm_90)", gen_conv_source(), 10, "--gpu-architecture=sm_90");
     if (failures) {
         fprintf(stderr, "ptx_check: %d failure(s)\n", failures);
         return 1;

@@ -282,6 +282,7 @@ static const TslCudaPlugin plugin = {
     .pad = cuda_pad,
     .imatmul = cuda_imatmul,
     .solve = cuda_solve,
+    .conv = cuda_conv,
     .nccl_load = cuda_nccl_load,
     .nccl_init = cuda_nccl_init,
     .nccl_allgather = cuda_nccl_allgather,
