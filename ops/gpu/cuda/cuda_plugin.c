@@ -283,6 +283,7 @@ static const TslCudaPlugin plugin = {
     .imatmul = cuda_imatmul,
     .solve = cuda_solve,
     .conv = cuda_conv,
+    .nn = cuda_nn,
     .nccl_load = cuda_nccl_load,
     .nccl_init = cuda_nccl_init,
     .nccl_allgather = cuda_nccl_allgather,

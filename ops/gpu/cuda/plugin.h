@@ -13,6 +13,7 @@
 #define TSL_CUDA_PLUGIN_H
 #include <stddef.h>
 #include <stdint.h>
+#include "gen_nn.h"
 
 #define TSL_CUDA_ABI 13
 #define TSL_CUDA_MAX_RANK 32   /* TSL_MAX_RANK */
@@ -105,6 +106,16 @@ typedef struct {
     const void *x, *gy;
     void *y;
 } CudaConv;
+
+/* A neural-network kernel (ops/gpu/cuda/nn.c; the host side is ops/gpu/gpu_nn.c): kind picks
+ * the kernel of gen_nn.c (its arguments a, gen_nn.h), dt the dtype (gather: the element
+ * size's dtype). Launched, not waited for; the sequential kernels run on one thread. */
+enum { CUDA_SOFTPLUS, CUDA_NORM_STATS, CUDA_NORM_APPLY, CUDA_XENT_ROWS, CUDA_XENT_SUM, CUDA_GATHER_AXIS,
+       CUDA_IDX_CHECK, CUDA_SCATTER_AXIS };
+typedef struct {
+    int kind, dt;
+    GenNnArgs a;
+} CudaNn;
 
 /* Dense linear algebra through cuSOLVER (f32 or f64): batch matrices, each column-major
  * (LAPACK's layout) and contiguous after the previous one, overwritten.
@@ -212,6 +223,8 @@ typedef struct {
     int (*solve)(const CudaSolve *job, int64_t *failed, char *err, size_t n);
     /* convolution and pooling kernels (ops/gpu/cuda/conv.c), launched, not waited for */
     int (*conv)(const CudaConv *job, char *err, size_t n);
+    /* neural-network kernels (ops/gpu/cuda/nn.c) */
+    int (*nn)(const CudaNn *job, char *err, size_t n);
 
     /* ---------- collectives over NCCL (ops/gpu/cuda/nccl.c; the host side is ops/gpu/gpu_dist.c) ----------
      * libnccl is dlopen'ed by nccl_load, so the plugin loads where NCCL is missing; only a
