@@ -3,10 +3,11 @@
  * normalization (each group's statistics in f64 on one thread, two passes, then every
  * element in parallel: the CPU's bits); cross_entropy (each row's loss on a thread, their
  * mean in row order on one); gather and scatter along an axis (scatter on one thread, in
- * index order, as the CPU writes); masked_fill (where(mask, value, x)). The kernels are
+ * index order, as the CPU writes); masked_fill. The kernels are
  * ops/gpu/cuda/gen_nn.c's; a label or index out of range is found on the device, read back,
  * and is the CPU's error. */
 #include <float.h>
+#include <string.h>
 #include "gpu_impl.h"
 
 static int nn_launch(int kind, DType dt, const GenNnArgs *a) {
@@ -148,14 +149,29 @@ int gpu_run_gather_axis(const OpCall *c, Tensor *out) {
     return rc;
 }
 
-/* masked_fill(x, mask, value) is where(mask, value, x) with value in x's dtype */
+/* masked_fill: the value in x's dtype, a number converted on the host by the CPU's rule and
+ * passed by value (nothing uploaded, so a CUDA Graph can capture it), or a GPU tensor */
 int gpu_run_masked_fill(const OpCall *c, Tensor *out) {
-    if (c->in[2].kind == ARG_TENSOR && c->in[2].t->size != 1) {
+    DType dt = out->dtype;
+    bool num = c->in[2].kind != ARG_TENSOR;
+    if (!num && c->in[2].t->size != 1) {
         op_fail("masked_fill(): value must be a number or a one-element tensor, got %lld elements",
                 (long long)c->in[2].t->size);
         return -1;
     }
-    OpArg in[3] = { c->in[1], c->in[2], c->in[0] };
-    OpCall w = { .op = OP_WHERE, .nin = 3, .in = in, .at = c->at };
-    return gpu_run_where(&w, out);
+    Tensor *v = num ? tensor_scalar(dt, c->in[2].x) : gpu_as_dtype(c->in[2].t, dt);
+    Tensor *m = v ? gpu_as_dtype(c->in[1].t, DT_BOOL) : NULL;
+    int rc = -1;
+    if (m) {
+        GenNnArgs a = { .total = out->size, .ndim = out->ndim, .x = c->in[0].t->data, .y = out->data,
+                        .mask = m->data, .src = num ? NULL : v->data };
+        if (num) memcpy(&a.value, v->data, dtype_size(dt));
+        int64_t st[TSL_MAX_RANK];
+        gpu_broadcast_strides(m, out, st);
+        for (int d = 0; d < out->ndim; d++) a.xs[d] = out->shape[d], a.ss[d] = st[d];
+        rc = nn_launch(CUDA_MASKED_FILL, dt, &a);
+    }
+    tensor_release(v);
+    tensor_release(m);
+    return rc;
 }

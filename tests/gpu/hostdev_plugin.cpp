@@ -434,6 +434,7 @@ static int hostdev_nn(const CudaNn *j, char *err, size_t n) {
     case CUDA_XENT_SUM: k = f ? tsl_xent_sum_f64 : tsl_xent_sum_f32; break;
     case CUDA_GATHER_AXIS: k = e == 0 ? tsl_gather_axis_1 : e == 1 ? tsl_gather_axis_4 : tsl_gather_axis_8; break;
     case CUDA_IDX_CHECK: k = tsl_idx_check; break;
+    case CUDA_MASKED_FILL: k = e == 0 ? tsl_masked_fill_1 : e == 1 ? tsl_masked_fill_4 : tsl_masked_fill_8; break;
     case CUDA_SCATTER_AXIS:
         k = j->dt == DT_BOOL ? tsl_scatter_axis_b8 : j->dt == DT_I64 ? tsl_scatter_axis_i64
           : j->dt == DT_F32 ? tsl_scatter_axis_f32 : tsl_scatter_axis_f64;

@@ -106,7 +106,8 @@ static const char *const nn_entries[] = {
     "tsl_softplus_f32", "tsl_softplus_f64", "tsl_norm_stats_f32", "tsl_norm_stats_f64", "tsl_norm_apply_f32",
     "tsl_norm_apply_f64", "tsl_xent_rows_f32", "tsl_xent_rows_f64", "tsl_xent_sum_f32", "tsl_xent_sum_f64",
     "tsl_gather_axis_1", "tsl_gather_axis_4", "tsl_gather_axis_8", "tsl_idx_check", "tsl_scatter_axis_b8",
-    "tsl_scatter_axis_i64", "tsl_scatter_axis_f32", "tsl_scatter_axis_f64", NULL,
+    "tsl_scatter_axis_i64", "tsl_scatter_axis_f32", "tsl_scatter_axis_f64", "tsl_masked_fill_1", "tsl_masked_fill_4",
+    "tsl_masked_fill_8", NULL,
 };
 
 static const char *const op_names[] = {
@@ -213,8 +214,8 @@ int main(void) {
     compile_for("matmul i64, aid (sm_90)", gen_linalg_source(), 9, "--gpu-architecture=sm_90");
     compile_with("convolution and pooling", gen_conv_source(), 10, NULL, conv_entries);
     compile_for("convolution and pooling (sm_90)", gen_conv_source(), 10, "--gpu-architecture=sm_90");
-    compile_with("nn: norms, losses, gather", gen_nn_source(), 18, NULL, nn_entries);
-    compile_for("nn (sm_90)", gen_nn_source(), 18, "--gpu-architecture=sm_90");
+    compile_with("nn: norms, losses, gather", gen_nn_source(), 21, NULL, nn_entries);
+    compile_for("nn (sm_90)", gen_nn_source(), 21, "--gpu-architecture=sm_90");
     if (failures) {
         fprintf(stderr, "ptx_check: %d failure(s)\n", failures);
         return 1;

@@ -19,19 +19,21 @@
  * affine index from groups, c, s; stats: [mean, 1 / sqrt(var + eps)] per group in f64.
  * cross_entropy: x [n, k], idx the labels, stats the rows' losses. gather/scatter: x's, idx's
  * and src's row-major strides xs, is, ss over ndim axes, axis, extent (x's size along it);
- * src_scalar: src is one element. bad: the first failing row or index element, or -1. */
+ * src_scalar: src is one element. bad: the first failing row or index element, or -1.
+ * masked_fill: x's shape xs, the mask's strides ss over it (0 where broadcast), the value
+ * src[0] or, src NULL, the bits of value. */
 #define GEN_NN_ARGS_FIELDS \
     long long total; long long rows; long long k; long long n; long long c; long long s; long long groups; \
     int center; int channels; int ndim; int axis; int add; int src_scalar; long long extent; \
     double eps; double beta; double threshold; long long xs[32]; long long is[32]; long long ss[32]; \
     const void *x; const void *w; const void *b; const void *rm; const void *rv; const long long *idx; \
-    const void *src; void *y; double *stats; long long *bad;
+    const void *src; void *y; double *stats; long long *bad; const unsigned char *mask; unsigned long long value;
 
 typedef struct { GEN_NN_ARGS_FIELDS } GenNnArgs;
 
 /* The module: tsl_softplus_{f32,f64}, tsl_norm_stats_{f32,f64}, tsl_norm_apply_{f32,f64},
  * tsl_xent_rows_{f32,f64}, tsl_xent_sum_{f32,f64}, tsl_gather_axis_{1,4,8}, tsl_idx_check,
- * tsl_scatter_axis_{b8,i64,f32,f64}. */
+ * tsl_scatter_axis_{b8,i64,f32,f64}, tsl_masked_fill_{1,4,8}. */
 const char *gen_nn_source(void);
 
 #endif

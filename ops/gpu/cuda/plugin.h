@@ -111,7 +111,7 @@ typedef struct {
  * the kernel of gen_nn.c (its arguments a, gen_nn.h), dt the dtype (gather: the element
  * size's dtype). Launched, not waited for; the sequential kernels run on one thread. */
 enum { CUDA_SOFTPLUS, CUDA_NORM_STATS, CUDA_NORM_APPLY, CUDA_XENT_ROWS, CUDA_XENT_SUM, CUDA_GATHER_AXIS,
-       CUDA_IDX_CHECK, CUDA_SCATTER_AXIS };
+       CUDA_IDX_CHECK, CUDA_SCATTER_AXIS, CUDA_MASKED_FILL };
 typedef struct {
     int kind, dt;
     GenNnArgs a;
