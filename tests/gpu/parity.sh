@@ -132,6 +132,11 @@ $(input x "$dt" x "[2, 3, 9, 5]")"
     case_script einsum "$dt" "$(input x "$dt" a "[2, 7, 9]")
 $(input x "$dt" b "[9, 2, 5]")" "einsum(\"bij,jbk->bki\", a, b)" "einsum(\"bij,jbk->bki\", to(a, \"gpu\"), to(b, \"gpu\"))"
 done
+# nn_case DTYPE CALL: a case of CALL on the names below, the GPU's on GPU copies of them;
+# grad(fn(q) { return sum(sin(OP(...))) })(...) is named OP_grad
+g_all() { gpu_of "$1" | sed 's/\b\([wvmlijztkuser]\)\b/to(\1, "gpu")/g'; }
+nn_case() { name=$(echo "$2" | sed 's/(.*//'); case "$2" in grad*) name="$(echo "$2" | sed 's/^grad(fn(q) { return sum(sin(\([a-z0-9_]*\)(.*/\1/')_grad" ;; esac
+    case_script "$name" "${1}_$(echo "$2" | tr -c 'a-z0-9' '_' | cut -c1-60)" "$setup" "$2" "$(g_all "$2")"; }
 # convolutions (im2col and cuBLAS: within 1e-5) and pools (the CPU's order: exact), forward,
 # their gradient rows called directly, and gradients through grad() (x's: conv_transpose2d
 # and the *_backward rows; w's: conv2d_weight_grad; a bias's: a sum)
@@ -162,18 +167,12 @@ r = round(x * 3)"   # r: ties for max_pool2d's first largest element
         "grad(fn(q) { return sum(sin(max_pool2d(q, 3, stride=2, padding=1))) })(x)" \
         "grad(fn(q) { return sum(sin(avg_pool2d(q, [2, 3], stride=[1, 2], padding=1))) })(x)" \
         "grad(fn(q) { return sum(sin(adaptive_avg_pool2d(q, [3, 4]))) })(x)"; do
-        name=$(echo "$call" | sed 's/(.*//')
-        case "$call" in grad*) name="$(echo "$call" | sed 's/^grad(fn(q) { return sum(sin(\([a-z0-9_]*\)(.*/\1/')_grad" ;; esac
-        gcall=$(gpu_of "$call" | sed 's/\bt\b/to(t, "gpu")/g; s/\bk\b/to(k, "gpu")/g; s/\bu\b/to(u, "gpu")/g; s/\bs\b/to(s, "gpu")/g; s/\be\b/to(e, "gpu")/g; s/\br\b/to(r, "gpu")/g')
-        case_script "$name" "${dt}_$(echo "$call" | tr -c 'a-z0-9' '_' | cut -c1-60)" "$setup" "$call" "$gcall"
+        nn_case "$dt" "$call"
     done
 done
 # the nn ops (the CPU's loops: the normalizations exact, softplus and cross_entropy within
 # 1e-5 for the device's exp and log), forward and through grad(); gather, scatter and
 # masked_fill in every dtype (exact), with indices and labels out of range refused by both
-g_all() { gpu_of "$1" | sed 's/\bw\b/to(w, "gpu")/g; s/\bv\b/to(v, "gpu")/g; s/\bm\b/to(m, "gpu")/g; s/\bl\b/to(l, "gpu")/g; s/\bi\b/to(i, "gpu")/g; s/\bj\b/to(j, "gpu")/g; s/\bz\b/to(z, "gpu")/g'; }
-nn_case() { name=$(echo "$2" | sed 's/(.*//'); case "$2" in grad*) name="$(echo "$2" | sed 's/^grad(fn(q) { return sum(sin(\([a-z0-9_]*\)(.*/\1/')_grad" ;; esac
-    case_script "$name" "${1}_$(echo "$2" | tr -c 'a-z0-9' '_' | cut -c1-60)" "$setup" "$2" "$(g_all "$2")"; }
 for dt in f32 f64; do
     setup="$(input x "$dt" x "[2, 4, 7, 6]")
 $(input x "$dt" w "[6]")
