@@ -83,9 +83,9 @@ int gpu_run_norm(const OpCall *c, Tensor *out) {
                      running ? opt_operand(c, 1, dt, &ok) : NULL, running ? opt_operand(c, 2, dt, &ok) : NULL,
                      scratch(DT_F64, 2 * a.total) };
     int rc = -1;
-    if (ok && t[0] && t[5] && (!t[3] == !t[4])) {
+    if (ok && t[0] && t[5]) {
         a.x = t[0]->data, a.w = t[1] ? t[1]->data : NULL, a.b = t[2] ? t[2]->data : NULL;
-        a.rm = t[3] ? t[3]->data : NULL, a.rv = t[4] ? t[4]->data : NULL;
+        a.rm = t[3] && t[4] ? t[3]->data : NULL, a.rv = t[3] && t[4] ? t[4]->data : NULL;
         a.stats = t[5]->data, a.y = out->data;
         rc = nn_launch(CUDA_NORM_STATS, dt, &a);
         a.total = out->size;
