@@ -123,9 +123,9 @@ int gpu_run_gather_axis(const OpCall *c, Tensor *out) {
     const Tensor *x = c->in[0].t, *ix = c->in[1].t;
     DType dt = x->dtype;
     bool gather = c->op == OP_GATHER, ok = true;
-    double num = 0;
-    Tensor *src = gather ? NULL : gpu_operand(c, 2, dt, &num, &ok);
-    if (!gather && ok && !src) src = gpu_number_tensor(dt, num);
+    double num[3] = { 0 };   /* gpu_operand writes num[k] */
+    Tensor *src = gather ? NULL : gpu_operand(c, 2, dt, num, &ok);
+    if (!gather && ok && !src) src = gpu_number_tensor(dt, num[2]);
     Tensor *bad = scratch(DT_I64, 1);
     int nd = x->ndim, ax = c->at->axis < 0 ? c->at->axis + nd : c->at->axis, rc = -1;
     char err[400];
