@@ -82,7 +82,8 @@ $(MPI_PLUGIN): ops/mpi/mpi_plugin.c ops/mpi/plugin.h | $(STAMP)
 CUDA_HOME ?= /usr/local/cuda
 CUDA_SRC  := ops/gpu/cuda/cuda_plugin.c ops/gpu/cuda/cuda_kernels.c ops/gpu/cuda/nvrtc.c ops/gpu/cuda/gen.c ops/gpu/cuda/gen_coll.c \
              ops/gpu/cuda/nccl.c ops/gpu/cuda/graph.c ops/gpu/cuda/sort.c ops/gpu/cuda/gen_sort.c \
-             ops/gpu/cuda/linalg.c ops/gpu/cuda/gen_linalg.c ops/gpu/cuda/solver.c
+             ops/gpu/cuda/linalg.c ops/gpu/cuda/gen_linalg.c ops/gpu/cuda/solver.c \
+             ops/gpu/cuda/conv.c ops/gpu/cuda/gen_conv.c ops/gpu/cuda/nn.c ops/gpu/cuda/gen_nn.c
 CUDA_DEPS := $(CUDA_SRC) $(wildcard ops/gpu/cuda/*.h) ops/ops.def ops/opcall.h ops/tensor.h $(BUILD)/ew_cuda.h
 CUDA_LINK := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib64/stubs -Wl,-rpath,$(CUDA_HOME)/lib64
 $(CUDA_PLUGIN): $(CUDA_DEPS) | $(STAMP)
@@ -93,12 +94,13 @@ $(CUDA_PLUGIN): $(CUDA_DEPS) | $(STAMP)
 	    -o $@ $(CUDA_SRC) $(CUDA_LINK) -lcusolver -lcublas -lnvrtc -lcudart -lcuda -ldl -lpthread || exit 1; \
 	else echo "note: no nvcc ($(CUDA_HOME)/bin/nvcc): $@ not built, GPU checks will be skipped"; rm -f $@; fi
 $(PTX_CHECK): tests/gpu/ptx_check.c ops/gpu/cuda/gen.c ops/gpu/cuda/gen.h ops/gpu/cuda/gen_coll.c ops/gpu/cuda/gen_coll.h ops/gpu/cuda/gen_args.h ops/gpu/cuda/nvrtc_opts.h ops/ops.def \
-              ops/gpu/cuda/gen_sort.c ops/gpu/cuda/gen_sort.h ops/gpu/cuda/gen_linalg.c ops/gpu/cuda/gen_linalg.h $(BUILD)/ew_cuda.h | $(STAMP)
+              ops/gpu/cuda/gen_sort.c ops/gpu/cuda/gen_sort.h ops/gpu/cuda/gen_linalg.c ops/gpu/cuda/gen_linalg.h \
+              ops/gpu/cuda/gen_conv.c ops/gpu/cuda/gen_conv.h ops/gpu/cuda/gen_nn.c ops/gpu/cuda/gen_nn.h $(BUILD)/ew_cuda.h | $(STAMP)
 	@mkdir -p $(BIN)
 	@if [ -x $(CUDA_HOME)/bin/nvcc ]; then \
-	  echo "cc ... -o $@ tests/gpu/ptx_check.c ops/gpu/cuda/gen.c ops/gpu/cuda/gen_coll.c ops/gpu/cuda/gen_sort.c ops/gpu/cuda/gen_linalg.c -lnvrtc"; \
+	  echo "cc ... -o $@ tests/gpu/ptx_check.c ops/gpu/cuda/gen.c ops/gpu/cuda/gen_coll.c ops/gpu/cuda/gen_sort.c ops/gpu/cuda/gen_linalg.c ops/gpu/cuda/gen_conv.c ops/gpu/cuda/gen_nn.c -lnvrtc"; \
 	  $(CC) $(CSTD) $(WARN) $(OPT) -Iops -Iops/gpu -I$(BUILD) -I$(CUDA_HOME)/include -o $@ tests/gpu/ptx_check.c ops/gpu/cuda/gen.c ops/gpu/cuda/gen_coll.c \
-	    ops/gpu/cuda/gen_sort.c ops/gpu/cuda/gen_linalg.c \
+	    ops/gpu/cuda/gen_sort.c ops/gpu/cuda/gen_linalg.c ops/gpu/cuda/gen_conv.c ops/gpu/cuda/gen_nn.c \
 	    $(CUDA_LINK) -lnvrtc || exit 1; \
 	else rm -f $@; fi
 

@@ -138,6 +138,13 @@ static bool all_tensors(const OpCall *c) {
     return true;
 }
 
+/* tensors and absent optional operands only (a convolution's bias) */
+static bool no_numbers(const OpCall *c) {
+    for (int k = 0; k < c->nin; k++)
+        if (c->in[k].kind == ARG_NUM) return false;
+    return true;
+}
+
 static bool gpu_supports_op(const OpCall *c) {
     const OpDef *d = &op_info[c->op];
     if (d->kind == K_UNARY || d->kind == K_BINARY || d->kind == K_COMPARE) return gpu_ew_supported(c);
@@ -158,6 +165,12 @@ static bool gpu_supports_op(const OpCall *c) {
     case OP_TAKE: return c->in[1].kind == ARG_TENSOR;
     case OP_SCATTER_ADD: return c->in[1].kind == ARG_TENSOR;
     case OP_ALLREDUCE: case OP_BROADCAST: case OP_ALLGATHER: return true;
+    case OP_CONV1D: case OP_CONV2D: case OP_CONV_TRANSPOSE2D: case OP_CONV2D_WEIGHT_GRAD:
+    case OP_MAX_POOL2D: case OP_AVG_POOL2D: case OP_ADAPTIVE_AVG_POOL2D: case OP_MAX_POOL2D_BACKWARD:
+    case OP_AVG_POOL2D_BACKWARD: case OP_ADAPTIVE_AVG_POOL2D_BACKWARD: return no_numbers(c);
+    case OP_SOFTPLUS: case OP_LAYER_NORM: case OP_RMS_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM: return no_numbers(c);
+    case OP_CROSS_ENTROPY: case OP_GATHER: return c->in[1].kind == ARG_TENSOR;
+    case OP_SCATTER: case OP_MASKED_FILL: return c->in[1].kind == ARG_TENSOR;
     default: return false;
     }
 }
@@ -196,6 +209,14 @@ static int gpu_run(const OpCall *c, Tensor **out) {
     case OP_WHERE: return gpu_run_where(c, out[0]);
     case OP_EQUAL: case OP_ALLCLOSE: return gpu_run_equal(c, out[0]);
     case OP_ALLREDUCE: case OP_BROADCAST: case OP_ALLGATHER: return gpu_run_dist(c, out[0]);
+    case OP_CONV1D: case OP_CONV2D: case OP_CONV_TRANSPOSE2D: case OP_CONV2D_WEIGHT_GRAD: return gpu_run_conv(c, out[0]);
+    case OP_MAX_POOL2D: case OP_AVG_POOL2D: case OP_ADAPTIVE_AVG_POOL2D: case OP_MAX_POOL2D_BACKWARD:
+    case OP_AVG_POOL2D_BACKWARD: case OP_ADAPTIVE_AVG_POOL2D_BACKWARD: return gpu_run_pool(c, out[0]);
+    case OP_SOFTPLUS: return gpu_run_softplus(c, out[0]);
+    case OP_LAYER_NORM: case OP_RMS_NORM: case OP_GROUP_NORM: case OP_BATCH_NORM: return gpu_run_norm(c, out[0]);
+    case OP_CROSS_ENTROPY: return gpu_run_xent(c, out[0]);
+    case OP_GATHER: case OP_SCATTER: return gpu_run_gather_axis(c, out[0]);
+    case OP_MASKED_FILL: return gpu_run_masked_fill(c, out[0]);
     default: op_failk(ERRK_DEVICE, "%s() is not supported on device 'gpu'", d->name); return -1;
     }
 }

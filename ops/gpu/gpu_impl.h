@@ -80,6 +80,15 @@ int gpu_run_pad(const OpCall *c, Tensor *out);
 /* solve, inv, det, cholesky, qr, svd, eigh through cuSOLVER (gpu_linalg.c) */
 bool gpu_linalg_op(OpCode op);
 int gpu_run_linalg(const OpCall *c, Tensor **out);
+/* the convolutions and their gradients' rows, the pools forward and backward (gpu_conv.c) */
+int gpu_run_conv(const OpCall *c, Tensor *out);
+int gpu_run_pool(const OpCall *c, Tensor *out);
+/* softplus, the normalizations, cross_entropy, gather / scatter along an axis, masked_fill (gpu_nn.c) */
+int gpu_run_softplus(const OpCall *c, Tensor *out);
+int gpu_run_norm(const OpCall *c, Tensor *out);
+int gpu_run_xent(const OpCall *c, Tensor *out);
+int gpu_run_gather_axis(const OpCall *c, Tensor *out);
+int gpu_run_masked_fill(const OpCall *c, Tensor *out);
 /* allreduce, broadcast, allgather over NCCL (gpu_dist.c) */
 int gpu_run_dist(const OpCall *c, Tensor *out);
 

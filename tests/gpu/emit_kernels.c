@@ -1,12 +1,15 @@
 /* emit_kernels.c [all] - prints CUDA source of the plugin's kernels for running them on the
  * host as C++: by default the sort/pad module (ops/gpu/cuda/gen_sort.c) and the integer-matmul /
  * cuSOLVER-aid module (ops/gpu/cuda/gen_linalg.c), for tests/gpu/emul.sh; with "all" also the
- * prelude, the hand-written families and every elementwise kernel the generator makes, with
+ * prelude, the hand-written families, the convolution/pooling and nn modules (gen_conv.c, gen_nn.c)
+ * and every elementwise kernel the generator makes, with
  * ew_register() filling ew_fn[op][dtype][form] (tests/gpu/hostdev.sh). */
 #include <stdio.h>
 #include <string.h>
 #include "cuda/gen.h"
 #include "cuda/gen_linalg.h"
+#include "cuda/gen_conv.h"
+#include "cuda/gen_nn.h"
 #include "cuda/gen_sort.h"
 
 static char src[1 << 16];
@@ -36,5 +39,7 @@ int main(int argc, char **argv) {
     }
     fputs(gen_sort_source(), stdout);
     fputs(gen_linalg_source(), stdout);
+    if (all) fputs(gen_conv_source(), stdout);
+    if (all) fputs(gen_nn_source(), stdout);
     return 0;
 }

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.." || exit 1
 if ! command -v "$CXX" >/dev/null 2>&1; then echo "emul: SKIP (no C++ compiler $CXX)"; exit 0; fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cc -std=c11 -Iops -Iops/gpu -I"${BUILD:-build}" -o "$tmp/emit" tests/gpu/emit_kernels.c ops/gpu/cuda/gen.c ops/gpu/cuda/gen_sort.c ops/gpu/cuda/gen_linalg.c || exit 1
+cc -std=c11 -Iops -Iops/gpu -I"${BUILD:-build}" -o "$tmp/emit" tests/gpu/emit_kernels.c ops/gpu/cuda/gen.c ops/gpu/cuda/gen_sort.c ops/gpu/cuda/gen_linalg.c ops/gpu/cuda/gen_conv.c ops/gpu/cuda/gen_nn.c || exit 1
 { cat tests/gpu/emul_shim.h; "$tmp/emit"; cat tests/gpu/emul_main.cpp; } >"$tmp/emul.cpp" || exit 1
 "$CXX" -std=c++17 -O1 -w -o "$tmp/emul" "$tmp/emul.cpp" || { echo "emul: the kernels do not compile as host C++"; exit 1; }
 "$tmp/emul"

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/../.." || exit 1
 if ! command -v "$CXX" >/dev/null 2>&1 || [ ! -f /usr/include/lapack.h ]; then echo "hostdev: SKIP (no C++ compiler or lapack.h)"; exit 0; fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cc -std=c11 -Iops -Iops/gpu -I"${BUILD:-build}" -o "$tmp/emit" tests/gpu/emit_kernels.c ops/gpu/cuda/gen.c ops/gpu/cuda/gen_sort.c ops/gpu/cuda/gen_linalg.c || exit 1
+cc -std=c11 -Iops -Iops/gpu -I"${BUILD:-build}" -o "$tmp/emit" tests/gpu/emit_kernels.c ops/gpu/cuda/gen.c ops/gpu/cuda/gen_sort.c ops/gpu/cuda/gen_linalg.c ops/gpu/cuda/gen_conv.c ops/gpu/cuda/gen_nn.c || exit 1
 { cat tests/gpu/hostdev_shim.h; "$tmp/emit" all; cat tests/gpu/hostdev_plugin.cpp; } >"$tmp/hostdev.cpp" || exit 1
 cc -std=c11 -O1 -fPIC -Iops -Iops/gpu -I"${BUILD:-build}" -c -o "$tmp/gen.o" ops/gpu/cuda/gen.c || exit 1
 "$CXX" -std=c++20 -O1 -w -fPIC -shared -pthread -Iops -Iops/gpu -o "$tmp/libhostdev.so" "$tmp/hostdev.cpp" "$tmp/gen.o" -ldl \

@@ -409,6 +409,42 @@ static int hostdev_pad(int esz, int ndim, const int64_t *oshape, const int64_t *
         return 0;
     }, err, n);
 }
+static int hostdev_conv(const CudaConv *j, char *err, size_t n) {
+    typedef void (*Kernel)(TslConvArgs);
+    static const Kernel kernels[5][2] = { { tsl_im2col_f32, tsl_im2col_f64 }, { tsl_col2im_f32, tsl_col2im_f64 },
+                                          { tsl_bias_f32, tsl_bias_f64 }, { tsl_pool_f32, tsl_pool_f64 },
+                                          { tsl_pool_back_f32, tsl_pool_back_f64 } };
+    if (j->kind < CUDA_IM2COL || j->kind > CUDA_POOL_BACK || (j->dt != DT_F32 && j->dt != DT_F64))
+        return std::snprintf(err, n, "conv: no such kernel"), -1;
+    TslConvArgs a = { j->total, j->n, j->c, j->h, j->w, j->oh, j->ow, j->kh, j->kw, j->sh, j->sw, j->dh, j->dw,
+                      j->pt, j->pb, j->pl, j->pr, j->max, j->adaptive, j->x, j->gy, j->y };
+    Kernel k = kernels[j->kind][j->dt == DT_F64];
+    return stream([=](char *, size_t) { k(a); return 0; }, err, n);
+}
+static int hostdev_nn(const CudaNn *j, char *err, size_t n) {
+    typedef void (*Kernel)(TslNnArgs);
+    static_assert(sizeof(TslNnArgs) == sizeof(GenNnArgs), "the kernel's arguments are gen_nn.h's");
+    Kernel k = NULL;
+    int f = j->dt == DT_F64, e = j->dt == DT_BOOL ? 0 : j->dt == DT_F32 ? 1 : 2;
+    switch (j->kind) {
+    case CUDA_SOFTPLUS: k = f ? tsl_softplus_f64 : tsl_softplus_f32; break;
+    case CUDA_NORM_STATS: k = f ? tsl_norm_stats_f64 : tsl_norm_stats_f32; break;
+    case CUDA_NORM_APPLY: k = f ? tsl_norm_apply_f64 : tsl_norm_apply_f32; break;
+    case CUDA_XENT_ROWS: k = f ? tsl_xent_rows_f64 : tsl_xent_rows_f32; break;
+    case CUDA_XENT_SUM: k = f ? tsl_xent_sum_f64 : tsl_xent_sum_f32; break;
+    case CUDA_GATHER_AXIS: k = e == 0 ? tsl_gather_axis_1 : e == 1 ? tsl_gather_axis_4 : tsl_gather_axis_8; break;
+    case CUDA_IDX_CHECK: k = tsl_idx_check; break;
+    case CUDA_MASKED_FILL: k = e == 0 ? tsl_masked_fill_1 : e == 1 ? tsl_masked_fill_4 : tsl_masked_fill_8; break;
+    case CUDA_SCATTER_AXIS:
+        k = j->dt == DT_BOOL ? tsl_scatter_axis_b8 : j->dt == DT_I64 ? tsl_scatter_axis_i64
+          : j->dt == DT_F32 ? tsl_scatter_axis_f32 : tsl_scatter_axis_f64;
+        break;
+    default: return std::snprintf(err, n, "nn: no such kernel"), -1;
+    }
+    TslNnArgs a;
+    std::memcpy(&a, &j->a, sizeof a);
+    return stream([=](char *, size_t) { k(a); return 0; }, err, n);
+}
 static int hostdev_imatmul(const CudaImatmul *j, char *err, size_t n) {
     TslImatmulArgs a;
     std::memset(&a, 0, sizeof a);
@@ -586,6 +622,8 @@ static TslCudaPlugin make_table() {
     p.unique = hostdev_unique;
     p.pad = hostdev_pad;
     p.imatmul = hostdev_imatmul;
+    p.conv = hostdev_conv;
+    p.nn = hostdev_nn;
     p.solve = hostdev_solve;
 #if TSL_CUDA_ABI >= 11
     p.capture_begin = hostdev_capture_begin;

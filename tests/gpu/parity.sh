@@ -25,7 +25,9 @@ gpu=yes
 EXACT=" concat stack equal allclose clip where cumsum cumprod trace outer diff take scatter_add tile repeat one_hot neg abs relu floor ceil round sign isnan isinf isfinite logical_not bitwise_not add sub mul div
  floor_divide mod maximum minimum logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor
  eq ne lt le gt ge max min argmax argmin all any astype transpose broadcast_to reshape flatten
- expand_dims squeeze rand randint sort argsort topk unique pad full "
+ expand_dims squeeze rand randint sort argsort topk unique pad full max_pool2d avg_pool2d adaptive_avg_pool2d
+ max_pool2d_backward avg_pool2d_backward adaptive_avg_pool2d_backward layer_norm rms_norm group_norm batch_norm
+ gather scatter masked_fill "
 # integer matmul is exact too (the case names say the dtype)
 exact_case() { case "$1 $2" in "matmul i64"*|"matmul bool"*|"dot i64"*|"dot bool"*) return 0 ;; esac; echo "$EXACT" | grep -q " $1 "; }
 
@@ -130,6 +132,82 @@ $(input x "$dt" x "[2, 3, 9, 5]")"
     case_script einsum "$dt" "$(input x "$dt" a "[2, 7, 9]")
 $(input x "$dt" b "[9, 2, 5]")" "einsum(\"bij,jbk->bki\", a, b)" "einsum(\"bij,jbk->bki\", to(a, \"gpu\"), to(b, \"gpu\"))"
 done
+# nn_case DTYPE CALL: a case of CALL on the names below, the GPU's on GPU copies of them;
+# grad(fn(q) { return sum(sin(OP(...))) })(...) is named OP_grad
+g_all() { gpu_of "$1" | sed 's/\b\([wvmlijztkuser]\)\b/to(\1, "gpu")/g'; }
+nn_case() { name=$(echo "$2" | sed 's/(.*//'); case "$2" in grad*) name="$(echo "$2" | sed 's/^grad(fn(q) { return sum(sin(\([a-z0-9_]*\)(.*/\1/')_grad" ;; esac
+    case_script "$name" "${1}_$(echo "$2" | tr -c 'a-z0-9' '_' | cut -c1-60)" "$setup" "$2" "$(g_all "$2")"; }
+# convolutions (im2col and cuBLAS: within 1e-5) and pools (the CPU's order: exact), forward,
+# their gradient rows called directly, and gradients through grad() (x's: conv_transpose2d
+# and the *_backward rows; w's: conv2d_weight_grad; a bias's: a sum)
+for dt in f32 f64; do
+    setup="$(input x "$dt" x "[2, 4, 7, 6]")
+$(input x "$dt" a "[6, 2, 3, 2]")
+$(input x "$dt" b "[6]")
+$(input x "$dt" t "[4, 3, 3, 3]")
+$(input x "$dt" k "[5, 4, 2, 3]")
+$(input x "$dt" u "[2, 6, 4, 4]")
+$(input x "$dt" s "[2, 4, 9]")
+$(input x "$dt" e "[3, 4, 1, 1]")
+r = round(x * 3)"   # r: ties for max_pool2d's first largest element
+    for call in "conv2d(x, a, b, stride=[2, 1], padding=1, dilation=[1, 2], groups=2)" "conv2d(x, k, padding=\"same\")" \
+        "conv2d(x, e)" "conv2d(x, k, stride=3, padding=[2, 0])" "conv1d(s, reshape(k, [5, 4, 6]), nil, stride=2, padding=1)" \
+        "conv_transpose2d(x, t, b[0:6], stride=2, padding=1, output_padding=1, groups=2)" \
+        "conv_transpose2d(x, t, nil, stride=[1, 2], dilation=2)" \
+        "conv2d_weight_grad(x, u, [3, 2], stride=2, padding=1, groups=2)" \
+        "grad(fn(q) { return sum(sin(conv2d(q, a, b, stride=2, padding=1, groups=2))) })(x)" \
+        "grad(fn(q) { return sum(sin(conv2d(x, q, b, stride=2, padding=1, groups=2))) })(a)" \
+        "grad(fn(q) { return sum(sin(conv2d(x, a, q, stride=2, padding=1, groups=2))) })(b)" \
+        "grad(fn(q) { return sum(sin(conv_transpose2d(q, t, nil, stride=2, padding=1))) })(x)" \
+        "grad(fn(q) { return sum(sin(conv_transpose2d(x, q, nil, stride=2, padding=1))) })(t)" \
+        "max_pool2d(x, 3, stride=2, padding=1)" "max_pool2d(r, 2)" "avg_pool2d(x, [2, 3], stride=[1, 2], padding=1)" \
+        "avg_pool2d(x, 3)" "adaptive_avg_pool2d(x, [3, 4])" "adaptive_avg_pool2d(x, [5, 5])" \
+        "max_pool2d_backward(x, u[:, 0:4, 0:4, 0:3], 3, stride=2, padding=1)" "max_pool2d_backward(r, u[:, 0:4, 0:3, 0:3], 2)" \
+        "avg_pool2d_backward(x, u[:, 0:4, 0:4, 0:3], 3, stride=2, padding=1)" "adaptive_avg_pool2d_backward(x, u[:, 0:4, 0:3, 0:4])" \
+        "grad(fn(q) { return sum(sin(max_pool2d(q, 3, stride=2, padding=1))) })(x)" \
+        "grad(fn(q) { return sum(sin(avg_pool2d(q, [2, 3], stride=[1, 2], padding=1))) })(x)" \
+        "grad(fn(q) { return sum(sin(adaptive_avg_pool2d(q, [3, 4]))) })(x)"; do
+        nn_case "$dt" "$call"
+    done
+done
+# the nn ops (the CPU's loops: the normalizations exact, softplus and cross_entropy within
+# 1e-5 for the device's exp and log), forward and through grad(); gather, scatter and
+# masked_fill in every dtype (exact), with indices and labels out of range refused by both
+for dt in f32 f64; do
+    setup="$(input x "$dt" x "[2, 4, 7, 6]")
+$(input x "$dt" w "[6]")
+$(input x "$dt" v "[4]")
+$(input x "$dt" a "[4]")
+$(input x "$dt" b "[5, 9]")
+m = abs(a) + 0.5
+l = randint(0, 9, [5])
+z = tensor([0, 9, 2, 1, 3], \"i64\")"
+    for call in "softplus(x)" "softplus(x * 30, beta=2, threshold=5)" "layer_norm(x, [6], w, w * 2)" "layer_norm(x, [7, 6])" \
+        "rms_norm(x, [6], w)" "rms_norm(x, [7, 6], nil, eps=0.001)" "group_norm(x, 2, v, a)" "group_norm(x, 4)" \
+        "batch_norm(x, a, m, v, a)" "batch_norm(x, nil, nil, v, a, training=true)" "batch_norm(x, a, m, training=true)" \
+        "batch_norm(x, a, m)" "cross_entropy(b, l)" "cross_entropy(b, l, label_smoothing=0.1)" "cross_entropy(b, z)" \
+        "grad(fn(q) { return sum(sin(softplus(q))) })(x)" "grad(fn(q) { return sum(sin(layer_norm(q, [6], w, w))) })(x)" \
+        "grad(fn(q) { return sum(sin(layer_norm(x, [6], q, w))) })(w)" "grad(fn(q) { return sum(sin(rms_norm(q, [7, 6], nil))) })(x)" \
+        "grad(fn(q) { return sum(sin(group_norm(q, 2, v, a))) })(x)" "grad(fn(q) { return sum(sin(batch_norm(q, nil, nil, v, a, training=true))) })(x)" \
+        "grad(fn(q) { return sum(sin(cross_entropy(q, l, label_smoothing=0.2))) })(b)"; do
+        nn_case "$dt" "$call"
+    done
+done
+for dt in f32 f64 i64 bool; do
+    setup="$(input x "$dt" x "[4, 5]")
+$(input x "$dt" v "[3, 7]")
+i = randint(0, 5, [3, 7])
+j = randint(0, 4, [2, 5])
+m = rand([5]) > 0.5
+z = tensor([[0, 5]], \"i64\")"
+    for call in "gather(x, 1, i)" "gather(x, 0, j)" "gather(x, -1, z)" "scatter(x, 1, i, v)" "scatter(x, 1, i, v, reduce=\"add\")" \
+        "scatter(x, 0, j, v[0:2, 0:5])" "scatter(x, 1, z, v)" "masked_fill(x, m, 1)" "masked_fill(x, x > 0.3, v[0, 0])"; do
+        nn_case "$dt" "$call"
+    done
+done
+setup="$(input x f32 x "[3, 4]")"
+nn_case f32 "grad(fn(q) { return sum(sin(gather(q, 1, tensor([[0, 0], [3, 1], [2, 2]], \"i64\")))) })(x)"
+nn_case f32 "grad(fn(q) { return sum(sin(masked_fill(q, q > 0, 0.5))) })(x)"
 # integer matmul (i64 wraps; bool computes in i64, then != 0), batches of any rank that
 # broadcast against each other, transpose_a, vectors; floats through the same batch walk.
 # i64 and bool are exact; floats within 1e-5 (cuBLAS's summation order is not OpenBLAS's)

@@ -17,6 +17,8 @@
 #include "cuda/gen_coll.h"
 #include "cuda/gen_sort.h"
 #include "cuda/gen_linalg.h"
+#include "cuda/gen_conv.h"
+#include "cuda/gen_nn.h"
 #include "cuda/nvrtc_opts.h"
 
 static int failures;
@@ -93,6 +95,19 @@ static const char *const sort_entries[] = {
 static const char *const linalg_entries[] = {
     "tsl_imatmul", "tsl_det_f32", "tsl_det_f64", "tsl_eye_f32", "tsl_eye_f64", "tsl_tril_f32", "tsl_tril_f64",
     "tsl_qr_r_f32", "tsl_qr_r_f64", NULL,
+};
+/* ops/gpu/cuda/conv.c's */
+static const char *const conv_entries[] = {
+    "tsl_im2col_f32", "tsl_im2col_f64", "tsl_col2im_f32", "tsl_col2im_f64", "tsl_bias_f32", "tsl_bias_f64",
+    "tsl_pool_f32", "tsl_pool_f64", "tsl_pool_back_f32", "tsl_pool_back_f64", NULL,
+};
+/* ops/gpu/cuda/nn.c's */
+static const char *const nn_entries[] = {
+    "tsl_softplus_f32", "tsl_softplus_f64", "tsl_norm_stats_f32", "tsl_norm_stats_f64", "tsl_norm_apply_f32",
+    "tsl_norm_apply_f64", "tsl_xent_rows_f32", "tsl_xent_rows_f64", "tsl_xent_sum_f32", "tsl_xent_sum_f64",
+    "tsl_gather_axis_1", "tsl_gather_axis_4", "tsl_gather_axis_8", "tsl_idx_check", "tsl_scatter_axis_b8",
+    "tsl_scatter_axis_i64", "tsl_scatter_axis_f32", "tsl_scatter_axis_f64", "tsl_masked_fill_1", "tsl_masked_fill_4",
+    "tsl_masked_fill_8", NULL,
 };
 
 static const char *const op_names[] = {
@@ -197,6 +212,10 @@ int main(void) {
     compile_for("sort and pad (sm_90)", gen_sort_source(), 17, "--gpu-architecture=sm_90");
     compile_with("matmul i64, cuSOLVER aid", gen_linalg_source(), 9, NULL, linalg_entries);
     compile_for("matmul i64, aid (sm_90)", gen_linalg_source(), 9, "--gpu-architecture=sm_90");
+    compile_with("convolution and pooling", gen_conv_source(), 10, NULL, conv_entries);
+    compile_for("convolution and pooling (sm_90)", gen_conv_source(), 10, "--gpu-architecture=sm_90");
+    compile_with("nn: norms, losses, gather", gen_nn_source(), 21, NULL, nn_entries);
+    compile_for("nn (sm_90)", gen_nn_source(), 21, "--gpu-architecture=sm_90");
     if (failures) {
         fprintf(stderr, "ptx_check: %d failure(s)\n", failures);
         return 1;

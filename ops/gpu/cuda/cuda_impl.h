@@ -67,6 +67,8 @@ int cuda_pad(int esz, int ndim, const int64_t *oshape, const int64_t *ishape, co
              const void *value, const void *in, void *out, int64_t count, char *err, size_t n);
 int cuda_imatmul(const CudaImatmul *job, char *err, size_t n);
 int cuda_solve(const CudaSolve *job, int64_t *failed, char *err, size_t n);
+int cuda_conv(const CudaConv *job, char *err, size_t n);
+int cuda_nn(const CudaNn *job, char *err, size_t n);
 /* the caching allocator (cuda_plugin.c), for the plugin's own scratch */
 int cuda_alloc(void **p, size_t bytes, char *err, size_t n);
 void cuda_free(void *p, size_t bytes);

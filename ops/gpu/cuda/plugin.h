@@ -13,8 +13,9 @@
 #define TSL_CUDA_PLUGIN_H
 #include <stddef.h>
 #include <stdint.h>
+#include "gen_nn.h"
 
-#define TSL_CUDA_ABI 12
+#define TSL_CUDA_ABI 13
 #define TSL_CUDA_MAX_RANK 32   /* TSL_MAX_RANK */
 #define TSL_CUDA_MAX_IN 8      /* inputs of one fused elementwise kernel */
 #define TSL_NCCL_ID_BYTES 128  /* NCCL_UNIQUE_ID_BYTES: the communicator's id, sent over MPI */
@@ -91,6 +92,30 @@ typedef struct {
     const int64_t *a, *b;
     int64_t *c;
 } CudaImatmul;
+
+/* A convolution or pooling kernel (ops/gpu/cuda/conv.c; the host side is ops/gpu/gpu_conv.c),
+ * f32 or f64 (dt), over the geometry of ops/conv.h: kind CUDA_IM2COL writes x's columns
+ * [n, c * kh * kw, oh * ow] to y; CUDA_COL2IM sums the columns x back into the image y
+ * [n, c, h, w]; CUDA_BIAS adds x [c] to y [total / (c * h), c, h]; CUDA_POOL writes each
+ * window's max or mean of x to y [n, c, oh, ow]; CUDA_POOL_BACK writes x's gradient y from the
+ * result's gy. total: the elements written. Kernels of gen_conv.c (gen_conv.h). */
+enum { CUDA_IM2COL, CUDA_COL2IM, CUDA_BIAS, CUDA_POOL, CUDA_POOL_BACK };
+typedef struct {
+    int kind, dt, max, adaptive;
+    int64_t total, n, c, h, w, oh, ow, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr;
+    const void *x, *gy;
+    void *y;
+} CudaConv;
+
+/* A neural-network kernel (ops/gpu/cuda/nn.c; the host side is ops/gpu/gpu_nn.c): kind picks
+ * the kernel of gen_nn.c (its arguments a, gen_nn.h), dt the dtype (gather: the element
+ * size's dtype). Launched, not waited for; the sequential kernels run on one thread. */
+enum { CUDA_SOFTPLUS, CUDA_NORM_STATS, CUDA_NORM_APPLY, CUDA_XENT_ROWS, CUDA_XENT_SUM, CUDA_GATHER_AXIS,
+       CUDA_IDX_CHECK, CUDA_SCATTER_AXIS, CUDA_MASKED_FILL };
+typedef struct {
+    int kind, dt;
+    GenNnArgs a;
+} CudaNn;
 
 /* Dense linear algebra through cuSOLVER (f32 or f64): batch matrices, each column-major
  * (LAPACK's layout) and contiguous after the previous one, overwritten.
@@ -196,6 +221,10 @@ typedef struct {
      * singular / not positive definite / not converged (-1 when none; det has no such
      * failure); waits for the device */
     int (*solve)(const CudaSolve *job, int64_t *failed, char *err, size_t n);
+    /* convolution and pooling kernels (ops/gpu/cuda/conv.c), launched, not waited for */
+    int (*conv)(const CudaConv *job, char *err, size_t n);
+    /* neural-network kernels (ops/gpu/cuda/nn.c) */
+    int (*nn)(const CudaNn *job, char *err, size_t n);
 
     /* ---------- collectives over NCCL (ops/gpu/cuda/nccl.c; the host side is ops/gpu/gpu_dist.c) ----------
      * libnccl is dlopen'ed by nccl_load, so the plugin loads where NCCL is missing; only a
