@@ -58,6 +58,16 @@ static void print_exprs(StrBuf *b, const char *open, Node *const *kids, int n, c
     sb_puts(b, close);
 }
 
+/* A call's parenthesised arguments, positional then keyword: (a, b, k=c) */
+static void print_call_args(StrBuf *b, const Node *n) {
+    print_exprs(b, "(", n->kids, n->n, "");
+    for (int i = 0; i < n->nk; i++) {
+        sb_printf(b, "%s%s=", n->n || i ? ", " : "", n->names[i]);
+        ast_print_expr(b, n->kw[i]);
+    }
+    sb_puts(b, ")");
+}
+
 /* A comprehension, its clauses read back from the statements they became (parse.c). A dict
  * one in parentheses, as a dict is. */
 static void print_comp(StrBuf *b, const Node *n) {
@@ -107,12 +117,8 @@ void ast_print_expr(StrBuf *b, const Node *n) {
     case AST_CALL:
         sb_puts(b, "(");
         ast_print_expr(b, n->a);
-        print_exprs(b, ")(", n->kids, n->n, "");
-        for (int i = 0; i < n->nk; i++) {
-            sb_printf(b, "%s%s=", n->n || i ? ", " : "", n->names[i]);
-            ast_print_expr(b, n->kw[i]);
-        }
         sb_puts(b, ")");
+        print_call_args(b, n);
         break;
     case AST_INDEX:
         sb_puts(b, "(");
@@ -140,15 +146,7 @@ static void print_del_target(StrBuf *b, const Node *n) {
     case AST_NAME: sb_puts(b, n->str); return;
     case AST_FIELD: print_del_target(b, n->a); sb_printf(b, ".%s", n->str); return;
     case AST_INDEX: print_del_target(b, n->a); print_exprs(b, "[", n->kids, n->n, "]"); return;
-    case AST_CALL:
-        print_del_target(b, n->a);
-        print_exprs(b, "(", n->kids, n->n, "");
-        for (int i = 0; i < n->nk; i++) {
-            sb_printf(b, "%s%s=", n->n || i ? ", " : "", n->names[i]);
-            ast_print_expr(b, n->kw[i]);
-        }
-        sb_puts(b, ")");
-        return;
+    case AST_CALL: print_del_target(b, n->a); print_call_args(b, n); return;
     default: ast_print_expr(b, n); return;
     }
 }
