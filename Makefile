@@ -62,7 +62,7 @@ MPI_PLUGIN := $(BIN)/libtsl_mpi.so
 CUDA_PLUGIN := $(BIN)/libtsl_cuda.so
 PTX_CHECK   := $(BIN)/ptx_check
 
-.PHONY: all deps layers test unit scripts static-coverage demo asan test-asan tsan deploy-test bench bench-quick bench-venv fuzz fuzz-smoke clean gpu-test gpu-check
+.PHONY: all deps layers test unit scripts static-coverage demo asan test-asan tsan deploy-test bench bench-quick bench-venv fuzz fuzz-smoke clean gpu-test gpu-check gpu-standin test-long
 all: $(BIN)/tsl $(LIB_SO) $(MPI_PLUGIN) $(CUDA_PLUGIN) $(PTX_CHECK)
 
 # The MPI plugin (ops/mpi/): built with mpicc (installed with the packages above, so looked
@@ -247,7 +247,10 @@ test: $(BIN)/tsl $(BIN)/unit $(BIN)/api_test $(LIB_SO) $(MPI_PLUGIN) $(CUDA_PLUG
 	echo "$$(wc -l <$(BUILD)/exported.txt) symbols, all declared in include/tsl.h"
 	@$(MAKE) --no-print-directory gpu-test
 	@$(MAKE) --no-print-directory deploy-test
-	@$(MAKE) --no-print-directory tsan
+
+# The long checks CI runs after `make test` (each takes minutes on two cores, which would put
+# `make test` past ten): the GPU stand-in's static graphs and ThreadSanitizer.
+test-long: gpu-standin tsan
 
 # The coverage figure: the static blocks and fns of tests/ and examples/ that compile without
 # an eager fallback, and the ones that fall back grouped by reason (tests/static_coverage.sh).
@@ -279,6 +282,12 @@ tsan: $(BIN)/tsl
 gpu-test: $(BIN)/tsl $(LIB_SO) $(CUDA_PLUGIN) $(PTX_CHECK)
 	@echo "== GPU backend without a GPU (plugin, NVRTC, errors)"
 	@sh tests/gpu/nogpu.sh $(BIN) $(CUDA_HOME)
+
+# Static graphs on the host-memory stand-in device (its emulated CUDA Graph capture included),
+# equal to eager code: tests/gpu/hostdev.sh static-only, a few minutes (docs/gpu.md).
+gpu-standin: $(BIN)/tsl
+	@echo "== static graphs on the GPU's host-memory stand-in device"
+	@sh tests/gpu/hostdev.sh $(BIN)/tsl "" static-only
 
 # On a machine with a GPU: build (on every core: GPU time is scarce), the parity suite,
 # compute-sanitizer and the GPU benchmarks, logged to build/gpu-check.log (tests/gpu/check.sh;
