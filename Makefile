@@ -225,6 +225,9 @@ layers: $(CORE_OBJ)
 	if [ -n "$$bad" ]; then echo "layer violations (see docs/internals.md):"; echo "$$bad"; exit 1; fi; \
 	echo "layers: lang/ links without vm/, and lang/ and vm/ call no device's own functions"
 
+# The tests' native-tier objects go to a cache of the build, not the user's ~/.cache/tsl/jit.
+test test-asan test-long: export XDG_CACHE_HOME := $(CURDIR)/$(BUILD)/test-cache
+
 test: $(BIN)/tsl $(BIN)/unit $(BIN)/api_test $(LIB_SO) $(MPI_PLUGIN) $(CUDA_PLUGIN) $(PTX_CHECK)
 	@$(MAKE) --no-print-directory layers
 	@echo "== unit tests (check)"
