@@ -4,18 +4,18 @@ tests/jupyter/kernel.ipynb and examples/train_digits.ipynb, and every output is 
 a value, an error with its caret line, a PNG, a progress display updated in place, a cell
 interrupted (nbclient's interrupt on timeout sends the kernel SIGINT) and the next cell run in
 the same state. Then jupyter_client asks for completions, help and is_complete."""
+import base64
 import os
-import struct
 import sys
 import time
-import zlib
-import base64
 
 import nbformat
 from nbclient import NotebookClient
 from jupyter_client.manager import start_new_kernel
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import pngread  # noqa: E402
 failures = []
 
 
@@ -33,51 +33,14 @@ def text_of(cell, name="stdout"):
     return "".join(o.text for o in outputs(cell, "stream") if o.name == name)
 
 
-def png_pixels(b64):
-    """(width, height, rows of RGB(A) bytes) of a PNG, decoded here (8-bit RGB or RGBA, the
-    filters of the PNG spec), so the test needs no imaging library."""
-    data = base64.b64decode(b64)
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "PNG signature"
-    pos, idat, ihdr = 8, b"", None
-    while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        if zlib.crc32(kind + body) != struct.unpack(">I", data[pos + 8 + n:pos + 12 + n])[0]:
-            raise ValueError("bad CRC in " + kind.decode())
-        if kind == b"IHDR":
-            ihdr = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + n
-    w, h, depth, color = ihdr[:4]
-    assert depth == 8 and color in (2, 6), "8-bit RGB or RGBA"
-    bpp = 3 if color == 2 else 4
-    raw, stride, rows, prev = zlib.decompress(idat), w * bpp, [], bytearray(w * bpp)
-    for y in range(h):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-            if f == 1: line[i] = (line[i] + a) & 255
-            elif f == 2: line[i] = (line[i] + b) & 255
-            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-            elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append(line)
-        prev = line
-    return w, h, bpp, rows
-
-
 def check_png(b64, what):
     try:
-        w, h, bpp, rows = png_pixels(b64)
+        w, h, px = pngread.decode(base64.b64decode(b64))
     except Exception as e:
         return check(False, "%s: a valid PNG (%s)" % (what, e))
     check((w, h) == (640, 480), "%s: a valid PNG of 640x480 (got %dx%d)" % (what, w, h))
     # the plot area holds coloured pixels (the line, matplotlib's tab10 blue): not a blank image
-    coloured = sum(1 for r in rows for i in range(0, len(r), bpp) if abs(r[i] - r[i + 2]) > 60)
+    coloured = sum(1 for y in range(h) for x in range(w) if abs(px(x, y)[0] - px(x, y)[2]) > 60)
     check(coloured > 200, "%s: coloured pixels where the line is drawn (%d)" % (what, coloured))
 
 
