@@ -52,6 +52,7 @@ class TslKernel(Kernel):
         self._lock = threading.Lock()
         self._queue = []             # ("stream", name, text) or ("display", mime, data, id)
         self._shown = set()          # display ids already sent: the next is an update
+        self._silent = False         # the request asked for no output (execute's silent)
         self._decoders = {n: codecs.getincrementaldecoder("utf-8")("replace") for n in ("stdout", "stderr")}
         self.owner = libtsl.Owner()
         self.tsl = self.owner.call(libtsl.Tsl, libtsl.default_library(), lambda b: self._stream("stdout", b),
@@ -76,6 +77,8 @@ class TslKernel(Kernel):
         the redraws of one display only the last (at the place of the first)."""
         with self._lock:
             items, self._queue = self._queue, []
+        if self._silent:
+            return
         merged = []
         for it in items:
             if it[0] == "stream" and merged and merged[-1][0] == "stream" and merged[-1][1] == it[1]:
@@ -148,12 +151,18 @@ class TslKernel(Kernel):
             return self._command(code.strip(), silent)
         if not code.strip():
             return self._ok()
+        self._silent = silent
+        try:
+            return self._execute(code, silent)
+        finally:
+            self._silent = False
+
+    def _execute(self, code, silent):
         status = self._wait(self.tsl.run_input, "<cell %d>" % self.execution_count, code)
         if status == libtsl.INCOMPLETE:   # the parser's error at the end, as a script would get it
             status = self.owner.call(self.tsl.run_string, "<cell %d>" % self.execution_count, code)
         if status == libtsl.EXIT:
-            code_ = self.tsl.exit_code()
-            self._print("exit(%d): the kernel goes on; restart it for a fresh state\n" % code_, "stderr")
+            self._print("exit(%d): the kernel goes on; restart it for a fresh state\n" % self.tsl.exit_code(), "stderr")
             return self._ok()
         if status != libtsl.OK:
             return self._error(status, silent)
