@@ -62,7 +62,7 @@ MPI_PLUGIN := $(BIN)/libtsl_mpi.so
 CUDA_PLUGIN := $(BIN)/libtsl_cuda.so
 PTX_CHECK   := $(BIN)/ptx_check
 
-.PHONY: all deps layers test unit scripts static-coverage demo asan test-asan tsan deploy-test bench bench-quick bench-venv fuzz fuzz-smoke clean gpu-test gpu-check gpu-standin test-long
+.PHONY: all deps layers test unit scripts static-coverage demo asan test-asan tsan deploy-test bench bench-quick bench-venv fuzz fuzz-smoke clean gpu-test gpu-check gpu-standin test-long jupyter jupyter-test
 all: $(BIN)/tsl $(LIB_SO) $(MPI_PLUGIN) $(CUDA_PLUGIN) $(PTX_CHECK)
 
 # The MPI plugin (ops/mpi/): built with mpicc (installed with the packages above, so looked
@@ -250,6 +250,7 @@ test: $(BIN)/tsl $(BIN)/unit $(BIN)/api_test $(LIB_SO) $(MPI_PLUGIN) $(CUDA_PLUG
 	echo "$$(wc -l <$(BUILD)/exported.txt) symbols, all declared in include/tsl.h"
 	@$(MAKE) --no-print-directory gpu-test
 	@$(MAKE) --no-print-directory deploy-test
+	@$(MAKE) --no-print-directory jupyter-test
 
 # The long checks CI runs after `make test` (each takes minutes on two cores, which would put
 # `make test` past ten): the GPU stand-in's static graphs and ThreadSanitizer.
@@ -266,8 +267,22 @@ deploy-test: $(BIN)/tsl $(BIN)/deploy
 	@echo "== deploy example (examples/deploy/README.md's commands, libtsl only)"
 	@sh tests/deploy_readme.sh
 
+# The Jupyter kernel (repl/jupyter/, docs/jupyter.md): ipykernel from PyPI in build/jupyter-venv
+# and the kernel spec build/jupyter/kernels/tsl (repl/jupyter/setup.sh), installed for this user
+# so that jupyter notebook, lab and console offer TSL.
+jupyter: $(BIN)/tsl $(LIB_SO)
+	@sh repl/jupyter/setup.sh >/dev/null || { echo "jupyter: repl/jupyter/setup.sh failed"; exit 1; }
+	build/jupyter-venv/bin/jupyter kernelspec install --user --replace --name tsl build/jupyter/kernels/tsl
+	@echo "jupyter: the TSL kernel is installed; start your Jupyter (or: build/jupyter-venv/bin/pip install jupyterlab && build/jupyter-venv/bin/jupyter lab) and pick TSL"
+
+# nbclient runs tests/jupyter/kernel.ipynb and examples/train_digits.ipynb on the kernel and
+# checks their outputs (part of `make test`; SKIP when pip cannot reach PyPI for the venv).
+jupyter-test: $(BIN)/tsl $(LIB_SO)
+	@echo "== the Jupyter kernel under nbclient (tests/jupyter)"
+	@sh tests/jupyter/run.sh
+
 # One model, four threads, a session each, and three states sharing the thread pool, under
-# ThreadSanitizer (its own object tree); part of `make test`: any report fails it (exit 88).
+# ThreadSanitizer (its own object tree); part of `make test-long`: any report fails it (exit 88).
 TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:exitcode=88
 tsan: $(BIN)/tsl
 	$(MAKE) CC=clang BUILD=build-tsan BIN=bin-tsan OPT="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \

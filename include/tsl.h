@@ -118,6 +118,16 @@ typedef int (*tsl_WriteFn)(void *ud, const char *s, size_t n);
 TSL_API tsl_Status tsl_set_output(tsl_State *S, tsl_WriteFn fn, void *ud);
 TSL_API tsl_Status tsl_set_diagnostics(tsl_State *S, tsl_WriteFn fn, void *ud);
 
+/* Rich output, for a host that shows more than text (a notebook): data of n bytes of a MIME
+ * type. plot.show() hands it a figure as "image/png"; a progress bar becomes a "text/plain"
+ * display (its text as the bar on a terminal, without control bytes) that each redraw
+ * replaces: id names it ("tsl-progress-N"), NULL for data shown once. Return 0, or an errno
+ * value when it could not be shown (an error of plot.show; a bar's redraw ignores it).
+ * fn NULL (the default): no display; plot.show() then says how to save the figure, and bars
+ * go to the diagnostics hook. */
+typedef int (*tsl_DisplayFn)(void *ud, const char *mime, const void *data, size_t n, const char *id);
+TSL_API tsl_Status tsl_set_display(tsl_State *S, tsl_DisplayFn fn, void *ud);
+
 /* ---- options (spec section 1: the command line's) ---- */
 
 typedef enum {
@@ -161,6 +171,11 @@ TSL_API tsl_Status tsl_run_file(tsl_State *S, const char *path);
  * tsl_result_text. line_base: lines of the session before this input (locations count on);
  * TSL_BADARG (nothing run) when it is negative or the input's lines would count past INT_MAX. */
 TSL_API tsl_Status tsl_run_input(tsl_State *S, const char *name, const char *text, size_t len, int line_base);
+/* Parses len bytes of text without running anything: TSL_OK when it is a whole program,
+ * TSL_INCOMPLETE when it ends inside an open construct (tsl_run_input would ask for another
+ * line), TSL_ERROR for a syntax error ("LINE:COL: MSG" in tsl_error_message), TSL_BADARG
+ * for a text longer than TSL_MAX_SOURCE. A notebook's "is this cell complete?". */
+TSL_API tsl_Status tsl_check_input(tsl_State *S, const char *text, size_t len);
 /* After tsl_run_input: *text is the value shown as the REPL shows it, or NULL when it was
  * nil (borrowed: valid until the next call on S). TSL_ERROR when it is too large to show or
  * the showing was interrupted (the report then says so). */
@@ -337,8 +352,9 @@ TSL_API tsl_Status tsl_help_text(tsl_State *S, const char *name, const char **te
 TSL_API tsl_Status tsl_dis_text(tsl_State *S, const char **text);
 /* The variables the program defined, one line each: name, type, value cut to the line. */
 TSL_API tsl_Status tsl_vars_text(tsl_State *S, const char **text);
-/* The index-th completion of `text` (from 0): global names starting with it, or after a
- * '.', the fields of the dict, module or tensor before it. *out NULL when there are no more. */
+/* The index-th completion of `text` (from 0): global names starting with it, then the
+ * language's keywords, or after a '.', the fields of the dict, module or tensor before it.
+ * *out NULL when there are no more. */
 TSL_API tsl_Status tsl_complete(tsl_State *S, const char *text, int index, const char **out);
 /* Writes s[0..n) into buf (cap bytes, NUL-terminated when cap > 0) with control bytes and
  * terminal escapes shown escaped (\x1b, \n); returns the length the whole text needs. s NULL

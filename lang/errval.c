@@ -95,7 +95,7 @@ Value builtin_raise(Interp *I, CallArgs *a) {
     return ERR_VAL;
 }
 
-static const char *const keywords[] = { "fn", "return", "if", "else", "while", "for", "in", "break", "continue",
+const char *const interp_keywords[] = { "fn", "return", "if", "else", "while", "for", "in", "break", "continue",
                                         "static", "import", "and", "or", "not", "true", "false", "nil", "try",
                                         "catch", NULL };
 
@@ -106,7 +106,7 @@ const char *interp_name_hint(const Module *m, const FnProto *p, const char *name
     for (int i = 0; p && i < p->nupvals; i++) suggest_offer(&s, p->upval_names[i]);
     for (int i = 0; m && i < m->g.count; i++)
         if (m->g.vals[i].type != VAL_UNDEF) suggest_offer(&s, m->g.names[i]);
-    for (int i = 0; keywords[i]; i++) suggest_offer(&s, keywords[i]);
+    for (int i = 0; interp_keywords[i]; i++) suggest_offer(&s, interp_keywords[i]);
     return suggest_text(&s, buf, n);
 }
 

@@ -87,6 +87,9 @@ typedef struct {
  * TSL_EXPLAIN lines). Returns 0, or an errno value when the text could not be written.
  * NULL means standard output / standard error (the public hooks of lang/api/api.c set them). */
 typedef int (*InterpWriteFn)(void *ud, const char *s, size_t n);
+/* Rich output (tsl_set_display): n bytes of data of a MIME type; id non-NULL names a display
+ * that a later call with the same id redraws in place. Returns 0 or an errno value. */
+typedef int (*InterpDisplayFn)(void *ud, const char *mime, const void *data, size_t n, const char *id);
 
 typedef enum { EX_OK, EX_BREAK, EX_CONTINUE, EX_RETURN, EX_ERR } Exec;
 
@@ -162,6 +165,9 @@ typedef struct Interp {
     /* text out: the library never prints itself (spec section 9) */
     InterpWriteFn write_out, write_diag;
     void *out_ud, *diag_ud;
+    InterpDisplayFn display;  /* NULL: the host shows no images (plot.show says how to save) */
+    void *display_ud;
+    int displays;             /* progress bars shown as displays so far: each bar's id */
     StrBuf report;            /* the last error as the program shows it (interp_report_error) */
     char *report_file;        /* owned: the file the report names (its source may be gone) */
     SrcLoc report_loc;        /* and where in it, when report_has_loc */
@@ -231,6 +237,10 @@ int interp_run_file(Interp *I, const char *path);
 bool interp_write_out(Interp *I, const char *s, size_t len);
 /* Writes a diagnostic (a warning, an explain line) through I->write_diag; failures are ignored. */
 void interp_write_diag(Interp *I, const char *s, size_t len);
+/* The language's keywords, NULL-terminated (errval.c): "did you mean" and tab completion. */
+extern const char *const interp_keywords[];
+/* Hands data to the host's display hook: -1 when the host set none, else the hook's 0 or errno. */
+int interp_display(Interp *I, const char *mime, const void *data, size_t n, const char *id);
 /* print()'s options (print.c): sep and end (not NUL-terminated), to standard error, flush. */
 typedef struct {
     const char *sep, *end;

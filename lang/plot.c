@@ -322,6 +322,33 @@ static void release_font_caches(void) {
 
 static void at_exit_release(void) { atexit(release_font_caches); }
 
+/* Draws the figure dict d: into the SVG file svg_path (finished, so written), or into an
+ * image surface when svg_path is NULL. NULL (error pending) when the figure is invalid or
+ * its SVG cannot be completed; a cairo failure is the surface's status. */
+static cairo_surface_t *render(Interp *I, ObjDict *d, const char *svg_path) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, at_exit_release);
+    Fig *f = mem_calloc(1, sizeof *f);
+    cairo_surface_t *sf = NULL;
+    if (fig_read(I, d, f)) {
+        sf = svg_path ? cairo_svg_surface_create(svg_path, f->w, f->h) : cairo_image_surface_create(CAIRO_FORMAT_RGB24, f->w, f->h);
+        cairo_t *cr = cairo_create(sf);
+        draw_figure(cr, f);
+        cairo_destroy(cr);
+        if (svg_path) {
+            cairo_surface_finish(sf);   /* writes the file; a PNG is written from the pixels */
+            if (cairo_surface_status(sf) == CAIRO_STATUS_SUCCESS && !svg_add_text(svg_path, f)) {
+                interp_errork(I, ERRK_IO, "plot.save: cannot write '%s': not an SVG file", svg_path);
+                cairo_surface_destroy(sf);
+                sf = NULL;
+            }
+        }
+    }
+    fig_free(f);
+    mem_free(f);
+    return sf;
+}
+
 static Value bi_plot_render(Interp *I, CallArgs *a) {
     Value v[2];
     ObjString *path;
@@ -331,32 +358,60 @@ static Value bi_plot_render(Interp *I, CallArgs *a) {
     bool svg = ends_with(path->chars, ".svg");
     if (!svg && !ends_with(path->chars, ".png"))
         return interp_errork(I, ERRK_VALUE, "plot.save: '%s' must end in .png or .svg", path->chars);
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, at_exit_release);
-    Fig *f = mem_calloc(1, sizeof *f);
-    Value r = ERR_VAL;
-    if (fig_read(I, AS_DICT(v[0]), f)) {
-        cairo_surface_t *sf = svg ? cairo_svg_surface_create(path->chars, f->w, f->h)
-                                  : cairo_image_surface_create(CAIRO_FORMAT_RGB24, f->w, f->h);
-        cairo_t *cr = cairo_create(sf);
-        draw_figure(cr, f);
-        cairo_destroy(cr);
-        if (svg) cairo_surface_finish(sf);   /* writes the file; a PNG is written from the pixels */
-        cairo_status_t st = cairo_surface_status(sf);
-        if (st == CAIRO_STATUS_SUCCESS && !svg) st = cairo_surface_write_to_png(sf, path->chars);
-        cairo_surface_destroy(sf);
-        if (st != CAIRO_STATUS_SUCCESS || (svg && !svg_add_text(path->chars, f)))
-            interp_errork(I, ERRK_IO, "plot.save: cannot write '%s': %s", path->chars,
-                          st != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(st) : "not an SVG file");
-        else r = NIL_VAL;
+    cairo_surface_t *sf = render(I, AS_DICT(v[0]), svg ? path->chars : NULL);
+    if (!sf) return ERR_VAL;
+    cairo_status_t st = cairo_surface_status(sf);
+    if (st == CAIRO_STATUS_SUCCESS && !svg) st = cairo_surface_write_to_png(sf, path->chars);
+    cairo_surface_destroy(sf);
+    if (st != CAIRO_STATUS_SUCCESS)
+        return interp_errork(I, ERRK_IO, "plot.save: cannot write '%s': %s", path->chars, cairo_status_to_string(st));
+    return NIL_VAL;
+}
+
+/* A PNG in memory (the C library's: cairo calls back outside the state's protection). */
+typedef struct {
+    unsigned char *p;
+    size_t n, cap;
+} Png;
+
+static cairo_status_t png_append(void *ud, const unsigned char *data, unsigned int n) {
+    Png *b = ud;
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 65536;
+        while (cap < b->n + n) cap *= 2;
+        unsigned char *q = realloc(b->p, cap);
+        if (!q) return CAIRO_STATUS_NO_MEMORY;
+        b->p = q, b->cap = cap;
     }
-    fig_free(f);
-    mem_free(f);
-    return r;
+    memcpy(b->p + b->n, data, n);
+    b->n += n;
+    return CAIRO_STATUS_SUCCESS;
+}
+
+/* plot_show(figure): the figure as a PNG to the host's display (a notebook shows it inline);
+ * false when the host has none. */
+static Value bi_plot_show(Interp *I, CallArgs *a) {
+    Value v[1];
+    if (!builtin_bind(I, a, bi_plot_show, v)) return ERR_VAL;
+    if (v[0].type != VAL_DICT) return interp_errork(I, ERRK_TYPE, "plot_show(): figure must be a dict");
+    if (!I->display) return BOOL_VAL(false);
+    cairo_surface_t *sf = render(I, AS_DICT(v[0]), NULL);
+    if (!sf) return ERR_VAL;
+    Png png = { 0 };
+    cairo_status_t st = cairo_surface_status(sf);
+    if (st == CAIRO_STATUS_SUCCESS) st = cairo_surface_write_to_png_stream(sf, png_append, &png);
+    cairo_surface_destroy(sf);
+    int e = st == CAIRO_STATUS_SUCCESS ? interp_display(I, "image/png", png.p, png.n, NULL) : 0;
+    free(png.p);
+    if (st != CAIRO_STATUS_SUCCESS) return interp_errork(I, ERRK_IO, "plot.show: %s", cairo_status_to_string(st));
+    if (e) return interp_errork(I, ERRK_IO, "plot.show: the host could not display the figure: %s", strerror(e));
+    return BOOL_VAL(true);
 }
 
 const BuiltinDef plot_builtins[] = {
     { "plot_render", bi_plot_render, "(figure, path)",
       "draws a figure dict of stdlib/plot.tsl to a .png or .svg file (plot.save calls it)", ST_NONE },
+    { "plot_show", bi_plot_show, "(figure)",
+      "hands a figure dict of stdlib/plot.tsl as a PNG to the host's display (plot.show calls it); false when there is none", ST_NONE },
     { NULL, NULL, NULL, NULL, ST_NONE },
 };

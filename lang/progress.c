@@ -1,7 +1,9 @@
 /* progress.c - progress(iterable, total=nil, desc=""), a tqdm-style bar on the diagnostics
  * stream (standard error unless the host set a hook). On a terminal it redraws in place,
  * at most ten times a second; anywhere else (a file, a pipe, a host's hook) it writes one
- * summary line when the loop ends and no control bytes, so logs stay clean.
+ * summary line when the loop ends and no control bytes, so logs stay clean. A host with a
+ * display (tsl_set_display: a notebook) gets the bar as a text display of its own, redrawn
+ * in place under the bar's id at the same rate.
  * The built-in only hands its iterable back; the loop over the call draws (progress.h). */
 #include <math.h>
 #include <stdio.h>
@@ -55,6 +57,13 @@ void progress_format(char *buf, size_t size, const char *desc, int64_t n, int64_
 static void draw(Interp *I, Progress *p, bool last) {
     char line[400];
     size_t len = 0;
+    if (p->display) {
+        char id[32];
+        snprintf(id, sizeof id, "tsl-progress-%d", p->display);
+        progress_format(line, sizeof line, p->desc, p->n, p->total, now_s() - p->start);
+        interp_display(I, "text/plain", line, strlen(line), id);   /* a failed redraw is no error */
+        return;
+    }
     if (p->tty) line[len++] = '\r';
     progress_format(line + len, sizeof line - len - 8, p->desc, p->n, p->total, now_s() - p->start);
     len += strlen(line + len);
@@ -76,16 +85,17 @@ void progress_begin(Interp *I, Progress *p, int64_t len) {
     p->n = 0;
     p->total = a->has_total ? a->total : len;
     memcpy(p->desc, a->desc, sizeof p->desc);
-    p->tty = !I->write_diag && isatty(2);
+    p->display = I->display ? (I->displays = I->displays % 1000000 + 1) : 0;
+    p->tty = !p->display && !I->write_diag && isatty(2);
     p->start = p->last_draw = now_s();
     a->has_total = false;
     a->desc[0] = 0;
-    if (p->tty) draw(I, p, false);
+    if (p->tty || p->display) draw(I, p, false);
 }
 
 void progress_tick(Interp *I, Progress *p) {
     p->n++;
-    if (!p->tty) return;
+    if (!p->tty && !p->display) return;
     double t = now_s();
     if (t - p->last_draw < REDRAW_S && !I->bar_cleared) return;
     p->last_draw = t;

@@ -19,6 +19,7 @@ typedef struct Progress {
     int64_t n, total;
     double start, last_draw;
     bool tty;               /* redraw in place; otherwise one line at the end */
+    int display;            /* > 0: drawn as the host's display of this number (a notebook) */
     char desc[80];
 } Progress;
 

@@ -561,6 +561,12 @@ void interp_write_diag(Interp *I, const char *s, size_t len) {
     else fwrite(s, 1, len, stderr);
 }
 
+int interp_display(Interp *I, const char *mime, const void *data, size_t n, const char *id) {
+    if (!I->display) return -1;
+    if (!I->write_out) fflush(stdout);   /* what print wrote first shows first */
+    return I->display(I->display_ud, mime, data, n, id);
+}
+
 void interp_diag_at(Interp *I, const char *head, const Source *src, SrcLoc loc, const char *what, const char *msg) {
     const char *file = src ? src->name : "?";
     StrBuf b = { 0 };

@@ -51,10 +51,6 @@ static bool got_line, got_eof;
 static const char *const commands[] = {
     ":help", ":quit", ":time", ":static", ":dis", ":load", ":reload", ":vars", ":device", NULL,
 };
-static const char *const keywords[] = {
-    "fn", "return", "if", "else", "while", "for", "in", "break", "continue", "static", "import",
-    "and", "or", "not", "true", "false", "nil", NULL,
-};
 
 static void print_help(void) {
     puts("TSL REPL. Type code; an unfinished input continues on the next line.\n"
@@ -168,27 +164,19 @@ static bool run_command(tsl_State *S, const char *typed, bool *quit) {
 
 /* ---- completion ---- */
 
-/* Completion: `:` commands, then the names and fields the state offers, then keywords. */
+/* Completion: `:` commands, then the names, keywords and fields the state offers. */
 static char *complete_next(const char *text, int state) {
-    static int phase, idx;
+    static int idx;
     static size_t len;
-    if (!state) { phase = 0; idx = 0; len = strlen(text); }
+    if (!state) { idx = 0; len = strlen(text); }
     if (text[0] == ':') {
         while (commands[idx])
             if (!strncmp(commands[idx++], text, len)) return strdup(commands[idx - 1]);
         return NULL;
     }
-    if (phase == 0) {
-        const char *name = NULL;
-        tsl_complete(repl_S, text, idx, &name);
-        if (name) { idx++; return strdup(name); }
-        phase = 1;
-        idx = 0;
-        if (strchr(text, '.')) return NULL;   /* after a '.' only fields */
-    }
-    while (keywords[idx])
-        if (!strncmp(keywords[idx++], text, len)) return strdup(keywords[idx - 1]);
-    return NULL;
+    const char *name = NULL;
+    tsl_complete(repl_S, text, idx++, &name);
+    return name ? strdup(name) : NULL;
 }
 
 static char **complete(const char *text, int start, int end) {

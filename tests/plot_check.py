@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """plot (issue 29): renders figures with bin/tsl and checks the files themselves, with the
-standard library only (a PNG is read back with zlib): the PNG's size, the line's colour
+standard library only (a PNG is read back with zlib, tests/pngread.py): the PNG's size, the line's colour
 where y = x must cross the axes' middle, white away from it, an image's corner colours,
 a histogram's bar heights, and the title and labels in the SVG. Usage: plot_check.py bin/tsl"""
-import os, struct, subprocess, sys, tempfile, zlib
+import os, subprocess, sys, tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pngread
 
 tsl = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "bin/tsl")
 d = tempfile.mkdtemp()
@@ -16,35 +19,8 @@ def run(code):
     assert r.returncode == 0, r.stderr
 
 def read_png(path):
-    data = open(path, "rb").read()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    pos, idat, w = 8, b"", 0
-    while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        if kind == b"IHDR":
-            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
-            assert depth == 8 and ctype in (2, 6), (depth, ctype)
-            bpp = 3 if ctype == 2 else 4
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + n
-    raw, rows, prev, stride = zlib.decompress(idat), [], bytearray(w * bpp), w * bpp
-    for y in range(h):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-            if f == 1: line[i] = (line[i] + a) & 255
-            elif f == 2: line[i] = (line[i] + b) & 255
-            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-            elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append(line)
-        prev = line
-    return w, h, lambda x, y: tuple(rows[y][x * bpp:x * bpp + 3])
+    with open(path, "rb") as f:
+        return pngread.decode(f.read())
 
 def near(px, want, tol=40):
     return all(abs(p - q) <= tol for p, q in zip(px, want))

@@ -15,6 +15,7 @@
 #include "tops.h"
 #include "ctx.h"
 #include "vm.h"
+#include "parse.h"
 
 _Static_assert(TSL_MAX_SOURCE == TSL_MAX_SOURCE_BYTES, "tsl.h and interp.h agree on the source limit");
 _Static_assert(TSL_MAX_DIMS == TSL_MAX_RANK, "tsl.h and tensor.h agree on the rank limit");
@@ -115,6 +116,13 @@ tsl_Status tsl_set_diagnostics(tsl_State *S, tsl_WriteFn fn, void *ud) {
     if (!S) return TSL_BADARG;
     S->I->write_diag = fn;
     S->I->diag_ud = ud;
+    return TSL_OK;
+}
+
+tsl_Status tsl_set_display(tsl_State *S, tsl_DisplayFn fn, void *ud) {
+    if (!S) return TSL_BADARG;
+    S->I->display = fn;
+    S->I->display_ud = ud;
     return TSL_OK;
 }
 
@@ -322,6 +330,35 @@ tsl_Status tsl_run_input(tsl_State *S, const char *name, const char *text, size_
     interp_leave(scope);
     bool incomplete = false;
     return run_text(S, name, text, len, line_base, true, &incomplete);
+}
+
+typedef struct {
+    const char *text;
+    size_t len;
+} CheckJob;
+
+/* Parses a NUL-terminated copy (the parser reads to the NUL) and drops the tree. */
+static tsl_Status check_input(tsl_State *S, void *ud) {
+    CheckJob *j = ud;
+    char *copy = mem_alloc(j->len + 1);
+    memcpy(copy, j->text, j->len);
+    copy[j->len] = 0;
+    ParseError pe;
+    Node *prog = parse_program(copy, j->len, S->I->max_nesting, &pe);
+    mem_free(copy);
+    if (prog) {
+        ast_free(prog);
+        return TSL_OK;
+    }
+    if (pe.incomplete) return TSL_INCOMPLETE;
+    return api_fail(S, TSL_ERROR, "%d:%d: %s", pe.loc.line, pe.loc.col, pe.msg);
+}
+
+tsl_Status tsl_check_input(tsl_State *S, const char *text, size_t len) {
+    if (!S || !text) return TSL_BADARG;
+    api_begin(S);
+    if (len > TSL_MAX_SOURCE) return api_fail(S, TSL_BADARG, "the source is larger than the limit of %d bytes", TSL_MAX_SOURCE);
+    return api_run(S, check_input, &(CheckJob){ text, len });
 }
 
 static tsl_Status result_text(tsl_State *S, void *ud) {

@@ -160,14 +160,24 @@ static const char *nth_global(Globals *g, const char *prefix, int index) {
     return NULL;
 }
 
+/* The index-th keyword starting with prefix; NULL past the last. */
+static const char *nth_keyword(const char *prefix, int index) {
+    size_t len = strlen(prefix);
+    for (int i = 0; interp_keywords[i]; i++)
+        if (!strncmp(interp_keywords[i], prefix, len) && index-- == 0) return interp_keywords[i];
+    return NULL;
+}
+
 static tsl_Status complete(tsl_State *S, void *ud) {
     ToolJob *j = ud;
     const char *text = j->name, **out = j->text;
     int index = j->index;
     Globals *g = &api_main(S)->g;
     const char *dot = strrchr(text, '.');
-    if (!dot) {
-        const char *name = nth_global(g, text, index);
+    if (!dot) {   /* the globals, then the keywords */
+        int nglobals = 0;
+        while (nth_global(g, text, nglobals)) nglobals++;
+        const char *name = index < nglobals ? nth_global(g, text, index) : nth_keyword(text, index - nglobals);
         if (!name) return TSL_OK;
         scratch_begin(S);
         sb_puts(&S->text, name);

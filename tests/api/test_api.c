@@ -749,6 +749,82 @@ START_TEST(test_complete) {
     ck_assert_ptr_null(c);   /* zeros takes a shape first */
     for (n = 0; tsl_complete(S, "w.arg", n, &c) == TSL_OK && c; n++) {}
     ck_assert_int_ge(n, 3);   /* argmax, argmin, argsort */
+    /* after the globals, the keywords (try and catch too); never after a '.' */
+    ck_assert_int_eq(tsl_complete(S, "whi", 0, &c), TSL_OK);
+    ck_assert_str_eq(c, "while");
+    ck_assert_int_eq(tsl_complete(S, "catc", 0, &c), TSL_OK);
+    ck_assert_str_eq(c, "catch");
+    ck_assert_int_eq(tsl_complete(S, "cfg.whi", 0, &c), TSL_OK);
+    ck_assert_ptr_null(c);
+    tsl_free(S);
+}
+END_TEST
+
+/* What a display hook is handed: the mime type, the bytes, the id (a copy of the first call
+ * of each kind, and the last call's text). */
+typedef struct {
+    int calls, pngs, texts, fail_with;
+    unsigned char png_head[24];
+    char last_text[256], last_id[64];
+} Shown;
+
+static int show(void *ud, const char *mime, const void *data, size_t n, const char *id) {
+    Shown *d = ud;
+    d->calls++;
+    if (d->fail_with) return d->fail_with;
+    if (!strcmp(mime, "image/png") && n >= sizeof d->png_head) {
+        if (!d->pngs++) memcpy(d->png_head, data, sizeof d->png_head);
+    } else if (!strcmp(mime, "text/plain") && n < sizeof d->last_text) {
+        d->texts++;
+        memcpy(d->last_text, data, n);
+        d->last_text[n] = 0;
+        snprintf(d->last_id, sizeof d->last_id, "%s", id ? id : "(null)");
+    }
+    return 0;
+}
+
+/* plot.show() hands the host a PNG; a progress bar is a text display redrawn under its id;
+ * without a hook plot.show() says how to save, and the bar goes to the diagnostics hook. */
+START_TEST(test_display_hook) {
+    tsl_State *S = new_state();
+    Capture diag = { .len = 0 };
+    Shown d = { 0 };
+    tsl_set_diagnostics(S, capture, &diag);
+    ck_assert_int_eq(tsl_set_display(S, show, &d), TSL_OK);
+    ck_assert_int_eq(tsl_run_string(S, "<t>", "import plot\nplot.line([1, 3, 2])\nr = plot.show()", -1), TSL_OK);
+    ck_assert_int_eq(d.pngs, 1);
+    ck_assert_mem_eq(d.png_head, "\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\x02\x80\0\0\x01\xe0", 24);   /* 640 x 480 */
+    ck_assert_int_eq(tsl_get_type(S, "r", &(tsl_Type){ 0 }), TSL_OK);
+    ck_assert_int_eq(tsl_run_string(S, "<t>", "for i in progress(range(3), desc=\"d\") { }", -1), TSL_OK);
+    ck_assert_int_ge(d.texts, 2);   /* drawn when it starts, and when it ends */
+    ck_assert_str_eq(d.last_id, "tsl-progress-1");
+    ck_assert_int_eq(strncmp(d.last_text, "d: 100%|########################| 3/3 [", 39), 0);
+    ck_assert_ptr_null(strpbrk(d.last_text, "\r\n\x1b"));
+    ck_assert_str_eq(diag.s, "");
+    d.fail_with = 5;   /* EIO: a figure the host cannot show is the program's error */
+    ck_assert_int_eq(tsl_run_string(S, "<t>", "plot.line([1])\nplot.show()", -1), TSL_ERROR);
+    ck_assert_ptr_nonnull(strstr(tsl_error_message(S), "plot.show: the host could not display the figure"));
+    ck_assert_int_eq(tsl_set_display(S, NULL, NULL), TSL_OK);
+    int calls = d.calls;
+    ck_assert_int_eq(tsl_run_string(S, "<t>", "plot.line([1])\nplot.show()\nfor i in progress([1, 2]) { }", -1), TSL_OK);
+    ck_assert_int_eq(d.calls, calls);
+    ck_assert_ptr_nonnull(strstr(diag.s, "plot.show: no display here"));
+    ck_assert_ptr_nonnull(strstr(diag.s, "100%|########################| 2/2 ["));
+    tsl_free(S);
+}
+END_TEST
+
+/* The parser alone: whole, open or wrong, and nothing runs. */
+START_TEST(test_check_input) {
+    tsl_State *S = new_state();
+    ck_assert_int_eq(tsl_check_input(S, "x = 1\nfn f(a) {\n  return a\n}", 28), TSL_OK);
+    ck_assert_int_eq(tsl_get_type(S, "x", &(tsl_Type){ 0 }), TSL_NOT_FOUND);
+    ck_assert_int_eq(tsl_check_input(S, "fn f(a) {\n  return a", 20), TSL_INCOMPLETE);
+    ck_assert_int_eq(tsl_check_input(S, "xs = [1, 2", 10), TSL_INCOMPLETE);
+    ck_assert_int_eq(tsl_check_input(S, "x = )", 5), TSL_ERROR);
+    ck_assert_int_eq(strncmp(tsl_error_message(S), "1:5: ", 5), 0);
+    ck_assert_int_eq(tsl_check_input(S, "x = 1)", 5), TSL_OK);   /* len counts: the ')' is past it */
+    ck_assert_int_eq(tsl_check_input(S, "", 0), TSL_OK);
     tsl_free(S);
 }
 END_TEST
@@ -831,6 +907,8 @@ static Suite *api_suite(void) {
     suite_add_tcase(s, models);
     TCase *tools = tcase_create("tools");
     tcase_add_test(tools, test_complete);
+    tcase_add_test(tools, test_display_hook);
+    tcase_add_test(tools, test_check_input);
     tcase_add_test(tools, test_help_vars_dis);
     tcase_add_test(tools, test_reload);
     tcase_add_test(tools, test_escape);

@@ -78,6 +78,16 @@ static void null_tsl_set_diagnostics(void) {
     ck_assert_int_eq(tsl_set_diagnostics(S, NULL, NULL), TSL_OK);
 }
 
+static void null_tsl_set_display(void) {
+    ck_assert_int_eq(tsl_set_display(NULL, NULL, NULL), TSL_BADARG);
+    ck_assert_int_eq(tsl_set_display(S, NULL, NULL), TSL_OK);   /* fn NULL: no display */
+}
+
+static void null_tsl_check_input(void) {
+    ck_assert_int_eq(tsl_check_input(NULL, "x", 1), TSL_BADARG);
+    ck_assert_int_eq(tsl_check_input(S, NULL, 1), TSL_BADARG);
+}
+
 static void null_tsl_set_option(void) { ck_assert_int_eq(tsl_set_option(NULL, TSL_OPT_MAX_OPS, 1), TSL_BADARG); }
 
 static void null_tsl_get_option(void) {
@@ -387,7 +397,7 @@ typedef struct {
 #define CASE(fn) { #fn, null_##fn }
 static const NullCase cases[] = {
     CASE(tsl_version), CASE(tsl_backend), CASE(tsl_new), CASE(tsl_free), CASE(tsl_set_output),
-    CASE(tsl_set_diagnostics), CASE(tsl_set_option), CASE(tsl_get_option), CASE(tsl_set_threads),
+    CASE(tsl_set_diagnostics), CASE(tsl_set_display), CASE(tsl_check_input), CASE(tsl_set_option), CASE(tsl_get_option), CASE(tsl_set_threads),
     CASE(tsl_threads), CASE(tsl_set_device), CASE(tsl_set_args), CASE(tsl_set_stdlib_path),
     CASE(tsl_run_string), CASE(tsl_run_file), CASE(tsl_run_input), CASE(tsl_result_text), CASE(tsl_exit_code),
     CASE(tsl_interrupt), CASE(tsl_timeout), CASE(tsl_interrupt_pending), CASE(tsl_interrupt_clear),
