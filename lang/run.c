@@ -6,7 +6,6 @@
  * library prints nothing: the program (repl/) prints the report. */
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,20 +27,6 @@ static int make_stack(Interp *I, void *ud) {
     return 0;
 }
 
-/* The C stack the evaluator may use: this thread's, less a margin for the deepest single
- * evaluation step (sanitizers widen frames). */
-static void measure_c_stack(Interp *I) {
-    char here;
-    I->c_stack_base = &here;
-    size_t size = 8u << 20;
-    pthread_attr_t attr;
-    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-        pthread_attr_getstacksize(&attr, &size);
-        pthread_attr_destroy(&attr);
-    }
-    I->c_stack_limit = size > (4u << 20) ? size - (2u << 20) : size / 2;
-}
-
 Interp *interp_new_with_alloc(TslAllocFn f, void *ud) {
     OpsCtx *ops = ops_ctx_new_with_alloc(f, ud);
     if (!ops) return NULL;
@@ -60,7 +45,6 @@ Interp *interp_new_with_alloc(TslAllocFn f, void *ud) {
     I->compile_budget_ms = 2000;
     I->ret = NIL_VAL;
     I->last_value = NIL_VAL;
-    measure_c_stack(I);
     if (interp_protected(I, make_stack, NULL) == INTERP_OOM) {
         interp_free(I);
         return NULL;

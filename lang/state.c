@@ -6,6 +6,7 @@
  * entry points set: interp_enter makes I and its ops context current, interp_leave puts back
  * what was current before, so a host may run two interpreters interleaved on one thread, or
  * one per thread. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include "interp.h"
@@ -66,9 +67,30 @@ static void recover(Interp *I, const Snapshot *s) {
     }
 }
 
+/* The C stack the evaluator may use: what is left of the calling thread's below here, less a
+ * margin for the deepest single evaluation step (sanitizers widen frames). Measured at every
+ * outermost entry, since a state may be used from one thread and then another (tsl.h allows
+ * it), and a host may call in from deep in its own stack. */
+static void measure_c_stack(Interp *I) {
+    char here;
+    size_t left = 8u << 20;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        void *low;
+        size_t size;
+        if (pthread_attr_getstack(&attr, &low, &size) == 0 && &here > (char *)low &&
+            &here <= (char *)low + size)
+            left = (size_t)(&here - (char *)low);
+        pthread_attr_destroy(&attr);
+    }
+    I->c_stack_base = &here;
+    I->c_stack_limit = left > (4u << 20) ? left - (2u << 20) : left / 2;
+}
+
 int interp_protected(Interp *I, InterpBody body, void *ud) {
     InterpScope scope = interp_enter(I);
     jmp_buf here, *outer = I->opsctx->on_oom;
+    if (!outer) measure_c_stack(I);   /* not nested in a running evaluation */
     Snapshot s = snapshot(I);
     volatile int rc;
     Source *stmt_src = I->stmt_src;

@@ -338,6 +338,33 @@ START_TEST(test_interrupt_from_another_thread) {
 }
 END_TEST
 
+/* A state made on one thread runs on another with a small stack: recursion there is bounded
+ * by that thread's stack (a clean error, not a crash), and shallow recursion works (the guard
+ * was measured once, on the creating thread, and misjudged every other thread's stack). */
+static void *recurse_on_small_stack(void *S) {
+    static const char *src = "fn f(n) { if n == 0 { return 0 } return 1 + f(n - 1) }\nshallow = f(50)";
+    if (tsl_run_string(S, "<t>", src, -1) != TSL_OK) return "shallow recursion failed";
+    if (tsl_run_string(S, "<t>", "deep = f(9000)", -1) != TSL_ERROR) return "deep recursion did not fail";
+    if (!strstr(tsl_error_message(S), "recursion too deep")) return "deep recursion: not a stack error";
+    return NULL;
+}
+
+START_TEST(test_state_moves_to_a_small_stack_thread) {
+    tsl_State *S = new_state();
+    pthread_attr_t attr;
+    pthread_t th;
+    void *why = "not run";
+    ck_assert_int_eq(pthread_attr_init(&attr), 0);
+    ck_assert_int_eq(pthread_attr_setstacksize(&attr, 1u << 20), 0);
+    ck_assert_int_eq(pthread_create(&th, &attr, recurse_on_small_stack, S), 0);
+    pthread_join(th, &why);
+    pthread_attr_destroy(&attr);
+    ck_assert_msg(why == NULL, "%s: %s", (char *)why, tsl_error_message(S));
+    ck_assert_int_eq(tsl_run_string(S, "<t>", "back = f(50)", -1), TSL_OK);   /* and on this thread again */
+    tsl_free(S);
+}
+END_TEST
+
 /* line_base counts lines on from the session's earlier ones: a line past INT_MAX is refused
  * before anything runs (it used to overflow), the last one that fits is reported as it is. */
 START_TEST(test_line_base_limits) {
@@ -889,6 +916,7 @@ static Suite *api_suite(void) {
     tcase_add_test(run, test_world_finish_alone);
     tcase_add_test(run, test_interrupt);
     tcase_add_test(run, test_interrupt_from_another_thread);
+    tcase_add_test(run, test_state_moves_to_a_small_stack_thread);
     tcase_add_test(run, test_line_base_limits);
     tcase_add_test(run, test_source_limit_every_entry);
     tcase_add_test(run, test_options);
