@@ -69,6 +69,10 @@ bool cpu_chain_math_op(OpCode op);
  * (vm/run/jit.c) calls the very function. */
 typedef void (*ChainAnyFn)(void);
 ChainAnyFn cpu_chain_lane_fn(OpCode op, DType dt);
+/* chain512.c: whether lanes512.h writes out the one-vector function of op in dtype dt (only
+ * tanh f32: tanh16) and it gives the library function's bits on a sample of every exponent,
+ * so generated code may compute with it inline. Checks each time: call it once. */
+bool cpu_chain_inline_ok(OpCode op, DType dt);
 
 /* The check cpu_chain_run makes before a block runs (steps that do not fit the chain's dtype
  * and range: -1 with the error set), for another evaluator of the same steps (the native
