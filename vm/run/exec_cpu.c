@@ -114,8 +114,13 @@ static int fused_part(void *ud, int64_t part, int slot) {
     return cpu_chain_run(j->steps, j->nsteps, j->dt, begin, end, j->temps + (size_t)slot * j->area);
 }
 
-/* A step's operand x (a step's temporary, or an outside register -(r+1)) into *g. */
-static void fused_arg(VmRegs *r, int x, ChainArg *g) {
+/* A step's operand x (a step's temporary, an outside register -(r+1), or an epilogue's
+ * product: *product) into *g. */
+static void fused_arg(VmRegs *r, int x, ChainArg *g, const ChainArg *product) {
+    if (x == EPI_PRODUCT) {
+        *g = *product;
+        return;
+    }
     const Tensor *t = x >= 0 ? NULL : r->ten[-x - 1];
     g->kind = x >= 0 ? CHAIN_TEMP : CHAIN_ARRAY;
     g->temp = x;
@@ -129,7 +134,7 @@ static void fused_arg(VmRegs *r, int x, ChainArg *g) {
  * (one per step). Planned (pairs, requests for the next block) only when there is more than
  * one block: for a tensor of a few elements in a loop (an RNN cell) planning would cost more
  * than it saves, and it changes no bits. */
-static void fused_chain(VmRegs *r, const Ins *in, DType dt, int64_t n, ChainStep *cs, double *num) {
+static void fused_chain(VmRegs *r, const Ins *in, DType dt, int64_t n, ChainStep *cs, double *num, const ChainArg *product) {
     for (int k = 0; k < in->nsteps; k++) {
         const FusedStep *st = &in->steps[k];
         ChainStep *c = &cs[k];
@@ -146,10 +151,10 @@ static void fused_chain(VmRegs *r, const Ins *in, DType dt, int64_t n, ChainStep
             c->out_dtype = o->dtype;
             c->out_n = o->size;
         }
-        fused_arg(r, st->a, &c->in[0]);
+        fused_arg(r, st->a, &c->in[0], product);
         if (st->scalar_reg < 0) {
             c->nin = st->b == FUSED_NONE ? 1 : 2;
-            if (c->nin == 2) fused_arg(r, st->b, &c->in[1]);
+            if (c->nin == 2) fused_arg(r, st->b, &c->in[1], product);
             continue;
         }
         c->nin = 2;
@@ -197,7 +202,7 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     size_t need = head + 63 + j.area * (size_t)width;
     scratch_reserve(r, need);
     ChainStep *cs = r->scratch->p;
-    fused_chain(r, in, j.dt, j.total, cs, (double *)(cs + in->nsteps));
+    fused_chain(r, in, j.dt, j.total, cs, (double *)(cs + in->nsteps), NULL);
     j.steps = cs;
     j.native = jit_fused(I, in, cs, in->nsteps, j.dt);
     if (j.native) j.ptrs = native_operands(cs, in->nsteps, (const void **)((double *)(cs + in->nsteps) + in->nsteps));
@@ -377,6 +382,52 @@ static int epi_part(void *ud, int64_t part, int slot) {
     return 0;
 }
 
+/* The native tier for an epilogue of one chunk (an RNN cell, an MLP at batch 1): its steps
+ * over the product's len elements are a fused group's (the same ops: opt.c's epi_step_ok),
+ * with the product and the registers as arrays and the scratch areas as temporaries, so
+ * jit.c's loop runs them with the values in registers. NULL, and the VM's epi_part runs
+ * them, when an operand is a row vector (broadcast row by row), the dtype is not f32/f64, the
+ * steps are too many for cs, or the tier has no code for them (yet). The steps are built as
+ * a chain only on the runs that count toward compiling; a warm one fills p (jit.h's
+ * operands) straight from the registers, checked here as cpu_chain_check would. */
+#define EPI_NATIVE_STEPS 16
+static const void *epi_ptr(const EpiRun *e, int x) {
+    return x == EPI_PRODUCT ? e->product : x >= 0 || x == FUSED_NONE ? NULL : e->r->ten[-x - 1]->data;
+}
+static JitFusedFn epi_native(Interp *I, const EpiRun *e, ChainStep *cs, double *num, const void **p) {
+    Ins *in = e->in;
+    int n = in->nsteps;
+    int64_t len = e->m * e->n;
+    bool ask;
+    JitFusedFn fn = jit_ready(I, in, &ask);
+    if ((!fn && !ask) || (e->dt != DT_F32 && e->dt != DT_F64) || n > EPI_NATIVE_STEPS) return NULL;
+    for (int k = 0; k < n; k++) {
+        const FusedStep *st = &in->steps[k];
+        int x[3] = { st->a, st->b, st->dst };
+        for (int q = 0; q < 3; q++)
+            if (x[q] < 0 && x[q] != EPI_PRODUCT && x[q] != FUSED_NONE &&
+                (e->r->ten[-x[q] - 1]->size != len || e->r->ten[-x[q] - 1]->dtype != e->dt))
+                return NULL;
+    }
+    if (!fn) {
+        ChainArg product = { CHAIN_ARRAY, -1, e->product, e->dt, len };
+        fused_chain(e->r, in, e->dt, len, cs, num, &product);
+        if (!(fn = jit_fused(I, in, cs, n, e->dt))) return NULL;
+    }
+    for (int k = 0; k < n; k++) {   /* as fused_chain and native_operands lay them out */
+        const FusedStep *st = &in->steps[k];
+        p[2 * k] = epi_ptr(e, st->a);
+        p[2 * k + 1] = epi_ptr(e, st->b);
+        p[2 * n + k] = epi_ptr(e, st->dst);
+        if (st->scalar_reg < 0) continue;
+        if (e->dt == DT_F32) *(float *)&num[k] = (float)e->r->num[st->scalar_reg];
+        else num[k] = e->r->num[st->scalar_reg];
+        if (st->num_left) p[2 * k + 1] = p[2 * k];
+        p[2 * k + !st->num_left] = &num[k];
+    }
+    return fn;
+}
+
 /* The product in the row blocks op_matmul_t_into computes (cpu_matmul_rows), the steps run
  * on each block right after its BLAS call. The product goes into register c when something
  * else reads it, else into the destination's buffer, which the last step then overwrites. */
@@ -402,8 +453,13 @@ static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A
     e.area = epi_area(in, e.n, e.esz);
     if (e.m <= e.chunk_rows && e.m <= MATMUL_BLOCK_ROWS) {   /* one block of one chunk (an RNN cell, an MLP at batch 1): no pool */
         e.b_end = e.m;
+        ChainStep cs[EPI_NATIVE_STEPS];
+        double num[EPI_NATIVE_STEPS];
+        const void *p[3 * EPI_NATIVE_STEPS];
+        JitFusedFn native = epi_native(I, &e, cs, num, p);
         cpu_matmul_rows(e.dt, A->data, ta, B->data, e.product, e.m, k, e.n, 0, e.m);
-        return epi_part(&e, 0, 0) ? vm_fail_at(I, in, op_error()) : 0;
+        int rc = native ? native(p, 0, e.m * e.n, jit_api(e.dt)) : epi_part(&e, 0, 0);
+        return rc ? vm_fail_at(I, in, op_error()) : 0;
     }
     for (e.b0 = 0; e.b0 < e.m; e.b0 += MATMUL_BLOCK_ROWS) {
         int64_t rows = e.m - e.b0 < MATMUL_BLOCK_ROWS ? e.m - e.b0 : MATMUL_BLOCK_ROWS;

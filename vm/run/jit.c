@@ -517,13 +517,17 @@ static void tell(Interp *I, const Ins *in, const char *fmt, ...) {
     va_end(ap);
 }
 
-/* TSL_EXPLAIN's one line for the instruction, once it knows its tier. */
+/* TSL_EXPLAIN's one line for the instruction (a fused group, or a matmul's epilogue), once it
+ * knows its tier. */
 static void tell_tier(Interp *I, Ins *in, const JitCode *c, int state) {
     if (!explain_on || __atomic_exchange_n(&in->jit_told, true, __ATOMIC_RELAXED)) return;
-    if (!c) tell(I, in, "fused group %d runs in the vm: %s", in->aux, off_why);
-    else if (state == JIT_FAILED) tell(I, in, "fused group %d runs in the vm: no native code, %s", in->aux, c->why);
-    else if (c->cached) tell(I, in, "fused group %d runs native code (from the disk cache)", in->aux);
-    else tell(I, in, "fused group %d runs native code (compiled in %.1f ms)", in->aux, c->compile_ms);
+    char what[48];
+    if (in->op == I_FUSED) snprintf(what, sizeof what, "fused group %d", in->aux);
+    else snprintf(what, sizeof what, "the matmul's epilogue");
+    if (!c) tell(I, in, "%s runs in the vm: %s", what, off_why);
+    else if (state == JIT_FAILED) tell(I, in, "%s runs in the vm: no native code, %s", what, c->why);
+    else if (c->cached) tell(I, in, "%s runs native code (from the disk cache)", what);
+    else tell(I, in, "%s runs native code (compiled in %.1f ms)", what, c->compile_ms);
 }
 
 JitFusedFn jit_fused(Interp *I, Ins *in, const ChainStep *cs, int n, DType dt) {
@@ -540,6 +544,21 @@ JitFusedFn jit_fused(Interp *I, Ins *in, const ChainStep *cs, int n, DType dt) {
         if (!c) return NULL;   /* the queue was full: again in JIT_RETRY runs */
         __atomic_store_n(&in->jit, c, __ATOMIC_RELEASE);
     }
+    int state = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+    if (state == JIT_COMPILING) return NULL;
+    tell_tier(I, in, c, state);
+    return state == JIT_READY ? c->fn : NULL;
+}
+
+JitFusedFn jit_ready(Interp *I, Ins *in, bool *ask) {
+    JitCode *c = __atomic_load_n(&in->jit, __ATOMIC_ACQUIRE);
+    if (!c) {
+        pthread_once(&settings_once, read_settings);
+        *ask = mode != 0;
+        if (!mode) tell_tier(I, in, NULL, 0);
+        return NULL;
+    }
+    *ask = false;
     int state = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
     if (state == JIT_COMPILING) return NULL;
     tell_tier(I, in, c, state);
