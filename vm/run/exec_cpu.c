@@ -325,11 +325,17 @@ typedef struct {
 } EpiRun;
 
 static int64_t epi_chunk_rows(int64_t n) { return n >= EPI_CHUNK ? 1 : EPI_CHUNK / n; }
+/* Rows a chunk of an [m, n] product has: all m when they are one block of one chunk (an RNN
+ * cell, an MLP at batch 1: m <= EPI_CHUNK / n without the division, which an RNN step paid
+ * three times), else epi_chunk_rows(n). */
+static int64_t epi_rows(int64_t m, int64_t n) {
+    return m <= MATMUL_BLOCK_ROWS && (m == 1 || m * n <= EPI_CHUNK) ? m : epi_chunk_rows(n);
+}
 
 /* One pool slot's scratch bytes, and the threads a block of `rows` rows uses for its steps
  * (work: its elements times the steps, as a fused group counts). */
-static size_t epi_area(const Ins *in, int64_t n, size_t esz) {
-    return (size_t)in->nsteps * (size_t)(epi_chunk_rows(n) * n) * esz;
+static size_t epi_area(const Ins *in, int64_t chunk_rows, int64_t n, size_t esz) {
+    return (size_t)in->nsteps * (size_t)(chunk_rows * n) * esz;
 }
 static int epi_width(const Ins *in, int64_t rows, int64_t n, int64_t chunk_rows) {
     return pool_width(pool_parts(rows, chunk_rows), rows * n * in->nsteps);
@@ -431,7 +437,7 @@ static JitFusedFn epi_native(Interp *I, const EpiRun *e, ChainStep *cs, double *
 /* The product in the row blocks op_matmul_t_into computes (cpu_matmul_rows), the steps run
  * on each block right after its BLAS call. The product goes into register c when something
  * else reads it, else into the destination's buffer, which the last step then overwrites. */
-static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A, const Tensor *B) {
+static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A, const Tensor *B, int64_t chunk_rows) {
     RegInfo *d = &g->regs[in->dst];
     EpiRun e = { g, r, in, d->dtype, dtype_size(d->dtype), d->shape.d[0], d->shape.d[1], 1, NULL, NULL, 0, 0, 0 };
     bool ta = in->aux != 0;
@@ -448,9 +454,9 @@ static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A
             if (regs[x] >= 0 && !r->ten[regs[x]]) return vm_fail_at(I, in, "undefined variable");
     }
     e.product = prod->data;
-    e.chunk_rows = epi_chunk_rows(e.n);
+    e.chunk_rows = chunk_rows;
     e.scratch = r->scratch->p;
-    e.area = epi_area(in, e.n, e.esz);
+    e.area = epi_area(in, chunk_rows, e.n, e.esz);
     if (e.m <= e.chunk_rows && e.m <= MATMUL_BLOCK_ROWS) {   /* one block of one chunk (an RNN cell, an MLP at batch 1): no pool */
         e.b_end = e.m;
         ChainStep cs[EPI_NATIVE_STEPS];
@@ -476,15 +482,15 @@ static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     if (!A || !B) return vm_fail_at(I, in, "undefined variable");
     int64_t m = g->regs[in->dst].shape.d[0], n = g->regs[in->dst].shape.d[1];
     int64_t most = m < MATMUL_BLOCK_ROWS ? m : MATMUL_BLOCK_ROWS;   /* a block's rows, at most */
-    int64_t chunk_rows = epi_chunk_rows(n);
-    size_t need = epi_area(in, n, dtype_size(g->regs[in->dst].dtype)) *
+    int64_t chunk_rows = epi_rows(m, n);
+    size_t need = epi_area(in, chunk_rows, n, dtype_size(g->regs[in->dst].dtype)) *
                   (size_t)(m <= chunk_rows ? 1 : epi_width(in, most, n, chunk_rows));
     scratch_reserve(r, need);   /* before A and B are held: mem_alloc may jump out */
     /* held while the registers change: a destination register that held an operand (which a
      * loaded file may ask for) then gets a new buffer and the operand stays alive */
     tensor_retain(A);
     tensor_retain(B);
-    int rc = epilogue_run(I, g, r, in, A, B);
+    int rc = epilogue_run(I, g, r, in, A, B, chunk_rows);
     tensor_release(A);
     tensor_release(B);
     return rc;
