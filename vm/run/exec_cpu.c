@@ -400,6 +400,12 @@ static int epi_part(void *ud, int64_t part, int slot) {
 static const void *epi_ptr(const EpiRun *e, int x) {
     return x == EPI_PRODUCT ? e->product : x >= 0 || x == FUSED_NONE ? NULL : e->r->ten[-x - 1]->data;
 }
+/* Whether operand x is not a register, or one of len elements of the epilogue's dtype. */
+static inline bool epi_whole(const EpiRun *e, int x, int64_t len) {
+    if (x >= 0 || x == EPI_PRODUCT || x == FUSED_NONE) return true;
+    const Tensor *t = e->r->ten[-x - 1];
+    return t->size == len && t->dtype == e->dt;
+}
 static JitFusedFn epi_native(Interp *I, const EpiRun *e, ChainStep *cs, double *num, const void **p) {
     Ins *in = e->in;
     int n = in->nsteps;
@@ -409,11 +415,7 @@ static JitFusedFn epi_native(Interp *I, const EpiRun *e, ChainStep *cs, double *
     if ((!fn && !ask) || (e->dt != DT_F32 && e->dt != DT_F64) || n > EPI_NATIVE_STEPS) return NULL;
     for (int k = 0; k < n; k++) {
         const FusedStep *st = &in->steps[k];
-        int x[3] = { st->a, st->b, st->dst };
-        for (int q = 0; q < 3; q++)
-            if (x[q] < 0 && x[q] != EPI_PRODUCT && x[q] != FUSED_NONE &&
-                (e->r->ten[-x[q] - 1]->size != len || e->r->ten[-x[q] - 1]->dtype != e->dt))
-                return NULL;
+        if (!epi_whole(e, st->a, len) || !epi_whole(e, st->b, len) || !epi_whole(e, st->dst, len)) return NULL;
     }
     if (!fn) {
         ChainArg product = { CHAIN_ARRAY, -1, e->product, e->dt, len };
