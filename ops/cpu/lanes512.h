@@ -59,9 +59,9 @@ ORDERED(mul8, __m512d, "vmulpd")
  * out instruction for instruction, so the native tier's loop can keep its values in registers
  * across it: a call clobbers every zmm register, and the loop around it then reloads its
  * constants and spills its live values (tanh-GELU over 4M f32: 2.87 against 2.67 ms, one
- * thread). The same bits as the library for all 2^32 inputs (checked exhaustively); the tier
- * also compares the two on a sample of every exponent before it uses this one
- * (cpu_chain_inline_ok) and calls the library where they differ, as after a SLEEF upgrade.
+ * thread). The same bits as the library for all 2^32 inputs (checked exhaustively, also with
+ * subnormals flushed); the tier uses it only with that very library file, after comparing the
+ * two on a sample of every exponent (cpu_chain_inline_ok), and calls the library otherwise.
  * expm1(2|x|) by 2^q * (1 + p(s)) - 1, then e / (e + 2); 1 past 8.664339742 and for a NaN
  * quotient; x's sign; NaN x gives all bits set, as SLEEF's. */
 static inline __m512 f32_bits16(unsigned u) { return _mm512_castsi512_ps(_mm512_set1_epi32((int)u)); }
