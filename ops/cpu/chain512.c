@@ -316,7 +316,7 @@ static bool tanh16_same(void) {
  * (its file, links resolved, is libsleef.so.3.5.1): another release may compute otherwise
  * on inputs no sample finds (a changed coefficient differs on 1 input in 17,000). */
 static bool sleef_3_5_1(void) {
-    __m512 (*f)(__m512) = Sleef_finz_tanhf16_u35avx512f;
+    __typeof__(&Sleef_finz_tanhf16_u35avx512f) f = Sleef_finz_tanhf16_u35avx512f;   /* sleef.h's own qualifiers */
     void *addr;
     memcpy(&addr, &f, sizeof addr);   /* a function pointer as an object pointer, as POSIX allows */
     Dl_info info;
