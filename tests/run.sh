@@ -211,6 +211,10 @@ if grep -q avx512f /proc/cpuinfo 2>/dev/null && command -v cc >/dev/null 2>&1; t
     if XDG_CACHE_HOME="$tmp/jit" TSL_JIT=force TSL_EXPLAIN=1 $TSL --verify-static tests/scripts/fused_chains.tsl >/dev/null 2>"$tmp/err" &&
        sanitized && grep -q 'runs native code' "$tmp/err" && ! grep -q 'runs in the vm' "$tmp/err"; then ok
     else bad "TSL_JIT=force fused_chains.tsl: $(grep -v 'compiled static' "$tmp/err" | head -3)"; fi
+    # a matmul's epilogue of one chunk (an RNN cell) as native code: the same bits
+    if XDG_CACHE_HOME="$tmp/jit" TSL_JIT=force TSL_EXPLAIN=1 $TSL --verify-static tests/scripts/native_epilogue.tsl >/dev/null 2>"$tmp/err" &&
+       sanitized && grep -q "the matmul's epilogue runs native code" "$tmp/err" && ! grep -q 'runs in the vm' "$tmp/err"; then ok
+    else bad "TSL_JIT=force native_epilogue.tsl: $(grep -v 'compiled static' "$tmp/err" | head -3)"; fi
     # a hot group switches to its native code, made in the background (here from the disk cache
     # the run above filled), with the same bits; dis names the tier
     cat >"$tmp/jit.tsl" <<'EOF'

@@ -265,8 +265,10 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
         if (in->c >= 0 && len < n) {
             char c[160];
             reg_str(g, in->c, c, sizeof c);
-            snprintf(buf + len, n - len, "; product %s", c);
+            len += (size_t)snprintf(buf + len, n - len, "; product %s", c);
         }
+        char tier[300];   /* the native tier's word for a one-chunk epilogue (exec_cpu.c) */
+        if (len < n && jit_tier(in, tier, sizeof tier)) snprintf(buf + len, n - len, "  [%s]", tier);
         break;
     }
     case I_ROWSET: snprintf(buf, n, "%s[%s] := %s", d, a, b); break;

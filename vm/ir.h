@@ -102,9 +102,9 @@ typedef struct Ins {
     const CallFrame *frame;   /* the inlined call it belongs to, or NULL (not in graph files) */
     bool rt;               /* OP/INDEX: reads or writes a register with a run-time dim, so its
                             * result is made at run time as eagerly (graph_mark_runtime) */
-    struct JitCode *jit;      /* FUSED: its native code (vm/run/jit.c, process-wide), or NULL */
-    int jit_runs;             /* FUSED: runs counted toward compiling it (atomic) */
-    bool jit_told;            /* FUSED: TSL_EXPLAIN said which tier runs it */
+    struct JitCode *jit;      /* FUSED, EPILOGUE of one chunk: its native code (vm/run/jit.c, process-wide), or NULL */
+    int jit_runs;             /* FUSED, EPILOGUE: runs counted toward compiling it (atomic) */
+    bool jit_told;            /* FUSED, EPILOGUE: TSL_EXPLAIN said which tier runs it */
 } Ins;
 
 /* Where an input comes from at run time, relative to the block's frame. */

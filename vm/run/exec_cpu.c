@@ -114,8 +114,13 @@ static int fused_part(void *ud, int64_t part, int slot) {
     return cpu_chain_run(j->steps, j->nsteps, j->dt, begin, end, j->temps + (size_t)slot * j->area);
 }
 
-/* A step's operand x (a step's temporary, or an outside register -(r+1)) into *g. */
-static void fused_arg(VmRegs *r, int x, ChainArg *g) {
+/* A step's operand x (a step's temporary, an outside register -(r+1), or an epilogue's
+ * product: *product) into *g. */
+static void fused_arg(VmRegs *r, int x, ChainArg *g, const ChainArg *product) {
+    if (x == EPI_PRODUCT) {
+        *g = *product;
+        return;
+    }
     const Tensor *t = x >= 0 ? NULL : r->ten[-x - 1];
     g->kind = x >= 0 ? CHAIN_TEMP : CHAIN_ARRAY;
     g->temp = x;
@@ -129,7 +134,7 @@ static void fused_arg(VmRegs *r, int x, ChainArg *g) {
  * (one per step). Planned (pairs, requests for the next block) only when there is more than
  * one block: for a tensor of a few elements in a loop (an RNN cell) planning would cost more
  * than it saves, and it changes no bits. */
-static void fused_chain(VmRegs *r, const Ins *in, DType dt, int64_t n, ChainStep *cs, double *num) {
+static void fused_chain(VmRegs *r, const Ins *in, DType dt, int64_t n, ChainStep *cs, double *num, const ChainArg *product) {
     for (int k = 0; k < in->nsteps; k++) {
         const FusedStep *st = &in->steps[k];
         ChainStep *c = &cs[k];
@@ -146,10 +151,10 @@ static void fused_chain(VmRegs *r, const Ins *in, DType dt, int64_t n, ChainStep
             c->out_dtype = o->dtype;
             c->out_n = o->size;
         }
-        fused_arg(r, st->a, &c->in[0]);
+        fused_arg(r, st->a, &c->in[0], product);
         if (st->scalar_reg < 0) {
             c->nin = st->b == FUSED_NONE ? 1 : 2;
-            if (c->nin == 2) fused_arg(r, st->b, &c->in[1]);
+            if (c->nin == 2) fused_arg(r, st->b, &c->in[1], product);
             continue;
         }
         c->nin = 2;
@@ -197,7 +202,7 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     size_t need = head + 63 + j.area * (size_t)width;
     scratch_reserve(r, need);
     ChainStep *cs = r->scratch->p;
-    fused_chain(r, in, j.dt, j.total, cs, (double *)(cs + in->nsteps));
+    fused_chain(r, in, j.dt, j.total, cs, (double *)(cs + in->nsteps), NULL);
     j.steps = cs;
     j.native = jit_fused(I, in, cs, in->nsteps, j.dt);
     if (j.native) j.ptrs = native_operands(cs, in->nsteps, (const void **)((double *)(cs + in->nsteps) + in->nsteps));
@@ -320,11 +325,17 @@ typedef struct {
 } EpiRun;
 
 static int64_t epi_chunk_rows(int64_t n) { return n >= EPI_CHUNK ? 1 : EPI_CHUNK / n; }
+/* Rows a chunk of an [m, n] product has: all m when they are one block of one chunk (an RNN
+ * cell, an MLP at batch 1: m <= EPI_CHUNK / n without the division, which an RNN step paid
+ * three times), else epi_chunk_rows(n). */
+static int64_t epi_rows(int64_t m, int64_t n) {
+    return m <= MATMUL_BLOCK_ROWS && (m == 1 || m * n <= EPI_CHUNK) ? m : epi_chunk_rows(n);
+}
 
 /* One pool slot's scratch bytes, and the threads a block of `rows` rows uses for its steps
  * (work: its elements times the steps, as a fused group counts). */
-static size_t epi_area(const Ins *in, int64_t n, size_t esz) {
-    return (size_t)in->nsteps * (size_t)(epi_chunk_rows(n) * n) * esz;
+static size_t epi_area(const Ins *in, int64_t chunk_rows, int64_t n, size_t esz) {
+    return (size_t)in->nsteps * (size_t)(chunk_rows * n) * esz;
 }
 static int epi_width(const Ins *in, int64_t rows, int64_t n, int64_t chunk_rows) {
     return pool_width(pool_parts(rows, chunk_rows), rows * n * in->nsteps);
@@ -377,10 +388,58 @@ static int epi_part(void *ud, int64_t part, int slot) {
     return 0;
 }
 
+/* The native tier for an epilogue of one chunk (an RNN cell, an MLP at batch 1): its steps
+ * over the product's len elements are a fused group's (the same ops: opt.c's epi_step_ok),
+ * with the product and the registers as arrays and the scratch areas as temporaries, so
+ * jit.c's loop runs them with the values in registers. NULL, and the VM's epi_part runs
+ * them, when an operand is a row vector (broadcast row by row), the dtype is not f32/f64, the
+ * steps are too many for cs, or the tier has no code for them (yet). The steps are built as
+ * a chain only on the runs that count toward compiling; a warm one fills p (jit.h's
+ * operands) straight from the registers, checked here as cpu_chain_check would. */
+#define EPI_NATIVE_STEPS 16
+static const void *epi_ptr(const EpiRun *e, int x) {
+    return x == EPI_PRODUCT ? e->product : x >= 0 || x == FUSED_NONE ? NULL : e->r->ten[-x - 1]->data;
+}
+/* Whether operand x is not a register, or one of len elements of the epilogue's dtype. */
+static inline bool epi_whole(const EpiRun *e, int x, int64_t len) {
+    if (x >= 0 || x == EPI_PRODUCT || x == FUSED_NONE) return true;
+    const Tensor *t = e->r->ten[-x - 1];
+    return t->size == len && t->dtype == e->dt;
+}
+static JitFusedFn epi_native(Interp *I, const EpiRun *e, ChainStep *cs, double *num, const void **p) {
+    Ins *in = e->in;
+    int n = in->nsteps;
+    int64_t len = e->m * e->n;
+    bool ask;
+    JitFusedFn fn = jit_ready(I, in, &ask);
+    if ((!fn && !ask) || (e->dt != DT_F32 && e->dt != DT_F64) || n > EPI_NATIVE_STEPS) return NULL;
+    for (int k = 0; k < n; k++) {
+        const FusedStep *st = &in->steps[k];
+        if (!epi_whole(e, st->a, len) || !epi_whole(e, st->b, len) || !epi_whole(e, st->dst, len)) return NULL;
+    }
+    if (!fn) {
+        ChainArg product = { CHAIN_ARRAY, -1, e->product, e->dt, len };
+        fused_chain(e->r, in, e->dt, len, cs, num, &product);
+        if (!(fn = jit_fused(I, in, cs, n, e->dt))) return NULL;
+    }
+    for (int k = 0; k < n; k++) {   /* as fused_chain and native_operands lay them out */
+        const FusedStep *st = &in->steps[k];
+        p[2 * k] = epi_ptr(e, st->a);
+        p[2 * k + 1] = epi_ptr(e, st->b);
+        p[2 * n + k] = epi_ptr(e, st->dst);
+        if (st->scalar_reg < 0) continue;
+        if (e->dt == DT_F32) *(float *)&num[k] = (float)e->r->num[st->scalar_reg];
+        else num[k] = e->r->num[st->scalar_reg];
+        if (st->num_left) p[2 * k + 1] = p[2 * k];
+        p[2 * k + !st->num_left] = &num[k];
+    }
+    return fn;
+}
+
 /* The product in the row blocks op_matmul_t_into computes (cpu_matmul_rows), the steps run
  * on each block right after its BLAS call. The product goes into register c when something
  * else reads it, else into the destination's buffer, which the last step then overwrites. */
-static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A, const Tensor *B) {
+static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A, const Tensor *B, int64_t chunk_rows) {
     RegInfo *d = &g->regs[in->dst];
     EpiRun e = { g, r, in, d->dtype, dtype_size(d->dtype), d->shape.d[0], d->shape.d[1], 1, NULL, NULL, 0, 0, 0 };
     bool ta = in->aux != 0;
@@ -397,13 +456,18 @@ static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A
             if (regs[x] >= 0 && !r->ten[regs[x]]) return vm_fail_at(I, in, "undefined variable");
     }
     e.product = prod->data;
-    e.chunk_rows = epi_chunk_rows(e.n);
+    e.chunk_rows = chunk_rows;
     e.scratch = r->scratch->p;
-    e.area = epi_area(in, e.n, e.esz);
+    e.area = epi_area(in, chunk_rows, e.n, e.esz);
     if (e.m <= e.chunk_rows && e.m <= MATMUL_BLOCK_ROWS) {   /* one block of one chunk (an RNN cell, an MLP at batch 1): no pool */
         e.b_end = e.m;
+        ChainStep cs[EPI_NATIVE_STEPS];
+        double num[EPI_NATIVE_STEPS];
+        const void *p[3 * EPI_NATIVE_STEPS];
+        JitFusedFn native = epi_native(I, &e, cs, num, p);
         cpu_matmul_rows(e.dt, A->data, ta, B->data, e.product, e.m, k, e.n, 0, e.m);
-        return epi_part(&e, 0, 0) ? vm_fail_at(I, in, op_error()) : 0;
+        int rc = native ? native(p, 0, e.m * e.n, jit_api(e.dt)) : epi_part(&e, 0, 0);
+        return rc ? vm_fail_at(I, in, op_error()) : 0;
     }
     for (e.b0 = 0; e.b0 < e.m; e.b0 += MATMUL_BLOCK_ROWS) {
         int64_t rows = e.m - e.b0 < MATMUL_BLOCK_ROWS ? e.m - e.b0 : MATMUL_BLOCK_ROWS;
@@ -420,15 +484,15 @@ static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     if (!A || !B) return vm_fail_at(I, in, "undefined variable");
     int64_t m = g->regs[in->dst].shape.d[0], n = g->regs[in->dst].shape.d[1];
     int64_t most = m < MATMUL_BLOCK_ROWS ? m : MATMUL_BLOCK_ROWS;   /* a block's rows, at most */
-    int64_t chunk_rows = epi_chunk_rows(n);
-    size_t need = epi_area(in, n, dtype_size(g->regs[in->dst].dtype)) *
+    int64_t chunk_rows = epi_rows(m, n);
+    size_t need = epi_area(in, chunk_rows, n, dtype_size(g->regs[in->dst].dtype)) *
                   (size_t)(m <= chunk_rows ? 1 : epi_width(in, most, n, chunk_rows));
     scratch_reserve(r, need);   /* before A and B are held: mem_alloc may jump out */
     /* held while the registers change: a destination register that held an operand (which a
      * loaded file may ask for) then gets a new buffer and the operand stays alive */
     tensor_retain(A);
     tensor_retain(B);
-    int rc = epilogue_run(I, g, r, in, A, B);
+    int rc = epilogue_run(I, g, r, in, A, B, chunk_rows);
     tensor_release(A);
     tensor_release(B);
     return rc;

@@ -64,6 +64,7 @@ static JitCode *codes;
 static pthread_once_t settings_once = PTHREAD_ONCE_INIT;
 static int mode;               /* 0 off, 1 after JIT_AFTER runs in the background, 2 force */
 static bool explain_on;
+static bool tanh_inline;        /* lanes512.h's tanh16 agrees with the library (read_settings) */
 static const char *off_why;    /* why the tier is off, for TSL_EXPLAIN */
 static const char *compiler;
 /* The file every generated source includes: lanes512.h's text, named by its hash (with the
@@ -123,7 +124,8 @@ static void read_settings(void) {
     else if (!cpu_has_avx512()) {
         mode = 0;
         off_why = "the native tier needs AVX-512F, which this processor lacks";
-    }
+    } else
+        tanh_inline = cpu_chain_inline_ok(OP_TANH, DT_F32);
 }
 
 /* ---------- the generated C ---------- */
@@ -170,8 +172,8 @@ static void operand(Buf *b, const Lanes *L, const ChainStep *s, int k, int q, co
     const ChainArg *g = &s->in[q];
     if (g->kind == CHAIN_TEMP) put(b, "v%d", writer[g->temp]);
     else if (g->kind == CHAIN_SCALAR) put(b, "s%d_%d", k, q);
-    else if (tail) put(b, "_mm512_maskz_loadu_%s(m, (const %s *)p[%d] + i)", L->s, L->t, 2 * k + q);
-    else put(b, "_mm512_loadu_%s((const %s *)p[%d] + i)", L->s, L->t, 2 * k + q);
+    else if (tail) put(b, "_mm512_maskz_loadu_%s(m, p%d + i)", L->s, 2 * k + q);
+    else put(b, "_mm512_loadu_%s(p%d + i)", L->s, 2 * k + q);
 }
 
 /* The expression of an op chain512.c computes inline (operands a and b), NULL for any other
@@ -210,6 +212,8 @@ static void step_code(Buf *b, const Lanes *L, DType dt, const ChainStep *s, int 
     char ex[64];
     if (inline_expr(s->op, s->nin, ex, sizeof ex, L))
         put(b, "          v%d = %s;", k, ex);
+    else if (s->nin == 1 && s->op == OP_TANH && dt == DT_F32 && tanh_inline)
+        put(b, "          v%d = tanh16(a);", k);   /* the library's bits, in registers */
     else if (s->nin == 1 && cpu_chain_lane_fn(s->op, dt))
         put(b, "          v%d = ((%s (*)(%s))api[%d])(a);", k, L->vt, L->vt, (int)s->op);
     else if (s->nin == 1)   /* the op's kernel (cpu_unary) on this vector's lanes */
@@ -222,8 +226,8 @@ static void step_code(Buf *b, const Lanes *L, DType dt, const ChainStep *s, int 
                "(%d, %d, ba, 1, bb, 1, ba, %d)) return -1;\n"
                "          v%d = _mm512_load_%s(ba);", L->s, L->s, OP__COUNT + 1, (int)s->op, (int)dt, L->w, k, L->s);
     if (s->temp >= 0) writer[s->temp] = k;
-    else if (tail) put(b, "\n          _mm512_mask_storeu_%s((%s *)p[%d] + i, m, v%d);", L->s, L->t, 2 * n + k, k);
-    else put(b, "\n          _mm512_storeu_%s((%s *)p[%d] + i, v%d);", L->s, L->t, 2 * n + k, k);
+    else if (tail) put(b, "\n          _mm512_mask_storeu_%s(p%d + i, m, v%d);", L->s, 2 * n + k, k);
+    else put(b, "\n          _mm512_storeu_%s(p%d + i, v%d);", L->s, 2 * n + k, k);
     put(b, " }\n");
 }
 
@@ -249,6 +253,10 @@ static char *group_source(const ChainStep *cs, int n, DType dt) {
         for (int q = 0; q < cs[k].nin; q++)
             if (cs[k].in[q].kind == CHAIN_SCALAR)
                 put(&b, "    const %s s%d_%d = _mm512_set1_%s(*(const %s *)p[%d]);\n", L.vt, k, q, L.s, L.t, 2 * k + q);
+            else if (cs[k].in[q].kind == CHAIN_ARRAY)   /* read once: a store may alias p[] */
+                put(&b, "    const %s *const p%d = (const %s *)p[%d];\n", L.t, 2 * k + q, L.t, 2 * k + q);
+    for (int k = 0; k < n; k++)
+        if (cs[k].temp < 0) put(&b, "    %s *const p%d = (%s *)p[%d];\n", L.t, 2 * n + k, L.t, 2 * n + k);
     put(&b, "    %s", L.vt);
     for (int k = 0; k < n; k++) put(&b, "%s v%d", k ? "," : "", k);
     put(&b, ";\n    int64_t i = begin;\n    for (; i + %d <= end; i += %d) {\n", L.w, L.w);
@@ -509,13 +517,17 @@ static void tell(Interp *I, const Ins *in, const char *fmt, ...) {
     va_end(ap);
 }
 
-/* TSL_EXPLAIN's one line for the instruction, once it knows its tier. */
+/* TSL_EXPLAIN's one line for the instruction (a fused group, or a matmul's epilogue), once it
+ * knows its tier. */
 static void tell_tier(Interp *I, Ins *in, const JitCode *c, int state) {
     if (!explain_on || __atomic_exchange_n(&in->jit_told, true, __ATOMIC_RELAXED)) return;
-    if (!c) tell(I, in, "fused group %d runs in the vm: %s", in->aux, off_why);
-    else if (state == JIT_FAILED) tell(I, in, "fused group %d runs in the vm: no native code, %s", in->aux, c->why);
-    else if (c->cached) tell(I, in, "fused group %d runs native code (from the disk cache)", in->aux);
-    else tell(I, in, "fused group %d runs native code (compiled in %.1f ms)", in->aux, c->compile_ms);
+    char what[48];
+    if (in->op == I_FUSED) snprintf(what, sizeof what, "fused group %d", in->aux);
+    else snprintf(what, sizeof what, "the matmul's epilogue");
+    if (!c) tell(I, in, "%s runs in the vm: %s", what, off_why);
+    else if (state == JIT_FAILED) tell(I, in, "%s runs in the vm: no native code, %s", what, c->why);
+    else if (c->cached) tell(I, in, "%s runs native code (from the disk cache)", what);
+    else tell(I, in, "%s runs native code (compiled in %.1f ms)", what, c->compile_ms);
 }
 
 JitFusedFn jit_fused(Interp *I, Ins *in, const ChainStep *cs, int n, DType dt) {
@@ -532,6 +544,21 @@ JitFusedFn jit_fused(Interp *I, Ins *in, const ChainStep *cs, int n, DType dt) {
         if (!c) return NULL;   /* the queue was full: again in JIT_RETRY runs */
         __atomic_store_n(&in->jit, c, __ATOMIC_RELEASE);
     }
+    int state = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+    if (state == JIT_COMPILING) return NULL;
+    tell_tier(I, in, c, state);
+    return state == JIT_READY ? c->fn : NULL;
+}
+
+JitFusedFn jit_ready(Interp *I, Ins *in, bool *ask) {
+    JitCode *c = __atomic_load_n(&in->jit, __ATOMIC_ACQUIRE);
+    if (!c) {
+        pthread_once(&settings_once, read_settings);
+        *ask = mode != 0;
+        if (!mode) tell_tier(I, in, NULL, 0);
+        return NULL;
+    }
+    *ask = false;
     int state = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
     if (state == JIT_COMPILING) return NULL;
     tell_tier(I, in, c, state);

@@ -26,6 +26,11 @@ typedef int (*JitFusedFn)(const void *const *p, int64_t begin, int64_t end, cons
  * group hot it generates the C and starts compiling it (in the background, or right here
  * under TSL_JIT=force). Says under TSL_EXPLAIN, once per instruction, which tier runs it. */
 JitFusedFn jit_fused(Interp *I, Ins *in, const struct ChainStep *cs, int n, DType dt);
+/* The native code of instruction `in` once it is ready, without counting a run; else NULL,
+ * with *ask set when the tier is on and `in` has no code yet (then jit_fused, given its
+ * steps, counts the run and compiles them when they are hot). For callers that build their
+ * steps only when asked (a matmul's epilogue of one chunk, exec_cpu.c). */
+JitFusedFn jit_ready(Interp *I, Ins *in, bool *ask);
 /* The functions generated code calls, for dtype dt (f32 or f64). */
 const JitAnyFn *jit_api(DType dt);
 /* Which tier runs FUSED instruction in, for dis: "native", "vm (native compiling)",

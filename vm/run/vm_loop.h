@@ -15,6 +15,24 @@
 #include <string.h>
 #include "vm_impl.h"
 #include "infer.h"
+#include "ew_cpu.h"
+
+/* A number op: a loop counter's + and < (and the other arithmetic and comparisons) inline,
+ * with the very functions op_binary_number calls (ew_cpu.h), any other through it. */
+static inline double vm_nbin(OpCode op, double x, double y) {
+    switch (op) {
+    case OP_ADD: return ew_add_n(x, y);
+    case OP_SUB: return ew_sub_n(x, y);
+    case OP_MUL: return ew_mul_n(x, y);
+    case OP_LT: return ew_lt_n(x, y);
+    case OP_LE: return ew_le_n(x, y);
+    case OP_GT: return ew_gt_n(x, y);
+    case OP_GE: return ew_ge_n(x, y);
+    case OP_EQ: return ew_eq_n(x, y);
+    case OP_NE: return ew_ne_n(x, y);
+    default: return op_binary_number(op, x, y);
+    }
+}
 
 #define vmdispatch(op) switch (op)
 #define vmcase(l) case l:
@@ -241,7 +259,7 @@ static inline __attribute__((always_inline)) int vm_loop(Interp *I, Graph *g, Vm
             vmcase(I_NCONST) N[in->dst] = in->imm; vmbreak;
             vmcase(I_NMOVE) N[in->dst] = N[in->a]; vmbreak;
             vmcase(I_NBIN) {
-                double x = op_binary_number((OpCode)in->aux, N[in->a], N[in->b]);
+                double x = vm_nbin((OpCode)in->aux, N[in->a], N[in->b]);
                 if (x != x && vm_number_failed(in, N[in->a], N[in->b], 2)) return vm_fail_at(I, in, op_error());
                 N[in->dst] = x;
                 vmbreak;
