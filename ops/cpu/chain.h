@@ -69,15 +69,6 @@ bool cpu_chain_math_op(OpCode op);
  * (vm/run/jit.c) calls the very function. */
 typedef void (*ChainAnyFn)(void);
 ChainAnyFn cpu_chain_lane_fn(OpCode op, DType dt);
-/* chain512.c: whether lanes512.h writes out the one-vector function of op in dtype dt (only
- * tanh f32: tanh16), the library is the release it was written from (SLEEF 3.5.1), and the
- * two give the same bits on a sample of every exponent, so generated code may compute with
- * it inline. Checks each time (about 0.1 ms): call it once. */
-bool cpu_chain_inline_ok(OpCode op, DType dt);
-/* The tests: of the f32 bit patterns 0, step, 2 step, ... below 2^32, how many tanh16 and
- * the library give other bits for (step 1: all of them, about 5 s). */
-int64_t cpu_chain_inline_diffs(uint32_t step);
-
 /* The check cpu_chain_run makes before a block runs (steps that do not fit the chain's dtype
  * and range: -1 with the error set), for another evaluator of the same steps (the native
  * tier). */

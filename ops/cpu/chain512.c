@@ -8,12 +8,7 @@
  * rounded at any width, -x flips the sign bit, |x| clears it (NaN included, as the compiled
  * C does), and relu, maximum and minimum pick the very operand ew.c's expressions pick, NaN
  * and signed zeros included. The build compiles nothing here to FMA (-ffp-contract=off). */
-#include <dlfcn.h>
 #include <immintrin.h>
-#include <limits.h>
-#include <sleef.h>
-#include <stdlib.h>
-#include <string.h>
 #include "chain.h"
 #include "math512.h"
 #include "lanes512.h"
@@ -292,54 +287,6 @@ bool cpu_chain_math_op(OpCode op) { return vec_ps[op] != NULL; }
 ChainAnyFn cpu_chain_lane_fn(OpCode op, DType dt) {
     if (dt == DT_F32 && vec_ps[op]) return (ChainAnyFn)vec_ps[op];
     return dt == DT_F64 && vec_pd[op] ? (ChainAnyFn)vec_pd[op] : NULL;
-}
-
-/* Whether lanes512.h's tanh16 gives the library's bits (vec_ps[OP_TANH]) on every sample:
- * each sign and exponent with 64 mantissas (both ends, the rest spread by a multiplicative
- * step), and NaN, infinities and zeros among them. 2048 vectors, about 50 us. */
-static bool tanh16_same(void) {
-    for (uint32_t se = 0; se < 512; se++)
-        for (uint32_t m0 = 0; m0 < 64; m0 += 16) {
-            uint32_t b[16];
-            for (int k = 0; k < 16; k++) {
-                uint32_t m = m0 + (uint32_t)k;
-                b[k] = se << 23 | (m == 63 ? 0x7fffffu : (m * 2654435761u) >> 9);
-            }
-            __m512 x = _mm512_loadu_ps(b);
-            __m512i r1 = _mm512_castps_si512(vec_ps[OP_TANH](x)), r2 = _mm512_castps_si512(tanh16(x));
-            if (_mm512_cmpneq_epi32_mask(r1, r2)) return false;
-        }
-    return true;
-}
-
-/* Whether the library that tanh's f32 steps call is the release tanh16 was written out from
- * (its file, links resolved, is libsleef.so.3.5.1): another release may compute otherwise
- * on inputs no sample finds (a changed coefficient differs on 1 input in 17,000). */
-static bool sleef_3_5_1(void) {
-    __typeof__(&Sleef_finz_tanhf16_u35avx512f) f = Sleef_finz_tanhf16_u35avx512f;   /* sleef.h's own qualifiers */
-    void *addr;
-    memcpy(&addr, &f, sizeof addr);   /* a function pointer as an object pointer, as POSIX allows */
-    Dl_info info;
-    char path[PATH_MAX];
-    if (!dladdr(addr, &info) || !info.dli_fname || !realpath(info.dli_fname, path)) return false;
-    const char *base = strrchr(path, '/');
-    return !strcmp(base ? base + 1 : path, "libsleef.so.3.5.1");
-}
-
-bool cpu_chain_inline_ok(OpCode op, DType dt) {
-    return op == OP_TANH && dt == DT_F32 && sleef_3_5_1() && tanh16_same();
-}
-
-int64_t cpu_chain_inline_diffs(uint32_t step) {
-    int64_t bad = 0;
-    uint32_t b[16];
-    for (uint64_t at = 0; at < (1ull << 32); at += 16ull * step) {
-        for (int k = 0; k < 16; k++) b[k] = (uint32_t)(at + (uint64_t)k * step);
-        __m512 x = _mm512_loadu_ps(b);
-        __m512i r1 = _mm512_castps_si512(vec_ps[OP_TANH](x)), r2 = _mm512_castps_si512(tanh16(x));
-        bad += __builtin_popcount(_mm512_cmpneq_epi32_mask(r1, r2));
-    }
-    return bad;
 }
 
 /* The block after this one of the chain's first array and of its last step's result, when

@@ -55,43 +55,4 @@ ORDERED(mul16, __m512, "vmulps")
 ORDERED(add8, __m512d, "vaddpd")
 ORDERED(mul8, __m512d, "vmulpd")
 
-/* SLEEF 3.5.1's Sleef_finz_tanhf16_u35avx512f (what tanh's f32 steps call, math512.c) written
- * out instruction for instruction, so the native tier's loop can keep its values in registers
- * across it: a call clobbers every zmm register, and the loop around it then reloads its
- * constants and spills its live values (tanh-GELU over 4M f32: 2.87 against 2.67 ms, one
- * thread). The same bits as the library for all 2^32 inputs (checked exhaustively, also with
- * subnormals flushed); the tier uses it only with that very library file, after comparing the
- * two on a sample of every exponent (cpu_chain_inline_ok), and calls the library otherwise.
- * expm1(2|x|) by 2^q * (1 + p(s)) - 1, then e / (e + 2); 1 past 8.664339742 and for a NaN
- * quotient; x's sign; NaN x gives all bits set, as SLEEF's. */
-static inline __m512 f32_bits16(unsigned u) { return _mm512_castsi512_ps(_mm512_set1_epi32((int)u)); }
-static inline __m512 tanh16(__m512 x) {
-    __m512i xi = _mm512_castps_si512(x), one = _mm512_set1_epi32(0x3f800000);
-    __m512 y = _mm512_castsi512_ps(_mm512_and_si512(xi, _mm512_set1_epi32(0x7fffffff)));
-    __m512 d = _mm512_add_ps(y, y);
-    __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(d, f32_bits16(0x3fb8aa3b)));   /* 1 / ln 2 */
-    __m512 qf = _mm512_cvtepi32_ps(q);
-    __m512 s = _mm512_fmadd_ps(qf, f32_bits16(0xbf317200), d);                  /* ln 2, split */
-    s = _mm512_fmadd_ps(qf, f32_bits16(0xb5bfbe8e), s);
-    __m512 s2 = _mm512_mul_ps(s, s), s4 = _mm512_mul_ps(s2, s2);
-    __m512 p6 = _mm512_fmadd_ps(s, f32_bits16(0x39502bda), f32_bits16(0x3ab696c9));
-    __m512 p7 = _mm512_fmadd_ps(s, f32_bits16(0x3c0888a6), f32_bits16(0x3d2aaa7a));
-    __m512 u = _mm512_fmadd_ps(s, f32_bits16(0x3e2aaaab), f32_bits16(0x3f000000));
-    u = _mm512_fmadd_ps(s2, p7, u);
-    u = _mm512_fmadd_ps(s4, p6, u);
-    u = _mm512_fmadd_ps(s2, u, s);
-    __m512 t = _mm512_add_ps(u, f32_bits16(0x3f800000));
-    __m512i e1 = _mm512_srai_epi32(q, 1), e2 = _mm512_sub_epi32(q, e1);
-    t = _mm512_mul_ps(t, _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(e1, 23), one)));
-    t = _mm512_mul_ps(t, _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(e2, 23), one)));
-    t = _mm512_add_ps(t, f32_bits16(0xbf800000));
-    t = _mm512_mask_mov_ps(t, _mm512_testn_epi32_mask(q, q), u);
-    __m512 r = _mm512_div_ps(t, _mm512_add_ps(t, f32_bits16(0x40000000)));
-    __mmask16 big = _mm512_cmp_ps_mask(y, f32_bits16(0x410aa123), _CMP_GT_OQ);   /* 8.664339742 */
-    r = _mm512_mask_mov_ps(r, big | _mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q), f32_bits16(0x3f800000));
-    r = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(r),
-                                             _mm512_and_si512(xi, _mm512_set1_epi32((int)0x80000000u))));
-    return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), f32_bits16(0xffffffffu));
-}
-
 #endif

@@ -64,7 +64,6 @@ static JitCode *codes;
 static pthread_once_t settings_once = PTHREAD_ONCE_INIT;
 static int mode;               /* 0 off, 1 after JIT_AFTER runs in the background, 2 force */
 static bool explain_on;
-static bool tanh_inline;        /* lanes512.h's tanh16 agrees with the library (read_settings) */
 static const char *off_why;    /* why the tier is off, for TSL_EXPLAIN */
 static const char *compiler;
 /* The file every generated source includes: lanes512.h's text, named by its hash (with the
@@ -124,8 +123,7 @@ static void read_settings(void) {
     else if (!cpu_has_avx512()) {
         mode = 0;
         off_why = "the native tier needs AVX-512F, which this processor lacks";
-    } else
-        tanh_inline = cpu_chain_inline_ok(OP_TANH, DT_F32);
+    }
 }
 
 /* ---------- the generated C ---------- */
@@ -212,8 +210,6 @@ static void step_code(Buf *b, const Lanes *L, DType dt, const ChainStep *s, int 
     char ex[64];
     if (inline_expr(s->op, s->nin, ex, sizeof ex, L))
         put(b, "          v%d = %s;", k, ex);
-    else if (s->nin == 1 && s->op == OP_TANH && dt == DT_F32 && tanh_inline)
-        put(b, "          v%d = tanh16(a);", k);   /* the library's bits, in registers */
     else if (s->nin == 1 && cpu_chain_lane_fn(s->op, dt))
         put(b, "          v%d = ((%s (*)(%s))api[%d])(a);", k, L->vt, L->vt, (int)s->op);
     else if (s->nin == 1)   /* the op's kernel (cpu_unary) on this vector's lanes */
