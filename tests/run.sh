@@ -235,6 +235,18 @@ EOF
     printf 'x = randn([999])\nfor i in range(4) { static { y = tanh(x * 2 + 1) } }\nprint("done")\n' >"$tmp/jit2.tsl"
     out=$(XDG_CACHE_HOME="$tmp/jit2" $TSL "$tmp/jit2.tsl" 2>"$tmp/err"); rc=$?
     if [ $rc -eq 0 ] && [ "$out" = done ] && [ ! -s "$tmp/err" ]; then ok; else bad "exit while compiling: rc $rc, $(head -3 "$tmp/err")"; fi
+    # the disk cache stays bounded: past 1000 objects the least recently used go; a temporary
+    # file older than an hour (a process that exited mid-compile) and another build's header go
+    c="$tmp/jit3/tsl/jit"; mkdir -p "$c"
+    i=0; while [ $i -lt 1010 ]; do printf '' >"$c/$(printf '%016x' $i).so"; i=$((i + 1)); done
+    touch -d '2 days ago' "$c"/000000000000000?.so; touch -d '3 days ago' "$c/0000000000000001.so"; touch "$c/0000000000000000.so"
+    printf 'x' >"$c/00000000000003f1.123.45.c"; touch -d '2 hours ago' "$c/00000000000003f1.123.45.c"
+    printf 'x' >"$c/00000000000003f2.123.45.c"; printf 'x' >"$c/lanes512-0000000000000000.h"
+    XDG_CACHE_HOME="$tmp/jit3" TSL_JIT=force $TSL "$tmp/jit.tsl" >/dev/null 2>&1
+    n=$(ls "$c" | grep -c '^[0-9a-f]\{16\}\.so$')
+    if [ "$n" -le 1001 ] && [ -f "$c/0000000000000000.so" ] && [ -f "$c/00000000000003f1.so" ] && [ ! -f "$c/0000000000000001.so" ] &&
+       [ ! -f "$c/00000000000003f1.123.45.c" ] && [ -f "$c/00000000000003f2.123.45.c" ] && [ ! -f "$c/lanes512-0000000000000000.h" ]; then ok
+    else bad "the native tier's disk cache is not bounded: $n objects; $(ls "$c" | head -5 | tr '\n' ' ')"; fi
     # without a compiler, or with TSL_JIT=0, the VM runs every group and TSL_EXPLAIN says why
     TSL_JIT_CC="$tmp/no-cc" TSL_JIT=force TSL_EXPLAIN=1 $TSL "$tmp/jit2.tsl" >/dev/null 2>"$tmp/err"; rc=$?
     if [ $rc -eq 0 ] && grep -q "runs in the vm: no native code, no C compiler" "$tmp/err"; then ok; else bad "no compiler: rc $rc, $(head -3 "$tmp/err")"; fi

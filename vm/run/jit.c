@@ -18,6 +18,7 @@
  * one-vector function (cpu_chain_lane_fn), and any other op stores its vector and calls its
  * kernel (cpu_unary, cpu_binary) on those lanes: each element's bits never depend on where it
  * falls (chain.h), so every element gets the VM's bits. Compiled with -ffp-contract=off. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -400,6 +401,64 @@ static int load_object(JitCode *c, const char *so) {
     return 0;   /* the object stays loaded: c is process-wide */
 }
 
+/* The disk cache's bounds: at most JIT_CACHE_KEEP objects (about 12 kB each); past that the
+ * least recently used go (an object's time is touched when it is loaded from the cache). A
+ * process that exits while compiling leaves its own temporary source or object: those older
+ * than an hour go, as do the headers of other builds' lanes512.h. */
+#define JIT_CACHE_KEEP 1000
+#define JIT_STALE_S 3600
+
+typedef struct { time_t t; char name[64]; } CacheEntry;
+
+static int older_first(const void *a, const void *b) {
+    time_t x = ((const CacheEntry *)a)->t, y = ((const CacheEntry *)b)->t;
+    return x < y ? -1 : x > y;
+}
+
+/* Whether name is an object of the cache, HASH.so (16 hex digits): a temporary one has more dots. */
+static bool cache_object(const char *name) {
+    return strlen(name) == 19 && strspn(name, "0123456789abcdef") == 16 && !strcmp(name + 16, ".so");
+}
+
+static bool stale_file(const char *name, time_t t, time_t now) {
+    if (!strncmp(name, "lanes512-", 9)) return strncmp(name, lanes_name, strlen(lanes_name)) != 0;
+    return !cache_object(name) && now - t > JIT_STALE_S;
+}
+
+/* Brings the folder dir within the bounds above (once a process, by the compiling thread). */
+static void prune_cache(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    CacheEntry *objs = NULL;
+    size_t n = 0, cap = 0;
+    time_t now = time(NULL);
+    char path[700];
+    for (struct dirent *e; (e = readdir(d));) {
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] == '.' || strlen(e->d_name) >= 64 || stat(path, &st) || !S_ISREG(st.st_mode)) continue;
+        if (stale_file(e->d_name, st.st_mtime, now)) remove(path);
+        else if (cache_object(e->d_name)) {
+            if (n == cap) {
+                CacheEntry *m = realloc(objs, (cap = cap ? 2 * cap : 256) * sizeof *objs);
+                if (!m) break;
+                objs = m;
+            }
+            objs[n].t = st.st_mtime;
+            snprintf(objs[n++].name, sizeof objs->name, "%s", e->d_name);
+        }
+    }
+    closedir(d);
+    if (n > JIT_CACHE_KEEP) {
+        qsort(objs, n, sizeof *objs, older_first);
+        for (size_t k = 0; k < n - JIT_CACHE_KEEP; k++) {
+            snprintf(path, sizeof path, "%s/%s", dir, objs[k].name);
+            remove(path);
+        }
+    }
+    free(objs);
+}
+
 /* Finds c's object in the disk cache, or compiles it there (a file of this process's own,
  * renamed into place, so processes compiling the same group at once never see half a file),
  * and loads it. Sets c->state last, with release: the VM's threads read c->fn after it. */
@@ -411,8 +470,12 @@ static void compile_code(JitCode *c) {
         snprintf(c->why, sizeof c->why, "no folder for its object (%s)", dir);
         goto done;
     }
+    static bool pruned;   /* only this thread compiles */
+    if (!pruned) prune_cache(dir);
+    pruned = true;
     snprintf(so, sizeof so, "%s/%016llx.so", dir, (unsigned long long)c->hash);
     if (!access(so, R_OK) && !load_object(c, so)) {
+        utimensat(AT_FDCWD, so, NULL, 0);   /* recently used: kept by prune_cache */
         c->cached = true;
         state = JIT_READY;
         goto done;
