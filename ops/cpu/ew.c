@@ -180,9 +180,11 @@ static const struct {
  * the row's vector function, post(x, v). Each element's bits are the composite's written
  * out as ops, so a fused chain, the native tier (both call cpu_unary for these) and eager
  * agree, and SLEEF's vectors replace one libm call an element. x and y may alias: element
- * i is read before it is written. */
+ * i is read before it is written. Not auto-vectorised: a vector loop may swap a product's
+ * operands, and which NaN comes out would then depend on where the element falls. */
 enum { SPLIT_BLOCK = 256 };
 #define SPLIT_FN(ID, NAME, INNER, T, S)                                                 \
+    __attribute__((optimize("no-tree-vectorize")))                                      \
     static void split_##NAME##_##S(const T *x, T *y, int64_t n) {                       \
         T v[SPLIT_BLOCK];                                                               \
         for (int64_t i = 0; i < n; i += SPLIT_BLOCK) {                                  \
