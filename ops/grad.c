@@ -850,12 +850,12 @@ static int r_sdpa(GradCtx *g) {
     GVal q = g->x[0], k = g->x[1], v = g->x[2];
     GVal mask = g->c->nin > 3 ? g->x[3] : gb_none();
     GVal p = attn_probs(B, q, k, mask, g->c->at->flag);
-    if (g->needs[2]) give(g, 2, op2(B, OP_MATMUL, gb_swap_last(B, p), GY));
+    if (g->needs[2]) give(g, 2, matmul_ta(B, p, GY));   /* p^T and ds^T never copied */
     GVal dp = op2(B, OP_MATMUL, GY, gb_swap_last(B, v));
     GVal ds = gb_mul(B, p, gb_sub(B, dp, reduce_kept(B, OP_SUM, gb_mul(B, dp, p), -1)));
     GVal scale = gb_num(attn_scale(q.shape.d[q.shape.ndim - 1]));
     if (g->needs[0]) give(g, 0, gb_mul(B, op2(B, OP_MATMUL, ds, k), scale));
-    if (g->needs[1]) give(g, 1, gb_mul(B, op2(B, OP_MATMUL, gb_swap_last(B, ds), q), scale));
+    if (g->needs[1]) give(g, 1, gb_mul(B, matmul_ta(B, ds, q), scale));
     if (g->c->nin > 3 && g->needs[3] && mask.ok && dtype_is_float(mask.dtype)) give(g, 3, ds);
     return done(g);
 }

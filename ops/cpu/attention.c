@@ -64,7 +64,7 @@ static void gemm_f64(bool tb, int m, int n, int k, const double *x, int ldx, con
 
 /* One block of queries [i0, i0 + nq) of one batch item: q, k, v, mk at the item, o the
  * result's rows. s (ATTN_BQ x ATTN_BK), acc (ATTN_BQ x Dv), m and l are scratch. */
-#define ATTN_BLOCK(T, EXP, GEMM)                                                                            \
+#define ATTN_BLOCK(T, VEXP, GEMM)                                                                            \
     static void attn_block_##T(const Attn *a, const T *q, const T *k, const T *v, const void *mk, int64_t i0,  \
                                int64_t nq, T *o, T *s, T *acc, T *m, T *l) {                                 \
         int64_t D = a->D, Dv = a->Dv, ld = D > 0 ? D : 1, ldv = Dv > 0 ? Dv : 1;                            \
@@ -78,7 +78,12 @@ static void gemm_f64(bool tb, int m, int n, int k, const double *x, int ldx, con
             for (int64_t r = 0; r < nq; r++) {                                                               \
                 T *sr = s + r * nk, mx = m[r];                                                               \
                 int64_t i = i0 + r;                                                                          \
-                for (int64_t c = 0; c < nk; c++) {                                                           \
+                for (int64_t c = 0; c < nk && !a->mask && !a->causal; c++) {   /* the plain case, alone */   \
+                    T x = sr[c] * (T)a->scale;                                                               \
+                    sr[c] = x;                                                                               \
+                    if (x > mx) mx = x;                                                                      \
+                }                                                                                            \
+                for (int64_t c = 0; c < nk && (a->mask || a->causal); c++) {                                 \
                     int64_t j = j0 + c, mo = i * a->ms[a->nbd] + j * a->ms[a->nbd + 1];                      \
                     T x = sr[c] * (T)a->scale;                                                               \
                     if (a->mask == 1 && !((const bool *)mk)[mo]) x = -INFINITY;                              \
@@ -88,11 +93,15 @@ static void gemm_f64(bool tb, int m, int n, int k, const double *x, int ldx, con
                     if (x > mx) mx = x;                                                                      \
                 }                                                                                            \
                 /* nothing kept yet: exp(-inf - -inf) would be NaN */                                        \
-                T corr = mx == -INFINITY ? 1 : EXP(m[r] - mx), sum = 0;                                      \
-                for (int64_t c = 0; c < nk; c++) {                                                           \
-                    T p = mx == -INFINITY ? 0 : EXP(sr[c] - mx);                                             \
-                    sr[c] = p;                                                                               \
-                    sum += p;                                                                                \
+                T corr = 1, sum = 0;                                                                         \
+                if (mx == -INFINITY) {                                                                       \
+                    memset(sr, 0, sizeof(T) * (size_t)nk);                                                   \
+                } else {   /* the exp op's SLEEF vectors, not a libm call an element */                      \
+                    corr = m[r] - mx;   /* exp(-inf) = 0 before the first kept key */                        \
+                    for (int64_t c = 0; c < nk; c++) sr[c] -= mx;                                            \
+                    VEXP(&corr, &corr, 1);                                                                   \
+                    VEXP(sr, sr, nk);                                                                        \
+                    for (int64_t c = 0; c < nk; c++) sum += sr[c];                                           \
                 }                                                                                            \
                 l[r] = l[r] * corr + sum;                                                                    \
                 m[r] = mx;                                                                                   \
@@ -104,8 +113,8 @@ static void gemm_f64(bool tb, int m, int n, int k, const double *x, int ldx, con
         for (int64_t r = 0; r < nq; r++)   /* no keys at all: an empty sum, 0 (NumPy's p @ v) */             \
             for (int64_t c = 0; c < Dv; c++) o[(i0 + r) * Dv + c] = a->S ? acc[r * Dv + c] / l[r] : 0;       \
     }
-ATTN_BLOCK(float, expf, gemm_f32)
-ATTN_BLOCK(double, exp, gemm_f64)
+ATTN_BLOCK(float, vm_exp_f32, gemm_f32)
+ATTN_BLOCK(double, vm_exp_f64, gemm_f64)
 
 /* t in dt (a bool mask stays bool) */
 static const Tensor *as_dtype(const Tensor *t, DType dt, bool mask, Tensor **tmp) {

@@ -176,13 +176,48 @@ static const struct {
 #undef VM_ROW
 };
 
+/* ew.def's composites that call one vector row (ewgen.c: split_call), in blocks: pre(x),
+ * the row's vector function, post(x, v). Each element's bits are the composite's written
+ * out as ops, so a fused chain, the native tier (both call cpu_unary for these) and eager
+ * agree, and SLEEF's vectors replace one libm call an element. x and y may alias: element
+ * i is read before it is written. Not auto-vectorised: a vector loop may swap a product's
+ * operands, and which NaN comes out would then depend on where the element falls. */
+enum { SPLIT_BLOCK = 256 };
+#define SPLIT_FN(ID, NAME, INNER, T, S)                                                 \
+    __attribute__((optimize("no-tree-vectorize")))                                      \
+    static void split_##NAME##_##S(const T *x, T *y, int64_t n) {                       \
+        T v[SPLIT_BLOCK];                                                               \
+        for (int64_t i = 0; i < n; i += SPLIT_BLOCK) {                                  \
+            int64_t m = n - i < SPLIT_BLOCK ? n - i : SPLIT_BLOCK;                      \
+            for (int64_t j = 0; j < m; j++) v[j] = ew_##NAME##_pre_##S(x[i + j]);      \
+            vm_##INNER##_##S(v, v, m);                                                  \
+            for (int64_t j = 0; j < m; j++) y[i + j] = ew_##NAME##_post_##S(x[i + j], v[j]); \
+        }                                                                               \
+    }
+#define SPLIT_F32(ID, NAME, INNER) SPLIT_FN(ID, NAME, INNER, float, f32)
+#define SPLIT_F64(ID, NAME, INNER) SPLIT_FN(ID, NAME, INNER, double, f64)
+EW_SPLIT_UNARY(SPLIT_F32)
+EW_SPLIT_UNARY(SPLIT_F64)
+#undef SPLIT_F32
+#undef SPLIT_F64
+#undef SPLIT_FN
+static const struct {
+    VmF32 f32;
+    VmF64 f64;
+} split_math[OP__COUNT] = {
+#define SPLIT_ROW(ID, NAME, INNER) [OP_##ID] = { split_##NAME##_f32, split_##NAME##_f64 },
+    EW_SPLIT_UNARY(SPLIT_ROW)
+#undef SPLIT_ROW
+};
+
 static int unsupported(OpCode op, DType dt) {
     op_failk(ERRK_TYPE, "%s is not supported for %s tensors", op_info[op].name, dtype_name(dt));
     return -1;
 }
 
 bool cpu_unary_is_math(OpCode op, DType dt) {
-    return (dt == DT_F32 && vm_math[op].f32) || (dt == DT_F64 && vm_math[op].f64);
+    return (dt == DT_F32 && (vm_math[op].f32 || split_math[op].f32)) ||
+           (dt == DT_F64 && (vm_math[op].f64 || split_math[op].f64));
 }
 
 /* y[i] = f(x[i]) from dtype TI to TO. dst may be src: for a bool result (isnan, ...) byte i
@@ -201,6 +236,8 @@ bool cpu_unary_is_math(OpCode op, DType dt) {
 int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n) {
     if ((dt == DT_F32 || dt == DT_F64) && cpu_has_avx512() && cpu_unary_avx512(op, dt, src, dst, n)) return 0;
     if (dt == DT_F32 && vm_math[op].f32) { vm_math[op].f32(src, dst, n); return 0; }
+    if (dt == DT_F32 && split_math[op].f32) { split_math[op].f32(src, dst, n); return 0; }
+    if (dt == DT_F64 && split_math[op].f64) { split_math[op].f64(src, dst, n); return 0; }
     if (dt == DT_F64 && vm_math[op].f64) { vm_math[op].f64(src, dst, n); return 0; }
     switch (dt) {
     case DT_F32: switch (op) { EW_UNARY_F32(UNARY_CASE) default: break; } break;

@@ -24,6 +24,7 @@ typedef struct {
     char *body[NDT];    /* NULL: not defined for that dtype */
     char vec[64];       /* "sleef(...)", "own" or "" */
     char cuda[96];      /* the GPU's expression where it is not tsl_<name>(...) */
+    bool composite;     /* "name(x) = EXPR" */
 } Row;
 
 static Row rows[128];
@@ -129,6 +130,7 @@ static void read_header(const char *p) {
     if (*q == '=') {   /* a composite: an expression over other rows, in the float dtypes */
         q = skip_space(q + 1);
         set_body(r, "f", 1, dup(q, strlen(q)));
+        r->composite = true;
         return;
     }
     while (*q) {
@@ -247,6 +249,50 @@ static void function(Buf *o, const Row *r, int dt, bool cuda) {
 
 static bool has_loop(const Row *r, int dt) { return r->body[dt] && !(r->vec[0] && (dt == F32 || dt == F64)); }
 
+/* ---------- composites around one vector row ---------- */
+
+/* A composite that calls one vector row (gelu_tanh calls tanh) runs on arrays in three
+ * passes: pre(x), the argument of that call; the row's vector function over a block of
+ * those; post(x, v), the body with the call's result v in place of the call. Same bits as
+ * the composite written out as ops, and SLEEF's vectors instead of one libm call an element.
+ * Finds the call: *at, *len the call's text; NULL when the body has none or more than one. */
+static const Row *split_call(const Row *r, const char **at, size_t *len) {
+    if (!r->composite || r->arity != 1) return NULL;
+    const Row *found = NULL;
+    for (const char *p = r->body[F32]; *p;) {
+        if (!isalpha((unsigned char)*p) && *p != '_') { p++; continue; }
+        size_t n = 1;
+        while (isalnum((unsigned char)p[n]) || p[n] == '_') n++;
+        const Row *c = find_row(p, n);
+        const char *open = skip_space(p + n);
+        if (c && *open == '(' && c->vec[0] && c->arity == 1) {
+            if (found) return NULL;
+            int d = 0;
+            const char *e = open;
+            do d += (*e == '(') - (*e == ')'); while (d && *++e);
+            if (!*e) die("unbalanced '(' in %s", r->name);
+            found = c, *at = p, *len = (size_t)(e + 1 - p);
+        }
+        p += n;
+    }
+    return found;
+}
+
+/* ew_<name>_pre_<dt>(x) and ew_<name>_post_<dt>(x, v) of a split composite. */
+static void split_functions(Buf *o, const Row *r, const char *at, size_t len, int dt) {
+    const char *t = ctype_c[dt], *open = strchr(at, '(');
+    char *arg = dup(open + 1, len - (size_t)(open + 1 - at) - 1);
+    Buf post = { 0 };
+    put(&post, "%.*sv%s", (int)(at - r->body[dt]), r->body[dt], at + len);
+    put(o, "static inline %s ew_%s_pre_%s(%s x) { return (%s)(", t, r->name, sfx[dt], t, t);
+    rewrite(o, arg, dt, false);
+    put(o, "); }\nstatic inline %s ew_%s_post_%s(%s x, %s v) { return (%s)(", t, r->name, sfx[dt], t, t, t);
+    rewrite(o, post.p, dt, false);
+    put(o, "); }\n");
+    free(arg);
+    free(post.p);
+}
+
 /* ---------- ew_cpu.h ---------- */
 
 static void emit_cpu(void) {
@@ -256,6 +302,12 @@ static void emit_cpu(void) {
     for (int r = 0; r < nrows; r++)
         for (int dt = 0; dt < NDT; dt++)
             if (rows[r].body[dt]) function(&o, &rows[r], dt, false);
+    for (int r = 0; r < nrows; r++) {
+        const char *at;
+        size_t len;
+        if (split_call(&rows[r], &at, &len))
+            for (int dt = F32; dt <= F64; dt++) split_functions(&o, &rows[r], at, len, dt);
+    }
     /* which kernels loop over the scalar function: F(ID, name, in type, out type, suffix) */
     static const char *const dts[] = { "F32", "F64", "I64", "B8" };
     for (int arity = 1; arity <= 2; arity++)
@@ -279,6 +331,14 @@ static void emit_cpu(void) {
     put(&o, "\n#define EW_VEC_UNARY(F)");
     for (int r = 0; r < nrows; r++)
         if (rows[r].vec[0] && rows[r].arity == 1) put(&o, " F(%s, %s)", rows[r].id, rows[r].name);
+    /* the composites split around a vector row: F(ID, name, that row's name) */
+    put(&o, "\n#define EW_SPLIT_UNARY(F)");
+    for (int r = 0; r < nrows; r++) {
+        const char *at;
+        size_t len;
+        const Row *c = split_call(&rows[r], &at, &len);
+        if (c) put(&o, " F(%s, %s, %s)", rows[r].id, rows[r].name, c->name);
+    }
     put(&o, "\n#define EW_VEC_LANE(F)");
     for (int r = 0; r < nrows; r++)
         if (strstr(rows[r].vec, "sleef_only") || strstr(rows[r].vec, "(lane)")) put(&o, " F(%s, %s)", rows[r].id, rows[r].name);
