@@ -211,8 +211,9 @@ static bool verify_epilogue(Load *L, Ins *in) {
         return false;
     const RegInfo *d = &g->regs[in->dst], *a = &g->regs[in->a], *b = &g->regs[in->b];
     bool ta = in->aux == 1;
-    if (reg_runtime(d) || reg_runtime(a) || reg_runtime(b) || (in->aux != 0 && in->aux != 1) || !dtype_is_float(d->dtype) || d->shape.ndim != 2 || a->dtype != d->dtype ||
-        b->dtype != d->dtype || a->shape.ndim != 2 || b->shape.ndim != 2 || a->shape.d[ta ? 1 : 0] != d->shape.d[0] ||
+    if (reg_runtime(d) || reg_runtime(a) || reg_runtime(b) || (in->aux != 0 && in->aux != 1) ||
+        !dtype_is_float(d->dtype) || d->shape.ndim != 2 || a->dtype != d->dtype || b->dtype != d->dtype ||
+        a->shape.ndim != 2 || b->shape.ndim != 2 || a->shape.d[ta ? 1 : 0] != d->shape.d[0] ||
         a->shape.d[ta ? 0 : 1] != b->shape.d[0] || b->shape.d[1] != d->shape.d[1] || shape_count(&d->shape) < 1)
         return load_fail(L, "corrupt graph file: an epilogue's product does not fit its registers");
     if (in->c != -1 && !(load_is_reg(L, in->c, R_TENSOR) && load_same_type(&g->regs[in->c], d)))
@@ -287,7 +288,8 @@ bool load_verify_ins(Load *L, Ins *in) {
     case I_SEED: return double_fits_i64(in->imm) || load_fail(L, "corrupt graph file: seed %g", in->imm);
     case I_ITEM:
         if (!load_want_reg(L, in->dst, R_NUM, "item's") || !load_want_reg(L, in->a, R_TENSOR, "item's")) return false;
-        return (!reg_runtime(&g->regs[in->a]) && shape_count(&g->regs[in->a].shape) == 1) || load_fail(L, "corrupt graph file: item of a register with other than one element");
+        return (!reg_runtime(&g->regs[in->a]) && shape_count(&g->regs[in->a].shape) == 1) ||
+               load_fail(L, "corrupt graph file: item of a register with other than one element");
     case I_TRUTH: return load_want_reg(L, in->dst, R_NUM, "truth's") && load_want_reg(L, in->a, R_TENSOR, "truth's");
     case I_JUMP: case I_JUMPF:
         if (in->aux < 0 || in->aux > g->ncode) return load_fail(L, "corrupt graph file: a jump to %d of %d", in->aux, g->ncode);
