@@ -309,8 +309,9 @@ TSL_API void tsl_model_free(tsl_Model *m);
  * a NULL model. */
 TSL_API int tsl_model_num_inputs(const tsl_Model *m);
 TSL_API int tsl_model_num_outputs(const tsl_Model *m);
-/* Input i's dtype, rank, shape (shape holds TSL_MAX_DIMS) and name ("x", "params.w[2]",
- * borrowed from m); any pointer may be NULL. TSL_BADARG when i is out of range. */
+/* Input i's dtype, rank, shape (shape holds TSL_MAX_DIMS; -1 for an axis exported with
+ * dynamic=, which takes any size) and name ("x", "params.w[2]", borrowed from m); any pointer
+ * may be NULL. TSL_BADARG when i is out of range. Outputs likewise. */
 TSL_API tsl_Status tsl_model_input(const tsl_Model *m, int i, tsl_DType *dtype, int *ndim, int64_t *shape,
                                    const char **name);
 TSL_API tsl_Status tsl_model_output(const tsl_Model *m, int i, tsl_DType *dtype, int *ndim, int64_t *shape);

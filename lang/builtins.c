@@ -450,7 +450,7 @@ const BuiltinDef core_builtins[] = {
     { "grad", bi_grad, "(f)", "a function with f's parameters returning f's gradient w.r.t. its first argument", ST_GRAD },
     { "value_and_grad", bi_vgrad, "(f)", "like grad(f), but the function returns [value, gradient]", ST_VALUE_AND_GRAD },
     { "check_grad", bi_check_grad, "(f, x, eps=1e-3)", "largest relative error of grad(f)(x) against f64 central differences", ST_EAGER },
-    { "export", bi_export, "(f, example_args, path)", "compiles f for the example arguments and writes its graph to a file", ST_NONE },
+    { "export", bi_export, "(f, example_args, path, dynamic=nil)", "compiles f for the example arguments and writes its graph to a file; dynamic={\"x\": [0]}: x's axis 0 takes any size", ST_NONE },
     { "load", bi_load, "(path)", "a function that runs an exported graph file", ST_NONE },
     { "memstats", bi_memstats, "()", "a dict of allocation counts and live/peak bytes", ST_NONE },
     { "static_mode", bi_static_mode, "()", "\"static\" when static code is compiled, \"eager\" under --no-static or :static off", ST_STATIC_MODE },

@@ -52,6 +52,14 @@ static inline bool shape_is_runtime(const Shape *s) {
         if (s->d[i] == SHAPE_RT) return true;
     return false;
 }
+/* Whether a tensor of shape s has the shape `want`, which may hold run-time dimensions (a
+ * graph exported with a dynamic axis takes any size there). */
+static inline bool shape_fits(const Shape *s, const Shape *want) {
+    if (s->ndim != want->ndim) return false;
+    for (int i = 0; i < s->ndim; i++)
+        if (want->d[i] != SHAPE_RT && s->d[i] != want->d[i]) return false;
+    return true;
+}
 
 /* Whether a double converts to int64_t without overflow (2^63 is exact as a double). */
 static inline int double_fits_i64(double x) { return x >= -9223372036854775808.0 && x < 9223372036854775808.0; }

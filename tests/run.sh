@@ -978,6 +978,40 @@ for opt in "--timeout nan" "--timeout 0" "--timeout" "--max-memory 1e6" "--max-m
     check "tsl run usage error: $opt" 2 "" -- $TSL run $spin --in "$tmp/run/n3.npy" $opt
     if grep -q '^tsl: error: --' "$tmp/err"; then ok; else bad "tsl run $opt: message '$(cat "$tmp/err")'"; fi
 done
+# `tsl run` of a graph exported with a symbolic batch (export's dynamic=): any number of rows,
+# each the bits eager code gives; the fixed axis is still checked
+cat >"$tmp/mkdyn.tsl" <<'RUN_EOF'
+d = args()[0]
+seed(5)
+w = randn([4, 3])
+fn body(x, m) { return [tanh(x @ w) * m.a, sum(x, axis=1)] }
+static fn f(x, m) { return body(x, m) }
+m = { a: randn([3]) }
+export(f, [randn([2, 4]), m], d + "/fdyn.tslg", dynamic={"x": [0]})
+save_npy(d + "/a.npy", m.a)
+for n in [1, 7, 300] {
+  x = randn([n, 4])
+  save_npy(d + "/x" + str(n) + ".npy", x)
+  r = body(x, m)
+  save_npy(d + "/want" + str(n) + "_0.npy", r[0])
+  save_npy(d + "/want" + str(n) + "_1.npy", r[1])
+}
+save_npy(d + "/x35.npy", randn([3, 5]))
+RUN_EOF
+mkdir "$tmp/dyn"
+if $TSL "$tmp/mkdyn.tsl" "$tmp/dyn" 2>"$tmp/err" && sanitized; then ok; else bad "export with dynamic=: $(head -3 "$tmp/err")"; fi
+for n in 1 7 300; do
+    if $TSL run "$tmp/dyn/fdyn.tslg" --in "$tmp/dyn/x$n.npy" --in "$tmp/dyn/a.npy" --out "$tmp/dyn/y0.npy" \
+         --out "$tmp/dyn/y1.npy" 2>"$tmp/err" && sanitized &&
+       $TSL -e "d = args()[0]
+assert(equal(load_npy(d + \"/y0.npy\"), load_npy(d + \"/want${n}_0.npy\")))
+assert(equal(load_npy(d + \"/y1.npy\"), load_npy(d + \"/want${n}_1.npy\")))" "$tmp/dyn" 2>"$tmp/err"
+    then ok; else bad "tsl run, a symbolic batch of $n rows: $(head -3 "$tmp/err")"; fi
+done
+$TSL run "$tmp/dyn/fdyn.tslg" --in "$tmp/dyn/x35.npy" --in "$tmp/dyn/a.npy" >/dev/null 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && grep -qF "tsl: error: 'x' must be f32 [?, 4], got f32 [3, 5]" "$tmp/err" && sanitized; then ok
+else bad "tsl run, a symbolic batch with a wrong fixed axis: exit $rc, $(head -2 "$tmp/err")"; fi
+
 # dis() of a loaded graph lists the file's program under the function's name
 out=$($TSL -e 'dis(load(args()[0]))' "$tmp/run/f.tslg" 2>"$tmp/err")
 case "$out" in "== f: "*"matmul"*"(t"*) ok ;; *) bad "dis of a loaded graph: $(echo "$out" | head -2) $(head -2 "$tmp/err")" ;; esac

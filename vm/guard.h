@@ -22,7 +22,7 @@ static inline bool guard_passes(const Guard *gd, Value v, bool any_device) {
         if (v.type != VAL_TENSOR || v.as.t->dtype != gd->dtype || (!any_device && v.as.t->device != DEV_CPU)) return false;
         Shape s;
         shape_of(v.as.t, &s);
-        return shape_equal(&s, &gd->shape);
+        return shape_fits(&s, &gd->shape);   /* a dynamic axis (export's) takes any size */
     }
     case G_NUMBER: return v.type == VAL_NUM;
     case G_NUMBER_EQ: return v.type == VAL_NUM && !memcmp(&v.as.n, &gd->num, sizeof(double));

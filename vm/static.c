@@ -367,7 +367,7 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
      * run, so the compiler is told not to (docs/static.md). */
     c->stop_misses += stop_missed;
     I->compile_fixed_stops = c->stop_misses >= 2;
-    CompileStatus st = e->fn ? compile_fn(I, e->fn, e->params, &g, reason, sizeof reason)
+    CompileStatus st = e->fn ? compile_fn(I, e->fn, e->params, NULL, &g, reason, sizeof reason)
                              : compile_block(I, e->f, blk, &g, reason, sizeof reason);
     I->compile_fixed_stops = false;
     if (st == COMPILE_UNSUPPORTED) {
@@ -855,17 +855,19 @@ static bool runtime_indexing(const Graph *g) {
 
 /* export(): fn compiled for params as a call would compile it, outside every cache, and
  * its inputs fetched (borrowed) into *vals_out (mem_free it). */
-CompileStatus static_compile_export(Interp *I, ObjClosure *fn, Value *params, Graph **out, Value **vals_out,
-                                    char *why, size_t whylen) {
+CompileStatus static_compile_export(Interp *I, ObjClosure *fn, Value *params, const uint32_t *dyn, Graph **out,
+                                    Value **vals_out, char *why, size_t whylen) {
     Source *saved = I->cur_src;
     I->cur_src = closure_src(fn);
-    CompileStatus st = compile_fn(I, fn, params, out, why, whylen);
+    CompileStatus st = compile_fn(I, fn, params, dyn, out, why, whylen);
     I->cur_src = saved;
     if (st != COMPILE_OK) return st;
     opt_run(*out);
-    if (graph_mark_runtime(*out) || runtime_indexing(*out)) {   /* a graph file's shapes are fixed (format.md) */
-        snprintf(why, whylen, "values with run-time shapes (%s) cannot be exported yet",
-                 (*out)->rt_values ? (*out)->rt_values : "a bool mask or slice bounds computed at run time");
+    /* a file holds run-time dimensions (format version 4), but its index items are fixed */
+    if (runtime_indexing(*out)) {
+        snprintf(why, whylen, "it indexes with a bool mask or with slice bounds computed at run time%s%s%s, "
+                 "which a graph file cannot hold yet", (*out)->rt_values ? " (" : "",
+                 (*out)->rt_values ? (*out)->rt_values : "", (*out)->rt_values ? ")" : "");
         graph_free(*out);
         *out = NULL;
         return COMPILE_UNSUPPORTED;

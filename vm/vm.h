@@ -52,8 +52,8 @@ Value static_dis_text(Interp *I, Value fn, bool dot, StrBuf *out);
  * written into where; false when they are the same. */
 bool static_values_differ(Value eager, Value stat, char *where, size_t n);
 /* export(): compiles fn for params outside the caches (vm/file/model.c); *vals_out: its inputs. */
-CompileStatus static_compile_export(Interp *I, ObjClosure *fn, Value *params, Graph **out, Value **vals_out,
-                                    char *why, size_t whylen);
+CompileStatus static_compile_export(Interp *I, ObjClosure *fn, Value *params, const uint32_t *dyn, Graph **out,
+                                    Value **vals_out, char *why, size_t whylen);
 /* The inputs of a graph that reads only its arguments (a loaded one), borrowed into vals. */
 void static_fetch_args(const Graph *g, Value *params, Value *vals);
 Graph *static_last_graph(Interp *I);   /* the graph that ran last (tests, :dis) */

@@ -571,10 +571,10 @@ END_TEST
 
 static char model_path[256];
 
-/* Runs defs, then export(fn_and_args, model_path), in a state that is then freed: the file is
- * all the model needs. model_path is a file of this run's own (mkstemps), never a fixed name
- * another run could share. */
-static void export_to_model_path(const char *defs, const char *fn_and_args) {
+/* Runs defs, then export(fn_and_args, model_path extra), in a state that is then freed: the
+ * file is all the model needs. model_path is a file of this run's own (mkstemps), never a
+ * fixed name another run could share. extra: more arguments of export (", dynamic=..."). */
+static void export_to_model_path(const char *defs, const char *fn_and_args, const char *extra) {
     const char *dir = getenv("TMPDIR");
     snprintf(model_path, sizeof model_path, "%s/tsl_api_model_XXXXXX.tslg", dir && *dir ? dir : "/tmp");
     int fd = mkstemps(model_path, 5);
@@ -582,14 +582,14 @@ static void export_to_model_path(const char *defs, const char *fn_and_args) {
     close(fd);
     tsl_State *S = new_state();
     char code[512];
-    snprintf(code, sizeof code, "%s\nexport(%s, \"%s\")", defs, fn_and_args, model_path);
+    snprintf(code, sizeof code, "%s\nexport(%s, \"%s\"%s)", defs, fn_and_args, model_path, extra);
     ck_assert_msg(tsl_run_string(S, "<export>", code, -1) == TSL_OK, "%s", tsl_error_report(S));
     tsl_free(S);
 }
 
 /* `static fn affine(x, w) { return relu(x @ w + 1) }` for x f32 [2, 3], w f32 [3, 2]. */
 static void export_model(void) {
-    export_to_model_path("static fn affine(x, w) { return relu(x @ w + 1) }", "affine, [ones([2, 3]), ones([3, 2])]");
+    export_to_model_path("static fn affine(x, w) { return relu(x @ w + 1) }", "affine, [ones([2, 3]), ones([3, 2])]", "");
 }
 
 /* The model at model_path, loaded, and a session on it. */
@@ -658,11 +658,60 @@ START_TEST(test_model_run) {
 }
 END_TEST
 
+/* affine exported with a symbolic batch (dynamic={"x": [0]}): the input's shape says -1 there,
+ * and sessions take any number of rows (1, the 2 of the export, 7, 300), each row what
+ * relu(x @ w + 1) is (small integers: exact in f32); w's shape is still checked. */
+START_TEST(test_model_symbolic_batch) {
+    export_to_model_path("static fn affine(x, w) { return relu(x @ w + 1) }", "affine, [ones([2, 3]), ones([3, 2])]",
+                         ", dynamic={\"x\": [0]}");
+    tsl_Model *m;
+    tsl_Session *s = open_session(&m);
+    tsl_DType dt;
+    int ndim;
+    int64_t shape[TSL_MAX_DIMS];
+    ck_assert_int_eq(tsl_model_input(m, 0, &dt, &ndim, shape, NULL), TSL_OK);
+    ck_assert_int_eq(ndim, 2);
+    ck_assert_int_eq(shape[0], -1);
+    ck_assert_int_eq(shape[1], 3);
+    ck_assert_int_eq(tsl_model_output(m, 0, &dt, &ndim, shape), TSL_OK);
+    ck_assert_int_eq(shape[0], -1);
+    ck_assert_int_eq(shape[1], 2);
+    ck_assert_str_eq(tsl_model_signature(m), "affine(x, w)\n  a graph exported by export(): 2 inputs, 1 output\n"
+                                             "  input 1: x: f32[?, 3]\n  input 2: w: f32[3, 2]\n  output 1: f32[?, 2]\n");
+    tsl_Tensor *in[2], *out = NULL;
+    ck_assert_int_eq(tsl_tensor_new(NULL, TSL_F32, 2, (int64_t[]){ 3, 2 }, (float[]){ 1, 0, 0, 1, 1, -1 }, &in[1]), TSL_OK);
+    static float x[300 * 3];
+    for (int i = 0; i < 300 * 3; i++) x[i] = (float)(i % 7 - 3);
+    int64_t sizes[] = { 1, 2, 7, 300 };
+    for (int k = 0; k < 4; k++) {
+        int64_t n = sizes[k];
+        ck_assert_int_eq(tsl_tensor_new(NULL, TSL_F32, 2, (int64_t[]){ n, 3 }, x, &in[0]), TSL_OK);
+        ck_assert_msg(tsl_session_run(s, in, 2, &out, 1) == TSL_OK, "%s", tsl_session_error(s));
+        ck_assert_int_eq(tsl_tensor_ndim(out), 2);
+        ck_assert_int_eq(tsl_tensor_dim(out, 0), n);
+        ck_assert_int_eq(tsl_tensor_dim(out, 1), 2);
+        const float *y = tsl_tensor_data(out);
+        for (int64_t r = 0; r < n; r++) {   /* w's columns: x0 + x2 and x1 - x2 */
+            float a = x[3 * r] + x[3 * r + 2] + 1, b = x[3 * r + 1] - x[3 * r + 2] + 1;
+            ck_assert_float_eq(y[2 * r], a > 0 ? a : 0);
+            ck_assert_float_eq(y[2 * r + 1], b > 0 ? b : 0);
+        }
+        tsl_tensor_free(out);
+        tsl_tensor_free(in[0]);
+    }
+    /* the axis not marked is checked as before */
+    ck_assert_int_eq(tsl_tensor_new(NULL, TSL_F32, 2, (int64_t[]){ 4, 2 }, NULL, &in[0]), TSL_OK);
+    ck_assert_int_eq(tsl_session_run(s, in, 2, &out, 1), TSL_ERROR);
+    ck_assert_ptr_nonnull(strstr(tsl_session_error(s), "'x' must be f32 [?, 3], got f32 [4, 2]"));
+    close_session(s, m, in, 2);
+}
+END_TEST
+
 /* `static fn spin(x, n)`, whose loop runs n times (n a 0-d f64 tensor: a value of the run,
  * not of the export). */
 static void export_spin(void) {
     export_to_model_path("static fn spin(x, n) {\n  i = 0\n  while i < n { i = i + 1 }\n  return x + i\n}",
-                         "spin, [ones([2]), tensor(1.0, dtype=\"f64\")]");
+                         "spin, [ones([2]), tensor(1.0, dtype=\"f64\")]", "");
 }
 
 static void *interrupt_session_later(void *s) {
@@ -929,6 +978,7 @@ static Suite *api_suite(void) {
     suite_add_tcase(s, values);
     TCase *models = tcase_create("models");
     tcase_add_test(models, test_model_run);
+    tcase_add_test(models, test_model_symbolic_batch);
     tcase_add_test(models, test_model_corrupt);
     tcase_add_test(models, test_session_interrupt_from_another_thread);
     tcase_add_test(models, test_session_max_memory);

@@ -16,12 +16,16 @@
 static tsl_Model *model;
 static tsl_Tensor *expected[INPUTS];   /* read-only once the threads start */
 
-/* Input k: a deterministic pattern of the model's input shape. */
+/* Input k: a deterministic pattern of the model's input shape; an axis exported to take any
+ * size (-1) has 1 + 3k (input k: a batch of its own size). */
 static tsl_Tensor *make_input(int k) {
     int ndim;
     int64_t shape[TSL_MAX_DIMS], n = 1;
     tsl_model_input(model, 0, NULL, &ndim, shape, NULL);
-    for (int i = 0; i < ndim; i++) n *= shape[i];
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) shape[i] = 1 + 3 * k;
+        n *= shape[i];
+    }
     float *data = malloc(sizeof(float) * (size_t)n);
     for (int64_t i = 0; i < n; i++) data[i] = (float)((i * 7 + k * 13) % 17) / 17.0f - 0.5f;
     tsl_Tensor *t = NULL;

@@ -15,6 +15,8 @@ static void run_once(Model *m) {
         DType dt;
         Shape s;
         model_input_info(m, i, &dt, &s, NULL);
+        for (int a = 0; a < s.ndim; a++)   /* an axis exported to take any size (dynamic=): 2 */
+            if (s.d[a] == SHAPE_RT) s.d[a] = 2;
         ok = (in[i] = tensor_zeros(dt, &s)) != NULL;
     }
     ModelSession *sess = ok ? model_session_new(m) : NULL;

@@ -13,13 +13,16 @@
 
 /* Small programs covering the instruction kinds: an op chain with a fused group, weights
  * read from globals, a dict argument, numbers (an input and a guard), a loop, a branch,
- * indexing, random draws, prints and a structured result. */
+ * indexing, random draws, prints and a structured result; and one exported with symbolic
+ * axes (format 4: run-time dims in registers and guards, dim, unique). */
 static const char *const programs[] = {
     "seed(1)\nw = randn([3, 2])\nstatic fn f(x) { return tanh(x @ w) * 2 + 1 }\nexport(f, [randn([4, 3])], PATH)",
     "static fn f(m, x, n) {\n  y = x\n  for i in range(n) { y = y * m.a + m.b }\n  return [sum(y), { first: y[0], n: n }]\n}\n"
     "export(f, [{ a: randn([2]), b: randn([2]) }, randn([3, 2]), 2], PATH)",
     "static fn f(x, k) {\n  d = x * k\n  if sum(d) > 0 { d = -d }\n  print(\"d\", d[1:])\n  return d + randn(x.shape)\n}\n"
     "export(f, [randn([4]), 0.5], PATH)",
+    "w = randn([3, 2])\nstatic fn f(x, y) {\n  h = tanh(x @ w) + 1\n  return [h[0:2], sum(h, axis=0), x.shape[0], unique(y)]\n}\n"
+    "export(f, [randn([4, 3]), ones([5])], PATH, dynamic={ x: [0], y: [0] })",
 };
 #define NPROGRAMS (int)(sizeof programs / sizeof *programs)
 
@@ -79,6 +82,8 @@ static bool load_and_run(const uint8_t *data, size_t n) {
         DType dt;
         Shape s;
         model_input_info(m, i, &dt, &s, NULL);
+        for (int a = 0; a < s.ndim; a++)   /* an axis that takes any size: 3 */
+            if (s.d[a] == SHAPE_RT) s.d[a] = 3;
         in[i] = tensor_zeros(dt, &s);
     }
     ModelSession *sess = model_session_new(m);
@@ -318,14 +323,16 @@ END_TEST
 
 /* The file stores instruction codes as numbers (docs/format.md lists them): a change to
  * vm/opcodes.def is a new format version. Version 2 added code 23, epilogue; version 3 an
- * index item kind (a new axis), no instruction. Codes 24 select
+ * index item kind (a new axis), no instruction; version 4 code 32, dim. Codes 24 select
  * and 25 rowset are never in a file (export refuses them, verify calls them unknown). */
 START_TEST(graphfile_instruction_codes_are_format_2) {
     static const char *const v2[] = { "nconst", "nmove", "nbin", "nneg", "nnot", "nmath", "tconst", "scalar",
                                       "tmove", "op", "index", "index_set", "seed", "item", "truth", "jump",
                                       "jumpf", "print", "assert", "store", "push", "pop", "fused", "epilogue" };
     int n = (int)(sizeof v2 / sizeof *v2);
-    ck_assert_uint_eq(GF_FORMAT_VERSION, 3);
+    ck_assert_uint_eq(GF_FORMAT_VERSION, 4);
+    ck_assert_int_eq(I_DIM, 32);
+    ck_assert_str_eq(ins_name(I_DIM), "dim");
     /* the instructions after them (select ... dset) are never in a file: export refuses
      * them and load_verify_ins rejects them */
     ck_assert_int_eq(I_SELECT, n);
@@ -544,6 +551,97 @@ START_TEST(graphfile_new_axis_needs_format_3) {
 }
 END_TEST
 
+/* ---------- run-time dimensions (export's dynamic=, format 4) ---------- */
+
+/* program 3 (symbolic axes) is format 4 and runs at any size; the same bytes claiming format
+ * 3 are refused, as a format-3 build refuses a dimension of -1. The same function exported
+ * without dynamic= is an older format. */
+START_TEST(graphfile_runtime_dims_need_format_4) {
+    uint32_t v;
+    memcpy(&v, file[3] + 12, 4);
+    ck_assert_uint_eq(v, 4);
+    ck_assert(load_and_run(file[3], file_len[3]));
+    uint8_t *b = malloc(file_len[3]);
+    memcpy(b, file[3], file_len[3]);
+    b[12] = 3;
+    char err[512];
+    Source src = { (char *)"<v3>", NULL, NULL, 0, 0, NULL };
+    ck_assert_ptr_null(graphfile_read(b, file_len[3], &src, false, err, sizeof err));
+    ck_assert_str_eq(err, "corrupt graph file: a shape dimension of -1 in the registers section");
+    free(b);
+    size_t n;
+    b = export_bytes("w = randn([3, 2])\nstatic fn f(x) { return tanh(x @ w) + 1 }\nexport(f, [randn([4, 3])], PATH)", &n);
+    memcpy(&v, b + 12, 4);
+    ck_assert_uint_lt(v, 4);
+    free(b);
+}
+END_TEST
+
+/* The which-th tensor register with a run-time dim, given a fixed size there instead (2). */
+static bool pin_runtime_dim(Graph *g, int which) {
+    for (int r = 0; r < g->nregs; r++) {
+        Shape *s = &g->regs[r].shape;
+        if (g->regs[r].kind != R_TENSOR || !shape_is_runtime(s) || which-- > 0) continue;
+        for (int a = 0; a < s->ndim; a++)
+            if (s->d[a] == SHAPE_RT) s->d[a] = 2;
+        for (int i = 0; i < g->nguards; i++)   /* a guard keeps its register's type */
+            if (g->guards[i].reg == r && g->guards[i].kind == G_TENSOR) g->guards[i].shape = *s;
+        return true;
+    }
+    return false;
+}
+/* A dim instruction reading an axis its register does not have. */
+static bool dim_out_of_range(Graph *g, int which) {
+    for (int i = 0; i < g->ncode && which == 0; i++)
+        if (g->code[i].op == I_DIM) {
+            g->code[i].aux = g->regs[g->code[i].a].shape.ndim;
+            return true;
+        }
+    return false;
+}
+
+/* A file that pins a size the run decides: an op's result is refused by the verifier's
+ * inference; an index's (x[0:2] of a run-time x: 2 rows, or fewer) loads, and then the VM
+ * refuses the run whose result does not have it (1 row), naming the shapes. A dim of an axis
+ * that is not there is refused. */
+START_TEST(graphfile_runtime_dims_checked) {
+    size_t n, m;
+    uint8_t *file_bytes = export_bytes("w = randn([3, 2])\nstatic fn f(x) {\n  h = tanh(x @ w)\n  return [h[0:2], x.shape[0]]\n}\n"
+                                       "export(f, [randn([4, 3])], PATH, dynamic={ x: [0] })", &n);
+    ck_assert(load_and_run(file_bytes, n));
+    uint8_t *b;
+    int loaded = 0, count = 0;
+    for (; (b = crafted(file_bytes, n, pin_runtime_dim, count, &m)); count++) {
+        char err[512];
+        Source src = { (char *)"<craft>", NULL, NULL, 0, 0, NULL };
+        GraphFile *gf = graphfile_read(b, m, &src, true, err, sizeof err);
+        if (!gf) {
+            ck_assert_msg(strstr(err, "has the wrong type") || strstr(err, "differs from its register"), "%s", err);
+        } else {   /* the index's result pinned to [2, 2]: a run of 1 row gives [1, 2] */
+            loaded++;
+            Model *model = model_from_graphfile(gf, "<craft>");
+            ModelSession *sess = model_session_new(model);
+            DType dt;
+            Shape s;
+            model_input_info(model, 0, &dt, &s, NULL);
+            if (s.d[0] == SHAPE_RT) s.d[0] = 1;
+            Tensor *in = tensor_zeros(dt, &s), *out[2] = { NULL, NULL };
+            ck_assert_int_ne(model_run(sess, &in, 1, out, err, sizeof err), 0);
+            ck_assert_msg(strstr(err, "a result of shape [1, 2] where the graph has [2, 2] (a corrupt graph)"), "%s", err);
+            tensor_release(in);
+            model_session_free(sess);
+            model_free(model);
+        }
+        mem_free(b);
+    }
+    ck_assert_int_ge(count, 3);
+    ck_assert_int_eq(loaded, 1);
+    ck_assert_ptr_nonnull(b = crafted(file_bytes, n, dim_out_of_range, 0, &m));
+    refused(b, m, "corrupt graph file: dim of axis 2 of a rank-2 register", "dim");
+    free(file_bytes);
+}
+END_TEST
+
 Suite *graphfile_suite(void) {
     Suite *s = suite_create("graphfile");
     TCase *t = tcase_create("graphfile");
@@ -560,6 +658,8 @@ Suite *graphfile_suite(void) {
     tcase_add_test(t, graphfile_instruction_codes_are_format_2);
     tcase_add_test(t, graphfile_epilogue_needs_format_2);
     tcase_add_test(t, graphfile_new_axis_needs_format_3);
+    tcase_add_test(t, graphfile_runtime_dims_need_format_4);
+    tcase_add_test(t, graphfile_runtime_dims_checked);
     tcase_add_test(t, graphfile_number_register_for_a_tensor);
     tcase_add_test(t, graphfile_enum_attributes_range_checked);
     tcase_add_test(t, graphfile_fused_group_as_the_pass_makes_it);

@@ -301,6 +301,10 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
                 run_time_number |= items[k].at_run_time;
             }
         } else if (v.kind == AV_TENSOR && v.dtype == DT_I64) {
+            if (shape_is_runtime(&v.shape)) {
+                cc_unsupported(c, "an index array with a run-time shape");
+                goto out;
+            }
             items[k].kind = IDX_TENSOR;
             regs[k] = v.reg;
             /* a stand-in with the index's shape for inference */

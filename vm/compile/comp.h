@@ -170,6 +170,7 @@ typedef struct {
     Frame *frame;            /* the block's live frame (static block) */
     ObjClosure *fn;          /* the static fn (static fn) */
     Value *params;
+    const uint32_t *dyn;     /* compile_fn's: per parameter, the axes of its tensor that take any size, or NULL */
     Module *mod;
     Source *src;
     SrcLoc loc;

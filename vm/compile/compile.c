@@ -1487,12 +1487,14 @@ CompileStatus compile_block(Interp *I, Frame *f, Node *blk, Graph **out, char *w
     return finish(&c, out);
 }
 
-CompileStatus compile_fn(Interp *I, ObjClosure *fn, Value *params, Graph **out, char *why, size_t whylen) {
+CompileStatus compile_fn(Interp *I, ObjClosure *fn, Value *params, const uint32_t *dyn, Graph **out, char *why,
+                         size_t whylen) {
     Comp c;
     FnProto *p = fn->proto;
     comp_init(&c, I, fn->module, closure_src(fn), p->loc, why, whylen);
     c.fn = fn;
     c.params = params;
+    c.dyn = dyn;
     /* the body compiles as a call at depth 0: its parameters are the inputs (K_LOCAL) */
     Inline top = { NULL, 0, p, fn->module, fn, NULL, false, FAILV, 0, NULL };   /* its frame: the caller's */
     c.ictx = &top;

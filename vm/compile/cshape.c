@@ -79,7 +79,7 @@ int cs_op_infer(OpCall *call, Shape *so, DType *dt) {
     return rc;
 }
 
-int cs_infer(Comp *c, OpCall *call, Shape *so, DType *dt) {
+int cs_infer_runtime(OpCall *call, Shape *so, DType *dt) {
     const OpDef *d = op_def(call->op);
     int n = call->nin;
     Shape *sh = mem_alloc(sizeof(Shape) * (size_t)(n + 1));
@@ -92,26 +92,46 @@ int cs_infer(Comp *c, OpCall *call, Shape *so, DType *dt) {
     mem_free(sh);
     if (rc) {   /* the rule failed on a stand-in size (reshape to a given shape), or fails anyway */
         const char *e = op_error();
-        if (strstr(e, "1000003") || strstr(e, "1000033")) goto needs_value;
-        cc_unsupported(c, "%s() of a value with a run-time shape: %s", d->name, e);
-        return -1;
+        return strstr(e, "1000003") || strstr(e, "1000033") ? 1 : -1;
     }
     if (d->flags & F_DYNAMIC) {   /* a 1-D result whose length the data decides */
         so[0] = (Shape){ 1, { SHAPE_RT } };
         return 0;
     }
     for (int r = 0; r < d->nout; r++) {
-        if (so[r].ndim != s2[r].ndim) goto needs_value;
+        if (so[r].ndim != s2[r].ndim) return 1;
         for (int a = 0; a < so[r].ndim; a++) {
             if (so[r].d[a] == s2[r].d[a]) continue;
-            if (so[r].d[a] != PROBE[0] || s2[r].d[a] != PROBE[1]) goto needs_value;
+            if (so[r].d[a] != PROBE[0] || s2[r].d[a] != PROBE[1]) return 1;
             so[r].d[a] = SHAPE_RT;
         }
     }
     return 0;
-needs_value:
-    cc_unsupported(c, "%s() of a value with a run-time shape: its result's shape needs the run-time size", d->name);
-    return -1;
+}
+
+int cs_infer(Comp *c, OpCall *call, Shape *so, DType *dt) {
+    int rc = cs_infer_runtime(call, so, dt);
+    if (rc < 0) cc_unsupported(c, "%s() of a value with a run-time shape: %s", op_def(call->op)->name, op_error());
+    if (rc > 0)
+        cc_unsupported(c, "%s() of a value with a run-time shape: its result's shape needs the run-time size",
+                       op_def(call->op)->name);
+    return rc ? -1 : 0;
+}
+
+/* infer_index over a source with run-time dimensions, with stand-in sizes (no compiler; the
+ * verifier's): a result axis that differs between them is a run-time one. -1 when the index
+ * fails (op_error). */
+int cs_index_runtime(const Shape *t, const IndexItem *items, int n, Shape *so) {
+    Shape p[2], s2;
+    for (int k = 0; k < 2; k++) {
+        p[k] = *t;
+        for (int a = 0; a < t->ndim; a++)
+            if (t->d[a] == SHAPE_RT) p[k].d[a] = PROBE[k];
+    }
+    if (infer_index(&p[0], items, n, so) || infer_index(&p[1], items, n, &s2)) return -1;
+    for (int a = 0; a < so->ndim; a++)
+        if (so->d[a] != s2.d[a]) so->d[a] = SHAPE_RT;
+    return 0;
 }
 
 AVal cs_dim(Comp *c, AVal t, int axis) {

@@ -288,6 +288,10 @@ AVal cc_lift(Comp *c, Value v, int in, const char *name) {
     case VAL_TENSOR: {
         Shape s;
         shape_of(v.as.t, &s);
+        const InputSrc *src = &c->g->inputs[in];
+        uint32_t any = c->dyn && src->kind == SRC_ARG ? c->dyn[src->slot] : 0;
+        for (int a = 0; a < s.ndim; a++)   /* export's dynamic axes: any size, a run-time dimension */
+            if (any >> a & 1) s.d[a] = SHAPE_RT;
         int gi = cc_add_guard(c, G_TENSOR, in);
         AVal a = cc_tensor_av(c, v.as.t->dtype, &s);
         c->g->guards[gi].dtype = v.as.t->dtype;

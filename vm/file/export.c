@@ -434,11 +434,16 @@ static void assemble(Writer *sec, Writer *out, uint32_t version) {
     wire_set_u64(out, 32, h);
 }
 
-/* The lowest format version that holds g's instructions (graphfile.h). */
+/* The lowest format version that holds g's registers and instructions (graphfile.h). */
 static uint32_t lowest_version(const Graph *g) {
     uint32_t version = 1;
+    for (int r = 0; r < g->nregs; r++)   /* a guard's run-time dims are its register's */
+        if (g->regs[r].kind == R_TENSOR && shape_is_runtime(&g->regs[r].shape)) version = GF_FORMAT_RUNTIME;
     for (int i = 0; i < g->ncode; i++) {
         const Ins *in = &g->code[i];
+        if (in->op == I_DIM || shape_is_runtime(&in->shape) ||
+            (in->op == I_OP && (op_def((OpCode)in->aux)->flags & F_DYNAMIC)))
+            version = GF_FORMAT_RUNTIME;
         if (in->op == I_EPILOGUE && version < GF_FORMAT_EPILOGUE) version = GF_FORMAT_EPILOGUE;
         for (int k = 0; k < in->nidx; k++)
             if (in->idx[k].kind == IDX_NEWAXIS && version < GF_FORMAT_NEWAXIS) version = GF_FORMAT_NEWAXIS;

@@ -121,6 +121,8 @@ static bool get_dims(Load *L, Shape *s, int64_t lowest) {
 }
 
 static bool get_shape(Load *L, Shape *s) { return get_dims(L, s, 0); }
+/* A register's or guard's shape: from version 4 a dimension may be a run-time one (-1). */
+static bool get_reg_shape(Load *L, Shape *s) { return get_dims(L, s, L->version >= GF_FORMAT_RUNTIME ? SHAPE_RT : 0); }
 
 static bool get_dtype(Load *L, int x, DType *dt) {
     if (x < 0 || x > DT_F64) return load_fail(L, "corrupt graph file: dtype %d in the %s section", x, L->where);
@@ -235,7 +237,7 @@ static bool read_regs(Load *L) {
         RegInfo *ri = &g->regs[i];
         uint8_t kind = wire_get_u8(&L->r), is_bool = wire_get_u8(&L->r), dt = wire_get_u8(&L->r);
         ri->slot = -1;   /* no shared buffers in a loaded graph (see export.c) */
-        if (!get_shape(L, &ri->shape)) return false;
+        if (!get_reg_shape(L, &ri->shape)) return false;
         if (kind > R_TENSOR || is_bool > 1 || !get_dtype(L, dt, &ri->dtype))
             return load_fail(L, "corrupt graph file: register %u has kind %u", i, kind);
         ri->kind = (RegKind)kind;
@@ -319,7 +321,7 @@ static bool read_guard(Load *L, Guard *gd) {
     dt = wire_get_u8(&L->r);
     gd->obj = -1;
     gd->reg = -1;
-    if (!get_shape(L, &gd->shape) || !get_dtype(L, dt, &gd->dtype)) return false;
+    if (!get_reg_shape(L, &gd->shape) || !get_dtype(L, dt, &gd->dtype)) return false;
     gd->num = wire_get_f64(&L->r);
     if (!get_value(L, &gd->k)) return false;
     gd->n = wire_get_i32(&L->r);
@@ -569,8 +571,9 @@ static bool read_ins(Load *L, Ins *in) {
     in->loc.line = wire_get_i32(r);
     in->loc.col = wire_get_i32(r);
     in->src = L->src;
-    if (!get_shape(L, &in->shape)) return false;
-    if (op >= I__COUNT || (op == I_EPILOGUE && L->version < GF_FORMAT_EPILOGUE))
+    if (!get_reg_shape(L, &in->shape)) return false;
+    if (op >= I__COUNT || (op == I_EPILOGUE && L->version < GF_FORMAT_EPILOGUE) ||
+        (op == I_DIM && L->version < GF_FORMAT_RUNTIME))
         return load_fail(L, "corrupt graph file: instruction code %u", op);
     in->op = (InsOp)op;
     in->aux = aux;
@@ -632,6 +635,7 @@ GraphFile *graphfile_read(const uint8_t *data, size_t n, Source *src, bool check
     mem_free(L.strs);
     mem_free(L.ops);
     mem_free(L.stack_reg);
+    if (ok) graph_mark_runtime(L.gf->g);   /* Ins.rt: what the VM runs as eager code does */
     if (ok) return L.gf;
     graphfile_free(L.gf);
     return NULL;

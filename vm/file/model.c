@@ -22,6 +22,7 @@
 #include "ctx.h"
 #include "autograd.h"
 #include "builtins.h"
+#include "num.h"
 
 struct Model {
     GraphFile *gf;
@@ -518,10 +519,89 @@ Value model_builtin_load(Interp *I, CallArgs *a) {
     return loaded_value(m);
 }
 
+/* export's dynamic= ({"x": [0]}: parameter name to the axes of its tensor that take any
+ * size) as a mask per parameter in dyn; false with the error set. */
+static bool dynamic_axes(Interp *I, Value spec, const FnProto *p, const Value *params, uint32_t *dyn) {
+    if (spec.type == VAL_UNDEF || spec.type == VAL_NIL) return true;
+    if (spec.type != VAL_DICT)
+        return interp_errork(I, ERRK_TYPE, "export(): dynamic must be a dict of parameter names to lists of axes, got %s",
+                             val_type_name(spec)), false;
+    for (int e = 0; e < AS_DICT(spec)->len; e++) {
+        const char *name = AS_DICT(spec)->entries[e].key->chars;
+        Value axes = AS_DICT(spec)->entries[e].val;
+        int i = 0;
+        while (i < p->nparams && strcmp(p->params[i], name)) i++;
+        if (i == p->nparams)
+            return interp_errork(I, ERRK_KEY, "export(): dynamic names '%s', which is not a parameter of %s()", name,
+                                 p->name[0] ? p->name : "<fn>"), false;
+        if (params[i].type != VAL_TENSOR)
+            return interp_errork(I, ERRK_TYPE, "export(): dynamic names '%s', which is %s in example_args, not a tensor",
+                                 name, params[i].type == VAL_UNDEF ? "missing" : val_type_name(params[i])), false;
+        if (!IS_LIST(axes))
+            return interp_errork(I, ERRK_TYPE, "export(): dynamic['%s'] must be a list of axes, got %s", name,
+                                 val_type_name(axes)), false;
+        int ndim = params[i].as.t->ndim;
+        for (int k = 0; k < AS_LIST(axes)->len; k++) {
+            Value ax = AS_LIST(axes)->items[k];
+            int64_t a;
+            if (ax.type != VAL_NUM || !num_to_i64(ax.as.n, &a))
+                return interp_errork(I, ERRK_TYPE, "export(): dynamic['%s'] must hold whole numbers (axes)", name), false;
+            if (a < -ndim || a >= ndim)
+                return interp_errork(I, ERRK_INDEX, "export(): dynamic['%s'] names axis %lld, but '%s' has %d ax%s", name,
+                                     (long long)a, name, ndim, ndim == 1 ? "is" : "es"), false;
+            dyn[i] |= (uint32_t)1 << (a < 0 ? a + ndim : a);
+        }
+    }
+    return true;
+}
+
+/* f compiled for params with the dynamic axes dyn (NULL: none) into *g and *vals. */
+static CompileStatus compile_export(Interp *I, ObjClosure *fn, Value *params, const uint32_t *dyn, Graph **g,
+                                    Value **vals, char *why, size_t whylen) {
+    *g = NULL;
+    *vals = NULL;
+    CompileStatus st = static_compile_export(I, fn, params, dyn, g, vals, why, whylen);
+    if (st != COMPILE_OK) {
+        graph_free(*g);
+        mem_free(*vals);
+        *g = NULL;
+        *vals = NULL;
+    }
+    return st;
+}
+
+/* When f compiles with fixed shapes but not with the dynamic axes: the first axis that alone
+ * stops it (its parameter's name and axis, the compiler's reason in why), as the error. */
+static void blame_dynamic_axis(Interp *I, ObjClosure *fn, Value *params, const uint32_t *dyn, char *why, size_t whylen) {
+    FnProto *p = fn->proto;
+    const char *fname = p->name[0] ? p->name : "<fn>";
+    uint32_t *one = mem_calloc((size_t)p->nparams + 1, sizeof(uint32_t));
+    Graph *g;
+    Value *vals;
+    CompileStatus st = COMPILE_OK;
+    for (int i = 0; i < p->nparams && st == COMPILE_OK; i++)
+        for (int a = 0; a < 32 && st == COMPILE_OK; a++) {
+            if (!(dyn[i] >> a & 1)) continue;
+            one[i] = (uint32_t)1 << a;
+            st = compile_export(I, fn, params, one, &g, &vals, why, whylen);
+            one[i] = 0;
+            graph_free(g);
+            mem_free(vals);
+            if (st == COMPILE_UNSUPPORTED)
+                interp_error(I, "export(): %s() cannot take any size on axis %d of '%s' (dynamic=): %s", fname, a,
+                             p->params[i], why);
+        }
+    if (st == COMPILE_OK)
+        interp_error(I, "export(): %s() cannot take any size on the axes dynamic= names together: %s", fname, why);
+    mem_free(one);
+}
+
 /* The GraphFile of f compiled for args (a new one), or a loaded graph's own (*owned false). */
-static GraphFile *export_graph(Interp *I, Value f, ObjList *args, bool *owned) {
+static GraphFile *export_graph(Interp *I, Value f, ObjList *args, Value dynamic, bool *owned) {
     Loaded *l = loaded_of(f);
     *owned = l == NULL;
+    if (l && dynamic.type != VAL_UNDEF && dynamic.type != VAL_NIL)
+        return interp_errork(I, ERRK_TYPE, "export(): a loaded graph is written as it is; dynamic= needs the function"), NULL;
     if (l) return l->m->gf;
     if (f.type == VAL_FUNC && f.as.o->kind == OBJ_BUILTIN)
         return interp_errork(I, ERRK_TYPE, "export(): f must be a function defined in TSL, got the built-in %s", AS_BUILTIN(f)->name), NULL;
@@ -534,17 +614,31 @@ static GraphFile *export_graph(Interp *I, Value f, ObjList *args, bool *owned) {
                             p->nparams == 1 ? "" : "s", args->len), NULL;
     Value *params = mem_alloc(sizeof(Value) * (size_t)(p->nparams + 1));
     for (int i = 0; i < p->nparams; i++) params[i] = i < args->len ? args->items[i] : UNDEF_VAL;
+    uint32_t *dyn = mem_calloc((size_t)p->nparams + 1, sizeof(uint32_t));
+    bool any = false;
     Graph *g = NULL;
     Value *vals = NULL;
     char why[512] = "";
-    CompileStatus st = static_compile_export(I, fn, params, &g, &vals, why, sizeof why);
+    CompileStatus st = COMPILE_ERROR;
+    if (dynamic_axes(I, dynamic, p, params, dyn)) {
+        for (int i = 0; i < p->nparams; i++) any |= dyn[i] != 0;
+        st = compile_export(I, fn, params, any ? dyn : NULL, &g, &vals, why, sizeof why);
+    }
+    if (st == COMPILE_UNSUPPORTED && any) {   /* the dynamic axes' fault, or the function's? */
+        char plain[512] = "";
+        Graph *g0;
+        Value *v0;
+        CompileStatus st0 = compile_export(I, fn, params, NULL, &g0, &v0, plain, sizeof plain);
+        graph_free(g0);
+        mem_free(v0);
+        if (st0 == COMPILE_OK) blame_dynamic_axis(I, fn, params, dyn, why, sizeof why);
+        else snprintf(why, sizeof why, "%s", plain);
+        st = st0 == COMPILE_OK ? COMPILE_ERROR : st0;
+    }
+    mem_free(dyn);
     mem_free(params);
     if (st == COMPILE_ERROR) return NULL;
-    if (st == COMPILE_UNSUPPORTED) {
-        graph_free(g);
-        mem_free(vals);
-        return interp_error(I, "export(): %s() cannot be compiled: %s", fname, why), NULL;
-    }
+    if (st == COMPILE_UNSUPPORTED) return interp_error(I, "export(): %s() cannot be compiled: %s", fname, why), NULL;
     char err[700];
     GraphFile *gf = graphfile_from_compiled(g, vals, p->nparams, fname, err, sizeof err);
     mem_free(vals);
@@ -553,13 +647,13 @@ static GraphFile *export_graph(Interp *I, Value f, ObjList *args, bool *owned) {
 }
 
 Value model_builtin_export(Interp *I, CallArgs *a) {
-    Value v[3];
+    Value v[4];
     if (!builtin_bind(I, a, NULL, v)) return ERR_VAL;
     if (!IS_LIST(v[1])) return interp_errork(I, ERRK_TYPE, "export(): example_args must be a list, got %s", val_type_name(v[1]));
     if (!IS_STR(v[2])) return interp_errork(I, ERRK_TYPE, "export(): path must be a string, got %s", val_type_name(v[2]));
     if (I->sandbox) return interp_errork(I, ERRK_IO, "export(): files are disabled here");
     bool owned;
-    GraphFile *gf = export_graph(I, v[0], AS_LIST(v[1]), &owned);
+    GraphFile *gf = export_graph(I, v[0], AS_LIST(v[1]), v[3], &owned);
     if (!gf) return ERR_VAL;
     Writer w = { 0 };
     char err[300];

@@ -6,6 +6,19 @@
 #include "load.h"
 #include "infer.h"
 #include "opt.h"
+#include "compile.h"
+
+static bool reg_runtime(const RegInfo *ri) { return ri->kind == R_TENSOR && shape_is_runtime(&ri->shape); }
+
+/* Whether a register's shape is what inference over run-time dims gave (so): equal where
+ * so's size is known, except that the register may leave one to the run; run-time where
+ * so's is. (The VM checks each run-time result against its register's known dims.) */
+static bool fits_inferred(const Shape *so, const Shape *reg) {
+    if (so->ndim != reg->ndim) return false;
+    for (int a = 0; a < so->ndim; a++)
+        if (reg->d[a] != SHAPE_RT && reg->d[a] != so->d[a]) return false;
+    return true;
+}
 
 /* A stand-in tensor with a register's dtype and shape, for inference (no data). */
 static Tensor meta_of(const RegInfo *ri) {
@@ -34,6 +47,7 @@ static bool verify_index(Load *L, Ins *in) {
         if (items[k].kind == IDX_TENSOR) {
             if (r >= 0) {
                 if (!load_want_reg(L, r, R_TENSOR, "an index's")) return false;
+                if (reg_runtime(&g->regs[r])) return load_fail(L, "corrupt graph file: an index array with a run-time shape");
                 metas[k] = meta_of(&g->regs[r]);
                 items[k].t = &metas[k];
             }
@@ -46,12 +60,14 @@ static bool verify_index(Load *L, Ins *in) {
     }
     const RegInfo *a = &g->regs[in->a], *d = &g->regs[in->dst];
     Shape s;
-    if (infer_index(&a->shape, items, in->nidx, &s)) return load_fail(L, "corrupt graph file: an index fails: %s", op_error());
+    bool rt = reg_runtime(a);
+    if (rt ? cs_index_runtime(&a->shape, items, in->nidx, &s) : infer_index(&a->shape, items, in->nidx, &s))
+        return load_fail(L, "corrupt graph file: an index fails: %s", op_error());
     if (in->op == I_INDEX_SET) {
         if (!load_want_reg(L, in->b, R_TENSOR, "an index's")) return false;
         return load_same_type(a, d) || load_fail(L, "corrupt graph file: an index assignment changes the type");
     }
-    return (d->dtype == a->dtype && shape_equal(&s, &d->shape)) ||
+    return (d->dtype == a->dtype && (rt ? fits_inferred(&s, &d->shape) : shape_equal(&s, &d->shape))) ||
            load_fail(L, "corrupt graph file: an index's result register has the wrong type");
 }
 
@@ -84,7 +100,8 @@ static bool verify_op(Load *L, Ins *in) {
     Graph *g = L->gf->g;
     OpCode op = (OpCode)in->aux;
     const OpDef *def = op_def(op);
-    if (def->flags & F_DYNAMIC) return load_fail(L, "corrupt graph file: the op '%s' has a data-dependent shape", def->name);
+    if ((def->flags & F_DYNAMIC) && L->version < GF_FORMAT_RUNTIME)
+        return load_fail(L, "corrupt graph file: the op '%s' has a data-dependent shape", def->name);
     bool list = false;
     int optional = 0;   /* trailing T? operands a call built in C may leave out (a gradient's conv2d without b) */
     for (int p = 0; p < def->nparams; p++) {
@@ -97,17 +114,20 @@ static bool verify_op(Load *L, Ins *in) {
     if (in->nres != def->nout || in->res[0] != in->dst) return load_fail(L, "corrupt graph file: '%s' with %d results", def->name, in->nres);
     if (!operands_fit_signature(L, in, def)) return false;
     OpArg *args = mem_calloc((size_t)in->nargs + 1, sizeof(OpArg));
-    bool ok = true;
+    bool ok = true, rt = def->flags & F_DYNAMIC;
     for (int k = 0; k < in->nargs; k++) {
         int r = in->args[k];
         if (r == -1) args[k].kind = ARG_NONE;
         else if (g->regs[r].kind == R_NUM) args[k] = op_arg_num(0, g->regs[r].is_bool);
         else args[k] = op_arg_meta(g->regs[r].dtype, &g->regs[r].shape);
+        rt |= r >= 0 && reg_runtime(&g->regs[r]);
     }
     Shape shapes[OP_MAX_OUT];
     DType dts[OP_MAX_OUT];
     OpCall call = { op, in->nargs, args, in->attrs };
-    if (ok && op_infer(&call, shapes, dts)) ok = load_fail(L, "corrupt graph file: '%s' fails: %s", def->name, op_error());
+    int rc = rt ? cs_infer_runtime(&call, shapes, dts) : op_infer(&call, shapes, dts);
+    if (rc > 0) ok = load_fail(L, "corrupt graph file: '%s' of a run-time shape needs its size", def->name);
+    else if (rc) ok = load_fail(L, "corrupt graph file: '%s' fails: %s", def->name, op_error());
     for (int k = 0; k < in->nres && ok; k++) {
         RegInfo want = { R_TENSOR, false, dts[k], shapes[k], -1 };
         if (!load_want_reg(L, in->res[k], R_TENSOR, "a result's")) ok = false;
@@ -121,7 +141,7 @@ static bool verify_op(Load *L, Ins *in) {
  * tensor of the group's dtype whose elements lie as the group's do (its shape broadcasts
  * to the group's without growing), so the chain walks it element for element. */
 static bool fused_input_ok(Load *L, int reg, const RegInfo *d) {
-    if (!load_is_reg(L, reg, R_TENSOR)) return false;
+    if (!load_is_reg(L, reg, R_TENSOR) || reg_runtime(&L->gf->g->regs[reg])) return false;
     const RegInfo *o = &L->gf->g->regs[reg];
     Shape bs;
     return o->dtype == d->dtype && shape_count(&o->shape) == shape_count(&d->shape) &&
@@ -138,6 +158,7 @@ static bool verify_fused(Load *L, Ins *in) {
     Graph *g = L->gf->g;
     if (!load_want_reg(L, in->dst, R_TENSOR, "a fused group's")) return false;
     const RegInfo *d = &g->regs[in->dst];
+    if (reg_runtime(d)) return load_fail(L, "corrupt graph file: a fused group of a run-time shape");
     if (!dtype_is_float(d->dtype) || shape_count(&d->shape) < 1)
         return load_fail(L, "corrupt graph file: a fused group of %lld %s elements", (long long)shape_count(&d->shape),
                          dtype_name(d->dtype));
@@ -177,7 +198,7 @@ static bool epi_operand_ok(Load *L, int x, int k, const RegInfo *d, bool dst, bo
     if (x == EPI_PRODUCT) return !dst;
     if (x >= 0) return !dst && x < k;   /* an earlier step's block */
     int ext = x > INT32_MIN ? -x - 1 : -1;
-    if (!load_is_reg(L, ext, R_TENSOR) || g->regs[ext].dtype != d->dtype) return false;
+    if (!load_is_reg(L, ext, R_TENSOR) || g->regs[ext].dtype != d->dtype || reg_runtime(&g->regs[ext])) return false;
     EpiLayout lay = opt_epi_layout(&g->regs[ext].shape, d->shape.d[0], d->shape.d[1]);
     *row = lay == EPI_ROW;
     return lay == EPI_FULL || (lay == EPI_ROW && !dst);
@@ -190,8 +211,9 @@ static bool verify_epilogue(Load *L, Ins *in) {
         return false;
     const RegInfo *d = &g->regs[in->dst], *a = &g->regs[in->a], *b = &g->regs[in->b];
     bool ta = in->aux == 1;
-    if ((in->aux != 0 && in->aux != 1) || !dtype_is_float(d->dtype) || d->shape.ndim != 2 || a->dtype != d->dtype ||
-        b->dtype != d->dtype || a->shape.ndim != 2 || b->shape.ndim != 2 || a->shape.d[ta ? 1 : 0] != d->shape.d[0] ||
+    if (reg_runtime(d) || reg_runtime(a) || reg_runtime(b) || (in->aux != 0 && in->aux != 1) ||
+        !dtype_is_float(d->dtype) || d->shape.ndim != 2 || a->dtype != d->dtype || b->dtype != d->dtype ||
+        a->shape.ndim != 2 || b->shape.ndim != 2 || a->shape.d[ta ? 1 : 0] != d->shape.d[0] ||
         a->shape.d[ta ? 0 : 1] != b->shape.d[0] || b->shape.d[1] != d->shape.d[1] || shape_count(&d->shape) < 1)
         return load_fail(L, "corrupt graph file: an epilogue's product does not fit its registers");
     if (in->c != -1 && !(load_is_reg(L, in->c, R_TENSOR) && load_same_type(&g->regs[in->c], d)))
@@ -266,7 +288,8 @@ bool load_verify_ins(Load *L, Ins *in) {
     case I_SEED: return double_fits_i64(in->imm) || load_fail(L, "corrupt graph file: seed %g", in->imm);
     case I_ITEM:
         if (!load_want_reg(L, in->dst, R_NUM, "item's") || !load_want_reg(L, in->a, R_TENSOR, "item's")) return false;
-        return shape_count(&g->regs[in->a].shape) == 1 || load_fail(L, "corrupt graph file: item of a register with other than one element");
+        return (!reg_runtime(&g->regs[in->a]) && shape_count(&g->regs[in->a].shape) == 1) ||
+               load_fail(L, "corrupt graph file: item of a register with other than one element");
     case I_TRUTH: return load_want_reg(L, in->dst, R_NUM, "truth's") && load_want_reg(L, in->a, R_TENSOR, "truth's");
     case I_JUMP: case I_JUMPF:
         if (in->aux < 0 || in->aux > g->ncode) return load_fail(L, "corrupt graph file: a jump to %d of %d", in->aux, g->ncode);
@@ -283,8 +306,12 @@ bool load_verify_ins(Load *L, Ins *in) {
     case I_STORE: return load_fail(L, "corrupt graph file: a store (a graph file holds no containers)");
     case I_HCALL: case I_HBIN: case I_VMOVE: case I_HLIST: case I_DSET: case I_HINDEX:   /* export refuses them */
         return load_fail(L, "corrupt graph file: a host instruction (a graph file holds no strings made at run time or containers)");
-    case I_SELECT: case I_ROWSET: case I_DIM:   /* export refuses them */
-        return load_fail(L, "corrupt graph file: a run-time list index, tensor list or size (a graph file holds none yet)");
+    case I_DIM:   /* version 4 (read_ins): an axis of the tensor, or -1 its element count */
+        if (!load_want_reg(L, in->dst, R_NUM, "dim's") || !load_want_reg(L, in->a, R_TENSOR, "dim's")) return false;
+        return (in->aux >= -1 && in->aux < g->regs[in->a].shape.ndim) ||
+               load_fail(L, "corrupt graph file: dim of axis %d of a rank-%d register", in->aux, g->regs[in->a].shape.ndim);
+    case I_SELECT: case I_ROWSET:   /* export refuses them */
+        return load_fail(L, "corrupt graph file: a run-time list index or tensor list (a graph file holds none yet)");
     case I_PUSH: return verify_stack(L, in, in->a);
     case I_POP: return verify_stack(L, in, in->dst);
     case I_FUSED: return verify_fused(L, in);

@@ -217,6 +217,26 @@ static int exec_rowset(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in)
     return X->copy(&row, v) ? vm_fail_at(I, in, op_error()) : 0;
 }
 
+/* After an instruction that made its results as eager code does (Ins.rt): each has its
+ * register's known dimensions. The compiler derives them so, but a loaded file only claims
+ * them (its verifier lets a register leave a size to the run, not pin one the run decides),
+ * and the instructions that follow rely on them. */
+static int rt_results_fit(Interp *I, const Graph *g, const VmRegs *r, Ins *in) {
+    int n = in->op == I_OP ? in->nres : 1;
+    for (int k = 0; k < n; k++) {
+        int reg = in->op == I_OP ? in->res[k] : in->dst;
+        Shape s;
+        shape_of(r->ten[reg], &s);
+        if (!shape_fits(&s, &g->regs[reg].shape)) {
+            char msg[700], got[300], want[300];
+            snprintf(msg, sizeof msg, "a result of shape %s where the graph has %s (a corrupt graph)",
+                     shape_str(&s, got, sizeof got), shape_str(&g->regs[reg].shape, want, sizeof want));
+            return vm_fail_at(I, in, msg);
+        }
+    }
+    return 0;
+}
+
 /* ITEM and TRUTH: the first element, read on the host whatever the tensor's device. */
 static int exec_read(Interp *I, VmRegs *r, Ins *in) {
     Tensor *x = r->ten[in->a], *h;
@@ -294,11 +314,11 @@ static inline __attribute__((always_inline)) int vm_loop(Interp *I, Graph *g, Vm
             vmcase(I_OP) {
                 /* before each kernel: a run of slow ops without a loop stops too */
                 if (!interp_poll(I)) return vm_stopped_at(I, in);
-                if (X->op(I, g, r, in)) return -1;
+                if (X->op(I, g, r, in) || (in->rt && rt_results_fit(I, g, r, in))) return -1;
                 vmbreak;
             }
             vmcase(I_INDEX)
-            vmcase(I_INDEX_SET) if (exec_index(I, g, r, X, in)) return -1; vmbreak;
+            vmcase(I_INDEX_SET) if (exec_index(I, g, r, X, in) || (in->rt && rt_results_fit(I, g, r, in))) return -1; vmbreak;
             vmcase(I_SEED) rng_seed((uint64_t)(int64_t)in->imm); vmbreak;
             vmcase(I_ITEM)
             vmcase(I_TRUTH) if (exec_read(I, r, in)) return -1; vmbreak;
