@@ -70,6 +70,21 @@ bool cpu_chain_math_op(OpCode op);
 typedef void (*ChainAnyFn)(void);
 ChainAnyFn cpu_chain_lane_fn(OpCode op, DType dt);
 
+/* A broadcast operand of the chain (a fused group's row vector or value per row): before a
+ * block runs, its values for the block's elements are copied into temporary `temp` (after
+ * the steps' own), which steps then read as CHAIN_TEMP, so every step sees plain arrays and
+ * computes eager's bits (the same op on the same values). Element i of the chain reads
+ * data[i % row] (CHAIN_BCAST_ROW: `row` values) or data[i / row] (CHAIN_BCAST_COL: one per
+ * row of `row` elements); data holds n elements of dtype. */
+typedef enum { CHAIN_BCAST_ROW, CHAIN_BCAST_COL } ChainBcastKind;
+typedef struct {
+    ChainBcastKind kind;
+    int temp;
+    const void *data;
+    DType dtype;
+    int64_t n, row;
+} ChainBcast;
+
 /* The check cpu_chain_run makes before a block runs (steps that do not fit the chain's dtype
  * and range: -1 with the error set), for another evaluator of the same steps (the native
  * tier). */
@@ -83,6 +98,11 @@ int cpu_chain_check(const ChainStep *steps, int n, DType dt, int64_t begin, int6
  * or written then. */
 int cpu_chain_run(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end,
                   void *scratch);
+/* cpu_chain_run with nb broadcast operands, expanded into temporaries n .. n + nb - 1 before
+ * each block (scratch then holds (n + nb) * CHAIN_BYTES bytes). Each is checked too: its
+ * dtype the chain's, its temporary in range, and enough elements for [begin, end). */
+int cpu_chain_run_bcast(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end,
+                        void *scratch, const ChainBcast *bc, int nb);
 
 /* One step over the block of len elements starting at element `at`, through the op's
  * kernel (chain512.c's way for the steps it has no vector code for). */
