@@ -28,17 +28,37 @@
 static inline int64_t chain_block(DType dt) { return CHAIN_BYTES / (int64_t)dtype_size(dt); }
 
 /* An operand: a temporary of the chain, a contiguous array (element 0 of the whole range),
- * or one value (in the chain's dtype) broadcast to every element. An array and a value say
- * their dtype and an array how many elements it holds: cpu_chain_run checks them against
- * the chain's dtype and range before it reads anything (the steps may come from a file). */
-typedef enum { CHAIN_TEMP, CHAIN_ARRAY, CHAIN_SCALAR } ChainArgKind;
+ * one value (in the chain's dtype) broadcast to every element, or, over rows of `row`
+ * elements, a row vector that every row reads (CHAIN_ROW: element i reads data[i % row]) or
+ * one value per row (CHAIN_COL: data[i / row]), a fused group's bias or per-row mean. A chain
+ * with a CHAIN_ROW or CHAIN_COL operand cuts its blocks at row ends, so within a block such
+ * an operand is a plain array or a single value and every kernel runs as for the others.
+ * Arrays and values say their dtype and how many elements they hold: cpu_chain_run checks
+ * them against the chain's dtype and range before it reads anything (the steps may come
+ * from a file). */
+typedef enum { CHAIN_TEMP, CHAIN_ARRAY, CHAIN_SCALAR, CHAIN_ROW, CHAIN_COL } ChainArgKind;
 typedef struct {
     ChainArgKind kind;
     int temp;         /* CHAIN_TEMP */
-    const void *data; /* CHAIN_ARRAY, CHAIN_SCALAR */
-    DType dtype;      /* CHAIN_ARRAY, CHAIN_SCALAR */
-    int64_t n;        /* CHAIN_ARRAY: elements at data */
+    const void *data; /* all but CHAIN_TEMP */
+    DType dtype;      /* all but CHAIN_TEMP */
+    int64_t n;        /* CHAIN_ARRAY, CHAIN_ROW, CHAIN_COL: elements at data */
+    int64_t row;      /* CHAIN_ROW, CHAIN_COL: elements per row of the chain */
 } ChainArg;
+
+/* The first element of operand a in the block at element `at`, and its stride (0: one
+ * value). For CHAIN_ROW and CHAIN_COL the block lies within one row (cpu_chain_run). */
+static inline const char *chain_arg_at(const ChainArg *a, char *scratch, size_t esz, int64_t at,
+                                       int64_t *stride) {
+    *stride = a->kind != CHAIN_SCALAR && a->kind != CHAIN_COL;
+    switch (a->kind) {
+    case CHAIN_TEMP: return scratch + (size_t)a->temp * CHAIN_BYTES;
+    case CHAIN_ARRAY: return (const char *)a->data + at * (int64_t)esz;
+    case CHAIN_ROW: return (const char *)a->data + (at % a->row) * (int64_t)esz;
+    case CHAIN_COL: return (const char *)a->data + (at / a->row) * (int64_t)esz;
+    default: return a->data;
+    }
+}
 
 /* One step: result := op(in[0]) or op(in[0], in[1]), into temporary `temp` (in [0, n) for a
  * chain of n steps; one step writes each), or into the array `out` (element 0 of the whole
@@ -70,21 +90,6 @@ bool cpu_chain_math_op(OpCode op);
 typedef void (*ChainAnyFn)(void);
 ChainAnyFn cpu_chain_lane_fn(OpCode op, DType dt);
 
-/* A broadcast operand of the chain (a fused group's row vector or value per row): before a
- * block runs, its values for the block's elements are copied into temporary `temp` (after
- * the steps' own), which steps then read as CHAIN_TEMP, so every step sees plain arrays and
- * computes eager's bits (the same op on the same values). Element i of the chain reads
- * data[i % row] (CHAIN_BCAST_ROW: `row` values) or data[i / row] (CHAIN_BCAST_COL: one per
- * row of `row` elements); data holds n elements of dtype. */
-typedef enum { CHAIN_BCAST_ROW, CHAIN_BCAST_COL } ChainBcastKind;
-typedef struct {
-    ChainBcastKind kind;
-    int temp;
-    const void *data;
-    DType dtype;
-    int64_t n, row;
-} ChainBcast;
-
 /* The check cpu_chain_run makes before a block runs (steps that do not fit the chain's dtype
  * and range: -1 with the error set), for another evaluator of the same steps (the native
  * tier). */
@@ -98,11 +103,7 @@ int cpu_chain_check(const ChainStep *steps, int n, DType dt, int64_t begin, int6
  * or written then. */
 int cpu_chain_run(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end,
                   void *scratch);
-/* cpu_chain_run with nb broadcast operands, expanded into temporaries n .. n + nb - 1 before
- * each block (scratch then holds (n + nb) * CHAIN_BYTES bytes). Each is checked too: its
- * dtype the chain's, its temporary in range, and enough elements for [begin, end). */
-int cpu_chain_run_bcast(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end,
-                        void *scratch, const ChainBcast *bc, int nb);
+
 
 /* One step over the block of len elements starting at element `at`, through the op's
  * kernel (chain512.c's way for the steps it has no vector code for). */

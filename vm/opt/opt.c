@@ -489,7 +489,7 @@ static bool fusable(Graph *g, Ins *in, DType *dt, Shape *shape) {
         if (o->dtype != d->dtype || l == FUSED_NO) return false;
         bcast += l != FUSED_FULL;
     }
-    if (bcast > 1 || (bcast == 1 && tb < 0)) return false;   /* the result would not have the group's shape */
+    if (bcast > 1 || (bcast == 1 && (tb < 0 || d->shape.d[d->shape.ndim - 1] < FUSED_ROW_MIN))) return false;
     *dt = d->dtype;
     *shape = d->shape;
     return true;

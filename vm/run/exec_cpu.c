@@ -90,8 +90,6 @@ typedef struct {
     size_t area;
     JitFusedFn native;          /* the native tier's loop (jit.h), or NULL: the chain */
     const void *const *ptrs;    /* its operands (jit.h's p) */
-    const ChainBcast *bc;       /* broadcast operands, expanded into temporaries nsteps.. */
-    int nb;
 } FusedJob;
 
 /* At least `need` bytes of block scratch (mem_alloc may jump out: never leave a freed block). */
@@ -113,50 +111,25 @@ static int fused_part(void *ud, int64_t part, int slot) {
         if (cpu_chain_check(j->steps, j->nsteps, j->dt, begin, end)) return -1;
         return j->native(j->ptrs, begin, end, jit_api(j->dt));
     }
-    return cpu_chain_run_bcast(j->steps, j->nsteps, j->dt, begin, end, j->temps + (size_t)slot * j->area, j->bc, j->nb);
+    return cpu_chain_run(j->steps, j->nsteps, j->dt, begin, end, j->temps + (size_t)slot * j->area);
 }
 
-/* How an outside register's tensor lines up with the group's shape gs (opt.h). */
-static FusedLayout fused_layout(const Tensor *t, const Shape *gs) {
-    Shape s;
-    shape_of(t, &s);
-    return opt_fused_layout(&s, gs);
-}
-
-/* A step's operand x (a step's temporary, or an outside register -(r+1)) into *g. A row
- * vector or a value per row becomes broadcast operand bc[*nb], which the chain copies into
- * temporary nsteps + *nb before each block (chain.h). */
-static void fused_arg(VmRegs *r, int x, ChainArg *g, const Shape *gs, int nsteps, ChainBcast *bc, int *nb) {
+/* A step's operand x (a step's temporary, or an outside register -(r+1)) into *g: a row
+ * vector or a value per row of the group's shape gs (opt_fused_layout) reads as one. */
+static void fused_arg(VmRegs *r, int x, ChainArg *g, const Shape *gs) {
     const Tensor *t = x >= 0 ? NULL : r->ten[-x - 1];
     g->kind = x >= 0 ? CHAIN_TEMP : CHAIN_ARRAY;
     g->temp = x;
     g->data = t ? t->data : NULL;
     g->dtype = t ? t->dtype : DT_F32;
     g->n = t ? t->size : 0;   /* the chain checks both against its own */
-    FusedLayout l = t ? fused_layout(t, gs) : FUSED_FULL;
-    if (l != FUSED_ROW && l != FUSED_COL) return;
-    ChainBcast *b = &bc[*nb];
-    b->kind = l == FUSED_ROW ? CHAIN_BCAST_ROW : CHAIN_BCAST_COL;
-    b->temp = g->temp = nsteps + (*nb)++;
-    b->data = t->data;
-    b->dtype = t->dtype;
-    b->n = t->size;
-    b->row = gs->d[gs->ndim - 1];
-    g->kind = CHAIN_TEMP;
-}
-
-/* How many of the group's operands are broadcast (each takes a temporary of the chain). */
-static int fused_bcasts(VmRegs *r, const Ins *in, const Shape *gs) {
-    int nb = 0;
-    for (int k = 0; k < in->nsteps; k++) {
-        int x[2] = { in->steps[k].a, in->steps[k].b };
-        for (int q = 0; q < 2; q++) {
-            const Tensor *t = x[q] < 0 && x[q] != FUSED_NONE ? r->ten[-x[q] - 1] : NULL;
-            FusedLayout l = t ? fused_layout(t, gs) : FUSED_FULL;
-            nb += l == FUSED_ROW || l == FUSED_COL;
-        }
-    }
-    return nb;
+    g->row = gs->ndim ? gs->d[gs->ndim - 1] : 1;
+    if (!t || t->size == shape_count(gs)) return;
+    Shape s;
+    shape_of(t, &s);
+    FusedLayout l = opt_fused_layout(&s, gs);
+    if (l == FUSED_ROW) g->kind = CHAIN_ROW;
+    if (l == FUSED_COL) g->kind = CHAIN_COL;
 }
 
 /* The group's steps over n elements as the chain runs them, into cs; a number operand is
@@ -164,9 +137,8 @@ static int fused_bcasts(VmRegs *r, const Ins *in, const Shape *gs) {
  * (one per step). Planned (pairs, requests for the next block) only when there is more than
  * one block: for a tensor of a few elements in a loop (an RNN cell) planning would cost more
  * than it saves, and it changes no bits. */
-static int fused_chain(VmRegs *r, const Ins *in, const Shape *gs, DType dt, int64_t n, ChainStep *cs, double *num,
-                       ChainBcast *bc) {
-    int nb = 0;
+static bool fused_chain(VmRegs *r, const Ins *in, const Shape *gs, DType dt, int64_t n, ChainStep *cs, double *num) {
+    bool rows = false;
     for (int k = 0; k < in->nsteps; k++) {
         const FusedStep *st = &in->steps[k];
         ChainStep *c = &cs[k];
@@ -183,10 +155,10 @@ static int fused_chain(VmRegs *r, const Ins *in, const Shape *gs, DType dt, int6
             c->out_dtype = o->dtype;
             c->out_n = o->size;
         }
-        fused_arg(r, st->a, &c->in[0], gs, in->nsteps, bc, &nb);
+        fused_arg(r, st->a, &c->in[0], gs);
         if (st->scalar_reg < 0) {
             c->nin = st->b == FUSED_NONE ? 1 : 2;
-            if (c->nin == 2) fused_arg(r, st->b, &c->in[1], gs, in->nsteps, bc, &nb);
+            if (c->nin == 2) fused_arg(r, st->b, &c->in[1], gs);
             continue;
         }
         c->nin = 2;
@@ -199,8 +171,10 @@ static int fused_chain(VmRegs *r, const Ins *in, const Shape *gs, DType dt, int6
         x->data = &num[k];
         x->dtype = dt;
     }
+    for (int k = 0; k < in->nsteps; k++)
+        for (int q = 0; q < cs[k].nin; q++) rows |= cs[k].in[q].kind == CHAIN_ROW || cs[k].in[q].kind == CHAIN_COL;
     if (n > chain_block(dt)) cpu_chain_plan(cs, in->nsteps);
-    return nb;
+    return rows;
 }
 
 /* The operands of the chain's n steps as the native tier's loop takes them (jit.h), into p
@@ -224,27 +198,23 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
         for (int q = 0; q < 2; q++)
             if (regs[q] >= 0 && !r->ten[regs[q]]) return vm_fail_at(I, in, "undefined variable");
     }
-    FusedJob j = { NULL, in->nsteps, d->dtype, shape_count(&d->shape), NULL, 0, NULL, NULL, NULL, 0 };
+    FusedJob j = { NULL, in->nsteps, d->dtype, shape_count(&d->shape), NULL, 0, NULL, NULL };
     int64_t parts = pool_parts(j.total, FUSED_PART);
     int width = pool_width(parts, j.total * in->nsteps);
-    int nb = fused_bcasts(r, in, &d->shape);
-    /* the scratch area: the steps, their numbers, the native tier's operands, the broadcast
-     * operands, then each thread's temporaries (the steps', then the broadcast operands'),
-     * 64-byte aligned (an AVX-512 access that straddles two cache lines costs two) */
-    size_t head = (sizeof(ChainStep) + sizeof(double) + 3 * sizeof(void *)) * (size_t)in->nsteps + sizeof(ChainBcast) * (size_t)nb;
-    j.area = (size_t)(in->nsteps + nb) * CHAIN_BYTES;
+    /* the scratch area: the steps, their numbers, the native tier's operands, then each
+     * thread's temporaries, 64-byte aligned (an AVX-512 access that straddles two cache lines
+     * costs two) */
+    size_t head = (sizeof(ChainStep) + sizeof(double) + 3 * sizeof(void *)) * (size_t)in->nsteps;
+    j.area = (size_t)in->nsteps * CHAIN_BYTES;
     size_t need = head + 63 + j.area * (size_t)width;
     scratch_reserve(r, need);
     ChainStep *cs = r->scratch->p;
-    const void **ptrs = (const void **)((double *)(cs + in->nsteps) + in->nsteps);
-    ChainBcast *bc = (ChainBcast *)(ptrs + 3 * in->nsteps);
-    j.nb = fused_chain(r, in, &d->shape, j.dt, j.total, cs, (double *)(cs + in->nsteps), bc);
-    j.bc = bc;
+    bool rows = fused_chain(r, in, &d->shape, j.dt, j.total, cs, (double *)(cs + in->nsteps));
     j.steps = cs;
-    /* the native tier's loops read arrays and temporaries only: a group with broadcast
-     * operands stays in the vm */
-    j.native = j.nb ? NULL : jit_fused(I, in, cs, in->nsteps, j.dt);
-    if (j.native) j.ptrs = native_operands(cs, in->nsteps, ptrs);
+    /* the native tier's loops read arrays, values and temporaries: a group with a row vector
+     * or a value per row stays in the vm */
+    j.native = rows ? NULL : jit_fused(I, in, cs, in->nsteps, j.dt);
+    if (j.native) j.ptrs = native_operands(cs, in->nsteps, (const void **)((double *)(cs + in->nsteps) + in->nsteps));
     uintptr_t temps = (uintptr_t)((char *)r->scratch->p + head);
     j.temps = (char *)((temps + 63) & ~(uintptr_t)63);
     if (pool_run(parts, width, fused_part, &j)) return vm_fail_at(I, in, op_error());
