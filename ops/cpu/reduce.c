@@ -370,11 +370,38 @@ int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keep
     return rc;
 }
 
+/* The row's largest value as softmax takes it: m = p[i] > m ? p[i] : m from m = p[0] (a NaN
+ * first stays; a later NaN is passed over, and the row's sum is NaN then anyway), in 4 x W
+ * vector lanes (_mm256_max_p* is that rule lane by lane, and lanes combine by it in order),
+ * not a chain of scalar compares one element after another. Only which of +0 and -0 a tie
+ * between them keeps may differ from the one-by-one loop, and no result depends on it: x - m
+ * and exp(x - m) are the same for either, and when both zeros are the largest the sum is >= 2, so
+ * log_softmax's x - m - log(sum) is too. */
+#define SOFTMAX_MAX(T, V, W, LOAD, SET1, MAXV, STORE)                                    \
+    static T softmax_max_##T(const T *p, int64_t n) {                                    \
+        V a = SET1(p[0]), b = a, c = a, d = a;                                           \
+        int64_t i = 0;                                                                   \
+        for (; i + 4 * W <= n; i += 4 * W) {                                             \
+            a = MAXV(LOAD(p + i), a);                                                    \
+            b = MAXV(LOAD(p + i + W), b);                                                \
+            c = MAXV(LOAD(p + i + 2 * W), c);                                            \
+            d = MAXV(LOAD(p + i + 3 * W), d);                                            \
+        }                                                                                \
+        a = MAXV(MAXV(b, a), MAXV(d, c));                                                \
+        T lane[W], m;                                                                    \
+        STORE(lane, a);                                                                  \
+        m = lane[0];                                                                     \
+        for (int k = 1; k < W; k++) if (lane[k] > m) m = lane[k];                        \
+        for (; i < n; i++) if (p[i] > m) m = p[i];                                       \
+        return m;                                                                        \
+    }
+SOFTMAX_MAX(float, __m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_max_ps, _mm256_storeu_ps)
+SOFTMAX_MAX(double, __m256d, 4, _mm256_loadu_pd, _mm256_set1_pd, _mm256_max_pd, _mm256_storeu_pd)
+
 /* softmax(x) = exp(x - max) / sum(exp(x - max)); log_softmax(x) = x - max - log(sum). */
 #define SOFTMAX_LINE(T, SUM, EXP, LOG)                                                   \
     static void softmax_line_##T(const T *p, T *q, int64_t inner, bool want_log) {       \
-        T m = p[0];                                                                      \
-        for (int64_t i = 1; i < inner; i++) if (p[i] > m) m = p[i];                      \
+        T m = softmax_max_##T(p, inner);                                                 \
         for (int64_t i = 0; i < inner; i++) q[i] = p[i] - m;                             \
         if (want_log) {                                                                  \
             T *e = mem_alloc(sizeof(T) * (size_t)inner);                                 \
