@@ -400,15 +400,13 @@ SOFTMAX_MAX(double, __m256d, 4, _mm256_loadu_pd, _mm256_set1_pd, _mm256_max_pd, 
 
 /* softmax(x) = exp(x - max) / sum(exp(x - max)); log_softmax(x) = x - max - log(sum). */
 #define SOFTMAX_LINE(T, SUM, EXP, LOG)                                                   \
-    static void softmax_line_##T(const T *p, T *q, int64_t inner, bool want_log) {       \
+    static void softmax_line_##T(const T *p, T *q, int64_t inner, bool want_log, T *e) { \
         T m = softmax_max_##T(p, inner);                                                 \
         for (int64_t i = 0; i < inner; i++) q[i] = p[i] - m;                             \
         if (want_log) {                                                                  \
-            T *e = mem_alloc(sizeof(T) * (size_t)inner);                                 \
             EXP(q, e, inner);                                                            \
             T ls = LOG(SUM(e, inner));                                                   \
             for (int64_t i = 0; i < inner; i++) q[i] = q[i] - ls;                        \
-            mem_free(e);                                                                 \
         } else {                                                                         \
             EXP(q, q, inner);                                                            \
             T s = SUM(q, inner);                                                         \
@@ -419,7 +417,8 @@ SOFTMAX_LINE(float, pairwise_f32, vm_exp_f32, logf)
 SOFTMAX_LINE(double, pairwise_f64, vm_exp_f64, log)
 
 /* (log_)softmax into r (a's shape, the result dtype). Along the last axis of a float
- * tensor nothing is allocated but log_softmax's row of exponentials. */
+ * tensor nothing is allocated but log_softmax's row of exponentials (one, reused by every
+ * row). */
 int op_softmax_into(const Tensor *a, int axis, bool want_log, Tensor *r) {
     int ax;
     DType dt;
@@ -439,10 +438,19 @@ int op_softmax_into(const Tensor *a, int axis, bool want_log, Tensor *r) {
     shape_of(x, &sx);
     Tensor *y = last ? r : tensor_new(dt, &sx);
     if (!y) { tensor_release(x); return -1; }
-    for (int64_t o = 0, at = 0; o < outer && inner > 0; o++, at += inner) {
-        if (dt == DT_F32) softmax_line_float((const float *)x->data + at, (float *)y->data + at, inner, want_log);
-        else softmax_line_double((const double *)x->data + at, (double *)y->data + at, inner, want_log);
+    /* log_softmax's row of exponentials, one for every row (was one allocation a row) */
+    void *e = want_log && outer > 0 && inner > 0 ? mem_try_alloc(dtype_size(dt) * (size_t)inner) : NULL;
+    if (want_log && outer > 0 && inner > 0 && !e) {
+        tensor_release(x);
+        if (y != r) tensor_release(y);
+        op_failk(ERRK_MEMORY, "out of memory");
+        return -1;
     }
+    for (int64_t o = 0, at = 0; o < outer && inner > 0; o++, at += inner) {
+        if (dt == DT_F32) softmax_line_float((const float *)x->data + at, (float *)y->data + at, inner, want_log, e);
+        else softmax_line_double((const double *)x->data + at, (double *)y->data + at, inner, want_log, e);
+    }
+    mem_free(e);
     tensor_release(x);
     if (last) return 0;
     /* move the axis back where it was */
