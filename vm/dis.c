@@ -112,10 +112,14 @@ static void op_text(Graph *g, const Ins *in, char *buf, size_t n) {
 }
 
 /* A step's operand: the matmul's product, an earlier step's value (s1), or a register (t3, n4). */
-static void step_operand(const Graph *g, int x, char *buf, size_t n) {
-    if (x == EPI_PRODUCT) snprintf(buf, n, "product");
-    else if (x >= 0) snprintf(buf, n, "s%d", x);
-    else snprintf(buf, n, "%c%d", g->regs[-x - 1].kind == R_NUM ? 'n' : 't', -x - 1);
+/* A step's operand; a row vector that every row reads or a value per row of the group (a
+ * tensor operand of a fused group or epilogue that broadcasts) says so: "t1[row]", "t3[per row]". */
+static void step_operand(const Graph *g, const Ins *in, int x, char *buf, size_t n) {
+    if (x == EPI_PRODUCT) { snprintf(buf, n, "product"); return; }
+    if (x >= 0) { snprintf(buf, n, "s%d", x); return; }
+    const RegInfo *r = &g->regs[-x - 1], *d = &g->regs[in->dst];
+    FusedLayout l = r->kind == R_TENSOR && d->kind == R_TENSOR ? opt_fused_layout(&r->shape, &d->shape) : FUSED_FULL;
+    snprintf(buf, n, "%c%d%s", r->kind == R_NUM ? 'n' : 't', -x - 1, l == FUSED_ROW ? "[row]" : l == FUSED_COL ? "[per row]" : "");
 }
 
 /* The steps of a fused group or epilogue, each with what it reads and writes:
@@ -126,13 +130,13 @@ static size_t steps_text(Graph *g, const Ins *in, char *buf, size_t n) {
     size_t len = (size_t)snprintf(buf, n, " {");
     for (int i = 0; i < in->nsteps && len < n; i++) {
         const FusedStep *st = &in->steps[i];
-        char d[160], a[32], b[32] = "";
+        char d[160], a[48], b[48] = "";
         if (st->dst >= 0) snprintf(d, sizeof d, "s%d", st->dst);
         else if (-st->dst - 1 == in->dst) snprintf(d, sizeof d, "t%d", in->dst);
         else reg_str(g, -st->dst - 1, d, sizeof d);
-        step_operand(g, st->a, a, sizeof a);
+        step_operand(g, in, st->a, a, sizeof a);
         if (st->scalar_reg >= 0) snprintf(b, sizeof b, "n%d", st->scalar_reg);
-        else if (st->b != FUSED_NONE) step_operand(g, st->b, b, sizeof b);
+        else if (st->b != FUSED_NONE) step_operand(g, in, st->b, b, sizeof b);
         const char *x = st->num_left && *b ? b : a, *y = st->num_left && *b ? a : b;
         len += (size_t)snprintf(buf + len, n - len, "%s %s = %s(%s%s%s)", i ? ";" : "", d, op_info[st->op].name, x,
                                 *y ? ", " : "", y);

@@ -4,23 +4,14 @@
 #include "chain.h"
 #include "cpu.h"
 
-/* An operand's first element in this block, and its stride (0: one value, broadcast). */
-static const char *arg_at(const ChainArg *a, char *scratch, size_t esz, int64_t at,
-                          int64_t *stride) {
-    *stride = a->kind != CHAIN_SCALAR;
-    if (a->kind == CHAIN_TEMP) return scratch + (size_t)a->temp * CHAIN_BYTES;
-    if (a->kind == CHAIN_ARRAY) return (const char *)a->data + at * (int64_t)esz;
-    return a->data;
-}
-
 int cpu_chain_step(const ChainStep *s, DType dt, int64_t at, int64_t len, void *scratch) {
     size_t esz = dtype_size(dt);
     char *out = s->temp >= 0 ? (char *)scratch + (size_t)s->temp * CHAIN_BYTES
                              : (char *)s->out + at * (int64_t)esz;
     int64_t sa, sb;
-    const char *a = arg_at(&s->in[0], scratch, esz, at, &sa);
+    const char *a = chain_arg_at(&s->in[0], scratch, esz, at, &sa);
     if (s->nin == 1) return cpu_unary(s->op, dt, a, out, len);
-    const char *b = arg_at(&s->in[1], scratch, esz, at, &sb);
+    const char *b = chain_arg_at(&s->in[1], scratch, esz, at, &sb);
     return cpu_binary(s->op, dt, a, sa, b, sb, out, len);
 }
 
@@ -63,14 +54,24 @@ void cpu_chain_plan(ChainStep *steps, int n) {
 }
 
 /* Whether an operand the chain reads over [0, end) is there: a temporary of the chain, an
- * array of the chain's dtype holding at least end elements, or one value of that dtype. */
+ * array of the chain's dtype holding at least end elements, one value of that dtype, a row
+ * vector of a whole row or a value for each row that [0, end) touches. */
 static bool arg_fits(const ChainArg *a, int n, DType dt, int64_t end) {
     switch (a->kind) {
     case CHAIN_TEMP: return a->temp >= 0 && a->temp < n;
     case CHAIN_ARRAY: return a->data && a->dtype == dt && a->n >= end;
     case CHAIN_SCALAR: return a->data && a->dtype == dt;
+    case CHAIN_ROW: return a->data && a->dtype == dt && a->row >= 1 && a->n >= a->row;
+    case CHAIN_COL: return a->data && a->dtype == dt && a->row >= 1 && a->n >= (end + a->row - 1) / a->row;
     default: return false;
     }
+}
+
+/* Whether the step has an operand with an element for each of the block's: a unary's
+ * operand, or one of a binary's, is not a single value (a scalar, a value per row). */
+static bool one_per_element(const ChainArg *a) { return a->kind != CHAIN_SCALAR && a->kind != CHAIN_COL; }
+static bool spans_block(const ChainStep *s) {
+    return one_per_element(&s->in[0]) || (s->nin == 2 && one_per_element(&s->in[1]));
 }
 
 /* The steps against the chain before a block runs: the blocks, temporaries and element
@@ -88,8 +89,8 @@ int cpu_chain_check(const ChainStep *steps, int n, DType dt, int64_t begin, int6
     for (int k = 0; k < n; k++) {
         const ChainStep *s = &steps[k];
         bool ok = (s->nin == 1 || s->nin == 2) && arg_fits(&s->in[0], n, dt, end) &&
-                  (s->nin == 1 || arg_fits(&s->in[1], n, dt, end));
-        ChainArg out = { s->temp >= 0 ? CHAIN_TEMP : CHAIN_ARRAY, s->temp, s->out, s->out_dtype, s->out_n };
+                  (s->nin == 1 || arg_fits(&s->in[1], n, dt, end)) && spans_block(s);
+        ChainArg out = { s->temp >= 0 ? CHAIN_TEMP : CHAIN_ARRAY, s->temp, s->out, s->out_dtype, s->out_n, 0 };
         if (!ok || !arg_fits(&out, n, dt, end)) {
             op_failk(ERRK_TYPE, "step %d of a fused %s chain does not fit its %lld elements", k, dtype_name(dt), (long long)end);
             return -1;
@@ -98,13 +99,26 @@ int cpu_chain_check(const ChainStep *steps, int n, DType dt, int64_t begin, int6
     return 0;
 }
 
+/* The row length of the chain's CHAIN_ROW and CHAIN_COL operands (0: none). A group's are
+ * all its last axis; the smallest cuts blocks at every row end of any of them. */
+static int64_t chain_row(const ChainStep *steps, int n) {
+    int64_t row = 0;
+    for (int k = 0; k < n; k++)
+        for (int q = 0; q < steps[k].nin; q++) {
+            const ChainArg *a = &steps[k].in[q];
+            if ((a->kind == CHAIN_ROW || a->kind == CHAIN_COL) && (row == 0 || a->row < row)) row = a->row;
+        }
+    return row;
+}
+
 int cpu_chain_run(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end,
                   void *scratch) {
     if (cpu_chain_check(steps, n, dt, begin, end)) return -1;
     bool wide = cpu_has_avx512();
-    int64_t block = chain_block(dt);
-    for (int64_t at = begin; at < end; at += block) {
-        int64_t len = end - at < block ? end - at : block;
+    int64_t block = chain_block(dt), row = chain_row(steps, n);
+    for (int64_t at = begin, len; at < end; at += len) {
+        len = end - at < block ? end - at : block;
+        if (row && row - at % row < len) len = row - at % row;   /* blocks end at row ends */
         if (wide) {
             int rc = cpu_chain_block512(steps, n, dt, at, len, scratch);
             if (rc) return rc;

@@ -28,17 +28,37 @@
 static inline int64_t chain_block(DType dt) { return CHAIN_BYTES / (int64_t)dtype_size(dt); }
 
 /* An operand: a temporary of the chain, a contiguous array (element 0 of the whole range),
- * or one value (in the chain's dtype) broadcast to every element. An array and a value say
- * their dtype and an array how many elements it holds: cpu_chain_run checks them against
- * the chain's dtype and range before it reads anything (the steps may come from a file). */
-typedef enum { CHAIN_TEMP, CHAIN_ARRAY, CHAIN_SCALAR } ChainArgKind;
+ * one value (in the chain's dtype) broadcast to every element, or, over rows of `row`
+ * elements, a row vector that every row reads (CHAIN_ROW: element i reads data[i % row]) or
+ * one value per row (CHAIN_COL: data[i / row]), a fused group's bias or per-row mean. A chain
+ * with a CHAIN_ROW or CHAIN_COL operand cuts its blocks at row ends, so within a block such
+ * an operand is a plain array or a single value and every kernel runs as for the others.
+ * Arrays and values say their dtype and how many elements they hold: cpu_chain_run checks
+ * them against the chain's dtype and range before it reads anything (the steps may come
+ * from a file). */
+typedef enum { CHAIN_TEMP, CHAIN_ARRAY, CHAIN_SCALAR, CHAIN_ROW, CHAIN_COL } ChainArgKind;
 typedef struct {
     ChainArgKind kind;
     int temp;         /* CHAIN_TEMP */
-    const void *data; /* CHAIN_ARRAY, CHAIN_SCALAR */
-    DType dtype;      /* CHAIN_ARRAY, CHAIN_SCALAR */
-    int64_t n;        /* CHAIN_ARRAY: elements at data */
+    const void *data; /* all but CHAIN_TEMP */
+    DType dtype;      /* all but CHAIN_TEMP */
+    int64_t n;        /* CHAIN_ARRAY, CHAIN_ROW, CHAIN_COL: elements at data */
+    int64_t row;      /* CHAIN_ROW, CHAIN_COL: elements per row of the chain */
 } ChainArg;
+
+/* The first element of operand a in the block at element `at`, and its stride (0: one
+ * value). For CHAIN_ROW and CHAIN_COL the block lies within one row (cpu_chain_run). */
+static inline const char *chain_arg_at(const ChainArg *a, char *scratch, size_t esz, int64_t at,
+                                       int64_t *stride) {
+    *stride = a->kind != CHAIN_SCALAR && a->kind != CHAIN_COL;
+    switch (a->kind) {
+    case CHAIN_TEMP: return scratch + (size_t)a->temp * CHAIN_BYTES;
+    case CHAIN_ARRAY: return (const char *)a->data + at * (int64_t)esz;
+    case CHAIN_ROW: return (const char *)a->data + (at % a->row) * (int64_t)esz;
+    case CHAIN_COL: return (const char *)a->data + (at / a->row) * (int64_t)esz;
+    default: return a->data;
+    }
+}
 
 /* One step: result := op(in[0]) or op(in[0], in[1]), into temporary `temp` (in [0, n) for a
  * chain of n steps; one step writes each), or into the array `out` (element 0 of the whole
@@ -82,6 +102,7 @@ int cpu_chain_check(const ChainStep *steps, int n, DType dt, int64_t begin, int6
  * or written then. */
 int cpu_chain_run(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end,
                   void *scratch);
+
 
 /* One step over the block of len elements starting at element `at`, through the op's
  * kernel (chain512.c's way for the steps it has no vector code for). */

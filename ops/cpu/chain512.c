@@ -252,15 +252,6 @@ bool cpu_unary_avx512(OpCode op, DType dt, const void *x, void *y, int64_t n) {
     return dt == DT_F64 && unary_pd(op, x, y, n, NULL, NULL);
 }
 
-/* An operand's first element in this block, and its stride (0: one value, broadcast). */
-static const char *arg_at(const ChainArg *g, char *scratch, size_t esz, int64_t at,
-                          int64_t *stride) {
-    *stride = g->kind != CHAIN_SCALAR;
-    if (g->kind == CHAIN_TEMP) return scratch + (size_t)g->temp * CHAIN_BYTES;
-    if (g->kind == CHAIN_ARRAY) return (const char *)g->data + at * (int64_t)esz;
-    return g->data;
-}
-
 /* Steps s and s + 1 of a pair over one block (their temporaries and arrays at `at`). */
 static void run_pair(const ChainStep *s, DType dt, int64_t at, int64_t len, char *scratch) {
     const ChainStep *s2 = s + 1;
@@ -268,9 +259,9 @@ static void run_pair(const ChainStep *s, DType dt, int64_t at, int64_t len, char
     bool left =
         s2->in[0].kind == CHAIN_TEMP && s2->in[0].temp == s->temp; /* s's result is s2's left */
     int64_t sa, sb, sc;
-    const char *a = arg_at(&s->in[0], scratch, esz, at, &sa),
-               *b = arg_at(&s->in[1], scratch, esz, at, &sb);
-    const char *c = arg_at(&s2->in[left ? 1 : 0], scratch, esz, at, &sc);
+    const char *a = chain_arg_at(&s->in[0], scratch, esz, at, &sa),
+               *b = chain_arg_at(&s->in[1], scratch, esz, at, &sb);
+    const char *c = chain_arg_at(&s2->in[left ? 1 : 0], scratch, esz, at, &sc);
     char *out = s2->temp >= 0 ? scratch + (size_t)s2->temp * CHAIN_BYTES
                               : (char *)s2->out + at * (int64_t)esz;
     int key = (arith_index(s->op) * 4 + arith_index(s2->op)) * 2 + left;
@@ -314,7 +305,7 @@ int cpu_chain_block512(const ChainStep *steps, int n, DType dt, int64_t at, int6
         char *out = s->temp >= 0 ? (char *)scratch + (size_t)s->temp * CHAIN_BYTES
                                  : (char *)s->out + at * (int64_t)esz;
         int64_t sa, sb = 0;
-        const char *a = arg_at(&s->in[0], scratch, esz, at, &sa);
+        const char *a = chain_arg_at(&s->in[0], scratch, esz, at, &sa);
         bool done;
         if (s->fetch_next) { /* a SLEEF function (cpu_chain_plan) */
             const char *pr, *pw;
@@ -324,7 +315,7 @@ int cpu_chain_block512(const ChainStep *steps, int n, DType dt, int64_t at, int6
         } else if (s->nin == 1) {
             done = cpu_unary_avx512(s->op, dt, a, out, len);
         } else {
-            const char *b = arg_at(&s->in[1], scratch, esz, at, &sb);
+            const char *b = chain_arg_at(&s->in[1], scratch, esz, at, &sb);
             done = cpu_binary_avx512(s->op, dt, a, sa, b, sb, out, len);
         }
         if (done) continue;

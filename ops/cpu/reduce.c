@@ -370,18 +370,43 @@ int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keep
     return rc;
 }
 
+/* The row's largest value as softmax takes it: m = p[i] > m ? p[i] : m from m = p[0] (a NaN
+ * first stays; a later NaN is passed over, and the row's sum is NaN then anyway), in 4 x W
+ * vector lanes (_mm256_max_p* is that rule lane by lane, and lanes combine by it in order),
+ * not a chain of scalar compares one element after another. Only which of +0 and -0 a tie
+ * between them keeps may differ from the one-by-one loop, and no result depends on it: x - m
+ * and exp(x - m) are the same for either, and when both zeros are the largest the sum is >= 2, so
+ * log_softmax's x - m - log(sum) is too. */
+#define SOFTMAX_MAX(T, V, W, LOAD, SET1, MAXV, STORE)                                    \
+    static T softmax_max_##T(const T *p, int64_t n) {                                    \
+        V a = SET1(p[0]), b = a, c = a, d = a;                                           \
+        int64_t i = 0;                                                                   \
+        for (; i + 4 * W <= n; i += 4 * W) {                                             \
+            a = MAXV(LOAD(p + i), a);                                                    \
+            b = MAXV(LOAD(p + i + W), b);                                                \
+            c = MAXV(LOAD(p + i + 2 * W), c);                                            \
+            d = MAXV(LOAD(p + i + 3 * W), d);                                            \
+        }                                                                                \
+        a = MAXV(MAXV(b, a), MAXV(d, c));                                                \
+        T lane[W], m;                                                                    \
+        STORE(lane, a);                                                                  \
+        m = lane[0];                                                                     \
+        for (int k = 1; k < W; k++) if (lane[k] > m) m = lane[k];                        \
+        for (; i < n; i++) if (p[i] > m) m = p[i];                                       \
+        return m;                                                                        \
+    }
+SOFTMAX_MAX(float, __m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_max_ps, _mm256_storeu_ps)
+SOFTMAX_MAX(double, __m256d, 4, _mm256_loadu_pd, _mm256_set1_pd, _mm256_max_pd, _mm256_storeu_pd)
+
 /* softmax(x) = exp(x - max) / sum(exp(x - max)); log_softmax(x) = x - max - log(sum). */
 #define SOFTMAX_LINE(T, SUM, EXP, LOG)                                                   \
-    static void softmax_line_##T(const T *p, T *q, int64_t inner, bool want_log) {       \
-        T m = p[0];                                                                      \
-        for (int64_t i = 1; i < inner; i++) if (p[i] > m) m = p[i];                      \
+    static void softmax_line_##T(const T *p, T *q, int64_t inner, bool want_log, T *e) { \
+        T m = softmax_max_##T(p, inner);                                                 \
         for (int64_t i = 0; i < inner; i++) q[i] = p[i] - m;                             \
         if (want_log) {                                                                  \
-            T *e = mem_alloc(sizeof(T) * (size_t)inner);                                 \
             EXP(q, e, inner);                                                            \
             T ls = LOG(SUM(e, inner));                                                   \
             for (int64_t i = 0; i < inner; i++) q[i] = q[i] - ls;                        \
-            mem_free(e);                                                                 \
         } else {                                                                         \
             EXP(q, q, inner);                                                            \
             T s = SUM(q, inner);                                                         \
@@ -392,7 +417,8 @@ SOFTMAX_LINE(float, pairwise_f32, vm_exp_f32, logf)
 SOFTMAX_LINE(double, pairwise_f64, vm_exp_f64, log)
 
 /* (log_)softmax into r (a's shape, the result dtype). Along the last axis of a float
- * tensor nothing is allocated but log_softmax's row of exponentials. */
+ * tensor nothing is allocated but log_softmax's row of exponentials (one, reused by every
+ * row). */
 int op_softmax_into(const Tensor *a, int axis, bool want_log, Tensor *r) {
     int ax;
     DType dt;
@@ -412,10 +438,19 @@ int op_softmax_into(const Tensor *a, int axis, bool want_log, Tensor *r) {
     shape_of(x, &sx);
     Tensor *y = last ? r : tensor_new(dt, &sx);
     if (!y) { tensor_release(x); return -1; }
-    for (int64_t o = 0, at = 0; o < outer && inner > 0; o++, at += inner) {
-        if (dt == DT_F32) softmax_line_float((const float *)x->data + at, (float *)y->data + at, inner, want_log);
-        else softmax_line_double((const double *)x->data + at, (double *)y->data + at, inner, want_log);
+    /* log_softmax's row of exponentials, one for every row (was one allocation a row) */
+    void *e = want_log && outer > 0 && inner > 0 ? mem_try_alloc(dtype_size(dt) * (size_t)inner) : NULL;
+    if (want_log && outer > 0 && inner > 0 && !e) {
+        tensor_release(x);
+        if (y != r) tensor_release(y);
+        op_failk(ERRK_MEMORY, "out of memory");
+        return -1;
     }
+    for (int64_t o = 0, at = 0; o < outer && inner > 0; o++, at += inner) {
+        if (dt == DT_F32) softmax_line_float((const float *)x->data + at, (float *)y->data + at, inner, want_log, e);
+        else softmax_line_double((const double *)x->data + at, (double *)y->data + at, inner, want_log, e);
+    }
+    mem_free(e);
     tensor_release(x);
     if (last) return 0;
     /* move the axis back where it was */

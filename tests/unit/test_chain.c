@@ -76,9 +76,9 @@ static void arrays_free(Arrays *a) {
 static DType cur_dt;
 static int64_t cur_n;
 static void extent(DType dt, int64_t n) { cur_dt = dt, cur_n = n; }
-static ChainArg temp(int k) { return (ChainArg){CHAIN_TEMP, k, NULL, cur_dt, 0}; }
-static ChainArg array(const void *p) { return (ChainArg){CHAIN_ARRAY, -1, p, cur_dt, cur_n}; }
-static ChainArg scalar(const void *p) { return (ChainArg){CHAIN_SCALAR, -1, p, cur_dt, 0}; }
+static ChainArg temp(int k) { return (ChainArg){CHAIN_TEMP, k, NULL, cur_dt, 0, 0}; }
+static ChainArg array(const void *p) { return (ChainArg){CHAIN_ARRAY, -1, p, cur_dt, cur_n, 0}; }
+static ChainArg scalar(const void *p) { return (ChainArg){CHAIN_SCALAR, -1, p, cur_dt, 0, 0}; }
 static ChainStep step1(OpCode op, ChainArg a, int t, void *out) {
     return (ChainStep){op, 1, {a, a}, t, out, cur_dt, out ? cur_n : 0, false, false};
 }
@@ -465,6 +465,49 @@ START_TEST(chain_refuses_steps_that_do_not_fit) {
 }
 END_TEST
 
+/* A row vector (CHAIN_ROW) and a value per row (CHAIN_COL) over rows of every length around
+ * the block (512 f32) and the lanes, on both paths, from elements that start mid-row: each
+ * element is (x - c[row]) * r[col] as cpu_binary gives it one row at a time (what eager's
+ * broadcast runs). A unary over one value per row, or too few values for the range, is
+ * refused before anything runs. */
+START_TEST(chain_row_and_column_operands) {
+    enum { MAXN = 3 * 1031 + 7 };
+    static float x[MAXN], r[1031], c[MAXN], y[MAXN], want[MAXN], t[1031];
+    static char scratch[3 * CHAIN_BYTES];
+    static double d[MAXN];
+    fill(d, MAXN, 7);
+    for (int i = 0; i < MAXN; i++) x[i] = (float)d[i], c[i] = (float)d[(i * 7) % MAXN];
+    for (int i = 0; i < 1031; i++) r[i] = (float)d[(i * 13 + 5) % MAXN];
+    static const int64_t rows[] = {1, 7, 16, 17, 128, 511, 512, 513, 1024, 1031};
+    for (int k = 0; k < 10; k++) {
+        int64_t n = rows[k], m = 3, total = n * m, begin = n > 3 ? n / 2 : 0;
+        extent(DT_F32, total);
+        ChainArg row = {CHAIN_ROW, -1, r, DT_F32, n, n}, col = {CHAIN_COL, -1, c, DT_F32, m, n};
+        ChainStep s[2] = {step2(OP_SUB, array(x), col, 0, NULL), step2(OP_MUL, temp(0), row, -1, y)};
+        for (int way = 0; way < 2; way++) {
+            memset(y, 0, sizeof y);
+            cpu_chain_plan(s, 2);
+            vm_force_avx2(way);   /* each path against itself: NaN payloads differ between them */
+            for (int64_t q = 0; q < m; q++) {
+                cpu_binary(OP_SUB, DT_F32, x + q * n, 1, c + q, 0, t, n);
+                cpu_binary(OP_MUL, DT_F32, t, 1, r, 1, want + q * n, n);
+            }
+            ck_assert_int_eq(cpu_chain_run(s, 2, DT_F32, begin, total, scratch), 0);
+            vm_force_avx2(0);
+            for (int64_t i = begin; i < total; i++)
+                ck_assert_msg(memcmp(&y[i], &want[i], 4) == 0, "way %d, row %lld, element %lld: %g, want %g", way, (long long)n, (long long)i, y[i], want[i]);
+        }
+        ChainStep u[1] = {step1(OP_NEG, col, -1, y)};
+        ck_assert_int_eq(cpu_chain_run(u, 1, DT_F32, 0, total, scratch), -1);
+        s[0].in[1].n = m - 1;   /* the last row's value missing */
+        ck_assert_int_eq(cpu_chain_run(s, 2, DT_F32, 0, total, scratch), -1);
+        s[0].in[1].n = m;
+        s[1].in[1].n = n - 1;   /* a row vector one short */
+        ck_assert_int_eq(cpu_chain_run(s, 2, DT_F32, 0, total, scratch), -1);
+    }
+}
+END_TEST
+
 Suite *chain_suite(void) {
     Suite *s = suite_create("chain");
     TCase *tc = tcase_create("core");
@@ -476,6 +519,7 @@ Suite *chain_suite(void) {
     tcase_add_test(tc, chain_binary_two_scalars);
     tcase_add_test(tc, chain_long_f32_arrays_match_one_by_one);
     tcase_add_test(tc, chain_refuses_steps_that_do_not_fit);
+    tcase_add_test(tc, chain_row_and_column_operands);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -139,13 +139,12 @@ static bool verify_op(Load *L, Ins *in) {
 
 /* An outside register a fused step reads: what vm/opt/opt.c's fusable() lets into a group, a
  * tensor of the group's dtype whose elements lie as the group's do (its shape broadcasts
- * to the group's without growing), so the chain walks it element for element. */
+ * to the group's without growing), so the chain walks it element for element, or a row
+ * vector or a value per row (opt_fused_layout), which the chain expands block by block. */
 static bool fused_input_ok(Load *L, int reg, const RegInfo *d) {
     if (!load_is_reg(L, reg, R_TENSOR) || reg_runtime(&L->gf->g->regs[reg])) return false;
     const RegInfo *o = &L->gf->g->regs[reg];
-    Shape bs;
-    return o->dtype == d->dtype && shape_count(&o->shape) == shape_count(&d->shape) &&
-           !shape_broadcast(&o->shape, &d->shape, &bs, "fuse") && shape_equal(&bs, &d->shape);
+    return o->dtype == d->dtype && opt_fused_layout(&o->shape, &d->shape) != FUSED_NO;
 }
 
 /* A FUSED group, held to what the fusion pass (vm/opt/opt.c, pass_fuse) emits: at least two

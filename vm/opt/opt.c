@@ -7,7 +7,8 @@
  *   fuse  elementwise fusion: a run of elementwise instructions of one shape and float dtype
  *         becomes one FUSED instruction, evaluated in cache-sized chunks by the same kernels
  *         (so results stay bit-identical); intermediates that nothing else reads never
- *         exist as whole tensors
+ *         exist as whole tensors. An operand may be a row vector (a bias) or one value per
+ *         row (a reduction kept with keepdims), expanded block by block as eager broadcasts
  *   epilogue  matmul epilogues: a 2-D float matmul and the elementwise chain after it (bias
  *         add of a row vector, activation, scalars) become one EPILOGUE instruction that runs
  *         the chain on each row block of the product right after that block's BLAS call, while
@@ -478,15 +479,17 @@ static bool fusable(Graph *g, Ins *in, DType *dt, Shape *shape) {
     if (!dtype_is_float(d->dtype)) return false;
     int64_t n = shape_count(&d->shape);
     if (n < 1) return false;
-    /* every tensor operand has the result's dtype and its element layout */
-    int ops[2] = { ta, tb };
+    /* every tensor operand has the result's dtype and its element layout, or is a row vector
+     * or a value per row (opt_fused_layout), the other operand then element for element */
+    int ops[2] = { ta, tb }, bcast = 0;
     for (int k = 0; k < 2; k++) {
         if (ops[k] < 0) continue;
         RegInfo *o = &g->regs[ops[k]];
-        if (o->dtype != d->dtype || shape_count(&o->shape) != n) return false;
-        Shape bs;
-        if (shape_broadcast(&o->shape, &d->shape, &bs, "fuse") || !shape_equal(&bs, &d->shape)) return false;
+        FusedLayout l = opt_fused_layout(&o->shape, &d->shape);
+        if (o->dtype != d->dtype || l == FUSED_NO) return false;
+        bcast += l != FUSED_FULL;
     }
+    if (bcast > 1 || (bcast == 1 && (tb < 0 || d->shape.d[d->shape.ndim - 1] < FUSED_ROW_MIN))) return false;
     *dt = d->dtype;
     *shape = d->shape;
     return true;

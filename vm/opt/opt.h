@@ -17,6 +17,30 @@ static inline EpiLayout opt_epi_layout(const Shape *s, int64_t m, int64_t n) {
     return EPI_NO;
 }
 
+/* How a tensor operand of a FUSED step lines up with the group's shape [..., n]: element for
+ * element (its shape broadcasts to the group's without growing, the same count), a row vector
+ * (n elements, its last axis n and every other 1: a bias, layernorm's weight) that every row
+ * of n elements reads, or one value per row (the group's shape with a last axis of 1: a
+ * reduction kept with keepdims, layernorm's mean). The chain reads them as CHAIN_ROW and
+ * CHAIN_COL operands (ops/cpu/chain.h), cutting its blocks at row ends. */
+typedef enum { FUSED_NO, FUSED_FULL, FUSED_ROW, FUSED_COL } FusedLayout;
+static inline FusedLayout opt_fused_layout(const Shape *s, const Shape *g) {
+    int64_t cs = shape_count(s), cg = shape_count(g);
+    Shape bs;
+    if (shape_broadcast(s, g, &bs, "fuse") || !shape_equal(&bs, g)) return FUSED_NO;
+    if (cs == cg) return FUSED_FULL;
+    if (g->ndim < 1 || s->ndim < 1 || cg < 1) return FUSED_NO;
+    int64_t n = g->d[g->ndim - 1];
+    if (s->d[s->ndim - 1] == n && cs == n) return FUSED_ROW;
+    if (s->ndim == g->ndim && s->d[s->ndim - 1] == 1 && cs * n == cg) return FUSED_COL;
+    return FUSED_NO;
+}
+
+/* The fusion pass lets a row vector or a value per row into a group only over rows of at
+ * least this many elements: blocks end at row ends, and shorter blocks cost more in work per
+ * step than keeping the data in cache saves. */
+#define FUSED_ROW_MIN 128
+
 void opt_run(Graph *g);
 /* Once per process: the words of TSL_OPT that name no pass, as lines to show (false: none). */
 bool opt_env_problem(char *out, size_t n);

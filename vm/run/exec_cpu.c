@@ -115,8 +115,9 @@ static int fused_part(void *ud, int64_t part, int slot) {
 }
 
 /* A step's operand x (a step's temporary, an outside register -(r+1), or an epilogue's
- * product: *product) into *g. */
-static void fused_arg(VmRegs *r, int x, ChainArg *g, const ChainArg *product) {
+ * product: *product) into *g: a row vector or a value per row of the group's shape gs
+ * (opt_fused_layout) reads as one. */
+static void fused_arg(VmRegs *r, int x, ChainArg *g, const Shape *gs, const ChainArg *product) {
     if (x == EPI_PRODUCT) {
         *g = *product;
         return;
@@ -127,6 +128,13 @@ static void fused_arg(VmRegs *r, int x, ChainArg *g, const ChainArg *product) {
     g->data = t ? t->data : NULL;
     g->dtype = t ? t->dtype : DT_F32;
     g->n = t ? t->size : 0;   /* the chain checks both against its own */
+    g->row = gs->ndim ? gs->d[gs->ndim - 1] : 1;
+    if (!t || t->size == shape_count(gs)) return;
+    Shape s;
+    shape_of(t, &s);
+    FusedLayout l = opt_fused_layout(&s, gs);
+    if (l == FUSED_ROW) g->kind = CHAIN_ROW;
+    if (l == FUSED_COL) g->kind = CHAIN_COL;
 }
 
 /* The group's steps over n elements as the chain runs them, into cs; a number operand is
@@ -134,7 +142,9 @@ static void fused_arg(VmRegs *r, int x, ChainArg *g, const ChainArg *product) {
  * (one per step). Planned (pairs, requests for the next block) only when there is more than
  * one block: for a tensor of a few elements in a loop (an RNN cell) planning would cost more
  * than it saves, and it changes no bits. */
-static void fused_chain(VmRegs *r, const Ins *in, DType dt, int64_t n, ChainStep *cs, double *num, const ChainArg *product) {
+static bool fused_chain(VmRegs *r, const Ins *in, const Shape *gs, DType dt, int64_t n, ChainStep *cs, double *num,
+                        const ChainArg *product) {
+    bool rows = false;
     for (int k = 0; k < in->nsteps; k++) {
         const FusedStep *st = &in->steps[k];
         ChainStep *c = &cs[k];
@@ -151,10 +161,10 @@ static void fused_chain(VmRegs *r, const Ins *in, DType dt, int64_t n, ChainStep
             c->out_dtype = o->dtype;
             c->out_n = o->size;
         }
-        fused_arg(r, st->a, &c->in[0], product);
+        fused_arg(r, st->a, &c->in[0], gs, product);
         if (st->scalar_reg < 0) {
             c->nin = st->b == FUSED_NONE ? 1 : 2;
-            if (c->nin == 2) fused_arg(r, st->b, &c->in[1], product);
+            if (c->nin == 2) fused_arg(r, st->b, &c->in[1], gs, product);
             continue;
         }
         c->nin = 2;
@@ -167,7 +177,10 @@ static void fused_chain(VmRegs *r, const Ins *in, DType dt, int64_t n, ChainStep
         x->data = &num[k];
         x->dtype = dt;
     }
+    for (int k = 0; k < in->nsteps; k++)
+        for (int q = 0; q < cs[k].nin; q++) rows |= cs[k].in[q].kind == CHAIN_ROW || cs[k].in[q].kind == CHAIN_COL;
     if (n > chain_block(dt)) cpu_chain_plan(cs, in->nsteps);
+    return rows;
 }
 
 /* The operands of the chain's n steps as the native tier's loop takes them (jit.h), into p
@@ -202,9 +215,11 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     size_t need = head + 63 + j.area * (size_t)width;
     scratch_reserve(r, need);
     ChainStep *cs = r->scratch->p;
-    fused_chain(r, in, j.dt, j.total, cs, (double *)(cs + in->nsteps), NULL);
+    bool rows = fused_chain(r, in, &d->shape, j.dt, j.total, cs, (double *)(cs + in->nsteps), NULL);
     j.steps = cs;
-    j.native = jit_fused(I, in, cs, in->nsteps, j.dt);
+    /* the native tier's loops read arrays, values and temporaries: a group with a row vector
+     * or a value per row stays in the vm */
+    j.native = rows ? NULL : jit_fused(I, in, cs, in->nsteps, j.dt);
     if (j.native) j.ptrs = native_operands(cs, in->nsteps, (const void **)((double *)(cs + in->nsteps) + in->nsteps));
     uintptr_t temps = (uintptr_t)((char *)r->scratch->p + head);
     j.temps = (char *)((temps + 63) & ~(uintptr_t)63);
@@ -418,8 +433,9 @@ static JitFusedFn epi_native(Interp *I, const EpiRun *e, ChainStep *cs, double *
         if (!epi_whole(e, st->a, len) || !epi_whole(e, st->b, len) || !epi_whole(e, st->dst, len)) return NULL;
     }
     if (!fn) {
-        ChainArg product = { CHAIN_ARRAY, -1, e->product, e->dt, len };
-        fused_chain(e->r, in, e->dt, len, cs, num, &product);
+        ChainArg product = { CHAIN_ARRAY, -1, e->product, e->dt, len, 0 };
+        Shape gs = { .ndim = 2, .d = { e->m, e->n } };   /* every operand is whole (epi_whole) */
+        fused_chain(e->r, in, &gs, e->dt, len, cs, num, &product);
         if (!(fn = jit_fused(I, in, cs, n, e->dt))) return NULL;
     }
     for (int k = 0; k < n; k++) {   /* as fused_chain and native_operands lay them out */
