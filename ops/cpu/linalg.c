@@ -93,9 +93,9 @@ static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; 
 void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
                      int64_t r0, int64_t rows) {
     int64_t row_work = k * n, tile = dt == DT_F32 ? tile_rows_f32 : tile_rows_f64;
-    /* the fewest rows a range may have: whole tiles, off the small-matrix path */
-    int64_t min_rows = row_work > 0 && tile ? round_up((MM_PART_MIN_WORK + row_work - 1) / row_work, tile) : rows;
-    int width = m > 1 && k > 0 && rows >= 2 * min_rows ? pool_width(rows / min_rows, rows * row_work) : 1;
+    /* the fewest rows a range may have: whole tiles, off the small-matrix path (0: no split) */
+    int64_t min_rows = row_work > 0 && tile ? round_up((MM_PART_MIN_WORK + row_work - 1) / row_work, tile) : 0;
+    int width = min_rows && m > 1 && rows >= 2 * min_rows ? pool_width(rows / min_rows, rows * row_work) : 1;
     if (width < 2) {   /* one call */
         matmul_call(dt, a, ta, b, c0, m, k, n, r0, rows);
         return;
@@ -202,15 +202,11 @@ out:
 const char *blas_core_name(void) { return openblas_get_corename(); }
 
 /* OpenBLAS computes on the calling thread only: the pool splits products (see "Rows on the
- * thread pool"). The pthread build starts its worker threads when it loads, which would wait
- * for work that never comes, yielding the CPU in a loop for their first ~0.1 s; they are
- * stopped (blas_thread_shutdown_, which OpenBLAS itself calls before a fork; looked up, so
- * another build simply has none). With one thread it never starts them again. */
-static void blas_one_thread(void) {
-    openblas_set_num_threads(1);
-    int (*shutdown)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
-    if (shutdown) shutdown();
-}
+ * thread pool"). bin/tsl keeps the pthread build from starting its worker threads at all
+ * (repl/main.c sets OPENBLAS_NUM_THREADS=1 before libraries load); in another program that
+ * links libtsl they wait, unused, and go to sleep after ~0.1 s. (Stopping them with
+ * blas_thread_shutdown_ would hang where a worker cannot reserve its buffer, under ulimit -v.) */
+static void blas_one_thread(void) { openblas_set_num_threads(1); }
 
 /* OpenBLAS picks its kernels when it loads, from the CPU or OPENBLAS_CORETYPE. Debian's
  * 0.3.21 does not know recent Xeons and falls back to its generic SSE3 kernels ("Prescott"),
