@@ -25,7 +25,8 @@ PUBLIC_CFLAGS := $(CSTD) $(WARN) $(OPT) -Iinclude
 # Debian's pthread OpenBLAS, named by its directory so the machine's libblas alternative does
 # not decide: its gemm is safe on several threads at once (the serial build's is not), so the
 # thread pool splits large products by rows (ops/cpu/linalg.c, "Rows on the thread pool").
-# OpenBLAS's own threads are held to one (its splits change bits) and stopped at start-up.
+# OpenBLAS's own threads are held to one (its splits change bits); bin/tsl starts none
+# (repl/main.c, one_core_while_loading).
 BLAS_DIR    := /usr/lib/x86_64-linux-gnu/openblas-pthread
 BLAS_CFLAGS := -I/usr/include/x86_64-linux-gnu/openblas-pthread
 # LAPACK (ops/cpu/lapack.c) is the one libopenblas exports (dgesv_, ...), called through
