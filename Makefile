@@ -22,13 +22,16 @@ CFLAGS  += $(CSTD) $(WARN) $(OPT) -ffp-contract=off -fno-strict-aliasing $(PIC) 
 # What sees the public header only (repl/, tests/api/, examples/): an #include of an internal
 # header fails to build.
 PUBLIC_CFLAGS := $(CSTD) $(WARN) $(OPT) -Iinclude
-# The serial OpenBLAS: one thread, one summation order, and no worker threads spinning
-# on a core the interpreter needs (the pthread build's workers sched_yield constantly).
-BLAS_DIR    := /usr/lib/x86_64-linux-gnu/openblas-serial
-BLAS_CFLAGS := -I/usr/include/x86_64-linux-gnu/openblas-serial
+# Debian's pthread OpenBLAS, named by its directory so the machine's libblas alternative does
+# not decide: its gemm is safe on several threads at once (the serial build's is not), so the
+# thread pool splits large products by rows (ops/cpu/linalg.c, "Rows on the thread pool").
+# OpenBLAS's own threads are held to one (its splits change bits); bin/tsl starts none
+# (repl/main.c, one_core_while_loading).
+BLAS_DIR    := /usr/lib/x86_64-linux-gnu/openblas-pthread
+BLAS_CFLAGS := -I/usr/include/x86_64-linux-gnu/openblas-pthread
 # LAPACK (ops/cpu/lapack.c) is the one libopenblas exports (dgesv_, ...), called through
 # lapack.h from liblapacke-dev; no -llapacke, which would resolve LAPACK through the
-# system's liblapack.so.3 alternative instead of this serial build.
+# system's liblapack.so.3 alternative instead of this build.
 BLAS_LIBS   := -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 # cairo draws plot.save's PNG and SVG files (lang/plot.c)
@@ -43,7 +46,7 @@ LIB_LIBS := $(BLAS_LIBS) $(CAIRO_LIBS) -lsleef $(FORMAT_LIBS) -lm -lpthread
 LDLIBS  := $(LIB_LIBS) -lreadline
 
 # g++: make test's host-memory stand-in for the GPU compiles the CUDA kernels as host C++
-DEB_PKGS := g++ libreadline-dev libopenblas-serial-dev liblapacke-dev re2c check pkg-config libsleef-dev python3-numpy \
+DEB_PKGS := g++ libreadline-dev libopenblas-pthread-dev liblapacke-dev re2c check pkg-config libsleef-dev python3-numpy \
             openmpi-bin libopenmpi-dev libzip-dev libjansson-dev
 DEB_PKGS += libcairo2-dev
 STAMP    := $(BUILD)/.deps-ok
@@ -145,12 +148,12 @@ $(BUILD)/lex.c: lang/lex.re lang/token.h | $(STAMP)
 FLAGS_STAMP := $(BUILD)/.flags
 $(FLAGS_STAMP): FORCE
 	@mkdir -p $(BUILD)
-	@echo '$(CC) $(CFLAGS) $(PUBLIC_CFLAGS)' | cmp -s - $@ || echo '$(CC) $(CFLAGS) $(PUBLIC_CFLAGS)' > $@
+	@echo '$(CC) $(CFLAGS) $(PUBLIC_CFLAGS) $(BLAS_CFLAGS) $(BLAS_LIBS)' | cmp -s - $@ || echo '$(CC) $(CFLAGS) $(PUBLIC_CFLAGS) $(BLAS_CFLAGS) $(BLAS_LIBS)' > $@
 FORCE:
 
 $(BUILD)/%.o: %.c $(FLAGS_STAMP) | $(STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(BLAS_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(BLAS_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 # CPU kernels: AVX2 code generation (the build's baseline) and -O3 so loops vectorise;
 # math512.c and chain512.c hold the AVX-512 paths, used only when the processor has AVX-512F.

@@ -33,12 +33,12 @@ check=$out/check
 rm -rf $check && mkdir -p $check
 failed=""
 
-cc -O2 -ffp-contract=off -I/usr/include/x86_64-linux-gnu/openblas-serial bench/floor.c -o $out/floor \
-   -L/usr/lib/x86_64-linux-gnu/openblas-serial -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-serial -lopenblas -lsleef -lm
+cc -O2 -ffp-contract=off -I/usr/include/x86_64-linux-gnu/openblas-pthread bench/floor.c -o $out/floor \
+   -L/usr/lib/x86_64-linux-gnu/openblas-pthread -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-pthread -lopenblas -lsleef -lm
 
 {
     echo "machine: $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(getconf _NPROCESSORS_ONLN) cores"
-    echo "tsl: $(bin/tsl --version), OpenBLAS $(dpkg-query -W -f '${Version}' libopenblas0-serial 2>/dev/null) (serial), SLEEF $(dpkg-query -W -f '${Version}' libsleef3 2>/dev/null)"
+    echo "tsl: $(bin/tsl --version), OpenBLAS $(dpkg-query -W -f '${Version}' libopenblas0-pthread 2>/dev/null) (pthread build, one thread), SLEEF $(dpkg-query -W -f '${Version}' libsleef3 2>/dev/null)"
     echo "python: $($PY --version 2>&1), numpy $($PY -c 'import numpy; print(numpy.__version__)' 2>/dev/null || echo missing), torch $($PY -c 'import torch; print(torch.__version__)' 2>/dev/null || echo missing), $(lua5.4 -v 2>/dev/null | cut -d' ' -f1-2 || echo 'lua missing')"
     [ -n "$VPY" ] && echo "venv: $($VPY -c 'import jax, torch, numpy; print("jax", jax.__version__, "torch", torch.__version__, "numpy", numpy.__version__)' 2>/dev/null)"
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"

@@ -28,8 +28,9 @@ Tensor *op_softmax(const Tensor *a, int axis, bool log);
 Tensor *op_matmul(const Tensor *a, const Tensor *b);
 Tensor *op_reshape(Tensor *a, const Shape *s);   /* `s` may hold one -1; shares a's buffer */
 Tensor *op_full(const Shape *s, double v, DType dt);
-/* The kernel set OpenBLAS uses, and the choice of a better one than its generic fallback
- * where the CPU runs it (ops/cpu/linalg.c; main calls it first). */
+/* The kernel set OpenBLAS uses; and, once per process before any state computes (tsl_new, the
+ * unit tests' main): OpenBLAS held to the calling thread, a better kernel set than its generic
+ * fallback where the CPU runs it, and the tiles the pool may split products at (ops/cpu/linalg.c). */
 const char *blas_core_name(void);
 void blas_choose_kernels(void);
 /* Releases the copies reductions keep for reuse (ops/cpu/reduce.c). */

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,7 +297,30 @@ static void *thread_main(void *p) {
     return NULL;
 }
 
+/* OpenBLAS (the pthread build, ops/cpu/linalg.c) starts a worker thread per further core when
+ * it loads, before main. TSL never gives them work, and under a memory limit (ulimit -v) a
+ * worker that cannot reserve its 128 MB buffer retries forever. It counts the cores this
+ * process may run on, so: an executable's preinit functions run before any library's
+ * initializer (and environment variables set there do not survive libc's), and this one
+ * lets the process run on one core while the libraries load; main gives the mask back first,
+ * before any thread of tsl's starts. */
+static cpu_set_t cores_at_start;
+static bool cores_narrowed;
+
+static void one_core_while_loading(int argc, char **argv, char **envp) {
+    (void)argc, (void)argv, (void)envp;
+    if (sched_getaffinity(0, sizeof cores_at_start, &cores_at_start) || CPU_COUNT(&cores_at_start) < 2) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &cores_at_start)) { CPU_SET(c, &one); break; }
+    cores_narrowed = sched_setaffinity(0, sizeof one, &one) == 0;
+}
+__attribute__((section(".preinit_array"), used)) static void (*const preinit_one_core)(int, char **, char **) =
+    one_core_while_loading;
+
 int main(int argc, char **argv) {
+    if (cores_narrowed) sched_setaffinity(0, sizeof cores_at_start, &cores_at_start);
     /* One malloc arena: the interpreter thread would otherwise get its own, made of 64 MiB
      * mmap'd heaps that glibc unmaps when empty, so every large tensor would page-fault. */
     mallopt(M_ARENA_MAX, 1);

@@ -52,14 +52,10 @@ static int64_t batch_off(const Attn *a, int64_t bi, const int64_t *st) {
 }
 
 static void gemm_f32(bool tb, int m, int n, int k, const float *x, int ldx, const float *y, int ldy, float beta, float *z, int ldz) {
-    cpu_blas_lock(true);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1, x, ldx, y, ldy, beta, z, ldz);
-    cpu_blas_lock(false);
 }
 static void gemm_f64(bool tb, int m, int n, int k, const double *x, int ldx, const double *y, int ldy, double beta, double *z, int ldz) {
-    cpu_blas_lock(true);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1, x, ldx, y, ldy, beta, z, ldz);
-    cpu_blas_lock(false);
 }
 
 /* One block of queries [i0, i0 + nq) of one batch item: q, k, v, mk at the item, o the

@@ -2,7 +2,7 @@
  *
  * A convolution is im2col and one BLAS product per image and group: the window's taps of
  * the image become the rows of a [c/groups * kh * kw, oh * ow] matrix, which the weight's
- * [o/groups, c/groups * kh * kw] block multiplies (cpu_matmul_rows, under the BLAS lock).
+ * [o/groups, c/groups * kh * kw] block multiplies (cpu_matmul_rows).
  * A 1x1 window with stride 1 and no padding reads the image itself. The transposed
  * convolution multiplies by the weight's transpose and scatters the columns back (col2im,
  * in a fixed order); the weight's gradient is one product per group over the whole batch

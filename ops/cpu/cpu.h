@@ -131,12 +131,10 @@ int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out);
 #define MATMUL_BLOCK_ROWS 256
 /* Rows [r0, r0 + rows) of the f32/f64 product c[m, n] = a[m, k] @ b[k, n] (a stored [k, m] when
  * ta), written to c0 with rows n elements apart: one block of op_matmul_t_into's (m == 1: gemv),
- * one BLAS call (gemm under the process's BLAS lock: linalg.c, "One gemm at a time"). */
+ * with the bits of one BLAS call, split across the thread pool when large (linalg.c, "Rows on
+ * the thread pool"). Safe on any thread. */
 void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
                      int64_t r0, int64_t rows);
-/* Takes (true) or gives back the process's lock around OpenBLAS's gemm and LAPACK, which are not
- * safe on two threads at once (linalg.c, "One gemm at a time"). */
-void cpu_blas_lock(bool take);
 /* Helpers that make their result: a converted copy (NaN, inf or out of range to i64 is an
  * error), a permuted copy (perm NULL: reversed), a broadcast copy. */
 Tensor *op_astype(const Tensor *a, DType dt);

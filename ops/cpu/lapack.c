@@ -1,11 +1,11 @@
 /* lapack.c - the CPU kernels of the LAPACK family: solve, inv, det, cholesky, qr, svd, eigh
  * (numpy.linalg semantics; shapes and shape errors come from infer_lapack).
  *
- * LAPACK is the one inside the serial libopenblas, which exports the Fortran routines
- * (dgesv_, ...): one thread, the same bits every run. They are called through lapack.h,
+ * LAPACK is the one inside the libopenblas TSL links (Debian's pthread build, held to one
+ * thread: linalg.c), which exports the Fortran routines (dgesv_, ...): the same bits every run. They are called through lapack.h,
  * the reference C prototypes of those routines (it passes Fortran's hidden string
  * lengths right), not through liblapacke: that library would reach LAPACK through the
- * system's liblapack.so.3 alternative, which need not be the serial OpenBLAS. Each matrix
+ * system's liblapack.so.3 alternative, which need not be that OpenBLAS. Each matrix
  * is copied, transposed to column-major and converted to the compute dtype, into scratch
  * (LAPACK overwrites its input and tensors are immutable). The copy is NumPy's too, which
  * hands LAPACK a Fortran-order copy of A: the same routine on the same matrix, so the same
@@ -13,6 +13,7 @@
  * Matrices of a batch (leading axes) are done one by one, scratch reused. */
 #include <lapack.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 #include "cpu.h"
@@ -382,10 +383,14 @@ static int run_lapack(const OpCall *c, Tensor **out) {
     }
 }
 
-/* OpenBLAS's LAPACK runs its gemm inside: one call at a time, as linalg.c's gemm. */
+/* One LAPACK call at a time in the process. OpenBLAS's gemm is safe on several threads at once
+ * (linalg.c, "Rows on the thread pool"), but its LAPACK is Fortran whose safety on several
+ * threads was not checked here, and these calls are rare and long: a lock costs nothing. */
+static pthread_mutex_t lapack_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int cpu_lapack(const OpCall *c, Tensor **out) {
-    cpu_blas_lock(true);
+    pthread_mutex_lock(&lapack_lock);
     int rc = run_lapack(c, out);
-    cpu_blas_lock(false);
+    pthread_mutex_unlock(&lapack_lock);
     return rc;
 }

@@ -40,32 +40,73 @@ static void matmul_call(DType dt, const void *a, bool ta, const void *b, void *c
     else mm_rows_double(a, ta, b, c0, m, k, n, r0, rows);
 }
 
-/* ---------- One gemm at a time ----------
- * Debian's serial OpenBLAS (libopenblas0-serial) is not safe to call from two threads at once:
- * gemm's work buffers are shared, so concurrent gemm calls (two API sessions running one model,
- * tests/api/threads.c under `make tsan`) now and then return each other's garbage (a C program
- * with 4 threads of 8-row sgemm calls: 139 of 1,200 results wrong). Every gemm therefore holds
- * one process-wide lock. gemv keeps its buffer on the stack (the same program with gemv up to
- * 2048 x 2048: 0 of 6,000 wrong), so a one-row product, an RNN step or batch-1 inference, runs
- * without the lock, which would cost it about 10 ns a call. For the same reason a product is not
- * split across the thread pool: its ranges would be concurrent gemm calls. (Cutting a block into
- * ranges of whole kernel tiles keeps the bits, which was measured; it needs a thread-safe BLAS.) */
-static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+/* ---------- Rows on the thread pool ----------
+ * The build links Debian's pthread OpenBLAS (Makefile, BLAS_DIR) held to one thread of its own
+ * (blas_one_thread): its gemm takes its work buffers under a lock, so any number of threads
+ * may call it at once. (The serial build searches its buffer table unlocked: two calls at once
+ * can share a buffer and return each other's garbage.) OpenBLAS's own threads are not used: with
+ * 2 or 4 of them some of our products (128 x 784 x 128 f32) change bits.
+ *
+ * A large block is cut instead into one range of rows per pool thread, each one gemm call. A
+ * range has the bits of the same rows of the whole block's call: it starts at a multiple of the
+ * kernel's tile rows (tile_rows), so its rows are whole tiles of the whole call, which start at
+ * row 0; each element sums over k in the same blocks; and every range (so the whole) does at
+ * least MM_PART_MIN_WORK multiply-adds, above OpenBLAS's small-matrix path (10^6 on SkylakeX),
+ * which sums in another order. So the ranges may follow the thread count (one range per thread
+ * packs B once per thread, not once per fixed part) and the result still has one call's bits
+ * for every count (tests/unit/test_pool.c checks it against the single call). */
+#define MM_PART_MIN_WORK ((int64_t)1 << 21)
 
-void cpu_blas_lock(bool take) {
-    if (take) pthread_mutex_lock(&blas_lock);
-    else pthread_mutex_unlock(&blas_lock);
+/* Rows whose multiples keep the bits, by kernel set and dtype, measured with 0.3.21 (ranges
+ * of 8..96 rows against one call): SkylakeX/Cooperlake sgemm 16 (8 changes bits), dgemm 24
+ * (16, 32 and 64 change them); Haswell (also Zen's) 24 for both. 0: another kernel set,
+ * never split. Set once by blas_choose_kernels, before any state computes. */
+static int tile_rows_f32, tile_rows_f64;
+
+static void choose_tile_rows(void) {
+    const char *core = openblas_get_corename();
+    if (!core) return;
+    if (!strcasecmp(core, "skylakex") || !strcasecmp(core, "cooperlake")) tile_rows_f32 = 16, tile_rows_f64 = 24;
+    else if (!strcasecmp(core, "haswell") || !strcasecmp(core, "zen")) tile_rows_f32 = tile_rows_f64 = 24;
 }
+
+typedef struct {
+    DType dt;
+    const void *a, *b;
+    void *c0;
+    bool ta;
+    int64_t m, k, n, r0, rows, part_rows, parts;
+} MmJob;
+
+/* Range `part`; the last one also takes the rows left over. */
+static int mm_part(void *ud, int64_t part, int slot) {
+    (void)slot;
+    const MmJob *j = ud;
+    int64_t p0 = part * j->part_rows, rows = part == j->parts - 1 ? j->rows - p0 : j->part_rows;
+    matmul_call(j->dt, j->a, j->ta, j->b, (char *)j->c0 + (size_t)(p0 * j->n) * dtype_size(j->dt), j->m, j->k, j->n,
+                j->r0 + p0, rows);
+    return 0;
+}
+
+static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
 void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
                      int64_t r0, int64_t rows) {
-    if (m == 1) {   /* gemv (matmul_call): safe on any thread */
+    int64_t row_work = k * n, tile = dt == DT_F32 ? tile_rows_f32 : tile_rows_f64;
+    /* the fewest rows a range may have: whole tiles, off the small-matrix path (0: no split) */
+    int64_t min_rows = row_work > 0 && tile ? round_up((MM_PART_MIN_WORK + row_work - 1) / row_work, tile) : 0;
+    int width = min_rows && m > 1 && rows >= 2 * min_rows ? pool_width(rows / min_rows, rows * row_work) : 1;
+    if (width < 2) {   /* one call */
         matmul_call(dt, a, ta, b, c0, m, k, n, r0, rows);
         return;
     }
-    cpu_blas_lock(true);
-    matmul_call(dt, a, ta, b, c0, m, k, n, r0, rows);
-    cpu_blas_lock(false);
+    int64_t part_rows = round_up((rows + width - 1) / width, tile);
+    if (part_rows < min_rows) part_rows = min_rows;
+    int64_t parts = rows / part_rows;
+    if (rows - parts * part_rows >= min_rows) parts++;   /* else the last range takes the rest */
+    MmJob j = { dt, a, b, c0, ta, m, k, n, r0, rows, part_rows, parts };
+    if (parts < 2) matmul_call(dt, a, ta, b, c0, m, k, n, r0, rows);
+    else pool_run(parts, width, mm_part, &j);   /* mm_part never fails */
 }
 
 /* The whole product, one row block after another: the blocks are the ones a static graph's
@@ -160,13 +201,20 @@ out:
 /* The kernel set OpenBLAS uses (e.g. "SkylakeX", "Haswell", "Prescott"). */
 const char *blas_core_name(void) { return openblas_get_corename(); }
 
+/* OpenBLAS computes on the calling thread only: the pool splits products (see "Rows on the
+ * thread pool"). bin/tsl keeps the pthread build from starting its worker threads at all
+ * (repl/main.c sets OPENBLAS_NUM_THREADS=1 before libraries load); in another program that
+ * links libtsl they wait, unused, and go to sleep after ~0.1 s. (Stopping them with
+ * blas_thread_shutdown_ would hang where a worker cannot reserve its buffer, under ulimit -v.) */
+static void blas_one_thread(void) { openblas_set_num_threads(1); }
+
 /* OpenBLAS picks its kernels when it loads, from the CPU or OPENBLAS_CORETYPE. Debian's
  * 0.3.21 does not know recent Xeons and falls back to its generic SSE3 kernels ("Prescott"),
  * three to four times slower on the small matrices of training steps, although the CPU runs
  * its AVX-512 or AVX2 ones. A DYNAMIC_ARCH build can choose again before its first call:
  * gotoblas_dynamic_quit/_init (looked up, so another build simply keeps its choice). A
  * user's own OPENBLAS_CORETYPE is left alone. */
-void blas_choose_kernels(void) {
+static void choose_core(void) {
     const char *core = openblas_get_corename();
     if (getenv("OPENBLAS_CORETYPE") || !core || strcasecmp(core, "prescott") != 0) return;
     void (*quit)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit");
@@ -182,4 +230,10 @@ void blas_choose_kernels(void) {
     quit();
     init();
     unsetenv("OPENBLAS_CORETYPE");   /* only this choice: nothing else reads it from us */
+}
+
+void blas_choose_kernels(void) {
+    blas_one_thread();
+    choose_core();
+    choose_tile_rows();
 }

@@ -1,6 +1,6 @@
 /* pool_threads.c - the thread pool under ThreadSanitizer (`make tsan`): three states on three
- * threads run a program whose elementwise ops, fused static group and reductions are large
- * enough to be split over a pool of 2 threads, all at once (one job runs at a time: the
+ * threads run a program whose elementwise ops, fused static group, reductions and matmuls (one
+ * with a static epilogue) are large enough to be split over a pool of 2 threads, all at once (one job runs at a time: the
  * others run theirs alone), and every result must equal, bit for bit, what --threads 1 gave. */
 #include <pthread.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 
 #define THREADS 3
 #define ROUNDS 6
-#define NRESULTS 5
+#define NRESULTS 7
 
 static const char *program =
     "seed(3)\n"
@@ -18,8 +18,12 @@ static const char *program =
     "static { fused = 0.5 * x * (1 + tanh(0.7978845608 * (x + 0.044715 * x * x * x))) }\n"
     "rows = sum(reshape(x, [3000, 100]), axis=1)\n"
     "cols = sum(reshape(x, [30, 10000]), axis=0)\n"
-    "lse = logsumexp(reshape(x, [1500, 200]), axis=-1)\n";
-static const char *names[NRESULTS] = { "ew", "fused", "rows", "cols", "lse" };
+    "lse = logsumexp(reshape(x, [1500, 200]), axis=-1)\n"
+    "w = reshape(x[:262144], [512, 512])\n"
+    "a = reshape(x[:32768], [64, 512])\n"
+    "mm = a @ w\n"
+    "static { mme = relu(a @ w + w[0]) }\n";
+static const char *names[NRESULTS] = { "ew", "fused", "rows", "cols", "lse", "mm", "mme" };
 static tsl_Tensor *expected[NRESULTS];   /* read-only once the threads start */
 
 /* Runs the program in a new state; results[k] new references. 0 on success. */

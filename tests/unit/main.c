@@ -1,10 +1,12 @@
 /* main.c - runs every check suite; exit status is the number of failures (capped). */
 #include <stdlib.h>
 #include "suites.h"
+#include "tops.h"
 #include "vm.h"
 
 int main(void) {
     vm_register();   /* the suites make states with interp_new, not tsl_new */
+    blas_choose_kernels();   /* as tsl_new does: OpenBLAS on the calling thread only */
     SRunner *sr = srunner_create(lex_suite());
     srunner_add_suite(sr, parse_suite());
     srunner_add_suite(sr, ops_suite());

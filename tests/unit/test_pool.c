@@ -1,6 +1,8 @@
 /* test_pool.c - ops/pool.h: the fixed partition, every part run once on a slot below the
  * width, the lowest failing part's message, small work on the calling thread, and the same
  * bits from the split kernels and matmul row blocks for every thread count. */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,28 +121,37 @@ START_TEST(pool_split_kernels_same_bits) {
 }
 END_TEST
 
-/* A matmul block gets the bits of one BLAS call whatever the pool's thread count (2..4 against
- * 1), f32 and f64, a read transposed or not: the MLP shapes of the benchmarks and odd ones. (No
- * product is split across the pool today: ops/cpu/linalg.c, "One BLAS call at a time".) */
+/* a[m, k] and b[k, n] of dtype t, values in [-1, 1) from a fixed formula */
+static void mm_operands(DType t, int64_t m, int64_t k, int64_t n, char **a, char **b) {
+    size_t esz = dtype_size(t);
+    *a = malloc((size_t)(m * k) * esz);
+    *b = malloc((size_t)(k * n) * esz);
+    for (int64_t i = 0; i < m * k + k * n; i++) {
+        double v = (double)((i * 7919) % 20011) / 10000.0 - 1.0;
+        char *at = i < m * k ? *a + (size_t)i * esz : *b + (size_t)(i - m * k) * esz;
+        if (t == DT_F64) *(double *)at = v;
+        else *(float *)at = (float)v;
+    }
+}
+
+/* A matmul block gets the bits of one BLAS call whatever the pool's thread count (2..4 split
+ * it into row ranges; 1 makes the one call), f32 and f64, a read transposed or not: the MLP
+ * shapes of the benchmarks, odd ones, and remainders a range takes over (linalg.c, "Rows on
+ * the thread pool"). */
 START_TEST(pool_matmul_rows_same_bits) {
     static const int64_t shapes[][5] = {   /* m, k, n, and the block: r0, rows */
         { 64, 512, 512, 0, 64 }, { 256, 512, 512, 0, 256 }, { 512, 512, 512, 256, 256 }, { 97, 700, 333, 0, 97 },
         { 300, 256, 1024, 256, 44 }, { 200, 1000, 77, 0, 200 }, { 130, 64, 4000, 0, 130 }, { 49, 2048, 100, 0, 49 },
+        { 128, 784, 128, 0, 128 }, { 100, 300, 200, 0, 100 }, { 250, 128, 512, 0, 250 },
     };
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         for (int dt = 0; dt < 2; dt++)
             for (int ta = 0; ta < 2; ta++) {
                 int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2], r0 = shapes[s][3], rows = shapes[s][4];
                 DType t = dt ? DT_F64 : DT_F32;
-                size_t esz = dtype_size(t), cbytes = (size_t)(rows * n) * esz;
-                char *a = malloc((size_t)(m * k) * esz), *b = malloc((size_t)(k * n) * esz), *want = malloc(cbytes),
-                     *got = malloc(cbytes);
-                for (int64_t i = 0; i < m * k + k * n; i++) {
-                    double v = (double)((i * 7919) % 20011) / 10000.0 - 1.0;
-                    char *at = i < m * k ? a + (size_t)i * esz : b + (size_t)(i - m * k) * esz;
-                    if (dt) *(double *)at = v;
-                    else *(float *)at = (float)v;
-                }
+                size_t cbytes = (size_t)(rows * n) * dtype_size(t);
+                char *a, *b, *want = malloc(cbytes), *got = malloc(cbytes);
+                mm_operands(t, m, k, n, &a, &b);
                 pool_set_threads(1);
                 cpu_matmul_rows(t, a, ta, b, want, m, k, n, r0, rows);
                 for (int w = 2; w <= 4; w++) {
@@ -156,6 +167,67 @@ START_TEST(pool_matmul_rows_same_bits) {
                 free(want);
                 free(got);
             }
+    pool_set_threads(0);
+}
+END_TEST
+
+/* ---- Several threads multiplying at once ----
+ * Products computed by 4 threads at once (each also splitting its own across the pool when
+ * it finds it free) have the bits computed alone: the BLAS is safe on several threads. With
+ * Debian's serial OpenBLAS (LD_PRELOAD its libopenblas.so.0) this fails: it is not built with
+ * its buffer lock (openblas_get_parallel() is 0), and its calls at once can share a buffer. */
+int openblas_get_parallel(void);
+
+enum { MC_SHAPES = 8, MC_THREADS = 4, MC_ROUNDS = 12 };
+static const int64_t mc_shapes[MC_SHAPES][5] = {   /* m, k, n, ta, f64 */
+    { 64, 512, 512, 0, 0 }, { 8, 512, 512, 0, 0 }, { 4, 512, 256, 1, 0 }, { 1, 512, 512, 0, 0 },
+    { 33, 128, 200, 0, 1 }, { 96, 300, 256, 1, 0 }, { 17, 33, 65, 0, 0 }, { 40, 256, 256, 0, 1 },
+};
+static char *mc_a[MC_SHAPES], *mc_b[MC_SHAPES], *mc_want[MC_SHAPES];
+static size_t mc_bytes(int s) { return (size_t)(mc_shapes[s][0] * mc_shapes[s][2]) * (mc_shapes[s][4] ? 8 : 4); }
+static void mc_product(int s, char *c) {
+    const int64_t *h = mc_shapes[s];
+    cpu_matmul_rows(h[4] ? DT_F64 : DT_F32, mc_a[s], h[3] != 0, mc_b[s], c, h[0], h[1], h[2], 0, h[0]);
+}
+
+static void *mc_thread(void *arg) {
+    intptr_t id = (intptr_t)arg, wrong = 0;
+    char *c = malloc(mc_bytes(0) * 2);
+    for (int r = 0; r < MC_ROUNDS; r++)
+        for (int q = 0; q < MC_SHAPES; q++) {
+            int s = (int)((q * 3 + id + r) % MC_SHAPES);   /* each thread in its own order */
+            memset(c, 0xff, mc_bytes(s));
+            mc_product(s, c);
+            wrong += memcmp(c, mc_want[s], mc_bytes(s)) != 0;
+        }
+    free(c);
+    return (void *)wrong;
+}
+
+START_TEST(pool_matmul_threads_at_once) {
+    ck_assert_msg(openblas_get_parallel() != 0, "the linked OpenBLAS is the serial build, unsafe on several threads");
+    pool_set_threads(1);
+    for (int s = 0; s < MC_SHAPES; s++) {
+        const int64_t *h = mc_shapes[s];
+        mm_operands(h[4] ? DT_F64 : DT_F32, h[0], h[1], h[2], &mc_a[s], &mc_b[s]);
+        mc_want[s] = malloc(mc_bytes(s));
+        mc_product(s, mc_want[s]);
+    }
+    pool_set_threads(2);
+    pthread_t th[MC_THREADS];
+    for (intptr_t i = 0; i < MC_THREADS; i++) ck_assert_int_eq(pthread_create(&th[i], NULL, mc_thread, (void *)i), 0);
+    intptr_t wrong = 0;
+    for (int i = 0; i < MC_THREADS; i++) {
+        void *w;
+        pthread_join(th[i], &w);
+        wrong += (intptr_t)w;
+    }
+    ck_assert_msg(wrong == 0, "%ld of %d products wrong", (long)wrong, MC_THREADS * MC_ROUNDS * MC_SHAPES);
+    for (int s = 0; s < MC_SHAPES; s++) {
+        free(mc_a[s]);
+        free(mc_b[s]);
+        free(mc_want[s]);
+    }
     pool_set_threads(0);
 }
 END_TEST
@@ -191,6 +263,7 @@ Suite *pool_suite(void) {
     tcase_add_test(tc, pool_split_kernels_same_bits);
     tcase_add_test(tc, pool_split_kernel_error_comes_back);
     tcase_add_test(tc, pool_matmul_rows_same_bits);
+    tcase_add_test(tc, pool_matmul_threads_at_once);
     suite_add_tcase(s, tc);
     return s;
 }
