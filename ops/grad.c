@@ -305,7 +305,8 @@ static int r_max(GradCtx *g) {
     give(g, 0, gb_mul(B, unreduce(g, GY), gb_div(B, hit, count)));
     return done(g);
 }
-/* var: 2 (x - mean) / n; std: (x - mean) / (n std); norm: x / norm (0 where the norm is 0) */
+/* var: 2 (x - mean) / n; std: (x - mean) / (n std); norm: x / norm; std and norm give 0
+ * where the result is 0 (PyTorch's subgradient: its std_backward masks std == 0) */
 static GVal centered(GradCtx *g) { return gb_sub(B, X, reduce_back(g, OP_MEAN, X)); }
 static double reduced_count(const GradCtx *g) { return (double)gv_size(g->x[0]) / (double)gv_size(g->y); }
 static int r_var(GradCtx *g) {
@@ -313,7 +314,8 @@ static int r_var(GradCtx *g) {
     return done(g);
 }
 static int r_std(GradCtx *g) {
-    GVal d = gb_div(B, centered(g), gb_mul(B, unreduce(g, g->y), gb_num(reduced_count(g))));
+    GVal sd = unreduce(g, g->y);
+    GVal d = where(B, op2(B, OP_EQ, sd, gb_num(0)), gb_num(0), gb_div(B, centered(g), gb_mul(B, sd, gb_num(reduced_count(g)))));
     give(g, 0, gb_mul(B, unreduce(g, GY), d));
     return done(g);
 }
