@@ -1,6 +1,7 @@
 /* builtins.c - built-in functions that are not about tensors (spec section 5, "Other"
  * and "Conversion"), argument binding, and installation into module globals.
  * The tensor built-ins live in tbuiltins.c. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -272,21 +273,34 @@ static bool number_of(Interp *I, const char *fname, Value v, double *out) {
     return false;
 }
 
-static bool parse_int_string(const char *s, double *out) {
+/* s without the spaces around it and the underscores between two digits (`1_000`, as a TSL
+ * literal and Python's int()/float() read it), in buf; false when an underscore is misplaced
+ * or the text does not fit. */
+static bool number_text(const char *s, char *buf, size_t n) {
     while (*s == ' ' || *s == '\t') s++;
-    const char *p = s;
+    size_t len = strlen(s), k = 0;
+    while (len && (s[len - 1] == ' ' || s[len - 1] == '\t')) len--;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '_') {
+            if (i == 0 || i + 1 == len || !isdigit((unsigned char)s[i - 1]) || !isdigit((unsigned char)s[i + 1])) return false;
+            continue;
+        }
+        if (k + 1 >= n) return false;
+        buf[k++] = s[i];
+    }
+    buf[k] = 0;
+    return true;
+}
+
+static bool parse_int_string(const char *s, double *out) {
+    char buf[512];
+    if (!number_text(s, buf, sizeof buf)) return false;
+    const char *p = buf;
     if (*p == '+' || *p == '-') p++;
     if (!(*p >= '0' && *p <= '9')) return false;
     while (*p >= '0' && *p <= '9') p++;
-    const char *end = p;
-    while (*p == ' ' || *p == '\t') p++;
     if (*p) return false;
-    char buf[64];
-    size_t n = (size_t)(end - s);
-    if (n >= sizeof buf) { *out = strtod(s, NULL); return true; }
-    memcpy(buf, s, n);
-    buf[n] = 0;
-    *out = strtod(buf, NULL);
+    *out = strtod(buf, NULL) + 0.0;   /* an integer has no sign of zero: int("-0") is 0 */
     return true;
 }
 
@@ -301,7 +315,7 @@ static Value bi_int(Interp *I, CallArgs *a) {
     }
     if (!number_of(I, "int", v[0], &x)) return ERR_VAL;
     if (isnan(x) || isinf(x)) return interp_error(I, "int(): cannot convert %s to an integer", isnan(x) ? "nan" : "inf");
-    return NUM_VAL(trunc(x));
+    return NUM_VAL(trunc(x) + 0.0);   /* int(-0.5) is 0, not -0 (Python's) */
 }
 
 static Value bi_float(Interp *I, CallArgs *a) {
@@ -309,13 +323,12 @@ static Value bi_float(Interp *I, CallArgs *a) {
     if (!builtin_bind(I, a, bi_float, v)) return ERR_VAL;
     double x;
     if (v[0].type == VAL_STR) {
-        const char *s = AS_STR(v[0])->chars;
-        char *end;
-        while (*s == ' ' || *s == '\t') s++;
+        char s[512], *end;
+        bool ok = number_text(AS_STR(v[0])->chars, s, sizeof s);
         errno = 0;
-        x = strtod(s, &end);
-        while (*end == ' ' || *end == '\t') end++;
-        if (end == s || *end || (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')))
+        x = ok ? strtod(s, &end) : 0;
+        const char *digits = s[0] == '+' || s[0] == '-' ? s + 1 : s;
+        if (!ok || end == s || *end || (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')))
             return interp_error(I, "float(): invalid number \"%s\"", AS_STR(v[0])->chars);
         return NUM_VAL(x);
     }

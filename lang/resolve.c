@@ -10,7 +10,8 @@
  * of the enclosing function (at top level, of the comprehension's own frame, COMP's proto),
  * whose name no identifier matches, and names inside the comprehension see it first.
  * It also reports, before anything runs, what can never run: `break`/`continue` outside a
- * loop of their own function and `return` outside a function (spec section 4). */
+ * loop of their own function and `return` outside a function (spec section 4), and those
+ * that would leave a `static {}` block (spec section 6), in every mode. */
 #include <stdio.h>
 #include <string.h>
 #include "interp.h"
@@ -93,6 +94,7 @@ typedef struct {
     Interp *I;
     Module *m;
     int loops;      /* loops around this point in the current function (a function body starts at 0) */
+    int static_loops;   /* loops outside the innermost static block of the function; -1: none */
     bool failed;
     CompVar *vars;  /* the loop variables in scope, innermost last */
     int nvars, capvars;
@@ -179,10 +181,20 @@ static void resolve_node(Ctx *c, FnScope *s, Node *n) {
     case AST_BREAK:
     case AST_CONTINUE:
         if (c->loops == 0) misplaced(c, n, "'break' or 'continue' outside a loop");
+        else if (c->loops == c->static_loops)
+            misplaced(c, n, n->kind == AST_BREAK ? "'break' cannot leave a static block" : "'continue' cannot leave a static block");
         return;
     case AST_RETURN:
         if (!s) misplaced(c, n, "'return' outside a function");
+        else if (c->static_loops >= 0) misplaced(c, n, "'return' cannot leave a static block");
         break;
+    case AST_STATIC: {   /* spec section 6: nothing may jump out of the block */
+        int outer = c->static_loops;
+        c->static_loops = c->loops;
+        resolve_node(c, s, n->a);
+        c->static_loops = outer;
+        return;
+    }
     case AST_WHILE:
     case AST_FOR:
         /* the condition / loop variable and iterable are outside the loop; the body (b of
@@ -214,8 +226,9 @@ static void scope_close(FnScope *s) {
 static void resolve_fn(Ctx *c, FnScope *parent, Node *fn) {
     FnProto *p = fn->proto;
     FnScope s = { p, parent, NULL, 0 };
-    int outer_loops = c->loops;
+    int outer_loops = c->loops, outer_static = c->static_loops;
     c->loops = 0;   /* a loop around the definition is not a loop around the body */
+    c->static_loops = -1;
     p->src = c->m->src;
     for (int i = 0; i < p->nparams; i++) add_local(p, p->params[i]);
     collect_bindings(&s, p->body);
@@ -224,6 +237,7 @@ static void resolve_fn(Ctx *c, FnScope *parent, Node *fn) {
     scope_close(&s);
     p->plain_arity = p->has_cells || p->is_static ? -1 : p->nparams;
     c->loops = outer_loops;
+    c->static_loops = outer_static;
 }
 
 /* A comprehension's clauses (FOR and IF statements nested around its COLLECT): each loop
@@ -264,7 +278,7 @@ static void resolve_comp(Ctx *c, FnScope *s, Node *n) {
 
 /* Returns 0, or -1 with the error pending when the program has a misplaced statement. */
 int resolve_program(Interp *I, Module *m, Node *prog) {
-    Ctx c = { I, m, 0, false, NULL, 0, 0, -1 };
+    Ctx c = { .I = I, .m = m, .static_loops = -1, .result = -1 };
     resolve_node(&c, NULL, prog);
     mem_free(c.vars);
     return c.failed ? -1 : 0;

@@ -468,9 +468,15 @@ void fmt_number(StrBuf *b, double x) {
     sb_puts(b, buf);
 }
 
+/* A dict key printed bare reads back as one: a name that is not a keyword ({"if": 1} prints
+ * quoted, as `{if: 1}` is no literal). */
 static bool is_identifier(const char *s, int len) {
+    static const char *const keywords[] = { "fn", "return", "if", "else", "while", "for", "in", "break", "continue",
+                                            "static", "import", "and", "or", "not", "true", "false", "nil", "try", "catch" };
     if (len == 0 || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
         return false;
+    for (size_t k = 0; k < sizeof keywords / sizeof keywords[0]; k++)
+        if ((int)strlen(keywords[k]) == len && !memcmp(keywords[k], s, (size_t)len)) return false;
     for (int i = 1; i < len; i++) {
         char c = s[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))

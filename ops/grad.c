@@ -267,10 +267,22 @@ static int r_div(GradCtx *g) {
     if (g->needs[1]) give(g, 1, gb_neg(B, gb_div(B, gb_mul(B, GY, g->y), g->x[1])));   /* -a/b^2 = -y/b */
     return done(g);
 }
+/* PyTorch's pow_backward: the base gets 0 where the exponent is 0 (not 0 * 0 ** -1 = nan at a
+ * 0 base), the exponent 0 where the base is 0 and the exponent >= 0 (not y * log(0)). */
 static int r_pow(GradCtx *g) {
     GVal a = g->x[0], e = g->x[1];
-    if (g->needs[0]) give(g, 0, gb_mul(B, GY, gb_mul(B, e, op2(B, OP_POW, a, gb_sub(B, e, gb_num(1))))));
-    if (g->needs[1]) give(g, 1, gb_mul(B, GY, gb_mul(B, g->y, gb_unary(B, OP_LOG, a))));
+    if (g->needs[0]) {
+        GVal d = gb_mul(B, GY, gb_mul(B, e, op2(B, OP_POW, a, gb_sub(B, e, gb_num(1)))));
+        if (!e.is_num) d = where(B, op2(B, OP_EQ, e, gb_num(0)), gb_num(0), d);
+        give(g, 0, e.is_num && e.x == 0 ? gb_zeros_like(B, a) : d);
+    }
+    if (g->needs[1]) {
+        GVal d = gb_mul(B, GY, gb_mul(B, g->y, gb_unary(B, OP_LOG, a)));
+        GVal ge0 = op2(B, OP_GE, e, gb_num(0));
+        if (!a.is_num) d = where(B, op2(B, OP_LOGICAL_AND, op2(B, OP_EQ, a, gb_num(0)), ge0), gb_num(0), d);
+        else if (a.x == 0) d = where(B, ge0, gb_num(0), d);
+        give(g, 1, d);
+    }
     return done(g);
 }
 /* maximum/minimum: the winner takes the gradient, ties split it evenly (PyTorch). */
@@ -305,7 +317,8 @@ static int r_max(GradCtx *g) {
     give(g, 0, gb_mul(B, unreduce(g, GY), gb_div(B, hit, count)));
     return done(g);
 }
-/* var: 2 (x - mean) / n; std: (x - mean) / (n std); norm: x / norm (0 where the norm is 0) */
+/* var: 2 (x - mean) / n; std: (x - mean) / (n std); norm: x / norm; std and norm give 0
+ * where the result is 0 (PyTorch's subgradient: its std_backward masks std == 0) */
 static GVal centered(GradCtx *g) { return gb_sub(B, X, reduce_back(g, OP_MEAN, X)); }
 static double reduced_count(const GradCtx *g) { return (double)gv_size(g->x[0]) / (double)gv_size(g->y); }
 static int r_var(GradCtx *g) {
@@ -313,7 +326,8 @@ static int r_var(GradCtx *g) {
     return done(g);
 }
 static int r_std(GradCtx *g) {
-    GVal d = gb_div(B, centered(g), gb_mul(B, unreduce(g, g->y), gb_num(reduced_count(g))));
+    GVal sd = unreduce(g, g->y);
+    GVal d = where(B, op2(B, OP_EQ, sd, gb_num(0)), gb_num(0), gb_div(B, centered(g), gb_mul(B, sd, gb_num(reduced_count(g)))));
     give(g, 0, gb_mul(B, unreduce(g, GY), d));
     return done(g);
 }

@@ -329,6 +329,9 @@ int main(int argc, char **argv) {
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);   /* no SA_RESTART: the REPL's select() wakes up */
+    /* A closed pipe (tsl x.tsl | head -1) is a write error, reported and exit status 1 (spec
+     * section 1: no signal ends the process), not SIGPIPE's silent death. */
+    signal(SIGPIPE, SIG_IGN);
     stdlib_dir = find_stdlib(argv[0]);
     MainArgs m = { argc, argv, 0 };
     /* Deep recursion needs a big C stack: 1 GiB when the address space allows, smaller

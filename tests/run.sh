@@ -636,6 +636,12 @@ else
     bad "printing differential test: /usr/bin/python3 has no numpy"
 fi
 
+# a closed pipe (tsl ... | head -1) is a write error: a message and exit status 1, never death by
+# SIGPIPE (spec section 1: no signal ends the process)
+( $TSL -e 'for i in range(200000) { print(i) }' 2>"$tmp/err"; echo $? >"$tmp/rc" ) | head -1 >/dev/null
+if [ "$(cat "$tmp/rc")" = 1 ] && grep -q 'cannot write to standard output: Broken pipe' "$tmp/err"; then ok
+else bad "closed pipe: exit $(cat "$tmp/rc"), $(head -1 "$tmp/err")"; fi
+
 # files and process built-ins (issue 11, strings/lists/files): exit(code) ends the program with
 # that status after flushing stdout (in a script, -e, a static block and the REPL); save_csv
 # writes the shortest text load_csv reads back exactly (the texts are Python's repr of the f32 /

@@ -75,7 +75,6 @@ static int expand_items(const Tensor *a, const IndexItem *idx, int n, AxisIdx *a
             if (ellipsis >= 0) { op_failk(ERRK_INDEX, "an index can only have a single ellipsis ('...')"); return -1; }
             ellipsis = k;
         } else if (idx[k].kind == IDX_TENSOR && idx[k].t->dtype == DT_BOOL) {
-            if (idx[k].t->ndim == 0) { op_failk(ERRK_INDEX, "a 0-d bool index is not supported"); return -1; }
             consumed += idx[k].t->ndim;
         } else {
             consumed++;
@@ -196,7 +195,8 @@ static int place_block(Plan *p, const Shape *B, int64_t nb) {
  * at them then), even when slices make the result empty. A new axis counts as a slice for
  * adjacency (x[i, nil, j] puts B first) and otherwise sits where it is written: before the
  * block when written before the advanced indices, after it when written after them. */
-static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p, bool data) {
+/* axis_of: the axis of the user's tensor each axis of a stands for, in messages (NULL: the same) */
+static int make_plan_(const Tensor *a, const IndexItem *idx, int n, Plan *p, bool data, const int *axis_of) {
     AxisIdx ax[TSL_MAX_RANK];
     int newax[TSL_MAX_RANK + 1] = { 0 };
     memset(p, 0, sizeof *p);
@@ -216,7 +216,7 @@ static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p, bool
         int64_t len = a->shape[d], i = ax[d].item_v.i;
         if (!data && ax[d].item_v.at_run_time) { unchecked = true; continue; }
         if (i < 0) i += len;
-        if (i < 0 || i >= len) { bad_index(ax[d].item_v.i, d, len); goto out; }
+        if (i < 0 || i >= len) { bad_index(ax[d].item_v.i, axis_of ? axis_of[d] : d, len); goto out; }
         p->base += i * stride[d];
     }
     /* adjacency of the advanced indices, judged on the items as written */
@@ -250,7 +250,7 @@ static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p, bool
         const int64_t *iv = ax[d].arr->data;
         int64_t len = a->shape[d];
         for (int64_t k = 0; k < ax[d].arr->size; k++)
-            if (iv[k] < -len || iv[k] >= len) { bad_index(iv[k], d, len); goto out; }
+            if (iv[k] < -len || iv[k] >= len) { bad_index(iv[k], axis_of ? axis_of[d] : d, len); goto out; }
     }
     /* iteration dims and the result shape */
     bool empty = narr && nb == 0;
@@ -304,6 +304,47 @@ out:
     if (rc) plan_free(p);
     /* an error found after an integer only the run can check may not be the index's */
     return rc && unchecked ? INFER_INDEX_UNDECIDED : rc;
+}
+
+static bool is_bool0(const IndexItem *it) { return it->kind == IDX_TENSOR && it->t->dtype == DT_BOOL && it->t->ndim == 0; }
+
+/* A 0-d bool index (NumPy's x[True], x[x > 0] on a 0-d x) is an advanced index of shape [1]
+ * (true) or [0] (false) on an axis of length 1 it inserts: the plan is made for a view of a
+ * with those axes (the same offsets, as the axes have length 1) and i64 arrays [0] or []. */
+static int make_plan(const Tensor *a, const IndexItem *idx, int n, Plan *p, bool data) {
+    int nb0 = 0, consumed = 0;
+    for (int k = 0; k < n; k++) {
+        nb0 += is_bool0(&idx[k]);
+        if (idx[k].kind == IDX_TENSOR && idx[k].t->dtype == DT_BOOL) consumed += idx[k].t->ndim;
+        else if (idx[k].kind != IDX_NEWAXIS && idx[k].kind != IDX_ELLIPSIS) consumed++;
+    }
+    if (!nb0 || !data || consumed > a->ndim || n > TSL_MAX_RANK + 8) return make_plan_(a, idx, n, p, data, NULL);
+    if (a->ndim + nb0 > TSL_MAX_RANK) { op_fail("indexing result would exceed rank %d", TSL_MAX_RANK); return -1; }
+    IndexItem items[TSL_MAX_RANK + 8];
+    Tensor va = *a, *arr[2] = { NULL, NULL };   /* the i64 arrays standing for true, false */
+    int d = 0, vd = 0, rc = -1, axis_of[TSL_MAX_RANK];
+    for (int k = 0; k < n; k++) {
+        items[k] = idx[k];
+        int take = idx[k].kind == IDX_NEWAXIS ? 0 : idx[k].kind == IDX_ELLIPSIS ? a->ndim - consumed
+                 : idx[k].kind == IDX_TENSOR && idx[k].t->dtype == DT_BOOL ? idx[k].t->ndim : 1;
+        if (is_bool0(&idx[k])) {
+            int v = *(const uint8_t *)idx[k].t->data ? 0 : 1;
+            Shape s = { 1, { 1 - v } };
+            if (!arr[v] && !(arr[v] = tensor_new(DT_I64, &s))) goto out;
+            if (!v) *(int64_t *)arr[v]->data = 0;
+            items[k].t = arr[v];
+            axis_of[vd] = d;
+            va.shape[vd++] = 1;
+        }
+        for (int j = 0; j < take; j++, d++) axis_of[vd] = d, va.shape[vd++] = a->shape[d];
+    }
+    for (; d < a->ndim; d++) axis_of[vd] = d, va.shape[vd++] = a->shape[d];
+    va.ndim = vd;
+    rc = make_plan_(&va, items, n, p, data, axis_of);
+out:
+    tensor_release(arr[0]);
+    tensor_release(arr[1]);
+    return rc;
 }
 
 /* Runs BODY (k, src: the source element's offset) for total result elements k in order,
