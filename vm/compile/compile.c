@@ -1321,6 +1321,7 @@ static void compile_interrupted(Comp *c, SrcLoc loc) {
     cc_trace_inlined(c);
     c->failed = true;
     c->status = COMPILE_ERROR;
+    c->err_depth = 0;   /* the program's error wherever it stopped */
 }
 
 void cc_stmt(Comp *c, Node *n) {
@@ -1453,9 +1454,23 @@ static void collect_outputs(Comp *c) {
     }
 }
 
+/* An error met while compiling code inside a run-time branch or loop is not yet the program's:
+ * eager code raises it only if, and when, that code runs (an undefined name or a bad reshape in
+ * the branch a run never takes is no error at all). So such code runs eagerly, which raises it
+ * exactly as eager does; an interrupt, a timeout or exit() stays what it is. */
+static void error_only_if_reached(Comp *c) {
+    if (!c->failed || c->status != COMPILE_ERROR || c->err_depth == 0 || c->I->err_final) return;
+    snprintf(c->why, c->whylen, "%s:%d:%d: %s (met compiling a run-time branch or loop: eager code raises it only if that code runs)",
+             c->I->err_src ? c->I->err_src->name : c->src ? c->src->name : "?", c->I->err_loc.line, c->I->err_loc.col,
+             c->I->err_msg);
+    interp_clear_error(c->I);
+    c->status = COMPILE_UNSUPPORTED;
+}
+
 static CompileStatus finish(Comp *c, Graph **out) {
     CompileStatus st = c->failed ? c->status : COMPILE_OK;
     if (st == COMPILE_OK) collect_outputs(c);
+    error_only_if_reached(c);
     st = c->failed ? c->status : COMPILE_OK;
     comp_free(c);
     if (st != COMPILE_OK) {
