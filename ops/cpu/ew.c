@@ -183,15 +183,22 @@ static const struct {
  * i is read before it is written. Not auto-vectorised: a vector loop may swap a product's
  * operands, and which NaN comes out would then depend on where the element falls. */
 enum { SPLIT_BLOCK = 256 };
+#if defined(__clang__)   /* clang has no optimize attribute: its loop pragma instead */
+#define SPLIT_NOVEC
+#define SPLIT_LOOP _Pragma("clang loop vectorize(disable) interleave(disable)")
+#else
+#define SPLIT_NOVEC __attribute__((optimize("no-tree-vectorize")))
+#define SPLIT_LOOP
+#endif
 #define SPLIT_FN(ID, NAME, INNER, T, S)                                                 \
-    __attribute__((optimize("no-tree-vectorize")))                                      \
+    SPLIT_NOVEC                                                                         \
     static void split_##NAME##_##S(const T *x, T *y, int64_t n) {                       \
         T v[SPLIT_BLOCK];                                                               \
         for (int64_t i = 0; i < n; i += SPLIT_BLOCK) {                                  \
             int64_t m = n - i < SPLIT_BLOCK ? n - i : SPLIT_BLOCK;                      \
-            for (int64_t j = 0; j < m; j++) v[j] = ew_##NAME##_pre_##S(x[i + j]);      \
+            SPLIT_LOOP for (int64_t j = 0; j < m; j++) v[j] = ew_##NAME##_pre_##S(x[i + j]); \
             vm_##INNER##_##S(v, v, m);                                                  \
-            for (int64_t j = 0; j < m; j++) y[i + j] = ew_##NAME##_post_##S(x[i + j], v[j]); \
+            SPLIT_LOOP for (int64_t j = 0; j < m; j++) y[i + j] = ew_##NAME##_post_##S(x[i + j], v[j]); \
         }                                                                               \
     }
 #define SPLIT_F32(ID, NAME, INNER) SPLIT_FN(ID, NAME, INNER, float, f32)
