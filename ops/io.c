@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "tops.h"
 #include "mem.h"
+#include "cpu/cpu.h"   /* op_transpose: a Fortran-ordered .npz member */
 #include "io_raw.h"
 
 static const char NPY_MAGIC[] = "\x93NUMPY";
@@ -67,8 +68,8 @@ static const char *header_value(const char *h, const char *key) {
 
 /* How a .npy dtype is stored in the file and read into a tensor: the four dtypes as they are;
  * int8/16/32 and uint8/16/32 into i64, float16 into f32, as the spec says (section 5, v2:
- * every other dtype, uint64 included, is an error naming it; raw_read_tensor could read
- * uint64 into i64, as load_safetensors does, with a row "u8" here). */
+ * every other dtype, uint64 included, is an error naming it in load_npy). An .npz member
+ * (RawIn.any_npy) may also be uint64, read into i64 as load_safetensors reads it. */
 typedef struct {
     const char *descr;   /* without the byte-order character */
     RawType type;
@@ -78,15 +79,15 @@ static const NpyType npy_types[] = {
     { "b1", { 'b', 1, DT_BOOL } }, { "i1", { 'i', 1, DT_I64 } }, { "i2", { 'i', 2, DT_I64 } },
     { "i4", { 'i', 4, DT_I64 } },  { "i8", { 'i', 8, DT_I64 } }, { "u1", { 'u', 1, DT_I64 } },
     { "u2", { 'u', 2, DT_I64 } },  { "u4", { 'u', 4, DT_I64 } }, { "f2", { 'f', 2, DT_F32 } },
-    { "f4", { 'f', 4, DT_F32 } },  { "f8", { 'f', 8, DT_F64 } },
+    { "f4", { 'f', 4, DT_F32 } },  { "f8", { 'f', 8, DT_F64 } }, { "u8", { 'u', 8, DT_I64 } },
 };
 
-static const RawType *npy_type_of(const char *got, const char **why) {
+static const RawType *npy_type_of(const char *got, bool any_npy, const char **why) {
     *why = "";
     char order = got[0];
     for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++) {
         const RawType *t = &npy_types[i].type;
-        if (strcmp(got + 1, npy_types[i].descr)) continue;
+        if (strcmp(got + 1, npy_types[i].descr) || (t->kind == 'u' && t->size == 8 && !any_npy)) continue;
         /* one-byte types have no byte order (NumPy writes '|'); wider ones must be little-endian */
         if (order == '<' || (t->size == 1 && strchr("|=>", order))) return t;
         if (order == '>' && t->size > 1) { *why = " (big-endian data is not supported)"; return NULL; }
@@ -95,7 +96,7 @@ static const RawType *npy_type_of(const char *got, const char **why) {
     return NULL;
 }
 
-static int parse_header(const char *h, const RawIn *in, const RawType **type, Shape *s) {
+static int parse_header(const char *h, const RawIn *in, const RawType **type, Shape *s, bool *fortran) {
     const char *who = in->who, *what = in->what;
     static const char *const keys[] = { "descr", "fortran_order", "shape" };
     for (int k = 0; k < 3; k++) {   /* NumPy's header is a dict literal: a key given twice is ambiguous */
@@ -109,14 +110,20 @@ static int parse_header(const char *h, const RawIn *in, const RawType **type, Sh
     if (!d || !f || !sh) { op_failk(ERRK_IO, "%s: %s has a malformed header", who, what); return -1; }
     char got[24] = { 0 };
     const char *why;
-    if (sscanf(d, "'%20[^']'", got) != 1 || !(*type = npy_type_of(got, &why))) {
+    if (sscanf(d, "'%20[^']'", got) != 1 || !(*type = npy_type_of(got, in->any_npy, &why))) {
         if (!got[0]) sscanf(d, "%20[^,}]", got);   /* a structured dtype: a list, not a string */
-        op_failk(ERRK_IO, "%s: %s has dtype '%s'%s; supported are bool, int8/16/32/64, uint8/16/32 and "
-                "float16/32/64, little-endian", who, what, got, why);
+        op_failk(ERRK_IO, "%s: %s has dtype '%s'%s; supported are bool, int8/16/32/64, uint8/16/32%s and "
+                "float16/32/64, little-endian", who, what, got, why, in->any_npy ? "/64" : "");
         return -1;
     }
-    /* the spec (section 5) makes Fortran order an error naming it */
-    if (strncmp(f, "False", 5)) { op_failk(ERRK_IO, "%s: %s is in Fortran order; only C order is supported", who, what); return -1; }
+    *fortran = !strncmp(f, "True", 4);
+    if (!*fortran && strncmp(f, "False", 5)) { op_failk(ERRK_IO, "%s: %s has a malformed header", who, what); return -1; }
+    /* the spec (section 5) makes Fortran order an error naming it in load_npy */
+    if (*fortran && !in->any_npy) {
+        op_failk(ERRK_IO, "%s: %s is in Fortran order; load_npy reads C order only (np.save of "
+                 "np.ascontiguousarray(a) writes it; load_npz reads either)", who, what);
+        return -1;
+    }
     if (*sh != '(') { op_failk(ERRK_IO, "%s: %s has a malformed shape", who, what); return -1; }
     s->ndim = 0;
     const char *p = sh + 1;
@@ -217,7 +224,24 @@ RawIn raw_in_file(FILE *fp, const char *who, const char *what) {
     struct stat st;
     long at = ftell(fp);
     int64_t size = fstat(fileno(fp), &st) == 0 && at >= 0 ? (int64_t)st.st_size - at : 0;
-    return (RawIn){ file_read, fp, size, who, what };
+    return (RawIn){ file_read, fp, size, who, what, false };
+}
+
+/* Fortran-ordered data of shape s is C-ordered data of s's axes reversed: read so, then
+ * transposed back, so the result is the array NumPy holds (np.save of a.T writes this). */
+static Tensor *read_fortran(RawIn *in, const RawType *type, const Shape *s) {
+    Shape rs = { .ndim = s->ndim };
+    int perm[TSL_MAX_RANK];
+    for (int k = 0; k < s->ndim; k++) {
+        rs.d[k] = s->d[s->ndim - 1 - k];
+        perm[k] = s->ndim - 1 - k;
+    }
+    Tensor *raw = raw_read_tensor(in, type, &rs);
+    if (!raw || s->ndim < 2) return raw;
+    Tensor *t = op_transpose(raw, perm, s->ndim);
+    tensor_release(raw);
+    if (!t) op_failk(ERRK_MEMORY, "%s: out of memory reading %s", in->who, in->what);
+    return t;
 }
 
 Tensor *npy_read(RawIn *in) {
@@ -246,7 +270,8 @@ Tensor *npy_read(RawIn *in) {
     header[hlen] = 0;
     const RawType *type;
     Shape s;
-    if (parse_header(header, in, &type, &s)) goto out;
+    bool fortran;
+    if (parse_header(header, in, &type, &s, &fortran)) goto out;
     int64_t count = shape_count(&s), need, left = in->size - data_start - (int64_t)hlen;
     if (count < 0) goto out;
     /* check the file holds the data before allocating */
@@ -258,7 +283,7 @@ Tensor *npy_read(RawIn *in) {
         op_failk(ERRK_IO, "%s: %s has %lld bytes after the data", who, what, (long long)(left - need));
         goto out;
     }
-    if (!(t = raw_read_tensor(in, type, &s))) goto out;
+    if (!(t = fortran ? read_fortran(in, type, &s) : raw_read_tensor(in, type, &s))) goto out;
     char more;   /* the end, where an archive member's checksum is checked */
     if ((got = in->read(in, &more, 1)) != 0) {
         if (got > 0) op_failk(ERRK_IO, "%s: %s has bytes after the data", who, what);

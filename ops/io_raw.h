@@ -16,6 +16,9 @@ typedef struct RawIn {
     int64_t size;       /* the bytes it holds, as its container says */
     const char *who;    /* the built-in, for messages: "load_npy" */
     const char *what;   /* what is read, quoted, for messages: "'w.npy'", "'w.npz' member 'b.npy'" */
+    /* npy_read: Fortran order and uint64 are read (an .npz member). The spec's rules for
+     * load_npy (section 5) make both an error there; it says nothing of .npz. */
+    bool any_npy;
 } RawIn;
 
 /* A RawIn over an open file, from where it stands to its end. */

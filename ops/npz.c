@@ -55,7 +55,7 @@ static int npz_member(zip_t *za, zip_uint64_t i, const char *path, NamedTensors 
         op_failk(ERRK_IO, "load_npz: cannot read %s: %s", what, zip_strerror(za));
         return -1;
     }
-    RawIn in = { member_read, zf, (int64_t)st.size, "load_npz", what };
+    RawIn in = { member_read, zf, (int64_t)st.size, "load_npz", what, true };
     Tensor *t = st.size > INT64_MAX ? NULL : npy_read(&in);
     if (st.size > INT64_MAX) op_failk(ERRK_IO, "load_npz: %s is too large", what);
     zip_fclose(zf);

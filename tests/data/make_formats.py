@@ -43,6 +43,16 @@ ARRAYS = {
 }
 
 
+def transposed_npz():
+    """Fortran-ordered members (what np.savez of a transposed array writes; load_npz reads them,
+    load_npy refuses them as the spec says) and uint64 ones, one of them out of i64's range."""
+    w = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    u = np.array([[1, 2 ** 62], [3, 4]], dtype=np.uint64)
+    assert w.T.flags.f_contiguous and not w.T.flags.c_contiguous
+    np.savez(path("npz", "transposed.npz"), w=w.T, u=u.T, v=np.arange(3.0))
+    np.savez(path("npz", "uint64_too_big.npz"), big=np.array([7, 2 ** 63], dtype=np.uint64))
+
+
 def npz_files():
     np.savez(path("npz", "savez.npz"), **ARRAYS)
     np.savez_compressed(path("npz", "savez_compressed.npz"), **ARRAYS)
@@ -53,6 +63,7 @@ def npz_files():
         z.writestr("notes.txt", "hello")
     np.savez(path("npz", "uint64_member.npz"), big=np.array([1], dtype=np.uint64))
     np.savez(path("npz", "fortran_member.npz"), f=np.asfortranarray(np.arange(6.0).reshape(2, 3)))
+    transposed_npz()
     with open(path("npz", "not_zip.npz"), "wb") as f:
         f.write(b"this is not a zip archive\n")
     whole = open(path("npz", "savez.npz"), "rb").read()
