@@ -6,8 +6,11 @@
  * (whose matmul epilogues apply bias and activation to each block while it is in cache) call
  * the same routines on the same blocks and get the same bits. A large block is cut into row
  * ranges for the thread pool, each one gemm call whose rows have the whole block call's bits
- * (see "Rows on the thread pool" below). Integer matmul has no BLAS routine; it is a plain
- * triple loop (exact, so order does not matter). */
+ * (see "Rows on the thread pool" below). The plain row-major call is OpenBLAS's fastest form
+ * for the MLP's [64, 512] @ [512, 512]: the swapped call (C^T = B^T A^T) is 4-8% slower, and
+ * blocks of N or K, padded rows and prefetching gain nothing (bench/gemm64.c, bench/README.md).
+ * Integer matmul has no BLAS routine; it is a plain triple loop (exact, so order does not
+ * matter). */
 #include <cblas.h>
 #include <dlfcn.h>
 #include <pthread.h>
