@@ -4,12 +4,13 @@ workloads of workloads.tsl, run by bench/run.sh with the virtual environment's P
 (build/bench-venv, made by bench/venv.sh) under `taskset -c 0` (XLA sizes its thread pool by the
 cores it may run on and ignores thread flags).
 
-Usage: compiled.py CHECKDIR [quick] [threads2]   (timing and checks: peerlib.py)
+Usage: compiled.py CHECKDIR [quick] [threads2] [only=TEXT]   (timing and checks: peerlib.py)
   CHECKDIR  the .npy files workloads.tsl saved: the inputs every checked workload runs on and TSL's
             outputs, which each implementation's outputs must match within float tolerance
   quick     shorter sizes and warm-up, as workloads.tsl quick
   threads2  the 2-thread table: only the MLP and tanh-GELU rows, torch on 2 threads, impl names
             ending in -2threads (run.sh runs it under `taskset -c 0,1`)
+  only=TEXT only the workloads whose name contains TEXT (bench/run.sh's BENCH_ONLY)
 
 Prints JSON lines like workloads.tsl: one per measurement, plus {"stat": "compile ms", ...} (first
 call minus a steady call: tracing and compilation) and {"stat": "max abs diff vs TSL", ...}. Exits 1
@@ -17,7 +18,7 @@ after all rows when an output does not match TSL's."""
 import os, sys
 import numpy as np
 import peerlib
-from peerlib import measure, check, load, BLOCK, block_params
+from peerlib import measure, check, load, BLOCK, block_params, W_CNN, CNN_STEPS, cnn_params
 
 peerlib.setup(sys.argv[1:])
 quick = peerlib.quick
@@ -79,6 +80,26 @@ W_BLOCK = "transformer block T=128 D=128, forward + backward"
 W_DIGITS = "digits MLP 64-128-10, one epoch (45 steps of batch 32)"
 W_DIGITS_FTZ = "digits MLP 64-128-10, one epoch, subnormals flushed"
 W_CRNN = "char-RNN step, 32 time steps x 16 windows (per step)"
+
+
+def adam_step(lr):
+    """jax: Adam written out, with PyTorch's bias correction and eps; step(params, state, grads)."""
+    import jax.numpy as jnp
+
+    def step(params, state, grads):
+        m, v, t = state
+        t = t + 1
+        m = [0.9 * mi + 0.1 * gi for mi, gi in zip(m, grads)]
+        v = [0.999 * vi + 0.001 * gi * gi for vi, gi in zip(v, grads)]
+        params = [p - lr * (mi / (1 - 0.9 ** t)) / (jnp.sqrt(vi / (1 - 0.999 ** t)) + 1e-8)
+                  for p, mi, vi in zip(params, m, v)]
+        return params, (m, v, t)
+    return step
+
+
+def adam_init(params):
+    import jax.numpy as jnp
+    return ([jnp.zeros_like(p) for p in params], [jnp.zeros_like(p) for p in params], jnp.zeros((), jnp.float32))
 
 
 def run_jax():
@@ -189,20 +210,6 @@ def run_jax():
     check(W_CONV, "jax-jit", loss, "conv_loss", 1e-4, 1e-6)
     check(W_CONV, "jax-jit", np.concatenate([np.ravel(g[k]) for k, _ in CONV]), "conv_grads", 1e-3, 1e-5)
 
-    def adam_step(lr):
-        def step(params, state, grads):
-            m, v, t = state
-            t = t + 1
-            m = [0.9 * mi + 0.1 * gi for mi, gi in zip(m, grads)]
-            v = [0.999 * vi + 0.001 * gi * gi for vi, gi in zip(v, grads)]
-            params = [p - lr * (mi / (1 - 0.9 ** t)) / (jnp.sqrt(vi / (1 - 0.999 ** t)) + 1e-8)
-                      for p, mi, vi in zip(params, m, v)]
-            return params, (m, v, t)
-        return step
-
-    def adam_init(params):
-        return ([jnp.zeros_like(p) for p in params], [jnp.zeros_like(p) for p in params], jnp.zeros((), jnp.float32))
-
     def digits_loss(params, xb, yb):
         w1, b1, w2, b2 = params
         logits = jnp.maximum(xb @ w1 + b1, 0) @ w2 + b2
@@ -264,22 +271,35 @@ def run_jax():
     measure(W_CRNN, "jax-jit", crnn_steps, 20)
 
 
-def run_torch():
+_torch_ready = False
+
+
+def import_torch():
+    """torch, set up once for torch.compile: threads, seed, inductor's configuration."""
+    global _torch_ready
     # torch's libraries opened RTLD_GLOBAL: inductor's check of the CPU's vector ISA dlopens a test
     # kernel that needs torch's SLEEF symbols; without them it decides on scalar code (torch 2.15)
     os.environ.setdefault("TORCH_USE_RTLD_GLOBAL", "1")
     import torch
-    import torch.nn.functional as F
-    torch.set_num_threads(2 if threads2 else 1)
-    torch.manual_seed(0)
-    import torch._inductor.config as inductor_config
-    inductor_config.freezing = True   # inference graphs: weights folded as constants (torch.jit.freeze's job)
-    from torch._inductor import cpu_vec_isa
-    print("torch.compile: inductor's vector ISA: %s" % cpu_vec_isa.pick_vec_isa(), file=sys.stderr)
+    if not _torch_ready:
+        _torch_ready = True
+        torch.set_num_threads(2 if threads2 else 1)
+        torch.manual_seed(0)
+        import torch._inductor.config as inductor_config
+        inductor_config.freezing = True   # inference graphs: weights folded as constants (torch.jit.freeze's job)
+        from torch._inductor import cpu_vec_isa
+        print("torch.compile: inductor's vector ISA: %s" % cpu_vec_isa.pick_vec_isa(), file=sys.stderr)
+    return torch
 
-    def tc(f):
-        """torch.compile with static shapes: each shape its own graph, as jax.jit and TSL static."""
-        return torch.compile(f, dynamic=False)
+
+def tc(f):
+    """torch.compile with static shapes: each shape its own graph, as jax.jit and TSL static."""
+    return import_torch().compile(f, dynamic=False)
+
+
+def run_torch():
+    torch = import_torch()
+    import torch.nn.functional as F
 
     def gelu(x):
         return 0.5 * x * (1 + torch.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
@@ -464,7 +484,101 @@ def run_torch():
     measure(W_CRNN, "torch-compile", crnn_steps, 20)
 
 
-for name, run in (("jax", run_jax), ("torch", run_torch)):
+def cnn_jax():
+    """The CNN training step of workloads.tsl section 11 under jax.jit: value_and_grad and Adam in
+    one jitted step, from TSL's initial weights and batch; losses and weights checked against TSL's."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    def conv(x, w, b):
+        return lax.conv_general_dilated(x, w, (1, 1), ((1, 1), (1, 1)),
+                                        dimension_numbers=("NCHW", "OIHW", "NCHW")) + b[None, :, None, None]
+
+    def pool(x):
+        return lax.reduce_window(x, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+
+    def loss_fn(p, x, y):
+        h = pool(jax.nn.relu(conv(x, p[0], p[1])))
+        h = pool(jax.nn.relu(conv(h, p[2], p[3])))
+        logits = h.reshape(h.shape[0], 128) @ p[4] + p[5]
+        return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits, axis=1), y[:, None], axis=1))
+
+    adam = adam_step(0.01)
+
+    @jax.jit
+    def step(params, state, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        params, state = adam(params, state, grads)
+        return params, state, loss
+
+    x, y = jnp.asarray(load("cnn_x")), jnp.asarray(load("cnn_y"))
+
+    def train(st, n):
+        losses = []
+        for _ in range(n):
+            st[0], st[1], loss = step(st[0], st[1], x, y)
+            losses.append(loss)
+        return losses
+
+    def fresh():
+        params = [jnp.asarray(w) for w in cnn_params()]
+        return [params, adam_init(params)]
+
+    st = fresh()   # timed first, so that its first call is the compilation
+    measure(W_CNN, "jax-jit", lambda: train(st, CNN_STEPS)[-1], CNN_STEPS)
+    st = fresh()
+    check(W_CNN, "jax-jit", np.array(train(st, load("cnn_losses").size)), "cnn_losses", 1e-4, 1e-6)
+    check(W_CNN, "jax-jit", np.concatenate([np.ravel(p) for p in st[0]]), "cnn_params", 1e-3, 1e-5)
+
+
+def cnn_torch():
+    """The CNN training step of workloads.tsl section 11 under torch.compile: the forward pass and
+    the loss compiled (autograd's backward graph with them), and torch.optim.Adam's step compiled
+    apart, as PyTorch's recipe for compiling an optimizer; losses and weights checked against TSL's."""
+    torch = import_torch()
+    F = torch.nn.functional
+
+    def loss_fn(p, x, y):
+        h = F.max_pool2d(torch.relu(F.conv2d(x, p[0], p[1], padding=1)), 2)
+        h = F.max_pool2d(torch.relu(F.conv2d(h, p[2], p[3], padding=1)), 2)
+        return F.cross_entropy(h.reshape(h.shape[0], 128) @ p[4] + p[5], y)
+
+    x, y = torch.from_numpy(load("cnn_x")), torch.from_numpy(load("cnn_y"))
+    compiled_loss = tc(loss_fn)
+
+    def setup():
+        params = [torch.from_numpy(w).requires_grad_() for w in cnn_params()]
+        opt = torch.optim.Adam(params, lr=0.01)
+        return params, tc(lambda: opt.step()), opt
+
+    def train(params, opt_step, opt, n):
+        losses = []
+        for _ in range(n):
+            opt.zero_grad()
+            loss = compiled_loss(params, x, y)
+            loss.backward()
+            opt_step()
+            losses.append(loss.detach())
+        return torch.stack(losses)
+
+    params, opt_step, opt = setup()   # timed first, so that its first call is the compilation
+    measure(W_CNN, "torch-compile", lambda: train(params, opt_step, opt, CNN_STEPS), CNN_STEPS)
+    params, opt_step, opt = setup()
+    check(W_CNN, "torch-compile", train(params, opt_step, opt, load("cnn_losses").size), "cnn_losses", 1e-4, 1e-6)
+    check(W_CNN, "torch-compile", torch.cat([p.detach().reshape(-1) for p in params]), "cnn_params", 1e-3, 1e-5)
+
+
+# Each runner with the workloads it measures: with only=TEXT a runner runs only when one of its
+# workloads matches (and then measures and checks only those: peerlib), so a filtered run leaves
+# out the other groups' compilation.
+OLD = [W_GELU, W_RNN, W_MLP % 1, W_MLP % 64, W_MLP % 256, W_SOFTMAX, W_LN, W_BLOCK, W_CONV, W_DIGITS, W_CRNN]
+runners = [("jax", run_jax, OLD), ("torch", run_torch, OLD)]
+if not threads2:
+    runners += [("jax", cnn_jax, [W_CNN]), ("torch", cnn_torch, [W_CNN])]
+for name, run, workloads in runners:
+    if not any(peerlib.wanted(w) for w in workloads):
+        continue
     try:
         run()
     except ImportError as e:

@@ -8,18 +8,26 @@ reps = 7
 warm_s = 1.0
 suffix = ""          # "-2threads" in the 2-thread table
 checkdir = None
+only = None          # only=TEXT: measure and check only the workloads whose name contains TEXT
 failed = []          # the mismatches with TSL's outputs; the caller exits 1 when there are any
 
 
 def setup(args):
-    """Reads [CHECKDIR] [quick] [threads2] from the command line's arguments."""
-    global quick, reps, warm_s, suffix, checkdir
+    """Reads [CHECKDIR] [quick] [threads2] [only=TEXT] from the command line's arguments."""
+    global quick, reps, warm_s, suffix, checkdir, only
     quick = "quick" in args
     reps = 5 if quick else 7
     warm_s = 0.2 if quick else 1.0
     suffix = "-2threads" if "threads2" in args else ""
-    dirs = [a for a in args if a not in ("quick", "threads2")]
+    only = next((a[5:] for a in args if a.startswith("only=")), None)
+    dirs = [a for a in args if a not in ("quick", "threads2") and not a.startswith("only=")]
     checkdir = dirs[0] if dirs else None
+
+
+def wanted(workload):
+    """Whether this run measures `workload` (every one without only=TEXT). measure and check skip
+    the others; a caller guards work that is costly to set up (compilation) with it too."""
+    return only is None or only in workload
 
 
 def emit(**row):
@@ -40,6 +48,8 @@ def measure(workload, impl, f, per=1, compile_ms=None):
     """First call, warm-up for warm_s, then `reps` timed calls; prints ms per call / per. For a compiled
     implementation (jit, compile) the first call minus a steady one is reported as its compile time,
     or compile_ms where the caller compiled ahead (torch.jit.trace + freeze)."""
+    if not wanted(workload):
+        return
     impl += suffix
     t0 = time.perf_counter()
     ready(f())
@@ -68,6 +78,8 @@ def load(name):
 def check(workload, impl, got, name, rtol, atol):
     """Compares an output with TSL's (CHECKDIR/NAME.npy); a mismatch is reported and fails the run."""
     import numpy as np
+    if not wanted(workload):
+        return
     impl += suffix
     got = np.asarray(got, dtype=np.float32).reshape(-1)
     want = load(name).reshape(-1)
@@ -101,4 +113,25 @@ def block_params():
             size *= d
         out[name] = flat[at:at + size].reshape(shape)
         at += size
+    return out
+
+
+# The CNN of workloads.tsl section 11: its weights in the order TSL saves them (cnn_flat), torch's
+# layouts (conv weights [out, in, kh, kw]), but the linear layer's weight stored [in, out].
+CNN = (("c1_w", (16, 1, 3, 3)), ("c1_b", (16,)), ("c2_w", (32, 16, 3, 3)), ("c2_b", (32,)),
+       ("fc_w", (128, 10)), ("fc_b", (10,)))
+W_CNN = "CNN training step conv16-pool-conv32-pool-fc10, batch 32 (per step)"
+CNN_STEPS = 20       # steps per timed call, as workloads.tsl's cnn_steps
+
+
+def cnn_params(name="cnn_params0"):
+    """The CNN's weights as a list in CNN's order, from TSL's flat vector CHECKDIR/NAME.npy."""
+    flat, out, at = load(name), [], 0
+    for _, shape in CNN:
+        size = 1
+        for d in shape:
+            size *= d
+        out.append(flat[at:at + size].reshape(shape).copy())
+        at += size
+    assert at == flat.size
     return out

@@ -2,11 +2,12 @@
 """peers.py - the Python side of `make bench`: CPython, NumPy and PyTorch on the same
 workloads as workloads.tsl, one thread, warm-up of at least 1 s, median of the repetitions
 (peerlib.py). Prints JSON lines like workloads.tsl. Usage: peers.py [CHECKDIR] [quick]
-With CHECKDIR (the .npy files of workloads.tsl), softmax, layernorm and the transformer block run on
-TSL's inputs and their outputs are checked against TSL's; a mismatch makes the exit status 1."""
+With CHECKDIR (the .npy files of workloads.tsl), softmax, layernorm, the transformer blocks, the
+convolutions and the CNN training step run on TSL's inputs and their outputs are checked against
+TSL's; a mismatch makes the exit status 1. only=TEXT: only the workloads whose name contains TEXT."""
 import sys, time
 import peerlib
-from peerlib import measure, check, load
+from peerlib import measure, check, load, wanted, W_CNN, CNN_STEPS, cnn_params
 
 peerlib.setup(sys.argv[1:])
 quick = peerlib.quick
@@ -137,8 +138,10 @@ if torch is not None:
             measure("layernorm [256, 1024] rows", "torch-eager", ln)
             check("layernorm [256, 1024] rows", "torch-eager", ln(), "layernorm_y", 1e-4, 1e-4)
 
-# the transformer block of workloads.tsl section 9, forward and backward by autograd
-if torch is not None and peerlib.checkdir:
+# the transformer block of workloads.tsl section 9, forward and backward by autograd (steps_of also
+# serves section 9b's block below)
+W_NBLK = "transformer block T=128 D=128 4 heads (nn), forward + backward"
+if torch is not None and peerlib.checkdir and (wanted("transformer block T=128 D=128, forward + backward") or wanted(W_NBLK)):
     def block_loss(p, x):
         F = torch.nn.functional
         h = F.layer_norm(x, (128,), p["g1"], p["c1"], 1e-5)
@@ -169,7 +172,7 @@ if torch is not None and peerlib.checkdir:
     check(name, "torch-eager", torch.cat([bp[k].grad.reshape(-1) for k, _ in peerlib.BLOCK]), "block_grads", 1e-3, 1e-5)
 
 # the two convolutions of workloads.tsl section 10, forward and backward by autograd
-if torch is not None and peerlib.checkdir:
+if torch is not None and peerlib.checkdir and wanted("conv2d 3-16-32 32x32 batch 32, forward + backward"):
     flat = load("conv_params")
     cp, at = {}, 0
     for k, shape in (("w1", (16, 3, 3, 3)), ("b1", (16,)), ("w2", (32, 16, 3, 3)), ("b2", (32,))):
@@ -193,14 +196,21 @@ if torch is not None and peerlib.checkdir:
 
 # the same block as nn.transformer_block(128, 4 heads) (workloads.tsl section 9b), from its saved
 # parameters: F.scaled_dot_product_attention over the 4 heads, weights stored [in, out] as nn.linear
-if torch is not None and peerlib.checkdir:
+def sdpa(q, k, v):
+    """F.scaled_dot_product_attention, written out where this torch lacks it (Debian's 1.13)."""
+    F = torch.nn.functional
+    if hasattr(F, "scaled_dot_product_attention"):
+        return F.scaled_dot_product_attention(q, k, v)
+    return torch.softmax(q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5, dim=-1) @ v
+
+if torch is not None and peerlib.checkdir and wanted(W_NBLK):
     nb = {k: torch.from_numpy(load("nblk_" + k).copy()).requires_grad_() for k in
           ("ln1_w", "ln1_b", "in_w", "in_b", "out_w", "out_b", "ln2_w", "ln2_b", "w1", "b1", "w2", "b2")}
     def nblock_loss(p, x):
         F = torch.nn.functional
         h = F.layer_norm(x, (128,), p["ln1_w"], p["ln1_b"], 1e-5)
         q, k, v = (h @ p["in_w"].T + p["in_b"]).reshape(128, 3, 4, 32).permute(1, 2, 0, 3)
-        x = x + F.scaled_dot_product_attention(q, k, v).permute(1, 0, 2).reshape(128, 128) @ p["out_w"] + p["out_b"]
+        x = x + sdpa(q, k, v).permute(1, 0, 2).reshape(128, 128) @ p["out_w"] + p["out_b"]
         h = F.layer_norm(x, (128,), p["ln2_w"], p["ln2_b"], 1e-5)
         y = x + F.gelu(h @ p["w1"] + p["b1"], approximate="tanh") @ p["w2"] + p["b2"]
         return torch.mean(y * y)
@@ -213,7 +223,8 @@ if torch is not None and peerlib.checkdir:
 # training (issue 12): the digits MLP epoch and the char-RNN step of workloads.tsl section 8,
 # with autograd and torch.optim.Adam. torch-jit-script scripts the model (digits) or the loss
 # function with its time loop (char-RNN); torch.compile where this torch has it (2.0 and later).
-if torch is not None and np is not None:
+if torch is not None and np is not None and (wanted("digits MLP 64-128-10, one epoch (45 steps of batch 32)") or
+                                            wanted("char-RNN step, 32 time steps x 16 windows (per step)")):
     torch.manual_seed(0)
     digits = np.loadtxt("examples/data/digits.csv", delimiter=",", dtype=np.float32)
     digits = digits[np.random.default_rng(0).permutation(len(digits))]
@@ -279,4 +290,32 @@ if torch is not None and np is not None:
     opt = torch.optim.Adam(params, lr=0.01)
     window_loss_s = torch.jit.script(window_loss)
     measure(name, "torch-jit-script", lambda: rnn_steps(window_loss_s, params, opt), 20)
+# the CNN training step of workloads.tsl section 11 (examples/cnn_digits.tsl's model): from TSL's
+# initial weights and batch, autograd and torch.optim.Adam (lr 0.01); the losses of the first
+# steps and the weights after them are checked against TSL's
+if torch is not None and peerlib.checkdir and wanted(W_CNN):
+    def cnn_loss(p, x, y):
+        F = torch.nn.functional
+        h = F.max_pool2d(torch.relu(F.conv2d(x, p[0], p[1], padding=1)), 2)
+        h = F.max_pool2d(torch.relu(F.conv2d(h, p[2], p[3], padding=1)), 2)
+        return F.cross_entropy(h.reshape(h.shape[0], 128) @ p[4] + p[5], y)
+
+    cnn_x, cnn_y = torch.from_numpy(load("cnn_x")), torch.from_numpy(load("cnn_y"))
+    def cnn_setup():
+        params = [torch.from_numpy(w).requires_grad_() for w in cnn_params()]
+        return params, torch.optim.Adam(params, lr=0.01)
+    def cnn_train(params, opt, n):
+        losses = []
+        for _ in range(n):
+            opt.zero_grad()
+            loss = cnn_loss(params, cnn_x, cnn_y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.detach())
+        return torch.stack(losses)
+    params, opt = cnn_setup()
+    check(W_CNN, "torch-eager", cnn_train(params, opt, load("cnn_losses").size), "cnn_losses", 1e-4, 1e-6)
+    check(W_CNN, "torch-eager", torch.cat([p.detach().reshape(-1) for p in params]), "cnn_params", 1e-3, 1e-5)
+    params, opt = cnn_setup()
+    measure(W_CNN, "torch-eager", lambda: cnn_train(params, opt, CNN_STEPS), CNN_STEPS)
 peerlib.finish("peers.py")

@@ -121,7 +121,7 @@ if shutil.which("gnuplot"):
     for r in rows:
         if r["impl"] not in impls:
             impls.append(r["impl"])
-    dat = os.path.join(outdir, "out", "chart.dat")
+    dat = os.path.join(os.path.dirname(raw), "chart.dat")   # beside the raw rows (bench/out)
     with open(dat, "w") as f:
         f.write("workload " + " ".join(impls) + "\n")
         for w in order:

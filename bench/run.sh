@@ -5,11 +5,18 @@
 # threads, XLA on cores 0 and 1); then the table (bench/results.md), the data (bench/results.json)
 # and a chart (bench/results.png). The peers' outputs are checked against TSL's (saved in
 # bench/out/check): a mismatch beyond float tolerance makes the run fail, after the report.
+# BENCH_ONLY=TEXT runs only the workloads whose name contains TEXT (e.g. BENCH_ONLY=CNN) in TSL and
+# the Python peers, leaves out the 2-thread table, Lua, start-up and the C floor, and writes the
+# report to bench/out instead of bench (the committed results stay those of a whole run).
 set -e
 cd "$(dirname "$0")/.."
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 Q=""
 [ -n "$QUICK" ] && Q=quick
+ONLY=""
+[ -n "$BENCH_ONLY" ] && ONLY="only=$BENCH_ONLY"
+report_dir=bench
+[ -n "$BENCH_ONLY" ] && report_dir=bench/out
 out=bench/out
 mkdir -p $out
 
@@ -48,27 +55,29 @@ cat $out/machine.txt
 : > $out/raw.jsonl
 rm -f $out/failed.*
 echo "running TSL workloads..."
-TSL_EXPLAIN=1 $PIN bin/tsl --threads 1 bench/workloads.tsl $Q $check 2>$out/explain.txt | tee -a $out/raw.jsonl
+TSL_EXPLAIN=1 $PIN bin/tsl --threads 1 bench/workloads.tsl $Q ${ONLY:+"$ONLY"} $check 2>$out/explain.txt | tee -a $out/raw.jsonl
 [ -f $check/gelu_y.npy ] || { echo "bench/workloads.tsl failed (see $out/explain.txt)"; exit 1; }
 echo "running Python peers..."
-{ $PIN $PY bench/peers.py $check $Q || echo x >$out/failed.peers; } | tee -a $out/raw.jsonl
+{ $PIN $PY bench/peers.py $check $Q ${ONLY:+"$ONLY"} || echo x >$out/failed.peers; } | tee -a $out/raw.jsonl
 [ -f $out/failed.peers ] && failed="$failed peers.py"
 if [ -n "$VPY" ]; then
     echo "running jax.jit and torch.compile (the first torch.compile run takes minutes; later ones use its cache)..."
-    { $PIN $VPY bench/compiled.py $check $Q || echo x >$out/failed.compiled; } | tee -a $out/raw.jsonl
+    { $PIN $VPY bench/compiled.py $check $Q ${ONLY:+"$ONLY"} || echo x >$out/failed.compiled; } | tee -a $out/raw.jsonl
     [ -f $out/failed.compiled ] && failed="$failed compiled.py"
 fi
-echo "running the 2-thread table..."
-$PIN2 bin/tsl --threads 2 bench/threads.tsl $Q | tee -a $out/raw.jsonl
-if [ -n "$VPY" ]; then
-    { OPENBLAS_NUM_THREADS=2 OMP_NUM_THREADS=2 $PIN2 $VPY bench/compiled.py $check $Q threads2 ||
-      echo x >$out/failed.compiled2; } | tee -a $out/raw.jsonl
-    [ -f $out/failed.compiled2 ] && failed="$failed compiled.py-threads2"
+if [ -z "$BENCH_ONLY" ]; then
+    echo "running the 2-thread table..."
+    $PIN2 bin/tsl --threads 2 bench/threads.tsl $Q | tee -a $out/raw.jsonl
+    if [ -n "$VPY" ]; then
+        { OPENBLAS_NUM_THREADS=2 OMP_NUM_THREADS=2 $PIN2 $VPY bench/compiled.py $check $Q threads2 ||
+          echo x >$out/failed.compiled2; } | tee -a $out/raw.jsonl
+        [ -f $out/failed.compiled2 ] && failed="$failed compiled.py-threads2"
+    fi
+    if command -v lua5.4 >/dev/null; then $PIN lua5.4 bench/scalar.lua $Q | tee -a $out/raw.jsonl; fi
+    $PIN $PY bench/startup.py $Q | tee -a $out/raw.jsonl
+    $PIN $out/floor $Q | tee -a $out/raw.jsonl
 fi
-if command -v lua5.4 >/dev/null; then $PIN lua5.4 bench/scalar.lua $Q | tee -a $out/raw.jsonl; fi
-$PIN $PY bench/startup.py $Q | tee -a $out/raw.jsonl
-$PIN $out/floor $Q | tee -a $out/raw.jsonl
-$PY bench/report.py $out/raw.jsonl $out/machine.txt bench $out/explain.txt
+$PY bench/report.py $out/raw.jsonl $out/machine.txt $report_dir $out/explain.txt
 if [ -n "$failed" ]; then
     echo "BENCH FAILED: outputs differ from TSL's (or a peer crashed) in:$failed; see OUTPUT MISMATCH above" >&2
     exit 1

@@ -21,12 +21,40 @@ static void inside(int64_t off, int64_t s, int64_t n_in, int64_t n_out, int64_t 
     *lo = l < *hi ? l : *hi;
 }
 
+/* The taps' sources for small outputs: taps[kk * L + l] is the offset in a channel [h, w] of the
+ * pixel that tap kk = ki * kw + kj of output l = oy * ow + ox reads, or -1 where it reads padding.
+ * The same for every channel and image, so one table serves the whole call. Used when the
+ * output's rows are short (use_taps): there, copying row by row spent more on each row's
+ * bounds and calls than on its few elements (a CNN on 8x8 digits, 4x4 maps after pooling). */
+static bool use_taps(const ConvGeom *g) { return g->ow < 16; }
+
 /* The columns of one image's group: row k = (ci, ki, kj) of the [K, L] matrix at cols + k * ks,
  * its oh * ow values contiguous (ks = L for one image; N * L with the images side by side).
  * im2col writes them from x (x is only read then); col2im (back) adds each one back into x
- * where im2col read it (x zeroed first). */
+ * where im2col read it (x zeroed first). With a tap table (taps, use_taps) the same values
+ * move through it, in the same order (the same bits). */
 #define IM2COL(T)                                                                                          \
-    static void columns_##T(const ConvGeom *g, T *x, int64_t cg, T *cols, int64_t ks, bool back) {        \
+    static void columns_taps_##T(const ConvGeom *g, T *x, int64_t cg, T *cols, int64_t ks, bool back,     \
+                                 const int64_t *taps) {                                                    \
+        int64_t HW = g->h * g->w, L = g->oh * g->ow, KK = g->kh * g->kw;                                   \
+        for (int64_t ci = 0; ci < cg; ci++)                                                                \
+            for (int64_t kk = 0; kk < KK; kk++) {                                                          \
+                T *xc = x + ci * HW, *row = cols + (ci * KK + kk) * ks;                                    \
+                const int64_t *t = taps + kk * L;                                                          \
+                if (back) {                                                                                \
+                    for (int64_t l = 0; l < L; l++)                                                        \
+                        if (t[l] >= 0) xc[t[l]] += row[l];                                                 \
+                } else {                                                                                   \
+                    for (int64_t l = 0; l < L; l++) row[l] = t[l] >= 0 ? xc[t[l]] : 0;                     \
+                }                                                                                          \
+            }                                                                                              \
+    }                                                                                                      \
+    static void columns_##T(const ConvGeom *g, T *x, int64_t cg, T *cols, int64_t ks, bool back,          \
+                            const int64_t *taps) {                                                         \
+        if (taps) {                                                                                        \
+            columns_taps_##T(g, x, cg, cols, ks, back, taps);                                              \
+            return;                                                                                        \
+        }                                                                                                  \
         int64_t k = 0, lo, hi;                                                                             \
         for (int64_t ci = 0; ci < cg; ci++)                                                                \
             for (int64_t ki = 0; ki < g->kh; ki++)                                                         \
@@ -52,11 +80,11 @@ static void inside(int64_t off, int64_t s, int64_t n_in, int64_t n_out, int64_t 
                     }                                                                                      \
                 }                                                                                          \
     }                                                                                                      \
-    static void im2col_##T(const ConvGeom *g, const T *x, int64_t cg, T *cols, int64_t ks) {              \
-        columns_##T(g, (T *)x, cg, cols, ks, false);                                                       \
+    static void im2col_##T(const ConvGeom *g, const T *x, int64_t cg, T *cols, int64_t ks, const int64_t *taps) { \
+        columns_##T(g, (T *)x, cg, cols, ks, false, taps);                                                 \
     }                                                                                                      \
-    static void col2im_##T(const ConvGeom *g, const T *cols, int64_t cg, T *x) {                          \
-        columns_##T(g, x, cg, (T *)cols, g->oh * g->ow, true);                                             \
+    static void col2im_##T(const ConvGeom *g, const T *cols, int64_t cg, T *x, const int64_t *taps) {     \
+        columns_##T(g, x, cg, (T *)cols, g->oh * g->ow, true, taps);                                       \
     }                                                                                                      \
     static void add_bias_##T(T *y, const T *b, int64_t n, int64_t ch, int64_t len) {                      \
         for (int64_t i = 0; i < n * ch; i++) {                                                             \
@@ -77,21 +105,38 @@ static void *scratch(int64_t n, size_t elem) {
     return p;
 }
 
+/* The tap table (tap_table) of a call with use_taps geometry; NULL after op_fail when out of memory. */
+static int64_t *tap_table(const ConvGeom *g) {
+    int64_t L = g->oh * g->ow, *taps = scratch(g->kh * g->kw * L, sizeof(int64_t));
+    if (!taps) return NULL;
+    for (int64_t ki = 0, kk = 0; ki < g->kh; ki++)
+        for (int64_t kj = 0; kj < g->kw; kj++, kk++)
+            for (int64_t oy = 0, l = 0; oy < g->oh; oy++)
+                for (int64_t ox = 0; ox < g->ow; ox++, l++) {
+                    int64_t iy = oy * g->sh - g->pt + ki * g->dh, ix = ox * g->sw - g->pl + kj * g->dw;
+                    bool in = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w;
+                    taps[kk * L + l] = in ? iy * g->w + ix : -1;
+                }
+    return taps;
+}
+
 /* y [n, o, oh, ow] = x [n, c, h, w] (*) w [o, c / groups, kh, kw] (+ b) */
 #define CONV_FORWARD(T)                                                                                    \
     static int conv_forward_##T(const ConvGeom *g, DType dt, const T *x, const T *w, const T *b, T *y) {   \
         int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw, L = g->oh * g->ow;    \
-        bool direct = direct_columns(g);                                                                   \
+        bool direct = direct_columns(g), tapped = !direct && use_taps(g);                                  \
         T *cols = direct ? NULL : scratch(K * L, sizeof(T));                                               \
-        if (!direct && !cols) return -1;                                                                   \
+        int64_t *taps = tapped && cols ? tap_table(g) : NULL;                                              \
+        if ((!direct && !cols) || (tapped && !taps)) { mem_free(cols); return -1; }                        \
         for (int64_t n = 0; n < g->n; n++)                                                                 \
             for (int64_t gi = 0; gi < g->groups; gi++) {                                                   \
                 const T *xg = x + (n * g->c + gi * cg) * g->h * g->w;                                      \
-                if (!direct) im2col_##T(g, xg, cg, cols, L);                                            \
+                if (!direct) im2col_##T(g, xg, cg, cols, L, taps);                                         \
                 T *yg = y + (n * g->o + gi * og) * L;                                                      \
                 cpu_matmul_rows(dt, w + gi * og * K, false, direct ? xg : cols, yg, og, K, L, 0, og);      \
             }                                                                                              \
         mem_free(cols);                                                                                    \
+        mem_free(taps);                                                                                    \
         if (b) add_bias_##T(y, b, g->n, g->o, L);                                                          \
         return 0;                                                                                          \
     }                                                                                                      \
@@ -99,15 +144,17 @@ static void *scratch(int64_t n, size_t elem) {
     static int conv_transpose_##T(const ConvGeom *g, DType dt, const T *x, const T *w, const T *b, T *y) { \
         int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw, L = g->oh * g->ow;    \
         T *cols = scratch(K * L, sizeof(T));                                                               \
-        if (!cols) return -1;                                                                              \
+        int64_t *taps = cols && use_taps(g) ? tap_table(g) : NULL;                                         \
+        if (!cols || (use_taps(g) && !taps)) { mem_free(cols); return -1; }                                \
         memset(y, 0, sizeof(T) * (size_t)(g->n * g->c * g->h * g->w));                                    \
         for (int64_t n = 0; n < g->n; n++)                                                                 \
             for (int64_t gi = 0; gi < g->groups; gi++) {                                                   \
                 const T *xg = x + (n * g->o + gi * og) * L;                                                \
                 cpu_matmul_rows(dt, w + gi * og * K, true, xg, cols, K, og, L, 0, K);                      \
-                col2im_##T(g, cols, cg, y + (n * g->c + gi * cg) * g->h * g->w);                           \
+                col2im_##T(g, cols, cg, y + (n * g->c + gi * cg) * g->h * g->w, taps);                     \
             }                                                                                              \
         mem_free(cols);                                                                                    \
+        mem_free(taps);                                                                                    \
         if (b) add_bias_##T(y, b, g->n, g->c, g->h * g->w);                                                \
         return 0;                                                                                          \
     }                                                                                                      \
@@ -118,10 +165,11 @@ static void *scratch(int64_t n, size_t elem) {
         int64_t NL = g->n * L;                                                                             \
         T *cols = scratch(K * NL, sizeof(T)), *gyt = cols ? scratch(NL * og, sizeof(T)) : NULL;            \
         T *dwt = gyt ? scratch(K * og, sizeof(T)) : NULL;                                                  \
-        if (!dwt) { mem_free(cols); mem_free(gyt); return -1; }                                            \
+        int64_t *taps = dwt && use_taps(g) ? tap_table(g) : NULL;                                          \
+        if (!dwt || (use_taps(g) && !taps)) { mem_free(cols); mem_free(gyt); mem_free(dwt); return -1; }   \
         for (int64_t gi = 0; gi < g->groups; gi++) {                                                       \
             for (int64_t n = 0; n < g->n; n++) {                                                           \
-                im2col_##T(g, x + (n * g->c + gi * cg) * g->h * g->w, cg, cols + n * L, NL);               \
+                im2col_##T(g, x + (n * g->c + gi * cg) * g->h * g->w, cg, cols + n * L, NL, taps);         \
                 for (int64_t oc = 0; oc < og; oc++) {                                                      \
                     const T *row = gy + (n * g->o + gi * og + oc) * L;                                     \
                     for (int64_t l = 0; l < L; l++) gyt[(n * L + l) * og + oc] = row[l];                   \
@@ -135,6 +183,7 @@ static void *scratch(int64_t n, size_t elem) {
         mem_free(cols);                                                                                    \
         mem_free(gyt);                                                                                     \
         mem_free(dwt);                                                                                     \
+        mem_free(taps);                                                                                    \
         return 0;                                                                                          \
     }
 CONV_FORWARD(float)
@@ -182,12 +231,65 @@ static void window(const ConvGeom *g, bool adaptive, int64_t oy, int64_t ox, int
     *x0 = xs < 0 ? 0 : xs, *x1 = xe < g->w ? xe : g->w;
 }
 
+/* Whether every window lies inside the image (no padding before it, none clipped after): then
+ * each window is kh x kw taps from its corner and the mean divides by kh * kw (window's count). */
+static bool windows_inside(const ConvGeom *g, bool adaptive) {
+    return !adaptive && !g->pt && !g->pl && (g->oh - 1) * g->sh + g->kh <= g->h &&
+           (g->ow - 1) * g->sw + g->kw <= g->w;
+}
+
 /* Forward (gy NULL): y = each window's max or mean. Backward: dx gets gy back, at the
- * window's first largest element (max; NaN is largest) or spread evenly (mean). */
+ * window's first largest element (max; NaN is largest) or spread evenly (mean).
+ * max_inside and mean_inside do the same for windows_inside geometry, in the same order (the
+ * same bits), without window()'s clipping per output, one simple loop nest per mode: the pools
+ * of a small CNN spent most of their time clipping windows and branching on the mode. */
 #define POOL(T)                                                                                            \
+    static void max_inside_##T(const ConvGeom *g, const T *x, const T *gy, T *y) {                         \
+        const int64_t w = g->w, kh = g->kh, kw = g->kw, sh = g->sh, sw = g->sw, HW = g->h * w;             \
+        int64_t o = 0;                                                                                     \
+        for (int64_t p = 0; p < g->n * g->c; p++)                                                          \
+            for (int64_t oy = 0; oy < g->oh; oy++)                                                         \
+                for (int64_t ox = 0; ox < g->ow; ox++, o++) {                                              \
+                    int64_t corner = p * HW + oy * sh * w + ox * sw, at = corner;                          \
+                    T acc = x[corner];                                                                     \
+                    /* !(v <= acc): larger, or NaN, which wins and ends the window */                     \
+                    for (int64_t i = 0; i < kh && !isnan(acc); i++)                                        \
+                        for (int64_t k = corner + i * w; k < corner + i * w + kw; k++)                     \
+                            if (!(x[k] <= acc)) {                                                          \
+                                acc = x[k], at = k;                                                        \
+                                if (isnan(acc)) break;                                                     \
+                            }                                                                              \
+                    if (gy) y[at] += gy[o];                                                                \
+                    else y[o] = acc;                                                                       \
+                }                                                                                          \
+    }                                                                                                      \
+    static void mean_inside_##T(const ConvGeom *g, const T *x, const T *gy, T *y) {                        \
+        const int64_t w = g->w, kh = g->kh, kw = g->kw, sh = g->sh, sw = g->sw, HW = g->h * w;             \
+        const T count = (T)(kh * kw);                                                                      \
+        int64_t o = 0;                                                                                     \
+        for (int64_t p = 0; p < g->n * g->c; p++)                                                          \
+            for (int64_t oy = 0; oy < g->oh; oy++)                                                         \
+                for (int64_t ox = 0; ox < g->ow; ox++, o++) {                                              \
+                    int64_t corner = p * HW + oy * sh * w + ox * sw;                                       \
+                    if (gy) {                                                                              \
+                        T share = gy[o] / count;                                                           \
+                        for (int64_t i = 0; i < kh; i++)                                                   \
+                            for (int64_t k = corner + i * w; k < corner + i * w + kw; k++) y[k] += share;  \
+                        continue;                                                                          \
+                    }                                                                                      \
+                    T acc = 0;                                                                             \
+                    for (int64_t i = 0; i < kh; i++)                                                       \
+                        for (int64_t k = corner + i * w; k < corner + i * w + kw; k++) acc += x[k];        \
+                    y[o] = acc / count;                                                                    \
+                }                                                                                          \
+    }                                                                                                      \
     static void pool_##T(const ConvGeom *g, bool max, bool adaptive, const T *x, const T *gy, T *y) {      \
         int64_t HW = g->h * g->w, OL = g->oh * g->ow;                                                      \
         if (gy) memset(y, 0, sizeof(T) * (size_t)(g->n * g->c * HW));                                      \
+        if (windows_inside(g, adaptive)) {                                                                 \
+            (max ? max_inside_##T : mean_inside_##T)(g, x, gy, y);                                         \
+            return;                                                                                        \
+        }                                                                                                  \
         for (int64_t p = 0; p < g->n * g->c; p++) {                                                        \
             const T *img = x + p * HW;                                                                     \
             for (int64_t oy = 0; oy < g->oh; oy++)                                                         \
