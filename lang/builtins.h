@@ -88,6 +88,8 @@ bool arg_str(Interp *I, const char *fname, const char *pname, Value v, ObjString
  * bytes stop being UTF-8 text (a NUL byte or invalid UTF-8), -1 when they all are. */
 bool builtin_path(Interp *I, const char *fname, Value v, const char **out);
 int64_t utf8_bad_at(const char *s, size_t n);
+/* casemap.c: appends s's len bytes upper- or lower-cased as Python's str.upper()/lower(). */
+void casemap_append(StrBuf *b, const char *s, size_t len, bool up);
 extern const BuiltinFn op_builtins[];   /* indexed by OpCode (tbuiltins.c) */
 
 bool arg_number(Interp *I, const char *fname, const char *pname, Value v, double *out);

@@ -3,7 +3,11 @@
  *
  * A caught error is the pending error of the interpreter (message, kind, place, the frames it
  * unwound through) made into a plain dict; raise(e) makes it pending again, at the place the
- * dict names when that source is still known, so a re-raised error reads as the original. */
+ * dict names when that source is still known, with the frames its `traceback` lists, so a
+ * re-raised error reads as the original. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "interp.h"
 #include "builtins.h"
@@ -24,23 +28,20 @@ static void set_str(ObjDict *d, const char *key, const char *s) {
     val_release(v);
 }
 
-static Value frame_text(const TraceFrame *f) {
-    char buf[sizeof f->name + 4200];
-    snprintf(buf, sizeof buf, "in %s() called from %s:%d:%d", f->name, f->src ? f->src->name : "?", f->loc.line,
-             f->loc.col);
-    return val_cstr(buf);
-}
-
-/* The frames the error went through, innermost first, one "in f() called from FILE:L:C" each. */
+/* The frames the error went through, innermost first, as the report lists them (run.c). */
 static Value traceback_list(const Traceback *t) {
-    ObjList *l = list_new(t->ninner + t->nouter);
+    ObjList *l = list_new(traceback_nlines(t));
     Value lv = OBJ_VAL(VAL_LIST, l);
-    for (int i = 0; i < t->ninner + t->nouter; i++) {
-        const TraceFrame *f = i < t->ninner ? &t->inner[i] : &t->outer[(t->outer_first + i - t->ninner) % TRACE_SHOWN];
-        Value s = frame_text(f);
+    StrBuf b = { 0 };
+    for (int i = 0; i < traceback_nlines(t); i++) {
+        b.len = 0;
+        sb_putn(&b, "", 0);
+        traceback_line(&b, t, i);
+        Value s = val_str(b.s, (int)b.len);
         list_push(l, s);
         val_release(s);
     }
+    sb_free(&b);
     return lv;
 }
 
@@ -77,6 +78,49 @@ static void raise_at(Interp *I, ObjDict *d) {
     I->err_loc = (SrcLoc){ .line = (int)line->as.n, .col = (int)col->as.n };
 }
 
+/* One line of a caught traceback back into frames: "in NAME() called from FILE:L:C", maybe
+ * with " (repeated N times)", or "... N more frames ...". A line that does not read so, or
+ * names a source this state no longer holds, is left out. */
+static void restore_line(Interp *I, const char *s) {
+    long n;
+    if (sscanf(s, "... %ld more frame", &n) == 1 && n > 0) {
+        long *h = &I->traceback.hidden;
+        *h = *h > LONG_MAX - n ? LONG_MAX : *h + n;
+        return;
+    }
+    const char *call = strstr(s, "() called from ");
+    if (strncmp(s, "in ", 3) || !call || call - (s + 3) >= 64) return;
+    char name[64], file[4096];
+    snprintf(name, sizeof name, "%.*s", (int)(call - (s + 3)), s + 3);
+    const char *where = call + strlen("() called from ");
+    const char *rep = strstr(where, " (repeated ");
+    long count = 1;
+    if (rep && (sscanf(rep, " (repeated %ld times)", &count) != 1 || count < 1)) return;
+    size_t len = rep ? (size_t)(rep - where) : strlen(where);
+    if (len >= sizeof file) return;
+    memcpy(file, where, len);
+    file[len] = 0;
+    char *c2 = strrchr(file, ':');
+    if (!c2) return;
+    *c2 = 0;
+    char *c1 = strrchr(file, ':');
+    if (!c1) return;
+    *c1 = 0;
+    int line = atoi(c1 + 1), col = atoi(c2 + 1);
+    Source *src = source_named(I, file);
+    if (src && line > 0 && col > 0) traceback_add_n(&I->traceback, name, src, (SrcLoc){ .line = line, .col = col }, count);
+}
+
+/* The frames a caught error had gone through, so that raise(e) reports them again (as
+ * Python's re-raise keeps its traceback) before the frames it unwinds through now. */
+static void restore_traceback(Interp *I, ObjDict *d) {
+    Value *tb = dict_get(d, "traceback", 9);
+    if (!tb || !IS_LIST(*tb)) return;
+    ObjList *l = AS_LIST(*tb);
+    for (int i = 0; i < l->len; i++)
+        if (IS_STR(l->items[i])) restore_line(I, AS_STR(l->items[i])->chars);
+}
+
 /* raise(e): e a caught error (a dict with a string `message`, and `kind`, `file`, `line`,
  * `col` when it has them) or a message (kind "user"). */
 Value builtin_raise(Interp *I, CallArgs *a) {
@@ -92,6 +136,7 @@ Value builtin_raise(Interp *I, CallArgs *a) {
     if (k < 0) return ERR_VAL;
     interp_errork(I, (ErrKind)k, "%s", AS_STR(*msg)->chars);
     raise_at(I, AS_DICT(v[0]));
+    restore_traceback(I, AS_DICT(v[0]));
     return ERR_VAL;
 }
 

@@ -11,6 +11,7 @@
 #include "interp.h"
 #include "mem.h"
 #include "builtins.h"
+#include "shortest.h"
 
 typedef struct {
     char fill[5];      /* one code point, UTF-8 */
@@ -144,10 +145,7 @@ static void shortest_f32(char *buf, size_t size, double x) {
         snprintf(buf, size, "%.0f", x);
         return;
     }
-    for (int p = 1; p <= 9; p++) {
-        snprintf(buf, size, "%.*g", p, x);
-        if ((float)strtod(buf, NULL) == (float)x) return;
-    }
+    num_shortest(buf, size, x, true);
 }
 
 /* f32: x is an element of an f32 tensor (no type and no precision write its f32 digits). */

@@ -294,6 +294,10 @@ void interp_fail_plain(Interp *I, const char *fmt, ...) __attribute__((format(pr
 void interp_vfail_plain(Interp *I, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void interp_clear_error(Interp *I);
 void traceback_add(Traceback *t, const char *fn_name, const Source *src, SrcLoc loc);
+void traceback_add_n(Traceback *t, const char *fn_name, const Source *src, SrcLoc loc, long count);
+/* Line i of a traceback as the report shows it, unindented (run.c); traceback_nlines lines in all. */
+int traceback_nlines(const Traceback *t);
+void traceback_line(StrBuf *b, const Traceback *t, int i);
 /* Appends s[0..n) with control bytes and terminal escapes shown escaped (\x1b, \n, \u{9b}). */
 void sb_put_escaped(StrBuf *b, const char *s, size_t n);
 

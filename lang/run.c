@@ -178,6 +178,7 @@ static void put_source_line(StrBuf *b, Source *src, SrcLoc loc) {
 /* ---- tracebacks ---- */
 
 static TraceFrame *latest_frame(Traceback *t) {
+    if (t->hidden && !t->nouter) return NULL;   /* raise() restored "... N more frames ..." last */
     if (t->nouter) return &t->outer[(t->outer_first + t->nouter - 1) % TRACE_SHOWN];
     return t->ninner ? &t->inner[t->ninner - 1] : NULL;
 }
@@ -185,10 +186,16 @@ static TraceFrame *latest_frame(Traceback *t) {
 /* Records the next caller out. A repeat of the last one only counts; past the innermost
  * TRACE_SHOWN entries they go to the ring, whose oldest entry then falls into `hidden`. */
 void traceback_add(Traceback *t, const char *fn_name, const Source *src, SrcLoc loc) {
+    traceback_add_n(t, fn_name, src, loc, 1);
+}
+
+/* traceback_add for `count` identical consecutive frames (raise() restores a caught list's
+ * "(repeated N times)" entry as one). */
+void traceback_add_n(Traceback *t, const char *fn_name, const Source *src, SrcLoc loc, long count) {
     TraceFrame *last = latest_frame(t);
     if (last && last->src == src && last->loc.line == loc.line && last->loc.col == loc.col &&
         !strncmp(last->name, fn_name, sizeof last->name - 1)) {
-        last->count++;
+        last->count = last->count > LONG_MAX - count ? LONG_MAX : last->count + count;   /* a hand-made list's counts */
         return;
     }
     TraceFrame *f;
@@ -196,27 +203,40 @@ void traceback_add(Traceback *t, const char *fn_name, const Source *src, SrcLoc 
     else if (t->nouter < TRACE_SHOWN) f = &t->outer[(t->outer_first + t->nouter++) % TRACE_SHOWN];
     else {
         f = &t->outer[t->outer_first];
-        t->hidden += f->count;
+        t->hidden = t->hidden > LONG_MAX - f->count ? LONG_MAX : t->hidden + f->count;
         t->outer_first = (t->outer_first + 1) % TRACE_SHOWN;
     }
     snprintf(f->name, sizeof f->name, "%s", fn_name);
     f->src = src;
     f->loc = loc;
-    f->count = 1;
+    f->count = count;
 }
 
-static void put_frame(StrBuf *b, const TraceFrame *f) {
-    sb_printf(b, "  in %s() called from ", f->name);
+/* The lines of a traceback, innermost first, without indentation: "in f() called from
+ * FILE:L:C", " (repeated N times)" after one that stands for several, and one
+ * "... N more frames ..." where frames were left out. The report and a caught error's
+ * `traceback` list (errval.c) both use it, so the list reads as the report does. */
+int traceback_nlines(const Traceback *t) { return t->ninner + (t->hidden ? 1 : 0) + t->nouter; }
+
+void traceback_line(StrBuf *b, const Traceback *t, int i) {
+    if (i >= t->ninner && t->hidden && i == t->ninner) {
+        sb_printf(b, "... %ld more frame%s ...", t->hidden, t->hidden == 1 ? "" : "s");
+        return;
+    }
+    const TraceFrame *f = i < t->ninner ? &t->inner[i]
+                                        : &t->outer[(t->outer_first + i - t->ninner - (t->hidden ? 1 : 0)) % TRACE_SHOWN];
+    sb_printf(b, "in %s() called from ", f->name);
     sb_put_escaped_str(b, f->src ? f->src->name : "?");
     sb_printf(b, ":%d:%d", f->loc.line, f->loc.col);
     if (f->count > 1) sb_printf(b, " (repeated %ld times)", f->count);
-    sb_putn(b, "\n", 1);
 }
 
 static void put_traceback(StrBuf *b, const Traceback *t) {
-    for (int i = 0; i < t->ninner; i++) put_frame(b, &t->inner[i]);
-    if (t->hidden) sb_printf(b, "  ... %ld more frame%s ...\n", t->hidden, t->hidden == 1 ? "" : "s");
-    for (int i = 0; i < t->nouter; i++) put_frame(b, &t->outer[(t->outer_first + i) % TRACE_SHOWN]);
+    for (int i = 0; i < traceback_nlines(t); i++) {
+        sb_puts(b, "  ");
+        traceback_line(b, t, i);
+        sb_putn(b, "\n", 1);
+    }
 }
 
 /* The report is built when the error happens, not when it is read: the source it quotes may

@@ -1,21 +1,45 @@
 /* strings.c - the string built-ins of spec section 5 (v2): split join replace find strip
  * upper lower startswith endswith, and `s * n`. Strings are UTF-8; indices that a caller
  * sees (find) count code points as len and s[i] do. Where the spec is silent, Python's str
- * methods decide; whitespace is ASCII's, case mapping Unicode's simple one (map_case). */
-#include <pthread.h>
-#include <locale.h>
+ * methods decide, whitespace (is_space_cp) and case mapping (casemap.c) included. */
 #include <math.h>
 #include <string.h>
-#include <wctype.h>
 #include "interp.h"
 #include "mem.h"
 #include "builtins.h"
 
-/* Python's str.isspace() on one byte: the ASCII whitespace and the separators \x1c-\x1f. */
-static bool is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f); }
+/* Python's str.isspace() on one code point: the ASCII whitespace, the separators \x1c-\x1f
+ * and Unicode's white space (NEL, no-break space, the spaces of U+2000-U+200A, ...). */
+static bool is_space_cp(uint32_t c) {
+    return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f) || c == 0x85 || c == 0xA0 ||
+           c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
+           c == 0x205F || c == 0x3000;
+}
 
 /* Bytes of the UTF-8 sequence that starts with c (1 for a stray continuation byte). */
 static int cp_bytes(unsigned char c) { return c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1; }
+
+/* The code point at p (n bytes of it, as cp_bytes says, cut at end). */
+static uint32_t cp_at(const unsigned char *p, const unsigned char *end, int *n) {
+    *n = cp_bytes(*p);
+    if (*n > end - p) *n = (int)(end - p);
+    uint32_t cp = *n == 1 ? *p : (uint32_t)(*p & (0xFF >> (*n + 1)));
+    for (int i = 1; i < *n; i++) cp = cp << 6 | (p[i] & 0x3F);
+    return cp;
+}
+
+/* Bytes of the white space code point at p, 0 when it is not one. */
+static int space_at(const char *p, const char *end) {
+    int n;
+    return is_space_cp(cp_at((const unsigned char *)p, (const unsigned char *)end, &n)) ? n : 0;
+}
+
+/* Bytes of the white space code point that ends at end (after start), 0 when it is not one. */
+static int space_before(const char *start, const char *end) {
+    const char *p = end - 1;
+    while (p > start && end - p < 4 && ((unsigned char)*p & 0xC0) == 0x80) p--;   /* its first byte */
+    return space_at(p, end) == end - p ? (int)(end - p) : 0;
+}
 
 /* Every result is bounded as printed text is (TSL_MAX_TEXT), so a repeat or replace that
  * would make gigabytes is an error rather than an allocation failure. */
@@ -63,10 +87,11 @@ static Value bi_split(Interp *I, CallArgs *a) {
     const char *c = s->chars, *end = c + s->len;
     if (!sep) {   /* runs of whitespace separate; none at either end makes an empty item */
         for (;;) {
-            while (c < end && is_space((unsigned char)*c)) c++;
+            for (int n; c < end && (n = space_at(c, end)) > 0;) c += n;
             if (c == end) break;
             const char *w = c;
-            while (c < end && !is_space((unsigned char)*c)) c++;
+            while (c < end && !space_at(c, end)) c += cp_bytes((unsigned char)*c);
+            if (c > end) c = end;
             push_str(l, w, (int)(c - w));
         }
         return OBJ_VAL(VAL_LIST, l);
@@ -148,39 +173,11 @@ static Value bi_strip(Interp *I, CallArgs *a) {
     Value v[1];
     if (!bind_str(I, a, bi_strip, v)) return ERR_VAL;
     ObjString *s = AS_STR(v[0]);
-    int lo = 0, hi = s->len;
-    while (lo < hi && is_space((unsigned char)s->chars[lo])) lo++;
-    while (hi > lo && is_space((unsigned char)s->chars[hi - 1])) hi--;
+    int lo = 0, hi = s->len, n;
+    while (lo < hi && (n = space_at(s->chars + lo, s->chars + hi)) > 0) lo += n;
+    while (hi > lo && (n = space_before(s->chars + lo, s->chars + hi)) > 0) hi -= n;
     if (lo == 0 && hi == s->len) return val_retain(v[0]);   /* strings are immutable */
     return val_str(s->chars + lo, hi - lo);
-}
-
-/* Case mapping of one code point: Unicode's simple (one to one) mapping from the C library's
- * C.UTF-8 locale, ASCII's where that locale is missing. Python's full mappings that change the
- * length ("ß".upper() == "SS") are not made. */
-static locale_t utf8;   /* made once per process, read-only afterwards */
-static void utf8_open(void) { utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0); }
-
-static uint32_t map_case(uint32_t c, bool up) {
-    if (c < 0x80) return up ? (c >= 'a' && c <= 'z' ? c - 32 : c) : (c >= 'A' && c <= 'Z' ? c + 32 : c);
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, utf8_open);
-    if (!utf8) return c;
-    return (uint32_t)(up ? towupper_l((wint_t)c, utf8) : towlower_l((wint_t)c, utf8));
-}
-
-static void put_cp(StrBuf *b, uint32_t c) {
-    char u[4];
-    int n;
-    if (c < 0x80) { u[0] = (char)c; n = 1; }
-    else if (c < 0x800) { u[0] = (char)(0xC0 | c >> 6); u[1] = (char)(0x80 | (c & 0x3F)); n = 2; }
-    else if (c < 0x10000) {
-        u[0] = (char)(0xE0 | c >> 12); u[1] = (char)(0x80 | ((c >> 6) & 0x3F)); u[2] = (char)(0x80 | (c & 0x3F)); n = 3;
-    } else {
-        u[0] = (char)(0xF0 | c >> 18); u[1] = (char)(0x80 | ((c >> 12) & 0x3F));
-        u[2] = (char)(0x80 | ((c >> 6) & 0x3F)); u[3] = (char)(0x80 | (c & 0x3F)); n = 4;
-    }
-    sb_putn(b, u, (size_t)n);
 }
 
 static Value change_case(Interp *I, CallArgs *a, BuiltinFn self, bool up) {
@@ -188,19 +185,9 @@ static Value change_case(Interp *I, CallArgs *a, BuiltinFn self, bool up) {
     const BuiltinParams *p = bind_str(I, a, self, v);
     if (!p) return ERR_VAL;
     ObjString *s = AS_STR(v[0]);
-    const unsigned char *c = (const unsigned char *)s->chars, *end = c + s->len;
     StrBuf b = { 0 };
     sb_putn(&b, "", 0);
-    while (c < end) {
-        int n = cp_bytes(*c);
-        if (n > end - c) n = (int)(end - c);
-        uint32_t cp = n == 1 ? *c : (uint32_t)(*c & (0xFF >> (n + 1)));
-        for (int i = 1; i < n; i++) cp = cp << 6 | (c[i] & 0x3F);
-        uint32_t m = map_case(cp, up);
-        if (m == cp || m > 0x10FFFF || (m >= 0xD800 && m <= 0xDFFF)) sb_putn(&b, (const char *)c, (size_t)n);
-        else put_cp(&b, m);
-        c += n;
-    }
+    casemap_append(&b, s->chars, (size_t)s->len, up);
     if (!text_fits(I, p->def->name, (double)b.len)) {
         sb_free(&b);
         return ERR_VAL;

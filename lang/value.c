@@ -10,6 +10,7 @@
 #include "gc.h"
 #include "mem.h"
 #include "tops.h"
+#include "shortest.h"
 
 /* Two lists hold every object: containers (lists, dicts, closures, cells: what can form a
  * cycle, and all the cycle collector walks) and the rest (strings, built-ins). They are the
@@ -461,10 +462,7 @@ void fmt_number(StrBuf *b, double x) {
         sb_puts(b, buf);
         return;
     }
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, x);
-        if (strtod(buf, NULL) == x) break;
-    }
+    num_shortest(buf, sizeof buf, x, false);
     sb_puts(b, buf);
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "tops.h"
 #include "mem.h"
+#include "shortest.h"
 
 /* One line (with its newline) into *line, grown as needed: its length, -1 at the end of the
  * file, -2 out of memory. getline's contract, on the state's allocator. */
@@ -348,13 +349,7 @@ void csv_table_free(CsvTable *t) {
  * elements need at most 9 significant digits, f64 ones 17. */
 static void csv_number(char *buf, size_t size, double x, DType dt) {
     if (dt == DT_BOOL || dt == DT_I64) { snprintf(buf, size, "%.0f", x); return; }
-    int most = dt == DT_F32 ? 9 : 17;
-    for (int p = 1; p <= most; p++) {
-        snprintf(buf, size, "%.*g", p, x);
-        double back = strtod(buf, NULL);
-        if (dt == DT_F32 ? (float)back == (float)x : back == x) return;
-        if (x != x) return;   /* nan */
-    }
+    num_shortest(buf, size, x, dt == DT_F32);
 }
 
 /* CSV as load_csv reads it: a 2-D tensor one row per line, a 1-D one one element per line (as

@@ -8,6 +8,7 @@
 #include "mem.h"
 #include "conv.h"
 #include "attention.h"
+#include "dist.h"
 
 /* ---------- the builder ---------- */
 
@@ -1193,6 +1194,50 @@ static int r_batch_norm(GradCtx *g) {
     return done(g);
 }
 
+/* ---------- the collectives (spec section 11) ----------
+ * As PyTorch's differentiable collectives (torch.distributed.nn): the loss is the sum of
+ * every rank's, so an input gets the gradients that every rank's result received. Every rank
+ * runs the same backward, so the collectives here meet in the same order on all of them; in
+ * a world of one each rule is the identity. */
+static GVal allreduce(GradBuilder *b, GVal v, RedOp op) {
+    OpAttrs at = attrs_default();
+    at.i[0] = op;
+    return gb_op(b, OP_ALLREDUCE, &v, 1, &at);
+}
+/* sum: the gradients added over the ranks; mean: averaged; max/min: added, and shared evenly
+ * by the elements equal to the result on every rank (as maximum's ties) */
+static int r_allreduce(GradCtx *g) {
+    RedOp op = (RedOp)g->c->at->i[0];
+    if (op == REDOP_SUM || op == REDOP_MEAN) {
+        give(g, 0, allreduce(B, GY, op));
+        return done(g);
+    }
+    GVal hit = gb_astype(B, op2(B, OP_EQ, X, g->y), X.dtype);
+    give(g, 0, gb_mul(B, allreduce(B, GY, REDOP_SUM), gb_div(B, hit, allreduce(B, hit, REDOP_SUM))));
+    return done(g);
+}
+/* broadcast: the root's input gets every rank's gradient added; the others' get zeros */
+static int r_broadcast(GradCtx *g) {
+    GVal sum = allreduce(B, GY, REDOP_SUM);   /* every rank takes part */
+    give(g, 0, dist_rank() == g->c->at->i[0] ? sum : gb_zeros_like(B, X));
+    return done(g);
+}
+/* allgather: this rank's slice (row `rank` of axis 0) of the gradients added over the ranks */
+static int r_allgather(GradCtx *g) {
+    GVal sum = allreduce(B, GY, REDOP_SUM);
+    OpAttrs at = attrs_default();
+    at.shape = shape_val(sum);
+    at.shape.d[0] = 1;
+    at.dtype = DT_I64;
+    GVal rank = gb_num(dist_rank());
+    OpAttrs ax = attrs_default();
+    ax.axis = 0;
+    GVal in[2] = { sum, gb_op(B, OP_FULL, &rank, 1, &at) };
+    Shape s = shape_val(X);
+    give(g, 0, gb_reshape(B, gb_op(B, OP_GATHER, in, 2, &ax), &s));
+    return done(g);
+}
+
 /* The one list of rules, keyed by op id. */
 #define RULES(X_)                                                                                   \
     X_(NEG, r_neg) X_(ABS, r_abs) X_(EXP, r_exp) X_(EXPM1, r_expm1) X_(LOG, r_log) X_(LOG2, r_log2)    \
@@ -1219,7 +1264,8 @@ static int r_batch_norm(GradCtx *g) {
     X_(ERF, r_erf) X_(ERFC, r_erfc) X_(GELU, r_gelu) X_(GELU_TANH, r_gelu_tanh) X_(SILU, r_silu)         \
     X_(LEAKY_RELU, r_leaky_relu) X_(ELU, r_elu) X_(SOFTPLUS, r_softplus) X_(MASKED_FILL, r_masked_fill)     \
     X_(GATHER, r_gather) X_(SCATTER, r_scatter) X_(CROSS_ENTROPY, r_cross_entropy)                          \
-    X_(LAYER_NORM, r_layer_norm) X_(RMS_NORM, r_layer_norm) X_(GROUP_NORM, r_group_norm) X_(BATCH_NORM, r_batch_norm)
+    X_(LAYER_NORM, r_layer_norm) X_(RMS_NORM, r_layer_norm) X_(GROUP_NORM, r_group_norm) X_(BATCH_NORM, r_batch_norm) \
+    X_(ALLREDUCE, r_allreduce) X_(BROADCAST, r_broadcast) X_(ALLGATHER, r_allgather)
 
 void grad_table_init(void) {
 #define SET_RULE(id, fn) op_info[OP_##id].backward = fn;
