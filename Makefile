@@ -42,13 +42,15 @@ CAIRO_LIBS   := $(shell pkg-config --libs cairo fontconfig 2>/dev/null || echo -
 # installed on a fresh machine, so it may not answer yet: then the plain names and paths.
 FORMAT_CFLAGS := $(shell pkg-config --cflags libzip jansson 2>/dev/null)
 FORMAT_LIBS   := $(shell pkg-config --libs libzip jansson 2>/dev/null || echo -lzip -ljansson)
-LIB_LIBS := $(BLAS_LIBS) $(CAIRO_LIBS) -lsleef $(FORMAT_LIBS) -lm -lpthread
+LIB_LIBS := $(BLAS_LIBS) $(CAIRO_LIBS) -lsleef $(FORMAT_LIBS) -lunistring -lm -lpthread
 LDLIBS  := $(LIB_LIBS) -lreadline
 
 # g++: make test's host-memory stand-in for the GPU compiles the CUDA kernels as host C++
 DEB_PKGS := g++ libreadline-dev libopenblas-pthread-dev liblapacke-dev re2c check pkg-config libsleef-dev python3-numpy \
             openmpi-bin libopenmpi-dev libzip-dev libjansson-dev
 DEB_PKGS += libcairo2-dev
+# GNU libunistring: upper()/lower()'s full Unicode case mapping (lang/casemap.c)
+DEB_PKGS += libunistring-dev
 STAMP    := $(BUILD)/.deps-ok
 
 LANG_SRC := $(wildcard lang/*.c lang/api/*.c) $(BUILD)/lex.c
