@@ -338,14 +338,15 @@ int infer_ew2(const OpCall *c, Shape *out, DType *dt) {
     return ew_types(c, &ct, dt);
 }
 
-/* Broadcast every present operand's shape together (errors name the op). */
+/* Broadcast every present operand's shape together (errors name the op and the shapes met so
+ * far before the operand that does not fit: left operand first, as spec 5 words it). */
 static int broadcast_all(const OpCall *c, int from, Shape *out) {
     out->ndim = 0;
     for (int k = from; k < c->nin; k++) {
         if (c->in[k].kind == ARG_NONE) continue;
         Shape s, r;
         arg_shape(c, k, &s);
-        if (shape_broadcast(&s, out, &r, op_info[c->op].name)) return -1;
+        if (shape_broadcast(out, &s, &r, op_info[c->op].name)) return -1;
         *out = r;
     }
     return 0;
