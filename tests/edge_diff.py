@@ -629,6 +629,52 @@ for e, r in [("abs(i)", np.abs(A("i"))), ("sign(i)", np.sign(A("i"))), ("-i", -A
         continue
     add(e, r, tol=1 if e.startswith("sqrt") or e.startswith("exp") else 0)
 
+# --- longer operands: vector loops, their tails and fused chains (static code fuses these) ----------
+_rng = np.random.default_rng(5)
+_x = (_rng.standard_normal(67) * 3).astype(F32)
+_x[[3, 17, 40, 66]], _x[[5, 50]], _x[[6, 51]], _x[[7, 8]] = nan, inf, -inf, [0.0, -0.0]
+_y = (_rng.standard_normal(67) * 3).astype(F32)
+_y[[9, 17, 41]], _y[[10, 11]] = nan, [-0.0, 0.0]
+_j = _rng.integers(-5, 6, 67)
+_j[_j == 0] = 3
+INPUTS.update({"xl": _x, "yl": _y, "dl": _x.astype(F64), "el": _y.astype(F64), "il": _rng.integers(-20, 20, 67),
+               "jl": _j, "si": _rng.integers(0, 10, 5003), "sm": _rng.integers(0, 5, (300, 70))})
+_sf = _rng.integers(0, 20, 4099).astype(F32)
+_sf[_rng.integers(0, 4099, 300)], _sf[_rng.integers(0, 4099, 50)] = nan, -0.0
+INPUTS["sf"] = _sf
+
+
+def desc_argsort(x, axis=-1):
+    """PyTorch's stable descending argsort: NaN first (the largest), ties by lower index."""
+    k = np.where(np.isnan(x), np.inf, x) if x.dtype.kind == "f" else x
+    return np.argsort(-k.astype(F64), axis=axis, kind="stable")
+
+
+for e, r in [
+        ("maximum(xl * 2, yl) + 1", lambda: np.maximum(A("xl") * 2, A("yl")) + 1),
+        ("minimum(xl - 1, yl * 0.5) * 2", lambda: np.minimum(A("xl") - 1, A("yl") * F32(0.5)) * 2),
+        ("(il // jl) * 3 + il % jl", lambda: (A("il") // A("jl")) * 3 + A("il") % A("jl")),
+        ("-(il // -3) + il % -4", lambda: -(A("il") // -3) + A("il") % -4),
+        ("clip(xl * 3, -1, 2) - 1", lambda: np.clip(A("xl") * 3, F32(-1), F32(2)) - 1),
+        ("relu(xl) + relu(yl)", lambda: np.maximum(A("xl"), 0) + np.maximum(A("yl"), 0)),
+        ("abs(xl - yl) ** 0.5", lambda: np.abs(A("xl") - A("yl")) ** F32(0.5)),
+        ("maximum(dl + 1, el) - 1", lambda: np.maximum(A("dl") + 1, A("el")) - 1),
+        ("where(xl > yl, xl, yl) * 1", lambda: np.where(A("xl") > A("yl"), A("xl"), A("yl"))),
+        ("max(xl * 1, axis=0)", lambda: np.max(A("xl"))), ("argmax(xl + 1)", lambda: np.argmax(A("xl") + 1)),
+        ("argmin(yl * 1)", lambda: np.argmin(A("yl"))), ("max(maximum(xl, yl) * 1)", lambda: np.max(np.maximum(A("xl"), A("yl")))),
+        ("floor_divide(xl * 1, yl)", lambda: np.floor_divide(A("xl"), A("yl"))), ("(xl * 1) % yl", lambda: np.remainder(A("xl"), A("yl"))),
+        ("sign(xl * 1) * 2", lambda: np.sign(A("xl")) * 2), ("round(xl * 7) - 1", lambda: np.round(A("xl") * 7) - 1),
+        ("sum(il // jl * 1)", lambda: np.asarray(np.sum(A("il") // A("jl")))),
+        ("argsort(si)", lambda: np.argsort(A("si"), kind="stable")), ("argsort(si, descending=true)", lambda: desc_argsort(A("si"))),
+        ("argsort(sf)", lambda: np.argsort(A("sf"), kind="stable")), ("sort(sf)", lambda: np.sort(A("sf"), kind="stable")),
+        ("argsort(sf, descending=true)", lambda: desc_argsort(A("sf"))),
+        ("argsort(sm, axis=0)", lambda: np.argsort(A("sm"), axis=0, kind="stable")),
+        ("argsort(sm, axis=1, descending=true)", lambda: desc_argsort(A("sm"), 1)),
+        ("unique(si)", lambda: np.unique(A("si"))),
+        ("topk(si, 50)[1]", lambda: desc_argsort(A("si"))[:50]), ("cumsum(sm, axis=0)", lambda: np.cumsum(A("sm"), axis=0))]:
+    add(e, r)
+add("unique(sf)", lambda: np.unique(A("sf")), exact_zero=False)   # which zero NumPy keeps follows its unstable sort
+
 # ------------------------------------------------------------------ running
 
 
