@@ -287,6 +287,15 @@ int shape_broadcast_to(const Shape *a, const Shape *s) {
     return 0;
 }
 
+Shape shape_assigned_value(const Shape *v, int ndim) {
+    Shape r = *v;
+    int drop = 0;
+    while (r.ndim - drop > ndim && r.d[drop] == 1) drop++;
+    r.ndim -= drop;
+    memmove(r.d, r.d + drop, sizeof(int64_t) * (size_t)r.ndim);
+    return r;
+}
+
 /* ---------- op families (the impl column of ops.def) ----------
  * Each infer_<impl> reads only operand dtypes and shapes (c->in[k].t may be NULL). */
 
