@@ -456,7 +456,16 @@ IDX = ["v[::-1]", "v[::-3]", "v[8:2:-2]", "v[-3:]", "v[-100:100]", "v[100:]", "v
        "v[10]", "v[-11]", "t3[2]", "t3[0, 3]", "v[tensor([10], \"i64\")]", "v[tensor([-11], \"i64\")]",
        "e0[tensor([0], \"i64\")]", "v[::0]", "v[tensor([1.0])]", "t3[0, 0, 0, 0]",
        "t3[tensor([[true, false, true]], \"bool\")]", "v[1:3, 0]", "t3[..., ..., 0]",
-       "e0[::-1]", "e20[:, ::-1]", "e20[1]", "e20[2]", "v[tensor([], \"i64\")]"]
+       "e0[::-1]", "e20[:, ::-1]", "e20[1]", "e20[2]", "v[tensor([], \"i64\")]",
+       # integers next to index arrays are advanced indices too (NumPy): separated ones move the
+       # broadcast axes first
+       "t3[tensor([1, 0], \"i64\"), 1:, 0]", "t3[1, :, tensor([[0], [3]], \"i64\")]",
+       "t3[nil, tensor([1, 0], \"i64\"), 0]", "t3[:, nil, tensor([2, 1], \"i64\"), nil]",
+       "t3[tensor([[1]], \"i64\"), ..., tensor([2, 0, 1], \"i64\")]", "t3[..., tensor([1, 1], \"i64\"), :]",
+       "t3[tensor(1, \"i64\"), :, tensor(2, \"i64\")]", "t3[bm, tensor([0, 3, 1], \"i64\")]",
+       "t3[tensor([0, 1], \"i64\"), bm[:, :2]]", "t3[1, bm[1]]", "t3[::-1, tensor([0, -1], \"i64\")]",
+       "t3[tensor([true, false], \"bool\"), :, tensor([1], \"i64\")]", "f[-1:, ::-2][0]", "v[2:][::-2]",
+       "t3[..., 1:][..., ::-1][:, 0]", "v[tensor([[1, 2], [3, 4]], \"i64\")]", "t3[tensor([0, 2], \"i64\")]"]
 NPIDX = {"nil": "None", "tensor([1.0])": "np.array([1.0], np.float32)"}
 
 
