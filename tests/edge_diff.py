@@ -308,7 +308,8 @@ add("ibig * 3", A("ibig") * 3)
 add("-ibig", -A("ibig"))
 add("abs(ibig)", np.abs(A("ibig")))
 add("ibig - 1", A("ibig") - 1)
-add("ibig // -1", None if True else None)
+add("ibig // -1", np.floor_divide(A("ibig"), -1), note="INT64_MIN // -1 wraps, as in NumPy")
+add("ibig % -1", np.remainder(A("ibig"), -1))
 add("sum(ibig)", np.asarray(np.sum(A("ibig")), I64))
 add("cumsum(ibig)", np.cumsum(A("ibig")))
 add("b + b", A("b") + A("b"))
@@ -569,6 +570,13 @@ with warnings.catch_warnings():
             ("arange(-1.5, 1.5, 0.5)", lambda: np.arange(-1.5, 1.5, 0.5).astype(F32)),
             ("arange(0, 0.3, 0.1)", lambda: np.arange(0, 0.3, 0.1).astype(F32)),
             ("arange(10, 0, -2.5)", lambda: np.arange(10, 0, -2.5).astype(F32)),
+            # the length is ceil((stop - start) / step) in float64: 1.3 - 1 is 0.30000000000000004
+            ("arange(1, 1.3, 0.1)", lambda: np.arange(1, 1.3, 0.1).astype(F32)),
+            ("arange(0.1, 0.4, 0.1)", lambda: np.arange(0.1, 0.4, 0.1).astype(F32)),
+            ("arange(-1, 0, 0.1)", lambda: np.arange(-1, 0, 0.1).astype(F32)),
+            ("arange(0, -1, -0.1)", lambda: np.arange(0, -1, -0.1).astype(F32)),
+            ("arange(1e-10, 5e-10, 1e-10)", lambda: np.arange(1e-10, 5e-10, 1e-10).astype(F32)),
+            ("arange(-5, 5, 3)", lambda: np.arange(-5, 5, 3)), ("arange(5, -5, -3)", lambda: np.arange(5, -5, -3)),
             ("linspace(0, 1, 5)", lambda: np.linspace(0, 1, 5).astype(F32)), ("linspace(0, 1, 1)", lambda: np.linspace(0, 1, 1).astype(F32)),
             ("linspace(0, 1, 0)", lambda: np.linspace(0, 1, 0).astype(F32)), ("linspace(1, 0, 4)", lambda: np.linspace(1, 0, 4).astype(F32)),
             ("linspace(0, 1, 7)", lambda: np.linspace(0, 1, 7).astype(F32)), ("linspace(-1, 1, 3)", lambda: np.linspace(-1, 1, 3).astype(F32)),
