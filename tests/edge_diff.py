@@ -582,20 +582,21 @@ with warnings.catch_warnings():
             ("linspace(0, 1, 7)", lambda: np.linspace(0, 1, 7).astype(F32)), ("linspace(-1, 1, 3)", lambda: np.linspace(-1, 1, 3).astype(F32)),
             ("linspace(0, 1, -1)", ERR), ("linspace(2, 2, 3)", lambda: np.linspace(2, 2, 3).astype(F32)),
             ("linspace(0, 10, 11)", lambda: np.linspace(0, 10, 11).astype(F32)),
-            ("where(bm, f, 0)", lambda: np.where(A("bm"), A("f"), F32(0))), ("where(bm, 1, 0)", None),
+            ("where(bm, f, 0)", lambda: np.where(A("bm"), A("f"), F32(0))), ("where(bm, 1, 0)", lambda: np.where(A("bm"), 1, 0).astype(F32)),
             ("where(bm, mi, 0.5)", lambda: np.where(A("bm"), A("mi").astype(F32), F32(0.5))),
             ("where(bm, mi, d)", lambda: np.where(A("bm"), A("mi").astype(F64), A("d"))),
             ("where(b, 1, i[:4])", lambda: np.where(A("b"), 1, A("i")[:4])),
+            # numbers alone are f32 (docs/language.md: numbers carry no integer flag)
             ("where(e0 > 0, e0, 1)", lambda: np.zeros(0, F32)), ("where(v3 > 0, v3, f)", lambda: np.where(A("v3") > 0, A("v3"), A("f"))),
             ("where(tensor(true), f, v3)", lambda: np.where(True, A("f"), A("v3"))),
-            ("where(i, 1.0, 2.0)", None),
+            ("where(i, 1.0, 2.0)", lambda: np.where(A("i"), 1, 2).astype(F32)),
             ("eye(0)", lambda: np.eye(0, dtype=F32)), ("eye(3)", lambda: np.eye(3, dtype=F32)),
             ("full([2, 0], 7)", lambda: np.full((2, 0), 7, F32)), ("full([2], 7, \"i64\")", lambda: np.full(2, 7, I64)),
-            ("full([2], 2.5, \"i64\")", None), ("zeros([2, -1])", ERR), ("zeros(0)", lambda: np.zeros(0, F32)),
+            ("full([2], 2.5, \"i64\")", lambda: np.full(2, 2.5, I64)), ("zeros([2, -1])", ERR), ("zeros(0)", lambda: np.zeros(0, F32)),
             ("tensor([])", lambda: np.zeros(0, F32)), ("tensor([[], []])", lambda: np.zeros((2, 0), F32)),
             ("tensor([[1, 2], [3]])", ERR), ("tensor([true, false, true])", lambda: np.array([True, False, True])),
             ("tensor([true, 2])", lambda: np.array([1, 2], F32)), ("tensor(3)", lambda: np.array(3, F32)),
-            ("tensor([1.5, -2.7], \"i64\")", None), ("tensor([2, 0, 1], \"bool\")", lambda: np.array([True, False, True])),
+            ("tensor([1.5, -2.7], \"i64\")", lambda: np.array([1.5, -2.7]).astype(I64)), ("tensor([2, 0, 1], \"bool\")", lambda: np.array([True, False, True])),
             ("ones([2, 3], \"bool\")", lambda: np.ones((2, 3), B)), ("zeros([3], \"f64\")", lambda: np.zeros(3, F64))]:
         add(e, r)
 
