@@ -210,6 +210,7 @@ int shape_squeeze(const Shape *a, const int *axes, int n, Shape *out) {
         for (int i = 0; i < a->ndim; i++) drop[i] = a->d[i] == 1;
     } else {
         for (int k = 0; k < n; k++) {
+            if (scalar_axis(a->ndim, axes[k])) continue;   /* NumPy, PyTorch: squeeze(0-d, 0) is itself */
             int ax = norm_axis(axes[k], a->ndim, "squeeze");
             if (ax < 0) return -1;
             if (a->d[ax] != 1) {
