@@ -41,13 +41,27 @@ int shape_matmul(const Shape *sa, DType da, const Shape *sb, DType db, Shape *ou
     return 0;
 }
 
+/* NumPy lets axis 0 or -1 reduce a 0-d tensor, to itself (np.sum(np.float32(2), axis=0) is
+ * 2.0, keepdims or not; PyTorch does the same, also for mean and in lists): such an axis
+ * names no axis, and may be named once. */
+static bool scalar_axis(int ndim, int axis) { return ndim == 0 && (axis == 0 || axis == -1); }
+
 int axes_mask(int ndim, const int *axes, int n, const char *name, bool *mask) {
+    bool scalar_seen = false;
     memset(mask, 0, sizeof(bool) * TSL_MAX_RANK);
     if (n < 0) {
         for (int i = 0; i < ndim; i++) mask[i] = true;
         return 0;
     }
     for (int k = 0; k < n; k++) {
+        if (scalar_axis(ndim, axes[k])) {
+            if (scalar_seen) {
+                op_fail("%s: axis %d is repeated", name, axes[k]);
+                return -1;
+            }
+            scalar_seen = true;
+            continue;
+        }
         int ax = axes[k] < 0 ? axes[k] + ndim : axes[k];
         if (ax < 0 || ax >= ndim) {
             op_failk(ERRK_INDEX, "%s: axis %d is out of range for a tensor of rank %d", name, axes[k], ndim);
@@ -74,7 +88,8 @@ DType reduce_dtype(OpCode op, DType in) {
 
 int shape_reduce(OpCode op, const Shape *a, DType da, const int *axes, int n, bool keepdims, Shape *out, DType *dt) {
     bool mask[TSL_MAX_RANK];
-    if ((op == OP_MAX || op == OP_MIN) && n == 1 && (axes[0] >= a->ndim || axes[0] < -a->ndim)) {
+    if ((op == OP_MAX || op == OP_MIN) && n == 1 && (axes[0] >= a->ndim || axes[0] < -a->ndim) &&
+        !scalar_axis(a->ndim, axes[0])) {
         /* max(1, 2) is a Python habit: say what the second argument is, and what was meant */
         const char *name = op_info[op].name;
         op_failk(ERRK_INDEX, "%s: axis %d is out of range for a tensor of rank %d (%s's second argument is an axis; "
@@ -195,6 +210,7 @@ int shape_squeeze(const Shape *a, const int *axes, int n, Shape *out) {
         for (int i = 0; i < a->ndim; i++) drop[i] = a->d[i] == 1;
     } else {
         for (int k = 0; k < n; k++) {
+            if (scalar_axis(a->ndim, axes[k])) continue;   /* NumPy, PyTorch: squeeze(0-d, 0) is itself */
             int ax = norm_axis(axes[k], a->ndim, "squeeze");
             if (ax < 0) return -1;
             if (a->d[ax] != 1) {
@@ -272,6 +288,15 @@ int shape_broadcast_to(const Shape *a, const Shape *s) {
     return 0;
 }
 
+Shape shape_assigned_value(const Shape *v, int ndim) {
+    Shape r = *v;
+    int drop = 0;
+    while (r.ndim - drop > ndim && r.d[drop] == 1) drop++;
+    r.ndim -= drop;
+    memmove(r.d, r.d + drop, sizeof(int64_t) * (size_t)r.ndim);
+    return r;
+}
+
 /* ---------- op families (the impl column of ops.def) ----------
  * Each infer_<impl> reads only operand dtypes and shapes (c->in[k].t may be NULL). */
 
@@ -323,14 +348,15 @@ int infer_ew2(const OpCall *c, Shape *out, DType *dt) {
     return ew_types(c, &ct, dt);
 }
 
-/* Broadcast every present operand's shape together (errors name the op). */
+/* Broadcast every present operand's shape together (errors name the op and the shapes met so
+ * far before the operand that does not fit: left operand first, as spec 5 words it). */
 static int broadcast_all(const OpCall *c, int from, Shape *out) {
     out->ndim = 0;
     for (int k = from; k < c->nin; k++) {
         if (c->in[k].kind == ARG_NONE) continue;
         Shape s, r;
         arg_shape(c, k, &s);
-        if (shape_broadcast(&s, out, &r, op_info[c->op].name)) return -1;
+        if (shape_broadcast(out, &s, &r, op_info[c->op].name)) return -1;
         *out = r;
     }
     return 0;

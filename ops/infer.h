@@ -21,6 +21,9 @@ int shape_squeeze(const Shape *a, const int *axes, int n, Shape *out);
 int shape_concat(const Shape *const *s, const DType *dts, int n, int axis, Shape *out, DType *dt);
 int shape_stack(const Shape *const *s, const DType *dts, int n, int axis, Shape *out, DType *dt);
 int shape_broadcast_to(const Shape *a, const Shape *s);
+/* The shape an assigned value takes for a slot of rank `ndim`: its leading axes of length 1
+ * beyond that rank dropped, as NumPy's a[0] = ones([1, 3]) does. */
+Shape shape_assigned_value(const Shape *v, int ndim);
 /* Result shape of NumPy indexing, with every check the index's shapes and known integers
  * allow, in the order the index itself makes them (index arrays' entries and integers known
  * only at run time are checked when it runs). -1: the index fails with op_error()'s message;

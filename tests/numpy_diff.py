@@ -1141,6 +1141,12 @@ def check_axes(A, empty_error=False):
     t = A["t"]
     ax, kd = red_args(A)
     axl = list(range(t.ndim)) if ax is None else ([ax] if isinstance(ax, int) else list(ax))
+    if t.ndim == 0 and axl:
+        # NumPy (np.sum(np.float32(2), axis=0)) and PyTorch reduce a 0-d tensor over axis 0 or
+        # -1, named once, to itself
+        need(all(a in (0, -1) for a in axl), "axis %d out of range for rank 0" % axl[-1])
+        need(len(axl) == 1, "repeated axis")
+        return None, kd, 1
     for a in axl:
         need(-t.ndim <= a < t.ndim, "axis %d out of range for rank %d" % (a, t.ndim))
     norm = [a % t.ndim for a in axl] if t.ndim else []

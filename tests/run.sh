@@ -284,6 +284,14 @@ else
     bad "numpy differential test: /usr/bin/python3 has no numpy (apt-get install python3-numpy; make installs it)"
 fi
 
+# the edge cases of spec 3 and 5 (empty tensors through every reduction and axis form, NaN/inf,
+# i64 division, promotion with numbers, 0-d tensors, indexing, shapes, matmul) against NumPy
+# (tests/edge_diff.py), eagerly, in static blocks and with --verify-static
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+    if /usr/bin/python3 tests/edge_diff.py --tsl "$TSL" >"$tmp/edgediff" 2>&1; then ok
+    else bad "edge-case differential test: $(grep -m4 'FAIL\|Error' "$tmp/edgediff" || tail -3 "$tmp/edgediff")"; fi
+fi
+
 # a TSL_OPT that names no pass is reported, not silently ignored
 TSL_OPT=-fusion $TSL -e 'static { y = 1 }' 2>"$tmp/err" >/dev/null
 if grep -q "TSL_OPT: ignoring '-fusion'" "$tmp/err"; then ok; else bad "TSL_OPT typo not reported: $(cat "$tmp/err")"; fi

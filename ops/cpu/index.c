@@ -467,11 +467,17 @@ Tensor *op_index_set(const Tensor *a, const IndexItem *idx, int n, const Tensor 
     Plan p;
     if (make_plan(a, idx, n, &p, true)) return NULL;
     Tensor *r = NULL, *cv = NULL, *bv = NULL;
+    Shape sv, st;
+    shape_of(v, &sv);
+    st = shape_assigned_value(&sv, p.out.ndim);
     if (!(cv = v->dtype == a->dtype ? tensor_retain((Tensor *)v) : op_astype(v, a->dtype))) goto out;
+    if (st.ndim < sv.ndim) {    /* leading axes of length 1 dropped: the same elements */
+        Tensor *sq = tensor_view(cv, &st);
+        tensor_release(cv);
+        if (!(cv = sq)) goto out;
+    }
     if (!(bv = op_broadcast_to(cv, &p.out))) {
         char b1[600], b2[600];
-        Shape sv;
-        shape_of(v, &sv);
         op_failk(ERRK_SHAPE, "cannot assign a value of shape %s to an index of shape %s", shape_str(&sv, b1, sizeof b1),
                 shape_str(&p.out, b2, sizeof b2));
         goto out;

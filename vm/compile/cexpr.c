@@ -358,7 +358,8 @@ AVal cc_index_tensor(Comp *c, AVal t, Node *n, AVal *set_value) {
         }
         if (v.kind != AV_TENSOR) { cc_unsupported(c, "assigning a non-tensor into a tensor"); goto out; }
         bool known = !shape_is_runtime(&so) && !shape_is_runtime(&v.shape);   /* else the run checks */
-        if (known && shape_broadcast_to(&v.shape, &so)) {
+        Shape vs = shape_assigned_value(&v.shape, so.ndim);
+        if (known && shape_broadcast_to(&vs, &so)) {
             char b1[600], b2[600];
             cc_error_atk(c, ERRK_SHAPE, n->loc, "cannot assign a value of shape %s to an index of shape %s",
                      shape_str(&v.shape, b1, sizeof b1), shape_str(&so, b2, sizeof b2));
