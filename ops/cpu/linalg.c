@@ -93,56 +93,8 @@ static int mm_part(void *ud, int64_t part, int slot) {
 
 static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
-/* ---------- A row's columns on the thread pool ----------
- * One row (m == 1: an MLP at batch 1) is a gemv, which reads all of b once for few operations:
- * bound by memory, so another core's bandwidth helps. Its columns are cut into one range per
- * pool thread, each a gemv over those columns of b (b + j0, the same row stride) into those of
- * c, at multiples of MV_COLS. Only when n is itself a multiple of MV_COLS: then every range has
- * the one call's bits (0.3.21's Haswell, Zen, SkylakeX and Cooperlake kernels, f32 and f64,
- * k from 1 to 10,000, n from 64 to 8192, 2 to 4 ranges: all 1,914 cases the same), while a
- * width such as 1000 or 333 changes the bits of some columns, the first ones included, even
- * when the ranges start at multiples of 64. As for rows, another kernel set is never split.
- * tests/unit/test_pool.c checks the bits against the one call. */
-#define MV_COLS 64
-
-typedef struct {
-    DType dt;
-    const void *a, *b;
-    void *c;
-    int64_t k, n, part_cols, parts;
-} MvJob;
-
-static int mv_part(void *ud, int64_t part, int slot) {
-    (void)slot;
-    const MvJob *j = ud;
-    int64_t j0 = part * j->part_cols, cols = part == j->parts - 1 ? j->n - j0 : j->part_cols;
-    blasint k = (blasint)j->k, ld = (blasint)j->n;
-    if (j->dt == DT_F32)
-        cblas_sgemv(CblasRowMajor, CblasTrans, k, (blasint)cols, 1, (const float *)j->b + j0, ld, j->a, 1, 0,
-                    (float *)j->c + j0, 1);
-    else
-        cblas_dgemv(CblasRowMajor, CblasTrans, k, (blasint)cols, 1, (const double *)j->b + j0, ld, j->a, 1, 0,
-                    (double *)j->c + j0, 1);
-    return 0;
-}
-
-/* Whether the row a @ b went to the pool's threads (else the caller makes the one call): it
- * streams k * n elements of b, worth a split from POOL_MIN_WORK bytes. */
-static bool mv_split(DType dt, const void *a, const void *b, void *c, int64_t k, int64_t n) {
-    int64_t esz = (int64_t)dtype_size(dt);
-    if (k <= 0 || n % MV_COLS || !tile_rows_f32) return false;   /* tile_rows_f32: a kernel set measured */
-    int width = pool_width(n / MV_COLS, k * n * esz);
-    if (width < 2) return false;
-    int64_t part_cols = round_up((n + width - 1) / width, MV_COLS), parts = (n + part_cols - 1) / part_cols;
-    if (parts < 2) return false;
-    MvJob j = { dt, a, b, c, k, n, part_cols, parts };
-    pool_run(parts, width, mv_part, &j);   /* mv_part never fails */
-    return true;
-}
-
 void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
                      int64_t r0, int64_t rows) {
-    if (m == 1 && mv_split(dt, a, b, c0, k, n)) return;
     int64_t row_work = k * n, tile = dt == DT_F32 ? tile_rows_f32 : tile_rows_f64;
     /* the fewest rows a range may have: whole tiles, off the small-matrix path (0: no split) */
     int64_t min_rows = row_work > 0 && tile ? round_up((MM_PART_MIN_WORK + row_work - 1) / row_work, tile) : 0;

@@ -171,39 +171,6 @@ START_TEST(pool_matmul_rows_same_bits) {
 }
 END_TEST
 
-/* A row times a matrix (a gemv) gets one call's bits whatever the thread count: 2..4 threads
- * cut its columns into ranges (linalg.c, "A row's columns on the thread pool"); widths that
- * are multiples of the ranges' alignment and widths that are not, f32 and f64. */
-START_TEST(pool_matmul_row_columns_same_bits) {
-    static const int64_t shapes[][2] = {   /* k, n */
-        { 512, 512 }, { 512, 256 }, { 256, 128 }, { 700, 333 }, { 1000, 1000 }, { 64, 4097 }, { 2048, 130 },
-        { 512, 2 }, { 4096, 200 }, { 33, 65536 + 19 }, { 1, 1 << 20 },
-    };
-    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
-        for (int dt = 0; dt < 2; dt++) {
-            int64_t k = shapes[s][0], n = shapes[s][1];
-            DType t = dt ? DT_F64 : DT_F32;
-            size_t cbytes = (size_t)n * dtype_size(t);
-            char *a, *b, *want = malloc(cbytes), *got = malloc(cbytes);
-            mm_operands(t, 1, k, n, &a, &b);
-            pool_set_threads(1);
-            cpu_matmul_rows(t, a, false, b, want, 1, k, n, 0, 1);
-            for (int w = 2; w <= 4; w++) {
-                pool_set_threads(w);
-                memset(got, 0, cbytes);
-                cpu_matmul_rows(t, a, false, b, got, 1, k, n, 0, 1);
-                ck_assert_msg(!memcmp(got, want, cbytes), "1x%lldx%lld %s, %d threads", (long long)k, (long long)n,
-                              dt ? "f64" : "f32", w);
-            }
-            free(a);
-            free(b);
-            free(want);
-            free(got);
-        }
-    pool_set_threads(0);
-}
-END_TEST
-
 /* ---- Several threads multiplying at once ----
  * Products computed by 4 threads at once (each also splitting its own across the pool when
  * it finds it free) have the bits computed alone: the BLAS is safe on several threads. With
@@ -296,7 +263,6 @@ Suite *pool_suite(void) {
     tcase_add_test(tc, pool_split_kernels_same_bits);
     tcase_add_test(tc, pool_split_kernel_error_comes_back);
     tcase_add_test(tc, pool_matmul_rows_same_bits);
-    tcase_add_test(tc, pool_matmul_row_columns_same_bits);
     tcase_add_test(tc, pool_matmul_threads_at_once);
     suite_add_tcase(s, tc);
     return s;
