@@ -1,12 +1,13 @@
 /* conv.c - the CPU kernels of the convolution and pooling ops (ops/conv.h has the geometry).
  *
- * A convolution is im2col and one BLAS product per image and group: the window's taps of
- * the image become the rows of a [c/groups * kh * kw, oh * ow] matrix, which the weight's
- * [o/groups, c/groups * kh * kw] block multiplies (cpu_matmul_rows).
- * A 1x1 window with stride 1 and no padding reads the image itself. The transposed
- * convolution multiplies by the weight's transpose and scatters the columns back (col2im,
- * in a fixed order); the weight's gradient is one product per group over the whole batch
- * (gy's rows by the columns' transpose). Each result depends only on shapes for its
+ * A convolution is im2col and one BLAS product per chunk of images (chunk_images) and group:
+ * the window's taps of each image become the rows of a [c/groups * kh * kw, oh * ow] matrix,
+ * the chunk's images side by side, which the weight's [o/groups, c/groups * kh * kw] block
+ * multiplies (cpu_matmul_rows); the product's rows then move to NCHW (unchunk).
+ * A 1x1 window with stride 1 and no padding reads each image itself. The transposed
+ * convolution gathers a chunk's rows, multiplies by the weight's transpose and scatters the
+ * columns back image by image (col2im, in a fixed order); the weight's gradient is one product
+ * per chunk and group (the columns by gy's rows transposed), the chunks' products added in order. Each result depends only on shapes for its
  * order of operations, so eager and static code get the same bits. */
 #include <math.h>
 #include <string.h>
@@ -83,8 +84,8 @@ static bool use_taps(const ConvGeom *g) { return g->ow < 16; }
     static void im2col_##T(const ConvGeom *g, const T *x, int64_t cg, T *cols, int64_t ks, const int64_t *taps) { \
         columns_##T(g, (T *)x, cg, cols, ks, false, taps);                                                 \
     }                                                                                                      \
-    static void col2im_##T(const ConvGeom *g, const T *cols, int64_t cg, T *x, const int64_t *taps) {     \
-        columns_##T(g, x, cg, (T *)cols, g->oh * g->ow, true, taps);                                       \
+    static void col2im_##T(const ConvGeom *g, const T *cols, int64_t cg, T *x, int64_t ks, const int64_t *taps) { \
+        columns_##T(g, x, cg, (T *)cols, ks, true, taps);                                                  \
     }                                                                                                      \
     static void add_bias_##T(T *y, const T *b, int64_t n, int64_t ch, int64_t len) {                      \
         for (int64_t i = 0; i < n * ch; i++) {                                                             \
@@ -120,62 +121,116 @@ static int64_t *tap_table(const ConvGeom *g) {
     return taps;
 }
 
-/* y [n, o, oh, ow] = x [n, c, h, w] (*) w [o, c / groups, kh, kw] (+ b) */
+/* Images per product: as many as keep a chunk's columns (K x nb * L, or the product's og x
+ * nb * L when larger) within CONV_CHUNK_ELEMS. The small per-image products of a CNN on 8x8
+ * digits ([32, 144] x [144, 16]) spent as much on OpenBLAS's per-call packing and zeroing as on
+ * their multiply-adds; one product over the batch removes that. The bound keeps a chunk's
+ * columns in a large cache: with 2^20 elements (seven 32x32 images of 144 x 1024 columns) the conv2d
+ * benchmark ran slower than one image a product. Depends only on shapes (the same chunks
+ * eagerly and in static code). */
+#define CONV_CHUNK_ELEMS ((int64_t)1 << 18)
+static int64_t chunk_images(const ConvGeom *g, int64_t per_image) {
+    int64_t nb = per_image > 0 ? CONV_CHUNK_ELEMS / per_image : g->n;
+    return nb < 1 ? 1 : nb > g->n ? g->n : nb;
+}
+
+/* y [n, o, oh, ow] = x [n, c, h, w] (*) w [o, c / groups, kh, kw] (+ b). Per chunk of nb images
+ * and group: their columns side by side [K, nb * L], one product [og, nb * L], then each image's
+ * rows moved to NCHW with the bias added (a 1x1 window reads each image itself, one product each). */
 #define CONV_FORWARD(T)                                                                                    \
+    static void unchunk_##T(const ConvGeom *g, const T *r, const T *b, int64_t n0, int64_t nb, int64_t gi, T *y) { \
+        int64_t og = g->o / g->groups, L = g->oh * g->ow;                                                  \
+        for (int64_t oc = 0; oc < og; oc++)                                                                \
+            for (int64_t j = 0; j < nb; j++) {                                                             \
+                const T *src = r + (oc * nb + j) * L;                                                      \
+                T *dst = y + ((n0 + j) * g->o + gi * og + oc) * L, v = b ? b[gi * og + oc] : 0;            \
+                if (b) for (int64_t l = 0; l < L; l++) dst[l] = src[l] + v;                                \
+                else memcpy(dst, src, sizeof(T) * (size_t)L);                                              \
+            }                                                                                              \
+    }                                                                                                      \
     static int conv_forward_##T(const ConvGeom *g, DType dt, const T *x, const T *w, const T *b, T *y) {   \
         int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw, L = g->oh * g->ow;    \
         bool direct = direct_columns(g), tapped = !direct && use_taps(g);                                  \
-        T *cols = direct ? NULL : scratch(K * L, sizeof(T));                                               \
+        int64_t nb = direct ? 1 : chunk_images(g, (K > og ? K : og) * L);                                  \
+        T *cols = direct ? NULL : scratch(K * nb * L, sizeof(T));                                          \
+        T *r = cols && nb > 1 ? scratch(og * nb * L, sizeof(T)) : NULL;                                    \
         int64_t *taps = tapped && cols ? tap_table(g) : NULL;                                              \
-        if ((!direct && !cols) || (tapped && !taps)) { mem_free(cols); return -1; }                        \
-        for (int64_t n = 0; n < g->n; n++)                                                                 \
+        if ((!direct && !cols) || (nb > 1 && !r) || (tapped && !taps)) {                                   \
+            mem_free(cols), mem_free(r);                                                                   \
+            return -1;                                                                                     \
+        }                                                                                                  \
+        for (int64_t n0 = 0; n0 < g->n; n0 += nb) {                                                        \
+            int64_t m = g->n - n0 < nb ? g->n - n0 : nb;                                                   \
             for (int64_t gi = 0; gi < g->groups; gi++) {                                                   \
-                const T *xg = x + (n * g->c + gi * cg) * g->h * g->w;                                      \
-                if (!direct) im2col_##T(g, xg, cg, cols, L, taps);                                         \
-                T *yg = y + (n * g->o + gi * og) * L;                                                      \
-                cpu_matmul_rows(dt, w + gi * og * K, false, direct ? xg : cols, yg, og, K, L, 0, og);      \
+                const T *xg = x + (n0 * g->c + gi * cg) * g->h * g->w;                                     \
+                for (int64_t j = 0; !direct && j < m; j++)                                                 \
+                    im2col_##T(g, xg + j * g->c * g->h * g->w, cg, cols + j * L, m * L, taps);             \
+                T *yg = y + (n0 * g->o + gi * og) * L;                                                     \
+                cpu_matmul_rows(dt, w + gi * og * K, false, direct ? xg : cols, r ? r : yg, og, K, m * L, 0, og); \
+                if (r) unchunk_##T(g, r, b, n0, m, gi, y);                                                 \
             }                                                                                              \
+        }                                                                                                  \
         mem_free(cols);                                                                                    \
+        mem_free(r);                                                                                       \
         mem_free(taps);                                                                                    \
-        if (b) add_bias_##T(y, b, g->n, g->o, L);                                                          \
+        if (b && !r) add_bias_##T(y, b, g->n, g->o, L);                                                    \
         return 0;                                                                                          \
     }                                                                                                      \
-    /* y [n, c, h, w] = the transposed convolution of x [n, o, oh, ow] by w [o, c / groups, kh, kw] */   \
+    /* y [n, c, h, w] = the transposed convolution of x [n, o, oh, ow] by w [o, c / groups, kh, kw]: per \
+     * chunk and group, x's rows gathered [og, nb * L], one product by the weight's transpose into the \
+     * columns [K, nb * L], then col2im image by image */                                             \
     static int conv_transpose_##T(const ConvGeom *g, DType dt, const T *x, const T *w, const T *b, T *y) { \
         int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw, L = g->oh * g->ow;    \
-        T *cols = scratch(K * L, sizeof(T));                                                               \
+        int64_t nb = chunk_images(g, (K > og ? K : og) * L);                                               \
+        T *cols = scratch(K * nb * L, sizeof(T));                                                          \
+        T *xb = cols && nb > 1 ? scratch(og * nb * L, sizeof(T)) : NULL;                                   \
         int64_t *taps = cols && use_taps(g) ? tap_table(g) : NULL;                                         \
-        if (!cols || (use_taps(g) && !taps)) { mem_free(cols); return -1; }                                \
+        if (!cols || (nb > 1 && !xb) || (use_taps(g) && !taps)) { mem_free(cols), mem_free(xb); return -1; } \
         memset(y, 0, sizeof(T) * (size_t)(g->n * g->c * g->h * g->w));                                    \
-        for (int64_t n = 0; n < g->n; n++)                                                                 \
+        for (int64_t n0 = 0; n0 < g->n; n0 += nb) {                                                        \
+            int64_t m = g->n - n0 < nb ? g->n - n0 : nb;                                                   \
             for (int64_t gi = 0; gi < g->groups; gi++) {                                                   \
-                const T *xg = x + (n * g->o + gi * og) * L;                                                \
-                cpu_matmul_rows(dt, w + gi * og * K, true, xg, cols, K, og, L, 0, K);                      \
-                col2im_##T(g, cols, cg, y + (n * g->c + gi * cg) * g->h * g->w, taps);                     \
+                const T *xg = x + (n0 * g->o + gi * og) * L;                                               \
+                for (int64_t oc = 0; xb && oc < og; oc++)                                                  \
+                    for (int64_t j = 0; j < m; j++)                                                        \
+                        memcpy(xb + (oc * m + j) * L, xg + (j * g->o + oc) * L, sizeof(T) * (size_t)L);    \
+                cpu_matmul_rows(dt, w + gi * og * K, true, xb ? xb : xg, cols, K, og, m * L, 0, K);        \
+                for (int64_t j = 0; j < m; j++)                                                            \
+                    col2im_##T(g, cols + j * L, cg, y + ((n0 + j) * g->c + gi * cg) * g->h * g->w, m * L, taps); \
             }                                                                                              \
+        }                                                                                                  \
         mem_free(cols);                                                                                    \
+        mem_free(xb);                                                                                      \
         mem_free(taps);                                                                                    \
         if (b) add_bias_##T(y, b, g->n, g->c, g->h * g->w);                                                \
         return 0;                                                                                          \
     }                                                                                                      \
-    /* dw [o, c / groups, kh, kw]: per group, its transpose [K, og] is the columns of the whole      \
-     * batch [K, n * L] times gy's rows transposed [n * L, og], one product; then transposed back */   \
+    /* dw [o, c / groups, kh, kw]: per group, its transpose [K, og] is the sum over chunks of images \
+     * (chunk_images) of their columns [K, nb * L] times gy's rows transposed [nb * L, og], one     \
+     * product a chunk, added in chunk order; then transposed back. A small CNN's batch is one   \
+     * chunk; 32x32 images are one a chunk, whose columns stay in cache (the whole batch's, 19 MB   \
+     * for the benchmark's second convolution, did not) */                                          \
     static int conv_weight_grad_##T(const ConvGeom *g, DType dt, const T *x, const T *gy, T *dw) {        \
         int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw, L = g->oh * g->ow;    \
-        int64_t NL = g->n * L;                                                                             \
-        T *cols = scratch(K * NL, sizeof(T)), *gyt = cols ? scratch(NL * og, sizeof(T)) : NULL;            \
-        T *dwt = gyt ? scratch(K * og, sizeof(T)) : NULL;                                                  \
+        int64_t nb = chunk_images(g, (K + og) * L);                                                        \
+        T *cols = scratch(K * nb * L, sizeof(T)), *gyt = cols ? scratch(nb * L * og, sizeof(T)) : NULL;    \
+        T *dwt = gyt ? scratch(2 * K * og, sizeof(T)) : NULL, *part = dwt ? dwt + K * og : NULL;           \
         int64_t *taps = dwt && use_taps(g) ? tap_table(g) : NULL;                                          \
         if (!dwt || (use_taps(g) && !taps)) { mem_free(cols); mem_free(gyt); mem_free(dwt); return -1; }   \
         for (int64_t gi = 0; gi < g->groups; gi++) {                                                       \
-            for (int64_t n = 0; n < g->n; n++) {                                                           \
-                im2col_##T(g, x + (n * g->c + gi * cg) * g->h * g->w, cg, cols + n * L, NL, taps);         \
-                for (int64_t oc = 0; oc < og; oc++) {                                                      \
-                    const T *row = gy + (n * g->o + gi * og + oc) * L;                                     \
-                    for (int64_t l = 0; l < L; l++) gyt[(n * L + l) * og + oc] = row[l];                   \
+            for (int64_t n0 = 0; n0 < g->n; n0 += nb) {                                                    \
+                int64_t m = g->n - n0 < nb ? g->n - n0 : nb;                                               \
+                for (int64_t j = 0; j < m; j++) {                                                          \
+                    int64_t n = n0 + j;                                                                    \
+                    im2col_##T(g, x + (n * g->c + gi * cg) * g->h * g->w, cg, cols + j * L, m * L, taps);  \
+                    for (int64_t oc = 0; oc < og; oc++) {                                                  \
+                        const T *row = gy + (n * g->o + gi * og + oc) * L;                                 \
+                        for (int64_t l = 0; l < L; l++) gyt[(j * L + l) * og + oc] = row[l];              \
+                    }                                                                                      \
                 }                                                                                          \
+                cpu_matmul_rows(dt, cols, false, gyt, n0 ? part : dwt, K, m * L, og, 0, K);                \
+                for (int64_t i = 0; n0 && i < K * og; i++) dwt[i] += part[i];                              \
             }                                                                                              \
-            cpu_matmul_rows(dt, cols, false, gyt, dwt, K, NL, og, 0, K);                                   \
             T *dwg = dw + gi * og * K;                                                                     \
             for (int64_t k = 0; k < K; k++)                                                                \
                 for (int64_t oc = 0; oc < og; oc++) dwg[oc * K + k] = dwt[k * og + oc];                    \
@@ -243,6 +298,15 @@ static bool windows_inside(const ConvGeom *g, bool adaptive) {
  * max_inside and mean_inside do the same for windows_inside geometry, in the same order (the
  * same bits), without window()'s clipping per output, one simple loop nest per mode: the pools
  * of a small CNN spent most of their time clipping windows and branching on the mode. */
+/* One tap k of a max window: !(v <= acc) is larger, or NaN; a NaN acc (acc != acc) is never
+ * replaced: the window's first largest or first NaN, with no branch on the outcome. */
+#define MAX_STEP(T, k)                                                                                     \
+    do {                                                                                                   \
+        T v_ = x[k];                                                                                       \
+        bool take_ = !(v_ <= acc) && acc == acc;                                                           \
+        acc = take_ ? v_ : acc;                                                                            \
+        at = take_ ? (k) : at;                                                                             \
+    } while (0)
 #define POOL(T)                                                                                            \
     static void max_inside_##T(const ConvGeom *g, const T *x, const T *gy, T *y) {                         \
         const int64_t w = g->w, kh = g->kh, kw = g->kw, sh = g->sh, sw = g->sw, HW = g->h * w;             \
@@ -252,13 +316,14 @@ static bool windows_inside(const ConvGeom *g, bool adaptive) {
                 for (int64_t ox = 0; ox < g->ow; ox++, o++) {                                              \
                     int64_t corner = p * HW + oy * sh * w + ox * sw, at = corner;                          \
                     T acc = x[corner];                                                                     \
-                    /* !(v <= acc): larger, or NaN, which wins and ends the window */                     \
-                    for (int64_t i = 0; i < kh && !isnan(acc); i++)                                        \
-                        for (int64_t k = corner + i * w; k < corner + i * w + kw; k++)                     \
-                            if (!(x[k] <= acc)) {                                                          \
-                                acc = x[k], at = k;                                                        \
-                                if (isnan(acc)) break;                                                     \
-                            }                                                                              \
+                    if (kh == 2 && kw == 2) {   /* the usual 2x2 pool, unrolled: 4 taps, 3 steps */        \
+                        MAX_STEP(T, corner + 1);                                                           \
+                        MAX_STEP(T, corner + w);                                                           \
+                        MAX_STEP(T, corner + w + 1);                                                       \
+                    } else {                                                                               \
+                        for (int64_t i = 0; i < kh; i++)                                                   \
+                            for (int64_t k = corner + i * w; k < corner + i * w + kw; k++) MAX_STEP(T, k); \
+                    }                                                                                      \
                     if (gy) y[at] += gy[o];                                                                \
                     else y[o] = acc;                                                                       \
                 }                                                                                          \

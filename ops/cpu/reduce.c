@@ -2,7 +2,8 @@
  * and softmax / log_softmax.
  *
  * The reduced axes are moved last (a transposed copy when they are not already), so
- * every reduction is over contiguous rows. Float sums use NumPy's pairwise summation
+ * every reduction is over contiguous rows; sums over leading axes and float reductions
+ * around kept middle axes read the same values in the same order without the copy. Float sums use NumPy's pairwise summation
  * (8 accumulators per 128-element block), one fixed order for eager and static. */
 #include <immintrin.h>
 #include <math.h>
@@ -330,6 +331,62 @@ static int reduce_rows_split(OpCode op, const Tensor *x, Tensor *r, int64_t oute
     return rc;
 }
 
+/* ---------- Kept axes in the middle ----------
+ * A float reduction over leading and trailing axes around one run of kept axes (a bias
+ * gradient or batch statistics: [N, C, H, W] over N, H and W) gathers each kept index's row
+ * into a per-slot buffer, `lead` pieces of `seg` contiguous values, in the order move_axes_last's
+ * transposed copy would hold them, and runs the same row kernel on it: the copy's bits without
+ * making the copy (its element-by-element walk was most of a small CNN's bias gradients). */
+typedef struct {
+    OpCode op;
+    const Tensor *a;
+    Tensor *r;
+    int64_t lead, kept, seg, rows;   /* rows per part */
+    char *buf;                       /* per slot: the row, then the row kernel's tmp */
+} MidJob;
+
+static int mid_part(void *ud, int64_t p, int slot) {
+    MidJob *j = ud;
+    size_t esz = dtype_size(j->a->dtype), inner = (size_t)(j->lead * j->seg);
+    char *row = j->buf + (size_t)slot * 2 * inner * esz;
+    int64_t end = (p + 1) * j->rows < j->kept ? (p + 1) * j->rows : j->kept;
+    for (int64_t k = p * j->rows; k < end; k++) {
+        for (int64_t i = 0; i < j->lead; i++)
+            memcpy(row + (size_t)(i * j->seg) * esz, j->a->data + (size_t)((i * j->kept + k) * j->seg) * esz,
+                   (size_t)j->seg * esz);
+        double v = j->a->dtype == DT_F32 ? row_float(j->op, (const float *)row, (int64_t)inner, (float *)(row + inner * esz))
+                                         : row_double(j->op, (const double *)row, (int64_t)inner, (double *)(row + inner * esz));
+        tensor_set(j->r, k, v);
+    }
+    return 0;
+}
+
+/* The reduction when a's kept axes are one run between reduced leading and trailing axes of a
+ * float tensor reduced in its own dtype: 0 done, 1 not this case, -1 out of memory. */
+static int reduce_mid_axes(OpCode op, const Tensor *a, const bool *mask, Tensor *r) {
+    int nd = a->ndim, k0 = 0, k1;
+    while (k0 < nd && mask[k0]) k0++;
+    for (k1 = k0; k1 < nd && !mask[k1]; k1++) {}
+    for (int i = k1; i < nd; i++)
+        if (!mask[i]) return 1;
+    if (k0 == 0 || k1 == nd || !dtype_is_float(a->dtype) || r->dtype != a->dtype || input_dtype(op, a->dtype) != a->dtype)
+        return 1;
+    MidJob j = { op, a, r, 1, 1, 1, 0, NULL };
+    for (int i = 0; i < nd; i++) *(i < k0 ? &j.lead : i < k1 ? &j.kept : &j.seg) *= a->shape[i];
+    int64_t inner = j.lead * j.seg;
+    if (inner == 0 || j.kept == 0) return 1;
+    j.rows = inner >= POOL_BLOCK ? 1 : POOL_BLOCK / inner;
+    int64_t parts = pool_parts(j.kept, j.rows);
+    int width = pool_width(parts, j.kept * inner);
+    if (!(j.buf = mem_try_alloc(2 * dtype_size(a->dtype) * (size_t)inner * (size_t)width))) {
+        op_failk(ERRK_MEMORY, "out of memory");
+        return -1;
+    }
+    int rc = pool_run(parts, width, mid_part, &j);
+    mem_free(j.buf);
+    return rc;
+}
+
 /* The reduction into r (the result's dtype and shape). Reducing trailing axes of a tensor
  * in its compute dtype allocates no tensor; other cases move the axes last first. */
 int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keepdims, Tensor *r) {
@@ -340,6 +397,8 @@ int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keep
     if (shape_reduce(op, &sa, a->dtype, axes, n, keepdims, &so, &rt)) return -1;
     axes_mask(a->ndim, axes, n, op_info[op].name, mask);
     if (op == OP_SUM && sum_leading_axes(a, mask, r)) return 0;
+    int mid = reduce_mid_axes(op, a, mask, r);
+    if (mid <= 0) return mid;
     int64_t outer, inner;
     DType in = input_dtype(op, a->dtype);
     Tensor *conv = in == a->dtype ? tensor_retain((Tensor *)a) : op_astype(a, in);
