@@ -43,7 +43,7 @@ pass=0 fail=0 skip=0
 done
 [ "$3" = static-only ] || echo "hostdev: the GPU's host side and kernels on a host-memory plugin: $pass parity cases agree, $skip refused on both, $fail differ or fail"
 if [ "$3" = static ] || [ "$3" = static-only ]; then
-    TSL_CUDA_PLUGIN="$tmp/libhostdev.so" STATIC_BUDGET=${STATIC_BUDGET:-600} sh tests/gpu/static.sh "$TSL" gpu "$tmp/static" || fail=$((fail + 1))
+    TSL_CUDA_PLUGIN="$tmp/libhostdev.so" STATIC_BUDGET=${STATIC_BUDGET:-600} STATIC_TIMEOUT=${STATIC_TIMEOUT:-240} sh tests/gpu/static.sh "$TSL" gpu "$tmp/static" || fail=$((fail + 1))
     # every capture invalidated at its end: each segment goes back to op by op, still equal
     # to eager code, and nothing is said to be captured
     if TSL_CUDA_PLUGIN="$tmp/libhostdev.so" TSL_HOSTDEV_INVALIDATE=1 TSL_EXPLAIN=1 "$TSL" --verify-static tests/gpu/static_gpu.tsl \
