@@ -102,6 +102,20 @@ def adam_init(params):
     return ([jnp.zeros_like(p) for p in params], [jnp.zeros_like(p) for p in params], jnp.zeros((), jnp.float32))
 
 
+def adam_train_step(loss_fn, lr):
+    """jax: one jitted training step, step(params, state, *batch) -> (params, state, loss): loss_fn's
+    value and gradient, then adam_step(lr)."""
+    import jax
+    adam = adam_step(lr)
+
+    @jax.jit
+    def step(params, state, *batch):
+        loss, grads = jax.value_and_grad(loss_fn)(params, *batch)
+        params, state = adam(params, state, grads)
+        return params, state, loss
+    return step
+
+
 def run_jax():
     import jax
     import jax.numpy as jnp
@@ -215,13 +229,7 @@ def run_jax():
         logits = jnp.maximum(xb @ w1 + b1, 0) @ w2 + b2
         return -jnp.mean(jnp.sum(jax.nn.one_hot(yb, 10) * jax.nn.log_softmax(logits, axis=1), axis=1))
 
-    adam02 = adam_step(0.02)
-
-    @jax.jit
-    def digits_step(params, state, xb, yb):
-        loss, grads = jax.value_and_grad(digits_loss)(params, xb, yb)
-        params, state = adam02(params, state, grads)
-        return params, state, loss
+    digits_step = adam_train_step(digits_loss, 0.02)
 
     r = np.random.default_rng(0)
     dparams = [jnp.asarray(r.uniform(-1 / 8, 1 / 8, (64, 128)).astype(np.float32)),
@@ -251,13 +259,7 @@ def run_jax():
             total = total - jnp.sum(jax.nn.one_hot(ys[t], V) * jax.nn.log_softmax(h @ wy + by, axis=1))
         return total / (xs.shape[0] * xs.shape[1])
 
-    adam01 = adam_step(0.01)
-
-    @jax.jit
-    def crnn_step(params, state, xs, ys):
-        loss, grads = jax.value_and_grad(window_loss)(params, xs, ys)
-        params, state = adam01(params, state, grads)
-        return params, state, loss
+    crnn_step = adam_train_step(window_loss, 0.01)
 
     cparams = [jnp.asarray(p) for p in crnn_init]
     cstate = [cparams, adam_init(cparams)]
@@ -504,13 +506,7 @@ def cnn_jax():
         logits = h.reshape(h.shape[0], 128) @ p[4] + p[5]
         return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits, axis=1), y[:, None], axis=1))
 
-    adam = adam_step(0.01)
-
-    @jax.jit
-    def step(params, state, x, y):
-        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
-        params, state = adam(params, state, grads)
-        return params, state, loss
+    step = adam_train_step(loss_fn, 0.01)
 
     x, y = jnp.asarray(load("cnn_x")), jnp.asarray(load("cnn_y"))
 
