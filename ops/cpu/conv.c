@@ -4,7 +4,8 @@
  * the window's taps of each image become the rows of a [c/groups * kh * kw, oh * ow] matrix,
  * the chunk's images side by side, which the weight's [o/groups, c/groups * kh * kw] block
  * multiplies (cpu_matmul_rows); the product's rows then move to NCHW (unchunk).
- * A 1x1 window with stride 1 and no padding reads each image itself. The transposed
+ * A 1x1 window with stride 1 and no padding reads each image itself; a padded one is read
+ * through a zero-padded copy of each image (Pad), so the columns are plain copies. The transposed
  * convolution gathers a chunk's rows, multiplies by the weight's transpose and scatters the
  * columns back image by image (col2im, in a fixed order); the weight's gradient is one product
  * per chunk and group (the columns by gy's rows transposed), the chunks' products added in order. Each result depends only on shapes for its
@@ -15,77 +16,98 @@
 #include "conv.h"
 #include "mem.h"
 
-/* The outputs o in [*lo, *hi) of an axis of n_out whose input o * s + off lies in [0, n_in). */
-static void inside(int64_t off, int64_t s, int64_t n_in, int64_t n_out, int64_t *lo, int64_t *hi) {
-    int64_t l = off >= 0 ? 0 : (-off + s - 1) / s, h = n_in - off <= 0 ? 0 : (n_in - off + s - 1) / s;
-    *hi = h < n_out ? h : n_out;
-    *lo = l < *hi ? l : *hi;
+/* The padded image (Pad): one image's cg channels of a group copied to [cg, hp, wp] with x's
+ * pixels at row pt, column pl and zeros around, so that every row of the columns is a plain
+ * strided copy of ow values, with no bounds to check and no table to read. hp and wp cover
+ * both the padded image and the rows and columns the windows reach. Without padding (pad.copy
+ * false) the image itself is read. The copy costs c * h * w moves per image against the
+ * columns' kh * kw times as many: clipping each row to the image (32x32 images) or reading a
+ * table of each tap's source (the 8x8 and 4x4 maps of a small CNN) cost more than it. */
+typedef struct { int64_t hp, wp; bool copy; } Pad;
+
+static Pad pad_of(const ConvGeom *g) {
+    int64_t eh = (g->oh - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    int64_t ew = (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+    Pad p = { g->pt + g->h > eh ? g->pt + g->h : eh, g->pl + g->w > ew ? g->pl + g->w : ew, false };
+    p.copy = p.hp != g->h || p.wp != g->w;
+    return p;
 }
 
-/* The taps' sources for small outputs: taps[kk * L + l] is the offset in a channel [h, w] of the
- * pixel that tap kk = ki * kw + kj of output l = oy * ow + ox reads, or -1 where it reads padding.
- * The same for every channel and image, so one table serves the whole call. Used when the
- * output's rows are short (use_taps): there, copying row by row spent more on each row's
- * bounds and calls than on its few elements (a CNN on 8x8 digits, 4x4 maps after pooling). */
-static bool use_taps(const ConvGeom *g) { return g->ow < 16; }
-
 /* The columns of one image's group: row k = (ci, ki, kj) of the [K, L] matrix at cols + k * ks,
- * its oh * ow values contiguous (ks = L for one image; N * L with the images side by side).
- * im2col writes them from x (x is only read then); col2im (back) adds each one back into x
- * where im2col read it (x zeroed first). With a tap table (taps, use_taps) the same values
- * move through it, in the same order (the same bits). */
+ * its oh * ow values contiguous (ks = L for one image; nb * L with a chunk's images side by
+ * side). Forward, each row is copied from the padded image xp; back (col2im), each row is added
+ * into xp where it was read, in the order of the rows and of each row's values (the order of
+ * the adds, and so the bits, is that of any walk over the columns in k, oy, ox order). Runs of
+ * a row move in fixed blocks (vector moves, no call: a CNN's 4- and 8-wide rows). */
 #define IM2COL(T)                                                                                          \
-    static void columns_taps_##T(const ConvGeom *g, T *x, int64_t cg, T *cols, int64_t ks, bool back,     \
-                                 const int64_t *taps) {                                                    \
-        int64_t HW = g->h * g->w, L = g->oh * g->ow, KK = g->kh * g->kw;                                   \
-        for (int64_t ci = 0; ci < cg; ci++)                                                                \
-            for (int64_t kk = 0; kk < KK; kk++) {                                                          \
-                T *xc = x + ci * HW, *row = cols + (ci * KK + kk) * ks;                                    \
-                const int64_t *t = taps + kk * L;                                                          \
-                if (back) {                                                                                \
-                    for (int64_t l = 0; l < L; l++)                                                        \
-                        if (t[l] >= 0) xc[t[l]] += row[l];                                                 \
-                } else {                                                                                   \
-                    for (int64_t l = 0; l < L; l++) row[l] = t[l] >= 0 ? xc[t[l]] : 0;                     \
-                }                                                                                          \
-            }                                                                                              \
-    }                                                                                                      \
-    static void columns_##T(const ConvGeom *g, T *x, int64_t cg, T *cols, int64_t ks, bool back,          \
-                            const int64_t *taps) {                                                         \
-        if (taps) {                                                                                        \
-            columns_taps_##T(g, x, cg, cols, ks, back, taps);                                              \
+    enum { V32_##T = 32 / sizeof(T), V16_##T = 16 / sizeof(T) };                                           \
+    static inline void run_copy_##T(T *restrict d, const T *restrict s, int64_t n, int64_t st) {           \
+        int64_t i = 0;                                                                                     \
+        if (st != 1) {                                                                                     \
+            for (; i < n; i++) d[i] = s[i * st];                                                           \
             return;                                                                                        \
         }                                                                                                  \
-        int64_t k = 0, lo, hi;                                                                             \
+        for (; i + V32_##T <= n; i += V32_##T) memcpy(d + i, s + i, 32);                                   \
+        if (i + V16_##T <= n) memcpy(d + i, s + i, 16), i += V16_##T;                                      \
+        for (; i < n; i++) d[i] = s[i];                                                                    \
+    }                                                                                                      \
+    static inline void run_add_##T(T *restrict d, const T *restrict s, int64_t n, int64_t st) {            \
+        int64_t i = 0;                                                                                     \
+        if (st != 1) {                                                                                     \
+            for (; i < n; i++) d[i * st] += s[i];                                                          \
+            return;                                                                                        \
+        }                                                                                                  \
+        for (; i + V32_##T <= n; i += V32_##T)                                                             \
+            for (int j = 0; j < V32_##T; j++) d[i + j] += s[i + j];                                        \
+        for (; i < n; i++) d[i] += s[i];                                                                   \
+    }                                                                                                      \
+    /* oh rows of ow values, step apart in xp, to (back: from) consecutive rows of the columns; a     \
+     * fixed width (W, in a case of its own) makes each row one or two vector moves */               \
+    static inline void rows_##T(T *restrict src, T *restrict row, int64_t oh, int64_t ow, int64_t sw,    \
+                                int64_t step, bool back) {                                                 \
+        for (int64_t oy = 0; oy < oh; oy++, src += step, row += ow) {                                      \
+            if (back) run_add_##T(src, row, ow, sw);                                                       \
+            else run_copy_##T(row, src, ow, sw);                                                           \
+        }                                                                                                  \
+    }                                                                                                      \
+    static void columns_##T(const ConvGeom *g, Pad p, T *xp, int64_t cg, T *cols, int64_t ks, bool back) { \
+        int64_t k = 0, step = g->sh * p.wp, oh = g->oh, ow = g->ow;                                        \
+        bool unit = g->sw == 1;                                                                            \
         for (int64_t ci = 0; ci < cg; ci++)                                                                \
             for (int64_t ki = 0; ki < g->kh; ki++)                                                         \
                 for (int64_t kj = 0; kj < g->kw; kj++, k++) {                                              \
-                    int64_t off = kj * g->dw - g->pl;                                                      \
-                    inside(off, g->sw, g->w, g->ow, &lo, &hi);                                             \
-                    for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
-                        int64_t iy = oy * g->sh - g->pt + ki * g->dh;                                      \
-                        T *row = cols + k * ks + oy * g->ow;                                               \
-                        bool out = iy < 0 || iy >= g->h;                                                   \
-                        T *img = out ? NULL : x + (ci * g->h + iy) * g->w + off;                           \
-                        if (back) {                                                                        \
-                            if (out) continue;                                                             \
-                            if (g->sw == 1) for (int64_t ox = lo; ox < hi; ox++) img[ox] += row[ox];       \
-                            else for (int64_t ox = lo; ox < hi; ox++) img[ox * g->sw] += row[ox];          \
-                            continue;                                                                      \
-                        }                                                                                  \
-                        int64_t a = out ? 0 : lo, b = out ? 0 : hi;   /* the span read from the image */   \
-                        for (int64_t ox = 0; ox < a; ox++) row[ox] = 0;                                    \
-                        if (g->sw == 1 && b > a) memcpy(row + a, img + a, sizeof(T) * (size_t)(b - a));    \
-                        else for (int64_t ox = a; ox < b; ox++) row[ox] = img[ox * g->sw];                 \
-                        for (int64_t ox = b; ox < g->ow; ox++) row[ox] = 0;                                \
-                    }                                                                                      \
+                    T *src = xp + (ci * p.hp + ki * g->dh) * p.wp + kj * g->dw, *row = cols + k * ks;      \
+                    if (unit && ow == 4) rows_##T(src, row, oh, 4, 1, step, back);                         \
+                    else if (unit && ow == 8) rows_##T(src, row, oh, 8, 1, step, back);                    \
+                    else if (unit && ow == 16) rows_##T(src, row, oh, 16, 1, step, back);                  \
+                    else if (unit && ow == 32) rows_##T(src, row, oh, 32, 1, step, back);                  \
+                    else rows_##T(src, row, oh, ow, g->sw, step, back);                                    \
                 }                                                                                          \
     }                                                                                                      \
-    static void im2col_##T(const ConvGeom *g, const T *x, int64_t cg, T *cols, int64_t ks, const int64_t *taps) { \
-        columns_##T(g, (T *)x, cg, cols, ks, false, taps);                                                 \
+    /* x's cg channels into xp's inside (back: xp's inside into x); xp's border stays as it is */        \
+    static void pad_move_##T(const ConvGeom *g, Pad p, T *x, int64_t cg, T *xp, bool back) {               \
+        for (int64_t ci = 0; ci < cg; ci++)                                                                \
+            for (int64_t iy = 0; iy < g->h; iy++) {                                                        \
+                T *in = xp + (ci * p.hp + g->pt + iy) * p.wp + g->pl, *img = x + (ci * g->h + iy) * g->w;  \
+                if (back) run_copy_##T(img, in, g->w, 1);                                                  \
+                else run_copy_##T(in, img, g->w, 1);                                                       \
+            }                                                                                              \
     }                                                                                                      \
-    static void col2im_##T(const ConvGeom *g, const T *cols, int64_t cg, T *x, int64_t ks, const int64_t *taps) { \
-        columns_##T(g, x, cg, (T *)cols, ks, true, taps);                                                  \
+    /* xp: the padded image's scratch (pad_scratch), its border zero; unused without p.copy */            \
+    static void im2col_##T(const ConvGeom *g, Pad p, const T *x, int64_t cg, T *cols, int64_t ks, T *xp) { \
+        if (p.copy) pad_move_##T(g, p, (T *)x, cg, xp, false);                                             \
+        columns_##T(g, p, p.copy ? xp : (T *)x, cg, cols, ks, false);                                      \
+    }                                                                                                      \
+    /* x's cg channels = the columns added back where im2col read them; without p.copy they are    \
+     * added into x itself, which the caller zeroed */                                                   \
+    static void col2im_##T(const ConvGeom *g, Pad p, const T *cols, int64_t cg, T *x, int64_t ks, T *xp) { \
+        if (!p.copy) {                                                                                     \
+            columns_##T(g, p, x, cg, (T *)cols, ks, true);                                                 \
+            return;                                                                                        \
+        }                                                                                                  \
+        memset(xp, 0, sizeof(T) * (size_t)(cg * p.hp * p.wp));                                            \
+        columns_##T(g, p, xp, cg, (T *)cols, ks, true);                                                    \
+        pad_move_##T(g, p, x, cg, xp, true);                                                               \
     }                                                                                                      \
     static void add_bias_##T(T *y, const T *b, int64_t n, int64_t ch, int64_t len) {                      \
         for (int64_t i = 0; i < n * ch; i++) {                                                             \
@@ -106,19 +128,15 @@ static void *scratch(int64_t n, size_t elem) {
     return p;
 }
 
-/* The tap table (tap_table) of a call with use_taps geometry; NULL after op_fail when out of memory. */
-static int64_t *tap_table(const ConvGeom *g) {
-    int64_t L = g->oh * g->ow, *taps = scratch(g->kh * g->kw * L, sizeof(int64_t));
-    if (!taps) return NULL;
-    for (int64_t ki = 0, kk = 0; ki < g->kh; ki++)
-        for (int64_t kj = 0; kj < g->kw; kj++, kk++)
-            for (int64_t oy = 0, l = 0; oy < g->oh; oy++)
-                for (int64_t ox = 0; ox < g->ow; ox++, l++) {
-                    int64_t iy = oy * g->sh - g->pt + ki * g->dh, ix = ox * g->sw - g->pl + kj * g->dw;
-                    bool in = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w;
-                    taps[kk * L + l] = in ? iy * g->w + ix : -1;
-                }
-    return taps;
+/* The padded image's scratch of a call (pad_of), zeroed: one image's cg channels; NULL without
+ * padding, or after op_fail when out of memory (*fail set). */
+static void *pad_scratch(Pad p, int64_t cg, size_t elem, bool *fail) {
+    if (!p.copy) return NULL;
+    void *xp = mem_try_calloc((size_t)(cg * p.hp * p.wp), elem);
+    if (!xp)
+        op_fail("out of memory for the convolution's padded image (%lld elements)", (long long)(cg * p.hp * p.wp));
+    *fail = !xp;
+    return xp;
 }
 
 /* Images per product: as many as keep a chunk's columns (K x nb * L, or the product's og x
@@ -150,12 +168,13 @@ static int64_t chunk_images(const ConvGeom *g, int64_t per_image) {
     }                                                                                                      \
     static int conv_forward_##T(const ConvGeom *g, DType dt, const T *x, const T *w, const T *b, T *y) {   \
         int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw, L = g->oh * g->ow;    \
-        bool direct = direct_columns(g), tapped = !direct && use_taps(g);                                  \
+        bool direct = direct_columns(g), fail = false;                                                     \
+        Pad pad = pad_of(g);                                                                               \
         int64_t nb = direct ? 1 : chunk_images(g, (K > og ? K : og) * L);                                  \
         T *cols = direct ? NULL : scratch(K * nb * L, sizeof(T));                                          \
         T *r = cols && nb > 1 ? scratch(og * nb * L, sizeof(T)) : NULL;                                    \
-        int64_t *taps = tapped && cols ? tap_table(g) : NULL;                                              \
-        if ((!direct && !cols) || (nb > 1 && !r) || (tapped && !taps)) {                                   \
+        T *xp = cols && (nb == 1 || r) ? pad_scratch(pad, cg, sizeof(T), &fail) : NULL;                    \
+        if ((!direct && !cols) || (nb > 1 && !r) || fail) {                                                \
             mem_free(cols), mem_free(r);                                                                   \
             return -1;                                                                                     \
         }                                                                                                  \
@@ -164,7 +183,7 @@ static int64_t chunk_images(const ConvGeom *g, int64_t per_image) {
             for (int64_t gi = 0; gi < g->groups; gi++) {                                                   \
                 const T *xg = x + (n0 * g->c + gi * cg) * g->h * g->w;                                     \
                 for (int64_t j = 0; !direct && j < m; j++)                                                 \
-                    im2col_##T(g, xg + j * g->c * g->h * g->w, cg, cols + j * L, m * L, taps);             \
+                    im2col_##T(g, pad, xg + j * g->c * g->h * g->w, cg, cols + j * L, m * L, xp);          \
                 T *yg = y + (n0 * g->o + gi * og) * L;                                                     \
                 cpu_matmul_rows(dt, w + gi * og * K, false, direct ? xg : cols, r ? r : yg, og, K, m * L, 0, og); \
                 if (r) unchunk_##T(g, r, b, n0, m, gi, y);                                                 \
@@ -172,7 +191,7 @@ static int64_t chunk_images(const ConvGeom *g, int64_t per_image) {
         }                                                                                                  \
         mem_free(cols);                                                                                    \
         mem_free(r);                                                                                       \
-        mem_free(taps);                                                                                    \
+        mem_free(xp);                                                                                      \
         if (b && !r) add_bias_##T(y, b, g->n, g->o, L);                                                    \
         return 0;                                                                                          \
     }                                                                                                      \
@@ -184,9 +203,11 @@ static int64_t chunk_images(const ConvGeom *g, int64_t per_image) {
         int64_t nb = chunk_images(g, (K > og ? K : og) * L);                                               \
         T *cols = scratch(K * nb * L, sizeof(T));                                                          \
         T *xb = cols && nb > 1 ? scratch(og * nb * L, sizeof(T)) : NULL;                                   \
-        int64_t *taps = cols && use_taps(g) ? tap_table(g) : NULL;                                         \
-        if (!cols || (nb > 1 && !xb) || (use_taps(g) && !taps)) { mem_free(cols), mem_free(xb); return -1; } \
-        memset(y, 0, sizeof(T) * (size_t)(g->n * g->c * g->h * g->w));                                    \
+        Pad pad = pad_of(g);                                                                               \
+        bool fail = false;                                                                                 \
+        T *xp = cols && (nb == 1 || xb) ? pad_scratch(pad, cg, sizeof(T), &fail) : NULL;                   \
+        if (!cols || (nb > 1 && !xb) || fail) { mem_free(cols), mem_free(xb); return -1; }                 \
+        if (!pad.copy) memset(y, 0, sizeof(T) * (size_t)(g->n * g->c * g->h * g->w));                     \
         for (int64_t n0 = 0; n0 < g->n; n0 += nb) {                                                        \
             int64_t m = g->n - n0 < nb ? g->n - n0 : nb;                                                   \
             for (int64_t gi = 0; gi < g->groups; gi++) {                                                   \
@@ -196,12 +217,12 @@ static int64_t chunk_images(const ConvGeom *g, int64_t per_image) {
                         memcpy(xb + (oc * m + j) * L, xg + (j * g->o + oc) * L, sizeof(T) * (size_t)L);    \
                 cpu_matmul_rows(dt, w + gi * og * K, true, xb ? xb : xg, cols, K, og, m * L, 0, K);        \
                 for (int64_t j = 0; j < m; j++)                                                            \
-                    col2im_##T(g, cols + j * L, cg, y + ((n0 + j) * g->c + gi * cg) * g->h * g->w, m * L, taps); \
+                    col2im_##T(g, pad, cols + j * L, cg, y + ((n0 + j) * g->c + gi * cg) * g->h * g->w, m * L, xp); \
             }                                                                                              \
         }                                                                                                  \
         mem_free(cols);                                                                                    \
         mem_free(xb);                                                                                      \
-        mem_free(taps);                                                                                    \
+        mem_free(xp);                                                                                      \
         if (b) add_bias_##T(y, b, g->n, g->c, g->h * g->w);                                                \
         return 0;                                                                                          \
     }                                                                                                      \
@@ -215,14 +236,16 @@ static int64_t chunk_images(const ConvGeom *g, int64_t per_image) {
         int64_t nb = chunk_images(g, (K + og) * L);                                                        \
         T *cols = scratch(K * nb * L, sizeof(T)), *gyt = cols ? scratch(nb * L * og, sizeof(T)) : NULL;    \
         T *dwt = gyt ? scratch(2 * K * og, sizeof(T)) : NULL, *part = dwt ? dwt + K * og : NULL;           \
-        int64_t *taps = dwt && use_taps(g) ? tap_table(g) : NULL;                                          \
-        if (!dwt || (use_taps(g) && !taps)) { mem_free(cols); mem_free(gyt); mem_free(dwt); return -1; }   \
+        Pad pad = pad_of(g);                                                                               \
+        bool fail = false;                                                                                 \
+        T *xp = dwt ? pad_scratch(pad, cg, sizeof(T), &fail) : NULL;                                       \
+        if (!dwt || fail) { mem_free(cols); mem_free(gyt); mem_free(dwt); return -1; }                     \
         for (int64_t gi = 0; gi < g->groups; gi++) {                                                       \
             for (int64_t n0 = 0; n0 < g->n; n0 += nb) {                                                    \
                 int64_t m = g->n - n0 < nb ? g->n - n0 : nb;                                               \
                 for (int64_t j = 0; j < m; j++) {                                                          \
                     int64_t n = n0 + j;                                                                    \
-                    im2col_##T(g, x + (n * g->c + gi * cg) * g->h * g->w, cg, cols + j * L, m * L, taps);  \
+                    im2col_##T(g, pad, x + (n * g->c + gi * cg) * g->h * g->w, cg, cols + j * L, m * L, xp); \
                     for (int64_t oc = 0; oc < og; oc++) {                                                  \
                         const T *row = gy + (n * g->o + gi * og + oc) * L;                                 \
                         for (int64_t l = 0; l < L; l++) gyt[(j * L + l) * og + oc] = row[l];              \
@@ -238,7 +261,7 @@ static int64_t chunk_images(const ConvGeom *g, int64_t per_image) {
         mem_free(cols);                                                                                    \
         mem_free(gyt);                                                                                     \
         mem_free(dwt);                                                                                     \
-        mem_free(taps);                                                                                    \
+        mem_free(xp);                                                                                      \
         return 0;                                                                                          \
     }
 CONV_FORWARD(float)
