@@ -330,6 +330,13 @@ static bool windows_inside(const ConvGeom *g, bool adaptive) {
         acc = take_ ? v_ : acc;                                                                            \
         at = take_ ? (k) : at;                                                                             \
     } while (0)
+/* 2x2 windows at stride 2 that tile the image (no padding, nothing left over): max2x2 */
+static bool exact_2x2(const ConvGeom *g) {
+    return g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && !g->pt && !g->pl && !g->pb && !g->pr &&
+           g->h == 2 * g->oh && g->w == 2 * g->ow;
+}
+/* MAX_STEP's rule as a test: whether tap v replaces the running acc */
+#define TAKE2(v, acc) (!((v) <= (acc)) && (acc) == (acc))
 #define POOL(T)                                                                                            \
     static void max_inside_##T(const ConvGeom *g, const T *x, const T *gy, T *y) {                         \
         const int64_t w = g->w, kh = g->kh, kw = g->kw, sh = g->sh, sw = g->sw, HW = g->h * w;             \
@@ -351,6 +358,39 @@ static bool windows_inside(const ConvGeom *g, bool adaptive) {
                     else y[o] = acc;                                                                       \
                 }                                                                                          \
     }                                                                                                      \
+    /* 2x2 windows at stride 2 tiling the image exactly (the usual pool, exact_2x2), as flat passes \
+     * the compiler vectorizes: each horizontal pair's larger hm (and which, hb), then each        \
+     * window's larger of its two pairs. Taking the first NaN, else the first largest, pair by     \
+     * pair picks the same tap as max_inside's walk in a, b, c, d order. Backward, every pixel is  \
+     * written once: 0 + gy at its window's pick, 0 + 0 elsewhere (max_inside's zeroed image plus  \
+     * its one add: the same bits, with no memset). scratch: 2 * n * c * h * w / 2 values */       \
+    static void max2x2_##T(const ConvGeom *g, const T *x, const T *gy, T *y, T *scratch) {                \
+        const int64_t P = g->n * g->c * g->h * g->w / 2, Q = g->n * g->c * g->oh, ow = g->ow;              \
+        T *hm = scratch, *hb = scratch + P;                                                                \
+        for (int64_t j = 0; j < P; j++) {                                                                  \
+            T a = x[2 * j], b = x[2 * j + 1];                                                              \
+            bool t = TAKE2(b, a);                                                                          \
+            hm[j] = t ? b : a;                                                                             \
+            hb[j] = t ? 1 : 0;                                                                             \
+        }                                                                                                  \
+        for (int64_t q = 0; q < Q; q++)                                                                    \
+            for (int64_t ox = 0; ox < ow; ox++) {                                                          \
+                T *top = hm + 2 * q * ow + ox, *bot = top + ow, m1 = *top, m2 = *bot;                      \
+                bool t = TAKE2(m2, m1);                                                                    \
+                if (!gy) {                                                                                 \
+                    y[q * ow + ox] = t ? m2 : m1;                                                          \
+                    continue;                                                                              \
+                }                                                                                          \
+                T v = gy[q * ow + ox], z = 0;                                                              \
+                *top = t ? z : v, *bot = t ? v : z;   /* each pair's share of the gradient */            \
+            }                                                                                              \
+        if (!gy) return;                                                                                   \
+        for (int64_t j = 0; j < P; j++) {                                                                  \
+            T z = 0, v = hm[j], right = hb[j] != 0 ? v : z, left = hb[j] != 0 ? z : v;                     \
+            y[2 * j] = z + left;                                                                           \
+            y[2 * j + 1] = z + right;                                                                      \
+        }                                                                                                  \
+    }                                                                                                      \
     static void mean_inside_##T(const ConvGeom *g, const T *x, const T *gy, T *y) {                        \
         const int64_t w = g->w, kh = g->kh, kw = g->kw, sh = g->sh, sw = g->sw, HW = g->h * w;             \
         const T count = (T)(kh * kw);                                                                      \
@@ -371,8 +411,13 @@ static bool windows_inside(const ConvGeom *g, bool adaptive) {
                     y[o] = acc / count;                                                                    \
                 }                                                                                          \
     }                                                                                                      \
-    static void pool_##T(const ConvGeom *g, bool max, bool adaptive, const T *x, const T *gy, T *y) {      \
+    static void pool_##T(const ConvGeom *g, bool max, bool adaptive, const T *x, const T *gy, T *y,       \
+                         T *scratch) {                                                                     \
         int64_t HW = g->h * g->w, OL = g->oh * g->ow;                                                      \
+        if (scratch) {                                                                                     \
+            max2x2_##T(g, x, gy, y, scratch);                                                              \
+            return;                                                                                        \
+        }                                                                                                  \
         if (gy) memset(y, 0, sizeof(T) * (size_t)(g->n * g->c * HW));                                      \
         if (windows_inside(g, adaptive)) {                                                                 \
             (max ? max_inside_##T : mean_inside_##T)(g, x, gy, y);                                         \
@@ -415,7 +460,14 @@ int cpu_pool(const OpCall *c, Tensor **out) {
     bool adaptive = c->op == OP_ADAPTIVE_AVG_POOL2D || c->op == OP_ADAPTIVE_AVG_POOL2D_BACKWARD;
     bool backward = c->op == OP_MAX_POOL2D_BACKWARD || c->op == OP_AVG_POOL2D_BACKWARD || c->op == OP_ADAPTIVE_AVG_POOL2D_BACKWARD;
     const void *x = data_of(c, 0), *gy = backward ? data_of(c, 1) : NULL;
-    if (c->in[0].dtype == DT_F32) pool_float(&g, max, adaptive, x, gy, out[0]->data);
-    else pool_double(&g, max, adaptive, x, gy, out[0]->data);
+    size_t elem = c->in[0].dtype == DT_F32 ? sizeof(float) : sizeof(double);
+    void *scratch = max && exact_2x2(&g) ? mem_try_alloc((size_t)(g.n * g.c * g.h * g.w) * elem) : NULL;
+    if (max && exact_2x2(&g) && !scratch) {
+        op_fail("out of memory for the pool's pairs (%lld elements)", (long long)(g.n * g.c * g.h * g.w));
+        return -1;
+    }
+    if (elem == sizeof(float)) pool_float(&g, max, adaptive, x, gy, out[0]->data, scratch);
+    else pool_double(&g, max, adaptive, x, gy, out[0]->data, scratch);
+    mem_free(scratch);
     return 0;
 }
