@@ -131,10 +131,15 @@ int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out);
 #define MATMUL_BLOCK_ROWS 256
 /* Rows [r0, r0 + rows) of the f32/f64 product c[m, n] = a[m, k] @ b[k, n] (a stored [k, m] when
  * ta), written to c0 with rows n elements apart: one block of op_matmul_t_into's (m == 1: gemv),
- * with the bits of one BLAS call, split across the thread pool when large (linalg.c, "Rows on
- * the thread pool"). Safe on any thread. */
+ * with the bits of one BLAS call, split across the thread pool by rows or by columns when large
+ * (linalg.c, "Rows or columns on the thread pool"). Safe on any thread. */
 void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
                      int64_t r0, int64_t rows);
+/* How cpu_matmul_rows cuts such a block of `rows` rows for several threads, from the shape and
+ * the BLAS kernel set only: one call, ranges of rows, or ranges of columns, each range a multiple
+ * of *grain and at least *least rows or columns (0 for one call). */
+typedef enum { MM_ONE_CALL, MM_BY_ROWS, MM_BY_COLS } MatmulCut;
+MatmulCut cpu_matmul_cut(DType dt, int64_t m, int64_t k, int64_t n, int64_t rows, int64_t *least, int64_t *grain);
 /* Helpers that make their result: a converted copy (NaN, inf or out of range to i64 is an
  * error), a permuted copy (perm NULL: reversed), a broadcast copy. */
 Tensor *op_astype(const Tensor *a, DType dt);

@@ -5,10 +5,11 @@
  * rows of the result. The choice and the blocks depend only on shapes, so eager and static
  * (whose matmul epilogues apply bias and activation to each block while it is in cache) call
  * the same routines on the same blocks and get the same bits. A large block is cut into row
- * ranges for the thread pool, each one gemm call whose rows have the whole block call's bits
- * (see "Rows on the thread pool" below). The plain row-major call is OpenBLAS's fastest form
- * for the MLP's [64, 512] @ [512, 512]: the swapped call (C^T = B^T A^T) is 4-8% slower, and
- * blocks of N or K, padded rows and prefetching gain nothing (bench/gemm64.c, bench/README.md).
+ * or column ranges for the thread pool, each one gemm call whose elements have the whole
+ * block call's bits (see "Rows or columns on the thread pool" below). The plain row-major call
+ * is OpenBLAS's fastest form for the MLP's [64, 512] @ [512, 512]: the swapped call
+ * (C^T = B^T A^T) is 4-8% slower, and on one thread blocks of N or K, padded rows and
+ * prefetching gain nothing (bench/gemm64.c, bench/README.md).
  * Integer matmul has no BLAS routine; it is a plain triple loop (exact, so order does not
  * matter). */
 #include <cblas.h>
@@ -21,95 +22,153 @@
 #include "infer.h"
 #include "pool.h"
 
-/* Rows [r0, r0 + rows) of c[m, n] = a[m, k] @ b[k, n], into c0 (those rows only, n apart);
- * with ta, a is stored [k, m] and read transposed. One row (m == 1) is the same memory either
- * way and goes to gemv. */
-#define MM_ROWS(T, GEMV, GEMM)                                                                              \
-    static void mm_rows_##T(const T *a, bool ta, const T *b, T *c0, int64_t m, int64_t k, int64_t n, int64_t r0, \
-                            int64_t rows) {                                                                 \
-        if (k == 0) { memset(c0, 0, sizeof(T) * (size_t)(rows * n)); return; }                             \
+/* Rows [r0, r0 + rows) and columns [j0, j0 + cols) of c[m, n] = a[m, k] @ b[k, n], into c0 (those
+ * rows only, n apart; the columns at their place in them); with ta, a is stored [k, m] and read
+ * transposed. One row (m == 1) is the same memory either way and goes to gemv. */
+#define MM_BLOCK(T, GEMV, GEMM)                                                                             \
+    static void mm_block_##T(const T *a, bool ta, const T *b, T *c0, int64_t m, int64_t k, int64_t n,         \
+                             int64_t r0, int64_t rows, int64_t j0, int64_t cols) {                           \
         if (m == 1)                                                                                         \
-            GEMV(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1, b, (blasint)n, a, 1, 0, c0, 1);     \
+            GEMV(CblasRowMajor, CblasTrans, (blasint)k, (blasint)cols, 1, b + j0, (blasint)n, a, 1, 0, c0 + j0, 1); \
         else                                                                                                \
-            GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (blasint)rows, (blasint)n,     \
-                 (blasint)k, 1, ta ? a + r0 : a + r0 * k, (blasint)(ta ? m : k), b, (blasint)n, 0, c0, (blasint)n); \
+            GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (blasint)rows, (blasint)cols,  \
+                 (blasint)k, 1, ta ? a + r0 : a + r0 * k, (blasint)(ta ? m : k), b + j0, (blasint)n, 0, c0 + j0, \
+                 (blasint)n);                                                                               \
     }
-MM_ROWS(float, cblas_sgemv, cblas_sgemm)
-MM_ROWS(double, cblas_dgemv, cblas_dgemm)
+MM_BLOCK(float, cblas_sgemv, cblas_sgemm)
+MM_BLOCK(double, cblas_dgemv, cblas_dgemm)
 
 static void matmul_call(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
-                        int64_t r0, int64_t rows) {
-    if (dt == DT_F32) mm_rows_float(a, ta, b, c0, m, k, n, r0, rows);
-    else mm_rows_double(a, ta, b, c0, m, k, n, r0, rows);
+                        int64_t r0, int64_t rows, int64_t j0, int64_t cols) {
+    if (dt == DT_F32) mm_block_float(a, ta, b, c0, m, k, n, r0, rows, j0, cols);
+    else mm_block_double(a, ta, b, c0, m, k, n, r0, rows, j0, cols);
 }
 
-/* ---------- Rows on the thread pool ----------
+/* ---------- Rows or columns on the thread pool ----------
  * The build links Debian's pthread OpenBLAS (Makefile, BLAS_DIR) held to one thread of its own
  * (blas_one_thread): its gemm takes its work buffers under a lock, so any number of threads
  * may call it at once. (The serial build searches its buffer table unlocked: two calls at once
  * can share a buffer and return each other's garbage.) OpenBLAS's own threads are not used: with
  * 2 or 4 of them some of our products (128 x 784 x 128 f32) change bits.
  *
- * A large block is cut instead into one range of rows per pool thread, each one gemm call. A
- * range has the bits of the same rows of the whole block's call: it starts at a multiple of the
- * kernel's tile rows (tile_rows), so its rows are whole tiles of the whole call, which start at
- * row 0; each element sums over k in the same blocks; and every range (so the whole) does at
- * least MM_PART_MIN_WORK multiply-adds, above OpenBLAS's small-matrix path (10^6 on SkylakeX),
- * which sums in another order. So the ranges may follow the thread count (one range per thread
- * packs B once per thread, not once per fixed part) and the result still has one call's bits
- * for every count (tests/unit/test_pool.c checks it against the single call). */
+ * A large block is cut instead into one range of rows, or of columns, per pool thread, each one
+ * gemm call. A range has the bits of the same elements of the whole block's call: a row range
+ * starts at a multiple of the kernel's tile rows (tile_rows), so its rows are whole tiles of the
+ * whole call, which start at row 0; a column range (b's and c's columns, ldb = ldc = n) starts at
+ * a multiple of col_grain, where the kernel sets measured (bench/colbits.c) give every column
+ * one call's bits; each element sums over k in the same blocks; and every range (so the whole)
+ * does at least MM_PART_MIN_WORK multiply-adds, above OpenBLAS's small-matrix path (10^6 on
+ * SkylakeX), which sums in another order. So the ranges may follow the thread count (one range
+ * per thread) and the result still has one call's bits for every count (tests/unit/test_pool.c
+ * checks it against the single call).
+ *
+ * Rows or columns: the choice depends on the shape only (never on the thread count). A row
+ * range packs all of b (OpenBLAS's slow copy, 27% of a batch-64 layer's time) and its rows of
+ * a; a column range packs its columns of b and all the block's rows of a (the cheap copy). So
+ * a block of no more rows than columns is cut by columns where the kernel set allows, which at
+ * batch 64 halves each thread's packing of the weights instead of repeating it. */
 #define MM_PART_MIN_WORK ((int64_t)1 << 21)
 
 /* Rows whose multiples keep the bits, by kernel set and dtype, measured with 0.3.21 (ranges
  * of 8..96 rows against one call): SkylakeX/Cooperlake sgemm 16 (8 changes bits), dgemm 24
  * (16, 32 and 64 change them); Haswell (also Zen's) 24 for both. 0: another kernel set,
- * never split. Set once by blas_choose_kernels, before any state computes. */
-static int tile_rows_f32, tile_rows_f64;
+ * never split. Columns likewise (bench/colbits.c: 2-4 ranges of multiples of 4..128 columns,
+ * 150-300 random shapes m 2..256, k and n 8..2048, a transposed or not, a range of at least
+ * MM_PART_MIN_WORK): SkylakeX/Cooperlake sgemm any multiple of 4 for any n (16 taken: 64-byte
+ * lines), dgemm multiples of 8 only where n is one too (an edge of fewer than 8 columns takes
+ * another summation when the call is cut; grain 4 fails); Haswell (Zen) dgemm any multiple of
+ * 4 for any n (8 taken), sgemm no grain (its 16-column tiles start where the call's cut points
+ * put them, 75-95% of cuts change bits): never split by columns. Set once by
+ * blas_choose_kernels, before any state computes. */
+static int tile_rows_f32, tile_rows_f64, col_grain_f32, col_grain_f64;
+static bool col_any_n_f64;   /* dgemm column ranges keep the bits for any n (else n % grain == 0) */
 
-static void choose_tile_rows(void) {
+static void choose_tiles(void) {
     const char *core = openblas_get_corename();
+    tile_rows_f32 = tile_rows_f64 = col_grain_f32 = col_grain_f64 = 0;
+    col_any_n_f64 = false;
     if (!core) return;
-    if (!strcasecmp(core, "skylakex") || !strcasecmp(core, "cooperlake")) tile_rows_f32 = 16, tile_rows_f64 = 24;
-    else if (!strcasecmp(core, "haswell") || !strcasecmp(core, "zen")) tile_rows_f32 = tile_rows_f64 = 24;
+    if (!strcasecmp(core, "skylakex") || !strcasecmp(core, "cooperlake"))
+        tile_rows_f32 = 16, tile_rows_f64 = 24, col_grain_f32 = 16, col_grain_f64 = 8;
+    else if (!strcasecmp(core, "haswell") || !strcasecmp(core, "zen"))
+        tile_rows_f32 = tile_rows_f64 = 24, col_grain_f64 = 8, col_any_n_f64 = true;
+}
+
+/* The column grain for this product, 0 when it may not be cut by columns. */
+static int64_t col_grain(DType dt, int64_t n) {
+    if (dt == DT_F32) return col_grain_f32;
+    return col_grain_f64 && (col_any_n_f64 || n % col_grain_f64 == 0) ? col_grain_f64 : 0;
 }
 
 typedef struct {
     DType dt;
     const void *a, *b;
     void *c0;
-    bool ta;
-    int64_t m, k, n, r0, rows, part_rows, parts;
+    bool ta, by_cols;
+    int64_t m, k, n, r0, rows, part, parts;   /* part: a range's rows or columns */
 } MmJob;
 
-/* Range `part`; the last one also takes the rows left over. */
+/* Range `part`; the last one also takes the rows or columns left over. */
 static int mm_part(void *ud, int64_t part, int slot) {
     (void)slot;
     const MmJob *j = ud;
-    int64_t p0 = part * j->part_rows, rows = part == j->parts - 1 ? j->rows - p0 : j->part_rows;
-    matmul_call(j->dt, j->a, j->ta, j->b, (char *)j->c0 + (size_t)(p0 * j->n) * dtype_size(j->dt), j->m, j->k, j->n,
-                j->r0 + p0, rows);
+    int64_t p0 = part * j->part, total = j->by_cols ? j->n : j->rows;
+    int64_t len = part == j->parts - 1 ? total - p0 : j->part;
+    if (j->by_cols) matmul_call(j->dt, j->a, j->ta, j->b, j->c0, j->m, j->k, j->n, j->r0, j->rows, p0, len);
+    else
+        matmul_call(j->dt, j->a, j->ta, j->b, (char *)j->c0 + (size_t)(p0 * j->n) * dtype_size(j->dt), j->m, j->k,
+                    j->n, j->r0 + p0, len, 0, j->n);
     return 0;
 }
 
 static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
+/* The fewest rows or columns a range may have (each `unit` multiply-adds): whole grains, off
+ * the small-matrix path. 0: no cut. */
+static int64_t least_range(int64_t unit, int64_t grain) {
+    return unit > 0 && grain ? round_up((MM_PART_MIN_WORK + unit - 1) / unit, grain) : 0;
+}
+
+/* `total` rows or columns in one range per thread (at most `width`), multiples of `grain`, each
+ * at least `least`: sets the range's length and their count (< 2: one call). */
+static void cut_ranges(MmJob *j, int64_t total, int64_t grain, int64_t least, int width) {
+    j->part = round_up((total + width - 1) / width, grain);
+    if (j->part < least) j->part = least;
+    j->parts = total / j->part;
+    if (total - j->parts * j->part >= least) j->parts++;   /* else the last range takes the rest */
+}
+
+/* How a block is cut (from its shape only; the thread count decides how many ranges): the
+ * fewest rows or columns a range may have into *least and its grain into *grain. */
+MatmulCut cpu_matmul_cut(DType dt, int64_t m, int64_t k, int64_t n, int64_t rows, int64_t *least, int64_t *grain) {
+    int64_t tile = dt == DT_F32 ? tile_rows_f32 : tile_rows_f64, cg = col_grain(dt, n);
+    int64_t min_rows = least_range(k * n, tile), min_cols = least_range(rows * k, cg);
+    *least = *grain = 0;
+    if (m < 2) return MM_ONE_CALL;   /* gemv */
+    if (rows <= n && min_cols && n >= 2 * min_cols) {
+        *least = min_cols, *grain = cg;
+        return MM_BY_COLS;
+    }
+    if (!min_rows || rows < 2 * min_rows) return MM_ONE_CALL;
+    *least = min_rows, *grain = tile;
+    return MM_BY_ROWS;
+}
+
 void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
                      int64_t r0, int64_t rows) {
-    int64_t row_work = k * n, tile = dt == DT_F32 ? tile_rows_f32 : tile_rows_f64;
-    /* the fewest rows a range may have: whole tiles, off the small-matrix path (0: no split) */
-    int64_t min_rows = row_work > 0 && tile ? round_up((MM_PART_MIN_WORK + row_work - 1) / row_work, tile) : 0;
-    int width = min_rows && m > 1 && rows >= 2 * min_rows ? pool_width(rows / min_rows, rows * row_work) : 1;
-    if (width < 2) {   /* one call */
-        matmul_call(dt, a, ta, b, c0, m, k, n, r0, rows);
+    if (k == 0) {   /* no BLAS call: zeros */
+        memset(c0, 0, dtype_size(dt) * (size_t)(rows * n));
         return;
     }
-    int64_t part_rows = round_up((rows + width - 1) / width, tile);
-    if (part_rows < min_rows) part_rows = min_rows;
-    int64_t parts = rows / part_rows;
-    if (rows - parts * part_rows >= min_rows) parts++;   /* else the last range takes the rest */
-    MmJob j = { dt, a, b, c0, ta, m, k, n, r0, rows, part_rows, parts };
-    if (parts < 2) matmul_call(dt, a, ta, b, c0, m, k, n, r0, rows);
-    else pool_run(parts, width, mm_part, &j);   /* mm_part never fails */
+    int64_t least, grain;
+    MatmulCut cut = cpu_matmul_cut(dt, m, k, n, rows, &least, &grain);
+    bool by_cols = cut == MM_BY_COLS;
+    int64_t total = by_cols ? n : rows;
+    int width = cut != MM_ONE_CALL ? pool_width(total / least, rows * k * n) : 1;
+    MmJob j = { dt, a, b, c0, ta, by_cols, m, k, n, r0, rows, 0, 1 };
+    if (width > 1) cut_ranges(&j, total, grain, least, width);
+    if (j.parts < 2) matmul_call(dt, a, ta, b, c0, m, k, n, r0, rows, 0, n);
+    else pool_run(j.parts, width, mm_part, &j);   /* mm_part never fails */
 }
 
 /* The whole product, one row block after another: the blocks are the ones a static graph's
@@ -204,11 +263,12 @@ out:
 /* The kernel set OpenBLAS uses (e.g. "SkylakeX", "Haswell", "Prescott"). */
 const char *blas_core_name(void) { return openblas_get_corename(); }
 
-/* OpenBLAS computes on the calling thread only: the pool splits products (see "Rows on the
- * thread pool"). bin/tsl keeps the pthread build from starting its worker threads at all
- * (repl/main.c sets OPENBLAS_NUM_THREADS=1 before libraries load); in another program that
- * links libtsl they wait, unused, and go to sleep after ~0.1 s. (Stopping them with
- * blas_thread_shutdown_ would hang where a worker cannot reserve its buffer, under ulimit -v.) */
+/* OpenBLAS computes on the calling thread only: the pool splits products (see "Rows or
+ * columns on the thread pool"). bin/tsl keeps the pthread build from starting its worker
+ * threads at all (repl/main.c sets OPENBLAS_NUM_THREADS=1 before libraries load); in another
+ * program that links libtsl they wait, unused, and go to sleep after ~0.1 s. (Stopping them
+ * with blas_thread_shutdown_ would hang where a worker cannot reserve its buffer, under
+ * ulimit -v.) */
 static void blas_one_thread(void) { openblas_set_num_threads(1); }
 
 /* OpenBLAS picks its kernels when it loads, from the CPU or OPENBLAS_CORETYPE. Debian's
@@ -238,5 +298,5 @@ static void choose_core(void) {
 void blas_choose_kernels(void) {
     blas_one_thread();
     choose_core();
-    choose_tile_rows();
+    choose_tiles();
 }

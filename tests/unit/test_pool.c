@@ -1,15 +1,19 @@
 /* test_pool.c - ops/pool.h: the fixed partition, every part run once on a slot below the
  * width, the lowest failing part's message, small work on the calling thread, and the same
- * bits from the split kernels and matmul row blocks for every thread count. */
+ * bits from the split kernels and matmul blocks (cut by rows or columns) for every thread
+ * count. */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "suites.h"
 #include "pool.h"
 #include "tensor.h"
 #include "cpu/cpu.h"
+#include "tops.h"
 
 START_TEST(pool_parts_fixed_by_n_and_block) {
     ck_assert_int_eq(pool_parts(0, 16), 0);
@@ -134,39 +138,87 @@ static void mm_operands(DType t, int64_t m, int64_t k, int64_t n, char **a, char
     }
 }
 
-/* A matmul block gets the bits of one BLAS call whatever the pool's thread count (2..4 split
- * it into row ranges; 1 makes the one call), f32 and f64, a read transposed or not: the MLP
- * shapes of the benchmarks, odd ones, and remainders a range takes over (linalg.c, "Rows on
- * the thread pool"). */
+/* One block c[r0:r0+rows] of a[m, k] @ b[k, n]: the bits of one BLAS call (1 thread) with 2..4
+ * threads, which cut it into row or column ranges; *cut says how it was cut. */
+static void check_block(int64_t m, int64_t k, int64_t n, int64_t r0, int64_t rows, DType t, int ta, const char *core,
+                        MatmulCut *cut) {
+    int64_t least, grain;
+    *cut = cpu_matmul_cut(t, m, k, n, rows, &least, &grain);
+    size_t cbytes = (size_t)(rows * n) * dtype_size(t);
+    char *a, *b, *want = malloc(cbytes), *got = malloc(cbytes);
+    mm_operands(t, m, k, n, &a, &b);
+    pool_set_threads(1);
+    cpu_matmul_rows(t, a, ta, b, want, m, k, n, r0, rows);
+    for (int w = 2; w <= 4; w++) {
+        pool_set_threads(w);
+        memset(got, 0, cbytes);
+        cpu_matmul_rows(t, a, ta, b, got, m, k, n, r0, rows);
+        ck_assert_msg(!memcmp(got, want, cbytes), "%s: %lldx%lldx%lld rows %lld+%lld %s ta=%d cut %s, %d threads", core,
+                      (long long)m, (long long)k, (long long)n, (long long)r0, (long long)rows, t == DT_F64 ? "f64" : "f32",
+                      ta, *cut == MM_BY_COLS ? "by columns" : *cut == MM_BY_ROWS ? "by rows" : "none", w);
+    }
+    free(a);
+    free(b);
+    free(want);
+    free(got);
+}
+
+/* Switches OpenBLAS to another kernel set in-process (as linalg.c choose_core does) and lets
+ * TSL choose its tiles for it; NULL goes back to the library's own choice. False where the CPU
+ * cannot run that set or the build cannot switch. */
+static bool use_kernels(const char *core) {
+    void (*quit)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit");
+    void (*init)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init");
+    __builtin_cpu_init();
+    bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+    bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (!quit || !init || (core && strcmp(core, "Haswell") ? !avx512 : !avx2)) return false;
+    if (core) setenv("OPENBLAS_CORETYPE", core, 1);
+    else unsetenv("OPENBLAS_CORETYPE");
+    quit();
+    init();
+    blas_choose_kernels();
+    return !core || !strcasecmp(blas_core_name(), core);
+}
+
+/* A matmul block gets the bits of one BLAS call whatever the pool's thread count (2..4 cut it
+ * into row or column ranges; 1 makes the one call), f32 and f64, a read transposed or not,
+ * under each kernel set that cuts (linalg.c, "Rows or columns on the thread pool"): the MLP
+ * shapes of the benchmarks, odd ones, remainders a range takes over, and a sweep of m 2..256,
+ * k and n 8..2048 (odd and round). Each kernel set must cut some of them by columns and some by
+ * rows, or the test would not test the cut. */
 START_TEST(pool_matmul_rows_same_bits) {
     static const int64_t shapes[][5] = {   /* m, k, n, and the block: r0, rows */
         { 64, 512, 512, 0, 64 }, { 256, 512, 512, 0, 256 }, { 512, 512, 512, 256, 256 }, { 97, 700, 333, 0, 97 },
         { 300, 256, 1024, 256, 44 }, { 200, 1000, 77, 0, 200 }, { 130, 64, 4000, 0, 130 }, { 49, 2048, 100, 0, 49 },
-        { 128, 784, 128, 0, 128 }, { 100, 300, 200, 0, 100 }, { 250, 128, 512, 0, 250 },
+        { 128, 784, 128, 0, 128 }, { 100, 300, 200, 0, 100 }, { 250, 128, 512, 0, 250 }, { 64, 823, 213, 0, 64 },
+        { 64, 1086, 376, 0, 64 }, { 16, 2048, 2000, 0, 16 }, { 3, 1500, 1999, 0, 3 }, { 256, 37, 1536, 0, 256 },
     };
-    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
-        for (int dt = 0; dt < 2; dt++)
-            for (int ta = 0; ta < 2; ta++) {
-                int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2], r0 = shapes[s][3], rows = shapes[s][4];
-                DType t = dt ? DT_F64 : DT_F32;
-                size_t cbytes = (size_t)(rows * n) * dtype_size(t);
-                char *a, *b, *want = malloc(cbytes), *got = malloc(cbytes);
-                mm_operands(t, m, k, n, &a, &b);
-                pool_set_threads(1);
-                cpu_matmul_rows(t, a, ta, b, want, m, k, n, r0, rows);
-                for (int w = 2; w <= 4; w++) {
-                    pool_set_threads(w);
-                    memset(got, 0, cbytes);
-                    cpu_matmul_rows(t, a, ta, b, got, m, k, n, r0, rows);
-                    ck_assert_msg(!memcmp(got, want, cbytes), "%lldx%lldx%lld rows %lld+%lld %s ta=%d, %d threads",
-                                  (long long)m, (long long)k, (long long)n, (long long)r0, (long long)rows,
-                                  dt ? "f64" : "f32", ta, w);
-                }
-                free(a);
-                free(b);
-                free(want);
-                free(got);
+    static const int64_t ms[] = { 2, 7, 16, 33, 64, 100, 256 }, ks[] = { 8, 61, 512, 1023, 2048 },
+                         ns[] = { 8, 96, 250, 512, 769, 1024, 2048 };
+    static const char *cores[] = { "SkylakeX", "Cooperlake", "Haswell" };
+    for (int c = 0; c < 3; c++) {
+        if (!use_kernels(cores[c])) continue;
+        int cuts[3] = { 0 };
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+            for (int q = 0; q < 4; q++) {
+                MatmulCut cut;
+                const int64_t *h = shapes[s];
+                check_block(h[0], h[1], h[2], h[3], h[4], q & 1 ? DT_F64 : DT_F32, q >> 1, cores[c], &cut);
+                cuts[cut]++;
             }
+        for (int i = 0; i < 7 * 5 * 7; i++) {   /* the sweep: every m, k, n once, a 3-in-4 */
+            int64_t m = ms[i % 7], k = ks[i / 7 % 5], n = ns[i / 35];
+            if (i % 4 == 3 || m * k * n > ((int64_t)1 << 27)) continue;
+            MatmulCut cut;
+            check_block(m, k, n, 0, m, i % 3 ? DT_F32 : DT_F64, i % 5 < 2, cores[c], &cut);
+            cuts[cut]++;
+        }
+        ck_assert_msg(cuts[MM_BY_COLS] > 0 && cuts[MM_BY_ROWS] > 0, "%s: %d cut by columns, %d by rows", cores[c],
+                      cuts[MM_BY_COLS], cuts[MM_BY_ROWS]);
+    }
+    ck_assert(use_kernels(NULL));
     pool_set_threads(0);
 }
 END_TEST
