@@ -123,12 +123,13 @@ static int chain_build(const RowRun *e, const Phase *p, int64_t r0, int64_t nb, 
     return cpu_chain_check(cs, p->n, e->dt, 0, len);
 }
 
-/* The steps' operands and results `rows` rows further on. */
+/* The steps' operands and results `rows` rows further on (those that move: a temporary's
+ * data is NULL, a unary's second operand unset). */
 static void chain_advance(ChainStep *cs, int n, const int64_t *adv, int64_t rows) {
     for (int i = 0; i < n; i++) {
-        cs[i].in[0].data = (const char *)cs[i].in[0].data + adv[3 * i] * rows;
-        cs[i].in[1].data = (const char *)cs[i].in[1].data + adv[3 * i + 1] * rows;
-        cs[i].out = (char *)cs[i].out + adv[3 * i + 2] * rows;
+        if (adv[3 * i]) cs[i].in[0].data = (const char *)cs[i].in[0].data + adv[3 * i] * rows;
+        if (adv[3 * i + 1]) cs[i].in[1].data = (const char *)cs[i].in[1].data + adv[3 * i + 1] * rows;
+        if (adv[3 * i + 2]) cs[i].out = (char *)cs[i].out + adv[3 * i + 2] * rows;
     }
 }
 
