@@ -212,7 +212,7 @@ $(BIN)/unit: $(CORE_OBJ) $(UNIT_OBJ) $(BUILD)/ops/gpu/cuda/gen.o
 # The layers (docs/internals.md): lang/ builds without vm/ (static code reaches the interpreter
 # through the hooks vm_register() sets; only the C API glue, lang/api/, includes vm/), and
 # device code stops at op_run: lang/ and vm/ name no gpu_ function (the device executor calls
-# its DeviceImpl row's hooks), and only the CPU's executor, vm/run/exec_cpu.c, includes a CPU
+# its DeviceImpl row's hooks), and only the CPU's executor, vm/run/exec_cpu.c and exec_rows.c, includes a CPU
 # library header.
 empty :=
 space := $(empty) $(empty)
@@ -226,7 +226,7 @@ layers: $(CORE_OBJ)
 	    | grep -wFf $(BUILD)/vm_syms.txt; \
 	  grep -nE '#include "($(subst $(space),|,$(VM_HEADERS)))"' $(wildcard lang/*.[ch]); \
 	  grep -nE '\bgpu_[a-z0-9_]+ *\(' $(LANG_FILES) $(VM_FILES); \
-	  grep -n '#include "cpu/' $(filter-out vm/run/exec_cpu.c vm/run/jit.c,$(LANG_FILES) $(VM_FILES))); \
+	  grep -n '#include "cpu/' $(filter-out vm/run/exec_cpu.c vm/run/exec_rows.c vm/run/jit.c,$(LANG_FILES) $(VM_FILES))); \
 	if [ -n "$$bad" ]; then echo "layer violations (see docs/internals.md):"; echo "$$bad"; exit 1; fi; \
 	echo "layers: lang/ links without vm/, and lang/ and vm/ call no device's own functions"
 

@@ -114,11 +114,13 @@ static void op_text(Graph *g, const Ins *in, char *buf, size_t n) {
 /* A step's operand: the matmul's product, an earlier step's value (s1), or a register (t3, n4). */
 /* A step's operand; a row vector that every row reads or a value per row of the group (a
  * tensor operand of a fused group or epilogue that broadcasts) says so: "t1[row]", "t3[per row]". */
-static void step_operand(const Graph *g, const Ins *in, int x, char *buf, size_t n) {
+static void step_operand(const Graph *g, const Ins *in, const FusedStep *st, int x, char *buf, size_t n) {
     if (x == EPI_PRODUCT) { snprintf(buf, n, "product"); return; }
     if (x >= 0) { snprintf(buf, n, "s%d", x); return; }
     const RegInfo *r = &g->regs[-x - 1], *d = &g->regs[in->dst];
-    FusedLayout l = r->kind == R_TENSOR && d->kind == R_TENSOR ? opt_fused_layout(&r->shape, &d->shape) : FUSED_FULL;
+    /* a row group's steps are over its rows, or over one value per row (their result's shape) */
+    const Shape *gs = !opt_row_group(in) ? &d->shape : st->dst < 0 && op_info[st->op].kind != K_REDUCE ? &g->regs[-st->dst - 1].shape : &in->shape;
+    FusedLayout l = r->kind == R_TENSOR && d->kind == R_TENSOR ? opt_fused_layout(&r->shape, gs) : FUSED_FULL;
     snprintf(buf, n, "%c%d%s", r->kind == R_NUM ? 'n' : 't', -x - 1, l == FUSED_ROW ? "[row]" : l == FUSED_COL ? "[per row]" : "");
 }
 
@@ -134,9 +136,9 @@ static size_t steps_text(Graph *g, const Ins *in, char *buf, size_t n) {
         if (st->dst >= 0) snprintf(d, sizeof d, "s%d", st->dst);
         else if (-st->dst - 1 == in->dst) snprintf(d, sizeof d, "t%d", in->dst);
         else reg_str(g, -st->dst - 1, d, sizeof d);
-        step_operand(g, in, st->a, a, sizeof a);
+        step_operand(g, in, st, st->a, a, sizeof a);
         if (st->scalar_reg >= 0) snprintf(b, sizeof b, "n%d", st->scalar_reg);
-        else if (st->b != FUSED_NONE) step_operand(g, in, st->b, b, sizeof b);
+        else if (st->b != FUSED_NONE) step_operand(g, in, st, st->b, b, sizeof b);
         const char *x = st->num_left && *b ? b : a, *y = st->num_left && *b ? a : b;
         len += (size_t)snprintf(buf + len, n - len, "%s %s = %s(%s%s%s)", i ? ";" : "", d, op_info[st->op].name, x,
                                 *y ? ", " : "", y);
@@ -254,8 +256,11 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
         }
         break;
     }
-    case I_FUSED: {
-        size_t len = (size_t)snprintf(buf, n, "%s = fused group %d", d, in->aux);
+    case I_FUSED: {   /* a row group's rows: "row group 0 over [256, 1024] rows" */
+        char rows[160] = "";
+        if (opt_row_group(in)) shape_str(&in->shape, rows, sizeof rows);
+        size_t len = opt_row_group(in) ? (size_t)snprintf(buf, n, "%s = row group %d over %s rows", d, in->aux, rows)
+                                       : (size_t)snprintf(buf, n, "%s = fused group %d", d, in->aux);
         if (len < n) len += steps_text(g, in, buf + len, n - len);
         char tier[300];   /* the native tier's word, once it has looked at the group */
         if (len < n && jit_tier(in, tier, sizeof tier)) snprintf(buf + len, n - len, "  [%s]", tier);

@@ -179,6 +179,9 @@ typedef struct Graph {
     /* compiled with subnormal flushing on (set_flush_denormal): the constants folded then were
      * flushed, so the graph runs only in the mode it was compiled in (vm/static.c lookup) */
     bool flush_denormal;
+    /* set before opt_run: make no row groups (vm/opt/rows.c), whose reductions neither a graph
+     * file nor the device executor holds (export, device graphs) */
+    bool plain_groups;
     /* statistics for dis and TSL_EXPLAIN */
     int ops_before, fused_groups;
     int64_t bytes_saved;

@@ -379,6 +379,11 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
     if (st == COMPILE_ERROR) return NULL;
     char opt_msg[1024];
     if (opt_env_problem(opt_msg, sizeof opt_msg)) interp_write_diag(I, opt_msg, strlen(opt_msg));
+    /* the device first: a graph the device executor runs gets no row groups (opt.h) */
+    Value *vals = input_buffer(g);
+    fetch_inputs(g, e, vals);
+    set_device(g, vals);
+    g->plain_groups = g->device_vm;
     opt_run(g);
     bool rt = graph_mark_runtime(g);   /* Ins.rt: after the optimizer, which rewrites instructions */
     g->compile_ms = now_ms() - t0;
@@ -397,9 +402,6 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
     memmove(c->graphs + 1, c->graphs, sizeof(Graph *) * (size_t)c->n);
     c->graphs[0] = g;
     c->n++;
-    Value *vals = input_buffer(g);
-    fetch_inputs(g, e, vals);
-    set_device(g, vals);
     g->flush_denormal = pool_flush_denormal();
     *vals_out = vals;
     return g;
@@ -862,6 +864,7 @@ CompileStatus static_compile_export(Interp *I, ObjClosure *fn, Value *params, co
     CompileStatus st = compile_fn(I, fn, params, dyn, out, why, whylen);
     I->cur_src = saved;
     if (st != COMPILE_OK) return st;
+    (*out)->plain_groups = true;   /* a graph file's fused groups are elementwise (opt.h) */
     opt_run(*out);
     /* a file holds run-time dimensions (format version 4), but its index items are fixed */
     if (runtime_indexing(*out)) {

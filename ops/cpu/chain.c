@@ -114,6 +114,11 @@ static int64_t chain_row(const ChainStep *steps, int n) {
 int cpu_chain_run(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end,
                   void *scratch) {
     if (cpu_chain_check(steps, n, dt, begin, end)) return -1;
+    return cpu_chain_blocks(steps, n, dt, begin, end, scratch);
+}
+
+int cpu_chain_blocks(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end,
+                     void *scratch) {
     bool wide = cpu_has_avx512();
     int64_t block = chain_block(dt), row = chain_row(steps, n);
     for (int64_t at = begin, len; at < end; at += len) {

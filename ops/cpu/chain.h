@@ -102,6 +102,12 @@ int cpu_chain_check(const ChainStep *steps, int n, DType dt, int64_t begin, int6
  * or written then. */
 int cpu_chain_run(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end,
                   void *scratch);
+/* cpu_chain_run without its check, for a caller that runs the same steps many times over
+ * ranges it has checked once (cpu_chain_check over [begin, end) with operands at least as
+ * long; moving an array's data pointer along keeps it checked when the caller's arrays are
+ * that long there): a row group (vm/run/exec_rows.c), band after band. */
+int cpu_chain_blocks(const ChainStep *steps, int n, DType dt, int64_t begin, int64_t end,
+                     void *scratch);
 
 
 /* One step over the block of len elements starting at element `at`, through the op's

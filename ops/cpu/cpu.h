@@ -121,6 +121,10 @@ int cpu_unary(OpCode op, DType dt, const void *src, void *dst, int64_t n);
 int cpu_binary(OpCode op, DType ct, const void *a, int64_t sa, const void *b, int64_t sb, void *out, int64_t n);
 
 int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keepdims, Tensor *r);
+/* reduce.c: the row kernel every float reduction of a row calls (op over the n contiguous
+ * elements at x, f32 or f64; tmp holds n elements for var, std, norm and logsumexp): a row
+ * group (vm/run/exec_rows.c) reduces its rows by it, as eager does. */
+double cpu_reduce_row(OpCode op, DType dt, const void *x, int64_t n, void *tmp);
 int op_softmax_into(const Tensor *a, int axis, bool log, Tensor *r);
 /* The same with a's last two axes swapped when ta (BLAS reads it transposed: no copy). */
 int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out);

@@ -267,6 +267,10 @@ MAXMIN(MAXMINdouble, double, __m256d, _mm256_loadu_pd, _mm256_set1_pd, _mm256_ma
 ROW_FLOAT(float, pairwise_f32, vm_exp_f32, logf)
 ROW_FLOAT(double, pairwise_f64, vm_exp_f64, log)
 
+double cpu_reduce_row(OpCode op, DType dt, const void *x, int64_t n, void *tmp) {
+    return dt == DT_F32 ? row_float(op, x, n, tmp) : row_double(op, x, n, tmp);
+}
+
 static void reduce_rows(OpCode op, const Tensor *x, Tensor *r, int64_t begin, int64_t end, int64_t inner, void *tmp) {
     for (int64_t o = begin; o < end; o++) {
         double v = 0;

@@ -106,6 +106,57 @@ START_TEST(vm_epilogue_switch_off) {
 }
 END_TEST
 
+/* A layernorm over rows: one row group (the two means among its steps, the centred rows a
+ * temporary), eager's bits; TSL_OPT=-rows leaves the means ops. A mean over axis 0 is not rows. */
+static const char *LAYERNORM = "seed(3)\nx = randn([40, 200])\ng = randn([200])\nb = randn([200])\n"
+                               "fn ln(x) { m = mean(x, axis=-1, keepdims=true)\n d = x - m\n"
+                               "  v = mean(d * d, axis=-1, keepdims=true)\n return d / sqrt(v + 0.00001) * g + b }\n"
+                               "static { y = ln(x) }\nok = equal(y, ln(x))\n";
+
+static int count_reduce_steps(Graph *g) {
+    int n = 0;
+    for (int i = 0; i < g->ncode; i++)
+        for (int k = 0; opt_row_group(&g->code[i]) && k < g->code[i].nsteps; k++) n += op_info[g->code[i].steps[k].op].kind == K_REDUCE;
+    return n;
+}
+
+START_TEST(vm_row_group_layernorm) {
+    ck_assert_int_eq(run(LAYERNORM), 0);
+    Graph *g = static_last_graph(I);
+    ck_assert_int_eq(count_op(g, I_FUSED), 1);
+    ck_assert_int_eq(count_opcode(g, OP_MEAN), 0);
+    ck_assert_int_eq(count_reduce_steps(g), 2);
+    for (int i = 0; i < g->ncode; i++)
+        if (g->code[i].op == I_FUSED) {
+            ck_assert(opt_row_group(&g->code[i]));
+            ck_assert_int_eq(g->code[i].shape.d[1], 200);
+            ck_assert_int_eq(g->code[i].steps[1].dst, 1);   /* x - m: a temporary, not a tensor */
+        }
+    ck_assert(I->main->g.vals[globals_find(&I->main->g, "ok")].as.b);
+}
+END_TEST
+
+START_TEST(vm_row_group_switch_off) {
+    setenv("TSL_OPT", "-rows", 1);
+    ck_assert_int_eq(run(LAYERNORM), 0);
+    Graph *g = static_last_graph(I);
+    ck_assert_int_eq(count_opcode(g, OP_MEAN), 2);
+    ck_assert_int_eq(count_reduce_steps(g), 0);
+    ck_assert(I->main->g.vals[globals_find(&I->main->g, "ok")].as.b);
+}
+END_TEST
+
+START_TEST(vm_row_group_not_over_columns) {
+    ck_assert_int_eq(run("x = reshape(arange(600, dtype=\"f32\"), [20, 30])\n"
+                         "static { y = x - mean(x, axis=0, keepdims=true) * 2 }\n"
+                         "ok = equal(y, x - mean(x, axis=0, keepdims=true) * 2)\n"), 0);
+    Graph *g = static_last_graph(I);
+    ck_assert_int_eq(count_opcode(g, OP_MEAN), 1);
+    ck_assert_int_eq(count_reduce_steps(g), 0);
+    ck_assert(I->main->g.vals[globals_find(&I->main->g, "ok")].as.b);
+}
+END_TEST
+
 START_TEST(vm_cse_and_dce) {
     setenv("TSL_OPT", "-fuse", 1);
     ck_assert_int_eq(run("x = ones([3])\nfn f(v) { unused = tanh(v); return exp(v) + exp(v) }\nstatic { y = f(x) }\n"), 0);
@@ -313,6 +364,9 @@ Suite *vm_suite(void) {
     tcase_add_test(tc, vm_memory_plan_shares_buffers);
     tcase_add_test(tc, vm_epilogue_takes_bias_and_activation);
     tcase_add_test(tc, vm_epilogue_switch_off);
+    tcase_add_test(tc, vm_row_group_layernorm);
+    tcase_add_test(tc, vm_row_group_switch_off);
+    tcase_add_test(tc, vm_row_group_not_over_columns);
     tcase_add_test(tc, vm_cse_and_dce);
     tcase_add_test(tc, vm_constant_folding);
     tcase_add_test(tc, vm_loops_stay_loops);

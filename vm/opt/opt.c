@@ -1,5 +1,5 @@
 /* opt.c - optimizer passes over a compiled Graph. Each can be switched off for debugging
- * with TSL_OPT, e.g. TSL_OPT=-fuse,-cse (names: fold, cse, dce, licm, epilogue, fuse, mem).
+ * with TSL_OPT, e.g. TSL_OPT=-fuse,-cse (names: fold, cse, dce, licm, epilogue, rows, fuse, mem).
  *
  *   fold  constant folding: elementwise ops on constant tensors, run now by the same kernels
  *   cse   common-subexpression elimination of pure instructions with identical operands
@@ -13,6 +13,9 @@
  *         add of a row vector, activation, scalars) become one EPILOGUE instruction that runs
  *         the chain on each row block of the product right after that block's BLAS call, while
  *         it is in cache; eager computes the same blocks (ops/cpu/linalg.c), so the bits match
+ *   rows  row groups (rows.c): reductions of rows with keepdims and the elementwise steps
+ *         around them over [..., C] become one group run a band of rows at a time, each
+ *         reduction by reduce.c's row kernel, so a layernorm reads its input once
  *   licm  loop-invariant data movement (transpose, reshape, broadcast of values the loop does
  *         not change) moved before the loop: a backward loop transposes the weights once
  *   mem   memory planning: intermediates whose lifetimes do not overlap share buffers
@@ -21,9 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "opt.h"
+#include "opt_impl.h"
 #include "mem.h"
 
-static const char *const pass_names[] = { "fold", "cse", "dce", "licm", "epilogue", "fuse", "mem" };
+static const char *const pass_names[] = { "fold", "cse", "dce", "licm", "epilogue", "rows", "fuse", "mem" };
 
 /* What to say once when TSL_OPT names no pass (a typo would otherwise look like a no-op):
  * one line per word it ignores, appended to out; false when there is nothing to say. The
@@ -43,12 +47,12 @@ bool opt_env_problem(char *out, size_t n) {
             if (!strcmp(name, pass_names[i])) known = true;
         size_t used = strlen(out);
         if ((!known || tok[0] != '-') && used < n)
-            snprintf(out + used, n - used, "tsl: TSL_OPT: ignoring '%s' (write -PASS to switch a pass off; passes: fold, cse, dce, licm, epilogue, fuse, mem)\n", tok);
+            snprintf(out + used, n - used, "tsl: TSL_OPT: ignoring '%s' (write -PASS to switch a pass off; passes: fold, cse, dce, licm, epilogue, rows, fuse, mem)\n", tok);
     }
     return out[0] != 0;
 }
 
-static bool pass_on(const char *name) {
+bool pass_on(const char *name) {
     const char *s = getenv("TSL_OPT");
     if (!s) return true;
     char pat[32];
@@ -87,7 +91,7 @@ static int step_reads(const Ins *in, int *out) {
 }
 
 /* Registers an instruction reads (up to 3 fixed operands plus args). */
-static int reads(const Ins *in, int *out) {
+int reads(const Ins *in, int *out) {
     int n = 0;
     switch (in->op) {
     case I_NCONST: case I_TCONST: case I_JUMP: case I_SEED: return 0;
@@ -128,7 +132,7 @@ static void count_opnd(const Opnd *o, int *uses) {
     for (int i = 0; i < o->n; i++) count_opnd(&o->items[i], uses);
 }
 
-static void count_uses(Graph *g, int *uses, int *defs) {
+void count_uses(Graph *g, int *uses, int *defs) {
     memset(uses, 0, sizeof(int) * (size_t)g->nregs);
     memset(defs, 0, sizeof(int) * (size_t)g->nregs);
     int r[600];
@@ -157,7 +161,7 @@ static void count_uses(Graph *g, int *uses, int *defs) {
 }
 
 /* Instructions that are targets of jumps start a new basic block. */
-static bool *jump_targets(Graph *g) {
+bool *jump_targets(Graph *g) {
     bool *t = mem_calloc((size_t)g->ncode + 1, sizeof(bool));
     for (int i = 0; i < g->ncode; i++)
         if (g->code[i].op == I_JUMP || g->code[i].op == I_JUMPF) t[g->code[i].aux] = true;
@@ -165,7 +169,7 @@ static bool *jump_targets(Graph *g) {
 }
 
 /* Removes the instructions marked dead, remapping jump targets. */
-static void compact(Graph *g, bool *dead) {
+void compact(Graph *g, bool *dead) {
     int *newpos = mem_alloc(sizeof(int) * (size_t)(g->ncode + 1));
     int n = 0;
     for (int i = 0; i < g->ncode; i++) {
@@ -429,7 +433,7 @@ static int pass_fold(Graph *g) {
 
 /* The operands of an elementwise OP: tensor registers *ta and *tb (-1 none) and a number
  * register *scalar (-1 none), which is the left operand when *num_left. */
-static bool ew_operands(const Graph *g, const Ins *in, int *ta, int *tb, int *scalar, bool *num_left) {
+bool ew_operands(const Graph *g, const Ins *in, int *ta, int *tb, int *scalar, bool *num_left) {
     if (in->op != I_OP) return false;
     const OpDef *d = &op_info[in->aux];
     if (d->kind != K_UNARY && d->kind != K_BINARY && d->kind != K_COMPARE) return false;
@@ -452,7 +456,7 @@ static bool ew_operands(const Graph *g, const Ins *in, int *ta, int *tb, int *sc
 
 /* Instructions i + 1 .. j - 1 die (neutralised before compaction) and i becomes op, writing
  * dst, without its arguments and attributes: a fused group's one instruction. */
-static void fuse_into(Graph *g, bool *dead, int i, int j, InsOp op, int dst) {
+void fuse_into(Graph *g, bool *dead, int i, int j, InsOp op, int dst) {
     for (int k = i + 1; k < j; k++) {
         dead[k] = true;
         g->code[k].op = I_NCONST;
@@ -546,7 +550,7 @@ static int pass_fuse(Graph *g) {
         const CallFrame *frame = g->code[j - 1].frame;
         fuse_into(g, dead, i, j, I_FUSED, last_dst);
         first->a = first->b = first->c = -1;
-        first->aux = groups;
+        first->aux = g->fused_groups + groups;   /* after the row groups (rows.c) */
         first->steps = steps;
         first->nsteps = n;
         first->loc = loc;
@@ -976,6 +980,7 @@ void opt_run(Graph *g) {
     if (pass_on("dce")) pass_dce(g);
     if (pass_on("licm")) pass_licm(g);
     if (pass_on("epilogue")) pass_epilogue(g);
+    if (!g->plain_groups && pass_on("rows")) pass_rows(g);
     if (pass_on("fuse")) pass_fuse(g);
     if (pass_on("mem")) pass_memplan(g);
 }

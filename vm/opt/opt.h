@@ -1,4 +1,4 @@
-/* opt.h - the optimizer passes (vm/opt/opt.c). */
+/* opt.h - the optimizer passes (vm/opt/opt.c, vm/opt/rows.c). */
 #ifndef TSL_OPT_H
 #define TSL_OPT_H
 #include "ir.h"
@@ -40,6 +40,26 @@ static inline FusedLayout opt_fused_layout(const Shape *s, const Shape *g) {
  * least this many elements: blocks end at row ends, and shorter blocks cost more in work per
  * step than keeping the data in cache saves. */
 #define FUSED_ROW_MIN 128
+
+/* A row group (vm/opt/rows.c) is a FUSED instruction over rows of Ins.shape's last axis (C
+ * elements, contiguous), some of whose steps are reductions of a row with keepdims (sum, mean,
+ * max, min, prod, var, std, norm, logsumexp: ops/cpu/reduce.c's row kernel), giving one value
+ * per row that later steps read. Its steps are elementwise over the group's shape ([..., C],
+ * operands as opt_fused_layout lines them up), elementwise over one value per row ([..., 1],
+ * operands of that shape or numbers), or reductions ([..., C] to [..., 1]); a step's temporary
+ * (dst >= 0) is always of the group's shape. The CPU runs it a band of rows at a time with the
+ * temporaries in per-thread buffers (vm/run/exec_rows.c), so the rows are read from memory
+ * once. Only the optimizer makes them: a graph file's fused groups are elementwise (export
+ * compiles without them, Graph.plain_groups), and device graphs never have them. */
+static inline bool opt_row_group(const Ins *in) {
+    if (in->op != I_FUSED) return false;
+    for (int k = 0; k < in->nsteps; k++)
+        if (op_info[in->steps[k].op].kind == K_REDUCE) return true;
+    return false;
+}
+/* Rows shorter than this stay out of row groups: a band's steps cost more to set up than the
+ * one pass they save. */
+#define ROWS_MIN_C 8
 
 void opt_run(Graph *g);
 /* Once per process: the words of TSL_OPT that name no pass, as lines to show (false: none). */

@@ -17,6 +17,7 @@
 #include "cpu/chain.h"
 #include "cpu/cpu.h"
 #include "jit.h"
+#include "exec_cpu.h"
 
 /* The tensor an instruction writes its result into: the register's own tensor when nothing
  * else refers to it (so no other variable can see it change) and it has the register's dtype
@@ -71,6 +72,8 @@ static Tensor *dst_tensor(Graph *g, VmRegs *r, int reg, const Tensor *in1, const
     return n;
 }
 
+Tensor *vm_cpu_dst(Graph *g, VmRegs *r, int reg) { return dst_tensor(g, r, reg, NULL, NULL); }
+
 /* A fused elementwise group, evaluated by ops/cpu/chain.h block by block (512 f32 or 256 f64
  * elements through every step while they are in L1): a step's result stays in the block's
  * temporaries, or goes to its register when something outside the group reads it. Each
@@ -101,6 +104,8 @@ static void scratch_reserve(VmRegs *r, size_t need) {
     r->scratch->p = mem_alloc(need);
     r->scratch->bytes = need;
 }
+
+void vm_cpu_scratch(VmRegs *r, size_t need) { scratch_reserve(r, need); }
 
 /* Elements [part * FUSED_PART, (part + 1) * FUSED_PART) of the group, through every step. */
 static int fused_part(void *ud, int64_t part, int slot) {
@@ -195,6 +200,7 @@ static const void *const *native_operands(const ChainStep *cs, int n, const void
 }
 
 static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
+    if (opt_row_group(in)) return vm_cpu_rows(I, g, r, in);   /* reductions among its steps */
     RegInfo *d = &g->regs[in->dst];
     for (int k = 0; k < in->nsteps; k++)
         if (in->steps[k].dst < 0 && !dst_tensor(g, r, -in->steps[k].dst - 1, NULL, NULL)) return vm_fail_at(I, in, op_error());
