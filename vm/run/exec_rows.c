@@ -238,7 +238,7 @@ int vm_cpu_rows(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     size_t head = sizeof(Phase) * (size_t)n + 2 * sizeof(int) * (size_t)n + 2 * (size_t)n + sizeof(double) * (size_t)n;
     size_t band_bytes = (size_t)(e.band * e.C) * e.esz, worst = band_bytes * (size_t)n + (size_t)n * CHAIN_BYTES +
                         (size_t)n * (sizeof(ChainStep) + 3 * sizeof(int64_t)) + sizeof(double) * (size_t)(e.C + 1);
-    worst = (worst + 63) & ~(size_t)63;
+    worst = (worst + 63 + 64) & ~(size_t)63;   /* + 64: steps_at's alignment below */
     vm_cpu_scratch(r, head + 64 + worst * (size_t)width);
     char *p = r->scratch->p;
     e.num = (double *)p;
@@ -248,7 +248,8 @@ int vm_cpu_rows(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     e.lay = (uint8_t *)(e.buf_of + n);
     if (!rows_plan(g, &e, phase_of)) return vm_fail_at(I, in, "internal error: a row group's registers do not fit it");
     e.bufs_bytes = band_bytes * (size_t)e.nbuf;
-    e.steps_at = e.bufs_bytes + (size_t)e.max_n * CHAIN_BYTES;
+    /* the chain steps hold pointers: 64-byte aligned (a band of an odd f32 row count is not) */
+    e.steps_at = (e.bufs_bytes + (size_t)e.max_n * CHAIN_BYTES + 63) & ~(size_t)63;
     e.tmp_at = e.steps_at + (size_t)n * (sizeof(ChainStep) + 3 * sizeof(int64_t));
     e.area = (e.tmp_at + sizeof(double) * (size_t)(e.C + 1) + 63) & ~(size_t)63;
     e.slots = (char *)(((uintptr_t)(p + head) + 63) & ~(uintptr_t)63);
