@@ -474,54 +474,77 @@ static int64_t flat_position(const OpCall *c, int64_t p, int64_t n) {
     return q;
 }
 
+/* Every position checked (0, or -1 with the error) before any is read. */
+static int check_positions(const OpCall *c, const int64_t *ix, int64_t n, int64_t size) {
+    for (int64_t k = 0; k < n; k++)
+        if (flat_position(c, ix[k], size) < 0) return -1;
+    return 0;
+}
+
+/* The length of the run of consecutive flat positions that starts at ix[k] (at least 1):
+ * crops (indexing under autograd, concat's and pad's backward) read whole rows, one memcpy
+ * or one loop each. Positions are already checked. */
+static int64_t run_length(const int64_t *ix, int64_t k, int64_t n, int64_t size) {
+    int64_t q = ix[k] < 0 ? ix[k] + size : ix[k], r = 1;
+    while (k + r < n && (ix[k + r] < 0 ? ix[k + r] + size : ix[k + r]) == q + r) r++;
+    return r;
+}
+
 static int cpu_take(const OpCall *c, Tensor **out) {
     const Tensor *t = c->in[0].t, *idx = c->in[1].t;
     const int64_t *ix = idx->data;
     size_t es = dtype_size(t->dtype);
-    for (int64_t k = 0; k < idx->size; k++) {   /* every position is checked before one is read */
-        int64_t q = flat_position(c, ix[k], t->size);
-        if (q < 0) return -1;
-        memcpy((char *)out[0]->data + (size_t)k * es, (const char *)t->data + (size_t)q * es, es);
+    if (check_positions(c, ix, idx->size, t->size)) return -1;
+    for (int64_t k = 0, r; k < idx->size; k += r) {
+        r = run_length(ix, k, idx->size, t->size);
+        int64_t q = ix[k] < 0 ? ix[k] + t->size : ix[k];
+        memcpy((char *)out[0]->data + (size_t)k * es, (const char *)t->data + (size_t)q * es, (size_t)r * es);
     }
     return 0;
 }
 
-/* y[pos[k]] += v[k] in order (v one element: always its first), in the result's dtype. */
+/* y[q + j] += v[k + j] for the run of r positions that starts at ix[k] = q (v one element:
+ * always its first), in order, in the result's dtype. Runs never overlap an earlier position
+ * out of order: they are the positions in their given order, so repeats accumulate as
+ * NumPy's add.at does. */
 #define SCATTER_KERNEL(name, T, ADD)                                                            \
-    static void name(T *y, const int64_t *pos, const T *v, int64_t n, bool one) {               \
-        for (int64_t k = 0; k < n; k++) {                                                       \
-            T x = v[one ? 0 : k];                                                               \
-            y[pos[k]] = ADD;                                                                    \
+    static void name(T *y, const int64_t *ix, const T *v, int64_t n, int64_t size, bool one) {  \
+        for (int64_t k = 0, r; k < n; k += r) {                                                 \
+            r = run_length(ix, k, n, size);                                                     \
+            T *yq = y + (ix[k] < 0 ? ix[k] + size : ix[k]);                                     \
+            const T *vk = v + (one ? 0 : k);                                                    \
+            for (int64_t j = 0; j < r; j++) {                                                   \
+                T x = vk[one ? 0 : j];                                                          \
+                yq[j] = ADD;                                                                    \
+            }                                                                                   \
         }                                                                                       \
     }
-SCATTER_KERNEL(scatter_f32, float, y[pos[k]] + x)
-SCATTER_KERNEL(scatter_f64, double, y[pos[k]] + x)
-SCATTER_KERNEL(scatter_i64, int64_t, (int64_t)((uint64_t)y[pos[k]] + (uint64_t)x))   /* wraps, as i64 + does */
-SCATTER_KERNEL(scatter_bool, uint8_t, y[pos[k]] | x)                                  /* bool + bool is or */
+SCATTER_KERNEL(scatter_f32, float, yq[j] + x)
+SCATTER_KERNEL(scatter_f64, double, yq[j] + x)
+SCATTER_KERNEL(scatter_i64, int64_t, (int64_t)((uint64_t)yq[j] + (uint64_t)x))   /* wraps, as i64 + does */
+SCATTER_KERNEL(scatter_bool, uint8_t, yq[j] | x)                                  /* bool + bool is or */
 
 static int cpu_scatter_add(const OpCall *c, Tensor **out) {
     DType dt = out[0]->dtype;
     const Tensor *idx = c->in[1].t;
+    const int64_t *ix = idx->data;
+    int64_t size = out[0]->size;
     /* operands in the result's dtype: as they are when they have it (no copy per call) */
     Tensor *tmp[2];
     ScalarBox box[2];
     const Tensor *base = operand_as(&c->in[0], dt, &tmp[0], &box[0]), *v = operand_as(&c->in[2], dt, &tmp[1], &box[1]);
-    int64_t *pos = try_alloc(sizeof(int64_t) * (size_t)idx->size);
     int rc = -1;
-    if (!pos || !v || !base) goto out;
-    if (out[0]->size) memcpy(out[0]->data, base->data, dtype_size(dt) * (size_t)out[0]->size);
-    for (int64_t k = 0; k < idx->size; k++)
-        if ((pos[k] = flat_position(c, ((const int64_t *)idx->data)[k], out[0]->size)) < 0) goto out;
+    if (!v || !base || check_positions(c, ix, idx->size, size)) goto out;
+    if (size) memcpy(out[0]->data, base->data, dtype_size(dt) * (size_t)size);
     bool one = v->size == 1;
     switch (dt) {
-    case DT_F32: scatter_f32(out[0]->data, pos, v->data, idx->size, one); break;
-    case DT_F64: scatter_f64(out[0]->data, pos, v->data, idx->size, one); break;
-    case DT_I64: scatter_i64(out[0]->data, pos, v->data, idx->size, one); break;
-    default: scatter_bool(out[0]->data, pos, v->data, idx->size, one); break;
+    case DT_F32: scatter_f32(out[0]->data, ix, v->data, idx->size, size, one); break;
+    case DT_F64: scatter_f64(out[0]->data, ix, v->data, idx->size, size, one); break;
+    case DT_I64: scatter_i64(out[0]->data, ix, v->data, idx->size, size, one); break;
+    default: scatter_bool(out[0]->data, ix, v->data, idx->size, size, one); break;
     }
     rc = 0;
 out:
-    mem_free(pos);
     tensor_release(tmp[0]);
     tensor_release(tmp[1]);
     return rc;
