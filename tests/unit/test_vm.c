@@ -157,6 +157,26 @@ START_TEST(vm_row_group_not_over_columns) {
 }
 END_TEST
 
+/* A differentiated index (take of the index's positions, as eager records it) is read as the
+ * index itself; the positions stay for the backward's scatter_add. TSL_OPT=-takes keeps it. */
+static const char *TRACKED_INDEX = "x = reshape(arange(24, dtype=\"f32\"), [2, 3, 4])\n"
+                                   "f = fn(x) { return sum(x[1] * x[1]) + sum(x[0, 1:3]) }\n"
+                                   "static { r = value_and_grad(f)(x) }\n"
+                                   "ok = equal(r[1], grad(f)(x)) and equal(r[0], f(x))\n";
+
+START_TEST(vm_tracked_index_reads_directly) {
+    ck_assert_int_eq(run(TRACKED_INDEX), 0);
+    Graph *g = static_last_graph(I);
+    ck_assert_int_eq(count_opcode(g, OP_TAKE), 0);
+    ck_assert_int_eq(count_opcode(g, OP_SCATTER_ADD), 3);   /* x[1] twice, x[0, 1:3] */
+    ck_assert(I->main->g.vals[globals_find(&I->main->g, "ok")].as.b);
+    setenv("TSL_OPT", "-takes", 1);
+    ck_assert_int_eq(run(TRACKED_INDEX), 0);
+    ck_assert_int_eq(count_opcode(static_last_graph(I), OP_TAKE), 3);
+    ck_assert(I->main->g.vals[globals_find(&I->main->g, "ok")].as.b);
+}
+END_TEST
+
 START_TEST(vm_cse_and_dce) {
     setenv("TSL_OPT", "-fuse", 1);
     ck_assert_int_eq(run("x = ones([3])\nfn f(v) { unused = tanh(v); return exp(v) + exp(v) }\nstatic { y = f(x) }\n"), 0);
@@ -367,6 +387,7 @@ Suite *vm_suite(void) {
     tcase_add_test(tc, vm_row_group_layernorm);
     tcase_add_test(tc, vm_row_group_switch_off);
     tcase_add_test(tc, vm_row_group_not_over_columns);
+    tcase_add_test(tc, vm_tracked_index_reads_directly);
     tcase_add_test(tc, vm_cse_and_dce);
     tcase_add_test(tc, vm_constant_folding);
     tcase_add_test(tc, vm_loops_stay_loops);

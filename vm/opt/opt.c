@@ -27,7 +27,7 @@
 #include "opt_impl.h"
 #include "mem.h"
 
-static const char *const pass_names[] = { "fold", "cse", "dce", "licm", "epilogue", "rows", "fuse", "mem" };
+static const char *const pass_names[] = { "fold", "takes", "cse", "dce", "licm", "epilogue", "rows", "fuse", "mem" };
 
 /* What to say once when TSL_OPT names no pass (a typo would otherwise look like a no-op):
  * one line per word it ignores, appended to out; false when there is nothing to say. The
@@ -976,6 +976,7 @@ void opt_run(Graph *g) {
     g->ops_before = g->ncode;
     hoist_constants(g);
     if (pass_on("fold")) pass_fold(g);
+    if (!g->device_vm && pass_on("takes")) pass_takes(g);   /* indexing runs on the host of a device */
     if (pass_on("cse")) pass_cse(g);
     if (pass_on("dce")) pass_dce(g);
     if (pass_on("licm")) pass_licm(g);

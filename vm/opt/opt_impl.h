@@ -1,4 +1,4 @@
-/* opt_impl.h - what the optimizer's passes share (vm/opt/opt.c, vm/opt/rows.c). */
+/* opt_impl.h - what the optimizer's passes share (vm/opt/opt.c, rows.c, takes.c). */
 #ifndef TSL_OPT_IMPL_H
 #define TSL_OPT_IMPL_H
 #include "opt.h"
@@ -22,5 +22,7 @@ void fuse_into(Graph *g, bool *dead, int i, int j, InsOp op, int dst);
 
 /* rows.c: row groups (opt.h's opt_row_group) of the straight-line code; how many it made. */
 int pass_rows(Graph *g);
+/* takes.c: a take of an index of an arange (a differentiated t[...]) read as t[...]. */
+int pass_takes(Graph *g);
 
 #endif
