@@ -9,7 +9,10 @@
  * reduction by reduce.c's row kernel on each row of the band (cpu_reduce_row, what eager calls
  * on the same values). A temporary that a later phase reads lives in a band buffer of the
  * running thread; one read within its phase only is the chain's block temporary. Bands are
- * independent, so parts of whole bands go to the thread pool (the same bits for any count). */
+ * independent, so parts of whole bands go to the thread pool (the same bits for any count).
+ * Once the group is hot, the native tier (jit.h's jit_phases) runs each elementwise phase as
+ * one generated loop, row by row, with the chain's values in registers (the same bits: chain.h,
+ * jit.c); the reductions stay the row kernel's. */
 #include <string.h>
 #include "vm_impl.h"
 #include "exec_cpu.h"
