@@ -30,6 +30,8 @@ typedef enum { PH_FULL, PH_ROW, PH_REDUCE } PhaseKind;
 typedef struct {
     PhaseKind kind;
     int first, n;   /* steps [first, first + n) */
+    int src;        /* PH_REDUCE: what it reduces (a step, or a register -(r+1)) */
+    bool square;    /* PH_REDUCE: the squares of src (fold_squares) */
 } Phase;
 
 /* How a step reads an outside register: every element, a row vector, or a value per row. */
@@ -144,11 +146,12 @@ static void chain_advance(ChainStep *cs, int n, const int64_t *adv, int64_t rows
 static int run_reduce(const RowRun *e, const Phase *p, int64_t r0, int64_t nb, char *slot) {
     const FusedStep *st = &e->in->steps[p->first];
     size_t row = (size_t)e->C * e->esz;
-    const char *src = st->a >= 0 ? slot + (size_t)e->buf_of[st->a] * (size_t)e->band * row
-                                 : e->r->ten[-st->a - 1]->data + (size_t)r0 * row;
+    const char *src = p->src >= 0 ? slot + (size_t)e->buf_of[p->src] * (size_t)e->band * row
+                                  : e->r->ten[-p->src - 1]->data + (size_t)r0 * row;
     char *out = e->r->ten[-st->dst - 1]->data, *tmp = slot + e->tmp_at;
     for (int64_t q = 0; q < nb; q++) {
-        double v = cpu_reduce_row(st->op, e->dt, src + q * row, e->C, tmp);
+        double v = p->square ? cpu_reduce_row_sq(st->op, e->dt, src + q * row, e->C)
+                             : cpu_reduce_row(st->op, e->dt, src + q * row, e->C, tmp);
         if (e->dt == DT_F32) ((float *)out)[r0 + q] = (float)v;
         else ((double *)out)[r0 + q] = v;
     }
@@ -197,7 +200,8 @@ static int rows_part(void *ud, int64_t part, int slot) {
     int64_t begin = part * e->part_rows, end = begin + e->part_rows < e->R ? begin + e->part_rows : e->R;
     int64_t nb0 = end - begin < e->band ? end - begin : e->band;
     for (int p = 0; p < e->nph; p++)
-        if (e->ph[p].kind != PH_REDUCE && chain_build(e, &e->ph[p], begin, nb0, s, cs + e->ph[p].first, adv + 3 * e->ph[p].first))
+        if (e->ph[p].kind != PH_REDUCE && e->ph[p].n &&
+            chain_build(e, &e->ph[p], begin, nb0, s, cs + e->ph[p].first, adv + 3 * e->ph[p].first))
             return -1;
     for (int64_t r0 = begin; r0 < end; r0 += e->band) {
         int64_t nb = end - r0 < e->band ? end - r0 : e->band;
@@ -207,6 +211,7 @@ static int rows_part(void *ud, int64_t part, int slot) {
                 run_reduce(e, ph, r0, nb, s);
                 continue;
             }
+            if (!ph->n) continue;   /* its one step folded into the reduction after it */
             ChainStep *c = cs + ph->first;
             if (r0 > begin) chain_advance(c, ph->n, adv + 3 * ph->first, e->band);
             int rc = e->native[p] ? native_phase(e, ph, c, nb, (const void **)(s + e->ptrs_at))
@@ -215,6 +220,29 @@ static int rows_part(void *ud, int64_t part, int slot) {
         }
     }
     return 0;
+}
+
+/* A sum or mean of the rows of s = mul(a, a), the last step of the phase before it, that no
+ * other step reads (layernorm's mean(d * d)): the reduction sums a's squares itself
+ * (cpu_reduce_row_sq, the same products in the same order) and the phase ends before s, so
+ * the squares are never stored and read back. */
+static void fold_squares(const Ins *in, RowRun *e) {
+    for (int p = 1; p < e->nph; p++) {
+        Phase *r = &e->ph[p], *f = &e->ph[p - 1];
+        const FusedStep *st = &in->steps[r->first];
+        int k = f->first + f->n - 1;
+        const FusedStep *m = &in->steps[k];
+        if (r->kind != PH_REDUCE || f->kind != PH_FULL || (st->op != OP_SUM && st->op != OP_MEAN) || st->a != k ||
+            m->op != OP_MUL || m->scalar_reg >= 0 || m->b != m->a || m->dst != k)
+            continue;
+        bool others = false;
+        for (int j = k + 1; j < in->nsteps; j++)
+            others |= j != r->first && (in->steps[j].a == k || (in->steps[j].scalar_reg < 0 && in->steps[j].b == k));
+        if (others) continue;
+        f->n--;
+        r->src = m->a;
+        r->square = true;
+    }
 }
 
 /* The phases, which temporaries need band buffers, how each register operand is read; false
@@ -226,15 +254,18 @@ static bool rows_plan(const Graph *g, RowRun *e, int *phase_of) {
     for (int k = 0; k < in->nsteps; k++) {
         PhaseKind kind = step_kind(g, in, &in->steps[k]);
         if (e->nph == 0 || kind == PH_REDUCE || e->ph[e->nph - 1].kind != kind)
-            e->ph[e->nph++] = (Phase){ kind, k, 0 };
+            e->ph[e->nph++] = (Phase){ kind, k, 0, in->steps[k].a, false };
         e->ph[e->nph - 1].n++;
         phase_of[k] = e->nph - 1;
         e->buf_of[k] = -1;
         if (e->ph[e->nph - 1].n > e->max_n) e->max_n = e->ph[e->nph - 1].n;
     }
+    fold_squares(in, e);
     for (int k = 0; k < in->nsteps; k++) {
         const FusedStep *st = &in->steps[k];
-        int x[2] = { st->a, st->scalar_reg < 0 ? st->b : FUSED_NONE };
+        const Phase *ph = &e->ph[phase_of[k]];
+        if (k >= ph->first + ph->n) continue;   /* folded into the reduction after it */
+        int x[2] = { ph->kind == PH_REDUCE ? ph->src : st->a, st->scalar_reg < 0 ? st->b : FUSED_NONE };
         for (int q = 0; q < 2; q++) {
             if (x[q] == FUSED_NONE) continue;
             if (x[q] >= 0) {   /* a temporary a later phase reads: a band buffer */
@@ -269,7 +300,7 @@ static int rows_native(Interp *I, RowRun *e) {
     JitFusedFn fns[JIT_PHASES];
     ChainStep *csp[JIT_PHASES];
     int ns[JIT_PHASES], nel = 0;
-    for (int p = 0; p < e->nph; p++) nel += e->ph[p].kind != PH_REDUCE;
+    for (int p = 0; p < e->nph; p++) nel += e->ph[p].kind != PH_REDUCE && e->ph[p].n;
     bool ask;
     if (nel == 0 || nel > JIT_PHASES || (e->dt != DT_F32 && e->dt != DT_F64)) return 0;
     if (!jit_phases_ready(I, e->in, fns, nel, &ask)) {
@@ -278,7 +309,7 @@ static int rows_native(Interp *I, RowRun *e) {
         int64_t *adv = (int64_t *)(cs + e->in->nsteps), nb = e->R < e->band ? e->R : e->band;
         for (int p = 0, i = 0; p < e->nph; p++) {
             const Phase *ph = &e->ph[p];
-            if (ph->kind == PH_REDUCE) continue;
+            if (ph->kind == PH_REDUCE || !ph->n) continue;
             if (chain_build(e, ph, 0, nb, e->slots, cs + ph->first, adv + 3 * ph->first)) return -1;
             for (int k = ph->first; k < ph->first + ph->n; k++)
                 for (int q = 0; q < cs[k].nin; q++)
@@ -289,7 +320,7 @@ static int rows_native(Interp *I, RowRun *e) {
         }
         if (!jit_phases(I, e->in, csp, ns, nel, e->dt, fns)) return 0;
     }
-    for (int p = 0, i = 0; p < e->nph; p++) e->native[p] = e->ph[p].kind == PH_REDUCE ? NULL : fns[i++];
+    for (int p = 0, i = 0; p < e->nph; p++) e->native[p] = e->ph[p].kind == PH_REDUCE || !e->ph[p].n ? NULL : fns[i++];
     e->api = jit_api(e->dt);
     return 0;
 }
