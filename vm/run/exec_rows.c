@@ -23,7 +23,11 @@
 #include "cpu/chain.h"
 #include "cpu/cpu.h"
 
-/* Elements of a band, at least (whole rows): 4 KB of f32 per band buffer, in L1 with the rows. */
+/* Elements of a band, at least (whole rows): 16 KB of f32 per band buffer. Measured on
+ * layernorm [256, 1024] (fastest of 5 processes, 2 pool threads on one core): bands of 1,024,
+ * 2,048, 4,096 and 8,192 elements took 0.131, 0.125, 0.123 and 0.124 ms in the VM and 0.108,
+ * 0.108 and 0.105 ms (no 8,192) native: a smaller band pays its per-band work more often than
+ * its buffers' staying in L1 saves. */
 #define ROW_BAND 4096
 
 typedef enum { PH_FULL, PH_ROW, PH_REDUCE } PhaseKind;
