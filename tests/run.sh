@@ -215,6 +215,12 @@ if grep -q avx512f /proc/cpuinfo 2>/dev/null && command -v cc >/dev/null 2>&1; t
     if XDG_CACHE_HOME="$tmp/jit" TSL_JIT=force TSL_EXPLAIN=1 $TSL --verify-static tests/scripts/native_epilogue.tsl >/dev/null 2>"$tmp/err" &&
        sanitized && grep -q "the matmul's epilogue runs native code" "$tmp/err" && ! grep -q 'runs in the vm' "$tmp/err"; then ok
     else bad "TSL_JIT=force native_epilogue.tsl: $(grep -v 'compiled static' "$tmp/err" | head -3)"; fi
+    # a row group's elementwise phases as native code, run row by row (a row vector as an
+    # array, a value per row as a number) between the row kernel's reductions: eager's bits,
+    # rows of every length mod 16, f32 and f64, parts over 2 threads
+    if XDG_CACHE_HOME="$tmp/jit" TSL_JIT=force TSL_EXPLAIN=1 $TSL --threads 2 --verify-static tests/scripts/rowfuse.tsl >/dev/null 2>"$tmp/err" &&
+       sanitized && grep -q 'row group 0 runs native code' "$tmp/err" && ! grep -q 'runs in the vm' "$tmp/err"; then ok
+    else bad "TSL_JIT=force rowfuse.tsl: $(grep -v 'compiled static' "$tmp/err" | head -3)"; fi
     # a hot group switches to its native code, made in the background (here from the disk cache
     # the run above filled), with the same bits; dis names the tier
     cat >"$tmp/jit.tsl" <<'EOF'

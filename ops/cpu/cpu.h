@@ -125,6 +125,9 @@ int op_reduce_into(OpCode op, const Tensor *a, const int *axes, int n, bool keep
  * elements at x, f32 or f64; tmp holds n elements for var, std, norm and logsumexp): a row
  * group (vm/run/exec_rows.c) reduces its rows by it, as eager does. */
 double cpu_reduce_row(OpCode op, DType dt, const void *x, int64_t n, void *tmp);
+/* cpu_reduce_row of OP_SUM or OP_MEAN over the squares x[i] * x[i] (each rounded to the
+ * dtype), without storing them: the bits of cpu_reduce_row over the stored squares. */
+double cpu_reduce_row_sq(OpCode op, DType dt, const void *x, int64_t n);
 int op_softmax_into(const Tensor *a, int axis, bool log, Tensor *r);
 /* The same with a's last two axes swapped when ta (BLAS reads it transposed: no copy). */
 int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out);

@@ -17,52 +17,65 @@
 /* NumPy's pairwise sum: below 8 elements a plain loop; up to 128, 8 accumulators (lane k
  * sums x[k], x[k+8], ...) combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)); above, split at
  * a multiple of 8 and recurse. The 8 accumulators are exactly one AVX2 register of f32 (two
- * of f64), so the vector code below computes the scalar scheme's bits. */
-static float pairwise_f32(const float *x, int64_t n) {
-    if (n < 8) {
-        float s = 0;
-        for (int64_t i = 0; i < n; i++) s += x[i];
-        return s;
+ * of f64), so the vector code below computes the scalar scheme's bits. The _sq versions sum
+ * the squares x[i] * x[i] (each rounded to T, as a multiplication's result is) in the same
+ * order: a row group's mean(d * d) that never stores d * d (exec_rows.c) gets the bits of the
+ * sum over the stored squares. */
+#define PAIRWISE_F32(NAME, LOAD, EL)                                                           \
+    static float NAME(const float *x, int64_t n) {                                             \
+        if (n < 8) {                                                                           \
+            float s = 0;                                                                       \
+            for (int64_t i = 0; i < n; i++) s += EL(x[i]);                                      \
+            return s;                                                                          \
+        }                                                                                      \
+        if (n <= 128) {                                                                        \
+            __m256 acc = LOAD(x);                                                              \
+            int64_t i;                                                                         \
+            for (i = 8; i < n - n % 8; i += 8) acc = _mm256_add_ps(acc, LOAD(x + i));           \
+            float r[8];                                                                        \
+            _mm256_storeu_ps(r, acc);                                                          \
+            float s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));       \
+            for (; i < n; i++) s += EL(x[i]);                                                   \
+            return s;                                                                          \
+        }                                                                                      \
+        int64_t h = n / 2;                                                                     \
+        h -= h % 8;                                                                            \
+        return NAME(x, h) + NAME(x + h, n - h);                                                \
     }
-    if (n <= 128) {
-        __m256 acc = _mm256_loadu_ps(x);
-        int64_t i;
-        for (i = 8; i < n - n % 8; i += 8) acc = _mm256_add_ps(acc, _mm256_loadu_ps(x + i));
-        float r[8];
-        _mm256_storeu_ps(r, acc);
-        float s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++) s += x[i];
-        return s;
+#define PAIRWISE_F64(NAME, LOAD, EL)                                                           \
+    static double NAME(const double *x, int64_t n) {                                           \
+        if (n < 8) {                                                                           \
+            double s = 0;                                                                      \
+            for (int64_t i = 0; i < n; i++) s += EL(x[i]);                                      \
+            return s;                                                                          \
+        }                                                                                      \
+        if (n <= 128) {                                                                        \
+            __m256d lo = LOAD(x), hi = LOAD(x + 4);                                            \
+            int64_t i;                                                                         \
+            for (i = 8; i < n - n % 8; i += 8) {                                               \
+                lo = _mm256_add_pd(lo, LOAD(x + i));                                           \
+                hi = _mm256_add_pd(hi, LOAD(x + i + 4));                                       \
+            }                                                                                  \
+            double r[8];                                                                       \
+            _mm256_storeu_pd(r, lo);                                                           \
+            _mm256_storeu_pd(r + 4, hi);                                                       \
+            double s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));      \
+            for (; i < n; i++) s += EL(x[i]);                                                   \
+            return s;                                                                          \
+        }                                                                                      \
+        int64_t h = n / 2;                                                                     \
+        h -= h % 8;                                                                            \
+        return NAME(x, h) + NAME(x + h, n - h);                                                \
     }
-    int64_t h = n / 2;
-    h -= h % 8;
-    return pairwise_f32(x, h) + pairwise_f32(x + h, n - h);
-}
-
-static double pairwise_f64(const double *x, int64_t n) {
-    if (n < 8) {
-        double s = 0;
-        for (int64_t i = 0; i < n; i++) s += x[i];
-        return s;
-    }
-    if (n <= 128) {
-        __m256d lo = _mm256_loadu_pd(x), hi = _mm256_loadu_pd(x + 4);
-        int64_t i;
-        for (i = 8; i < n - n % 8; i += 8) {
-            lo = _mm256_add_pd(lo, _mm256_loadu_pd(x + i));
-            hi = _mm256_add_pd(hi, _mm256_loadu_pd(x + i + 4));
-        }
-        double r[8];
-        _mm256_storeu_pd(r, lo);
-        _mm256_storeu_pd(r + 4, hi);
-        double s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++) s += x[i];
-        return s;
-    }
-    int64_t h = n / 2;
-    h -= h % 8;
-    return pairwise_f64(x, h) + pairwise_f64(x + h, n - h);
-}
+#define PAIRWISE_PLAIN(v) (v)
+static inline float sq_f32(float v) { return v * v; }
+static inline double sq_f64(double v) { return v * v; }
+static inline __m256 load_sq_ps(const float *p) { __m256 v = _mm256_loadu_ps(p); return _mm256_mul_ps(v, v); }
+static inline __m256d load_sq_pd(const double *p) { __m256d v = _mm256_loadu_pd(p); return _mm256_mul_pd(v, v); }
+PAIRWISE_F32(pairwise_f32, _mm256_loadu_ps, PAIRWISE_PLAIN)
+PAIRWISE_F32(pairwise_sq_f32, load_sq_ps, sq_f32)
+PAIRWISE_F64(pairwise_f64, _mm256_loadu_pd, PAIRWISE_PLAIN)
+PAIRWISE_F64(pairwise_sq_f64, load_sq_pd, sq_f64)
 
 /* Column sums of an n x cols block (rows stride apart): each column summed exactly as the
  * pairwise sums above sum a contiguous row (the same additions in the same order), read down
@@ -269,6 +282,12 @@ ROW_FLOAT(double, pairwise_f64, vm_exp_f64, log)
 
 double cpu_reduce_row(OpCode op, DType dt, const void *x, int64_t n, void *tmp) {
     return dt == DT_F32 ? row_float(op, x, n, tmp) : row_double(op, x, n, tmp);
+}
+
+double cpu_reduce_row_sq(OpCode op, DType dt, const void *x, int64_t n) {
+    double s = dt == DT_F32 ? pairwise_sq_f32(x, n) : pairwise_sq_f64(x, n);
+    if (op != OP_MEAN) return s;   /* as row_float's and row_double's OP_MEAN */
+    return dt == DT_F32 ? (double)(float)((float)s / (float)n) : s / (double)n;
 }
 
 static void reduce_rows(OpCode op, const Tensor *x, Tensor *r, int64_t begin, int64_t end, int64_t inner, void *tmp) {

@@ -34,6 +34,7 @@
 #include <unistd.h>
 #include "jit.h"
 #include "vm_impl.h"
+#include "opt.h"
 #include "cpu/chain.h"
 #include "cpu/cpu.h"
 #include "lanes512_src.h"   /* LANES512_SRC: ops/cpu/lanes512.h's text (the Makefile) */
@@ -51,7 +52,8 @@ typedef struct JitCode {
     uint64_t hash;             /* of the source and the compiler's command */
     char *src;                 /* the generated C (malloc'd, process-wide) */
     int state;                 /* JIT_*, atomic: READY published with release */
-    JitFusedFn fn;
+    JitFusedFn fn[JIT_PHASES]; /* tsl_fused, tsl_fused1, ...: a row group has one per phase */
+    int nfn;
     double compile_ms;         /* 0 when loaded from the disk cache */
     bool cached;               /* loaded from the disk cache */
     char why[800];             /* JIT_FAILED: the reason */
@@ -233,35 +235,53 @@ static void body_code(Buf *b, const Lanes *L, DType dt, const ChainStep *cs, int
     for (int k = 0; k < n; k++) step_code(b, L, dt, &cs[k], k, n, writer, tail);
 }
 
-/* The C of a group: a function tsl_fused (jit.h's JitFusedFn). Depends only on the steps'
- * structure (ops, operand kinds, temporaries), never on addresses or values, so one object
- * serves every run and every graph with the same group. */
-static char *group_source(const ChainStep *cs, int n, DType dt) {
+/* The C of one group's loop, as a function `name` (jit.h's JitFusedFn). Depends only on the
+ * steps' structure (ops, operand kinds, temporaries), never on addresses or values, so one
+ * object serves every run and every graph with the same group. */
+static void group_fn(Buf *b, const char *name, const ChainStep *cs, int n, DType dt) {
     Lanes L = lanes_of(dt);
-    Buf b = { 0 };
     int *writer = calloc((size_t)n + 1, sizeof(int));
     if (!writer) abort();
-    put(&b, "/* tsl native fused group: %d steps of %s (abi 1: ops %d) */\n#include \"%s\"\n\n",
-        n, dtype_name(dt), (int)OP__COUNT, lanes_name);
-    put(&b, "int tsl_fused(const void *const *p, int64_t begin, int64_t end, void (*const *api)(void)) {\n");
-    put(&b, "    %s ba[%d] __attribute__((aligned(64))), bb[%d] __attribute__((aligned(64)));\n"
-            "    (void)ba; (void)bb;\n", L.t, L.w, L.w);
+    put(b, "int %s(const void *const *p, int64_t begin, int64_t end, void (*const *api)(void)) {\n", name);
+    put(b, "    %s ba[%d] __attribute__((aligned(64))), bb[%d] __attribute__((aligned(64)));\n"
+           "    (void)ba; (void)bb;\n", L.t, L.w, L.w);
     for (int k = 0; k < n; k++)
         for (int q = 0; q < cs[k].nin; q++)
             if (cs[k].in[q].kind == CHAIN_SCALAR)
-                put(&b, "    const %s s%d_%d = _mm512_set1_%s(*(const %s *)p[%d]);\n", L.vt, k, q, L.s, L.t, 2 * k + q);
+                put(b, "    const %s s%d_%d = _mm512_set1_%s(*(const %s *)p[%d]);\n", L.vt, k, q, L.s, L.t, 2 * k + q);
             else if (cs[k].in[q].kind == CHAIN_ARRAY)   /* read once: a store may alias p[] */
-                put(&b, "    const %s *const p%d = (const %s *)p[%d];\n", L.t, 2 * k + q, L.t, 2 * k + q);
+                put(b, "    const %s *const p%d = (const %s *)p[%d];\n", L.t, 2 * k + q, L.t, 2 * k + q);
     for (int k = 0; k < n; k++)
-        if (cs[k].temp < 0) put(&b, "    %s *const p%d = (%s *)p[%d];\n", L.t, 2 * n + k, L.t, 2 * n + k);
-    put(&b, "    %s", L.vt);
-    for (int k = 0; k < n; k++) put(&b, "%s v%d", k ? "," : "", k);
-    put(&b, ";\n    int64_t i = begin;\n    for (; i + %d <= end; i += %d) {\n", L.w, L.w);
-    body_code(&b, &L, dt, cs, n, writer, false);
-    put(&b, "    }\n    if (i < end) {\n        %s m = (%s)((1u << (end - i)) - 1);\n", L.mt, L.mt);
-    body_code(&b, &L, dt, cs, n, writer, true);
-    put(&b, "    }\n    return 0;\n}\n");
+        if (cs[k].temp < 0) put(b, "    %s *const p%d = (%s *)p[%d];\n", L.t, 2 * n + k, L.t, 2 * n + k);
+    put(b, "    %s", L.vt);
+    for (int k = 0; k < n; k++) put(b, "%s v%d", k ? "," : "", k);
+    put(b, ";\n    int64_t i = begin;\n    for (; i + %d <= end; i += %d) {\n", L.w, L.w);
+    body_code(b, &L, dt, cs, n, writer, false);
+    put(b, "    }\n    if (i < end) {\n        %s m = (%s)((1u << (end - i)) - 1);\n", L.mt, L.mt);
+    body_code(b, &L, dt, cs, n, writer, true);
+    put(b, "    }\n    return 0;\n}\n");
     free(writer);
+}
+
+/* The C of a fused group: its loop as tsl_fused. */
+static char *group_source(const ChainStep *cs, int n, DType dt) {
+    Buf b = { 0 };
+    put(&b, "/* tsl native fused group: %d steps of %s (abi 1: ops %d) */\n#include \"%s\"\n\n",
+        n, dtype_name(dt), (int)OP__COUNT, lanes_name);
+    group_fn(&b, "tsl_fused", cs, n, dt);
+    return b.p;
+}
+
+/* The C of a row group's nph elementwise phases: phase i's loop as tsl_fused, tsl_fused1, ... */
+static char *phases_source(ChainStep *const *cs, const int *n, int nph, DType dt) {
+    Buf b = { 0 };
+    put(&b, "/* tsl native row group: %d phases of %s (abi 1: ops %d) */\n#include \"%s\"\n\n",
+        nph, dtype_name(dt), (int)OP__COUNT, lanes_name);
+    for (int i = 0; i < nph; i++) {
+        char name[32];
+        snprintf(name, sizeof name, i ? "tsl_fused%d" : "tsl_fused", i);
+        group_fn(&b, name, cs[i], n[i], dt);
+    }
     return b.p;
 }
 
@@ -384,20 +404,24 @@ static void precompile_header(const char *dir) {
     if (run_compiler(tail, why, sizeof why) || rename(tmp, gch)) remove(tmp);
 }
 
-/* so's tsl_fused into c->fn: 0, or -1 with the reason. */
+/* so's tsl_fused (and tsl_fused1, ... for a row group) into c->fn: 0, or -1 with the reason. */
 static int load_object(JitCode *c, const char *so) {
     void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         snprintf(c->why, sizeof c->why, "its object would not load (%s)", dlerror());
         return -1;
     }
-    void *f = dlsym(h, "tsl_fused");
-    if (!f) {
-        snprintf(c->why, sizeof c->why, "its object has no tsl_fused");
-        dlclose(h);
-        return -1;
+    for (int i = 0; i < c->nfn; i++) {
+        char name[32];
+        snprintf(name, sizeof name, i ? "tsl_fused%d" : "tsl_fused", i);
+        void *f = dlsym(h, name);
+        if (!f) {
+            snprintf(c->why, sizeof c->why, "its object has no %s", name);
+            dlclose(h);
+            return -1;
+        }
+        memcpy(&c->fn[i], &f, sizeof f);   /* an object pointer to a function pointer, as POSIX allows */
     }
-    memcpy(&c->fn, &f, sizeof f);   /* an object pointer to a function pointer, as POSIX allows */
     return 0;   /* the object stays loaded: c is process-wide */
 }
 
@@ -538,9 +562,10 @@ static bool start_worker(void) {
     return worker_started;
 }
 
-/* The code of src (taken), found or made; a new one is queued for the compiling thread, or
- * compiled here when sync. NULL when the queue is full (or no thread can start): ask later. */
-static JitCode *code_for(char *src, bool sync) {
+/* The code of src (taken; nfn functions), found or made; a new one is queued for the
+ * compiling thread, or compiled here when sync. NULL when the queue is full (or no thread can
+ * start): ask later. */
+static JitCode *code_for(char *src, int nfn, bool sync) {
     uint64_t h = code_hash(src);
     pthread_mutex_lock(&codes_lock);
     JitCode *c = codes;
@@ -554,6 +579,7 @@ static JitCode *code_for(char *src, bool sync) {
     if (!c) abort();
     c->hash = h;
     c->src = src;
+    c->nfn = nfn;
     c->state = JIT_COMPILING;
     c->next = codes;
     codes = c;
@@ -581,7 +607,7 @@ static void tell(Interp *I, const Ins *in, const char *fmt, ...) {
 static void tell_tier(Interp *I, Ins *in, const JitCode *c, int state) {
     if (!explain_on || __atomic_exchange_n(&in->jit_told, true, __ATOMIC_RELAXED)) return;
     char what[48];
-    if (in->op == I_FUSED) snprintf(what, sizeof what, "fused group %d", in->aux);
+    if (in->op == I_FUSED) snprintf(what, sizeof what, "%s %d", opt_row_group(in) ? "row group" : "fused group", in->aux);
     else snprintf(what, sizeof what, "the matmul's epilogue");
     if (!c) tell(I, in, "%s runs in the vm: %s", what, off_why);
     else if (state == JIT_FAILED) tell(I, in, "%s runs in the vm: no native code, %s", what, c->why);
@@ -599,14 +625,14 @@ JitFusedFn jit_fused(Interp *I, Ins *in, const ChainStep *cs, int n, DType dt) {
         }
         int runs = __atomic_add_fetch(&in->jit_runs, 1, __ATOMIC_RELAXED);
         if (mode == 1 && (runs < JIT_AFTER || (runs - JIT_AFTER) % JIT_RETRY)) return NULL;
-        c = code_for(group_source(cs, n, dt), mode == 2);
+        c = code_for(group_source(cs, n, dt), 1, mode == 2);
         if (!c) return NULL;   /* the queue was full: again in JIT_RETRY runs */
         __atomic_store_n(&in->jit, c, __ATOMIC_RELEASE);
     }
     int state = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
     if (state == JIT_COMPILING) return NULL;
     tell_tier(I, in, c, state);
-    return state == JIT_READY ? c->fn : NULL;
+    return state == JIT_READY ? c->fn[0] : NULL;
 }
 
 JitFusedFn jit_ready(Interp *I, Ins *in, bool *ask) {
@@ -621,7 +647,38 @@ JitFusedFn jit_ready(Interp *I, Ins *in, bool *ask) {
     int state = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
     if (state == JIT_COMPILING) return NULL;
     tell_tier(I, in, c, state);
-    return state == JIT_READY ? c->fn : NULL;
+    return state == JIT_READY ? c->fn[0] : NULL;
+}
+
+bool jit_phases_ready(Interp *I, Ins *in, JitFusedFn *fns, int nph, bool *ask) {
+    bool want;
+    if (!jit_ready(I, in, &want)) {
+        *ask = want && nph <= JIT_PHASES;
+        return false;
+    }
+    *ask = false;
+    const JitCode *c = __atomic_load_n(&in->jit, __ATOMIC_ACQUIRE);
+    if (c->nfn != nph) return false;   /* not this group's code (cannot happen: one per instruction) */
+    memcpy(fns, c->fn, sizeof *fns * (size_t)nph);
+    return true;
+}
+
+bool jit_phases(Interp *I, Ins *in, ChainStep *const *cs, const int *n, int nph, DType dt, JitFusedFn *fns) {
+    if (nph > JIT_PHASES) return false;
+    JitCode *c = __atomic_load_n(&in->jit, __ATOMIC_ACQUIRE);
+    if (!c) {
+        pthread_once(&settings_once, read_settings);
+        if (!mode) {
+            tell_tier(I, in, NULL, 0);
+            return false;
+        }
+        int runs = __atomic_add_fetch(&in->jit_runs, 1, __ATOMIC_RELAXED);
+        if (mode == 1 && (runs < JIT_AFTER || (runs - JIT_AFTER) % JIT_RETRY)) return false;
+        if (!(c = code_for(phases_source(cs, n, nph, dt), nph, mode == 2))) return false;   /* queue full */
+        __atomic_store_n(&in->jit, c, __ATOMIC_RELEASE);
+    }
+    bool ask;
+    return jit_phases_ready(I, in, fns, nph, &ask);
 }
 
 /* Per dtype: the SLEEF one-vector functions by op, then cpu_unary and cpu_binary. */

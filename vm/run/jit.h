@@ -31,6 +31,16 @@ JitFusedFn jit_fused(Interp *I, Ins *in, const struct ChainStep *cs, int n, DTyp
  * steps, counts the run and compiles them when they are hot). For callers that build their
  * steps only when asked (a matmul's epilogue of one chunk, exec_cpu.c). */
 JitFusedFn jit_ready(Interp *I, Ins *in, bool *ask);
+/* The most elementwise phases of a row group the tier compiles (functions of one object). */
+#define JIT_PHASES 16
+/* A row group's (exec_rows.c) nph elementwise phases: phase i's steps cs[i][0, n[i]), a
+ * fused group's steps over one row (a row vector as an array of the row's elements, a value
+ * per row as a number). Counts the run and compiles them as one object when hot, as
+ * jit_fused does; true when their code is ready: fns[i] runs phase i. */
+bool jit_phases(Interp *I, Ins *in, struct ChainStep *const *cs, const int *n, int nph, DType dt, JitFusedFn *fns);
+/* jit_phases once the code is ready, without counting a run or needing the steps: true with
+ * fns filled, else false with *ask set when jit_phases should be given the steps. */
+bool jit_phases_ready(Interp *I, Ins *in, JitFusedFn *fns, int nph, bool *ask);
 /* The functions generated code calls, for dtype dt (f32 or f64). */
 const JitAnyFn *jit_api(DType dt);
 /* Which tier runs FUSED instruction in, for dis: "native", "vm (native compiling)",
