@@ -530,6 +530,20 @@ static Tensor *cpu_index(Graph *g, VmRegs *r, Ins *in, Tensor *src, IndexItem *i
     return tensor_retain(out);
 }
 
+/* src[x] of a number x within src's first axis: that row copied into the register's buffer,
+ * without the items, the index plan and the place the general path goes through. */
+static int cpu_row(Graph *g, VmRegs *r, Ins *in, Tensor *src, double x) {
+    int64_t i;
+    if (src->ndim < 1 || !num_to_i64(x, &i)) return 0;
+    if (i < 0) i += src->shape[0];   /* from the end, as eager's index */
+    if (i < 0 || i >= src->shape[0]) return 0;
+    Tensor *out = dst_tensor(g, r, in->dst, src, NULL);
+    if (!out || out->dtype != src->dtype || out->size * src->shape[0] != src->size) return 0;
+    size_t bytes = (size_t)out->size * dtype_size(src->dtype);
+    memcpy(out->data, (const char *)src->data + (size_t)i * bytes, bytes);
+    return 1;
+}
+
 static int cpu_scalar(Graph *g, VmRegs *r, int reg, DType dt, double x) {
     Tensor *t = dst_tensor(g, r, reg, NULL, NULL);
     if (!t) return -1;
@@ -555,7 +569,7 @@ static int cpu_loop(Interp *I, Graph *g, VmRegs *r, int pc, int end, bool segmen
 
 const VmExec vm_cpu_exec = {
     .place = cpu_place, .copy = cpu_copy, .konst = cpu_const, .scalar = cpu_scalar,
-    .index = cpu_index, .op = exec_op, .fused = exec_fused, .epilogue = exec_epilogue, .loop = cpu_loop,
+    .index = cpu_index, .row = cpu_row, .op = exec_op, .fused = exec_fused, .epilogue = exec_epilogue, .loop = cpu_loop,
 };
 
 /* The loop with this table's hooks known: direct calls, the small ones inlined (no segments). */
