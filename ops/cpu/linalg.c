@@ -27,7 +27,7 @@
  * An RNN cell's h @ W ([1, 16] @ [16, 16]) is 256 multiply-adds: cblas_sgemv's entry, its beta
  * scaling and its kernel's set-up cost more than the arithmetic (callgrind: about 680
  * instructions a call against 230 here). A one-row product of at most MM_SMALL_WORK multiply-adds is this loop
- * instead, in eager and static code alike (both come through mm_block). Each c[j] is four
+ * instead, in eager and static code alike (both come through mm_row). Each c[j] is four
  * running sums over the rows p of b by p mod 4, each in p order and started by its first
  * product, then (s0 + s1) + (s2 + s3) (s0, s0 + s1, (s0 + s1) + s2 when k < 4); every product
  * is rounded before its add (the build has no contraction: -ffp-contract=off). Four sums, not
@@ -82,24 +82,29 @@
 MM_SMALL(float)
 MM_SMALL(double)
 
-/* Rows [r0, r0 + rows) and columns [j0, j0 + cols) of c[m, n] = a[m, k] @ b[k, n], into c0 (those
- * rows only, n apart; the columns at their place in them); with ta, a is stored [k, m] and read
- * transposed. One row (m == 1) is the same memory either way and goes to gemv, or to the loop
- * above when it is small (k >= 1: cpu_matmul_rows makes k == 0 zeros). */
-#define MM_BLOCK(T, GEMV, GEMM)                                                                             \
+/* The one-row product c0[n] = a[k] @ b[k, n] (one row of a is the same memory transposed or
+ * not): the loop above when it is small, else gemv. k >= 1 (cpu_matmul_rows makes k == 0
+ * zeros). */
+static void mm_row(DType dt, const void *a, const void *b, void *c0, int64_t k, int64_t n) {
+    bool small = k * n <= MM_SMALL_WORK;
+    if (dt == DT_F32 && small) mm_small_float(a, b, c0, k, n, n);
+    else if (dt == DT_F32) cblas_sgemv(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1, b, (blasint)n, a, 1, 0, c0, 1);
+    else if (small) mm_small_double(a, b, c0, k, n, n);
+    else cblas_dgemv(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1, b, (blasint)n, a, 1, 0, c0, 1);
+}
+
+/* Rows [r0, r0 + rows) and columns [j0, j0 + cols) of c[m, n] = a[m, k] @ b[k, n], m >= 2, into
+ * c0 (those rows only, n apart; the columns at their place in them); with ta, a is stored
+ * [k, m] and read transposed. */
+#define MM_BLOCK(T, GEMM)                                                                                   \
     static void mm_block_##T(const T *a, bool ta, const T *b, T *c0, int64_t m, int64_t k, int64_t n,         \
                              int64_t r0, int64_t rows, int64_t j0, int64_t cols) {                           \
-        if (m == 1 && k * cols <= MM_SMALL_WORK)                                                            \
-            mm_small_##T(a, b + j0, c0 + j0, k, n, cols);                                                   \
-        else if (m == 1)                                                                                    \
-            GEMV(CblasRowMajor, CblasTrans, (blasint)k, (blasint)cols, 1, b + j0, (blasint)n, a, 1, 0, c0 + j0, 1); \
-        else                                                                                                \
-            GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (blasint)rows, (blasint)cols,  \
-                 (blasint)k, 1, ta ? a + r0 : a + r0 * k, (blasint)(ta ? m : k), b + j0, (blasint)n, 0, c0 + j0, \
-                 (blasint)n);                                                                               \
+        GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (blasint)rows, (blasint)cols,      \
+             (blasint)k, 1, ta ? a + r0 : a + r0 * k, (blasint)(ta ? m : k), b + j0, (blasint)n, 0, c0 + j0,     \
+             (blasint)n);                                                                                   \
     }
-MM_BLOCK(float, cblas_sgemv, cblas_sgemm)
-MM_BLOCK(double, cblas_dgemv, cblas_dgemm)
+MM_BLOCK(float, cblas_sgemm)
+MM_BLOCK(double, cblas_dgemm)
 
 static void matmul_call(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
                         int64_t r0, int64_t rows, int64_t j0, int64_t cols) {
@@ -223,8 +228,8 @@ void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, 
         memset(c0, 0, dtype_size(dt) * (size_t)(rows * n));
         return;
     }
-    if (m == 1) {   /* one call, never cut (cpu_matmul_cut): an RNN step goes straight to it */
-        matmul_call(dt, a, ta, b, c0, m, k, n, r0, rows, 0, n);
+    if (m == 1) {   /* never cut (cpu_matmul_cut): an RNN step goes straight to its loop */
+        mm_row(dt, a, b, c0, k, n);
         return;
     }
     int64_t least, grain;
