@@ -1,10 +1,11 @@
 /* linalg.c - matmul (NumPy rules: 1-D operands, batched broadcasting) and outer.
  *
  * Float matmul goes to OpenBLAS: cblas_?gemv when the left operand has one row (batch-1
- * inference, memory-bound), cblas_?gemm otherwise, one call per block of MATMUL_BLOCK_ROWS
- * rows of the result. The choice and the blocks depend only on shapes, so eager and static
- * (whose matmul epilogues apply bias and activation to each block while it is in cache) call
- * the same routines on the same blocks and get the same bits. A large block is cut into row
+ * inference, memory-bound; a small one, an RNN cell's, is a loop of our own: mm_small),
+ * cblas_?gemm otherwise, one call per block of MATMUL_BLOCK_ROWS rows of the result. The
+ * choice and the blocks depend only on shapes, so eager and static (whose matmul epilogues
+ * apply bias and activation to each block while it is in cache) call the same routines on the
+ * same blocks and get the same bits. A large block is cut into row
  * or column ranges for the thread pool, each one gemm call whose elements have the whole
  * block call's bits (see "Rows or columns on the thread pool" below). The plain row-major call
  * is OpenBLAS's fastest form for the MLP's [64, 512] @ [512, 512]: the swapped call
@@ -22,21 +23,88 @@
 #include "infer.h"
 #include "pool.h"
 
-/* Rows [r0, r0 + rows) and columns [j0, j0 + cols) of c[m, n] = a[m, k] @ b[k, n], into c0 (those
- * rows only, n apart; the columns at their place in them); with ta, a is stored [k, m] and read
- * transposed. One row (m == 1) is the same memory either way and goes to gemv. */
-#define MM_BLOCK(T, GEMV, GEMM)                                                                             \
+/* ---------- One row of a small matrix ----------
+ * An RNN cell's h @ W ([1, 16] @ [16, 16]) is 256 multiply-adds: cblas_sgemv's entry, its beta
+ * scaling and its kernel's set-up cost more than the arithmetic (callgrind: about 680
+ * instructions a call against 230 here). A one-row product of at most MM_SMALL_WORK multiply-adds is this loop
+ * instead, in eager and static code alike (both come through mm_row). Each c[j] is four
+ * running sums over the rows p of b by p mod 4, each in p order and started by its first
+ * product, then (s0 + s1) + (s2 + s3) (s0, s0 + s1, (s0 + s1) + s2 when k < 4); every product
+ * is rounded before its add (the build has no contraction: -ffp-contract=off). Four sums, not
+ * one: a step of a recurrence waits for its product, and one chain of k dependent adds is
+ * most of its latency (RNN 16 x 10,000: 0.97-1.00 ms with one sum, 5% less with four, 1.15 ms
+ * with gemv; fastest of 41 runs). The order does not depend on how many columns a vector
+ * holds, so the vectors, the scalar tail and every thread count give the same bits. (Not
+ * OpenBLAS's: its gemv sums with FMA in groups of rows; the values agree within rounding, as
+ * NumPy's do: tests/scripts/matmul_small.tsl.) Above the limit gemv's blocked kernel wins
+ * (this loop alone against cblas_sgemv, one core: 64 x 64 1.3x faster, 96 x 96 about even,
+ * 128 x 128 1.4x slower). */
+#define MM_SMALL_WORK 4096
+
+/* One output (R = T) or one vector of them (R = T##_v): the sums above. LD(x) reads row x of b
+ * at the output's columns. */
+#define MM_SUM4(NAME, T, R, LD)                                                                         \
+    static inline R NAME(const T *a, const T *b, int64_t k, int64_t n) {                                 \
+        R s0 = a[0] * LD(b), s1, s2, s3;                                                                 \
+        if (k == 1) return s0;                                                                           \
+        s1 = a[1] * LD(b + n);                                                                           \
+        if (k == 2) return s0 + s1;                                                                      \
+        s2 = a[2] * LD(b + 2 * n);                                                                       \
+        if (k == 3) return (s0 + s1) + s2;                                                               \
+        s3 = a[3] * LD(b + 3 * n);                                                                       \
+        int64_t p = 4;                                                                                   \
+        for (; p + 4 <= k; p += 4) {                                                                     \
+            const T *bp = b + p * n;                                                                     \
+            s0 = s0 + a[p] * LD(bp);                                                                     \
+            s1 = s1 + a[p + 1] * LD(bp + n);                                                             \
+            s2 = s2 + a[p + 2] * LD(bp + 2 * n);                                                         \
+            s3 = s3 + a[p + 3] * LD(bp + 3 * n);                                                         \
+        }                                                                                                \
+        if (p < k) s0 = s0 + a[p] * LD(b + p * n);                                                       \
+        if (p + 1 < k) s1 = s1 + a[p + 1] * LD(b + (p + 1) * n);                                         \
+        if (p + 2 < k) s2 = s2 + a[p + 2] * LD(b + (p + 2) * n);                                         \
+        return (s0 + s1) + (s2 + s3);                                                                    \
+    }
+#define MM_LOAD1(x) (*(x))
+#define MM_SMALL(T)                                                                                      \
+    typedef T T##_v __attribute__((vector_size(32)));                                                    \
+    typedef T T##_vu __attribute__((vector_size(32), aligned(sizeof(T))));   /* unaligned */             \
+    static inline T##_v mm_load_##T(const T *x) { return *(const T##_vu *)x; }                           \
+    MM_SUM4(mm_sum1_##T, T, T, MM_LOAD1)                                                                 \
+    MM_SUM4(mm_sumv_##T, T, T##_v, mm_load_##T)                                                          \
+    static void mm_small_##T(const T *restrict a, const T *restrict b, T *restrict c, int64_t k, int64_t n, \
+                             int64_t cols) {                                                             \
+        enum { LANES = 32 / sizeof(T) };                                                                 \
+        int64_t j = 0;                                                                                   \
+        for (; j + LANES <= cols; j += LANES) *(T##_vu *)(c + j) = mm_sumv_##T(a, b + j, k, n);          \
+        for (; j < cols; j++) c[j] = mm_sum1_##T(a, b + j, k, n);                                        \
+    }
+MM_SMALL(float)
+MM_SMALL(double)
+
+/* The one-row product c0[n] = a[k] @ b[k, n] (one row of a is the same memory transposed or
+ * not): the loop above when it is small, else gemv. k >= 1 (cpu_matmul_rows makes k == 0
+ * zeros). */
+static void mm_row(DType dt, const void *a, const void *b, void *c0, int64_t k, int64_t n) {
+    bool small = k * n <= MM_SMALL_WORK;
+    if (dt == DT_F32 && small) mm_small_float(a, b, c0, k, n, n);
+    else if (dt == DT_F32) cblas_sgemv(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1, b, (blasint)n, a, 1, 0, c0, 1);
+    else if (small) mm_small_double(a, b, c0, k, n, n);
+    else cblas_dgemv(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1, b, (blasint)n, a, 1, 0, c0, 1);
+}
+
+/* Rows [r0, r0 + rows) and columns [j0, j0 + cols) of c[m, n] = a[m, k] @ b[k, n], m >= 2, into
+ * c0 (those rows only, n apart; the columns at their place in them); with ta, a is stored
+ * [k, m] and read transposed. */
+#define MM_BLOCK(T, GEMM)                                                                                   \
     static void mm_block_##T(const T *a, bool ta, const T *b, T *c0, int64_t m, int64_t k, int64_t n,         \
                              int64_t r0, int64_t rows, int64_t j0, int64_t cols) {                           \
-        if (m == 1)                                                                                         \
-            GEMV(CblasRowMajor, CblasTrans, (blasint)k, (blasint)cols, 1, b + j0, (blasint)n, a, 1, 0, c0 + j0, 1); \
-        else                                                                                                \
-            GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (blasint)rows, (blasint)cols,  \
-                 (blasint)k, 1, ta ? a + r0 : a + r0 * k, (blasint)(ta ? m : k), b + j0, (blasint)n, 0, c0 + j0, \
-                 (blasint)n);                                                                               \
+        GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (blasint)rows, (blasint)cols,      \
+             (blasint)k, 1, ta ? a + r0 : a + r0 * k, (blasint)(ta ? m : k), b + j0, (blasint)n, 0, c0 + j0,     \
+             (blasint)n);                                                                                   \
     }
-MM_BLOCK(float, cblas_sgemv, cblas_sgemm)
-MM_BLOCK(double, cblas_dgemv, cblas_dgemm)
+MM_BLOCK(float, cblas_sgemm)
+MM_BLOCK(double, cblas_dgemm)
 
 static void matmul_call(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
                         int64_t r0, int64_t rows, int64_t j0, int64_t cols) {
@@ -141,10 +209,10 @@ static void cut_ranges(MmJob *j, int64_t total, int64_t grain, int64_t least, in
 /* How a block is cut (from its shape only; the thread count decides how many ranges): the
  * fewest rows or columns a range may have into *least and its grain into *grain. */
 MatmulCut cpu_matmul_cut(DType dt, int64_t m, int64_t k, int64_t n, int64_t rows, int64_t *least, int64_t *grain) {
+    *least = *grain = 0;
+    if (m < 2) return MM_ONE_CALL;   /* gemv (first: an RNN step pays no divisions for it) */
     int64_t tile = dt == DT_F32 ? tile_rows_f32 : tile_rows_f64, cg = col_grain(dt, n);
     int64_t min_rows = least_range(k * n, tile), min_cols = least_range(rows * k, cg);
-    *least = *grain = 0;
-    if (m < 2) return MM_ONE_CALL;   /* gemv */
     if (rows <= n && min_cols && n >= 2 * min_cols) {
         *least = min_cols, *grain = cg;
         return MM_BY_COLS;
@@ -158,6 +226,10 @@ void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, 
                      int64_t r0, int64_t rows) {
     if (k == 0) {   /* no BLAS call: zeros */
         memset(c0, 0, dtype_size(dt) * (size_t)(rows * n));
+        return;
+    }
+    if (m == 1) {   /* never cut (cpu_matmul_cut): an RNN step goes straight to its loop */
+        mm_row(dt, a, b, c0, k, n);
         return;
     }
     int64_t least, grain;

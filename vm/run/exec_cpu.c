@@ -434,18 +434,11 @@ static JitFusedFn epi_native(Interp *I, const EpiRun *e, ChainStep *cs, double *
     bool ask;
     JitFusedFn fn = jit_ready(I, in, &ask);
     if ((!fn && !ask) || (e->dt != DT_F32 && e->dt != DT_F64) || n > EPI_NATIVE_STEPS) return NULL;
+    /* one pass: each step's operands checked whole and laid out as fused_chain and
+     * native_operands lay them out (the chain, when one is built below, reads no p) */
     for (int k = 0; k < n; k++) {
         const FusedStep *st = &in->steps[k];
         if (!epi_whole(e, st->a, len) || !epi_whole(e, st->b, len) || !epi_whole(e, st->dst, len)) return NULL;
-    }
-    if (!fn) {
-        ChainArg product = { CHAIN_ARRAY, -1, e->product, e->dt, len, 0 };
-        Shape gs = { .ndim = 2, .d = { e->m, e->n } };   /* every operand is whole (epi_whole) */
-        fused_chain(e->r, in, &gs, e->dt, len, cs, num, &product);
-        if (!(fn = jit_fused(I, in, cs, n, e->dt))) return NULL;
-    }
-    for (int k = 0; k < n; k++) {   /* as fused_chain and native_operands lay them out */
-        const FusedStep *st = &in->steps[k];
         p[2 * k] = epi_ptr(e, st->a);
         p[2 * k + 1] = epi_ptr(e, st->b);
         p[2 * n + k] = epi_ptr(e, st->dst);
@@ -455,7 +448,18 @@ static JitFusedFn epi_native(Interp *I, const EpiRun *e, ChainStep *cs, double *
         if (st->num_left) p[2 * k + 1] = p[2 * k];
         p[2 * k + !st->num_left] = &num[k];
     }
+    if (!fn) {
+        ChainArg product = { CHAIN_ARRAY, -1, e->product, e->dt, len, 0 };
+        Shape gs = { .ndim = 2, .d = { e->m, e->n } };   /* every operand is whole (epi_whole) */
+        fused_chain(e->r, in, &gs, e->dt, len, cs, num, &product);   /* (num: the same numbers) */
+        fn = jit_fused(I, in, cs, n, e->dt);
+    }
     return fn;
+}
+
+/* Whether a step's operand x is an outside register (-(r+1)) that holds nothing. */
+static inline bool epi_undefined(const VmRegs *r, int x) {
+    return x < 0 && x != EPI_PRODUCT && x != FUSED_NONE && !r->ten[-x - 1];
 }
 
 /* The product in the row blocks op_matmul_t_into computes (cpu_matmul_rows), the steps run
@@ -470,13 +474,8 @@ static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A
         if (in->steps[q].dst < 0 && !dst_tensor(g, r, -in->steps[q].dst - 1, A, B)) return vm_fail_at(I, in, op_error());
     Tensor *prod = in->c >= 0 ? dst_tensor(g, r, in->c, A, B) : r->ten[in->dst];
     if (!prod) return vm_fail_at(I, in, op_error());
-    for (int q = 0; q < in->nsteps; q++) {
-        const FusedStep *st = &in->steps[q];
-        int regs[2] = { st->a < 0 && st->a != EPI_PRODUCT ? -st->a - 1 : -1,
-                        st->b < 0 && st->b != FUSED_NONE && st->b != EPI_PRODUCT ? -st->b - 1 : -1 };
-        for (int x = 0; x < 2; x++)
-            if (regs[x] >= 0 && !r->ten[regs[x]]) return vm_fail_at(I, in, "undefined variable");
-    }
+    for (int q = 0; q < in->nsteps; q++)
+        if (epi_undefined(r, in->steps[q].a) || epi_undefined(r, in->steps[q].b)) return vm_fail_at(I, in, "undefined variable");
     e.product = prod->data;
     e.chunk_rows = chunk_rows;
     e.scratch = r->scratch->p;
@@ -530,6 +529,20 @@ static Tensor *cpu_index(Graph *g, VmRegs *r, Ins *in, Tensor *src, IndexItem *i
     return tensor_retain(out);
 }
 
+/* src[x] of a number x within src's first axis: that row copied into the register's buffer,
+ * without the items, the index plan and the place the general path goes through. */
+static int cpu_row(Graph *g, VmRegs *r, Ins *in, Tensor *src, double x) {
+    int64_t i;
+    if (src->ndim < 1 || !num_to_i64(x, &i)) return 0;
+    if (i < 0) i += src->shape[0];   /* from the end, as eager's index */
+    if (i < 0 || i >= src->shape[0]) return 0;
+    Tensor *out = dst_tensor(g, r, in->dst, src, NULL);
+    if (!out || out->dtype != src->dtype || out->size * src->shape[0] != src->size) return 0;
+    size_t bytes = (size_t)out->size * dtype_size(src->dtype);
+    memcpy(out->data, (const char *)src->data + (size_t)i * bytes, bytes);
+    return 1;
+}
+
 static int cpu_scalar(Graph *g, VmRegs *r, int reg, DType dt, double x) {
     Tensor *t = dst_tensor(g, r, reg, NULL, NULL);
     if (!t) return -1;
@@ -555,7 +568,7 @@ static int cpu_loop(Interp *I, Graph *g, VmRegs *r, int pc, int end, bool segmen
 
 const VmExec vm_cpu_exec = {
     .place = cpu_place, .copy = cpu_copy, .konst = cpu_const, .scalar = cpu_scalar,
-    .index = cpu_index, .op = exec_op, .fused = exec_fused, .epilogue = exec_epilogue, .loop = cpu_loop,
+    .index = cpu_index, .row = cpu_row, .op = exec_op, .fused = exec_fused, .epilogue = exec_epilogue, .loop = cpu_loop,
 };
 
 /* The loop with this table's hooks known: direct calls, the small ones inlined (no segments). */

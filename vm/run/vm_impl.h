@@ -28,6 +28,10 @@ typedef struct VmExec {
     int (*scalar)(Graph *g, VmRegs *r, int reg, DType dt, double x);
     /* an INDEX or INDEX_SET's result, a new reference the loop places; NULL failed */
     Tensor *(*index)(Graph *g, VmRegs *r, Ins *in, Tensor *src, IndexItem *items, Tensor *setval);
+    /* an INDEX src[x] of one run-time number x (an RNN's xs[t]) the short way: 1 when it put the
+     * result in the register, 0 when the general path must run (every error among them, so
+     * the messages are that path's); NULL: always the general path */
+    int (*row)(Graph *g, VmRegs *r, Ins *in, Tensor *src, double x);
     int (*op)(Interp *I, Graph *g, VmRegs *r, Ins *in);         /* OP */
     int (*fused)(Interp *I, Graph *g, VmRegs *r, Ins *in);      /* FUSED */
     int (*epilogue)(Interp *I, Graph *g, VmRegs *r, Ins *in);   /* EPILOGUE */

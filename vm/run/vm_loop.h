@@ -82,6 +82,10 @@ static int slice_bounds(const Ins *in, const double *N, int k, IndexItem *it) {
 
 /* An index instruction: its number operands checked into items, then the executor's. */
 static int exec_index(Interp *I, Graph *g, VmRegs *r, const VmExec *X, Ins *in) {
+    /* a row by a loop counter: no items to fill in (the executor's row hook) */
+    if (X->row && in->op == I_INDEX && in->nidx == 1 && in->nargs == 1 && in->args[0] >= 0 &&
+        in->idx[0].kind == IDX_INT && !in->rt && r->ten[in->a] && X->row(g, r, in, r->ten[in->a], r->num[in->args[0]]))
+        return 0;
     IndexItem items[TSL_MAX_RANK + 8];
     bool moved = false;   /* a slice starts at a run-time number */
     if (in->nidx) memcpy(items, in->idx, sizeof(IndexItem) * (size_t)in->nidx);
