@@ -39,6 +39,9 @@ static Pad pad_of(const ConvGeom *g) {
  * into xp where it was read, in the order of the rows and of each row's values (the order of
  * the adds, and so the bits, is that of any walk over the columns in k, oy, ox order). Runs of
  * a row move in fixed blocks (vector moves, no call: a CNN's 4- and 8-wide rows). */
+/* 32 bytes moved as one vector (an AVX2 register): memcpy(d, s, 32) compiled to two 16-byte
+ * moves, and a 32-float row of the columns took 37 instructions where this takes 9. */
+typedef char Bytes32 __attribute__((vector_size(32), aligned(1), may_alias));
 #define IM2COL(T)                                                                                          \
     enum { V32_##T = 32 / sizeof(T), V16_##T = 16 / sizeof(T) };                                           \
     static inline void run_copy_##T(T *restrict d, const T *restrict s, int64_t n, int64_t st) {           \
@@ -47,7 +50,7 @@ static Pad pad_of(const ConvGeom *g) {
             for (; i < n; i++) d[i] = s[i * st];                                                           \
             return;                                                                                        \
         }                                                                                                  \
-        for (; i + V32_##T <= n; i += V32_##T) memcpy(d + i, s + i, 32);                                   \
+        for (; i + V32_##T <= n; i += V32_##T) *(Bytes32 *)(d + i) = *(const Bytes32 *)(s + i);             \
         if (i + V16_##T <= n) memcpy(d + i, s + i, 16), i += V16_##T;                                      \
         for (; i < n; i++) d[i] = s[i];                                                                    \
     }                                                                                                      \
@@ -70,8 +73,10 @@ static Pad pad_of(const ConvGeom *g) {
             else run_copy_##T(row, src, ow, sw);                                                           \
         }                                                                                                  \
     }                                                                                                      \
-    static void columns_##T(const ConvGeom *g, Pad p, T *xp, int64_t cg, T *cols, int64_t ks, bool back) { \
-        int64_t k = 0, step = g->sh * p.wp, oh = g->oh, ow = g->ow;                                        \
+    static void columns_##T(const ConvGeom *g, Pad p, T *xp, int64_t cg, T *cols, int64_t ks, bool back,   \
+                            int64_t oy0, int64_t oh) {                                                     \
+        int64_t k = 0, step = g->sh * p.wp, ow = g->ow;                                                    \
+        xp += oy0 * step;                                                                                  \
         bool unit = g->sw == 1;                                                                            \
         for (int64_t ci = 0; ci < cg; ci++)                                                                \
             for (int64_t ki = 0; ki < g->kh; ki++)                                                         \
@@ -93,21 +98,26 @@ static Pad pad_of(const ConvGeom *g) {
                 else run_copy_##T(in, img, g->w, 1);                                                       \
             }                                                                                              \
     }                                                                                                      \
-    /* xp: the padded image's scratch (pad_scratch), its border zero; unused without p.copy */            \
-    static void im2col_##T(const ConvGeom *g, Pad p, const T *x, int64_t cg, T *cols, int64_t ks, T *xp) { \
-        if (p.copy) pad_move_##T(g, p, (T *)x, cg, xp, false);                                             \
-        columns_##T(g, p, p.copy ? xp : (T *)x, cg, cols, ks, false);                                      \
+    /* The columns of output rows [oy0, oy0 + rows) (a band, Unit). xp: the padded image's scratch  \
+     * (pad_scratch), its border zero, filled at the image's first band and read by the others;    \
+     * unused without p.copy */                                                                     \
+    static void im2col_##T(const ConvGeom *g, Pad p, const T *x, int64_t cg, T *cols, int64_t ks, T *xp,  \
+                           int64_t oy0, int64_t rows) {                                                    \
+        if (p.copy && oy0 == 0) pad_move_##T(g, p, (T *)x, cg, xp, false);                                 \
+        columns_##T(g, p, p.copy ? xp : (T *)x, cg, cols, ks, false, oy0, rows);                           \
     }                                                                                                      \
-    /* x's cg channels = the columns added back where im2col read them; without p.copy they are    \
-     * added into x itself, which the caller zeroed */                                                   \
-    static void col2im_##T(const ConvGeom *g, Pad p, const T *cols, int64_t cg, T *x, int64_t ks, T *xp) { \
+    /* x's cg channels += a band's columns, added back where im2col read them: into the padded      \
+     * image xp, zeroed at the image's first band and copied out to x after its last; without     \
+     * p.copy into x itself, which the caller zeroed */                                            \
+    static void col2im_##T(const ConvGeom *g, Pad p, const T *cols, int64_t cg, T *x, int64_t ks, T *xp,  \
+                           int64_t oy0, int64_t rows) {                                                    \
         if (!p.copy) {                                                                                     \
-            columns_##T(g, p, x, cg, (T *)cols, ks, true);                                                 \
+            columns_##T(g, p, x, cg, (T *)cols, ks, true, oy0, rows);                                      \
             return;                                                                                        \
         }                                                                                                  \
-        memset(xp, 0, sizeof(T) * (size_t)(cg * p.hp * p.wp));                                            \
-        columns_##T(g, p, xp, cg, (T *)cols, ks, true);                                                    \
-        pad_move_##T(g, p, x, cg, xp, true);                                                               \
+        if (oy0 == 0) memset(xp, 0, sizeof(T) * (size_t)(cg * p.hp * p.wp));                              \
+        columns_##T(g, p, xp, cg, (T *)cols, ks, true, oy0, rows);                                         \
+        if (oy0 + rows == g->oh) pad_move_##T(g, p, x, cg, xp, true);                                      \
     }                                                                                                      \
     static void add_bias_##T(T *y, const T *b, int64_t n, int64_t ch, int64_t len) {                      \
         for (int64_t i = 0; i < n * ch; i++) {                                                             \
@@ -139,86 +149,144 @@ static void *pad_scratch(Pad p, int64_t cg, size_t elem, bool *fail) {
     return xp;
 }
 
-/* Images per product: as many as keep a chunk's columns (K x nb * L, or the product's og x
- * nb * L when larger) within CONV_CHUNK_ELEMS. The small per-image products of a CNN on 8x8
- * digits ([32, 144] x [144, 16]) spent as much on OpenBLAS's per-call packing and zeroing as on
- * their multiply-adds; one product over the batch removes that. The bound keeps a chunk's
- * columns in a large cache: with 2^20 elements (seven 32x32 images of 144 x 1024 columns) the conv2d
- * benchmark ran slower than one image a product. Depends only on shapes (the same chunks
- * eagerly and in static code). */
-#define CONV_CHUNK_ELEMS ((int64_t)1 << 18)
-static int64_t chunk_images(const ConvGeom *g, int64_t per_image) {
-    int64_t nb = per_image > 0 ? CONV_CHUNK_ELEMS / per_image : g->n;
-    return nb < 1 ? 1 : nb > g->n ? g->n : nb;
+/* A product's share of the work (Unit): m images side by side, or one image's band of `rows`
+ * output rows, whose columns (K x m * rows * ow) and product stay within CONV_UNIT_ELEMS
+ * elements (unit_of, from `per` elements per output position). Each unit is one BLAS call on
+ * data in the core's own cache: on the benchmark's 32x32 images (one core, OpenBLAS 0.3.21's
+ * Haswell kernels) a [32, 144] x [144, 128] band ran at 52 GMAC/s where the whole image's
+ * [144, 1024] columns ran at 32, and the first convolution's 9 images a product at 20 against
+ * 45 for one. The small per-image products of a CNN on 8x8 digits ([32, 144] x [144, 16]) spent
+ * as much on OpenBLAS's per-call packing and zeroing as on their multiply-adds, so those images
+ * share a product. Depends only on shapes (the same units eagerly and in static code). */
+#define CONV_UNIT_ELEMS ((int64_t)1 << 15)
+typedef struct { int64_t m, rows; } Unit;
+
+static Unit unit_of(const ConvGeom *g, int64_t per) {
+    int64_t image = per * g->oh * g->ow, row = per * g->ow;
+    if (image <= CONV_UNIT_ELEMS) {
+        int64_t m = image > 0 ? CONV_UNIT_ELEMS / image : g->n;
+        return (Unit){ m > g->n ? g->n : m, g->oh };
+    }
+    int64_t rows = CONV_UNIT_ELEMS / row;
+    return (Unit){ 1, rows < 1 ? 1 : rows > g->oh ? g->oh : rows };
 }
 
-/* y [n, o, oh, ow] = x [n, c, h, w] (*) w [o, c / groups, kh, kw] (+ b). Per chunk of nb images
- * and group: their columns side by side [K, nb * L], one product [og, nb * L], then each image's
- * rows moved to NCHW with the bias added (a 1x1 window reads each image itself, one product each). */
+/* A transposed convolution at stride 1 whose padding is no wider than the dilated window
+ * (every PyTorch-style gradient of a stride-1 convolution) is a plain convolution of its x,
+ * [n, o, oh, ow], by the weight flipped in both axes with its two channel axes swapped:
+ * flip_geom's window (the same size and dilation, stride 1) padded by (kh - 1) * dh - pt on
+ * top and likewise on each side, giving [n, c, h, w]. Computed so (conv_flipped), each band of
+ * y is one product [c/groups, rows * ow], og * kh * kw deep, with no col2im adds. */
+static bool flip_fits(const ConvGeom *g) {
+    return g->sh == 1 && g->sw == 1 && g->pt <= (g->kh - 1) * g->dh && g->pl <= (g->kw - 1) * g->dw;
+}
+
+static ConvGeom flip_geom(const ConvGeom *g) {
+    ConvGeom f = *g;
+    f.c = g->o, f.h = g->oh, f.w = g->ow, f.o = g->c, f.oh = g->h, f.ow = g->w;
+    f.pt = (g->kh - 1) * g->dh - g->pt, f.pb = (g->kh - 1) * g->dh - g->pb;
+    f.pl = (g->kw - 1) * g->dw - g->pl, f.pr = (g->kw - 1) * g->dw - g->pr;
+    return f;
+}
+
+/* y [n, o, oh, ow] = x [n, c, h, w] (*) w [o, c / groups, kh, kw] (+ b). Per unit (unit_of) and
+ * group: the columns [K, m * rows * ow] (the unit's images side by side), one product
+ * [og, m * rows * ow], then its rows moved to their place in NCHW with the bias added (a 1x1
+ * window reads each image itself, one product each). */
 #define CONV_FORWARD(T)                                                                                    \
-    static void unchunk_##T(const ConvGeom *g, const T *r, const T *b, int64_t n0, int64_t nb, int64_t gi, T *y) { \
+    /* the unit's product r [og, m * bl] to y: image n0 + j's rows, at position l0 of each channel */    \
+    static void unband_##T(const ConvGeom *g, const T *r, const T *b, int64_t n0, int64_t m, int64_t gi,  \
+                           int64_t l0, int64_t bl, T *y) {                                                 \
         int64_t og = g->o / g->groups, L = g->oh * g->ow;                                                  \
         for (int64_t oc = 0; oc < og; oc++)                                                                \
-            for (int64_t j = 0; j < nb; j++) {                                                             \
-                const T *src = r + (oc * nb + j) * L;                                                      \
-                T *dst = y + ((n0 + j) * g->o + gi * og + oc) * L, v = b ? b[gi * og + oc] : 0;            \
-                if (b) for (int64_t l = 0; l < L; l++) dst[l] = src[l] + v;                                \
-                else memcpy(dst, src, sizeof(T) * (size_t)L);                                              \
+            for (int64_t j = 0; j < m; j++) {                                                              \
+                const T *src = r + (oc * m + j) * bl;                                                      \
+                T *dst = y + ((n0 + j) * g->o + gi * og + oc) * L + l0, v = b ? b[gi * og + oc] : 0;       \
+                if (b) for (int64_t l = 0; l < bl; l++) dst[l] = src[l] + v;                               \
+                else memcpy(dst, src, sizeof(T) * (size_t)bl);                                             \
             }                                                                                              \
     }                                                                                                      \
+    static int conv_direct_##T(const ConvGeom *g, DType dt, const T *x, const T *w, const T *b, T *y) {    \
+        int64_t cg = g->c / g->groups, og = g->o / g->groups, L = g->oh * g->ow;                           \
+        for (int64_t n = 0; n < g->n; n++)                                                                 \
+            for (int64_t gi = 0; gi < g->groups; gi++)                                                     \
+                cpu_matmul_rows(dt, w + gi * og * cg, false, x + (n * g->c + gi * cg) * L,                 \
+                                y + (n * g->o + gi * og) * L, og, cg, L, 0, og);                           \
+        if (b) add_bias_##T(y, b, g->n, g->o, L);                                                          \
+        return 0;                                                                                          \
+    }                                                                                                      \
     static int conv_forward_##T(const ConvGeom *g, DType dt, const T *x, const T *w, const T *b, T *y) {   \
-        int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw, L = g->oh * g->ow;    \
-        bool direct = direct_columns(g), fail = false;                                                     \
+        if (direct_columns(g)) return conv_direct_##T(g, dt, x, w, b, y);                                  \
+        int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw, ow = g->ow;          \
+        Unit u = unit_of(g, K > og ? K : og);                                                              \
+        int64_t most = u.m * u.rows * ow;                                                                  \
+        bool fail = false;                                                                                 \
         Pad pad = pad_of(g);                                                                               \
-        int64_t nb = direct ? 1 : chunk_images(g, (K > og ? K : og) * L);                                  \
-        T *cols = direct ? NULL : scratch(K * nb * L, sizeof(T));                                          \
-        T *r = cols && nb > 1 ? scratch(og * nb * L, sizeof(T)) : NULL;                                    \
-        T *xp = cols && (nb == 1 || r) ? pad_scratch(pad, cg, sizeof(T), &fail) : NULL;                    \
-        if ((!direct && !cols) || (nb > 1 && !r) || fail) {                                                \
-            mem_free(cols), mem_free(r);                                                                   \
-            return -1;                                                                                     \
-        }                                                                                                  \
-        for (int64_t n0 = 0; n0 < g->n; n0 += nb) {                                                        \
-            int64_t m = g->n - n0 < nb ? g->n - n0 : nb;                                                   \
-            for (int64_t gi = 0; gi < g->groups; gi++) {                                                   \
-                const T *xg = x + (n0 * g->c + gi * cg) * g->h * g->w;                                     \
-                for (int64_t j = 0; !direct && j < m; j++)                                                 \
-                    im2col_##T(g, pad, xg + j * g->c * g->h * g->w, cg, cols + j * L, m * L, xp);          \
-                T *yg = y + (n0 * g->o + gi * og) * L;                                                     \
-                cpu_matmul_rows(dt, w + gi * og * K, false, direct ? xg : cols, r ? r : yg, og, K, m * L, 0, og); \
-                if (r) unchunk_##T(g, r, b, n0, m, gi, y);                                                 \
-            }                                                                                              \
+        T *cols = scratch(K * most, sizeof(T)), *r = cols ? scratch(og * most, sizeof(T)) : NULL;          \
+        T *xp = r ? pad_scratch(pad, cg, sizeof(T), &fail) : NULL;                                         \
+        if (!r || fail) { mem_free(cols), mem_free(r); return -1; }                                        \
+        for (int64_t n0 = 0; n0 < g->n; n0 += u.m) {                                                       \
+            int64_t m = g->n - n0 < u.m ? g->n - n0 : u.m;                                                 \
+            for (int64_t gi = 0; gi < g->groups; gi++)                                                     \
+                for (int64_t oy0 = 0; oy0 < g->oh; oy0 += u.rows) {                                        \
+                    int64_t rows = g->oh - oy0 < u.rows ? g->oh - oy0 : u.rows, bl = rows * ow;            \
+                    const T *xg = x + (n0 * g->c + gi * cg) * g->h * g->w;                                 \
+                    for (int64_t j = 0; j < m; j++)                                                        \
+                        im2col_##T(g, pad, xg + j * g->c * g->h * g->w, cg, cols + j * bl, m * bl, xp, oy0, rows); \
+                    cpu_matmul_rows(dt, w + gi * og * K, false, cols, r, og, K, m * bl, 0, og);            \
+                    unband_##T(g, r, b, n0, m, gi, oy0 * ow, bl, y);                                       \
+                }                                                                                          \
         }                                                                                                  \
         mem_free(cols);                                                                                    \
         mem_free(r);                                                                                       \
         mem_free(xp);                                                                                      \
-        if (b && !r) add_bias_##T(y, b, g->n, g->o, L);                                                    \
         return 0;                                                                                          \
     }                                                                                                      \
-    /* y [n, c, h, w] = the transposed convolution of x [n, o, oh, ow] by w [o, c / groups, kh, kw]: per \
-     * chunk and group, x's rows gathered [og, nb * L], one product by the weight's transpose into the \
-     * columns [K, nb * L], then col2im image by image */                                             \
+    /* The transposed convolution at stride 1 as the convolution flip_geom describes: x read through \
+     * the window with the weight flipped, wf [c, og, kh, kw] per group (wf[gi * cg + ci][oc][kh-1-i]  \
+     * [kw-1-j] = w[gi * og + oc][ci][i][j]) */                                                        \
+    static int conv_flipped_##T(const ConvGeom *g, DType dt, const T *x, const T *w, const T *b, T *y) {   \
+        int64_t cg = g->c / g->groups, og = g->o / g->groups, kk = g->kh * g->kw;                          \
+        T *wf = scratch(g->c * og * kk, sizeof(T));                                                        \
+        if (!wf) return -1;                                                                                \
+        for (int64_t oc = 0; oc < g->o; oc++)                                                              \
+            for (int64_t ci = 0; ci < cg; ci++)                                                            \
+                for (int64_t t = 0; t < kk; t++)                                                           \
+                    wf[(((oc / og) * cg + ci) * og + oc % og) * kk + kk - 1 - t] = w[(oc * cg + ci) * kk + t]; \
+        ConvGeom f = flip_geom(g);                                                                         \
+        int rc = conv_forward_##T(&f, dt, x, wf, b, y);                                                    \
+        mem_free(wf);                                                                                      \
+        return rc;                                                                                         \
+    }                                                                                                      \
+    /* y [n, c, h, w] = the transposed convolution of x [n, o, oh, ow] by w [o, c / groups, kh, kw]: at \
+     * stride 1 conv_flipped; else per unit and group, x's rows gathered [og, m * rows * ow], one      \
+     * product by the weight's transpose into the columns [K, m * rows * ow], then col2im image by     \
+     * image */                                                                                        \
     static int conv_transpose_##T(const ConvGeom *g, DType dt, const T *x, const T *w, const T *b, T *y) { \
+        if (flip_fits(g)) return conv_flipped_##T(g, dt, x, w, b, y);                   \
         int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw, L = g->oh * g->ow;    \
-        int64_t nb = chunk_images(g, (K > og ? K : og) * L);                                               \
-        T *cols = scratch(K * nb * L, sizeof(T));                                                          \
-        T *xb = cols && nb > 1 ? scratch(og * nb * L, sizeof(T)) : NULL;                                   \
+        Unit u = unit_of(g, K > og ? K : og);                                                              \
+        int64_t most = u.m * u.rows * g->ow;                                                               \
         Pad pad = pad_of(g);                                                                               \
         bool fail = false;                                                                                 \
-        T *xp = cols && (nb == 1 || xb) ? pad_scratch(pad, cg, sizeof(T), &fail) : NULL;                   \
-        if (!cols || (nb > 1 && !xb) || fail) { mem_free(cols), mem_free(xb); return -1; }                 \
+        T *cols = scratch(K * most, sizeof(T)), *xb = cols ? scratch(og * most, sizeof(T)) : NULL;         \
+        T *xp = xb ? pad_scratch(pad, cg, sizeof(T), &fail) : NULL;                                        \
+        if (!xb || fail) { mem_free(cols), mem_free(xb); return -1; }                                      \
         if (!pad.copy) memset(y, 0, sizeof(T) * (size_t)(g->n * g->c * g->h * g->w));                     \
-        for (int64_t n0 = 0; n0 < g->n; n0 += nb) {                                                        \
-            int64_t m = g->n - n0 < nb ? g->n - n0 : nb;                                                   \
-            for (int64_t gi = 0; gi < g->groups; gi++) {                                                   \
-                const T *xg = x + (n0 * g->o + gi * og) * L;                                               \
-                for (int64_t oc = 0; xb && oc < og; oc++)                                                  \
+        for (int64_t n0 = 0; n0 < g->n; n0 += u.m) {                                                       \
+            int64_t m = g->n - n0 < u.m ? g->n - n0 : u.m;                                                 \
+            for (int64_t gi = 0; gi < g->groups; gi++)                                                     \
+                for (int64_t oy0 = 0; oy0 < g->oh; oy0 += u.rows) {                                        \
+                    int64_t rows = g->oh - oy0 < u.rows ? g->oh - oy0 : u.rows, bl = rows * g->ow;         \
+                    for (int64_t oc = 0; oc < og; oc++)                                                    \
+                        for (int64_t j = 0; j < m; j++)                                                    \
+                            memcpy(xb + (oc * m + j) * bl, x + ((n0 + j) * g->o + gi * og + oc) * L + oy0 * g->ow, \
+                                   sizeof(T) * (size_t)bl);                                                \
+                    cpu_matmul_rows(dt, w + gi * og * K, true, xb, cols, K, og, m * bl, 0, K);             \
                     for (int64_t j = 0; j < m; j++)                                                        \
-                        memcpy(xb + (oc * m + j) * L, xg + (j * g->o + oc) * L, sizeof(T) * (size_t)L);    \
-                cpu_matmul_rows(dt, w + gi * og * K, true, xb ? xb : xg, cols, K, og, m * L, 0, K);        \
-                for (int64_t j = 0; j < m; j++)                                                            \
-                    col2im_##T(g, pad, cols + j * L, cg, y + ((n0 + j) * g->c + gi * cg) * g->h * g->w, m * L, xp); \
-            }                                                                                              \
+                        col2im_##T(g, pad, cols + j * bl, cg, y + ((n0 + j) * g->c + gi * cg) * g->h * g->w, m * bl, \
+                                   xp, oy0, rows);                                                         \
+                }                                                                                          \
         }                                                                                                  \
         mem_free(cols);                                                                                    \
         mem_free(xb);                                                                                      \
@@ -226,33 +294,37 @@ static int64_t chunk_images(const ConvGeom *g, int64_t per_image) {
         if (b) add_bias_##T(y, b, g->n, g->c, g->h * g->w);                                                \
         return 0;                                                                                          \
     }                                                                                                      \
-    /* dw [o, c / groups, kh, kw]: per group, its transpose [K, og] is the sum over chunks of images \
-     * (chunk_images) of their columns [K, nb * L] times gy's rows transposed [nb * L, og], one     \
-     * product a chunk, added in chunk order; then transposed back. A small CNN's batch is one   \
-     * chunk; 32x32 images are one a chunk, whose columns stay in cache (the whole batch's, 19 MB   \
-     * for the benchmark's second convolution, did not) */                                          \
+    /* dw [o, c / groups, kh, kw]: per group, its transpose [K, og] is the sum over the units        \
+     * (unit_of) of their columns [K, m * rows * ow] times gy's rows transposed [m * rows * ow, og],  \
+     * one product a unit, added in order (images, then bands); then transposed back */            \
     static int conv_weight_grad_##T(const ConvGeom *g, DType dt, const T *x, const T *gy, T *dw) {        \
         int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw, L = g->oh * g->ow;    \
-        int64_t nb = chunk_images(g, (K + og) * L);                                                        \
-        T *cols = scratch(K * nb * L, sizeof(T)), *gyt = cols ? scratch(nb * L * og, sizeof(T)) : NULL;    \
+        Unit u = unit_of(g, K + og);                                                                       \
+        int64_t most = u.m * u.rows * g->ow;                                                               \
+        T *cols = scratch(K * most, sizeof(T)), *gyt = cols ? scratch(most * og, sizeof(T)) : NULL;        \
         T *dwt = gyt ? scratch(2 * K * og, sizeof(T)) : NULL, *part = dwt ? dwt + K * og : NULL;           \
         Pad pad = pad_of(g);                                                                               \
         bool fail = false;                                                                                 \
         T *xp = dwt ? pad_scratch(pad, cg, sizeof(T), &fail) : NULL;                                       \
         if (!dwt || fail) { mem_free(cols); mem_free(gyt); mem_free(dwt); return -1; }                     \
         for (int64_t gi = 0; gi < g->groups; gi++) {                                                       \
-            for (int64_t n0 = 0; n0 < g->n; n0 += nb) {                                                    \
-                int64_t m = g->n - n0 < nb ? g->n - n0 : nb;                                               \
-                for (int64_t j = 0; j < m; j++) {                                                          \
-                    int64_t n = n0 + j;                                                                    \
-                    im2col_##T(g, pad, x + (n * g->c + gi * cg) * g->h * g->w, cg, cols + j * L, m * L, xp); \
-                    for (int64_t oc = 0; oc < og; oc++) {                                                  \
-                        const T *row = gy + (n * g->o + gi * og + oc) * L;                                 \
-                        for (int64_t l = 0; l < L; l++) gyt[(j * L + l) * og + oc] = row[l];              \
+            for (int64_t n0 = 0; n0 < g->n; n0 += u.m) {                                                   \
+                int64_t m = g->n - n0 < u.m ? g->n - n0 : u.m;                                             \
+                for (int64_t oy0 = 0; oy0 < g->oh; oy0 += u.rows) {                                        \
+                    int64_t rows = g->oh - oy0 < u.rows ? g->oh - oy0 : u.rows, bl = rows * g->ow;         \
+                    for (int64_t j = 0; j < m; j++) {                                                      \
+                        int64_t n = n0 + j;                                                                \
+                        im2col_##T(g, pad, x + (n * g->c + gi * cg) * g->h * g->w, cg, cols + j * bl, m * bl, xp, \
+                                   oy0, rows);                                                             \
+                        for (int64_t oc = 0; oc < og; oc++) {                                              \
+                            const T *row = gy + (n * g->o + gi * og + oc) * L + oy0 * g->ow;               \
+                            for (int64_t l = 0; l < bl; l++) gyt[(j * bl + l) * og + oc] = row[l];         \
+                        }                                                                                  \
                     }                                                                                      \
+                    bool first = n0 == 0 && oy0 == 0;                                                      \
+                    cpu_matmul_rows(dt, cols, false, gyt, first ? dwt : part, K, m * bl, og, 0, K);        \
+                    for (int64_t i = 0; !first && i < K * og; i++) dwt[i] += part[i];                      \
                 }                                                                                          \
-                cpu_matmul_rows(dt, cols, false, gyt, n0 ? part : dwt, K, m * L, og, 0, K);                \
-                for (int64_t i = 0; n0 && i < K * og; i++) dwt[i] += part[i];                              \
             }                                                                                              \
             T *dwg = dw + gi * og * K;                                                                     \
             for (int64_t k = 0; k < K; k++)                                                                \
