@@ -1,15 +1,18 @@
 /* conv.c - the CPU kernels of the convolution and pooling ops (ops/conv.h has the geometry).
  *
- * A convolution is im2col and one BLAS product per chunk of images (chunk_images) and group:
- * the window's taps of each image become the rows of a [c/groups * kh * kw, oh * ow] matrix,
- * the chunk's images side by side, which the weight's [o/groups, c/groups * kh * kw] block
- * multiplies (cpu_matmul_rows); the product's rows then move to NCHW (unchunk).
- * A 1x1 window with stride 1 and no padding reads each image itself; a padded one is read
- * through a zero-padded copy of each image (Pad), so the columns are plain copies. The transposed
- * convolution gathers a chunk's rows, multiplies by the weight's transpose and scatters the
- * columns back image by image (col2im, in a fixed order); the weight's gradient is one product
- * per chunk and group (the columns by gy's rows transposed), the chunks' products added in order. Each result depends only on shapes for its
- * order of operations, so eager and static code get the same bits. */
+ * A convolution is im2col and one BLAS product per unit and group (unit_of: a band of an
+ * image's output rows, or several small images side by side, within CONV_UNIT_ELEMS): the
+ * window's taps become the rows of a [c/groups * kh * kw, positions] matrix, which the
+ * weight's [o/groups, c/groups * kh * kw] block multiplies (cpu_matmul_rows); the product's
+ * rows then move to NCHW with the bias added (unband). A 1x1 window with stride 1 and no
+ * padding reads each image itself; a padded one is read through a zero-padded copy of each
+ * image (Pad), so the columns are plain copies. A transposed convolution at stride 1 is a
+ * convolution of its x by the flipped weight (conv_flipped); at other strides it gathers a
+ * unit's rows, multiplies by the weight's transpose and scatters the columns back image by
+ * image (col2im, in a fixed order). The weight's gradient is one product per unit and group
+ * (the columns by gy's rows transposed), the units' products added in order. Each result
+ * depends only on shapes for its order of operations, so eager and static code, and every
+ * thread count, get the same bits. */
 #include <math.h>
 #include <string.h>
 #include "cpu.h"
