@@ -10,15 +10,17 @@
  * convolution of its x by the flipped weight (conv_flipped); at other strides it gathers a
  * unit's rows, multiplies by the weight's transpose and scatters the columns back image by
  * image (col2im, in a fixed order). The weight's gradient is one product per unit and group
- * (the columns by gy's rows transposed), the units' products added in order. Each result
- * depends only on shapes for its order of operations, so eager and static code, and every
- * thread count, get the same bits. */
+ * (the columns by gy's rows transposed), the units' products added in order. The forward and
+ * the weight gradient run their units of images as parts on the thread pool (units_run). Each
+ * result depends only on shapes for its order of operations, so eager and static code, and
+ * every thread count, get the same bits. */
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
 #include "cpu.h"
 #include "conv.h"
 #include "mem.h"
+#include "pool.h"
 
 /* The padded image (Pad): one image's cg channels of a group copied to [cg, hp, wp] with x's
  * pixels at row pt, column pl and zeros around, so that every row of the columns is a plain
@@ -196,7 +198,7 @@ static void transpose_double(const double *s, int64_t ls, double *d, int64_t ld,
  * output rows, whose columns (K x m * rows * ow) and product stay within CONV_UNIT_ELEMS
  * elements (unit_of, from `per` elements per output position). Each unit is one BLAS call on
  * data in the core's own cache: on the benchmark's 32x32 images (one core, OpenBLAS 0.3.21's
- * Haswell kernels) a [32, 144] x [144, 128] band ran at 52 GMAC/s where the whole image's
+ * Cooperlake kernels) a [32, 144] x [144, 128] band ran at 52 GMAC/s where the whole image's
  * [144, 1024] columns ran at 32, and the first convolution's 9 images a product at 20 against
  * 45 for one. The small per-image products of a CNN on 8x8 digits ([32, 144] x [144, 16]) spent
  * as much on OpenBLAS's per-call packing and zeroing as on their multiply-adds, so those images
@@ -232,6 +234,39 @@ static ConvGeom flip_geom(const ConvGeom *g) {
     return f;
 }
 
+/* A convolution's units on the thread pool (the forward's and the weight gradient's): each part
+ * is one unit of images, whose results are its own (its bands' places in y; its sum of the
+ * weight gradient), each slot its own scratch, per_slot elements: the columns and products of
+ * the largest unit (most positions) and, last, a padded image, its border zero. x and w are
+ * the operands (the weight gradient's w: gy), y the result. Every unit is computed the same
+ * whichever thread runs it: the bits of one thread. */
+typedef struct {
+    const ConvGeom *g;
+    DType dt;
+    const void *x, *w, *b;
+    void *y;
+    Unit u;
+    Pad pad;
+    void *scratch;
+    int64_t cg, most, per_slot;   /* cg: the channels of a group, for the padded image's size */
+} ConvJob;
+
+static int units_run(ConvJob *fj, int64_t parts, int width, size_t elem, PoolPartFn fn) {
+    fj->scratch = mem_try_alloc((size_t)(width * fj->per_slot) * elem);
+    if (!fj->scratch) {
+        op_fail("out of memory for the convolution's columns (%lld elements)", (long long)(width * fj->per_slot));
+        return -1;
+    }
+    /* each slot's padded image, its last elements, is zeroed (its border stays zero); the rest is
+     * written before it is read (zeroing it all cost a small CNN's step 0.76M instructions) */
+    int64_t padn = fj->pad.copy ? fj->cg * fj->pad.hp * fj->pad.wp : 0;
+    for (int s = 0; s < width; s++)
+        memset((char *)fj->scratch + (size_t)((s + 1) * fj->per_slot - padn) * elem, 0, (size_t)padn * elem);
+    int rc = pool_run(parts, width, fn, fj);
+    mem_free(fj->scratch);
+    return rc;
+}
+
 /* y [n, o, oh, ow] = x [n, c, h, w] (*) w [o, c / groups, kh, kw] (+ b). Per unit (unit_of) and
  * group: the columns [K, m * rows * ow] (the unit's images side by side), one product
  * [og, m * rows * ow], then its rows moved to their place in NCHW with the bias added (a 1x1
@@ -258,32 +293,34 @@ static ConvGeom flip_geom(const ConvGeom *g) {
         if (b) add_bias_##T(y, b, g->n, g->o, L);                                                          \
         return 0;                                                                                          \
     }                                                                                                      \
+    /* the images of unit `part` (ConvJob; slot: the thread's columns, product and padded image) */    \
+    static int forward_part_##T(void *ud, int64_t part, int slot) {                                        \
+        const ConvJob *fj = ud;                                                                             \
+        const ConvGeom *g = fj->g;                                                                         \
+        const T *x = fj->x, *w = fj->w, *b = fj->b;                                                        \
+        int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw, ow = g->ow;          \
+        int64_t n0 = part * fj->u.m, m = g->n - n0 < fj->u.m ? g->n - n0 : fj->u.m;                        \
+        T *cols = (T *)fj->scratch + slot * fj->per_slot, *r = cols + K * fj->most, *xp = r + og * fj->most; \
+        for (int64_t gi = 0; gi < g->groups; gi++)                                                         \
+            for (int64_t oy0 = 0; oy0 < g->oh; oy0 += fj->u.rows) {                                        \
+                int64_t rows = g->oh - oy0 < fj->u.rows ? g->oh - oy0 : fj->u.rows, bl = rows * ow;        \
+                const T *xg = x + (n0 * g->c + gi * cg) * g->h * g->w;                                     \
+                for (int64_t j = 0; j < m; j++)                                                            \
+                    im2col_##T(g, fj->pad, xg + j * g->c * g->h * g->w, cg, cols + j * bl, m * bl, xp, oy0, rows); \
+                cpu_matmul_rows(fj->dt, w + gi * og * K, false, cols, r, og, K, m * bl, 0, og);            \
+                unband_##T(g, r, b, n0, m, gi, oy0 * ow, bl, fj->y);                                       \
+            }                                                                                              \
+        return 0;                                                                                          \
+    }                                                                                                      \
     static int conv_forward_##T(const ConvGeom *g, DType dt, const T *x, const T *w, const T *b, T *y) {   \
         if (direct_columns(g)) return conv_direct_##T(g, dt, x, w, b, y);                                  \
-        int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw, ow = g->ow;          \
-        Unit u = unit_of(g, K > og ? K : og);                                                              \
-        int64_t most = u.m * u.rows * ow;                                                                  \
-        bool fail = false;                                                                                 \
-        Pad pad = pad_of(g);                                                                               \
-        T *cols = scratch(K * most, sizeof(T)), *r = cols ? scratch(og * most, sizeof(T)) : NULL;          \
-        T *xp = r ? pad_scratch(pad, cg, sizeof(T), &fail) : NULL;                                         \
-        if (!r || fail) { mem_free(cols), mem_free(r); return -1; }                                        \
-        for (int64_t n0 = 0; n0 < g->n; n0 += u.m) {                                                       \
-            int64_t m = g->n - n0 < u.m ? g->n - n0 : u.m;                                                 \
-            for (int64_t gi = 0; gi < g->groups; gi++)                                                     \
-                for (int64_t oy0 = 0; oy0 < g->oh; oy0 += u.rows) {                                        \
-                    int64_t rows = g->oh - oy0 < u.rows ? g->oh - oy0 : u.rows, bl = rows * ow;            \
-                    const T *xg = x + (n0 * g->c + gi * cg) * g->h * g->w;                                 \
-                    for (int64_t j = 0; j < m; j++)                                                        \
-                        im2col_##T(g, pad, xg + j * g->c * g->h * g->w, cg, cols + j * bl, m * bl, xp, oy0, rows); \
-                    cpu_matmul_rows(dt, w + gi * og * K, false, cols, r, og, K, m * bl, 0, og);            \
-                    unband_##T(g, r, b, n0, m, gi, oy0 * ow, bl, y);                                       \
-                }                                                                                          \
-        }                                                                                                  \
-        mem_free(cols);                                                                                    \
-        mem_free(r);                                                                                       \
-        mem_free(xp);                                                                                      \
-        return 0;                                                                                          \
+        int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw;                      \
+        ConvJob fj = { g, dt, x, w, b, y, unit_of(g, K > og ? K : og), pad_of(g), NULL, cg, 0, 0 };         \
+        fj.most = fj.u.m * fj.u.rows * g->ow;                                                              \
+        fj.per_slot = (K + og) * fj.most + (fj.pad.copy ? cg * fj.pad.hp * fj.pad.wp : 0);                 \
+        int64_t parts = (g->n + fj.u.m - 1) / fj.u.m;                                                      \
+        int width = pool_width(parts, g->n * g->o * g->oh * g->ow * K);                                    \
+        return units_run(&fj, parts, width, sizeof(T), forward_part_##T);                                \
     }                                                                                                      \
     /* The transposed convolution at stride 1 as the convolution flip_geom describes: x read through \
      * the window with the weight flipped, wf [c, og, kh, kw] per group (wf[gi * cg + ci][oc][kh-1-i]  \
@@ -339,41 +376,52 @@ static ConvGeom flip_geom(const ConvGeom *g) {
     }                                                                                                      \
     /* dw [o, c / groups, kh, kw]: per group, its transpose [K, og] is the sum over the units        \
      * (unit_of) of their columns [K, m * rows * ow] times gy's rows transposed [m * rows * ow, og],  \
-     * one product a unit, added in order (images, then bands); then transposed back */            \
-    static int conv_weight_grad_##T(const ConvGeom *g, DType dt, const T *x, const T *gy, T *dw) {        \
+     * one product a unit: each unit of images (a part on the pool) adds its bands' products in     \
+     * order into its own sum, then the units' sums are added in order; then transposed back */     \
+    static int wgrad_part_##T(void *ud, int64_t part, int slot) {                                          \
+        const ConvJob *cj = ud;                                                                            \
+        const ConvGeom *g = cj->g;                                                                         \
+        const T *x = cj->x, *gy = cj->w;                                                                   \
         int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw, L = g->oh * g->ow;    \
-        Unit u = unit_of(g, K + og);                                                                       \
-        int64_t most = u.m * u.rows * g->ow;                                                               \
-        T *cols = scratch(K * most, sizeof(T)), *gyt = cols ? scratch(most * og, sizeof(T)) : NULL;        \
-        T *dwt = gyt ? scratch(2 * K * og, sizeof(T)) : NULL, *part = dwt ? dwt + K * og : NULL;           \
-        Pad pad = pad_of(g);                                                                               \
-        bool fail = false;                                                                                 \
-        T *xp = dwt ? pad_scratch(pad, cg, sizeof(T), &fail) : NULL;                                       \
-        if (!dwt || fail) { mem_free(cols); mem_free(gyt); mem_free(dwt); return -1; }                     \
+        int64_t n0 = part * cj->u.m, m = g->n - n0 < cj->u.m ? g->n - n0 : cj->u.m;                        \
+        T *cols = (T *)cj->scratch + slot * cj->per_slot, *gyt = cols + K * cj->most;                      \
+        T *prod = gyt + cj->most * og, *xp = prod + K * og;                                                \
         for (int64_t gi = 0; gi < g->groups; gi++) {                                                       \
-            for (int64_t n0 = 0; n0 < g->n; n0 += u.m) {                                                   \
-                int64_t m = g->n - n0 < u.m ? g->n - n0 : u.m;                                             \
-                for (int64_t oy0 = 0; oy0 < g->oh; oy0 += u.rows) {                                        \
-                    int64_t rows = g->oh - oy0 < u.rows ? g->oh - oy0 : u.rows, bl = rows * g->ow;         \
-                    for (int64_t j = 0; j < m; j++) {                                                      \
-                        int64_t n = n0 + j;                                                                \
-                        im2col_##T(g, pad, x + (n * g->c + gi * cg) * g->h * g->w, cg, cols + j * bl, m * bl, xp, \
-                                   oy0, rows);                                                             \
-                        transpose_##T(gy + (n * g->o + gi * og) * L + oy0 * g->ow, L, gyt + j * bl * og, og, og, bl); \
-                    }                                                                                      \
-                    bool first = n0 == 0 && oy0 == 0;                                                      \
-                    cpu_matmul_rows(dt, cols, false, gyt, first ? dwt : part, K, m * bl, og, 0, K);        \
-                    for (int64_t i = 0; !first && i < K * og; i++) dwt[i] += part[i];                      \
+            T *sum = (T *)cj->y + (part * g->groups + gi) * K * og;                                        \
+            for (int64_t oy0 = 0; oy0 < g->oh; oy0 += cj->u.rows) {                                        \
+                int64_t rows = g->oh - oy0 < cj->u.rows ? g->oh - oy0 : cj->u.rows, bl = rows * g->ow;     \
+                for (int64_t j = 0; j < m; j++) {                                                          \
+                    int64_t n = n0 + j;                                                                    \
+                    im2col_##T(g, cj->pad, x + (n * g->c + gi * cg) * g->h * g->w, cg, cols + j * bl, m * bl, xp, \
+                               oy0, rows);                                                                 \
+                    transpose_##T(gy + (n * g->o + gi * og) * L + oy0 * g->ow, L, gyt + j * bl * og, og, og, bl); \
                 }                                                                                          \
+                cpu_matmul_rows(cj->dt, cols, false, gyt, oy0 ? prod : sum, K, m * bl, og, 0, K);          \
+                for (int64_t i = 0; oy0 && i < K * og; i++) sum[i] += prod[i];                             \
             }                                                                                              \
-            T *dwg = dw + gi * og * K;                                                                     \
+        }                                                                                                  \
+        return 0;                                                                                          \
+    }                                                                                                      \
+    static int conv_weight_grad_##T(const ConvGeom *g, DType dt, const T *x, const T *gy, T *dw) {        \
+        int64_t cg = g->c / g->groups, og = g->o / g->groups, K = cg * g->kh * g->kw;                      \
+        ConvJob cj = { g, dt, x, gy, NULL, NULL, unit_of(g, K + og), pad_of(g), NULL, cg, 0, 0 };          \
+        cj.most = cj.u.m * cj.u.rows * g->ow;                                                              \
+        cj.per_slot = (K + og) * cj.most + K * og + (cj.pad.copy ? cg * cj.pad.hp * cj.pad.wp : 0);        \
+        int64_t parts = (g->n + cj.u.m - 1) / cj.u.m, KO = K * og;                                         \
+        T *sums = scratch(parts * g->groups * KO, sizeof(T));                                              \
+        cj.y = sums;                                                                                       \
+        if (!sums || units_run(&cj, parts, pool_width(parts, g->n * g->o * g->oh * g->ow * K), sizeof(T), wgrad_part_##T)) { \
+            mem_free(sums);                                                                                \
+            return -1;                                                                                     \
+        }                                                                                                  \
+        for (int64_t gi = 0; gi < g->groups; gi++) {                                                       \
+            T *dwt = sums + gi * KO, *dwg = dw + gi * KO;                                                  \
+            for (int64_t p = 1; p < parts; p++)                                                            \
+                for (int64_t i = 0; i < KO; i++) dwt[i] += sums[(p * g->groups + gi) * KO + i];            \
             for (int64_t k = 0; k < K; k++)                                                                \
                 for (int64_t oc = 0; oc < og; oc++) dwg[oc * K + k] = dwt[k * og + oc];                    \
         }                                                                                                  \
-        mem_free(cols);                                                                                    \
-        mem_free(gyt);                                                                                     \
-        mem_free(dwt);                                                                                     \
-        mem_free(xp);                                                                                      \
+        mem_free(sums);                                                                                    \
         return 0;                                                                                          \
     }
 CONV_FORWARD(float)
