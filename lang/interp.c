@@ -511,7 +511,8 @@ static Value field_of(Interp *I, Value obj, const char *name);
  * caches the OpCode, OP__COUNT for none; the op table never changes). */
 static ObjBuiltin *tensor_method(Interp *I, Node *field) {
     if (field->slot < 0) field->slot = (int)method_tensor_op(field->str);
-    return field->slot == OP__COUNT ? NULL : builtins_of_op(I, (OpCode)field->slot);
+    /* not an op: one of the conversions (x.item()), or nothing */
+    return field->slot == OP__COUNT ? method_tensor_builtin(I, field->str) : builtins_of_op(I, (OpCode)field->slot);
 }
 
 /* obj.name(args): obj evaluated once, then passed first when the field is a method (a dict's

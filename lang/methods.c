@@ -50,14 +50,28 @@ OpCode method_tensor_op(const char *name) {
     return OP__COUNT;
 }
 
+/* The conversions that are built-ins rather than ops but read a tensor first, as NumPy's and
+ * PyTorch's methods of the same names: x.item(), x.tolist(), x.to("cpu"). (float, int, bool
+ * and str are not among them: PyTorch's x.float() is a tensor, TSL's float(x) a number.) */
+static const char *const conversion_methods[] = { "item", "tolist", "to", NULL };
+
+static bool is_conversion_method(const char *name) {
+    for (int i = 0; conversion_methods[i]; i++)
+        if (!strcmp(conversion_methods[i], name)) return true;
+    return false;
+}
+
 ObjBuiltin *method_tensor_builtin(struct Interp *I, const char *name) {
     OpCode op = method_tensor_op(name);
-    return op == OP__COUNT ? NULL : builtins_of_op(I, op);
+    if (op != OP__COUNT) return builtins_of_op(I, op);
+    return is_conversion_method(name) ? builtin_named(I, name) : NULL;
 }
 
 const char *method_tensor_nth(int index) {
     for (int op = 0; op < OP__COUNT; op++)
         if (is_method_op(op) && index-- == 0) return op_def((OpCode)op)->name;
+    for (int i = 0; conversion_methods[i]; i++)
+        if (index-- == 0) return conversion_methods[i];
     return NULL;
 }
 

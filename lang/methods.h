@@ -6,7 +6,7 @@
  *   - the object is a tensor and the name none of its attributes: the name is then a method,
  *     an op of ops.def with a built-in whose first parameter is a tensor, and `t.name(args)` is
  *     `name(t, args)` (`x.sum(axis=1)`). The list is the op table itself, so a new row is a
- *     new method.
+ *     new method, plus the conversions item, tolist and to (`x.item()`, as NumPy and PyTorch).
  * `t.name` without a call is the op's built-in, unbound (help(t.sum) is help(sum)), as `d.f`
  * is the function f: the object is passed by the call only. Eager code (interp.c), the static
  * compiler (vm/compile/cexpr.c) and completion (api_tools.c) all ask these functions, so they
@@ -25,7 +25,8 @@ extern const char *const tensor_attrs[];
 bool method_is_tensor_attr(const char *name);
 /* The op `t.name(...)` calls, or OP__COUNT when name is no tensor method. */
 OpCode method_tensor_op(const char *name);
-/* The built-in of that op (the interpreter's, BORROWED), or NULL. */
+/* The built-in of that op, or of a conversion method (item tolist to) (the interpreter's,
+ * BORROWED), or NULL. */
 ObjBuiltin *method_tensor_builtin(struct Interp *I, const char *name);
 /* The index-th tensor method in table order, NULL past the last (completion). */
 const char *method_tensor_nth(int index);

@@ -118,7 +118,8 @@ END_TEST
 
 /* The tensor methods are the op table (lang/methods.h): t.NAME(...) for exactly the ops with a
  * built-in whose first parameter is a tensor, each NAME found by the sorted lookup and bound to
- * the built-in the global NAME starts as; completion lists them in table order. */
+ * the built-in the global NAME starts as; completion lists them in table order, then the
+ * conversions item, tolist and to. */
 START_TEST(tensor_methods_are_the_op_table) {
     Interp *I = interp_new();
     ck_assert_int_eq(run_in(I, "x = 1"), 0);
@@ -132,8 +133,15 @@ START_TEST(tensor_methods_are_the_op_table) {
         ck_assert_msg(method_tensor_builtin(I, d->name) == AS_BUILTIN(g), "%s: another built-in", d->name);
         ck_assert_str_eq(method_tensor_nth(listed++), d->name);
     }
+    const char *conversions[] = { "item", "tolist", "to" };   /* then the three conversions */
+    for (int k = 0; k < 3; k++) {
+        ck_assert_str_eq(method_tensor_nth(listed++), conversions[k]);
+        Value g = I->main->g.vals[globals_find(&I->main->g, conversions[k])];
+        ck_assert(method_tensor_builtin(I, conversions[k]) == AS_BUILTIN(g));
+    }
     ck_assert_ptr_null(method_tensor_nth(listed));
-    ck_assert_int_ge(listed, 80);
+    ck_assert_ptr_null(method_tensor_builtin(I, "float"));   /* PyTorch's x.float() is a tensor */
+    ck_assert_int_ge(listed, 83);
     ck_assert_int_eq(method_tensor_op("sum"), OP_SUM);
     ck_assert_int_eq(method_tensor_op("add"), OP__COUNT);     /* '+' only */
     ck_assert_int_eq(method_tensor_op("zeros"), OP__COUNT);   /* a shape first */
