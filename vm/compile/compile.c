@@ -560,15 +560,52 @@ static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
     return refold && decided != c->decided && !c->failed;
 }
 
-static void home_moves(Comp *c, Home *homes, int n) {
-    for (int i = 0; i < n && !c->failed; i++) {
-        if (homes[i].st) {
-            move_into(c, &homes[i].home, homes[i].st->items[homes[i].slot], homes[i].name);
-            continue;
-        }
-        Binding *b = cc_env_find(c, homes[i].key);
-        if (b) move_into(c, &homes[i].home, b->v, homes[i].name);
+/* The value home h is about to take (NULL: the variable is unbound here). */
+static const AVal *home_source(Comp *c, const Home *h) {
+    if (h->st) return &h->st->items[h->slot];
+    Binding *b = cc_env_find(c, h->key);
+    return b ? &b->v : NULL;
+}
+
+/* Whether a move into one of homes[0..i) overwrites the register (or bound flag) of v. */
+static bool overwritten_before(Comp *c, const Home *homes, int i, const AVal *v) {
+    for (int j = 0; j < i; j++) {
+        const AVal *h = &homes[j].home, *s = home_source(c, &homes[j]);
+        if (!s || h->kind != v->kind) continue;
+        if (s->kind == h->kind && s->reg == h->reg) continue;   /* its move is a no-op */
+        if (h->reg == v->reg || (v->unset && h->unset == v->unset)) return true;
     }
+    return false;
+}
+
+/* A copy of v in a fresh register, read before the homes are written. */
+static AVal copy_to_temp(Comp *c, AVal v, const char *name) {
+    AVal t = v.kind == AV_TENSOR ? cc_tensor_av(c, v.dtype, &v.shape)
+                                 : (AVal){ .kind = AV_NUM, .is_bool = v.is_bool, .reg = cc_new_num(c, v.is_bool) };
+    if (v.kind == AV_TENSOR && v.unset) t.unset = cc_new_num(c, true) + 1;
+    move_into(c, &t, v, name);
+    return t;
+}
+
+/* The moves into the homes at the end of a loop body or a branch side are one parallel
+ * assignment: after `x = x` made x's home its value, `t = x; x = x * 2` leaves t holding
+ * x's home register, which the move into x's home would overwrite before t's move reads it.
+ * Such a value is copied to a fresh register before any home is written. */
+static void home_moves(Comp *c, Home *homes, int n) {
+    AVal *vals = mem_alloc(sizeof(AVal) * (size_t)(n + 1));
+    bool *has = mem_alloc(sizeof(bool) * (size_t)(n + 1));
+    for (int i = 0; i < n && !c->failed; i++) {
+        const AVal *v = home_source(c, &homes[i]);
+        has[i] = v != NULL;
+        if (!v) continue;
+        vals[i] = *v;
+        if ((v->kind == AV_TENSOR || v->kind == AV_NUM) && v->reg >= 0 && overwritten_before(c, homes, i, v))
+            vals[i] = copy_to_temp(c, *v, homes[i].name);
+    }
+    for (int i = 0; i < n && !c->failed; i++)
+        if (has[i]) move_into(c, &homes[i].home, vals[i], homes[i].name);
+    mem_free(vals);
+    mem_free(has);
 }
 
 /* Registers of the homes (-1: not a register) and, with now, of the values they are about
