@@ -376,6 +376,17 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
         *eager = true;
         return NULL;
     }
+    if (st == COMPILE_ERROR && !I->err_final) {
+        /* an error the compiler met is the program's only when the code before it has run:
+         * eagerly, `print("a"); y = x + ones([5])` prints, pushes and draws first, then fails
+         * at the same place with the same message. So this run is eager (not the block's
+         * later runs, whose inputs may compile). Interrupts and --timeout stay errors. */
+        explain(I, loc, "%s met an error while compiling; this run of it is eager: %s:%d:%d: %s", what,
+                I->err_src ? I->err_src->name : "?", I->err_loc.line, I->err_loc.col, I->err_msg);
+        interp_clear_error(I);
+        *eager = true;
+        return NULL;
+    }
     if (st == COMPILE_ERROR) return NULL;
     char opt_msg[1024];
     if (opt_env_problem(opt_msg, sizeof opt_msg)) interp_write_diag(I, opt_msg, strlen(opt_msg));
