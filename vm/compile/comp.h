@@ -64,6 +64,7 @@ typedef struct {
     AStruct *st;
     CClosure *cl;
     int unset;       /* a home that may be unbound: its run-time flag register + 1 (0: bound) */
+    bool poison;     /* AV_NONE: a variable no register follows after a region (compile.c) */
     /* a number that is lin_a * counter + lin_b this iteration, for a range loop's counter
      * (NULL: not known to be); lin_a and lin_b integers, fixed by the guards in deps */
     const ARange *range;

@@ -524,6 +524,11 @@ static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
         AVal home;
         if (has_home(*homes, *nhomes, changed[i].key, NULL, 0)) continue;
         Binding *b = cc_env_find(c, changed[i].key);
+        if (b && b->v.poison) {
+            cc_unsupported(c, "variable '%s', first bound to a list or dict inside a run-time branch or a loop that may "
+                           "not run, changes again", changed[i].name);
+            break;
+        }
         if (b && b->v.kind == AV_NONE) b = NULL;   /* unbound again (a comprehension's variable) */
         if (!b) b = cc_input_find(c, changed[i].key);
         if (!b && has_value_outside(c, changed[i].key)) {   /* bound before, not read yet */
@@ -536,6 +541,17 @@ static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
             if (b && !same_av(&b->v, &changed[i].home)) {
                 cc_unsupported(c, "variable '%s' changes its value inside a loop or run-time branch", changed[i].name);
                 break;
+            }
+            /* first bound in the region to a value without a home (a list, a dict): after a
+             * run-time branch, or a loop that may not run, it may be unbound, or hold what the
+             * side that did not run bound, which no register tells. It is poisoned there: code
+             * that reads it, or writes it back, runs eagerly (cc_read_key, collect_outputs).
+             * cflow's hidden variables check their paths themselves. */
+            if (!b && trips <= 0 && changed[i].name[0] != '<') {
+                *homes = mem_realloc(*homes, sizeof(Home) * (size_t)(*nhomes + 1));
+                (*homes)[*nhomes] = (Home){ changed[i].key, { .kind = AV_NONE, .poison = true, .reg = -1 },
+                                            changed[i].name, NULL, 0 };
+                (*nhomes)++;
             }
             continue;
         }
@@ -602,8 +618,8 @@ static void home_moves(Comp *c, Home *homes, int n) {
         if ((v->kind == AV_TENSOR || v->kind == AV_NUM) && v->reg >= 0 && overwritten_before(c, homes, i, v))
             vals[i] = copy_to_temp(c, *v, homes[i].name);
     }
-    for (int i = 0; i < n && !c->failed; i++)
-        if (has[i]) move_into(c, &homes[i].home, vals[i], homes[i].name);
+    for (int i = 0; i < n && !c->failed; i++)   /* a poisoned variable (prepare_homes) has no register */
+        if (has[i] && !homes[i].home.poison) move_into(c, &homes[i].home, vals[i], homes[i].name);
     mem_free(vals);
     mem_free(has);
 }
@@ -1472,8 +1488,14 @@ static void comp_free(Comp *c) {
 static void collect_outputs(Comp *c) {
     for (int i = 0; i < c->nenv && !c->failed; i++) {
         Binding *b = &c->env[i];
-        if (!b->assigned || b->key.kind == K_INLINE || b->v.kind == AV_NONE) continue;
+        if (!b->assigned || b->key.kind == K_INLINE) continue;
         if (c->fn && b->key.kind == K_LOCAL) continue;   /* a static fn's locals end with it */
+        if (b->v.poison) {
+            cc_unsupported(c, "variable '%s' is first bound to a list or dict inside a run-time branch or a loop that "
+                           "may not run", b->name);
+            return;
+        }
+        if (b->v.kind == AV_NONE) continue;
         Output o;
         memset(&o, 0, sizeof o);
         InputSrc src;

@@ -416,6 +416,9 @@ static AVal undefined(Comp *c, VarKey k, const char *name) {
 AVal cc_read_key(Comp *c, VarKey k, const char *name) {
     Binding *b = cc_env_find(c, k);
     if (b) {
+        if (b->v.poison)   /* see prepare_homes */
+            return cc_unsupported(c, "variable '%s' is first bound to a list or dict inside a run-time branch or a loop "
+                                  "that may not run", name);
         if (b->v.kind == AV_NONE) return undefined(c, k, name);
         AVal v = b->v;
         if (v.unset) {   /* first assigned in a loop or branch that may not have run */
