@@ -702,6 +702,26 @@ static void pop_iteration(Comp *c, CLoop *L, int *shadow, int *pop_at) {
     }
 }
 
+/* An accumulator a backward loop starts with no gradient holds -0 while the loop runs: the
+ * exact identity of +, so the first iteration's contribution keeps its bits, as eager's first
+ * contribution is taken as it is (zeros, +0 + -0, would make it +0). After a loop that never
+ * ran (count 0) it holds eager's none again: zeros. */
+static void zero_if_no_trip(Comp *c, int count, const int *acc, const bool *fresh, int nout) {
+    int j = 0, skip = -1;
+    while (j < nout && !fresh[j]) j++;
+    if (j == nout) return;
+    if (count >= 0) {   /* else the code is reached only when the loop never ran */
+        int none = cc_new_num(c, true);
+        emit_nbin(c, none, num_const_reg(c, 0), count, OP_GE);
+        Ins *in = cc_emit(c, I_JUMPF);
+        in->a = none;
+        skip = (int)(in - c->g->code);
+    }
+    for (; j < nout; j++)
+        if (fresh[j]) emit_tmove(c, acc[j], grad_or_zeros(c, gb_none(), acc[j]));
+    if (skip >= 0) c->g->code[skip].aux = c->g->ncode;
+}
+
 /* The gradient state at the start of a backward iteration: the loop's own variables none,
  * each home's end seeded from gh, the variables from before the loop in their registers. */
 static void iteration_state(Comp *c, CTape *tp, CLoop *L, const int *gh, const int *outside, const int *acc, int nout) {
@@ -730,6 +750,7 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
     ShadowMap sm = { mem_alloc(sizeof(int) * (size_t)(c->g->nregs + 1)), c->g->nregs };
     int *shadow = sm.to;
     bool *seen = mem_calloc((size_t)tp->nvars + 1, sizeof(bool));
+    bool *fresh = mem_calloc((size_t)tp->nvars + 1, sizeof(bool));
     bool peel = false;
     for (int r = 0; r < sm.n; r++) shadow[r] = outer && r < outer->n ? outer->to[r] : -1;   /* an enclosing loop's copies */
     for (int i = 0; i < L->nhomes; i++) {
@@ -747,7 +768,9 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
             outside[nout] = v;
             int like = k < L->last_node ? tp->nodes[k].x[i].reg : L->homes[i].reg;
             acc[nout] = new_reg_like(c, like);
-            emit_tmove(c, acc[nout], grad_or_zeros(c, tp->vars[v].grad, like));
+            fresh[nout] = !tp->vars[v].grad.ok;   /* -0 until the loop ends (zero_if_no_trip) */
+            RegInfo ri = c->g->regs[like];
+            emit_tmove(c, acc[nout], fresh[nout] ? filled(c, &ri.shape, -0.0, ri.dtype).reg : tp->vars[v].grad.reg);
             nout++;
         }
     }
@@ -798,7 +821,14 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
         in = cc_emit(c, I_JUMP);
         int join = (int)(in - c->g->code);
         c->g->code[skip].aux = c->g->ncode;
-        /* no iteration ran: a home's value after the loop is the one it started from */
+        /* no iteration ran: a home's value after the loop is the one it started from (its
+         * gradient lands on -0: kept exactly); the other accumulators hold none: zeros */
+        for (int i = 0; i < L->nhomes; i++) {
+            int v = resolve(tp, L->homes[i].var_init);
+            for (int j = 0; j < nout && v >= 0; j++)
+                if (outside[j] == v) fresh[j] = false;
+        }
+        zero_if_no_trip(c, -1, acc, fresh, nout);
         for (int i = 0; i < L->nhomes && ok; i++) {
             int v = resolve(tp, L->homes[i].var_init);
             for (int j = 0; j < nout && v >= 0; j++)
@@ -811,6 +841,7 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
         }
         c->g->code[join].aux = c->g->ncode;
     }
+    if (ok && !peel) zero_if_no_trip(c, shadow_reg(outer, L->count_reg), acc, fresh, nout);
     if (ok) {
         drop_unread(c, L, shadow, pop_at, pop2_at, top);
         for (int v = L->first_var; v < L->end_var; v++) tp->vars[v].grad = gb_none();
@@ -823,6 +854,7 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
     mem_free(pop_at);
     mem_free(pop2_at);
     mem_free(seen);
+    mem_free(fresh);
     return ok && !c->failed;
 }
 
