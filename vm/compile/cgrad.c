@@ -860,21 +860,26 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
 
 /* Runs the rules of nodes [first, last) in reverse for one side of a branch: its home ends
  * seeded with the gradients after the branch, the variables from before it accumulating in
- * acc[] (merge registers both sides write). */
+ * acc[] (merge registers both sides write). A variable with no gradient before the branch
+ * (fresh) starts this side with none, so the side's first contribution is taken as it is, as
+ * eagerly (adding it to +0 zeros would turn a -0 into +0); a side that gives it none leaves
+ * zeros. */
 static bool branch_side(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, bool then_side, const int *targets,
-                        const int *acc, int ntargets, const GVal *after, const GVal *incoming, const ShadowMap *sm) {
+                        const bool *fresh, const int *acc, int ntargets, const GVal *after, const GVal *incoming,
+                        const ShadowMap *sm) {
     int first = then_side ? B->then_first : B->then_last, last = then_side ? B->then_last : B->else_last;
     /* a value made inside the branch has a gradient from after it only where an inner
      * backward (grad(grad(f))) read it: on the side that made it */
     for (int v = B->first_var; v < B->end_var; v++) tp->vars[v].grad = incoming[v - B->first_var];
-    for (int j = 0; j < ntargets; j++) tp->vars[targets[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
+    for (int j = 0; j < ntargets; j++)
+        tp->vars[targets[j]].grad = fresh[j] ? gb_none() : gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
     for (int i = 0; i < B->nhomes && !c->failed; i++) {   /* the value after the branch came from this side's end */
         CBHome *h = &B->homes[i];
         int end = resolve(tp, then_side ? h->var_then : h->var_else);
         if (end >= 0 && after[i].ok) accumulate(b, &tp->vars[end].grad, after[i]);
     }
     bool ok = !c->failed && backward_range(c, tp, b, -((int)(B - tp->branches) + 1), first, last, sm);
-    for (int j = 0; j < ntargets && ok; j++) emit_tmove(c, acc[j], tp->vars[targets[j]].grad.reg);
+    for (int j = 0; j < ntargets && ok; j++) emit_tmove(c, acc[j], grad_or_zeros(c, tp->vars[targets[j]].grad, acc[j]));
     return ok && !c->failed;
 }
 
@@ -905,8 +910,10 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, cons
             }
     }
     acc = mem_alloc(sizeof(int) * (size_t)(nt + 1));
+    bool *fresh = mem_alloc(sizeof(bool) * (size_t)(nt + 1));
     for (int j = 0; j < nt; j++) {
         acc[j] = new_reg_like(c, like[j]);
+        fresh[j] = !tp->vars[targets[j]].grad.ok;
         emit_tmove(c, acc[j], grad_or_zeros(c, tp->vars[targets[j]].grad, like[j]));
     }
     GVal *after = mem_alloc(sizeof(GVal) * (size_t)(B->nhomes + 1));   /* taken before the sides reset grads */
@@ -925,14 +932,14 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, cons
     Ins *in = cc_emit(c, I_JUMPF);
     in->a = flag;
     int to_else = (int)(in - c->g->code);
-    bool ok = branch_side(c, tp, b, B, true, targets, acc, nt, after, incoming, sm);
+    bool ok = branch_side(c, tp, b, B, true, targets, fresh, acc, nt, after, incoming, sm);
     int to_end = -1;
     if (ok) {
         if (nested) cgrad_branch_else(c);
         in = cc_emit(c, I_JUMP);
         to_end = (int)(in - c->g->code);
         c->g->code[to_else].aux = c->g->ncode;
-        ok = branch_side(c, tp, b, B, false, targets, acc, nt, after, incoming, sm);
+        ok = branch_side(c, tp, b, B, false, targets, fresh, acc, nt, after, incoming, sm);
     }
     if (nested) {
         c->branch_depth--;
@@ -946,6 +953,7 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, cons
     mem_free(is_target);
     mem_free(targets);
     mem_free(acc);
+    mem_free(fresh);
     mem_free(like);
     mem_free(after);
     mem_free(incoming);
