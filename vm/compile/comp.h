@@ -179,6 +179,8 @@ typedef struct {
     int nenv, capenv;
     Binding *inputs;         /* lifted inputs by source, so a source is read once */
     int ninputs, capinputs;
+    struct LiftedObj { Obj *o; AStruct *st; } *lifted;   /* containers read from inputs: one */
+    int nlifted, caplifted;  /* structure however many names reach it (cc_lift) */
     KeyIndex envix, inputix;  /* lookups into env and inputs (cc_env_find, cc_input_find) */
     EnvUndo *envlog;          /* bindings overwritten in dry runs (rolled back by position) */
     int nenvlog, capenvlog;

@@ -1474,6 +1474,7 @@ static void comp_free(Comp *c) {
     mem_free(c->vals);
     mem_free(c->env);
     mem_free(c->inputs);
+    mem_free(c->lifted);
     mem_free(c->envlog);
     mem_free(c->envix.slots);
     mem_free(c->inputix.slots);
