@@ -98,7 +98,7 @@ class Gen:
 
     def compound(self, s):
         r = self.r
-        k = r.randrange(17)
+        k = r.randrange(20)
         if k == 0:
             u = r.choice(UNARY)
             e = self.expr(s)
@@ -223,6 +223,18 @@ class Gen:
             ax = r.randrange(len(s) + 1)
             inner = list(s)
             return "squeeze(expand_dims(%s, %d), %d)" % (self.expr(inner), ax, ax)
+        if k == 17 and s:      # a reversed axis, or a new axis taken away again
+            if r.random() < 0.5:
+                return "%s[::-1]" % self.expr(s)
+            return "%s[0]" % ("(%s)[nil]" % self.expr(s))
+        if k == 18 and s:      # sort / cumprod along the last axis
+            f = r.choice(["sort(%s, axis=-1)", "sort(%s, axis=-1, descending=true)", "cumprod(%s * 0.5, axis=-1)"])
+            return f % self.expr(s)
+        if k == 19 and s and s[-1] >= 2:   # the largest values along the last axis, then padded back
+            kk = r.randint(1, s[-1] - 1)
+            w = [[0, 0] for _ in s]
+            w[-1] = [0, s[-1] - kk]
+            return "pad(topk(%s, %d)[0], %s)" % (self.expr(s), kk, str(w))
         return self.leaf(s)
 
     def scalar(self):
@@ -364,6 +376,15 @@ class Gen:
                     "%s%s = %s + (%s > 0) * 2 - %s // 2" % (ind, w, w, v, w),
                     "%sacc = acc + item(sum(%s)) + item(sum(%s %% 3))" % (ind, w, w),
                     "%sprint(\"i\", %s, any(%s == 1), all(%s != 0))" % (ind, w, w, v)]
+        if k == 26 and not loop and r.random() < 0.5:   # nested loops, the inner one left early
+            i, j = self.name("i"), self.name("j")
+            v, sv = r.choice(list(self.tvars.items()))
+            return ["%sfor %s in range(n0) {" % (ind, i),
+                    "%s  for %s in range(3) {" % (ind, j),
+                    "%s    if %s + %s > 2 { break }" % (ind, i, j),
+                    "%s    if item(sum(%s)) < -3 { continue }" % (ind, v),
+                    "%s    %s = %s * 0.75 + %s * 0.25" % (ind, v, v, j),
+                    "%s  }" % ind, "%s}" % ind]
         if k == 26:  # break on tensor data inside a loop
             if loop:
                 v, sv = r.choice(list(self.tvars.items()))
