@@ -4,8 +4,8 @@
 Writes random but valid TSL programs whose interesting part runs in a `static { }` block (at top
 level or inside a function) or as a `static fn`, and runs each three ways:
     tsl --no-static P      tsl P      tsl --verify-static P
-Standard output, the exit status and the first error line (FILE:LINE:COL: error: MESSAGE, warnings
-skipped) must be identical; a signal or a sanitizer report is a failure too. Results are printed
+Standard output, the exit status and the error report (FILE:LINE:COL: error: MESSAGE, the source
+line, the caret and the traceback; warnings skipped) must be identical; a signal or a sanitizer report is a failure too. Results are printed
 with tolist() and format(.., ".17g") so that a difference in one bit shows.
 
 Usage: fuzz_static.py [--seeds N] [--start S] [--tsl bin/tsl] [--keep DIR] [--show SEED] [-q]
@@ -555,8 +555,9 @@ def run(tsl, mode, path):
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
         return ("timeout", "", "")
+    # the error, its source line and caret, and the traceback (a warning is one line)
     err = [l for l in p.stderr.splitlines() if not re.match(r"^\S+:\d+:\d+: warning: ", l)]
-    first = err[0] if err else ""
+    first = "\n".join(err)
     if "Sanitizer" in p.stderr or "runtime error:" in p.stderr:
         first = "SANITIZER: " + first
     return (p.returncode, p.stdout, first)
