@@ -256,7 +256,7 @@ class Gen:
 
     def stmt(self, ind, loop=False, depth=0):
         r = self.r
-        k = r.randrange(34)
+        k = r.randrange(39)
         if k < 7 or depth >= 2:
             if k == 0 and loop:
                 return ["%s%s" % (ind, r.choice(["break", "continue"]))] if r.random() < 0.3 else self.assign(ind)
@@ -409,6 +409,30 @@ class Gen:
         if k == 33:  # a static fn called from static code
             v, sv = r.choice(list(self.tvars.items()))
             return ["%s%s = sfn(%s, %s)" % (ind, v, v, self.num())]
+        if k == 34:  # for over a tensor's rows
+            cands = [(v, sv) for v, sv in self.tvars.items() if sv]
+            if cands:
+                v, sv = r.choice(cands)
+                w = self.name("row")
+                return ["%sfor %s in %s {" % (ind, w, v), "%s  acc = acc + item(sum(%s * %s))" % (ind, w, w), "%s}" % ind]
+        if k == 35:  # a dict comprehension over the program's dict, then a new key in it
+            w = self.name("dc")
+            return ["%s%s = {k: D[k] * 2 for k in keys(D) if k != \"zz\"}" % (ind, w),
+                    "%sD.c = %s.a + %s.b" % (ind, w, w),
+                    "%sacc = acc + item(sum(D.c))" % ind]
+        if k == 36:  # list built in the block: insert, extend, del, pop
+            w = self.name("lb")
+            v, sv = r.choice(list(self.tvars.items()))
+            return ["%s%s = [%s, %s * 2]" % (ind, w, v, v),
+                    "%sinsert(%s, 0, %s + 1)" % (ind, w, v),
+                    "%sextend(%s, [%s * 3])" % (ind, w, v),
+                    "%sdel %s[1]" % (ind, w),
+                    "%s%s = pop(%s) - %s[0] + %s[-1]" % (ind, v, w, w, w)]
+        if k == 37:  # string built-ins on known strings
+            return ["%spush(S, join(split(upper(\"a b c\")), \"-\") + str(len(S)))" % ind]
+        if k == 38:  # a static fn with a recursion its guard bounds
+            v, sv = r.choice(list(self.tvars.items()))
+            return ["%s%s = rec(%s, 2)" % (ind, v, v)]
         if k == 21:  # string formatting of a result
             v, s = r.choice(list(self.tvars.items()))
             return ["%spush(S, \"%s=\" + format(item(mean(%s)), \".9g\"))" % (ind, v, v)]
@@ -498,6 +522,7 @@ class Gen:
         lines.append("M = L")
         lines.append("fn mk() {\n  cnt = 0\n  return fn() {\n    cnt = cnt + 1\n    return cnt\n  }\n}")
         lines.append("tick = mk()")
+        lines.append("fn rec(t, d) {\n  if d == 0 { return t }\n  return rec(t * 0.5, d - 1) + t\n}")
         lines.append("static fn sfn(t, k) {\n  if sum(t) > k { return t * 0.5 }\n  return t + 1\n}")
         lines.append("acc = 0")
         self.helpers()
