@@ -279,6 +279,14 @@ if command -v python3 >/dev/null 2>&1; then
        sanitized && ! grep -q 'runs eagerly\|TSL_OPT' "$tmp/err"; then ok; else bad "differential test, passes off: $(grep -v 'compiled static' "$tmp/err" | head -3)"; fi
 fi
 
+# generated programs (tests/fuzz_static.py), each run --no-static, compiled and with
+# --verify-static: the same output, exit status and first error line (FILE:LINE:COL: MESSAGE),
+# no crash; 60 fixed seeds take about 10 s (FUZZ_STATIC_SEEDS=N for a longer run by hand)
+if command -v python3 >/dev/null 2>&1; then
+    if python3 tests/fuzz_static.py --tsl "$TSL" --seeds "${FUZZ_STATIC_SEEDS:-60}" -q >"$tmp/fuzzstatic" 2>&1; then ok
+    else bad "static fuzzer: $(head -4 "$tmp/fuzzstatic")"; fi
+fi
+
 # differential test against NumPy: every op of ops/ops.def on random inputs (dtype pairs,
 # weak scalars, NaN/inf/-0.0, size-0 axes), eagerly, in static blocks and with --verify-static
 # (tests/numpy_diff.py; NUMPY_DIFF_COUNT=N NUMPY_DIFF_SEED=S for longer runs by hand)

@@ -166,13 +166,47 @@ static void fetch_inputs(Graph *g, Env *e, Value *vals) {
 }
 
 /* *stop (when not NULL): whether the guard that failed is a range stop's. */
+static int cmp_ptr(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t)*(Obj *const *)a, y = (uintptr_t)*(Obj *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Whether the lists and dicts of the inputs are shared as they were when the graph was
+ * compiled: the guards of one container slot (names of one container then, cvalue.c's
+ * lift_alias) see one object, different slots different objects. A store through one name
+ * must reach the other exactly when it does eagerly. */
+static bool objs_shared_as_compiled(Graph *g, Value *vals, char *why, size_t n) {
+    if (g->nobjs == 0) return true;
+    Obj *small[64], **objs = g->nobjs <= 64 ? small : mem_alloc(sizeof(Obj *) * (size_t)g->nobjs);
+    int nset = 0;
+    bool ok = true;
+    for (int i = 0; i < g->nobjs; i++) objs[i] = NULL;
+    for (int i = 0; i < g->nguards && ok; i++) {
+        const Guard *gd = &g->guards[i];
+        if (gd->obj < 0 || (gd->kind != G_LIST && gd->kind != G_DICT)) continue;
+        Obj *o = vals[gd->input].as.o;
+        if (!objs[gd->obj]) objs[gd->obj] = o, nset++;
+        else ok = objs[gd->obj] == o;
+    }
+    Obj *sorted_small[64], **sorted = nset <= 64 ? sorted_small : mem_alloc(sizeof(Obj *) * (size_t)nset);
+    int k = 0;
+    for (int i = 0; i < g->nobjs && ok; i++)
+        if (objs[i]) sorted[k++] = objs[i];
+    if (ok) qsort(sorted, (size_t)k, sizeof(Obj *), cmp_ptr);
+    for (int i = 1; i < k && ok; i++) ok = sorted[i] != sorted[i - 1];
+    if (sorted != sorted_small) mem_free(sorted);
+    if (objs != small) mem_free(objs);
+    if (!ok && why) snprintf(why, n, "the lists and dicts the code reads are shared between its names differently");
+    return ok;
+}
+
 static bool guards_pass(Graph *g, Value *vals, char *why, size_t n, bool *stop) {
     for (int i = 0; i < g->nguards; i++)
         if (guard_check(g, &g->guards[i], vals[g->guards[i].input], true, why, n)) {
             if (stop) *stop = g->guards[i].loop_stop;
             return false;
         }
-    return true;
+    return objs_shared_as_compiled(g, vals, why, n);
 }
 
 /* ---------- running a graph ---------- */
@@ -373,6 +407,17 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
     if (st == COMPILE_UNSUPPORTED) {
         c->eager_only = true;
         warn_eager(I, loc, what, reason);
+        *eager = true;
+        return NULL;
+    }
+    if (st == COMPILE_ERROR && !I->err_final) {
+        /* an error the compiler met is the program's only when the code before it has run:
+         * eagerly, `print("a"); y = x + ones([5])` prints, pushes and draws first, then fails
+         * at the same place with the same message. So this run is eager (not the block's
+         * later runs, whose inputs may compile). Interrupts and --timeout stay errors. */
+        explain(I, loc, "%s met an error while compiling; this run of it is eager: %s:%d:%d: %s", what,
+                I->err_src ? I->err_src->name : "?", I->err_loc.line, I->err_loc.col, I->err_msg);
+        interp_clear_error(I);
         *eager = true;
         return NULL;
     }
@@ -672,6 +717,8 @@ static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args,
     Saved orig[64], eager_c[64];
     int nc = stored_containers(g, vals, orig, 64);
     for (int k = 0; k < nc; k++) save_contents(&orig[k]);
+    /* what the fn assigns outside itself (a closure's captured counter) is put back too */
+    Value *before = read_outputs(g, e);
     /* the reference run is eager all the way down: nested static code must not reuse (or
      * evict) the graph being verified */
     bool no_static = I->no_static;
@@ -679,10 +726,14 @@ static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args,
     Value re = interp_call_eager(I, fn, args, nargs, kw);
     I->no_static = no_static;
     if (IS_ERR(re)) {
+        release_all(before, g->noutputs);
         free_contents(orig, nc);
         release_input_buffer(g, vals);
         return re;
     }
+    Value *eager_vals = read_outputs(g, e);
+    for (int i = 0; i < g->noutputs; i++) write_output(e, NULL, &g->outputs[i], val_retain(before[i]));
+    release_all(before, g->noutputs);
     for (int k = 0; k < nc; k++) {
         eager_c[k] = orig[k];
         save_contents(&eager_c[k]);
@@ -704,6 +755,16 @@ static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args,
         val_release(rs);
         rs = ERR_VAL;
     }
+    Value *static_vals = IS_ERR(rs) ? NULL : read_outputs(g, e);
+    for (int i = 0; static_vals && i < g->noutputs && !IS_ERR(rs); i++)
+        if (static_values_differ(eager_vals[i], static_vals[i], where, sizeof where)) {
+            interp_error_atk(I, ERRK_VALUE, fn->proto->loc, "verify-static: variable '%s' %s() assigns differs: %s",
+                             g->outputs[i].name, name, where);
+            val_release(rs);
+            rs = ERR_VAL;
+        }
+    if (static_vals) release_all(static_vals, g->noutputs);
+    release_all(eager_vals, g->noutputs);
     for (int k = 0; k < nc && !IS_ERR(rs); k++)
         if (container_differs(&eager_c[k], where, sizeof where)) {
             interp_error_atk(I, ERRK_VALUE, fn->proto->loc, "verify-static: a container %s() changed differs: %s", name, where);

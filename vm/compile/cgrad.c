@@ -702,6 +702,26 @@ static void pop_iteration(Comp *c, CLoop *L, int *shadow, int *pop_at) {
     }
 }
 
+/* An accumulator a backward loop starts with no gradient holds -0 while the loop runs: the
+ * exact identity of +, so the first iteration's contribution keeps its bits, as eager's first
+ * contribution is taken as it is (zeros, +0 + -0, would make it +0). After a loop that never
+ * ran (count 0) it holds eager's none again: zeros. */
+static void zero_if_no_trip(Comp *c, int count, const int *acc, const bool *fresh, int nout) {
+    int j = 0, skip = -1;
+    while (j < nout && !fresh[j]) j++;
+    if (j == nout) return;
+    if (count >= 0) {   /* else the code is reached only when the loop never ran */
+        int none = cc_new_num(c, true);
+        emit_nbin(c, none, num_const_reg(c, 0), count, OP_GE);
+        Ins *in = cc_emit(c, I_JUMPF);
+        in->a = none;
+        skip = (int)(in - c->g->code);
+    }
+    for (; j < nout; j++)
+        if (fresh[j]) emit_tmove(c, acc[j], grad_or_zeros(c, gb_none(), acc[j]));
+    if (skip >= 0) c->g->code[skip].aux = c->g->ncode;
+}
+
 /* The gradient state at the start of a backward iteration: the loop's own variables none,
  * each home's end seeded from gh, the variables from before the loop in their registers. */
 static void iteration_state(Comp *c, CTape *tp, CLoop *L, const int *gh, const int *outside, const int *acc, int nout) {
@@ -730,6 +750,7 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
     ShadowMap sm = { mem_alloc(sizeof(int) * (size_t)(c->g->nregs + 1)), c->g->nregs };
     int *shadow = sm.to;
     bool *seen = mem_calloc((size_t)tp->nvars + 1, sizeof(bool));
+    bool *fresh = mem_calloc((size_t)tp->nvars + 1, sizeof(bool));
     bool peel = false;
     for (int r = 0; r < sm.n; r++) shadow[r] = outer && r < outer->n ? outer->to[r] : -1;   /* an enclosing loop's copies */
     for (int i = 0; i < L->nhomes; i++) {
@@ -747,7 +768,9 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
             outside[nout] = v;
             int like = k < L->last_node ? tp->nodes[k].x[i].reg : L->homes[i].reg;
             acc[nout] = new_reg_like(c, like);
-            emit_tmove(c, acc[nout], grad_or_zeros(c, tp->vars[v].grad, like));
+            fresh[nout] = !tp->vars[v].grad.ok;   /* -0 until the loop ends (zero_if_no_trip) */
+            RegInfo ri = c->g->regs[like];
+            emit_tmove(c, acc[nout], fresh[nout] ? filled(c, &ri.shape, -0.0, ri.dtype).reg : tp->vars[v].grad.reg);
             nout++;
         }
     }
@@ -798,7 +821,14 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
         in = cc_emit(c, I_JUMP);
         int join = (int)(in - c->g->code);
         c->g->code[skip].aux = c->g->ncode;
-        /* no iteration ran: a home's value after the loop is the one it started from */
+        /* no iteration ran: a home's value after the loop is the one it started from (its
+         * gradient lands on -0: kept exactly); the other accumulators hold none: zeros */
+        for (int i = 0; i < L->nhomes; i++) {
+            int v = resolve(tp, L->homes[i].var_init);
+            for (int j = 0; j < nout && v >= 0; j++)
+                if (outside[j] == v) fresh[j] = false;
+        }
+        zero_if_no_trip(c, -1, acc, fresh, nout);
         for (int i = 0; i < L->nhomes && ok; i++) {
             int v = resolve(tp, L->homes[i].var_init);
             for (int j = 0; j < nout && v >= 0; j++)
@@ -811,6 +841,7 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
         }
         c->g->code[join].aux = c->g->ncode;
     }
+    if (ok && !peel) zero_if_no_trip(c, shadow_reg(outer, L->count_reg), acc, fresh, nout);
     if (ok) {
         drop_unread(c, L, shadow, pop_at, pop2_at, top);
         for (int v = L->first_var; v < L->end_var; v++) tp->vars[v].grad = gb_none();
@@ -823,26 +854,32 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
     mem_free(pop_at);
     mem_free(pop2_at);
     mem_free(seen);
+    mem_free(fresh);
     return ok && !c->failed;
 }
 
 /* Runs the rules of nodes [first, last) in reverse for one side of a branch: its home ends
  * seeded with the gradients after the branch, the variables from before it accumulating in
- * acc[] (merge registers both sides write). */
+ * acc[] (merge registers both sides write). A variable with no gradient before the branch
+ * (fresh) starts this side with none, so the side's first contribution is taken as it is, as
+ * eagerly (adding it to +0 zeros would turn a -0 into +0); a side that gives it none leaves
+ * zeros. */
 static bool branch_side(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, bool then_side, const int *targets,
-                        const int *acc, int ntargets, const GVal *after, const GVal *incoming, const ShadowMap *sm) {
+                        const bool *fresh, const int *acc, int ntargets, const GVal *after, const GVal *incoming,
+                        const ShadowMap *sm) {
     int first = then_side ? B->then_first : B->then_last, last = then_side ? B->then_last : B->else_last;
     /* a value made inside the branch has a gradient from after it only where an inner
      * backward (grad(grad(f))) read it: on the side that made it */
     for (int v = B->first_var; v < B->end_var; v++) tp->vars[v].grad = incoming[v - B->first_var];
-    for (int j = 0; j < ntargets; j++) tp->vars[targets[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
+    for (int j = 0; j < ntargets; j++)
+        tp->vars[targets[j]].grad = fresh[j] ? gb_none() : gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
     for (int i = 0; i < B->nhomes && !c->failed; i++) {   /* the value after the branch came from this side's end */
         CBHome *h = &B->homes[i];
         int end = resolve(tp, then_side ? h->var_then : h->var_else);
         if (end >= 0 && after[i].ok) accumulate(b, &tp->vars[end].grad, after[i]);
     }
     bool ok = !c->failed && backward_range(c, tp, b, -((int)(B - tp->branches) + 1), first, last, sm);
-    for (int j = 0; j < ntargets && ok; j++) emit_tmove(c, acc[j], tp->vars[targets[j]].grad.reg);
+    for (int j = 0; j < ntargets && ok; j++) emit_tmove(c, acc[j], grad_or_zeros(c, tp->vars[targets[j]].grad, acc[j]));
     return ok && !c->failed;
 }
 
@@ -873,8 +910,10 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, cons
             }
     }
     acc = mem_alloc(sizeof(int) * (size_t)(nt + 1));
+    bool *fresh = mem_alloc(sizeof(bool) * (size_t)(nt + 1));
     for (int j = 0; j < nt; j++) {
         acc[j] = new_reg_like(c, like[j]);
+        fresh[j] = !tp->vars[targets[j]].grad.ok;
         emit_tmove(c, acc[j], grad_or_zeros(c, tp->vars[targets[j]].grad, like[j]));
     }
     GVal *after = mem_alloc(sizeof(GVal) * (size_t)(B->nhomes + 1));   /* taken before the sides reset grads */
@@ -893,14 +932,14 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, cons
     Ins *in = cc_emit(c, I_JUMPF);
     in->a = flag;
     int to_else = (int)(in - c->g->code);
-    bool ok = branch_side(c, tp, b, B, true, targets, acc, nt, after, incoming, sm);
+    bool ok = branch_side(c, tp, b, B, true, targets, fresh, acc, nt, after, incoming, sm);
     int to_end = -1;
     if (ok) {
         if (nested) cgrad_branch_else(c);
         in = cc_emit(c, I_JUMP);
         to_end = (int)(in - c->g->code);
         c->g->code[to_else].aux = c->g->ncode;
-        ok = branch_side(c, tp, b, B, false, targets, acc, nt, after, incoming, sm);
+        ok = branch_side(c, tp, b, B, false, targets, fresh, acc, nt, after, incoming, sm);
     }
     if (nested) {
         c->branch_depth--;
@@ -914,6 +953,7 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, cons
     mem_free(is_target);
     mem_free(targets);
     mem_free(acc);
+    mem_free(fresh);
     mem_free(like);
     mem_free(after);
     mem_free(incoming);

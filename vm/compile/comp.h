@@ -64,6 +64,7 @@ typedef struct {
     AStruct *st;
     CClosure *cl;
     int unset;       /* a home that may be unbound: its run-time flag register + 1 (0: bound) */
+    bool poison;     /* AV_NONE: a variable no register follows after a region (compile.c) */
     /* a number that is lin_a * counter + lin_b this iteration, for a range loop's counter
      * (NULL: not known to be); lin_a and lin_b integers, fixed by the guards in deps */
     const ARange *range;
@@ -178,6 +179,8 @@ typedef struct {
     int nenv, capenv;
     Binding *inputs;         /* lifted inputs by source, so a source is read once */
     int ninputs, capinputs;
+    struct LiftedObj { Obj *o; AStruct *st; } *lifted;   /* containers read from inputs: one */
+    int nlifted, caplifted;  /* structure however many names reach it (cc_lift) */
     KeyIndex envix, inputix;  /* lookups into env and inputs (cc_env_find, cc_input_find) */
     EnvUndo *envlog;          /* bindings overwritten in dry runs (rolled back by position) */
     int nenvlog, capenvlog;

@@ -524,6 +524,11 @@ static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
         AVal home;
         if (has_home(*homes, *nhomes, changed[i].key, NULL, 0)) continue;
         Binding *b = cc_env_find(c, changed[i].key);
+        if (b && b->v.poison) {
+            cc_unsupported(c, "variable '%s', first bound to a list or dict inside a run-time branch or a loop that may "
+                           "not run, changes again", changed[i].name);
+            break;
+        }
         if (b && b->v.kind == AV_NONE) b = NULL;   /* unbound again (a comprehension's variable) */
         if (!b) b = cc_input_find(c, changed[i].key);
         if (!b && has_value_outside(c, changed[i].key)) {   /* bound before, not read yet */
@@ -536,6 +541,17 @@ static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
             if (b && !same_av(&b->v, &changed[i].home)) {
                 cc_unsupported(c, "variable '%s' changes its value inside a loop or run-time branch", changed[i].name);
                 break;
+            }
+            /* first bound in the region to a value without a home (a list, a dict): after a
+             * run-time branch, or a loop that may not run, it may be unbound, or hold what the
+             * side that did not run bound, which no register tells. It is poisoned there: code
+             * that reads it, or writes it back, runs eagerly (cc_read_key, collect_outputs).
+             * cflow's hidden variables check their paths themselves. */
+            if (!b && trips <= 0 && changed[i].name[0] != '<') {
+                *homes = mem_realloc(*homes, sizeof(Home) * (size_t)(*nhomes + 1));
+                (*homes)[*nhomes] = (Home){ changed[i].key, { .kind = AV_NONE, .poison = true, .reg = -1 },
+                                            changed[i].name, NULL, 0 };
+                (*nhomes)++;
             }
             continue;
         }
@@ -560,15 +576,52 @@ static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
     return refold && decided != c->decided && !c->failed;
 }
 
-static void home_moves(Comp *c, Home *homes, int n) {
-    for (int i = 0; i < n && !c->failed; i++) {
-        if (homes[i].st) {
-            move_into(c, &homes[i].home, homes[i].st->items[homes[i].slot], homes[i].name);
-            continue;
-        }
-        Binding *b = cc_env_find(c, homes[i].key);
-        if (b) move_into(c, &homes[i].home, b->v, homes[i].name);
+/* The value home h is about to take (NULL: the variable is unbound here). */
+static const AVal *home_source(Comp *c, const Home *h) {
+    if (h->st) return &h->st->items[h->slot];
+    Binding *b = cc_env_find(c, h->key);
+    return b ? &b->v : NULL;
+}
+
+/* Whether a move into one of homes[0..i) overwrites the register (or bound flag) of v. */
+static bool overwritten_before(Comp *c, const Home *homes, int i, const AVal *v) {
+    for (int j = 0; j < i; j++) {
+        const AVal *h = &homes[j].home, *s = home_source(c, &homes[j]);
+        if (!s || h->kind != v->kind) continue;
+        if (s->kind == h->kind && s->reg == h->reg) continue;   /* its move is a no-op */
+        if (h->reg == v->reg || (v->unset && h->unset == v->unset)) return true;
     }
+    return false;
+}
+
+/* A copy of v in a fresh register, read before the homes are written. */
+static AVal copy_to_temp(Comp *c, AVal v, const char *name) {
+    AVal t = v.kind == AV_TENSOR ? cc_tensor_av(c, v.dtype, &v.shape)
+                                 : (AVal){ .kind = AV_NUM, .is_bool = v.is_bool, .reg = cc_new_num(c, v.is_bool) };
+    if (v.kind == AV_TENSOR && v.unset) t.unset = cc_new_num(c, true) + 1;
+    move_into(c, &t, v, name);
+    return t;
+}
+
+/* The moves into the homes at the end of a loop body or a branch side are one parallel
+ * assignment: after `x = x` made x's home its value, `t = x; x = x * 2` leaves t holding
+ * x's home register, which the move into x's home would overwrite before t's move reads it.
+ * Such a value is copied to a fresh register before any home is written. */
+static void home_moves(Comp *c, Home *homes, int n) {
+    AVal *vals = mem_alloc(sizeof(AVal) * (size_t)(n + 1));
+    bool *has = mem_alloc(sizeof(bool) * (size_t)(n + 1));
+    for (int i = 0; i < n && !c->failed; i++) {
+        const AVal *v = home_source(c, &homes[i]);
+        has[i] = v != NULL;
+        if (!v) continue;
+        vals[i] = *v;
+        if ((v->kind == AV_TENSOR || v->kind == AV_NUM) && v->reg >= 0 && overwritten_before(c, homes, i, v))
+            vals[i] = copy_to_temp(c, *v, homes[i].name);
+    }
+    for (int i = 0; i < n && !c->failed; i++)   /* a poisoned variable (prepare_homes) has no register */
+        if (has[i] && !homes[i].home.poison) move_into(c, &homes[i].home, vals[i], homes[i].name);
+    mem_free(vals);
+    mem_free(has);
 }
 
 /* Registers of the homes (-1: not a register) and, with now, of the values they are about
@@ -1421,6 +1474,7 @@ static void comp_free(Comp *c) {
     mem_free(c->vals);
     mem_free(c->env);
     mem_free(c->inputs);
+    mem_free(c->lifted);
     mem_free(c->envlog);
     mem_free(c->envix.slots);
     mem_free(c->inputix.slots);
@@ -1435,8 +1489,14 @@ static void comp_free(Comp *c) {
 static void collect_outputs(Comp *c) {
     for (int i = 0; i < c->nenv && !c->failed; i++) {
         Binding *b = &c->env[i];
-        if (!b->assigned || b->key.kind == K_INLINE || b->v.kind == AV_NONE) continue;
+        if (!b->assigned || b->key.kind == K_INLINE) continue;
         if (c->fn && b->key.kind == K_LOCAL) continue;   /* a static fn's locals end with it */
+        if (b->v.poison) {
+            cc_unsupported(c, "variable '%s' is first bound to a list or dict inside a run-time branch or a loop that "
+                           "may not run", b->name);
+            return;
+        }
+        if (b->v.kind == AV_NONE) continue;
         Output o;
         memset(&o, 0, sizeof o);
         InputSrc src;

@@ -269,6 +269,28 @@ int cc_add_input(Comp *c, InputSrc src) {
 #define LIFT_MAX_GUARDS 10000
 
 /* Turns the current value of input `in` into an AVal, adding the guards it needs. */
+/* A list or dict the block already reads under another name (`M = L` before it): the same
+ * structure, so a store through one name is seen through the other, as eagerly. Its guard
+ * repeats the first one's and shares its container slot; the cache lookup checks that the
+ * inputs share containers exactly as they did here (static.c, objs_shared_as_compiled). */
+static AVal lift_alias(Comp *c, AStruct *st, int in, bool dict) {
+    int gi = cc_add_guard(c, dict ? G_DICT : G_LIST, in);
+    Guard *gd = &c->g->guards[gi];
+    gd->obj = st->obj;
+    for (int i = 0; i < gi; i++) {
+        const Guard *first = &c->g->guards[i];
+        if (first->obj != st->obj || (first->kind != G_LIST && first->kind != G_DICT)) continue;
+        gd->n = first->n;
+        gd->at_least = first->at_least;
+        if (dict) {
+            gd->keys = mem_alloc(sizeof(char *) * (size_t)(gd->n + 1));
+            for (int k = 0; k < gd->n; k++) gd->keys[k] = mem_strndup(first->keys[k], strlen(first->keys[k]));
+        }
+        break;
+    }
+    return (AVal){ .kind = dict ? AV_DICT : AV_LIST, .st = st, .reg = -1 };
+}
+
 AVal cc_lift(Comp *c, Value v, int in, const char *name) {
     switch (v.type) {
     case VAL_NUM: {
@@ -315,9 +337,13 @@ AVal cc_lift(Comp *c, Value v, int in, const char *name) {
         if (c->g->nguards >= LIFT_MAX_GUARDS)
             return cc_unsupported(c, "the lists and dicts this block reads have more than %d elements in all",
                                   LIFT_MAX_GUARDS);
+        for (int i = 0; i < c->nlifted; i++)
+            if (c->lifted[i].o == v.as.o) return lift_alias(c, c->lifted[i].st, in, dict);
         int gi = cc_add_guard(c, dict ? G_DICT : G_LIST, in);
         AStruct *st = cc_astruct_new(c, dict);
         st->obj = c->g->nobjs++;
+        GROW(c->lifted, c->nlifted, c->caplifted);
+        c->lifted[c->nlifted++] = (struct LiftedObj){ v.as.o, st };
         c->g->guards[gi].obj = st->obj;
         int n = dict ? AS_DICT(v)->len : AS_LIST(v)->len;
         c->g->guards[gi].n = n;
@@ -416,6 +442,9 @@ static AVal undefined(Comp *c, VarKey k, const char *name) {
 AVal cc_read_key(Comp *c, VarKey k, const char *name) {
     Binding *b = cc_env_find(c, k);
     if (b) {
+        if (b->v.poison)   /* see prepare_homes */
+            return cc_unsupported(c, "variable '%s' is first bound to a list or dict inside a run-time branch or a loop "
+                                  "that may not run", name);
         if (b->v.kind == AV_NONE) return undefined(c, k, name);
         AVal v = b->v;
         if (v.unset) {   /* first assigned in a loop or branch that may not have run */
