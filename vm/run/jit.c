@@ -615,16 +615,23 @@ static void tell_tier(Interp *I, Ins *in, const JitCode *c, int state) {
     else tell(I, in, "%s runs native code (compiled in %.1f ms)", what, c->compile_ms);
 }
 
+/* Whether an instruction without code asks for it on this run: the tier is on and (unless
+ * forced) the run is the JIT_AFTER-th, or a JIT_RETRY-th after it (a full queue asks again).
+ * With the tier off it says so, once, under TSL_EXPLAIN. */
+static bool compile_due(Interp *I, Ins *in) {
+    pthread_once(&settings_once, read_settings);
+    if (!mode) {
+        tell_tier(I, in, NULL, 0);
+        return false;
+    }
+    int runs = __atomic_add_fetch(&in->jit_runs, 1, __ATOMIC_RELAXED);
+    return mode == 2 || (runs >= JIT_AFTER && (runs - JIT_AFTER) % JIT_RETRY == 0);
+}
+
 JitFusedFn jit_fused(Interp *I, Ins *in, const ChainStep *cs, int n, DType dt) {
     JitCode *c = __atomic_load_n(&in->jit, __ATOMIC_ACQUIRE);
     if (!c) {
-        pthread_once(&settings_once, read_settings);
-        if (!mode) {
-            tell_tier(I, in, NULL, 0);
-            return NULL;
-        }
-        int runs = __atomic_add_fetch(&in->jit_runs, 1, __ATOMIC_RELAXED);
-        if (mode == 1 && (runs < JIT_AFTER || (runs - JIT_AFTER) % JIT_RETRY)) return NULL;
+        if (!compile_due(I, in)) return NULL;
         c = code_for(group_source(cs, n, dt), 1, mode == 2);
         if (!c) return NULL;   /* the queue was full: again in JIT_RETRY runs */
         __atomic_store_n(&in->jit, c, __ATOMIC_RELEASE);
@@ -667,13 +674,7 @@ bool jit_phases(Interp *I, Ins *in, ChainStep *const *cs, const int *n, int nph,
     if (nph > JIT_PHASES) return false;
     JitCode *c = __atomic_load_n(&in->jit, __ATOMIC_ACQUIRE);
     if (!c) {
-        pthread_once(&settings_once, read_settings);
-        if (!mode) {
-            tell_tier(I, in, NULL, 0);
-            return false;
-        }
-        int runs = __atomic_add_fetch(&in->jit_runs, 1, __ATOMIC_RELAXED);
-        if (mode == 1 && (runs < JIT_AFTER || (runs - JIT_AFTER) % JIT_RETRY)) return false;
+        if (!compile_due(I, in)) return false;
         if (!(c = code_for(phases_source(cs, n, nph, dt), nph, mode == 2))) return false;   /* queue full */
         __atomic_store_n(&in->jit, c, __ATOMIC_RELEASE);
     }
