@@ -25,6 +25,18 @@ def shp(s):
     return "[" + ", ".join(str(d) for d in s) + "]"
 
 
+def run_calls(r, params, results):
+    """The calls of a program's run(...) (a fn holding a static block, or a static fn) and the
+    prints of what it returns: twice with n0 (the second replays the compiled code), then, half
+    the time, with other numbers (guards recompile, run-time numbers do not)."""
+    call = "res = run(%s)" % ", ".join(params + ["n0"])
+    show = ["print(\"%s\", tolist(res[%d]))" % (v, j) for j, v in enumerate(results)]
+    lines = [call, call] + show
+    if r.random() < 0.5:
+        lines += ["res = run(%s)" % ", ".join(params + ["n0 + 1"])] + show
+    return lines + ["print(\"acc\", format(res[-1], \".17g\"))"]
+
+
 class Gen:
     """One program: a set of f32 tensor variables with known shapes and number variables, then
     a block of statements over them. Every expression is built for a target shape, so every
@@ -542,26 +554,14 @@ class Gen:
             lines += ["  " + b for b in body] + ["  }"]
             lines.append("  return [%s, acc]" % ", ".join(results))
             lines.append("}")
-            lines.append("res = run(%s)" % ", ".join(params + ["n0"]))
-            lines.append("res = run(%s)" % ", ".join(params + ["n0"]))  # replays the compiled block
-            lines += ["print(\"%s\", tolist(res[%d]))" % (v, j) for j, v in enumerate(results)]
-            if r.random() < 0.5:   # other numbers: guards recompile, run-time numbers do not
-                lines.append("res = run(%s)" % ", ".join(params + ["n0 + 1"]))
-                lines += ["print(\"%s\", tolist(res[%d]))" % (v, j) for j, v in enumerate(results)]
-            lines.append("print(\"acc\", format(res[-1], \".17g\"))")
+            lines += run_calls(r, params, results)
         else:
             lines.append("static fn run(%s) {" % ", ".join(params + ["n0"]))
             lines.append("  acc = 0")
             lines += body
             lines.append("  return [%s, acc]" % ", ".join(results))
             lines.append("}")
-            lines.append("res = run(%s)" % ", ".join(params + ["n0"]))
-            lines.append("res = run(%s)" % ", ".join(params + ["n0"]))  # replays the compiled block
-            lines += ["print(\"%s\", tolist(res[%d]))" % (v, j) for j, v in enumerate(results)]
-            if r.random() < 0.5:   # other numbers: guards recompile, run-time numbers do not
-                lines.append("res = run(%s)" % ", ".join(params + ["n0 + 1"]))
-                lines += ["print(\"%s\", tolist(res[%d]))" % (v, j) for j, v in enumerate(results)]
-            lines.append("print(\"acc\", format(res[-1], \".17g\"))")
+            lines += run_calls(r, params, results)
         lines.append("print(\"L\", tolist(stack(L[0:2])), len(L), \"D\", tolist(D.a), tolist(D.b), S)")
         if mode == "top":
             lines.append("print(\"acc\", format(acc, \".17g\"))")
