@@ -165,7 +165,6 @@ static void fetch_inputs(Graph *g, Env *e, Value *vals) {
     for (int i = 0; i < g->ninputs; i++) vals[i] = fetch_one(g, e, vals, i);
 }
 
-/* *stop (when not NULL): whether the guard that failed is a range stop's. */
 static int cmp_ptr(const void *a, const void *b) {
     uintptr_t x = (uintptr_t)*(Obj *const *)a, y = (uintptr_t)*(Obj *const *)b;
     return x < y ? -1 : x > y;
@@ -200,6 +199,7 @@ static bool objs_shared_as_compiled(Graph *g, Value *vals, char *why, size_t n) 
     return ok;
 }
 
+/* *stop (when not NULL): whether the guard that failed is a range stop's. */
 static bool guards_pass(Graph *g, Value *vals, char *why, size_t n, bool *stop) {
     for (int i = 0; i < g->nguards; i++)
         if (guard_check(g, &g->guards[i], vals[g->guards[i].input], true, why, n)) {

@@ -268,7 +268,6 @@ int cc_add_input(Comp *c, InputSrc src) {
 /* The most guards lifting may add (elements of the lists and dicts a block reads). */
 #define LIFT_MAX_GUARDS 10000
 
-/* Turns the current value of input `in` into an AVal, adding the guards it needs. */
 /* A list or dict the block already reads under another name (`M = L` before it): the same
  * structure, so a store through one name is seen through the other, as eagerly. Its guard
  * repeats the first one's and shares its container slot; the cache lookup checks that the
@@ -291,6 +290,7 @@ static AVal lift_alias(Comp *c, AStruct *st, int in, bool dict) {
     return (AVal){ .kind = dict ? AV_DICT : AV_LIST, .st = st, .reg = -1 };
 }
 
+/* Turns the current value of input `in` into an AVal, adding the guards it needs. */
 AVal cc_lift(Comp *c, Value v, int in, const char *name) {
     switch (v.type) {
     case VAL_NUM: {
