@@ -63,8 +63,8 @@ int pass_takes(Graph *g) {
     for (int r = 0; r < g->nregs; r++) def_at[r] = -1;
     for (int i = 0; i < g->ncode; i++) {
         Ins *in = &g->code[i];
-        int d = in->op == I_OP ? in->dst : in->op == I_INDEX || in->op == I_TCONST ? in->dst : -1;
-        if (d >= 0 && defs[d] == 1) def_at[d] = i;
+        bool makes = in->op == I_OP || in->op == I_INDEX || in->op == I_TCONST;   /* what a take's chain is made of */
+        if (makes && in->dst >= 0 && defs[in->dst] == 1) def_at[in->dst] = i;
     }
     int made = 0;
     for (int i = 0; i < g->ncode; i++) {
