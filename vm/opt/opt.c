@@ -190,8 +190,27 @@ void compact(Graph *g, bool *dead) {
 
 /* ---------- dead code ---------- */
 
-static bool dce_candidate(const Ins *in, const int *uses) {
-    return ins_pure(in) && in->op != I_FUSED && in->op != I_EPILOGUE && in->dst >= 0 && uses[in->dst] == 0 && in->nres <= 1;
+/* An instruction whose run checks its operands' values and raises an error for some (an index
+ * out of range, a singular matrix, integer division by zero, NaN to i64). Eagerly it fails
+ * whether or not its result is used, so it is never dead code. (vm/compile/ctry.c's may_fail
+ * is the wider question a try asks: what may fail at all.) */
+static bool checks_values(const Graph *g, const Ins *in) {
+    switch (in->op) {
+    case I_INDEX: case I_INDEX_SET: return in->nargs > 0;   /* indices read at run time are checked then */
+    case I_OP:
+        if (op_info[in->aux].flags & (F_READBACK | F_DYNAMIC)) return true;
+        switch ((OpCode)in->aux) {
+        case OP_FLOOR_DIVIDE: case OP_MOD: case OP_POW: return !dtype_is_float(g->regs[in->dst].dtype);
+        case OP_ASTYPE: return !dtype_is_float(g->regs[in->dst].dtype) && in->nargs > 0 && in->args[0] >= 0 &&
+                               dtype_is_float(g->regs[in->args[0]].dtype);
+        default: return false;
+        }
+    default: return false;
+    }
+}
+
+static bool dce_candidate(const Graph *g, const Ins *in, const int *uses) {
+    return ins_pure(in) && !checks_values(g, in) && in->op != I_FUSED && in->op != I_EPILOGUE && in->dst >= 0 && uses[in->dst] == 0 && in->nres <= 1;
 }
 
 /* Removes pure instructions whose result nobody reads, to a fixed point, with a worklist:
@@ -217,13 +236,13 @@ static int pass_dce(Graph *g) {
         Ins *in = &g->code[i];
         next[i] = -1;
         if (in->dst >= 0) { next[i] = writer[in->dst]; writer[in->dst] = i; }
-        if (dce_candidate(in, uses)) { work[nwork++] = i; queued[i] = true; }
+        if (dce_candidate(g, in, uses)) { work[nwork++] = i; queued[i] = true; }
     }
     while (nwork > 0) {
         int i = work[--nwork];
         queued[i] = false;
         Ins *in = &g->code[i];
-        if (dead[i] || !dce_candidate(in, uses)) continue;
+        if (dead[i] || !dce_candidate(g, in, uses)) continue;
         dead[i] = true;
         removed++;
         /* its operands lose a use (a huge instruction counted as using every register) */
