@@ -1929,7 +1929,9 @@ NOINLINE static Exec exec_del(Interp *I, Frame *f, Node *n) {
  * held as the error unwound; what a did before the error stays done. */
 NOINLINE static Exec exec_try(Interp *I, Frame *f, Node *n) {
     Source *src = I->cur_src;
+    I->ntry++;
     Exec st = exec_block(I, f, n->a);
+    I->ntry--;
     if (st != EX_ERR || I->err_final || I->exiting) return st;
     I->cur_src = src;
     Value e = n->b ? interp_caught_error(I) : NIL_VAL;

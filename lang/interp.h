@@ -135,6 +135,9 @@ typedef struct Interp {
     SrcLoc err_loc;
     SrcLoc jump_loc;          /* the last break/continue executed */
     bool exiting;             /* exit(code) ran: the pending error only unwinds the program (files.c) */
+    int ntry;                 /* try blocks running: an error now may be caught, and the program
+                               * sees the state it leaves (vm/static.c reruns a failed static run) */
+    bool quiet;               /* that rerun: what it would print, draw or show was shown already */
     int exit_code;
     Source *err_src;
     Traceback traceback;

@@ -545,6 +545,7 @@ int interp_run_file(Interp *I, const char *path) {
 }
 
 bool interp_write_out(Interp *I, const char *s, size_t len) {
+    if (I->quiet) return true;
     if (I->write_out) {
         int e = I->write_out(I->out_ud, s, len);
         if (!e) return true;
@@ -560,12 +561,14 @@ bool interp_write_out(Interp *I, const char *s, size_t len) {
 }
 
 void interp_write_diag(Interp *I, const char *s, size_t len) {
+    if (I->quiet) return;
     if (!I->write_out) fflush(stdout);   /* what print wrote first shows first, under 2>&1 too */
     if (I->write_diag) I->write_diag(I->diag_ud, s, len);
     else fwrite(s, 1, len, stderr);
 }
 
 int interp_display(Interp *I, const char *mime, const void *data, size_t n, const char *id) {
+    if (I->quiet) return 0;
     if (!I->display) return -1;
     if (!I->write_out) fflush(stdout);   /* what print wrote first shows first */
     return I->display(I->display_ud, mime, data, n, id);

@@ -33,10 +33,12 @@ typedef struct {
     bool no_static, repl;
     Source *cur_src;
     CallSite call_site;
+    int ntry;
+    bool quiet;
 } Snapshot;
 
 static Snapshot snapshot(const Interp *I) {
-    return (Snapshot){ I->sp, I->depth, I->tape, I->no_static, I->repl, I->cur_src, I->call_site };
+    return (Snapshot){ I->sp, I->depth, I->tape, I->no_static, I->repl, I->cur_src, I->call_site, I->ntry, I->quiet };
 }
 
 /* Back to where the protected call began, with "out of memory" pending. What the unwound C
@@ -50,6 +52,8 @@ static void recover(Interp *I, const Snapshot *s) {
     I->tape = s->tape;
     I->no_static = s->no_static;
     I->repl = s->repl;
+    I->ntry = s->ntry;
+    I->quiet = s->quiet;
     I->cur_src = s->cur_src;
     I->call_site = s->call_site;
     I->calling_builtin = NULL;

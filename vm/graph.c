@@ -141,6 +141,7 @@ void graph_free(Graph *g) {
     vm_dev_free(g->dev, g->nregs);
     mem_free(g->vals);
     mem_free(g->rt_values);
+    mem_free(g->changes);
     mem_free(g);
 }
 

@@ -193,6 +193,11 @@ typedef struct Graph {
     struct VmDev *dev;       /* the device executor's arena and captures (vm_impl.h), NULL until its first run */
     CallFrame *frames;       /* every inlined call's frame (Ins.frame points into them) */
     char *rt_values;         /* "pos (line 3), ...": variables with run-time shapes (TSL_EXPLAIN), or NULL */
+    /* the containers the code changes, as pairs (input, 1 if it only pushes onto it), found on
+     * first need (vm/saved.c) */
+    int *changes;
+    int nchanges;
+    bool changes_found;
 } Graph;
 
 void graph_free(Graph *g);

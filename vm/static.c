@@ -17,6 +17,7 @@
 #include "mem.h"
 #include "vm.h"
 #include "guard.h"
+#include "saved.h"
 #include "pool.h"
 
 #define CACHE_MAX 8
@@ -563,81 +564,7 @@ static void release_all(Value *v, int n) {
 }
 
 static Exec exec_eager(Interp *I, Frame *f, Node *blk);
-
-/* The containers a graph stores into, and their contents (so --verify-static can undo the
- * eager run's stores and compare the static run's). */
-typedef struct {
-    Obj *obj;
-    Value *items;
-    int n;
-    Value *keys;   /* a dict's keys (strings), NULL for a list */
-} Saved;
-
-static int stored_containers(Graph *g, Value *vals, Saved *out, int max) {
-    int n = 0;
-    for (int i = 0; i < g->ncode; i++) {
-        const Ins *in = &g->code[i];
-        /* a store, a new key made at run time, a push or extend (HCALL's aux: container + 1) */
-        int obj = in->op == I_STORE ? in->a : in->op == I_DSET ? in->aux : in->op == I_HCALL ? in->aux - 1 : -1;
-        if (obj < 0) continue;
-        for (int k = 0; k < g->nguards && n < max; k++) {
-            if (g->guards[k].obj != obj) continue;
-            Obj *o = vals[g->guards[k].input].as.o;
-            bool seen = false;
-            for (int q = 0; q < n; q++) seen |= out[q].obj == o;
-            if (!seen) out[n++] = (Saved){ o, NULL, 0, NULL };
-        }
-    }
-    return n;
-}
-
-static void save_contents(Saved *s) {
-    bool dict = s->obj->kind == OBJ_DICT;
-    s->n = dict ? ((ObjDict *)s->obj)->len : ((ObjList *)s->obj)->len;
-    s->items = mem_alloc(sizeof(Value) * (size_t)(s->n + 1));
-    s->keys = dict ? mem_alloc(sizeof(Value) * (size_t)(s->n + 1)) : NULL;
-    for (int i = 0; i < s->n; i++) {
-        s->items[i] = val_retain(dict ? ((ObjDict *)s->obj)->entries[i].val : ((ObjList *)s->obj)->items[i]);
-        if (dict) s->keys[i] = val_retain(OBJ_VAL(VAL_STR, ((ObjDict *)s->obj)->entries[i].key));
-    }
-}
-
-static void restore_contents(Saved *s) {
-    /* made again from the snapshot: the run may have added (pushes, new keys), replaced
-     * and deleted (del) items */
-    if (s->obj->kind == OBJ_DICT) {
-        ObjDict *d = (ObjDict *)s->obj;
-        dict_truncate(d, 0);
-        for (int i = 0; i < s->n; i++) dict_set(d, AS_STR(s->keys[i]), s->items[i]);
-        return;
-    }
-    ObjList *l = (ObjList *)s->obj;
-    while (l->len > 0) val_release(l->items[--l->len]);
-    for (int i = 0; i < s->n; i++) list_push(l, s->items[i]);
-}
-
-static void free_contents(Saved *s, int n) {
-    for (int k = 0; k < n; k++) {
-        release_all(s[k].items, s[k].n);
-        if (s[k].keys) release_all(s[k].keys, s[k].n);
-    }
-}
-
-/* Whether the container of an eager run's snapshot now holds something else (its length,
- * a dict's keys, an item), said in where. */
-static bool container_differs(const Saved *eager, char *where, size_t n) {
-    Saved now = { eager->obj, NULL, 0, NULL };
-    save_contents(&now);
-    bool differs = now.n != eager->n;
-    if (differs) snprintf(where, n, "it has %d items, eagerly %d", now.n, eager->n);
-    for (int i = 0; i < now.n && !differs; i++) {
-        differs = now.keys && !val_equal(now.keys[i], eager->keys[i]);
-        if (differs) snprintf(where, n, "key %d is '%s', eagerly '%s'", i, AS_STR(now.keys[i])->chars, AS_STR(eager->keys[i])->chars);
-        else differs = static_values_differ(eager->items[i], now.items[i], where, n);
-    }
-    free_contents(&now, 1);
-    return differs;
-}
+Value interp_call_eager(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw);
 
 /* Runs the block eagerly, then statically from the same state, and compares. */
 static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
@@ -648,25 +575,23 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
     uint64_t seed, ctr;
     rng_get_state(&seed, &ctr);
     Value *before = read_outputs(g, e);
-    Saved orig[64], eager_c[64];
-    int nc = stored_containers(g, vals, orig, 64);
-    for (int k = 0; k < nc; k++) save_contents(&orig[k]);
+    int nc;
+    Saved *orig = saved_containers(g, vals, &nc), *eager_c = NULL;
+    saved_save(orig, nc, true);
     bool no_static = I->no_static;
     I->no_static = true;   /* the reference run is eager all the way down */
     Exec st = exec_eager(I, f, n->a);
     I->no_static = no_static;
     if (st != EX_OK) {
         release_all(before, g->noutputs);
-        free_contents(orig, nc);
+        saved_free(orig, nc);
         release_input_buffer(g, vals);
         return st;
     }
     Value *eager_vals = read_outputs(g, e);
-    for (int k = 0; k < nc; k++) {
-        eager_c[k] = orig[k];
-        save_contents(&eager_c[k]);
-        restore_contents(&orig[k]);
-    }
+    eager_c = saved_containers(g, vals, &nc);
+    saved_save(eager_c, nc, true);
+    saved_restore(orig, nc);
     uint64_t seed_e, ctr_e;
     rng_get_state(&seed_e, &ctr_e);
     for (int i = 0; i < g->noutputs; i++) write_output(e, NULL, &g->outputs[i], val_retain(before[i]));
@@ -675,10 +600,10 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
     Value r = run_graph(I, g, e, vals, true);
     release_input_buffer(g, vals);
     release_all(before, g->noutputs);
-    free_contents(orig, nc);
+    saved_free(orig, nc);
     if (IS_ERR(r)) {
         release_all(eager_vals, g->noutputs);
-        free_contents(eager_c, nc);
+        saved_free(eager_c, nc);
         return EX_ERR;
     }
     Value *static_vals = read_outputs(g, e);
@@ -694,12 +619,12 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
             break;
         }
     for (int k = 0; k < nc && result == EX_OK; k++)
-        if (container_differs(&eager_c[k], where, sizeof where)) {
+        if (saved_differs(&eager_c[k], where, sizeof where)) {
             interp_error_atk(I, ERRK_VALUE, n->loc, "verify-static: a container changed by the block (line %d) differs: %s", n->loc.line,
                             where);
             result = EX_ERR;
         }
-    free_contents(eager_c, nc);
+    saved_free(eager_c, nc);
     if (result == EX_OK && (seed_s != seed_e || ctr_s != ctr_e)) {
         interp_error_atk(I, ERRK_VALUE, n->loc, "verify-static: the random generator ends in a different state");
         result = EX_ERR;
@@ -714,9 +639,9 @@ static Exec verify_block(Interp *I, Frame *f, Node *n, Cache *c, Env *e) {
 static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args, int nargs, CallArgs *kw, Value *vals) {
     uint64_t seed, ctr;
     rng_get_state(&seed, &ctr);
-    Saved orig[64], eager_c[64];
-    int nc = stored_containers(g, vals, orig, 64);
-    for (int k = 0; k < nc; k++) save_contents(&orig[k]);
+    int nc;
+    Saved *orig = saved_containers(g, vals, &nc);
+    saved_save(orig, nc, true);
     /* what the fn assigns outside itself (a closure's captured counter) is put back too */
     Value *before = read_outputs(g, e);
     /* the reference run is eager all the way down: nested static code must not reuse (or
@@ -727,19 +652,17 @@ static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args,
     I->no_static = no_static;
     if (IS_ERR(re)) {
         release_all(before, g->noutputs);
-        free_contents(orig, nc);
+        saved_free(orig, nc);
         release_input_buffer(g, vals);
         return re;
     }
     Value *eager_vals = read_outputs(g, e);
     for (int i = 0; i < g->noutputs; i++) write_output(e, NULL, &g->outputs[i], val_retain(before[i]));
     release_all(before, g->noutputs);
-    for (int k = 0; k < nc; k++) {
-        eager_c[k] = orig[k];
-        save_contents(&eager_c[k]);
-        restore_contents(&orig[k]);
-    }
-    free_contents(orig, nc);
+    Saved *eager_c = saved_containers(g, vals, &nc);
+    saved_save(eager_c, nc, true);
+    saved_restore(orig, nc);
+    saved_free(orig, nc);
     uint64_t seed_e, ctr_e;
     rng_get_state(&seed_e, &ctr_e);
     rng_set_state(seed, ctr);
@@ -766,7 +689,7 @@ static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args,
     if (static_vals) release_all(static_vals, g->noutputs);
     release_all(eager_vals, g->noutputs);
     for (int k = 0; k < nc && !IS_ERR(rs); k++)
-        if (container_differs(&eager_c[k], where, sizeof where)) {
+        if (saved_differs(&eager_c[k], where, sizeof where)) {
             interp_error_atk(I, ERRK_VALUE, fn->proto->loc, "verify-static: a container %s() changed differs: %s", name, where);
             val_release(rs);
             rs = ERR_VAL;
@@ -779,9 +702,97 @@ static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args,
         rs = ERR_VAL;
     }
     I->cur_src = saved;
-    free_contents(eager_c, nc);
+    saved_free(eager_c, nc);
     val_release(re);
     return rs;
+}
+
+/* ---------- a run that fails partway ---------- */
+
+/* Eagerly, a block that raises has done what came before the error: assignments, stores,
+ * pushes and draws (spec sections 6 and 12). A graph writes its variables only at its end. So a
+ * failed run is undone (the containers it changed, the generator) and the block runs again
+ * eagerly, quietly (its prints and bars showed already), to the same error. Only where the
+ * program sees that state: inside a try, or at the REPL, which keeps the variables; elsewhere
+ * the error ends the program, and running again would only delay its report. */
+typedef struct {
+    bool on;
+    uint64_t seed, ctr;
+    Saved *c;
+    int nc;
+} Undo;
+
+static void undo_begin(Interp *I, Graph *g, Value *vals, Undo *u) {
+    *u = (Undo){ I->ntry > 0 || I->repl, 0, 0, NULL, 0 };
+    if (!u->on) return;
+    rng_get_state(&u->seed, &u->ctr);
+    u->c = saved_containers(g, vals, &u->nc);
+    saved_save(u->c, u->nc, false);
+}
+
+/* After the run: true when it failed and the block is to run again (the state put back). An
+ * error no try catches (Ctrl-C, --timeout, exit) is not run again. */
+static bool undo_end(Interp *I, Undo *u, bool failed) {
+    bool again = u->on && failed && !I->err_final && !I->exiting;
+    if (again) {
+        saved_restore(u->c, u->nc);
+        rng_set_state(u->seed, u->ctr);
+    }
+    saved_free(u->c, u->nc);
+    return again;
+}
+
+/* The failed run's error, kept while the block runs again. */
+typedef struct {
+    bool has_loc, interrupted;
+    ErrKind kind;
+    char msg[sizeof ((Interp *)0)->err_msg];
+    SrcLoc loc;
+    Source *src;
+    Traceback tb;
+} Pending;
+
+static void rerun_begin(Interp *I, Pending *p, bool flags[2]) {
+    *p = (Pending){ I->err_has_loc, I->interrupted, I->err_kind, "", I->err_loc, I->err_src, I->traceback };
+    memcpy(p->msg, I->err_msg, sizeof p->msg);
+    interp_clear_error(I);
+    flags[0] = I->no_static;
+    flags[1] = I->quiet;
+    I->no_static = I->quiet = true;   /* eager all the way down, as --verify-static's reference */
+}
+
+/* ok: the rerun did not fail. Then static and eager code disagree, a bug: the first error stands. */
+static void rerun_end(Interp *I, const Pending *p, const bool flags[2], bool ok) {
+    I->no_static = flags[0];
+    I->quiet = flags[1];
+    if (!ok) return;
+    I->err_set = true;
+    I->err_has_loc = p->has_loc;
+    I->interrupted = p->interrupted;
+    I->err_kind = p->kind;
+    memcpy(I->err_msg, p->msg, sizeof p->msg);
+    I->err_loc = p->loc;
+    I->err_src = p->src;
+    I->traceback = p->tb;
+}
+
+static Exec rerun_block(Interp *I, Frame *f, Node *blk) {
+    Pending p;
+    bool flags[2];
+    rerun_begin(I, &p, flags);
+    Exec st = exec_eager(I, f, blk);
+    rerun_end(I, &p, flags, st != EX_ERR);
+    return EX_ERR;
+}
+
+static Value rerun_fn(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw) {
+    Pending p;
+    bool flags[2];
+    rerun_begin(I, &p, flags);
+    Value r = interp_call_eager(I, fn, args, nargs, kw);
+    rerun_end(I, &p, flags, !IS_ERR(r));
+    if (!IS_ERR(r)) val_release(r);
+    return ERR_VAL;
 }
 
 /* ---------- entry points ---------- */
@@ -801,12 +812,13 @@ static Exec static_exec_block(Interp *I, Frame *f, Node *n) {
     bool eager;
     Graph *g = lookup(I, c, &e, n->a, n->loc, "static block", &vals, &eager);
     if (!g) return eager ? exec_eager(I, f, n->a) : EX_ERR;
+    Undo u;
+    undo_begin(I, g, vals, &u);
     Value r = run_graph(I, g, &e, vals, false);
     release_input_buffer(g, vals);
+    if (undo_end(I, &u, IS_ERR(r))) return rerun_block(I, f, n->a);
     return IS_ERR(r) ? EX_ERR : EX_OK;
 }
-
-Value interp_call_eager(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw);
 
 static Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw) {
     FnProto *p = fn->proto;
@@ -848,8 +860,11 @@ static Value static_call(Interp *I, ObjClosure *fn, Value *args, int nargs, Call
     if (!g) r = eager ? interp_call_eager(I, fn, args, nargs, kw) : ERR_VAL;
     else if (I->verify_static) r = verify_fn(I, g, &e, fn, args, nargs, kw, vals);
     else {
+        Undo u;
+        undo_begin(I, g, vals, &u);
         r = run_graph(I, g, &e, vals, false);
         release_input_buffer(g, vals);
+        if (undo_end(I, &u, IS_ERR(r))) r = rerun_fn(I, fn, args, nargs, kw);
     }
     mem_free(params);
     return r;
