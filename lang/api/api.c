@@ -573,7 +573,11 @@ static tsl_Status call_body(tsl_State *S, void *ud) {
     I->limits_on = I->max_ops > 0 || I->opsctx->max_live > 0;
     Value fn = val_retain(j->fn);   /* the call may rebind the global */
     Value r;
+    /* the host gets the error back and goes on with the state, as a catch would (vm/static.c
+     * then leaves eager's state after a static run that fails) */
+    I->ntry++;
     int rc = interp_pcall(I, fn, vals, j->nargs, &r);
+    I->ntry--;
     val_release(fn);
     for (int i = 0; i < j->nargs; i++) val_release(vals[i]);
     reset_stack(I);

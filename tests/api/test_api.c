@@ -215,6 +215,30 @@ START_TEST(test_runtime_error_message_and_location) {
 }
 END_TEST
 
+/* A static fn that fails while it runs, called by the host: the host goes on with the state,
+ * so what the fn did before the error is done, as eagerly (vm/static.c runs it again eagerly):
+ * the captured counter counts the failed call too. */
+START_TEST(test_call_static_fn_that_fails) {
+    tsl_State *S = new_state();
+    const char *src = "fn make() {\n  n = 0\n  static fn step(x, i) {\n    n = n + 1\n    return x[argmax(x) + i]\n  }\n"
+                      "  return [step, fn() { n }]\n}\nc = make()\nstep = c[0]\nfn count() { return c[1]() }\n"
+                      "x = tensor([1, 2, 3])\n";
+    ck_assert_int_eq(tsl_run_string(S, "<t>", src, -1), TSL_OK);
+    tsl_Tensor *x = NULL;
+    ck_assert_int_eq(tsl_get_tensor(S, "x", &x), TSL_OK);
+    tsl_Value r;
+    for (int k = 0; k < 3; k++)   /* compiled on an early run: the later ones run the graph */
+        ck_assert_int_eq(tsl_call(S, "step", (tsl_Value[]){ tsl_tensor(x), tsl_number(-1) }, 2, &r), TSL_OK);
+    ck_assert_int_eq(tsl_call(S, "step", (tsl_Value[]){ tsl_tensor(x), tsl_number(5) }, 2, &r), TSL_ERROR);
+    ck_assert_str_eq(tsl_error_message(S), "index 7 is out of bounds for axis 0 with size 3");
+    ck_assert_int_eq(tsl_call(S, "count", NULL, 0, &r), TSL_OK);
+    ck_assert_int_eq(r.type, TSL_NUMBER);
+    ck_assert_double_eq(r.number, 4);
+    tsl_tensor_free(x);
+    tsl_free(S);
+}
+END_TEST
+
 START_TEST(test_syntax_error) {
     tsl_State *S = new_state();
     ck_assert_int_eq(tsl_run_string(S, "bad.tsl", "x = (1 +\ny = 2", -1), TSL_ERROR);
@@ -973,6 +997,7 @@ static Suite *api_suite(void) {
     TCase *values = tcase_create("values");
     tcase_add_test(values, test_globals_typed);
     tcase_add_test(values, test_call_function);
+    tcase_add_test(values, test_call_static_fn_that_fails);
     tcase_add_test(values, test_tensor_in_and_out);
     tcase_add_test(values, test_npy_round_trip);
     suite_add_tcase(s, values);
