@@ -32,6 +32,7 @@ static const char *const synonyms[][2] = {
     { "numel", "size" },       { "mm", "matmul" },        { "bmm", "matmul" },
     { "amax", "max" },         { "amin", "min" },         { "long", "astype" },
     { "float", "astype" },     { "double", "astype" },    { "type_as", "astype" },
+    { "None", "nil" },         { "null", "nil" },
 };
 
 static bool is_synonym(const char *name, const char *known) {
