@@ -144,7 +144,22 @@ const char *const interp_keywords[] = { "fn", "return", "if", "else", "while", "
                                         "static", "import", "and", "or", "not", "true", "false", "nil", "try",
                                         "catch", NULL };
 
+/* Whether name is one of the function's locals and a global of the module with a value: the
+ * function assigns the name, so it is local there, and reading it before that assignment
+ * is what failed (`n += 1` on a global n, which Python programmers write with `global`). */
+static bool shadows_global(const Module *m, const FnProto *p, const char *name) {
+    bool local = false;
+    for (int i = 0; p && i < p->nlocals && !local; i++) local = !strcmp(p->local_names[i], name);
+    for (int i = 0; local && m && i < m->g.count; i++)
+        if (m->g.vals[i].type != VAL_UNDEF && !strcmp(m->g.names[i], name)) return true;
+    return false;
+}
+
 const char *interp_name_hint(const Module *m, const FnProto *p, const char *name, char *buf, size_t n) {
+    if (shadows_global(m, p, name)) {
+        snprintf(buf, n, " here: the function assigns it, so it is local (a function never rebinds a global)");
+        return buf;
+    }
     Suggest s;
     suggest_init(&s, name);
     for (int i = 0; p && i < p->nlocals; i++) suggest_offer(&s, p->local_names[i]);

@@ -524,6 +524,10 @@ NOINLINE static Value call_method(Interp *I, Frame *f, Node *n) {
     Value fn;
     bool bind;
     ObjBuiltin *op = obj.type == VAL_TENSOR ? tensor_method(I, field) : NULL;
+    if (obj.type == VAL_TENSOR && !op && method_is_tensor_attr(field->str)) {
+        val_release(obj);
+        return interp_error_atk(I, ERRK_TYPE, n->loc, METHOD_ATTR_CALLED, field->str, field->str);
+    }
     if (op) {
         fn = val_retain(OBJ_VAL(VAL_FUNC, op));
         bind = true;

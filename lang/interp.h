@@ -280,7 +280,9 @@ void interp_attach_loc(Interp *I, SrcLoc loc);
 Value interp_caught_error(Interp *I);
 /* "; did you mean 'X'?" (in buf) for an unknown name read in function p (NULL: top level) of
  * module m: the closest of p's locals and captured names, m's bound globals (the built-ins
- * among them) and the keywords; "" when none is close (ops/suggest.h). lang/errval.c. */
+ * among them) and the keywords; "" when none is close (ops/suggest.h). Where p assigns the name
+ * and m has a global of it, instead " here: the function assigns it, so it is local (...)":
+ * that is the mistake (Python's `global`). lang/errval.c. */
 const char *interp_name_hint(const Module *m, const FnProto *p, const char *name, char *buf, size_t n);
 /* The same for a keyword argument of p, and for a tensor attribute. */
 const char *interp_param_hint(const FnProto *p, const char *name, char *buf, size_t n);

@@ -23,6 +23,10 @@ struct Interp;
 /* The attributes of a tensor (`shape dtype ndim size device T`), NULL-terminated. */
 extern const char *const tensor_attrs[];
 bool method_is_tensor_attr(const char *name);
+/* The error for t.NAME(...) with NAME an attribute (`x.size()`, `x.shape()`, as PyTorch
+ * spells them): an attribute is a value, never a method. Its one argument is the name; eager
+ * code and the static compiler raise it at the call, a type error. */
+#define METHOD_ATTR_CALLED "'%s' is a tensor attribute, not a method: write .%s without ()"
 /* The op `t.name(...)` calls, or OP__COUNT when name is no tensor method. */
 OpCode method_tensor_op(const char *name);
 /* The built-in of that op, or of a conversion method (item tolist to) (the interpreter's,

@@ -1,4 +1,5 @@
 /* suggest.c - the closest known name to an unknown one (suggest.h). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include "suggest.h"
@@ -22,6 +23,24 @@ static int edit_distance(const char *a, int la, const char *b, int lb) {
     return d[la][lb];
 }
 
+/* PyTorch's and NumPy's spellings of what TSL names otherwise, far apart in edits: a user coming
+ * from them writes `x.mean(dim=1)` or `cat(...)` first. Each pair suggests the TSL name when it
+ * is among the names offered (so `dim` suggests `axis` only where `axis` is a keyword). */
+static const char *const synonyms[][2] = {
+    { "dim", "axis" },         { "cat", "concat" },       { "concatenate", "concat" },
+    { "unsqueeze", "expand_dims" }, { "permute", "transpose" }, { "view", "reshape" },
+    { "numel", "size" },       { "mm", "matmul" },        { "bmm", "matmul" },
+    { "amax", "max" },         { "amin", "min" },         { "long", "astype" },
+    { "float", "astype" },     { "double", "astype" },    { "type_as", "astype" },
+    { "None", "nil" },         { "null", "nil" },
+};
+
+static bool is_synonym(const char *name, const char *known) {
+    for (size_t i = 0; i < sizeof synonyms / sizeof synonyms[0]; i++)
+        if (!strcmp(synonyms[i][0], name) && !strcmp(synonyms[i][1], known)) return true;
+    return false;
+}
+
 void suggest_init(Suggest *s, const char *name) {
     s->name = name;
     s->best_dist = 1 << 20;
@@ -31,6 +50,11 @@ void suggest_init(Suggest *s, const char *name) {
 void suggest_offer(Suggest *s, const char *known) {
     int la = (int)strlen(s->name), lb = (int)strlen(known);
     if (la >= SUGGEST_MAX_NAME || lb >= SUGGEST_MAX_NAME || !strcmp(s->name, known)) return;
+    if (is_synonym(s->name, known)) {   /* closer than any edit: it is the same thing */
+        s->best_dist = 0;
+        memcpy(s->best, known, (size_t)lb + 1);
+        return;
+    }
     int allowed = (la + lb + 3) / 6;
     if (allowed > 2) allowed = 2;
     int dl = la > lb ? la - lb : lb - la;

@@ -4,7 +4,9 @@
  * the known names one by one, then append suggest_text's "; did you mean 'X'?" to the message.
  * A name is close enough within a small edit distance (Damerau-Levenshtein, a swap of neighbours
  * one edit) scaled by length, as Python 3.10+ does: (len(name) + len(known) + 3) / 6 edits, at
- * most 2, so a one-letter name never gets a suggestion. The first of equally close names wins. */
+ * most 2, so a one-letter name never gets a suggestion. The first of equally close names wins.
+ * PyTorch's and NumPy's names for TSL's (dim -> axis, cat -> concat, unsqueeze -> expand_dims,
+ * view -> reshape, ...: the table in suggest.c) count as closer than any edit. */
 #ifndef TSL_SUGGEST_H
 #define TSL_SUGGEST_H
 #include <stddef.h>

@@ -7,7 +7,8 @@
 #                        starts with `# allows-eager`
 #   tests/errors/*.tsl   each must fail with exit 1 and print the `# error: L:C: MSG` it names
 #                        (one with a `# both-modes` line: also with --no-static and --verify-static)
-#   command-line behaviour, the examples, and the REPL through a pty (tests/repl_pty.py)
+#   command-line behaviour, the examples, and the REPL through a pty (tests/repl_pty.py, and the
+#   docs' REPL transcripts typed in as written: tests/repl_docs.py)
 # Every script gets one argument, args()[0]: an empty scratch folder of its own under this
 # run's private mktemp -d folder, for the files it writes (never a fixed /tmp path: two runs at
 # once would share it, and a file left by an earlier run could make a test pass).
@@ -1123,6 +1124,8 @@ fi
 # the REPL through a pseudo-terminal
 if command -v python3 >/dev/null 2>&1; then
     if python3 tests/repl_pty.py "$TSL" >"$tmp/repl" 2>&1; then ok; else bad "REPL pty test: $(tail -5 "$tmp/repl")"; fi
+    # the REPL transcripts of README.md and docs/ typed in as written
+    if python3 tests/repl_docs.py "$TSL" >"$tmp/repl" 2>&1; then ok; else bad "REPL transcripts in the docs: $(head -8 "$tmp/repl")"; fi
 else
     echo "SKIP: REPL pty test needs python3"
 fi

@@ -6,7 +6,8 @@
  * a running sum l of exp(s - m) and an unnormalised output o (rescaled by exp(m_old - m)
  * when the maximum grows; o += p @ v_blk is a second gemm). The result is o / l. The
  * blocks depend only on the shapes, so eager and static code (the same kernel) get the same
- * bits. A row whose every score is masked gives 0 / 0 = NaN, as PyTorch's math path does.
+ * bits. A row whose every score is masked gives 0 / 0 = NaN, as the formula does in NumPy
+ * (PyTorch 2.15 returns 0 there instead).
  * Shapes and the broadcasting of batch axes and mask are checked by ops/attention.c. */
 #include <cblas.h>
 #include <math.h>

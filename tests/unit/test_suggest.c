@@ -40,12 +40,26 @@ START_TEST(suggest_first_of_equals_wins) {
 }
 END_TEST
 
+START_TEST(suggest_pytorch_names) {
+    const char *const kws[] = { "t", "axis", "keepdims", NULL };
+    ck_assert_str_eq(among("dim", kws), "; did you mean 'axis'?");          /* 4 edits, a synonym */
+    const char *const ops[] = { "concat", "expand_dims", "reshape", "clip", "astype", NULL };
+    ck_assert_str_eq(among("cat", ops), "; did you mean 'concat'?");
+    ck_assert_str_eq(among("unsqueeze", ops), "; did you mean 'expand_dims'?");
+    ck_assert_str_eq(among("view", ops), "; did you mean 'reshape'?");
+    ck_assert_str_eq(among("long", ops), "; did you mean 'astype'?");
+    const char *const none[] = { "sum", "mean", NULL };
+    ck_assert_str_eq(among("dim", none), "");       /* only a name that is offered */
+}
+END_TEST
+
 Suite *suggest_suite(void) {
     Suite *s = suite_create("suggest");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, suggest_close_names);
     tcase_add_test(tc, suggest_none_when_far_or_short);
     tcase_add_test(tc, suggest_first_of_equals_wins);
+    tcase_add_test(tc, suggest_pytorch_names);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -113,6 +113,13 @@ static AVal number_tensor(Comp *c, AVal v, DType dt) {
 
 /* ---------- ops of the table ---------- */
 
+/* Whether an input list's items at this point of the code are the ones the compiler tracks:
+ * nothing stored into it with a run-time key, pushed to or deleted from it at run time.
+ * (`padding=p` with p = [1, 2] read from a variable, or nn.conv2d's `self.padding`.) */
+static bool input_items_known(const AStruct *st) {
+    return !st->grown && !st->items_unknown && !st->shrunk && !st->ta;
+}
+
 /* An attribute's value, which static code needs when compiling: numbers computed from
  * number inputs become guards (their value is checked at each run), as loop bounds do. */
 static bool const_value(Comp *c, AVal *v, const char *what, Value *out) {
@@ -126,7 +133,7 @@ static bool const_value(Comp *c, AVal *v, const char *what, Value *out) {
         ca_read_open(c);
         return false;
     }
-    if (v->kind == AV_LIST && v->st->obj < 0) {
+    if (v->kind == AV_LIST && (v->st->obj < 0 || input_items_known(v->st))) {
         ObjList *l = list_new(v->st->n);
         *out = cc_keep_value(c, OBJ_VAL(VAL_LIST, l));
         for (int i = 0; i < v->st->n; i++) {

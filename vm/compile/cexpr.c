@@ -516,6 +516,8 @@ static AVal call_expr(Comp *c, Node *n) {
     int from = 0;   /* 1: a method's object goes first */
     if (n->a->kind == AST_FIELD) {
         TRY(self = cc_expr(c, n->a->a));
+        if (self.kind == AV_TENSOR && method_is_tensor_attr(n->a->str))
+            return cc_error_atk(c, ERRK_TYPE, n->loc, METHOD_ATTR_CALLED, n->a->str, n->a->str);
         TRY(fn = field_of(c, self, n->a));
         from = binds_self(self, fn, n->a->str);
     } else {
