@@ -52,6 +52,20 @@ const char *guard_reason(const Graph *g, const Guard *gd, Value v, char *why, si
     return why;
 }
 
+ErrKind guard_kind(const Guard *gd, Value v) {
+    switch (gd->kind) {
+    case G_TENSOR:
+        if (v.type != VAL_TENSOR || v.as.t->dtype != gd->dtype) return ERRK_TYPE;
+        return v.as.t->device != DEV_CPU ? ERRK_DEVICE : ERRK_SHAPE;   /* the dtype fits: the shape or device does not */
+    case G_NUMBER: return ERRK_TYPE;
+    case G_NUMBER_EQ: return v.type == VAL_NUM ? ERRK_VALUE : ERRK_TYPE;
+    case G_LIST: return v.type == VAL_LIST ? ERRK_VALUE : ERRK_TYPE;
+    case G_DICT: return v.type == VAL_DICT ? ERRK_KEY : ERRK_TYPE;   /* other keys */
+    case G_CONST: return v.type == gd->k.type ? ERRK_VALUE : ERRK_TYPE;
+    }
+    return ERRK_VALUE;
+}
+
 const char *guard_unstorable(const Graph *g, const Guard *gd, char *why, size_t n) {
     ValType t = gd->k.type;
     if (gd->kind != G_CONST || t == VAL_NIL || t == VAL_BOOL || t == VAL_NUM || t == VAL_STR || t == VAL_UNDEF)

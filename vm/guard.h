@@ -44,6 +44,11 @@ static inline const char *guard_check(const Graph *g, const Guard *gd, Value v, 
     return guard_passes(gd, v, any_device) ? NULL : guard_reason(g, gd, v, why, n);
 }
 
+/* The kind of error (spec section 12) a value that fails gd makes: "type" for another type or
+ * dtype, "shape" for a tensor of another shape, "device" for one on another device, "key" for
+ * a dict with other keys, "value" for another number, length or constant. */
+ErrKind guard_kind(const Guard *gd, Value v);
+
 /* NULL when a graph file can hold gd, else why not (in why). */
 const char *guard_unstorable(const Graph *g, const Guard *gd, char *why, size_t n);
 

@@ -475,7 +475,7 @@ static Value call_loaded(Interp *I, CallArgs *a) {
     for (int i = 0; i < g->nguards; i++)
         if (guard_check(g, &g->guards[i], vals[g->guards[i].input], true, err, sizeof err)) {
             mem_free(params);
-            return interp_error(I, "%s(): %s", m->gf->name, err);
+            return interp_errork(I, guard_kind(&g->guards[i], vals[g->guards[i].input]), "%s(): %s", m->gf->name, err);
         }
     Device d = call_device(g, vals);
     Tensor **consts;
