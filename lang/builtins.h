@@ -24,6 +24,7 @@ enum {
     ST_TEXT,                                  /* a string; of values known only at run time too */
     ST_RAISE,                                 /* error(), raise(): compiled in a try's body (ctry.c) */
     ST_EINSUM,                                /* a plan of ops (ops/einsum.c), emitted */
+    ST_WRITE,                                 /* writes a file when the block runs, in program order */
     ST_RULE = 0xff,                           /* the rule's bits */
     ST_FOLDS = 0x100,
     /* its result is host values read from a tensor's elements (item, float, tolist): under

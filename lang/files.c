@@ -120,7 +120,7 @@ static Value bi_exit(Interp *I, CallArgs *a) {
 const BuiltinDef file_builtins[] = {
     { "read_text", bi_read_text, "(path)", "the contents of a UTF-8 text file as a string", ST_NONE },
     { "write_text", bi_write_text, "(path, s)", "writes the string to the file (created or replaced)", ST_NONE },
-    { "save_csv", bi_save_csv, "(path, t, header=nil)", "writes a 1-D or 2-D tensor as CSV that load_csv reads back", ST_NONE },
+    { "save_csv", bi_save_csv, "(path, t, header=nil)", "writes a 1-D or 2-D tensor as CSV that load_csv reads back", ST_WRITE },
     { "exit", bi_exit, "(code=0)", "ends the program with exit status code (0..255)", ST_NONE },
     { NULL, NULL, NULL, NULL, ST_NONE },
 };

@@ -210,8 +210,8 @@ const BuiltinDef format_builtins[] = {
       ST_NONE },
     { "load_npz", bi_load_npz, "(path)", "a dict of the tensors in a NumPy .npz archive, in its order", ST_NONE },
     { "save_npz", bi_save_npz, "(path, arrays, compressed=false)", "writes a dict of tensors as a NumPy .npz archive (deflated when compressed)",
-      ST_NONE },
+      ST_WRITE },
     { "load_safetensors", bi_load_safetensors, "(path)", "a dict of the tensors in a safetensors file, in its header's order", ST_NONE },
-    { "save_safetensors", bi_save_safetensors, "(path, tensors)", "writes a dict of tensors as a safetensors file", ST_NONE },
+    { "save_safetensors", bi_save_safetensors, "(path, tensors)", "writes a dict of tensors as a safetensors file", ST_WRITE },
     { NULL, NULL, NULL, NULL, ST_NONE },
 };

@@ -367,6 +367,6 @@ const BuiltinDef tensor_builtins[] = {
     { "load_npy", bi_load_npy, "(path)", "a tensor from a NumPy .npy file", ST_NONE },
     { "einsum", bi_einsum, "(subscripts, ...)",
       "NumPy's einsum (\"ij,jk->ik\", implicit output, \"...\", repeated labels): transposes, sums and matmuls", ST_EINSUM },
-    { "save_npy", bi_save_npy, "(path, t)", "writes the tensor as a NumPy .npy file", ST_NONE },
+    { "save_npy", bi_save_npy, "(path, t)", "writes the tensor as a NumPy .npy file", ST_WRITE },
     { NULL, NULL, NULL, NULL, ST_NONE },
 };

@@ -26,7 +26,7 @@ static void ignore_file_size_signal(void) {
 }
 
 static bool fail_errno(const char *who, const char *what, const char *path, int err) {
-    op_fail("%s: cannot %s '%s': %s", who, what, path, strerror(err));
+    op_failk(ERRK_IO, "%s: cannot %s '%s': %s", who, what, path, strerror(err));
     return false;
 }
 

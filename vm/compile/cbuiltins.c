@@ -432,6 +432,13 @@ static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc lo
                         : val_type_name(v[0].k);
         return cc_const_av(cc_keep_value(c, val_cstr(type)));
     }
+    case ST_WRITE: {   /* eager's function, called when the block runs (the arguments it was given, in order) */
+        int n = 0;
+        while (n < ARGS_MAX && v[n].kind != AV_NONE) n++;
+        for (int i = n; i < ARGS_MAX; i++)
+            if (v[i].kind != AV_NONE) return FAILV;   /* a gap: a keyword past an omitted one */
+        return cc_host_effect(c, b, v, n) ? cc_const_av(NIL_VAL) : FAILV;
+    }
     case ST_PUSH:
     case ST_EXTEND:
         if (v[0].kind == AV_LIST && v[0].st->obj >= 0) return cc_host_push(c, b, v, rule == ST_EXTEND);

@@ -54,6 +54,12 @@ static bool exportable(const Graph *g, const char *fname, char *err, size_t errl
                      in->loc.line);
             return false;
         }
+        if (in->op == I_HCALL && in->nopnds > 0 && in->opnds[0].kind == OPND_CONST && in->opnds[0].k.type == VAL_FUNC &&
+            in->opnds[0].k.as.o->kind == OBJ_BUILTIN && in->aux == 0 && in->dst < 0) {   /* an effect: save_npy, a bar */
+            snprintf(err, errlen, "%s() calls %s() (line %d); an exported graph holds tensor computation only", fname,
+                     AS_BUILTIN(in->opnds[0].k)->name, in->loc.line);
+            return false;
+        }
         if (in->op == I_HCALL || in->op == I_HBIN || in->op == I_VMOVE || in->op == I_DSET || in->op == I_HLIST ||
             in->op == I_HINDEX) {
             snprintf(err, errlen, "%s() makes a string or changes a list or dict at run time (line %d); an exported "
