@@ -346,7 +346,8 @@ static int transpose_at(Graph *g, int *loop_top) {
 }
 
 START_TEST(vm_loop_invariant_transpose_hoisted) {
-    const char *prog = "W = ones([4, 4]) / 4\nh = ones([1, 4])\nstatic { for t in range(5) { h = tanh(h @ transpose(W)) } }\n";
+    /* (transpose with its axes: h @ transpose(W) alone is matmul(h, W, transpose_b=true)) */
+    const char *prog = "W = ones([4, 4]) / 4\nh = ones([1, 4])\nstatic { for t in range(5) { h = tanh(h @ transpose(W, [1, 0])) } }\n";
     for (int off = 0; off < 2; off++) {
         if (off) setenv("TSL_OPT", "-licm", 1);
         ck_assert_int_eq(run(prog), 0);
