@@ -878,9 +878,126 @@ __attribute__((always_inline)) static inline bool num_simple_op(int op, double x
 
 NOINLINE static Value binary_general(Interp *I, Node *n, Value a, Value b);
 
+/* ---------- a @ transpose(x), transpose(x) @ b ----------
+ * a @ transpose(x) and a @ x.T of a matrix x: matmul(a, x, transpose_b=true), BLAS reading x
+ * transposed instead of a copy of x^T; transpose(x) @ b and x.T @ b likewise with
+ * transpose_a (when the left side has the form, the right side is evaluated as written). A
+ * shape mismatch is the same error ('@' with x^T's shape). The static compiler takes the same
+ * forms the same way (vm/compile/cexpr.c, transposed_matmul): OpenBLAS's transposed read need
+ * not give a copy's bits, so both modes must choose alike, by ranks only (a static shape may
+ * be the run's). Anything else is the call or the field and the operator as written. */
+
+/* The written forms: transpose(x) with one argument of a name, or x.T. */
+static bool transpose_form(const Node *t) {
+    return (t->kind == AST_CALL && t->n == 1 && t->nk == 0 && t->a->kind == AST_NAME) ||
+           (t->kind == AST_FIELD && !strcmp(t->str, "T"));
+}
+
+/* The x of form t: x.T's x, or transpose(x)'s when the callee is the built-in transpose;
+ * UNDEF_VAL when it is another function (only the name evaluated), ERR_VAL on an error. */
+static Value transpose_source(Interp *I, Frame *f, Node *t) {
+    if (t->kind == AST_FIELD) return eval(I, f, t->a);
+    Value fn = eval(I, f, t->a);   /* the callee first, as a call evaluates it */
+    if (IS_ERR(fn)) return fn;
+    bool is_t = fn.type == VAL_FUNC && fn.as.o == (Obj *)builtins_of_op(I, OP_TRANSPOSE);
+    val_release(fn);
+    return is_t ? eval(I, f, t->kids[0]) : UNDEF_VAL;
+}
+
+/* Form t's value as written, from its source x (taken). */
+static Value transpose_written(Interp *I, Node *t, Value x) {
+    if (t->kind == AST_FIELD) {
+        Value r = field_of(I, x, t->str);
+        val_release(x);
+        if (IS_ERR(r)) interp_attach_loc(I, t->loc);
+        return r;
+    }
+    Value *base = I->sp;
+    if (base + 3 >= I->stack_end) {
+        val_release(x);
+        return interp_error_at(I, t->loc, "stack overflow (recursion too deep)");
+    }
+    base[0] = x;
+    I->sp = base + 1;
+    CallSite outer = I->call_site;
+    I->call_site = (CallSite){ I->cur_src, t->loc };
+    CallArgs args = { base, 1, NULL, NULL, 0 };
+    Value r = call_builtin(I, builtins_of_op(I, OP_TRANSPOSE), &args);
+    I->call_site = outer;
+    val_release(base[0]);
+    I->sp = base;
+    if (IS_ERR(r)) interp_attach_loc(I, t->loc);
+    return r;
+}
+
+/* Whether v is a tensor of at least `rank` axes (exactly 2 when `matrix`). */
+static bool tensor_rank(Value v, int rank, bool matrix) {
+    return v.type == VAL_TENSOR && (matrix ? v.as.t->ndim == 2 : v.as.t->ndim >= rank);
+}
+
+/* matmul(a, b) with a's (ta) or b's last two axes read transposed; takes a and b. */
+static Value matmul_transposed(Interp *I, Node *n, Value a, Value b, bool ta) {
+    Value r = interp_poll(I) ? UNDEF_VAL : ERR_VAL;
+    if (!IS_ERR(r)) {
+        OpAttrs at = no_attrs;
+        at.flag = ta;          /* transpose_a, matmul's third parameter */
+        at.flag2 = !ta;        /* transpose_b, its fourth */
+        at.given = ta ? 1u << 2 : 1u << 3;
+        OpArg in[2] = { value_arg(a), value_arg(b) };
+        OpCall c = { OP_MATMUL, 2, in, &at };
+        r = recorded_op(I, &c);
+    }
+    val_release(a);
+    val_release(b);
+    if (IS_ERR(r)) interp_attach_loc(I, n->loc);
+    return r;
+}
+
+/* n is a @ <form>, a (taken) evaluated: its right side, then the product. */
+NOINLINE static Value at_transpose(Interp *I, Frame *f, Node *n, Value a) {
+    Value x = transpose_source(I, f, n->b), t;
+    if (IS_ERR(x)) {
+        val_release(a);
+        return x;
+    }
+    if (x.type != VAL_UNDEF && tensor_rank(x, 2, true) && tensor_rank(a, 1, false))
+        return matmul_transposed(I, n, a, x, false);
+    t = x.type == VAL_UNDEF ? eval(I, f, n->b) : transpose_written(I, n->b, x);
+    if (IS_ERR(t)) {
+        val_release(a);
+        return t;
+    }
+    return binary_general(I, n, a, t);
+}
+
+/* n is <form> @ b: the form's source, b, then the product (the form's value made before b is
+ * evaluated unless it is the matrix the product reads transposed). */
+NOINLINE static Value transpose_at(Interp *I, Frame *f, Node *n) {
+    Value x = transpose_source(I, f, n->a), t = UNDEF_VAL;
+    if (IS_ERR(x)) return x;
+    bool matrix = x.type != VAL_UNDEF && tensor_rank(x, 2, true);
+    if (!matrix) {
+        t = x.type == VAL_UNDEF ? eval(I, f, n->a) : transpose_written(I, n->a, x);
+        if (IS_ERR(t)) return t;
+    }
+    Value b = eval(I, f, n->b);
+    if (IS_ERR(b)) {
+        val_release(matrix ? x : t);
+        return b;
+    }
+    if (matrix && tensor_rank(b, 1, false)) return matmul_transposed(I, n, x, b, true);
+    if (matrix && IS_ERR(t = transpose_written(I, n->a, x))) {
+        val_release(b);
+        return t;
+    }
+    return binary_general(I, n, t, b);
+}
+
 NOINLINE static Value eval_binary(Interp *I, Frame *f, Node *n) {
+    if (n->op == TOK_AT && transpose_form(n->a)) return transpose_at(I, f, n);
     Value a = eval(I, f, n->a);
     if (IS_ERR(a)) return a;
+    if (n->op == TOK_AT && transpose_form(n->b)) return at_transpose(I, f, n, a);
     Value b = eval(I, f, n->b);
     if (IS_ERR(b)) { val_release(a); return b; }
     Value r;

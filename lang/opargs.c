@@ -31,7 +31,7 @@ void opargs_attrs_init(OpCode op, OpAttrs *at) {
         const OpParam *pp = &d->params[p];
         switch (pp->type) {
         case P_AXIS: at->axis = (int)pp->default_num; break;
-        case P_BOOL: at->flag = pp->default_num != 0; break;
+        case P_BOOL: *op_attr_bool(at, pp->slot) = pp->default_num != 0; break;
         case P_INT: case P_REDOP: case P_CHOICE: at->i[pp->slot] = (int64_t)pp->default_num; break;
         case P_F: at->f[pp->slot] = pp->default_num; break;
         case P_WIN: case P_PADW: win_default(at, pp); break;
@@ -159,7 +159,7 @@ bool opargs_attr(Interp *I, OpCode op, int p, Value v, OpAttrs *at) {
     switch (pp->type) {
     case P_AXIS: return attr_axis(I, d->name, v, &at->axis);
     case P_AXES: return attr_axes(I, d->name, v, at);
-    case P_BOOL: at->flag = val_truthy_simple(v); return true;
+    case P_BOOL: *op_attr_bool(at, pp->slot) = val_truthy_simple(v); return true;
     case P_INT: return arg_int(I, d->name, pp->name, v, &at->i[pp->slot]);
     case P_F: return arg_number(I, d->name, pp->name, v, &at->f[pp->slot]);
     case P_SHAPE: case P_SHAPE_M1: return attr_shape(I, d->name, pp->name, v, &at->shape, pp->type == P_SHAPE_M1);

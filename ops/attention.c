@@ -88,8 +88,11 @@ static GVal iota(GradBuilder *b, int64_t n, int axis) {
 
 GVal attn_probs(GradBuilder *b, GVal q, GVal k, GVal mask, bool causal) {
     if (!q.ok || !k.ok) return gb_none();
-    GVal in[3] = { q, gb_swap_last(b, k) };
-    GVal s = gb_mul(b, gb_op(b, OP_MATMUL, in, 2, NULL), gb_num(attn_scale(q.shape.d[q.shape.ndim - 1])));
+    OpAttrs kt = attrs_default();   /* q @ k^T: matmul(q, k, transpose_b=true), no copy of k^T */
+    kt.flag2 = true;
+    kt.given = 1u << 3;
+    GVal in[2] = { q, k };
+    GVal s = gb_mul(b, gb_op(b, OP_MATMUL, in, 2, &kt), gb_num(attn_scale(q.shape.d[q.shape.ndim - 1])));
     if (mask.ok && mask.dtype == DT_BOOL) {
         GVal w[3] = { mask, s, gb_num(-INFINITY) };
         s = gb_op(b, OP_WHERE, w, 3, NULL);

@@ -380,27 +380,47 @@ static GVal squeeze_last(GradBuilder *b, GVal v) {
     at.axes[0] = -1;
     return gb_op(b, OP_SQUEEZE, &v, 1, &at);
 }
-/* a^T @ c without a copy of a^T: matmul(a, c, transpose_a=true). */
-static GVal matmul_ta(GradBuilder *b, GVal a, GVal c) {
+/* matmul(a, c) with a's and c's last two axes read transposed as ta and tc say: no copy of
+ * either transpose. */
+static GVal matmul_t(GradBuilder *b, GVal a, bool ta, GVal c, bool tc) {
     OpAttrs at = attrs_default();
-    at.flag = true;
-    at.given = 1u << 2;
+    at.flag = ta;
+    at.flag2 = tc;
+    at.given = (ta ? 1u << 2 : 0) | (tc ? 1u << 3 : 0);
     GVal in[2] = { a, c };
     return gb_op(b, OP_MATMUL, in, 2, &at);
+}
+static GVal matmul_ta(GradBuilder *b, GVal a, GVal c) { return matmul_t(b, a, true, c, false); }   /* a^T @ c */
+/* y = a^T @ b, a^T @ b^T or a @ b^T (transpose_a, transpose_b; b a matrix or a batch of them
+ * where b^T is read): the same rules with the transposes read in place. */
+static int r_matmul_t(GradCtx *g, bool ta, bool tb) {
+    GVal a = g->x[0], bb = g->x[1];
+    int na = a.ok ? a.shape.ndim : 0;
+    if (tb && na == 1) {   /* y[..., n] = b[..., n, k] a[k] */
+        if (g->needs[0]) give(g, 0, squeeze_last(B, matmul_t(B, bb, true, expand_last(B, GY), false)));
+        if (g->needs[1]) give(g, 1, gb_mul(B, expand_last(B, GY), a));
+    } else if (ta && tb) {   /* y = a^T b^T: ga = b^T g^T, gb = g^T a^T */
+        if (g->needs[0]) give(g, 0, matmul_t(B, bb, true, GY, true));
+        if (g->needs[1]) give(g, 1, matmul_t(B, GY, true, a, true));
+    } else if (tb) {   /* y = a b^T: ga = g b, gb = g^T a */
+        if (g->needs[0]) give(g, 0, op2(B, OP_MATMUL, GY, bb));
+        if (g->needs[1]) give(g, 1, matmul_ta(B, GY, a));
+    } else {   /* y = a^T b: ga = b g^T, gb = a g */
+        if (g->needs[0]) give(g, 0, matmul_t(B, bb, false, GY, true));
+        if (g->needs[1]) give(g, 1, op2(B, OP_MATMUL, a, GY));
+    }
+    return done(g);
 }
 static int r_matmul(GradCtx *g) {   /* ga = g @ b^T, gb = a^T @ g (batch axes summed back) */
     GVal a = g->x[0], bb = g->x[1];
     int na = a.ok ? a.shape.ndim : 0, nb = bb.ok ? bb.shape.ndim : 0;
-    if (g->c->op == OP_MATMUL && g->c->at->flag && na >= 2) {   /* y = a^T @ b */
-        if (nb == 1) {
-            if (g->needs[0]) give(g, 0, gb_mul(B, expand_last(B, bb), expand_at(B, GY, -2)));
-            if (g->needs[1]) give(g, 1, squeeze_last(B, op2(B, OP_MATMUL, a, expand_last(B, GY))));
-        } else {
-            if (g->needs[0]) give(g, 0, op2(B, OP_MATMUL, bb, gb_swap_last(B, GY)));
-            if (g->needs[1]) give(g, 1, op2(B, OP_MATMUL, a, GY));
-        }
+    bool ta = g->c->op == OP_MATMUL && g->c->at->flag && na >= 2, tb = g->c->op == OP_MATMUL && g->c->at->flag2 && nb >= 2;
+    if (ta && nb == 1) {   /* y = a^T @ b with a vector b */
+        if (g->needs[0]) give(g, 0, gb_mul(B, expand_last(B, bb), expand_at(B, GY, -2)));
+        if (g->needs[1]) give(g, 1, squeeze_last(B, op2(B, OP_MATMUL, a, expand_last(B, GY))));
         return done(g);
     }
+    if (ta || tb) return r_matmul_t(g, ta, tb);
     if (na == 1 && nb == 1) {   /* a dot product */
         if (g->needs[0]) give(g, 0, gb_mul(B, GY, bb));
         if (g->needs[1]) give(g, 1, gb_mul(B, GY, a));
@@ -421,7 +441,7 @@ static int r_matmul(GradCtx *g) {   /* ga = g @ b^T, gb = a^T @ g (batch axes su
         if (g->needs[1]) give(g, 1, squeeze_last(B, matmul_ta(B, a, expand_last(B, GY))));
         return done(g);
     }
-    if (g->needs[0]) give(g, 0, op2(B, OP_MATMUL, GY, gb_swap_last(B, bb)));
+    if (g->needs[0]) give(g, 0, matmul_t(B, GY, false, bb, true));
     if (g->needs[1]) give(g, 1, matmul_ta(B, a, GY));
     return done(g);
 }
@@ -865,8 +885,8 @@ static int r_sdpa(GradCtx *g) {
     GVal q = g->x[0], k = g->x[1], v = g->x[2];
     GVal mask = g->c->nin > 3 ? g->x[3] : gb_none();
     GVal p = attn_probs(B, q, k, mask, g->c->at->flag);
-    if (g->needs[2]) give(g, 2, matmul_ta(B, p, GY));   /* p^T and ds^T never copied */
-    GVal dp = op2(B, OP_MATMUL, GY, gb_swap_last(B, v));
+    if (g->needs[2]) give(g, 2, matmul_ta(B, p, GY));   /* p^T, v^T and ds^T never copied */
+    GVal dp = matmul_t(B, GY, false, v, true);
     GVal ds = gb_mul(B, p, gb_sub(B, dp, reduce_kept(B, OP_SUM, gb_mul(B, dp, p), -1)));
     GVal scale = gb_num(attn_scale(q.shape.d[q.shape.ndim - 1]));
     if (g->needs[0]) give(g, 0, gb_mul(B, op2(B, OP_MATMUL, ds, k), scale));

@@ -399,6 +399,14 @@ int infer_softmax(const OpCall *c, Shape *out, DType *dt) {
     return shape_softmax(&out[0], c->in[0].dtype, c->at->axis, c->op == OP_LOG_SOFTMAX, &ax, dt);
 }
 
+/* A matrix's last two axes swapped (a vector's one axis left alone). */
+static void swap_last(Shape *s) {
+    if (s->ndim < 2) return;
+    int64_t t = s->d[s->ndim - 1];
+    s->d[s->ndim - 1] = s->d[s->ndim - 2];
+    s->d[s->ndim - 2] = t;
+}
+
 int infer_matmul(const OpCall *c, Shape *out, DType *dt) {
     Shape a, b;
     arg_shape(c, 0, &a);
@@ -411,11 +419,8 @@ int infer_matmul(const OpCall *c, Shape *out, DType *dt) {
         op_failk(ERRK_SHAPE, "dot: operands of rank above 2 are not supported; use matmul");
         return -1;
     }
-    if (c->op == OP_MATMUL && c->at->flag && a.ndim >= 2) {   /* transpose_a */
-        int64_t t = a.d[a.ndim - 1];
-        a.d[a.ndim - 1] = a.d[a.ndim - 2];
-        a.d[a.ndim - 2] = t;
-    }
+    if (c->op == OP_MATMUL && c->at->flag) swap_last(&a);    /* transpose_a */
+    if (c->op == OP_MATMUL && c->at->flag2) swap_last(&b);   /* transpose_b */
     if (shape_matmul(&a, c->in[0].dtype, &b, c->in[1].dtype, out, dt)) return -1;
     *dt = op_promote(c->in, 2);
     return 0;

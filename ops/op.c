@@ -82,6 +82,11 @@ static void parse_param(OpDef *d, const char *text, size_t len, int *nint, int *
     if (op_param_is_operand(p->type)) p->slot = d->noperands++;
     else if (p->type == P_INT || p->type == P_REDOP || p->type == P_CHOICE) p->slot = (*nint)++;
     else if (p->type == P_F) p->slot = (*nf)++;
+    else if (p->type == P_BOOL) {   /* OpAttrs has two: flag and flag2 */
+        p->slot = 0;
+        for (int q = 0; q < d->nparams - 1; q++) p->slot += d->params[q].type == P_BOOL;
+        if (p->slot > 1) table_abort(d, "more than 2 bool parameters");
+    }
     else if (p->type == P_WIN || p->type == P_PADW) {
         p->slot = *npair;
         *npair += p->type == P_PADW ? 2 : 1;

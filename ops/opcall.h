@@ -63,6 +63,7 @@ typedef struct {
     bool default_nil;     /* the default is nil */
     double default_num;   /* numeric/bool default */
     int slot;             /* P_INT, P_REDOP, P_CHOICE: OpAttrs.i[slot]; P_F: f[slot]; operands: operand index;
+                           * P_BOOL: op_attr_bool's slot (OpAttrs.flag, flag2);
                            * P_WIN: OpAttrs.pairs[slot] ([h, w]); P_PADW: pairs[slot] and [slot + 1] */
     const char *choices;  /* P_CHOICE: "none|tanh" */
 } OpParam;
@@ -134,7 +135,8 @@ typedef struct {
     int naxes;               /* P_AXES: -1 nil (all axes) */
     int axes[TSL_MAX_RANK];
     int axis;                /* P_AXIS (given bit clear and default nil: none) */
-    bool flag;               /* P_BOOL */
+    bool flag;               /* P_BOOL: the signature's first (slot 0) */
+    bool flag2;              /* P_BOOL: its second (slot 1; matmul's transpose_b) */
     int64_t i[3];            /* P_INT, in signature order */
     double f[3];             /* P_F, in signature order */
     Shape shape;             /* P_SHAPE / P_SHAPE_M1 */
@@ -142,6 +144,10 @@ typedef struct {
     int64_t pairs[TSL_MAX_RANK][2];
     int dtype;               /* P_DTYPE: -1 nil */
 } OpAttrs;
+
+/* The P_BOOL attribute in `slot` (OpParam.slot: 0 flag, 1 flag2). */
+static inline bool *op_attr_bool(OpAttrs *at, int slot) { return slot ? &at->flag2 : &at->flag; }
+static inline bool op_attr_bool_get(const OpAttrs *at, int slot) { return slot ? at->flag2 : at->flag; }
 
 typedef struct {
     OpCode op;

@@ -38,7 +38,7 @@ static bool attr_shown(const OpParam *pp, const OpAttrs *at, int p) {
     if (pp->default_nil) return false;
     switch (pp->type) {
     case P_AXIS: return at->axis != (int)pp->default_num;
-    case P_BOOL: return at->flag != (pp->default_num != 0);
+    case P_BOOL: return op_attr_bool_get(at, pp->slot) != (pp->default_num != 0);
     case P_INT: case P_REDOP: case P_CHOICE: return at->i[pp->slot] != (int64_t)pp->default_num;
     case P_F: return !(at->f[pp->slot] == pp->default_num);
     default: return true;
@@ -63,7 +63,7 @@ static size_t attrs_text(const Ins *in, char *buf, size_t n) {
             for (int k = 0; k < at->naxes && len < n; k++)
                 len += (size_t)snprintf(buf + len, n - len, "%s%d%s", k ? ", " : "[", at->axes[k], k == at->naxes - 1 ? "]" : "");
             break;
-        case P_BOOL: len += (size_t)snprintf(buf + len, n - len, "%s", at->flag ? "true" : "false"); break;
+        case P_BOOL: len += (size_t)snprintf(buf + len, n - len, "%s", op_attr_bool_get(at, pp->slot) ? "true" : "false"); break;
         case P_INT: len += (size_t)snprintf(buf + len, n - len, "%lld", (long long)at->i[pp->slot]); break;
         case P_F: len += (size_t)snprintf(buf + len, n - len, "%g", at->f[pp->slot]); break;
         case P_SHAPE: case P_SHAPE_M1: len += (size_t)snprintf(buf + len, n - len, "%s", shape_str(&at->shape, sh, sizeof sh)); break;
@@ -269,7 +269,9 @@ static void ins_text(Graph *g, Ins *in, char *buf, size_t n) {
     case I_EPILOGUE: {   /* "t9 = matmul+add+relu(t3, t8) { steps }; product t5": every register it writes */
         size_t len = (size_t)snprintf(buf, n, "%s = matmul", d);
         for (int i = 0; i < in->nsteps && len < n; i++) len += (size_t)snprintf(buf + len, n - len, "+%s", op_info[in->steps[i].op].name);
-        if (len < n) len += (size_t)snprintf(buf + len, n - len, "(%s, %s%s)", a, b, in->aux ? ", transpose_a=true" : "");
+        if (len < n)
+            len += (size_t)snprintf(buf + len, n - len, "(%s, %s%s%s)", a, b, in->aux & EPI_TRANS_A ? ", transpose_a=true" : "",
+                                    in->aux & EPI_TRANS_B ? ", transpose_b=true" : "");
         if (len < n) len += steps_text(g, in, buf + len, n - len);
         if (in->c >= 0 && len < n) {
             char c[160];

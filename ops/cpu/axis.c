@@ -474,8 +474,16 @@ static int64_t flat_position(const OpCall *c, int64_t p, int64_t n) {
     return q;
 }
 
-/* Every position checked (0, or -1 with the error) before any is read. */
+/* Every position checked (0, or -1 with the error) before any is read: first their least and
+ * greatest (a loop the compiler vectorises: positions are usually in range), then one by one
+ * for the error's words only when that fails or some count from the end. */
 static int check_positions(const OpCall *c, const int64_t *ix, int64_t n, int64_t size) {
+    int64_t lo = 0, hi = -1;
+    for (int64_t k = 0; k < n; k++) {
+        lo = ix[k] < lo ? ix[k] : lo;
+        hi = ix[k] > hi ? ix[k] : hi;
+    }
+    if (lo >= 0 && hi < size) return 0;
     for (int64_t k = 0; k < n; k++)
         if (flat_position(c, ix[k], size) < 0) return -1;
     return 0;
@@ -508,14 +516,20 @@ static int cpu_take(const OpCall *c, Tensor **out) {
  * out of order: they are the positions in their given order, so repeats accumulate as
  * NumPy's add.at does. */
 #define SCATTER_KERNEL(name, T, ADD)                                                            \
-    static void name(T *y, const int64_t *ix, const T *v, int64_t n, int64_t size, bool one) {  \
+    static void name(T *restrict y, const int64_t *ix, const T *restrict v, int64_t n, int64_t size, \
+                     bool one) {                                                                \
         for (int64_t k = 0, r; k < n; k += r) {                                                 \
             r = run_length(ix, k, n, size);                                                     \
-            T *yq = y + (ix[k] < 0 ? ix[k] + size : ix[k]);                                     \
-            const T *vk = v + (one ? 0 : k);                                                    \
-            for (int64_t j = 0; j < r; j++) {                                                   \
-                T x = vk[one ? 0 : j];                                                          \
-                yq[j] = ADD;                                                                    \
+            T *restrict yq = y + (ix[k] < 0 ? ix[k] + size : ix[k]);                            \
+            const T *restrict vk = v + (one ? 0 : k);                                           \
+            if (one) {                                                                          \
+                T x = vk[0];                                                                    \
+                for (int64_t j = 0; j < r; j++) yq[j] = ADD;                                    \
+            } else {                                                                            \
+                for (int64_t j = 0; j < r; j++) {   /* distinct places in a run: vectorises */  \
+                    T x = vk[j];                                                                \
+                    yq[j] = ADD;                                                                \
+                }                                                                               \
             }                                                                                   \
         }                                                                                       \
     }

@@ -288,7 +288,7 @@ static int units_run(ConvJob *fj, int64_t parts, int width, size_t elem, PoolPar
         int64_t cg = g->c / g->groups, og = g->o / g->groups, L = g->oh * g->ow;                           \
         for (int64_t n = 0; n < g->n; n++)                                                                 \
             for (int64_t gi = 0; gi < g->groups; gi++)                                                     \
-                cpu_matmul_rows(dt, w + gi * og * cg, false, x + (n * g->c + gi * cg) * L,                 \
+                cpu_matmul_rows(dt, w + gi * og * cg, 0, x + (n * g->c + gi * cg) * L,                 \
                                 y + (n * g->o + gi * og) * L, og, cg, L, 0, og);                           \
         if (b) add_bias_##T(y, b, g->n, g->o, L);                                                          \
         return 0;                                                                                          \
@@ -307,7 +307,7 @@ static int units_run(ConvJob *fj, int64_t parts, int width, size_t elem, PoolPar
                 const T *xg = x + (n0 * g->c + gi * cg) * g->h * g->w;                                     \
                 for (int64_t j = 0; j < m; j++)                                                            \
                     im2col_##T(g, fj->pad, xg + j * g->c * g->h * g->w, cg, cols + j * bl, m * bl, xp, oy0, rows); \
-                cpu_matmul_rows(fj->dt, w + gi * og * K, false, cols, r, og, K, m * bl, 0, og);            \
+                cpu_matmul_rows(fj->dt, w + gi * og * K, 0, cols, r, og, K, m * bl, 0, og);            \
                 unband_##T(g, r, b, n0, m, gi, oy0 * ow, bl, fj->y);                                       \
             }                                                                                              \
         return 0;                                                                                          \
@@ -362,7 +362,7 @@ static int units_run(ConvJob *fj, int64_t parts, int width, size_t elem, PoolPar
                         for (int64_t j = 0; j < m; j++)                                                    \
                             memcpy(xb + (oc * m + j) * bl, x + ((n0 + j) * g->o + gi * og + oc) * L + oy0 * g->ow, \
                                    sizeof(T) * (size_t)bl);                                                \
-                    cpu_matmul_rows(dt, w + gi * og * K, true, xb, cols, K, og, m * bl, 0, K);             \
+                    cpu_matmul_rows(dt, w + gi * og * K, MM_TRANS_A, xb, cols, K, og, m * bl, 0, K);             \
                     for (int64_t j = 0; j < m; j++)                                                        \
                         col2im_##T(g, pad, cols + j * bl, cg, y + ((n0 + j) * g->c + gi * cg) * g->h * g->w, m * bl, \
                                    xp, oy0, rows);                                                         \
@@ -396,7 +396,7 @@ static int units_run(ConvJob *fj, int64_t parts, int width, size_t elem, PoolPar
                                oy0, rows);                                                                 \
                     transpose_##T(gy + (n * g->o + gi * og) * L + oy0 * g->ow, L, gyt + j * bl * og, og, og, bl); \
                 }                                                                                          \
-                cpu_matmul_rows(cj->dt, cols, false, gyt, oy0 ? prod : sum, K, m * bl, og, 0, K);          \
+                cpu_matmul_rows(cj->dt, cols, 0, gyt, oy0 ? prod : sum, K, m * bl, og, 0, K);          \
                 for (int64_t i = 0; oy0 && i < K * og; i++) sum[i] += prod[i];                             \
             }                                                                                              \
         }                                                                                                  \

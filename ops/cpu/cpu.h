@@ -129,18 +129,22 @@ double cpu_reduce_row(OpCode op, DType dt, const void *x, int64_t n, void *tmp);
  * dtype), without storing them: the bits of cpu_reduce_row over the stored squares. */
 double cpu_reduce_row_sq(OpCode op, DType dt, const void *x, int64_t n);
 int op_softmax_into(const Tensor *a, int axis, bool log, Tensor *r);
-/* The same with a's last two axes swapped when ta (BLAS reads it transposed: no copy). */
-int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out);
+/* The same with a's last two axes swapped when ta, b's when tb (BLAS reads them transposed:
+ * no copy). */
+int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, bool tb, Tensor *out);
 /* A float product of more than one row is computed in blocks of this many rows of the result,
  * each one BLAS call: a static graph's matmul epilogue (bias, activation) runs on each block
  * right after its call, while it is in cache, and gets eager's bits because eager computes the
  * same blocks. 256 rows keep B's repacking (once per call) small next to the block's work. */
 #define MATMUL_BLOCK_ROWS 256
-/* Rows [r0, r0 + rows) of the f32/f64 product c[m, n] = a[m, k] @ b[k, n] (a stored [k, m] when
- * ta), written to c0 with rows n elements apart: one block of op_matmul_t_into's (m == 1: gemv),
- * with the bits of one BLAS call, split across the thread pool by rows or by columns when large
- * (linalg.c, "Rows or columns on the thread pool"). Safe on any thread. */
-void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
+/* cpu_matmul_rows's `trans` bits (also an EPILOGUE instruction's aux): a is stored [k, m], b
+ * is stored [n, k]; BLAS reads them transposed. */
+enum { MM_TRANS_A = 1, MM_TRANS_B = 2 };
+/* Rows [r0, r0 + rows) of the f32/f64 product c[m, n] = a[m, k] @ b[k, n] (stored transposed as
+ * `trans` says), written to c0 with rows n elements apart: one block of op_matmul_t_into's
+ * (m == 1: gemv), with the bits of one BLAS call, split across the thread pool by rows or by
+ * columns when large (linalg.c, "Rows or columns on the thread pool"). Safe on any thread. */
+void cpu_matmul_rows(DType dt, const void *a, int trans, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
                      int64_t r0, int64_t rows);
 /* How cpu_matmul_rows cuts such a block of `rows` rows for several threads, from the shape and
  * the BLAS kernel set only: one call, ranges of rows, or ranges of columns, each range a multiple

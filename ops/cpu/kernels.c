@@ -259,14 +259,15 @@ int cpu_softmax(const OpCall *c, Tensor **out) {
 
 int cpu_matmul(const OpCall *c, Tensor **out) {
     DType dt = out[0]->dtype;
-    bool ta = c->op == OP_MATMUL && c->at->flag;   /* transpose_a (dot has no attributes) */
+    bool ta = c->op == OP_MATMUL && c->at->flag, tb = c->op == OP_MATMUL && c->at->flag2;   /* dot has no attributes */
     const OpArg *a = &c->in[0], *b = &c->in[1];
     if (a->kind == ARG_TENSOR && b->kind == ARG_TENSOR && a->dtype == dt && b->dtype == dt && a->ndim && b->ndim)
-        return op_matmul_t_into(a->t, ta, b->t, out[0]);   /* the common case: nothing to convert */
+        return op_matmul_t_into(a->t, ta, b->t, tb, out[0]);   /* the common case: nothing to convert */
     Pair p;
     int rc = -1;
     if (pair_as(c, dt, &p))
-        rc = p.a->ndim == 0 || p.b->ndim == 0 ? cpu_binary_broadcast(OP_MUL, dt, p.a, p.b, out[0]) : op_matmul_t_into(p.a, ta, p.b, out[0]);
+        rc = p.a->ndim == 0 || p.b->ndim == 0 ? cpu_binary_broadcast(OP_MUL, dt, p.a, p.b, out[0])
+                                              : op_matmul_t_into(p.a, ta, p.b, tb, out[0]);
     pair_free(&p);
     return rc;
 }

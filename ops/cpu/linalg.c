@@ -78,38 +78,51 @@
         int64_t j = 0;                                                                                   \
         for (; j + LANES <= cols; j += LANES) *(T##_vu *)(c + j) = mm_sumv_##T(a, b + j, k, n);          \
         for (; j < cols; j++) c[j] = mm_sum1_##T(a, b + j, k, n);                                        \
+    }                                                                                                    \
+    /* b stored [n, k]: the same sums, each c[j] reading row j of b (no vectors across columns) */       \
+    static void mm_small_tb_##T(const T *restrict a, const T *restrict b, T *restrict c, int64_t k, int64_t n) { \
+        for (int64_t j = 0; j < n; j++) c[j] = mm_sum1_##T(a, b + j * k, k, 1);                          \
     }
 MM_SMALL(float)
 MM_SMALL(double)
 
 /* The one-row product c0[n] = a[k] @ b[k, n] (one row of a is the same memory transposed or
- * not): the loop above when it is small, else gemv. k >= 1 (cpu_matmul_rows makes k == 0
- * zeros). */
-static void mm_row(DType dt, const void *a, const void *b, void *c0, int64_t k, int64_t n) {
+ * not; tb: b stored [n, k]): the loop above when it is small, else gemv. k >= 1
+ * (cpu_matmul_rows makes k == 0 zeros). With tb the small loop sums as it does for a copied
+ * transpose; gemv reads b's rows (its other kernel). */
+static void mm_row(DType dt, const void *a, const void *b, bool tb, void *c0, int64_t k, int64_t n) {
     bool small = k * n <= MM_SMALL_WORK;
-    if (dt == DT_F32 && small) mm_small_float(a, b, c0, k, n, n);
+    if (tb && small && dt == DT_F32) mm_small_tb_float(a, b, c0, k, n);
+    else if (tb && small) mm_small_tb_double(a, b, c0, k, n);
+    else if (tb && dt == DT_F32) cblas_sgemv(CblasRowMajor, CblasNoTrans, (blasint)n, (blasint)k, 1, b, (blasint)k, a, 1, 0, c0, 1);
+    else if (tb) cblas_dgemv(CblasRowMajor, CblasNoTrans, (blasint)n, (blasint)k, 1, b, (blasint)k, a, 1, 0, c0, 1);
+    else if (dt == DT_F32 && small) mm_small_float(a, b, c0, k, n, n);
     else if (dt == DT_F32) cblas_sgemv(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1, b, (blasint)n, a, 1, 0, c0, 1);
     else if (small) mm_small_double(a, b, c0, k, n, n);
     else cblas_dgemv(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1, b, (blasint)n, a, 1, 0, c0, 1);
 }
 
 /* Rows [r0, r0 + rows) and columns [j0, j0 + cols) of c[m, n] = a[m, k] @ b[k, n], m >= 2, into
- * c0 (those rows only, n apart; the columns at their place in them); with ta, a is stored
- * [k, m] and read transposed. */
+ * c0 (those rows only, n apart; the columns at their place in them); with MM_TRANS_A a is
+ * stored [k, m], with MM_TRANS_B b is stored [n, k], and BLAS reads them transposed. The bits
+ * are not always those of a copied transpose (Haswell sgemm, 0.3.21: [24, 32] @ [32, 16] differs
+ * from [24, 32] @ transpose([16, 32])), so only code that asks for transpose_b gets it, in
+ * eager and static code alike: the gradient rules, attention, nn's layers. */
 #define MM_BLOCK(T, GEMM)                                                                                   \
-    static void mm_block_##T(const T *a, bool ta, const T *b, T *c0, int64_t m, int64_t k, int64_t n,         \
+    static void mm_block_##T(const T *a, int trans, const T *b, T *c0, int64_t m, int64_t k, int64_t n,       \
                              int64_t r0, int64_t rows, int64_t j0, int64_t cols) {                           \
-        GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (blasint)rows, (blasint)cols,      \
-             (blasint)k, 1, ta ? a + r0 : a + r0 * k, (blasint)(ta ? m : k), b + j0, (blasint)n, 0, c0 + j0,     \
-             (blasint)n);                                                                                   \
+        bool ta = trans & MM_TRANS_A, tb = trans & MM_TRANS_B;                                               \
+        GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)rows,    \
+             (blasint)cols, (blasint)k, 1, ta ? a + r0 : a + r0 * k, (blasint)(ta ? m : k),                  \
+             tb ? b + j0 * k : b + j0, (blasint)(tb ? k : n), 0, c0 + j0, (blasint)n);                       \
     }
 MM_BLOCK(float, cblas_sgemm)
 MM_BLOCK(double, cblas_dgemm)
 
-static void matmul_call(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
+static void matmul_call(DType dt, const void *a, int trans, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
                         int64_t r0, int64_t rows, int64_t j0, int64_t cols) {
-    if (dt == DT_F32) mm_block_float(a, ta, b, c0, m, k, n, r0, rows, j0, cols);
-    else mm_block_double(a, ta, b, c0, m, k, n, r0, rows, j0, cols);
+    if (dt == DT_F32) mm_block_float(a, trans, b, c0, m, k, n, r0, rows, j0, cols);
+    else mm_block_double(a, trans, b, c0, m, k, n, r0, rows, j0, cols);
 }
 
 /* ---------- Rows or columns on the thread pool ----------
@@ -172,7 +185,8 @@ typedef struct {
     DType dt;
     const void *a, *b;
     void *c0;
-    bool ta, by_cols;
+    int trans;
+    bool by_cols;
     int64_t m, k, n, r0, rows, part, parts;   /* part: a range's rows or columns */
 } MmJob;
 
@@ -182,9 +196,9 @@ static int mm_part(void *ud, int64_t part, int slot) {
     const MmJob *j = ud;
     int64_t p0 = part * j->part, total = j->by_cols ? j->n : j->rows;
     int64_t len = part == j->parts - 1 ? total - p0 : j->part;
-    if (j->by_cols) matmul_call(j->dt, j->a, j->ta, j->b, j->c0, j->m, j->k, j->n, j->r0, j->rows, p0, len);
+    if (j->by_cols) matmul_call(j->dt, j->a, j->trans, j->b, j->c0, j->m, j->k, j->n, j->r0, j->rows, p0, len);
     else
-        matmul_call(j->dt, j->a, j->ta, j->b, (char *)j->c0 + (size_t)(p0 * j->n) * dtype_size(j->dt), j->m, j->k,
+        matmul_call(j->dt, j->a, j->trans, j->b, (char *)j->c0 + (size_t)(p0 * j->n) * dtype_size(j->dt), j->m, j->k,
                     j->n, j->r0 + p0, len, 0, j->n);
     return 0;
 }
@@ -222,14 +236,14 @@ MatmulCut cpu_matmul_cut(DType dt, int64_t m, int64_t k, int64_t n, int64_t rows
     return MM_BY_ROWS;
 }
 
-void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
+void cpu_matmul_rows(DType dt, const void *a, int trans, const void *b, void *c0, int64_t m, int64_t k, int64_t n,
                      int64_t r0, int64_t rows) {
     if (k == 0) {   /* no BLAS call: zeros */
         memset(c0, 0, dtype_size(dt) * (size_t)(rows * n));
         return;
     }
     if (m == 1) {   /* never cut (cpu_matmul_cut): an RNN step goes straight to its loop */
-        mm_row(dt, a, b, c0, k, n);
+        mm_row(dt, a, b, trans & MM_TRANS_B, c0, k, n);
         return;
     }
     int64_t least, grain;
@@ -237,40 +251,44 @@ void cpu_matmul_rows(DType dt, const void *a, bool ta, const void *b, void *c0, 
     bool by_cols = cut == MM_BY_COLS;
     int64_t total = by_cols ? n : rows;
     int width = cut != MM_ONE_CALL ? pool_width(total / least, rows * k * n) : 1;
-    MmJob j = { dt, a, b, c0, ta, by_cols, m, k, n, r0, rows, 0, 1 };
+    MmJob j = { dt, a, b, c0, trans, by_cols, m, k, n, r0, rows, 0, 1 };
     if (width > 1) cut_ranges(&j, total, grain, least, width);
-    if (j.parts < 2) matmul_call(dt, a, ta, b, c0, m, k, n, r0, rows, 0, n);
+    if (j.parts < 2) matmul_call(dt, a, trans, b, c0, m, k, n, r0, rows, 0, n);
     else pool_run(j.parts, width, mm_part, &j);   /* mm_part never fails */
 }
 
 /* The whole product, one row block after another: the blocks are the ones a static graph's
  * matmul epilogue computes (vm/run/exec_cpu.c exec_epilogue), so eager gets the same bits. */
-static void mm_float(DType dt, const void *a, bool ta, const void *b, void *c, int64_t m, int64_t k, int64_t n) {
+static void mm_float(DType dt, const void *a, int trans, const void *b, void *c, int64_t m, int64_t k, int64_t n) {
     size_t esz = dtype_size(dt);
     for (int64_t r0 = 0; r0 < m; r0 += MATMUL_BLOCK_ROWS) {
         int64_t rows = m - r0 < MATMUL_BLOCK_ROWS ? m - r0 : MATMUL_BLOCK_ROWS;
-        cpu_matmul_rows(dt, a, ta, b, (char *)c + (size_t)(r0 * n) * esz, m, k, n, r0, rows);
+        cpu_matmul_rows(dt, a, trans, b, (char *)c + (size_t)(r0 * n) * esz, m, k, n, r0, rows);
     }
 }
 
-static void mm_i64(const int64_t *a, bool ta, const int64_t *b, int64_t *c, int64_t m, int64_t k, int64_t n) {
+static void mm_i64(const int64_t *a, int trans, const int64_t *b, int64_t *c, int64_t m, int64_t k, int64_t n) {
+    bool ta = trans & MM_TRANS_A, tb = trans & MM_TRANS_B;
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             uint64_t s = 0;
-            for (int64_t p = 0; p < k; p++) s += (uint64_t)a[ta ? p * m + i : i * k + p] * (uint64_t)b[p * n + j];
+            for (int64_t p = 0; p < k; p++)
+                s += (uint64_t)a[ta ? p * m + i : i * k + p] * (uint64_t)b[tb ? j * k + p : p * n + j];
             c[i * n + j] = (int64_t)s;
         }
 }
 
 
 /* `out` has the result's dtype and shape and is neither a nor b. */
-int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out) {
+int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, bool tb, Tensor *out) {
     if (a->ndim < 2) ta = false;   /* a vector is the same either way */
-    int am = ta ? 1 : 0, ak = ta ? 0 : 1;   /* a's m and k axes among its last two */
+    if (b->ndim < 2) tb = false;
+    int trans = (ta ? MM_TRANS_A : 0) | (tb ? MM_TRANS_B : 0);
+    int am = ta ? 1 : 0, ak = ta ? 0 : 1, bk = tb ? 1 : 0, bn = tb ? 0 : 1;   /* their axes among the last two */
     /* plain float matrices (the common case): straight to BLAS */
     if (a->ndim == 2 && b->ndim == 2 && a->dtype == b->dtype && a->dtype == out->dtype && dtype_is_float(a->dtype) &&
-        a->shape[ak] == b->shape[0] && a->shape[am] * b->shape[1] > 0) {
-        mm_float(a->dtype, a->data, ta, b->data, out->data, a->shape[am], a->shape[ak], b->shape[1]);
+        a->shape[ak] == b->shape[bk] && a->shape[am] * b->shape[bn] > 0) {
+        mm_float(a->dtype, a->data, trans, b->data, out->data, a->shape[am], a->shape[ak], b->shape[bn]);
         return 0;
     }
     Shape sa, sb;
@@ -286,6 +304,11 @@ int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out) {
         ma.d[ma.ndim - 2] = t;
     }
     if (b->ndim == 1) { mb.ndim = 2; mb.d[0] = sb.d[0]; mb.d[1] = 1; }
+    if (tb) {   /* b's matrices as the product reads them */
+        int64_t t = mb.d[mb.ndim - 1];
+        mb.d[mb.ndim - 1] = mb.d[mb.ndim - 2];
+        mb.d[mb.ndim - 2] = t;
+    }
     int64_t m = ma.d[ma.ndim - 2], k = ma.d[ma.ndim - 1], n = mb.d[mb.ndim - 1];
     Shape ba = { ma.ndim - 2, { 0 } }, bb = { mb.ndim - 2, { 0 } }, bo;
     memcpy(ba.d, ma.d, sizeof(int64_t) * (size_t)ba.ndim);
@@ -315,8 +338,8 @@ int op_matmul_t_into(const Tensor *a, bool ta, const Tensor *b, Tensor *out) {
         const char *pa = (const char *)ca->data + oa * m * k * esz, *pb = (const char *)cb->data + ob * k * n * esz;
         char *pc = (char *)r->data + bi * m * n * esz;
         if (m * n == 0) continue;
-        if (dtype_is_float(ct)) mm_float(ct, pa, ta, pb, pc, m, k, n);
-        else mm_i64((const int64_t *)pa, ta, (const int64_t *)pb, (int64_t *)pc, m, k, n);
+        if (dtype_is_float(ct)) mm_float(ct, pa, trans, pb, pc, m, k, n);
+        else mm_i64((const int64_t *)pa, trans, (const int64_t *)pb, (int64_t *)pc, m, k, n);
     }
     if (dt == DT_BOOL) {
         Tensor *c = op_astype(r, DT_BOOL);

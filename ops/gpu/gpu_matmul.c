@@ -1,6 +1,6 @@
 /* gpu_matmul.c - matmul and dot on the GPU with the CPU's rules (ops/cpu/linalg.c): 1-D
  * operands as a row or a column, batches of any rank that broadcast against each other,
- * transpose_a; f32/f64 through cuBLAS (one strided-batched call when each operand's batch is
+ * transpose_a (transpose_b: b's transposed copy, made on the GPU first); f32/f64 through cuBLAS (one strided-batched call when each operand's batch is
  * the whole batch or a single matrix, else one call per matrix), i64 and bool through the
  * plugin's integer kernel (wrapping i64 sums; bool computes in i64 and converts at the end,
  * as the CPU). dot with a 0-d operand is a product. */
@@ -139,7 +139,18 @@ int gpu_run_matmul(const OpCall *c, Tensor *out) {
     int rc = -1;
     if (ok && product) rc = gpu_ew_launch(OP_MUL, dt, 2, (Tensor *[]){ a, b }, num, out, 0);
     else if (ok && out->size == 0) rc = 0;
-    else if (ok) {
+    else if (ok && c->op == OP_MATMUL && c->at->flag2 && b->ndim >= 2) {   /* transpose_b: b^T copied */
+        int perm[TSL_MAX_RANK];
+        for (int d = 0; d < b->ndim; d++) perm[d] = d;
+        perm[b->ndim - 2] = b->ndim - 1;
+        perm[b->ndim - 1] = b->ndim - 2;
+        Tensor *bt = gpu_permuted(b, perm);
+        if (bt) {
+            Layout L = layout_of(a, c->at->flag, bt);
+            rc = matmul_into(&L, ct, a, bt, out);
+        }
+        tensor_release(bt);
+    } else if (ok) {
         Layout L = layout_of(a, c->op == OP_MATMUL && c->at->flag, b);
         rc = matmul_into(&L, ct, a, b, out);
     }

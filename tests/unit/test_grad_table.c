@@ -101,7 +101,7 @@ static void case_init(Case *c, OpCode op) {
     for (int p = 0; p < d->nparams; p++) {
         const OpParam *pp = &d->params[p];
         if (pp->type == P_AXIS && !pp->default_nil) c->at.axis = (int)pp->default_num;
-        if (pp->type == P_BOOL) c->at.flag = pp->default_num != 0;
+        if (pp->type == P_BOOL) *op_attr_bool(&c->at, pp->slot) = pp->default_num != 0;
         if (pp->type == P_INT) c->at.i[pp->slot] = (int64_t)pp->default_num;
         if (pp->type == P_F) c->at.f[pp->slot] = pp->default_num;
     }
@@ -342,7 +342,7 @@ static void other_cases(Cases *cs, OpCode op) {
         switch (d->params[p].type) {
         case P_AXIS: axis_p = p; break;
         case P_AXES: axes_p = p; break;
-        case P_BOOL: bool_p = p; break;
+        case P_BOOL: bool_p = bool_p < 0 ? p : bool_p; break;   /* the first: matmul's second below */
         case P_TOPT: has_topt = true; break;
         default: break;
         }
@@ -407,6 +407,21 @@ static void other_cases(Cases *cs, OpCode op) {
             note(c, " transpose_a=1");
             add_f64(c, ta[k][0], 0);
             add_f64(c, ta[k][1], 5);
+        }
+        /* transpose_b (b stored [n, k]): alone, with transpose_a, a vector a with a batch of b,
+         * a batch of a, and a vector b (nothing to swap) */
+        static const struct { Shape a, b; bool ta; } tb[] = {
+            { { 2, { 2, 3 } }, { 2, { 4, 3 } }, false }, { { 2, { 3, 2 } }, { 2, { 4, 3 } }, true },
+            { { 1, { 3 } }, { 3, { 2, 4, 3 } }, false }, { { 3, { 2, 2, 3 } }, { 2, { 4, 3 } }, false },
+            { { 2, { 2, 3 } }, { 1, { 3 } }, false } };
+        for (size_t k = 0; k < sizeof tb / sizeof tb[0]; k++) {
+            Case *c = new_case(cs, op);
+            c->at.flag = tb[k].ta;
+            c->at.flag2 = true;
+            c->at.given |= (tb[k].ta ? 1u << 2 : 0) | 1u << 3;
+            note(c, tb[k].ta ? " transpose_a=1 transpose_b=1" : " transpose_b=1");
+            add_f64(c, tb[k].a, 0);
+            add_f64(c, tb[k].b, 5);
         }
     }
     if (op == OP_SOLVE) {   /* a vector b, and batches */

@@ -323,14 +323,15 @@ END_TEST
 
 /* The file stores instruction codes as numbers (docs/format.md lists them): a change to
  * vm/opcodes.def is a new format version. Version 2 added code 23, epilogue; version 3 an
- * index item kind (a new axis), no instruction; version 4 code 32, dim. Codes 24 select
+ * index item kind (a new axis), no instruction; version 4 code 32, dim; version 5 a second
+ * bool attribute and an epilogue's transpose_b, no instruction. Codes 24 select
  * and 25 rowset are never in a file (export refuses them, verify calls them unknown). */
 START_TEST(graphfile_instruction_codes_are_format_2) {
     static const char *const v2[] = { "nconst", "nmove", "nbin", "nneg", "nnot", "nmath", "tconst", "scalar",
                                       "tmove", "op", "index", "index_set", "seed", "item", "truth", "jump",
                                       "jumpf", "print", "assert", "store", "push", "pop", "fused", "epilogue" };
     int n = (int)(sizeof v2 / sizeof *v2);
-    ck_assert_uint_eq(GF_FORMAT_VERSION, 4);
+    ck_assert_uint_eq(GF_FORMAT_VERSION, 5);
     ck_assert_int_eq(I_DIM, 32);
     ck_assert_str_eq(ins_name(I_DIM), "dim");
     /* the instructions after them (select ... dset) are never in a file: export refuses

@@ -177,6 +177,42 @@ START_TEST(vm_tracked_index_reads_directly) {
 }
 END_TEST
 
+/* The backward of x[0], x[1], x[2] of one x: three scatter_adds into zeros, summed. The pass
+ * chains them into one buffer (no add over x's shape), and the gradient of y[0] of a [1, ...] y
+ * (positions over all of it, in order) is g + zeros, no scatter at all; the bits of eager's. */
+static const char *SPLIT_INDEX = "x = reshape(arange(12, dtype=\"f32\"), [3, 4]) / 5 - 1\n"
+                                 "f = fn(x) { return sum(x[0] * x[1]) + sum(tanh(x[2])) }\n"
+                                 "static { r = value_and_grad(f)(x) }\n"
+                                 "ok = equal(r[1], grad(f)(x))\n";
+static const char *WHOLE_INDEX = "y = reshape(arange(8, dtype=\"f32\"), [1, 2, 4]) / 3 - 1\n"
+                                 "h = fn(y) { return sum(tanh(y[0]) * y[0]) }\n"
+                                 "static { r = value_and_grad(h)(y) }\n"
+                                 "ok = equal(r[1], grad(h)(y))\n";
+
+/* OP instructions of op `op` whose result has n dimensions. */
+static int count_op_rank(Graph *g, OpCode op, int n) {
+    int c = 0;
+    for (int i = 0; i < g->ncode; i++)
+        c += g->code[i].op == I_OP && g->code[i].aux == (int)op && g->regs[g->code[i].dst].shape.ndim == n;
+    return c;
+}
+
+START_TEST(vm_index_backward_scatters_chain) {
+    for (int off = 0; off < 2; off++) {
+        setenv("TSL_OPT", off ? "-takes,-fuse" : "-fuse", 1);   /* (fusion would take the adds) */
+        ck_assert_int_eq(run(SPLIT_INDEX), 0);
+        Graph *g = static_last_graph(I);
+        ck_assert_int_eq(count_opcode(g, OP_SCATTER_ADD), 3);
+        ck_assert_int_eq(count_op_rank(g, OP_ADD, 2), off ? 2 : 0);   /* the sum of the three scatters */
+        ck_assert(I->main->g.vals[globals_find(&I->main->g, "ok")].as.b);
+        ck_assert_int_eq(run(WHOLE_INDEX), 0);
+        ck_assert_int_eq(count_opcode(static_last_graph(I), OP_SCATTER_ADD), off ? 2 : 0);
+        ck_assert(I->main->g.vals[globals_find(&I->main->g, "ok")].as.b);
+    }
+    unsetenv("TSL_OPT");
+}
+END_TEST
+
 START_TEST(vm_cse_and_dce) {
     setenv("TSL_OPT", "-fuse", 1);
     ck_assert_int_eq(run("x = ones([3])\nfn f(v) { unused = tanh(v); return exp(v) + exp(v) }\nstatic { y = f(x) }\n"), 0);
@@ -310,7 +346,8 @@ static int transpose_at(Graph *g, int *loop_top) {
 }
 
 START_TEST(vm_loop_invariant_transpose_hoisted) {
-    const char *prog = "W = ones([4, 4]) / 4\nh = ones([1, 4])\nstatic { for t in range(5) { h = tanh(h @ transpose(W)) } }\n";
+    /* (transpose with its axes: h @ transpose(W) alone is matmul(h, W, transpose_b=true)) */
+    const char *prog = "W = ones([4, 4]) / 4\nh = ones([1, 4])\nstatic { for t in range(5) { h = tanh(h @ transpose(W, [1, 0])) } }\n";
     for (int off = 0; off < 2; off++) {
         if (off) setenv("TSL_OPT", "-licm", 1);
         ck_assert_int_eq(run(prog), 0);
@@ -388,6 +425,7 @@ Suite *vm_suite(void) {
     tcase_add_test(tc, vm_row_group_switch_off);
     tcase_add_test(tc, vm_row_group_not_over_columns);
     tcase_add_test(tc, vm_tracked_index_reads_directly);
+    tcase_add_test(tc, vm_index_backward_scatters_chain);
     tcase_add_test(tc, vm_cse_and_dce);
     tcase_add_test(tc, vm_constant_folding);
     tcase_add_test(tc, vm_loops_stay_loops);

@@ -2,6 +2,7 @@
  * indexing, calls (inlined), and the operands the VM builds at run time. */
 #include "comp.h"
 #include "methods.h"
+#include "opargs.h"
 
 /* ---------- expressions ---------- */
 
@@ -90,9 +91,91 @@ AVal cc_binary_values(Comp *c, int op, AVal a, AVal b, SrcLoc loc) {
     return cc_unsupported(c, "operator '%s' on these values", tok_symbol((TokKind)op));
 }
 
+static AVal field_of(Comp *c, AVal obj, Node *n);
+static AVal call_expr_with(Comp *c, Node *n, AVal fn);
+
+/* a @ transpose(x), a @ x.T, transpose(x) @ b and x.T @ b of a matrix x: matmul with
+ * transpose_b or transpose_a, no copy of x^T, exactly as eager code chooses, by ranks only
+ * (lang/interp.c, "a @ transpose(x), transpose(x) @ b": OpenBLAS's transposed read need not
+ * give a copy's bits); anything else as written. The forms: transpose(x) with one argument of
+ * a name, or x.T; when the left side has one, the right side is compiled as written. */
+static bool transpose_form(const Node *t) {
+    return (t->kind == AST_CALL && t->n == 1 && t->nk == 0 && t->a->kind == AST_NAME) ||
+           (t->kind == AST_FIELD && !strcmp(t->str, "T"));
+}
+
+/* Form t's source x into *x (true), or its value as written into *v when the callee is not
+ * the built-in transpose (false); *fn the callee. FAILV in both on an error. */
+static bool transpose_source(Comp *c, Node *t, AVal *x, AVal *fn, AVal *v) {
+    *x = *v = *fn = FAILV;
+    if (t->kind == AST_FIELD) {
+        *x = cc_expr(c, t->a);
+        return true;
+    }
+    *fn = cc_expr(c, t->a);
+    if (c->failed) return false;
+    if (fn->kind == AV_CONST && fn->k.type == VAL_FUNC && fn->k.as.o == (Obj *)builtins_of_op(c->I, OP_TRANSPOSE)) {
+        *x = cc_expr(c, t->kids[0]);
+        return true;
+    }
+    *v = call_expr_with(c, t, *fn);
+    return false;
+}
+
+/* Form t's value as written from its source x (and callee fn). */
+static AVal transpose_written(Comp *c, Node *t, AVal x, AVal fn) {
+    c->loc = t->loc;
+    return t->kind == AST_FIELD ? field_of(c, x, t) : cc_call_value(c, fn, &x, 1, NULL, NULL, 0, t->loc);
+}
+
+static bool tensor_rank(const AVal *v, int rank, bool matrix) {
+    return v->kind == AV_TENSOR && (matrix ? v->shape.ndim == 2 : v->shape.ndim >= rank);
+}
+
+static AVal matmul_transposed(Comp *c, Node *n, AVal a, AVal b, bool ta) {
+    c->loc = n->loc;
+    OpAttrs at;
+    memset(&at, 0, sizeof at);
+    opargs_attrs_init(OP_MATMUL, &at);
+    at.flag = ta;     /* transpose_a, matmul's third parameter */
+    at.flag2 = !ta;   /* transpose_b, its fourth */
+    at.given = ta ? 1u << 2 : 1u << 3;
+    return cc_emit_op(c, OP_MATMUL, (AVal[]){ a, b }, 2, &at);
+}
+
+/* a @ <form>, a compiled. */
+static AVal at_transpose(Comp *c, Node *n, AVal a) {
+    AVal x, fn, t;
+    if (transpose_source(c, n->b, &x, &fn, &t)) {
+        if (c->failed) return FAILV;
+        if (tensor_rank(&x, 2, true) && tensor_rank(&a, 1, false)) return matmul_transposed(c, n, a, x, false);
+        t = transpose_written(c, n->b, x, fn);
+    }
+    if (c->failed) return FAILV;
+    return cc_binary_values(c, n->op, a, t, n->loc);
+}
+
+/* <form> @ b. */
+static AVal transpose_at(Comp *c, Node *n) {
+    AVal x, fn, t, b;
+    bool matrix = false;
+    if (transpose_source(c, n->a, &x, &fn, &t)) {
+        if (c->failed) return FAILV;
+        matrix = tensor_rank(&x, 2, true);
+        if (!matrix) t = transpose_written(c, n->a, x, fn);
+    }
+    if (c->failed) return FAILV;
+    TRY(b = cc_expr(c, n->b));
+    if (matrix && tensor_rank(&b, 1, false)) return matmul_transposed(c, n, x, b, true);
+    if (matrix) TRY(t = transpose_written(c, n->a, x, fn));
+    return cc_binary_values(c, n->op, t, b, n->loc);
+}
+
 static AVal binary(Comp *c, Node *n) {
     AVal a, b;
+    if (n->op == TOK_AT && transpose_form(n->a)) return transpose_at(c, n);
     TRY(a = cc_expr(c, n->a));
+    if (n->op == TOK_AT && transpose_form(n->b)) return at_transpose(c, n, a);
     TRY(b = cc_expr(c, n->b));
     return cc_binary_values(c, n->op, a, b, n->loc);
 }
@@ -511,6 +594,8 @@ static bool binds_self(AVal obj, AVal fn, const char *name) {
 
 /* ---------- calls ---------- */
 
+static AVal call_with_self(Comp *c, Node *n, AVal fn, AVal self, int from);
+
 static AVal call_expr(Comp *c, Node *n) {
     AVal fn, self = FAILV;
     int from = 0;   /* 1: a method's object goes first */
@@ -523,6 +608,14 @@ static AVal call_expr(Comp *c, Node *n) {
     } else {
         TRY(fn = cc_expr(c, n->a));
     }
+    return call_with_self(c, n, fn, self, from);
+}
+
+/* Call n of a callee fn already compiled (a name's: no method object). */
+static AVal call_expr_with(Comp *c, Node *n, AVal fn) { return call_with_self(c, n, fn, FAILV, 0); }
+
+/* The arguments of call n compiled, then fn called (self first when from is 1). */
+static AVal call_with_self(Comp *c, Node *n, AVal fn, AVal self, int from) {
     int npos = n->n + from;
     AVal *args = mem_alloc(sizeof(AVal) * (size_t)(npos + n->nk + 1));
     AVal r = FAILV;

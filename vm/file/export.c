@@ -259,7 +259,7 @@ static void put_attrs(Writer *w, const OpAttrs *a) {
     wire_i32(w, a->naxes);
     for (int k = 0; k < a->naxes; k++) wire_i32(w, a->axes[k]);
     wire_i32(w, a->axis);
-    wire_u8(w, a->flag);
+    wire_u8(w, (uint8_t)(a->flag | a->flag2 << 1));   /* flag2 from format version 5 */
     for (int k = 0; k < 3; k++) wire_i64(w, a->i[k]);
     for (int k = 0; k < 3; k++) wire_f64(w, a->f[k]);
     put_shape(w, &a->shape);
@@ -449,8 +449,11 @@ static uint32_t lowest_version(const Graph *g) {
         const Ins *in = &g->code[i];
         if (in->op == I_DIM || shape_is_runtime(&in->shape) ||
             (in->op == I_OP && (op_def((OpCode)in->aux)->flags & F_DYNAMIC)))
-            version = GF_FORMAT_RUNTIME;
+            version = version < GF_FORMAT_RUNTIME ? GF_FORMAT_RUNTIME : version;
         if (in->op == I_EPILOGUE && version < GF_FORMAT_EPILOGUE) version = GF_FORMAT_EPILOGUE;
+        if (((in->op == I_OP && in->attrs && in->attrs->flag2) || (in->op == I_EPILOGUE && (in->aux & EPI_TRANS_B))) &&
+            version < GF_FORMAT_TRANSPOSE_B)
+            version = GF_FORMAT_TRANSPOSE_B;
         for (int k = 0; k < in->nidx; k++)
             if (in->idx[k].kind == IDX_NEWAXIS && version < GF_FORMAT_NEWAXIS) version = GF_FORMAT_NEWAXIS;
     }

@@ -16,12 +16,14 @@ _Static_assert(sizeof GF_MAGIC - 1 == GF_MAGIC_BYTES, "GF_MAGIC is GF_MAGIC_BYTE
 /* 2 added the epilogue instruction (code 23), 3 the new-axis index item (kind 4, `x[:, nil]`),
  * 4 run-time dimensions (-1 in a register's or guard's shape: export's dynamic axes, and
  * what is computed from them), the dim instruction (code 32) and ops whose result's length
- * the data decides (unique). A file says the lowest version that holds what it uses, so a
+ * the data decides (unique), 5 a second bool attribute (bit 1 of the attributes' flag byte:
+ * matmul's transpose_b) and an epilogue's aux 2 and 3 (EPI_TRANS_B). A file says the lowest version that holds what it uses, so a
  * graph without them still reads in an older build. */
-#define GF_FORMAT_VERSION 4u
+#define GF_FORMAT_VERSION 5u
 #define GF_FORMAT_EPILOGUE 2u
 #define GF_FORMAT_NEWAXIS 3u
 #define GF_FORMAT_RUNTIME 4u
+#define GF_FORMAT_TRANSPOSE_B 5u
 /* The meaning of the ops a file names: bumped when an op's signature, attributes or results
  * change. Ops are stored by name, so adding ops needs no bump. */
 #define GF_OPSET_VERSION 1u

@@ -460,7 +460,11 @@ static bool read_attrs(Load *L, OpCode op, OpAttrs *a) {
     if (a->naxes < -1 || a->naxes > TSL_MAX_RANK) return load_fail(L, "corrupt graph file: %d axes", a->naxes);
     for (int k = 0; k < a->naxes; k++) a->axes[k] = wire_get_i32(r);
     a->axis = wire_get_i32(r);
-    a->flag = wire_get_u8(r) != 0;
+    uint8_t flags = wire_get_u8(r);   /* bit 0 flag; bit 1 flag2, from version 5 */
+    if (flags > (L->version >= GF_FORMAT_TRANSPOSE_B ? 3 : 1))
+        return load_fail(L, "corrupt graph file: attribute flags %u", flags);
+    a->flag = flags & 1;
+    a->flag2 = flags >> 1;
     for (int k = 0; k < 3; k++) a->i[k] = wire_get_i64(r);
     for (int k = 0; k < 3; k++) a->f[k] = wire_get_f64(r);
     if (!get_dims(L, &a->shape, shape_attr_lowest(def))) return false;

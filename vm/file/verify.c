@@ -209,11 +209,13 @@ static bool verify_epilogue(Load *L, Ins *in) {
         !load_want_reg(L, in->b, R_TENSOR, "an epilogue's"))
         return false;
     const RegInfo *d = &g->regs[in->dst], *a = &g->regs[in->a], *b = &g->regs[in->b];
-    bool ta = in->aux == 1;
-    if (reg_runtime(d) || reg_runtime(a) || reg_runtime(b) || (in->aux != 0 && in->aux != 1) ||
+    bool ta = in->aux & EPI_TRANS_A, tb = in->aux & EPI_TRANS_B;
+    bool aux_ok = in->aux >= 0 && in->aux <= (L->version >= GF_FORMAT_TRANSPOSE_B ? 3 : 1);
+    if (reg_runtime(d) || reg_runtime(a) || reg_runtime(b) || !aux_ok ||
         !dtype_is_float(d->dtype) || d->shape.ndim != 2 || a->dtype != d->dtype || b->dtype != d->dtype ||
         a->shape.ndim != 2 || b->shape.ndim != 2 || a->shape.d[ta ? 1 : 0] != d->shape.d[0] ||
-        a->shape.d[ta ? 0 : 1] != b->shape.d[0] || b->shape.d[1] != d->shape.d[1] || shape_count(&d->shape) < 1)
+        a->shape.d[ta ? 0 : 1] != b->shape.d[tb ? 1 : 0] || b->shape.d[tb ? 0 : 1] != d->shape.d[1] ||
+        shape_count(&d->shape) < 1)
         return load_fail(L, "corrupt graph file: an epilogue's product does not fit its registers");
     if (in->c != -1 && !(load_is_reg(L, in->c, R_TENSOR) && load_same_type(&g->regs[in->c], d)))
         return load_fail(L, "corrupt graph file: an epilogue's product register %d", in->c);

@@ -682,7 +682,7 @@ static int epi_ref(int x, int prod, const int *step_of) {
 
 /* A matmul and the elementwise instructions right after it that read its product (or each
  * other's results) become one EPILOGUE: dst the last step's register, a/b the matmul's
- * operands, aux its transpose_a, c the product's register when something after the chain
+ * operands, aux its transposes (EPI_TRANS_A, EPI_TRANS_B), c the product's register when something after the chain
  * reads it (else -1: the product never exists whole). Steps are a fused group's, with
  * EPI_PRODUCT for the product. */
 static int pass_epilogue(Graph *g) {
@@ -768,12 +768,13 @@ static int pass_epilogue(Graph *g) {
             step_of[g->code[k].dst] = -1;
         }
         Ins *mm = &g->code[i];
-        int a = mm->args[0], b = mm->args[1], ta = mm->attrs && mm->attrs->flag;
+        int a = mm->args[0], b = mm->args[1];
+        int trans = mm->attrs ? (mm->attrs->flag ? EPI_TRANS_A : 0) | (mm->attrs->flag2 ? EPI_TRANS_B : 0) : 0;
         fuse_into(g, dead, i, j, I_EPILOGUE, last);
         mm->a = a;
         mm->b = b;
         mm->c = product_outside ? prod : -1;
-        mm->aux = ta;
+        mm->aux = trans;
         mm->steps = steps;
         mm->nsteps = nsteps;
         made++;

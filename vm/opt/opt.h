@@ -5,6 +5,9 @@
 
 #define FUSED_NONE (-1000000000)   /* a FusedStep's b when the step is unary or takes a scalar */
 #define EPI_PRODUCT (-1000000001)  /* an EPILOGUE step's operand: the block of the matmul's product */
+/* An EPILOGUE's aux: its matmul's transpose_a and transpose_b bits (the values of
+ * cpu_matmul_rows's MM_TRANS_A and MM_TRANS_B, which the CPU hands on as they are). */
+enum { EPI_TRANS_A = 1, EPI_TRANS_B = 2 };
 
 /* How a tensor operand of an EPILOGUE step lines up with the product [m, n]: element for
  * element (its shape is [m, n]), or a row vector ([n] or [1, n]) that every row reads, as a

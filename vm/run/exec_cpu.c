@@ -468,8 +468,9 @@ static inline bool epi_undefined(const VmRegs *r, int x) {
 static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A, const Tensor *B, int64_t chunk_rows) {
     RegInfo *d = &g->regs[in->dst];
     EpiRun e = { g, r, in, d->dtype, dtype_size(d->dtype), d->shape.d[0], d->shape.d[1], 1, NULL, NULL, 0, 0, 0 };
-    bool ta = in->aux != 0;
-    int64_t k = A->shape[ta ? 0 : 1];
+    _Static_assert((int)EPI_TRANS_A == (int)MM_TRANS_A && (int)EPI_TRANS_B == (int)MM_TRANS_B, "aux is the CPU's trans");
+    int trans = in->aux;
+    int64_t k = A->shape[trans & MM_TRANS_A ? 0 : 1];
     for (int q = 0; q < in->nsteps; q++)
         if (in->steps[q].dst < 0 && !dst_tensor(g, r, -in->steps[q].dst - 1, A, B)) return vm_fail_at(I, in, op_error());
     Tensor *prod = in->c >= 0 ? dst_tensor(g, r, in->c, A, B) : r->ten[in->dst];
@@ -486,14 +487,14 @@ static int epilogue_run(Interp *I, Graph *g, VmRegs *r, Ins *in, const Tensor *A
         double num[EPI_NATIVE_STEPS];
         const void *p[3 * EPI_NATIVE_STEPS];
         JitFusedFn native = epi_native(I, &e, cs, num, p);
-        cpu_matmul_rows(e.dt, A->data, ta, B->data, e.product, e.m, k, e.n, 0, e.m);
+        cpu_matmul_rows(e.dt, A->data, trans, B->data, e.product, e.m, k, e.n, 0, e.m);
         int rc = native ? native(p, 0, e.m * e.n, jit_api(e.dt)) : epi_part(&e, 0, 0);
         return rc ? vm_fail_at(I, in, op_error()) : 0;
     }
     for (e.b0 = 0; e.b0 < e.m; e.b0 += MATMUL_BLOCK_ROWS) {
         int64_t rows = e.m - e.b0 < MATMUL_BLOCK_ROWS ? e.m - e.b0 : MATMUL_BLOCK_ROWS;
         e.b_end = e.b0 + rows;
-        cpu_matmul_rows(e.dt, A->data, ta, B->data, e.product + (size_t)(e.b0 * e.n) * e.esz, e.m, k, e.n, e.b0, rows);
+        cpu_matmul_rows(e.dt, A->data, trans, B->data, e.product + (size_t)(e.b0 * e.n) * e.esz, e.m, k, e.n, e.b0, rows);
         int64_t parts = pool_parts(rows, e.chunk_rows);
         if (pool_run(parts, epi_width(in, rows, e.n, e.chunk_rows), epi_part, &e)) return vm_fail_at(I, in, op_error());
     }

@@ -221,7 +221,8 @@ static int exec_fused(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     return rc == 1 ? run_steps(I, g, r, d, in, NULL) : rc;
 }
 
-/* The product as eager computes matmul(a, b, transpose_a=aux), then the steps over it; the
+/* The product as eager computes matmul(a, b, transpose_a=, transpose_b= as aux says), then the
+ * steps over it; the
  * product goes to register c when something else reads it. */
 static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     VmDev *d = arena(g, r);
@@ -233,10 +234,9 @@ static int exec_epilogue(Interp *I, Graph *g, VmRegs *r, Ins *in) {
     memset(&at, 0, sizeof at);
     at.naxes = -1;
     at.dtype = -1;
-    if (in->aux) {
-        at.given = 1u << 2;   /* transpose_a, matmul's third parameter */
-        at.flag = true;
-    }
+    at.flag = in->aux & EPI_TRANS_A;   /* transpose_a, matmul's third parameter */
+    at.flag2 = in->aux & EPI_TRANS_B;  /* transpose_b, its fourth */
+    at.given = (at.flag ? 1u << 2 : 0) | (at.flag2 ? 1u << 3 : 0);
     Tensor *out[OP_MAX_OUT] = { NULL };   /* new tensors, as eager execution makes them */
     if (op_run_with(OP_MATMUL, args, 2, &at, out)) return vm_fail_at(I, in, op_error());
     Tensor *p = out[0];
