@@ -100,6 +100,8 @@ typedef struct Ins {
     SrcLoc loc;
     Source *src;
     const CallFrame *frame;   /* the inlined call it belongs to, or NULL (not in graph files) */
+    bool cannot_fail;      /* OP: an optimizer pass proved its operands valid (takes.c: a scatter's
+                            * positions known, distinct and in range), so unused it is dead code */
     bool rt;               /* OP/INDEX: reads or writes a register with a run-time dim, so its
                             * result is made at run time as eagerly (graph_mark_runtime) */
     struct JitCode *jit;      /* FUSED, EPILOGUE of one chunk: its native code (vm/run/jit.c, process-wide), or NULL */

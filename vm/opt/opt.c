@@ -210,6 +210,7 @@ static bool runtime_shaped(const Graph *g, const Ins *in) {
  * whether or not its result is used, so it is never dead code. (vm/compile/ctry.c's may_fail
  * is the wider question a try asks: what may fail at all.) */
 static bool checks_values(const Graph *g, const Ins *in) {
+    if (in->cannot_fail) return false;
     if ((in->op == I_OP || in->op == I_INDEX || in->op == I_INDEX_SET) && runtime_shaped(g, in)) return true;
     switch (in->op) {
     case I_INDEX: case I_INDEX_SET: return in->nargs > 0;   /* indices read at run time are checked then */

@@ -161,6 +161,7 @@ static int scatter_rewrites(Graph *g, const int *def_at, const int *uses, const 
         }
         if (p) {
             pos[in->dst] = p;
+            in->cannot_fail = true;   /* its positions are checked: dce may drop it once chained */
             continue;
         }
         if (in->op != I_OP || in->aux != OP_ADD || in->nargs != 2 || in->rt || defs[in->dst] != 1) continue;
@@ -190,9 +191,10 @@ static int scatter_rewrites(Graph *g, const int *def_at, const int *uses, const 
         in->args = args;
         in->nargs = 3;
         in->aux = OP_SCATTER_ADD;
+        in->cannot_fail = true;
         memset(in->attrs, 0, sizeof *in->attrs);
         opargs_attrs_init(OP_SCATTER_ADD, in->attrs);
-        made++;   /* scatter y is dead now: dce removes it */
+        made++;   /* scatter y is dead now: dce removes it (cannot_fail) */
     }
     for (int r = 0; r < g->nregs; r++) tensor_release(pos[r]);
     mem_free(pos);
