@@ -1439,6 +1439,22 @@ __attribute__((always_inline)) static inline Value eval(Interp *I, Frame *f, Nod
 
 static Exec assign_to(Interp *I, Frame *f, Node *target, Value v);
 
+/* Why obj[idx] = v cannot be: the message reading obj[idx] would give for a key or index of
+ * the wrong kind (a student writes d[1] = x or l["a"] = x), else what cannot be assigned. */
+static void store_index_error(Interp *I, Value obj, int n, const IdxVal *iv) {
+    bool one = n == 1 && iv[0].kind == 0;
+    if (obj.type == VAL_DICT && one)
+        interp_errork(I, ERRK_TYPE, "dict keys are strings, got a %s", val_type_name(iv[0].v[0]));
+    else if (obj.type == VAL_LIST && one)
+        interp_errork(I, ERRK_TYPE, "list index must be a number, got a %s", val_type_name(iv[0].v[0]));
+    else if (obj.type == VAL_LIST && n == 1)
+        interp_errork(I, ERRK_TYPE, "cannot assign to a slice of a list (build a new list: l[:i] + items + l[j:])");
+    else if (obj.type == VAL_STR)
+        interp_errork(I, ERRK_TYPE, "strings are immutable: cannot assign into one (build a new string)");
+    else
+        interp_errork(I, ERRK_TYPE, "cannot assign into a %s with this index", val_type_name(obj));
+}
+
 /* obj[idx] = v with obj and the index items already evaluated: lists and dicts change in
  * place; a tensor is rebound to a new tensor. Takes obj, iv and v. */
 static Exec store_index(Interp *I, Frame *f, Node *target, Value obj, IdxVal *iv, Value v) {
@@ -1471,7 +1487,7 @@ static Exec store_index(Interp *I, Frame *f, Node *target, Value obj, IdxVal *iv
             }
         }
     } else {
-        interp_errork(I, ERRK_TYPE, "cannot assign into a %s with this index", val_type_name(obj));
+        store_index_error(I, obj, target->n, iv);
         st = EX_ERR;
     }
     if (st == EX_ERR) interp_attach_loc(I, target->loc);
