@@ -1254,12 +1254,16 @@ static Value field_of(Interp *I, Value obj, const char *name) {
             Suggest s;
             suggest_init(&s, name);
             for (int i = 0; i < AS_DICT(obj)->len; i++) suggest_offer(&s, AS_DICT(obj)->entries[i].key->chars);
-            return interp_errork(I, ERRK_KEY, "key '%s' not found in dict%s", name, suggest_text(&s, hint, sizeof hint));
+            char py[96];
+            const char *h = suggest_text(&s, hint, sizeof hint);
+            return interp_errork(I, ERRK_KEY, "key '%s' not found in dict%s", name, *h ? h : interp_field_hint("dict", name, py, sizeof py));
         }
         return val_retain(*v);
     }
     if (obj.type == VAL_TENSOR) return tensor_field(I, obj.as.t, name);
-    return interp_errork(I, ERRK_KEY, "a %s has no field '%s'", val_type_name(obj), name);
+    char hint[96];
+    return interp_errork(I, ERRK_KEY, "a %s has no field '%s'%s", val_type_name(obj), name,
+                         interp_field_hint(val_type_name(obj), name, hint, sizeof hint));
 }
 
 static Value eval_field(Interp *I, Frame *f, Node *n) {
