@@ -84,6 +84,11 @@ static bool parse_number(const char *p, char delim, double *v, const char **end)
     return true;
 }
 
+static bool blank_line(const char *p, char delim) {
+    while (is_blank(*p, delim)) p++;
+    return !*p;
+}
+
 /* A field of the plain form: a number, or blanks only up to the delimiter or the end of the
  * line, which is NaN as in the header form and np.genfromtxt (a spreadsheet's missing value). */
 static bool number_or_empty(const char *p, char delim, double *v, const char **end) {
@@ -104,7 +109,7 @@ Tensor *csv_load(const char *path, const CsvOptions *o) {
     int got;
     if (o->skip_header && (got = csv_next_line(&L)) <= 0) goto done;
     while ((got = csv_next_line(&L)) > 0) {
-        if (L.len == 0) continue;
+        if (blank_line(L.line, o->delim)) continue;   /* as np.genfromtxt: spaces only is no row */
         int64_t c = 0;
         const char *p = L.line, *end;
         for (;;) {
