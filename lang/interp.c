@@ -229,7 +229,9 @@ static Value call_closure(Interp *I, ObjClosure *c, Value *base, int npos, CallA
         for (int i = 0; i < npos; i++) val_release(base[i]);
         I->sp = base;
     }
-    if (IS_ERR(r)) add_traceback(I, site, c);
+    /* an error with no place yet was raised by the call itself (an argument missing or extra,
+     * the depth limit) before c ran: the call expression places it, and c gets no frame */
+    if (IS_ERR(r) && I->err_has_loc) add_traceback(I, site, c);
     return r;
 }
 
