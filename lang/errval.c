@@ -184,3 +184,28 @@ const char *interp_attr_hint(const char *name, char *buf, size_t n) {
     for (int i = 0; method_tensor_nth(i); i++) suggest_offer(&s, method_tensor_nth(i));
     return suggest_text(&s, buf, n);
 }
+
+/* Python's methods on str, list and dict are TSL's functions (s.upper() is upper(s), l.append(x)
+ * is push(l, x)): the form to write, for the field a Python programmer reaches for first. */
+static const char *const python_methods[][3] = {
+    { "string", "upper", "upper(s)" }, { "string", "lower", "lower(s)" },
+    { "string", "split", "split(s, sep)" }, { "string", "strip", "strip(s)" },
+    { "string", "replace", "replace(s, old, new)" }, { "string", "find", "find(s, sub)" },
+    { "string", "startswith", "startswith(s, prefix)" }, { "string", "endswith", "endswith(s, suffix)" },
+    { "string", "join", "join(list, s)" }, { "string", "format", "format(value, spec)" },
+    { "list", "append", "push(l, x)" }, { "list", "pop", "pop(l)" }, { "list", "sort", "l = sorted(l)" },
+    { "list", "reverse", "l = reversed(l)" }, { "list", "insert", "insert(l, i, x)" },
+    { "list", "remove", "remove(l, x)" }, { "list", "extend", "extend(l, other)" },
+    { "list", "index", "index(l, x)" }, { "list", "copy", "l[:]" },
+    { "dict", "keys", "keys(d)" }, { "dict", "get", "get(d, key, default)" }, { "dict", "pop", "pop(d, key)" },
+    { "dict", "items", "[[k, d[k]] for k in keys(d)]" }, { "dict", "values", "[d[k] for k in d]" },
+};
+
+const char *interp_field_hint(const char *type, const char *name, char *buf, size_t n) {
+    for (size_t i = 0; i < sizeof python_methods / sizeof python_methods[0]; i++)
+        if (!strcmp(python_methods[i][0], type) && !strcmp(python_methods[i][1], name)) {
+            snprintf(buf, n, "; in TSL: %s", python_methods[i][2]);
+            return buf;
+        }
+    return "";
+}

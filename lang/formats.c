@@ -206,7 +206,7 @@ static Value bi_save_safetensors(Interp *I, CallArgs *a) {
 
 const BuiltinDef format_builtins[] = {
     { "load_csv", bi_load_csv, "(path, skip_header=false, header=false, delimiter=\",\", skip_rows=0)",
-      "a 2-D f32 tensor from a CSV file of numbers; header=true: a dict of its named columns (f32 tensors, NaN where empty, or lists of strings)",
+      "a 2-D f32 tensor from a CSV file of numbers (NaN where empty); header=true: a dict of its named columns (f32 tensors, NaN where empty, or lists of strings)",
       ST_NONE },
     { "load_npz", bi_load_npz, "(path)", "a dict of the tensors in a NumPy .npz archive, in its order", ST_NONE },
     { "save_npz", bi_save_npz, "(path, arrays, compressed=false)", "writes a dict of tensors as a NumPy .npz archive (deflated when compressed)",

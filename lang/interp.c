@@ -229,7 +229,9 @@ static Value call_closure(Interp *I, ObjClosure *c, Value *base, int npos, CallA
         for (int i = 0; i < npos; i++) val_release(base[i]);
         I->sp = base;
     }
-    if (IS_ERR(r)) add_traceback(I, site, c);
+    /* an error with no place yet was raised by the call itself (an argument missing or extra,
+     * the depth limit) before c ran: the call expression places it, and c gets no frame */
+    if (IS_ERR(r) && I->err_has_loc) add_traceback(I, site, c);
     return r;
 }
 
@@ -1371,12 +1373,16 @@ static Value field_of(Interp *I, Value obj, const char *name) {
             Suggest s;
             suggest_init(&s, name);
             for (int i = 0; i < AS_DICT(obj)->len; i++) suggest_offer(&s, AS_DICT(obj)->entries[i].key->chars);
-            return interp_errork(I, ERRK_KEY, "key '%s' not found in dict%s", name, suggest_text(&s, hint, sizeof hint));
+            char py[96];
+            const char *h = suggest_text(&s, hint, sizeof hint);
+            return interp_errork(I, ERRK_KEY, "key '%s' not found in dict%s", name, *h ? h : interp_field_hint("dict", name, py, sizeof py));
         }
         return val_retain(*v);
     }
     if (obj.type == VAL_TENSOR) return tensor_field(I, obj.as.t, name);
-    return interp_errork(I, ERRK_KEY, "a %s has no field '%s'", val_type_name(obj), name);
+    char hint[96];
+    return interp_errork(I, ERRK_KEY, "a %s has no field '%s'%s", val_type_name(obj), name,
+                         interp_field_hint(val_type_name(obj), name, hint, sizeof hint));
 }
 
 static Value eval_field(Interp *I, Frame *f, Node *n) {
@@ -1556,6 +1562,22 @@ __attribute__((always_inline)) static inline Value eval(Interp *I, Frame *f, Nod
 
 static Exec assign_to(Interp *I, Frame *f, Node *target, Value v);
 
+/* Why obj[idx] = v cannot be: the message reading obj[idx] would give for a key or index of
+ * the wrong kind (a student writes d[1] = x or l["a"] = x), else what cannot be assigned. */
+static void store_index_error(Interp *I, Value obj, int n, const IdxVal *iv) {
+    bool one = n == 1 && iv[0].kind == 0;
+    if (obj.type == VAL_DICT && one)
+        interp_errork(I, ERRK_TYPE, "dict keys are strings, got a %s", val_type_name(iv[0].v[0]));
+    else if (obj.type == VAL_LIST && one)
+        interp_errork(I, ERRK_TYPE, "list index must be a number, got a %s", val_type_name(iv[0].v[0]));
+    else if (obj.type == VAL_LIST && n == 1)
+        interp_errork(I, ERRK_TYPE, "cannot assign to a slice of a list (build a new list: l[:i] + items + l[j:])");
+    else if (obj.type == VAL_STR)
+        interp_errork(I, ERRK_TYPE, "strings are immutable: cannot assign into one (build a new string)");
+    else
+        interp_errork(I, ERRK_TYPE, "cannot assign into a %s with this index", val_type_name(obj));
+}
+
 /* obj[idx] = v with obj and the index items already evaluated: lists and dicts change in
  * place; a tensor is rebound to a new tensor. Takes obj, iv and v. */
 static Exec store_index(Interp *I, Frame *f, Node *target, Value obj, IdxVal *iv, Value v) {
@@ -1588,7 +1610,7 @@ static Exec store_index(Interp *I, Frame *f, Node *target, Value obj, IdxVal *iv
             }
         }
     } else {
-        interp_errork(I, ERRK_TYPE, "cannot assign into a %s with this index", val_type_name(obj));
+        store_index_error(I, obj, target->n, iv);
         st = EX_ERR;
     }
     if (st == EX_ERR) interp_attach_loc(I, target->loc);

@@ -287,6 +287,8 @@ const char *interp_name_hint(const Module *m, const FnProto *p, const char *name
 /* The same for a keyword argument of p, and for a tensor attribute. */
 const char *interp_param_hint(const FnProto *p, const char *name, char *buf, size_t n);
 const char *interp_attr_hint(const char *name, char *buf, size_t n);
+/* "; in TSL: upper(s)" for a Python method of a string, list or dict, else "" */
+const char *interp_field_hint(const char *type, const char *name, char *buf, size_t n);
 /* Renders the pending error as the program prints it (FILE:LINE:COL: error: MSG, the source
  * line and a caret, the traceback) into I->report, while its source is still alive. Both
  * render entered and protected, so they may be called from inside or outside a run: when the

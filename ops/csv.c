@@ -1,5 +1,6 @@
 /* csv.c - CSV files: load_csv's two forms and save_csv. Without a header, numbers only,
- * one row per line, read into a 2-D f32 tensor (the spec's load_csv, section 5). With one
+ * one row per line (an empty field is NaN), read into a 2-D f32 tensor (the spec's load_csv,
+ * section 5). With one
  * (csv_table_load), a table of named columns: a column whose fields are all numbers (or
  * empty: NaN) is read as floats, any other as text, with fields quoted as RFC 4180 quotes
  * them ("a, b", "say ""hi""", line breaks inside quotes). The file is read twice, once to
@@ -83,6 +84,20 @@ static bool parse_number(const char *p, char delim, double *v, const char **end)
     return true;
 }
 
+static bool blank_line(const char *p, char delim) {
+    while (is_blank(*p, delim)) p++;
+    return !*p;
+}
+
+/* A field of the plain form: a number, or blanks only up to the delimiter or the end of the
+ * line, which is NaN as in the header form and np.genfromtxt (a spreadsheet's missing value). */
+static bool number_or_empty(const char *p, char delim, double *v, const char **end) {
+    const char *q = p;
+    while (is_blank(*q, delim)) q++;
+    if (!*q || *q == delim) { *v = NAN; *end = q; return true; }
+    return parse_number(p, delim, v, end);
+}
+
 /* CSV: numbers separated by the delimiter, one row per line; every row the same length. */
 Tensor *csv_load(const char *path, const CsvOptions *o) {
     FILE *fp = io_open_regular(path, "load_csv", 0);
@@ -94,12 +109,12 @@ Tensor *csv_load(const char *path, const CsvOptions *o) {
     int got;
     if (o->skip_header && (got = csv_next_line(&L)) <= 0) goto done;
     while ((got = csv_next_line(&L)) > 0) {
-        if (L.len == 0) continue;
+        if (blank_line(L.line, o->delim)) continue;   /* as np.genfromtxt: spaces only is no row */
         int64_t c = 0;
         const char *p = L.line, *end;
         for (;;) {
             double v;
-            if (!parse_number(p, o->delim, &v, &end) || (*end && *end != o->delim)) {
+            if (!number_or_empty(p, o->delim, &v, &end) || (*end && *end != o->delim)) {
                 op_failk(ERRK_IO, "load_csv: '%s' line %lld: not a number in column %lld", path, (long long)L.lineno, (long long)c + 1);
                 goto out;
             }

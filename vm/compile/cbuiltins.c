@@ -387,6 +387,48 @@ static AVal builtin_insert(Comp *c, AVal *v, SrcLoc loc) {
     return cc_const_av(NIL_VAL);
 }
 
+/* tensor(list) of numbers that are known only at run time (globals such as nan and pi, a
+ * loop's values): each element a 0-d tensor converted by I_SCALAR as eager's tensor() converts
+ * it (the same errors for NaN or out-of-range to i64), stacked level by level. A list eager
+ * would refuse (ragged, holding tensors or strings) is left to eager code (FAILV). */
+static bool numbers_dtype(Comp *c, AVal *v, bool *all_bool) {
+    if (v->kind == AV_NUM) { *all_bool &= v->is_bool; return true; }
+    if (v->kind == AV_CONST && (v->k.type == VAL_NUM || v->k.type == VAL_BOOL)) {
+        *all_bool &= v->k.type == VAL_BOOL;
+        return true;
+    }
+    if (v->kind != AV_LIST || ca_is_open(v->st) || (v->st->obj >= 0 && !input_items_known(v->st))) return false;
+    int n = cc_struct_n(c, v->st);
+    for (int i = 0; i < n; i++)
+        if (!numbers_dtype(c, &v->st->items[i], all_bool)) return false;
+    return n > 0;   /* an empty list among run-time numbers is ragged: eager says so */
+}
+
+static AVal stack_numbers(Comp *c, AVal *v, DType dt) {
+    if (v->kind == AV_CONST)
+        return number_tensor(c, v->k.type == VAL_BOOL ? cc_bool_const(v->k.as.b) : cc_num_const(v->k.as.n), dt);
+    if (v->kind == AV_NUM) return number_tensor(c, *v, dt);
+    AStruct *st = cc_astruct_new(c, false);
+    for (int i = 0; i < v->st->n; i++) {
+        AVal e = stack_numbers(c, &v->st->items[i], dt);
+        if (e.kind == AV_NONE || c->failed) return FAILV;
+        if (i && (e.kind != AV_TENSOR || !shape_equal(&e.shape, &st->items[0].shape))) return FAILV;   /* ragged */
+        cc_astruct_push(c, st, NULL, e);
+    }
+    if (st->n > 256) return FAILV;   /* cc_call_op's limit on a list of operands */
+    AVal list = { .kind = AV_LIST, .st = st, .reg = -1 };
+    return cc_call_op(c, OP_STACK, &list, 1, NULL, NULL, 0);
+}
+
+static AVal tensor_of_numbers(Comp *c, AVal *v) {
+    bool all_bool = true;
+    DType dt;
+    if (!numbers_dtype(c, &v[0], &all_bool)) return FAILV;
+    if (v[1].kind == AV_NONE || (v[1].kind == AV_CONST && v[1].k.type == VAL_NIL)) dt = all_bool ? DT_BOOL : DT_F32;
+    else if (v[1].kind != AV_CONST || v[1].k.type != VAL_STR || dtype_parse(AS_STR(v[1].k)->chars, &dt)) return FAILV;
+    return stack_numbers(c, &v[0], dt);
+}
+
 /* The rules on values bound to the row's parameters (v), where the kinds fit; FAILV with
  * nothing reported where they do not (the call then runs eagerly, with eager's messages). */
 static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc loc) {
@@ -402,7 +444,8 @@ static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc lo
     int reg, t;
     int64_t n;
     switch (rule) {
-    case ST_TENSOR:   /* of a tensor: itself (tensors are immutable), or astype */
+    case ST_TENSOR:   /* of a tensor: itself (tensors are immutable), or astype; of run-time numbers */
+        if (v[0].kind == AV_LIST) return tensor_of_numbers(c, v);
         if (v[0].kind != AV_TENSOR) return FAILV;
         return v[1].kind != AV_NONE ? cc_call_op(c, OP_ASTYPE, v, 2, NULL, NULL, 0) : v[0];
     case ST_BOOL:   /* of a tensor: its truth value */

@@ -550,7 +550,10 @@ static AVal field_of(Comp *c, AVal obj, Node *n) {
             Suggest s;
             suggest_init(&s, n->str);
             for (int i = 0; i < obj.st->n; i++) suggest_offer(&s, obj.st->keys[i]);
-            return cc_error_atk(c, ERRK_KEY, n->loc, "key '%s' not found in dict%s", n->str, suggest_text(&s, hint, sizeof hint));
+            char py[96];
+            const char *h = suggest_text(&s, hint, sizeof hint);
+            return cc_error_atk(c, ERRK_KEY, n->loc, "key '%s' not found in dict%s", n->str,
+                                *h ? h : interp_field_hint("dict", n->str, py, sizeof py));
         }
         return obj.st->items[at];
     }
@@ -574,7 +577,8 @@ static AVal field_of(Comp *c, AVal obj, Node *n) {
     }
     const char *type = obj.kind == AV_LIST ? "list" : obj.kind == AV_STR ? "string" : obj.kind == AV_CONST ? val_type_name(obj.k)
                      : obj.kind == AV_NUM ? (obj.is_bool ? "bool" : "number") : "value";   /* eager's words */
-    return cc_error_atk(c, ERRK_KEY, n->loc, "a %s has no field '%s'", type, n->str);
+    char py[96];
+    return cc_error_atk(c, ERRK_KEY, n->loc, "a %s has no field '%s'%s", type, n->str, interp_field_hint(type, n->str, py, sizeof py));
 }
 
 static AVal field_expr(Comp *c, Node *n) {
