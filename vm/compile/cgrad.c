@@ -616,12 +616,9 @@ static GVal shadowed(GVal v, const ShadowMap *sm) {
     return v;
 }
 
-static GVal settle(Comp *c, CTape *tp, int v);
-
-/* Runs node nd's rule and accumulates its operands' gradients. false: compilation failed. */
-static bool backward_node(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const ShadowMap *shadow) {
-    GVal gy = settle(c, tp, nd->out_var);
-    if (!gy.ok) return true;
+/* Runs node nd's rule on its result's gradient gy and accumulates its operands' gradients.
+ * false: compilation failed. */
+static bool run_rule(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, GVal gy, const ShadowMap *shadow) {
     size_t nin = (size_t)nd->nin + 1;
     GVal *x = mem_alloc((2 * sizeof(GVal) + sizeof(OpArg) + sizeof(bool)) * nin), *gx = x + nin;
     OpArg *in = (OpArg *)(gx + nin);
@@ -644,6 +641,15 @@ static bool backward_node(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const S
     }
     mem_free(x);
     return !c->failed;
+}
+
+static bool pending_rule(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const ShadowMap *shadow);
+
+/* Runs node nd's rule where its result has a gradient. false: compilation failed. */
+static bool backward_node(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const ShadowMap *shadow) {
+    CVar out = tp->vars[nd->out_var];
+    if (!out.grad.ok) return true;
+    return out.pend < 0 ? run_rule(c, tp, b, nd, out.grad, shadow) : pending_rule(c, tp, b, nd, shadow);
 }
 
 /* dst = src; an enclosing tape (grad(grad(f))) sees dst hold src's variable. */
@@ -763,13 +769,73 @@ static void region_path_end(Comp *c, CVar v, int acc, int flag) {
     if (flag >= 0 && v.pend != flag) emit_nmove(c, flag, v.pend >= 0 ? v.pend : num_const_reg(c, 1));
 }
 
+/* A rule whose result's gradient is pending runs only where some path gave that gradient, as
+ * eagerly: run on zeros it could give its operands what eager does not (+0 where eager's first
+ * contribution is -0). Its operands' gradients become pending on the same condition. */
+static bool pending_rule(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const ShadowMap *shadow) {
+    int n = nd->nin, *vars = mem_alloc(sizeof(int) * 3 * (size_t)(n + 1)), *acc = vars + n + 1, *flag = acc + n + 1, nt = 0;
+    for (int i = 0; i < n; i++) {
+        int v = nd->in_var[i] >= 0 ? resolve(tp, nd->in_var[i]) : -1;
+        bool dup = false;
+        for (int j = 0; j < nt; j++) dup |= vars[j] == v;
+        if (v < 0 || dup) continue;
+        vars[nt] = v;
+        acc[nt] = region_acc(c, tp->vars[v], nd->x[i].reg, &flag[nt]);
+        nt++;
+    }
+    int ran = cc_new_num(c, true);
+    emit_nbin(c, ran, tp->vars[nd->out_var].pend, num_const_reg(c, 0), OP_GT);
+    Ins *in = cc_emit(c, I_JUMPF);
+    in->a = ran;
+    int skip = (int)(in - c->g->code);
+    for (int j = 0; j < nt; j++) tp->vars[vars[j]] = (CVar){ reg_gval(c, acc[j]), flag[j] };
+    bool ok = run_rule(c, tp, b, nd, tp->vars[nd->out_var].grad, shadow);
+    for (int j = 0; j < nt && ok; j++) region_path_end(c, tp->vars[vars[j]], acc[j], flag[j]);
+    c->g->code[skip].aux = c->g->ncode;
+    for (int j = 0; j < nt; j++) tp->vars[vars[j]] = (CVar){ reg_gval(c, acc[j]), flag[j] };
+    mem_free(vars);
+    return ok;
+}
+
+/* A contribution g to variable v that may be pending (g.pend, see settle): added to v's
+ * gradient exactly (-0 where no path gave one), v pending where either is. */
+static void contribute_pending(Comp *c, GradBuilder *b, CVar *v, CVar g) {
+    if (g.pend < 0) {
+        contribute(b, v, g.grad);
+    } else if (!v->grad.ok) {
+        *v = g;
+    } else {
+        v->grad = gb_add(b, v->grad, g.grad);
+        if (v->pend >= 0) {
+            int either = cc_new_num(c, false);
+            emit_nbin(c, either, v->pend, g.pend, OP_ADD);
+            v->pend = either;
+        }
+    }
+}
+
+/* A home's gradient carried to the iteration before (gh): v's, or zeros when it has none; a
+ * pending one stays pending where the loop began with it pending (flag ghf, else -1). */
+static void carry_home(Comp *c, CTape *tp, int v, int like, int gh, int ghf) {
+    if (ghf < 0) {
+        emit_tmove(c, gh, grad_or_zeros(c, v >= 0 ? settle(c, tp, v) : gb_none(), like));
+        return;
+    }
+    CVar var = v >= 0 ? tp->vars[v] : (CVar){ gb_none(), -1 };
+    if (!var.grad.ok) {
+        RegInfo ri = c->g->regs[like];   /* a copy: making registers moves the array */
+        var = (CVar){ filled(c, &ri.shape, -0.0, ri.dtype), num_const_reg(c, 0) };
+    }
+    region_path_end(c, var, gh, ghf);
+}
+
 /* The gradient state at the start of a backward iteration: the loop's own variables none,
  * each home's end seeded from gh, the variables from before the loop in their registers. */
-static void iteration_state(Comp *c, CTape *tp, CLoop *L, const int *gh, const int *outside, const int *acc,
-                            const int *flag, int nout) {
+static void iteration_state(Comp *c, CTape *tp, CLoop *L, const int *gh, const int *ghf, const int *outside,
+                            const int *acc, const int *flag, int nout) {
     for (int v = L->first_var; v < L->end_var; v++) tp->vars[v] = (CVar){ gb_none(), -1 };
     for (int i = 0; i < L->nhomes; i++)
-        if (L->homes[i].var_end >= 0) tp->vars[L->homes[i].var_end].grad = reg_gval(c, gh[i]);
+        if (L->homes[i].var_end >= 0) tp->vars[L->homes[i].var_end] = (CVar){ reg_gval(c, gh[i]), ghf[i] };
     for (int j = 0; j < nout; j++) tp->vars[outside[j]] = (CVar){ reg_gval(c, acc[j]), flag[j] };
 }
 
@@ -786,7 +852,7 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
         cc_unsupported(c, "a second derivative through a run-time loop is not compiled yet");
         return false;
     }
-    int *gh = mem_alloc(sizeof(int) * (size_t)(L->nhomes + 1));
+    int *gh = mem_alloc(sizeof(int) * 2 * (size_t)(L->nhomes + 1)), *ghf = gh + L->nhomes + 1;
     int *outside = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1)), nout = 0;
     int *acc = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1));
     ShadowMap sm = { mem_alloc(sizeof(int) * (size_t)(c->g->nregs + 1)), c->g->nregs };
@@ -798,7 +864,13 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
     for (int i = 0; i < L->nhomes; i++) {
         CHome *h = &L->homes[i];
         gh[i] = new_reg_like(c, h->reg);
-        emit_tmove(c, gh[i], grad_or_zeros(c, h->var_end >= 0 ? settle(c, tp, h->var_end) : gb_none(), h->reg));
+        ghf[i] = h->var_end >= 0 && tp->vars[h->var_end].grad.ok && tp->vars[h->var_end].pend >= 0 ? cc_new_num(c, false) : -1;
+        if (ghf[i] >= 0) {   /* a pending gradient after the loop stays pending through it */
+            emit_nmove(c, ghf[i], tp->vars[h->var_end].pend);
+            emit_tmove(c, gh[i], tp->vars[h->var_end].grad.reg);
+        } else {
+            emit_tmove(c, gh[i], grad_or_zeros(c, h->var_end >= 0 ? tp->vars[h->var_end].grad : gb_none(), h->reg));
+        }
     }
     for (int k = L->first_node; k <= L->last_node; k++) {
         /* the variables from before the loop its nodes read, then those its homes start from */
@@ -825,12 +897,11 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
     int exit_jump = (int)(in - c->g->code);
     int *pop_at = mem_alloc(sizeof(int) * (size_t)(L->nsaved + 1)), *pop2_at = NULL;
     pop_iteration(c, L, shadow, pop_at);
-    iteration_state(c, tp, L, gh, outside, acc, flag, nout);
+    iteration_state(c, tp, L, gh, ghf, outside, acc, flag, nout);
     RegionRef self = (RegionRef)(L - tp->loops) + 1;
     bool ok = backward_range(c, tp, b, self, L->first_node, L->last_node, &sm);
     if (ok) {
-        for (int i = 0; i < L->nhomes; i++)
-            emit_tmove(c, gh[i], grad_or_zeros(c, settle(c, tp, L->homes[i].var_start), L->homes[i].reg));
+        for (int i = 0; i < L->nhomes; i++) carry_home(c, tp, L->homes[i].var_start, L->homes[i].reg, gh[i], ghf[i]);
         for (int j = 0; j < nout; j++) region_path_end(c, tp->vars[outside[j]], acc[j], flag[j]);
         emit_nbin(c, k, k, num_const_reg(c, 1), OP_SUB);
         in = cc_emit(c, I_JUMP);
@@ -844,7 +915,7 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
         int skip = (int)(in - c->g->code);
         pop2_at = mem_alloc(sizeof(int) * (size_t)(L->nsaved + 1));
         pop_iteration(c, L, shadow, pop2_at);
-        iteration_state(c, tp, L, gh, outside, acc, flag, nout);
+        iteration_state(c, tp, L, gh, ghf, outside, acc, flag, nout);
         if (!tp->redirect) {
             tp->redirect = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1));
             for (int v = 0; v < tp->nvars; v++) tp->redirect[v] = -1;
@@ -866,11 +937,10 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
             int v = resolve(tp, L->homes[i].var_init);
             for (int j = 0; j < nout && v >= 0; j++)
                 if (outside[j] == v) {
-                    GVal sum = gb_add(b, gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape),
-                                      gb_reg(gh[i], c->g->regs[gh[i]].dtype, &c->g->regs[gh[i]].shape));
-                    if (!sum.ok || c->failed) { ok = false; break; }
-                    emit_tmove(c, acc[j], sum.reg);
-                    if (flag[j] >= 0) emit_nmove(c, flag[j], num_const_reg(c, 1));
+                    CVar sum = { reg_gval(c, acc[j]), flag[j] };
+                    contribute_pending(c, b, &sum, (CVar){ reg_gval(c, gh[i]), ghf[i] });
+                    if (!sum.grad.ok || c->failed) { ok = false; break; }
+                    region_path_end(c, sum, acc[j], flag[j]);
                 }
         }
         c->g->code[join].aux = c->g->ncode;
@@ -898,7 +968,7 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
  * jumps but the branch's, a variable with no gradient before the branch (fresh) starts each
  * side with none instead, and a side that gives it none leaves zeros. */
 static bool branch_side(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, bool then_side, const int *targets,
-                        const bool *fresh, const int *acc, const int *flag, int ntargets, const GVal *after,
+                        const bool *fresh, const int *acc, const int *flag, int ntargets, const CVar *after,
                         const GVal *incoming, const ShadowMap *sm) {
     int first = then_side ? B->then_first : B->then_last, last = then_side ? B->then_last : B->else_last;
     /* a value made inside the branch has a gradient from after it only where an inner
@@ -908,7 +978,7 @@ static bool branch_side(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, bool the
     for (int i = 0; i < B->nhomes && !c->failed; i++) {   /* the value after the branch came from this side's end */
         CBHome *h = &B->homes[i];
         int end = resolve(tp, then_side ? h->var_then : h->var_else);
-        if (end >= 0 && after[i].ok) contribute(b, &tp->vars[end], after[i]);
+        if (end >= 0 && after[i].grad.ok) contribute_pending(c, b, &tp->vars[end], after[i]);
     }
     bool ok = !c->failed && backward_range(c, tp, b, -((int)(B - tp->branches) + 1), first, last, sm);
     for (int j = 0; j < ntargets && ok; j++) {
@@ -954,8 +1024,8 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, cons
         if (!fresh[j]) acc[j] = region_acc(c, tp->vars[targets[j]], like[j], &flag[j]);
         else emit_tmove(c, acc[j] = new_reg_like(c, like[j]), grad_or_zeros(c, gb_none(), like[j]));
     }
-    GVal *after = mem_alloc(sizeof(GVal) * (size_t)(B->nhomes + 1));   /* taken before the sides reset grads */
-    for (int i = 0; i < B->nhomes; i++) after[i] = B->homes[i].var_after >= 0 ? settle(c, tp, B->homes[i].var_after) : gb_none();
+    CVar *after = mem_alloc(sizeof(CVar) * (size_t)(B->nhomes + 1));   /* taken before the sides reset grads */
+    for (int i = 0; i < B->nhomes; i++) after[i] = B->homes[i].var_after >= 0 ? tp->vars[B->homes[i].var_after] : (CVar){ gb_none(), -1 };
     GVal *incoming = mem_alloc(sizeof(GVal) * (size_t)(B->end_var - B->first_var + 1));
     for (int v = B->first_var; v < B->end_var; v++) incoming[v - B->first_var] = tp->vars[v].grad;
     int took = shadow_reg(sm, B->flag);   /* inside a loop: the side this iteration took */
