@@ -23,7 +23,8 @@ UNARY = ["tanh", "sigmoid", "relu", "abs", "exp", "sin", "cos", "floor", "round"
 BINOP = ["+", "-", "*", "/"]
 # seeds past the default range whose programs once found a bug, run with every run (they are
 # this generator's programs: a change to it changes them, so re-check they still reach it)
-REGRESS_SEEDS = [140]   # a -0 gradient after a branch side that gave nothing (cgrad.c)
+REGRESS_SEEDS = [81,    # a rule run on zeros where a later branch gave its result no gradient (cgrad.c)
+                 140]   # a -0 gradient after a branch side that gave nothing (cgrad.c)
 REDUCE = ["sum", "mean", "max", "min", "prod", "logsumexp", "var", "std"]
 
 
@@ -596,6 +597,10 @@ class Gen:
                 "y = x * 0\n  for k in range(n0) { if k == 1 { y = y - tanh(x * 40) ** 2 } }\n  return sum(y * x) + sum(relu(x) * 0)",
                 "y = x[:, nil] * x[nil]\n  return sum(y[..., nil] * tanh(x * 40)) + sum(x[nil, ..., nil] ** 2)",
                 "d = {w: x, n: [x * 2, x]}\n  return sum(d.n[0] * d.w) + sum(tanh(d.n[-1] * 40) ** 2)",
+                # a value whose gradient comes from one side of a later branch only
+                "t = tanh(x * 40) ** 2\n  y = x * 1\n  if sum(x) > 0 { r = sum(y) } else { r = sum(t) }\n  return r",
+                "t = tanh(x * 40) ** 2\n  y = x * 1\n  for k in range(n0) { if sum(x) > 0 { y = y + x } else { y = y * 2 } }\n"
+                "  if sum(x) > 0 { r = sum(y) } else { r = sum(t) }\n  return r",
             ])
             self.fns.append("fn %s(x) {\n  %s\n}" % (nm, body))
             self.grads.append((nm, s))
