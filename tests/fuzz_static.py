@@ -23,8 +23,9 @@ UNARY = ["tanh", "sigmoid", "relu", "abs", "exp", "sin", "cos", "floor", "round"
 BINOP = ["+", "-", "*", "/"]
 # seeds past the default range whose programs once found a bug, run with every run (they are
 # this generator's programs: a change to it changes them, so re-check they still reach it)
-REGRESS_SEEDS = [81,    # a rule run on zeros where a later branch gave its result no gradient (cgrad.c)
-                 140]   # a -0 gradient after a branch side that gave nothing (cgrad.c)
+REGRESS_SEEDS = [159,    # a loop home given a gradient on one side of a branch in the body (cgrad.c)
+                 231,    # a rule run on zeros where a later branch gave its result no gradient (cgrad.c)
+                 1023]   # a -0 gradient after a branch side that gave nothing (cgrad.c)
 REDUCE = ["sum", "mean", "max", "min", "prod", "logsumexp", "var", "std"]
 
 
@@ -128,7 +129,7 @@ class Gen:
             if u == "log_abs":
                 return "log(abs(%s) + 1)" % e
             if u == "square":
-                return "(%s) ** 2" % e
+                return "((%s) ** 2)" % e
             if r.random() < 0.3:          # tensor method form (spec section 12)
                 return "(%s).%s()" % (e, u)
             return "%s(%s)" % (u, e)
@@ -503,6 +504,8 @@ class Gen:
             return r.choice([
                 ["%sD.tmp = %s * 2" % (ind, v), "%sacc = acc + item(sum(D.tmp))" % ind, "%sdel D.tmp" % ind],
                 ["%sD[\"t2\"] = %s" % (ind, v), "%sdel D[\"t2\"]" % ind],
+                ["%sD.c = %s" % (ind, v), "%s%s = {k + str(i): D[k] * i for i in range(2) for k in keys(D) if k != \"b\"}" % (ind, w),
+                 "%s%s = %s.c1 + %s.a0 - pop(D, \"c\")" % (ind, v, w, w)],
                 ["%s%s = pop(D, \"zz\", %s) * 0.5" % (ind, v, v)] if r.random() < 0.3 else   # runs eagerly
                 ["%sD.c = %s" % (ind, v), "%s%s = pop(D, \"c\") * 0.5" % (ind, v)],
                 ["%s%s = [%s, %s * 2, %s * 3]" % (ind, w, v, v, v), "%sdel %s[%d]" % (ind, w, r.choice([0, -1, 1])),
@@ -542,11 +545,17 @@ class Gen:
     def error_stmt(self, ind):
         r = self.r
         v, s = r.choice(list(self.tvars.items()))
-        k = r.randrange(6)
+        k = r.randrange(9)
         if k == 0:
             return "%s%s = %s + ones(%s)" % (ind, self.name("e"), v, shp([5, 7]))
         if k == 5:
             return "%sdel D.nokey" % ind
+        if k == 6:   # section 12's errors: a missing key, a method's arity, an unknown tensor method
+            return "%s%s = pop(D, \"nokey\")" % (ind, self.name("e"))
+        if k == 7:
+            return "%s%s = OBJ.f(%s, %s)" % (ind, self.name("e"), v, v)
+        if k == 8:
+            return "%s%s = %s.sumx()" % (ind, self.name("e"), v)
         if k == 1:
             return "%s%s = %s[%d]" % (ind, self.name("e"), v if s else "reshape(%s, [1])" % v, 9)
         if k == 2:
@@ -601,6 +610,8 @@ class Gen:
                 "t = tanh(x * 40) ** 2\n  y = x * 1\n  if sum(x) > 0 { r = sum(y) } else { r = sum(t) }\n  return r",
                 "t = tanh(x * 40) ** 2\n  y = x * 1\n  for k in range(n0) { if sum(x) > 0 { y = y + x } else { y = y * 2 } }\n"
                 "  if sum(x) > 0 { r = sum(y) } else { r = sum(t) }\n  return r",
+                "t = tanh(x * 40) ** 2\n  y = x * 1\n  for k in range(n0) { if k == n0 - 1 { y = t * 1 } else { y = y * 2 } }\n"
+                "  return sum(y)",
             ])
             self.fns.append("fn %s(x) {\n  %s\n}" % (nm, body))
             self.grads.append((nm, s))

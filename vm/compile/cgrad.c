@@ -845,13 +845,10 @@ static void iteration_state(Comp *c, CTape *tp, CLoop *L, const int *gh, const i
  * before the loop accumulates across iterations in a register of its own (acc), in eager's
  * order. Eagerly, a home's value when the loop starts is the variable it came from (y = x
  * makes y x): so when a home starts tracked, the first iteration's backward is peeled off
- * and runs last, its home gradients going straight to those variables, in eager's order. */
-static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const ShadowMap *outer) {
-    L->done = true;
-    if (c->tape) {   /* the backward loop's ops would have to be recorded per iteration too */
-        cc_unsupported(c, "a second derivative through a run-time loop is not compiled yet");
-        return false;
-    }
+ * and runs last, its home gradients going straight to those variables, in eager's order.
+ * A home in carry[] carries its gradient pending (ghf); *again: one more needs to (its
+ * saved values' PUSHes are then kept for the next pass). */
+static bool loop_pass(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const ShadowMap *outer, bool *carry, bool *again) {
     int *gh = mem_alloc(sizeof(int) * 2 * (size_t)(L->nhomes + 1)), *ghf = gh + L->nhomes + 1;
     int *outside = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1)), nout = 0;
     int *acc = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1));
@@ -864,13 +861,10 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
     for (int i = 0; i < L->nhomes; i++) {
         CHome *h = &L->homes[i];
         gh[i] = new_reg_like(c, h->reg);
-        ghf[i] = h->var_end >= 0 && tp->vars[h->var_end].grad.ok && tp->vars[h->var_end].pend >= 0 ? cc_new_num(c, false) : -1;
-        if (ghf[i] >= 0) {   /* a pending gradient after the loop stays pending through it */
-            emit_nmove(c, ghf[i], tp->vars[h->var_end].pend);
-            emit_tmove(c, gh[i], tp->vars[h->var_end].grad.reg);
-        } else {
-            emit_tmove(c, gh[i], grad_or_zeros(c, h->var_end >= 0 ? tp->vars[h->var_end].grad : gb_none(), h->reg));
-        }
+        /* a gradient pending after the loop, or at an iteration's start (carry), stays pending */
+        carry[i] |= h->var_end >= 0 && tp->vars[h->var_end].grad.ok && tp->vars[h->var_end].pend >= 0;
+        ghf[i] = carry[i] ? cc_new_num(c, false) : -1;
+        carry_home(c, tp, h->var_end, h->reg, gh[i], ghf[i]);
     }
     for (int k = L->first_node; k <= L->last_node; k++) {
         /* the variables from before the loop its nodes read, then those its homes start from */
@@ -901,7 +895,11 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
     RegionRef self = (RegionRef)(L - tp->loops) + 1;
     bool ok = backward_range(c, tp, b, self, L->first_node, L->last_node, &sm);
     if (ok) {
-        for (int i = 0; i < L->nhomes; i++) carry_home(c, tp, L->homes[i].var_start, L->homes[i].reg, gh[i], ghf[i]);
+        for (int i = 0; i < L->nhomes; i++) {
+            int v = L->homes[i].var_start;
+            if (!carry[i] && tp->vars[v].grad.ok && tp->vars[v].pend >= 0) *again = carry[i] = true;
+            carry_home(c, tp, v, L->homes[i].reg, gh[i], ghf[i]);
+        }
         for (int j = 0; j < nout; j++) region_path_end(c, tp->vars[outside[j]], acc[j], flag[j]);
         emit_nbin(c, k, k, num_const_reg(c, 1), OP_SUB);
         in = cc_emit(c, I_JUMP);
@@ -945,7 +943,7 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
         }
         c->g->code[join].aux = c->g->ncode;
     }
-    if (ok) {
+    if (ok && !*again) {
         drop_unread(c, L, shadow, pop_at, pop2_at, top);
         for (int v = L->first_var; v < L->end_var; v++) tp->vars[v] = (CVar){ gb_none(), -1 };
         for (int j = 0; j < nout; j++) tp->vars[outside[j]] = (CVar){ reg_gval(c, acc[j]), flag[j] };
@@ -959,6 +957,43 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
     mem_free(seen);
     mem_free(flag);
     return ok && !c->failed;
+}
+
+/* Drops what a pass over loop L emitted from instruction mark on, and the gradients it left. */
+static void rewind_loop(Comp *c, CTape *tp, CLoop *L, int mark, const CVar *saved) {
+    for (int k = mark; k < c->g->ncode; k++) ins_free(&c->g->code[k]);
+    c->g->ncode = mark;
+    memcpy(tp->vars, saved, sizeof(CVar) * (size_t)tp->nvars);
+    RegionRef self = (RegionRef)(L - tp->loops) + 1;
+    for (int i = 0; i < tp->nloops; i++)
+        if (nested_in(tp, i + 1, self)) tp->loops[i].done = false;
+    for (int i = 0; i < tp->nbranches; i++)
+        if (nested_in(tp, -(i + 1), self)) tp->branches[i].done = false;
+}
+
+/* The backward of a recorded loop (loop_pass). A home whose gradient ends an iteration pending
+ * (given on some paths of a branch in it only) must carry it pending into the iteration before,
+ * where a rule runs only if it was given, as eagerly (zeros would give the variables from
+ * before the loop what eager does not: +0 where eager's first contribution is -0); known only
+ * once the body's backward is emitted, so the pass is emitted again carrying it. */
+static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const ShadowMap *outer) {
+    L->done = true;
+    if (c->tape) {   /* the backward loop's ops would have to be recorded per iteration too */
+        cc_unsupported(c, "a second derivative through a run-time loop is not compiled yet");
+        return false;
+    }
+    bool *carry = mem_calloc((size_t)L->nhomes + 1, sizeof(bool)), again = true, ok = true;
+    CVar *saved = mem_alloc(sizeof(CVar) * (size_t)(tp->nvars + 1));
+    memcpy(saved, tp->vars, sizeof(CVar) * (size_t)tp->nvars);
+    int mark = c->g->ncode;
+    while (ok && again) {
+        again = false;
+        ok = loop_pass(c, tp, b, L, outer, carry, &again);
+        if (ok && again) rewind_loop(c, tp, L, mark, saved);
+    }
+    mem_free(carry);
+    mem_free(saved);
+    return ok;
 }
 
 /* Runs the rules of nodes [first, last) in reverse for one side of a branch: its home ends
