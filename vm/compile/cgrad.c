@@ -723,19 +723,19 @@ static GVal reg_gval(Comp *c, int reg) { return gb_reg(reg, c->g->regs[reg].dtyp
  * only some of its paths give a gradient is pending: its register holds -0 (the exact identity
  * of +, so the first contribution keeps its bits, as eager's first contribution is taken as it
  * is; +0 zeros would make a -0 +0) plus what the paths that ran gave, and the number register
- * pend counts those paths. It is settled where a rule or the result reads it: zeros where none
- * ran, as eager's none becomes; -0 would differ from eager's +0. */
+ * pend counts those paths. A rule reading it runs only where one was given (pending_rule); the
+ * result settles it: zeros where none was given, as eager's none becomes (-0 would differ from
+ * eager's +0). In place: a pending register is a region's accumulator, which nothing reads
+ * after the result (two variables sharing one share its count too). */
 static GVal settle(Comp *c, CTape *tp, int v) {
     if (tp->vars[v].pend < 0 || !tp->vars[v].grad.ok) return tp->vars[v].grad;
-    int r = new_reg_like(c, tp->vars[v].grad.reg), none = cc_new_num(c, true);
-    emit_tmove(c, r, tp->vars[v].grad.reg);
+    int r = tp->vars[v].grad.reg, none = cc_new_num(c, true);
     emit_nbin(c, none, num_const_reg(c, 0), tp->vars[v].pend, OP_GE);
     Ins *in = cc_emit(c, I_JUMPF);
     in->a = none;
     int skip = (int)(in - c->g->code);
     emit_tmove(c, r, grad_or_zeros(c, gb_none(), r));
     c->g->code[skip].aux = c->g->ncode;
-    tp->vars[v].grad = reg_gval(c, r);
     tp->vars[v].pend = -1;
     return tp->vars[v].grad;
 }
@@ -814,6 +814,23 @@ static void contribute_pending(Comp *c, GradBuilder *b, CVar *v, CVar g) {
     }
 }
 
+/* After a backward loop: the flags of the variables every iteration gives a gradient (every[])
+ * count one path when it ran at all (count > 0), one test for all instead of a move in each
+ * iteration. */
+static void count_if_ran(Comp *c, int count, const int *flag, const bool *every, int n) {
+    int j = 0;
+    while (j < n && !every[j]) j++;
+    if (j == n) return;
+    int ran = cc_new_num(c, true);
+    emit_nbin(c, ran, count, num_const_reg(c, 0), OP_GT);
+    Ins *in = cc_emit(c, I_JUMPF);
+    in->a = ran;
+    int skip = (int)(in - c->g->code);
+    for (; j < n; j++)
+        if (every[j]) emit_nmove(c, flag[j], num_const_reg(c, 1));
+    c->g->code[skip].aux = c->g->ncode;
+}
+
 /* A home's gradient carried to the iteration before (gh): v's, or zeros when it has none; a
  * pending one stays pending where the loop began with it pending (flag ghf, else -1). */
 static void carry_home(Comp *c, CTape *tp, int v, int like, int gh, int ghf) {
@@ -855,14 +872,15 @@ static bool loop_pass(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Shadow
     ShadowMap sm = { mem_alloc(sizeof(int) * (size_t)(c->g->nregs + 1)), c->g->nregs };
     int *shadow = sm.to;
     int *flag = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1));
-    bool *seen = mem_calloc((size_t)tp->nvars + 1, sizeof(bool));
+    bool *seen = mem_calloc((size_t)tp->nvars + 1, sizeof(bool)), *every = mem_calloc((size_t)tp->nvars + 1, sizeof(bool));
     bool peel = false;
     for (int r = 0; r < sm.n; r++) shadow[r] = outer && r < outer->n ? outer->to[r] : -1;   /* an enclosing loop's copies */
     for (int i = 0; i < L->nhomes; i++) {
         CHome *h = &L->homes[i];
         gh[i] = new_reg_like(c, h->reg);
-        /* a gradient pending after the loop, or at an iteration's start (carry), stays pending */
-        carry[i] |= h->var_end >= 0 && tp->vars[h->var_end].grad.ok && tp->vars[h->var_end].pend >= 0;
+        /* a gradient pending or none after the loop, or pending at an iteration's start (carry),
+         * stays pending: where none was given the iterations' rules do not run, as eagerly */
+        carry[i] |= h->var_end >= 0 && (!tp->vars[h->var_end].grad.ok || tp->vars[h->var_end].pend >= 0);
         ghf[i] = carry[i] ? cc_new_num(c, false) : -1;
         carry_home(c, tp, h->var_end, h->reg, gh[i], ghf[i]);
     }
@@ -900,11 +918,17 @@ static bool loop_pass(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Shadow
             if (!carry[i] && tp->vars[v].grad.ok && tp->vars[v].pend >= 0) *again = carry[i] = true;
             carry_home(c, tp, v, L->homes[i].reg, gh[i], ghf[i]);
         }
-        for (int j = 0; j < nout; j++) region_path_end(c, tp->vars[outside[j]], acc[j], flag[j]);
+        /* a variable every iteration gives a gradient is counted once, after the loop */
+        for (int j = 0; j < nout; j++) {
+            CVar v = tp->vars[outside[j]];
+            every[j] = flag[j] >= 0 && v.pend < 0;
+            region_path_end(c, every[j] ? (CVar){ v.grad, flag[j] } : v, acc[j], flag[j]);
+        }
         emit_nbin(c, k, k, num_const_reg(c, 1), OP_SUB);
         in = cc_emit(c, I_JUMP);
         in->aux = top;
         c->g->code[exit_jump].aux = c->g->ncode;
+        count_if_ran(c, shadow_reg(outer, L->count_reg), flag, every, nout);
     }
     if (ok && peel) {   /* the first iteration, if the loop ran at all */
         emit_nbin(c, more, k, num_const_reg(c, 0), OP_GT);
@@ -955,6 +979,7 @@ static bool loop_pass(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Shadow
     mem_free(pop_at);
     mem_free(pop2_at);
     mem_free(seen);
+    mem_free(every);
     mem_free(flag);
     return ok && !c->failed;
 }
