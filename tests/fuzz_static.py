@@ -25,7 +25,9 @@ BINOP = ["+", "-", "*", "/"]
 # this generator's programs: a change to it changes them, so re-check they still reach it)
 REGRESS_SEEDS = [159,    # a loop home given a gradient on one side of a branch in the body (cgrad.c)
                  231,    # a rule run on zeros where a later branch gave its result no gradient (cgrad.c)
-                 1023]   # a -0 gradient after a branch side that gave nothing (cgrad.c)
+                 1023,   # a -0 gradient after a branch side that gave nothing (cgrad.c)
+                 1313,   # an argument error caught in static code without the callee's frame (cexpr.c)
+                 1491]   # a loop home not used after the loop: its rules ran on zeros (cgrad.c)
 REDUCE = ["sum", "mean", "max", "min", "prod", "logsumexp", "var", "std"]
 
 
@@ -612,6 +614,7 @@ class Gen:
                 "  if sum(x) > 0 { r = sum(y) } else { r = sum(t) }\n  return r",
                 "t = tanh(x * 40) ** 2\n  y = x * 1\n  for k in range(n0) { if k == n0 - 1 { y = t * 1 } else { y = y * 2 } }\n"
                 "  return sum(y)",
+                "t = tanh(x * 40) ** 2\n  y = x * 1\n  for k in range(n0) { y = y * 2 }\n  return sum(t)",
             ])
             self.fns.append("fn %s(x) {\n  %s\n}" % (nm, body))
             self.grads.append((nm, s))
