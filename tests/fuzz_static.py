@@ -540,6 +540,13 @@ class Gen:
             x = r.choice(cands) if cands and r.random() < 0.6 else self.expr(gshape)
             return ["%s%s = grad(%s)(%s * %s)" % (ind, g, gname, x, r.choice(["1", "40", "-3", "0"])),
                     "%sprint(\"gz\", %s, format(item(sum(%s)), \".17g\"))" % (ind, g, g)]
+        if k == 49:  # a list and a variable holding a value the loop body changes after (loop homes)
+            w, u, i = self.name("al"), self.name("av"), self.name("i")
+            self.tvars[u] = sv
+            return ["%s%s = %s" % (ind, u, v), "%sfor %s in range(%s) {" % (ind, i, r.choice(["2", "3"])),
+                    "%s  %s = [%s, %s * 2]" % (ind, w, v, v), "%s  %s = %s" % (ind, u, v),
+                    "%s  %s = %s * 1.5 + %s[1]" % (ind, v, v, w), "%s}" % ind,
+                    "%sacc = acc + item(sum(%s[0] - %s))" % (ind, w, u)]
         if k == 48 and sv:  # tensor methods with keywords and attributes
             return ["%sacc = acc + item(%s.abs().max()) + %s.ndim + %s.size + %s.shape[0]" % (ind, v, v, v, v)]
         return None
