@@ -397,7 +397,8 @@ static void changed_since(Comp *c, Snap *s, Home **out, int *n) {
         for (int i = 0; i < nlog; i++) {
             const Binding *now = &c->env[log[i]->pos];
             if ((i && log[i]->pos == log[i - 1]->pos) || listed(*out, *n, now->key)) continue;
-            if ((now->v.kind != AV_TENSOR && now->v.kind != AV_NUM) || !same_av(&log[i]->old.v, &now->v)) continue;
+            if ((now->v.kind != AV_TENSOR && now->v.kind != AV_NUM) || now->v.reg < 0 || !same_av(&log[i]->old.v, &now->v))
+                continue;   /* a register (not a number known when compiling) it kept */
             bool shares = false;
             for (int k = 0; k < *n && !shares; k++) {   /* a changed variable's value before */
                 const AVal *before = NULL;
