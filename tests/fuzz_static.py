@@ -540,6 +540,11 @@ class Gen:
             x = r.choice(cands) if cands and r.random() < 0.6 else self.expr(gshape)
             return ["%s%s = grad(%s)(%s * %s)" % (ind, g, gname, x, r.choice(["1", "40", "-3", "0"])),
                     "%sprint(\"gz\", %s, format(item(sum(%s)), \".17g\"))" % (ind, g, g)]
+        if k == 49 and sv == [2] and r.random() < 0.4:   # a dict field and a list item stored, then changed
+            i = self.name("i")
+            return ["%sfor %s in range(%s) {" % (ind, i, r.choice(["2", "3"])),
+                    "%s  %s = %s" % (ind, r.choice(["D.a", "L[0]", "M[1]"]), v),
+                    "%s  %s = %s * 1.5 + 1" % (ind, v, v), "%s}" % ind]
         if k == 49:  # a list and a variable holding a value the loop body changes after (loop homes)
             w, u, i = self.name("al"), self.name("av"), self.name("i")
             self.tvars[u] = sv
