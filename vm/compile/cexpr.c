@@ -415,8 +415,7 @@ static AVal index_struct(Comp *c, AVal obj, AVal key, SrcLoc loc) {
         return ca_select(c, obj.st, key, loc);
     }
     if (!cc_need_int(c, &key, &i, "a list index")) return FAILV;
-    if (i < 0) i += cc_struct_n(c, obj.st);
-    if (c->failed) return FAILV;
+    if (!cc_list_index(c, obj.st, &i)) return FAILV;
     if (i < 0 || i >= obj.st->n) return cc_error_atk(c, ERRK_INDEX, loc, "list index out of range");
     return obj.st->items[i];
 }

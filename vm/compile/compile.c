@@ -48,8 +48,7 @@ void cc_store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
     } else {
         int64_t i;
         if (!cc_need_int(c, &key, &i, "a list index")) return;
-        if (i < 0) i += cc_struct_n(c, st);
-        if (c->failed) return;
+        if (!cc_list_index(c, st, &i)) return;
         if (i < 0 || i >= st->n) { cc_error_atk(c, ERRK_INDEX, loc, "list index out of range"); return; }
         cc_undo_save(c, st);
         st->items[i] = v;
