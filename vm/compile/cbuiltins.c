@@ -578,6 +578,8 @@ AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, in
         AVal r;
         if (fold_builtin(c, b, args, nargs, kwn, kw, nkw, &r)) return c->failed ? FAILV : r;
     }
+    if (rule == ST_RAISE && cc_try_reaches(c))   /* in a try, but the error is known only at run time */
+        return cc_unsupported(c, "%s() with arguments made at run time runs eagerly in static code", name);
     if (rule == ST_RAISE) return cc_unsupported(c, "%s() runs eagerly in static code outside a try", name);
     /* sorted() with a key calls it: folding would run a TSL function (and its prints) while compiling */
     bool calls_back = rule == ST_SORTED && (nargs > 1 || (nkw && strcmp(kwn[0], "reverse")) || nkw > 1);

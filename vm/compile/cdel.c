@@ -54,8 +54,9 @@ AVal cc_take(Comp *c, AVal obj, AVal key, AVal dflt, bool del, SrcLoc loc) {
             if (key.kind != AV_NUM) return del ? unsupported(c, true) : FAILV;   /* eager's message */
             int64_t i;
             if (!cc_need_int(c, &key, &i, "a list index")) return FAILV;
-            if (i < -(int64_t)st->n || i >= st->n) return take_error(c, loc, "list index out of range", NULL);
-            at = (int)(i < 0 ? i + st->n : i);
+            if (!cc_list_index(c, st, &i)) return FAILV;
+            if (i < 0 || i >= st->n) return take_error(c, loc, "list index out of range", NULL);
+            at = (int)i;
         }
     }
     cc_undo_save(c, st);

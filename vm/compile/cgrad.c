@@ -31,6 +31,7 @@ typedef struct {
 
 typedef struct {
     GVal grad;         /* the gradient so far (ok false: none yet) */
+    int pend;          /* -1: grad, if any, is certain; else pending (see settle) */
 } CVar;
 
 /* A loop home while the loop is recorded: the variable of its value before the loop
@@ -127,7 +128,7 @@ static void map_reg(CTape *tp, int reg, int var) {
 /* A new variable for register reg; reg now maps to it. */
 static int new_var(CTape *tp, int reg) {
     GROW(tp->vars, tp->nvars, tp->capvars);
-    tp->vars[tp->nvars] = (CVar){ gb_none() };
+    tp->vars[tp->nvars] = (CVar){ gb_none(), -1 };
     map_reg(tp, reg, tp->nvars);
     return tp->nvars++;
 }
@@ -580,6 +581,12 @@ static GVal emit(GradBuilder *b, OpCode op, const GVal *in, int n, const OpAttrs
 /* dst += g, as eager's accumulate: the first contribution is taken as it is. */
 static void accumulate(GradBuilder *b, GVal *dst, GVal g) { *dst = dst->ok ? gb_add(b, *dst, g) : g; }
 
+/* A contribution g (certain) to variable v: v's gradient is certain after it. */
+static void contribute(GradBuilder *b, CVar *v, GVal g) {
+    accumulate(b, &v->grad, g);
+    v->pend = -1;
+}
+
 /* A constant tensor of shape s filled with v. */
 static GVal filled(Comp *c, const Shape *s, double v, DType dt) {
     Tensor *t = op_full(s, v, dt);
@@ -609,10 +616,9 @@ static GVal shadowed(GVal v, const ShadowMap *sm) {
     return v;
 }
 
-/* Runs node nd's rule and accumulates its operands' gradients. false: compilation failed. */
-static bool backward_node(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const ShadowMap *shadow) {
-    GVal gy = tp->vars[nd->out_var].grad;
-    if (!gy.ok) return true;
+/* Runs node nd's rule on its result's gradient gy and accumulates its operands' gradients.
+ * false: compilation failed. */
+static bool run_rule(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, GVal gy, const ShadowMap *shadow) {
     size_t nin = (size_t)nd->nin + 1;
     GVal *x = mem_alloc((2 * sizeof(GVal) + sizeof(OpArg) + sizeof(bool)) * nin), *gx = x + nin;
     OpArg *in = (OpArg *)(gx + nin);
@@ -631,10 +637,19 @@ static bool backward_node(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const S
     if (!c->failed && rc) cc_unsupported(c, "%s", op_error());   /* no rule (yet): eager reports it at the user's line */
     for (int i = 0; i < nd->nin && !c->failed; i++) {
         int v = resolve(tp, nd->in_var[i]);
-        if (needs[i] && gx[i].ok) accumulate(b, &tp->vars[v].grad, gx[i]);
+        if (needs[i] && gx[i].ok) contribute(b, &tp->vars[v], gx[i]);
     }
     mem_free(x);
     return !c->failed;
+}
+
+static bool pending_rule(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const ShadowMap *shadow);
+
+/* Runs node nd's rule where its result has a gradient. false: compilation failed. */
+static bool backward_node(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const ShadowMap *shadow) {
+    CVar out = tp->vars[nd->out_var];
+    if (!out.grad.ok) return true;
+    return out.pend < 0 ? run_rule(c, tp, b, nd, out.grad, shadow) : pending_rule(c, tp, b, nd, shadow);
 }
 
 /* dst = src; an enclosing tape (grad(grad(f))) sees dst hold src's variable. */
@@ -702,33 +717,143 @@ static void pop_iteration(Comp *c, CLoop *L, int *shadow, int *pop_at) {
     }
 }
 
-/* An accumulator a backward loop starts with no gradient holds -0 while the loop runs: the
- * exact identity of +, so the first iteration's contribution keeps its bits, as eager's first
- * contribution is taken as it is (zeros, +0 + -0, would make it +0). After a loop that never
- * ran (count 0) it holds eager's none again: zeros. */
-static void zero_if_no_trip(Comp *c, int count, const int *acc, const bool *fresh, int nout) {
-    int j = 0, skip = -1;
-    while (j < nout && !fresh[j]) j++;
-    if (j == nout) return;
-    if (count >= 0) {   /* else the code is reached only when the loop never ran */
-        int none = cc_new_num(c, true);
-        emit_nbin(c, none, num_const_reg(c, 0), count, OP_GE);
-        Ins *in = cc_emit(c, I_JUMPF);
-        in->a = none;
-        skip = (int)(in - c->g->code);
+static GVal reg_gval(Comp *c, int reg) { return gb_reg(reg, c->g->regs[reg].dtype, &c->g->regs[reg].shape); }
+
+/* Static backward has no run-time none. A variable from before a backward loop or branch that
+ * only some of its paths give a gradient is pending: its register holds -0 (the exact identity
+ * of +, so the first contribution keeps its bits, as eager's first contribution is taken as it
+ * is; +0 zeros would make a -0 +0) plus what the paths that ran gave, and the number register
+ * pend counts those paths. A rule reading it runs only where one was given (pending_rule); the
+ * result settles it: zeros where none was given, as eager's none becomes (-0 would differ from
+ * eager's +0). In place: a pending register is a region's accumulator, which nothing reads
+ * after the result (two variables sharing one share its count too). */
+static GVal settle(Comp *c, CTape *tp, int v) {
+    if (tp->vars[v].pend < 0 || !tp->vars[v].grad.ok) return tp->vars[v].grad;
+    int r = tp->vars[v].grad.reg, none = cc_new_num(c, true);
+    emit_nbin(c, none, num_const_reg(c, 0), tp->vars[v].pend, OP_GE);
+    Ins *in = cc_emit(c, I_JUMPF);
+    in->a = none;
+    int skip = (int)(in - c->g->code);
+    emit_tmove(c, r, grad_or_zeros(c, gb_none(), r));
+    c->g->code[skip].aux = c->g->ncode;
+    tp->vars[v].pend = -1;
+    return tp->vars[v].grad;
+}
+
+static void emit_nmove(Comp *c, int dst, int src) {
+    Ins *in = cc_emit(c, I_NMOVE);
+    in->dst = dst;
+    in->a = src;
+}
+
+/* A region's accumulator for variable v from before it: a copy of v's gradient, or -0 when
+ * it has none; *flag: the register counting the paths that gave one (-1: v's is certain). */
+static int region_acc(Comp *c, CVar v, int like, int *flag) {
+    int acc = new_reg_like(c, like);
+    *flag = -1;
+    if (v.grad.ok && v.pend < 0) {
+        emit_tmove(c, acc, v.grad.reg);
+        return acc;
     }
-    for (; j < nout; j++)
-        if (fresh[j]) emit_tmove(c, acc[j], grad_or_zeros(c, gb_none(), acc[j]));
-    if (skip >= 0) c->g->code[skip].aux = c->g->ncode;
+    RegInfo ri = c->g->regs[like];   /* a copy: making registers moves the array */
+    *flag = cc_new_num(c, false);
+    emit_nmove(c, *flag, v.grad.ok ? v.pend : num_const_reg(c, 0));
+    emit_tmove(c, acc, v.grad.ok ? v.grad.reg : filled(c, &ri.shape, -0.0, ri.dtype).reg);
+    return acc;
+}
+
+/* The end of one path through a region: its accumulator takes v's gradient, and the path is
+ * counted when it gave one. */
+static void region_path_end(Comp *c, CVar v, int acc, int flag) {
+    emit_tmove(c, acc, v.grad.reg);
+    if (flag >= 0 && v.pend != flag) emit_nmove(c, flag, v.pend >= 0 ? v.pend : num_const_reg(c, 1));
+}
+
+/* A rule whose result's gradient is pending runs only where some path gave that gradient, as
+ * eagerly: run on zeros it could give its operands what eager does not (+0 where eager's first
+ * contribution is -0). Its operands' gradients become pending on the same condition. */
+static bool pending_rule(Comp *c, CTape *tp, GradBuilder *b, CNode *nd, const ShadowMap *shadow) {
+    int n = nd->nin, *vars = mem_alloc(sizeof(int) * 3 * (size_t)(n + 1)), *acc = vars + n + 1, *flag = acc + n + 1, nt = 0;
+    for (int i = 0; i < n; i++) {
+        int v = nd->in_var[i] >= 0 ? resolve(tp, nd->in_var[i]) : -1;
+        bool dup = false;
+        for (int j = 0; j < nt; j++) dup |= vars[j] == v;
+        if (v < 0 || dup) continue;
+        vars[nt] = v;
+        acc[nt] = region_acc(c, tp->vars[v], nd->x[i].reg, &flag[nt]);
+        nt++;
+    }
+    int ran = cc_new_num(c, true);
+    emit_nbin(c, ran, tp->vars[nd->out_var].pend, num_const_reg(c, 0), OP_GT);
+    Ins *in = cc_emit(c, I_JUMPF);
+    in->a = ran;
+    int skip = (int)(in - c->g->code);
+    for (int j = 0; j < nt; j++) tp->vars[vars[j]] = (CVar){ reg_gval(c, acc[j]), flag[j] };
+    bool ok = run_rule(c, tp, b, nd, tp->vars[nd->out_var].grad, shadow);
+    for (int j = 0; j < nt && ok; j++) region_path_end(c, tp->vars[vars[j]], acc[j], flag[j]);
+    c->g->code[skip].aux = c->g->ncode;
+    for (int j = 0; j < nt; j++) tp->vars[vars[j]] = (CVar){ reg_gval(c, acc[j]), flag[j] };
+    mem_free(vars);
+    return ok;
+}
+
+/* A contribution g to variable v that may be pending (g.pend, see settle): added to v's
+ * gradient exactly (-0 where no path gave one), v pending where either is. */
+static void contribute_pending(Comp *c, GradBuilder *b, CVar *v, CVar g) {
+    if (g.pend < 0) {
+        contribute(b, v, g.grad);
+    } else if (!v->grad.ok) {
+        *v = g;
+    } else {
+        v->grad = gb_add(b, v->grad, g.grad);
+        if (v->pend >= 0) {
+            int either = cc_new_num(c, false);
+            emit_nbin(c, either, v->pend, g.pend, OP_ADD);
+            v->pend = either;
+        }
+    }
+}
+
+/* After a backward loop: the flags of the variables every iteration gives a gradient (every[])
+ * count one path when it ran at all (count > 0), one test for all instead of a move in each
+ * iteration. */
+static void count_if_ran(Comp *c, int count, const int *flag, const bool *every, int n) {
+    int j = 0;
+    while (j < n && !every[j]) j++;
+    if (j == n) return;
+    int ran = cc_new_num(c, true);
+    emit_nbin(c, ran, count, num_const_reg(c, 0), OP_GT);
+    Ins *in = cc_emit(c, I_JUMPF);
+    in->a = ran;
+    int skip = (int)(in - c->g->code);
+    for (; j < n; j++)
+        if (every[j]) emit_nmove(c, flag[j], num_const_reg(c, 1));
+    c->g->code[skip].aux = c->g->ncode;
+}
+
+/* A home's gradient carried to the iteration before (gh): v's, or zeros when it has none; a
+ * pending one stays pending where the loop began with it pending (flag ghf, else -1). */
+static void carry_home(Comp *c, CTape *tp, int v, int like, int gh, int ghf) {
+    if (ghf < 0) {
+        emit_tmove(c, gh, grad_or_zeros(c, v >= 0 ? settle(c, tp, v) : gb_none(), like));
+        return;
+    }
+    CVar var = v >= 0 ? tp->vars[v] : (CVar){ gb_none(), -1 };
+    if (!var.grad.ok) {
+        RegInfo ri = c->g->regs[like];   /* a copy: making registers moves the array */
+        var = (CVar){ filled(c, &ri.shape, -0.0, ri.dtype), num_const_reg(c, 0) };
+    }
+    region_path_end(c, var, gh, ghf);
 }
 
 /* The gradient state at the start of a backward iteration: the loop's own variables none,
  * each home's end seeded from gh, the variables from before the loop in their registers. */
-static void iteration_state(Comp *c, CTape *tp, CLoop *L, const int *gh, const int *outside, const int *acc, int nout) {
-    for (int v = L->first_var; v < L->end_var; v++) tp->vars[v].grad = gb_none();
+static void iteration_state(Comp *c, CTape *tp, CLoop *L, const int *gh, const int *ghf, const int *outside,
+                            const int *acc, const int *flag, int nout) {
+    for (int v = L->first_var; v < L->end_var; v++) tp->vars[v] = (CVar){ gb_none(), -1 };
     for (int i = 0; i < L->nhomes; i++)
-        if (L->homes[i].var_end >= 0) tp->vars[L->homes[i].var_end].grad = gb_reg(gh[i], c->g->regs[gh[i]].dtype, &c->g->regs[gh[i]].shape);
-    for (int j = 0; j < nout; j++) tp->vars[outside[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
+        if (L->homes[i].var_end >= 0) tp->vars[L->homes[i].var_end] = (CVar){ reg_gval(c, gh[i]), ghf[i] };
+    for (int j = 0; j < nout; j++) tp->vars[outside[j]] = (CVar){ reg_gval(c, acc[j]), flag[j] };
 }
 
 /* The backward of a recorded loop: a loop of its own that runs as many times, popping each
@@ -737,26 +862,27 @@ static void iteration_state(Comp *c, CTape *tp, CLoop *L, const int *gh, const i
  * before the loop accumulates across iterations in a register of its own (acc), in eager's
  * order. Eagerly, a home's value when the loop starts is the variable it came from (y = x
  * makes y x): so when a home starts tracked, the first iteration's backward is peeled off
- * and runs last, its home gradients going straight to those variables, in eager's order. */
-static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const ShadowMap *outer) {
-    L->done = true;
-    if (c->tape) {   /* the backward loop's ops would have to be recorded per iteration too */
-        cc_unsupported(c, "a second derivative through a run-time loop is not compiled yet");
-        return false;
-    }
-    int *gh = mem_alloc(sizeof(int) * (size_t)(L->nhomes + 1));
+ * and runs last, its home gradients going straight to those variables, in eager's order.
+ * A home in carry[] carries its gradient pending (ghf); *again: one more needs to (its
+ * saved values' PUSHes are then kept for the next pass). */
+static bool loop_pass(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const ShadowMap *outer, bool *carry, bool *again) {
+    int *gh = mem_alloc(sizeof(int) * 2 * (size_t)(L->nhomes + 1)), *ghf = gh + L->nhomes + 1;
     int *outside = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1)), nout = 0;
     int *acc = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1));
     ShadowMap sm = { mem_alloc(sizeof(int) * (size_t)(c->g->nregs + 1)), c->g->nregs };
     int *shadow = sm.to;
-    bool *seen = mem_calloc((size_t)tp->nvars + 1, sizeof(bool));
-    bool *fresh = mem_calloc((size_t)tp->nvars + 1, sizeof(bool));
+    int *flag = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1));
+    bool *seen = mem_calloc((size_t)tp->nvars + 1, sizeof(bool)), *every = mem_calloc((size_t)tp->nvars + 1, sizeof(bool));
     bool peel = false;
     for (int r = 0; r < sm.n; r++) shadow[r] = outer && r < outer->n ? outer->to[r] : -1;   /* an enclosing loop's copies */
     for (int i = 0; i < L->nhomes; i++) {
         CHome *h = &L->homes[i];
         gh[i] = new_reg_like(c, h->reg);
-        emit_tmove(c, gh[i], grad_or_zeros(c, h->var_end >= 0 ? tp->vars[h->var_end].grad : gb_none(), h->reg));
+        /* a gradient pending or none after the loop, or pending at an iteration's start (carry),
+         * stays pending: where none was given the iterations' rules do not run, as eagerly */
+        carry[i] |= h->var_end >= 0 && (!tp->vars[h->var_end].grad.ok || tp->vars[h->var_end].pend >= 0);
+        ghf[i] = carry[i] ? cc_new_num(c, false) : -1;
+        carry_home(c, tp, h->var_end, h->reg, gh[i], ghf[i]);
     }
     for (int k = L->first_node; k <= L->last_node; k++) {
         /* the variables from before the loop its nodes read, then those its homes start from */
@@ -767,10 +893,7 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
             seen[v] = true;
             outside[nout] = v;
             int like = k < L->last_node ? tp->nodes[k].x[i].reg : L->homes[i].reg;
-            acc[nout] = new_reg_like(c, like);
-            fresh[nout] = !tp->vars[v].grad.ok;   /* -0 until the loop ends (zero_if_no_trip) */
-            RegInfo ri = c->g->regs[like];
-            emit_tmove(c, acc[nout], fresh[nout] ? filled(c, &ri.shape, -0.0, ri.dtype).reg : tp->vars[v].grad.reg);
+            acc[nout] = region_acc(c, tp->vars[v], like, &flag[nout]);
             nout++;
         }
     }
@@ -786,17 +909,26 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
     int exit_jump = (int)(in - c->g->code);
     int *pop_at = mem_alloc(sizeof(int) * (size_t)(L->nsaved + 1)), *pop2_at = NULL;
     pop_iteration(c, L, shadow, pop_at);
-    iteration_state(c, tp, L, gh, outside, acc, nout);
+    iteration_state(c, tp, L, gh, ghf, outside, acc, flag, nout);
     RegionRef self = (RegionRef)(L - tp->loops) + 1;
     bool ok = backward_range(c, tp, b, self, L->first_node, L->last_node, &sm);
     if (ok) {
-        for (int i = 0; i < L->nhomes; i++)
-            emit_tmove(c, gh[i], grad_or_zeros(c, tp->vars[L->homes[i].var_start].grad, L->homes[i].reg));
-        for (int j = 0; j < nout; j++) emit_tmove(c, acc[j], tp->vars[outside[j]].grad.reg);
+        for (int i = 0; i < L->nhomes; i++) {
+            int v = L->homes[i].var_start;
+            if (!carry[i] && tp->vars[v].grad.ok && tp->vars[v].pend >= 0) *again = carry[i] = true;
+            carry_home(c, tp, v, L->homes[i].reg, gh[i], ghf[i]);
+        }
+        /* a variable every iteration gives a gradient is counted once, after the loop */
+        for (int j = 0; j < nout; j++) {
+            CVar v = tp->vars[outside[j]];
+            every[j] = flag[j] >= 0 && v.pend < 0;
+            region_path_end(c, every[j] ? (CVar){ v.grad, flag[j] } : v, acc[j], flag[j]);
+        }
         emit_nbin(c, k, k, num_const_reg(c, 1), OP_SUB);
         in = cc_emit(c, I_JUMP);
         in->aux = top;
         c->g->code[exit_jump].aux = c->g->ncode;
+        count_if_ran(c, shadow_reg(outer, L->count_reg), flag, every, nout);
     }
     if (ok && peel) {   /* the first iteration, if the loop ran at all */
         emit_nbin(c, more, k, num_const_reg(c, 0), OP_GT);
@@ -805,7 +937,7 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
         int skip = (int)(in - c->g->code);
         pop2_at = mem_alloc(sizeof(int) * (size_t)(L->nsaved + 1));
         pop_iteration(c, L, shadow, pop2_at);
-        iteration_state(c, tp, L, gh, outside, acc, nout);
+        iteration_state(c, tp, L, gh, ghf, outside, acc, flag, nout);
         if (!tp->redirect) {
             tp->redirect = mem_alloc(sizeof(int) * (size_t)(tp->nvars + 1));
             for (int v = 0; v < tp->nvars; v++) tp->redirect[v] = -1;
@@ -817,35 +949,28 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
             if (nested_in(tp, -(i + 1), self)) tp->branches[i].done = false;
         ok = backward_range(c, tp, b, self, L->first_node, L->last_node, &sm);
         for (int i = 0; i < L->nhomes; i++) tp->redirect[L->homes[i].var_start] = -1;
-        for (int j = 0; j < nout && ok; j++) emit_tmove(c, acc[j], tp->vars[outside[j]].grad.reg);
+        for (int j = 0; j < nout && ok; j++) region_path_end(c, tp->vars[outside[j]], acc[j], flag[j]);
         in = cc_emit(c, I_JUMP);
         int join = (int)(in - c->g->code);
         c->g->code[skip].aux = c->g->ncode;
         /* no iteration ran: a home's value after the loop is the one it started from (its
-         * gradient lands on -0: kept exactly); the other accumulators hold none: zeros */
-        for (int i = 0; i < L->nhomes; i++) {
-            int v = resolve(tp, L->homes[i].var_init);
-            for (int j = 0; j < nout && v >= 0; j++)
-                if (outside[j] == v) fresh[j] = false;
-        }
-        zero_if_no_trip(c, -1, acc, fresh, nout);
+         * gradient goes there, a path that gave one); the other accumulators keep their state */
         for (int i = 0; i < L->nhomes && ok; i++) {
             int v = resolve(tp, L->homes[i].var_init);
             for (int j = 0; j < nout && v >= 0; j++)
                 if (outside[j] == v) {
-                    GVal sum = gb_add(b, gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape),
-                                      gb_reg(gh[i], c->g->regs[gh[i]].dtype, &c->g->regs[gh[i]].shape));
-                    if (!sum.ok || c->failed) { ok = false; break; }
-                    emit_tmove(c, acc[j], sum.reg);
+                    CVar sum = { reg_gval(c, acc[j]), flag[j] };
+                    contribute_pending(c, b, &sum, (CVar){ reg_gval(c, gh[i]), ghf[i] });
+                    if (!sum.grad.ok || c->failed) { ok = false; break; }
+                    region_path_end(c, sum, acc[j], flag[j]);
                 }
         }
         c->g->code[join].aux = c->g->ncode;
     }
-    if (ok && !peel) zero_if_no_trip(c, shadow_reg(outer, L->count_reg), acc, fresh, nout);
-    if (ok) {
+    if (ok && !*again) {
         drop_unread(c, L, shadow, pop_at, pop2_at, top);
-        for (int v = L->first_var; v < L->end_var; v++) tp->vars[v].grad = gb_none();
-        for (int j = 0; j < nout; j++) tp->vars[outside[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
+        for (int v = L->first_var; v < L->end_var; v++) tp->vars[v] = (CVar){ gb_none(), -1 };
+        for (int j = 0; j < nout; j++) tp->vars[outside[j]] = (CVar){ reg_gval(c, acc[j]), flag[j] };
     }
     mem_free(gh);
     mem_free(outside);
@@ -854,32 +979,72 @@ static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const Sh
     mem_free(pop_at);
     mem_free(pop2_at);
     mem_free(seen);
-    mem_free(fresh);
+    mem_free(every);
+    mem_free(flag);
     return ok && !c->failed;
+}
+
+/* Drops what a pass over loop L emitted from instruction mark on, and the gradients it left. */
+static void rewind_loop(Comp *c, CTape *tp, CLoop *L, int mark, const CVar *saved) {
+    for (int k = mark; k < c->g->ncode; k++) ins_free(&c->g->code[k]);
+    c->g->ncode = mark;
+    memcpy(tp->vars, saved, sizeof(CVar) * (size_t)tp->nvars);
+    RegionRef self = (RegionRef)(L - tp->loops) + 1;
+    for (int i = 0; i < tp->nloops; i++)
+        if (nested_in(tp, i + 1, self)) tp->loops[i].done = false;
+    for (int i = 0; i < tp->nbranches; i++)
+        if (nested_in(tp, -(i + 1), self)) tp->branches[i].done = false;
+}
+
+/* The backward of a recorded loop (loop_pass). A home whose gradient ends an iteration pending
+ * (given on some paths of a branch in it only) must carry it pending into the iteration before,
+ * where a rule runs only if it was given, as eagerly (zeros would give the variables from
+ * before the loop what eager does not: +0 where eager's first contribution is -0); known only
+ * once the body's backward is emitted, so the pass is emitted again carrying it. */
+static bool backward_loop(Comp *c, CTape *tp, GradBuilder *b, CLoop *L, const ShadowMap *outer) {
+    L->done = true;
+    if (c->tape) {   /* the backward loop's ops would have to be recorded per iteration too */
+        cc_unsupported(c, "a second derivative through a run-time loop is not compiled yet");
+        return false;
+    }
+    bool *carry = mem_calloc((size_t)L->nhomes + 1, sizeof(bool)), again = true, ok = true;
+    CVar *saved = mem_alloc(sizeof(CVar) * (size_t)(tp->nvars + 1));
+    memcpy(saved, tp->vars, sizeof(CVar) * (size_t)tp->nvars);
+    int mark = c->g->ncode;
+    while (ok && again) {
+        again = false;
+        ok = loop_pass(c, tp, b, L, outer, carry, &again);
+        if (ok && again) rewind_loop(c, tp, L, mark, saved);
+    }
+    mem_free(carry);
+    mem_free(saved);
+    return ok;
 }
 
 /* Runs the rules of nodes [first, last) in reverse for one side of a branch: its home ends
  * seeded with the gradients after the branch, the variables from before it accumulating in
- * acc[] (merge registers both sides write). A variable with no gradient before the branch
- * (fresh) starts this side with none, so the side's first contribution is taken as it is, as
- * eagerly (adding it to +0 zeros would turn a -0 into +0); a side that gives it none leaves
- * zeros. */
+ * acc[] (merge registers both sides write), pending (flag[]) where their gradient is not
+ * certain (settle). Under an enclosing tape (grad(grad(f))), whose recording has no run-time
+ * jumps but the branch's, a variable with no gradient before the branch (fresh) starts each
+ * side with none instead, and a side that gives it none leaves zeros. */
 static bool branch_side(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, bool then_side, const int *targets,
-                        const bool *fresh, const int *acc, int ntargets, const GVal *after, const GVal *incoming,
-                        const ShadowMap *sm) {
+                        const bool *fresh, const int *acc, const int *flag, int ntargets, const CVar *after,
+                        const GVal *incoming, const ShadowMap *sm) {
     int first = then_side ? B->then_first : B->then_last, last = then_side ? B->then_last : B->else_last;
     /* a value made inside the branch has a gradient from after it only where an inner
      * backward (grad(grad(f))) read it: on the side that made it */
-    for (int v = B->first_var; v < B->end_var; v++) tp->vars[v].grad = incoming[v - B->first_var];
-    for (int j = 0; j < ntargets; j++)
-        tp->vars[targets[j]].grad = fresh[j] ? gb_none() : gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
+    for (int v = B->first_var; v < B->end_var; v++) tp->vars[v] = (CVar){ incoming[v - B->first_var], -1 };
+    for (int j = 0; j < ntargets; j++) tp->vars[targets[j]] = (CVar){ fresh[j] ? gb_none() : reg_gval(c, acc[j]), flag[j] };
     for (int i = 0; i < B->nhomes && !c->failed; i++) {   /* the value after the branch came from this side's end */
         CBHome *h = &B->homes[i];
         int end = resolve(tp, then_side ? h->var_then : h->var_else);
-        if (end >= 0 && after[i].ok) accumulate(b, &tp->vars[end].grad, after[i]);
+        if (end >= 0 && after[i].grad.ok) contribute_pending(c, b, &tp->vars[end], after[i]);
     }
     bool ok = !c->failed && backward_range(c, tp, b, -((int)(B - tp->branches) + 1), first, last, sm);
-    for (int j = 0; j < ntargets && ok; j++) emit_tmove(c, acc[j], grad_or_zeros(c, tp->vars[targets[j]].grad, acc[j]));
+    for (int j = 0; j < ntargets && ok; j++) {
+        if (fresh[j]) emit_tmove(c, acc[j], grad_or_zeros(c, tp->vars[targets[j]].grad, acc[j]));
+        else region_path_end(c, tp->vars[targets[j]], acc[j], flag[j]);
+    }
     return ok && !c->failed;
 }
 
@@ -909,37 +1074,39 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, cons
                 targets[nt++] = ends[e];
             }
     }
+    bool nested = c->tape != NULL;   /* grad(grad(f)): this branch is recorded on the enclosing tapes */
     acc = mem_alloc(sizeof(int) * (size_t)(nt + 1));
+    int *flag = mem_alloc(sizeof(int) * (size_t)(nt + 1));
     bool *fresh = mem_alloc(sizeof(bool) * (size_t)(nt + 1));
     for (int j = 0; j < nt; j++) {
-        acc[j] = new_reg_like(c, like[j]);
-        fresh[j] = !tp->vars[targets[j]].grad.ok;
-        emit_tmove(c, acc[j], grad_or_zeros(c, tp->vars[targets[j]].grad, like[j]));
+        fresh[j] = nested && !tp->vars[targets[j]].grad.ok;
+        flag[j] = -1;
+        if (!fresh[j]) acc[j] = region_acc(c, tp->vars[targets[j]], like[j], &flag[j]);
+        else emit_tmove(c, acc[j] = new_reg_like(c, like[j]), grad_or_zeros(c, gb_none(), like[j]));
     }
-    GVal *after = mem_alloc(sizeof(GVal) * (size_t)(B->nhomes + 1));   /* taken before the sides reset grads */
-    for (int i = 0; i < B->nhomes; i++) after[i] = B->homes[i].var_after >= 0 ? tp->vars[B->homes[i].var_after].grad : gb_none();
+    CVar *after = mem_alloc(sizeof(CVar) * (size_t)(B->nhomes + 1));   /* taken before the sides reset grads */
+    for (int i = 0; i < B->nhomes; i++) after[i] = B->homes[i].var_after >= 0 ? tp->vars[B->homes[i].var_after] : (CVar){ gb_none(), -1 };
     GVal *incoming = mem_alloc(sizeof(GVal) * (size_t)(B->end_var - B->first_var + 1));
     for (int v = B->first_var; v < B->end_var; v++) incoming[v - B->first_var] = tp->vars[v].grad;
-    int flag = shadow_reg(sm, B->flag);   /* inside a loop: the side this iteration took */
-    bool nested = c->tape != NULL;   /* grad(grad(f)): this branch is recorded on the enclosing tapes */
+    int took = shadow_reg(sm, B->flag);   /* inside a loop: the side this iteration took */
     if (nested) {
         int *unset = mem_alloc(sizeof(int) * (size_t)(nt + 1));
         for (int j = 0; j < nt; j++) unset[j] = -1;
-        cgrad_branch_begin(c, acc, unset, nt, flag);
+        cgrad_branch_begin(c, acc, unset, nt, took);
         mem_free(unset);
         c->branch_depth++;
     }
     Ins *in = cc_emit(c, I_JUMPF);
-    in->a = flag;
+    in->a = took;
     int to_else = (int)(in - c->g->code);
-    bool ok = branch_side(c, tp, b, B, true, targets, fresh, acc, nt, after, incoming, sm);
+    bool ok = branch_side(c, tp, b, B, true, targets, fresh, acc, flag, nt, after, incoming, sm);
     int to_end = -1;
     if (ok) {
         if (nested) cgrad_branch_else(c);
         in = cc_emit(c, I_JUMP);
         to_end = (int)(in - c->g->code);
         c->g->code[to_else].aux = c->g->ncode;
-        ok = branch_side(c, tp, b, B, false, targets, fresh, acc, nt, after, incoming, sm);
+        ok = branch_side(c, tp, b, B, false, targets, fresh, acc, flag, nt, after, incoming, sm);
     }
     if (nested) {
         c->branch_depth--;
@@ -947,12 +1114,13 @@ static bool backward_branch(Comp *c, CTape *tp, GradBuilder *b, CBranch *B, cons
     }
     if (ok) {
         c->g->code[to_end].aux = c->g->ncode;
-        for (int v = B->first_var; v < B->end_var; v++) tp->vars[v].grad = gb_none();
-        for (int j = 0; j < nt; j++) tp->vars[targets[j]].grad = gb_reg(acc[j], c->g->regs[acc[j]].dtype, &c->g->regs[acc[j]].shape);
+        for (int v = B->first_var; v < B->end_var; v++) tp->vars[v] = (CVar){ gb_none(), -1 };
+        for (int j = 0; j < nt; j++) tp->vars[targets[j]] = (CVar){ reg_gval(c, acc[j]), flag[j] };
     }
     mem_free(is_target);
     mem_free(targets);
     mem_free(acc);
+    mem_free(flag);
     mem_free(fresh);
     mem_free(like);
     mem_free(after);
@@ -994,7 +1162,7 @@ static bool backward_range(Comp *c, CTape *tp, GradBuilder *b, RegionRef region,
 
 /* Backward from variable y of tp, seeded with ones. false: compilation failed. */
 static bool backward(Comp *c, CTape *tp, int y, GVal yv) {
-    tp->vars[y].grad = filled(c, &yv.shape, 1, yv.dtype);
+    tp->vars[y] = (CVar){ filled(c, &yv.shape, 1, yv.dtype), -1 };
     GradBuilder b;
     gb_init(&b);
     b.emit = emit;
@@ -1022,7 +1190,7 @@ static void track_leaves(Comp *c, CTape *tp, AVal *v, int **leaves, int *n, int 
  * constants; same list lengths, same dict keys in the same order. */
 static AVal grad_tree(Comp *c, CTape *tp, AVal *v, const int *leaves, int *k) {
     if (v->kind == AV_TENSOR && is_float(v->dtype)) {
-        GVal g = tp->vars[leaves[(*k)++]].grad;
+        GVal g = settle(c, tp, leaves[(*k)++]);
         if (!g.ok) g = filled(c, &v->shape, 0, v->dtype);
         return c->failed ? FAILV : aval_of(g);
     }

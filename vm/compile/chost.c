@@ -31,6 +31,18 @@ void cc_struct_grows(Comp *c, AStruct *st) {
             c->g->guards[i].at_least = !st->len_read;
 }
 
+/* A constant list index i, a negative one counted from the end: false when compiling failed.
+ * An index outside the items known when compiling reads the list's length (cc_struct_n): the
+ * guard then keeps the length exact, and after a run-time add it is not known (eager). A list
+ * the code only appended to at run time may hold that item (L[7] after two pushes). */
+bool cc_list_index(Comp *c, AStruct *st, int64_t *i) {
+    if (*i < 0 || *i >= st->n) {
+        int n = cc_struct_n(c, st);
+        if (*i < 0) *i += n;
+    }
+    return !c->failed;
+}
+
 /* A value a host instruction can take as an operand (built at run time by vm_operand). */
 static bool host_operand(const AVal *v) {
     switch (v->kind) {

@@ -236,6 +236,8 @@ int cc_new_val(Comp *c);
 /* st's length or key set, which the code now depends on (see AStruct.grown); grow: the code
  * adds to input structure st at run time (vm/compile/chost.c). */
 int cc_struct_n(Comp *c, AStruct *st);
+/* A constant list index, negative from the end, checked against what is known (chost.c). */
+bool cc_list_index(Comp *c, AStruct *st, int64_t *i);
 /* A read of an item of a dict a store with a run-time key may have changed (AStruct.items_unknown). */
 AVal cc_unknown_items(Comp *c);
 void cc_struct_grows(Comp *c, AStruct *st);

@@ -48,8 +48,7 @@ void cc_store_struct(Comp *c, AVal obj, AVal key, AVal v, SrcLoc loc) {
     } else {
         int64_t i;
         if (!cc_need_int(c, &key, &i, "a list index")) return;
-        if (i < 0) i += cc_struct_n(c, st);
-        if (c->failed) return;
+        if (!cc_list_index(c, st, &i)) return;
         if (i < 0 || i >= st->n) { cc_error_atk(c, ERRK_INDEX, loc, "list index out of range"); return; }
         cc_undo_save(c, st);
         st->items[i] = v;
@@ -229,6 +228,24 @@ static bool make_struct_home(Comp *c, const AVal *v, const AVal *after, AVal *ho
     return true;
 }
 
+/* A home for a list or dict v first bound in a loop: a register for each tensor, number or
+ * string in it, nested lists and dicts alike; other items (functions) as they are. */
+static bool fresh_struct_home(Comp *c, const AVal *v, AVal *home) {
+    if (v->st->grown || ca_is_open(v->st)) return false;
+    AStruct *st = cc_astruct_new(c, v->kind == AV_DICT);
+    st->is_home = true;
+    for (int i = 0; i < v->st->n; i++) {
+        const AVal *x = &v->st->items[i];
+        AVal h = *x;
+        if ((x->kind == AV_LIST || x->kind == AV_DICT) ? !fresh_struct_home(c, x, &h)
+            : x->kind == AV_TENSOR || x->kind == AV_NUM || x->kind == AV_STR ? !make_home(c, x, x, &h) : false)
+            return false;
+        cc_astruct_push(c, st, v->kind == AV_DICT ? v->st->keys[i] : NULL, h);
+    }
+    *home = (AVal){ .kind = v->kind, .st = st, .reg = -1 };
+    return true;
+}
+
 /* A home register of the same kind as v (numbers and tensors; others must not change); a
  * tensor's takes any size where v and the value after the region (after, or NULL) differ and
  * one of them has a run-time shape (cs_home_shape). */
@@ -352,6 +369,12 @@ static int by_pos_then_age(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+static bool listed(const Home *homes, int n, VarKey key) {
+    for (int i = 0; i < n; i++)
+        if (cc_key_eq(homes[i].key, key)) return true;
+    return false;
+}
+
 /* Variables whose binding differs between the environment now and the snapshot, in the
  * order of the environment: the bindings the dry run overwrote (the oldest log entry of a
  * position holds its value then), then those it added. Linear in what the run touched. */
@@ -365,8 +388,35 @@ static void changed_since(Comp *c, Snap *s, Home **out, int *n) {
     qsort(log, (size_t)nlog, sizeof *log, by_pos_then_age);
     for (int i = 0; i < nlog; i++)
         if (i == 0 || log[i]->pos != log[i - 1]->pos) changed_one(&c->env[log[i]->pos], &log[i]->old, out, n);
-    mem_free(log);
     for (int i = s->nenv; i < c->nenv; i++) changed_one(&c->env[i], NULL, out, n);
+    /* `y = x` where y held x's register before: the same value in the dry run, but in the
+     * region y holds x's home, which the move at the region's end overwrites: y changes too */
+    for (bool more = true; more;) {
+        more = false;
+        for (int i = 0; i < nlog; i++) {
+            const Binding *now = &c->env[log[i]->pos];
+            if ((i && log[i]->pos == log[i - 1]->pos) || listed(*out, *n, now->key)) continue;
+            if ((now->v.kind != AV_TENSOR && now->v.kind != AV_NUM) || now->v.reg < 0 || !same_av(&log[i]->old.v, &now->v))
+                continue;   /* a register (not a number known when compiling) it kept */
+            bool shares = false;
+            for (int k = 0; k < *n && !shares; k++) {   /* a changed variable's value before */
+                const AVal *before = NULL;
+                for (int j = 0; j < nlog && !before; j++)
+                    if (cc_key_eq(c->env[log[j]->pos].key, (*out)[k].key)) before = &log[j]->old.v;
+                if (!before) {
+                    Binding *in = cc_input_find(c, (*out)[k].key);
+                    before = in ? &in->v : NULL;
+                }
+                shares = before && before->kind == now->v.kind && before->reg == now->v.reg;
+            }
+            if (shares) {
+                *out = mem_realloc(*out, sizeof(Home) * (size_t)(*n + 1));
+                (*out)[(*n)++] = (Home){ now->key, now->v, now->name, NULL, 0 };
+                more = true;
+            }
+        }
+    }
+    mem_free(log);
 }
 
 /* A list the region's dry run grew, which becomes a tensor array for the loop (carray.c). */
@@ -537,7 +587,13 @@ static bool prepare_homes(Comp *c, void (*compile_region)(Comp *, void *), void 
             b = cc_input_find(c, changed[i].key);
         }
         const AVal *shape_src = b ? &b->v : &changed[i].home;
-        if (!make_home(c, shape_src, &changed[i].home, &home)) {
+        bool made = make_home(c, shape_src, &changed[i].home, &home);
+        /* a list or dict first bound in a loop that runs: a home of its structure, so that
+         * after the loop its items are the last iteration's, not registers (another variable's
+         * home) the moves at the iteration's end overwrote */
+        if (!made && !b && trips > 0 && (shape_src->kind == AV_LIST || shape_src->kind == AV_DICT))
+            made = fresh_struct_home(c, shape_src, &home);
+        if (!made) {
             if (b && !same_av(&b->v, &changed[i].home)) {
                 cc_unsupported(c, "variable '%s' changes its value inside a loop or run-time branch", changed[i].name);
                 break;
@@ -583,13 +639,24 @@ static const AVal *home_source(Comp *c, const Home *h) {
     return b ? &b->v : NULL;
 }
 
+/* Whether moving s into home h (a list's or dict's item by item) overwrites the register (or
+ * bound flag) of v. */
+static bool move_overwrites(const AVal *h, const AVal *s, const AVal *v) {
+    if ((h->kind == AV_LIST || h->kind == AV_DICT) && h->st->is_home && s->kind == h->kind && s->st != h->st) {
+        for (int k = 0; k < h->st->n && k < s->st->n; k++)
+            if (move_overwrites(&h->st->items[k], &s->st->items[k], v)) return true;
+        return false;
+    }
+    if (h->kind != v->kind) return false;
+    if (s->kind == h->kind && s->reg == h->reg) return false;   /* its move is a no-op */
+    return h->reg == v->reg || (v->unset && h->unset == v->unset);
+}
+
 /* Whether a move into one of homes[0..i) overwrites the register (or bound flag) of v. */
 static bool overwritten_before(Comp *c, const Home *homes, int i, const AVal *v) {
     for (int j = 0; j < i; j++) {
-        const AVal *h = &homes[j].home, *s = home_source(c, &homes[j]);
-        if (!s || h->kind != v->kind) continue;
-        if (s->kind == h->kind && s->reg == h->reg) continue;   /* its move is a no-op */
-        if (h->reg == v->reg || (v->unset && h->unset == v->unset)) return true;
+        const AVal *s = home_source(c, &homes[j]);
+        if (s && move_overwrites(&homes[j].home, s, v)) return true;
     }
     return false;
 }
@@ -603,6 +670,25 @@ static AVal copy_to_temp(Comp *c, AVal v, const char *name) {
     return t;
 }
 
+/* v, with each tensor or number in it that a move into homes[0..i) overwrites copied first. */
+static AVal protect(Comp *c, const Home *homes, int i, AVal v, const char *name) {
+    if ((v.kind == AV_TENSOR || v.kind == AV_NUM) && v.reg >= 0 && overwritten_before(c, homes, i, &v))
+        return copy_to_temp(c, v, name);
+    if (v.kind != AV_LIST && v.kind != AV_DICT) return v;
+    AStruct *st = NULL;
+    for (int k = 0; k < v.st->n && !c->failed; k++) {
+        AVal item = protect(c, homes, i, v.st->items[k], name);
+        if (!st && item.kind == v.st->items[k].kind && item.reg == v.st->items[k].reg && item.st == v.st->items[k].st) continue;
+        if (!st) {   /* a copy of the structure, its items so far as they were */
+            st = cc_astruct_new(c, v.kind == AV_DICT);
+            for (int j = 0; j < k; j++) cc_astruct_push(c, st, v.kind == AV_DICT ? v.st->keys[j] : NULL, v.st->items[j]);
+        }
+        cc_astruct_push(c, st, v.kind == AV_DICT ? v.st->keys[k] : NULL, item);
+    }
+    if (st) v.st = st;
+    return v;
+}
+
 /* The moves into the homes at the end of a loop body or a branch side are one parallel
  * assignment: after `x = x` made x's home its value, `t = x; x = x * 2` leaves t holding
  * x's home register, which the move into x's home would overwrite before t's move reads it.
@@ -614,9 +700,7 @@ static void home_moves(Comp *c, Home *homes, int n) {
         const AVal *v = home_source(c, &homes[i]);
         has[i] = v != NULL;
         if (!v) continue;
-        vals[i] = *v;
-        if ((v->kind == AV_TENSOR || v->kind == AV_NUM) && v->reg >= 0 && overwritten_before(c, homes, i, v))
-            vals[i] = copy_to_temp(c, *v, homes[i].name);
+        vals[i] = protect(c, homes, i, *v, homes[i].name);
     }
     for (int i = 0; i < n && !c->failed; i++)   /* a poisoned variable (prepare_homes) has no register */
         if (has[i] && !homes[i].home.poison) move_into(c, &homes[i].home, vals[i], homes[i].name);
