@@ -645,18 +645,13 @@ static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClo
     /* a compile budget: recursion fixed by guards can still inline exponentially many calls */
     if (++c->inlined > 5000 || c->g->ncode > 100000)
         return cc_unsupported(c, "more than 5000 calls to inline (recursion?); the code runs eagerly");
+    if (nargs > p->nparams)
+        return cc_error_atk(c, ERRK_TYPE, loc, "%s() takes %d argument%s but %d were given", fname, p->nparams,
+                        p->nparams == 1 ? "" : "s", nargs);
     CallFrame *frame = graph_frame(c->g, fname, c->src, loc, c->ictx ? c->ictx->frame : NULL);
     Inline ic = { c->ictx, ++c->next_inline, p, mod, real, cc, false, FAILV, c->branch_depth, frame };
     AVal *bound = mem_calloc((size_t)p->nparams + 1, sizeof(AVal));
     AVal r = FAILV;
-    Source *saved_src = c->src;
-    Inline *saved_ctx = c->ictx;
-    c->ictx = &ic;   /* an argument error is raised in f's frame, as eagerly: its traceback names f */
-    if (nargs > p->nparams) {
-        cc_error_atk(c, ERRK_TYPE, loc, "%s() takes %d argument%s but %d were given", fname, p->nparams,
-                     p->nparams == 1 ? "" : "s", nargs);
-        goto out;
-    }
     for (int i = 0; i < nargs; i++) bound[i] = args[i];
     for (int k = 0; k < nkw; k++) {
         int i = 0;
@@ -670,29 +665,33 @@ static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClo
         if (bound[i].kind != AV_NONE) { cc_error_atk(c, ERRK_TYPE, loc, "%s() got multiple values for parameter '%s'", fname, p->params[i]); goto out; }
         bound[i] = kw[k];
     }
+    Source *saved_src = c->src;
+    Inline *saved_ctx = c->ictx;
+    c->ictx = &ic;
+    c->src = p->src ? p->src : mod->src;
     c->inline_depth++;
     for (int i = 0; i < p->nparams; i++) {
         VarKey key = { K_INLINE, ic.id * 65536 + i, NULL };
         if (bound[i].kind == AV_NONE) {
             if (!p->defaults[i]) {
-                c->src = saved_src;   /* at the call, in f's frame */
+                c->ictx = saved_ctx;
+                c->src = saved_src;
+                c->inline_depth--;
                 cc_error_atk(c, ERRK_TYPE, loc, "%s() missing argument '%s'", fname, p->params[i]);
-                break;
+                goto out;
             }
-            c->src = p->src ? p->src : mod->src;
             bound[i] = cc_expr(c, p->defaults[i]);
             if (c->failed) break;
         }
         cc_env_set(c, key, bound[i], p->params[i], false);
     }
-    c->src = p->src ? p->src : mod->src;
     if (!c->failed) cflow_enter(c, &ic);
     if (!c->failed) cc_block(c, p->body);
     if (!c->failed) r = cflow_result(c, &ic);
-    c->inline_depth--;
-out:
     c->ictx = saved_ctx;
     c->src = saved_src;
+    c->inline_depth--;
+out:
     mem_free(bound);
     return r;
 }
