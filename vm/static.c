@@ -713,8 +713,9 @@ static Value verify_fn(Interp *I, Graph *g, Env *e, ObjClosure *fn, Value *args,
  * pushes and draws (spec sections 6 and 12). A graph writes its variables only at its end. So a
  * failed run is undone (the containers it changed, the generator) and the block runs again
  * eagerly, quietly (its prints and bars showed already), to the same error. Only where the
- * program sees that state: inside a try, or at the REPL, which keeps the variables; elsewhere
- * the error ends the program, and running again would only delay its report. */
+ * program sees that state: inside a try (a host's tsl_call counts as one), or at the REPL,
+ * which keeps the variables; elsewhere the error ends the program, and running again would
+ * only delay its report. */
 typedef struct {
     bool on;
     uint64_t seed, ctr;
@@ -742,7 +743,7 @@ static bool undo_end(Interp *I, Undo *u, bool failed) {
     return again;
 }
 
-/* The failed run's error, kept while the block runs again. */
+/* The failed run's error, kept while the block runs again, and the settings the rerun changes. */
 typedef struct {
     bool has_loc, interrupted;
     ErrKind kind;
@@ -750,21 +751,20 @@ typedef struct {
     SrcLoc loc;
     Source *src;
     Traceback tb;
+    bool no_static, quiet;
 } Pending;
 
-static void rerun_begin(Interp *I, Pending *p, bool flags[2]) {
-    *p = (Pending){ I->err_has_loc, I->interrupted, I->err_kind, "", I->err_loc, I->err_src, I->traceback };
+static void rerun_begin(Interp *I, Pending *p) {
+    *p = (Pending){ I->err_has_loc, I->interrupted, I->err_kind, "", I->err_loc, I->err_src, I->traceback, I->no_static, I->quiet };
     memcpy(p->msg, I->err_msg, sizeof p->msg);
     interp_clear_error(I);
-    flags[0] = I->no_static;
-    flags[1] = I->quiet;
     I->no_static = I->quiet = true;   /* eager all the way down, as --verify-static's reference */
 }
 
 /* ok: the rerun did not fail. Then static and eager code disagree, a bug: the first error stands. */
-static void rerun_end(Interp *I, const Pending *p, const bool flags[2], bool ok) {
-    I->no_static = flags[0];
-    I->quiet = flags[1];
+static void rerun_end(Interp *I, const Pending *p, bool ok) {
+    I->no_static = p->no_static;
+    I->quiet = p->quiet;
     if (!ok) return;
     I->err_set = true;
     I->err_has_loc = p->has_loc;
@@ -778,19 +778,17 @@ static void rerun_end(Interp *I, const Pending *p, const bool flags[2], bool ok)
 
 static Exec rerun_block(Interp *I, Frame *f, Node *blk) {
     Pending p;
-    bool flags[2];
-    rerun_begin(I, &p, flags);
+    rerun_begin(I, &p);
     Exec st = exec_eager(I, f, blk);
-    rerun_end(I, &p, flags, st != EX_ERR);
+    rerun_end(I, &p, st != EX_ERR);
     return EX_ERR;
 }
 
 static Value rerun_fn(Interp *I, ObjClosure *fn, Value *args, int nargs, CallArgs *kw) {
     Pending p;
-    bool flags[2];
-    rerun_begin(I, &p, flags);
+    rerun_begin(I, &p);
     Value r = interp_call_eager(I, fn, args, nargs, kw);
-    rerun_end(I, &p, flags, !IS_ERR(r));
+    rerun_end(I, &p, !IS_ERR(r));
     if (!IS_ERR(r)) val_release(r);
     return ERR_VAL;
 }
