@@ -474,8 +474,9 @@ static Value call_loaded(Interp *I, CallArgs *a) {
     char err[700];
     for (int i = 0; i < g->nguards; i++)
         if (guard_check(g, &g->guards[i], vals[g->guards[i].input], true, err, sizeof err)) {
+            ErrKind kind = guard_kind(&g->guards[i], vals[g->guards[i].input]);   /* vals lives in params */
             mem_free(params);
-            return interp_errork(I, guard_kind(&g->guards[i], vals[g->guards[i].input]), "%s(): %s", m->gf->name, err);
+            return interp_errork(I, kind, "%s(): %s", m->gf->name, err);
         }
     Device d = call_device(g, vals);
     Tensor **consts;
