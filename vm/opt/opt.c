@@ -190,20 +190,6 @@ void compact(Graph *g, bool *dead) {
 
 /* ---------- dead code ---------- */
 
-static bool reg_runtime(const Graph *g, int r) {
-    return r >= 0 && g->regs[r].kind == R_TENSOR && shape_is_runtime(&g->regs[r].shape);
-}
-
-/* Whether an op or index reads or writes a tensor with a size known only at run time: its
- * shapes are checked when it runs (graph_mark_runtime marks it so after the optimizer). */
-static bool runtime_shaped(const Graph *g, const Ins *in) {
-    if (reg_runtime(g, in->dst) || (in->op != I_OP && reg_runtime(g, in->a)) || (in->op == I_INDEX_SET && reg_runtime(g, in->b)))
-        return true;
-    for (int k = 0; k < in->nargs; k++)
-        if (reg_runtime(g, in->args[k])) return true;
-    return false;
-}
-
 /* An instruction whose run checks its operands' values and raises an error for some (an index
  * out of range, a singular matrix, integer division by zero, NaN to i64, shapes known only at
  * run time that do not broadcast, an empty axis of max). Eagerly it fails
@@ -211,7 +197,8 @@ static bool runtime_shaped(const Graph *g, const Ins *in) {
  * is the wider question a try asks: what may fail at all.) */
 static bool checks_values(const Graph *g, const Ins *in) {
     if (in->cannot_fail) return false;
-    if ((in->op == I_OP || in->op == I_INDEX || in->op == I_INDEX_SET) && runtime_shaped(g, in)) return true;
+    /* a size known only at run time: its shapes are checked when it runs (in->rt, set after the optimizer) */
+    if ((in->op == I_OP || in->op == I_INDEX || in->op == I_INDEX_SET) && graph_ins_runtime(g, in)) return true;
     switch (in->op) {
     case I_INDEX: case I_INDEX_SET: return in->nargs > 0;   /* indices read at run time are checked then */
     case I_OP:
