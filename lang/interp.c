@@ -142,7 +142,7 @@ int interp_truthy(Interp *I, Value v) {
     if (v.type != VAL_TENSOR) return val_truthy_simple(v);
     Tensor *t = v.as.t;
     if (t->size != 1) {
-        interp_error(I, "ambiguous truth value of a tensor with %lld elements; use any/all", (long long)t->size);
+        interp_error(I, AMBIGUOUS_TRUTH_FMT, (long long)t->size);
         return -1;
     }
     double x;

@@ -331,6 +331,9 @@ int tensor_op_of(int tok);                       /* the OpCode of a binary opera
 
 /* A range's bounds stay within +-2**53, where every integer is a double and i + step moves
  * i: beyond, i + 1 == i and a loop over range() would never end (also for infinities). */
+/* The error of `if t` (and while, and, or, not, assert) on a tensor of several elements, eager
+ * and static alike (vm/run/vm_loop.h): spec section 6 asks the message to suggest where(). */
+#define AMBIGUOUS_TRUTH_FMT "ambiguous truth value of a tensor with %lld elements; use any/all, or where(cond, a, b) to choose elementwise"
 #define RANGE_MAX_BOUND 9007199254740992.0
 #define RANGE_BOUND_MSG "range() arguments must be integers between -2**53 and 2**53"
 

@@ -95,7 +95,7 @@ START_TEST(interp_errors_have_locations) {
     ck_assert_fails_with(I, "x = 1\ny = x + zz", "undefined variable 'zz'", 2, 9);
     ck_assert_fails_with(I, "\n  assert(1 == 2, \"nope\")", "assertion failed: nope", 2, 3);
     ck_assert_fails_with(I, "d = {a: 1}\nd.b", "key 'b' not found in dict", 0, 0);
-    ck_assert_fails_with(I, "if tensor([1, 2]) { }", "ambiguous truth value of a tensor with 2 elements; use any/all", 0, 0);
+    ck_assert_fails_with(I, "if tensor([1, 2]) { }", "ambiguous truth value of a tensor with 2 elements; use any/all, or where(cond, a, b) to choose elementwise", 0, 0);
     ck_assert_fails_with(I, "l = [1]\nl[5]", "list index out of range", 0, 0);
     ck_assert_int_eq(run("fn f() { break }\nf()"), 1);
 }

@@ -246,8 +246,8 @@ static int exec_read(Interp *I, VmRegs *r, Ins *in) {
     Tensor *x = r->ten[in->a], *h;
     if (!x) return vm_fail_at(I, in, "undefined variable");
     if (in->op == I_TRUTH && x->size != 1) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "ambiguous truth value of a tensor with %lld elements; use any/all", (long long)x->size);
+        char msg[160];
+        snprintf(msg, sizeof msg, AMBIGUOUS_TRUTH_FMT, (long long)x->size);
         return vm_fail_at(I, in, msg);
     }
     if (!(h = x->device == DEV_CPU ? x : tensor_host(x))) return vm_fail_at(I, in, op_error());
