@@ -18,6 +18,7 @@ enum {
     ST_RANK, ST_WORLD_SIZE,                   /* constants of the process */
     ST_TENSOR, ST_BOOL, ST_TO, ST_SEED,       /* also on tensors known only at run time */
     ST_ITEM, ST_FLOAT, ST_LEN, ST_TYPE,
+    ST_TOLIST,                                /* of a small tensor of known shape */
     ST_PUSH, ST_EXTEND, ST_INSERT,            /* onto lists the static code made */
     ST_REVERSED, ST_KEYS, ST_GET, ST_SORTED,
     ST_POP,                                   /* from lists and dicts the static code made */
@@ -65,14 +66,19 @@ typedef struct BuiltinParams {
     char buf[128];
 } BuiltinParams;
 
-/* Binds a call of I->calling_builtin, whose function is self (NULL: whatever it is, for a
- * built-in reached through a hook), by its row: out[i] is parameter i's argument (borrowed;
- * UNDEF when omitted). Returns the row's parameters, or NULL on an error. */
 /* del and pop: takes key out of a list or dict (lists.c); the item (owned) or ERR_VAL. */
 Value interp_take(Interp *I, const char *what, Value obj, Value key, Value dflt);
+/* sorted()'s order of keys[0..n) (lists.c): order[k] is the position of the k-th smallest
+ * (reverse: largest; equal keys keep their order either way). False, with sorted()'s error
+ * pending, when two keys cannot be compared. Static code sorts by keys known when compiling
+ * with it (vm/compile/cbuiltins.c). */
+bool list_sort_order(Interp *I, const Value *keys, int n, bool reverse, int *order);
 /* The interpreter's object for built-in `name` (static code calling one it did not name). */
 ObjBuiltin *builtin_named(Interp *I, const char *name);
 
+/* Binds a call of I->calling_builtin, whose function is self (NULL: whatever it is, for a
+ * built-in reached through a hook), by its row: out[i] is parameter i's argument (borrowed;
+ * UNDEF when omitted). Returns the row's parameters, or NULL on an error. */
 const BuiltinParams *builtin_bind(Interp *I, CallArgs *a, BuiltinFn self, Value *out);
 /* The parameters of row d's signature, "(list, i, x)" or "(data, dtype=nil)": their names (in
  * buf, n >= its length), NULL-terminated, and the result how many are required; -1 when it is not

@@ -55,6 +55,16 @@ static bool merge_sort(Interp *I, SortEntry *e, SortEntry *tmp, int n, bool reve
     return true;
 }
 
+bool list_sort_order(Interp *I, const Value *keys, int n, bool reverse, int *order) {
+    SortEntry *e = mem_alloc(sizeof *e * (size_t)(n ? n : 1)), *tmp = mem_alloc(sizeof *tmp * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++) e[i] = (SortEntry){ keys[i], NUM_VAL(i) };   /* borrowed keys: compared only */
+    bool ok = merge_sort(I, e, tmp, n, reverse);
+    for (int i = 0; ok && i < n; i++) order[i] = (int)e[i].item.as.n;
+    mem_free(e);
+    mem_free(tmp);
+    return ok;
+}
+
 static Value bi_sorted(Interp *I, CallArgs *a) {
     Value v[3];
     if (!builtin_bind(I, a, bi_sorted, v) || !need_list(I, "sorted", v[0])) return ERR_VAL;

@@ -360,7 +360,7 @@ const BuiltinDef tensor_builtins[] = {
     { "set_flush_denormal", bi_set_flush_denormal, "(b)",
       "true: float results and operands that are subnormal are zero from now on (faster where they occur); returns whether the CPU can", ST_NONE },
     { "item", bi_item, "(x)", "the one element of a tensor as a number (or bool)", ST_ITEM | ST_CUTS },
-    { "tolist", bi_tolist, "(t)", "a tensor as nested lists of numbers (or bools)", ST_CUTS },
+    { "tolist", bi_tolist, "(t)", "a tensor as nested lists of numbers (or bools)", ST_TOLIST | ST_CUTS },
     { "to", bi_to, "(t, device)", "the tensor on device \"cpu\" or \"gpu\"", ST_TO },
     { "device", bi_device, "(name=nil)", "the default device, or sets it", ST_NONE },
     { "devices", bi_devices, "()", "the devices this process can use: [\"cpu\"] or [\"cpu\", \"gpu\"]", ST_FOLDS },

@@ -422,7 +422,7 @@ static Graph *lookup(Interp *I, Cache *c, Env *e, Node *blk, SrcLoc loc, const c
         *eager = true;
         return NULL;
     }
-    if (st == COMPILE_ERROR) return NULL;
+    if (st == COMPILE_ERROR || st == COMPILE_REFUSED) return NULL;   /* the program's error */
     char opt_msg[1024];
     if (opt_env_problem(opt_msg, sizeof opt_msg)) interp_write_diag(I, opt_msg, strlen(opt_msg));
     /* the device first: a graph the device executor runs gets no row groups (opt.h) */

@@ -373,6 +373,111 @@ static AVal builtin_item(Comp *c, int rule, const char *name, AVal x, SrcLoc loc
     return r;
 }
 
+/* tolist(x) of a tensor whose shape is known: nested lists the compiler knows (their lengths
+ * are x's shape), each number one element of x read when the block runs (an index, then
+ * item() of it: the same double eager's tolist reads). Each element costs two instructions, so
+ * only small tensors; a larger one runs eagerly. */
+enum { TOLIST_MAX = 256 };
+
+static AVal tolist_level(Comp *c, AVal x, int dim, int64_t *pos) {
+    if (dim < x.shape.ndim) {
+        AStruct *st = cc_astruct_new(c, false);
+        for (pos[dim] = 0; pos[dim] < x.shape.d[dim]; pos[dim]++) {
+            AVal item = tolist_level(c, x, dim + 1, pos);
+            if (c->failed) return FAILV;
+            cc_astruct_push(c, st, NULL, item);
+        }
+        return (AVal){ .kind = AV_LIST, .st = st, .reg = -1 };
+    }
+    AVal e = x;
+    if (x.shape.ndim > 0) {   /* x[pos]: a 0-d tensor */
+        IndexItem *items = mem_calloc((size_t)x.shape.ndim, sizeof(IndexItem));
+        int *regs = mem_alloc(sizeof(int) * (size_t)x.shape.ndim);
+        for (int k = 0; k < x.shape.ndim; k++) {
+            items[k].kind = IDX_INT;   /* field by field: CSE compares the bytes (calloc's zero padding) */
+            items[k].i = pos[k];
+            regs[k] = -1;
+        }
+        Shape s0 = { 0, { 0 } };
+        e = cc_tensor_av(c, x.dtype, &s0);
+        Ins *in = cc_emit(c, I_INDEX);
+        in->dst = e.reg;
+        in->a = x.reg;
+        in->idx = items;
+        in->nidx = in->nargs = x.shape.ndim;
+        in->args = regs;
+    }
+    AVal r = { .kind = AV_NUM, .reg = cc_new_num(c, x.dtype == DT_BOOL) };
+    Ins *in = cc_emit(c, I_ITEM);
+    in->dst = r.reg;
+    in->a = e.reg;
+    r.is_bool = x.dtype == DT_BOOL;
+    return r;
+}
+
+static AVal builtin_tolist(Comp *c, AVal x, SrcLoc loc) {
+    if (x.kind != AV_TENSOR) return FAILV;   /* eager's error */
+    if (shape_is_runtime(&x.shape)) return cc_unsupported(c, "tolist() of a tensor whose shape is known only at run time");
+    if (shape_count(&x.shape) > TOLIST_MAX)
+        return cc_unsupported(c, "tolist() of a tensor of more than %d elements", TOLIST_MAX);
+    if (cgrad_tracked(c, x.reg)) cgrad_cut(c, "tolist", loc);
+    int64_t pos[TSL_MAX_RANK];
+    return tolist_level(c, x, 0, pos);
+}
+
+/* A sort key known when compiling (a number that depends on guards makes them exact). Other
+ * constants pass as they are: sorted()'s own error refuses them. */
+static bool known_key(Comp *c, AVal *k, Value *out) {
+    if (k->kind == AV_CONST) { *out = k->k; return true; }
+    if (k->kind != AV_NUM || !k->known) return false;
+    double x;
+    if (!cc_need_const(c, k, &x, "a sort key")) return false;
+    *out = k->is_bool ? BOOL_VAL(x != 0) : NUM_VAL(x);
+    return true;
+}
+
+/* sorted(l, key=f) of a list whose items the compiler knows: f inlined once per item, in
+ * order, as eager calls it, and the order found while compiling when every key is known then
+ * (len of known strings, a field of known dicts, numbers the guards fix). The items may be
+ * anything (tensors are moved, not read). Keys made at run time run eagerly. */
+static AVal builtin_sorted_key(Comp *c, AVal *v, SrcLoc loc) {
+    bool fn = (v[1].kind == AV_CONST && v[1].k.type == VAL_FUNC) || v[1].kind == AV_CLOSURE;
+    if (v[0].kind != AV_LIST || v[0].st->items_unknown || !fn) return FAILV;   /* eager's error, or key=nil */
+    bool reverse = false;
+    if (v[2].kind != AV_NONE) {
+        Value r;
+        if (!known_key(c, &v[2], &r)) return c->failed ? FAILV : cc_unsupported(c, "sorted() with reverse= known only at run time");
+        reverse = val_truthy_simple(r);
+    }
+    AStruct *st = v[0].st;
+    int n = cc_struct_n(c, st);
+    if (c->failed) return FAILV;
+    AVal *items = cc_arena_alloc(c, sizeof(AVal) * (size_t)(n + 1));   /* a key may change the list */
+    memcpy(items, st->items, sizeof(AVal) * (size_t)n);
+    Value *keys = mem_alloc(sizeof(Value) * (size_t)(n + 1));
+    int *order = mem_alloc(sizeof(int) * (size_t)(n + 1));
+    AVal r = FAILV;
+    for (int i = 0; i < n; i++) {
+        AVal k = cc_call_value(c, v[1], &items[i], 1, NULL, NULL, 0, loc);
+        if (c->failed) goto out;
+        if (!known_key(c, &k, &keys[i])) {
+            if (!c->failed) cc_unsupported(c, "sorted() with a key whose results are known only at run time");
+            goto out;
+        }
+    }
+    if (!list_sort_order(c->I, keys, n, reverse, order)) {
+        cc_folded(c, ERR_VAL, loc);
+        goto out;
+    }
+    AStruct *sorted = cc_astruct_new(c, false);
+    for (int i = 0; i < n; i++) cc_astruct_push(c, sorted, NULL, items[order[i]]);
+    r = (AVal){ .kind = AV_LIST, .st = sorted, .reg = -1 };
+out:
+    mem_free(keys);
+    mem_free(order);
+    return r;
+}
+
 /* insert(l, i, x) into a list the static code made. */
 static AVal builtin_insert(Comp *c, AVal *v, SrcLoc loc) {
     AStruct *st = v[0].st;
@@ -462,6 +567,8 @@ static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc lo
     case ST_ITEM:
     case ST_FLOAT:
         return v[0].kind == AV_TENSOR || v[0].kind == AV_NUM ? builtin_item(c, rule, name, v[0], loc) : FAILV;
+    case ST_TOLIST: return builtin_tolist(c, v[0], loc);
+    case ST_SORTED: return builtin_sorted_key(c, v, loc);
     case ST_LEN:
         if (v[0].kind == AV_STR || ((v[0].kind == AV_LIST || v[0].kind == AV_DICT) && v[0].st->grown))
             return cc_host_len(c, b, v[0]);   /* read at run time */

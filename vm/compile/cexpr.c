@@ -637,6 +637,51 @@ out:
 AVal cc_compile_builtin(Comp *c, const char *name, ObjBuiltin *b, AVal *args, int nargs, char **kwn, AVal *kw,
                             int nkw, SrcLoc loc);
 
+/* Whether a and b are the same as far as compiling can tell: a call of the same function with
+ * such arguments compiles to the same code. Unsure is "not the same". */
+static bool same_when_compiling(const AVal *a, const AVal *b, int depth) {
+    if (a->kind != b->kind || depth > 4) return false;
+    switch (a->kind) {
+    case AV_NONE: case AV_STR: return true;
+    case AV_CONST: return a->k.type == b->k.type && (a->k.type == VAL_FUNC ? a->k.as.o == b->k.as.o : val_equal(a->k, b->k));
+    case AV_NUM: return a->known == b->known && a->is_bool == b->is_bool && (!a->known || a->num == b->num);
+    case AV_TENSOR: return a->dtype == b->dtype && shape_equal(&a->shape, &b->shape);
+    case AV_LIST: case AV_DICT:
+        if (a->st == b->st) return true;
+        if (a->st->n != b->st->n) return false;
+        for (int i = 0; i < a->st->n; i++)
+            if ((a->st->dict && strcmp(a->st->keys[i], b->st->keys[i])) ||
+                !same_when_compiling(&a->st->items[i], &b->st->items[i], depth + 1))
+                return false;
+        return true;
+    default: return a->cl == b->cl;
+    }
+}
+
+/* Spec section 6: recursion in static code compiles only where guards fix its depth. A call
+ * of p that an activation of p reaches through a run-time branch, with arguments the same as
+ * that activation's as far as compiling can tell, would inline the same code again and again:
+ * only the run decides when it stops. That is the program's error (COMPILE_REFUSED), not a
+ * reason to run eagerly. A recursion whose guards change (fib(n - 1), a shorter list) goes on
+ * compiling, within the compile budget. */
+static bool recursion_refused(Comp *c, FnProto *p, const AVal *bound, SrcLoc loc) {
+    for (const Inline *a = c->ictx; a; a = a->outer) {
+        if (a->proto != p || !a->args || c->branch_depth <= a->depth_at_entry) continue;
+        bool same = true;
+        for (int i = 0; i < p->nparams && same; i++) same = same_when_compiling(&a->args[i], &bound[i], 0);
+        if (!same) continue;
+        const char *fname = p->name[0] ? p->name : "<fn>";
+        cc_error_atk(c, ERRK_VALUE, loc,
+                     "recursion in static code whose depth is decided at run time: %s() calls itself inside a "
+                     "branch on values known only when the block runs, with nothing known when compiling "
+                     "changed (static code compiles recursion only when guards fix its depth); write it as a "
+                     "loop, or call it outside static code", fname);
+        c->status = COMPILE_REFUSED;
+        return true;
+    }
+    return false;
+}
+
 /* Inlines a call of a TSL function. */
 static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClosure *cc, AVal *args, int nargs,
                         char **kwn, AVal *kw, int nkw, SrcLoc loc) {
@@ -649,7 +694,7 @@ static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClo
         return cc_error_atk(c, ERRK_TYPE, loc, "%s() takes %d argument%s but %d were given", fname, p->nparams,
                         p->nparams == 1 ? "" : "s", nargs);
     CallFrame *frame = graph_frame(c->g, fname, c->src, loc, c->ictx ? c->ictx->frame : NULL);
-    Inline ic = { c->ictx, ++c->next_inline, p, mod, real, cc, false, FAILV, c->branch_depth, frame };
+    Inline ic = { c->ictx, ++c->next_inline, p, mod, real, cc, false, FAILV, c->branch_depth, frame, NULL };
     AVal *bound = mem_calloc((size_t)p->nparams + 1, sizeof(AVal));
     AVal r = FAILV;
     for (int i = 0; i < nargs; i++) bound[i] = args[i];
@@ -665,6 +710,8 @@ static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClo
         if (bound[i].kind != AV_NONE) { cc_error_atk(c, ERRK_TYPE, loc, "%s() got multiple values for parameter '%s'", fname, p->params[i]); goto out; }
         bound[i] = kw[k];
     }
+    if (recursion_refused(c, p, bound, loc)) goto out;
+    ic.args = bound;
     Source *saved_src = c->src;
     Inline *saved_ctx = c->ictx;
     c->ictx = &ic;

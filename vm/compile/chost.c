@@ -147,14 +147,18 @@ AVal cc_host_push(Comp *c, ObjBuiltin *b, AVal *v, bool extend) {
     return r;
 }
 
-/* del of an item of the program's own list or dict (b is pop): eager's pop when the block
- * runs, its result dropped. Its positions move: no store by position (I_STORE) follows. */
-AVal cc_host_remove(Comp *c, ObjBuiltin *b, AVal obj, AVal key) {
+/* An item of the program's own list or dict taken out (b is pop): eager's pop when the block
+ * runs, its result dropped. at: the item's position where the caller knows it and takes it
+ * out of the compiler's structure too (cdel.c), else -1: then which item went is not known,
+ * and the positions move: no store by position (I_STORE) follows. */
+AVal cc_host_remove(Comp *c, ObjBuiltin *b, AVal obj, AVal key, int at) {
     if (!host_operand(&key)) return FAILV;
     AStruct *st = obj.st;
     cc_undo_save(c, st);
-    cc_struct_grows(c, st);
-    st->items_unknown = st->shrunk = true;
+    if (at < 0) {
+        cc_struct_grows(c, st);
+        st->items_unknown = st->shrunk = true;
+    }
     AVal r = host_call(c, b, (AVal[]){ obj, key }, 2, HOST_NONE);
     c->g->code[c->g->ncode - 1].aux = st->obj + 1;   /* the container it changes (--verify-static) */
     return r;

@@ -150,6 +150,7 @@ typedef struct Inline {
     AVal result;
     int depth_at_entry;    /* runtime-branch depth when the function was entered */
     CallFrame *frame;      /* its traceback frame (NULL for the fn compiled itself) */
+    const AVal *args;      /* its parameters' values (AV_NONE: the default), for the recursion check */
 } Inline;
 
 typedef struct {
@@ -286,7 +287,7 @@ VarKey cc_name_key(Comp *c, Node *n);
 bool cc_need_const(Comp *c, AVal *v, double *out, const char *what);
 /* del and pop (cdel.c): the item taken out of a list or dict the block made */
 AVal cc_take(Comp *c, AVal obj, AVal key, AVal dflt, bool del, SrcLoc loc);
-AVal cc_host_remove(Comp *c, ObjBuiltin *b, AVal obj, AVal key);
+AVal cc_host_remove(Comp *c, ObjBuiltin *b, AVal obj, AVal key, int at);
 void cc_del(Comp *c, Node *n);
 bool cc_need_int(Comp *c, AVal *v, int64_t *out, const char *what);
 bool cc_pure_value(Comp *c, AVal *v, Value *out);

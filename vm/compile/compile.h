@@ -7,6 +7,9 @@ typedef enum {
     COMPILE_OK,
     COMPILE_ERROR,         /* a TSL error is pending in the interpreter (report it) */
     COMPILE_UNSUPPORTED,   /* the code uses something the compiler does not handle yet: run eagerly */
+    COMPILE_REFUSED,       /* a TSL error is pending that only static code has (spec section 6: recursion
+                            * whose depth is decided at run time): eager code would not raise it, so
+                            * nothing runs eagerly in its place; the error is the program's */
 } CompileStatus;
 
 /* Compiles `block` (an AST_STATIC's block) against the live frame f, whose current values

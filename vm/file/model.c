@@ -638,7 +638,7 @@ static GraphFile *export_graph(Interp *I, Value f, ObjList *args, Value dynamic,
     }
     mem_free(dyn);
     mem_free(params);
-    if (st == COMPILE_ERROR) return NULL;
+    if (st == COMPILE_ERROR || st == COMPILE_REFUSED) return NULL;
     if (st == COMPILE_UNSUPPORTED) return interp_error(I, "export(): %s() cannot be compiled: %s", fname, why), NULL;
     char err[700];
     GraphFile *gf = graphfile_from_compiled(g, vals, p->nparams, fname, err, sizeof err);
