@@ -455,7 +455,7 @@ const BuiltinDef core_builtins[] = {
     { "raise", builtin_raise, "(e)", "raises e again: an error a catch caught (same message, kind and place), or a string (kind \"user\")", ST_RAISE },
     { "clock", bi_clock, "()", "seconds on a monotonic clock", ST_NONE },
     { "args", bi_args, "()", "the command-line arguments after the script, as strings", ST_NONE },
-    { "int", bi_int, "(x)", "a number truncated toward zero, or a decimal integer string read", ST_FOLDS | ST_CUTS },
+    { "int", bi_int, "(x)", "a number truncated toward zero, or a decimal integer string read", ST_INT | ST_FOLDS | ST_CUTS },
     { "float", bi_float, "(x)", "a number from a one-element tensor, a bool or a float string", ST_FLOAT | ST_FOLDS | ST_CUTS },
     { "bool", bi_bool, "(x)", "the truth value of x", ST_BOOL | ST_FOLDS },
     { "gc", bi_gc, "()", "runs the cycle collector now; returns how many objects it freed", ST_NONE },

@@ -19,6 +19,7 @@ enum {
     ST_TENSOR, ST_BOOL, ST_TO, ST_SEED,       /* also on tensors known only at run time */
     ST_ITEM, ST_FLOAT, ST_LEN, ST_TYPE,
     ST_TOLIST,                                /* of a small tensor of known shape */
+    ST_INT,                                   /* of numbers and strings made at run time */
     ST_PUSH, ST_EXTEND, ST_INSERT,            /* onto lists the static code made */
     ST_REVERSED, ST_KEYS, ST_GET, ST_SORTED,
     ST_POP,                                   /* from lists and dicts the static code made */

@@ -550,10 +550,12 @@ static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc lo
     int64_t n;
     switch (rule) {
     case ST_TENSOR:   /* of a tensor: itself (tensors are immutable), or astype; of run-time numbers */
-        if (v[0].kind == AV_LIST) return tensor_of_numbers(c, v);
+        if (v[0].kind == AV_LIST || v[0].kind == AV_NUM) return tensor_of_numbers(c, v);
         if (v[0].kind != AV_TENSOR) return FAILV;
         return v[1].kind != AV_NONE ? cc_call_op(c, OP_ASTYPE, v, 2, NULL, NULL, 0) : v[0];
-    case ST_BOOL:   /* of a tensor: its truth value */
+    case ST_BOOL:   /* of a tensor: its truth value; every number and string is true (spec section 3) */
+        if (v[0].kind == AV_NUM) return v[0].is_bool ? v[0] : cc_bool_const(true);
+        if (v[0].kind == AV_STR) return cc_bool_const(true);
         if (v[0].kind != AV_TENSOR) return FAILV;
         t = cc_truth(c, v[0], &reg, c->loc);
         return c->failed ? FAILV : t >= 0 ? cc_bool_const(t) : (AVal){ .kind = AV_NUM, .reg = reg, .is_bool = true };
@@ -564,8 +566,13 @@ static AVal builtin_by_rule(Comp *c, int rule, ObjBuiltin *b, AVal *v, SrcLoc lo
         return cc_const_av(NIL_VAL);
     case ST_STATIC_MODE: return cc_const_av(cc_keep_value(c, val_cstr("static")));
     case ST_ASSERT: return builtin_assert(c, v);
-    case ST_ITEM:
+    case ST_INT:   /* eager's int() when the block runs: its truncation, its errors (nan, bad text) */
+        if (v[0].kind == AV_TENSOR && cgrad_tracked(c, v[0].reg)) cgrad_cut(c, name, loc);
+        return v[0].kind == AV_NUM || v[0].kind == AV_STR || v[0].kind == AV_TENSOR ? cc_host_call(c, b, v, 1, true) : FAILV;
     case ST_FLOAT:
+        if (v[0].kind == AV_STR) return cc_host_call(c, b, v, 1, true);   /* text read when the block runs */
+        /* fall through */
+    case ST_ITEM:
         return v[0].kind == AV_TENSOR || v[0].kind == AV_NUM ? builtin_item(c, rule, name, v[0], loc) : FAILV;
     case ST_TOLIST: return builtin_tolist(c, v[0], loc);
     case ST_SORTED: return builtin_sorted_key(c, v, loc);
