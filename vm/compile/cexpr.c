@@ -647,8 +647,8 @@ static bool same_when_compiling(const AVal *a, const AVal *b, int depth) {
     case AV_NUM: return a->known == b->known && a->is_bool == b->is_bool && (!a->known || a->num == b->num);
     case AV_TENSOR: return a->dtype == b->dtype && shape_equal(&a->shape, &b->shape);
     case AV_LIST: case AV_DICT:
-        if (a->st == b->st) return true;
-        if (a->st->n != b->st->n) return false;
+        /* one structure passed down may have changed in between (d.n = d.n - 1): unsure */
+        if (a->st == b->st || a->st->n != b->st->n) return false;
         for (int i = 0; i < a->st->n; i++)
             if ((a->st->dict && strcmp(a->st->keys[i], b->st->keys[i])) ||
                 !same_when_compiling(&a->st->items[i], &b->st->items[i], depth + 1))
