@@ -660,13 +660,15 @@ static bool same_when_compiling(const AVal *a, const AVal *b, int depth) {
 
 /* Spec section 6: recursion in static code compiles only where guards fix its depth. A call
  * of p that an activation of p reaches through a run-time branch, with arguments the same as
- * that activation's as far as compiling can tell, would inline the same code again and again:
+ * that activation's as far as compiling can tell, and no list, dict or captured variable
+ * changed in between, would inline the same code again and again:
  * only the run decides when it stops. That is the program's error (COMPILE_REFUSED), not a
  * reason to run eagerly. A recursion whose guards change (fib(n - 1), a shorter list) goes on
  * compiling, within the compile budget. */
 static bool recursion_refused(Comp *c, FnProto *p, const AVal *bound, SrcLoc loc) {
     for (const Inline *a = c->ictx; a; a = a->outer) {
         if (a->proto != p || !a->args || c->branch_depth <= a->depth_at_entry) continue;
+        if (c->known_changes != a->known_changes) continue;   /* a list, dict or captured variable changed */
         bool same = true;
         for (int i = 0; i < p->nparams && same; i++) same = same_when_compiling(&a->args[i], &bound[i], 0);
         if (!same) continue;
@@ -694,7 +696,7 @@ static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClo
         return cc_error_atk(c, ERRK_TYPE, loc, "%s() takes %d argument%s but %d were given", fname, p->nparams,
                         p->nparams == 1 ? "" : "s", nargs);
     CallFrame *frame = graph_frame(c->g, fname, c->src, loc, c->ictx ? c->ictx->frame : NULL);
-    Inline ic = { c->ictx, ++c->next_inline, p, mod, real, cc, false, FAILV, c->branch_depth, frame, NULL };
+    Inline ic = { c->ictx, ++c->next_inline, p, mod, real, cc, false, FAILV, c->branch_depth, frame, NULL, 0 };
     AVal *bound = mem_calloc((size_t)p->nparams + 1, sizeof(AVal));
     AVal r = FAILV;
     for (int i = 0; i < nargs; i++) bound[i] = args[i];
@@ -712,6 +714,7 @@ static AVal inline_call(Comp *c, FnProto *p, Module *mod, ObjClosure *real, CClo
     }
     if (recursion_refused(c, p, bound, loc)) goto out;
     ic.args = bound;
+    ic.known_changes = c->known_changes;
     Source *saved_src = c->src;
     Inline *saved_ctx = c->ictx;
     c->ictx = &ic;

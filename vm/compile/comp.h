@@ -151,6 +151,7 @@ typedef struct Inline {
     int depth_at_entry;    /* runtime-branch depth when the function was entered */
     CallFrame *frame;      /* its traceback frame (NULL for the fn compiled itself) */
     const AVal *args;      /* its parameters' values (AV_NONE: the default), for the recursion check */
+    unsigned long known_changes;   /* Comp.known_changes when it was entered */
 } Inline;
 
 typedef struct {
@@ -204,6 +205,8 @@ typedef struct {
     int nundo, capundo;
     int undo_base;           /* first entry of the innermost dry run */
     int nsnaps;              /* dry runs started so far */
+    unsigned long known_changes;   /* changes to structures and captured variables so far (cexpr.c's
+                                    * recursion check: state a call may read besides its arguments) */
     int snap_id;             /* the innermost dry run's number, 0 outside */
     void **arena;
     int narena, caparena;

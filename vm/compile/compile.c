@@ -1655,7 +1655,7 @@ CompileStatus compile_fn(Interp *I, ObjClosure *fn, Value *params, const uint32_
     c.params = params;
     c.dyn = dyn;
     /* the body compiles as a call at depth 0: its parameters are the inputs (K_LOCAL) */
-    Inline top = { NULL, 0, p, fn->module, fn, NULL, false, FAILV, 0, NULL, NULL };   /* its frame: the caller's; its arguments are inputs, compared from the first inlined call on */
+    Inline top = { NULL, 0, p, fn->module, fn, NULL, false, FAILV, 0, NULL, NULL, 0 };   /* its frame: the caller's; its arguments are inputs, compared from the first inlined call on */
     c.ictx = &top;
     cflow_enter(&c, &top);
     for (int i = 0; i < p->nparams && !c.failed; i++) {

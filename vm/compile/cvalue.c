@@ -173,6 +173,7 @@ AStruct *cc_astruct_new(Comp *c, bool dict) {
 /* Before a dry run changes a structure, remember how it was. Every change of a structure
  * comes through here, so here a change of an escaped one (cc_escape) is refused. */
 void cc_undo_save(Comp *c, AStruct *s) {
+    c->known_changes++;
     if (s->escaped)
         cc_unsupported(c, "a list or dict made in static code changes after it was stored into a list or dict from "
                        "outside the block (the stored copy would not see the change)");
@@ -229,6 +230,7 @@ bool cc_key_eq(VarKey a, VarKey b) { return a.kind == b.kind && a.slot == b.slot
 
 void cc_env_set(Comp *c, VarKey k, AVal v, const char *name, bool assigned) {
     if (assigned) cs_note_value(c, name, &v);
+    if (k.kind == K_CELL || k.kind == K_GLOBAL) c->known_changes++;   /* seen by other calls */
     Binding *b = cc_env_find(c, k);
     if (!b) {
         GROW(c->env, c->nenv, c->capenv);
